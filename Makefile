@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: MIT
+#
+# Convenience wrapper over CMake, which stays the source of truth (see
+# docs/internals/build.md). Every target configures the build directory on
+# first use, so `make test` or `make demo` works on a fresh clone.
+#
+#   make [build|test|demo|bench|install|fuzz|format|format-check|clean]
+#   make test SAN=address,undefined   separate build-san-address-undefined/
+#   make test SAN=thread TESTS=ring   only runner tests whose name has "ring"
+#   make test WERROR=1                warnings are errors (CI)
+#   make install PREFIX=$$HOME/.local
+
+SAN      ?=
+WERROR   ?= 0
+PREFIX   ?= /usr/local
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_TYPE ?= RelWithDebInfo
+# Extra arguments for the CMake configure step, e.g. CMAKE_ARGS=-G\ Ninja.
+CMAKE_ARGS ?=
+# Runner test-name filters (substrings); empty runs the whole suite via ctest.
+TESTS    ?=
+# Fuzzing: build directory, seconds per target, clang to use.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 60
+FUZZ_CC    ?= clang
+
+CMAKE    ?= cmake
+CTEST    ?= ctest
+
+ifeq ($(strip $(SAN)),)
+BUILD ?= build
+else
+BUILD ?= build-san-$(subst $(comma),-,$(strip $(SAN)))
+endif
+comma := ,
+
+ifneq ($(filter 1 ON on yes true,$(WERROR)),)
+PP_WERROR := ON
+else
+PP_WERROR := OFF
+endif
+
+FORMAT_DIRS := include src tests bench examples fuzz
+FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.c' -o \
+	-name '*.h' \) 2>/dev/null | sort)
+FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+
+# Configure when the cache is missing or an option changed; the stamp holds
+# the options last used so that `make WERROR=1` after `make` reconfigures.
+CONFIG := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPP_WERROR=$(PP_WERROR) \
+	-DPP_SANITIZE=$(SAN) $(CMAKE_ARGS)
+
+.PHONY: all deps configure build test demo bench install fuzz format \
+	format-check clean FORCE
+.DEFAULT_GOAL := build
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/.pp-config: FORCE
+	@mkdir -p $(BUILD)
+	@if [ ! -f $(BUILD)/CMakeCache.txt ] || \
+	   [ "$$(cat $@ 2>/dev/null)" != '$(CONFIG)' ]; then \
+	  echo "$(CMAKE) -S . -B $(BUILD) $(CONFIG)"; \
+	  $(CMAKE) -S . -B $(BUILD) $(CONFIG) && echo '$(CONFIG)' > $@; \
+	fi
+
+configure: deps $(BUILD)/.pp-config
+
+build: configure
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+test: build
+ifeq ($(strip $(TESTS)),)
+	$(CTEST) --test-dir $(BUILD) --output-on-failure
+else
+	PP_BUILD_DIR=$(CURDIR)/$(BUILD) PP_SOURCE_DIR=$(CURDIR) \
+	  $(BUILD)/pp-tests $(TESTS)
+endif
+
+demo: build
+	$(BUILD)/pipeprof demo --out $(BUILD)/demo
+
+bench: build
+	$(BUILD)/pipeprof-bench
+
+install: build
+	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
+
+# libFuzzer build: everything instrumented for coverage and ASan, fuzz
+# targets linked with -fsanitize=fuzzer. New inputs go to
+# $(FUZZ_BUILD)/corpus/<name>; the checked-in corpus is only read. Crashes
+# land in $(FUZZ_BUILD)/crash-* and fail the target.
+fuzz:
+	@bash scripts/deps.sh --fuzz
+	@mkdir -p $(FUZZ_BUILD)
+	CC=$(FUZZ_CC) $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DPP_FUZZ=ON -DPP_SANITIZE=address,undefined \
+	  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link $(CMAKE_ARGS)
+	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS) --target pp-fuzz-all
+	@set -e; for n in $(FUZZ_NAMES); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	  seeds=; [ -d fuzz/corpus/$$n ] && seeds=fuzz/corpus/$$n; \
+	  echo "fuzz-$$n: $(FUZZ_TIME)s"; \
+	  $(FUZZ_BUILD)/fuzz-$$n -max_total_time=$(FUZZ_TIME) \
+	    -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
+	    $(FUZZ_BUILD)/corpus/$$n $$seeds; \
+	done
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf build build-san-* $(FUZZ_BUILD) $(filter-out /,$(BUILD))
+
+FORCE:

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+# Fuzz targets (fuzz/fuzz_<name>.c, each defining LLVMFuzzerTestOneInput).
+#
+# Always: fuzz-replay-<name>, the target linked with fuzz/replay.c, and a
+# ctest test fuzz_replay_<name> that runs it over fuzz/corpus/<name>/ when
+# that directory exists. This keeps the corpus a regression suite under any
+# compiler and under the sanitizer builds.
+#
+# With PP_FUZZ=ON and clang: fuzz-<name>, a libFuzzer binary
+# (-fsanitize=fuzzer,address), and pp-fuzz-all to build them all. `make fuzz`
+# drives this from a separate build directory.
+option(PP_FUZZ "Build libFuzzer binaries (clang only)" OFF)
+
+file(GLOB PP_FUZZ_TARGETS CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/fuzz/fuzz_*.c)
+
+set(PP_FUZZ_LIBFUZZER OFF)
+if(PP_FUZZ)
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(PP_FUZZ_LIBFUZZER ON)
+    add_custom_target(pp-fuzz-all)
+  else()
+    message(WARNING "PP_FUZZ=ON needs clang (CC=clang); building only the "
+                    "corpus replay drivers")
+  endif()
+endif()
+
+foreach(src ${PP_FUZZ_TARGETS})
+  get_filename_component(base ${src} NAME_WE)
+  string(REGEX REPLACE "^fuzz_" "" name ${base})
+
+  # LLVMFuzzerTestOneInput is an entry point defined for the fuzzer's
+  # runtime; it has no prototype in a header of ours.
+  set_source_files_properties(${src} PROPERTIES
+    COMPILE_OPTIONS "-Wno-missing-prototypes")
+
+  add_executable(fuzz-replay-${name} fuzz/replay.c ${src})
+  target_include_directories(fuzz-replay-${name} PRIVATE include src fuzz)
+  target_link_libraries(fuzz-replay-${name} PRIVATE pptools)
+
+  set(corpus ${PROJECT_SOURCE_DIR}/fuzz/corpus/${name})
+  if(IS_DIRECTORY ${corpus})
+    add_test(NAME fuzz_replay_${name}
+             COMMAND fuzz-replay-${name} ${corpus})
+    set_tests_properties(fuzz_replay_${name} PROPERTIES TIMEOUT 300)
+  endif()
+
+  if(PP_FUZZ_LIBFUZZER)
+    add_executable(fuzz-${name} ${src})
+    target_include_directories(fuzz-${name} PRIVATE include src fuzz)
+    target_compile_options(fuzz-${name} PRIVATE -fsanitize=fuzzer,address)
+    target_link_options(fuzz-${name} PRIVATE -fsanitize=fuzzer,address)
+    target_link_libraries(fuzz-${name} PRIVATE pptools)
+    add_dependencies(pp-fuzz-all fuzz-${name})
+  endif()
+endforeach()

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: MIT
+# Unit, integration and CLI tests (tests/), benchmarks (bench/) and the fuzz
+# corpus replay (fuzz/). Every tests/test-*.c registers itself with
+# PP_TEST(); one runner binary holds them all.
+file(GLOB PP_TEST_SRC CONFIGURE_DEPENDS tests/test-*.c)
+add_executable(pp-tests tests/runner.c ${PP_TEST_SRC} ${PP_CORE_SRC})
+target_compile_definitions(pp-tests PRIVATE PP_STATIC_BUILD
+  PP_SOURCE_DIR_DEFAULT="${PROJECT_SOURCE_DIR}")
+target_include_directories(pp-tests PRIVATE include src tests)
+target_link_libraries(pp-tests PRIVATE pptools ${PP_LIB_LINK})
+find_library(PP_JANSSON jansson)
+if(PP_JANSSON)
+  target_link_libraries(pp-tests PRIVATE ${PP_JANSSON})
+  target_compile_definitions(pp-tests PRIVATE PP_HAVE_JANSSON)
+endif()
+add_dependencies(pp-tests pipeprof_cli pipeprof-example-pipeline)
+
+add_test(NAME unit COMMAND pp-tests)
+set_tests_properties(unit PROPERTIES TIMEOUT 1500
+  ENVIRONMENT "PP_BUILD_DIR=${PROJECT_BINARY_DIR};PP_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+
+file(GLOB PP_BENCH_SRC CONFIGURE_DEPENDS bench/*.c)
+if(PP_BENCH_SRC)
+  add_executable(pipeprof-bench ${PP_BENCH_SRC} ${PP_CORE_SRC})
+  target_compile_definitions(pipeprof-bench PRIVATE PP_STATIC_BUILD)
+  target_include_directories(pipeprof-bench PRIVATE include src)
+  target_link_libraries(pipeprof-bench PRIVATE pptools ${PP_LIB_LINK})
+endif()
+
+include(cmake/fuzz.cmake OPTIONAL)

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeprof: low-overhead profiler for GPU and ML inference pipelines.
+ *
+ * This is the one public header. Anything not declared here is not API.
+ * Every call documents its cost, which threads may call it and who owns the
+ * memory it touches.
+ *
+ * Quick use:
+ *
+ *   #include <pipeprof.h>
+ *   void decode(frame *f) {
+ *     PP_ZONE("decode");          // timed until the end of the block
+ *     ...
+ *   }
+ *
+ * and run the program with PIPEPROF=1 in the environment (or call pp_init).
+ * Build with -DPP_DISABLE to compile every instrumentation macro out.
+ */
+#ifndef PIPEPROF_H
+#define PIPEPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeprof/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PP_STATIC_BUILD)
+#define PP_API
+#elif defined(__GNUC__)
+#define PP_API __attribute__((visibility("default")))
+#else
+#define PP_API
+#endif
+
+#if defined(__GNUC__)
+#define PP__LIKELY(x) __builtin_expect(!!(x), 1)
+#define PP__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define PP__LIKELY(x) (x)
+#define PP__UNLIKELY(x) (x)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Library version as PP_VERSION_NUMBER would give it. Any thread. */
+PP_API unsigned pp_version_number(void);
+/** Library version as "MAJOR.MINOR.PATCH"; static storage. Any thread. */
+PP_API const char *pp_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Values are pinned forever; retired codes keep their number. */
+#define PP_STATUS_MAP(X)                                                    \
+  X(OK, 0, "success")                                                       \
+  X(EINVAL, -1, "invalid argument")                                         \
+  X(ENOMEM, -2, "out of memory")                                            \
+  X(EIO, -3, "input/output error")                                          \
+  X(EBUSY, -4, "profiler already running")                                  \
+  X(ENOTRUNNING, -5, "profiler not running")                                \
+  X(EENV, -6, "invalid environment variable")                               \
+  X(ENOTSUP, -7, "not supported")                                           \
+  X(EFORMAT, -8, "malformed trace data")                                    \
+  X(EMODE, -9, "not available in this mode")                                \
+  X(EFORKED, -10, "called in a forked child of the profiled process")
+
+typedef enum pp_status {
+#define PP__STATUS_ENUM(name, value, text) PP_##name = value,
+  PP_STATUS_MAP(PP__STATUS_ENUM)
+#undef PP__STATUS_ENUM
+} pp_status;
+
+/** Text for a status code ("success", "invalid argument", ...); static
+ * storage; unknown codes give "unknown error". Any thread. */
+PP_API const char *pp_strerror(int status);
+/** Symbolic name of a status code ("PP_EINVAL"); static storage. */
+PP_API const char *pp_err_name(int status);
+/** Human detail for the last failed control call (pp_init, pp_flight_dump,
+ * ...), or "" when there is none. Valid until the next control call. */
+PP_API const char *pp_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Session control                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum pp_mode {
+  /** Per-zone statistics only: fixed memory, summary written at exit. */
+  PP_MODE_STATS = 0,
+  /** Every event streamed to the trace file by a background writer. */
+  PP_MODE_TRACE = 1,
+  /** Bounded ring per thread, written at exit, on SIGINT/SIGTERM, or by
+   * pp_flight_dump(). */
+  PP_MODE_FLIGHT = 2
+} pp_mode;
+
+/**
+ * Session options. Fill with pp_config_init() first, then change fields:
+ * new fields are only ever added at the end and struct_size tells the
+ * library which ones the caller knows.
+ */
+typedef struct pp_config {
+  uint32_t struct_size;     /**< sizeof(pp_config), set by pp_config_init */
+  pp_mode mode;             /**< default PP_MODE_TRACE */
+  const char *out_path;     /**< output file; NULL: pipeprof-<pid>.pptrace.
+                                 Copied by pp_init. */
+  const char *process_name; /**< name shown in traces; NULL: from /proc.
+                                 Copied by pp_init. */
+  uint32_t buffer_kib;      /**< per-thread ring in KiB, power of two,
+                                 16..1048576; default 1024 (flight: 4096) */
+  uint32_t flush_ms;        /**< writer period in ms, 1..1000; default 10 */
+  int install_signals;      /**< 1 (default): flush on SIGINT/SIGTERM when
+                                 the program has no handler of its own */
+  int start_enabled;        /**< 1 (default): record from pp_init on */
+  uint64_t reserved[8];     /**< zero */
+} pp_config;
+
+/** Fill cfg with defaults. Any thread. */
+PP_API void pp_config_init(pp_config *cfg);
+
+/**
+ * Start profiling. cfg NULL means defaults. Starts one background writer
+ * thread. Returns PP_OK, PP_EBUSY when a session runs, PP_EINVAL for a bad
+ * option, PP_EIO when the output cannot be created (see pp_last_error()).
+ * Any thread; not concurrently with pp_shutdown().
+ */
+PP_API int pp_init(const pp_config *cfg);
+
+/**
+ * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
+ * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
+ * PIPEPROF_PROCESS_NAME). The library calls this itself when it is loaded;
+ * programs need not. An invalid value prints one line on stderr and
+ * leaves profiling off. Returns PP_OK also when PIPEPROF is unset or 0.
+ */
+PP_API int pp_init_from_env(void);
+
+/**
+ * Stop profiling: drains every thread's buffer, finishes the output file
+ * and joins the writer. Zones still open are closed at this instant in the
+ * output. Safe to call when not running (returns PP_ENOTRUNNING). Called
+ * automatically at exit. Any thread; not concurrently with pp_init().
+ */
+PP_API int pp_shutdown(void);
+
+/** 1 while a session runs (initialised and not shut down), else 0. */
+PP_API int pp_is_running(void);
+
+/**
+ * Switch recording on or off at run time without ending the session. Zones
+ * begun while off are not recorded, nor are their ends. Any thread; takes
+ * effect for other threads within a few hundred nanoseconds.
+ */
+PP_API void pp_set_enabled(int on);
+/** 1 when events are being recorded now. */
+PP_API int pp_is_enabled(void);
+
+/**
+ * Flight mode: write the current contents of every thread's ring to path
+ * (NULL: the session's out_path) as a complete .pptrace file. The rings go
+ * on recording. Returns PP_EMODE outside flight mode. Any thread; blocks
+ * the caller for the write (milliseconds), never other threads.
+ */
+PP_API int pp_flight_dump(const char *path);
+
+/** Path of the session's output file; "" when not running. Valid until
+ * pp_shutdown(). */
+PP_API const char *pp_output_path(void);
+
+/* ------------------------------------------------------------------------ */
+/* Recording                                                                */
+/* ------------------------------------------------------------------------ */
+
+/** What a static descriptor names. */
+typedef enum pp_kind {
+  PP_KIND_ZONE = 1,
+  PP_KIND_COUNTER = 2,
+  PP_KIND_MARK = 3,
+  PP_KIND_FRAME = 4,
+  PP_KIND_FLOW = 5
+} pp_kind;
+
+/**
+ * Static per-call-site descriptor. The macros build one per call site as a
+ * `static const` object; the library identifies a site by its address and
+ * never writes to it. Everything it points to must live as long as the
+ * program (string literals do).
+ */
+typedef struct pp_srcloc {
+  const char *name;     /**< zone, counter, frame, mark or flow name */
+  const char *function; /**< enclosing function or NULL */
+  const char *file;     /**< source file or NULL */
+  uint32_t line;        /**< source line or 0 */
+  uint32_t kind;        /**< a pp_kind */
+} pp_srcloc;
+
+/** Token returned by a zone begin and passed to its end, by value. */
+typedef struct pp_zone {
+  const pp_srcloc *loc;
+  uint32_t active; /**< 0 when nothing was recorded at begin */
+} pp_zone;
+
+/**
+ * Nonzero while recording is on. Read by the macros so that a disabled
+ * profiler costs one load and one branch per call site. Not API to write.
+ */
+PP_API extern volatile int pp__active;
+
+/*
+ * Hot-path calls. Cost: a timestamp read and one or two 16-byte stores into
+ * a thread-local ring; no lock, system call, allocation or formatting.
+ * A thread's first event allocates its ring (slow path, once per thread).
+ * When a ring is full the event is dropped and counted. Any thread.
+ */
+
+/** Begin a zone at a static site. End it exactly once, on the same thread,
+ * with pp_zone_end(). */
+PP_API pp_zone pp_zone_begin(const pp_srcloc *loc);
+/** End a zone begun on this thread. Zones must nest per thread. */
+PP_API void pp_zone_end(pp_zone zone);
+/**
+ * Begin a zone whose name is known only at run time. The name is copied and
+ * interned on first use (a lock taken once per distinct name); later calls
+ * hash the string (about 10-30 ns for short names) and take no lock. name
+ * may be freed after the call. Interned names live until process exit;
+ * at most 65536 distinct names, further ones share the name "(overflow)".
+ */
+PP_API pp_zone pp_zone_begin_name(const char *name);
+
+/** Record a counter value or change at a static site. */
+PP_API void pp_counter_set_loc(const pp_srcloc *loc, int64_t value);
+PP_API void pp_counter_add_loc(const pp_srcloc *loc, int64_t delta);
+PP_API void pp_counter_setf_loc(const pp_srcloc *loc, double value);
+/** Same with a run-time name, interned as for pp_zone_begin_name(). */
+PP_API void pp_counter_set(const char *name, int64_t value);
+PP_API void pp_counter_add(const char *name, int64_t delta);
+PP_API void pp_counter_setf(const char *name, double value);
+
+/** Instant event ("cache flushed") at a static site or a run-time name. */
+PP_API void pp_mark_loc(const pp_srcloc *loc);
+PP_API void pp_mark(const char *name);
+
+/** End of one frame of the named stream ("camera0"): gives frame times,
+ * FPS and jitter per stream. */
+PP_API void pp_frame_mark_loc(const pp_srcloc *loc);
+PP_API void pp_frame_mark(const char *name);
+
+/**
+ * Flows follow one item (a frame, a request) across threads and stages. id
+ * is the caller's, unique among live flows of the same name; begin once,
+ * step at each stage, end once. Each point binds to the zone open on the
+ * calling thread at that moment.
+ */
+PP_API void pp_flow_begin_loc(const pp_srcloc *loc, uint64_t id);
+PP_API void pp_flow_step_loc(const pp_srcloc *loc, uint64_t id);
+PP_API void pp_flow_end_loc(const pp_srcloc *loc, uint64_t id);
+PP_API void pp_flow_begin(const char *name, uint64_t id);
+PP_API void pp_flow_step(const char *name, uint64_t id);
+PP_API void pp_flow_end(const char *name, uint64_t id);
+
+/**
+ * Name the calling thread in traces and reports (copied, up to 63 bytes).
+ * May be called before pp_init(). Takes a lock; not for hot loops.
+ */
+PP_API void pp_thread_name(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Instrumentation macros                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define PP__CAT2(a, b) a##b
+#define PP__CAT(a, b) PP__CAT2(a, b)
+
+#if defined(PP_DISABLE)
+
+#define PP_ZONE(name) ((void)0)
+#define PP_FUNC() ((void)0)
+#define PP_ZONE_BEGIN(var, name) pp_zone var = {0, 0}
+#define PP_ZONE_END(var) ((void)(var))
+#define PP_COUNTER_SET(name, v) ((void)0)
+#define PP_COUNTER_ADD(name, d) ((void)0)
+#define PP_COUNTER_SETF(name, v) ((void)0)
+#define PP_MARK(name) ((void)0)
+#define PP_FRAME_MARK(name) ((void)0)
+#define PP_FLOW_BEGIN(name, id) ((void)0)
+#define PP_FLOW_STEP(name, id) ((void)0)
+#define PP_FLOW_END(name, id) ((void)0)
+
+#else /* !PP_DISABLE */
+
+#define PP__LOC(var, nm, knd)                                               \
+  static const pp_srcloc var = {(nm), __func__, __FILE__,                   \
+                                (uint32_t)__LINE__, (uint32_t)(knd)}
+
+static inline pp_zone pp__zone_start(const pp_srcloc *loc) {
+  if (PP__LIKELY(!pp__active)) {
+    pp_zone z = {loc, 0};
+    return z;
+  }
+  return pp_zone_begin(loc);
+}
+
+static inline void pp__zone_stop(pp_zone z) {
+  if (z.active)
+    pp_zone_end(z);
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+namespace pipeprof {
+/* RAII zone for C++: ends the zone when the scope closes. */
+class scoped_zone {
+public:
+  explicit scoped_zone(const pp_srcloc *loc) : z_(pp__zone_start(loc)) {}
+  ~scoped_zone() { pp__zone_stop(z_); }
+  scoped_zone(const scoped_zone &) = delete;
+  scoped_zone &operator=(const scoped_zone &) = delete;
+
+private:
+  pp_zone z_;
+};
+} /* namespace pipeprof */
+extern "C" {
+#define PP__ZONE_SCOPE(var, nm, knd)                                        \
+  PP__LOC(PP__CAT(var, _loc), nm, knd);                                     \
+  ::pipeprof::scoped_zone var(&PP__CAT(var, _loc))
+#else
+static inline void pp__zone_cleanup(pp_zone *z) {
+  if (z->active)
+    pp_zone_end(*z);
+}
+#define PP__ZONE_SCOPE(var, nm, knd)                                        \
+  PP__LOC(PP__CAT(var, _loc), nm, knd);                                     \
+  __attribute__((cleanup(pp__zone_cleanup), unused)) pp_zone var =          \
+      pp__zone_start(&PP__CAT(var, _loc))
+#endif
+
+/** Time the rest of the enclosing block as a zone called name (a string
+ * literal). */
+#define PP_ZONE(name)                                                       \
+  PP__ZONE_SCOPE(PP__CAT(pp__zone_, __LINE__), name, PP_KIND_ZONE)
+/** Time the rest of the enclosing block as a zone named after the
+ * function. */
+#define PP_FUNC()                                                           \
+  PP__ZONE_SCOPE(PP__CAT(pp__zone_, __LINE__), __func__, PP_KIND_ZONE)
+
+/** Explicit pair: PP_ZONE_BEGIN(z, "load"); ... PP_ZONE_END(z); */
+#define PP_ZONE_BEGIN(var, name)                                            \
+  PP__LOC(PP__CAT(var, _pp_loc), name, PP_KIND_ZONE);                       \
+  pp_zone var = pp__zone_start(&PP__CAT(var, _pp_loc))
+#define PP_ZONE_END(var) pp__zone_stop(var)
+
+#define PP__SITE0(call, nm, knd)                                            \
+  do {                                                                      \
+    PP__LOC(pp__site_loc, nm, knd);                                         \
+    if (PP__UNLIKELY(pp__active))                                           \
+      call(&pp__site_loc);                                                  \
+  } while (0)
+#define PP__SITE1(call, nm, knd, arg)                                       \
+  do {                                                                      \
+    PP__LOC(pp__site_loc, nm, knd);                                         \
+    if (PP__UNLIKELY(pp__active))                                           \
+      call(&pp__site_loc, arg);                                             \
+  } while (0)
+
+/** Counter at a static site: name is a string literal. */
+#define PP_COUNTER_SET(name, v)                                             \
+  PP__SITE1(pp_counter_set_loc, name, PP_KIND_COUNTER, (int64_t)(v))
+#define PP_COUNTER_ADD(name, d)                                             \
+  PP__SITE1(pp_counter_add_loc, name, PP_KIND_COUNTER, (int64_t)(d))
+#define PP_COUNTER_SETF(name, v)                                            \
+  PP__SITE1(pp_counter_setf_loc, name, PP_KIND_COUNTER, (double)(v))
+#define PP_MARK(name) PP__SITE0(pp_mark_loc, name, PP_KIND_MARK)
+#define PP_FRAME_MARK(name) PP__SITE0(pp_frame_mark_loc, name, PP_KIND_FRAME)
+#define PP_FLOW_BEGIN(name, id)                                             \
+  PP__SITE1(pp_flow_begin_loc, name, PP_KIND_FLOW, (uint64_t)(id))
+#define PP_FLOW_STEP(name, id)                                              \
+  PP__SITE1(pp_flow_step_loc, name, PP_KIND_FLOW, (uint64_t)(id))
+#define PP_FLOW_END(name, id)                                               \
+  PP__SITE1(pp_flow_end_loc, name, PP_KIND_FLOW, (uint64_t)(id))
+
+#endif /* PP_DISABLE */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PIPEPROF_H */

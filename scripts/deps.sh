@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Install the Debian packages that building and testing pipeprof needs,
+# when some are missing. Quiet and idempotent when everything is there.
+#
+#   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson
+#   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
+#   bash scripts/deps.sh --check  only report; exit 1 if something is missing
+#
+# As root it runs apt-get itself; otherwise through `sudo -n` when that works
+# without a password; otherwise it prints the command to run and exits 1.
+set -euo pipefail
+
+want=(gcc g++ make cmake pkg-config libjansson-dev python3)
+fuzz=(clang libclang-rt-14-dev)
+check_only=0
+
+for arg in "$@"; do
+  case "$arg" in
+  --fuzz) want+=("${fuzz[@]}") ;;
+  --check) check_only=1 ;;
+  -h | --help)
+    awk 'NR > 3 && !/^#/ { exit } NR > 3 { sub(/^# ?/, ""); print }' "$0"
+    exit 0
+    ;;
+  *)
+    echo "deps.sh: unknown option '$arg' (try --help)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "deps.sh: not a Debian-like system (no dpkg-query); install by hand:" \
+    "${want[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for pkg in "${want[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+  if [ "$status" != "installed" ]; then
+    # python3 may come from elsewhere (pyenv, a venv): a working interpreter
+    # on PATH is enough for the tests.
+    if [ "$pkg" = python3 ] && command -v python3 >/dev/null 2>&1; then
+      continue
+    fi
+    missing+=("$pkg")
+  fi
+done
+
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+install_cmd=(apt-get install -y --no-install-recommends "${missing[@]}")
+if [ "$check_only" = 1 ]; then
+  echo "deps.sh: missing packages: ${missing[*]}" >&2
+  echo "  sudo ${install_cmd[*]}" >&2
+  exit 1
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo=(sudo -n)
+else
+  echo "deps.sh: missing packages: ${missing[*]}; install them with:" >&2
+  echo "  sudo apt-get update && sudo ${install_cmd[*]}" >&2
+  exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive "${install_cmd[@]}" -qq \
+  >/dev/null

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trace analysis: turns the raw per-thread event lists of a pp_trace into
+ * zone instances (matching ZONE_BEGIN/ZONE_END per thread with a stack,
+ * recovering from lost or mismatched events) and aggregates them, the frame
+ * marks and the counter events into the pp_profile that the report and the
+ * exporters print. Also the small model accessors (META lookup, loc names).
+ *
+ * Every timestamp is taken as nanoseconds. Within a thread, a timestamp
+ * lower than the one before it (a clock glitch) is raised to it for zone
+ * matching, so that instances always nest properly.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "format/pptrace.h"
+#include "internal.h"
+
+#define NO_SLOT UINT32_MAX
+
+/* b - a, saturated to [0, INT64_MAX]: damaged traces may hold any
+ * timestamp, and a span must never overflow. */
+static int64_t span_ns(int64_t a, int64_t b) {
+  int64_t d;
+  if (b <= a)
+    return 0;
+  if (__builtin_sub_overflow(b, a, &d))
+    return INT64_MAX;
+  return d;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* ---- model accessors ---------------------------------------------------- */
+
+const char *pp_trace_meta(const pp_trace *t, const char *key) {
+  if (!t || !key)
+    return NULL;
+  /* The last occurrence wins: a later META record overrides an earlier. */
+  for (size_t i = t->nmeta; i-- > 0;) {
+    const pp_meta *m = &t->meta[i];
+    if (m->key && strcmp(m->key, key) == 0)
+      return m->value ? m->value : "";
+  }
+  return NULL;
+}
+
+const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc) {
+  if (!t || loc >= t->nlocs)
+    return "(unknown)";
+  const char *n = t->locs[loc].name;
+  return n && n[0] ? n : "(unnamed)";
+}
+
+/* ---- freeing ------------------------------------------------------------- */
+
+void pp__analysis_free(pp_trace *t) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp_thread *th = &t->threads[i];
+    pp__free(th->zones);
+    th->zones = NULL;
+    th->nzones = th->cap_zones = 0;
+    th->busy_ns = 0;
+  }
+  pp_profile *p = &t->prof;
+  for (size_t i = 0; i < p->nzones; i++) {
+    pp_hist_free(&p->zones[i].hist);
+    pp_hist_free(&p->zones[i].self_hist);
+  }
+  for (size_t i = 0; i < p->nframes; i++)
+    pp_hist_free(&p->frames[i].hist);
+  pp__free(p->zones);
+  pp__free(p->frames);
+  pp__free(p->counters);
+  memset(p, 0, sizeof *p);
+  t->analyzed = 0;
+}
+
+/* ---- sorting helpers ----------------------------------------------------- */
+
+/* Sort key for the profile arrays: primary descending, then name, then loc;
+ * idx is the element's position before sorting. */
+typedef struct sort_key {
+  int64_t primary;
+  const char *name;
+  uint32_t loc;
+  size_t idx;
+} sort_key;
+
+static int cmp_key(const void *a, const void *b) {
+  const sort_key *x = a, *y = b;
+  if (x->primary != y->primary)
+    return x->primary > y->primary ? -1 : 1;
+  int c = strcmp(x->name, y->name);
+  if (c)
+    return c;
+  return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+/* Reorder arr (n elements of elem bytes) as keys[] says after sorting them.
+ * Returns 0, or -1 when out of memory (arr unchanged). */
+static int apply_order(void *arr, size_t n, size_t elem, sort_key *keys) {
+  if (n < 2)
+    return 0;
+  qsort(keys, n, sizeof *keys, cmp_key);
+  unsigned char *tmp = pp__malloc(n * elem);
+  if (!tmp)
+    return -1;
+  unsigned char *a = arr;
+  for (size_t i = 0; i < n; i++)
+    memcpy(tmp + i * elem, a + keys[i].idx * elem, elem);
+  memcpy(a, tmp, n * elem);
+  pp__free(tmp);
+  return 0;
+}
+
+/* A reference to one event, for merging the threads in time order. */
+typedef struct ev_ref {
+  const pp_event *ev;
+  uint32_t th;
+  size_t seq;
+} ev_ref;
+
+static int cmp_ev_ref(const void *a, const void *b) {
+  const ev_ref *x = a, *y = b;
+  if (x->ev->loc != y->ev->loc)
+    return x->ev->loc < y->ev->loc ? -1 : 1;
+  if (x->ev->ts != y->ev->ts)
+    return x->ev->ts < y->ev->ts ? -1 : 1;
+  if (x->th != y->th)
+    return x->th < y->th ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Collect every event whose type satisfies want() (and whose loc is valid),
+ * sorted by loc then time. *out is NULL when there are none. */
+static int collect_events(const pp_trace *t, int (*want)(uint8_t),
+                          ev_ref **out, size_t *nout) {
+  size_t n = 0;
+  *out = NULL;
+  *nout = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if (want(e->type) && e->loc < t->nlocs)
+        n++;
+    }
+  if (!n)
+    return 0;
+  if (n > SIZE_MAX / sizeof(ev_ref))
+    return -1;
+  ev_ref *r = pp__malloc(n * sizeof *r);
+  if (!r)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if (want(e->type) && e->loc < t->nlocs)
+        r[k++] = (ev_ref){e, (uint32_t)i, j};
+    }
+  qsort(r, n, sizeof *r, cmp_ev_ref);
+  *out = r;
+  *nout = n;
+  return 0;
+}
+
+/* ---- zone instances ------------------------------------------------------ */
+
+typedef struct open_zone {
+  size_t idx;    /* in th->zones */
+  int64_t child; /* summed durations of closed direct children */
+} open_zone;
+
+typedef struct zone_stack {
+  open_zone *v;
+  size_t n, cap;
+} zone_stack;
+
+static void close_top(pp_thread *th, zone_stack *s, int64_t ts,
+                      uint32_t unclosed, pp_profile *p) {
+  open_zone *o = &s->v[--s->n];
+  pp_zone_inst *z = &th->zones[o->idx];
+  if (ts < z->start)
+    ts = z->start;
+  int64_t dur = span_ns(z->start, ts);
+  z->end = ts;
+  z->self = dur - o->child;
+  if (z->self < 0)
+    z->self = 0;
+  z->unclosed = unclosed;
+  if (unclosed)
+    p->unclosed++;
+  if (s->n)
+    s->v[s->n - 1].child = sat_add(s->v[s->n - 1].child, dur);
+  else
+    th->busy_ns = sat_add(th->busy_ns, dur);
+}
+
+static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
+                       zone_stack *s, pp_profile *p) {
+  size_t nbegin = 0;
+  for (size_t i = 0; i < th->nev; i++)
+    if (th->ev[i].type == PPT_EV_ZONE_BEGIN && th->ev[i].loc < nlocs)
+      nbegin++;
+  if (nbegin > (size_t)INT32_MAX)
+    return -1; /* parent indices would not fit */
+  if (!nbegin)
+    return 0;
+  th->zones = pp__malloc(nbegin * sizeof *th->zones);
+  if (!th->zones)
+    return -1;
+  th->cap_zones = nbegin;
+  s->n = 0;
+  int64_t last = INT64_MIN;
+  for (size_t i = 0; i < th->nev; i++) {
+    const pp_event *e = &th->ev[i];
+    if ((e->type != PPT_EV_ZONE_BEGIN && e->type != PPT_EV_ZONE_END) ||
+        e->loc >= nlocs)
+      continue;
+    int64_t ts = e->ts < last ? last : e->ts;
+    last = ts;
+    if (e->type == PPT_EV_ZONE_BEGIN) {
+      if (s->n == s->cap) {
+        void *v = s->v;
+        if (pp__grow(&v, &s->cap, s->n + 1, sizeof *s->v))
+          return -1;
+        s->v = v;
+      }
+      pp_zone_inst *z = &th->zones[th->nzones];
+      z->start = z->end = ts;
+      z->self = 0;
+      z->loc = e->loc;
+      z->depth = (uint32_t)s->n;
+      z->parent = s->n ? (int32_t)s->v[s->n - 1].idx : -1;
+      z->unclosed = 0;
+      s->v[s->n++] = (open_zone){th->nzones, 0};
+      th->nzones++;
+      continue;
+    }
+    size_t k = s->n;
+    while (k > 0 && th->zones[s->v[k - 1].idx].loc != e->loc)
+      k--;
+    if (k == 0) {
+      p->unmatched_ends++;
+      continue;
+    }
+    /* The end matches entry k-1: entries above it lost their ends. */
+    while (s->n > k)
+      close_top(th, s, ts, 1, p);
+    close_top(th, s, ts, 0, p);
+  }
+  while (s->n > 0)
+    close_top(th, s, t_end > last ? t_end : last, 1, p);
+  return 0;
+}
+
+/* ---- aggregation --------------------------------------------------------- */
+
+static int zone_stats(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  if (!t->nlocs)
+    return 0;
+  uint32_t *slot = pp__malloc(t->nlocs * sizeof *slot);
+  if (!slot)
+    return -1;
+  for (size_t i = 0; i < t->nlocs; i++)
+    slot[i] = NO_SLOT;
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nzones; j++)
+      if (slot[th->zones[j].loc] == NO_SLOT)
+        slot[th->zones[j].loc] = (uint32_t)n++;
+  }
+  if (!n) {
+    pp__free(slot);
+    return 0;
+  }
+  p->zones = pp__calloc(n, sizeof *p->zones);
+  sort_key *keys = pp__malloc(n * sizeof *keys);
+  if (!p->zones || !keys) {
+    pp__free(keys);
+    pp__free(slot);
+    return -1;
+  }
+  p->nzones = n;
+  for (size_t i = 0; i < n; i++) {
+    pp_hist_init(&p->zones[i].hist);
+    pp_hist_init(&p->zones[i].self_hist);
+    p->zones[i].min_ns = INT64_MAX;
+    p->zones[i].max_ns = INT64_MIN;
+  }
+  for (size_t i = 0; i < t->nlocs; i++)
+    if (slot[i] != NO_SLOT)
+      p->zones[slot[i]].loc = (uint32_t)i;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nzones; j++) {
+      const pp_zone_inst *z = &th->zones[j];
+      pp_zone_stats *zs = &p->zones[slot[z->loc]];
+      int64_t d = span_ns(z->start, z->end);
+      zs->count++;
+      zs->total_ns = sat_add(zs->total_ns, d);
+      zs->self_ns = sat_add(zs->self_ns, z->self);
+      if (d < zs->min_ns)
+        zs->min_ns = d;
+      if (d > zs->max_ns)
+        zs->max_ns = d;
+      /* Welford; std_ns holds the sum of squared deviations for now. */
+      double delta = (double)d - zs->mean_ns;
+      zs->mean_ns += delta / (double)zs->count;
+      zs->std_ns += delta * ((double)d - zs->mean_ns);
+      pp_hist_record(&zs->hist, (uint64_t)d);
+      pp_hist_record(&zs->self_hist, (uint64_t)z->self);
+    }
+  }
+  pp__free(slot);
+  for (size_t i = 0; i < n; i++) {
+    pp_zone_stats *zs = &p->zones[i];
+    zs->mean_ns = (double)zs->total_ns / (double)zs->count;
+    zs->std_ns = sqrt(zs->std_ns / (double)zs->count);
+    keys[i] = (sort_key){zs->total_ns, pp_trace_loc_name(t, zs->loc),
+                         zs->loc, i};
+  }
+  int rc = apply_order(p->zones, n, sizeof *p->zones, keys);
+  pp__free(keys);
+  return rc;
+}
+
+static int is_frame(uint8_t type) { return type == PPT_EV_FRAME; }
+
+static int is_counter(uint8_t type) {
+  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
+         type == PPT_EV_COUNTER_SETF;
+}
+
+/* Number of distinct locs in a loc-sorted ev_ref array. */
+static size_t count_groups(const ev_ref *r, size_t n) {
+  size_t g = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || r[i].ev->loc != r[i - 1].ev->loc)
+      g++;
+  return g;
+}
+
+static void one_frame_loc(pp_frame_stats *f, const ev_ref *r, size_t n) {
+  f->loc = r[0].ev->loc;
+  f->frames = n;
+  pp_hist_init(&f->hist);
+  if (n < 2)
+    return;
+  int64_t span = span_ns(r[0].ev->ts, r[n - 1].ev->ts);
+  if (span > 0)
+    f->fps = (double)(n - 1) / ((double)span / 1e9);
+  double mean = 0, m2 = 0, jit = 0;
+  int64_t prev_dt = 0;
+  for (size_t i = 1; i < n; i++) {
+    int64_t dt = span_ns(r[i - 1].ev->ts, r[i].ev->ts);
+    double delta = (double)dt - mean;
+    mean += delta / (double)i;
+    m2 += delta * ((double)dt - mean);
+    if (i >= 2)
+      jit += fabs((double)dt - (double)prev_dt);
+    prev_dt = dt;
+    pp_hist_record(&f->hist, (uint64_t)dt);
+  }
+  f->mean_ns = mean;
+  f->std_ns = sqrt(m2 / (double)(n - 1));
+  if (n >= 3)
+    f->jitter_ns = jit / (double)(n - 2);
+}
+
+static int frame_stats(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  ev_ref *r;
+  size_t n;
+  if (collect_events(t, is_frame, &r, &n))
+    return -1;
+  if (!n)
+    return 0;
+  size_t g = count_groups(r, n);
+  p->frames = pp__calloc(g, sizeof *p->frames);
+  sort_key *keys = pp__malloc(g * sizeof *keys);
+  if (!p->frames || !keys) {
+    pp__free(keys);
+    pp__free(r);
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && r[j].ev->loc == r[i].ev->loc)
+      j++;
+    pp_frame_stats *f = &p->frames[k];
+    one_frame_loc(f, r + i, j - i);
+    keys[k] = (sort_key){0, pp_trace_loc_name(t, f->loc), f->loc, k};
+    p->nframes = ++k;
+    i = j;
+  }
+  pp__free(r);
+  int rc = apply_order(p->frames, g, sizeof *p->frames, keys);
+  pp__free(keys);
+  return rc;
+}
+
+static void one_counter_loc(pp_counter_stats *c, const ev_ref *r, size_t n) {
+  int64_t iv = 0;
+  double fv = 0, mean = 0;
+  int cur_float = 0;
+  c->loc = r[0].ev->loc;
+  for (size_t i = 0; i < n; i++) {
+    const pp_event *e = r[i].ev;
+    if (e->type == PPT_EV_COUNTER_SET) {
+      iv = e->v.i;
+      cur_float = 0;
+    } else if (e->type == PPT_EV_COUNTER_ADD) {
+      if (cur_float)
+        fv += (double)e->v.i;
+      else /* wraps instead of overflowing */
+        iv = (int64_t)((uint64_t)iv + (uint64_t)e->v.i);
+    } else {
+      fv = e->v.f;
+      cur_float = 1;
+      c->is_float = 1;
+    }
+    double v = cur_float ? fv : (double)iv;
+    if (i == 0 || v < c->min)
+      c->min = v;
+    if (i == 0 || v > c->max)
+      c->max = v;
+    mean += (v - mean) / (double)(i + 1);
+    c->last = v;
+  }
+  c->samples = n;
+  c->mean = mean;
+}
+
+static int counter_stats(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  ev_ref *r;
+  size_t n;
+  if (collect_events(t, is_counter, &r, &n))
+    return -1;
+  if (!n)
+    return 0;
+  size_t g = count_groups(r, n);
+  p->counters = pp__calloc(g, sizeof *p->counters);
+  sort_key *keys = pp__malloc(g * sizeof *keys);
+  if (!p->counters || !keys) {
+    pp__free(keys);
+    pp__free(r);
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && r[j].ev->loc == r[i].ev->loc)
+      j++;
+    pp_counter_stats *c = &p->counters[k];
+    one_counter_loc(c, r + i, j - i);
+    keys[k] = (sort_key){0, pp_trace_loc_name(t, c->loc), c->loc, k};
+    p->ncounters = ++k;
+    i = j;
+  }
+  pp__free(r);
+  int rc = apply_order(p->counters, g, sizeof *p->counters, keys);
+  pp__free(keys);
+  return rc;
+}
+
+/* ---- entry point --------------------------------------------------------- */
+
+int pp_analyze(pp_trace *t) {
+  if (!t)
+    return -1;
+  pp__analysis_free(t);
+  pp_profile *p = &t->prof;
+
+  int any = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    p->events += th->nev;
+    p->dropped += th->dropped;
+    for (size_t j = 0; j < th->nev; j++) {
+      int64_t ts = th->ev[j].ts;
+      if (!any || ts < p->t0)
+        p->t0 = ts;
+      if (!any || ts > p->t1)
+        p->t1 = ts;
+      any = 1;
+    }
+  }
+  p->wall_ns = any ? span_ns(p->t0, p->t1) : 0;
+
+  const char *cost = pp_trace_meta(t, "event_cost_ns");
+  if (cost) {
+    char *end;
+    double c = strtod(cost, &end);
+    if (end != cost && isfinite(c) && c > 0)
+      p->event_cost_ns = c;
+  }
+
+  zone_stack s = {NULL, 0, 0};
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (build_zones(&t->threads[i], t->nlocs, p->t1, &s, p))
+      goto oom;
+  pp__free(s.v);
+  s.v = NULL;
+  if (zone_stats(t) || frame_stats(t) || counter_stats(t))
+    goto oom;
+  t->analyzed = 1;
+  return 0;
+oom:
+  pp__free(s.v);
+  pp__analysis_free(t);
+  return -1;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
+  if (!th || !th->nzones)
+    return -1;
+  /* Last instance starting at or before ts; the innermost enclosing
+   * instance, if any, is it or one of its ancestors (pre-order). */
+  size_t lo = 0, hi = th->nzones;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (th->zones[mid].start <= ts)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0)
+    return -1;
+  int64_t i = (int64_t)lo - 1;
+  while (i >= 0 && th->zones[i].end < ts)
+    i = th->zones[i].parent;
+  return i >= 0 && i <= INT32_MAX ? (int)i : -1;
+}
+
+const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc) {
+  if (!t || !t->analyzed)
+    return NULL;
+  for (size_t i = 0; i < t->prof.nzones; i++)
+    if (t->prof.zones[i].loc == loc)
+      return &t->prof.zones[i];
+  return NULL;
+}

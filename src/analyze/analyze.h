@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers around pp_analyze() (src/analyze/analyze.c) for the reader, the
+ * exporters and the text report: releasing what the analysis allocated,
+ * finding the zone instance that encloses a timestamp on a thread, and
+ * looking up the aggregate statistics of one zone site.
+ *
+ * Invariants (after pp_analyze): per thread, zones[] is in start order
+ * (pre-order: a parent precedes its children, siblings are in time order)
+ * and properly nested; every instance's loc is < t->nlocs; prof.zones is
+ * sorted by total_ns descending (ties by name, then loc); prof.frames and
+ * prof.counters are sorted by name (ties by loc). Zones closed forcibly
+ * (by the end of the trace, or by the end of an enclosing zone) have
+ * unclosed = 1 and are counted in prof.unclosed.
+ */
+#ifndef PP_ANALYZE_H
+#define PP_ANALYZE_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+/* Free everything pp_analyze() allocated (zone instances of every thread,
+ * the profile and its histograms) and reset t->prof, the threads' zone
+ * arrays and busy_ns, and t->analyzed to zero. The events, locs, threads
+ * and meta are untouched. Safe on a trace never analysed, and twice.
+ * pp_trace_free() calls it. */
+void pp__analysis_free(pp_trace *t);
+
+/* Index in th->zones of the innermost zone instance with
+ * start <= ts <= end, or -1 when none. At a boundary shared by two
+ * adjacent zones, the later one wins. O(log n + depth). */
+int pp_zone_enclosing(const pp_thread *th, int64_t ts);
+
+/* Aggregate statistics of the zone site loc, or NULL when that site has no
+ * instance (or t was not analysed). O(number of zone sites). */
+const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc);
+
+#endif /* PP_ANALYZE_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-memory model of one profiled process, shared by the trace reader,
+ * the analysis and every exporter. The reader (src/format/reader.c) fills a
+ * pp_trace from a .pptrace file; pp_analyze() (src/analyze/analyze.c)
+ * derives zone instances and the aggregate pp_profile from it.
+ *
+ * Invariants: all times are nanoseconds on the process's monotonic clock
+ * (CLOCK_MONOTONIC), already converted from ticks; per thread, events are in
+ * recording order and zone instances are in start order with proper
+ * nesting (a child lies within its parent). Strings are owned by the model
+ * and NUL-terminated (they may hold any bytes, exporters must escape).
+ */
+#ifndef PP_MODEL_H
+#define PP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../stats/histogram.h"
+
+/* A static site as read from the trace (SRCLOC chunk). */
+typedef struct pp_loc {
+  uint32_t id;
+  uint32_t kind; /* pp_kind */
+  char *name, *function, *file;
+  uint32_t line;
+} pp_loc;
+
+/* One decoded event. */
+typedef struct pp_event {
+  int64_t ts;    /* ns, monotonic clock */
+  uint32_t loc;  /* index into pp_trace.locs */
+  uint8_t type;  /* enum ppt_event_type */
+  union {
+    int64_t i;   /* COUNTER_SET / COUNTER_ADD */
+    double f;    /* COUNTER_SETF */
+    uint64_t id; /* FLOW_* */
+  } v;
+} pp_event;
+
+/* A completed (or forcibly closed) zone on one thread. */
+typedef struct pp_zone_inst {
+  int64_t start, end;  /* ns */
+  int64_t self;        /* end - start - sum of direct children */
+  uint32_t loc;
+  uint32_t depth;      /* 0 = top level on its thread */
+  int32_t parent;      /* index in the thread's zones, -1 at top level */
+  uint32_t unclosed;   /* 1 if the trace ended before the zone did */
+} pp_zone_inst;
+
+typedef struct pp_thread {
+  uint64_t tid;
+  char *name;          /* "" when unnamed */
+  pp_event *ev;
+  size_t nev, cap_ev;
+  uint64_t dropped;    /* events this thread could not record */
+  pp_zone_inst *zones; /* filled by pp_analyze */
+  size_t nzones, cap_zones;
+  int64_t busy_ns;     /* time covered by top-level zones */
+} pp_thread;
+
+/* A key/value pair from the META chunk. */
+typedef struct pp_meta {
+  char *key, *value;
+} pp_meta;
+
+/* A tick-to-nanosecond synchronisation point. */
+typedef struct pp_clock_sync {
+  uint64_t tick;
+  int64_t mono_ns;
+  int64_t real_ns;
+} pp_clock_sync;
+
+/* What the reader found while decoding. */
+typedef struct pp_read_diag {
+  uint64_t file_bytes;
+  uint64_t chunks_ok;
+  uint64_t chunks_bad;     /* header or payload checksum failed */
+  uint64_t bytes_skipped;  /* bytes not part of any intact chunk */
+  uint64_t events_bad;     /* events dropped as undecodable */
+  int clean_end;           /* an END chunk was found */
+  int truncated;           /* file ends inside a chunk */
+} pp_read_diag;
+
+/* Aggregates ------------------------------------------------------------ */
+
+typedef struct pp_zone_stats {
+  uint32_t loc;
+  uint64_t count;
+  int64_t total_ns, self_ns, min_ns, max_ns;
+  double mean_ns, std_ns;
+  pp_hist hist;      /* durations, ns */
+  pp_hist self_hist; /* self times, ns */
+} pp_zone_stats;
+
+typedef struct pp_frame_stats {
+  uint32_t loc;
+  uint64_t frames;        /* frame marks seen */
+  double fps;             /* (frames - 1) / (last - first) */
+  double mean_ns, std_ns; /* frame time (gap between marks) */
+  double jitter_ns;       /* mean |dt_i - dt_{i-1}| */
+  pp_hist hist;           /* frame times, ns */
+} pp_frame_stats;
+
+typedef struct pp_counter_stats {
+  uint32_t loc;
+  uint64_t samples;
+  double min, max, mean, last;
+  int is_float;
+} pp_counter_stats;
+
+typedef struct pp_profile {
+  int64_t t0, t1;         /* first and last timestamp, ns */
+  int64_t wall_ns;        /* t1 - t0 */
+  pp_zone_stats *zones;   /* sorted by total_ns, descending */
+  size_t nzones;
+  pp_frame_stats *frames;
+  size_t nframes;
+  pp_counter_stats *counters;
+  size_t ncounters;
+  uint64_t events;        /* events recorded */
+  uint64_t dropped;       /* events dropped, all threads */
+  uint64_t unclosed;      /* zones closed by the end of the trace */
+  uint64_t unmatched_ends;/* zone ends with no begin (dropped begins, flight
+                             ring start) */
+  double event_cost_ns;   /* measured cost of one event, from META; 0 if
+                             unknown */
+} pp_profile;
+
+typedef struct pp_trace {
+  pp_meta *meta;
+  size_t nmeta, cap_meta;
+  pp_loc *locs;           /* index = loc id as used by events */
+  size_t nlocs, cap_locs;
+  pp_thread *threads;
+  size_t nthreads, cap_threads;
+  pp_clock_sync *clock;
+  size_t nclock, cap_clock;
+  uint32_t pid;
+  pp_read_diag diag;
+  pp_profile prof;        /* filled by pp_analyze */
+  int analyzed;
+  int from_stats;         /* stats-mode file: the reader filled prof (zones,
+                             frames, counters, t0/t1, events, unclosed,
+                             unmatched_ends) and threads' busy_ns from the
+                             STATS chunk; there are no zone events, and
+                             pp_analyze keeps those figures */
+} pp_trace;
+
+/* Look up a META value; NULL when absent. */
+const char *pp_trace_meta(const pp_trace *t, const char *key);
+/* Name of a loc (never NULL). */
+const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc);
+
+/* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line
+ * reason in err (which is always NUL-terminated). A damaged file still
+ * returns 0 when anything could be recovered; see t->diag. */
+int pp_trace_read_file(const char *path, pp_trace *t, char *err,
+                       size_t errlen);
+int pp_trace_read_mem(const unsigned char *data, size_t len, pp_trace *t,
+                      char *err, size_t errlen);
+void pp_trace_free(pp_trace *t);
+
+/* Analysis (src/analyze/analyze.c): zone instances per thread and the
+ * profile. Returns 0, or -1 when out of memory. */
+int pp_analyze(pp_trace *t);
+
+#endif /* PP_MODEL_H */

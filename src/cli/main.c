@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pipeprof command: a table of subcommands (report, export, demo,
+ * version, help). Usage errors print one line on stderr and exit 2;
+ * failures print one line and exit 1; --help prints to stdout and exits 0.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analyze/model.h"
+#include "export/export.h"
+#include "pipeprof.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef struct command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+  const char *usage;
+} command;
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+  fprintf(stderr, "pipeprof%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (see 'pipeprof %s%s--help')\n", cmd ? cmd : "",
+          cmd ? " " : "");
+  return EXIT_USAGE;
+}
+
+static int is_help(const char *a) {
+  return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+static int load(const char *path, pp_trace *t) {
+  char err[512];
+  if (pp_trace_read_file(path, t, err, sizeof err) != 0) {
+    fprintf(stderr, "pipeprof: %s\n", err);
+    return -1;
+  }
+  if (pp_analyze(t) != 0) {
+    fprintf(stderr, "pipeprof: %s: out of memory while analysing\n", path);
+    pp_trace_free(t);
+    return -1;
+  }
+  if (t->nthreads == 0 && !t->from_stats && t->diag.chunks_ok == 0) {
+    fprintf(stderr, "pipeprof: %s: no intact chunk found (%llu bytes "
+                    "skipped)\n",
+            path, (unsigned long long)t->diag.bytes_skipped);
+    pp_trace_free(t);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static const char report_usage[] =
+    "usage: pipeprof report [--top N] FILE.pptrace\n"
+    "\n"
+    "Print the report of a trace: wall time, per-zone table (count, total,\n"
+    "self, mean, p50, p90, p99, p99.9, max, %% of wall), the top bottlenecks\n"
+    "by self time, per-thread busy time, frames, counters, dropped events\n"
+    "and the profiler's estimated overhead.\n"
+    "\n"
+    "  --top N   bottlenecks to list (default 3)\n";
+
+static int parse_int(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int cmd_report(int argc, char **argv) {
+  const char *file = NULL;
+  pp_report_opts opts = {0};
+  for (int i = 1; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(report_usage, stdout);
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "--top") == 0) {
+      long v;
+      if (i + 1 >= argc)
+        return usage_error("report", "%s needs a number", "--top");
+      if (parse_int(argv[++i], 0, 1000, &v) != 0)
+        return usage_error("report", "bad --top value '%s'", argv[i]);
+      opts.top_n = v == 0 ? -1 : (int)v;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return usage_error("report", "unknown option '%s'", argv[i]);
+    } else if (file) {
+      return usage_error("report", "unexpected argument '%s'", argv[i]);
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file)
+    return usage_error("report", "missing trace file%s", "");
+  pp_trace t;
+  if (load(file, &t) != 0)
+    return EXIT_FAIL;
+  int rc = pp_report_text(stdout, &t, &opts);
+  pp_trace_free(&t);
+  if (rc != 0 || fflush(stdout) != 0) {
+    fprintf(stderr, "pipeprof: cannot write the report\n");
+    return EXIT_FAIL;
+  }
+  return EXIT_OK;
+}
+
+/* ---- export ------------------------------------------------------------- */
+
+static const char export_usage[] =
+    "usage: pipeprof export FILE.pptrace --format chrome|json|csv "
+    "[-o OUT]\n"
+    "\n"
+    "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
+    "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
+    "  --format csv     per-zone table as CSV\n"
+    "  -o, --output OUT output file; '-' or absent: standard output\n";
+
+typedef int (*export_fn)(FILE *, const pp_trace *);
+
+static export_fn find_format(const char *name) {
+  if (strcmp(name, "chrome") == 0 || strcmp(name, "perfetto") == 0)
+    return pp_export_chrome;
+  if (strcmp(name, "json") == 0)
+    return pp_export_summary_json;
+  if (strcmp(name, "csv") == 0)
+    return pp_export_csv;
+  return NULL;
+}
+
+static int export_to(const pp_trace *t, export_fn fn, const char *out) {
+  int to_stdout = !out || strcmp(out, "-") == 0;
+  FILE *f = to_stdout ? stdout : fopen(out, "w");
+  if (!f) {
+    fprintf(stderr, "pipeprof: cannot create %s: %s\n", out, strerror(errno));
+    return EXIT_FAIL;
+  }
+  int rc = fn(f, t);
+  if (fflush(f) != 0)
+    rc = -1;
+  if (!to_stdout && fclose(f) != 0)
+    rc = -1;
+  if (rc != 0) {
+    fprintf(stderr, "pipeprof: cannot write %s\n",
+            to_stdout ? "standard output" : out);
+    return EXIT_FAIL;
+  }
+  return EXIT_OK;
+}
+
+static int cmd_export(int argc, char **argv) {
+  const char *file = NULL, *out = NULL, *format = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(export_usage, stdout);
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "--format") == 0 ||
+               strcmp(argv[i], "-f") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("export", "%s needs a value", argv[i]);
+      format = argv[++i];
+    } else if (strncmp(argv[i], "--format=", 9) == 0) {
+      format = argv[i] + 9;
+    } else if (strcmp(argv[i], "-o") == 0 ||
+               strcmp(argv[i], "--output") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("export", "%s needs a file", argv[i]);
+      out = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return usage_error("export", "unknown option '%s'", argv[i]);
+    } else if (file) {
+      return usage_error("export", "unexpected argument '%s'", argv[i]);
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file)
+    return usage_error("export", "missing trace file%s", "");
+  if (!format)
+    return usage_error("export", "missing --format%s", "");
+  export_fn fn = find_format(format);
+  if (!fn)
+    return usage_error("export",
+                       "unknown format '%s' (expected chrome, json or csv)",
+                       format);
+  pp_trace t;
+  if (load(file, &t) != 0)
+    return EXIT_FAIL;
+  int rc = export_to(&t, fn, out);
+  pp_trace_free(&t);
+  return rc;
+}
+
+/* ---- demo ----------------------------------------------------------------- */
+
+static const char demo_usage[] =
+    "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"
+    "\n"
+    "Run the bundled example pipeline (source, preprocess, detect, motion,\n"
+    "match, visualize) under the profiler, write DIR/demo.pptrace,\n"
+    "DIR/demo.chrome.json (open in ui.perfetto.dev) and\n"
+    "DIR/demo.summary.json, then print the report.\n"
+    "\n"
+    "  --out DIR     output directory (default pipeprof-demo)\n"
+    "  --frames N    frames to process (default 300)\n"
+    "  --mode MODE   trace (default) or stats\n";
+
+static int find_example(char *out, size_t len) {
+  const char *env = getenv("PIPEPROF_EXAMPLE");
+  if (env && *env) {
+    snprintf(out, len, "%s", env);
+    return access(out, X_OK) == 0 ? 0 : -1;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = 0;
+  char *dir = dirname(self);
+  static const char *const rel[] = {
+      "pipeprof-example-pipeline",
+      "../libexec/pipeprof/pipeprof-example-pipeline"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    snprintf(out, len, "%s/%s", dir, rel[i]);
+    if (access(out, X_OK) == 0)
+      return 0;
+  }
+  return -1;
+}
+
+static int cmd_demo(int argc, char **argv) {
+  const char *dir = "pipeprof-demo", *mode = "trace";
+  long frames = 300;
+  for (int i = 1; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(demo_usage, stdout);
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
+      if (parse_int(argv[++i], 1, 1000000, &frames) != 0)
+        return usage_error("demo", "bad --frames value '%s'", argv[i]);
+    } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+      mode = argv[++i];
+      if (strcmp(mode, "trace") != 0 && strcmp(mode, "stats") != 0)
+        return usage_error("demo", "bad --mode '%s' (trace or stats)", mode);
+    } else {
+      return usage_error("demo", "unknown or incomplete option '%s'",
+                         argv[i]);
+    }
+  }
+  char exe[PATH_MAX];
+  if (find_example(exe, sizeof exe) != 0) {
+    fprintf(stderr, "pipeprof: cannot find the example pipeline "
+                    "(pipeprof-example-pipeline); set PIPEPROF_EXAMPLE\n");
+    return EXIT_FAIL;
+  }
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "pipeprof: cannot create %s: %s\n", dir, strerror(errno));
+    return EXIT_FAIL;
+  }
+  char trace[PATH_MAX], chrome[PATH_MAX], summary[PATH_MAX], nframes[32];
+  snprintf(trace, sizeof trace, "%s/demo.pptrace", dir);
+  snprintf(chrome, sizeof chrome, "%s/demo.chrome.json", dir);
+  snprintf(summary, sizeof summary, "%s/demo.summary.json", dir);
+  snprintf(nframes, sizeof nframes, "%ld", frames);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "pipeprof: fork failed: %s\n", strerror(errno));
+    return EXIT_FAIL;
+  }
+  if (pid == 0) {
+    setenv("PIPEPROF", "1", 1);
+    setenv("PIPEPROF_OUT", trace, 1);
+    setenv("PIPEPROF_MODE", mode, 1);
+    unsetenv("PIPEPROF_OWNER_PID");
+    execl(exe, exe, "--frames", nframes, (char *)NULL);
+    fprintf(stderr, "pipeprof: cannot run %s: %s\n", exe, strerror(errno));
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    fprintf(stderr, "pipeprof: the example pipeline failed (%s %d)\n",
+            WIFEXITED(st) ? "exit" : "signal",
+            WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    return EXIT_FAIL;
+  }
+  pp_trace t;
+  if (load(trace, &t) != 0)
+    return EXIT_FAIL;
+  int rc = export_to(&t, pp_export_chrome, chrome);
+  if (rc == EXIT_OK)
+    rc = export_to(&t, pp_export_summary_json, summary);
+  if (rc == EXIT_OK) {
+    printf("\n");
+    pp_report_text(stdout, &t, NULL);
+    printf("\nwrote %s\n      %s (open in https://ui.perfetto.dev)\n"
+           "      %s\n",
+           trace, chrome, summary);
+  }
+  pp_trace_free(&t);
+  return rc;
+}
+
+/* ---- version, help ----------------------------------------------------- */
+
+static int cmd_version(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  printf("pipeprof %s (trace format %u)\n", pp_version_string(), 1u);
+  return EXIT_OK;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const command commands[] = {
+    {"report", cmd_report, "print the report of a trace", report_usage},
+    {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON or "
+                           "CSV",
+     export_usage},
+    {"demo", cmd_demo, "profile the bundled example pipeline", demo_usage},
+    {"version", cmd_version, "print the version", "usage: pipeprof version\n"},
+    {"help", cmd_help, "show help for a command",
+     "usage: pipeprof help [COMMAND]\n"},
+};
+
+static void main_usage(FILE *f) {
+  fprintf(f, "usage: pipeprof [--version] [--help] COMMAND [ARGS]\n\n"
+             "pipeprof %s: a low-overhead profiler for GPU and ML inference "
+             "pipelines.\n\ncommands:\n",
+          pp_version_string());
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nRun 'pipeprof COMMAND --help' for a command's options.\n"
+             "Programs linked with libpipeprof record when PIPEPROF=1 is set "
+             "(see docs/api.md).\n");
+}
+
+static int cmd_help(int argc, char **argv) {
+  if (argc < 2) {
+    main_usage(stdout);
+    return EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      fputs(commands[i].usage, stdout);
+      return EXIT_OK;
+    }
+  return usage_error("help", "unknown command '%s'", argv[1]);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_DFL);
+  if (argc < 2) {
+    main_usage(stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (is_help(cmd)) {
+    main_usage(stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0)
+    return cmd_version(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(cmd, commands[i].name) == 0)
+      return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "pipeprof: unknown command '%s' (see 'pipeprof --help')\n",
+          cmd);
+  return EXIT_USAGE;
+}

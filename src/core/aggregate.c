@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stats-mode aggregation (see aggregate.h): zone stacks per thread, per-site
+ * histograms, frame and counter summaries, and the STATS chunk encoder.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../stats/histogram.h"
+#include "aggregate.h"
+
+#define MAX_DEPTH 256
+
+typedef struct site {
+  uint32_t kind;
+  int defined;
+  /* zones */
+  uint64_t count;
+  uint64_t total, self;
+  pp_hist dur, selfh;
+  /* frames */
+  uint64_t frames;
+  int64_t first_ns, last_ns, prev_dt;
+  double jitter_sum;
+  uint64_t jitter_n;
+  /* counters */
+  uint64_t samples;
+  double cmin, cmax, csum, cur;
+  int is_float;
+} site;
+
+typedef struct open_zone {
+  uint32_t id;
+  int64_t start, child;
+} open_zone;
+
+typedef struct tstat {
+  uint64_t tid;
+  uint64_t busy, events, zones, unclosed;
+  int depth;
+  int overflow; /* levels pushed beyond MAX_DEPTH */
+  open_zone stack[MAX_DEPTH];
+} tstat;
+
+struct pp__aggregate {
+  site *sites;
+  size_t nsites, cap_sites;
+  tstat **threads;
+  size_t nthreads, cap_threads;
+  tstat *last;
+  int64_t t0, t1;
+  int have_t;
+  uint64_t events, unmatched, unclosed;
+};
+
+pp__aggregate *pp__aggregate_new(void) {
+  return pp__calloc(1, sizeof(pp__aggregate));
+}
+
+void pp__aggregate_free(pp__aggregate *a) {
+  if (!a)
+    return;
+  for (size_t i = 0; i < a->nsites; i++) {
+    pp_hist_free(&a->sites[i].dur);
+    pp_hist_free(&a->sites[i].selfh);
+  }
+  pp__free(a->sites);
+  for (size_t i = 0; i < a->nthreads; i++)
+    pp__free(a->threads[i]);
+  pp__free(a->threads);
+  pp__free(a);
+}
+
+static site *get_site(pp__aggregate *a, uint32_t id) {
+  if (id >= a->nsites) {
+    size_t old = a->cap_sites;
+    if (pp__grow((void **)&a->sites, &a->cap_sites, (size_t)id + 1,
+                 sizeof(site)) != 0)
+      return NULL;
+    for (size_t i = old; i < a->cap_sites; i++) {
+      memset(&a->sites[i], 0, sizeof(site));
+      pp_hist_init(&a->sites[i].dur);
+      pp_hist_init(&a->sites[i].selfh);
+    }
+    a->nsites = (size_t)id + 1;
+  }
+  return &a->sites[id];
+}
+
+void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
+  site *s = get_site(a, id);
+  if (s) {
+    s->kind = p->kind;
+    s->defined = 1;
+  }
+}
+
+static tstat *get_thread(pp__aggregate *a, uint64_t tid) {
+  if (a->last && a->last->tid == tid)
+    return a->last;
+  for (size_t i = 0; i < a->nthreads; i++)
+    if (a->threads[i]->tid == tid)
+      return a->last = a->threads[i];
+  if (pp__grow((void **)&a->threads, &a->cap_threads, a->nthreads + 1,
+               sizeof(tstat *)) != 0)
+    return NULL;
+  tstat *t = pp__calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  t->tid = tid;
+  a->threads[a->nthreads++] = t;
+  return a->last = t;
+}
+
+void pp__aggregate_thread(pp__aggregate *a, uint64_t tid, const char *name) {
+  (void)name; /* names travel in THREAD chunks */
+  get_thread(a, tid);
+}
+
+void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n) {
+  (void)a;
+  (void)tid;
+  (void)n; /* drops travel in DROPS chunks */
+}
+
+static void close_zone(pp__aggregate *a, tstat *t, int64_t end) {
+  open_zone *z = &t->stack[--t->depth];
+  int64_t dur = end - z->start;
+  if (dur < 0)
+    dur = 0;
+  int64_t self = dur - z->child;
+  if (self < 0)
+    self = 0;
+  site *s = get_site(a, z->id);
+  if (s) {
+    s->count++;
+    s->total += (uint64_t)dur;
+    s->self += (uint64_t)self;
+    pp_hist_record(&s->dur, (uint64_t)dur);
+    pp_hist_record(&s->selfh, (uint64_t)self);
+  }
+  t->zones++;
+  if (t->depth > 0)
+    t->stack[t->depth - 1].child += dur;
+  else
+    t->busy += (uint64_t)dur;
+}
+
+void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
+                         uint32_t id, int64_t ns, uint64_t value) {
+  tstat *t = get_thread(a, tid);
+  if (!t)
+    return;
+  a->events++;
+  t->events++;
+  if (!a->have_t || ns < a->t0)
+    a->t0 = ns;
+  if (!a->have_t || ns > a->t1)
+    a->t1 = ns;
+  a->have_t = 1;
+  site *s;
+  switch (type) {
+  case PPT_EV_ZONE_BEGIN:
+    if (t->depth >= MAX_DEPTH) {
+      t->overflow++;
+      return;
+    }
+    t->stack[t->depth++] = (open_zone){id, ns, 0};
+    return;
+  case PPT_EV_ZONE_END: {
+    if (t->overflow) {
+      t->overflow--;
+      return;
+    }
+    int k = t->depth - 1;
+    while (k >= 0 && t->stack[k].id != id)
+      k--;
+    if (k < 0) {
+      a->unmatched++;
+      return;
+    }
+    while (t->depth - 1 > k) {
+      close_zone(a, t, ns);
+      t->unclosed++;
+      a->unclosed++;
+    }
+    close_zone(a, t, ns);
+    return;
+  }
+  case PPT_EV_FRAME:
+    if (!(s = get_site(a, id)))
+      return;
+    if (s->frames > 0) {
+      int64_t dt = ns - s->last_ns;
+      if (dt < 0)
+        dt = 0;
+      pp_hist_record(&s->dur, (uint64_t)dt);
+      if (s->frames > 1) {
+        s->jitter_sum += fabs((double)(dt - s->prev_dt));
+        s->jitter_n++;
+      }
+      s->prev_dt = dt;
+    } else {
+      s->first_ns = ns;
+    }
+    s->last_ns = ns;
+    s->frames++;
+    return;
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_COUNTER_SETF: {
+    if (!(s = get_site(a, id)))
+      return;
+    double v;
+    if (type == PPT_EV_COUNTER_SET)
+      v = (double)(int64_t)value;
+    else if (type == PPT_EV_COUNTER_ADD)
+      v = s->cur + (double)(int64_t)value;
+    else {
+      memcpy(&v, &value, sizeof v);
+      s->is_float = 1;
+    }
+    s->cur = v;
+    if (!s->samples || v < s->cmin)
+      s->cmin = v;
+    if (!s->samples || v > s->cmax)
+      s->cmax = v;
+    s->csum += v;
+    s->samples++;
+    return;
+  }
+  default:
+    return; /* marks and flows carry no statistics */
+  }
+}
+
+void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {
+  for (size_t i = 0; i < a->nthreads; i++) {
+    tstat *t = a->threads[i];
+    int64_t end = a->have_t && a->t1 < end_ns ? a->t1 : end_ns;
+    while (t->depth > 0) {
+      close_zone(a, t, end);
+      t->unclosed++;
+      a->unclosed++;
+    }
+  }
+}
+
+static void put_hist(ppt_buf *out, const pp_hist *h) {
+  size_t n = pp_hist_encode(h, NULL, 0);
+  ppt_buf_uv(out, n);
+  if (ppt_buf_reserve(out, n) == 0) {
+    pp_hist_encode(h, out->data + out->len, n);
+    out->len += n;
+  }
+}
+
+void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
+  size_t nz = 0, nf = 0, nc = 0;
+  for (size_t i = 0; i < a->nsites; i++) {
+    const site *s = &a->sites[i];
+    nz += s->count > 0;
+    nf += s->frames > 0;
+    nc += s->samples > 0;
+  }
+  ppt_buf_uv(out, nz);
+  for (size_t i = 0; i < a->nsites; i++) {
+    const site *s = &a->sites[i];
+    if (!s->count)
+      continue;
+    ppt_buf_uv(out, i);
+    ppt_buf_uv(out, s->count);
+    ppt_buf_uv(out, s->total);
+    ppt_buf_uv(out, s->self);
+    put_hist(out, &s->dur);
+    put_hist(out, &s->selfh);
+  }
+  ppt_buf_uv(out, a->nthreads);
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const tstat *t = a->threads[i];
+    ppt_buf_uv(out, t->tid);
+    ppt_buf_uv(out, t->busy);
+    ppt_buf_uv(out, t->events);
+    ppt_buf_uv(out, t->zones);
+  }
+  ppt_buf_uv(out, nf);
+  for (size_t i = 0; i < a->nsites; i++) {
+    const site *s = &a->sites[i];
+    if (!s->frames)
+      continue;
+    ppt_buf_uv(out, i);
+    ppt_buf_uv(out, s->frames);
+    ppt_buf_sv(out, s->first_ns);
+    ppt_buf_sv(out, s->last_ns);
+    ppt_buf_f64(out, s->jitter_n ? s->jitter_sum / (double)s->jitter_n : 0);
+    put_hist(out, &s->dur);
+  }
+  ppt_buf_uv(out, nc);
+  for (size_t i = 0; i < a->nsites; i++) {
+    const site *s = &a->sites[i];
+    if (!s->samples)
+      continue;
+    ppt_buf_uv(out, i);
+    ppt_buf_uv(out, s->samples);
+    ppt_buf_f64(out, s->cmin);
+    ppt_buf_f64(out, s->cmax);
+    ppt_buf_f64(out, s->csum / (double)s->samples);
+    ppt_buf_f64(out, s->cur);
+    ppt_buf_uv(out, (uint64_t)s->is_float);
+  }
+  ppt_buf_sv(out, a->t0);
+  ppt_buf_sv(out, a->t1);
+  ppt_buf_uv(out, a->events);
+  ppt_buf_uv(out, a->unmatched);
+  ppt_buf_uv(out, a->unclosed);
+}

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recording hot path: per-thread rings, the thread registry, run-time
+ * name interning, and every pp_zone/pp_counter/pp_mark/pp_flow entry point.
+ * See recorder.h for the ring protocol. The library constructor at the end
+ * starts a session from the environment so that linked programs need no
+ * init call.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "../format/pptrace.h"
+#include "clock.h"
+#include "recorder.h"
+
+PP_API volatile int pp__active = 0;
+_Atomic int pp__overwrite_mode = 0;
+
+static __thread pp__tstate *tls_state __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pp__tstate *reg_head;
+static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+void pp__registry_lock(void) { pthread_mutex_lock(&reg_lock); }
+void pp__registry_unlock(void) { pthread_mutex_unlock(&reg_lock); }
+pp__tstate *pp__registry_head(void) { return reg_head; }
+
+void pp__recorder_configure(uint64_t slots, int overwrite) {
+  atomic_store(&cfg_slots, slots);
+  atomic_store(&pp__overwrite_mode, overwrite);
+}
+
+static void free_state(pp__tstate *t) {
+  if (t->ring)
+    munmap(t->ring, t->capacity * sizeof(pp__slot));
+  pp__free(t);
+}
+
+void pp__recorder_reset_positions(void) {
+  pp__registry_lock();
+  int ow = atomic_load(&pp__overwrite_mode);
+  for (pp__tstate *t = reg_head; t; t = t->next) {
+    atomic_store(&t->r, atomic_load(&t->w));
+    atomic_store_explicit(&t->limit, ow ? UINT64_MAX : 0,
+                          memory_order_relaxed);
+    t->written_dropped = atomic_load(&t->dropped);
+    t->announced = 0;
+    t->name_dirty = 1;
+  }
+  pp__registry_unlock();
+}
+
+void pp__registry_reap(void) {
+  pp__tstate **pp = &reg_head;
+  while (*pp) {
+    pp__tstate *t = *pp;
+    if (atomic_load(&t->dead) &&
+        atomic_load(&t->r) == atomic_load(&t->w)) {
+      *pp = t->next;
+      free_state(t);
+    } else {
+      pp = &t->next;
+    }
+  }
+}
+
+void pp__recorder_after_fork_child(void) {
+  /* The child has one thread. Forget the parent's registry (its memory is a
+   * copy we may not free safely: another thread may have held the lock) and
+   * let the calling thread attach afresh if the child starts a session. */
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&reg_lock, &fresh, sizeof fresh);
+  reg_head = NULL;
+  tls_state = NULL;
+}
+
+static void thread_exit(void *arg) {
+  pp__tstate *t = arg;
+  if (tls_state == t)
+    tls_state = NULL;
+  atomic_store(&t->dead, 1);
+}
+
+static void make_key(void) {
+  if (pthread_key_create(&thread_key, thread_exit) != 0)
+    thread_key = (pthread_key_t)-1;
+}
+
+static pp__tstate *attach(void) {
+  pthread_once(&key_once, make_key);
+  pp__tstate *t = pp__calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  uint64_t slots = atomic_load(&cfg_slots);
+  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED) {
+    pp__free(t);
+    return NULL;
+  }
+  t->ring = ring;
+  t->capacity = slots;
+  t->mask = slots - 1;
+  atomic_init(&t->limit,
+              atomic_load(&pp__overwrite_mode) ? UINT64_MAX : (uint64_t)0);
+  t->tid = (uint64_t)syscall(SYS_gettid);
+  char nm[16] = "";
+  if (pthread_getname_np(pthread_self(), nm, sizeof nm) == 0)
+    snprintf(t->name, sizeof t->name, "%s", nm);
+  t->name_dirty = 1;
+  pp__registry_lock();
+  t->next = reg_head;
+  reg_head = t;
+  pp__registry_unlock();
+  tls_state = t;
+  if (thread_key != (pthread_key_t)-1)
+    pthread_setspecific(thread_key, t);
+  return t;
+}
+
+pp__tstate *pp__thread_get(void) {
+  pp__tstate *t = tls_state;
+  if (pp__unlikely(!t))
+    t = attach();
+  return t;
+}
+
+/* Slow path: is there room for n slots at w? Recomputes the cached limit.
+ * A begin keeps PP__END_RESERVE slots free for ends. */
+static __attribute__((noinline)) int room_slow(pp__tstate *t, uint64_t w,
+                                               unsigned n, int is_begin) {
+  if (atomic_load_explicit(&pp__overwrite_mode, memory_order_relaxed)) {
+    atomic_store_explicit(&t->limit, UINT64_MAX, memory_order_relaxed);
+    return 1;
+  }
+  uint64_t cap = t->capacity;
+  uint64_t reserve = cap / 4 < PP__END_RESERVE ? cap / 4 : PP__END_RESERVE;
+  uint64_t r = atomic_load_explicit(&t->r, memory_order_acquire);
+  uint64_t need = w - r + n + (is_begin ? reserve : 0);
+  if (need > cap) {
+    pp__session_wake_writer();
+    atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
+    return 0;
+  }
+  uint64_t half = r + cap / 2;
+  if (w + n > half) {
+    pp__session_wake_writer();
+    atomic_store_explicit(&t->limit, r + cap - reserve, memory_order_relaxed);
+  } else {
+    atomic_store_explicit(&t->limit, half, memory_order_relaxed);
+  }
+  return 1;
+}
+
+static inline void count_drop(pp__tstate *t) {
+  atomic_store_explicit(
+      &t->dropped,
+      atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+      memory_order_relaxed);
+}
+
+static inline void put_slot(pp__tstate *t, uint64_t i, uint64_t ts,
+                            uint64_t a) {
+  pp__slot *s = &t->ring[i & t->mask];
+  atomic_store_explicit(&s->ts, ts, memory_order_relaxed);
+  atomic_store_explicit(&s->a, a, memory_order_relaxed);
+}
+
+static inline uint64_t tag(unsigned type, const void *p) {
+  return (uint64_t)type << PP__TAG_SHIFT | ((uint64_t)(uintptr_t)p &
+                                            PP__PTR_MASK);
+}
+
+/* Record a one-slot event; returns 1 when recorded. */
+static inline int push1(pp__tstate *t, uint64_t ts, uint64_t a,
+                        int is_begin) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_relaxed);
+  if (pp__unlikely(w + 1 >
+                   atomic_load_explicit(&t->limit, memory_order_relaxed)) &&
+      !room_slow(t, w, 1, is_begin)) {
+    count_drop(t);
+    return 0;
+  }
+  put_slot(t, w, ts, a);
+  atomic_store_explicit(&t->w, w + 1, memory_order_release);
+  return 1;
+}
+
+/* Record a two-slot event (the second slot carries a 64-bit value). */
+static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
+                         uint64_t value) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_relaxed);
+  if (pp__unlikely(w + 2 >
+                   atomic_load_explicit(&t->limit, memory_order_relaxed)) &&
+      !room_slow(t, w, 2, 1)) {
+    count_drop(t);
+    return;
+  }
+  put_slot(t, w, ts, a);
+  put_slot(t, w + 1, value, (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT);
+  atomic_store_explicit(&t->w, w + 2, memory_order_release);
+}
+
+/* ---- public hot path ---------------------------------------------------- */
+
+pp_zone pp_zone_begin(const pp_srcloc *loc) {
+  pp_zone z = {loc, 0};
+  if (pp__unlikely(!pp__active))
+    return z;
+  pp__tstate *t = tls_state;
+  if (pp__unlikely(!t) && !(t = attach()))
+    return z;
+  z.active = (uint32_t)push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, loc), 1);
+  return z;
+}
+
+void pp_zone_end(pp_zone zone) {
+  uint64_t ts = pp__ticks();
+  if (pp__unlikely(!zone.active))
+    return;
+  pp__tstate *t = tls_state;
+  if (pp__unlikely(!t))
+    return; /* thread state gone (exit destructors): nothing to close */
+  push1(t, ts, tag(PPT_EV_ZONE_END, zone.loc), 0);
+}
+
+pp_zone pp_zone_begin_name(const char *name) {
+  pp_zone z = {NULL, 0};
+  if (!pp__active)
+    return z;
+  const pp_srcloc *loc = pp__intern(name ? name : "", PP_KIND_ZONE);
+  return loc ? pp_zone_begin(loc) : z;
+}
+
+static inline void record_value(const pp_srcloc *loc, unsigned type,
+                                uint64_t v) {
+  if (pp__unlikely(!pp__active) || !loc)
+    return;
+  pp__tstate *t = pp__thread_get();
+  if (t)
+    push2(t, pp__ticks(), tag(type, loc), v);
+}
+
+static inline void record_plain(const pp_srcloc *loc, unsigned type) {
+  if (pp__unlikely(!pp__active) || !loc)
+    return;
+  pp__tstate *t = pp__thread_get();
+  if (t)
+    push1(t, pp__ticks(), tag(type, loc), 1);
+}
+
+static uint64_t f64_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+void pp_counter_set_loc(const pp_srcloc *loc, int64_t value) {
+  record_value(loc, PPT_EV_COUNTER_SET, (uint64_t)value);
+}
+void pp_counter_add_loc(const pp_srcloc *loc, int64_t delta) {
+  record_value(loc, PPT_EV_COUNTER_ADD, (uint64_t)delta);
+}
+void pp_counter_setf_loc(const pp_srcloc *loc, double value) {
+  record_value(loc, PPT_EV_COUNTER_SETF, f64_bits(value));
+}
+void pp_mark_loc(const pp_srcloc *loc) { record_plain(loc, PPT_EV_MARK); }
+void pp_frame_mark_loc(const pp_srcloc *loc) {
+  record_plain(loc, PPT_EV_FRAME);
+}
+void pp_flow_begin_loc(const pp_srcloc *loc, uint64_t id) {
+  record_value(loc, PPT_EV_FLOW_BEGIN, id);
+}
+void pp_flow_step_loc(const pp_srcloc *loc, uint64_t id) {
+  record_value(loc, PPT_EV_FLOW_STEP, id);
+}
+void pp_flow_end_loc(const pp_srcloc *loc, uint64_t id) {
+  record_value(loc, PPT_EV_FLOW_END, id);
+}
+
+#define PP__NAMED(call, kind, ...)                                          \
+  do {                                                                      \
+    if (!pp__active || !name)                                               \
+      return;                                                               \
+    call(pp__intern(name, kind), __VA_ARGS__);                              \
+  } while (0)
+
+void pp_counter_set(const char *name, int64_t value) {
+  PP__NAMED(pp_counter_set_loc, PP_KIND_COUNTER, value);
+}
+void pp_counter_add(const char *name, int64_t delta) {
+  PP__NAMED(pp_counter_add_loc, PP_KIND_COUNTER, delta);
+}
+void pp_counter_setf(const char *name, double value) {
+  PP__NAMED(pp_counter_setf_loc, PP_KIND_COUNTER, value);
+}
+void pp_flow_begin(const char *name, uint64_t id) {
+  PP__NAMED(pp_flow_begin_loc, PP_KIND_FLOW, id);
+}
+void pp_flow_step(const char *name, uint64_t id) {
+  PP__NAMED(pp_flow_step_loc, PP_KIND_FLOW, id);
+}
+void pp_flow_end(const char *name, uint64_t id) {
+  PP__NAMED(pp_flow_end_loc, PP_KIND_FLOW, id);
+}
+void pp_mark(const char *name) {
+  if (pp__active && name)
+    pp_mark_loc(pp__intern(name, PP_KIND_MARK));
+}
+void pp_frame_mark(const char *name) {
+  if (pp__active && name)
+    pp_frame_mark_loc(pp__intern(name, PP_KIND_FRAME));
+}
+
+void pp_thread_name(const char *name) {
+  pp__tstate *t = pp__thread_get();
+  if (!t || !name)
+    return;
+  pp__registry_lock();
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->name_dirty = 1;
+  pp__registry_unlock();
+}
+
+/* ---- run-time name interning ------------------------------------------- */
+
+#define INTERN_MAX 65536u
+#define INTERN_SLOTS (INTERN_MAX * 2u)
+
+typedef struct interned {
+  pp_srcloc loc;
+  uint64_t hash;
+  char name[]; /* NUL-terminated copy */
+} interned;
+
+static _Atomic(interned *) intern_tab[INTERN_SLOTS];
+static unsigned intern_count;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static const pp_srcloc overflow_locs[6] = {
+    {"(overflow)", NULL, NULL, 0, 0},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_ZONE},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_COUNTER},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_MARK},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_FRAME},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_FLOW}};
+
+static uint64_t name_hash(const char *s, uint32_t kind, size_t *len) {
+  uint64_t h = 1469598103934665603ULL ^ kind;
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = 0;
+  for (; p[n]; n++)
+    h = (h ^ p[n]) * 1099511628211ULL;
+  *len = n;
+  return h ^ (h >> 29);
+}
+
+const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
+  size_t len;
+  uint64_t h = name_hash(name, kind, &len);
+  uint32_t i = (uint32_t)h & (INTERN_SLOTS - 1);
+  for (;;) {
+    interned *e = atomic_load_explicit(&intern_tab[i], memory_order_acquire);
+    if (!e)
+      break;
+    if (e->hash == h && e->loc.kind == kind && strcmp(e->name, name) == 0)
+      return &e->loc;
+    i = (i + 1) & (INTERN_SLOTS - 1);
+  }
+  /* Not found: insert under the lock (re-probing, another thread may have
+   * inserted it meanwhile). */
+  const pp_srcloc *res = NULL;
+  pthread_mutex_lock(&intern_lock);
+  i = (uint32_t)h & (INTERN_SLOTS - 1);
+  for (;;) {
+    interned *e = atomic_load_explicit(&intern_tab[i], memory_order_acquire);
+    if (!e)
+      break;
+    if (e->hash == h && e->loc.kind == kind && strcmp(e->name, name) == 0) {
+      res = &e->loc;
+      break;
+    }
+    i = (i + 1) & (INTERN_SLOTS - 1);
+  }
+  if (!res) {
+    interned *e = intern_count < INTERN_MAX
+                      ? pp__malloc(sizeof *e + len + 1)
+                      : NULL;
+    if (e) {
+      memcpy(e->name, name, len + 1);
+      e->hash = h;
+      e->loc = (pp_srcloc){e->name, NULL, NULL, 0, kind};
+      intern_count++;
+      atomic_store_explicit(&intern_tab[i], e, memory_order_release);
+      res = &e->loc;
+    } else {
+      res = &overflow_locs[kind < 6 ? kind : 0];
+    }
+  }
+  pthread_mutex_unlock(&intern_lock);
+  return res;
+}
+
+/* ---- overhead calibration ---------------------------------------------- */
+
+double pp__measure_event_cost(void) {
+  enum { SLOTS = 4096, PAIRS = 1000, ROUNDS = 7 };
+  static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
+  pp__tstate *t = pp__calloc(1, sizeof *t);
+  pp__slot *ring = pp__calloc(SLOTS, sizeof(pp__slot));
+  double best = 0;
+  if (t && ring) {
+    t->ring = ring;
+    t->capacity = SLOTS;
+    t->mask = SLOTS - 1;
+    atomic_init(&t->limit, UINT64_MAX);
+    for (int r = 0; r < ROUNDS; r++) {
+      int64_t t0 = pp__mono_ns();
+      for (int i = 0; i < PAIRS; i++) {
+        push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, &loc), 1);
+        push1(t, pp__ticks(), tag(PPT_EV_ZONE_END, &loc), 0);
+      }
+      double per = (double)(pp__mono_ns() - t0) / (2.0 * PAIRS);
+      if (r == 0 || per < best)
+        best = per;
+    }
+  }
+  pp__free(ring);
+  pp__free(t);
+  return best;
+}
+
+/* ---- start from the environment when the library is loaded ------------- */
+
+__attribute__((constructor)) static void pp__autostart(void) {
+  pp_init_from_env();
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread event rings and the thread registry.
+ *
+ * Each recording thread owns one ring of 16-byte slots (a power of two).
+ * The thread is the only producer and the session's writer the only
+ * consumer: the producer writes slots then publishes its write index with a
+ * release store; the writer reads up to that index with an acquire load and
+ * publishes its read index the same way. Indices grow forever (64-bit), a
+ * slot is ring[i & mask]. No lock, system call or allocation on the path.
+ *
+ * Slot layout: ts = ticks; a = type << 56 | pointer to a pp_srcloc. Events
+ * with a value (counters, flows) take a second slot whose `a` holds the
+ * PPT_SLOT_CONT tag, so a reader starting mid-ring (flight mode) can find
+ * event boundaries.
+ *
+ * Invariants: w - r <= capacity (trace and stats modes; the producer drops
+ * instead of overwriting); in flight mode the producer overwrites and the
+ * dumper discards slots older than w - capacity. A zone begin is dropped
+ * when fewer than PP__END_RESERVE slots would remain, so zone ends (which
+ * close what was recorded) are almost never dropped.
+ */
+#ifndef PP_RECORDER_H
+#define PP_RECORDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "pipeprof.h"
+
+#define PP__TAG_SHIFT 56
+#define PP__PTR_MASK ((UINT64_C(1) << PP__TAG_SHIFT) - 1)
+#define PPT_SLOT_CONT 0xFFu
+#define PP__END_RESERVE 1024u
+
+/* Slots are written with relaxed atomic stores (plain moves on x86-64) so
+ * that a flight-mode dump reading a ring being overwritten is well defined;
+ * torn events are discarded by the dumper's recheck of the write index. */
+typedef struct pp__slot {
+  _Atomic uint64_t ts;
+  _Atomic uint64_t a;
+} pp__slot;
+
+typedef struct pp__tstate {
+  /* producer cache line */
+  pp__slot *ring;
+  uint64_t mask;
+  _Atomic uint64_t limit;      /* producer's cached bound */
+  _Atomic uint64_t w;          /* published write index */
+  _Atomic uint64_t dropped;    /* events not recorded (producer adds) */
+  char pad0[24];
+  /* consumer side */
+  _Atomic uint64_t r;          /* writer's read index */
+  uint64_t capacity;           /* slots */
+  uint64_t tid;
+  _Atomic int dead;            /* thread exited */
+  int name_dirty;              /* guarded by the registry lock */
+  char name[64];               /* guarded by the registry lock */
+  uint64_t written_dropped;    /* writer: last drop count written */
+  int announced;               /* writer: THREAD record written */
+  struct pp__tstate *next;     /* registry list, guarded by its lock */
+} pp__tstate;
+
+/* The calling thread's state, attaching it on first use (NULL if that
+ * failed, e.g. out of memory). */
+pp__tstate *pp__thread_get(void);
+
+/* Registry access for the writer. */
+void pp__registry_lock(void);
+void pp__registry_unlock(void);
+pp__tstate *pp__registry_head(void); /* under the lock */
+/* Unlink and free dead threads whose rings are drained (under the lock). */
+void pp__registry_reap(void);
+
+/* Ring size (slots) for threads attached from now on, and whether producers
+ * overwrite (flight) instead of dropping. Called by the session. */
+void pp__recorder_configure(uint64_t slots, int overwrite);
+/* Bring every existing ring in line with a new session: consumer index to
+ * the current write index (nothing stale is written). */
+void pp__recorder_reset_positions(void);
+/* Fork handling: forget the parent's threads in the child. */
+void pp__recorder_after_fork_child(void);
+
+/* Interned run-time names: returns a srcloc that lives until exit. */
+const pp_srcloc *pp__intern(const char *name, uint32_t kind);
+
+/* Measure the cost of one recorded event (ns), on a scratch ring. */
+double pp__measure_event_cost(void);
+
+/* Session hooks implemented in session.c. */
+void pp__session_wake_writer(void);
+extern _Atomic int pp__overwrite_mode;
+
+#endif /* PP_RECORDER_H */

@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profiling session: configuration (pp_config and the environment), the
+ * background writer thread that drains every thread's ring into the .pptrace
+ * file (trace mode) or into in-process statistics (stats mode), flight-mode
+ * dumps, signal and fork handling, and shutdown at exit.
+ *
+ * Durability: in trace mode the writer drains rings every flush_ms (10 ms by
+ * default), partial rings included, and hands each chunk to the kernel with
+ * write(); what reached the kernel survives the process being killed, so
+ * after kill -9 everything recorded more than about one flush period earlier
+ * is in the file. SIGINT and SIGTERM (when the program has no handler of its
+ * own) make the writer drain everything and finish the file before the
+ * signal's default action runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../format/pptrace.h"
+#include "../internal.h"
+#include "aggregate.h"
+#include "clock.h"
+#include "recorder.h"
+
+typedef struct locmap_entry {
+  const pp_srcloc *p;
+  uint32_t id;
+} locmap_entry;
+
+typedef struct session {
+  pp_config cfg;
+  char out_path[PATH_MAX];
+  char process_name[64];
+  int fd;
+  uint32_t seq;
+  pid_t pid;
+  pthread_t writer;
+  _Atomic int stop;
+  _Atomic uint32_t wake_word;
+  _Atomic int finished;
+  pp__clock_sync sync0, last_sync;
+  locmap_entry *locmap;
+  size_t locmap_cap, nlocs;
+  ppt_buf defs, evbuf;
+  uint64_t events_written;
+  int io_failed;
+  double event_cost_ns;
+  double ticks_per_ns; /* first estimate, for files with one sync point */
+  pthread_mutex_t write_lock;
+  pp__aggregate *agg; /* stats mode */
+  pp__tstate **snap;
+  size_t nsnap, cap_snap;
+} session;
+
+static session S;
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int running;
+static _Atomic int enabled_flag = 1;
+static char last_error[256];
+static int atexit_registered, atfork_registered;
+static int signals_installed;
+static struct sigaction old_int, old_term;
+
+static void set_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void set_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+}
+
+const char *pp_last_error(void) { return last_error; }
+
+void pp_config_init(pp_config *cfg) {
+  if (!cfg)
+    return;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->struct_size = sizeof *cfg;
+  cfg->mode = PP_MODE_TRACE;
+  cfg->buffer_kib = 0; /* mode default */
+  cfg->flush_ms = 10;
+  cfg->install_signals = 1;
+  cfg->start_enabled = 1;
+}
+
+int pp_is_running(void) { return atomic_load(&running); }
+
+static void update_active(void) {
+  pp__active = atomic_load(&running) && atomic_load(&enabled_flag);
+}
+
+void pp_set_enabled(int on) {
+  atomic_store(&enabled_flag, on ? 1 : 0);
+  update_active();
+}
+
+int pp_is_enabled(void) { return pp__active ? 1 : 0; }
+
+const char *pp_output_path(void) {
+  return atomic_load(&running) ? S.out_path : "";
+}
+
+/* ---- writer wake-up (futex: the only call producers make, once per half
+ * ring) -------------------------------------------------------------------- */
+
+void pp__session_wake_writer(void) {
+  if (!atomic_load_explicit(&running, memory_order_relaxed))
+    return;
+  atomic_fetch_add(&S.wake_word, 1);
+  syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void writer_sleep(uint32_t seen, unsigned ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  syscall(SYS_futex, &S.wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+/* ---- file output --------------------------------------------------------- */
+
+static int write_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    ssize_t k = writev(fd, iov, n);
+    if (k < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    while (n > 0 && (size_t)k >= iov->iov_len) {
+      k -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + k;
+      iov->iov_len -= (size_t)k;
+    }
+  }
+  return 0;
+}
+
+static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
+                           ppt_buf *b) {
+  if (b->oom || fd < 0) {
+    b->len = 0;
+    b->oom = 0;
+    return;
+  }
+  unsigned char hdr[PPT_CHUNK_HEADER_SIZE];
+  ppt_chunk_header(hdr, type, b->data, (uint32_t)b->len, (*seq)++);
+  struct iovec iov[2] = {{hdr, sizeof hdr}, {b->data, b->len}};
+  if (write_all(fd, iov, b->len ? 2 : 1) != 0)
+    S.io_failed = 1;
+  b->len = 0;
+}
+
+static void write_chunk(uint16_t type, ppt_buf *b) {
+  if (S.io_failed) {
+    b->len = 0;
+    return;
+  }
+  write_chunk_fd(S.fd, &S.seq, type, b);
+}
+
+/* ---- loc ids ------------------------------------------------------------- */
+
+static void locmap_clear(void) {
+  pp__free(S.locmap);
+  S.locmap = NULL;
+  S.locmap_cap = S.nlocs = 0;
+}
+
+static int locmap_grow(void) {
+  size_t ncap = S.locmap_cap ? S.locmap_cap * 2 : 1024;
+  locmap_entry *n = pp__calloc(ncap, sizeof *n);
+  if (!n)
+    return -1;
+  for (size_t i = 0; i < S.locmap_cap; i++) {
+    if (!S.locmap[i].p)
+      continue;
+    size_t j = ((uintptr_t)S.locmap[i].p >> 4) * 0x9E3779B97F4A7C15ULL;
+    for (j &= ncap - 1; n[j].p; j = (j + 1) & (ncap - 1)) {
+    }
+    n[j] = S.locmap[i];
+  }
+  pp__free(S.locmap);
+  S.locmap = n;
+  S.locmap_cap = ncap;
+  return 0;
+}
+
+static void def_loc(ppt_buf *defs, uint32_t id, const pp_srcloc *p) {
+  ppt_buf_uv(defs, id);
+  ppt_buf_uv(defs, p->kind);
+  ppt_buf_str(defs, p->name ? p->name : "");
+  ppt_buf_str(defs, p->function);
+  ppt_buf_str(defs, p->file);
+  ppt_buf_uv(defs, p->line);
+}
+
+/* Id of a site; new sites get a definition appended to S.defs. Returns
+ * UINT32_MAX when out of memory. */
+static uint32_t loc_id(const pp_srcloc *p) {
+  if ((S.nlocs + 1) * 2 > S.locmap_cap && locmap_grow() != 0)
+    return UINT32_MAX;
+  size_t j = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL;
+  for (j &= S.locmap_cap - 1; S.locmap[j].p;
+       j = (j + 1) & (S.locmap_cap - 1))
+    if (S.locmap[j].p == p)
+      return S.locmap[j].id;
+  uint32_t id = (uint32_t)S.nlocs++;
+  S.locmap[j].p = p;
+  S.locmap[j].id = id;
+  def_loc(&S.defs, id, p);
+  if (S.agg)
+    pp__aggregate_define(S.agg, id, p);
+  return id;
+}
+
+/* ---- draining rings ---------------------------------------------------- */
+
+static unsigned slot_type(uint64_t a) { return (unsigned)(a >> PP__TAG_SHIFT); }
+static int two_slots(unsigned type) {
+  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
+         type == PPT_EV_COUNTER_SETF || type == PPT_EV_FLOW_BEGIN ||
+         type == PPT_EV_FLOW_STEP || type == PPT_EV_FLOW_END;
+}
+
+static void flush_events(void) {
+  if (S.defs.len)
+    write_chunk(PPT_CHUNK_SRCLOC, &S.defs);
+  if (S.evbuf.len)
+    write_chunk(PPT_CHUNK_EVENTS, &S.evbuf);
+}
+
+/* Encode slots [from, to) of thread t into EVENTS chunks (trace file) or
+ * into the aggregate (stats mode). Slots are read with relaxed loads. */
+static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
+                             uint64_t tid, uint64_t from, uint64_t to,
+                             ppt_buf *out, int to_file) {
+  uint64_t prev = 0, n = 0;
+  int started = 0;
+  double rate = pp__clock_rate(&S.sync0, &S.last_sync);
+  for (uint64_t i = from; i < to; i++) {
+    const pp__slot *s = &ring[i & mask];
+    uint64_t ts = atomic_load_explicit(&s->ts, memory_order_relaxed);
+    uint64_t a = atomic_load_explicit(&s->a, memory_order_relaxed);
+    unsigned type = slot_type(a);
+    if (type == PPT_SLOT_CONT || type == 0 || type > PPT_EV_MAX_)
+      continue;
+    uint64_t value = 0;
+    if (two_slots(type)) {
+      if (i + 1 >= to)
+        break;
+      const pp__slot *v = &ring[(i + 1) & mask];
+      value = atomic_load_explicit(&v->ts, memory_order_relaxed);
+      i++;
+    }
+    const pp_srcloc *loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
+    uint32_t id = loc_id(loc);
+    if (id == UINT32_MAX)
+      continue;
+    if (!to_file) {
+      int64_t ns = S.sync0.mono_ns +
+                   (int64_t)((double)(int64_t)(ts - S.sync0.tick) / rate);
+      pp__aggregate_event(S.agg, tid, type, id, ns, value);
+      n++;
+      continue;
+    }
+    if (!started || out->len > (256u << 10)) {
+      if (started)
+        flush_events();
+      ppt_buf_uv(out, tid);
+      ppt_buf_uv(out, ts);
+      prev = ts;
+      started = 1;
+    }
+    unsigned char b = (unsigned char)type;
+    ppt_buf_bytes(out, &b, 1);
+    ppt_buf_sv(out, (int64_t)(ts - prev));
+    prev = ts;
+    ppt_buf_uv(out, id);
+    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD)
+      ppt_buf_sv(out, (int64_t)value);
+    else if (type == PPT_EV_COUNTER_SETF)
+      ppt_buf_bytes(out, (unsigned char[8]){(unsigned char)value,
+                                            (unsigned char)(value >> 8),
+                                            (unsigned char)(value >> 16),
+                                            (unsigned char)(value >> 24),
+                                            (unsigned char)(value >> 32),
+                                            (unsigned char)(value >> 40),
+                                            (unsigned char)(value >> 48),
+                                            (unsigned char)(value >> 56)},
+                    8);
+    else if (two_slots(type))
+      ppt_buf_uv(out, value);
+    n++;
+  }
+  if (to_file && started)
+    flush_events();
+  return n;
+}
+
+static void drain_thread(pp__tstate *t) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+  uint64_t r = atomic_load_explicit(&t->r, memory_order_relaxed);
+  if (w == r)
+    return;
+  int to_file = S.cfg.mode == PP_MODE_TRACE;
+  S.events_written +=
+      encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file);
+  atomic_store_explicit(&t->r, w, memory_order_release);
+}
+
+static void snapshot_threads(ppt_buf *threads) {
+  pp__registry_lock();
+  S.nsnap = 0;
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
+    if (pp__grow((void **)&S.snap, &S.cap_snap, S.nsnap + 1,
+                 sizeof *S.snap) == 0)
+      S.snap[S.nsnap++] = t;
+    if (t->name_dirty || !t->announced) {
+      ppt_buf_uv(threads, t->tid);
+      ppt_buf_str(threads, t->name);
+      if (S.agg)
+        pp__aggregate_thread(S.agg, t->tid, t->name);
+      t->name_dirty = 0;
+      t->announced = 1;
+    }
+  }
+  pp__registry_unlock();
+}
+
+static void write_clock(void) {
+  pp__clock_sync s;
+  pp__clock_sync_now(&s);
+  S.last_sync = s;
+  ppt_buf b = {0};
+  ppt_buf_uv(&b, s.tick);
+  ppt_buf_sv(&b, s.mono_ns);
+  ppt_buf_sv(&b, s.real_ns);
+  write_chunk(PPT_CHUNK_CLOCK, &b);
+  ppt_buf_free(&b);
+}
+
+static void write_drops(void) {
+  ppt_buf b = {0};
+  for (size_t i = 0; i < S.nsnap; i++) {
+    pp__tstate *t = S.snap[i];
+    uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    if (d != t->written_dropped) {
+      ppt_buf_uv(&b, t->tid);
+      ppt_buf_uv(&b, d - t->written_dropped);
+      if (S.agg)
+        pp__aggregate_drops(S.agg, t->tid, d - t->written_dropped);
+      t->written_dropped = d;
+    }
+  }
+  if (b.len)
+    write_chunk(PPT_CHUNK_DROPS, &b);
+  ppt_buf_free(&b);
+}
+
+/* One writer pass. Caller holds write_lock. */
+static void writer_pass(int final) {
+  ppt_buf threads = {0};
+  snapshot_threads(&threads);
+  if (threads.len)
+    write_chunk(PPT_CHUNK_THREAD, &threads);
+  ppt_buf_free(&threads);
+  int64_t now = pp__mono_ns();
+  if (final || now - S.last_sync.mono_ns >= 1000000000 ||
+      S.last_sync.mono_ns == S.sync0.mono_ns)
+    write_clock();
+  if (S.cfg.mode != PP_MODE_FLIGHT)
+    for (size_t i = 0; i < S.nsnap; i++)
+      drain_thread(S.snap[i]);
+  write_drops();
+  if (S.cfg.mode != PP_MODE_FLIGHT) {
+    pp__registry_lock();
+    pp__registry_reap();
+    pp__registry_unlock();
+  }
+}
+
+static void write_meta(int fd, uint32_t *seq) {
+  ppt_buf b = {0};
+  char num[64];
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  static const char *const modes[] = {"stats", "trace", "flight"};
+  const char *kv[][2] = {
+      {"process_name", S.process_name},
+      {"mode", modes[S.cfg.mode]},
+      {"hostname", host},
+      {"lib_version", PP_VERSION_STRING},
+      {"tick_source", pp__clock_source()},
+  };
+  size_t nkv = PP__ARRAY_LEN(kv);
+  ppt_buf_uv(&b, nkv + 5);
+  for (size_t i = 0; i < nkv; i++) {
+    ppt_buf_str(&b, kv[i][0]);
+    ppt_buf_str(&b, kv[i][1]);
+  }
+  ppt_buf_str(&b, "pid");
+  snprintf(num, sizeof num, "%ld", (long)S.pid);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "start_mono_ns");
+  snprintf(num, sizeof num, "%lld", (long long)S.sync0.mono_ns);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "start_realtime_ns");
+  snprintf(num, sizeof num, "%lld", (long long)S.sync0.real_ns);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "event_cost_ns");
+  snprintf(num, sizeof num, "%.3f", S.event_cost_ns);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "ticks_per_ns");
+  snprintf(num, sizeof num, "%.9f", S.ticks_per_ns);
+  ppt_buf_str(&b, num);
+  write_chunk_fd(fd, seq, PPT_CHUNK_META, &b);
+  ppt_buf_free(&b);
+  /* The clock origin. */
+  ppt_buf_uv(&b, S.sync0.tick);
+  ppt_buf_sv(&b, S.sync0.mono_ns);
+  ppt_buf_sv(&b, S.sync0.real_ns);
+  write_chunk_fd(fd, seq, PPT_CHUNK_CLOCK, &b);
+  ppt_buf_free(&b);
+}
+
+static void write_end(void) {
+  ppt_buf b = {0};
+  uint64_t drops = 0;
+  for (size_t i = 0; i < S.nsnap; i++)
+    drops += S.snap[i]->written_dropped;
+  ppt_buf_uv(&b, S.events_written);
+  ppt_buf_uv(&b, drops);
+  write_chunk(PPT_CHUNK_END, &b);
+  ppt_buf_free(&b);
+}
+
+static int open_output(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -1;
+  unsigned char hdr[PPT_FILE_HEADER_SIZE];
+  ppt_file_header(hdr, (uint32_t)S.pid);
+  struct iovec iov = {hdr, sizeof hdr};
+  if (write_all(fd, &iov, 1) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* ---- flight dumps -------------------------------------------------------- */
+
+static int flight_dump_locked(const char *path) {
+  int fd = open_output(path);
+  if (fd < 0) {
+    set_error("cannot write %s: %s", path, strerror(errno));
+    return PP_EIO;
+  }
+  uint32_t seq = 0;
+  write_meta(fd, &seq);
+  int saved_fd = S.fd;
+  uint32_t saved_seq = S.seq;
+  int saved_failed = S.io_failed;
+  S.fd = fd;
+  S.seq = seq;
+  S.io_failed = 0;
+  /* Every site must be defined in this file: start a fresh map. */
+  locmap_clear();
+  S.defs.len = 0;
+  ppt_buf threads = {0};
+  pp__registry_lock();
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
+    ppt_buf_uv(&threads, t->tid);
+    ppt_buf_str(&threads, t->name);
+  }
+  pp__registry_unlock();
+  write_chunk(PPT_CHUNK_THREAD, &threads);
+  ppt_buf_free(&threads);
+  write_clock();
+  pp__registry_lock();
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
+    uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+    uint64_t from = w > t->capacity ? w - t->capacity : 0;
+    /* Copy the ring, then discard what the producer may have overwritten
+     * while we copied: slots older than (write index now) - capacity. */
+    size_t n = (size_t)(w - from);
+    pp__slot *copy = n ? pp__malloc(n * sizeof *copy) : NULL;
+    if (!copy)
+      continue;
+    for (size_t i = 0; i < n; i++) {
+      const pp__slot *src = &t->ring[(from + i) & t->mask];
+      atomic_init(&copy[i].ts,
+                  atomic_load_explicit(&src->ts, memory_order_relaxed));
+      atomic_init(&copy[i].a,
+                  atomic_load_explicit(&src->a, memory_order_relaxed));
+    }
+    uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
+    uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
+    uint64_t skip = safe > from ? safe - from : 0;
+    if (skip < n)
+      S.events_written += encode_range(copy, UINT64_MAX, t->tid, skip, n,
+                                       &S.evbuf, 1);
+    pp__free(copy);
+  }
+  pp__registry_unlock();
+  int failed = S.io_failed;
+  write_end();
+  close(fd);
+  S.fd = saved_fd;
+  S.seq = saved_seq;
+  S.io_failed = saved_failed;
+  locmap_clear();
+  S.defs.len = 0;
+  if (failed) {
+    set_error("write to %s failed", path);
+    return PP_EIO;
+  }
+  return PP_OK;
+}
+
+int pp_flight_dump(const char *path) {
+  if (!atomic_load(&running))
+    return PP_ENOTRUNNING;
+  if (S.cfg.mode != PP_MODE_FLIGHT)
+    return PP_EMODE;
+  pthread_mutex_lock(&S.write_lock);
+  int rc = flight_dump_locked(path && *path ? path : S.out_path);
+  pthread_mutex_unlock(&S.write_lock);
+  return rc;
+}
+
+/* ---- writer thread ------------------------------------------------------- */
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  while (!atomic_load(&S.stop)) {
+    uint32_t seen = atomic_load(&S.wake_word);
+    writer_sleep(seen, S.cfg.flush_ms);
+    if (atomic_load(&S.stop))
+      break;
+    pthread_mutex_lock(&S.write_lock);
+    writer_pass(0);
+    pthread_mutex_unlock(&S.write_lock);
+  }
+  /* Final drain. */
+  pthread_mutex_lock(&S.write_lock);
+  writer_pass(1);
+  if (S.cfg.mode == PP_MODE_FLIGHT) {
+    flight_dump_locked(S.out_path);
+  } else {
+    if (S.agg) {
+      pp__aggregate_finish(S.agg, pp__mono_ns());
+      ppt_buf b = {0};
+      pp__aggregate_encode(S.agg, &b);
+      write_chunk(PPT_CHUNK_STATS, &b);
+      ppt_buf_free(&b);
+    }
+    write_end();
+  }
+  if (S.fd >= 0)
+    close(S.fd);
+  S.fd = -1;
+  pthread_mutex_unlock(&S.write_lock);
+  atomic_store(&S.finished, 1);
+  return NULL;
+}
+
+/* ---- signals, fork, exit ------------------------------------------------- */
+
+static void on_signal(int sig) {
+  int saved = errno;
+  if (atomic_load(&running) && S.pid == getpid()) {
+    pp__active = 0;
+    atomic_store(&S.stop, 1);
+    atomic_fetch_add(&S.wake_word, 1);
+    syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    struct timespec ts = {0, 2000000}; /* wait up to 3 s for the writer */
+    for (int i = 0; i < 1500 && !atomic_load(&S.finished); i++)
+      nanosleep(&ts, NULL);
+  }
+  sigaction(sig, sig == SIGINT ? &old_int : &old_term, NULL);
+  errno = saved;
+  raise(sig);
+}
+
+static void install_signals(void) {
+  struct sigaction cur;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  signals_installed = 0;
+  if (sigaction(SIGINT, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL &&
+      sigaction(SIGINT, &sa, &old_int) == 0)
+    signals_installed |= 1;
+  if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL &&
+      sigaction(SIGTERM, &sa, &old_term) == 0)
+    signals_installed |= 2;
+}
+
+static void restore_signals(void) {
+  struct sigaction cur;
+  if ((signals_installed & 1) && sigaction(SIGINT, NULL, &cur) == 0 &&
+      cur.sa_handler == on_signal)
+    sigaction(SIGINT, &old_int, NULL);
+  if ((signals_installed & 2) && sigaction(SIGTERM, NULL, &cur) == 0 &&
+      cur.sa_handler == on_signal)
+    sigaction(SIGTERM, &old_term, NULL);
+  signals_installed = 0;
+}
+
+static void at_exit(void) { pp_shutdown(); }
+
+static void fork_child(void) {
+  /* The child does not own the parent's trace: profiling stops in the
+   * child, the parent's file is never touched, and the child may start a
+   * session of its own with pp_init(). */
+  pp__active = 0;
+  atomic_store(&running, 0);
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&ctl_lock, &fresh, sizeof fresh);
+  memcpy(&S.write_lock, &fresh, sizeof fresh);
+  S.fd = -1;
+  S.agg = NULL; /* the parent's copy; leaked in the child on purpose */
+  S.snap = NULL;
+  S.nsnap = S.cap_snap = 0;
+  S.locmap = NULL;
+  S.locmap_cap = S.nlocs = 0;
+  memset(&S.defs, 0, sizeof S.defs);
+  memset(&S.evbuf, 0, sizeof S.evbuf);
+  pp__recorder_after_fork_child();
+}
+
+/* ---- init / shutdown ----------------------------------------------------- */
+
+static void default_process_name(char *buf, size_t len) {
+  FILE *f = fopen("/proc/self/comm", "re");
+  buf[0] = 0;
+  if (f) {
+    if (fgets(buf, (int)len, f))
+      buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+  }
+  if (!buf[0])
+    snprintf(buf, len, "pid %ld", (long)getpid());
+}
+
+int pp_init(const pp_config *user) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  if (user) {
+    if (user->struct_size < offsetof(pp_config, reserved) ||
+        user->struct_size > sizeof cfg) {
+      set_error("pp_config.struct_size %u is not a known size "
+                "(call pp_config_init)",
+                user->struct_size);
+      return PP_EINVAL;
+    }
+    memcpy(&cfg, user, user->struct_size);
+  }
+  if (cfg.mode != PP_MODE_STATS && cfg.mode != PP_MODE_TRACE &&
+      cfg.mode != PP_MODE_FLIGHT) {
+    set_error("unknown mode %d", (int)cfg.mode);
+    return PP_EINVAL;
+  }
+  if (cfg.buffer_kib == 0)
+    cfg.buffer_kib = cfg.mode == PP_MODE_FLIGHT ? 4096 : 1024;
+  if (cfg.buffer_kib < 16 || cfg.buffer_kib > 1048576 ||
+      (cfg.buffer_kib & (cfg.buffer_kib - 1))) {
+    set_error("buffer_kib %u: expected a power of two from 16 to 1048576",
+              cfg.buffer_kib);
+    return PP_EINVAL;
+  }
+  if (cfg.flush_ms < 1 || cfg.flush_ms > 1000) {
+    set_error("flush_ms %u: expected 1 to 1000", cfg.flush_ms);
+    return PP_EINVAL;
+  }
+  pthread_mutex_lock(&ctl_lock);
+  if (atomic_load(&running)) {
+    pthread_mutex_unlock(&ctl_lock);
+    set_error("a session is already running");
+    return PP_EBUSY;
+  }
+  pp__clock_init();
+  memset(&S, 0, sizeof S);
+  S.cfg = cfg;
+  S.pid = getpid();
+  S.fd = -1;
+  pthread_mutex_init(&S.write_lock, NULL);
+  if (cfg.out_path && *cfg.out_path)
+    snprintf(S.out_path, sizeof S.out_path, "%s", cfg.out_path);
+  else
+    snprintf(S.out_path, sizeof S.out_path, "pipeprof-%ld.pptrace",
+             (long)S.pid);
+  if (cfg.process_name && *cfg.process_name)
+    snprintf(S.process_name, sizeof S.process_name, "%s",
+             cfg.process_name);
+  else
+    default_process_name(S.process_name, sizeof S.process_name);
+  S.cfg.out_path = S.out_path;
+  S.cfg.process_name = S.process_name;
+  if (cfg.mode != PP_MODE_FLIGHT) {
+    S.fd = open_output(S.out_path);
+    if (S.fd < 0) {
+      set_error("cannot create %s: %s", S.out_path, strerror(errno));
+      pthread_mutex_unlock(&ctl_lock);
+      return PP_EIO;
+    }
+  } else {
+    /* Check now that the dump target can be written. */
+    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      set_error("cannot create %s: %s", S.out_path, strerror(errno));
+      pthread_mutex_unlock(&ctl_lock);
+      return PP_EIO;
+    }
+    close(fd);
+  }
+  if (cfg.mode == PP_MODE_STATS) {
+    S.agg = pp__aggregate_new();
+    if (!S.agg) {
+      close(S.fd);
+      set_error("out of memory");
+      pthread_mutex_unlock(&ctl_lock);
+      return PP_ENOMEM;
+    }
+  }
+  pp__clock_sync before;
+  pp__clock_sync_now(&before);
+  S.event_cost_ns = pp__measure_event_cost();
+  pp__clock_sync_now(&S.sync0);
+  S.ticks_per_ns = pp__clock_rate(&before, &S.sync0);
+  S.last_sync = S.sync0;
+  if (S.fd >= 0)
+    write_meta(S.fd, &S.seq);
+  pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 / sizeof(pp__slot),
+                         cfg.mode == PP_MODE_FLIGHT);
+  pp__recorder_reset_positions();
+  atomic_store(&running, 1);
+  if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
+    atomic_store(&running, 0);
+    if (S.fd >= 0)
+      close(S.fd);
+    pp__aggregate_free(S.agg);
+    S.agg = NULL;
+    set_error("cannot start the writer thread");
+    pthread_mutex_unlock(&ctl_lock);
+    return PP_ENOMEM;
+  }
+  if (!atexit_registered) {
+    atexit(at_exit);
+    atexit_registered = 1;
+  }
+  if (!atfork_registered) {
+    pthread_atfork(NULL, NULL, fork_child);
+    atfork_registered = 1;
+  }
+  if (cfg.install_signals)
+    install_signals();
+  atomic_store(&enabled_flag, cfg.start_enabled ? 1 : 0);
+  update_active();
+  last_error[0] = 0;
+  pthread_mutex_unlock(&ctl_lock);
+  return PP_OK;
+}
+
+int pp_shutdown(void) {
+  pthread_mutex_lock(&ctl_lock);
+  if (!atomic_load(&running) || S.pid != getpid()) {
+    pthread_mutex_unlock(&ctl_lock);
+    return PP_ENOTRUNNING;
+  }
+  pp__active = 0;
+  atomic_store(&S.stop, 1);
+  atomic_fetch_add(&S.wake_word, 1);
+  syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  pthread_join(S.writer, NULL);
+  restore_signals();
+  int failed = S.io_failed;
+  atomic_store(&running, 0);
+  pp__aggregate_free(S.agg);
+  S.agg = NULL;
+  locmap_clear();
+  ppt_buf_free(&S.defs);
+  ppt_buf_free(&S.evbuf);
+  pp__free(S.snap);
+  S.snap = NULL;
+  S.nsnap = S.cap_snap = 0;
+  pthread_mutex_unlock(&ctl_lock);
+  if (failed) {
+    set_error("writing %s failed", S.out_path);
+    return PP_EIO;
+  }
+  return PP_OK;
+}
+
+/* ---- environment ----------------------------------------------------------
+ */
+
+static int env_bool(const char *name, const char *v, int *out) {
+  static const char *const yes[] = {"1", "on", "true", "yes"};
+  static const char *const no[] = {"0", "off", "false", "no", ""};
+  for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
+    if (strcasecmp(v, yes[i]) == 0)
+      return *out = 1, 0;
+  for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
+    if (strcasecmp(v, no[i]) == 0)
+      return *out = 0, 0;
+  fprintf(stderr,
+          "pipeprof: invalid %s=\"%s\": expected 1 or 0; profiling is off\n",
+          name, v);
+  return -1;
+}
+
+static int env_uint(const char *name, const char *v, unsigned lo,
+                    unsigned hi, unsigned *out) {
+  char *end;
+  errno = 0;
+  unsigned long x = strtoul(v, &end, 10);
+  if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi) {
+    fprintf(stderr,
+            "pipeprof: invalid %s=\"%s\": expected a number from %u to %u; "
+            "profiling is off\n",
+            name, v, lo, hi);
+    return -1;
+  }
+  *out = (unsigned)x;
+  return 0;
+}
+
+int pp_init_from_env(void) {
+  const char *on = getenv("PIPEPROF");
+  int enable = 0;
+  if (!on)
+    return PP_OK;
+  if (env_bool("PIPEPROF", on, &enable) != 0)
+    return PP_EENV;
+  if (!enable)
+    return PP_OK;
+  pp_config cfg;
+  pp_config_init(&cfg);
+  const char *v;
+  if ((v = getenv("PIPEPROF_MODE")) != NULL) {
+    if (strcmp(v, "stats") == 0)
+      cfg.mode = PP_MODE_STATS;
+    else if (strcmp(v, "trace") == 0)
+      cfg.mode = PP_MODE_TRACE;
+    else if (strcmp(v, "flight") == 0)
+      cfg.mode = PP_MODE_FLIGHT;
+    else {
+      fprintf(stderr,
+              "pipeprof: invalid PIPEPROF_MODE=\"%s\": expected stats, trace "
+              "or flight; profiling is off\n",
+              v);
+      return PP_EENV;
+    }
+  }
+  unsigned u;
+  if ((v = getenv("PIPEPROF_BUFFER_KIB")) != NULL) {
+    if (env_uint("PIPEPROF_BUFFER_KIB", v, 16, 1048576, &u) != 0)
+      return PP_EENV;
+    if (u & (u - 1)) {
+      fprintf(stderr,
+              "pipeprof: invalid PIPEPROF_BUFFER_KIB=\"%s\": expected a power "
+              "of two; profiling is off\n",
+              v);
+      return PP_EENV;
+    }
+    cfg.buffer_kib = u;
+  }
+  if ((v = getenv("PIPEPROF_FLUSH_MS")) != NULL) {
+    if (env_uint("PIPEPROF_FLUSH_MS", v, 1, 1000, &u) != 0)
+      return PP_EENV;
+    cfg.flush_ms = u;
+  }
+  if ((v = getenv("PIPEPROF_SIGNALS")) != NULL) {
+    int b;
+    if (env_bool("PIPEPROF_SIGNALS", v, &b) != 0)
+      return PP_EENV;
+    cfg.install_signals = b;
+  }
+  if ((v = getenv("PIPEPROF_CLOCK")) != NULL && strcmp(v, "tsc") != 0 &&
+      strcmp(v, "monotonic") != 0) {
+    fprintf(stderr,
+            "pipeprof: invalid PIPEPROF_CLOCK=\"%s\": expected tsc or "
+            "monotonic; profiling is off\n",
+            v);
+    return PP_EENV;
+  }
+  cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
+  /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a
+   * file of its own instead of clobbering its parent's. */
+  char path[PATH_MAX];
+  const char *out = getenv("PIPEPROF_OUT");
+  const char *owner = getenv("PIPEPROF_OWNER_PID");
+  char me[32];
+  snprintf(me, sizeof me, "%ld", (long)getpid());
+  if (out && *out) {
+    if (owner && *owner && strcmp(owner, me) != 0)
+      snprintf(path, sizeof path, "%s.%s", out, me);
+    else
+      snprintf(path, sizeof path, "%s", out);
+    cfg.out_path = path;
+  }
+  if (!owner || !*owner)
+    setenv("PIPEPROF_OWNER_PID", me, 1);
+  int rc = pp_init(&cfg);
+  if (rc != PP_OK)
+    fprintf(stderr, "pipeprof: %s; profiling is off\n", pp_last_error());
+  return rc;
+}

@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chrome / Perfetto JSON export (the Trace Event Format, object form): one
+ * `X` event per zone instance, `C` events for counters, `i` events for
+ * marks (thread scope) and frame marks (process scope), `M` events naming
+ * the process and threads, and flows. Timestamps are microseconds with
+ * three decimals (exact nanoseconds), relative to the trace's first event
+ * (prof.t0, given in metadata with the wall-clock anchor).
+ *
+ * Flows: the points of one flow (same flow name and id, from a FLOW_BEGIN
+ * to the point before the next FLOW_BEGIN) form a chain, ordered by time.
+ * A chain is written with flows v2 (bind_id + flow_out/flow_in on the X
+ * events of the zones enclosing its points: the first zone flow_out, the
+ * last flow_in, those between both) when every point has an enclosing zone,
+ * none of those zones carries another chain, and the zones start in
+ * strictly increasing order (Perfetto binds v2 flows while it walks slices
+ * by start time). Consecutive points in the same zone count once.
+ * Otherwise the whole chain is written as flow v1 events (`s`, `t`, `f`
+ * with "bp":"e"), which bind at the points' own timestamps. The bind_id /
+ * id is a string of 16 hex digits: a 64-bit hash of the flow name, the id
+ * and the chain's ordinal among chains with that name and id (Perfetto
+ * reads string ids as hex; chrome://tracing compares them as strings).
+ *
+ * Counters follow pp_analyze(): per counter site, events of all threads in
+ * time order (ties by thread, then recording order); ADD events emit the
+ * running value; non-finite values are skipped (JSON cannot hold them).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "export/export.h"
+#include "export/jsonw.h"
+#include "format/pptrace.h"
+#include "internal.h"
+#include "pipeprof/version.h"
+
+#define FLOW_OUT 1u
+#define FLOW_IN 2u
+
+/* One flow event, for building chains. */
+typedef struct flow_pt {
+  int64_t ts;
+  uint64_t id;
+  uint64_t key;   /* the chain's bind id */
+  uint32_t cls;   /* flow name class (locs with equal names share one) */
+  uint32_t th;    /* thread index */
+  size_t seq;     /* event index in the thread */
+  int32_t zone;   /* enclosing zone instance, -1 when none */
+  uint8_t type;   /* PPT_EV_FLOW_* */
+  char v1;        /* phase when written as a v1 event, 0 when bound v2 */
+} flow_pt;
+
+/* A counter event reference, for the time-ordered merge. */
+typedef struct ctr_ref {
+  const pp_event *ev;
+  uint32_t th;
+  size_t seq;
+} ctr_ref;
+
+/* Per-thread flow bindings (arrays of nzones, NULL without flows). */
+typedef struct thread_binds {
+  uint64_t *key;
+  uint8_t *flags;
+} thread_binds;
+
+typedef struct chrome_ctx {
+  const pp_trace *t;
+  pp_jsonw w;
+  char **qname;   /* per loc: quoted, escaped name */
+  size_t *qlen;
+  char *thr;      /* per thread: ,"pid":P,"tid":T,"ts": */
+  size_t *thr_off, *thr_len;
+  thread_binds *binds;
+  flow_pt *flows;
+  size_t nflows;
+  uint64_t chains_v1, chains_v2;
+} chrome_ctx;
+
+static const char unknown_q[] = "\"(unknown)\"";
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* ts relative to t0 in ns, saturated (damaged traces may span anything). */
+static int64_t rel_ns(const chrome_ctx *c, int64_t ts) {
+  int64_t d;
+  if (__builtin_sub_overflow(ts, c->t->prof.t0, &d))
+    return ts > c->t->prof.t0 ? INT64_MAX : INT64_MIN;
+  return d;
+}
+
+static void put_name(chrome_ctx *c, uint32_t loc) {
+  if (loc < c->t->nlocs && c->qname[loc])
+    pp_jsonw_put(&c->w, c->qname[loc], c->qlen[loc]);
+  else
+    pp_jsonw_put(&c->w, unknown_q, sizeof unknown_q - 1);
+}
+
+/* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i. */
+static void put_thread_ts(chrome_ctx *c, size_t i, int64_t ts) {
+  pp_jsonw_put(&c->w, c->thr + c->thr_off[i], c->thr_len[i]);
+  pp_jsonw_put_us(&c->w, rel_ns(c, ts));
+}
+
+static void put_hex64(pp_jsonw *w, uint64_t v) {
+  static const char hx[] = "0123456789abcdef";
+  char b[18];
+  b[0] = '"';
+  for (int i = 0; i < 16; i++)
+    b[1 + i] = hx[(v >> (60 - 4 * i)) & 15];
+  b[17] = '"';
+  pp_jsonw_put(w, b, sizeof b);
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return x;
+}
+
+static uint64_t chain_key(const char *name, uint64_t id, uint64_t gen) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+    h ^= *p;
+    h *= UINT64_C(0x100000001b3);
+  }
+  h = mix64(h ^ mix64(id + UINT64_C(0x9e3779b97f4a7c15)));
+  h = mix64(h ^ gen);
+  return h ? h : 1;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static int build_names(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  if (!t->nlocs)
+    return 0;
+  c->qname = pp__calloc(t->nlocs, sizeof *c->qname);
+  c->qlen = pp__calloc(t->nlocs, sizeof *c->qlen);
+  if (!c->qname || !c->qlen)
+    return -1;
+  for (size_t i = 0; i < t->nlocs; i++) {
+    const char *n = pp_trace_loc_name(t, (uint32_t)i);
+    c->qname[i] = pp_jsonw_quote(n, strlen(n), &c->qlen[i]);
+    if (!c->qname[i])
+      return -1;
+  }
+  return 0;
+}
+
+static int build_threads(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  if (!t->nthreads)
+    return 0;
+  size_t per = 64;
+  if (t->nthreads > SIZE_MAX / per)
+    return -1;
+  c->thr = pp__malloc(t->nthreads * per);
+  c->thr_off = pp__malloc(t->nthreads * sizeof *c->thr_off);
+  c->thr_len = pp__malloc(t->nthreads * sizeof *c->thr_len);
+  if (!c->thr || !c->thr_off || !c->thr_len)
+    return -1;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    char *p = c->thr + i * per;
+    size_t n = 0;
+    memcpy(p + n, ",\"pid\":", 7);
+    n += 7;
+    n += pp_jsonw_fmt_uint(p + n, t->pid);
+    memcpy(p + n, ",\"tid\":", 7);
+    n += 7;
+    n += pp_jsonw_fmt_uint(p + n, t->threads[i].tid);
+    memcpy(p + n, ",\"ts\":", 6);
+    n += 6;
+    c->thr_off[i] = i * per;
+    c->thr_len[i] = n;
+  }
+  return 0;
+}
+
+/* Map each loc to a class shared by all locs of the same name. */
+typedef struct named_loc {
+  const char *name;
+  uint32_t loc;
+} named_loc;
+
+static int cmp_named_loc(const void *a, const void *b) {
+  const named_loc *x = a, *y = b;
+  int r = strcmp(x->name, y->name);
+  if (r)
+    return r;
+  return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static uint32_t *name_classes(const pp_trace *t) {
+  named_loc *ord = pp__malloc(t->nlocs * sizeof *ord);
+  uint32_t *cls = pp__malloc(t->nlocs * sizeof *cls);
+  if (!ord || !cls) {
+    pp__free(ord);
+    pp__free(cls);
+    return NULL;
+  }
+  for (size_t i = 0; i < t->nlocs; i++)
+    ord[i] = (named_loc){pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i};
+  qsort(ord, t->nlocs, sizeof *ord, cmp_named_loc);
+  uint32_t k = 0;
+  for (size_t i = 0; i < t->nlocs; i++) {
+    if (i && strcmp(ord[i].name, ord[i - 1].name) != 0)
+      k++;
+    cls[ord[i].loc] = k;
+  }
+  pp__free(ord);
+  return cls;
+}
+
+static int is_flow(uint8_t type) {
+  return type == PPT_EV_FLOW_BEGIN || type == PPT_EV_FLOW_STEP ||
+         type == PPT_EV_FLOW_END;
+}
+
+static int cmp_flow(const void *a, const void *b) {
+  const flow_pt *x = a, *y = b;
+  if (x->cls != y->cls)
+    return x->cls < y->cls ? -1 : 1;
+  if (x->id != y->id)
+    return x->id < y->id ? -1 : 1;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  if (x->th != y->th)
+    return x->th < y->th ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Try to bind chain p[0..n-1] with flows v2; returns 1 when done. */
+static int bind_v2(chrome_ctx *c, flow_pt *p, size_t n) {
+  const pp_trace *t = c->t;
+  int64_t prev_start = 0;
+  size_t distinct = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i].zone < 0)
+      return 0;
+    if (i && p[i].th == p[i - 1].th && p[i].zone == p[i - 1].zone)
+      continue;
+    const pp_zone_inst *z = &t->threads[p[i].th].zones[p[i].zone];
+    if (c->binds[p[i].th].key[p[i].zone] != 0)
+      return 0;
+    if (distinct && z->start <= prev_start)
+      return 0;
+    prev_start = z->start;
+    distinct++;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    p[i].v1 = 0;
+    if (i && p[i].th == p[i - 1].th && p[i].zone == p[i - 1].zone)
+      continue;
+    uint8_t f;
+    if (distinct == 1)
+      f = p[i].type == PPT_EV_FLOW_BEGIN ? FLOW_OUT
+          : p[i].type == PPT_EV_FLOW_END ? FLOW_IN
+                                         : FLOW_IN | FLOW_OUT;
+    else
+      f = (uint8_t)((k > 0 ? FLOW_IN : 0) | (k + 1 < distinct ? FLOW_OUT : 0));
+    c->binds[p[i].th].key[p[i].zone] = p[i].key;
+    c->binds[p[i].th].flags[p[i].zone] = f;
+    k++;
+  }
+  return 1;
+}
+
+static void mark_v1(flow_pt *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (n == 1)
+      p[i].v1 = p[i].type == PPT_EV_FLOW_BEGIN ? 's'
+                : p[i].type == PPT_EV_FLOW_END ? 'f'
+                                               : 't';
+    else
+      p[i].v1 = i == 0 ? 's' : i + 1 == n ? 'f' : 't';
+  }
+}
+
+static int plan_flows(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if (is_flow(e->type) && e->loc < t->nlocs)
+        n++;
+    }
+  if (!n)
+    return 0;
+  if (n > SIZE_MAX / sizeof(flow_pt))
+    return -1;
+  uint32_t *cls = name_classes(t);
+  c->flows = pp__malloc(n * sizeof *c->flows);
+  c->binds = pp__calloc(t->nthreads, sizeof *c->binds);
+  if (!cls || !c->flows || !c->binds) {
+    pp__free(cls);
+    return -1;
+  }
+  for (size_t i = 0; i < t->nthreads; i++) {
+    size_t nz = t->threads[i].nzones;
+    if (!nz)
+      continue;
+    c->binds[i].key = pp__calloc(nz, sizeof(uint64_t));
+    c->binds[i].flags = pp__calloc(nz, 1);
+    if (!c->binds[i].key || !c->binds[i].flags) {
+      pp__free(cls);
+      return -1;
+    }
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nev; j++) {
+      const pp_event *e = &th->ev[j];
+      if (!is_flow(e->type) || e->loc >= t->nlocs)
+        continue;
+      c->flows[k++] = (flow_pt){
+          .ts = e->ts,
+          .id = e->v.id,
+          .cls = cls[e->loc],
+          .th = (uint32_t)i,
+          .seq = j,
+          .zone = (int32_t)pp_zone_enclosing(th, e->ts),
+          .type = e->type,
+      };
+    }
+  }
+  pp__free(cls);
+  c->nflows = n;
+  qsort(c->flows, n, sizeof *c->flows, cmp_flow);
+
+  /* Split into chains: a group is one (name, id); a FLOW_BEGIN starts a new
+   * chain within it. */
+  uint64_t gen = 0;
+  for (size_t i = 0; i < n;) {
+    flow_pt *p = &c->flows[i];
+    if (i == 0 || p->cls != p[-1].cls || p->id != p[-1].id)
+      gen = 0;
+    else
+      gen++;
+    size_t j = i + 1;
+    while (j < n && c->flows[j].cls == p->cls && c->flows[j].id == p->id &&
+           c->flows[j].type != PPT_EV_FLOW_BEGIN)
+      j++;
+    /* the name of the class: every point's loc has it */
+    const char *name = pp_trace_loc_name(t, t->threads[p->th].ev[p->seq].loc);
+    uint64_t key = chain_key(name, p->id, gen);
+    for (size_t m = i; m < j; m++)
+      c->flows[m].key = key;
+    if (bind_v2(c, p, j - i)) {
+      c->chains_v2++;
+    } else {
+      mark_v1(p, j - i);
+      c->chains_v1++;
+    }
+    i = j;
+  }
+  return 0;
+}
+
+static void free_ctx(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  if (c->qname)
+    for (size_t i = 0; i < t->nlocs; i++)
+      pp__free(c->qname[i]);
+  pp__free(c->qname);
+  pp__free(c->qlen);
+  pp__free(c->thr);
+  pp__free(c->thr_off);
+  pp__free(c->thr_len);
+  if (c->binds)
+    for (size_t i = 0; i < t->nthreads; i++) {
+      pp__free(c->binds[i].key);
+      pp__free(c->binds[i].flags);
+    }
+  pp__free(c->binds);
+  pp__free(c->flows);
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+static void write_names(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  pp_jsonw *w = &c->w;
+  const char *pname = pp_trace_meta(t, "process_name");
+  char fallback[48];
+  if (!pname || !pname[0]) {
+    snprintf(fallback, sizeof fallback, "pid %u", (unsigned)t->pid);
+    pname = fallback;
+  }
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "ph", "M");
+  pp_jsonw_kv_str(w, "name", "process_name");
+  pp_jsonw_kv_uint(w, "pid", t->pid);
+  pp_jsonw_kv_uint(w, "tid", 0);
+  pp_jsonw_key(w, "args");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "name", pname);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_obj_end(w);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    char tname[48];
+    const char *name = th->name;
+    if (!name || !name[0]) {
+      snprintf(tname, sizeof tname, "thread %llu",
+               (unsigned long long)th->tid);
+      name = tname;
+    }
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "M");
+    pp_jsonw_kv_str(w, "name", "thread_name");
+    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "tid", th->tid);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", name);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "M");
+    pp_jsonw_kv_str(w, "name", "thread_sort_index");
+    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "tid", th->tid);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "sort_index", i);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+}
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static void write_zones(chrome_ctx *c, size_t ti) {
+  const pp_thread *th = &c->t->threads[ti];
+  pp_jsonw *w = &c->w;
+  const thread_binds *b = c->binds ? &c->binds[ti] : NULL;
+  for (size_t i = 0; i < th->nzones; i++) {
+    const pp_zone_inst *z = &th->zones[i];
+    pp_jsonw_elem(w);
+    pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
+    put_name(c, z->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"zone\""));
+    put_thread_ts(c, ti, z->start);
+    pp_jsonw_put(w, S(",\"dur\":"));
+    int64_t dur;
+    if (__builtin_sub_overflow(z->end, z->start, &dur) || dur < 0)
+      dur = dur < 0 ? 0 : INT64_MAX;
+    pp_jsonw_put_us(w, dur);
+    pp_jsonw_put(w, S(",\"args\":{\"self_us\":"));
+    pp_jsonw_put_us(w, z->self);
+    if (z->unclosed)
+      pp_jsonw_put(w, S(",\"unclosed\":true"));
+    pp_jsonw_putc(w, '}');
+    if (b && b->key && b->key[i]) {
+      pp_jsonw_put(w, S(",\"bind_id\":"));
+      put_hex64(w, b->key[i]);
+      if (b->flags[i] & FLOW_OUT)
+        pp_jsonw_put(w, S(",\"flow_out\":true"));
+      if (b->flags[i] & FLOW_IN)
+        pp_jsonw_put(w, S(",\"flow_in\":true"));
+    }
+    pp_jsonw_putc(w, '}');
+  }
+}
+
+static void write_instants(chrome_ctx *c, size_t ti) {
+  const pp_thread *th = &c->t->threads[ti];
+  pp_jsonw *w = &c->w;
+  for (size_t i = 0; i < th->nev; i++) {
+    const pp_event *e = &th->ev[i];
+    if (e->loc >= c->t->nlocs)
+      continue;
+    if (e->type == PPT_EV_MARK) {
+      pp_jsonw_elem(w);
+      pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"t\",\"name\":"));
+      put_name(c, e->loc);
+      pp_jsonw_put(w, S(",\"cat\":\"mark\""));
+    } else if (e->type == PPT_EV_FRAME) {
+      pp_jsonw_elem(w);
+      pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"p\",\"name\":"));
+      put_name(c, e->loc);
+      pp_jsonw_put(w, S(",\"cat\":\"frame\""));
+    } else {
+      continue;
+    }
+    put_thread_ts(c, ti, e->ts);
+    pp_jsonw_putc(w, '}');
+  }
+}
+
+static void write_flows_v1(chrome_ctx *c) {
+  pp_jsonw *w = &c->w;
+  for (size_t i = 0; i < c->nflows; i++) {
+    const flow_pt *p = &c->flows[i];
+    if (!p->v1)
+      continue;
+    const pp_event *e = &c->t->threads[p->th].ev[p->seq];
+    char ph[] = "{\"ph\":\"?\",\"name\":";
+    ph[7] = p->v1;
+    pp_jsonw_elem(w);
+    pp_jsonw_put(w, ph, sizeof ph - 1);
+    put_name(c, e->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"flow\",\"id\":"));
+    put_hex64(w, p->key);
+    if (p->v1 == 'f')
+      pp_jsonw_put(w, S(",\"bp\":\"e\""));
+    put_thread_ts(c, p->th, p->ts);
+    pp_jsonw_putc(w, '}');
+  }
+}
+
+static int is_counter(uint8_t type) {
+  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
+         type == PPT_EV_COUNTER_SETF;
+}
+
+static int cmp_ctr(const void *a, const void *b) {
+  const ctr_ref *x = a, *y = b;
+  if (x->ev->loc != y->ev->loc)
+    return x->ev->loc < y->ev->loc ? -1 : 1;
+  if (x->ev->ts != y->ev->ts)
+    return x->ev->ts < y->ev->ts ? -1 : 1;
+  if (x->th != y->th)
+    return x->th < y->th ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int write_counters(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  pp_jsonw *w = &c->w;
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if (is_counter(e->type) && e->loc < t->nlocs)
+        n++;
+    }
+  if (!n)
+    return 0;
+  if (n > SIZE_MAX / sizeof(ctr_ref))
+    return -1;
+  ctr_ref *r = pp__malloc(n * sizeof *r);
+  if (!r)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if (is_counter(e->type) && e->loc < t->nlocs)
+        r[k++] = (ctr_ref){e, (uint32_t)i, j};
+    }
+  qsort(r, n, sizeof *r, cmp_ctr);
+  int64_t iv = 0;
+  double fv = 0;
+  int is_f = 0;
+  for (size_t i = 0; i < n; i++) {
+    const pp_event *e = r[i].ev;
+    if (i == 0 || e->loc != r[i - 1].ev->loc) {
+      iv = 0;
+      fv = 0;
+      is_f = 0;
+    }
+    if (e->type == PPT_EV_COUNTER_SET) {
+      iv = e->v.i;
+      is_f = 0;
+    } else if (e->type == PPT_EV_COUNTER_ADD) {
+      if (is_f)
+        fv += (double)e->v.i;
+      else /* wraps like the analysis does */
+        iv = (int64_t)((uint64_t)iv + (uint64_t)e->v.i);
+    } else {
+      fv = e->v.f;
+      is_f = 1;
+    }
+    if (is_f && !isfinite(fv))
+      continue;
+    pp_jsonw_elem(w);
+    pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
+    put_name(c, e->loc);
+    put_thread_ts(c, r[i].th, e->ts);
+    pp_jsonw_put(w, S(",\"args\":{\"value\":"));
+    if (is_f)
+      pp_jsonw_put_double(w, fv);
+    else
+      pp_jsonw_put_int(w, iv);
+    pp_jsonw_put(w, S("}}"));
+  }
+  pp__free(r);
+  return 0;
+}
+
+/* ---- metadata ----------------------------------------------------------- */
+
+/* A META value as a JSON integer when it is one, else as a string. */
+static void kv_meta_num(pp_jsonw *w, const pp_trace *t, const char *key,
+                        int64_t *out, int *ok) {
+  const char *v = pp_trace_meta(t, key);
+  *ok = 0;
+  if (!v)
+    return;
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  pp_jsonw_key(w, key);
+  if (end != v && !*end && errno == 0) {
+    pp_jsonw_int(w, x);
+    *out = x;
+    *ok = 1;
+  } else {
+    pp_jsonw_str(w, v);
+  }
+}
+
+static void write_metadata(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  const pp_profile *p = &t->prof;
+  pp_jsonw *w = &c->w;
+  pp_jsonw_key(w, "metadata");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "pipeprof_version", PP_VERSION_STRING);
+  pp_jsonw_kv_uint(w, "pid", t->pid);
+  const char *pname = pp_trace_meta(t, "process_name");
+  if (pname)
+    pp_jsonw_kv_str(w, "process_name", pname);
+  const char *mode = pp_trace_meta(t, "mode");
+  if (mode)
+    pp_jsonw_kv_str(w, "mode", mode);
+  pp_jsonw_kv_str(w, "clock", "monotonic");
+  pp_jsonw_kv_int(w, "t0_ns", p->t0);
+  int64_t smono = 0, sreal = 0;
+  int has_mono, has_real;
+  kv_meta_num(w, t, "start_mono_ns", &smono, &has_mono);
+  kv_meta_num(w, t, "start_realtime_ns", &sreal, &has_real);
+  /* Wall-clock time of ts 0: from the first clock sync point, else from
+   * the start anchor. */
+  int64_t mono = 0, real = 0, d, r;
+  int have = 0;
+  if (t->nclock) {
+    mono = t->clock[0].mono_ns;
+    real = t->clock[0].real_ns;
+    have = 1;
+  } else if (has_mono && has_real) {
+    mono = smono;
+    real = sreal;
+    have = 1;
+  }
+  if (have && !__builtin_sub_overflow(p->t0, mono, &d) &&
+      !__builtin_add_overflow(real, d, &r))
+    pp_jsonw_kv_int(w, "t0_realtime_ns", r);
+  pp_jsonw_kv_uint(w, "dropped_events", p->dropped);
+  pp_jsonw_key(w, "dropped_by_thread");
+  pp_jsonw_obj_begin(w);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    char k[24];
+    k[pp_jsonw_fmt_uint(k, t->threads[i].tid)] = '\0';
+    pp_jsonw_kv_uint(w, k, t->threads[i].dropped);
+  }
+  pp_jsonw_obj_end(w);
+  pp_jsonw_kv_uint(w, "unclosed_zones", p->unclosed);
+  pp_jsonw_kv_uint(w, "unmatched_zone_ends", p->unmatched_ends);
+  pp_jsonw_kv_uint(w, "flow_chains_v2", c->chains_v2);
+  pp_jsonw_kv_uint(w, "flow_chains_v1", c->chains_v1);
+  pp_jsonw_key(w, "reader");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "chunks_ok", t->diag.chunks_ok);
+  pp_jsonw_kv_uint(w, "chunks_bad", t->diag.chunks_bad);
+  pp_jsonw_kv_uint(w, "bytes_skipped", t->diag.bytes_skipped);
+  pp_jsonw_kv_uint(w, "events_bad", t->diag.events_bad);
+  pp_jsonw_kv_bool(w, "truncated", t->diag.truncated);
+  pp_jsonw_kv_bool(w, "clean_end", t->diag.clean_end);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+int pp_export_chrome(FILE *out, const pp_trace *t) {
+  if (!out || !t || !t->analyzed)
+    return -1;
+  chrome_ctx c;
+  memset(&c, 0, sizeof c);
+  c.t = t;
+  int rc = -1;
+  if (pp_jsonw_init(&c.w, out) != 0 || build_names(&c) != 0 ||
+      build_threads(&c) != 0 || plan_flows(&c) != 0)
+    goto done;
+  pp_jsonw *w = &c.w;
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_key(w, "traceEvents");
+  pp_jsonw_arr_begin_lines(w);
+  write_names(&c);
+  for (size_t i = 0; i < t->nthreads && !w->err; i++) {
+    write_zones(&c, i);
+    write_instants(&c, i);
+  }
+  write_flows_v1(&c);
+  if (write_counters(&c) != 0)
+    goto done;
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_str(w, "displayTimeUnit", "ns");
+  write_metadata(&c);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_putc(w, '\n');
+  rc = 0;
+done:
+  if (pp_jsonw_finish(&c.w) != 0)
+    rc = -1;
+  free_ctx(&c);
+  return rc;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exporters and the text report: each turns an analysed pp_trace (see
+ * src/analyze/model.h; call pp_analyze() first) into one output format on
+ * a FILE*. Each exporter declares its entry points in its own marked block
+ * below. Exporters never modify the trace; they return 0, or -1 when the
+ * output could not be written or memory ran out.
+ */
+#ifndef PP_EXPORT_H
+#define PP_EXPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analyze/model.h"
+
+/* ==== text report (src/export/report_text.c) ============================ */
+
+/* Options of pp_report_text(); a zero-initialised struct means defaults. */
+typedef struct pp_report_opts {
+  int width_hint; /* terminal width in columns; 0: unknown. Only narrows
+                     the zone name column (never below 12 columns). */
+  int top_n;      /* bottlenecks listed; 0: 3; negative: none */
+} pp_report_opts;
+
+/* Print the human-readable report of an analysed trace: header (process,
+ * mode, wall time, threads, events, dropped events, damage found by the
+ * reader), zone table, top bottlenecks by self time, per-thread busy time,
+ * frames, counters and an estimate of the profiler's own overhead. opts may
+ * be NULL. Returns 0, or -1 when t was not analysed or writing failed. */
+int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts);
+
+/* Format a duration in ns with an adaptive unit and 3 significant digits
+ * ("850 ns", "12.3 us", "612 ms", "1.50 s") into buf (always
+ * NUL-terminated when len > 0). Returns buf. */
+char *pp_format_ns(char *buf, size_t len, double ns);
+
+/* ==== end of text report ================================================= */
+
+/* ==== JSON and CSV exporters (src/export/{chrome,summary_json,csv}.c) == */
+
+/* Chrome / Perfetto trace JSON (object form) of an analysed trace: zones as
+ * X events, counters as C, marks and frame marks as instants, flows (v2
+ * bind ids, v1 events as a fallback), process/thread names, and metadata
+ * (version, t0 and wall-clock anchor, dropped events, reader diagnostics).
+ * Opens in ui.perfetto.dev and chrome://tracing. Returns 0, or -1 when t
+ * was not analysed, memory ran out or writing failed. */
+int pp_export_chrome(FILE *out, const pp_trace *t);
+
+/* The machine-readable summary (schema "pipeprof.summary", version 1; see
+ * docs/formats/summary-json.md): zones with percentiles, top self time,
+ * threads, frames, counters, overhead estimate, reader diagnostics.
+ * Returns 0 or -1 as above. */
+int pp_export_summary_json(FILE *out, const pp_trace *t);
+
+/* The per-zone table as RFC 4180 CSV (CRLF line ends, header row), one row
+ * per zone site in profile order. Returns 0 or -1 as above. */
+int pp_export_csv(FILE *out, const pp_trace *t);
+
+/* ==== end of JSON and CSV exporters ====================================== */
+
+#endif /* PP_EXPORT_H */

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The human-readable report printed by `pipeprof report`: a header with
+ * the process, wall time and data-loss indicators, the zone table sorted by
+ * total time with latency percentiles, the top bottlenecks by self time,
+ * per-thread busy time, frame pacing, counters and an estimate of the
+ * profiler's own overhead. Reads an analysed pp_trace; never modifies it.
+ *
+ * Names come from the traced program and may hold any bytes: control
+ * characters and malformed UTF-8 are shown as '?', and long names are cut
+ * to the column width with "...".
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "export/export.h"
+
+#define NAME_MAX_COLS 40
+#define NAME_MIN_COLS 12
+#define DUR_W 9   /* a duration column, separator included */
+#define PCT_W 8   /* a percentage column, separator included */
+#define CELL_MAX 64
+
+char *pp_format_ns(char *buf, size_t len, double ns) {
+  static const struct {
+    double div;
+    const char *unit;
+  } units[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  if (!buf || !len)
+    return buf;
+  if (!isfinite(ns)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  const char *sign = ns < 0 ? "-" : "";
+  double a = fabs(ns);
+  size_t u = 0;
+  while (u + 1 < sizeof units / sizeof units[0] && a >= units[u + 1].div)
+    u++;
+  double v = a / units[u].div;
+  /* Rounding may carry into the next unit: 999.7 us is "1.00 ms". */
+  if (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
+    u++;
+    v = a / units[u].div;
+  }
+  int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+  if (u == 0 && v == floor(v))
+    decimals = 0; /* whole nanoseconds: "850 ns", "5 ns" */
+  snprintf(buf, len, "%s%.*f %s", sign, decimals, v, units[u].unit);
+  return buf;
+}
+
+/* ---- names ----------------------------------------------------------------
+ * A name is split into display cells: a valid UTF-8 sequence of a
+ * printable character is one cell, any other byte is one cell shown as '?'.
+ */
+
+/* Length in bytes of the cell at s (s[0] != 0); *ok is 0 when it must be
+ * shown as '?'. */
+static size_t cell_len(const unsigned char *s, int *ok) {
+  unsigned char c = s[0];
+  size_t n;
+  *ok = 1;
+  if (c < 0x80) {
+    *ok = c >= 0x20 && c != 0x7f;
+    return 1;
+  }
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4;
+  else {
+    *ok = 0;
+    return 1;
+  }
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80) {
+      *ok = 0;
+      return 1;
+    }
+  if (c == 0xc2 && s[1] < 0xa0) /* C1 control characters */
+    *ok = 0;
+  return *ok ? n : 1;
+}
+
+static int name_cols(const char *s) {
+  int cols = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    int ok;
+    p += cell_len(p, &ok);
+    cols++;
+  }
+  return cols;
+}
+
+/* Print s in at most width cells (cut with "..." when longer), padded with
+ * spaces to width when pad is set. */
+static void put_name(FILE *out, const char *s, int width, int pad) {
+  int cols = name_cols(s);
+  int keep = cols <= width ? cols : width > 3 ? width - 3 : width;
+  const unsigned char *p = (const unsigned char *)s;
+  for (int i = 0; i < keep; i++) {
+    int ok;
+    size_t n = cell_len(p, &ok);
+    if (ok)
+      fwrite(p, 1, n, out);
+    else
+      fputc('?', out);
+    p += n;
+  }
+  int shown = keep;
+  if (keep < cols) {
+    int dots = width - keep;
+    for (int i = 0; i < dots; i++)
+      fputc('.', out);
+    shown += dots;
+  }
+  for (; pad && shown < width; shown++)
+    fputc(' ', out);
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* Width of a name column: the longest name, between header and cap. */
+static int name_width(int longest, const char *header, int cap) {
+  return max_int((int)strlen(header), min_int(longest, cap));
+}
+
+static const char *thread_label(const pp_thread *th, char *buf, size_t len) {
+  if (th->name && th->name[0])
+    return th->name;
+  snprintf(buf, len, "thread %" PRIu64, th->tid);
+  return buf;
+}
+
+/* ---- cells ---------------------------------------------------------------- */
+
+static void put_dur(FILE *out, double ns) {
+  char b[CELL_MAX];
+  fprintf(out, "%*s", DUR_W, pp_format_ns(b, sizeof b, ns));
+}
+
+static void put_pct(FILE *out, double part, double whole) {
+  char b[CELL_MAX];
+  if (whole > 0)
+    snprintf(b, sizeof b, "%.1f%%", part / whole * 100.0);
+  else
+    snprintf(b, sizeof b, "-");
+  fprintf(out, "%*s", PCT_W, b);
+}
+
+static void put_value(FILE *out, double v, int as_int) {
+  char b[CELL_MAX];
+  if (as_int && fabs(v) < 1e19)
+    snprintf(b, sizeof b, "%.0f", v);
+  else
+    snprintf(b, sizeof b, "%.6g", v);
+  fprintf(out, " %12s", b);
+}
+
+/* ---- sections ------------------------------------------------------------- */
+
+static void header(FILE *out, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  char b[CELL_MAX];
+  const char *name = pp_trace_meta(t, "process_name");
+  const char *pid = pp_trace_meta(t, "pid");
+  const char *mode = pp_trace_meta(t, "mode");
+
+  fputs("process:        ", out);
+  put_name(out, name && name[0] ? name : "(unknown)", 80, 0);
+  if (pid && pid[0]) {
+    fputs(" (pid ", out);
+    put_name(out, pid, 20, 0);
+    fputs(")", out);
+  } else if (t->pid) {
+    fprintf(out, " (pid %" PRIu32 ")", t->pid);
+  }
+  fputs("\nmode:           ", out);
+  put_name(out, mode && mode[0] ? mode : "unknown", 20, 0);
+  fprintf(out, "\nwall time:      %s\n",
+          pp_format_ns(b, sizeof b, (double)p->wall_ns));
+  fprintf(out, "threads:        %zu\n", t->nthreads);
+  fprintf(out, "events:         %" PRIu64 "\n", p->events);
+  fprintf(out, "dropped events: %" PRIu64 "\n", p->dropped);
+
+  if (p->dropped) {
+    fprintf(out, "warning: %" PRIu64 " events were dropped (thread buffers "
+            "full); times and counts are incomplete:", p->dropped);
+    const char *sep = " ";
+    for (size_t i = 0; i < t->nthreads; i++) {
+      const pp_thread *th = &t->threads[i];
+      if (!th->dropped)
+        continue;
+      char lb[CELL_MAX];
+      fputs(sep, out);
+      put_name(out, thread_label(th, lb, sizeof lb), NAME_MAX_COLS, 0);
+      fprintf(out, " %" PRIu64, th->dropped);
+      sep = ", ";
+    }
+    fputc('\n', out);
+  }
+
+  const pp_read_diag *d = &t->diag;
+  if (d->chunks_bad || d->bytes_skipped)
+    fprintf(out, "warning: trace damaged: %" PRIu64 " bad chunks, %" PRIu64
+            " bytes skipped (intact chunks were recovered)\n",
+            d->chunks_bad, d->bytes_skipped);
+  if (d->events_bad)
+    fprintf(out, "warning: %" PRIu64 " undecodable events ignored\n",
+            d->events_bad);
+  if (d->truncated)
+    fputs("warning: trace truncated inside a chunk\n", out);
+  if (d->file_bytes && !d->clean_end)
+    fputs("warning: trace ended without END chunk (process killed?)\n", out);
+}
+
+static void zone_table(FILE *out, const pp_trace *t, int cap) {
+  const pp_profile *p = &t->prof;
+  fputs("\nzones (by total time; %wall can exceed 100% with several "
+        "threads)\n", out);
+  if (!p->nzones) {
+    fputs("no zones recorded\n", out);
+    return;
+  }
+  int longest = 0;
+  uint64_t max_count = 0;
+  for (size_t i = 0; i < p->nzones; i++) {
+    longest = max_int(longest,
+                      name_cols(pp_trace_loc_name(t, p->zones[i].loc)));
+    if (p->zones[i].count > max_count)
+      max_count = p->zones[i].count;
+  }
+  int nw = name_width(longest, "zone", cap);
+  char cb[CELL_MAX];
+  int cw = max_int(6, snprintf(cb, sizeof cb, " %" PRIu64, max_count));
+
+  put_name(out, "zone", nw, 1);
+  fprintf(out, "%*s", cw, "count");
+  static const char *const cols[] = {"total", "self", "mean", "p50", "p90",
+                                     "p99", "p99.9", "max"};
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+    fprintf(out, "%*s", DUR_W, cols[i]);
+  fprintf(out, "%*s\n", PCT_W, "%wall");
+
+  for (size_t i = 0; i < p->nzones; i++) {
+    const pp_zone_stats *z = &p->zones[i];
+    put_name(out, pp_trace_loc_name(t, z->loc), nw, 1);
+    fprintf(out, "%*" PRIu64, cw, z->count);
+    put_dur(out, (double)z->total_ns);
+    put_dur(out, (double)z->self_ns);
+    put_dur(out, z->mean_ns);
+    put_dur(out, (double)pp_hist_percentile(&z->hist, 50.0));
+    put_dur(out, (double)pp_hist_percentile(&z->hist, 90.0));
+    put_dur(out, (double)pp_hist_percentile(&z->hist, 99.0));
+    put_dur(out, (double)pp_hist_percentile(&z->hist, 99.9));
+    put_dur(out, (double)z->max_ns);
+    put_pct(out, (double)z->total_ns, (double)p->wall_ns);
+    fputc('\n', out);
+  }
+  if (p->unclosed)
+    fprintf(out, "note: %" PRIu64 " zone instances lost their end and were "
+            "closed at the end of the trace or of an enclosing zone\n",
+            p->unclosed);
+  if (p->unmatched_ends)
+    fprintf(out, "note: %" PRIu64 " zone ends without a begin were "
+            "ignored\n", p->unmatched_ends);
+}
+
+/* True when zone a ranks before zone b by self time (ties: table order). */
+static int self_before(const pp_profile *p, size_t a, size_t b) {
+  if (p->zones[a].self_ns != p->zones[b].self_ns)
+    return p->zones[a].self_ns > p->zones[b].self_ns;
+  return a < b;
+}
+
+static void bottlenecks(FILE *out, const pp_trace *t, int top_n, int cap) {
+  const pp_profile *p = &t->prof;
+  if (!p->nzones || top_n <= 0)
+    return;
+  size_t n = (size_t)top_n < p->nzones ? (size_t)top_n : p->nzones;
+  double all_self = 0;
+  for (size_t i = 0; i < p->nzones; i++)
+    all_self += (double)p->zones[i].self_ns;
+
+  /* Selection without allocating: each pick is the best zone ranking
+   * strictly after the previous pick. */
+  size_t picks[64];
+  if (n > sizeof picks / sizeof picks[0])
+    n = sizeof picks / sizeof picks[0];
+  int longest = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < p->nzones; i++) {
+      if (k && !self_before(p, picks[k - 1], i))
+        continue;
+      if (best == SIZE_MAX || self_before(p, i, best))
+        best = i;
+    }
+    picks[k] = best;
+    longest = max_int(longest,
+                      name_cols(pp_trace_loc_name(t, p->zones[best].loc)));
+  }
+  int nw = min_int(longest, cap);
+
+  fputs("\ntop bottlenecks by self time\n", out);
+  for (size_t k = 0; k < n; k++) {
+    const pp_zone_stats *z = &p->zones[picks[k]];
+    char b[CELL_MAX];
+    fprintf(out, "%2zu. ", k + 1);
+    put_name(out, pp_trace_loc_name(t, z->loc), nw, 1);
+    fprintf(out, "  %s self (%.1f%% of zone time)\n",
+            pp_format_ns(b, sizeof b, (double)z->self_ns),
+            all_self > 0 ? (double)z->self_ns / all_self * 100.0 : 0.0);
+  }
+}
+
+static void thread_table(FILE *out, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  fputs("\nthreads (busy = time inside top-level zones)\n", out);
+  if (!t->nthreads) {
+    fputs("no threads recorded\n", out);
+    return;
+  }
+  char lb[CELL_MAX];
+  int longest = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    longest = max_int(longest,
+                      name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
+  int nw = name_width(longest, "thread", NAME_MAX_COLS);
+  put_name(out, "thread", nw, 1);
+  fprintf(out, "%*s%*s%*s%*s%*s\n", DUR_W, "busy", PCT_W, "%wall", 10,
+          "zones", 12, "events", 10, "dropped");
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
+    put_dur(out, (double)th->busy_ns);
+    put_pct(out, (double)th->busy_ns, (double)p->wall_ns);
+    fprintf(out, "%10zu%12zu%10" PRIu64 "\n", th->nzones, th->nev,
+            th->dropped);
+  }
+}
+
+static void frame_table(FILE *out, const pp_trace *t, int cap) {
+  const pp_profile *p = &t->prof;
+  if (!p->nframes)
+    return;
+  int longest = 0;
+  for (size_t i = 0; i < p->nframes; i++)
+    longest = max_int(longest,
+                      name_cols(pp_trace_loc_name(t, p->frames[i].loc)));
+  int nw = name_width(longest, "frame", cap);
+  fputs("\nframes (frame time = gap between consecutive marks)\n", out);
+  put_name(out, "frame", nw, 1);
+  fprintf(out, "%10s%9s", "frames", "fps");
+  static const char *const cols[] = {"p50", "p90", "p99", "max", "jitter"};
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+    fprintf(out, "%*s", DUR_W, cols[i]);
+  fputc('\n', out);
+  for (size_t i = 0; i < p->nframes; i++) {
+    const pp_frame_stats *f = &p->frames[i];
+    put_name(out, pp_trace_loc_name(t, f->loc), nw, 1);
+    fprintf(out, "%10" PRIu64, f->frames);
+    if (f->frames < 2 || f->fps <= 0) {
+      fprintf(out, "%9s", "-");
+    } else {
+      char b[CELL_MAX];
+      snprintf(b, sizeof b, "%.*f", f->fps >= 100 ? 0 : 1, f->fps);
+      fprintf(out, "%9s", b);
+    }
+    if (f->frames < 2) {
+      for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        fprintf(out, "%*s", DUR_W, "-");
+    } else {
+      put_dur(out, (double)pp_hist_percentile(&f->hist, 50.0));
+      put_dur(out, (double)pp_hist_percentile(&f->hist, 90.0));
+      put_dur(out, (double)pp_hist_percentile(&f->hist, 99.0));
+      put_dur(out, (double)f->hist.max);
+      put_dur(out, f->jitter_ns);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void counter_table(FILE *out, const pp_trace *t, int cap) {
+  const pp_profile *p = &t->prof;
+  if (!p->ncounters)
+    return;
+  int longest = 0;
+  for (size_t i = 0; i < p->ncounters; i++)
+    longest = max_int(longest,
+                      name_cols(pp_trace_loc_name(t, p->counters[i].loc)));
+  int nw = name_width(longest, "counter", cap);
+  fputs("\ncounters\n", out);
+  put_name(out, "counter", nw, 1);
+  fprintf(out, "%10s %12s %12s %12s %12s\n", "samples", "min", "max", "mean",
+          "last");
+  for (size_t i = 0; i < p->ncounters; i++) {
+    const pp_counter_stats *c = &p->counters[i];
+    put_name(out, pp_trace_loc_name(t, c->loc), nw, 1);
+    fprintf(out, "%10" PRIu64, c->samples);
+    put_value(out, c->min, !c->is_float);
+    put_value(out, c->max, !c->is_float);
+    put_value(out, c->mean, 0);
+    put_value(out, c->last, !c->is_float);
+    fputc('\n', out);
+  }
+}
+
+static void overhead(FILE *out, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  fputc('\n', out);
+  if (!(p->event_cost_ns > 0)) {
+    fputs("profiler overhead: unavailable: event cost not recorded\n", out);
+    return;
+  }
+  double est = (double)p->events * p->event_cost_ns;
+  double busy = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    busy += (double)t->threads[i].busy_ns;
+  char b[CELL_MAX], c[CELL_MAX];
+  fprintf(out, "profiler overhead (estimated): %s (%" PRIu64 " events x %s",
+          pp_format_ns(b, sizeof b, est), p->events,
+          pp_format_ns(c, sizeof c, p->event_cost_ns));
+  if (busy > 0)
+    fprintf(out, "; %.2f%% of busy thread time", est / busy * 100.0);
+  fputs(")\n", out);
+}
+
+int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
+  if (!out || !t || !t->analyzed)
+    return -1;
+  pp_report_opts o = {0, 0};
+  if (opts)
+    o = *opts;
+  if (o.top_n == 0)
+    o.top_n = 3;
+  int cap = NAME_MAX_COLS;
+  if (o.width_hint > 0) {
+    /* The zone table's other columns: count, 8 durations, %wall. */
+    int rest = 10 + 8 * DUR_W + PCT_W;
+    cap = max_int(NAME_MIN_COLS, min_int(NAME_MAX_COLS, o.width_hint - rest));
+  }
+  header(out, t);
+  zone_table(out, t, cap);
+  bottlenecks(out, t, o.top_n, cap);
+  thread_table(out, t);
+  frame_table(out, t, cap);
+  counter_table(out, t, cap);
+  overhead(out, t);
+  return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The machine-readable summary of an analysed trace: schema
+ * "pipeprof.summary", schema_version 1, specified field by field in
+ * docs/formats/summary-json.md (keep the two in step; within one
+ * schema_version fields are only ever added). Everything comes from the
+ * pp_profile and the threads; nothing is recomputed here except ratios and
+ * histogram percentiles.
+ */
+#include <string.h>
+
+#include "export/export.h"
+#include "export/jsonw.h"
+#include "internal.h"
+#include "pipeprof/version.h"
+
+#define SUMMARY_SCHEMA "pipeprof.summary"
+#define SUMMARY_SCHEMA_VERSION 1
+#define TOP_SELF_N 3
+
+/* part / whole in percent; null when whole is 0. */
+static void kv_pct(pp_jsonw *w, const char *k, double part, double whole) {
+  pp_jsonw_key(w, k);
+  if (whole > 0)
+    pp_jsonw_double(w, part / whole * 100.0);
+  else
+    pp_jsonw_null(w);
+}
+
+/* The site's name, function, file and line. */
+static void loc_fields(pp_jsonw *w, const pp_trace *t, uint32_t loc) {
+  const pp_loc *l = loc < t->nlocs ? &t->locs[loc] : NULL;
+  pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, loc));
+  pp_jsonw_kv_str(w, "function", l && l->function ? l->function : "");
+  pp_jsonw_kv_str(w, "file", l && l->file ? l->file : "");
+  pp_jsonw_kv_uint(w, "line", l ? l->line : 0);
+}
+
+static void write_zones(pp_jsonw *w, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  pp_jsonw_key(w, "zones");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nzones; i++) {
+    const pp_zone_stats *z = &p->zones[i];
+    pp_jsonw_obj_begin(w);
+    loc_fields(w, t, z->loc);
+    pp_jsonw_kv_uint(w, "count", z->count);
+    pp_jsonw_kv_int(w, "total_ns", z->total_ns);
+    pp_jsonw_kv_int(w, "self_ns", z->self_ns);
+    pp_jsonw_kv_double(w, "mean_ns", z->mean_ns);
+    pp_jsonw_kv_double(w, "std_ns", z->std_ns);
+    pp_jsonw_kv_int(w, "min_ns", z->count ? z->min_ns : 0);
+    pp_jsonw_kv_int(w, "max_ns", z->count ? z->max_ns : 0);
+    pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&z->hist, 50.0));
+    pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&z->hist, 90.0));
+    pp_jsonw_kv_uint(w, "p95_ns", pp_hist_percentile(&z->hist, 95.0));
+    pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&z->hist, 99.0));
+    pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(&z->hist, 99.9));
+    kv_pct(w, "wall_pct", (double)z->total_ns, (double)p->wall_ns);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+/* True when zone a ranks before zone b by self time (ties: profile order,
+ * as in the text report). */
+static int self_before(const pp_profile *p, size_t a, size_t b) {
+  if (p->zones[a].self_ns != p->zones[b].self_ns)
+    return p->zones[a].self_ns > p->zones[b].self_ns;
+  return a < b;
+}
+
+static void write_top_self(pp_jsonw *w, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  double all_self = 0;
+  for (size_t i = 0; i < p->nzones; i++)
+    all_self += (double)p->zones[i].self_ns;
+  size_t n = p->nzones < TOP_SELF_N ? p->nzones : TOP_SELF_N;
+  size_t picks[TOP_SELF_N];
+  pp_jsonw_key(w, "top_self");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t k = 0; k < n; k++) {
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < p->nzones; i++) {
+      if (k && !self_before(p, picks[k - 1], i))
+        continue;
+      if (best == SIZE_MAX || self_before(p, i, best))
+        best = i;
+    }
+    picks[k] = best;
+    const pp_zone_stats *z = &p->zones[best];
+    pp_jsonw_obj_begin(w);
+    loc_fields(w, t, z->loc);
+    pp_jsonw_kv_int(w, "self_ns", z->self_ns);
+    kv_pct(w, "share_pct", (double)z->self_ns, all_self);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void write_threads(pp_jsonw *w, const pp_trace *t) {
+  pp_jsonw_key(w, "threads");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "tid", th->tid);
+    pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
+    pp_jsonw_kv_int(w, "busy_ns", th->busy_ns);
+    kv_pct(w, "busy_pct", (double)th->busy_ns, (double)t->prof.wall_ns);
+    pp_jsonw_kv_uint(w, "zones", th->nzones);
+    pp_jsonw_kv_uint(w, "events", th->nev);
+    pp_jsonw_kv_uint(w, "dropped", th->dropped);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void write_frames(pp_jsonw *w, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  pp_jsonw_key(w, "frames");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nframes; i++) {
+    const pp_frame_stats *f = &p->frames[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, f->loc));
+    pp_jsonw_kv_uint(w, "frames", f->frames);
+    pp_jsonw_kv_double(w, "fps", f->fps);
+    pp_jsonw_kv_double(w, "mean_ns", f->mean_ns);
+    pp_jsonw_kv_double(w, "std_ns", f->std_ns);
+    pp_jsonw_kv_double(w, "jitter_ns", f->jitter_ns);
+    pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&f->hist, 50.0));
+    pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&f->hist, 90.0));
+    pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&f->hist, 99.0));
+    pp_jsonw_kv_uint(w, "max_ns", f->hist.count ? f->hist.max : 0);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void write_counters(pp_jsonw *w, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  pp_jsonw_key(w, "counters");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->ncounters; i++) {
+    const pp_counter_stats *c = &p->counters[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, c->loc));
+    pp_jsonw_kv_str(w, "type", c->is_float ? "float" : "int");
+    pp_jsonw_kv_uint(w, "samples", c->samples);
+    pp_jsonw_kv_double(w, "min", c->min);
+    pp_jsonw_kv_double(w, "max", c->max);
+    pp_jsonw_kv_double(w, "mean", c->mean);
+    pp_jsonw_kv_double(w, "last", c->last);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void write_overhead(pp_jsonw *w, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  pp_jsonw_key(w, "overhead");
+  pp_jsonw_obj_begin(w);
+  if (!(p->event_cost_ns > 0)) {
+    pp_jsonw_kv_str(w, "unavailable", "event cost not recorded");
+  } else {
+    double est = (double)p->events * p->event_cost_ns;
+    double busy = 0;
+    for (size_t i = 0; i < t->nthreads; i++)
+      busy += (double)t->threads[i].busy_ns;
+    pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
+    pp_jsonw_kv_double(w, "estimated_ns", est);
+    kv_pct(w, "estimated_pct", est, busy);
+  }
+  pp_jsonw_obj_end(w);
+}
+
+static void write_reader(pp_jsonw *w, const pp_trace *t) {
+  const pp_read_diag *d = &t->diag;
+  pp_jsonw_key(w, "reader");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "file_bytes", d->file_bytes);
+  pp_jsonw_kv_uint(w, "chunks_ok", d->chunks_ok);
+  pp_jsonw_kv_uint(w, "chunks_bad", d->chunks_bad);
+  pp_jsonw_kv_uint(w, "bytes_skipped", d->bytes_skipped);
+  pp_jsonw_kv_uint(w, "events_bad", d->events_bad);
+  pp_jsonw_kv_bool(w, "truncated", d->truncated);
+  pp_jsonw_kv_bool(w, "clean_end", d->clean_end);
+  pp_jsonw_obj_end(w);
+}
+
+int pp_export_summary_json(FILE *out, const pp_trace *t) {
+  if (!out || !t || !t->analyzed)
+    return -1;
+  const pp_profile *p = &t->prof;
+  pp_jsonw w;
+  if (pp_jsonw_init(&w, out) != 0) {
+    pp_jsonw_finish(&w);
+    return -1;
+  }
+  pp_jsonw_obj_begin(&w);
+  pp_jsonw_kv_str(&w, "schema", SUMMARY_SCHEMA);
+  pp_jsonw_kv_int(&w, "schema_version", SUMMARY_SCHEMA_VERSION);
+  pp_jsonw_key(&w, "generator");
+  pp_jsonw_obj_begin(&w);
+  pp_jsonw_kv_str(&w, "name", "pipeprof");
+  pp_jsonw_kv_str(&w, "version", PP_VERSION_STRING);
+  pp_jsonw_obj_end(&w);
+
+  pp_jsonw_key(&w, "process");
+  pp_jsonw_obj_begin(&w);
+  pp_jsonw_kv_uint(&w, "pid", t->pid);
+  pp_jsonw_kv_str(&w, "name", pp_trace_meta(t, "process_name"));
+  pp_jsonw_obj_end(&w);
+  pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
+  pp_jsonw_kv_str(&w, "clock", "monotonic");
+  pp_jsonw_kv_int(&w, "t0_ns", p->t0);
+  pp_jsonw_kv_int(&w, "t1_ns", p->t1);
+  pp_jsonw_kv_int(&w, "wall_ns", p->wall_ns);
+  pp_jsonw_kv_uint(&w, "events", p->events);
+
+  pp_jsonw_key(&w, "dropped");
+  pp_jsonw_obj_begin(&w);
+  pp_jsonw_kv_uint(&w, "total", p->dropped);
+  pp_jsonw_key(&w, "by_thread");
+  pp_jsonw_arr_begin(&w);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp_jsonw_obj_begin(&w);
+    pp_jsonw_kv_uint(&w, "tid", t->threads[i].tid);
+    pp_jsonw_kv_uint(&w, "dropped", t->threads[i].dropped);
+    pp_jsonw_obj_end(&w);
+  }
+  pp_jsonw_arr_end(&w);
+  pp_jsonw_obj_end(&w);
+  pp_jsonw_kv_uint(&w, "unclosed_zones", p->unclosed);
+  pp_jsonw_kv_uint(&w, "unmatched_zone_ends", p->unmatched_ends);
+
+  write_zones(&w, t);
+  write_top_self(&w, t);
+  write_threads(&w, t);
+  write_frames(&w, t);
+  write_counters(&w, t);
+  write_overhead(&w, t);
+  write_reader(&w, t);
+  pp_jsonw_obj_end(&w);
+  pp_jsonw_putc(&w, '\n');
+  return pp_jsonw_finish(&w);
+}

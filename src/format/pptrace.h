@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The native trace format (.pptrace): constants, the varint codec and the
+ * chunk builder used by the writer. docs/formats/pptrace.md is the spec;
+ * keep the two in step.
+ *
+ * A file is a 64-byte file header followed by chunks. Each chunk has a
+ * 24-byte header (magic, type, flags, payload length, payload CRC-32C,
+ * sequence number, header CRC-32C) and a payload of varint-coded records.
+ * Chunks are self-contained so that a reader can recover every intact chunk
+ * of a cut or damaged file.
+ */
+#ifndef PP_PPTRACE_H
+#define PP_PPTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PPT_FILE_MAGIC "PPTRACE\0"
+#define PPT_FILE_HEADER_SIZE 64u
+#define PPT_VERSION_MAJOR 1u
+#define PPT_VERSION_MINOR 0u
+#define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
+#define PPT_CHUNK_HEADER_SIZE 24u
+#define PPT_MAX_PAYLOAD (16u << 20)
+
+enum ppt_chunk_type {
+  PPT_CHUNK_META = 1,
+  PPT_CHUNK_CLOCK = 2,
+  PPT_CHUNK_SRCLOC = 3,
+  PPT_CHUNK_THREAD = 4,
+  PPT_CHUNK_EVENTS = 5,
+  PPT_CHUNK_DROPS = 6,
+  PPT_CHUNK_STATS = 7,
+  PPT_CHUNK_END = 8
+};
+
+/* Event types, shared by the in-memory ring and the EVENTS payload. */
+enum ppt_event_type {
+  PPT_EV_ZONE_BEGIN = 1,
+  PPT_EV_ZONE_END = 2,
+  PPT_EV_COUNTER_SET = 3, /* int64 value */
+  PPT_EV_COUNTER_ADD = 4, /* int64 delta */
+  PPT_EV_COUNTER_SETF = 5, /* double value */
+  PPT_EV_MARK = 6,
+  PPT_EV_FRAME = 7,
+  PPT_EV_FLOW_BEGIN = 8, /* uint64 id */
+  PPT_EV_FLOW_STEP = 9,
+  PPT_EV_FLOW_END = 10,
+  PPT_EV_MAX_ = 10
+};
+
+/* ---- little-endian fixed-width helpers ---- */
+static inline void ppt_put_u16(unsigned char *p, uint16_t v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+}
+static inline void ppt_put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline void ppt_put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline uint16_t ppt_get_u16(const unsigned char *p) {
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t ppt_get_u32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static inline uint64_t ppt_get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* ---- varints (LEB128) ---- */
+
+/* Write v at p (room for 10 bytes needed); returns bytes written. */
+static inline size_t ppt_put_uv(unsigned char *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (unsigned char)v;
+  return n;
+}
+static inline uint64_t ppt_zigzag(int64_t v) {
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t ppt_unzigzag(uint64_t v) {
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Bounded reader cursor: every get checks the end; an overrun sets err and
+ * returns 0, so decoders can read a whole record and check err once. */
+typedef struct ppt_cursor {
+  const unsigned char *p, *end;
+  int err;
+} ppt_cursor;
+
+static inline uint64_t ppt_get_uv(ppt_cursor *c) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (c->p >= c->end) {
+      c->err = 1;
+      return 0;
+    }
+    unsigned char b = *c->p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return v;
+  }
+  c->err = 1;
+  return 0;
+}
+static inline int64_t ppt_get_sv(ppt_cursor *c) {
+  return ppt_unzigzag(ppt_get_uv(c));
+}
+static inline double ppt_get_f64(ppt_cursor *c) {
+  double d = 0;
+  if (c->end - c->p < 8) {
+    c->err = 1;
+    c->p = c->end;
+    return 0;
+  }
+  uint64_t u = ppt_get_u64(c->p);
+  memcpy(&d, &u, 8);
+  c->p += 8;
+  return d;
+}
+/* A string: varint length then bytes (not NUL-terminated in the file).
+ * Returns a pointer into the buffer and its length in *len. */
+static inline const char *ppt_get_str(ppt_cursor *c, size_t *len) {
+  uint64_t n = ppt_get_uv(c);
+  if (c->err || n > (uint64_t)(c->end - c->p)) {
+    c->err = 1;
+    *len = 0;
+    return "";
+  }
+  const char *s = (const char *)c->p;
+  c->p += n;
+  *len = (size_t)n;
+  return s;
+}
+
+/* ---- chunk builder (writer side) ---- */
+
+/* A growable byte buffer with a hard cap; the writer builds one chunk
+ * payload at a time in it. */
+typedef struct ppt_buf {
+  unsigned char *data;
+  size_t len, cap;
+  int oom; /* set when a reserve failed; the chunk is then discarded */
+} ppt_buf;
+
+int ppt_buf_reserve(ppt_buf *b, size_t extra);
+void ppt_buf_free(ppt_buf *b);
+void ppt_buf_uv(ppt_buf *b, uint64_t v);
+void ppt_buf_sv(ppt_buf *b, int64_t v);
+void ppt_buf_f64(ppt_buf *b, double d);
+void ppt_buf_str(ppt_buf *b, const char *s);
+void ppt_buf_bytes(ppt_buf *b, const void *p, size_t n);
+
+/* Fill the 24-byte chunk header for a payload. */
+void ppt_chunk_header(unsigned char hdr[PPT_CHUNK_HEADER_SIZE], uint16_t type,
+                      const unsigned char *payload, uint32_t len,
+                      uint32_t seq);
+/* Fill the 64-byte file header. */
+void ppt_file_header(unsigned char hdr[PPT_FILE_HEADER_SIZE], uint32_t pid);
+
+#endif /* PP_PPTRACE_H */

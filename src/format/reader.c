@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validating .pptrace reader. It walks the file chunk by chunk, checks
+ * each header and payload checksum, decodes intact chunks into a pp_trace,
+ * and resynchronises on the next chunk magic after damage, counting what it
+ * skipped. Every read is bounds-checked through ppt_cursor, so no input can
+ * make it read outside the buffer. Ticks are converted to nanoseconds once
+ * all clock synchronisation points are known.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyze/analyze.h"
+#include "../analyze/model.h"
+#include "../internal.h"
+#include "pptrace.h"
+
+#define MAX_LOCS (1u << 22)
+#define MAX_THREADS 65536u
+
+static void err_set(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void err_set(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = pp__malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = 0;
+  }
+  return d;
+}
+
+static pp_thread *thread_for(pp_trace *t, uint64_t tid) {
+  for (size_t i = t->nthreads; i-- > 0;)
+    if (t->threads[i].tid == tid)
+      return &t->threads[i];
+  if (t->nthreads >= MAX_THREADS ||
+      pp__grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1,
+               sizeof(pp_thread)) != 0)
+    return NULL;
+  pp_thread *th = &t->threads[t->nthreads];
+  memset(th, 0, sizeof *th);
+  th->tid = tid;
+  th->name = dup_n("", 0);
+  if (!th->name)
+    return NULL;
+  t->nthreads++;
+  return th;
+}
+
+/* Make locs[0..id] exist (placeholders for holes). */
+static pp_loc *loc_slot(pp_trace *t, uint64_t id) {
+  if (id >= MAX_LOCS)
+    return NULL;
+  if (id >= t->nlocs) {
+    if (pp__grow((void **)&t->locs, &t->cap_locs, (size_t)id + 1,
+                 sizeof(pp_loc)) != 0)
+      return NULL;
+    for (size_t i = t->nlocs; i <= id; i++) {
+      memset(&t->locs[i], 0, sizeof(pp_loc));
+      t->locs[i].id = (uint32_t)i;
+    }
+    t->nlocs = (size_t)id + 1;
+  }
+  return &t->locs[id];
+}
+
+static int decode_meta(pp_trace *t, ppt_cursor *c) {
+  uint64_t n = ppt_get_uv(c);
+  for (uint64_t i = 0; i < n && !c->err; i++) {
+    size_t kl, vl;
+    const char *k = ppt_get_str(c, &kl);
+    const char *v = ppt_get_str(c, &vl);
+    if (c->err)
+      break;
+    if (pp__grow((void **)&t->meta, &t->cap_meta, t->nmeta + 1,
+                 sizeof(pp_meta)) != 0)
+      return -1;
+    pp_meta *m = &t->meta[t->nmeta];
+    m->key = dup_n(k, kl);
+    m->value = dup_n(v, vl);
+    if (!m->key || !m->value) {
+      pp__free(m->key);
+      pp__free(m->value);
+      return -1;
+    }
+    t->nmeta++;
+  }
+  return c->err ? -1 : 0;
+}
+
+static int decode_clock(pp_trace *t, ppt_cursor *c) {
+  while (c->p < c->end && !c->err) {
+    pp_clock_sync s;
+    s.tick = ppt_get_uv(c);
+    s.mono_ns = ppt_get_sv(c);
+    s.real_ns = ppt_get_sv(c);
+    if (c->err)
+      break;
+    if (pp__grow((void **)&t->clock, &t->cap_clock, t->nclock + 1,
+                 sizeof s) != 0)
+      return -1;
+    t->clock[t->nclock++] = s;
+  }
+  return c->err ? -1 : 0;
+}
+
+static int decode_srcloc(pp_trace *t, ppt_cursor *c) {
+  while (c->p < c->end && !c->err) {
+    uint64_t id = ppt_get_uv(c);
+    uint64_t kind = ppt_get_uv(c);
+    size_t nl, fl, sl;
+    const char *name = ppt_get_str(c, &nl);
+    const char *fn = ppt_get_str(c, &fl);
+    const char *file = ppt_get_str(c, &sl);
+    uint64_t line = ppt_get_uv(c);
+    if (c->err)
+      break;
+    pp_loc *l = loc_slot(t, id);
+    if (!l)
+      return -1;
+    pp__free(l->name);
+    pp__free(l->function);
+    pp__free(l->file);
+    l->kind = (uint32_t)(kind > 255 ? 0 : kind);
+    l->name = dup_n(name, nl);
+    l->function = dup_n(fn, fl);
+    l->file = dup_n(file, sl);
+    l->line = (uint32_t)(line > UINT32_MAX ? 0 : line);
+    if (!l->name || !l->function || !l->file)
+      return -1;
+  }
+  return c->err ? -1 : 0;
+}
+
+static int decode_thread(pp_trace *t, ppt_cursor *c) {
+  while (c->p < c->end && !c->err) {
+    uint64_t tid = ppt_get_uv(c);
+    size_t nl;
+    const char *name = ppt_get_str(c, &nl);
+    if (c->err)
+      break;
+    pp_thread *th = thread_for(t, tid);
+    char *n = dup_n(name, nl);
+    if (!th || !n) {
+      pp__free(n);
+      return -1;
+    }
+    pp__free(th->name);
+    th->name = n;
+  }
+  return c->err ? -1 : 0;
+}
+
+static int decode_drops(pp_trace *t, ppt_cursor *c) {
+  while (c->p < c->end && !c->err) {
+    uint64_t tid = ppt_get_uv(c);
+    uint64_t n = ppt_get_uv(c);
+    if (c->err)
+      break;
+    pp_thread *th = thread_for(t, tid);
+    if (!th)
+      return -1;
+    th->dropped += n;
+  }
+  return c->err ? -1 : 0;
+}
+
+static int has_value(unsigned type) {
+  return type >= PPT_EV_COUNTER_SET && type != PPT_EV_MARK &&
+         type != PPT_EV_FRAME;
+}
+
+/* Events keep raw ticks in ts until convert_ticks(). */
+static int decode_events(pp_trace *t, ppt_cursor *c) {
+  uint64_t tid = ppt_get_uv(c);
+  uint64_t tick = ppt_get_uv(c);
+  if (c->err)
+    return -1;
+  pp_thread *th = thread_for(t, tid);
+  if (!th)
+    return -1;
+  while (c->p < c->end) {
+    unsigned type = *c->p++;
+    int64_t delta = ppt_get_sv(c);
+    uint64_t id = ppt_get_uv(c);
+    pp_event ev;
+    memset(&ev, 0, sizeof ev);
+    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD)
+      ev.v.i = ppt_get_sv(c);
+    else if (type == PPT_EV_COUNTER_SETF)
+      ev.v.f = ppt_get_f64(c);
+    else if (has_value(type))
+      ev.v.id = ppt_get_uv(c);
+    if (c->err || type == 0 || type > PPT_EV_MAX_ || id >= MAX_LOCS) {
+      t->diag.events_bad++;
+      return -1;
+    }
+    tick += (uint64_t)delta;
+    ev.ts = (int64_t)tick;
+    ev.type = (uint8_t)type;
+    ev.loc = (uint32_t)id;
+    if (!loc_slot(t, id))
+      return -1;
+    if (pp__grow((void **)&th->ev, &th->cap_ev, th->nev + 1,
+                 sizeof(pp_event)) != 0)
+      return -1;
+    th->ev[th->nev++] = ev;
+  }
+  return 0;
+}
+
+/* ---- STATS chunk (stats mode) ------------------------------------------ */
+
+static int get_hist(ppt_cursor *c, pp_hist *h) {
+  uint64_t n = ppt_get_uv(c);
+  if (c->err || n > (uint64_t)(c->end - c->p))
+    return c->err = 1, -1;
+  long k = pp_hist_decode(h, c->p, (size_t)n);
+  if (k < 0)
+    return c->err = 1, -1;
+  c->p += n;
+  return 0;
+}
+
+static int decode_stats(pp_trace *t, ppt_cursor *c) {
+  pp_profile *p = &t->prof;
+  uint64_t nz = ppt_get_uv(c);
+  if (c->err || nz > MAX_LOCS)
+    return -1;
+  for (uint64_t i = 0; i < nz; i++) {
+    pp_zone_stats z;
+    memset(&z, 0, sizeof z);
+    pp_hist_init(&z.hist);
+    pp_hist_init(&z.self_hist);
+    uint64_t loc = ppt_get_uv(c);
+    z.count = ppt_get_uv(c);
+    z.total_ns = (int64_t)ppt_get_uv(c);
+    z.self_ns = (int64_t)ppt_get_uv(c);
+    if (c->err || !loc_slot(t, loc) || get_hist(c, &z.hist) ||
+        get_hist(c, &z.self_hist)) {
+      pp_hist_free(&z.hist);
+      pp_hist_free(&z.self_hist);
+      return -1;
+    }
+    z.loc = (uint32_t)loc;
+    z.min_ns = (int64_t)z.hist.min;
+    z.max_ns = (int64_t)z.hist.max;
+    z.mean_ns = pp_hist_mean(&z.hist);
+    z.std_ns = pp_hist_stddev(&z.hist);
+    size_t cap = p->nzones;
+    if (pp__grow((void **)&p->zones, &cap, p->nzones + 1, sizeof z) != 0) {
+      pp_hist_free(&z.hist);
+      pp_hist_free(&z.self_hist);
+      return -1;
+    }
+    p->zones[p->nzones++] = z;
+  }
+  uint64_t nt = ppt_get_uv(c);
+  if (c->err || nt > MAX_THREADS)
+    return -1;
+  for (uint64_t i = 0; i < nt; i++) {
+    uint64_t tid = ppt_get_uv(c);
+    uint64_t busy = ppt_get_uv(c);
+    ppt_get_uv(c); /* events */
+    ppt_get_uv(c); /* zones */
+    pp_thread *th = c->err ? NULL : thread_for(t, tid);
+    if (!th)
+      return -1;
+    th->busy_ns = (int64_t)busy;
+  }
+  uint64_t nf = ppt_get_uv(c);
+  if (c->err || nf > MAX_LOCS)
+    return -1;
+  for (uint64_t i = 0; i < nf; i++) {
+    pp_frame_stats f;
+    memset(&f, 0, sizeof f);
+    pp_hist_init(&f.hist);
+    uint64_t loc = ppt_get_uv(c);
+    f.frames = ppt_get_uv(c);
+    int64_t first = ppt_get_sv(c), last = ppt_get_sv(c);
+    f.jitter_ns = ppt_get_f64(c);
+    if (c->err || !loc_slot(t, loc) || get_hist(c, &f.hist)) {
+      pp_hist_free(&f.hist);
+      return -1;
+    }
+    f.loc = (uint32_t)loc;
+    f.fps = last > first && f.frames > 1
+                ? (double)(f.frames - 1) / ((double)(last - first) * 1e-9)
+                : 0;
+    f.mean_ns = pp_hist_mean(&f.hist);
+    f.std_ns = pp_hist_stddev(&f.hist);
+    size_t cap = p->nframes;
+    if (pp__grow((void **)&p->frames, &cap, p->nframes + 1, sizeof f) != 0) {
+      pp_hist_free(&f.hist);
+      return -1;
+    }
+    p->frames[p->nframes++] = f;
+  }
+  uint64_t nc = ppt_get_uv(c);
+  if (c->err || nc > MAX_LOCS)
+    return -1;
+  for (uint64_t i = 0; i < nc; i++) {
+    pp_counter_stats k;
+    memset(&k, 0, sizeof k);
+    uint64_t loc = ppt_get_uv(c);
+    k.samples = ppt_get_uv(c);
+    k.min = ppt_get_f64(c);
+    k.max = ppt_get_f64(c);
+    k.mean = ppt_get_f64(c);
+    k.last = ppt_get_f64(c);
+    k.is_float = ppt_get_uv(c) != 0;
+    if (c->err || !loc_slot(t, loc))
+      return -1;
+    k.loc = (uint32_t)loc;
+    size_t cap = p->ncounters;
+    if (pp__grow((void **)&p->counters, &cap, p->ncounters + 1, sizeof k))
+      return -1;
+    p->counters[p->ncounters++] = k;
+  }
+  p->t0 = ppt_get_sv(c);
+  p->t1 = ppt_get_sv(c);
+  p->events = ppt_get_uv(c);
+  p->unmatched_ends = ppt_get_uv(c);
+  p->unclosed = ppt_get_uv(c);
+  if (c->err)
+    return -1;
+  p->wall_ns = p->t1 > p->t0 ? p->t1 - p->t0 : 0;
+  t->from_stats = 1;
+  return 0;
+}
+
+/* ---- ticks to ns ------------------------------------------------------ */
+
+static int cmp_sync(const void *a, const void *b) {
+  const pp_clock_sync *x = a, *y = b;
+  return x->tick < y->tick ? -1 : x->tick > y->tick;
+}
+
+static void convert_ticks(pp_trace *t) {
+  const char *src = pp_trace_meta(t, "tick_source");
+  int identity = src && strcmp(src, "monotonic") == 0;
+  double fallback = 1.0;
+  const char *r = pp_trace_meta(t, "ticks_per_ns");
+  if (r) {
+    double v = strtod(r, NULL);
+    if (isfinite(v) && v > 0.01 && v < 100)
+      fallback = v;
+  }
+  if (t->nclock > 1)
+    qsort(t->clock, t->nclock, sizeof *t->clock, cmp_sync);
+  /* Drop syncs that would make time go backwards. */
+  size_t k = 0;
+  for (size_t i = 0; i < t->nclock; i++)
+    if (k == 0 || (t->clock[i].tick > t->clock[k - 1].tick &&
+                   t->clock[i].mono_ns > t->clock[k - 1].mono_ns))
+      t->clock[k++] = t->clock[i];
+  t->nclock = k;
+  double overall = fallback;
+  if (k >= 2)
+    overall = (double)(t->clock[k - 1].tick - t->clock[0].tick) /
+              (double)(t->clock[k - 1].mono_ns - t->clock[0].mono_ns);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp_thread *th = &t->threads[i];
+    size_t seg = 0;
+    for (size_t j = 0; j < th->nev; j++) {
+      uint64_t tick = (uint64_t)th->ev[j].ts;
+      if (identity || k == 0) {
+        th->ev[j].ts = identity ? (int64_t)tick : (int64_t)(tick / fallback);
+        continue;
+      }
+      /* Events are nearly sorted: move the segment cursor locally. */
+      while (seg + 1 < k && t->clock[seg + 1].tick <= tick)
+        seg++;
+      while (seg > 0 && t->clock[seg].tick > tick)
+        seg--;
+      const pp_clock_sync *a = &t->clock[seg];
+      double rate = overall;
+      if (seg + 1 < k && tick >= a->tick)
+        rate = (double)(t->clock[seg + 1].tick - a->tick) /
+               (double)(t->clock[seg + 1].mono_ns - a->mono_ns);
+      double d = (double)(int64_t)(tick - a->tick) / rate;
+      th->ev[j].ts = a->mono_ns + (int64_t)llround(d);
+    }
+  }
+}
+
+/* ---- chunk walk ---------------------------------------------------------- */
+
+static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
+                        size_t n) {
+  ppt_cursor c = {p, p + n, 0};
+  switch (type) {
+  case PPT_CHUNK_META:
+    return decode_meta(t, &c);
+  case PPT_CHUNK_CLOCK:
+    return decode_clock(t, &c);
+  case PPT_CHUNK_SRCLOC:
+    return decode_srcloc(t, &c);
+  case PPT_CHUNK_THREAD:
+    return decode_thread(t, &c);
+  case PPT_CHUNK_EVENTS:
+    return decode_events(t, &c);
+  case PPT_CHUNK_DROPS:
+    return decode_drops(t, &c);
+  case PPT_CHUNK_STATS:
+    return t->from_stats ? 0 : decode_stats(t, &c);
+  case PPT_CHUNK_END:
+    t->diag.clean_end = 1;
+    return 0;
+  default:
+    return 0; /* unknown chunk types from newer writers are skipped */
+  }
+}
+
+static size_t find_magic(const unsigned char *d, size_t from, size_t len) {
+  for (size_t i = from; i + 4 <= len; i++)
+    if (d[i] == 0x50 && d[i + 1] == 0x50 && d[i + 2] == 0x43 &&
+        d[i + 3] == 0x4B)
+      return i;
+  return len;
+}
+
+int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
+                      char *err, size_t errlen) {
+  memset(t, 0, sizeof *t);
+  t->diag.file_bytes = len;
+  if (len == 0) {
+    err_set(err, errlen, "empty file");
+    return -1;
+  }
+  if (len < 8 || memcmp(d, PPT_FILE_MAGIC, 8) != 0) {
+    err_set(err, errlen, "not a pipeprof trace (bad magic)");
+    return -1;
+  }
+  if (len < PPT_FILE_HEADER_SIZE) {
+    err_set(err, errlen, "truncated file header (%zu bytes)", len);
+    return -1;
+  }
+  if (ppt_get_u16(d + 8) != PPT_VERSION_MAJOR) {
+    err_set(err, errlen, "unsupported trace format version %u",
+            (unsigned)ppt_get_u16(d + 8));
+    return -1;
+  }
+  t->pid = ppt_get_u32(d + 20);
+  size_t pos = PPT_FILE_HEADER_SIZE;
+  while (pos + PPT_CHUNK_HEADER_SIZE <= len) {
+    const unsigned char *h = d + pos;
+    uint32_t plen = ppt_get_u32(h + 8);
+    if (ppt_get_u32(h) != PPT_CHUNK_MAGIC ||
+        ppt_get_u32(h + 20) != pp__crc32c(0, h, 20) ||
+        plen > PPT_MAX_PAYLOAD) {
+      if (ppt_get_u32(h) == PPT_CHUNK_MAGIC)
+        t->diag.chunks_bad++;
+      size_t next = find_magic(d, pos + 1, len);
+      t->diag.bytes_skipped += next - pos;
+      pos = next;
+      continue;
+    }
+    if (plen > len - pos - PPT_CHUNK_HEADER_SIZE) {
+      t->diag.truncated = 1;
+      t->diag.bytes_skipped += len - pos;
+      pos = len;
+      break;
+    }
+    const unsigned char *payload = h + PPT_CHUNK_HEADER_SIZE;
+    size_t total = PPT_CHUNK_HEADER_SIZE + plen;
+    if (ppt_get_u32(h + 12) != pp__crc32c(0, payload, plen)) {
+      t->diag.chunks_bad++;
+      t->diag.bytes_skipped += total;
+      pos += total;
+      continue;
+    }
+    if (decode_chunk(t, ppt_get_u16(h + 4), payload, plen) != 0)
+      t->diag.chunks_bad++;
+    else
+      t->diag.chunks_ok++;
+    pos += total;
+  }
+  if (pos < len) {
+    t->diag.truncated = 1;
+    t->diag.bytes_skipped += len - pos;
+  }
+  /* Name every loc an event or statistic refers to. */
+  for (size_t i = 0; i < t->nlocs; i++) {
+    pp_loc *l = &t->locs[i];
+    if (!l->name) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "(unknown #%zu)", i);
+      l->name = pp__strdup(buf);
+      l->function = pp__strdup("");
+      l->file = pp__strdup("");
+      if (!l->name || !l->function || !l->file) {
+        pp_trace_free(t);
+        err_set(err, errlen, "out of memory");
+        return -1;
+      }
+    }
+  }
+  convert_ticks(t);
+  return 0;
+}
+
+int pp_trace_read_file(const char *path, pp_trace *t, char *err,
+                       size_t errlen) {
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, len = 0;
+  unsigned char *buf = pp__malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      err_set(err, errlen, "%s: out of memory", path);
+      return -1;
+    }
+    size_t k = fread(buf + len, 1, cap - len, f);
+    len += k;
+    if (k == 0)
+      break;
+    if (len == cap) {
+      unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : pp__realloc(buf, cap * 2);
+      if (!nb)
+        pp__free(buf);
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int rd_err = ferror(f);
+  fclose(f);
+  if (rd_err) {
+    pp__free(buf);
+    err_set(err, errlen, "cannot read %s", path);
+    return -1;
+  }
+  char inner[200] = "";
+  int rc = pp_trace_read_mem(buf, len, t, inner, sizeof inner);
+  pp__free(buf);
+  if (rc != 0)
+    err_set(err, errlen, "%s: %s", path, inner);
+  return rc;
+}
+
+void pp_trace_free(pp_trace *t) {
+  if (!t)
+    return;
+  pp__analysis_free(t);
+  for (size_t i = 0; i < t->nmeta; i++) {
+    pp__free(t->meta[i].key);
+    pp__free(t->meta[i].value);
+  }
+  pp__free(t->meta);
+  for (size_t i = 0; i < t->nlocs; i++) {
+    pp__free(t->locs[i].name);
+    pp__free(t->locs[i].function);
+    pp__free(t->locs[i].file);
+  }
+  pp__free(t->locs);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp__free(t->threads[i].name);
+    pp__free(t->threads[i].ev);
+    pp__free(t->threads[i].zones);
+  }
+  pp__free(t->threads);
+  pp__free(t->clock);
+  memset(t, 0, sizeof *t);
+}

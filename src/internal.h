@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal helpers shared by the library and the tools: likely/unlikely,
+ * allocation wrappers, and small utilities. Nothing here is API.
+ *
+ * Invariants: pp__ names are private to the project; every allocation goes
+ * through pp__malloc/pp__calloc/pp__realloc/pp__free so that a later
+ * per-session allocator can replace them in one place.
+ */
+#ifndef PP_INTERNAL_H
+#define PP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "pipeprof.h"
+
+#define pp__likely(x) __builtin_expect(!!(x), 1)
+#define pp__unlikely(x) __builtin_expect(!!(x), 0)
+
+#define PP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define PP__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PP__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void *pp__malloc(size_t n) { return malloc(n ? n : 1); }
+static inline void *pp__calloc(size_t n, size_t m) {
+  return calloc(n ? n : 1, m ? m : 1);
+}
+static inline void *pp__realloc(void *p, size_t n) {
+  return realloc(p, n ? n : 1);
+}
+static inline void pp__free(void *p) { free(p); }
+
+/* Grow *arr (of *cap elements of size elem) to hold at least need elements.
+ * Returns 0 on success, -1 when out of memory (the array is unchanged). */
+int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* Duplicate a string (NULL gives NULL). */
+char *pp__strdup(const char *s);
+
+/* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
+uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len);
+
+#endif /* PP_INTERNAL_H */

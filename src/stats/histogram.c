@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log-linear histogram (see histogram.h for the layout and invariants):
+ * lazy block allocation, a 128-bit exact sum plus Welford's sum of squared
+ * deviations, exact merging (Chan's parallel formula for the squared
+ * deviations), percentile and cumulative queries that walk slot totals,
+ * then group sums, then counters, and a compact varint serialisation whose
+ * decoder checks every field against the invariants before accepting it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "stats/histogram.h"
+
+/* The external definition of the inline fast path. */
+extern inline void pp_hist_record(pp_hist *h, uint64_t v);
+
+#define SLOT_MASK (PP_HIST_HALF - 1u)
+
+static unsigned slot_of(uint64_t v) {
+  return 54u - (unsigned)__builtin_clzll(v | SLOT_MASK);
+}
+
+static unsigned shift_of(unsigned s) { return s ? s - 1u : 0u; }
+
+/* Lowest value counted by counter sub of slot s. */
+static uint64_t index_lowest(unsigned s, unsigned sub) {
+  if (s == 0)
+    return sub;
+  return (uint64_t)(PP_HIST_HALF + sub) << (s - 1u);
+}
+
+/* Highest value counted by counter sub of slot s (never overflows). */
+static uint64_t index_highest(unsigned s, unsigned sub) {
+  return index_lowest(s, sub) + ((UINT64_C(1) << shift_of(s)) - 1u);
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* 128-bit helpers, portable (no __int128). */
+static double u128_to_double(uint64_t lo, uint64_t hi) {
+  return (double)hi * 18446744073709551616.0 + (double)lo;
+}
+
+static void add128(uint64_t *lo, uint64_t *hi, uint64_t blo, uint64_t bhi) {
+  uint64_t l = *lo + blo;
+  *hi += bhi + (l < blo);
+  *lo = l;
+}
+
+static void mul64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi) {
+  uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
+  uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
+  uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  *lo = (mid << 32) | (p00 & 0xffffffffu);
+  *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+/* Nearest 128-bit integer to d, clamped to [0, 2^128 - 1]. */
+static void double_to_u128(double d, uint64_t *lo, uint64_t *hi) {
+  if (!(d > 0)) {
+    *lo = *hi = 0;
+  } else if (d >= 0x1p128) {
+    *lo = *hi = UINT64_MAX;
+  } else {
+    d = floor(d + 0.5);
+    *hi = (uint64_t)(d * 0x1p-64);
+    double rest = d - (double)*hi * 0x1p64;
+    *lo = rest >= 0x1p64 ? UINT64_MAX : (uint64_t)rest;
+  }
+}
+
+void pp_hist_init(pp_hist *h) {
+  memset(h, 0, sizeof *h);
+  h->min = UINT64_MAX;
+}
+
+void pp_hist_free(pp_hist *h) {
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
+    pp__free(h->block[s]);
+  pp_hist_init(h);
+}
+
+void pp_hist_reset(pp_hist *h) {
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    if (h->block[s] && h->slot_total[s])
+      memset(h->block[s], 0, sizeof *h->block[s]);
+    h->slot_total[s] = 0;
+  }
+  h->count = h->lost = 0;
+  h->min = UINT64_MAX;
+  h->max = 0;
+  h->sum_lo = h->sum_hi = 0;
+  h->mean = h->m2[0] = h->m2[1] = 0;
+}
+
+static pp_hist_block *get_block(pp_hist *h, unsigned s) {
+  if (!h->block[s])
+    h->block[s] = pp__calloc(1, sizeof(pp_hist_block));
+  return h->block[s];
+}
+
+void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
+  if (n == 0)
+    return;
+  if (n > UINT64_MAX - h->count) {
+    h->lost = sat_add(h->lost, n);
+    return;
+  }
+  unsigned s = slot_of(v);
+  pp_hist_block *b = get_block(h, s);
+  if (!b) {
+    h->lost = sat_add(h->lost, n);
+    return;
+  }
+  unsigned sub = (unsigned)(v >> shift_of(s)) & SLOT_MASK;
+  b->c[sub] += n;
+  b->group[sub / PP_HIST_GROUP] += n;
+  h->slot_total[s] += n;
+  h->count += n;
+  if (v < h->min)
+    h->min = v;
+  if (v > h->max)
+    h->max = v;
+  uint64_t plo, phi;
+  mul64(v, n, &plo, &phi);
+  add128(&h->sum_lo, &h->sum_hi, plo, phi);
+  /* Welford for n equal values (Chan's formula with m2_b = 0). */
+  double x = (double)v, old_mean = h->mean;
+  h->mean = u128_to_double(h->sum_lo, h->sum_hi) / (double)h->count;
+  h->m2[0] += (double)n * (x - old_mean) * (x - h->mean);
+}
+
+void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n) {
+  pp_hist_record_n(h, v, n);
+}
+
+int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
+  if (src->count == 0) {
+    dst->lost = sat_add(dst->lost, src->lost);
+    return 0;
+  }
+  /* All or nothing: allocate every block first. */
+  int fail = src->count > UINT64_MAX - dst->count;
+  for (unsigned s = 0; s < PP_HIST_SLOTS && !fail; s++)
+    if (src->slot_total[s] && !get_block(dst, s))
+      fail = 1;
+  if (fail) {
+    dst->lost = sat_add(sat_add(dst->lost, src->lost), src->count);
+    return -1;
+  }
+  /* Snapshot src's scalars: dst may be src. */
+  uint64_t nb = src->count, slo = src->sum_lo, shi = src->sum_hi;
+  double mean_b = src->mean, m2_b = src->m2[0] + src->m2[1];
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    uint64_t t = src->slot_total[s];
+    if (!t)
+      continue;
+    const pp_hist_block *sb = src->block[s];
+    pp_hist_block *db = dst->block[s];
+    for (unsigned g = 0; g < PP_HIST_SLOT_GROUPS; g++) {
+      uint64_t gs = sb->group[g];
+      if (!gs)
+        continue;
+      const uint64_t *sc = sb->c + g * PP_HIST_GROUP;
+      uint64_t *dc = db->c + g * PP_HIST_GROUP;
+      for (unsigned i = 0; i < PP_HIST_GROUP; i++)
+        dc[i] += sc[i];
+      db->group[g] += gs;
+    }
+    dst->slot_total[s] += t;
+  }
+  if (src->min < dst->min)
+    dst->min = src->min;
+  if (src->max > dst->max)
+    dst->max = src->max;
+  dst->lost = sat_add(dst->lost, src->lost);
+  /* Chan et al.: m2 = m2_a + m2_b + delta^2 * na * nb / n. */
+  double na = (double)dst->count, delta = mean_b - dst->mean;
+  double m2 = dst->m2[0] + dst->m2[1] + m2_b;
+  if (dst->count)
+    m2 += delta * delta * (na * (double)nb / (na + (double)nb));
+  dst->count += nb;
+  add128(&dst->sum_lo, &dst->sum_hi, slo, shi);
+  dst->mean = u128_to_double(dst->sum_lo, dst->sum_hi) / (double)dst->count;
+  dst->m2[0] = m2;
+  dst->m2[1] = 0;
+  return 0;
+}
+
+/* Find the counter holding the rank-th smallest value (1 <= rank <= count)
+ * and return its highest equivalent value. */
+static uint64_t value_at_rank(const pp_hist *h, uint64_t rank) {
+  uint64_t seen = 0;
+  unsigned s = 0;
+  while (s < PP_HIST_SLOTS - 1u && seen + h->slot_total[s] < rank)
+    seen += h->slot_total[s++];
+  const pp_hist_block *b = h->block[s];
+  if (!b) /* impossible by the invariants */
+    return h->max;
+  unsigned g = 0;
+  while (g < PP_HIST_SLOT_GROUPS - 1u && seen + b->group[g] < rank)
+    seen += b->group[g++];
+  unsigned i = g * PP_HIST_GROUP, end = i + PP_HIST_GROUP - 1u;
+  while (i < end && seen + b->c[i] < rank)
+    seen += b->c[i++];
+  return index_highest(s, i);
+}
+
+uint64_t pp_hist_percentile(const pp_hist *h, double p) {
+  if (h->count == 0)
+    return 0;
+  if (!(p > 0)) /* also NaN */
+    return h->min;
+  if (p >= 100)
+    return h->max;
+  double x = ceil(p * (double)h->count / 100.0);
+  uint64_t rank;
+  if (!(x < (double)h->count))
+    rank = h->count;
+  else if (x < 1)
+    rank = 1;
+  else
+    rank = (uint64_t)x;
+  return clamp_u64(value_at_rank(h, rank), h->min, h->max);
+}
+
+uint64_t pp_hist_count_le(const pp_hist *h, uint64_t v) {
+  if (h->count == 0 || v < h->min)
+    return 0;
+  if (v >= h->max)
+    return h->count;
+  unsigned s = slot_of(v);
+  unsigned sub = (unsigned)(v >> shift_of(s)) & SLOT_MASK;
+  uint64_t n = 0;
+  for (unsigned k = 0; k < s; k++)
+    n += h->slot_total[k];
+  const pp_hist_block *b = h->block[s];
+  if (!b)
+    return n;
+  unsigned g = sub / PP_HIST_GROUP;
+  for (unsigned k = 0; k < g; k++)
+    n += b->group[k];
+  for (unsigned i = g * PP_HIST_GROUP; i <= sub; i++)
+    n += b->c[i];
+  return n;
+}
+
+double pp_hist_mean(const pp_hist *h) { return h->count ? h->mean : 0.0; }
+
+double pp_hist_stddev(const pp_hist *h) {
+  double m2 = h->m2[0] + h->m2[1];
+  if (h->count == 0 || !(m2 > 0))
+    return 0.0;
+  return sqrt(m2 / (double)h->count);
+}
+
+uint64_t pp_hist_lowest_equivalent(uint64_t v) {
+  unsigned sh = shift_of(slot_of(v));
+  return (v >> sh) << sh;
+}
+
+uint64_t pp_hist_highest_equivalent(uint64_t v) {
+  unsigned sh = shift_of(slot_of(v));
+  return ((v >> sh) << sh) + ((UINT64_C(1) << sh) - 1u);
+}
+
+/* ---- serialisation ---------------------------------------------------- */
+
+typedef struct writer {
+  unsigned char *buf;
+  size_t cap, pos;
+} writer;
+
+static void put_bytes(writer *w, const unsigned char *p, size_t n) {
+  if (w->pos <= w->cap && n <= w->cap - w->pos)
+    memcpy(w->buf + w->pos, p, n);
+  w->pos += n;
+}
+
+static void put_varint(writer *w, uint64_t v) {
+  unsigned char tmp[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    tmp[n++] = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  tmp[n++] = (unsigned char)v;
+  put_bytes(w, tmp, n);
+}
+
+static void put_double(writer *w, double d) {
+  uint64_t bits;
+  unsigned char tmp[8];
+  memcpy(&bits, &d, sizeof bits);
+  for (unsigned i = 0; i < 8; i++)
+    tmp[i] = (unsigned char)(bits >> (8 * i));
+  put_bytes(w, tmp, 8);
+}
+
+size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
+  writer w = {buf, buf ? cap : 0, 0};
+  uint64_t nonempty = 0;
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    const pp_hist_block *b = h->block[s];
+    if (!h->slot_total[s] || !b)
+      continue;
+    for (unsigned i = 0; i < PP_HIST_HALF; i++)
+      nonempty += b->c[i] != 0;
+  }
+  put_varint(&w, nonempty);
+  uint64_t prev = 0;
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    const pp_hist_block *b = h->block[s];
+    if (!h->slot_total[s] || !b)
+      continue;
+    for (unsigned g = 0; g < PP_HIST_SLOT_GROUPS; g++) {
+      if (!b->group[g])
+        continue;
+      for (unsigned i = g * PP_HIST_GROUP; i < (g + 1) * PP_HIST_GROUP; i++) {
+        if (!b->c[i])
+          continue;
+        uint64_t idx = (uint64_t)s * PP_HIST_HALF + i;
+        put_varint(&w, idx - prev);
+        put_varint(&w, b->c[i]);
+        prev = idx;
+      }
+    }
+  }
+  put_varint(&w, h->min);
+  put_varint(&w, h->max);
+  put_double(&w, h->count ? h->mean : 0.0);
+  put_double(&w, h->count ? h->m2[0] + h->m2[1] : 0.0);
+  put_varint(&w, h->lost);
+  return w.pos;
+}
+
+typedef struct reader {
+  const unsigned char *p;
+  size_t len, pos;
+} reader;
+
+static int get_varint(reader *r, uint64_t *out) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < 10; i++) {
+    if (r->pos >= r->len)
+      return -1;
+    unsigned char c = r->p[r->pos++];
+    if (i == 9 && c > 1) /* more than 64 bits */
+      return -1;
+    v |= (uint64_t)(c & 0x7f) << (7 * i);
+    if (!(c & 0x80)) {
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int get_double(reader *r, double *out) {
+  if (r->len - r->pos < 8)
+    return -1;
+  uint64_t bits = 0;
+  for (unsigned i = 0; i < 8; i++)
+    bits |= (uint64_t)r->p[r->pos + i] << (8 * i);
+  r->pos += 8;
+  memcpy(out, &bits, sizeof bits);
+  return 0;
+}
+
+static int decode_body(pp_hist *h, reader *r) {
+  uint64_t n, first = 0, last = 0;
+  if (get_varint(r, &n) || n > PP_HIST_INDEX_COUNT)
+    return -1;
+  uint64_t idx = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t delta, c;
+    if (get_varint(r, &delta) || get_varint(r, &c))
+      return -1;
+    if ((k > 0 && delta == 0) || delta >= PP_HIST_INDEX_COUNT - idx || c == 0)
+      return -1;
+    idx += delta;
+    if (c > UINT64_MAX - h->count)
+      return -1;
+    unsigned s = (unsigned)(idx / PP_HIST_HALF);
+    unsigned sub = (unsigned)(idx % PP_HIST_HALF);
+    pp_hist_block *b = get_block(h, s);
+    if (!b)
+      return -1;
+    b->c[sub] = c;
+    b->group[sub / PP_HIST_GROUP] += c;
+    h->slot_total[s] += c;
+    h->count += c;
+    if (k == 0)
+      first = idx;
+    last = idx;
+  }
+  uint64_t mn, mx, lost;
+  double mean, m2;
+  if (get_varint(r, &mn) || get_varint(r, &mx) || get_double(r, &mean) ||
+      get_double(r, &m2) || get_varint(r, &lost))
+    return -1;
+  if (h->count == 0) {
+    if (mn != UINT64_MAX || mx != 0 || mean != 0 || m2 != 0)
+      return -1;
+  } else {
+    unsigned s0 = slot_of(mn), s1 = slot_of(mx);
+    uint64_t i0 = (uint64_t)s0 * PP_HIST_HALF +
+                  ((mn >> shift_of(s0)) & SLOT_MASK);
+    uint64_t i1 = (uint64_t)s1 * PP_HIST_HALF +
+                  ((mx >> shift_of(s1)) & SLOT_MASK);
+    if (mn > mx || i0 != first || i1 != last)
+      return -1;
+    /* The mean lies in [min, max] up to rounding. */
+    double lo = (double)mn, hi = (double)mx, slack = 1e-9 * hi + 1e-9;
+    if (!isfinite(mean) || mean < lo - slack || mean > hi + slack)
+      return -1;
+    if (!isfinite(m2) || m2 < 0)
+      return -1;
+  }
+  h->min = mn;
+  h->max = mx;
+  h->mean = mean;
+  h->m2[0] = m2;
+  h->m2[1] = 0;
+  if (h->count)
+    double_to_u128(mean * (double)h->count, &h->sum_lo, &h->sum_hi);
+  h->lost = lost;
+  return 0;
+}
+
+long pp_hist_decode(pp_hist *h, const unsigned char *buf, size_t len) {
+  reader r = {buf, buf ? len : 0, 0};
+  pp_hist_reset(h);
+  if (decode_body(h, &r) != 0) {
+    pp_hist_reset(h);
+    return -1;
+  }
+  return (long)r.pos;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log-linear (HDR-style) histogram of unsigned 64-bit values with three
+ * significant digits: every value is kept in a bucket whose width is at most
+ * 1/1024 of its lower bound, so any reported percentile is within 0.1% of a
+ * value that was recorded. Counters are allocated lazily, one block per
+ * power of two, so a histogram of latencies spanning a few decades costs a
+ * few tens of KiB. Histograms merge exactly.
+ *
+ * Thread safety: none; one writer at a time (the aggregator owns its
+ * histograms). Recording never allocates more than one block and never
+ * fails loudly: when a block cannot be allocated the value is counted in
+ * `lost`.
+ */
+#ifndef PP_HISTOGRAM_H
+#define PP_HISTOGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_HIST_SUB_BITS 11u                  /* 2048 sub-buckets */
+#define PP_HIST_SUB_COUNT (1u << PP_HIST_SUB_BITS)
+#define PP_HIST_HALF (PP_HIST_SUB_COUNT / 2u) /* 1024 */
+#define PP_HIST_BUCKETS (64u - PP_HIST_SUB_BITS + 1u) /* 54: covers 2^64 */
+#define PP_HIST_GROUP 32u                     /* counters per group sum */
+
+/* Internal layout. The counters are stored in 55 "slots" of 1024 counters:
+ * slot 0 holds [0, 1024) and slot 1 holds [1024, 2048) (the two halves of
+ * bucket 0, width 1); slot s >= 2 holds bucket s - 1, i.e. [1024 << (s - 1),
+ * 2048 << (s - 1)) in steps of 2^(s - 1). The flat counter index
+ * s * 1024 + sub (0 .. 56319) equals HdrHistogram's counts index for 11
+ * sub-bucket bits and is the index used by pp_hist_encode.
+ *
+ * Invariants: slot_total[s] is the sum of block[s]->c[]; block[s]->group[g]
+ * is the sum of c[g * 32 .. g * 32 + 31]; count is the sum of slot_total[];
+ * block[s] is non-NULL whenever slot_total[s] is non-zero. */
+#define PP_HIST_SLOTS (PP_HIST_BUCKETS + 1u)                  /* 55 */
+#define PP_HIST_SLOT_GROUPS (PP_HIST_HALF / PP_HIST_GROUP)    /* 32 */
+#define PP_HIST_INDEX_COUNT (PP_HIST_SLOTS * PP_HIST_HALF)    /* 56320 */
+
+typedef struct pp_hist_block {
+  uint64_t group[PP_HIST_SLOT_GROUPS]; /* group sums */
+  uint64_t c[PP_HIST_HALF];            /* counters */
+} pp_hist_block;
+
+typedef struct pp_hist {
+  uint64_t count;          /* values recorded (excluding lost) */
+  uint64_t lost;           /* values not recorded for lack of memory */
+  uint64_t min, max;       /* exact; min is UINT64_MAX and max 0 when empty */
+  uint64_t sum_lo, sum_hi; /* 128-bit sum of the values (exact unless the
+                              histogram came from pp_hist_decode) */
+  double mean;             /* sum / count, kept current */
+  double m2[2];            /* Welford sum of squared deviations, in two
+                              accumulators (by count parity) to halve the
+                              floating-point dependency chain */
+  uint64_t slot_total[PP_HIST_SLOTS];
+  pp_hist_block *block[PP_HIST_SLOTS]; /* allocated on first touch */
+} pp_hist;
+
+/* Initialise an empty histogram (no allocation). */
+void pp_hist_init(pp_hist *h);
+/* Free the blocks; h is empty afterwards and may be reused. */
+void pp_hist_free(pp_hist *h);
+/* Empty h keeping its blocks. */
+void pp_hist_reset(pp_hist *h);
+
+/* Record one value / n equal values (n == 0 records nothing). Values that
+ * would overflow count are counted in lost instead. pp_hist_record is a C99
+ * inline function (defined below; every declaration must say inline) with
+ * its external definition in histogram.c. */
+inline void pp_hist_record(pp_hist *h, uint64_t v);
+void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n);
+
+/* Add every count of src into dst. Returns 0, or -1 when a block could not be
+ * allocated (the missing counts go to dst->lost). */
+int pp_hist_merge(pp_hist *dst, const pp_hist *src);
+
+/* Value at percentile p (0..100): the highest value equivalent to the bucket
+ * holding the ceil(p/100 * count)-th smallest value (at least the first),
+ * clamped to [min, max]. 0 when empty. */
+uint64_t pp_hist_percentile(const pp_hist *h, double p);
+
+/* Number of recorded values <= v (for cumulative buckets), to bucket
+ * resolution: values equivalent to v count as <= v. Exact when v is the
+ * highest value of its bucket (always for v < 2048), 0 when v < min and
+ * count when v >= max. */
+uint64_t pp_hist_count_le(const pp_hist *h, uint64_t v);
+
+double pp_hist_mean(const pp_hist *h);
+double pp_hist_stddev(const pp_hist *h); /* population standard deviation */
+
+/* Bucket geometry, for tests and exporters: the lowest and highest values
+ * that share v's bucket. */
+uint64_t pp_hist_lowest_equivalent(uint64_t v);
+uint64_t pp_hist_highest_equivalent(uint64_t v);
+
+/* Compact serialisation: varint count of non-empty counters followed by
+ * (index delta, count) varint pairs, then min, max, mean, m2, lost.
+ * pp_hist_encode returns the bytes needed (writing nothing past cap, so call
+ * with cap 0 to size a buffer). pp_hist_decode returns bytes consumed or -1
+ * on malformed or truncated input (h is then empty); it never reads past
+ * len.
+ *
+ * Details: varints are unsigned LEB128 (at most 10 bytes); the first index
+ * delta is the index itself (see the layout comment above), later deltas are
+ * >= 1; counts are >= 1; min, max and lost are varints; mean and m2 are the
+ * IEEE-754 binary64 bit patterns as 8 little-endian bytes. pp_hist_decode
+ * needs an initialised h (pp_hist_init, or one in use): its contents are
+ * replaced, its blocks reused. Besides truncation it rejects out-of-range
+ * or repeated indexes, zero counts, a total count that overflows, min/max
+ * that do not fall in the first/last non-empty bucket, and a non-finite
+ * mean or a negative or non-finite m2. */
+size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap);
+long pp_hist_decode(pp_hist *h, const unsigned char *buf, size_t len);
+
+/* Slow path of pp_hist_record (block allocation); not API. */
+void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n);
+
+/* The record fast path: clz picks the slot (slot 0 for v < 1024), one shift
+ * the counter. The moments avoid a floating-point chain through mean: the
+ * exact integer sum gives the new mean, and Welford's update
+ * m2 += (x - old mean) * (x - new mean) goes to one of two accumulators.
+ * Counts from 2^62 up take the slow path, so count converts as signed. */
+inline void pp_hist_record(pp_hist *h, uint64_t v) {
+  unsigned s = 54u - (unsigned)__builtin_clzll(v | (PP_HIST_HALF - 1u));
+  unsigned shift = s ? s - 1u : 0u;
+  pp_hist_block *b = h->block[s];
+  if (__builtin_expect(b == NULL || h->count >= (UINT64_C(1) << 62), 0)) {
+    pp__hist_record_slow(h, v, 1);
+    return;
+  }
+  unsigned sub = (unsigned)(v >> shift) & (PP_HIST_HALF - 1u);
+  b->c[sub]++;
+  b->group[sub / PP_HIST_GROUP]++;
+  h->slot_total[s]++;
+  uint64_t n = ++h->count;
+  if (v < h->min)
+    h->min = v;
+  if (v > h->max)
+    h->max = v;
+  uint64_t lo = h->sum_lo + v, hi = h->sum_hi + (lo < v);
+  h->sum_lo = lo;
+  h->sum_hi = hi;
+  double sum;
+  if (__builtin_expect(hi == 0 && lo < (UINT64_C(1) << 63), 1))
+    sum = (double)(int64_t)lo;
+  else
+    sum = (double)hi * 18446744073709551616.0 + (double)lo;
+  double x = (double)v, old_mean = h->mean;
+  double mean = sum * (1.0 / (double)(int64_t)n);
+  h->mean = mean;
+  h->m2[n & 1] += (x - old_mean) * (x - mean);
+}
+
+#endif /* PP_HISTOGRAM_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small utilities shared by the library and the tools: array growth, string
+ * duplication and a table-driven CRC-32C used to checksum trace chunks.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "internal.h"
+
+int pp__grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  size_t ncap = *cap ? *cap : 16;
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2 / elem)
+      return -1;
+    ncap *= 2;
+  }
+  void *p = pp__realloc(*arr, ncap * elem);
+  if (!p)
+    return -1;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+char *pp__strdup(const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = pp__malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+/* Slicing-by-4 tables for the reflected Castagnoli polynomial. */
+static uint32_t crc_table[4][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc_table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = crc_table[0][i];
+    for (int t = 1; t < 4; t++) {
+      c = crc_table[0][c & 0xff] ^ (c >> 8);
+      crc_table[t][i] = c;
+    }
+  }
+}
+
+uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len) {
+  pthread_once(&crc_once, crc_init);
+  const unsigned char *p = data;
+  crc = ~crc;
+  while (len >= 4) {
+    uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    crc ^= w;
+    crc = crc_table[3][crc & 0xff] ^ crc_table[2][(crc >> 8) & 0xff] ^
+          crc_table[1][(crc >> 16) & 0xff] ^ crc_table[0][crc >> 24];
+    p += 4;
+    len -= 4;
+  }
+  while (len--)
+    crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Minimal test harness: tests register themselves with PP_TEST(name), the
+ * runner (tests/runner.c) forks each one with a timeout and prints TAP.
+ * Assertions print both values and fail only the running test.
+ */
+#ifndef PP_TEST_RUNNER_H
+#define PP_TEST_RUNNER_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*pp_test_fn)(void);
+void pp_test_register(const char *name, const char *file, pp_test_fn fn,
+                      int timeout_s);
+/* A scratch directory private to the running test, removed afterwards. */
+const char *pp_test_tmpdir(void);
+/* Path of the build directory's binaries (for CLI tests): $PP_BUILD_DIR or
+ * the directory holding the test binary. */
+const char *pp_test_bindir(void);
+/* Path of the source tree: $PP_SOURCE_DIR or the compiled-in default. */
+const char *pp_test_srcdir(void);
+
+#define PP_TEST_T(name, timeout_s)                                          \
+  static void pp_test_##name(void);                                         \
+  __attribute__((constructor)) static void pp_test_reg_##name(void) {       \
+    pp_test_register(#name, __FILE__, pp_test_##name, timeout_s);           \
+  }                                                                         \
+  static void pp_test_##name(void)
+#define PP_TEST(name) PP_TEST_T(name, 60)
+
+#define PP_FAIL(...)                                                        \
+  do {                                                                      \
+    fprintf(stderr, "# %s:%d: ", __FILE__, __LINE__);                       \
+    fprintf(stderr, __VA_ARGS__);                                           \
+    fprintf(stderr, "\n");                                                  \
+    exit(1);                                                                \
+  } while (0)
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (!(cond))                                                            \
+      PP_FAIL("check failed: %s", #cond);                                   \
+  } while (0)
+
+#define CHECK_OP_I(a, op, b)                                                \
+  do {                                                                      \
+    long long pp_a_ = (long long)(a), pp_b_ = (long long)(b);               \
+    if (!(pp_a_ op pp_b_))                                                  \
+      PP_FAIL("check failed: %s %s %s (%lld vs %lld)", #a, #op, #b, pp_a_,  \
+              pp_b_);                                                       \
+  } while (0)
+#define CHECK_EQ(a, b) CHECK_OP_I(a, ==, b)
+#define CHECK_NE(a, b) CHECK_OP_I(a, !=, b)
+#define CHECK_LT(a, b) CHECK_OP_I(a, <, b)
+#define CHECK_LE(a, b) CHECK_OP_I(a, <=, b)
+#define CHECK_GT(a, b) CHECK_OP_I(a, >, b)
+#define CHECK_GE(a, b) CHECK_OP_I(a, >=, b)
+
+#define CHECK_EQ_U(a, b)                                                    \
+  do {                                                                      \
+    unsigned long long pp_a_ = (a), pp_b_ = (b);                            \
+    if (pp_a_ != pp_b_)                                                     \
+      PP_FAIL("check failed: %s == %s (%llu vs %llu)", #a, #b, pp_a_,       \
+              pp_b_);                                                       \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                               \
+  do {                                                                      \
+    double pp_a_ = (double)(a), pp_b_ = (double)(b);                        \
+    if (!(fabs(pp_a_ - pp_b_) <= (tol)))                                    \
+      PP_FAIL("check failed: %s ~= %s (%.9g vs %.9g, tol %g)", #a, #b,      \
+              pp_a_, pp_b_, (double)(tol));                                 \
+  } while (0)
+
+#define CHECK_STR(a, b)                                                     \
+  do {                                                                      \
+    const char *pp_a_ = (a), *pp_b_ = (b);                                  \
+    if (!pp_a_ || !pp_b_ || strcmp(pp_a_, pp_b_) != 0)                      \
+      PP_FAIL("check failed: %s == %s (\"%s\" vs \"%s\")", #a, #b,          \
+              pp_a_ ? pp_a_ : "(null)", pp_b_ ? pp_b_ : "(null)");          \
+  } while (0)
+
+#define CHECK_CONTAINS(hay, needle)                                         \
+  do {                                                                      \
+    const char *pp_h_ = (hay), *pp_n_ = (needle);                           \
+    if (!pp_h_ || !strstr(pp_h_, pp_n_))                                    \
+      PP_FAIL("check failed: \"%s\" not found in %s:\n%s", pp_n_, #hay,     \
+              pp_h_ ? pp_h_ : "(null)");                                    \
+  } while (0)
+
+/* Helpers for CLI tests: run a shell command, capture stdout+stderr into a
+ * malloc'ed string (*out, may be NULL) and return the exit status (or 128 +
+ * signal). */
+int pp_test_run(char **out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Read a whole file into a malloc'ed NUL-terminated string; NULL if absent. */
+char *pp_test_slurp(const char *path, size_t *len);
+
+#endif /* PP_TEST_RUNNER_H */

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Install tests: `cmake --install` the build directory into a scratch
+ * prefix, check the installed layout, then build tests/consumer/consumer.c
+ * against that prefix the two ways users do, with find_package(pipeprof)
+ * (shared and static targets) and with pkg-config (pipeprof and
+ * pipeprof-static), run each result and check the trace file it wrote.
+ *
+ * The consumer is compiled with the build's own C compiler and sanitizer
+ * flags (read from CMakeCache.txt), since an instrumented library cannot be
+ * loaded by an uninstrumented program.
+ */
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeprof/version.h"
+#include "runner.h"
+
+/* snprintf that fails the test instead of truncating. */
+static void fmt(char *buf, size_t size, const char *f, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fmt(char *buf, size_t size, const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  int n = vsnprintf(buf, size, f, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= size)
+    PP_FAIL("path too long: %s", buf);
+}
+
+/* Value of KEY in the build directory's CMakeCache.txt, malloc'ed; "" when
+ * absent. */
+static char *cache_get(const char *key) {
+  char path[4096];
+  fmt(path, sizeof path, "%s/CMakeCache.txt", pp_test_bindir());
+  char *text = pp_test_slurp(path, NULL);
+  if (!text)
+    PP_FAIL("cannot read %s", path);
+  size_t kl = strlen(key);
+  char *val = NULL;
+  for (char *line = text; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = 0;
+    if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+      char *eq = strchr(line + kl, '=');
+      if (eq) {
+        val = strdup(eq + 1);
+        break;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  free(text);
+  if (!val)
+    val = strdup("");
+  CHECK(val != NULL);
+  return val;
+}
+
+typedef struct build_env {
+  char cmake[4096];  /* the cmake that configured the build */
+  char cc[4096];     /* its C compiler */
+  char san[512];     /* "-fsanitize=... " or "" */
+  char prefix[4096]; /* scratch install prefix */
+  char libdir[4096]; /* prefix + CMAKE_INSTALL_LIBDIR */
+  char src[4096];    /* source tree */
+} build_env;
+
+/* Run a shell command; on a non-zero exit print its output and fail. */
+static char *run_ok(const char *what, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
+static char *run_ok(const char *what, const char *f, ...) {
+  char cmd[8192];
+  va_list ap;
+  va_start(ap, f);
+  int n = vsnprintf(cmd, sizeof cmd, f, ap);
+  va_end(ap);
+  CHECK(n > 0 && (size_t)n < sizeof cmd);
+  char *out = NULL;
+  int rc = pp_test_run(&out, "%s", cmd);
+  if (rc != 0) {
+    fprintf(stderr, "# %s failed (exit %d): %s\n%s\n", what, rc, cmd,
+            out ? out : "");
+    PP_FAIL("%s failed", what);
+  }
+  return out;
+}
+
+static void check_nonempty(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    PP_FAIL("missing: %s", path);
+  if (st.st_size <= 0)
+    PP_FAIL("empty: %s", path);
+}
+
+static void check_exists(const char *dir, const char *rel) {
+  char path[4096];
+  fmt(path, sizeof path, "%s/%s", dir, rel);
+  struct stat st;
+  if (lstat(path, &st) != 0)
+    PP_FAIL("not installed: %s", path);
+}
+
+/* Install the build directory into <tmpdir>/prefix and check the layout. */
+static void install_to_scratch(build_env *e) {
+  /* A make jobserver of ours would confuse the nested builds. */
+  unsetenv("MAKEFLAGS");
+  unsetenv("MFLAGS");
+  unsetenv("MAKELEVEL");
+
+  char *v = cache_get("CMAKE_COMMAND");
+  fmt(e->cmake, sizeof e->cmake, "%s", *v ? v : "cmake");
+  free(v);
+  v = cache_get("CMAKE_C_COMPILER");
+  fmt(e->cc, sizeof e->cc, "%s", *v ? v : "cc");
+  free(v);
+  v = cache_get("PP_SANITIZE");
+  if (*v)
+    fmt(e->san, sizeof e->san, "-fsanitize=%s -fno-omit-frame-pointer", v);
+  else
+    e->san[0] = 0;
+  free(v);
+  fmt(e->prefix, sizeof e->prefix, "%s/prefix", pp_test_tmpdir());
+  v = cache_get("CMAKE_INSTALL_LIBDIR");
+  if (v[0] == '/')
+    fmt(e->libdir, sizeof e->libdir, "%s", v);
+  else
+    fmt(e->libdir, sizeof e->libdir, "%s/%s", e->prefix, *v ? v : "lib");
+  free(v);
+  fmt(e->src, sizeof e->src, "%s", pp_test_srcdir());
+
+  free(run_ok("cmake --install", "'%s' --install '%s' --prefix '%s'", e->cmake,
+              pp_test_bindir(), e->prefix));
+
+  check_exists(e->prefix, "include/pipeprof.h");
+  check_exists(e->prefix, "include/pipeprof/version.h");
+  check_exists(e->prefix, "bin/pipeprof");
+  check_exists(e->prefix, "libexec/pipeprof/pipeprof-example-pipeline");
+  check_exists(e->libdir, "libpipeprof.so");
+  check_exists(e->libdir, "libpipeprof.a");
+  check_exists(e->libdir, "pkgconfig/pipeprof.pc");
+  check_exists(e->libdir, "pkgconfig/pipeprof-static.pc");
+  check_exists(e->libdir, "cmake/pipeprof/pipeprofConfig.cmake");
+  check_exists(e->libdir, "cmake/pipeprof/pipeprofConfigVersion.cmake");
+  check_exists(e->libdir, "cmake/pipeprof/pipeprofTargets.cmake");
+}
+
+/* Run a consumer binary, expect exit 0 and a non-empty trace. */
+static void run_consumer(const build_env *e, const char *exe, int shared) {
+  char trace[4096];
+  fmt(trace, sizeof trace, "%s.pptrace", exe);
+  char *out;
+  if (shared)
+    out = run_ok("consumer", "LD_LIBRARY_PATH='%s' '%s' '%s'", e->libdir, exe,
+                 trace);
+  else /* static: must start without help to find libpipeprof.so */
+    out = run_ok("consumer", "env -u LD_LIBRARY_PATH '%s' '%s'", exe, trace);
+  CHECK_CONTAINS(out, "consumer: ok");
+  free(out);
+  check_nonempty(trace);
+}
+
+PP_TEST_T(install_consumer_cmake, 300) {
+  build_env e;
+  install_to_scratch(&e);
+  char bdir[4096];
+  fmt(bdir, sizeof bdir, "%s/consumer-build", pp_test_tmpdir());
+  free(run_ok("configure consumer",
+              "'%s' -S '%s/tests/consumer' -B '%s' -DCMAKE_BUILD_TYPE=Debug "
+              "-DCMAKE_PREFIX_PATH='%s' -DCMAKE_C_COMPILER='%s' "
+              "-DCMAKE_C_FLAGS='%s'",
+              e.cmake, e.src, bdir, e.prefix, e.cc, e.san));
+  free(run_ok("build consumer", "'%s' --build '%s'", e.cmake, bdir));
+
+  char exe[4096];
+  fmt(exe, sizeof exe, "%s/consumer", bdir);
+  run_consumer(&e, exe, 1);
+  fmt(exe, sizeof exe, "%s/consumer_static", bdir);
+  run_consumer(&e, exe, 0);
+}
+
+PP_TEST_T(install_consumer_pkgconfig, 300) {
+  build_env e;
+  install_to_scratch(&e);
+  const char *pcs[] = {"pipeprof", "pipeprof-static"};
+  for (int i = 0; i < 2; i++) {
+    int is_static = i == 1;
+    char *ver = run_ok("pkg-config --modversion",
+                       "PKG_CONFIG_PATH='%s/pkgconfig' pkg-config "
+                       "--modversion %s",
+                       e.libdir, pcs[i]);
+    ver[strcspn(ver, "\r\n")] = 0;
+    CHECK_STR(ver, PP_VERSION_STRING);
+    free(ver);
+
+    char *flags = run_ok("pkg-config --cflags --libs",
+                         "PKG_CONFIG_PATH='%s/pkgconfig' pkg-config %s "
+                         "--cflags --libs %s",
+                         e.libdir, is_static ? "--static" : "", pcs[i]);
+    flags[strcspn(flags, "\r\n")] = 0;
+    /* The flags must point into the scratch prefix, not an older install. */
+    CHECK_CONTAINS(flags, pp_test_tmpdir());
+    if (is_static)
+      CHECK_CONTAINS(flags, "-DPP_STATIC_BUILD");
+
+    char exe[4096];
+    fmt(exe, sizeof exe, "%s/consumer-pc-%s", pp_test_tmpdir(), pcs[i]);
+    free(run_ok("compile consumer",
+                "'%s' -std=c11 -Wall -Wextra -Werror %s "
+                "'%s/tests/consumer/consumer.c' -o '%s' %s",
+                e.cc, e.san, e.src, exe, flags));
+    free(flags);
+    run_consumer(&e, exe, !is_static);
+  }
+}
