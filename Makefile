@@ -23,6 +23,7 @@ TESTS    ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME  ?= 60
 FUZZ_CC    ?= clang
+FUZZ_CXX   ?= clang++
 
 CMAKE    ?= cmake
 CTEST    ?= ctest
@@ -96,7 +97,8 @@ install: build
 fuzz:
 	@bash scripts/deps.sh --fuzz
 	@mkdir -p $(FUZZ_BUILD)
-	CC=$(FUZZ_CC) $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) $(CMAKE) -S . -B $(FUZZ_BUILD) \
+	  -DCMAKE_BUILD_TYPE=Debug -DPP_BUILD_TESTS=ON \
 	  -DPP_FUZZ=ON -DPP_SANITIZE=address,undefined \
 	  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link $(CMAKE_ARGS)
 	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS) --target pp-fuzz-all

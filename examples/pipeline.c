@@ -9,12 +9,13 @@
  *
  * source renders grayscale frames with textured objects moving over a noisy
  * background; preprocess resizes them to half size (bilinear) and normalises
- * to float; detect runs an 11x11 convolution, Sobel edges and a flood fill into
- * bounding boxes; motion does 8x8 block matching (+-4 px, SAD) against the
- * previous frame; match associates detections with tracks by IoU after
- * motion compensation; visualize draws everything into an RGB buffer and
- * folds it into a checksum. Each frame is a flow ("frame") followed across
- * the six threads; queue depths are counters named after the consumer
+ * to float; detect runs an 11x11 convolution, Sobel edges and a flood fill
+ * into bounding boxes; motion does 8x8 block matching (+-4 px, SAD, both
+ * ways with a consistency check) against the previous frame; match
+ * associates detections with tracks by IoU after motion compensation;
+ * visualize draws everything into an RGB buffer and folds it into a
+ * checksum. Each frame is a flow ("frame") followed across the six
+ * threads; queue depths are counters named after the consumer
  * (queue.detect), and stall.<stage> counts pushes that had to wait.
  *
  * Everything is deterministic for given flags, whatever the thread timing,
@@ -87,7 +88,7 @@ typedef struct detection {
 } detection;
 
 typedef struct frame {
-  uint64_t id;  /* 1-based frame number, also the flow id */
+  uint64_t id;   /* 1-based frame number, also the flow id */
   uint8_t *gray; /* full resolution, width * height */
   float *norm;   /* half resolution, normalised */
   int8_t *mv;    /* motion per block: (dx, dy) pairs, since last frame */
@@ -284,6 +285,8 @@ static void parse_args(int argc, char **argv, options *o) {
       die_usage("unknown option '%s'", arg);
     memcpy(flag, arg, len);
     flag[len] = '\0';
+    if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--help") == 0)
+      die_usage("%s takes no value", flag);
     if (strcmp(flag, "--frames") != 0 && strcmp(flag, "--width") != 0 &&
         strcmp(flag, "--height") != 0 && strcmp(flag, "--fps") != 0)
       die_usage("unknown option '%s'", flag);
@@ -1062,8 +1065,8 @@ static void draw_number(pipeline *p, int x, int y, int v, const uint8_t *c) {
     for (int r = 0; r < 5; r++)
       for (int col = 0; col < 3; col++)
         if ((g >> ((4 - r) * 3 + (2 - col))) & 1)
-          fill_rect(p, x + i * 8 + col * 2, y + r * 2, x + i * 8 + col * 2 + 2,
-                    y + r * 2 + 2, c);
+          fill_rect(p, x + i * 8 + col * 2, y + r * 2,
+                    x + i * 8 + col * 2 + 2, y + r * 2 + 2, c);
   }
 }
 
@@ -1252,8 +1255,7 @@ static int pipeline_init(pipeline *p, const options *opt) {
   ok = ok && p->src.background && p->pre.x0 && p->pre.x1 && p->pre.fx &&
        p->pre.y0 && p->pre.y1 && p->pre.fy && p->det.padded &&
        p->det.blur && p->det.mask && p->det.stack && p->mot.prev &&
-       p->mot.backward &&
-       p->vis.rgb;
+       p->mot.backward && p->vis.rgb;
   if (!ok) {
     pipeline_free(p);
     return -1;

@@ -211,7 +211,12 @@ typedef struct pp_zone {
  * Nonzero while recording is on. Read by the macros so that a disabled
  * profiler costs one load and one branch per call site. Not API to write.
  */
-PP_API extern volatile int pp__active;
+PP_API extern int pp__active;
+#if defined(__GNUC__)
+#define PP__ACTIVE() __atomic_load_n(&pp__active, __ATOMIC_RELAXED)
+#else
+#define PP__ACTIVE() (*(volatile int *)&pp__active)
+#endif
 
 /*
  * Hot-path calls. Cost: a timestamp read and one or two 16-byte stores into
@@ -300,7 +305,7 @@ PP_API void pp_thread_name(const char *name);
                                 (uint32_t)__LINE__, (uint32_t)(knd)}
 
 static inline pp_zone pp__zone_start(const pp_srcloc *loc) {
-  if (PP__LIKELY(!pp__active)) {
+  if (PP__LIKELY(!PP__ACTIVE())) {
     pp_zone z = {loc, 0};
     return z;
   }
@@ -360,13 +365,13 @@ static inline void pp__zone_cleanup(pp_zone *z) {
 #define PP__SITE0(call, nm, knd)                                            \
   do {                                                                      \
     PP__LOC(pp__site_loc, nm, knd);                                         \
-    if (PP__UNLIKELY(pp__active))                                           \
+    if (PP__UNLIKELY(PP__ACTIVE()))                                           \
       call(&pp__site_loc);                                                  \
   } while (0)
 #define PP__SITE1(call, nm, knd, arg)                                       \
   do {                                                                      \
     PP__LOC(pp__site_loc, nm, knd);                                         \
-    if (PP__UNLIKELY(pp__active))                                           \
+    if (PP__UNLIKELY(PP__ACTIVE()))                                           \
       call(&pp__site_loc, arg);                                             \
   } while (0)
 

@@ -410,6 +410,40 @@ PP_TEST(analyze_counters) {
   tb_free(&t);
 }
 
+PP_TEST(analyze_counters_and_frames_merge_by_name) {
+  pp_trace t = {0};
+  uint32_t push = tb_loc(&t, "queue", PP_KIND_COUNTER);
+  uint32_t other = tb_loc(&t, "other", PP_KIND_COUNTER);
+  uint32_t pop = tb_loc(&t, "queue", PP_KIND_COUNTER);
+  uint32_t f1 = tb_loc(&t, "cam", PP_KIND_FRAME);
+  uint32_t f2 = tb_loc(&t, "cam", PP_KIND_FRAME);
+  size_t t0 = tb_thread(&t, 1, "producer");
+  size_t t1 = tb_thread(&t, 2, "consumer");
+  tb_counter(&t, t0, 10, push, PPT_EV_COUNTER_ADD, 1, 0);
+  tb_counter(&t, t0, 20, push, PPT_EV_COUNTER_ADD, 1, 0);
+  tb_counter(&t, t1, 15, pop, PPT_EV_COUNTER_ADD, -1, 0);
+  tb_counter(&t, t1, 30, pop, PPT_EV_COUNTER_ADD, -1, 0);
+  tb_counter(&t, t1, 30, other, PPT_EV_COUNTER_SET, 9, 0);
+  tb_frame(&t, t0, 0, f1);
+  tb_frame(&t, t1, 10, f2);
+  tb_frame(&t, t0, 20, f1);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.prof.ncounters, 2);
+  const pp_counter_stats *q = &t.prof.counters[1];
+  CHECK_EQ(q->loc, push); /* the lowest loc of the name */
+  CHECK_EQ(q->samples, 4);  /* 1, 0, 1, 0 */
+  CHECK_NEAR(q->min, 0, 0);
+  CHECK_NEAR(q->max, 1, 0);
+  CHECK_NEAR(q->mean, 0.5, 1e-12);
+  CHECK_NEAR(q->last, 0, 0);
+  CHECK_EQ(t.prof.counters[0].loc, other);
+  CHECK_EQ(t.prof.nframes, 1);
+  CHECK_EQ(t.prof.frames[0].loc, f1);
+  CHECK_EQ(t.prof.frames[0].frames, 3);
+  CHECK_NEAR(t.prof.frames[0].mean_ns, 10, 1e-9);
+  tb_free(&t);
+}
+
 /* ---- profile ordering and lookups ---------------------------------------- */
 
 PP_TEST(analyze_profile_sorted_by_total) {

@@ -343,12 +343,25 @@ PP_TEST(hist_encode_roundtrip) {
   CHECK_EQ(pp_hist_decode(&d, small, n + 16), (long)n);
   check_same(&d, &h);
 
-  /* Every truncation fails and leaves d empty. */
-  for (size_t len = 0; len < n; len++) {
-    CHECK_EQ(pp_hist_decode(&d, buf, len), -1);
+  /* Every truncation fails and leaves d empty: every length of a smaller
+   * histogram's encoding, every 97th of the big one. */
+  pp_hist t;
+  pp_hist_init(&t);
+  for (size_t i = 0; i < 3000; i++)
+    pp_hist_record(&t, v[i]);
+  size_t nt;
+  unsigned char *bt = encode_alloc(&t, &nt);
+  for (size_t len = 0; len < nt; len++) {
+    CHECK_EQ(pp_hist_decode(&d, bt, len), -1);
     CHECK_EQ_U(d.count, 0);
     CHECK_EQ_U(pp_hist_percentile(&d, 50), 0);
   }
+  CHECK_EQ(pp_hist_decode(&d, bt, nt), (long)nt);
+  check_same(&d, &t);
+  for (size_t len = 0; len < n; len += len < 64 || n - len < 64 ? 1 : 97)
+    CHECK_EQ(pp_hist_decode(&d, buf, len), -1);
+  free(bt);
+  pp_hist_free(&t);
   CHECK_EQ(pp_hist_decode(&d, NULL, 0), -1);
 
   /* Recording into a decoded histogram keeps working. */
@@ -505,15 +518,26 @@ PP_TEST(hist_decode_rejects) {
   unsigned char longv[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
                            0x80, 0x80, 0x80, 0x80, 0x00};
   CHECK_EQ(pp_hist_decode(&h, longv, sizeof longv), -1);
-  /* Total count overflow: two counters of 2^63. */
+  /* A 64-bit varint whose 10th byte carries more than bit 63 (lost). */
+  unsigned char wide[sizeof ok + 9];
+  memcpy(wide, ok, sizeof ok - 1);
+  memset(wide + sizeof ok - 1, 0xff, 9);
+  wide[sizeof wide - 1] = 0x01; /* UINT64_MAX: fine */
+  CHECK_EQ(pp_hist_decode(&h, wide, sizeof wide), (long)sizeof wide);
+  CHECK_EQ_U(h.lost, UINT64_MAX);
+  wide[sizeof wide - 1] = 0x03; /* 2^65 - 1: too wide */
+  CHECK_EQ(pp_hist_decode(&h, wide, sizeof wide), -1);
+  /* Total count overflow: counters of 2^63 and 2^63 + 1 (which would wrap
+   * to a plausible total of 1). */
   unsigned char ovf[64];
   size_t k = 0;
   ovf[k++] = 2;
   for (int c = 0; c < 2; c++) {
     ovf[k++] = (unsigned char)(c ? 1 : 5); /* indexes 5 and 6 */
-    for (int i = 0; i < 9; i++)
+    ovf[k++] = (unsigned char)(c ? 0x81 : 0x80);
+    for (int i = 0; i < 8; i++)
       ovf[k++] = 0x80;
-    ovf[k++] = 0x01; /* 2^63 */
+    ovf[k++] = 0x01; /* 2^63 (+ 1) */
   }
   ovf[k++] = 5;
   ovf[k++] = 6;

@@ -123,17 +123,51 @@ static int apply_order(void *arr, size_t n, size_t elem, sort_key *keys) {
   return 0;
 }
 
-/* A reference to one event, for merging the threads in time order. */
+/* canon[loc] = the lowest loc id with the same name. Counters and frame
+ * streams are identified by name, which several call sites may share
+ * (PP_COUNTER_SET("queue", ..) in the producer and the consumer). Unnamed
+ * locs stay apart. *out is NULL when the trace has no locs. */
+static int canon_locs(const pp_trace *t, uint32_t **out) {
+  *out = NULL;
+  if (!t->nlocs)
+    return 0;
+  uint32_t *canon = pp__malloc(t->nlocs * sizeof *canon);
+  sort_key *keys = pp__malloc(t->nlocs * sizeof *keys);
+  if (!canon || !keys) {
+    pp__free(canon);
+    pp__free(keys);
+    return -1;
+  }
+  for (size_t i = 0; i < t->nlocs; i++)
+    keys[i] = (sort_key){0, pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i,
+                         i};
+  qsort(keys, t->nlocs, sizeof *keys, cmp_key);
+  for (size_t i = 0; i < t->nlocs; i++) {
+    const char *n = t->locs[keys[i].loc].name;
+    int named = n && n[0];
+    if (i > 0 && named && strcmp(keys[i].name, keys[i - 1].name) == 0)
+      canon[keys[i].loc] = canon[keys[i - 1].loc];
+    else
+      canon[keys[i].loc] = keys[i].loc;
+  }
+  pp__free(keys);
+  *out = canon;
+  return 0;
+}
+
+/* A reference to one event, for merging the threads in time order; key is
+ * the canonical loc of the event's loc. */
 typedef struct ev_ref {
   const pp_event *ev;
+  uint32_t key;
   uint32_t th;
   size_t seq;
 } ev_ref;
 
 static int cmp_ev_ref(const void *a, const void *b) {
   const ev_ref *x = a, *y = b;
-  if (x->ev->loc != y->ev->loc)
-    return x->ev->loc < y->ev->loc ? -1 : 1;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
   if (x->ev->ts != y->ev->ts)
     return x->ev->ts < y->ev->ts ? -1 : 1;
   if (x->th != y->th)
@@ -142,9 +176,9 @@ static int cmp_ev_ref(const void *a, const void *b) {
 }
 
 /* Collect every event whose type satisfies want() (and whose loc is valid),
- * sorted by loc then time. *out is NULL when there are none. */
-static int collect_events(const pp_trace *t, int (*want)(uint8_t),
-                          ev_ref **out, size_t *nout) {
+ * sorted by canonical loc then time. *out is NULL when there are none. */
+static int collect_events(const pp_trace *t, const uint32_t *canon,
+                          int (*want)(uint8_t), ev_ref **out, size_t *nout) {
   size_t n = 0;
   *out = NULL;
   *nout = 0;
@@ -166,7 +200,7 @@ static int collect_events(const pp_trace *t, int (*want)(uint8_t),
     for (size_t j = 0; j < t->threads[i].nev; j++) {
       const pp_event *e = &t->threads[i].ev[j];
       if (want(e->type) && e->loc < t->nlocs)
-        r[k++] = (ev_ref){e, (uint32_t)i, j};
+        r[k++] = (ev_ref){e, canon[e->loc], (uint32_t)i, j};
     }
   qsort(r, n, sizeof *r, cmp_ev_ref);
   *out = r;
@@ -344,17 +378,17 @@ static int is_counter(uint8_t type) {
          type == PPT_EV_COUNTER_SETF;
 }
 
-/* Number of distinct locs in a loc-sorted ev_ref array. */
+/* Number of distinct keys in a key-sorted ev_ref array. */
 static size_t count_groups(const ev_ref *r, size_t n) {
   size_t g = 0;
   for (size_t i = 0; i < n; i++)
-    if (i == 0 || r[i].ev->loc != r[i - 1].ev->loc)
+    if (i == 0 || r[i].key != r[i - 1].key)
       g++;
   return g;
 }
 
 static void one_frame_loc(pp_frame_stats *f, const ev_ref *r, size_t n) {
-  f->loc = r[0].ev->loc;
+  f->loc = r[0].key;
   f->frames = n;
   pp_hist_init(&f->hist);
   if (n < 2)
@@ -380,11 +414,11 @@ static void one_frame_loc(pp_frame_stats *f, const ev_ref *r, size_t n) {
     f->jitter_ns = jit / (double)(n - 2);
 }
 
-static int frame_stats(pp_trace *t) {
+static int frame_stats(pp_trace *t, const uint32_t *canon) {
   pp_profile *p = &t->prof;
   ev_ref *r;
   size_t n;
-  if (collect_events(t, is_frame, &r, &n))
+  if (collect_events(t, canon, is_frame, &r, &n))
     return -1;
   if (!n)
     return 0;
@@ -399,7 +433,7 @@ static int frame_stats(pp_trace *t) {
   size_t k = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
-    while (j < n && r[j].ev->loc == r[i].ev->loc)
+    while (j < n && r[j].key == r[i].key)
       j++;
     pp_frame_stats *f = &p->frames[k];
     one_frame_loc(f, r + i, j - i);
@@ -417,7 +451,7 @@ static void one_counter_loc(pp_counter_stats *c, const ev_ref *r, size_t n) {
   int64_t iv = 0;
   double fv = 0, mean = 0;
   int cur_float = 0;
-  c->loc = r[0].ev->loc;
+  c->loc = r[0].key;
   for (size_t i = 0; i < n; i++) {
     const pp_event *e = r[i].ev;
     if (e->type == PPT_EV_COUNTER_SET) {
@@ -445,11 +479,11 @@ static void one_counter_loc(pp_counter_stats *c, const ev_ref *r, size_t n) {
   c->mean = mean;
 }
 
-static int counter_stats(pp_trace *t) {
+static int counter_stats(pp_trace *t, const uint32_t *canon) {
   pp_profile *p = &t->prof;
   ev_ref *r;
   size_t n;
-  if (collect_events(t, is_counter, &r, &n))
+  if (collect_events(t, canon, is_counter, &r, &n))
     return -1;
   if (!n)
     return 0;
@@ -464,7 +498,7 @@ static int counter_stats(pp_trace *t) {
   size_t k = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
-    while (j < n && r[j].ev->loc == r[i].ev->loc)
+    while (j < n && r[j].key == r[i].key)
       j++;
     pp_counter_stats *c = &p->counters[k];
     one_counter_loc(c, r + i, j - i);
@@ -511,16 +545,20 @@ int pp_analyze(pp_trace *t) {
   }
 
   zone_stack s = {NULL, 0, 0};
+  uint32_t *canon = NULL;
   for (size_t i = 0; i < t->nthreads; i++)
     if (build_zones(&t->threads[i], t->nlocs, p->t1, &s, p))
       goto oom;
   pp__free(s.v);
   s.v = NULL;
-  if (zone_stats(t) || frame_stats(t) || counter_stats(t))
+  if (zone_stats(t) || canon_locs(t, &canon) || frame_stats(t, canon) ||
+      counter_stats(t, canon))
     goto oom;
+  pp__free(canon);
   t->analyzed = 1;
   return 0;
 oom:
+  pp__free(canon);
   pp__free(s.v);
   pp__analysis_free(t);
   return -1;

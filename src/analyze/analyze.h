@@ -8,8 +8,12 @@
  * Invariants (after pp_analyze): per thread, zones[] is in start order
  * (pre-order: a parent precedes its children, siblings are in time order)
  * and properly nested; every instance's loc is < t->nlocs; prof.zones is
- * sorted by total_ns descending (ties by name, then loc); prof.frames and
- * prof.counters are sorted by name (ties by loc). Zones closed forcibly
+ * sorted by total_ns descending (ties by name, then loc), one entry per zone
+ * site. Frame streams and counters are identified by name, since several
+ * call sites may feed one ("queue" set by a producer and a consumer): each
+ * prof.frames / prof.counters entry merges every loc of that name and
+ * carries the lowest such loc id; they are sorted by name (unnamed locs
+ * stay apart and sort by loc). Zones closed forcibly
  * (by the end of the trace, or by the end of an enclosing zone) have
  * unclosed = 1 and are counted in prof.unclosed.
  */

@@ -18,7 +18,11 @@
 #include "clock.h"
 #include "recorder.h"
 
-PP_API volatile int pp__active = 0;
+PP_API int pp__active = 0;
+
+/* Acquire: pairs with the session's release store, so a thread that sees
+ * recording on also sees the session's ring set-up. */
+#define ACTIVE() __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE)
 _Atomic int pp__overwrite_mode = 0;
 
 static __thread pp__tstate *tls_state __attribute__((tls_model("initial-exec")));
@@ -47,7 +51,22 @@ static void free_state(pp__tstate *t) {
 void pp__recorder_reset_positions(void) {
   pp__registry_lock();
   int ow = atomic_load(&pp__overwrite_mode);
+  uint64_t slots = atomic_load(&cfg_slots);
   for (pp__tstate *t = reg_head; t; t = t->next) {
+    /* A thread from an earlier session gets a ring of this session's size.
+     * Recording is off between sessions (pp__active is 0 and the previous
+     * writer has been joined), so no producer is inside the ring now. */
+    if (t->capacity != slots && !atomic_load(&t->dead)) {
+      void *ring = mmap(NULL, slots * sizeof(pp__slot),
+                        PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+      if (ring != MAP_FAILED) {
+        munmap(t->ring, t->capacity * sizeof(pp__slot));
+        t->ring = ring;
+        t->capacity = slots;
+        t->mask = slots - 1;
+      }
+    }
     atomic_store(&t->r, atomic_load(&t->w));
     atomic_store_explicit(&t->limit, ow ? UINT64_MAX : 0,
                           memory_order_relaxed);
@@ -213,7 +232,7 @@ static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
 
 pp_zone pp_zone_begin(const pp_srcloc *loc) {
   pp_zone z = {loc, 0};
-  if (pp__unlikely(!pp__active))
+  if (pp__unlikely(!ACTIVE()))
     return z;
   pp__tstate *t = tls_state;
   if (pp__unlikely(!t) && !(t = attach()))
@@ -234,7 +253,7 @@ void pp_zone_end(pp_zone zone) {
 
 pp_zone pp_zone_begin_name(const char *name) {
   pp_zone z = {NULL, 0};
-  if (!pp__active)
+  if (!ACTIVE())
     return z;
   const pp_srcloc *loc = pp__intern(name ? name : "", PP_KIND_ZONE);
   return loc ? pp_zone_begin(loc) : z;
@@ -242,7 +261,7 @@ pp_zone pp_zone_begin_name(const char *name) {
 
 static inline void record_value(const pp_srcloc *loc, unsigned type,
                                 uint64_t v) {
-  if (pp__unlikely(!pp__active) || !loc)
+  if (pp__unlikely(!ACTIVE()) || !loc)
     return;
   pp__tstate *t = pp__thread_get();
   if (t)
@@ -250,7 +269,7 @@ static inline void record_value(const pp_srcloc *loc, unsigned type,
 }
 
 static inline void record_plain(const pp_srcloc *loc, unsigned type) {
-  if (pp__unlikely(!pp__active) || !loc)
+  if (pp__unlikely(!ACTIVE()) || !loc)
     return;
   pp__tstate *t = pp__thread_get();
   if (t)
@@ -288,7 +307,7 @@ void pp_flow_end_loc(const pp_srcloc *loc, uint64_t id) {
 
 #define PP__NAMED(call, kind, ...)                                          \
   do {                                                                      \
-    if (!pp__active || !name)                                               \
+    if (!ACTIVE() || !name)                                               \
       return;                                                               \
     call(pp__intern(name, kind), __VA_ARGS__);                              \
   } while (0)
@@ -312,11 +331,11 @@ void pp_flow_end(const char *name, uint64_t id) {
   PP__NAMED(pp_flow_end_loc, PP_KIND_FLOW, id);
 }
 void pp_mark(const char *name) {
-  if (pp__active && name)
+  if (ACTIVE() && name)
     pp_mark_loc(pp__intern(name, PP_KIND_MARK));
 }
 void pp_frame_mark(const char *name) {
-  if (pp__active && name)
+  if (ACTIVE() && name)
     pp_frame_mark_loc(pp__intern(name, PP_KIND_FRAME));
 }
 

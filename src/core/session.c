@@ -98,7 +98,9 @@ void pp_config_init(pp_config *cfg) {
 int pp_is_running(void) { return atomic_load(&running); }
 
 static void update_active(void) {
-  pp__active = atomic_load(&running) && atomic_load(&enabled_flag);
+  __atomic_store_n(&pp__active,
+                   atomic_load(&running) && atomic_load(&enabled_flag),
+                   __ATOMIC_RELEASE);
 }
 
 void pp_set_enabled(int on) {
@@ -106,7 +108,9 @@ void pp_set_enabled(int on) {
   update_active();
 }
 
-int pp_is_enabled(void) { return pp__active ? 1 : 0; }
+int pp_is_enabled(void) {
+  return __atomic_load_n(&pp__active, __ATOMIC_RELAXED) ? 1 : 0;
+}
 
 const char *pp_output_path(void) {
   return atomic_load(&running) ? S.out_path : "";
@@ -252,6 +256,8 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
   uint64_t prev = 0, n = 0;
   int started = 0;
   double rate = pp__clock_rate(&S.sync0, &S.last_sync);
+  const pp_srcloc *last_loc = NULL; /* one-entry cache in front of loc_id */
+  uint32_t last_id = 0;
   for (uint64_t i = from; i < to; i++) {
     const pp__slot *s = &ring[i & mask];
     uint64_t ts = atomic_load_explicit(&s->ts, memory_order_relaxed);
@@ -268,9 +274,14 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       i++;
     }
     const pp_srcloc *loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
-    uint32_t id = loc_id(loc);
-    if (id == UINT32_MAX)
-      continue;
+    uint32_t id = last_id;
+    if (loc != last_loc) {
+      id = loc_id(loc);
+      if (id == UINT32_MAX)
+        continue;
+      last_loc = loc;
+      last_id = id;
+    }
     if (!to_file) {
       int64_t ns = S.sync0.mono_ns +
                    (int64_t)((double)(int64_t)(ts - S.sync0.tick) / rate);
@@ -286,25 +297,23 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       prev = ts;
       started = 1;
     }
-    unsigned char b = (unsigned char)type;
-    ppt_buf_bytes(out, &b, 1);
-    ppt_buf_sv(out, (int64_t)(ts - prev));
+    /* Worst case: type + three varints + 8 bytes. */
+    if (ppt_buf_reserve(out, 1 + 10 + 10 + 10) != 0)
+      continue;
+    unsigned char *p = out->data + out->len;
+    *p++ = (unsigned char)type;
+    p += ppt_put_uv(p, ppt_zigzag((int64_t)(ts - prev)));
     prev = ts;
-    ppt_buf_uv(out, id);
-    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD)
-      ppt_buf_sv(out, (int64_t)value);
-    else if (type == PPT_EV_COUNTER_SETF)
-      ppt_buf_bytes(out, (unsigned char[8]){(unsigned char)value,
-                                            (unsigned char)(value >> 8),
-                                            (unsigned char)(value >> 16),
-                                            (unsigned char)(value >> 24),
-                                            (unsigned char)(value >> 32),
-                                            (unsigned char)(value >> 40),
-                                            (unsigned char)(value >> 48),
-                                            (unsigned char)(value >> 56)},
-                    8);
-    else if (two_slots(type))
-      ppt_buf_uv(out, value);
+    p += ppt_put_uv(p, id);
+    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD) {
+      p += ppt_put_uv(p, ppt_zigzag((int64_t)value));
+    } else if (type == PPT_EV_COUNTER_SETF) {
+      ppt_put_u64(p, value);
+      p += 8;
+    } else if (two_slots(type)) {
+      p += ppt_put_uv(p, value);
+    }
+    out->len = (size_t)(p - out->data);
     n++;
   }
   if (to_file && started)
@@ -588,7 +597,7 @@ static void *writer_main(void *arg) {
 static void on_signal(int sig) {
   int saved = errno;
   if (atomic_load(&running) && S.pid == getpid()) {
-    pp__active = 0;
+    __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
     atomic_store(&S.stop, 1);
     atomic_fetch_add(&S.wake_word, 1);
     syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -633,7 +642,7 @@ static void fork_child(void) {
   /* The child does not own the parent's trace: profiling stops in the
    * child, the parent's file is never touched, and the child may start a
    * session of its own with pp_init(). */
-  pp__active = 0;
+  __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
   atomic_store(&running, 0);
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&ctl_lock, &fresh, sizeof fresh);
@@ -788,7 +797,7 @@ int pp_shutdown(void) {
     pthread_mutex_unlock(&ctl_lock);
     return PP_ENOTRUNNING;
   }
-  pp__active = 0;
+  __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
   atomic_store(&S.stop, 1);
   atomic_fetch_add(&S.wake_word, 1);
   syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

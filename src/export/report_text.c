@@ -140,7 +140,7 @@ static const char *thread_label(const pp_thread *th, char *buf, size_t len) {
   return buf;
 }
 
-/* ---- cells ---------------------------------------------------------------- */
+/* ---- cells --------------------------------------------------------------- */
 
 static void put_dur(FILE *out, double ns) {
   char b[CELL_MAX];
@@ -165,7 +165,7 @@ static void put_value(FILE *out, double v, int as_int) {
   fprintf(out, " %12s", b);
 }
 
-/* ---- sections ------------------------------------------------------------- */
+/* ---- sections ------------------------------------------------------------ */
 
 static void header(FILE *out, const pp_trace *t) {
   const pp_profile *p = &t->prof;

@@ -3,9 +3,9 @@
  * Log-linear (HDR-style) histogram of unsigned 64-bit values with three
  * significant digits: every value is kept in a bucket whose width is at most
  * 1/1024 of its lower bound, so any reported percentile is within 0.1% of a
- * value that was recorded. Counters are allocated lazily, one block per
- * power of two, so a histogram of latencies spanning a few decades costs a
- * few tens of KiB. Histograms merge exactly.
+ * value that was recorded. Counters are allocated lazily, one 8.25 KiB block
+ * per power of two touched, so a histogram of latencies spanning three
+ * decades costs under 100 KiB. Histograms merge exactly.
  *
  * Thread safety: none; one writer at a time (the aggregator owns its
  * histograms). Recording never allocates more than one block and never
@@ -72,7 +72,9 @@ inline void pp_hist_record(pp_hist *h, uint64_t v);
 void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n);
 
 /* Add every count of src into dst. Returns 0, or -1 when a block could not be
- * allocated (the missing counts go to dst->lost). */
+ * allocated (the missing counts go to dst->lost). The merge is all or
+ * nothing: on -1 (also when dst's count would overflow) none of src is
+ * merged and all of src's count goes to dst->lost. dst may be src. */
 int pp_hist_merge(pp_hist *dst, const pp_hist *src);
 
 /* Value at percentile p (0..100): the highest value equivalent to the bucket

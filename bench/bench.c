@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeprof-bench: the overhead and throughput figures of the recording
+ * core, the histogram and the exporters, all measured in one run so that
+ * ratios against the hand-written floor hold on a noisy machine.
+ *
+ * Figures named *_ns are the median over many batches of the per-operation
+ * time (wall clock around a batch of 1000 operations). Each zone figure has
+ * a *_mean twin: CPU time of the whole process (recording thread plus the
+ * writer thread's draining, encoding and writing) divided by the zones
+ * recorded, i.e. the amortised cost including buffer hand-off and writer
+ * work. Between batches the benchmark waits (sleeping, so it costs no CPU)
+ * for the writer to drain a ring that is more than half full, so no event is
+ * dropped and the drop path never flatters a figure.
+ *
+ * Usage: pipeprof-bench [--json] [--quick] [--no-pipeline]
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/model.h"
+#include "core/clock.h"
+#include "core/recorder.h"
+#include "export/export.h"
+#include "pipeprof.h"
+#include "stats/histogram.h"
+
+#define BATCH 1000
+static int quick;
+static char tmpdir[256];
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static double cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n ? v[n / 2] : 0;
+}
+
+/* ---- the floor: two TSC reads and two 16-byte stores into a thread-local
+ * ring, in out-of-line functions like the library's entry points -------- */
+
+typedef struct floor_slot {
+  uint64_t ts, a;
+} floor_slot;
+static __thread floor_slot *floor_ring;
+static __thread uint64_t floor_w;
+
+__attribute__((noinline)) static void floor_begin(const void *loc) {
+  floor_slot *s = &floor_ring[floor_w++ & 65535];
+  s->ts = pp__ticks();
+  s->a = (uint64_t)(uintptr_t)loc;
+}
+
+__attribute__((noinline)) static void floor_end(const void *loc) {
+  uint64_t ts = pp__ticks();
+  floor_slot *s = &floor_ring[floor_w++ & 65535];
+  s->ts = ts;
+  s->a = (uint64_t)(uintptr_t)loc | 1;
+}
+
+static double bench_floor(int batches) {
+  static const int dummy = 0;
+  floor_ring = calloc(65536, sizeof *floor_ring);
+  double *v = calloc((size_t)batches, sizeof *v);
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+      floor_begin(&dummy);
+      __asm__ volatile("" ::: "memory");
+      floor_end(&dummy);
+    }
+    v[b] = (now_ns() - t0) / BATCH;
+  }
+  double m = median(v, batches);
+  free(v);
+  free(floor_ring);
+  return m;
+}
+
+/* ---- zones through the library -------------------------------------------
+ */
+
+/* Sleep until this thread's ring is drained below a quarter. */
+static void wait_for_writer(void) {
+  pp__tstate *t = pp__thread_get();
+  if (!t || atomic_load(&pp__overwrite_mode))
+    return;
+  uint64_t cap = t->capacity;
+  while (atomic_load(&t->w) - atomic_load(&t->r) > cap / 4) {
+    pp__session_wake_writer();
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+typedef struct zone_result {
+  double median_ns, mean_ns;
+  uint64_t dropped;
+} zone_result;
+
+static void zone_loop(int batches, double *v) {
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+      PP_ZONE("bench.zone");
+      __asm__ volatile("" ::: "memory");
+    }
+    v[b] = (now_ns() - t0) / BATCH;
+    if ((b & 7) == 7)
+      wait_for_writer();
+  }
+}
+
+static int start_session(pp_mode mode, const char *name, unsigned buf_kib) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.pptrace", tmpdir, name);
+  cfg.mode = mode;
+  cfg.out_path = path;
+  cfg.buffer_kib = buf_kib;
+  cfg.install_signals = 0;
+  int rc = pp_init(&cfg);
+  if (rc != PP_OK)
+    fprintf(stderr, "pipeprof-bench: pp_init: %s\n", pp_last_error());
+  return rc;
+}
+
+static uint64_t total_dropped(void) {
+  uint64_t d = 0;
+  pp__registry_lock();
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next)
+    d += atomic_load(&t->dropped);
+  pp__registry_unlock();
+  return d;
+}
+
+static zone_result bench_zone(pp_mode mode, int enabled, int batches) {
+  zone_result r = {0, 0, 0};
+  if (start_session(mode, "zone", mode == PP_MODE_FLIGHT ? 4096 : 1024))
+    return r;
+  pp_set_enabled(enabled);
+  double *v = calloc((size_t)batches, sizeof *v);
+  zone_loop(batches / 10 + 1, v); /* warm up: attach, page in the ring */
+  uint64_t d0 = total_dropped();
+  double c0 = cpu_ns();
+  zone_loop(batches, v);
+  r.dropped = total_dropped() - d0;
+  pp_shutdown(); /* the writer's last drain counts toward the mean */
+  r.mean_ns = (cpu_ns() - c0) / ((double)batches * BATCH);
+  r.median_ns = median(v, batches);
+  free(v);
+  return r;
+}
+
+typedef struct thr_arg {
+  int batches;
+  double median_ns;
+  pthread_barrier_t *bar;
+} thr_arg;
+
+static void *thr_main(void *p) {
+  thr_arg *a = p;
+  double *v = calloc((size_t)a->batches, sizeof *v);
+  zone_loop(a->batches / 10 + 1, v);
+  pthread_barrier_wait(a->bar);
+  zone_loop(a->batches, v);
+  a->median_ns = median(v, a->batches);
+  free(v);
+  return NULL;
+}
+
+static zone_result bench_zone_2threads(int batches) {
+  zone_result r = {0, 0, 0};
+  if (start_session(PP_MODE_TRACE, "zone2", 1024))
+    return r;
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, 3);
+  thr_arg a[2] = {{batches, 0, &bar}, {batches, 0, &bar}};
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    pthread_create(&th[i], NULL, thr_main, &a[i]);
+  pthread_barrier_wait(&bar);
+  uint64_t d0 = total_dropped();
+  double c0 = cpu_ns();
+  for (int i = 0; i < 2; i++)
+    pthread_join(th[i], NULL);
+  r.dropped = total_dropped() - d0;
+  pp_shutdown();
+  r.mean_ns = (cpu_ns() - c0) / (2.0 * batches * BATCH);
+  r.median_ns = (a[0].median_ns + a[1].median_ns) / 2;
+  pthread_barrier_destroy(&bar);
+  return r;
+}
+
+static double bench_counter(int batches) {
+  if (start_session(PP_MODE_TRACE, "counter", 1024))
+    return 0;
+  double *v = calloc((size_t)batches, sizeof *v);
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      PP_COUNTER_SET("bench.counter", i);
+    v[b] = (now_ns() - t0) / BATCH;
+    if ((b & 7) == 7)
+      wait_for_writer();
+  }
+  pp_shutdown();
+  double m = median(v, batches);
+  free(v);
+  return m;
+}
+
+/* ---- histogram -------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng(void) {
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* Log-uniform between 1 us and 10 s in ns. */
+static uint64_t loguniform(void) {
+  double u = (double)(rng() >> 11) / 9007199254740992.0;
+  return (uint64_t)exp(log(1e3) + u * (log(1e10) - log(1e3)));
+}
+
+static void bench_hist(int batches, double *record_ns, double *p99_ns) {
+  uint64_t *vals = malloc(sizeof *vals * BATCH);
+  for (int i = 0; i < BATCH; i++)
+    vals[i] = loguniform();
+  pp_hist h;
+  pp_hist_init(&h);
+  double *v = calloc((size_t)batches, sizeof *v);
+  for (int b = 0; b < batches; b++) {
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      pp_hist_record(&h, vals[i]);
+    v[b] = (now_ns() - t0) / BATCH;
+  }
+  *record_ns = median(v, batches);
+  pp_hist_reset(&h);
+  for (int i = 0; i < 1000000; i++)
+    pp_hist_record(&h, loguniform());
+  volatile uint64_t sink = 0;
+  int q = batches < 200 ? batches : 200;
+  for (int b = 0; b < q; b++) {
+    double t0 = now_ns();
+    for (int i = 0; i < 100; i++)
+      sink += pp_hist_percentile(&h, 99.0);
+    v[b] = (now_ns() - t0) / 100;
+  }
+  (void)sink;
+  *p99_ns = median(v, q);
+  free(v);
+  free(vals);
+  pp_hist_free(&h);
+}
+
+/* ---- exporters and writer throughput ---------------------------------- */
+
+static const char *const zone_names[] = {"decode", "infer", "post", "nms"};
+
+static double bench_export_chrome(void) {
+  /* A synthetic analysed trace: one thread, nested zones. */
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  t.nlocs = t.cap_locs = 4;
+  t.locs = calloc(4, sizeof *t.locs);
+  for (uint32_t i = 0; i < 4; i++) {
+    t.locs[i].id = i;
+    t.locs[i].kind = PP_KIND_ZONE;
+    t.locs[i].name = strdup(zone_names[i]);
+    t.locs[i].function = strdup("bench");
+    t.locs[i].file = strdup("bench.c");
+  }
+  t.nthreads = t.cap_threads = 1;
+  t.threads = calloc(1, sizeof *t.threads);
+  pp_thread *th = &t.threads[0];
+  th->tid = 1;
+  th->name = strdup("main");
+  size_t nzones = quick ? 200000 : 1000000;
+  th->cap_ev = th->nev = nzones * 2;
+  th->ev = calloc(th->nev, sizeof *th->ev);
+  int64_t ts = 1000;
+  for (size_t z = 0, k = 0; z < nzones; z += 2) {
+    uint32_t outer = (uint32_t)(z / 2 % 2), inner = 2 + (uint32_t)(z / 2 % 2);
+    th->ev[k++] = (pp_event){ts, outer, 1, {0}};
+    th->ev[k++] = (pp_event){ts + 100, inner, 1, {0}};
+    th->ev[k++] = (pp_event){ts + 900, inner, 2, {0}};
+    th->ev[k++] = (pp_event){ts + 1000, outer, 2, {0}};
+    ts += 1237;
+  }
+  pp_analyze(&t);
+  FILE *f = fopen("/dev/null", "w");
+  double t0 = now_ns();
+  pp_export_chrome(f, &t);
+  fflush(f);
+  double dt = now_ns() - t0;
+  fclose(f);
+  pp_trace_free(&t);
+  return (double)(nzones * 2) / (dt * 1e-9);
+}
+
+static double bench_trace_write(void) {
+  /* Record into a ring big enough to hold everything while the writer is
+   * kept idle, then time the writer's drain at shutdown. */
+  pp_config cfg;
+  pp_config_init(&cfg);
+  char path[512];
+  snprintf(path, sizeof path, "%s/write.pptrace", tmpdir);
+  cfg.out_path = path;
+  cfg.buffer_kib = 65536; /* 4M slots */
+  cfg.flush_ms = 1000;
+  cfg.install_signals = 0;
+  if (pp_init(&cfg) != PP_OK)
+    return 0;
+  size_t zones = quick ? 200000 : 1500000;
+  for (size_t i = 0; i < zones; i++) {
+    PP_ZONE("bench.write");
+    __asm__ volatile("" ::: "memory");
+  }
+  double t0 = now_ns();
+  pp_shutdown();
+  double dt = now_ns() - t0;
+  return (double)(zones * 2) / (dt * 1e-9);
+}
+
+/* ---- example pipeline with and without instrumentation --------------- */
+
+typedef struct run_cost {
+  double wall_ns, cpu_ns;
+} run_cost;
+
+static int run_pipeline(const char *exe, int profiled, int frames,
+                        run_cost *out) {
+  char fr[32], path[512];
+  snprintf(fr, sizeof fr, "%d", frames);
+  snprintf(path, sizeof path, "%s/pipeline.pptrace", tmpdir);
+  double t0 = now_ns();
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (profiled) {
+      setenv("PIPEPROF", "1", 1);
+      setenv("PIPEPROF_OUT", path, 1);
+    } else {
+      unsetenv("PIPEPROF");
+    }
+    execl(exe, exe, "--frames", fr, "--quiet", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  struct rusage ru;
+  if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) ||
+      WEXITSTATUS(st) != 0)
+    return -1;
+  out->wall_ns = now_ns() - t0;
+  out->cpu_ns = ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) *
+                    1e9 +
+                ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) *
+                    1e3;
+  return 0;
+}
+
+static int bench_pipeline(double *wall_pct, double *cpu_pct) {
+  char self[512], on[600], off[600];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = 0;
+  snprintf(on, sizeof on, "%s/pipeprof-example-pipeline", self);
+  snprintf(off, sizeof off, "%s/pipeprof-example-pipeline-noprof", self);
+  if (access(on, X_OK) || access(off, X_OK))
+    return -1;
+  int reps = quick ? 3 : 7, frames = quick ? 60 : 200;
+  double w_on[16], w_off[16], c_on[16], c_off[16];
+  for (int i = 0; i < reps; i++) {
+    run_cost a, b;
+    if (run_pipeline(off, 0, frames, &b) || run_pipeline(on, 1, frames, &a))
+      return -1;
+    w_on[i] = a.wall_ns;
+    c_on[i] = a.cpu_ns;
+    w_off[i] = b.wall_ns;
+    c_off[i] = b.cpu_ns;
+  }
+  double mwon = median(w_on, reps), mwoff = median(w_off, reps);
+  double mcon = median(c_on, reps), mcoff = median(c_off, reps);
+  *wall_pct = (mwon - mwoff) / mwoff * 100.0;
+  *cpu_pct = (mcon - mcoff) / mcoff * 100.0;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int json = 0, pipeline = 1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      json = 1;
+    else if (strcmp(argv[i], "--quick") == 0)
+      quick = 1;
+    else if (strcmp(argv[i], "--no-pipeline") == 0)
+      pipeline = 0;
+    else if (strcmp(argv[i], "--help") == 0) {
+      printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline]\n");
+      return 0;
+    } else {
+      fprintf(stderr, "pipeprof-bench: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  const char *base = getenv("TMPDIR");
+  snprintf(tmpdir, sizeof tmpdir, "%s/pipeprof-bench-XXXXXX",
+           base && *base ? base : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("pipeprof-bench: mkdtemp");
+    return 1;
+  }
+  unsetenv("PIPEPROF");
+  int batches = quick ? 2000 : 20000;
+  pp__clock_init(); /* the floor uses the same tick source as the library */
+
+  double floor_ns = bench_floor(batches);
+  zone_result trace = bench_zone(PP_MODE_TRACE, 1, batches);
+  zone_result stats = bench_zone(PP_MODE_STATS, 1, batches);
+  zone_result flight = bench_zone(PP_MODE_FLIGHT, 1, batches);
+  zone_result disabled = bench_zone(PP_MODE_TRACE, 0, batches);
+  zone_result two = bench_zone_2threads(batches);
+  double floor2 = bench_floor(batches); /* again, to bracket drift */
+  double counter = bench_counter(batches);
+  double hist_rec, hist_p99;
+  bench_hist(batches, &hist_rec, &hist_p99);
+  double export_eps = bench_export_chrome();
+  double write_eps = bench_trace_write();
+  double wall_pct = NAN, cpu_pct = NAN;
+  int have_pipe = pipeline && bench_pipeline(&wall_pct, &cpu_pct) == 0;
+  floor_ns = (floor_ns + floor2) / 2;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) {
+    /* best effort */
+  }
+
+  if (json) {
+    printf("{\n");
+    printf("  \"clock\": \"%s\",\n", pp__clock_source());
+    printf("  \"floor_zone_ns\": %.2f,\n", floor_ns);
+#define ZR(key, r)                                                          \
+  printf("  \"" key "\": %.2f,\n  \"" key "_mean\": %.2f,\n"                \
+         "  \"" key "_dropped\": %llu,\n",                                  \
+         r.median_ns, r.mean_ns, (unsigned long long)r.dropped)
+    ZR("zone_trace_ns", trace);
+    ZR("zone_stats_ns", stats);
+    ZR("zone_flight_ns", flight);
+    ZR("zone_disabled_ns", disabled);
+    ZR("zone_trace_2threads_ns", two);
+    printf("  \"counter_ns\": %.2f,\n", counter);
+    printf("  \"hist_record_ns\": %.2f,\n", hist_rec);
+    printf("  \"hist_p99_query_ns\": %.1f,\n", hist_p99);
+    printf("  \"export_chrome_events_per_s\": %.0f,\n", export_eps);
+    printf("  \"trace_write_events_per_s\": %.0f,\n", write_eps);
+    printf("  \"ratio_trace_to_floor\": %.3f,\n", trace.median_ns / floor_ns);
+    printf("  \"ratio_stats_to_floor\": %.3f,\n", stats.median_ns / floor_ns);
+    printf("  \"ratio_2threads_to_1\": %.3f,\n",
+           two.median_ns / trace.median_ns);
+    if (have_pipe)
+      printf("  \"pipeline_overhead_wall_pct\": %.2f,\n"
+             "  \"pipeline_overhead_cpu_pct\": %.2f\n",
+             wall_pct, cpu_pct);
+    else
+      printf("  \"pipeline_overhead\": \"unavailable: example binaries not "
+             "found or failed\"\n");
+    printf("}\n");
+  } else {
+    printf("floor (2 rdtsc + 2 stores)   %8.2f ns/zone\n", floor_ns);
+    printf("zone, trace mode             %8.2f ns (mean incl. writer %.2f)\n",
+           trace.median_ns, trace.mean_ns);
+    printf("zone, stats mode             %8.2f ns (mean incl. writer %.2f)\n",
+           stats.median_ns, stats.mean_ns);
+    printf("zone, flight mode            %8.2f ns (mean %.2f)\n",
+           flight.median_ns, flight.mean_ns);
+    printf("zone, disabled at run time   %8.2f ns\n", disabled.median_ns);
+    printf("zone, trace, 2 threads       %8.2f ns per thread (mean %.2f)\n",
+           two.median_ns, two.mean_ns);
+    printf("counter set                  %8.2f ns\n", counter);
+    printf("histogram record             %8.2f ns\n", hist_rec);
+    printf("histogram p99 (1e6 values)   %8.1f ns\n", hist_p99);
+    printf("chrome export                %8.2f M events/s\n", export_eps / 1e6);
+    printf("trace writer                 %8.2f M events/s\n", write_eps / 1e6);
+    if (have_pipe)
+      printf("example pipeline overhead    %+8.2f %% wall, %+.2f %% CPU\n",
+             wall_pct, cpu_pct);
+    printf("dropped events: trace %llu, stats %llu, 2 threads %llu\n",
+           (unsigned long long)trace.dropped,
+           (unsigned long long)stats.dropped,
+           (unsigned long long)two.dropped);
+  }
+  return 0;
+}
