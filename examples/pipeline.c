@@ -659,14 +659,16 @@ static void convolve(pipeline *p, const frame *f) {
     memcpy(dst + KRAD, src, (size_t)p->hw * sizeof *src);
   }
   for (int y = 0; y < p->hh; y++) {
-    float *out = st->blur + (size_t)y * p->hw;
+    /* restrict: blur and padded never overlap; this lets the compiler
+     * vectorise the same way in the profiled and PP_DISABLE builds */
+    float *restrict out = st->blur + (size_t)y * p->hw;
     for (int x = 0; x < p->hw; x++)
       out[x] = 0.0f;
     for (int ky = 0; ky < KSIZE; ky++) {
       const float *row = st->padded + (size_t)(y + ky) * pw;
       for (int kx = 0; kx < KSIZE; kx++) {
         float k = st->kernel[ky * KSIZE + kx];
-        const float *in = row + kx;
+        const float *restrict in = row + kx;
         for (int x = 0; x < p->hw; x++)
           out[x] += k * in[x];
       }

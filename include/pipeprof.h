@@ -201,10 +201,12 @@ typedef struct pp_srcloc {
   uint32_t kind;        /**< a pp_kind */
 } pp_srcloc;
 
-/** Token returned by a zone begin and passed to its end, by value. */
+/** Token returned by a zone begin and passed to its end, by value: the
+ * site, or NULL when nothing was recorded at begin (then the end records
+ * nothing either). One pointer, so that a zone around a hot loop costs the
+ * loop at most one register. */
 typedef struct pp_zone {
   const pp_srcloc *loc;
-  uint32_t active; /**< 0 when nothing was recorded at begin */
 } pp_zone;
 
 /**
@@ -287,7 +289,7 @@ PP_API void pp_thread_name(const char *name);
 
 #define PP_ZONE(name) ((void)0)
 #define PP_FUNC() ((void)0)
-#define PP_ZONE_BEGIN(var, name) pp_zone var = {0, 0}
+#define PP_ZONE_BEGIN(var, name) pp_zone var = {0}
 #define PP_ZONE_END(var) ((void)(var))
 #define PP_COUNTER_SET(name, v) ((void)0)
 #define PP_COUNTER_ADD(name, d) ((void)0)
@@ -306,14 +308,14 @@ PP_API void pp_thread_name(const char *name);
 
 static inline pp_zone pp__zone_start(const pp_srcloc *loc) {
   if (PP__LIKELY(!PP__ACTIVE())) {
-    pp_zone z = {loc, 0};
+    pp_zone z = {0};
     return z;
   }
   return pp_zone_begin(loc);
 }
 
 static inline void pp__zone_stop(pp_zone z) {
-  if (z.active)
+  if (z.loc)
     pp_zone_end(z);
 }
 
@@ -338,7 +340,7 @@ extern "C" {
   ::pipeprof::scoped_zone var(&PP__CAT(var, _loc))
 #else
 static inline void pp__zone_cleanup(pp_zone *z) {
-  if (z->active)
+  if (z->loc)
     pp_zone_end(*z);
 }
 #define PP__ZONE_SCOPE(var, nm, knd)                                        \

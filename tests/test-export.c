@@ -130,10 +130,12 @@ enum {
   L_TICK,
   L_FRAME,
   L_REQ_OUT,
-  L_REQ_IN
+  L_REQ_IN,
+  L_DEPTH_B
 };
 
-/* Two threads: nested zones, counters (SET/ADD across threads, SETF), a
+/* Two threads: nested zones, counters (SET/ADD across threads and across
+ * two sites sharing the counter's name, SETF), a
  * mark, frame marks, one flow between threads (begin and end at different
  * sites with the same name), an unclosed zone and dropped events. */
 static void build_main(pp_trace *t) {
@@ -148,6 +150,7 @@ static void build_main(pp_trace *t) {
   add_loc(t, "frame", PP_KIND_FRAME);
   add_loc(t, "req", PP_KIND_FLOW);
   add_loc(t, "req", PP_KIND_FLOW);
+  add_loc(t, "queue_depth", PP_KIND_COUNTER); /* a second site, same name */
   size_t a = add_thread(t, 101, "producer", 3);
   size_t b = add_thread(t, 202, "", 1);
   add_ev(t, a, 1000, L_LOOP, PPT_EV_ZONE_BEGIN);
@@ -163,14 +166,14 @@ static void build_main(pp_trace *t) {
   add_ev(t, a, 3200, L_DECODE, PPT_EV_ZONE_BEGIN); /* never ends */
   add_ev(t, b, 1600, L_INFER, PPT_EV_ZONE_BEGIN);
   add_id(t, b, 1700, L_REQ_IN, PPT_EV_FLOW_END, 7);
-  add_i(t, b, 1800, L_DEPTH, PPT_EV_COUNTER_ADD, -1);
+  add_i(t, b, 1800, L_DEPTH_B, PPT_EV_COUNTER_ADD, -1);
   add_ev(t, b, 1900, L_TEMP, PPT_EV_COUNTER_SETF)->v.f = 36.5;
   add_ev(t, b, 2500, L_INFER, PPT_EV_ZONE_END);
 }
 
 /* Export with fn into a malloc'ed string. */
-static char *export_mem(int (*fn)(FILE *, const pp_trace *),
-                        const pp_trace *t, size_t *len) {
+static char *export_mem(int (*fn)(FILE *, const pp_trace *), const pp_trace *t,
+                        size_t *len) {
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -251,8 +254,8 @@ static int j_string(jcur *c) {
         return 0;
       if (*c->p == 'u') {
         for (int i = 1; i <= 4; i++)
-          if (c->p + i >= c->end || !strchr("0123456789abcdefABCDEF",
-                                            c->p[i]) || !c->p[i])
+          if (c->p + i >= c->end ||
+              !strchr("0123456789abcdefABCDEF", c->p[i]) || !c->p[i])
             return 0;
         c->p += 5;
       } else if (strchr("\"\\/bfnrt", *c->p) && *c->p) {
@@ -452,9 +455,13 @@ PP_TEST(export_jsonw_escape_and_utf8) {
   check_quote(Q("\xF4\x8F\xBF\xBF"), "\"\xF4\x8F\xBF\xBF\"");
   check_quote(Q("\xF5\xFF\xFE"), "\"" FFFD FFFD FFFD "\"");
   /* stray continuation bytes; truncated sequences (one U+FFFD each) */
-  check_quote(Q("a\x80\xBF" "b"), "\"a" FFFD FFFD "b\"");
+  check_quote(Q("a\x80\xBF"
+                "b"),
+              "\"a" FFFD FFFD "b\"");
   check_quote(Q("\xE2\x82"), "\"" FFFD "\"");
-  check_quote(Q("\xE2\x82" "A"), "\"" FFFD "A\"");
+  check_quote(Q("\xE2\x82"
+                "A"),
+              "\"" FFFD "A\"");
   check_quote(Q("\xF0\x9F\x98"), "\"" FFFD "\"");
   check_quote(Q("\xF0\x9F\x98\"x"), "\"" FFFD "\\\"x\"");
   check_quote(Q("\xC3"), "\"" FFFD "\"");
@@ -591,7 +598,7 @@ static int nesting_violations(xev *v, size_t n) {
 }
 
 PP_TEST(export_nesting_checker_self_test) {
-  xev ok[] = {{1, 0, 100, 0}, {1, 10, 50, 1}, {1, 50, 100, 2},
+  xev ok[] = {{1, 0, 100, 0},   {1, 10, 50, 1}, {1, 50, 100, 2},
               {1, 100, 120, 3}, {2, 5, 500, 4}, {2, 5, 5, 5}};
   CHECK_EQ(nesting_violations(ok, 6), 0);
   xev bad[] = {{1, 0, 100, 0}, {1, 50, 150, 1}};
@@ -755,8 +762,8 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
   for (size_t k = 0; k < t->nthreads; k++) {
     int found = 0;
     json_array_foreach(evs, i, e) {
-      if (!strcmp(jstr(e, "ph"), "M") && !strcmp(jstr(e, "name"),
-                                                  "thread_name") &&
+      if (!strcmp(jstr(e, "ph"), "M") &&
+          !strcmp(jstr(e, "name"), "thread_name") &&
           (uint64_t)json_integer_value(json_object_get(e, "tid")) ==
               t->threads[k].tid) {
         CHECK(jstr(json_object_get(e, "args"), "name") != NULL);
@@ -797,8 +804,8 @@ PP_TEST(export_chrome_main) {
   CHECK(loop != NULL);
   CHECK_EQ(us_to_ns(json_object_get(loop, "ts")), 0);
   CHECK_EQ(us_to_ns(json_object_get(loop, "dur")), 1000);
-  CHECK_EQ(us_to_ns(json_object_get(json_object_get(loop, "args"),
-                                    "self_us")), 800);
+  CHECK_EQ(us_to_ns(json_object_get(json_object_get(loop, "args"), "self_us")),
+           800);
   CHECK_EQ(json_integer_value(json_object_get(loop, "tid")), 101);
   CHECK(strstr(s, "\"ts\":0.000,\"dur\":1.000") != NULL);
   json_t *dec = find_ev(evs, "X", "decode", 0);
@@ -807,8 +814,8 @@ PP_TEST(export_chrome_main) {
   CHECK(json_object_get(json_object_get(dec, "args"), "unclosed") == NULL);
   json_t *dec2 = find_ev(evs, "X", "decode", 1);
   CHECK(dec2 != NULL);
-  CHECK(json_is_true(json_object_get(json_object_get(dec2, "args"),
-                                     "unclosed")));
+  CHECK(
+      json_is_true(json_object_get(json_object_get(dec2, "args"), "unclosed")));
   json_t *inf = find_ev(evs, "X", "infer", 0);
   CHECK_EQ(json_integer_value(json_object_get(inf, "tid")), 202);
   CHECK_EQ(us_to_ns(json_object_get(inf, "ts")), 600);
@@ -831,14 +838,16 @@ PP_TEST(export_chrome_main) {
   int64_t want[] = {5, 7, 6};
   for (size_t k = 0; k < 3; k++) {
     json_t *c = find_ev(evs, "C", "queue_depth", k);
-    CHECK(json_is_integer(json_object_get(json_object_get(c, "args"),
-                                          "value")));
-    CHECK_EQ(json_integer_value(json_object_get(json_object_get(c, "args"),
-                                                "value")), want[k]);
+    CHECK(
+        json_is_integer(json_object_get(json_object_get(c, "args"), "value")));
+    CHECK_EQ(json_integer_value(
+                 json_object_get(json_object_get(c, "args"), "value")),
+             want[k]);
   }
   json_t *temp = find_ev(evs, "C", "temp", 0);
-  CHECK_NEAR(json_number_value(json_object_get(json_object_get(temp, "args"),
-                                               "value")), 36.5, 0);
+  CHECK_NEAR(json_number_value(
+                 json_object_get(json_object_get(temp, "args"), "value")),
+             36.5, 0);
 
   /* instants */
   json_t *tick = find_ev(evs, "i", "tick", 0);
@@ -886,8 +895,8 @@ PP_TEST(export_chrome_flows) {
   }
   CHECK_EQ(us_to_ns(json_object_get(find_ev(evs, "s", "x", 0), "ts")), 0);
   CHECK_EQ(us_to_ns(json_object_get(find_ev(evs, "f", "x", 0), "ts")), 20);
-  CHECK_EQ(json_integer_value(json_object_get(find_ev(evs, "f", "x", 0),
-                                              "tid")), 2);
+  CHECK_EQ(
+      json_integer_value(json_object_get(find_ev(evs, "f", "x", 0), "tid")), 2);
 
   /* v2 binds: walk the X events in time order and pair flow_out with the
    * next flow_in of the same id */
@@ -951,14 +960,14 @@ PP_TEST(export_chrome_hostile_names) {
   pp_trace t;
   memset(&t, 0, sizeof t);
   t.pid = 1;
-  const char *raw[] = {
-      "quote\"back\\slash", "new\nline\ttab\r", "ctl\x01\x02\x1f",
-      "bad\xff\xfe utf8", "over\xC0\xAF", "surr\xED\xA0\x80", "trunc\xE2\x82",
-      "ok \xC3\xA9\xF0\x9F\x98\x80"};
-  const char *want[] = {
-      "quote\"back\\slash", "new\nline\ttab\r", "ctl\x01\x02\x1f",
-      "bad" FFFD FFFD " utf8", "over" FFFD FFFD, "surr" FFFD FFFD FFFD,
-      "trunc" FFFD, "ok \xC3\xA9\xF0\x9F\x98\x80"};
+  const char *raw[] = {"quote\"back\\slash", "new\nline\ttab\r",
+                       "ctl\x01\x02\x1f",    "bad\xff\xfe utf8",
+                       "over\xC0\xAF",       "surr\xED\xA0\x80",
+                       "trunc\xE2\x82",      "ok \xC3\xA9\xF0\x9F\x98\x80"};
+  const char *want[] = {"quote\"back\\slash", "new\nline\ttab\r",
+                        "ctl\x01\x02\x1f",    "bad" FFFD FFFD " utf8",
+                        "over" FFFD FFFD,     "surr" FFFD FFFD FFFD,
+                        "trunc" FFFD,         "ok \xC3\xA9\xF0\x9F\x98\x80"};
   size_t n = sizeof raw / sizeof raw[0];
   size_t th = add_thread(&t, 9, "thr\"\xff", 0);
   for (size_t k = 0; k < n; k++) {
@@ -977,13 +986,13 @@ PP_TEST(export_chrome_hostile_names) {
     CHECK(find_ev(evs, "X", want[k], 0) != NULL);
   json_t *ce = find_ev(evs, "C", "ctr\"\x7f" FFFD, 0);
   CHECK(ce != NULL);
-  CHECK_EQ(json_integer_value(json_object_get(json_object_get(ce, "args"),
-                                              "value")), -12);
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_object_get(ce, "args"), "value")),
+      -12);
   json_t *tn = find_ev(evs, "M", "thread_name", 0);
   CHECK_STR(jstr(json_object_get(tn, "args"), "name"), "thr\"" FFFD);
   json_t *pn = find_ev(evs, "M", "process_name", 0);
-  CHECK_STR(jstr(json_object_get(pn, "args"), "name"),
-            "proc\\\"\x01" FFFD);
+  CHECK_STR(jstr(json_object_get(pn, "args"), "name"), "proc\\\"\x01" FFFD);
   json_decref(root);
   free(s);
 
@@ -1035,14 +1044,15 @@ PP_TEST(export_chrome_hostile_names) {
   pp_trace t;
   memset(&t, 0, sizeof t);
   size_t th = add_thread(&t, 9, "thr\"\xff", 0);
-  uint32_t l = add_loc(&t, "q\"b\\n\nc\x01 bad\xff\xED\xA0\x80 t\xE2\x82",
-                       PP_KIND_ZONE);
+  uint32_t l =
+      add_loc(&t, "q\"b\\n\nc\x01 bad\xff\xED\xA0\x80 t\xE2\x82", PP_KIND_ZONE);
   zone(&t, th, l, 0, 5);
   CHECK_EQ(pp_analyze(&t), 0);
   char *s = export_mem(pp_export_chrome, &t, NULL);
   CHECK(json_valid(s, strlen(s)));
-  CHECK_CONTAINS(s, "\"name\":\"q\\\"b\\\\n\\u000ac\\u0001 bad" FFFD FFFD
-                    FFFD FFFD " t" FFFD "\"");
+  CHECK_CONTAINS(s,
+                 "\"name\":\"q\\\"b\\\\n\\u000ac\\u0001 bad" FFFD FFFD FFFD FFFD
+                 " t" FFFD "\"");
   CHECK_CONTAINS(s, "{\"name\":\"thr\\\"" FFFD "\"}");
   free(s);
   s = export_mem(pp_export_summary_json, &t, NULL);
@@ -1114,8 +1124,8 @@ PP_TEST(export_summary_json) {
   CHECK_EQ(json_integer_value(json_object_get(dr, "total")), 4);
   json_t *bt = json_object_get(dr, "by_thread");
   CHECK_EQ(json_array_size(bt), 2);
-  CHECK_EQ(json_integer_value(json_object_get(json_array_get(bt, 0),
-                                              "dropped")), 3);
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_array_get(bt, 0), "dropped")), 3);
   CHECK_EQ(json_integer_value(json_object_get(root, "unclosed_zones")), 1);
 
   json_t *zs = json_object_get(root, "zones");
@@ -1173,9 +1183,9 @@ PP_TEST(export_summary_json) {
       best = k;
   CHECK_STR(pp_trace_loc_name(&t, p->zones[best].loc), "decode");
   CHECK_STR(jstr(json_array_get(top, 0), "name"), "decode");
-  CHECK_EQ(json_integer_value(json_object_get(json_array_get(top, 0),
-                                              "self_ns")),
-           200 + (p->t1 - 3200));
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_array_get(top, 0), "self_ns")),
+      200 + (p->t1 - 3200));
   CHECK_STR(jstr(json_array_get(top, 1), "name"), "post");
   CHECK_GT(share, 0);
   CHECK_LE(share, 100.0 + 1e-9);
@@ -1199,9 +1209,9 @@ PP_TEST(export_summary_json) {
                (double)t.threads[k].busy_ns / (double)p->wall_ns * 100, 1e-9);
   }
   /* frame_loop, plus the unclosed decode held open to the trace's end */
-  CHECK_EQ(json_integer_value(json_object_get(json_array_get(ths, 0),
-                                              "busy_ns")),
-           1000 + (p->t1 - 3200));
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_array_get(ths, 0), "busy_ns")),
+      1000 + (p->t1 - 3200));
 
   json_t *frs = json_object_get(root, "frames");
   CHECK_EQ(json_array_size(frs), p->nframes);
@@ -1221,8 +1231,7 @@ PP_TEST(export_summary_json) {
     json_t *c = json_array_get(cs, k);
     const pp_counter_stats *cc = &p->counters[k];
     CHECK_STR(jstr(c, "name"), pp_trace_loc_name(&t, cc->loc));
-    CHECK_EQ_U(json_integer_value(json_object_get(c, "samples")),
-               cc->samples);
+    CHECK_EQ_U(json_integer_value(json_object_get(c, "samples")), cc->samples);
     CHECK(json_number_value(json_object_get(c, "min")) == cc->min);
     CHECK(json_number_value(json_object_get(c, "max")) == cc->max);
     CHECK(json_number_value(json_object_get(c, "mean")) == cc->mean);
@@ -1293,7 +1302,7 @@ PP_TEST(export_csv) {
   CHECK_EQ(inq, 0);
   CHECK_EQ(rows, t.prof.nzones + 1);
   CHECK_EQ(s[len - 1], '\n');
-  CHECK_CONTAINS(s, "\r\n\"a,\"\"b\"\"\",\"multi\nline\",src/pipe.c,19,1,100,"
+  CHECK_CONTAINS(s, "\r\n\"a,\"\"b\"\"\",\"multi\nline\",src/pipe.c,20,1,100,"
                     "100,100,0,100,100,100,100,100,100,100,");
   /* first row: the zone with the largest total, with exact numbers */
   const pp_zone_stats *z0 = &t.prof.zones[0];
@@ -1302,8 +1311,10 @@ PP_TEST(export_csv) {
   char pct[32], row[256];
   CHECK_GT(pp_jsonw_fmt_double(pct, 1000.0 / 2200.0 * 100.0), 0);
   CHECK(strtod(pct, NULL) == 1000.0 / 2200.0 * 100.0);
-  snprintf(row, sizeof row, "\r\nframe_loop,fn_main,src/pipe.c,10,1,1000,"
-           "800,1000,0,1000,1000,1000,1000,1000,1000,1000,%s\r\n", pct);
+  snprintf(row, sizeof row,
+           "\r\nframe_loop,fn_main,src/pipe.c,10,1,1000,"
+           "800,1000,0,1000,1000,1000,1000,1000,1000,1000,%s\r\n",
+           pct);
   CHECK_CONTAINS(s, row);
   free(s);
   free_trace(&t);

@@ -231,19 +231,20 @@ static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
 /* ---- public hot path ---------------------------------------------------- */
 
 pp_zone pp_zone_begin(const pp_srcloc *loc) {
-  pp_zone z = {loc, 0};
-  if (pp__unlikely(!ACTIVE()))
+  pp_zone z = {NULL};
+  if (pp__unlikely(!ACTIVE()) || !loc)
     return z;
   pp__tstate *t = tls_state;
   if (pp__unlikely(!t) && !(t = attach()))
     return z;
-  z.active = (uint32_t)push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, loc), 1);
+  if (push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+    z.loc = loc;
   return z;
 }
 
 void pp_zone_end(pp_zone zone) {
   uint64_t ts = pp__ticks();
-  if (pp__unlikely(!zone.active))
+  if (pp__unlikely(!zone.loc))
     return;
   pp__tstate *t = tls_state;
   if (pp__unlikely(!t))
@@ -252,7 +253,7 @@ void pp_zone_end(pp_zone zone) {
 }
 
 pp_zone pp_zone_begin_name(const char *name) {
-  pp_zone z = {NULL, 0};
+  pp_zone z = {NULL};
   if (!ACTIVE())
     return z;
   const pp_srcloc *loc = pp__intern(name ? name : "", PP_KIND_ZONE);

@@ -21,9 +21,10 @@
  * and the chain's ordinal among chains with that name and id (Perfetto
  * reads string ids as hex; chrome://tracing compares them as strings).
  *
- * Counters follow pp_analyze(): per counter site, events of all threads in
- * time order (ties by thread, then recording order); ADD events emit the
- * running value; non-finite values are skipped (JSON cannot hold them).
+ * Counters follow pp_analyze(): per counter name (call sites sharing a
+ * name feed one counter), events of all threads in time order (ties by thread,
+ * then recording order); ADD events emit the running value; non-finite values
+ * are skipped (JSON cannot hold them).
  */
 #include <errno.h>
 #include <math.h>
@@ -44,18 +45,19 @@
 typedef struct flow_pt {
   int64_t ts;
   uint64_t id;
-  uint64_t key;   /* the chain's bind id */
-  uint32_t cls;   /* flow name class (locs with equal names share one) */
-  uint32_t th;    /* thread index */
-  size_t seq;     /* event index in the thread */
-  int32_t zone;   /* enclosing zone instance, -1 when none */
-  uint8_t type;   /* PPT_EV_FLOW_* */
-  char v1;        /* phase when written as a v1 event, 0 when bound v2 */
+  uint64_t key; /* the chain's bind id */
+  uint32_t cls; /* flow name class (locs with equal names share one) */
+  uint32_t th;  /* thread index */
+  size_t seq;   /* event index in the thread */
+  int32_t zone; /* enclosing zone instance, -1 when none */
+  uint8_t type; /* PPT_EV_FLOW_* */
+  char v1;      /* phase when written as a v1 event, 0 when bound v2 */
 } flow_pt;
 
 /* A counter event reference, for the time-ordered merge. */
 typedef struct ctr_ref {
   const pp_event *ev;
+  uint32_t key; /* canonical loc */
   uint32_t th;
   size_t seq;
 } ctr_ref;
@@ -69,10 +71,11 @@ typedef struct thread_binds {
 typedef struct chrome_ctx {
   const pp_trace *t;
   pp_jsonw w;
-  char **qname;   /* per loc: quoted, escaped name */
+  char **qname; /* per loc: quoted, escaped name */
   size_t *qlen;
-  char *thr;      /* per thread: ,"pid":P,"tid":T,"ts": */
+  char *thr; /* per thread: ,"pid":P,"tid":T,"ts": */
   size_t *thr_off, *thr_len;
+  uint32_t *canon; /* per loc, see canon_locs() */
   thread_binds *binds;
   flow_pt *flows;
   size_t nflows;
@@ -182,7 +185,10 @@ static int build_threads(chrome_ctx *c) {
   return 0;
 }
 
-/* Map each loc to a class shared by all locs of the same name. */
+/* canon[loc] = the lowest loc id with the same name, as pp_analyze()
+ * groups counters: several call sites may feed one counter or one flow
+ * (PP_FLOW_BEGIN("req") in the producer, PP_FLOW_END("req") in the
+ * consumer). Unnamed locs stay apart. */
 typedef struct named_loc {
   const char *name;
   uint32_t loc;
@@ -196,25 +202,26 @@ static int cmp_named_loc(const void *a, const void *b) {
   return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
-static uint32_t *name_classes(const pp_trace *t) {
+static uint32_t *canon_locs(const pp_trace *t) {
   named_loc *ord = pp__malloc(t->nlocs * sizeof *ord);
-  uint32_t *cls = pp__malloc(t->nlocs * sizeof *cls);
-  if (!ord || !cls) {
+  uint32_t *canon = pp__malloc(t->nlocs * sizeof *canon);
+  if (!ord || !canon) {
     pp__free(ord);
-    pp__free(cls);
+    pp__free(canon);
     return NULL;
   }
   for (size_t i = 0; i < t->nlocs; i++)
     ord[i] = (named_loc){pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i};
   qsort(ord, t->nlocs, sizeof *ord, cmp_named_loc);
-  uint32_t k = 0;
   for (size_t i = 0; i < t->nlocs; i++) {
-    if (i && strcmp(ord[i].name, ord[i - 1].name) != 0)
-      k++;
-    cls[ord[i].loc] = k;
+    const char *n = t->locs[ord[i].loc].name;
+    if (i && n && n[0] && strcmp(ord[i].name, ord[i - 1].name) == 0)
+      canon[ord[i].loc] = canon[ord[i - 1].loc];
+    else
+      canon[ord[i].loc] = ord[i].loc;
   }
   pp__free(ord);
-  return cls;
+  return canon;
 }
 
 static int is_flow(uint8_t type) {
@@ -296,23 +303,18 @@ static int plan_flows(chrome_ctx *c) {
     return 0;
   if (n > SIZE_MAX / sizeof(flow_pt))
     return -1;
-  uint32_t *cls = name_classes(t);
   c->flows = pp__malloc(n * sizeof *c->flows);
   c->binds = pp__calloc(t->nthreads, sizeof *c->binds);
-  if (!cls || !c->flows || !c->binds) {
-    pp__free(cls);
+  if (!c->flows || !c->binds)
     return -1;
-  }
   for (size_t i = 0; i < t->nthreads; i++) {
     size_t nz = t->threads[i].nzones;
     if (!nz)
       continue;
     c->binds[i].key = pp__calloc(nz, sizeof(uint64_t));
     c->binds[i].flags = pp__calloc(nz, 1);
-    if (!c->binds[i].key || !c->binds[i].flags) {
-      pp__free(cls);
+    if (!c->binds[i].key || !c->binds[i].flags)
       return -1;
-    }
   }
   size_t k = 0;
   for (size_t i = 0; i < t->nthreads; i++) {
@@ -324,7 +326,7 @@ static int plan_flows(chrome_ctx *c) {
       c->flows[k++] = (flow_pt){
           .ts = e->ts,
           .id = e->v.id,
-          .cls = cls[e->loc],
+          .cls = c->canon[e->loc],
           .th = (uint32_t)i,
           .seq = j,
           .zone = (int32_t)pp_zone_enclosing(th, e->ts),
@@ -332,7 +334,6 @@ static int plan_flows(chrome_ctx *c) {
       };
     }
   }
-  pp__free(cls);
   c->nflows = n;
   qsort(c->flows, n, sizeof *c->flows, cmp_flow);
 
@@ -382,6 +383,7 @@ static void free_ctx(chrome_ctx *c) {
     }
   pp__free(c->binds);
   pp__free(c->flows);
+  pp__free(c->canon);
 }
 
 /* ---- events ------------------------------------------------------------- */
@@ -410,8 +412,7 @@ static void write_names(chrome_ctx *c) {
     char tname[48];
     const char *name = th->name;
     if (!name || !name[0]) {
-      snprintf(tname, sizeof tname, "thread %llu",
-               (unsigned long long)th->tid);
+      snprintf(tname, sizeof tname, "thread %llu", (unsigned long long)th->tid);
       name = tname;
     }
     pp_jsonw_obj_begin(w);
@@ -526,8 +527,8 @@ static int is_counter(uint8_t type) {
 
 static int cmp_ctr(const void *a, const void *b) {
   const ctr_ref *x = a, *y = b;
-  if (x->ev->loc != y->ev->loc)
-    return x->ev->loc < y->ev->loc ? -1 : 1;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
   if (x->ev->ts != y->ev->ts)
     return x->ev->ts < y->ev->ts ? -1 : 1;
   if (x->th != y->th)
@@ -557,7 +558,7 @@ static int write_counters(chrome_ctx *c) {
     for (size_t j = 0; j < t->threads[i].nev; j++) {
       const pp_event *e = &t->threads[i].ev[j];
       if (is_counter(e->type) && e->loc < t->nlocs)
-        r[k++] = (ctr_ref){e, (uint32_t)i, j};
+        r[k++] = (ctr_ref){e, c->canon[e->loc], (uint32_t)i, j};
     }
   qsort(r, n, sizeof *r, cmp_ctr);
   int64_t iv = 0;
@@ -565,7 +566,7 @@ static int write_counters(chrome_ctx *c) {
   int is_f = 0;
   for (size_t i = 0; i < n; i++) {
     const pp_event *e = r[i].ev;
-    if (i == 0 || e->loc != r[i - 1].ev->loc) {
+    if (i == 0 || r[i].key != r[i - 1].key) {
       iv = 0;
       fv = 0;
       is_f = 0;
@@ -691,6 +692,8 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   memset(&c, 0, sizeof c);
   c.t = t;
   int rc = -1;
+  if (t->nlocs && !(c.canon = canon_locs(t)))
+    goto done;
   if (pp_jsonw_init(&c.w, out) != 0 || build_names(&c) != 0 ||
       build_threads(&c) != 0 || plan_flows(&c) != 0)
     goto done;

@@ -181,6 +181,7 @@ void pp_jsonw_put_double(pp_jsonw *w, double v) {
 
 /* 1 for bytes copied verbatim inside a JSON string: printable ASCII other
  * than '"' and '\\'. */
+/* clang-format off */
 static const unsigned char plain_byte[256] = {
     ['\x20'] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,            /* 0x30 */
@@ -189,6 +190,7 @@ static const unsigned char plain_byte[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,            /* 0x60 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,            /* 0x70 */
 };
+/* clang-format on */
 
 /* Length of the well-formed UTF-8 sequence (2..4 bytes) starting at s, a
  * byte >= 0x80, or 0 when it is ill-formed; then *bad is the length of its

@@ -36,12 +36,12 @@
 
 typedef struct pp_jsonw {
   FILE *out;
-  char *buf;      /* cap bytes */
-  size_t len;     /* bytes pending in buf */
-  size_t cap;     /* PP_JSONW_BUF_SIZE */
-  int err;        /* sticky: a write (or the allocation) failed */
-  int depth;      /* open objects/arrays */
-  int after_key;  /* a key was written, its value comes next */
+  char *buf;     /* cap bytes */
+  size_t len;    /* bytes pending in buf */
+  size_t cap;    /* PP_JSONW_BUF_SIZE */
+  int err;       /* sticky: a write (or the allocation) failed */
+  int depth;     /* open objects/arrays */
+  int after_key; /* a key was written, its value comes next */
   /* per level: bit 0 = no element yet, bit 1 = one element per line */
   unsigned char lvl[PP_JSONW_MAX_DEPTH + 1];
 } pp_jsonw;
