@@ -135,9 +135,9 @@ enum {
 };
 
 /* Two threads: nested zones, counters (SET/ADD across threads and across
- * two sites sharing the counter's name, SETF), a
- * mark, frame marks, one flow between threads (begin and end at different
- * sites with the same name), an unclosed zone and dropped events. */
+ * two sites sharing the counter's name, SETF), a mark, frame marks, one
+ * flow between threads (begin and end at different sites with the same
+ * name), an unclosed zone and dropped events. */
 static void build_main(pp_trace *t) {
   memset(t, 0, sizeof *t);
   t->pid = 4242;
@@ -1237,6 +1237,7 @@ PP_TEST(export_summary_json) {
     CHECK(json_number_value(json_object_get(c, "mean")) == cc->mean);
     CHECK(json_number_value(json_object_get(c, "last")) == cc->last);
   }
+  CHECK_EQ(p->ncounters, 2); /* the two queue_depth sites are one */
   json_t *qd = json_array_get(cs, 0);
   CHECK_STR(jstr(qd, "name"), "queue_depth");
   CHECK_STR(jstr(qd, "type"), "int");

@@ -661,12 +661,19 @@ static void fork_child(void) {
 /* ---- init / shutdown ----------------------------------------------------- */
 
 static void default_process_name(char *buf, size_t len) {
-  FILE *f = fopen("/proc/self/comm", "re");
+  /* The executable's file name: /proc/self/comm is cut at 15 bytes. */
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   buf[0] = 0;
-  if (f) {
-    if (fgets(buf, (int)len, f))
-      buf[strcspn(buf, "\n")] = 0;
-    fclose(f);
+  if (n > 0) {
+    exe[n] = 0;
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    size_t k = strlen(base);
+    if (k >= len)
+      k = len - 1;
+    memcpy(buf, base, k);
+    buf[k] = 0;
   }
   if (!buf[0])
     snprintf(buf, len, "pid %ld", (long)getpid());

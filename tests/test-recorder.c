@@ -1,0 +1,1430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End-to-end tests of the recorder and the session (src/core/) through the
+ * public API: every test records in-process (or in a forked child), then
+ * reads the file back with pp_trace_read_file() + pp_analyze() and checks
+ * what it holds. Covered: the trace-mode round trip of every event kind,
+ * many threads without loss, drop accounting, stats mode against trace
+ * mode, flight dumps, run-time enable/disable, pp_init errors and status
+ * strings, the environment, fork, threads that exit early, programs that
+ * never call pp_shutdown, and kill -9 / SIGINT / SIGTERM during recording.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "analyze/model.h"
+#include "core/recorder.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static void tpath(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static void start_session(pp_mode mode, const char *path, uint32_t kib) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.out_path = path;
+  cfg.buffer_kib = kib;
+  int rc = pp_init(&cfg);
+  if (rc != PP_OK)
+    PP_FAIL("pp_init: %s (%s)", pp_err_name(rc), pp_last_error());
+  CHECK(pp_is_running());
+}
+
+static void load_trace(const char *path, pp_trace *t) {
+  char err[512] = "";
+  if (pp_trace_read_file(path, t, err, sizeof err) != 0)
+    PP_FAIL("cannot read %s: %s", path, err);
+  CHECK_EQ(pp_analyze(t), 0);
+}
+
+/* The file was finished properly and nothing in it is damaged. */
+static void check_clean(const pp_trace *t) {
+  CHECK_EQ(t->diag.clean_end, 1);
+  CHECK_EQ(t->diag.chunks_bad, 0);
+  CHECK_EQ(t->diag.bytes_skipped, 0);
+  CHECK_EQ(t->diag.truncated, 0);
+  CHECK_EQ(t->diag.events_bad, 0);
+}
+
+static int loc_is(const pp_trace *t, uint32_t loc, const char *name) {
+  return loc < t->nlocs && t->locs[loc].name &&
+         strcmp(t->locs[loc].name, name) == 0;
+}
+
+static const pp_thread *thread_named(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (t->threads[i].name && strcmp(t->threads[i].name, name) == 0)
+      return &t->threads[i];
+  return NULL;
+}
+
+/* Zone instances called name on th (every thread when th is NULL); closed
+ * ones only when closed_only. */
+static uint64_t zones_named(const pp_trace *t, const pp_thread *th,
+                            const char *name, int closed_only) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *x = &t->threads[i];
+    if (th && x != th)
+      continue;
+    for (size_t j = 0; j < x->nzones; j++)
+      if (loc_is(t, x->zones[j].loc, name) &&
+          (!closed_only || !x->zones[j].unclosed))
+        n++;
+  }
+  return n;
+}
+
+/* Events of a type (0: any) called name on th (NULL: every thread). */
+static uint64_t events_named(const pp_trace *t, const pp_thread *th,
+                             unsigned type, const char *name) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *x = &t->threads[i];
+    if (th && x != th)
+      continue;
+    for (size_t j = 0; j < x->nev; j++)
+      if ((!type || x->ev[j].type == type) && loc_is(t, x->ev[j].loc, name))
+        n++;
+  }
+  return n;
+}
+
+static const pp_zone_stats *zstats(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.nzones; i++)
+    if (loc_is(t, t->prof.zones[i].loc, name))
+      return &t->prof.zones[i];
+  return NULL;
+}
+
+static const pp_counter_stats *cstats(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    if (loc_is(t, t->prof.counters[i].loc, name))
+      return &t->prof.counters[i];
+  return NULL;
+}
+
+static const pp_frame_stats *fstats(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.nframes; i++)
+    if (loc_is(t, t->prof.frames[i].loc, name))
+      return &t->prof.frames[i];
+  return NULL;
+}
+
+static uint64_t total_dropped(const pp_trace *t) {
+  uint64_t d = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    d += t->threads[i].dropped;
+  return d;
+}
+
+static uint64_t total_events(const pp_trace *t) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    n += t->threads[i].nev;
+  return n;
+}
+
+/* Name of the zone enclosing ts on th, or "" when none. */
+static const char *enclosing_name(const pp_trace *t, const pp_thread *th,
+                                  int64_t ts) {
+  int k = pp_zone_enclosing(th, ts);
+  return k < 0 ? "" : pp_trace_loc_name(t, th->zones[k].loc);
+}
+
+static int file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* ---- trace-mode round trip ---------------------------------------------- */
+
+static void rt_leaf(void) { PP_FUNC(); }
+
+static void rt_nested(void) {
+  PP_ZONE("rt-outer");
+  {
+    PP_ZONE_BEGIN(mid, "rt-mid");
+    rt_leaf();
+    PP_ZONE_END(mid);
+  }
+}
+
+#define RT_FLOWS 5
+
+static void *rt_worker(void *arg) {
+  (void)arg;
+  pp_thread_name("rt-worker");
+  for (uint64_t id = 1; id <= RT_FLOWS; id++) {
+    {
+      PP_ZONE("rt-consume");
+      pp_flow_step("rt-item", 1000 + id);
+    }
+    {
+      PP_ZONE("rt-finish");
+      PP_FLOW_END("rt-item", 1000 + id);
+    }
+  }
+  return NULL;
+}
+
+PP_TEST(recorder_trace_round_trip) {
+  char path[4096];
+  tpath(path, sizeof path, "rt.pptrace");
+  pp_thread_name("rt-main"); /* before pp_init: allowed */
+  start_session(PP_MODE_TRACE, path, 0);
+  CHECK_STR(pp_output_path(), path);
+  CHECK(pp_is_enabled());
+
+  for (int i = 0; i < 3; i++)
+    rt_nested();
+
+  /* A run-time name from a stack buffer that is overwritten afterwards. */
+  char buf[32];
+  snprintf(buf, sizeof buf, "rt-dyn-%d", 42);
+  pp_zone dz = pp_zone_begin_name(buf);
+  memset(buf, 'X', sizeof buf - 1);
+  buf[sizeof buf - 1] = 0;
+  pp_zone dz2 = pp_zone_begin_name(buf);
+  pp_zone_end(dz2);
+  pp_zone_end(dz);
+  snprintf(buf, sizeof buf, "rt-dyn-%d", 42);
+  pp_zone dz3 = pp_zone_begin_name(buf);
+  buf[0] = 0;
+  pp_zone_end(dz3);
+
+  PP_COUNTER_SET("rt-queue", 5);
+  PP_COUNTER_ADD("rt-queue", 3);
+  PP_COUNTER_ADD("rt-queue", -2);
+  PP_COUNTER_SETF("rt-temp", 36.5);
+  pp_counter_set("rt-named", -42);
+  pp_counter_add("rt-named", 7);
+  pp_counter_setf("rt-namedf", 0.25);
+  PP_MARK("rt-mark");
+  pp_mark("rt-mark-named");
+  for (int i = 0; i < 4; i++)
+    PP_FRAME_MARK("rt-cam");
+  pp_frame_mark("rt-cam");
+  pp_frame_mark("rt-cam");
+
+  for (uint64_t id = 1; id <= RT_FLOWS; id++) {
+    PP_ZONE("rt-produce");
+    PP_FLOW_BEGIN("rt-item", 1000 + id);
+  }
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, rt_worker, NULL), 0);
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  uint64_t main_tid = (uint64_t)syscall(SYS_gettid);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(!pp_is_running());
+  CHECK_STR(pp_output_path(), "");
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK(!t.from_stats);
+  CHECK_EQ(t.pid, getpid());
+  CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
+  CHECK_EQ(total_dropped(&t), 0);
+  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(t.prof.unmatched_ends, 0);
+
+  const pp_thread *mt = thread_named(&t, "rt-main");
+  const pp_thread *wt = thread_named(&t, "rt-worker");
+  CHECK(mt != NULL);
+  CHECK(wt != NULL);
+  CHECK(mt != wt);
+  CHECK_EQ_U(mt->tid, main_tid);
+  CHECK_NE(wt->tid, main_tid);
+
+  /* Nesting: rt-outer > rt-mid > rt_leaf, three times, on the main thread. */
+  CHECK_EQ(zones_named(&t, mt, "rt-outer", 1), 3);
+  CHECK_EQ(zones_named(&t, mt, "rt-mid", 1), 3);
+  CHECK_EQ(zones_named(&t, mt, "rt_leaf", 1), 3);
+  CHECK_EQ(zones_named(&t, wt, "rt-outer", 0), 0);
+  int leaves = 0;
+  for (size_t j = 0; j < mt->nzones; j++) {
+    const pp_zone_inst *z = &mt->zones[j];
+    if (loc_is(&t, z->loc, "rt-outer")) {
+      CHECK_EQ(z->depth, 0);
+      CHECK_EQ(z->parent, -1);
+    } else if (loc_is(&t, z->loc, "rt-mid")) {
+      CHECK_EQ(z->depth, 1);
+      CHECK(z->parent >= 0);
+      CHECK(loc_is(&t, mt->zones[z->parent].loc, "rt-outer"));
+    } else if (loc_is(&t, z->loc, "rt_leaf")) {
+      CHECK_EQ(z->depth, 2);
+      CHECK(loc_is(&t, mt->zones[z->parent].loc, "rt-mid"));
+      const pp_zone_inst *p = &mt->zones[z->parent];
+      CHECK(z->start >= p->start && z->end <= p->end);
+      leaves++;
+    }
+  }
+  CHECK_EQ(leaves, 3);
+  /* Site metadata of a macro zone. */
+  const pp_zone_stats *outer = zstats(&t, "rt-outer");
+  CHECK(outer != NULL);
+  CHECK_EQ(outer->count, 3);
+  CHECK_CONTAINS(t.locs[outer->loc].file, "test-recorder.c");
+  CHECK_STR(t.locs[outer->loc].function, "rt_nested");
+  CHECK_GT(t.locs[outer->loc].line, 0);
+  CHECK_EQ(t.locs[outer->loc].kind, PP_KIND_ZONE);
+
+  /* Run-time names: copied at the call, one interned site per name. */
+  CHECK_EQ(zones_named(&t, mt, "rt-dyn-42", 1), 2);
+  char xs[32];
+  memset(xs, 'X', sizeof xs - 1);
+  xs[sizeof xs - 1] = 0;
+  CHECK_EQ(zones_named(&t, mt, xs, 1), 1);
+  int dyn_sites = 0;
+  for (size_t i = 0; i < t.nlocs; i++)
+    dyn_sites += loc_is(&t, (uint32_t)i, "rt-dyn-42");
+  CHECK_EQ(dyn_sites, 1);
+  for (size_t j = 0; j < mt->nzones; j++)
+    if (loc_is(&t, mt->zones[j].loc, xs)) {
+      CHECK_EQ(mt->zones[j].depth, 1);
+      CHECK(loc_is(&t, mt->zones[mt->zones[j].parent].loc, "rt-dyn-42"));
+    }
+
+  /* Counters, in recording order, with their values. */
+  struct {
+    unsigned type;
+    const char *name;
+    int64_t i;
+    double f;
+  } want[] = {{PPT_EV_COUNTER_SET, "rt-queue", 5, 0},
+              {PPT_EV_COUNTER_ADD, "rt-queue", 3, 0},
+              {PPT_EV_COUNTER_ADD, "rt-queue", -2, 0},
+              {PPT_EV_COUNTER_SETF, "rt-temp", 0, 36.5},
+              {PPT_EV_COUNTER_SET, "rt-named", -42, 0},
+              {PPT_EV_COUNTER_ADD, "rt-named", 7, 0},
+              {PPT_EV_COUNTER_SETF, "rt-namedf", 0, 0.25}};
+  size_t k = 0;
+  for (size_t j = 0; j < mt->nev; j++) {
+    const pp_event *e = &mt->ev[j];
+    if (e->type < PPT_EV_COUNTER_SET || e->type > PPT_EV_COUNTER_SETF)
+      continue;
+    CHECK_LT(k, sizeof want / sizeof want[0]);
+    CHECK_EQ(e->type, want[k].type);
+    CHECK_STR(pp_trace_loc_name(&t, e->loc), want[k].name);
+    CHECK_EQ(t.locs[e->loc].kind, PP_KIND_COUNTER);
+    if (e->type == PPT_EV_COUNTER_SETF)
+      CHECK(e->v.f == want[k].f);
+    else
+      CHECK_EQ(e->v.i, want[k].i);
+    k++;
+  }
+  CHECK_EQ(k, sizeof want / sizeof want[0]);
+  const pp_counter_stats *q = cstats(&t, "rt-queue");
+  CHECK(q != NULL);
+  CHECK_EQ(q->samples, 3);
+  CHECK(q->min == 5 && q->max == 8 && q->last == 6 && !q->is_float);
+  const pp_counter_stats *nm = cstats(&t, "rt-named");
+  CHECK(nm != NULL);
+  CHECK(nm->min == -42 && nm->last == -35);
+  const pp_counter_stats *tf = cstats(&t, "rt-temp");
+  CHECK(tf != NULL && tf->is_float && tf->last == 36.5);
+
+  /* Marks and frame marks (the two "rt-cam" sites are one stream). */
+  CHECK_EQ(events_named(&t, mt, PPT_EV_MARK, "rt-mark"), 1);
+  CHECK_EQ(events_named(&t, mt, PPT_EV_MARK, "rt-mark-named"), 1);
+  CHECK_EQ(events_named(&t, mt, PPT_EV_FRAME, "rt-cam"), 6);
+  const pp_frame_stats *cam = fstats(&t, "rt-cam");
+  CHECK(cam != NULL);
+  CHECK_EQ(cam->frames, 6);
+
+  /* Flows: begun on the main thread inside rt-produce, stepped and ended
+   * on the worker inside rt-consume / rt-finish, ids in order. */
+  uint64_t nb = 0, ns = 0, ne = 0;
+  for (size_t j = 0; j < mt->nev; j++) {
+    const pp_event *e = &mt->ev[j];
+    if (e->type == PPT_EV_FLOW_BEGIN) {
+      CHECK(loc_is(&t, e->loc, "rt-item"));
+      CHECK_EQ_U(e->v.id, 1000 + ++nb);
+      CHECK_STR(enclosing_name(&t, mt, e->ts), "rt-produce");
+    }
+    CHECK(e->type != PPT_EV_FLOW_STEP && e->type != PPT_EV_FLOW_END);
+  }
+  for (size_t j = 0; j < wt->nev; j++) {
+    const pp_event *e = &wt->ev[j];
+    CHECK(e->type != PPT_EV_FLOW_BEGIN);
+    if (e->type == PPT_EV_FLOW_STEP) {
+      CHECK(loc_is(&t, e->loc, "rt-item"));
+      CHECK_EQ_U(e->v.id, 1000 + ++ns);
+      CHECK_STR(enclosing_name(&t, wt, e->ts), "rt-consume");
+    } else if (e->type == PPT_EV_FLOW_END) {
+      CHECK(loc_is(&t, e->loc, "rt-item"));
+      CHECK_EQ_U(e->v.id, 1000 + ++ne);
+      CHECK_STR(enclosing_name(&t, wt, e->ts), "rt-finish");
+    }
+  }
+  CHECK_EQ(nb, RT_FLOWS);
+  CHECK_EQ(ns, RT_FLOWS);
+  CHECK_EQ(ne, RT_FLOWS);
+  CHECK_EQ(zones_named(&t, wt, "rt-consume", 1), RT_FLOWS);
+  CHECK_EQ(zones_named(&t, wt, "rt-finish", 1), RT_FLOWS);
+  pp_trace_free(&t);
+}
+
+/* ---- many threads --------------------------------------------------------- */
+
+#define MT_THREADS 8
+#define MT_ZONES 100000
+
+static const pp_srcloc mt_locs[MT_THREADS] = {
+    {"mt-zone-0", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-1", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-2", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-3", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-4", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-5", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-6", "mt_worker", __FILE__, 1, PP_KIND_ZONE},
+    {"mt-zone-7", "mt_worker", __FILE__, 1, PP_KIND_ZONE}};
+
+static pthread_barrier_t mt_barrier;
+
+static void *mt_worker(void *arg) {
+  int i = (int)(intptr_t)arg;
+  char name[32];
+  snprintf(name, sizeof name, "mt-worker-%d", i);
+  pp_thread_name(name);
+  pthread_barrier_wait(&mt_barrier);
+  for (int k = 0; k < MT_ZONES; k++) {
+    pp_zone z = pp_zone_begin(&mt_locs[i]);
+    pp_zone_end(z);
+  }
+  return NULL;
+}
+
+PP_TEST_T(recorder_many_threads_no_loss, 240) {
+  char path[4096];
+  tpath(path, sizeof path, "mt.pptrace");
+  /* 4 MiB rings hold a whole thread's 200k events: no drop is possible
+   * even if the writer never ran. */
+  start_session(PP_MODE_TRACE, path, 4096);
+  pthread_t th[MT_THREADS];
+  CHECK_EQ(pthread_barrier_init(&mt_barrier, NULL, MT_THREADS), 0);
+  for (int i = 0; i < MT_THREADS; i++)
+    CHECK_EQ(pthread_create(&th[i], NULL, mt_worker, (void *)(intptr_t)i),
+             0);
+  for (int i = 0; i < MT_THREADS; i++)
+    CHECK_EQ(pthread_join(th[i], NULL), 0);
+  pthread_barrier_destroy(&mt_barrier);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(total_dropped(&t), 0);
+  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(t.prof.unmatched_ends, 0);
+  for (int i = 0; i < MT_THREADS; i++) {
+    char name[32], zname[32];
+    snprintf(name, sizeof name, "mt-worker-%d", i);
+    snprintf(zname, sizeof zname, "mt-zone-%d", i);
+    const pp_thread *x = thread_named(&t, name);
+    if (!x)
+      PP_FAIL("thread %s missing", name);
+    CHECK_EQ(x->nev, 2 * MT_ZONES);
+    CHECK_EQ(x->nzones, MT_ZONES);
+    int64_t prev = INT64_MIN;
+    for (size_t j = 0; j < x->nev; j++) {
+      const pp_event *e = &x->ev[j];
+      if (!loc_is(&t, e->loc, zname))
+        PP_FAIL("thread %s event %zu is %s", name, j,
+                pp_trace_loc_name(&t, e->loc));
+      CHECK_EQ(e->type, j % 2 ? PPT_EV_ZONE_END : PPT_EV_ZONE_BEGIN);
+      if (e->ts < prev)
+        PP_FAIL("thread %s: time goes back at event %zu (%lld < %lld)",
+                name, j, (long long)e->ts, (long long)prev);
+      prev = e->ts;
+    }
+    for (size_t j = 0; j < x->nzones; j++) {
+      CHECK_EQ(x->zones[j].depth, 0);
+      CHECK_EQ(x->zones[j].unclosed, 0);
+    }
+    const pp_zone_stats *zs = zstats(&t, zname);
+    CHECK(zs != NULL);
+    CHECK_EQ(zs->count, MT_ZONES);
+  }
+  pp_trace_free(&t);
+}
+
+/* ---- drop accounting ---------------------------------------------------- */
+
+static const pp_srcloc burst_loc = {"burst", "burst", __FILE__, 1,
+                                    PP_KIND_ZONE};
+
+PP_TEST_T(recorder_drop_accounting, 120) {
+  char path[4096];
+  tpath(path, sizeof path, "drop.pptrace");
+  start_session(PP_MODE_TRACE, path, 16); /* 1024 slots */
+  pp__tstate *ts = pp__thread_get();
+  CHECK(ts != NULL);
+  /* Bursts far larger than the ring, until some begin was dropped (the
+   * first one nearly always suffices). */
+  uint64_t attempted = 0;
+  do {
+    for (int i = 0; i < 1000000; i++) {
+      pp_zone z = pp_zone_begin(&burst_loc);
+      pp_zone_end(z);
+    }
+    attempted += 1000000;
+  } while (atomic_load(&ts->dropped) == 0 && attempted < 20000000);
+  uint64_t dropped = atomic_load(&ts->dropped);
+  CHECK_GT(dropped, 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  /* The file reports exactly the drops the thread counted. */
+  CHECK_EQ_U(total_dropped(&t), dropped);
+  CHECK_EQ_U(t.prof.dropped, dropped);
+  /* Only begins are dropped (ends keep a reserve): every attempted zone is
+   * either recorded whole or counted as one drop. */
+  uint64_t recorded = zones_named(&t, NULL, "burst", 1);
+  CHECK_EQ_U(recorded + dropped, attempted);
+  CHECK_EQ_U(zones_named(&t, NULL, "burst", 0), recorded);
+  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(t.prof.unmatched_ends, 0);
+  pp_trace_free(&t);
+}
+
+/* ---- stats mode ------------------------------------------------------------ */
+
+static void spin_ns(long ns) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
+#define SM_FRAMES 50
+#define SM_SLEEP_NS 200000L
+
+static void sm_work(void) {
+  pp_thread_name("sm-main");
+  for (int i = 0; i < SM_FRAMES; i++) {
+    PP_ZONE("sm-frame");
+    for (int j = 0; j < 4; j++) {
+      PP_ZONE("sm-stage");
+      spin_ns(2000);
+    }
+    {
+      PP_ZONE("sm-sleep");
+      struct timespec ts = {0, SM_SLEEP_NS};
+      nanosleep(&ts, NULL);
+    }
+    PP_COUNTER_SET("sm-depth", i % 7);
+    PP_COUNTER_SETF("sm-load", i * 0.5);
+    PP_FRAME_MARK("sm-cam");
+  }
+}
+
+PP_TEST(recorder_stats_mode_matches_trace) {
+  char spath[4096], tpath_[4096];
+  tpath(spath, sizeof spath, "stats.pptrace");
+  tpath(tpath_, sizeof tpath_, "trace.pptrace");
+  start_session(PP_MODE_STATS, spath, 0);
+  sm_work();
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  start_session(PP_MODE_TRACE, tpath_, 0);
+  sm_work();
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace s, t;
+  load_trace(spath, &s);
+  load_trace(tpath_, &t);
+  check_clean(&s);
+  check_clean(&t);
+  CHECK_EQ(s.from_stats, 1);
+  CHECK_EQ(t.from_stats, 0);
+  CHECK_STR(pp_trace_meta(&s, "mode"), "stats");
+  pp_trace *both[2] = {&s, &t};
+  /* Durations differ between two runs, so totals are compared with what
+   * the work guarantees (sleeps are lower bounds, parents contain their
+   * children) and with each file's own histogram; counts, counters and
+   * frames are deterministic and must be equal. */
+  for (int m = 0; m < 2; m++) {
+    const pp_trace *x = both[m];
+    const pp_zone_stats *fr = zstats(x, "sm-frame");
+    const pp_zone_stats *st = zstats(x, "sm-stage");
+    const pp_zone_stats *sl = zstats(x, "sm-sleep");
+    CHECK(fr && st && sl);
+    CHECK_EQ(fr->count, SM_FRAMES);
+    CHECK_EQ(st->count, 4 * SM_FRAMES);
+    CHECK_EQ(sl->count, SM_FRAMES);
+    CHECK_GE(sl->total_ns, SM_FRAMES * SM_SLEEP_NS);
+    CHECK_GE(st->total_ns, 4 * SM_FRAMES * 2000L);
+    CHECK_GE(fr->total_ns + SM_FRAMES * 1000L, st->total_ns + sl->total_ns);
+    CHECK_NEAR(fr->self_ns, fr->total_ns - st->total_ns - sl->total_ns,
+               SM_FRAMES * 1000.0);
+    CHECK_NEAR(sl->self_ns, sl->total_ns, 1.0);
+    const pp_zone_stats *zs[3] = {fr, st, sl};
+    for (int k = 0; k < 3; k++) {
+      CHECK_EQ_U(zs[k]->hist.count, zs[k]->count);
+      CHECK_NEAR(zs[k]->mean_ns * (double)zs[k]->count,
+                 (double)zs[k]->total_ns, 0.02 * (double)zs[k]->total_ns);
+      CHECK_LE(zs[k]->min_ns, zs[k]->max_ns);
+      CHECK_GE(zs[k]->min_ns, 0);
+    }
+    const pp_counter_stats *d = cstats(x, "sm-depth");
+    const pp_counter_stats *l = cstats(x, "sm-load");
+    CHECK(d && l);
+    CHECK_EQ(d->samples, SM_FRAMES);
+    CHECK(d->min == 0 && d->max == 6 && d->last == (SM_FRAMES - 1) % 7);
+    CHECK(!d->is_float);
+    CHECK_EQ(l->samples, SM_FRAMES);
+    CHECK(l->min == 0 && l->max == (SM_FRAMES - 1) * 0.5 &&
+          l->last == (SM_FRAMES - 1) * 0.5);
+    CHECK(l->is_float);
+    const pp_frame_stats *cam = fstats(x, "sm-cam");
+    CHECK(cam != NULL);
+    CHECK_EQ(cam->frames, SM_FRAMES);
+    CHECK_GT(cam->fps, 0);
+    CHECK_EQ(x->prof.unclosed, 0);
+    CHECK_EQ(x->prof.unmatched_ends, 0);
+    CHECK_EQ(x->prof.dropped, 0);
+    CHECK(thread_named(x, "sm-main") != NULL);
+    CHECK_GT(thread_named(x, "sm-main")->busy_ns, 0);
+  }
+  CHECK_EQ_U(s.prof.events, t.prof.events);
+  CHECK_EQ_U(t.prof.events, total_events(&t));
+  CHECK_EQ(total_events(&s), 0); /* stats files carry no events */
+  pp_trace_free(&s);
+  pp_trace_free(&t);
+}
+
+/* ---- flight mode -------------------------------------------------------- */
+
+#define FL_ZONES 20000
+
+PP_TEST_T(recorder_flight_dump, 120) {
+  char path[4096], dump[4096], bad[4096];
+  tpath(path, sizeof path, "flight.pptrace");
+  tpath(dump, sizeof dump, "dump.pptrace");
+  tpath(bad, sizeof bad, "no-such-dir/dump.pptrace");
+  start_session(PP_MODE_FLIGHT, path, 64); /* 4096 slots: 2048 zones */
+  char name[32];
+  for (int i = 0; i < FL_ZONES; i++) {
+    snprintf(name, sizeof name, "fl-%d", i);
+    pp_zone z = pp_zone_begin_name(name);
+    pp_zone_end(z);
+  }
+  CHECK_EQ(pp_flight_dump(dump), PP_OK);
+  CHECK_EQ(pp_flight_dump(bad), PP_EIO);
+  CHECK_CONTAINS(pp_last_error(), bad);
+  for (int i = 0; i < 100; i++) {
+    snprintf(name, sizeof name, "fl-after-%d", i);
+    pp_zone z = pp_zone_begin_name(name);
+    pp_zone_end(z);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(dump, &t);
+  check_clean(&t);
+  CHECK_STR(pp_trace_meta(&t, "mode"), "flight");
+  uint64_t closed = 0;
+  int lowest = FL_ZONES;
+  for (size_t i = 0; i < t.nthreads; i++)
+    for (size_t j = 0; j < t.threads[i].nzones; j++) {
+      const pp_zone_inst *z = &t.threads[i].zones[j];
+      const char *n = pp_trace_loc_name(&t, z->loc);
+      CHECK(strncmp(n, "fl-after-", 9) != 0);
+      int k = -1;
+      CHECK_EQ(sscanf(n, "fl-%d", &k), 1);
+      if (k < lowest)
+        lowest = k;
+      closed += !z->unclosed;
+    }
+  /* The newest zones are there, the oldest were overwritten. */
+  CHECK_EQ(zones_named(&t, NULL, "fl-19999", 1), 1);
+  CHECK_EQ(zones_named(&t, NULL, "fl-18500", 1), 1);
+  CHECK_EQ(zones_named(&t, NULL, "fl-0", 0), 0);
+  CHECK_GE(lowest, FL_ZONES - 2048 - 1);
+  CHECK_LE(closed, 2048);
+  CHECK_GE(closed, 1500);
+  CHECK_EQ(t.prof.unclosed, 0);
+  pp_trace_free(&t);
+
+  /* The shutdown dump holds the later zones too. */
+  load_trace(path, &t);
+  check_clean(&t);
+  for (int i = 0; i < 100; i++) {
+    snprintf(name, sizeof name, "fl-after-%d", i);
+    CHECK_EQ(zones_named(&t, NULL, name, 1), 1);
+  }
+  CHECK_EQ(zones_named(&t, NULL, "fl-19999", 1), 1);
+  CHECK_EQ(zones_named(&t, NULL, "fl-0", 0), 0);
+  pp_trace_free(&t);
+}
+
+PP_TEST(recorder_flight_dump_modes) {
+  char path[4096], dump[4096];
+  tpath(path, sizeof path, "trace.pptrace");
+  tpath(dump, sizeof dump, "dump.pptrace");
+  CHECK_EQ(pp_flight_dump(dump), PP_ENOTRUNNING);
+  start_session(PP_MODE_TRACE, path, 0);
+  CHECK_EQ(pp_flight_dump(dump), PP_EMODE);
+  CHECK_EQ(pp_flight_dump(NULL), PP_EMODE);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  start_session(PP_MODE_STATS, path, 0);
+  CHECK_EQ(pp_flight_dump(dump), PP_EMODE);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(!file_exists(dump));
+  /* NULL dumps to the session's own path. */
+  start_session(PP_MODE_FLIGHT, path, 64);
+  {
+    PP_ZONE("fd-zone");
+  }
+  CHECK_EQ(pp_flight_dump(NULL), PP_OK);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "fd-zone", 1), 1);
+  pp_trace_free(&t);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+/* ---- enable / disable ------------------------------------------------------ */
+
+PP_TEST(recorder_set_enabled) {
+  char path[4096];
+  tpath(path, sizeof path, "en.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  CHECK(pp_is_enabled());
+  {
+    PP_ZONE("en-before");
+  }
+  PP_ZONE_BEGIN(span, "en-spanning"); /* begun on, ended off */
+  pp_set_enabled(0);
+  CHECK(!pp_is_enabled());
+  CHECK(pp_is_running());
+  PP_ZONE_END(span);
+  for (int i = 0; i < 10; i++) {
+    PP_ZONE("en-hidden");
+    PP_MARK("en-hidden-mark");
+    PP_COUNTER_SET("en-hidden-counter", i);
+    pp_zone z = pp_zone_begin_name("en-hidden-dyn");
+    pp_zone_end(z);
+  }
+  PP_ZONE_BEGIN(straddle, "en-straddle"); /* begun off, ended on */
+  pp_zone dyn = pp_zone_begin_name("en-straddle-dyn");
+  pp_set_enabled(1);
+  CHECK(pp_is_enabled());
+  pp_zone_end(dyn);
+  PP_ZONE_END(straddle);
+  {
+    PP_ZONE("en-after");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(!pp_is_enabled());
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "en-before", 1), 1);
+  CHECK_EQ(zones_named(&t, NULL, "en-after", 1), 1);
+  CHECK_EQ(zones_named(&t, NULL, "en-spanning", 1), 1);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-hidden"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-mark"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-counter"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-dyn"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-straddle"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "en-straddle-dyn"), 0);
+  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ(t.prof.unclosed, 0);
+  pp_trace_free(&t);
+}
+
+PP_TEST(recorder_start_disabled) {
+  char path[4096];
+  tpath(path, sizeof path, "sd.pptrace");
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.start_enabled = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  CHECK(!pp_is_enabled());
+  {
+    PP_ZONE("sd-off");
+  }
+  pp_set_enabled(1);
+  {
+    PP_ZONE("sd-on");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "sd-off", 0), 0);
+  CHECK_EQ(zones_named(&t, NULL, "sd-on", 1), 1);
+  pp_trace_free(&t);
+}
+
+/* ---- pp_init errors, status strings ------------------------------------ */
+
+PP_TEST(recorder_init_errors) {
+  char path[4096], bad[4096];
+  tpath(path, sizeof path, "ok.pptrace");
+  tpath(bad, sizeof bad, "missing-dir/x.pptrace");
+  pp_config cfg;
+
+  pp_config_init(&cfg);
+  CHECK_EQ(cfg.struct_size, sizeof cfg);
+  CHECK_EQ(cfg.mode, PP_MODE_TRACE);
+  CHECK_EQ(cfg.install_signals, 1);
+  CHECK_EQ(cfg.start_enabled, 1);
+  cfg.out_path = path;
+  cfg.struct_size = 0;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  CHECK_CONTAINS(pp_last_error(), "struct_size");
+  cfg.struct_size = sizeof cfg + 8;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  CHECK(!pp_is_running());
+
+  static const uint32_t bad_kib[] = {1000, 8, 24, 2097152, 3};
+  for (size_t i = 0; i < sizeof bad_kib / sizeof bad_kib[0]; i++) {
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    cfg.buffer_kib = bad_kib[i];
+    CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+    CHECK_CONTAINS(pp_last_error(), "buffer_kib");
+    CHECK(!pp_is_running());
+  }
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.flush_ms = 0;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  cfg.flush_ms = 1001;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.mode = (pp_mode)7;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  CHECK(!file_exists(path));
+
+  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS,
+                                  PP_MODE_FLIGHT};
+  for (size_t i = 0; i < 3; i++) {
+    pp_config_init(&cfg);
+    cfg.out_path = bad;
+    cfg.mode = modes[i];
+    CHECK_EQ(pp_init(&cfg), PP_EIO);
+    CHECK_CONTAINS(pp_last_error(), bad);
+    CHECK(!pp_is_running());
+  }
+
+  CHECK_EQ(pp_shutdown(), PP_ENOTRUNNING);
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  CHECK_STR(pp_last_error(), "");
+  CHECK_EQ(pp_init(&cfg), PP_EBUSY);
+  CHECK_EQ(pp_init(NULL), PP_EBUSY);
+  CHECK(pp_is_running());
+  CHECK_STR(pp_output_path(), path);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK_EQ(pp_shutdown(), PP_ENOTRUNNING);
+  CHECK(!pp_is_running());
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  pp_trace_free(&t);
+
+  /* A second session after the first ended. */
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  /* pp_init(NULL): defaults, pipeprof-<pid>.pptrace in the working dir. */
+  CHECK_EQ(chdir(pp_test_tmpdir()), 0);
+  CHECK_EQ(pp_init(NULL), PP_OK);
+  char def[64];
+  snprintf(def, sizeof def, "pipeprof-%ld.pptrace", (long)getpid());
+  CHECK_STR(pp_output_path(), def);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(file_exists(def));
+}
+
+PP_TEST(recorder_status_strings) {
+  static const struct {
+    int value;
+    const char *name, *text;
+  } codes[] = {
+#define PP_T_CODE(nm, v, txt) {v, "PP_" #nm, txt},
+      PP_STATUS_MAP(PP_T_CODE)
+#undef PP_T_CODE
+  };
+  CHECK_EQ(sizeof codes / sizeof codes[0], 11);
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    CHECK_STR(pp_strerror(codes[i].value), codes[i].text);
+    CHECK_STR(pp_err_name(codes[i].value), codes[i].name);
+    CHECK_EQ(codes[i].value, -(int)i); /* pinned values 0, -1, ... */
+  }
+  CHECK_STR(pp_strerror(PP_EENV), "invalid environment variable");
+  CHECK_STR(pp_err_name(PP_EFORKED), "PP_EFORKED");
+  static const int unknown[] = {1, -11, -1000, 12345};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+    CHECK_STR(pp_strerror(unknown[i]), "unknown error");
+    CHECK(pp_err_name(unknown[i]) != NULL);
+    CHECK_GT(strlen(pp_err_name(unknown[i])), 0);
+  }
+  CHECK_STR(pp_version_string(), PP_VERSION_STRING);
+  CHECK_EQ(pp_version_number(), PP_VERSION_NUMBER);
+}
+
+/* ---- environment ---------------------------------------------------------- */
+
+static void env_clear(void) {
+  static const char *const vars[] = {
+      "PIPEPROF",          "PIPEPROF_OUT",      "PIPEPROF_MODE",
+      "PIPEPROF_BUFFER_KIB", "PIPEPROF_FLUSH_MS", "PIPEPROF_SIGNALS",
+      "PIPEPROF_PROCESS_NAME", "PIPEPROF_OWNER_PID", "PIPEPROF_CLOCK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    unsetenv(vars[i]);
+}
+
+/* pp_init_from_env() with stderr captured into *err (malloc'ed). */
+static int init_env_capture(char **err) {
+  char path[4096];
+  tpath(path, sizeof path, "stderr.txt");
+  fflush(stderr);
+  int saved = dup(2);
+  CHECK(saved >= 0);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  CHECK(dup2(fd, 2) == 2);
+  close(fd);
+  int rc = pp_init_from_env();
+  fflush(stderr);
+  CHECK(dup2(saved, 2) == 2);
+  close(saved);
+  *err = pp_test_slurp(path, NULL);
+  CHECK(*err != NULL);
+  return rc;
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+PP_TEST(recorder_env_invalid) {
+  char out[4096];
+  tpath(out, sizeof out, "env.pptrace");
+  static const char *const cases[][2] = {
+      {"PIPEPROF", "maybe"},          {"PIPEPROF_MODE", "fast"},
+      {"PIPEPROF_BUFFER_KIB", "1000"}, {"PIPEPROF_BUFFER_KIB", "abc"},
+      {"PIPEPROF_BUFFER_KIB", "-5"},  {"PIPEPROF_BUFFER_KIB", "8"},
+      {"PIPEPROF_FLUSH_MS", "0"},     {"PIPEPROF_FLUSH_MS", "5000"},
+      {"PIPEPROF_SIGNALS", "sometimes"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    env_clear();
+    setenv("PIPEPROF", "1", 1);
+    setenv("PIPEPROF_OUT", out, 1);
+    setenv(cases[i][0], cases[i][1], 1);
+    char *err = NULL;
+    int rc = init_env_capture(&err);
+    if (rc != PP_EENV)
+      PP_FAIL("%s=%s: got %s", cases[i][0], cases[i][1], pp_err_name(rc));
+    if (count_lines(err) != 1)
+      PP_FAIL("%s=%s: expected one line on stderr, got:\n%s", cases[i][0],
+              cases[i][1], err);
+    char want[128];
+    snprintf(want, sizeof want, "%s=\"%s\"", cases[i][0], cases[i][1]);
+    CHECK_CONTAINS(err, want);
+    free(err);
+    CHECK(!pp_is_running());
+    CHECK(!pp_is_enabled());
+    CHECK(!file_exists(out));
+  }
+}
+
+PP_TEST(recorder_env_valid) {
+  char out[4096];
+  tpath(out, sizeof out, "env.pptrace");
+  char *err = NULL;
+
+  env_clear();
+  CHECK_EQ(init_env_capture(&err), PP_OK);
+  CHECK_STR(err, "");
+  free(err);
+  CHECK(!pp_is_running());
+
+  setenv("PIPEPROF", "0", 1);
+  setenv("PIPEPROF_OUT", out, 1);
+  CHECK_EQ(init_env_capture(&err), PP_OK);
+  CHECK_STR(err, "");
+  free(err);
+  CHECK(!pp_is_running());
+  CHECK(!file_exists(out));
+
+  setenv("PIPEPROF", "1", 1);
+  setenv("PIPEPROF_PROCESS_NAME", "env-proc", 1);
+  CHECK_EQ(init_env_capture(&err), PP_OK);
+  CHECK_STR(err, "");
+  free(err);
+  CHECK(pp_is_running());
+  CHECK_STR(pp_output_path(), out);
+  {
+    PP_ZONE("env-zone");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  load_trace(out, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "env-zone", 1), 1);
+  CHECK_STR(pp_trace_meta(&t, "process_name"), "env-proc");
+  CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
+  pp_trace_free(&t);
+
+  /* Stats mode from the environment. */
+  setenv("PIPEPROF_MODE", "stats", 1);
+  setenv("PIPEPROF_BUFFER_KIB", "64", 1);
+  setenv("PIPEPROF_FLUSH_MS", "5", 1);
+  CHECK_EQ(init_env_capture(&err), PP_OK);
+  free(err);
+  {
+    PP_ZONE("env-stats-zone");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  load_trace(out, &t);
+  CHECK_EQ(t.from_stats, 1);
+  CHECK(zstats(&t, "env-stats-zone") != NULL);
+  CHECK_EQ(zstats(&t, "env-stats-zone")->count, 1);
+  pp_trace_free(&t);
+
+  /* A process other than the owner gets OUT.<pid>. */
+  env_clear();
+  setenv("PIPEPROF", "on", 1);
+  setenv("PIPEPROF_OUT", out, 1);
+  setenv("PIPEPROF_OWNER_PID", "1", 1);
+  CHECK_EQ(init_env_capture(&err), PP_OK);
+  free(err);
+  char other[4200];
+  snprintf(other, sizeof other, "%s.%ld", out, (long)getpid());
+  CHECK_STR(pp_output_path(), other);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(file_exists(other));
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+/*
+ * What the library does on fork (fork_child() in src/core/session.c, run
+ * through pthread_atfork in the child): the child does not own the
+ * parent's trace. Recording stops in the child (pp_is_running() == 0, the
+ * macros record nothing), the parent's file descriptor and buffers are
+ * forgotten without being touched, the parent's thread registry is dropped
+ * (pp__recorder_after_fork_child), and the child may start a session of
+ * its own with pp_init(). The atexit handler's pp_shutdown() in the child
+ * returns PP_ENOTRUNNING and writes nothing.
+ */
+PP_TEST(recorder_fork_child_not_recorded) {
+  char path[4096];
+  tpath(path, sizeof path, "parent.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  pp_thread_name("fork-parent");
+  for (int i = 0; i < 100; i++) {
+    PP_ZONE("fork-before");
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int bad = 0;
+    bad |= pp_is_running() != 0;
+    bad |= pp_is_enabled() != 0;
+    for (int i = 0; i < 100; i++) {
+      PP_ZONE("fork-child");
+      pp_zone z = pp_zone_begin_name("fork-child-dyn");
+      pp_zone_end(z);
+    }
+    bad |= pp_flight_dump(NULL) != PP_ENOTRUNNING;
+    bad |= pp_shutdown() != PP_ENOTRUNNING;
+    exit(bad ? 3 : 0); /* atexit handlers run */
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  CHECK(pp_is_running());
+  for (int i = 0; i < 100; i++) {
+    PP_ZONE("fork-after");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(t.pid, getpid());
+  CHECK_EQ(zones_named(&t, NULL, "fork-before", 1), 100);
+  CHECK_EQ(zones_named(&t, NULL, "fork-after", 1), 100);
+  CHECK_EQ(events_named(&t, NULL, 0, "fork-child"), 0);
+  CHECK_EQ(events_named(&t, NULL, 0, "fork-child-dyn"), 0);
+  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(t.prof.unmatched_ends, 0);
+  pp_trace_free(&t);
+}
+
+PP_TEST(recorder_fork_child_own_session) {
+  char path[4096], cpath[4096];
+  tpath(path, sizeof path, "parent.pptrace");
+  tpath(cpath, sizeof cpath, "child.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  for (int i = 0; i < 50; i++) {
+    PP_ZONE("own-parent");
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = cpath;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(3);
+    for (int i = 0; i < 70; i++) {
+      PP_ZONE("own-child");
+    }
+    _exit(pp_shutdown() == PP_OK ? 0 : 4);
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(cpath, &t);
+  check_clean(&t);
+  CHECK_EQ(t.pid, pid);
+  CHECK_EQ(zones_named(&t, NULL, "own-child", 1), 70);
+  CHECK_EQ(events_named(&t, NULL, 0, "own-parent"), 0);
+  pp_trace_free(&t);
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "own-parent", 1), 50);
+  CHECK_EQ(events_named(&t, NULL, 0, "own-child"), 0);
+  pp_trace_free(&t);
+}
+
+/* ---- threads that exit before shutdown ------------------------------------ */
+
+#define EX_THREADS 6
+#define EX_ZONES 1000
+
+static const pp_srcloc ex_locs[EX_THREADS] = {
+    {"ex-zone-0", NULL, NULL, 0, PP_KIND_ZONE},
+    {"ex-zone-1", NULL, NULL, 0, PP_KIND_ZONE},
+    {"ex-zone-2", NULL, NULL, 0, PP_KIND_ZONE},
+    {"ex-zone-3", NULL, NULL, 0, PP_KIND_ZONE},
+    {"ex-zone-4", NULL, NULL, 0, PP_KIND_ZONE},
+    {"ex-zone-5", NULL, NULL, 0, PP_KIND_ZONE}};
+
+static void *ex_worker(void *arg) {
+  int i = (int)(intptr_t)arg;
+  char name[32];
+  snprintf(name, sizeof name, "ex-thread-%d", i);
+  if (i % 2 == 0)
+    pp_thread_name(name); /* named before recording */
+  for (int k = 0; k < EX_ZONES; k++) {
+    pp_zone z = pp_zone_begin(&ex_locs[i]);
+    PP_COUNTER_ADD("ex-count", 1);
+    pp_zone_end(z);
+  }
+  if (i % 2 == 1)
+    pp_thread_name(name); /* named after recording, just before exit */
+  return NULL;
+}
+
+PP_TEST(recorder_threads_exit_early) {
+  char path[4096];
+  tpath(path, sizeof path, "ex.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  pthread_t th[EX_THREADS];
+  /* First half: joined, then a few flush periods so that the writer drains
+   * and reaps them while the session runs. */
+  for (int i = 0; i < EX_THREADS / 2; i++)
+    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i),
+             0);
+  for (int i = 0; i < EX_THREADS / 2; i++)
+    CHECK_EQ(pthread_join(th[i], NULL), 0);
+  sleep_ms(50);
+  /* Second half: exit right before shutdown. */
+  for (int i = EX_THREADS / 2; i < EX_THREADS; i++)
+    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i),
+             0);
+  for (int i = EX_THREADS / 2; i < EX_THREADS; i++)
+    CHECK_EQ(pthread_join(th[i], NULL), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(total_dropped(&t), 0);
+  for (int i = 0; i < EX_THREADS; i++) {
+    char name[32], zname[32];
+    snprintf(name, sizeof name, "ex-thread-%d", i);
+    snprintf(zname, sizeof zname, "ex-zone-%d", i);
+    const pp_thread *x = thread_named(&t, name);
+    if (!x)
+      PP_FAIL("thread %s missing from the trace", name);
+    CHECK_EQ(zones_named(&t, x, zname, 1), EX_ZONES);
+    CHECK_EQ(x->nzones, EX_ZONES);
+    CHECK_EQ(events_named(&t, x, PPT_EV_COUNTER_ADD, "ex-count"), EX_ZONES);
+  }
+  const pp_counter_stats *c = cstats(&t, "ex-count");
+  CHECK(c != NULL);
+  CHECK_EQ(c->samples, EX_THREADS * EX_ZONES);
+  pp_trace_free(&t);
+}
+
+/* ---- a program that never calls pp_shutdown ---------------------------- */
+
+static void *ns_worker(void *arg) {
+  (void)arg;
+  pp_thread_name("ns-worker");
+  for (int i = 0; i < 500; i++) {
+    PP_ZONE("ns-worker-zone");
+  }
+  return NULL;
+}
+
+PP_TEST(recorder_exit_without_shutdown) {
+  char path[4096];
+  tpath(path, sizeof path, "ns.pptrace");
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(3);
+    pthread_t th;
+    if (pthread_create(&th, NULL, ns_worker, NULL) != 0)
+      _exit(4);
+    for (int i = 0; i < 1000; i++) {
+      PP_ZONE("ns-zone");
+      PP_COUNTER_SET("ns-i", i);
+    }
+    pthread_join(th, NULL);
+    exit(0); /* no pp_shutdown: the library's atexit handler finishes */
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(zones_named(&t, NULL, "ns-zone", 1), 1000);
+  CHECK_EQ(zones_named(&t, NULL, "ns-worker-zone", 1), 500);
+  CHECK(thread_named(&t, "ns-worker") != NULL);
+  CHECK_EQ(events_named(&t, NULL, PPT_EV_COUNTER_SET, "ns-i"), 1000);
+  CHECK_EQ(t.prof.unclosed, 0);
+  pp_trace_free(&t);
+}
+
+/* ---- kill -9, SIGINT, SIGTERM --------------------------------------------- */
+
+typedef struct crash_shared {
+  _Atomic uint64_t done; /* zones completed by the child */
+  _Atomic int ready;
+} crash_shared;
+
+/* Fork a child that records zones until it is killed, publishing the count
+ * of completed zones after each one. */
+static pid_t crash_child(const char *path, crash_shared *sh) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  /* The test may run with SIGINT ignored (a background job); the library
+   * only installs its handler over the default action. */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  if (pp_init(&cfg) != PP_OK)
+    _exit(3);
+  pp_thread_name("crash-main");
+  atomic_store(&sh->ready, 1);
+  for (;;) {
+    {
+      PP_ZONE("crash-work");
+      PP_COUNTER_ADD("crash-count", 1);
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+    atomic_fetch_add(&sh->done, 1);
+  }
+}
+
+static crash_shared *crash_map(void) {
+  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  CHECK(p != MAP_FAILED);
+  memset(p, 0, sizeof(crash_shared));
+  return p;
+}
+
+static void crash_wait_ready(pid_t pid, crash_shared *sh) {
+  for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      PP_FAIL("recording child ended early (status 0x%x)", st);
+    sleep_ms(1);
+  }
+  CHECK(atomic_load(&sh->ready));
+}
+
+PP_TEST(recorder_kill9_recovery) {
+  char path[4096];
+  tpath(path, sizeof path, "kill9.pptrace");
+  crash_shared *sh = crash_map();
+  pid_t pid = crash_child(path, sh);
+  CHECK(pid > 0);
+  crash_wait_ready(pid, sh);
+  sleep_ms(300);
+  uint64_t n_before = atomic_load(&sh->done);
+  sleep_ms(150); /* 15 flush periods */
+  CHECK_EQ(kill(pid, SIGKILL), 0);
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  CHECK_GT(n_before, 0);
+
+  pp_trace t;
+  load_trace(path, &t);
+  CHECK_EQ(t.diag.clean_end, 0);
+  CHECK_EQ(t.diag.chunks_bad, 0);
+  uint64_t got = zones_named(&t, NULL, "crash-work", 1);
+  if (got < n_before)
+    PP_FAIL("only %llu of the %llu zones completed 150 ms before the kill "
+            "are in the file",
+            (unsigned long long)got, (unsigned long long)n_before);
+  CHECK(thread_named(&t, "crash-main") != NULL);
+  FILE *devnull = fopen("/dev/null", "w");
+  CHECK(devnull != NULL);
+  CHECK_EQ(pp_report_text(devnull, &t, NULL), 0);
+  fclose(devnull);
+  pp_trace_free(&t);
+
+  char *out = NULL;
+  int rc = pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(),
+                       path);
+  if (rc != 0)
+    PP_FAIL("pipeprof report exit %d:\n%s", rc, out ? out : "");
+  CHECK_CONTAINS(out, "crash-work");
+  CHECK_CONTAINS(out, "without END chunk");
+  free(out);
+  munmap(sh, 4096);
+}
+
+static void signal_case(int sig) {
+  char path[4096];
+  tpath(path, sizeof path, "sig.pptrace");
+  crash_shared *sh = crash_map();
+  pid_t pid = crash_child(path, sh);
+  CHECK(pid > 0);
+  crash_wait_ready(pid, sh);
+  sleep_ms(300);
+  CHECK_EQ(kill(pid, sig), 0);
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != sig)
+    PP_FAIL("child status 0x%x, expected death by signal %d", st, sig);
+  /* After the handler ran the child recorded nothing more: every zone it
+   * completed is in the file (plus possibly one whose end was recorded
+   * just before the count was published). */
+  uint64_t done = atomic_load(&sh->done);
+  CHECK_GT(done, 0);
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  uint64_t got = zones_named(&t, NULL, "crash-work", 1);
+  if (got < done || got > done + 1)
+    PP_FAIL("%llu closed zones in the file, the child completed %llu",
+            (unsigned long long)got, (unsigned long long)done);
+  CHECK_LE(zones_named(&t, NULL, "crash-work", 0), got + 1);
+  CHECK_EQ(total_dropped(&t), 0);
+  pp_trace_free(&t);
+
+  char *out = NULL;
+  int rc = pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(),
+                       path);
+  if (rc != 0)
+    PP_FAIL("pipeprof report exit %d:\n%s", rc, out ? out : "");
+  CHECK_CONTAINS(out, "crash-work");
+  CHECK(strstr(out, "without END chunk") == NULL);
+  CHECK(strstr(out, "truncated") == NULL);
+  free(out);
+  munmap(sh, 4096);
+}
+
+PP_TEST(recorder_sigint_flushes) { signal_case(SIGINT); }
+
+PP_TEST(recorder_sigterm_flushes) { signal_case(SIGTERM); }
+
+/* A program with a SIGTERM handler of its own keeps it. */
+static volatile sig_atomic_t own_handler_hit;
+static void own_handler(int sig) {
+  (void)sig;
+  own_handler_hit = 1;
+}
+
+PP_TEST(recorder_keeps_program_signal_handler) {
+  char path[4096];
+  tpath(path, sizeof path, "own.pptrace");
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = own_handler;
+  sigemptyset(&sa.sa_mask);
+  CHECK_EQ(sigaction(SIGTERM, &sa, NULL), 0);
+  start_session(PP_MODE_TRACE, path, 0);
+  struct sigaction cur;
+  CHECK_EQ(sigaction(SIGTERM, NULL, &cur), 0);
+  CHECK(cur.sa_handler == own_handler);
+  raise(SIGTERM);
+  CHECK_EQ(own_handler_hit, 1);
+  CHECK(pp_is_running());
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK_EQ(sigaction(SIGTERM, NULL, &cur), 0);
+  CHECK(cur.sa_handler == own_handler);
+}
