@@ -514,9 +514,38 @@ static int counter_stats(pp_trace *t, const uint32_t *canon) {
 
 /* ---- entry point --------------------------------------------------------- */
 
+static int cmp_zone_total(const void *a, const void *b) {
+  const pp_zone_stats *x = a, *y = b;
+  if (x->total_ns != y->total_ns)
+    return x->total_ns > y->total_ns ? -1 : 1;
+  return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+/* A stats-mode file: the reader already filled the profile from the STATS
+ * chunk; add what comes from elsewhere in the file and keep the rest. */
+static int analyze_from_stats(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  p->dropped = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    p->dropped += t->threads[i].dropped;
+  const char *cost = pp_trace_meta(t, "event_cost_ns");
+  if (cost) {
+    char *end;
+    double c = strtod(cost, &end);
+    if (end != cost && isfinite(c) && c > 0)
+      p->event_cost_ns = c;
+  }
+  if (p->nzones > 1)
+    qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
+  t->analyzed = 1;
+  return 0;
+}
+
 int pp_analyze(pp_trace *t) {
   if (!t)
     return -1;
+  if (t->from_stats)
+    return t->analyzed ? 0 : analyze_from_stats(t);
   pp__analysis_free(t);
   pp_profile *p = &t->prof;
 

@@ -15,6 +15,8 @@
 typedef struct site {
   uint32_t kind;
   int defined;
+  const char *name;  /* the site's (static) name */
+  uint32_t alias;    /* counters and frames: first site with this name */
   /* zones */
   uint64_t count;
   uint64_t total, self;
@@ -90,10 +92,30 @@ static site *get_site(pp__aggregate *a, uint32_t id) {
 
 void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
   site *s = get_site(a, id);
-  if (s) {
-    s->kind = p->kind;
-    s->defined = 1;
+  if (!s)
+    return;
+  s->kind = p->kind;
+  s->defined = 1;
+  s->name = p->name ? p->name : "";
+  s->alias = id;
+  /* Counters and frame streams are named series: every site that names
+   * the same one feeds it (a queue depth set by producer and consumer). */
+  if (p->kind != PP_KIND_COUNTER && p->kind != PP_KIND_FRAME)
+    return;
+  for (uint32_t i = 0; i < id && i < a->nsites; i++) {
+    const site *o = &a->sites[i];
+    if (o->defined && o->alias == i && o->kind == p->kind &&
+        strcmp(o->name, s->name) == 0) {
+      s->alias = i;
+      return;
+    }
   }
+}
+
+/* The site that accumulates events of id. */
+static site *series_site(pp__aggregate *a, uint32_t id) {
+  site *s = get_site(a, id);
+  return s && s->defined && s->alias != id ? get_site(a, s->alias) : s;
 }
 
 static tstat *get_thread(pp__aggregate *a, uint64_t tid) {
@@ -189,7 +211,7 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
     return;
   }
   case PPT_EV_FRAME:
-    if (!(s = get_site(a, id)))
+    if (!(s = series_site(a, id)))
       return;
     if (s->frames > 0) {
       int64_t dt = ns - s->last_ns;
@@ -210,7 +232,7 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
   case PPT_EV_COUNTER_SET:
   case PPT_EV_COUNTER_ADD:
   case PPT_EV_COUNTER_SETF: {
-    if (!(s = get_site(a, id)))
+    if (!(s = series_site(a, id)))
       return;
     double v;
     if (type == PPT_EV_COUNTER_SET)

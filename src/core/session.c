@@ -395,6 +395,8 @@ static void writer_pass(int final) {
   if (S.cfg.mode != PP_MODE_FLIGHT)
     for (size_t i = 0; i < S.nsnap; i++)
       drain_thread(S.snap[i]);
+  if (S.defs.len) /* stats mode: sites met while aggregating */
+    write_chunk(PPT_CHUNK_SRCLOC, &S.defs);
   write_drops();
   if (S.cfg.mode != PP_MODE_FLIGHT) {
     pp__registry_lock();
