@@ -54,6 +54,7 @@ typedef struct session {
   size_t locmap_cap, nlocs;
   ppt_buf defs, evbuf;
   uint64_t events_written;
+  uint64_t drops_written;
   int io_failed;
   double event_cost_ns;
   double ticks_per_ns; /* first estimate, for files with one sync point */
@@ -373,6 +374,7 @@ static void write_drops(void) {
       ppt_buf_uv(&b, d - t->written_dropped);
       if (S.agg)
         pp__aggregate_drops(S.agg, t->tid, d - t->written_dropped);
+      S.drops_written += d - t->written_dropped;
       t->written_dropped = d;
     }
   }
@@ -402,6 +404,7 @@ static void writer_pass(int final) {
     pp__registry_lock();
     pp__registry_reap();
     pp__registry_unlock();
+    S.nsnap = 0; /* the snapshot may point at reaped threads now */
   }
 }
 
@@ -451,11 +454,8 @@ static void write_meta(int fd, uint32_t *seq) {
 
 static void write_end(void) {
   ppt_buf b = {0};
-  uint64_t drops = 0;
-  for (size_t i = 0; i < S.nsnap; i++)
-    drops += S.snap[i]->written_dropped;
   ppt_buf_uv(&b, S.events_written);
-  ppt_buf_uv(&b, drops);
+  ppt_buf_uv(&b, S.drops_written);
   write_chunk(PPT_CHUNK_END, &b);
   ppt_buf_free(&b);
 }
