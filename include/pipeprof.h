@@ -136,17 +136,22 @@ PP_API int pp_init(const pp_config *cfg);
 /**
  * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
  * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
- * PIPEPROF_PROCESS_NAME). The library calls this itself when it is loaded;
- * programs need not. An invalid value prints one line on stderr and
- * leaves profiling off. Returns PP_OK also when PIPEPROF is unset or 0.
+ * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK). The library calls this itself when
+ * it is loaded; programs need not. An invalid value prints one line on
+ * stderr and leaves profiling off. Returns PP_OK also when PIPEPROF is unset
+ * or 0, and PP_EBUSY (silently) when a session already runs. Note that with
+ * PIPEPROF=1 in the environment a session starts at load time, so a later
+ * pp_init() of the program's own returns PP_EBUSY.
  */
 PP_API int pp_init_from_env(void);
 
 /**
  * Stop profiling: drains every thread's buffer, finishes the output file
- * and joins the writer. Zones still open are closed at this instant in the
- * output. Safe to call when not running (returns PP_ENOTRUNNING). Called
- * automatically at exit. Any thread; not concurrently with pp_init().
+ * and joins the writer. Zones still open have no end event in the file;
+ * readers close them at the trace's last event and flag them unclosed.
+ * Safe to call when not running (returns PP_ENOTRUNNING; also in a forked
+ * child, which never owns the parent's session). Called automatically at
+ * exit. Any thread; not concurrently with pp_init().
  */
 PP_API int pp_shutdown(void);
 
@@ -156,7 +161,8 @@ PP_API int pp_is_running(void);
 /**
  * Switch recording on or off at run time without ending the session. Zones
  * begun while off are not recorded, nor are their ends. Any thread; takes
- * effect for other threads within a few hundred nanoseconds.
+ * effect for other threads within a few hundred nanoseconds. Before
+ * pp_init() it has no lasting effect: pp_config.start_enabled decides.
  */
 PP_API void pp_set_enabled(int on);
 /** 1 when events are being recorded now. */
@@ -222,9 +228,11 @@ PP_API extern int pp__active;
 
 /*
  * Hot-path calls. Cost: a timestamp read and one or two 16-byte stores into
- * a thread-local ring; no lock, system call, allocation or formatting.
- * A thread's first event allocates its ring (slow path, once per thread).
- * When a ring is full the event is dropped and counted. Any thread.
+ * a thread-local ring; no lock, allocation or formatting. A thread's first
+ * event allocates its ring (slow path, once per thread). When a ring passes
+ * half full the recording thread wakes the writer with one futex call (slow
+ * path, once per half ring, e.g. once per 32768 events by default). When a
+ * ring is full the event is dropped and counted. Any thread.
  */
 
 /** Begin a zone at a static site. End it exactly once, on the same thread,

@@ -1039,6 +1039,18 @@ PP_TEST(recorder_env_valid) {
   CHECK_EQ(zstats(&t, "env-stats-zone")->count, 1);
   pp_trace_free(&t);
 
+  /* An output that cannot be created: one line naming it, not running. */
+  char bad[4096];
+  tpath(bad, sizeof bad, "no-such-dir/env.pptrace");
+  env_clear();
+  setenv("PIPEPROF", "1", 1);
+  setenv("PIPEPROF_OUT", bad, 1);
+  CHECK_EQ(init_env_capture(&err), PP_EIO);
+  CHECK_EQ(count_lines(err), 1);
+  CHECK_CONTAINS(err, bad);
+  free(err);
+  CHECK(!pp_is_running());
+
   /* A process other than the owner gets OUT.<pid>. */
   env_clear();
   setenv("PIPEPROF", "on", 1);
@@ -1445,4 +1457,63 @@ PP_TEST(recorder_keeps_program_signal_handler) {
   CHECK_EQ(pp_shutdown(), PP_OK);
   CHECK_EQ(sigaction(SIGTERM, NULL, &cur), 0);
   CHECK(cur.sa_handler == own_handler);
+}
+
+/* Counters and frame streams are identified by name, whichever call site
+ * records them (see canon_locs in src/analyze/analyze.c): a stats-mode file
+ * must report them as a trace-mode file does. */
+static void dup_work(void) {
+  for (int i = 0; i < 10; i++) {
+    PP_COUNTER_SET("dup-counter", i);        /* site 1 */
+    PP_FRAME_MARK("dup-frames");             /* site 1 */
+  }
+  for (int i = 0; i < 10; i++) {
+    PP_COUNTER_SET("dup-counter", 100 + i);  /* site 2 */
+    pp_frame_mark("dup-frames");             /* site 3 (interned) */
+  }
+}
+
+static size_t count_named_counters(const pp_trace *t, const char *name) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    n += loc_is(t, t->prof.counters[i].loc, name);
+  return n;
+}
+
+static size_t count_named_frames(const pp_trace *t, const char *name) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->prof.nframes; i++)
+    n += loc_is(t, t->prof.frames[i].loc, name);
+  return n;
+}
+
+PP_TEST(recorder_stats_mode_shared_names) {
+  char spath[4096], tp[4096];
+  tpath(spath, sizeof spath, "stats.pptrace");
+  tpath(tp, sizeof tp, "trace.pptrace");
+  start_session(PP_MODE_STATS, spath, 0);
+  dup_work();
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  start_session(PP_MODE_TRACE, tp, 0);
+  dup_work();
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace s, t;
+  load_trace(spath, &s);
+  load_trace(tp, &t);
+  pp_trace *both[2] = {&t, &s};
+  for (int m = 0; m < 2; m++) {
+    const pp_trace *x = both[m];
+    if (count_named_counters(x, "dup-counter") != 1 ||
+        count_named_frames(x, "dup-frames") != 1)
+      PP_FAIL("%s mode: %zu counter rows and %zu frame rows named "
+              "dup-counter / dup-frames, expected one each",
+              m ? "stats" : "trace", count_named_counters(x, "dup-counter"),
+              count_named_frames(x, "dup-frames"));
+    const pp_counter_stats *c = cstats(x, "dup-counter");
+    CHECK_EQ(c->samples, 20);
+    CHECK(c->min == 0 && c->max == 109 && c->last == 109);
+    CHECK_EQ(fstats(x, "dup-frames")->frames, 20);
+  }
+  pp_trace_free(&s);
+  pp_trace_free(&t);
 }

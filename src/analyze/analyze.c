@@ -514,6 +514,17 @@ static int counter_stats(pp_trace *t, const uint32_t *canon) {
 
 /* ---- entry point --------------------------------------------------------- */
 
+/* The recorder's measured cost of one event (META event_cost_ns), 0 when
+ * absent or not a positive number. */
+static double meta_event_cost(const pp_trace *t) {
+  const char *cost = pp_trace_meta(t, "event_cost_ns");
+  if (!cost)
+    return 0;
+  char *end;
+  double c = strtod(cost, &end);
+  return end != cost && isfinite(c) && c > 0 ? c : 0;
+}
+
 static int cmp_zone_total(const void *a, const void *b) {
   const pp_zone_stats *x = a, *y = b;
   if (x->total_ns != y->total_ns)
@@ -528,13 +539,7 @@ static int analyze_from_stats(pp_trace *t) {
   p->dropped = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     p->dropped += t->threads[i].dropped;
-  const char *cost = pp_trace_meta(t, "event_cost_ns");
-  if (cost) {
-    char *end;
-    double c = strtod(cost, &end);
-    if (end != cost && isfinite(c) && c > 0)
-      p->event_cost_ns = c;
-  }
+  p->event_cost_ns = meta_event_cost(t);
   if (p->nzones > 1)
     qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
   t->analyzed = 1;
@@ -565,13 +570,7 @@ int pp_analyze(pp_trace *t) {
   }
   p->wall_ns = any ? span_ns(p->t0, p->t1) : 0;
 
-  const char *cost = pp_trace_meta(t, "event_cost_ns");
-  if (cost) {
-    char *end;
-    double c = strtod(cost, &end);
-    if (end != cost && isfinite(c) && c > 0)
-      p->event_cost_ns = c;
-  }
+  p->event_cost_ns = meta_event_cost(t);
 
   zone_stack s = {NULL, 0, 0};
   uint32_t *canon = NULL;

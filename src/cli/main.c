@@ -67,7 +67,7 @@ static const char report_usage[] =
     "usage: pipeprof report [--top N] FILE.pptrace\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
-    "self, mean, p50, p90, p99, p99.9, max, %% of wall), the top bottlenecks\n"
+    "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
     "by self time, per-thread busy time, frames, counters, dropped events\n"
     "and the profiler's estimated overhead.\n"
     "\n"

@@ -484,6 +484,9 @@ static int flight_dump_locked(const char *path) {
   }
   uint32_t seq = 0;
   write_meta(fd, &seq);
+  uint64_t saved_events = S.events_written, saved_drops = S.drops_written;
+  S.events_written = 0; /* END counts what this dump holds */
+  S.drops_written = 0;
   int saved_fd = S.fd;
   uint32_t saved_seq = S.seq;
   int saved_failed = S.io_failed;
@@ -534,6 +537,8 @@ static int flight_dump_locked(const char *path) {
   close(fd);
   S.fd = saved_fd;
   S.seq = saved_seq;
+  S.events_written = saved_events;
+  S.drops_written = saved_drops;
   S.io_failed = saved_failed;
   locmap_clear();
   S.defs.len = 0;
@@ -744,7 +749,7 @@ int pp_init(const pp_config *user) {
     }
   } else {
     /* Check now that the dump target can be written. */
-    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
       pthread_mutex_unlock(&ctl_lock);
@@ -869,6 +874,8 @@ int pp_init_from_env(void) {
   int enable = 0;
   if (!on)
     return PP_OK;
+  if (atomic_load(&running))
+    return PP_EBUSY;
   if (env_bool("PIPEPROF", on, &enable) != 0)
     return PP_EENV;
   if (!enable)

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the .pptrace reader and everything downstream of
+ * it: the input is parsed with pp_trace_read_mem(), analysed with
+ * pp_analyze(), then printed by the text report and every exporter (Chrome
+ * JSON, summary JSON, CSV) into /dev/null, and freed. Any crash, sanitizer
+ * report or leak is a bug: the reader promises to survive any input.
+ * Seeds live in fuzz/corpus/reader/; fuzz/replay.c replays them as a
+ * regression test (ctest fuzz_replay_reader).
+ *
+ * Every chunk carries CRC-32C checksums, so random mutations nearly always
+ * end in "bad chunk" and never reach the payload decoders. A custom
+ * mutator therefore re-seals the checksums of every chunk after half of
+ * the mutations, letting the fuzzer explore malformed payloads too.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/model.h"
+#include "export/export.h"
+#include "format/pptrace.h"
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+                               unsigned int seed);
+/* Provided by libFuzzer; absent (NULL) in the corpus replay driver, which
+ * never calls the custom mutator. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
+    __attribute__((weak));
+
+/* Recompute the payload and header checksums of every chunk whose header
+ * magic is in place and whose payload fits in the buffer. */
+static void reseal(uint8_t *d, size_t size) {
+  size_t pos = PPT_FILE_HEADER_SIZE;
+  while (pos + PPT_CHUNK_HEADER_SIZE <= size) {
+    if (ppt_get_u32(d + pos) != PPT_CHUNK_MAGIC) {
+      pos++;
+      continue;
+    }
+    uint32_t plen = ppt_get_u32(d + pos + 8);
+    if (plen > size - pos - PPT_CHUNK_HEADER_SIZE)
+      break;
+    ppt_put_u32(d + pos + 12,
+                pp__crc32c(0, d + pos + PPT_CHUNK_HEADER_SIZE, plen));
+    ppt_put_u32(d + pos + 20, pp__crc32c(0, d + pos, 20));
+    pos += PPT_CHUNK_HEADER_SIZE + plen;
+  }
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+                               unsigned int seed) {
+  if (!LLVMFuzzerMutate)
+    return size;
+  size = LLVMFuzzerMutate(data, size, max_size);
+  if (seed & 1)
+    reseal(data, size);
+  return size;
+}
+
+static FILE *sink(void) {
+  static FILE *null;
+  if (!null) {
+    null = fopen("/dev/null", "w");
+    if (!null)
+      null = tmpfile();
+  }
+  return null;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  pp_trace t;
+  char err[256];
+  if (pp_trace_read_mem(data, size, &t, err, sizeof err) != 0)
+    return 0;
+  if (pp_analyze(&t) == 0) {
+    FILE *out = sink();
+    if (out) {
+      pp_report_opts opts = {0, 5};
+      pp_report_text(out, &t, &opts);
+      pp_export_chrome(out, &t);
+      pp_export_summary_json(out, &t);
+      pp_export_csv(out, &t);
+      fflush(out);
+      clearerr(out);
+    }
+  }
+  pp_trace_free(&t);
+  return 0;
+}

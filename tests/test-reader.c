@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Robustness tests of the .pptrace reader (src/format/reader.c) on real
+ * traces written by the library: a file cut at every length, single-bit and
+ * single-byte damage at every position, garbage after the header, between
+ * chunks and after the end, header-only and empty files, wrong magic and
+ * version, unknown chunk types, and random multi-byte mutations run
+ * through the analysis and every exporter. Every input is handed to the
+ * reader in a heap buffer of exactly its size so that sanitizer builds
+ * catch any read past the end.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze/model.h"
+#include "export/export.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+/* ---- a small real trace ----------------------------------------------- */
+
+static void nap_ms(long ms) {
+  struct timespec ts = {0, ms * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void rd_work(const char *tag) {
+  for (int phase = 0; phase < 4; phase++) {
+    for (int i = 0; i < 25; i++) {
+      PP_ZONE("rd-outer");
+      {
+        PP_ZONE("rd-inner");
+        PP_COUNTER_SET("rd-counter", i);
+      }
+      pp_mark(tag);
+      PP_FLOW_STEP("rd-flow", (uint64_t)i);
+    }
+    nap_ms(3); /* let the writer (flush_ms 1) cut a chunk */
+  }
+}
+
+static void *rd_worker(void *arg) {
+  (void)arg;
+  pp_thread_name("rd-worker");
+  rd_work("rd-worker-mark");
+  return NULL;
+}
+
+/* Record a small trace with the library; returns its bytes (malloc'ed). */
+static unsigned char *make_trace(size_t *len) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/reader.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.flush_ms = 1;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_thread_name("rd-main");
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, rd_worker, NULL), 0);
+  rd_work("rd-main-mark");
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  unsigned char *d = (unsigned char *)pp_test_slurp(path, len);
+  CHECK(d != NULL);
+  CHECK_GT(*len, PPT_FILE_HEADER_SIZE);
+  return d;
+}
+
+/* ---- reading helpers ------------------------------------------------------ */
+
+typedef struct read_result {
+  int rc;
+  uint64_t events;
+  pp_read_diag diag;
+  char err[256];
+} read_result;
+
+/* Read len bytes of d through an exact-size copy; the trace is analysed
+ * and, when deep, reported and exported to /dev/null. */
+static read_result read_bytes(const unsigned char *d, size_t len, int deep) {
+  read_result r;
+  memset(&r, 0, sizeof r);
+  unsigned char *copy = malloc(len ? len : 1);
+  CHECK(copy != NULL);
+  if (len)
+    memcpy(copy, d, len);
+  pp_trace t;
+  r.rc = pp_trace_read_mem(copy, len, &t, r.err, sizeof r.err);
+  free(copy); /* the model must not point into the input */
+  if (r.rc == 0) {
+    for (size_t i = 0; i < t.nthreads; i++)
+      r.events += t.threads[i].nev;
+    r.diag = t.diag;
+    if (deep) {
+      CHECK_EQ(pp_analyze(&t), 0);
+      FILE *null = fopen("/dev/null", "w");
+      CHECK(null != NULL);
+      CHECK_EQ(pp_report_text(null, &t, NULL), 0);
+      CHECK_EQ(pp_export_chrome(null, &t), 0);
+      CHECK_EQ(pp_export_summary_json(null, &t), 0);
+      CHECK_EQ(pp_export_csv(null, &t), 0);
+      fclose(null);
+    }
+    pp_trace_free(&t);
+  } else {
+    CHECK_GT(strlen(r.err), 0);
+    CHECK(strchr(r.err, '\n') == NULL);
+  }
+  return r;
+}
+
+typedef struct chunk_info {
+  size_t off, size; /* header + payload */
+  unsigned type;
+  uint64_t events;  /* events the chunk holds on its own */
+} chunk_info;
+
+/* Split a valid file into its chunks. */
+static size_t chunk_map(const unsigned char *d, size_t len, chunk_info *out,
+                        size_t max) {
+  size_t n = 0, pos = PPT_FILE_HEADER_SIZE;
+  unsigned char *one = malloc(len);
+  CHECK(one != NULL);
+  memcpy(one, d, PPT_FILE_HEADER_SIZE);
+  while (pos + PPT_CHUNK_HEADER_SIZE <= len) {
+    CHECK_EQ(ppt_get_u32(d + pos), PPT_CHUNK_MAGIC);
+    size_t size = PPT_CHUNK_HEADER_SIZE + ppt_get_u32(d + pos + 8);
+    CHECK_LE(pos + size, len);
+    CHECK_LT(n, max);
+    chunk_info *c = &out[n++];
+    c->off = pos;
+    c->size = size;
+    c->type = ppt_get_u16(d + pos + 4);
+    memcpy(one + PPT_FILE_HEADER_SIZE, d + pos, size);
+    read_result r = read_bytes(one, PPT_FILE_HEADER_SIZE + size, 0);
+    CHECK_EQ(r.rc, 0);
+    CHECK_EQ(r.diag.chunks_ok, 1);
+    c->events = r.events;
+    pos += size;
+  }
+  CHECK_EQ(pos, len);
+  free(one);
+  return n;
+}
+
+static uint32_t lcg_state = 12345;
+static uint32_t lcg(void) {
+  lcg_state = lcg_state * 1664525u + 1013904223u;
+  return lcg_state >> 8;
+}
+
+/* Random bytes with no 'P' (0x50), so no false chunk magic appears. */
+static void garbage(unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    p[i] = (unsigned char)lcg();
+    if (p[i] == 0x50)
+      p[i] = 0x51;
+  }
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+PP_TEST(reader_full_file) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result r = read_bytes(d, len, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.diag.clean_end, 1);
+  CHECK_EQ(r.diag.chunks_bad, 0);
+  CHECK_EQ(r.diag.bytes_skipped, 0);
+  CHECK_EQ(r.diag.truncated, 0);
+  CHECK_EQ(r.diag.file_bytes, len);
+  /* 2 threads x 100 iterations x (4 zone events, 1 counter, 1 mark, 1
+   * flow step). */
+  CHECK_EQ(r.events, 2 * 100 * 7);
+  chunk_info ch[4096];
+  size_t n = chunk_map(d, len, ch, 4096);
+  uint64_t sum = 0;
+  int nev_chunks = 0;
+  for (size_t i = 0; i < n; i++) {
+    sum += ch[i].events;
+    nev_chunks += ch[i].type == PPT_CHUNK_EVENTS;
+    if (ch[i].type != PPT_CHUNK_EVENTS)
+      CHECK_EQ(ch[i].events, 0);
+  }
+  CHECK_EQ(sum, r.events);
+  CHECK_GE(nev_chunks, 2);
+  CHECK_EQ(ch[0].type, PPT_CHUNK_META);
+  CHECK_EQ(ch[n - 1].type, PPT_CHUNK_END);
+  CHECK_EQ(r.diag.chunks_ok, n);
+  free(d);
+}
+
+PP_TEST_T(reader_every_cut_length, 300) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result full = read_bytes(d, len, 0);
+  size_t stride = len > 65536 ? len / 8192 : 1;
+  uint64_t prev = 0;
+  for (size_t cut = 0; cut <= len; cut += (cut < 128 ? 1 : stride)) {
+    read_result r = read_bytes(d, cut, cut % 97 == 0);
+    if (cut < PPT_FILE_HEADER_SIZE) {
+      if (r.rc != -1)
+        PP_FAIL("cut at %zu: expected an error", cut);
+      continue;
+    }
+    if (r.rc != 0)
+      PP_FAIL("cut at %zu: %s", cut, r.err);
+    if (r.events < prev)
+      PP_FAIL("cut at %zu: %llu events, fewer than %llu at a shorter cut",
+              cut, (unsigned long long)r.events, (unsigned long long)prev);
+    prev = r.events;
+    CHECK_EQ(r.diag.chunks_bad, 0);
+    CHECK_LE(r.events, full.events);
+    if (cut < len) {
+      CHECK_EQ(r.diag.clean_end, 0);
+    }
+  }
+  CHECK_EQ(prev, full.events);
+  /* Cuts at chunk boundaries are clean, not truncated. */
+  chunk_info ch[4096];
+  size_t n = chunk_map(d, len, ch, 4096);
+  uint64_t upto = 0;
+  for (size_t i = 0; i < n; i++) {
+    upto += ch[i].events;
+    read_result r = read_bytes(d, ch[i].off + ch[i].size, 0);
+    CHECK_EQ(r.rc, 0);
+    CHECK_EQ(r.diag.truncated, 0);
+    CHECK_EQ(r.diag.bytes_skipped, 0);
+    CHECK_EQ(r.events, upto);
+    /* One byte short of the boundary: truncated, that chunk lost. */
+    r = read_bytes(d, ch[i].off + ch[i].size - 1, 0);
+    CHECK_EQ(r.rc, 0);
+    CHECK_EQ(r.diag.truncated, 1);
+    CHECK_EQ(r.events, upto - ch[i].events);
+  }
+  free(d);
+}
+
+PP_TEST_T(reader_single_byte_damage, 300) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result full = read_bytes(d, len, 0);
+  chunk_info ch[4096];
+  size_t n = chunk_map(d, len, ch, 4096);
+  unsigned char *m = malloc(len);
+  CHECK(m != NULL);
+  size_t stride = len > 32768 ? len / 4096 : 1;
+  size_t c = 0;
+  for (size_t pos = 0; pos < len; pos += stride) {
+    while (c < n && pos >= ch[c].off + ch[c].size)
+      c++;
+    for (int variant = 0; variant < 2; variant++) {
+      memcpy(m, d, len);
+      m[pos] ^= variant ? 0xFF : (unsigned char)(1u << (pos % 8));
+      read_result r = read_bytes(m, len, pos % 61 == 0);
+      if (pos < 8) {
+        CHECK_EQ(r.rc, -1);
+        CHECK_CONTAINS(r.err, "magic");
+        continue;
+      }
+      if (pos < 10) {
+        CHECK_EQ(r.rc, -1);
+        CHECK_CONTAINS(r.err, "version");
+        continue;
+      }
+      if (r.rc != 0)
+        PP_FAIL("damage at %zu: %s", pos, r.err);
+      if (pos < PPT_FILE_HEADER_SIZE) {
+        CHECK_EQ(r.events, full.events);
+        CHECK_EQ(r.diag.chunks_bad, 0);
+        continue;
+      }
+      CHECK_LT(c, n);
+      /* The damaged chunk is rejected and counted; every other chunk is
+       * recovered. */
+      if (r.diag.chunks_bad == 0 && r.diag.bytes_skipped == 0)
+        PP_FAIL("damage at %zu (chunk %zu, type %u) went unnoticed", pos, c,
+                ch[c].type);
+      if (r.events != full.events - ch[c].events)
+        PP_FAIL("damage at %zu (chunk %zu, type %u): %llu events, "
+                "expected %llu",
+                pos, c, ch[c].type, (unsigned long long)r.events,
+                (unsigned long long)(full.events - ch[c].events));
+      if (ch[c].type == PPT_CHUNK_END)
+        CHECK_EQ(r.diag.clean_end, 0);
+      else
+        CHECK_EQ(r.diag.clean_end, 1);
+    }
+  }
+  free(m);
+  free(d);
+}
+
+PP_TEST(reader_garbage) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result full = read_bytes(d, len, 0);
+  enum { G = 4096 };
+  unsigned char *m = malloc(len + G);
+  CHECK(m != NULL);
+
+  /* Header then garbage: nothing recovered, everything skipped. */
+  memcpy(m, d, PPT_FILE_HEADER_SIZE);
+  garbage(m + PPT_FILE_HEADER_SIZE, G);
+  read_result r = read_bytes(m, PPT_FILE_HEADER_SIZE + G, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, 0);
+  CHECK_EQ(r.diag.chunks_ok, 0);
+  CHECK_EQ(r.diag.bytes_skipped, G);
+  CHECK_EQ(r.diag.clean_end, 0);
+
+  /* Garbage containing chunk magics with bad headers. */
+  for (size_t i = 0; i + 4 <= G; i += 397)
+    ppt_put_u32(m + PPT_FILE_HEADER_SIZE + i, PPT_CHUNK_MAGIC);
+  r = read_bytes(m, PPT_FILE_HEADER_SIZE + G, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, 0);
+  CHECK_GT(r.diag.chunks_bad, 0);
+  CHECK_EQ(r.diag.bytes_skipped, G);
+
+  /* Garbage after a complete file: all events, the end still clean. */
+  memcpy(m, d, len);
+  garbage(m + len, G);
+  r = read_bytes(m, len + G, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, full.events);
+  CHECK_EQ(r.diag.clean_end, 1);
+  CHECK_EQ(r.diag.bytes_skipped, G);
+
+  /* Garbage between two chunks in the middle: the reader resynchronises
+   * on the next chunk and loses nothing. */
+  chunk_info ch[4096];
+  size_t n = chunk_map(d, len, ch, 4096);
+  size_t at = ch[n / 2].off;
+  memcpy(m, d, at);
+  garbage(m + at, 1000);
+  memcpy(m + at + 1000, d + at, len - at);
+  r = read_bytes(m, len + 1000, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, full.events);
+  CHECK_EQ(r.diag.bytes_skipped, 1000);
+  CHECK_EQ(r.diag.chunks_ok, n);
+  CHECK_EQ(r.diag.clean_end, 1);
+  free(m);
+  free(d);
+}
+
+PP_TEST(reader_header_only_and_bad_headers) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result r = read_bytes(d, PPT_FILE_HEADER_SIZE, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, 0);
+  CHECK_EQ(r.diag.chunks_ok, 0);
+  CHECK_EQ(r.diag.chunks_bad, 0);
+  CHECK_EQ(r.diag.bytes_skipped, 0);
+  CHECK_EQ(r.diag.clean_end, 0);
+
+  r = read_bytes(d, 0, 0);
+  CHECK_EQ(r.rc, -1);
+  CHECK_CONTAINS(r.err, "empty");
+  r = read_bytes(d, 5, 0);
+  CHECK_EQ(r.rc, -1);
+  r = read_bytes(d, 40, 0);
+  CHECK_EQ(r.rc, -1);
+  CHECK_CONTAINS(r.err, "header");
+
+  unsigned char *m = malloc(len);
+  CHECK(m != NULL);
+  memcpy(m, d, len);
+  ppt_put_u16(m + 8, PPT_VERSION_MAJOR + 1);
+  r = read_bytes(m, len, 0);
+  CHECK_EQ(r.rc, -1);
+  CHECK_CONTAINS(r.err, "version");
+  CHECK_CONTAINS(r.err, "2");
+
+  memcpy(m, d, len);
+  memcpy(m, "PPTRACF", 7);
+  r = read_bytes(m, len, 0);
+  CHECK_EQ(r.rc, -1);
+  CHECK_CONTAINS(r.err, "magic");
+
+  /* Text is not a trace. */
+  const char *txt = "hello, this is not a trace at all, just some text\n";
+  r = read_bytes((const unsigned char *)txt, strlen(txt), 0);
+  CHECK_EQ(r.rc, -1);
+  free(m);
+  free(d);
+}
+
+PP_TEST(reader_read_file_errors) {
+  pp_trace t;
+  char err[512];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/does-not-exist.pptrace",
+           pp_test_tmpdir());
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), -1);
+  CHECK_CONTAINS(err, path);
+  snprintf(path, sizeof path, "%s/empty.pptrace", pp_test_tmpdir());
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  fclose(f);
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), -1);
+  CHECK_CONTAINS(err, path);
+  CHECK_CONTAINS(err, "empty");
+  /* A directory. */
+  CHECK_EQ(pp_trace_read_file(pp_test_tmpdir(), &t, err, sizeof err), -1);
+  CHECK_CONTAINS(err, pp_test_tmpdir());
+  /* A NULL or zero-sized error buffer is fine. */
+  CHECK_EQ(pp_trace_read_file(path, &t, NULL, 0), -1);
+  pp_trace_free(&t); /* on a zeroed trace: harmless */
+}
+
+PP_TEST(reader_unknown_chunk_type_skipped) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  read_result full = read_bytes(d, len, 0);
+  chunk_info ch[4096];
+  size_t n = chunk_map(d, len, ch, 4096);
+  /* A well-formed chunk of a type from a future writer, in the middle. */
+  static const unsigned char payload[] = "future chunk payload";
+  unsigned char hdr[PPT_CHUNK_HEADER_SIZE];
+  ppt_chunk_header(hdr, 200, payload, sizeof payload, 999);
+  size_t extra = sizeof hdr + sizeof payload;
+  unsigned char *m = malloc(len + extra);
+  CHECK(m != NULL);
+  size_t at = ch[n / 2].off;
+  memcpy(m, d, at);
+  memcpy(m + at, hdr, sizeof hdr);
+  memcpy(m + at + sizeof hdr, payload, sizeof payload);
+  memcpy(m + at + extra, d + at, len - at);
+  read_result r = read_bytes(m, len + extra, 1);
+  CHECK_EQ(r.rc, 0);
+  CHECK_EQ(r.events, full.events);
+  CHECK_EQ(r.diag.chunks_bad, 0);
+  CHECK_EQ(r.diag.bytes_skipped, 0);
+  CHECK_EQ(r.diag.chunks_ok, n + 1);
+  free(m);
+  free(d);
+}
+
+PP_TEST_T(reader_random_mutations, 300) {
+  size_t len;
+  unsigned char *d = make_trace(&len);
+  unsigned char *m = malloc(len);
+  CHECK(m != NULL);
+  lcg_state = 777;
+  for (int round = 0; round < 1500; round++) {
+    memcpy(m, d, len);
+    size_t mlen = len;
+    int k = 1 + (int)(lcg() % 8);
+    for (int j = 0; j < k; j++) {
+      size_t p = PPT_FILE_HEADER_SIZE + lcg() % (len - PPT_FILE_HEADER_SIZE);
+      switch (lcg() % 4) {
+      case 0:
+        m[p] = (unsigned char)lcg();
+        break;
+      case 1: /* a huge varint */
+        for (size_t q = p; q < len && q < p + 12; q++)
+          m[q] = 0xFF;
+        break;
+      case 2:
+        m[p] = 0;
+        break;
+      default: /* shorten */
+        if (p < mlen)
+          mlen = p;
+        break;
+      }
+    }
+    /* Re-seal some damaged chunks' checksums, so that the decoders see
+     * malformed payloads and not only checksum failures. */
+    if (round % 2) {
+      size_t pos = PPT_FILE_HEADER_SIZE;
+      while (pos + PPT_CHUNK_HEADER_SIZE <= mlen) {
+        uint32_t plen = ppt_get_u32(d + pos + 8);
+        size_t size = PPT_CHUNK_HEADER_SIZE + plen;
+        if (pos + size > mlen)
+          break;
+        ppt_chunk_header(m + pos, ppt_get_u16(d + pos + 4),
+                         m + pos + PPT_CHUNK_HEADER_SIZE, plen,
+                         ppt_get_u32(d + pos + 16));
+        pos += size;
+      }
+    }
+    read_result r = read_bytes(m, mlen, 1);
+    CHECK_EQ(r.rc, 0);
+  }
+  free(m);
+  free(d);
+}
+
+/* A stats-mode file cut anywhere inside its STATS chunk still reads. */
+PP_TEST(reader_stats_file_cuts) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stats.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.mode = PP_MODE_STATS;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int i = 0; i < 200; i++) {
+    PP_ZONE("st-zone");
+    PP_COUNTER_SET("st-counter", i);
+    PP_FRAME_MARK("st-frame");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  size_t len;
+  unsigned char *d = (unsigned char *)pp_test_slurp(path, &len);
+  CHECK(d != NULL);
+  for (size_t cut = PPT_FILE_HEADER_SIZE; cut <= len; cut++) {
+    read_result r = read_bytes(d, cut, cut % 13 == 0 || cut == len);
+    CHECK_EQ(r.rc, 0);
+  }
+  /* Re-sealed garbage inside the STATS payload. */
+  chunk_info ch[64];
+  size_t n = chunk_map(d, len, ch, 64);
+  unsigned char *m = malloc(len);
+  CHECK(m != NULL);
+  for (size_t i = 0; i < n; i++) {
+    if (ch[i].type != PPT_CHUNK_STATS)
+      continue;
+    size_t plen = ch[i].size - PPT_CHUNK_HEADER_SIZE;
+    for (size_t p = 0; p < plen; p++) {
+      memcpy(m, d, len);
+      m[ch[i].off + PPT_CHUNK_HEADER_SIZE + p] ^= 0xA5;
+      ppt_chunk_header(m + ch[i].off, PPT_CHUNK_STATS,
+                       m + ch[i].off + PPT_CHUNK_HEADER_SIZE, (uint32_t)plen,
+                       ppt_get_u32(d + ch[i].off + 16));
+      read_result r = read_bytes(m, len, 1);
+      CHECK_EQ(r.rc, 0);
+    }
+  }
+  free(m);
+  free(d);
+}
