@@ -428,6 +428,12 @@ typedef struct object {
 } object;
 
 /* Reflect p into [0, len], so objects bounce off the frame edges. */
+/* Compute kernels stay out of line, in the profiled and the PP_DISABLE
+ * builds alike: the stage loops that call them hold the zones, so the
+ * zones' calls never share a function (and its registers) with a hot inner
+ * loop. See docs/api.md, "Where to put zones". */
+#define KERNEL __attribute__((noinline))
+
 static int64_t bounce(int64_t p, int64_t len) {
   int64_t m;
   if (len <= 0)
@@ -484,7 +490,7 @@ static void draw_object(const pipeline *p, const object *o, uint8_t *img) {
   }
 }
 
-static void source_render(pipeline *p, frame *f) {
+KERNEL static void source_render(pipeline *p, frame *f) {
   size_t n = (size_t)p->w * p->h;
   uint64_t s = mix64(f->id * 0x2545f4914f6cdd1du);
   memcpy(f->gray, p->src.background, n);
@@ -571,7 +577,7 @@ static void resize_table(int src, int dst, int *i0, int *i1, float *frac) {
   }
 }
 
-static void preprocess_frame(pipeline *p, frame *f) {
+KERNEL static void preprocess_frame(pipeline *p, frame *f) {
   const preprocess_state *st = &p->pre;
   size_t n = (size_t)p->hw * p->hh;
   double sum = 0.0, sum2 = 0.0, mean, var;
@@ -644,7 +650,7 @@ static void detect_init_kernel(detect_state *st) {
           (float)(b[i] * b[j]) / (float)(1 << (2 * (KSIZE - 1)));
 }
 
-static void convolve(pipeline *p, const frame *f) {
+KERNEL static void convolve(pipeline *p, const frame *f) {
   detect_state *st = &p->det;
   int pw = p->hw + 2 * KRAD, ph = p->hh + 2 * KRAD;
   /* replicate the border into the padded copy */
@@ -676,7 +682,7 @@ static void convolve(pipeline *p, const frame *f) {
   }
 }
 
-static void edges(pipeline *p) {
+KERNEL static void edges(pipeline *p) {
   detect_state *st = &p->det;
   int w = p->hw, h = p->hh;
   memset(st->mask, 0, (size_t)w * h);
@@ -702,7 +708,7 @@ static int box_contains(const box *outer, const box *inner) {
 
 /* Flood-fill 8-connected edge pixels into blobs, keep the large ones and
  * drop those nested inside another (texture edges inside an object). */
-static void blobs(pipeline *p, frame *f) {
+KERNEL static void blobs(pipeline *p, frame *f) {
   detect_state *st = &p->det;
   int w = p->hw, h = p->hh;
   st->ncand = 0;
@@ -840,7 +846,7 @@ static void block_search(const pipeline *p, const float *a, const float *b,
 /* Motion per block from the previous frame to this one, searched both
  * ways: a block of this frame found at +d in the previous one moved by -d;
  * a block of the previous frame found at +d in this one moved by +d. */
-static void block_match(pipeline *p, frame *f) {
+KERNEL static void block_match(pipeline *p, frame *f) {
   int8_t *fwd = f->mv, *bwd = p->mot.backward;
   for (int by = 0; by < p->bh; by++) {
     for (int bx = 0; bx < p->bw; bx++) {
@@ -859,7 +865,7 @@ static void block_match(pipeline *p, frame *f) {
 
 /* Keep the vectors both searches agree on (within a pixel), zero the rest:
  * in flat or noisy areas the two directions pick unrelated minima. */
-static void consistency_check(pipeline *p, frame *f) {
+KERNEL static void consistency_check(pipeline *p, frame *f) {
   int n = p->bw * p->bh;
   const int8_t *bwd = p->mot.backward;
   for (int i = 0; i < 2 * n; i += 2) {
@@ -944,7 +950,7 @@ static void detection_motion(const pipeline *p, const frame *f,
   d->mvy = n ? sy / n : 0;
 }
 
-static void match_frame(pipeline *p, frame *f) {
+KERNEL static void match_frame(pipeline *p, frame *f) {
   match_state *st = &p->mat;
   box prev[MAX_DETS];
   int track_used[MAX_TRACKS] = {0};
@@ -1073,7 +1079,7 @@ static void draw_number(pipeline *p, int x, int y, int v, const uint8_t *c) {
 }
 
 /* Gray to RGB; blocks that moved get a red tint. */
-static void compose(pipeline *p, const frame *f) {
+KERNEL static void compose(pipeline *p, const frame *f) {
   for (int y = 0; y < p->h; y++) {
     const uint8_t *g = f->gray + (size_t)y * p->w;
     uint8_t *o = p->vis.rgb + (size_t)y * p->w * 3;
@@ -1091,7 +1097,7 @@ static void compose(pipeline *p, const frame *f) {
   }
 }
 
-static void draw_tracks(pipeline *p, const frame *f) {
+KERNEL static void draw_tracks(pipeline *p, const frame *f) {
   for (int i = 0; i < f->ndet; i++) {
     const detection *d = &f->det[i];
     uint64_t h = mix64((uint64_t)d->track);
@@ -1109,7 +1115,7 @@ static void draw_tracks(pipeline *p, const frame *f) {
 
 /* FNV-1a over 64-bit words, folded into the running checksum in frame
  * order. */
-static void checksum(pipeline *p) {
+KERNEL static void checksum(pipeline *p) {
   size_t n = (size_t)p->w * p->h * 3, i = 0;
   uint64_t h = 0xcbf29ce484222325u;
   for (; i + 8 <= n; i += 8) {

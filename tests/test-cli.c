@@ -28,7 +28,8 @@ typedef struct cli_result {
 } cli_result;
 
 /* Run `pipeprof ARGS` (args is shell text, quote paths yourself). */
-static cli_result cli(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static cli_result cli(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 static cli_result cli(const char *fmt, ...) {
   char args[4096];
   va_list ap;
@@ -38,8 +39,8 @@ static cli_result cli(const char *fmt, ...) {
   char errpath[4096];
   snprintf(errpath, sizeof errpath, "%s/cli-stderr.txt", pp_test_tmpdir());
   cli_result r;
-  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(),
-                     args, errpath);
+  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(), args,
+                     errpath);
   CHECK(r.out != NULL);
   r.err = pp_test_slurp(errpath, NULL);
   CHECK(r.err != NULL);
@@ -59,13 +60,13 @@ static int count_lines(const char *s) {
 }
 
 /* Exit status rc, nothing on stdout, exactly one line on stderr. */
-#define CHECK_ONE_LINE_ERROR(r, status)                                     \
-  do {                                                                      \
-    CHECK_EQ((r).rc, status);                                               \
-    CHECK_STR((r).out, "");                                                 \
-    if (count_lines((r).err) != 1)                                          \
-      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);           \
-    CHECK_CONTAINS((r).err, "pipeprof");                                    \
+#define CHECK_ONE_LINE_ERROR(r, status)                                        \
+  do {                                                                         \
+    CHECK_EQ((r).rc, status);                                                  \
+    CHECK_STR((r).out, "");                                                    \
+    if (count_lines((r).err) != 1)                                             \
+      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);               \
+    CHECK_CONTAINS((r).err, "pipeprof");                                       \
   } while (0)
 
 static void tpath(char *buf, size_t len, const char *name) {
@@ -297,7 +298,8 @@ PP_TEST(cli_bad_files) {
   cli_free(&r);
 }
 
-/* ---- report ---------------------------------------------------------------- */
+/* ---- report ----------------------------------------------------------------
+ */
 
 PP_TEST(cli_report_empty_trace) {
   char trace[4096];
@@ -448,7 +450,8 @@ PP_TEST(cli_export_unwritable_output) {
   }
 }
 
-/* ---- demo ------------------------------------------------------------------ */
+/* ---- demo ------------------------------------------------------------------
+ */
 
 PP_TEST_T(cli_demo, 180) {
   char dir[4096];

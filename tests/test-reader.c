@@ -72,7 +72,8 @@ static unsigned char *make_trace(size_t *len) {
   return d;
 }
 
-/* ---- reading helpers ------------------------------------------------------ */
+/* ---- reading helpers ------------------------------------------------------
+ */
 
 typedef struct read_result {
   int rc;
@@ -118,7 +119,7 @@ static read_result read_bytes(const unsigned char *d, size_t len, int deep) {
 typedef struct chunk_info {
   size_t off, size; /* header + payload */
   unsigned type;
-  uint64_t events;  /* events the chunk holds on its own */
+  uint64_t events; /* events the chunk holds on its own */
 } chunk_info;
 
 /* Split a valid file into its chunks. */
@@ -164,7 +165,8 @@ static void garbage(unsigned char *p, size_t n) {
   }
 }
 
-/* ---- tests ---------------------------------------------------------------- */
+/* ---- tests ----------------------------------------------------------------
+ */
 
 PP_TEST(reader_full_file) {
   size_t len;
@@ -213,8 +215,8 @@ PP_TEST_T(reader_every_cut_length, 300) {
     if (r.rc != 0)
       PP_FAIL("cut at %zu: %s", cut, r.err);
     if (r.events < prev)
-      PP_FAIL("cut at %zu: %llu events, fewer than %llu at a shorter cut",
-              cut, (unsigned long long)r.events, (unsigned long long)prev);
+      PP_FAIL("cut at %zu: %llu events, fewer than %llu at a shorter cut", cut,
+              (unsigned long long)r.events, (unsigned long long)prev);
     prev = r.events;
     CHECK_EQ(r.diag.chunks_bad, 0);
     CHECK_LE(r.events, full.events);
@@ -399,8 +401,7 @@ PP_TEST(reader_read_file_errors) {
   pp_trace t;
   char err[512];
   char path[4096];
-  snprintf(path, sizeof path, "%s/does-not-exist.pptrace",
-           pp_test_tmpdir());
+  snprintf(path, sizeof path, "%s/does-not-exist.pptrace", pp_test_tmpdir());
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), -1);
   CHECK_CONTAINS(err, path);
   snprintf(path, sizeof path, "%s/empty.pptrace", pp_test_tmpdir());
@@ -540,4 +541,112 @@ PP_TEST(reader_stats_file_cuts) {
   }
   free(m);
   free(d);
+}
+
+/* A few bytes must not make the reader build a huge model. A valid writer
+ * numbers sites densely from 0 and defines each one (at least 5 bytes of
+ * SRCLOC record) before use, so no valid file refers to a loc id at or
+ * above its own size. Here one 14-byte event names loc 1000000: the
+ * reader must neither materialise a million placeholder sites (about
+ * 250 MB and seconds of work downstream, ~1 GB for ids near MAX_LOCS) nor
+ * crash; dropping the event as undecodable is fine. */
+PP_TEST(reader_huge_loc_id_bounded) {
+  unsigned char file[PPT_FILE_HEADER_SIZE + PPT_CHUNK_HEADER_SIZE + 32];
+  ppt_file_header(file, 4242);
+  ppt_buf p = {0};
+  ppt_buf_uv(&p, 7);    /* tid */
+  ppt_buf_uv(&p, 1000); /* base tick */
+  unsigned char type = PPT_EV_MARK;
+  ppt_buf_bytes(&p, &type, 1);
+  ppt_buf_sv(&p, 0);       /* delta */
+  ppt_buf_uv(&p, 1000000); /* loc id */
+  CHECK(!p.oom);
+  CHECK_LE(p.len, 32);
+  unsigned char *h = file + PPT_FILE_HEADER_SIZE;
+  ppt_chunk_header(h, PPT_CHUNK_EVENTS, p.data, (uint32_t)p.len, 0);
+  memcpy(h + PPT_CHUNK_HEADER_SIZE, p.data, p.len);
+  size_t len = PPT_FILE_HEADER_SIZE + PPT_CHUNK_HEADER_SIZE + p.len;
+  ppt_buf_free(&p);
+
+  pp_trace t;
+  char err[256];
+  CHECK_EQ(pp_trace_read_mem(file, len, &t, err, sizeof err), 0);
+  if (t.nlocs > len)
+    PP_FAIL("a %zu-byte file produced %zu locs", len, t.nlocs);
+  CHECK_EQ(pp_analyze(&t), 0);
+  pp_trace_free(&t);
+}
+
+/* Append one chunk to a buffer of at least pos + 24 + len bytes. */
+static size_t put_chunk(unsigned char *buf, size_t pos, uint16_t type,
+                        const ppt_buf *p) {
+  ppt_chunk_header(buf + pos, type, p->data, (uint32_t)p->len, 0);
+  memcpy(buf + pos + PPT_CHUNK_HEADER_SIZE, p->data, p->len);
+  return pos + PPT_CHUNK_HEADER_SIZE + p->len;
+}
+
+/* Read a crafted file and return the timestamp of its single event. */
+static int64_t single_event_ts(const unsigned char *file, size_t len) {
+  pp_trace t;
+  char err[256];
+  CHECK_EQ(pp_trace_read_mem(file, len, &t, err, sizeof err), 0);
+  CHECK_EQ(t.nthreads, 1);
+  CHECK_EQ(t.threads[0].nev, 1);
+  int64_t ts = t.threads[0].ev[0].ts;
+  CHECK_EQ(pp_analyze(&t), 0);
+  FILE *null = fopen("/dev/null", "w");
+  CHECK(null != NULL);
+  CHECK_EQ(pp_report_text(null, &t, NULL), 0);
+  CHECK_EQ(pp_export_chrome(null, &t), 0);
+  fclose(null);
+  pp_trace_free(&t);
+  return ts;
+}
+
+/* Ticks far outside the clock range must convert without undefined
+ * behaviour (found by fuzz_reader, corpus file regress-tick-cast-ub):
+ * src/format/reader.c convert_ticks casts tick / fallback (a double up to
+ * 1.8e19) to int64_t when the file has no CLOCK chunk, and adds
+ * llround(d) to a sync's mono_ns without overflow checks. Events after a
+ * sync point must not map before it (saturating is fine). */
+PP_TEST(reader_extreme_ticks) {
+  unsigned char file[512];
+  ppt_buf p = {0};
+  unsigned char type = PPT_EV_MARK;
+
+  /* No clock chunk at all: the fallback rate (1 tick per ns). */
+  ppt_file_header(file, 1);
+  ppt_buf_uv(&p, 1);
+  ppt_buf_uv(&p, UINT64_MAX - 5);
+  ppt_buf_bytes(&p, &type, 1);
+  ppt_buf_sv(&p, 0);
+  ppt_buf_uv(&p, 0);
+  size_t len = put_chunk(file, PPT_FILE_HEADER_SIZE, PPT_CHUNK_EVENTS, &p);
+  p.len = 0;
+  int64_t ts = single_event_ts(file, len);
+  if (ts < 0)
+    PP_FAIL("tick 2^64-6 without clock became %lld ns", (long long)ts);
+
+  /* Two syncs, 10 ticks = 2^62 ns apart; an event 10 ticks after the last
+   * one lands 2^62 ns later, past INT64_MAX. */
+  ppt_file_header(file, 1);
+  ppt_buf_uv(&p, 0);
+  ppt_buf_sv(&p, 0);
+  ppt_buf_sv(&p, 0);
+  ppt_buf_uv(&p, 10);
+  ppt_buf_sv(&p, INT64_C(1) << 62);
+  ppt_buf_sv(&p, 0);
+  len = put_chunk(file, PPT_FILE_HEADER_SIZE, PPT_CHUNK_CLOCK, &p);
+  p.len = 0;
+  ppt_buf_uv(&p, 1);
+  ppt_buf_uv(&p, 20);
+  ppt_buf_bytes(&p, &type, 1);
+  ppt_buf_sv(&p, 0);
+  ppt_buf_uv(&p, 0);
+  len = put_chunk(file, len, PPT_CHUNK_EVENTS, &p);
+  ppt_buf_free(&p);
+  ts = single_event_ts(file, len);
+  if (ts < (INT64_C(1) << 62))
+    PP_FAIL("tick 20 (after the sync at tick 10 = 2^62 ns) became %lld ns",
+            (long long)ts);
 }

@@ -33,7 +33,8 @@
 #include "pipeprof.h"
 #include "runner.h"
 
-/* ---- helpers -------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------
+ */
 
 /* ThreadSanitizer cannot start threads in the child of a multi-threaded
  * fork (it kills the child), so the one test doing that is skipped there. */
@@ -406,7 +407,8 @@ PP_TEST(recorder_trace_round_trip) {
   pp_trace_free(&t);
 }
 
-/* ---- many threads --------------------------------------------------------- */
+/* ---- many threads ---------------------------------------------------------
+ */
 
 #define MT_THREADS 8
 #define MT_ZONES 100000
@@ -445,8 +447,7 @@ PP_TEST_T(recorder_many_threads_no_loss, 240) {
   pthread_t th[MT_THREADS];
   CHECK_EQ(pthread_barrier_init(&mt_barrier, NULL, MT_THREADS), 0);
   for (int i = 0; i < MT_THREADS; i++)
-    CHECK_EQ(pthread_create(&th[i], NULL, mt_worker, (void *)(intptr_t)i),
-             0);
+    CHECK_EQ(pthread_create(&th[i], NULL, mt_worker, (void *)(intptr_t)i), 0);
   for (int i = 0; i < MT_THREADS; i++)
     CHECK_EQ(pthread_join(th[i], NULL), 0);
   pthread_barrier_destroy(&mt_barrier);
@@ -475,8 +476,8 @@ PP_TEST_T(recorder_many_threads_no_loss, 240) {
                 pp_trace_loc_name(&t, e->loc));
       CHECK_EQ(e->type, j % 2 ? PPT_EV_ZONE_END : PPT_EV_ZONE_BEGIN);
       if (e->ts < prev)
-        PP_FAIL("thread %s: time goes back at event %zu (%lld < %lld)",
-                name, j, (long long)e->ts, (long long)prev);
+        PP_FAIL("thread %s: time goes back at event %zu (%lld < %lld)", name, j,
+                (long long)e->ts, (long long)prev);
       prev = e->ts;
     }
     for (size_t j = 0; j < x->nzones; j++) {
@@ -531,7 +532,8 @@ PP_TEST_T(recorder_drop_accounting, 120) {
   pp_trace_free(&t);
 }
 
-/* ---- stats mode ------------------------------------------------------------ */
+/* ---- stats mode ------------------------------------------------------------
+ */
 
 static void spin_ns(long ns) {
   struct timespec a, b;
@@ -605,8 +607,8 @@ PP_TEST(recorder_stats_mode_matches_trace) {
     const pp_zone_stats *zs[3] = {fr, st, sl};
     for (int k = 0; k < 3; k++) {
       CHECK_EQ_U(zs[k]->hist.count, zs[k]->count);
-      CHECK_NEAR(zs[k]->mean_ns * (double)zs[k]->count,
-                 (double)zs[k]->total_ns, 0.02 * (double)zs[k]->total_ns);
+      CHECK_NEAR(zs[k]->mean_ns * (double)zs[k]->count, (double)zs[k]->total_ns,
+                 0.02 * (double)zs[k]->total_ns);
       CHECK_LE(zs[k]->min_ns, zs[k]->max_ns);
       CHECK_GE(zs[k]->min_ns, 0);
     }
@@ -717,9 +719,7 @@ PP_TEST(recorder_flight_dump_modes) {
   CHECK(!file_exists(dump));
   /* NULL dumps to the session's own path. */
   start_session(PP_MODE_FLIGHT, path, 64);
-  {
-    PP_ZONE("fd-zone");
-  }
+  { PP_ZONE("fd-zone"); }
   CHECK_EQ(pp_flight_dump(NULL), PP_OK);
   pp_trace t;
   load_trace(path, &t);
@@ -729,16 +729,15 @@ PP_TEST(recorder_flight_dump_modes) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 }
 
-/* ---- enable / disable ------------------------------------------------------ */
+/* ---- enable / disable ------------------------------------------------------
+ */
 
 PP_TEST(recorder_set_enabled) {
   char path[4096];
   tpath(path, sizeof path, "en.pptrace");
   start_session(PP_MODE_TRACE, path, 0);
   CHECK(pp_is_enabled());
-  {
-    PP_ZONE("en-before");
-  }
+  { PP_ZONE("en-before"); }
   PP_ZONE_BEGIN(span, "en-spanning"); /* begun on, ended off */
   pp_set_enabled(0);
   CHECK(!pp_is_enabled());
@@ -757,9 +756,7 @@ PP_TEST(recorder_set_enabled) {
   CHECK(pp_is_enabled());
   pp_zone_end(dyn);
   PP_ZONE_END(straddle);
-  {
-    PP_ZONE("en-after");
-  }
+  { PP_ZONE("en-after"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   CHECK(!pp_is_enabled());
 
@@ -789,13 +786,9 @@ PP_TEST(recorder_start_disabled) {
   cfg.start_enabled = 0;
   CHECK_EQ(pp_init(&cfg), PP_OK);
   CHECK(!pp_is_enabled());
-  {
-    PP_ZONE("sd-off");
-  }
+  { PP_ZONE("sd-off"); }
   pp_set_enabled(1);
-  {
-    PP_ZONE("sd-on");
-  }
+  { PP_ZONE("sd-on"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
   load_trace(path, &t);
@@ -847,8 +840,7 @@ PP_TEST(recorder_init_errors) {
   CHECK_EQ(pp_init(&cfg), PP_EINVAL);
   CHECK(!file_exists(path));
 
-  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS,
-                                  PP_MODE_FLIGHT};
+  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS, PP_MODE_FLIGHT};
   for (size_t i = 0; i < 3; i++) {
     pp_config_init(&cfg);
     cfg.out_path = bad;
@@ -916,13 +908,19 @@ PP_TEST(recorder_status_strings) {
   CHECK_EQ(pp_version_number(), PP_VERSION_NUMBER);
 }
 
-/* ---- environment ---------------------------------------------------------- */
+/* ---- environment ----------------------------------------------------------
+ */
 
 static void env_clear(void) {
-  static const char *const vars[] = {
-      "PIPEPROF",          "PIPEPROF_OUT",      "PIPEPROF_MODE",
-      "PIPEPROF_BUFFER_KIB", "PIPEPROF_FLUSH_MS", "PIPEPROF_SIGNALS",
-      "PIPEPROF_PROCESS_NAME", "PIPEPROF_OWNER_PID", "PIPEPROF_CLOCK"};
+  static const char *const vars[] = {"PIPEPROF",
+                                     "PIPEPROF_OUT",
+                                     "PIPEPROF_MODE",
+                                     "PIPEPROF_BUFFER_KIB",
+                                     "PIPEPROF_FLUSH_MS",
+                                     "PIPEPROF_SIGNALS",
+                                     "PIPEPROF_PROCESS_NAME",
+                                     "PIPEPROF_OWNER_PID",
+                                     "PIPEPROF_CLOCK"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     unsetenv(vars[i]);
 }
@@ -957,12 +955,15 @@ static int count_lines(const char *s) {
 PP_TEST(recorder_env_invalid) {
   char out[4096];
   tpath(out, sizeof out, "env.pptrace");
-  static const char *const cases[][2] = {
-      {"PIPEPROF", "maybe"},          {"PIPEPROF_MODE", "fast"},
-      {"PIPEPROF_BUFFER_KIB", "1000"}, {"PIPEPROF_BUFFER_KIB", "abc"},
-      {"PIPEPROF_BUFFER_KIB", "-5"},  {"PIPEPROF_BUFFER_KIB", "8"},
-      {"PIPEPROF_FLUSH_MS", "0"},     {"PIPEPROF_FLUSH_MS", "5000"},
-      {"PIPEPROF_SIGNALS", "sometimes"}};
+  static const char *const cases[][2] = {{"PIPEPROF", "maybe"},
+                                         {"PIPEPROF_MODE", "fast"},
+                                         {"PIPEPROF_BUFFER_KIB", "1000"},
+                                         {"PIPEPROF_BUFFER_KIB", "abc"},
+                                         {"PIPEPROF_BUFFER_KIB", "-5"},
+                                         {"PIPEPROF_BUFFER_KIB", "8"},
+                                         {"PIPEPROF_FLUSH_MS", "0"},
+                                         {"PIPEPROF_FLUSH_MS", "5000"},
+                                         {"PIPEPROF_SIGNALS", "sometimes"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     env_clear();
     setenv("PIPEPROF", "1", 1);
@@ -1011,9 +1012,7 @@ PP_TEST(recorder_env_valid) {
   free(err);
   CHECK(pp_is_running());
   CHECK_STR(pp_output_path(), out);
-  {
-    PP_ZONE("env-zone");
-  }
+  { PP_ZONE("env-zone"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
   load_trace(out, &t);
@@ -1029,9 +1028,7 @@ PP_TEST(recorder_env_valid) {
   setenv("PIPEPROF_FLUSH_MS", "5", 1);
   CHECK_EQ(init_env_capture(&err), PP_OK);
   free(err);
-  {
-    PP_ZONE("env-stats-zone");
-  }
+  { PP_ZONE("env-stats-zone"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   load_trace(out, &t);
   CHECK_EQ(t.from_stats, 1);
@@ -1170,7 +1167,8 @@ PP_TEST(recorder_fork_child_own_session) {
   pp_trace_free(&t);
 }
 
-/* ---- threads that exit before shutdown ------------------------------------ */
+/* ---- threads that exit before shutdown ------------------------------------
+ */
 
 #define EX_THREADS 6
 #define EX_ZONES 1000
@@ -1207,15 +1205,13 @@ PP_TEST(recorder_threads_exit_early) {
   /* First half: joined, then a few flush periods so that the writer drains
    * and reaps them while the session runs. */
   for (int i = 0; i < EX_THREADS / 2; i++)
-    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i),
-             0);
+    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i), 0);
   for (int i = 0; i < EX_THREADS / 2; i++)
     CHECK_EQ(pthread_join(th[i], NULL), 0);
   sleep_ms(50);
   /* Second half: exit right before shutdown. */
   for (int i = EX_THREADS / 2; i < EX_THREADS; i++)
-    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i),
-             0);
+    CHECK_EQ(pthread_create(&th[i], NULL, ex_worker, (void *)(intptr_t)i), 0);
   for (int i = EX_THREADS / 2; i < EX_THREADS; i++)
     CHECK_EQ(pthread_join(th[i], NULL), 0);
   CHECK_EQ(pp_shutdown(), PP_OK);
@@ -1289,7 +1285,8 @@ PP_TEST(recorder_exit_without_shutdown) {
   pp_trace_free(&t);
 }
 
-/* ---- kill -9, SIGINT, SIGTERM --------------------------------------------- */
+/* ---- kill -9, SIGINT, SIGTERM ---------------------------------------------
+ */
 
 typedef struct crash_shared {
   _Atomic uint64_t done; /* zones completed by the child */
@@ -1326,8 +1323,8 @@ static pid_t crash_child(const char *path, crash_shared *sh) {
 }
 
 static crash_shared *crash_map(void) {
-  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
   CHECK(p != MAP_FAILED);
   memset(p, 0, sizeof(crash_shared));
   return p;
@@ -1376,8 +1373,8 @@ PP_TEST(recorder_kill9_recovery) {
   pp_trace_free(&t);
 
   char *out = NULL;
-  int rc = pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(),
-                       path);
+  int rc =
+      pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(), path);
   if (rc != 0)
     PP_FAIL("pipeprof report exit %d:\n%s", rc, out ? out : "");
   CHECK_CONTAINS(out, "crash-work");
@@ -1417,8 +1414,8 @@ static void signal_case(int sig) {
   pp_trace_free(&t);
 
   char *out = NULL;
-  int rc = pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(),
-                       path);
+  int rc =
+      pp_test_run(&out, "'%s/pipeprof' report '%s'", pp_test_bindir(), path);
   if (rc != 0)
     PP_FAIL("pipeprof report exit %d:\n%s", rc, out ? out : "");
   CHECK_CONTAINS(out, "crash-work");
@@ -1464,12 +1461,12 @@ PP_TEST(recorder_keeps_program_signal_handler) {
  * must report them as a trace-mode file does. */
 static void dup_work(void) {
   for (int i = 0; i < 10; i++) {
-    PP_COUNTER_SET("dup-counter", i);        /* site 1 */
-    PP_FRAME_MARK("dup-frames");             /* site 1 */
+    PP_COUNTER_SET("dup-counter", i); /* site 1 */
+    PP_FRAME_MARK("dup-frames");      /* site 1 */
   }
   for (int i = 0; i < 10; i++) {
-    PP_COUNTER_SET("dup-counter", 100 + i);  /* site 2 */
-    pp_frame_mark("dup-frames");             /* site 3 (interned) */
+    PP_COUNTER_SET("dup-counter", 100 + i); /* site 2 */
+    pp_frame_mark("dup-frames");            /* site 3 (interned) */
   }
 }
 
@@ -1515,5 +1512,108 @@ PP_TEST(recorder_stats_mode_shared_names) {
     CHECK_EQ(fstats(x, "dup-frames")->frames, 20);
   }
   pp_trace_free(&s);
+  pp_trace_free(&t);
+}
+
+/* Flight dumps taken while other threads keep overwriting their rings:
+ * every dump is a complete, undamaged file holding recent zones of every
+ * thread (under TSan this also checks the dumper's reads). */
+#define FC_THREADS 4
+
+static _Atomic int fc_stop, fc_pause;
+static _Atomic int fc_parked[FC_THREADS];
+static _Atomic uint64_t fc_done[FC_THREADS];
+
+static const pp_srcloc fc_locs[FC_THREADS] = {
+    {"fc-zone-0", NULL, NULL, 0, PP_KIND_ZONE},
+    {"fc-zone-1", NULL, NULL, 0, PP_KIND_ZONE},
+    {"fc-zone-2", NULL, NULL, 0, PP_KIND_ZONE},
+    {"fc-zone-3", NULL, NULL, 0, PP_KIND_ZONE}};
+
+static void *fc_worker(void *arg) {
+  int i = (int)(intptr_t)arg;
+  char name[32];
+  snprintf(name, sizeof name, "fc-thread-%d", i);
+  pp_thread_name(name);
+  while (!atomic_load(&fc_stop)) {
+    if (atomic_load(&fc_pause)) {
+      atomic_store(&fc_parked[i], 1);
+      while (atomic_load(&fc_pause) && !atomic_load(&fc_stop))
+        sleep_ms(1);
+      atomic_store(&fc_parked[i], 0);
+      continue;
+    }
+    pp_zone z = pp_zone_begin(&fc_locs[i]);
+    PP_COUNTER_ADD("fc-count", 1);
+    pp_zone_end(z);
+    atomic_fetch_add(&fc_done[i], 1);
+  }
+  return NULL;
+}
+
+PP_TEST_T(recorder_flight_dump_concurrent, 120) {
+  char path[4096];
+  tpath(path, sizeof path, "fc.pptrace");
+  start_session(PP_MODE_FLIGHT, path, 64);
+  pthread_t th[FC_THREADS];
+  for (int i = 0; i < FC_THREADS; i++)
+    CHECK_EQ(pthread_create(&th[i], NULL, fc_worker, (void *)(intptr_t)i), 0);
+  /* Every ring has wrapped at least once before the first dump. */
+  for (int i = 0; i < FC_THREADS; i++)
+    while (atomic_load(&fc_done[i]) < 5000)
+      sleep_ms(1);
+  for (int k = 0; k < 8; k++) {
+    char dump[4200];
+    snprintf(dump, sizeof dump, "%s.%d", path, k);
+    CHECK_EQ(pp_flight_dump(dump), PP_OK);
+    pp_trace t;
+    load_trace(dump, &t);
+    check_clean(&t);
+    for (int i = 0; i < FC_THREADS; i++) {
+      char name[32], zname[32];
+      snprintf(name, sizeof name, "fc-thread-%d", i);
+      snprintf(zname, sizeof zname, "fc-zone-%d", i);
+      const pp_thread *x = thread_named(&t, name);
+      if (!x)
+        PP_FAIL("dump %d: thread %s missing", k, name);
+      /* Ring of 4096 slots, 4 per iteration. */
+      CHECK_LE(x->nev, 4096);
+      for (size_t j = 0; j < x->nzones; j++)
+        CHECK(loc_is(&t, x->zones[j].loc, zname));
+    }
+    pp_trace_free(&t);
+  }
+  /* A dump keeps only the slots no producer overwrote while it copied, so
+   * when the dumping thread is descheduled mid-copy (sanitizer builds,
+   * loaded machines) a busy thread can be missing from a dump taken while
+   * it records. With the producers parked, a dump holds each full ring:
+   * 1024 iterations of 4 slots. */
+  atomic_store(&fc_pause, 1);
+  for (int i = 0; i < FC_THREADS; i++)
+    while (!atomic_load(&fc_parked[i]))
+      sleep_ms(1);
+  char dump[4200];
+  snprintf(dump, sizeof dump, "%s.parked", path);
+  CHECK_EQ(pp_flight_dump(dump), PP_OK);
+  pp_trace q;
+  load_trace(dump, &q);
+  check_clean(&q);
+  for (int i = 0; i < FC_THREADS; i++) {
+    char name[32], zname[32];
+    snprintf(name, sizeof name, "fc-thread-%d", i);
+    snprintf(zname, sizeof zname, "fc-zone-%d", i);
+    const pp_thread *x = thread_named(&q, name);
+    CHECK(x != NULL);
+    CHECK_GE(zones_named(&q, x, zname, 1), 1023);
+    CHECK_GE(events_named(&q, x, PPT_EV_COUNTER_ADD, "fc-count"), 1023);
+  }
+  pp_trace_free(&q);
+  atomic_store(&fc_stop, 1);
+  for (int i = 0; i < FC_THREADS; i++)
+    CHECK_EQ(pthread_join(th[i], NULL), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
   pp_trace_free(&t);
 }
