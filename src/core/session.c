@@ -510,25 +510,36 @@ static int flight_dump_locked(const char *path) {
   for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
     uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
     uint64_t from = w > t->capacity ? w - t->capacity : 0;
-    /* Copy the ring, then discard what the producer may have overwritten
-     * while we copied: slots older than (write index now) - capacity. */
+    /* Copy the ring newest first, in blocks; after each block re-read the
+     * write index: slots older than (write index now) - capacity may have
+     * been overwritten while we copied, so the copy stops there and keeps
+     * the newest events of even a thread that records flat out. */
     size_t n = (size_t)(w - from);
     pp__slot *copy = n ? pp__malloc(n * sizeof *copy) : NULL;
     if (!copy)
       continue;
-    for (size_t i = 0; i < n; i++) {
-      const pp__slot *src = &t->ring[(from + i) & t->mask];
-      atomic_init(&copy[i].ts,
-                  atomic_load_explicit(&src->ts, memory_order_relaxed));
-      atomic_init(&copy[i].a,
-                  atomic_load_explicit(&src->a, memory_order_relaxed));
+    uint64_t start = w; /* oldest slot copied and still valid */
+    while (start > from) {
+      uint64_t b0 = start - from > 4096 ? start - 4096 : from;
+      for (uint64_t i = b0; i < start; i++) {
+        const pp__slot *src = &t->ring[i & t->mask];
+        pp__slot *dst = &copy[i - from];
+        atomic_init(&dst->ts,
+                    atomic_load_explicit(&src->ts, memory_order_relaxed));
+        atomic_init(&dst->a,
+                    atomic_load_explicit(&src->a, memory_order_relaxed));
+      }
+      uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
+      uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
+      if (b0 < safe) {
+        start = safe < start ? safe : start;
+        break;
+      }
+      start = b0;
     }
-    uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
-    uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
-    uint64_t skip = safe > from ? safe - from : 0;
-    if (skip < n)
-      S.events_written += encode_range(copy, UINT64_MAX, t->tid, skip, n,
-                                       &S.evbuf, 1);
+    if (start < w)
+      S.events_written += encode_range(copy, UINT64_MAX, t->tid, start - from,
+                                       n, &S.evbuf, 1);
     pp__free(copy);
   }
   pp__registry_unlock();

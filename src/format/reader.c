@@ -42,11 +42,24 @@ static char *dup_n(const char *s, size_t n) {
   return d;
 }
 
+/* Bounds that keep memory and time proportional to the input: every
+ * defined site or thread takes at least a few bytes of the file, so ids far
+ * beyond that cannot be genuine. */
+static uint64_t loc_limit(const pp_trace *t) {
+  uint64_t n = t->diag.file_bytes / 4 + 64;
+  return n < MAX_LOCS ? n : MAX_LOCS;
+}
+
+static size_t thread_limit(const pp_trace *t) {
+  uint64_t n = t->diag.file_bytes / 16 + 16;
+  return n < MAX_THREADS ? (size_t)n : MAX_THREADS;
+}
+
 static pp_thread *thread_for(pp_trace *t, uint64_t tid) {
   for (size_t i = t->nthreads; i-- > 0;)
     if (t->threads[i].tid == tid)
       return &t->threads[i];
-  if (t->nthreads >= MAX_THREADS ||
+  if (t->nthreads >= thread_limit(t) ||
       pp__grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1,
                sizeof(pp_thread)) != 0)
     return NULL;
@@ -62,7 +75,7 @@ static pp_thread *thread_for(pp_trace *t, uint64_t tid) {
 
 /* Make locs[0..id] exist (placeholders for holes). */
 static pp_loc *loc_slot(pp_trace *t, uint64_t id) {
-  if (id >= MAX_LOCS)
+  if (id >= loc_limit(t))
     return NULL;
   if (id >= t->nlocs) {
     if (pp__grow((void **)&t->locs, &t->cap_locs, (size_t)id + 1,
@@ -204,7 +217,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
       ev.v.f = ppt_get_f64(c);
     else if (has_value(type))
       ev.v.id = ppt_get_uv(c);
-    if (c->err || type == 0 || type > PPT_EV_MAX_ || id >= MAX_LOCS) {
+    if (c->err || type == 0 || type > PPT_EV_MAX_ || id >= loc_limit(t)) {
       t->diag.events_bad++;
       return -1;
     }
@@ -349,6 +362,17 @@ static int cmp_sync(const void *a, const void *b) {
   return x->tick < y->tick ? -1 : x->tick > y->tick;
 }
 
+/* Saturating conversion of a double number of ns to int64. */
+static int64_t sat_ns(double v) {
+  if (!(v == v))
+    return 0;
+  if (v >= 9.2e18)
+    return INT64_MAX;
+  if (v <= -9.2e18)
+    return INT64_MIN;
+  return (int64_t)llround(v);
+}
+
 static void convert_ticks(pp_trace *t) {
   const char *src = pp_trace_meta(t, "tick_source");
   int identity = src && strcmp(src, "monotonic") == 0;
@@ -368,17 +392,25 @@ static void convert_ticks(pp_trace *t) {
                    t->clock[i].mono_ns > t->clock[k - 1].mono_ns))
       t->clock[k++] = t->clock[i];
   t->nclock = k;
+  /* All arithmetic in double: ticks and ns from a damaged file may be
+   * anywhere in their 64-bit ranges. */
   double overall = fallback;
-  if (k >= 2)
-    overall = (double)(t->clock[k - 1].tick - t->clock[0].tick) /
-              (double)(t->clock[k - 1].mono_ns - t->clock[0].mono_ns);
+  if (k >= 2) {
+    double dt = (double)t->clock[k - 1].tick - (double)t->clock[0].tick;
+    double dn = (double)t->clock[k - 1].mono_ns - (double)t->clock[0].mono_ns;
+    if (dt > 0 && dn > 0)
+      overall = dt / dn;
+  }
   for (size_t i = 0; i < t->nthreads; i++) {
     pp_thread *th = &t->threads[i];
     size_t seg = 0;
     for (size_t j = 0; j < th->nev; j++) {
       uint64_t tick = (uint64_t)th->ev[j].ts;
-      if (identity || k == 0) {
-        th->ev[j].ts = identity ? (int64_t)tick : (int64_t)(tick / fallback);
+      if (identity) {
+        continue; /* ticks are monotonic ns already */
+      }
+      if (k == 0) {
+        th->ev[j].ts = sat_ns((double)tick / fallback);
         continue;
       }
       /* Events are nearly sorted: move the segment cursor locally. */
@@ -388,11 +420,14 @@ static void convert_ticks(pp_trace *t) {
         seg--;
       const pp_clock_sync *a = &t->clock[seg];
       double rate = overall;
-      if (seg + 1 < k && tick >= a->tick)
-        rate = (double)(t->clock[seg + 1].tick - a->tick) /
-               (double)(t->clock[seg + 1].mono_ns - a->mono_ns);
-      double d = (double)(int64_t)(tick - a->tick) / rate;
-      th->ev[j].ts = a->mono_ns + (int64_t)llround(d);
+      if (seg + 1 < k && tick >= a->tick) {
+        double dt = (double)t->clock[seg + 1].tick - (double)a->tick;
+        double dn = (double)t->clock[seg + 1].mono_ns - (double)a->mono_ns;
+        if (dt > 0 && dn > 0)
+          rate = dt / dn;
+      }
+      double d = ((double)tick - (double)a->tick) / rate;
+      th->ev[j].ts = sat_ns((double)a->mono_ns + d);
     }
   }
 }
