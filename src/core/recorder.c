@@ -56,7 +56,7 @@ void pp__recorder_reset_positions(void) {
     /* A thread from an earlier session gets a ring of this session's size.
      * Recording is off between sessions (pp__active is 0 and the previous
      * writer has been joined), so no producer is inside the ring now. */
-    if (t->capacity != slots && !atomic_load(&t->dead)) {
+    if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
       void *ring = mmap(NULL, slots * sizeof(pp__slot),
                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0);
@@ -118,18 +118,9 @@ static pp__tstate *attach(void) {
   pp__tstate *t = pp__calloc(1, sizeof *t);
   if (!t)
     return NULL;
-  uint64_t slots = atomic_load(&cfg_slots);
-  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (ring == MAP_FAILED) {
-    pp__free(t);
-    return NULL;
-  }
-  t->ring = ring;
-  t->capacity = slots;
-  t->mask = slots - 1;
-  atomic_init(&t->limit,
-              atomic_load(&pp__overwrite_mode) ? UINT64_MAX : (uint64_t)0);
+  /* The ring comes with the thread's first event (room_slow), so naming a
+   * thread or touching the API while recording is off allocates no ring. */
+  atomic_init(&t->limit, (uint64_t)0);
   t->tid = (uint64_t)syscall(SYS_gettid);
   char nm[16] = "";
   if (pthread_getname_np(pthread_self(), nm, sizeof nm) == 0)
@@ -154,8 +145,24 @@ pp__tstate *pp__thread_get(void) {
 
 /* Slow path: is there room for n slots at w? Recomputes the cached limit.
  * A begin keeps PP__END_RESERVE slots free for ends. */
+static int alloc_ring(pp__tstate *t) {
+  uint64_t slots = atomic_load(&cfg_slots);
+  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED)
+    return -1;
+  /* Published to the writer by the release store of w that follows the
+   * first event; the writer touches the ring only once it sees w > 0. */
+  t->ring = ring;
+  t->capacity = slots;
+  t->mask = slots - 1;
+  return 0;
+}
+
 static __attribute__((noinline)) int room_slow(pp__tstate *t, uint64_t w,
                                                unsigned n, int is_begin) {
+  if (pp__unlikely(!t->ring) && alloc_ring(t) != 0)
+    return 0;
   if (atomic_load_explicit(&pp__overwrite_mode, memory_order_relaxed)) {
     atomic_store_explicit(&t->limit, UINT64_MAX, memory_order_relaxed);
     return 1;

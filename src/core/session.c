@@ -509,6 +509,8 @@ static int flight_dump_locked(const char *path) {
   pp__registry_lock();
   for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
     uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+    if (w == 0)
+      continue; /* no event yet (and maybe no ring) */
     uint64_t from = w > t->capacity ? w - t->capacity : 0;
     /* Copy the ring newest first, in blocks; after each block re-read the
      * write index: slots older than (write index now) - capacity may have
