@@ -166,4 +166,11 @@ void pp_trace_free(pp_trace *t);
  * profile. Returns 0, or -1 when out of memory. */
 int pp_analyze(pp_trace *t);
 
+/* Move src's sites, threads and events into dst (src/analyze/merge.c); both
+ * must be traces of the same host (monotonic ns). src keeps only what is
+ * left to free with pp_trace_free. Any analysis of either is discarded.
+ * Returns 0, -1 when out of memory, -2 when either is a stats-mode file.
+ * clean_end stays dst's: a run is complete when its main process is. */
+int pp_trace_merge(pp_trace *dst, pp_trace *src);
+
 #endif /* PP_MODEL_H */

@@ -466,6 +466,13 @@ double pp__measure_event_cost(void) {
 
 /* ---- start from the environment when the library is loaded ------------- */
 
+/* A program that runs sessions of its own (the pipeprof command) defines
+ * this as nonzero so that PIPEPROF=1 in its environment, meant for the
+ * program it profiles, does not start one at load time. */
+extern const int pp__no_autostart __attribute__((weak));
+
 __attribute__((constructor)) static void pp__autostart(void) {
+  if (&pp__no_autostart && pp__no_autostart)
+    return;
   pp_init_from_env();
 }

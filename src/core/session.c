@@ -62,6 +62,9 @@ typedef struct session {
   pp__aggregate *agg; /* stats mode */
   pp__tstate **snap;
   size_t nsnap, cap_snap;
+  pthread_mutex_t meta_lock;
+  ppt_buf meta_pending; /* key/value pairs waiting for the writer */
+  uint64_t meta_count;
 } session;
 
 static session S;
@@ -383,8 +386,36 @@ static void write_drops(void) {
   ppt_buf_free(&b);
 }
 
+int pp__session_meta(const char *key, const char *value) {
+  if (!atomic_load(&running) || !key || !value)
+    return -1;
+  pthread_mutex_lock(&S.meta_lock);
+  ppt_buf_str(&S.meta_pending, key);
+  ppt_buf_str(&S.meta_pending, value);
+  S.meta_count++;
+  int rc = S.meta_pending.oom ? -1 : 0;
+  pthread_mutex_unlock(&S.meta_lock);
+  return rc;
+}
+
+static void write_pending_meta(void) {
+  pthread_mutex_lock(&S.meta_lock);
+  if (S.meta_count && !S.meta_pending.oom) {
+    ppt_buf b = {0};
+    ppt_buf_uv(&b, S.meta_count);
+    ppt_buf_bytes(&b, S.meta_pending.data, S.meta_pending.len);
+    write_chunk(PPT_CHUNK_META, &b);
+    ppt_buf_free(&b);
+  }
+  S.meta_pending.len = 0;
+  S.meta_pending.oom = 0;
+  S.meta_count = 0;
+  pthread_mutex_unlock(&S.meta_lock);
+}
+
 /* One writer pass. Caller holds write_lock. */
 static void writer_pass(int final) {
+  write_pending_meta();
   ppt_buf threads = {0};
   snapshot_threads(&threads);
   if (threads.len)
@@ -667,6 +698,9 @@ static void fork_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&ctl_lock, &fresh, sizeof fresh);
   memcpy(&S.write_lock, &fresh, sizeof fresh);
+  memcpy(&S.meta_lock, &fresh, sizeof fresh);
+  memset(&S.meta_pending, 0, sizeof S.meta_pending);
+  S.meta_count = 0;
   S.fd = -1;
   S.agg = NULL; /* the parent's copy; leaked in the child on purpose */
   S.snap = NULL;
@@ -741,6 +775,7 @@ int pp_init(const pp_config *user) {
   S.pid = getpid();
   S.fd = -1;
   pthread_mutex_init(&S.write_lock, NULL);
+  pthread_mutex_init(&S.meta_lock, NULL);
   if (cfg.out_path && *cfg.out_path)
     snprintf(S.out_path, sizeof S.out_path, "%s", cfg.out_path);
   else
@@ -837,6 +872,7 @@ int pp_shutdown(void) {
   locmap_clear();
   ppt_buf_free(&S.defs);
   ppt_buf_free(&S.evbuf);
+  ppt_buf_free(&S.meta_pending);
   pp__free(S.snap);
   S.snap = NULL;
   S.nsnap = S.cap_snap = 0;

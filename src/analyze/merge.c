@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Merging traces of one run: the profiled program's trace, the traces of
+ * programs it started, and the sampler trace of `pipeprof run`. All hold
+ * CLOCK_MONOTONIC nanoseconds of the same host once read, so merging is a
+ * matter of renumbering sites and appending threads; no clock alignment is
+ * needed (pipeprof merge across hosts will use the wall-clock anchors).
+ */
+#include <string.h>
+
+#include "../internal.h"
+#include "analyze.h"
+#include "model.h"
+
+static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
+
+int pp_trace_merge(pp_trace *dst, pp_trace *src) {
+  if (dst->from_stats || src->from_stats)
+    return -2; /* aggregated files hold no events to merge */
+  pp__analysis_free(dst);
+  pp__analysis_free(src);
+  size_t base = dst->nlocs;
+  if (pp__grow((void **)&dst->locs, &dst->cap_locs, base + src->nlocs,
+               sizeof(pp_loc)) != 0 ||
+      pp__grow((void **)&dst->threads, &dst->cap_threads,
+               dst->nthreads + src->nthreads, sizeof(pp_thread)) != 0)
+    return -1;
+  /* Sites: moved, renumbered after dst's. */
+  for (size_t i = 0; i < src->nlocs; i++) {
+    dst->locs[base + i] = src->locs[i];
+    dst->locs[base + i].id = (uint32_t)(base + i);
+  }
+  dst->nlocs = base + src->nlocs;
+  src->nlocs = 0;
+  /* Threads: moved with their events, whose sites are renumbered. */
+  for (size_t i = 0; i < src->nthreads; i++) {
+    pp_thread *th = &src->threads[i];
+    for (size_t j = 0; j < th->nev; j++)
+      th->ev[j].loc += (uint32_t)base;
+    dst->threads[dst->nthreads++] = *th;
+  }
+  src->nthreads = 0;
+  /* Meta: src's keys that dst lacks (dst names the run's main process). */
+  for (size_t i = 0; i < src->nmeta; i++) {
+    if (pp_trace_meta(dst, src->meta[i].key))
+      continue;
+    if (pp__grow((void **)&dst->meta, &dst->cap_meta, dst->nmeta + 1,
+                 sizeof(pp_meta)) != 0)
+      return -1;
+    pp_meta *m = &dst->meta[dst->nmeta];
+    m->key = dup_or_empty(src->meta[i].key);
+    m->value = dup_or_empty(src->meta[i].value);
+    if (!m->key || !m->value) {
+      pp__free(m->key);
+      pp__free(m->value);
+      return -1;
+    }
+    dst->nmeta++;
+  }
+  dst->diag.file_bytes += src->diag.file_bytes;
+  dst->diag.chunks_ok += src->diag.chunks_ok;
+  dst->diag.chunks_bad += src->diag.chunks_bad;
+  dst->diag.bytes_skipped += src->diag.bytes_skipped;
+  dst->diag.events_bad += src->diag.events_bad;
+  dst->diag.truncated |= src->diag.truncated;
+  return 0;
+}
