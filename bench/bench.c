@@ -432,8 +432,11 @@ static int bench_pipeline(double *wall_pct, double *cpu_pct) {
   return 0;
 }
 
+/* bench/sampler.c: the sampler's own CPU cost (--sampler). */
+int pp_bench_sampler(int json, int quick);
+
 int main(int argc, char **argv) {
-  int json = 0, pipeline = 1;
+  int json = 0, pipeline = 1, sampler = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       json = 1;
@@ -441,8 +444,11 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (strcmp(argv[i], "--no-pipeline") == 0)
       pipeline = 0;
+    else if (strcmp(argv[i], "--sampler") == 0)
+      sampler = 1;
     else if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline]\n");
+      printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline] "
+             "[--sampler]\n");
       return 0;
     } else {
       fprintf(stderr, "pipeprof-bench: unknown option '%s'\n", argv[i]);
@@ -457,6 +463,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   unsetenv("PIPEPROF");
+  if (sampler)
+    return pp_bench_sampler(json, quick);
   int batches = quick ? 2000 : 20000;
   pp__clock_init(); /* the floor uses the same tick source as the library */
 

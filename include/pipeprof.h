@@ -119,6 +119,10 @@ typedef struct pp_config {
   int install_signals;      /**< 1 (default): flush on SIGINT/SIGTERM when
                                  the program has no handler of its own */
   int start_enabled;        /**< 1 (default): record from pp_init on */
+  uint32_t sample_hz;       /**< 0 (default): no sampler; 1..1000: sample
+                                 this process and the system that often
+                                 (counter tracks "sys.*", "proc.*",
+                                 "power.*"; see docs/api.md) */
   uint64_t reserved[8];     /**< zero */
 } pp_config;
 
@@ -136,7 +140,8 @@ PP_API int pp_init(const pp_config *cfg);
 /**
  * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
  * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
- * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK). The library calls this itself when
+ * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK, PIPEPROF_SAMPLE_HZ,
+ * PIPEPROF_SYSROOT). The library calls this itself when
  * it is loaded; programs need not. An invalid value prints one line on
  * stderr and leaves profiling off. Returns PP_OK also when PIPEPROF is unset
  * or 0, and PP_EBUSY (silently) when a session already runs. Note that with

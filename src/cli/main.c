@@ -4,6 +4,7 @@
  * version, help). Usage errors print one line on stderr and exit 2;
  * failures print one line and exit 1; --help prints to stdout and exits 0.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
@@ -16,8 +17,13 @@
 #include <unistd.h>
 
 #include "analyze/model.h"
+#include "cli.h"
 #include "export/export.h"
 #include "pipeprof.h"
+
+/* The command runs sessions of its own (`pipeprof run`): PIPEPROF=1 in its
+ * environment is meant for the program it profiles. */
+const int pp__no_autostart = 1;
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -40,12 +46,86 @@ static int is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
-static int load(const char *path, pp_trace *t) {
+static int read_one(const char *path, pp_trace *t) {
   char err[512];
   if (pp_trace_read_file(path, t, err, sizeof err) != 0) {
     fprintf(stderr, "pipeprof: %s\n", err);
     return -1;
   }
+  return 0;
+}
+
+void pp_cli_remove_children(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  char p[PATH_MAX];
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, "app.pptrace.", 12) == 0) {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+  closedir(d);
+}
+
+/* Merge src into *have (or make it the first trace). */
+static int add_trace(pp_trace *t, int *have, pp_trace *src) {
+  if (!*have) {
+    *t = *src;
+    *have = 1;
+    return 0;
+  }
+  int rc = pp_trace_merge(t, src);
+  pp_trace_free(src);
+  if (rc == -2)
+    fprintf(stderr, "pipeprof: note: a stats-mode trace holds no events; "
+                    "samples are not merged into it\n");
+  return rc == -1 ? -1 : 0;
+}
+
+static int load_dir(const char *dir, pp_trace *t) {
+  char p[PATH_MAX];
+  int have = 0;
+  pp_trace part;
+  snprintf(p, sizeof p, "%s/app.pptrace", dir);
+  if (access(p, F_OK) == 0) {
+    if (read_one(p, &part) != 0)
+      return -1;
+    add_trace(t, &have, &part);
+  }
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+      continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (read_one(p, &part) == 0 && add_trace(t, &have, &part) != 0)
+      break;
+  }
+  if (d)
+    closedir(d);
+  snprintf(p, sizeof p, "%s/system.pptrace", dir);
+  if (access(p, F_OK) == 0 && read_one(p, &part) == 0 &&
+      add_trace(t, &have, &part) != 0) {
+    pp_trace_free(t);
+    fprintf(stderr, "pipeprof: %s: out of memory while merging\n", dir);
+    return -1;
+  }
+  if (!have) {
+    fprintf(stderr, "pipeprof: %s: no trace files (app.pptrace, "
+                    "system.pptrace) in this directory\n",
+            dir);
+    return -1;
+  }
+  return 0;
+}
+
+int pp_cli_load(const char *path, pp_trace *t) {
+  struct stat st;
+  int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  if (is_dir ? load_dir(path, t) != 0 : read_one(path, t) != 0)
+    return -1;
   if (pp_analyze(t) != 0) {
     fprintf(stderr, "pipeprof: %s: out of memory while analysing\n", path);
     pp_trace_free(t);
@@ -64,7 +144,7 @@ static int load(const char *path, pp_trace *t) {
 /* ---- report ------------------------------------------------------------- */
 
 static const char report_usage[] =
-    "usage: pipeprof report [--top N] FILE.pptrace\n"
+    "usage: pipeprof report [--top N] FILE.pptrace|RUN_DIR\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
     "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
@@ -108,7 +188,7 @@ static int cmd_report(int argc, char **argv) {
   if (!file)
     return usage_error("report", "missing trace file%s", "");
   pp_trace t;
-  if (load(file, &t) != 0)
+  if (pp_cli_load(file, &t) != 0)
     return EXIT_FAIL;
   int rc = pp_report_text(stdout, &t, &opts);
   pp_trace_free(&t);
@@ -142,7 +222,7 @@ static export_fn find_format(const char *name) {
   return NULL;
 }
 
-static int export_to(const pp_trace *t, export_fn fn, const char *out) {
+int pp_cli_export_to(const pp_trace *t, export_fn fn, const char *out) {
   int to_stdout = !out || strcmp(out, "-") == 0;
   FILE *f = to_stdout ? stdout : fopen(out, "w");
   if (!f) {
@@ -198,9 +278,9 @@ static int cmd_export(int argc, char **argv) {
                        "unknown format '%s' (expected chrome, json or csv)",
                        format);
   pp_trace t;
-  if (load(file, &t) != 0)
+  if (pp_cli_load(file, &t) != 0)
     return EXIT_FAIL;
-  int rc = export_to(&t, fn, out);
+  int rc = pp_cli_export_to(&t, fn, out);
   pp_trace_free(&t);
   return rc;
 }
@@ -303,11 +383,11 @@ static int cmd_demo(int argc, char **argv) {
     return EXIT_FAIL;
   }
   pp_trace t;
-  if (load(trace, &t) != 0)
+  if (pp_cli_load(trace, &t) != 0)
     return EXIT_FAIL;
-  int rc = export_to(&t, pp_export_chrome, chrome);
+  int rc = pp_cli_export_to(&t, pp_export_chrome, chrome);
   if (rc == EXIT_OK)
-    rc = export_to(&t, pp_export_summary_json, summary);
+    rc = pp_cli_export_to(&t, pp_export_summary_json, summary);
   if (rc == EXIT_OK) {
     printf("\n");
     pp_report_text(stdout, &t, NULL);
@@ -335,6 +415,8 @@ static const command commands[] = {
     {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON or "
                            "CSV",
      export_usage},
+    {"run", pp_cli_run, "run a command under the profiler and report",
+     "usage: pipeprof run [options] -- CMD [ARGS...] (see --help)\n"},
     {"demo", cmd_demo, "profile the bundled example pipeline", demo_usage},
     {"version", cmd_version, "print the version", "usage: pipeprof version\n"},
     {"help", cmd_help, "show help for a command",

@@ -26,6 +26,7 @@ typedef struct event_def {
   uint32_t type;
   uint64_t config;
   int hardware;
+  int kernel_side; /* happens only in kernel mode: 0 when it is excluded */
 } event_def;
 
 #define HW_CACHE(id, op, res)                                               \
@@ -58,9 +59,9 @@ static const event_def events[PP_PERF_NEVENTS] = {
     [PP_PERF_TASK_CLOCK] = {"task-clock", "msec", PERF_TYPE_SOFTWARE,
                             PERF_COUNT_SW_TASK_CLOCK, 0},
     [PP_PERF_CONTEXT_SWITCHES] = {"context-switches", "", PERF_TYPE_SOFTWARE,
-                                  PERF_COUNT_SW_CONTEXT_SWITCHES, 0},
+                                  PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 1},
     [PP_PERF_CPU_MIGRATIONS] = {"cpu-migrations", "", PERF_TYPE_SOFTWARE,
-                                PERF_COUNT_SW_CPU_MIGRATIONS, 0},
+                                PERF_COUNT_SW_CPU_MIGRATIONS, 0, 1},
     [PP_PERF_PAGE_FAULTS] = {"page-faults", "", PERF_TYPE_SOFTWARE,
                              PERF_COUNT_SW_PAGE_FAULTS, 0},
 };
@@ -213,6 +214,11 @@ pp_collect_perf *pp_collect_perf_open(pid_t pid, int flags) {
     p->fd[i] = open_event(p, i, flags, exclude, &p->user_only[i]);
     if (p->fd[i] >= 0) {
       p->navailable++;
+      if (p->user_only[i] && events[i].kernel_side)
+        snprintf(p->reason[i], sizeof p->reason[i],
+                 "not counted with the kernel excluded "
+                 "(perf_event_paranoid=%d; run as root or lower it)",
+                 paranoid);
       continue;
     }
     int err = errno;
@@ -287,6 +293,11 @@ int pp_collect_perf_read(pp_collect_perf *p, pp_perf_sample *out) {
     v->raw = r[0];
     v->time_enabled = r[1];
     v->time_running = r[2];
+    if (v->user_only && events[i].kernel_side) {
+      /* The kernel records these in kernel mode only: always 0 here. */
+      v->reason = p->reason[i];
+      continue;
+    }
     if (r[2] == 0) {
       v->reason = r[1] == 0 ? "not counted (not enabled yet)"
                             : "not counted (multiplexed out)";

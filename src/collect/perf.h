@@ -52,7 +52,10 @@ typedef struct pp_perf_value {
   const char *unit;      /* "msec" for task-clock, "" for counts */
   int hardware;          /* 1 for PMU events, 0 for software events */
   int available;         /* opened at pp_collect_perf_open */
-  int user_only;         /* kernel excluded (paranoid level; perf's ":u") */
+  int user_only;         /* kernel excluded (paranoid level; perf's ":u");
+                            then context-switches and cpu-migrations,
+                            which the kernel only sees in kernel mode,
+                            are not counted (perf stat prints 0) */
   int counted;           /* available and ran for a non-zero time */
   double value;          /* scaled: raw * enabled / running; task-clock ms */
   uint64_t raw;          /* the count as read, before scaling (ns for
@@ -83,7 +86,10 @@ typedef struct pp_collect_perf pp_collect_perf;
  * inherit = 1: threads and children created after this call are counted
  * too, their counts folded in when they exit. Counts stay readable after
  * the target exited and was reaped; read after waitpid() for the final
- * totals (the fd holds them until pp_collect_perf_close).
+ * totals (the fd holds them until pp_collect_perf_close). The counters stop
+ * before the kernel tears down an exiting task's memory, so task-clock can
+ * be a few ms below the rusage of a process with a large address space
+ * (perf stat shows the same).
  * @param pid    target process, >= 0
  * @param flags  PP_PERF_* flags
  * @return a handle (even when no event could be opened: see the reasons),

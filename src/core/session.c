@@ -32,6 +32,7 @@
 #include "aggregate.h"
 #include "clock.h"
 #include "recorder.h"
+#include "sampler.h"
 
 typedef struct locmap_entry {
   const pp_srcloc *p;
@@ -62,6 +63,7 @@ typedef struct session {
   pp__aggregate *agg; /* stats mode */
   pp__tstate **snap;
   size_t nsnap, cap_snap;
+  pp__sampler *sampler; /* sample_hz > 0 */
   pthread_mutex_t meta_lock;
   ppt_buf meta_pending; /* key/value pairs waiting for the writer */
   uint64_t meta_count;
@@ -709,6 +711,7 @@ static void fork_child(void) {
   S.locmap_cap = S.nlocs = 0;
   memset(&S.defs, 0, sizeof S.defs);
   memset(&S.evbuf, 0, sizeof S.evbuf);
+  S.sampler = NULL; /* its thread does not exist in the child */
   pp__recorder_after_fork_child();
 }
 
@@ -757,6 +760,10 @@ int pp_init(const pp_config *user) {
       (cfg.buffer_kib & (cfg.buffer_kib - 1))) {
     set_error("buffer_kib %u: expected a power of two from 16 to 1048576",
               cfg.buffer_kib);
+    return PP_EINVAL;
+  }
+  if (cfg.sample_hz > 1000) {
+    set_error("sample_hz %u: expected 0 (off) or 1 to 1000", cfg.sample_hz);
     return PP_EINVAL;
   }
   if (cfg.flush_ms < 1 || cfg.flush_ms > 1000) {
@@ -848,6 +855,15 @@ int pp_init(const pp_config *user) {
     install_signals();
   atomic_store(&enabled_flag, cfg.start_enabled ? 1 : 0);
   update_active();
+  if (cfg.sample_hz) {
+    const char *root = getenv("PIPEPROF_SYSROOT");
+    pp__sampler_cfg sc = {getpid(), cfg.sample_hz, root, 1, 0, 0, 1};
+    S.sampler = pp__sampler_open(&sc);
+    if (S.sampler && pp__sampler_start(S.sampler) != 0) {
+      pp__sampler_stop(S.sampler);
+      S.sampler = NULL;
+    }
+  }
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   return PP_OK;
@@ -858,6 +874,10 @@ int pp_shutdown(void) {
   if (!atomic_load(&running) || S.pid != getpid()) {
     pthread_mutex_unlock(&ctl_lock);
     return PP_ENOTRUNNING;
+  }
+  if (S.sampler) { /* its last sample must still be recorded */
+    pp__sampler_stop(S.sampler);
+    S.sampler = NULL;
   }
   __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
   atomic_store(&S.stop, 1);
@@ -978,6 +998,11 @@ int pp_init_from_env(void) {
             "monotonic; profiling is off\n",
             v);
     return PP_EENV;
+  }
+  if ((v = getenv("PIPEPROF_SAMPLE_HZ")) != NULL) {
+    if (env_uint("PIPEPROF_SAMPLE_HZ", v, 0, 1000, &u) != 0)
+      return PP_EENV;
+    cfg.sample_hz = u;
   }
   cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a

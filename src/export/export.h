@@ -59,4 +59,32 @@ int pp_export_csv(FILE *out, const pp_trace *t);
 
 /* ==== end of JSON and CSV exporters ====================================== */
 
+/* ==== system report (src/export/report_system.c) ======================= */
+
+struct pp_jsonw; /* src/export/jsonw.h */
+
+/* Print what the run-time sampler and `pipeprof run` recorded (counters
+ * named as in src/core/sampler.h, META "run.*", "sampler.hz",
+ * "unavailable.<group>", "perf.<event>.running_pct", "carbon.g_per_kwh"):
+ * sections "run", "system", "process tree", "hardware counters", "energy"
+ * and "other metrics" (reasons of groups the sections do not cover), each
+ * starting with a blank line. A metric not measured prints
+ * "unavailable: <reason>" when META has a reason for its group and is left
+ * out otherwise; nothing is ever printed as 0 or nan for lack of data.
+ * Prints nothing when the trace has no sys./proc./perf./power./energy.
+ * counter and no "unavailable.*" META (run.* alone is not enough). Returns
+ * 0, or -1 when t was not analysed, memory ran out or writing failed. */
+int pp_report_system(FILE *out, const pp_trace *t);
+
+/* Write the member "system" (key and value) into the JSON object open in w:
+ * null when pp_report_system would print nothing, else an object with the
+ * same facts in base units (bytes, seconds, joules, watts; percentages
+ * 0..100 with keys ending _pct): "run", "host", "process_tree", "perf",
+ * "energy" (each only when it has data) and "unavailable" {group: reason}
+ * (always). Layout in docs/formats/summary-json.md. Returns 0, or -1 when
+ * t was not analysed, memory ran out or w is in the error state. */
+int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t);
+
+/* ==== end of system report =============================================== */
+
 #endif /* PP_EXPORT_H */

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `pipeprof run [options] -- CMD ARGS...`: launch a program with profiling
+ * switched on through the environment, sample its process tree and the
+ * system while it runs, and print one report for the whole run.
+ *
+ * The child waits on a pipe until the sampler has opened its perf_event
+ * counters (enabled when the child execs), so the profiler's own setup is
+ * not counted. A second, close-on-exec pipe tells the parent whether exec
+ * worked. Signals sent to pipeprof are forwarded to the child; Ctrl-C from
+ * the terminal already reaches both, so it is not sent twice. The exit
+ * status is the child's (128 + N when killed by signal N).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/clock.h"
+#include "core/recorder.h"
+#include "core/sampler.h"
+#include "export/export.h"
+#include "pipeprof.h"
+
+static const char run_usage[] =
+    "usage: pipeprof run [options] -- CMD [ARGS...]\n"
+    "\n"
+    "Run CMD with profiling on (programs linked with libpipeprof record\n"
+    "their zones), sample its process tree and the system, then print one\n"
+    "report. The exit status is CMD's.\n"
+    "\n"
+    "  -o, --out DIR       output directory (default pipeprof-run)\n"
+    "      --hz N          samples per second, 1..1000 (default 10)\n"
+    "      --mode MODE     recording mode of CMD: trace (default), stats,\n"
+    "                      flight\n"
+    "      --duration S    after S seconds stop sampling and send SIGINT\n"
+    "      --no-system     sample only CMD's process tree\n"
+    "  -q, --quiet         no live status line\n"
+    "      --json          print the summary JSON instead of the report\n"
+    "\n"
+    "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
+    "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
+    "DIR/summary.json.\n";
+
+typedef struct run_opts {
+  const char *out;
+  unsigned hz;
+  const char *mode;
+  double duration;
+  int system, quiet, json;
+  char **cmd;
+} run_opts;
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_signal;
+
+static void forward(int sig, siginfo_t *si, void *ctx) {
+  (void)ctx;
+  got_signal = sig;
+  /* A terminal's Ctrl-C or Ctrl-\ reached the whole foreground group,
+   * the child included: do not deliver it twice. */
+  if ((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL)
+    return;
+  if (child_pid > 0)
+    kill((pid_t)child_pid, sig);
+}
+
+static int run_usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "pipeprof run: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (see 'pipeprof run --help')\n");
+  return 2;
+}
+
+static int parse_opts(int argc, char **argv, run_opts *o) {
+  o->out = "pipeprof-run";
+  o->hz = 10;
+  o->mode = "trace";
+  o->duration = 0;
+  o->system = 1;
+  o->quiet = o->json = 0;
+  o->cmd = NULL;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(run_usage, stdout);
+      return -1;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+      if (!val)
+        return run_usage_error("%s needs a directory", a);
+      o->out = argv[++i];
+    } else if (strcmp(a, "--hz") == 0) {
+      char *end;
+      errno = 0;
+      long v = val ? strtol(val, &end, 10) : 0;
+      if (!val || errno || end == val || *end || v < 1 || v > 1000)
+        return run_usage_error("bad --hz value '%s' (expected 1 to 1000)",
+                               val ? val : "");
+      o->hz = (unsigned)v;
+      i++;
+    } else if (strcmp(a, "--mode") == 0) {
+      if (!val || (strcmp(val, "trace") && strcmp(val, "stats") &&
+                   strcmp(val, "flight")))
+        return run_usage_error(
+            "bad --mode '%s' (expected trace, stats or flight)",
+            val ? val : "");
+      o->mode = argv[++i];
+    } else if (strcmp(a, "--duration") == 0) {
+      char *end;
+      double v = val ? strtod(val, &end) : 0;
+      if (!val || end == val || *end || !isfinite(v) || v <= 0 || v > 1e7)
+        return run_usage_error("bad --duration value '%s' (seconds > 0)",
+                               val ? val : "");
+      o->duration = v;
+      i++;
+    } else if (strcmp(a, "--no-system") == 0) {
+      o->system = 0;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      o->quiet = 1;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = 1;
+    } else if (a[0] == '-') {
+      return run_usage_error("unknown option '%s'", a);
+    } else {
+      break; /* the command starts here */
+    }
+  }
+  if (i >= argc)
+    return run_usage_error("no command given%s", "");
+  o->cmd = argv + i;
+  return 0;
+}
+
+/* Find cmd as execvp would; 0 with the path in out, or -1. */
+static int resolve(const char *cmd, char *out, size_t len) {
+  if (strchr(cmd, '/')) {
+    snprintf(out, len, "%s", cmd);
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+                   access(out, X_OK) == 0
+               ? 0
+               : -1;
+  }
+  const char *path = getenv("PATH");
+  if (!path || !*path)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  while (*path) {
+    const char *colon = strchr(path, ':');
+    size_t n = colon ? (size_t)(colon - path) : strlen(path);
+    int k = snprintf(out, len, "%.*s%s%s", (int)n, n ? path : ".",
+                     n ? "/" : "/", cmd);
+    struct stat st;
+    if (k > 0 && (size_t)k < len && stat(out, &st) == 0 &&
+        S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+      return 0;
+    path += n + (colon ? 1 : 0);
+  }
+  return -1;
+}
+
+static int make_dir(const char *dir) {
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int check_writable(const char *dir) {
+  char probe[PATH_MAX];
+  snprintf(probe, sizeof probe, "%s/.pipeprof-probe", dir);
+  int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  unlink(probe);
+  return 0;
+}
+
+static void format_bytes(char *buf, size_t len, double b) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    u++;
+  }
+  snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void status_line(pp__sampler *s, double elapsed) {
+  pp__sampler_status st;
+  pp__sampler_status_get(s, &st);
+  char cpu[32] = "cpu -", rss[48] = "rss -", sys[32] = "";
+  if (st.cpu_pct >= 0)
+    snprintf(cpu, sizeof cpu, "cpu %.0f%%", st.cpu_pct);
+  if (st.rss_bytes >= 0) {
+    char b[32];
+    format_bytes(b, sizeof b, st.rss_bytes);
+    snprintf(rss, sizeof rss, "rss %s", b);
+  }
+  if (st.sys_busy_pct >= 0)
+    snprintf(sys, sizeof sys, "  system %.0f%%", st.sys_busy_pct);
+  fprintf(stderr, "\r\033[K[pipeprof] %.1f s  %s  %s%s", elapsed, cpu, rss,
+          sys);
+  fflush(stderr);
+}
+
+static void describe_exit(int st, char *buf, size_t len, int *code) {
+  if (WIFEXITED(st)) {
+    *code = WEXITSTATUS(st);
+    snprintf(buf, len, "exit %d", *code);
+  } else if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    *code = 128 + sig;
+    snprintf(buf, len, "killed by signal %d (SIG%s)%s", sig,
+             sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+             WCOREDUMP(st) ? ", core dumped" : "");
+  } else {
+    *code = 1;
+    snprintf(buf, len, "ended with status %d", st);
+  }
+}
+
+static void meta_num(const char *key, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.0f", v);
+  pp__session_meta(key, buf);
+}
+
+static void remove_old(const char *dir) {
+  static const char *const names[] = {"app.pptrace", "system.pptrace",
+                                      "trace.json", "summary.json"};
+  char p[PATH_MAX];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+    unlink(p);
+  }
+  pp_cli_remove_children(dir);
+}
+
+int pp_cli_run(int argc, char **argv) {
+  run_opts o;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc != 0)
+    return rc < 0 ? 0 : rc;
+  char exe[PATH_MAX];
+  if (resolve(o.cmd[0], exe, sizeof exe) != 0) {
+    fprintf(stderr, "pipeprof run: command not found: %s\n", o.cmd[0]);
+    return 127;
+  }
+  if (make_dir(o.out) != 0 || check_writable(o.out) != 0) {
+    fprintf(stderr, "pipeprof run: cannot write to %s: %s\n", o.out,
+            strerror(errno));
+    return 1;
+  }
+  remove_old(o.out);
+  char app[PATH_MAX], sys_path[PATH_MAX];
+  snprintf(app, sizeof app, "%s/app.pptrace", o.out);
+  snprintf(sys_path, sizeof sys_path, "%s/system.pptrace", o.out);
+
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    fprintf(stderr, "pipeprof run: pipe: %s\n", strerror(errno));
+    return 1;
+  }
+  fflush(NULL);
+  int64_t t0 = pp__mono_ns();
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "pipeprof run: fork: %s\n", strerror(errno));
+    return 1;
+  }
+  if (pid == 0) {
+    close(go[1]);
+    close(err[0]);
+    setenv("PIPEPROF", "1", 1);
+    setenv("PIPEPROF_OUT", app, 1);
+    setenv("PIPEPROF_MODE", o.mode, 1);
+    unsetenv("PIPEPROF_OWNER_PID");
+    char c;
+    while (read(go[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    execv(exe, o.cmd);
+    int e = errno;
+    ssize_t w = write(err[1], &e, sizeof e);
+    (void)w;
+    _exit(127);
+  }
+  close(go[0]);
+  close(err[1]);
+  child_pid = pid;
+
+  /* The sampler's own session records into system.pptrace. */
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = sys_path;
+  cfg.install_signals = 0;
+  const char *base = strrchr(o.cmd[0], '/');
+  cfg.process_name = base ? base + 1 : o.cmd[0];
+  int have_session = pp_init(&cfg) == PP_OK;
+  if (!have_session)
+    fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());
+  pp__sampler_cfg sc = {pid, o.hz, getenv("PIPEPROF_SYSROOT"), o.system, 1,
+                        1, o.system};
+  pp__sampler *sampler = have_session ? pp__sampler_open(&sc) : NULL;
+
+  struct sigaction sa, old[4];
+  static const int sigs[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 4; i++)
+    sigaction(sigs[i], &sa, &old[i]);
+
+  ssize_t w = write(go[1], "g", 1); /* let the child exec */
+  (void)w;
+  close(go[1]);
+  int exec_errno = 0;
+  ssize_t n;
+  while ((n = read(err[0], &exec_errno, sizeof exec_errno)) < 0 &&
+         errno == EINTR) {
+  }
+  close(err[0]);
+  if (n == (ssize_t)sizeof exec_errno) {
+    int st;
+    waitpid(pid, &st, 0);
+    pp__sampler_stop(sampler);
+    if (have_session)
+      pp_shutdown();
+    fprintf(stderr, "pipeprof run: cannot run %s: %s\n", exe,
+            strerror(exec_errno));
+    return 127;
+  }
+  if (sampler)
+    pp__sampler_start(sampler);
+
+  int tty = !o.quiet && !o.json && isatty(STDERR_FILENO);
+  int st = 0, sent_stop = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  int64_t last_status = 0;
+  for (;;) {
+    pid_t r = wait4(pid, &st, WNOHANG, &ru);
+    if (r == pid)
+      break;
+    if (r < 0 && errno != EINTR) {
+      fprintf(stderr, "pipeprof run: wait: %s\n", strerror(errno));
+      break;
+    }
+    int64_t now = pp__mono_ns();
+    double elapsed = (double)(now - t0) * 1e-9;
+    if (o.duration > 0 && elapsed >= o.duration && !sent_stop) {
+      kill(pid, SIGINT);
+      sent_stop = 1;
+    }
+    if (tty && sampler && now - last_status >= 250000000) {
+      status_line(sampler, elapsed);
+      last_status = now;
+    }
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  int64_t wall = pp__mono_ns() - t0;
+  child_pid = 0;
+  for (int i = 0; i < 4; i++)
+    sigaction(sigs[i], &old[i], NULL);
+  if (tty)
+    fprintf(stderr, "\r\033[K");
+
+  char how[96];
+  int code;
+  describe_exit(st, how, sizeof how, &code);
+  if (have_session) {
+    pp__sampler_stop(sampler);
+    char cmdline[1024] = "";
+    size_t len = 0;
+    for (char **a = o.cmd; *a && len + 2 < sizeof cmdline; a++) {
+      int k = snprintf(cmdline + len, sizeof cmdline - len, "%s%s",
+                       len ? " " : "", *a);
+      if (k < 0)
+        break;
+      len += (size_t)k;
+      if (len >= sizeof cmdline)
+        len = sizeof cmdline - 1;
+    }
+    pp__session_meta("run.command", cmdline);
+    pp__session_meta("run.exit", how);
+    if (sent_stop)
+      pp__session_meta("run.stopped", "--duration reached: sent SIGINT");
+    meta_num("run.wall_ns", (double)wall);
+    meta_num("run.user_ns", (double)ru.ru_utime.tv_sec * 1e9 +
+                                (double)ru.ru_utime.tv_usec * 1e3);
+    meta_num("run.system_ns", (double)ru.ru_stime.tv_sec * 1e9 +
+                                  (double)ru.ru_stime.tv_usec * 1e3);
+    meta_num("run.maxrss_bytes", (double)ru.ru_maxrss * 1024.0);
+    pp_shutdown();
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fprintf(stderr, "pipeprof run: %s %s\n", o.cmd[0], how);
+
+  pp_trace t;
+  if (pp_cli_load(o.out, &t) != 0)
+    return code ? code : 1;
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/trace.json", o.out);
+  pp_cli_export_to(&t, pp_export_chrome, out);
+  snprintf(out, sizeof out, "%s/summary.json", o.out);
+  pp_cli_export_to(&t, pp_export_summary_json, out);
+  if (o.json) {
+    pp_export_summary_json(stdout, &t);
+  } else {
+    pp_report_text(stdout, &t, NULL);
+    printf("\nwrote %s/{app.pptrace,system.pptrace,trace.json,summary.json}"
+           "\n",
+           o.out);
+  }
+  fflush(stdout);
+  pp_trace_free(&t);
+  return code;
+}

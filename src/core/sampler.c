@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampler thread (see sampler.h): reads the system, a process tree,
+ * perf_event counters and RAPL energy every 1/hz and records each figure as
+ * a counter of the running session. Names are built once per sample with
+ * snprintf and interned by pp_counter_setf (no allocation after the first
+ * sample). Unavailable metric groups are reported once, as metadata.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../collect/perf.h"
+#include "../collect/power.h"
+#include "../collect/proc.h"
+#include "../internal.h"
+#include "clock.h"
+#include "recorder.h"
+#include "sampler.h"
+
+struct pp__sampler {
+  pp__sampler_cfg cfg;
+  pp_collect_proc *proc;
+  pp_collect_perf *perf;
+  pp_collect_power *power;
+  pp_system_sample sys[2];
+  pp_tree_sample tree[2];
+  pp_system_rates srates;
+  pp_tree_rates trates;
+  pp_perf_sample perf_sample;
+  pp_power_sample power_sample;
+  int cur;            /* index of the newest sample in sys[]/tree[] */
+  unsigned long n;    /* samples taken */
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock; /* guards status and stop */
+  pthread_cond_t cond;
+  int stop;
+  pp__sampler_status status;
+  char sysroot[256];
+};
+
+static void set(const char *name, double v) {
+  if (isfinite(v))
+    pp_counter_setf(name, v);
+}
+
+static void setu(const char *name, uint64_t v) {
+  if (v != PP_COLLECT_NONE)
+    pp_counter_setf(name, (double)v);
+}
+
+static void setf(double v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void setf(double v, const char *fmt, ...) {
+  char name[160];
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  if (k > 0 && (size_t)k < sizeof name)
+    set(name, v);
+}
+
+/* Group names in metadata keys: "unavailable.<name>". */
+static void report_unavailable(pp__sampler *s) {
+  char key[96];
+  if (s->proc)
+    for (int g = 0; g < PP_COLLECT_NGROUPS; g++) {
+      const char *why = pp_collect_proc_reason(s->proc, (pp_collect_group)g);
+      if (!why || !*why)
+        continue;
+      if (!s->cfg.system && g < PP_COLLECT_PROC_STAT)
+        continue;
+      snprintf(key, sizeof key, "unavailable.%s",
+               pp_collect_group_name((pp_collect_group)g));
+      pp__session_meta(key, why);
+    }
+  if (s->perf) {
+    const char *hw = pp_collect_perf_hw_reason(s->perf);
+    if (hw && *hw)
+      pp__session_meta("unavailable.perf_hw", hw);
+  } else if (s->cfg.perf) {
+    pp__session_meta("unavailable.perf", "perf_event counters not opened");
+  }
+  if (s->cfg.power) {
+    if (!s->power)
+      pp__session_meta("unavailable.power", "out of memory");
+    else if (pp_collect_power_source(s->power) == PP_POWER_NONE)
+      pp__session_meta("unavailable.power", pp_collect_power_reason(s->power));
+  }
+}
+
+static void record_system(pp__sampler *s, const pp_system_sample *a,
+                          const pp_system_sample *b) {
+  if (b->mem_total != PP_COLLECT_NONE) {
+    setu("sys.mem.total_bytes", b->mem_total);
+    if (b->mem_available != PP_COLLECT_NONE) {
+      setu("sys.mem.available_bytes", b->mem_available);
+      set("sys.mem.used_bytes", (double)b->mem_total - b->mem_available);
+    }
+  }
+  if (b->swap_total != PP_COLLECT_NONE && b->swap_free != PP_COLLECT_NONE)
+    set("sys.swap.used_bytes", (double)b->swap_total - b->swap_free);
+  set("sys.load1", b->load1);
+  for (size_t i = 0; i < b->ncpu_slots; i++) {
+    const pp_cpu_sample *c = &b->cpu[i];
+    if (!c->online)
+      continue;
+    if (c->freq_khz != PP_COLLECT_NONE)
+      setf((double)c->freq_khz / 1000.0, "sys.cpu%zu.freq_mhz", i);
+    if (c->throttle_core != PP_COLLECT_NONE ||
+        c->throttle_package != PP_COLLECT_NONE) {
+      uint64_t t = 0;
+      if (c->throttle_core != PP_COLLECT_NONE)
+        t += c->throttle_core;
+      if (c->throttle_package != PP_COLLECT_NONE)
+        t += c->throttle_package;
+      setf((double)t, "sys.cpu%zu.throttle_total", i);
+    }
+  }
+  for (size_t i = 0; i < b->ntemps; i++)
+    setf(b->temps[i].celsius, "sys.temp.%s.%s_c",
+         b->temps[i].chip ? b->temps[i].chip : "?",
+         b->temps[i].label ? b->temps[i].label : "?");
+  for (size_t i = 0; i < b->nnodes; i++)
+    if (b->nodes[i].mem_used != PP_COLLECT_NONE)
+      setf((double)b->nodes[i].mem_used, "sys.numa%d.used_bytes",
+           b->nodes[i].node);
+  if (!a || pp_collect_system_rates(a, b, &s->srates) != 0)
+    return;
+  const pp_system_rates *r = &s->srates;
+  if (r->total.valid) {
+    set("sys.cpu.busy_pct", 100 * r->total.busy);
+    set("sys.cpu.user_pct", 100 * r->total.user);
+    set("sys.cpu.system_pct", 100 * r->total.system);
+    set("sys.cpu.iowait_pct", 100 * r->total.iowait);
+    set("sys.cpu.steal_pct", 100 * r->total.steal);
+  }
+  for (size_t i = 0; i < r->ncpu_slots; i++)
+    if (r->cpu[i].valid)
+      setf(100 * r->cpu[i].busy, "sys.cpu%zu.busy_pct", i);
+  set("sys.ctxt_per_s", r->ctxt_per_s);
+  set("sys.intr_per_s", r->intr_per_s);
+  static const char *const psi[PP_PSI_N] = {"cpu", "memory", "io", "irq"};
+  for (int k = 0; k < PP_PSI_N; k++) {
+    setf(100 * r->psi_some[k], "sys.psi.%s.some_pct", psi[k]);
+    setf(100 * r->psi_full[k], "sys.psi.%s.full_pct", psi[k]);
+  }
+  pthread_mutex_lock(&s->lock);
+  s->status.sys_busy_pct = r->total.valid ? 100 * r->total.busy : -1;
+  pthread_mutex_unlock(&s->lock);
+}
+
+static void record_tree(pp__sampler *s, const pp_tree_sample *a,
+                        const pp_tree_sample *b) {
+  const pp_proc_counters *c = &b->total;
+  set("proc.cpu_user_s", (double)c->utime_ns * 1e-9);
+  set("proc.cpu_system_s", (double)c->stime_ns * 1e-9);
+  if (b->nproc == 0)
+    return; /* the tree has exited: only its totals still mean something */
+  set("proc.procs", (double)b->nproc);
+  set("proc.threads", (double)b->num_threads);
+  set("proc.rss_bytes", (double)b->rss_bytes);
+  set("proc.rss_peak_bytes", (double)b->rss_peak_bytes);
+  setu("proc.hwm_bytes", b->hwm_max_bytes);
+  set("proc.vsize_bytes", (double)b->vsize_bytes);
+  set("proc.minflt_total", (double)c->minflt);
+  set("proc.majflt_total", (double)c->majflt);
+  set("proc.vol_ctxt_total", (double)c->vol_ctxt);
+  set("proc.nonvol_ctxt_total", (double)c->nonvol_ctxt);
+  set("proc.read_bytes_total", (double)c->read_bytes);
+  set("proc.write_bytes_total", (double)c->write_bytes);
+  double cpu = -1;
+  if (a && pp_collect_tree_rates(a, b, &s->trates) == 0) {
+    const pp_tree_rates *r = &s->trates;
+    set("proc.cpu_pct", r->cpu_pct);
+    set("proc.user_pct", r->cpu_user_pct);
+    set("proc.system_pct", r->cpu_system_pct);
+    set("proc.minflt_per_s", r->minflt_per_s);
+    set("proc.majflt_per_s", r->majflt_per_s);
+    set("proc.read_bytes_per_s", r->read_bytes_per_s);
+    set("proc.write_bytes_per_s", r->write_bytes_per_s);
+    cpu = r->cpu_pct;
+  }
+  pthread_mutex_lock(&s->lock);
+  if (cpu >= 0)
+    s->status.cpu_pct = cpu;
+  s->status.rss_bytes = (double)b->rss_bytes;
+  pthread_mutex_unlock(&s->lock);
+}
+
+static void record_perf(pp__sampler *s) {
+  if (!s->perf || pp_collect_perf_read(s->perf, &s->perf_sample) != 0)
+    return;
+  const pp_perf_sample *p = &s->perf_sample;
+  for (int i = 0; i < PP_PERF_NEVENTS; i++)
+    if (p->ev[i].counted)
+      setf(p->ev[i].value, "perf.%s", p->ev[i].name);
+  if (p->has_ipc)
+    set("perf.ipc", p->ipc);
+  if (p->has_cache_miss_ratio)
+    set("perf.cache_miss_ratio", p->cache_miss_ratio);
+  if (p->has_branch_miss_ratio)
+    set("perf.branch_miss_ratio", p->branch_miss_ratio);
+}
+
+static void record_power(pp__sampler *s) {
+  if (!s->power || pp_collect_power_source(s->power) == PP_POWER_NONE ||
+      pp_collect_power_read(s->power, &s->power_sample) != 0)
+    return;
+  const pp_power_sample *p = &s->power_sample;
+  for (int i = 0; i < p->ndomains; i++) {
+    const pp_power_domain *d = &p->d[i];
+    if (!d->available)
+      continue;
+    setf(d->energy_j, "energy.%s_j", d->label);
+    if (d->has_power)
+      setf(d->power_w, "power.%s_w", d->label);
+  }
+  set("energy.package_j", p->package_energy_j);
+  if (p->has_package_power)
+    set("power.package_w", p->package_power_w);
+}
+
+static void sample_once(pp__sampler *s) {
+  int prev = s->cur, next = s->cur ^ 1;
+  int have_prev = s->n > 0;
+  if (s->proc) {
+    if (s->cfg.system && pp_collect_system(s->proc, &s->sys[next]) == 0)
+      record_system(s, have_prev ? &s->sys[prev] : NULL, &s->sys[next]);
+    if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0)
+      record_tree(s, have_prev ? &s->tree[prev] : NULL, &s->tree[next]);
+  }
+  record_perf(s);
+  record_power(s);
+  s->cur = next;
+  s->n++;
+  pthread_mutex_lock(&s->lock);
+  s->status.samples = s->n;
+  pthread_mutex_unlock(&s->lock);
+}
+
+pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
+  pp__sampler *s = pp__calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->cfg = *cfg;
+  if (s->cfg.hz < 1)
+    s->cfg.hz = 1;
+  if (s->cfg.hz > 1000)
+    s->cfg.hz = 1000;
+  snprintf(s->sysroot, sizeof s->sysroot, "%s",
+           cfg->sysroot && *cfg->sysroot ? cfg->sysroot : "/");
+  s->cfg.sysroot = s->sysroot;
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->cond, NULL);
+  s->status.cpu_pct = s->status.rss_bytes = s->status.sys_busy_pct = -1;
+  s->proc = pp_collect_proc_open(s->sysroot);
+  if (cfg->perf)
+    s->perf = pp_collect_perf_open(cfg->pid,
+                                   cfg->perf_on_exec ? PP_PERF_ENABLE_ON_EXEC
+                                                     : 0);
+  if (cfg->power)
+    s->power = pp_collect_power_open(s->sysroot);
+  return s;
+}
+
+static void *sampler_main(void *arg) {
+  pp__sampler *s = arg;
+  pp_thread_name("pipeprof sampler");
+  uint64_t period = 1000000000ull / s->cfg.hz;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  pthread_mutex_lock(&s->lock);
+  while (!s->stop) {
+    pthread_mutex_unlock(&s->lock);
+    sample_once(s);
+    pthread_mutex_lock(&s->lock);
+    uint64_t ns = (uint64_t)next.tv_nsec + period;
+    next.tv_sec += (time_t)(ns / 1000000000ull);
+    next.tv_nsec = (long)(ns % 1000000000ull);
+    /* Never try to catch up on missed ticks: skip to the next one ahead. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (next.tv_sec < now.tv_sec ||
+        (next.tv_sec == now.tv_sec && next.tv_nsec < now.tv_nsec))
+      next = now;
+    while (!s->stop &&
+           pthread_cond_timedwait(&s->cond, &s->lock, &next) != ETIMEDOUT) {
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+int pp__sampler_start(pp__sampler *s) {
+  char hz[16];
+  snprintf(hz, sizeof hz, "%u", s->cfg.hz);
+  pp__session_meta("sampler.hz", hz);
+  report_unavailable(s);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_destroy(&s->cond);
+  pthread_cond_init(&s->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&s->thread, NULL, sampler_main, s) != 0)
+    return -1;
+  s->started = 1;
+  return 0;
+}
+
+void pp__sampler_status_get(pp__sampler *s, pp__sampler_status *out) {
+  pthread_mutex_lock(&s->lock);
+  *out = s->status;
+  pthread_mutex_unlock(&s->lock);
+}
+
+void pp__sampler_stop(pp__sampler *s) {
+  if (!s)
+    return;
+  if (s->started) {
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    sample_once(s); /* the last interval, up to now */
+    if (s->perf)
+      for (int i = 0; i < PP_PERF_NEVENTS; i++) {
+        const pp_perf_value *v = &s->perf_sample.ev[i];
+        char key[80], val[32];
+        if (!v->counted && v->reason && v->available) {
+          snprintf(key, sizeof key, "unavailable.perf.%s", v->name);
+          pp__session_meta(key, v->reason);
+        }
+        if (v->counted && v->running_share < 0.9995) {
+          snprintf(key, sizeof key, "perf.%s.running_pct", v->name);
+          snprintf(val, sizeof val, "%.1f", 100 * v->running_share);
+          pp__session_meta(key, val);
+        }
+      }
+  }
+  for (int i = 0; i < 2; i++) {
+    pp_system_sample_free(&s->sys[i]);
+    pp_tree_sample_free(&s->tree[i]);
+  }
+  pp_system_rates_free(&s->srates);
+  pp_collect_proc_close(s->proc);
+  pp_collect_perf_close(s->perf);
+  pp_collect_power_close(s->power);
+  pthread_mutex_destroy(&s->lock);
+  pthread_cond_destroy(&s->cond);
+  pp__free(s);
+}
