@@ -35,6 +35,11 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts);
  * NUL-terminated when len > 0). Returns buf. */
 char *pp_format_ns(char *buf, size_t len, double ns);
 
+/* 1 when a counter name is one the sampler records ("sys.", "proc.",
+ * "perf.", "power.", "energy."): reported in the system sections, not in
+ * the table of program counters. */
+int pp_counter_is_sampled(const char *name);
+
 /* ==== end of text report ================================================= */
 
 /* ==== JSON and CSV exporters (src/export/{chrome,summary_json,csv}.c) == */

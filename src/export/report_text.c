@@ -389,14 +389,28 @@ static void frame_table(FILE *out, const pp_trace *t, int cap) {
   }
 }
 
+/* Counters recorded by the sampler have their own report sections. */
+int pp_counter_is_sampled(const char *name) {
+  static const char *const prefix[] = {"sys.", "proc.", "perf.", "power.",
+                                       "energy."};
+  for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+    if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+      return 1;
+  return 0;
+}
+
 static void counter_table(FILE *out, const pp_trace *t, int cap) {
   const pp_profile *p = &t->prof;
-  if (!p->ncounters)
+  int longest = 0, shown = 0;
+  for (size_t i = 0; i < p->ncounters; i++) {
+    const char *name = pp_trace_loc_name(t, p->counters[i].loc);
+    if (pp_counter_is_sampled(name))
+      continue;
+    longest = max_int(longest, name_cols(name));
+    shown++;
+  }
+  if (!shown)
     return;
-  int longest = 0;
-  for (size_t i = 0; i < p->ncounters; i++)
-    longest = max_int(longest,
-                      name_cols(pp_trace_loc_name(t, p->counters[i].loc)));
   int nw = name_width(longest, "counter", cap);
   fputs("\ncounters\n", out);
   put_name(out, "counter", nw, 1);
@@ -404,6 +418,8 @@ static void counter_table(FILE *out, const pp_trace *t, int cap) {
           "last");
   for (size_t i = 0; i < p->ncounters; i++) {
     const pp_counter_stats *c = &p->counters[i];
+    if (pp_counter_is_sampled(pp_trace_loc_name(t, c->loc)))
+      continue;
     put_name(out, pp_trace_loc_name(t, c->loc), nw, 1);
     fprintf(out, "%10" PRIu64, c->samples);
     put_value(out, c->min, !c->is_float);
