@@ -45,6 +45,8 @@ static const char run_usage[] =
     "                      flight\n"
     "      --duration S    after S seconds stop sampling and send SIGINT\n"
     "      --no-system     sample only CMD's process tree\n"
+    "      --grid G        grid carbon intensity in gCO2eq/kWh for the\n"
+    "                      energy's carbon estimate (default 475)\n"
     "  -q, --quiet         no live status line\n"
     "      --json          print the summary JSON instead of the report\n"
     "\n"
@@ -54,6 +56,7 @@ static const char run_usage[] =
 
 typedef struct run_opts {
   const char *out;
+  double grid;
   unsigned hz;
   const char *mode;
   double duration;
@@ -87,6 +90,7 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
   o->hz = 10;
   o->mode = "trace";
   o->duration = 0;
+  o->grid = 475.0;
   o->system = 1;
   o->quiet = o->json = 0;
   o->cmd = NULL;
@@ -127,6 +131,15 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
         return run_usage_error("bad --duration value '%s' (seconds > 0)",
                                val ? val : "");
       o->duration = v;
+      i++;
+    } else if (strcmp(a, "--grid") == 0) {
+      char *end;
+      double v = val ? strtod(val, &end) : 0;
+      if (!val || end == val || *end || !isfinite(v) || v < 0 || v > 1e4)
+        return run_usage_error("bad --grid value '%s' (gCO2eq/kWh, 0 to "
+                               "10000)",
+                               val ? val : "");
+      o->grid = v;
       i++;
     } else if (strcmp(a, "--no-system") == 0) {
       o->system = 0;
@@ -414,6 +427,9 @@ int pp_cli_run(int argc, char **argv) {
     meta_num("run.system_ns", (double)ru.ru_stime.tv_sec * 1e9 +
                                   (double)ru.ru_stime.tv_usec * 1e3);
     meta_num("run.maxrss_bytes", (double)ru.ru_maxrss * 1024.0);
+    char grid[32];
+    snprintf(grid, sizeof grid, "%g", o.grid);
+    pp__session_meta("carbon.g_per_kwh", grid);
     pp_shutdown();
   }
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
