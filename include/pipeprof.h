@@ -254,6 +254,17 @@ PP_API void pp_zone_end(pp_zone zone);
  */
 PP_API pp_zone pp_zone_begin_name(const char *name);
 
+/**
+ * Ranges that may start and end on different threads and need not nest
+ * (an asynchronous request, nvtxRangeStart/End). Start returns an id, never
+ * 0 while recording (0 when not recording: ending 0 does nothing). The name
+ * is interned as for pp_zone_begin_name(). Ranges get the full statistics
+ * of zones (self time = duration) and show on their own async tracks. Any
+ * thread; one atomic increment more than a zone.
+ */
+PP_API uint64_t pp_range_start(const char *name);
+PP_API void pp_range_end(uint64_t id);
+
 /** Record a counter value or change at a static site. */
 PP_API void pp_counter_set_loc(const pp_srcloc *loc, int64_t value);
 PP_API void pp_counter_add_loc(const pp_srcloc *loc, int64_t delta);

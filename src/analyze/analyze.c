@@ -82,7 +82,69 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(p->frames);
   pp__free(p->counters);
   memset(p, 0, sizeof *p);
+  pp__free(t->ranges);
+  t->ranges = NULL;
+  t->nranges = 0;
   t->analyzed = 0;
+}
+
+/* ---- ranges (start and end on any thread) ------------------------------ */
+
+static int cmp_range_id(const void *a, const void *b) {
+  const pp_range *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_range_start(const void *a, const void *b) {
+  const pp_range *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Pair RANGE_BEGIN and RANGE_END events by id across threads. */
+static int build_ranges(pp_trace *t, int64_t t_end) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++)
+      n += t->threads[i].ev[j].type == PPT_EV_RANGE_BEGIN;
+  if (!n)
+    return 0;
+  pp_range *r = pp__malloc(n * sizeof *r);
+  if (!r)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nev; j++) {
+      const pp_event *e = &th->ev[j];
+      if (e->type != PPT_EV_RANGE_BEGIN || e->loc >= t->nlocs)
+        continue;
+      r[k++] = (pp_range){e->ts, t_end, e->v.id, th->tid, th->tid, e->loc, 1};
+    }
+  }
+  qsort(r, k, sizeof *r, cmp_range_id);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nev; j++) {
+      const pp_event *e = &th->ev[j];
+      if (e->type != PPT_EV_RANGE_END)
+        continue;
+      pp_range key = {0, 0, e->v.id, 0, 0, 0, 0};
+      pp_range *m = bsearch(&key, r, k, sizeof *r, cmp_range_id);
+      if (m && m->unclosed) {
+        m->end = e->ts < m->start ? m->start : e->ts;
+        m->tid_end = th->tid;
+        m->unclosed = 0;
+      }
+    }
+  }
+  for (size_t i = 0; i < k; i++)
+    t->prof.ranges_unclosed += r[i].unclosed;
+  qsort(r, k, sizeof *r, cmp_range_start);
+  t->ranges = r;
+  t->nranges = k;
+  return 0;
 }
 
 /* ---- sorting helpers ----------------------------------------------------- */
@@ -300,6 +362,22 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
 
 /* ---- aggregation --------------------------------------------------------- */
 
+static void add_instance(pp_zone_stats *zs, int64_t d, int64_t self) {
+  zs->count++;
+  zs->total_ns = sat_add(zs->total_ns, d);
+  zs->self_ns = sat_add(zs->self_ns, self);
+  if (d < zs->min_ns)
+    zs->min_ns = d;
+  if (d > zs->max_ns)
+    zs->max_ns = d;
+  /* Welford; std_ns holds the sum of squared deviations for now. */
+  double delta = (double)d - zs->mean_ns;
+  zs->mean_ns += delta / (double)zs->count;
+  zs->std_ns += delta * ((double)d - zs->mean_ns);
+  pp_hist_record(&zs->hist, (uint64_t)d);
+  pp_hist_record(&zs->self_hist, (uint64_t)self);
+}
+
 static int zone_stats(pp_trace *t) {
   pp_profile *p = &t->prof;
   if (!t->nlocs)
@@ -316,6 +394,9 @@ static int zone_stats(pp_trace *t) {
       if (slot[th->zones[j].loc] == NO_SLOT)
         slot[th->zones[j].loc] = (uint32_t)n++;
   }
+  for (size_t i = 0; i < t->nranges; i++)
+    if (slot[t->ranges[i].loc] == NO_SLOT)
+      slot[t->ranges[i].loc] = (uint32_t)n++;
   if (!n) {
     pp__free(slot);
     return 0;
@@ -341,22 +422,15 @@ static int zone_stats(pp_trace *t) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nzones; j++) {
       const pp_zone_inst *z = &th->zones[j];
-      pp_zone_stats *zs = &p->zones[slot[z->loc]];
-      int64_t d = span_ns(z->start, z->end);
-      zs->count++;
-      zs->total_ns = sat_add(zs->total_ns, d);
-      zs->self_ns = sat_add(zs->self_ns, z->self);
-      if (d < zs->min_ns)
-        zs->min_ns = d;
-      if (d > zs->max_ns)
-        zs->max_ns = d;
-      /* Welford; std_ns holds the sum of squared deviations for now. */
-      double delta = (double)d - zs->mean_ns;
-      zs->mean_ns += delta / (double)zs->count;
-      zs->std_ns += delta * ((double)d - zs->mean_ns);
-      pp_hist_record(&zs->hist, (uint64_t)d);
-      pp_hist_record(&zs->self_hist, (uint64_t)z->self);
+      add_instance(&p->zones[slot[z->loc]], span_ns(z->start, z->end),
+                   z->self);
     }
+  }
+  /* A range's self time is its duration: ranges do not nest. */
+  for (size_t i = 0; i < t->nranges; i++) {
+    const pp_range *r = &t->ranges[i];
+    int64_t d = span_ns(r->start, r->end);
+    add_instance(&p->zones[slot[r->loc]], d, d);
   }
   pp__free(slot);
   for (size_t i = 0; i < n; i++) {
@@ -579,7 +653,8 @@ int pp_analyze(pp_trace *t) {
       goto oom;
   pp__free(s.v);
   s.v = NULL;
-  if (zone_stats(t) || canon_locs(t, &canon) || frame_stats(t, canon) ||
+  if (build_ranges(t, p->t1) || zone_stats(t) || canon_locs(t, &canon) ||
+      frame_stats(t, canon) ||
       counter_stats(t, canon))
     goto oom;
   pp__free(canon);

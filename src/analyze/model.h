@@ -60,6 +60,16 @@ typedef struct pp_thread {
   int64_t busy_ns;     /* time covered by top-level zones */
 } pp_thread;
 
+/* A range that may start and end on different threads (pp_range_start,
+ * nvtxRangeStart); filled by pp_analyze. */
+typedef struct pp_range {
+  int64_t start, end;  /* ns; end is the trace end when unclosed */
+  uint64_t id;         /* the recorder's range id */
+  uint64_t tid_start, tid_end;
+  uint32_t loc;
+  uint32_t unclosed;   /* 1 if no end was recorded */
+} pp_range;
+
 /* A key/value pair from the META chunk. */
 typedef struct pp_meta {
   char *key, *value;
@@ -124,6 +134,7 @@ typedef struct pp_profile {
   uint64_t unclosed;      /* zones closed by the end of the trace */
   uint64_t unmatched_ends;/* zone ends with no begin (dropped begins, flight
                              ring start) */
+  uint64_t ranges_unclosed; /* ranges with no end in the trace */
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */
 } pp_profile;
@@ -139,6 +150,8 @@ typedef struct pp_trace {
   size_t nclock, cap_clock;
   uint32_t pid;
   pp_read_diag diag;
+  pp_range *ranges;       /* filled by pp_analyze, in start order */
+  size_t nranges;
   pp_profile prof;        /* filled by pp_analyze */
   int analyzed;
   int from_stats;         /* stats-mode file: the reader filled prof (zones,

@@ -45,7 +45,22 @@ typedef struct tstat {
   open_zone stack[MAX_DEPTH];
 } tstat;
 
+#define RANGE_SLOTS 4096u /* open cross-thread ranges tracked at once */
+
+#define RANGE_TOMB UINT64_MAX
+
+/* Half of a cross-thread range seen before its other half. The writer
+ * drains thread after thread, so an end can arrive before its start. */
+typedef struct open_range {
+  uint64_t id; /* 0: free slot; RANGE_TOMB: deleted */
+  uint32_t loc;
+  int is_end;
+  int64_t ns;
+} open_range;
+
 struct pp__aggregate {
+  open_range ranges[RANGE_SLOTS];
+  uint64_t ranges_lost; /* starts with no free slot */
   site *sites;
   size_t nsites, cap_sites;
   tstat **threads;
@@ -146,6 +161,54 @@ void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n) {
   (void)n; /* drops travel in DROPS chunks */
 }
 
+static void range_done(pp__aggregate *a, uint32_t loc, int64_t start,
+                       int64_t end) {
+  site *rs = get_site(a, loc);
+  int64_t d = end > start ? end - start : 0;
+  if (!rs)
+    return;
+  rs->count++;
+  rs->total += (uint64_t)d;
+  rs->self += (uint64_t)d; /* ranges do not nest */
+  pp_hist_record(&rs->dur, (uint64_t)d);
+  pp_hist_record(&rs->selfh, (uint64_t)d);
+}
+
+/* Match a range half with its other half, or keep it (open addressing with
+ * linear probing and tombstones). */
+static void range_event(pp__aggregate *a, int is_end, uint32_t loc,
+                        uint64_t id, int64_t ns) {
+  if (id == 0 || id == RANGE_TOMB)
+    return;
+  uint32_t h = (uint32_t)((id * 0x9E3779B97F4A7C15ULL) >> 52);
+  open_range *free_slot = NULL;
+  for (unsigned k = 0; k < RANGE_SLOTS; k++) {
+    open_range *r = &a->ranges[(h + k) & (RANGE_SLOTS - 1)];
+    if (r->id == 0) {
+      if (!free_slot)
+        free_slot = r;
+      break;
+    }
+    if (r->id == RANGE_TOMB) {
+      if (!free_slot)
+        free_slot = r;
+      continue;
+    }
+    if (r->id == id && r->is_end != is_end) {
+      if (is_end)
+        range_done(a, r->loc, r->ns, ns);
+      else
+        range_done(a, loc, ns, r->ns);
+      r->id = RANGE_TOMB;
+      return;
+    }
+  }
+  if (free_slot)
+    *free_slot = (open_range){id, loc, is_end, ns};
+  else
+    a->ranges_lost++;
+}
+
 static void close_zone(pp__aggregate *a, tstat *t, int64_t end) {
   open_zone *z = &t->stack[--t->depth];
   int64_t dur = end - z->start;
@@ -210,6 +273,10 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
     close_zone(a, t, ns);
     return;
   }
+  case PPT_EV_RANGE_BEGIN:
+  case PPT_EV_RANGE_END:
+    range_event(a, type == PPT_EV_RANGE_END, id, value, ns);
+    return;
   case PPT_EV_FRAME:
     if (!(s = series_site(a, id)))
       return;

@@ -338,6 +338,23 @@ void pp_flow_step(const char *name, uint64_t id) {
 void pp_flow_end(const char *name, uint64_t id) {
   PP__NAMED(pp_flow_end_loc, PP_KIND_FLOW, id);
 }
+static _Atomic uint64_t next_range_id = 1;
+static const pp_srcloc range_end_loc = {"(range end)", NULL, NULL, 0, 0};
+
+uint64_t pp_range_start(const char *name) {
+  if (!ACTIVE() || !name)
+    return 0;
+  uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1,
+                                          memory_order_relaxed);
+  record_value(pp__intern(name, PP_KIND_ZONE), PPT_EV_RANGE_BEGIN, id);
+  return id;
+}
+
+void pp_range_end(uint64_t id) {
+  if (id)
+    record_value(&range_end_loc, PPT_EV_RANGE_END, id);
+}
+
 void pp_mark(const char *name) {
   if (ACTIVE() && name)
     pp_mark_loc(pp__intern(name, PP_KIND_MARK));
@@ -354,6 +371,24 @@ void pp_thread_name(const char *name) {
   pp__registry_lock();
   snprintf(t->name, sizeof t->name, "%s", name);
   t->name_dirty = 1;
+  pp__registry_unlock();
+}
+
+void pp__thread_name_tid(uint64_t tid, const char *name) {
+  if (!name)
+    return;
+  if (tid == (uint64_t)syscall(SYS_gettid)) {
+    pp_thread_name(name);
+    return;
+  }
+  /* Another thread: name it if it has recorded (or been named) already. */
+  pp__registry_lock();
+  for (pp__tstate *t = reg_head; t; t = t->next)
+    if (t->tid == tid && !atomic_load(&t->dead)) {
+      snprintf(t->name, sizeof t->name, "%s", name);
+      t->name_dirty = 1;
+      break;
+    }
   pp__registry_unlock();
 }
 

@@ -82,6 +82,11 @@ void pp__recorder_reset_positions(void);
 /* Fork handling: forget the parent's threads in the child. */
 void pp__recorder_after_fork_child(void);
 
+/* Name the thread with Linux thread id tid (nvtxNameOsThread). Only a
+ * thread known to the registry (it has recorded or named itself) can be
+ * named from another thread; control path, takes the registry lock. */
+void pp__thread_name_tid(uint64_t tid, const char *name);
+
 /* Interned run-time names: returns a srcloc that lives until exit. */
 const pp_srcloc *pp__intern(const char *name, uint32_t kind);
 

@@ -196,7 +196,7 @@ static void record_tree(pp__sampler *s, const pp_tree_sample *a,
 }
 
 static void record_perf(pp__sampler *s) {
-  if (!s->perf || pp_collect_perf_read(s->perf, &s->perf_sample) != 0)
+  if (!s->perf || pp_collect_perf_read(s->perf, &s->perf_sample) < 0)
     return;
   const pp_perf_sample *p = &s->perf_sample;
   for (int i = 0; i < PP_PERF_NEVENTS; i++)
@@ -212,7 +212,7 @@ static void record_perf(pp__sampler *s) {
 
 static void record_power(pp__sampler *s) {
   if (!s->power || pp_collect_power_source(s->power) == PP_POWER_NONE ||
-      pp_collect_power_read(s->power, &s->power_sample) != 0)
+      pp_collect_power_read(s->power, &s->power_sample) < 0)
     return;
   const pp_power_sample *p = &s->power_sample;
   for (int i = 0; i < p->ndomains; i++) {

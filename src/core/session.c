@@ -244,7 +244,8 @@ static unsigned slot_type(uint64_t a) { return (unsigned)(a >> PP__TAG_SHIFT); }
 static int two_slots(unsigned type) {
   return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
          type == PPT_EV_COUNTER_SETF || type == PPT_EV_FLOW_BEGIN ||
-         type == PPT_EV_FLOW_STEP || type == PPT_EV_FLOW_END;
+         type == PPT_EV_FLOW_STEP || type == PPT_EV_FLOW_END ||
+         type == PPT_EV_RANGE_BEGIN || type == PPT_EV_RANGE_END;
 }
 
 static void flush_events(void) {

@@ -520,6 +520,40 @@ static void write_flows_v1(chrome_ctx *c) {
   }
 }
 
+static size_t thread_index(const pp_trace *t, uint64_t tid) {
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (t->threads[i].tid == tid)
+      return i;
+  return 0;
+}
+
+/* Ranges that may cross threads: async slices ("b"/"e", one id each), so
+ * they never break the per-thread nesting of X events. */
+static void write_ranges(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  pp_jsonw *w = &c->w;
+  if (!t->nthreads)
+    return;
+  for (size_t i = 0; i < t->nranges; i++) {
+    const pp_range *r = &t->ranges[i];
+    for (int end = 0; end < 2; end++) {
+      pp_jsonw_elem(w);
+      if (end)
+        pp_jsonw_put(w, S("{\"ph\":\"e\",\"name\":"));
+      else
+        pp_jsonw_put(w, S("{\"ph\":\"b\",\"name\":"));
+      put_name(c, r->loc);
+      pp_jsonw_put(w, S(",\"cat\":\"range\",\"id\":"));
+      put_hex64(w, r->id);
+      if (end && r->unclosed)
+        pp_jsonw_put(w, S(",\"args\":{\"unclosed\":true}"));
+      put_thread_ts(c, thread_index(t, end ? r->tid_end : r->tid_start),
+                    end ? r->end : r->start);
+      pp_jsonw_putc(w, '}');
+    }
+  }
+}
+
 static int is_counter(uint8_t type) {
   return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
          type == PPT_EV_COUNTER_SETF;
@@ -707,6 +741,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
     write_instants(&c, i);
   }
   write_flows_v1(&c);
+  write_ranges(&c);
   if (write_counters(&c) != 0)
     goto done;
   pp_jsonw_arr_end(w);

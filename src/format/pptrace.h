@@ -48,7 +48,9 @@ enum ppt_event_type {
   PPT_EV_FLOW_BEGIN = 8, /* uint64 id */
   PPT_EV_FLOW_STEP = 9,
   PPT_EV_FLOW_END = 10,
-  PPT_EV_MAX_ = 10
+  PPT_EV_RANGE_BEGIN = 11, /* uint64 range id; may end on another thread */
+  PPT_EV_RANGE_END = 12,   /* uint64 range id */
+  PPT_EV_MAX_ = 12
 };
 
 /* ---- little-endian fixed-width helpers ---- */
