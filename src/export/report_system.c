@@ -25,7 +25,7 @@
 #include "export/jsonw.h"
 #include "internal.h"
 
-#define LABEL_W 24          /* "  label:" padded to this many columns */
+#define LABEL_W 25          /* values start in this column */
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
 #define DEFAULT_G_PER_KWH 475.0
@@ -212,6 +212,14 @@ static domain *find_domain(domain *d, size_t n, const char *s, size_t len) {
   return NULL;
 }
 
+static int cmp_domain(const void *a, const void *b) {
+  const domain *x = a, *y = b;
+  int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+  if (c)
+    return c;
+  return x->len < y->len ? -1 : x->len > y->len;
+}
+
 /* Energy domains other than the "package" total, in name order, into *out
  * (malloc'ed; NULL when none). Returns their number or -1 (no memory). */
 static long domains(const pp_trace *t, domain **out) {
@@ -250,6 +258,7 @@ static long domains(const pp_trace *t, domain **out) {
     pp__free(d);
     return 0;
   }
+  qsort(d, n, sizeof *d, cmp_domain);
   *out = d;
   return (long)n;
 }
@@ -339,6 +348,15 @@ static num fmt_joules(double v) {
   return fmt_scaled(v, 1000.0, u, sizeof u / sizeof u[0], 0);
 }
 
+/* v with a fixed number of decimals. */
+static num fmt_fixed(double v, int decimals) {
+  if (!isfinite(v))
+    return numf("-");
+  if (fabs(v) >= 1e15)
+    return numf("%.3g", v);
+  return numf("%.*f", decimals, v);
+}
+
 static num fmt_pct(double v) {
   if (!isfinite(v))
     return numf("-");
@@ -389,13 +407,18 @@ static void put_clean(FILE *out, const char *s, size_t len) {
   }
 }
 
-/* "  label:" padded to LABEL_W columns (at least one space after). */
-static void put_labeln(FILE *out, const char *l, size_t len) {
-  fputs("  ", out);
+/* indent spaces, "label:", padding to column LABEL_W (at least one space
+ * after the colon). */
+static void put_label_at(FILE *out, int indent, const char *l, size_t len) {
+  fprintf(out, "%*s", indent, "");
   put_clean(out, l, len);
   fputc(':', out);
-  int pad = LABEL_W - 3 - (int)len;
+  int pad = LABEL_W - indent - 1 - (int)len;
   fprintf(out, "%*s", pad > 1 ? pad : 1, "");
+}
+
+static void put_labeln(FILE *out, const char *l, size_t len) {
+  put_label_at(out, 2, l, len);
 }
 
 static void put_label(FILE *out, const char *l) {
@@ -539,8 +562,7 @@ static int sys_per_core(FILE *out, const pp_trace *t) {
   if (n > 0 && n <= MAX_CORES_LISTED) {
     put_label(out, "per core busy max");
     for (long i = 0; i < n; i++)
-      fprintf(out, "%s%s", i ? " " : "",
-              isfinite(v[i].c->max) ? numf("%.0f", v[i].c->max).s : "-");
+      fprintf(out, "%s%s", i ? " " : "", fmt_fixed(v[i].c->max, 0).s);
     fputc('\n', out);
   }
   pp__free(v);
@@ -551,8 +573,8 @@ static void sys_load_mem(FILE *out, const pp_trace *t) {
   const pp_counter_stats *c = ctr(t, "sys.load1");
   const char *r;
   if (c)
-    line(out, "load1", "max %s, mean %s", numf("%.2f", c->max).s,
-         numf("%.2f", c->mean).s);
+    line(out, "load1", "max %s, mean %s", fmt_fixed(c->max, 2).s,
+         fmt_fixed(c->mean, 2).s);
   else if ((r = REASON(t, "loadavg", "sys")))
     reason_line(out, "load1", r);
 
@@ -654,12 +676,11 @@ static int sys_freq_throttle(FILE *out, const pp_trace *t) {
   if (n < 0)
     return -1;
   if (n > 0) {
+    /* A sum over the cores; NaN (printed "-") when a core has no value. */
     double last = 0, grew = 0;
     for (long i = 0; i < n; i++) {
-      if (isfinite(v[i].c->last))
-        last += v[i].c->last;
-      if (isfinite(v[i].c->last) && isfinite(v[i].c->min))
-        grew += v[i].c->last - v[i].c->min;
+      last += v[i].c->last;
+      grew += v[i].c->last - v[i].c->min;
     }
     put_label(out, "thermal throttling");
     fprintf(out, "%s events (counter total, %ld cores), %s while sampled",
@@ -706,9 +727,8 @@ static void sys_temps(FILE *out, const pp_trace *t) {
     if (shown >= MAX_SENSORS)
       continue;
     shown++;
-    fputs("  ", out);
-    put_labeln(out, s, len);
-    fprintf(out, "%s C\n", isfinite(c->max) ? numf("%.1f", c->max).s : "-");
+    put_label_at(out, 4, s, len);
+    fprintf(out, "%s C\n", fmt_fixed(c->max, 1).s);
   }
   if (n > shown)
     fprintf(out, "    ... %zu more sensors\n", n - shown);
@@ -755,10 +775,16 @@ static int section_system(FILE *out, const pp_trace *t) {
     return 0;
   double hz;
   uint64_t ns = system_samples(t);
-  fputs("\nsystem (", out);
-  if (meta_num(t, "sampler.hz", &hz) && hz > 0)
-    fprintf(out, "sampled at %s Hz, ", fmt_sig3(hz).s);
-  fprintf(out, "%s samples)\n", fmt_count((double)ns).s);
+  int has_hz = meta_num(t, "sampler.hz", &hz) && hz > 0;
+  fputs("\nsystem", out);
+  if (has_hz && ns)
+    fprintf(out, " (sampled at %s Hz, %s samples)", numf("%.6g", hz).s,
+            fmt_count((double)ns).s);
+  else if (has_hz)
+    fprintf(out, " (sampled at %s Hz)", numf("%.6g", hz).s);
+  else if (ns)
+    fprintf(out, " (%s samples)", fmt_count((double)ns).s);
+  fputc('\n', out);
   sys_cpu(out, t);
   if (sys_per_core(out, t))
     return -1;
@@ -959,7 +985,7 @@ static void perf_value_line(FILE *out, const pp_trace *t, const char *ev,
   int n = snprintf(full, sizeof full, "perf.%s", ev);
   put_label(out, ev);
   if (strcmp(ev, "task-clock") == 0)
-    fprintf(out, "%s ms", isfinite(c->last) ? numf("%.2f", c->last).s : "-");
+    fprintf(out, "%s ms", fmt_fixed(c->last, 2).s);
   else
     fputs(fmt_count(c->last).s, out);
   double run;
@@ -995,7 +1021,7 @@ static void section_perf(FILE *out, const pp_trace *t) {
   }
   double v;
   if (perf_ratio(t, "perf.ipc", "instructions", "cycles", &v))
-    line(out, "IPC", "%s instructions per cycle", numf("%.2f", v).s);
+    line(out, "IPC", "%s instructions per cycle", fmt_fixed(v, 2).s);
   if (perf_ratio(t, "perf.cache_miss_ratio", "cache-misses",
                  "cache-references", &v))
     line(out, "cache miss ratio", "%s of cache references",
@@ -1066,8 +1092,8 @@ static int section_energy(FILE *out, const pp_trace *t) {
   }
   if (p->nzones && p->zones[0].count) {
     const char *zn = pp_trace_loc_name(t, p->zones[0].loc);
-    put_label(out, "per zone call (estimate)");
-    fprintf(out, "%s (package energy / %s calls of \"",
+    put_label(out, "per call (estimate)");
+    fprintf(out, "%s (package energy / %s calls of zone \"",
             fmt_joules(joules / (double)p->zones[0].count).s,
             fmt_count((double)p->zones[0].count).s);
     put_clean(out, zn, strlen(zn));

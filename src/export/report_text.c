@@ -470,6 +470,8 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   thread_table(out, t);
   frame_table(out, t, cap);
   counter_table(out, t, cap);
+  if (pp_report_system(out, t) != 0)
+    return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;
 }

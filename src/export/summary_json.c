@@ -242,7 +242,9 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   write_counters(&w, t);
   write_overhead(&w, t);
   write_reader(&w, t);
+  int sys_rc = pp_summary_system_json(&w, t);
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
-  return pp_jsonw_finish(&w);
+  int rc = pp_jsonw_finish(&w);
+  return rc || sys_rc ? -1 : 0;
 }

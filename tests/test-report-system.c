@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the system report and its summary JSON member
+ * (src/export/report_system.c). Traces are built by hand with counters
+ * named as the sampler names them (src/core/sampler.h) and META entries
+ * ("run.*", "sampler.hz", "unavailable.<group>", ...), analysed, and
+ * rendered to memory: the lines and numbers are checked, a trace with only
+ * reasons prints them, a trace with neither prints nothing, and no "nan" or
+ * "inf" ever appears. With jansson (PP_HAVE_JANSSON) the JSON is parsed and
+ * its numbers compared with the inputs.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "export/export.h"
+#include "export/jsonw.h"
+#include "format/pptrace.h"
+#include "internal.h"
+#include "runner.h"
+
+#ifdef PP_HAVE_JANSSON
+#include <jansson.h>
+#endif
+
+/* ---- trace builder ------------------------------------------------------ */
+
+static char *dup_s(const char *s) {
+  char *d = pp__strdup(s);
+  CHECK(d != NULL);
+  return d;
+}
+
+static uint32_t loc_add(pp_trace *t, const char *name, uint32_t kind) {
+  void *a = t->locs;
+  CHECK_EQ(pp__grow(&a, &t->cap_locs, t->nlocs + 1, sizeof *t->locs), 0);
+  t->locs = a;
+  pp_loc *l = &t->locs[t->nlocs];
+  memset(l, 0, sizeof *l);
+  l->id = (uint32_t)t->nlocs;
+  l->kind = kind;
+  l->name = dup_s(name);
+  l->function = dup_s("sampler");
+  l->file = dup_s("sampler.c");
+  l->line = 1;
+  return (uint32_t)t->nlocs++;
+}
+
+/* A trace with one thread (index 0). */
+static void trace_init(pp_trace *t) {
+  memset(t, 0, sizeof *t);
+  t->pid = 77;
+  void *a = NULL;
+  CHECK_EQ(pp__grow(&a, &t->cap_threads, 1, sizeof *t->threads), 0);
+  t->threads = a;
+  memset(&t->threads[0], 0, sizeof t->threads[0]);
+  t->threads[0].tid = 77;
+  t->threads[0].name = dup_s("main");
+  t->nthreads = 1;
+}
+
+static pp_event *ev_add(pp_trace *t, int64_t ts, uint32_t loc, uint8_t type) {
+  pp_thread *th = &t->threads[0];
+  void *a = th->ev;
+  CHECK_EQ(pp__grow(&a, &th->cap_ev, th->nev + 1, sizeof *th->ev), 0);
+  th->ev = a;
+  pp_event *e = &th->ev[th->nev++];
+  memset(e, 0, sizeof *e);
+  e->ts = ts;
+  e->loc = loc;
+  e->type = type;
+  return e;
+}
+
+/* Float samples of counter `name` at ts 1000, 2000, ... (n values). */
+static void ctr_f(pp_trace *t, const char *name, int n, const double *v) {
+  uint32_t l = loc_add(t, name, PP_KIND_COUNTER);
+  for (int i = 0; i < n; i++)
+    ev_add(t, 1000 * (i + 1), l, PPT_EV_COUNTER_SETF)->v.f = v[i];
+}
+
+/* Integer samples, as the sampler records counts and bytes. */
+static void ctr_i(pp_trace *t, const char *name, int n, const int64_t *v) {
+  uint32_t l = loc_add(t, name, PP_KIND_COUNTER);
+  for (int i = 0; i < n; i++)
+    ev_add(t, 1000 * (i + 1), l, PPT_EV_COUNTER_SET)->v.i = v[i];
+}
+
+#define CF(t, name, ...)                                                    \
+  ctr_f(t, name, (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)),   \
+        (double[]){__VA_ARGS__})
+#define CI(t, name, ...)                                                    \
+  ctr_i(t, name, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+        (int64_t[]){__VA_ARGS__})
+
+static void meta_add(pp_trace *t, const char *k, const char *v) {
+  void *a = t->meta;
+  CHECK_EQ(pp__grow(&a, &t->cap_meta, t->nmeta + 1, sizeof *t->meta), 0);
+  t->meta = a;
+  t->meta[t->nmeta].key = dup_s(k);
+  t->meta[t->nmeta].value = dup_s(v);
+  t->nmeta++;
+}
+
+static void trace_free(pp_trace *t) {
+  pp__analysis_free(t);
+  for (size_t i = 0; i < t->nlocs; i++) {
+    free(t->locs[i].name);
+    free(t->locs[i].function);
+    free(t->locs[i].file);
+  }
+  for (size_t i = 0; i < t->nthreads; i++) {
+    free(t->threads[i].name);
+    free(t->threads[i].ev);
+  }
+  for (size_t i = 0; i < t->nmeta; i++) {
+    free(t->meta[i].key);
+    free(t->meta[i].value);
+  }
+  free(t->locs);
+  free(t->threads);
+  free(t->meta);
+  memset(t, 0, sizeof *t);
+}
+
+static char *render(const pp_trace *t) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_report_system(f, t), 0);
+  CHECK_EQ(fclose(f), 0);
+  CHECK(buf != NULL);
+  return buf;
+}
+
+/* {"system": ...} as written by pp_summary_system_json. */
+static char *render_json(const pp_trace *t) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  CHECK(f != NULL);
+  pp_jsonw w;
+  CHECK_EQ(pp_jsonw_init(&w, f), 0);
+  pp_jsonw_obj_begin(&w);
+  CHECK_EQ(pp_summary_system_json(&w, t), 0);
+  pp_jsonw_obj_end(&w);
+  CHECK_EQ(pp_jsonw_finish(&w), 0);
+  CHECK_EQ(fclose(f), 0);
+  CHECK(buf != NULL);
+  return buf;
+}
+
+/* No "nan" or "inf" as a word of its own, in any case ("minflt" is fine). */
+static void check_no_nonfinite(const char *s) {
+  for (const char *p = s; p[0] && p[1] && p[2]; p++) {
+    char a = (char)(p[0] | 0x20), b = (char)(p[1] | 0x20),
+         c = (char)(p[2] | 0x20);
+    int word_start = p == s || !((p[-1] | 0x20) >= 'a' && (p[-1] | 0x20) <= 'z');
+    if (word_start && ((a == 'n' && b == 'a' && c == 'n') ||
+                       (a == 'i' && b == 'n' && c == 'f')))
+      PP_FAIL("non-finite value printed at \"%.20s\" in:\n%s", p, s);
+  }
+}
+
+/* ---- the full trace ----------------------------------------------------- */
+
+/* Everything the sampler can record, plus run facts, one zone site with
+ * four calls and a frame stream with three marks. */
+static void build_full(pp_trace *t) {
+  trace_init(t);
+  meta_add(t, "sampler.hz", "10");
+  meta_add(t, "run.command", "python serve.py --batch 8");
+  meta_add(t, "run.exit", "exit 0");
+  meta_add(t, "run.wall_ns", "5000000000");
+  meta_add(t, "run.user_ns", "2500000000");
+  meta_add(t, "run.system_ns", "400000000");
+  meta_add(t, "run.maxrss_bytes", "314572800"); /* 300 MiB */
+  meta_add(t, "unavailable.psi_io",
+           "unavailable: no such file /proc/pressure/io (kernel without PSI: "
+           "needs 4.20+ and psi=1)");
+  meta_add(t, "unavailable.cpufreq", "no cpufreq driver, common in VMs");
+  meta_add(t, "unavailable.perf.LLC-load-misses", "not supported by the CPU");
+  meta_add(t, "unavailable.psi_irq", "needs kernel 6.1+");
+  meta_add(t, "perf.cycles.running_pct", "50.0");
+  meta_add(t, "perf.instructions.running_pct", "100");
+
+  CF(t, "sys.cpu.busy_pct", 40.0, 60.0);
+  CF(t, "sys.cpu.user_pct", 30.0, 50.0);
+  CF(t, "sys.cpu.system_pct", 8.0, 12.0);
+  CF(t, "sys.cpu.iowait_pct", 0.5, 0.5);
+  CF(t, "sys.cpu.steal_pct", 0.0, 0.0);
+  CF(t, "sys.cpu0.busy_pct", 90.0, 97.0);
+  CF(t, "sys.cpu1.busy_pct", 95.0, 80.0);
+  CF(t, "sys.cpu2.busy_pct", 12.0, 3.0);
+  CF(t, "sys.cpu10.busy_pct", 50.0, 1.0);
+  CF(t, "sys.load1", 1.5, 3.25);
+  CI(t, "sys.mem.used_bytes", INT64_C(1) << 30, INT64_C(3) << 30);
+  CI(t, "sys.mem.total_bytes", INT64_C(16) << 30, INT64_C(16) << 30);
+  CI(t, "sys.mem.available_bytes", INT64_C(13) << 30, INT64_C(12) << 30);
+  CI(t, "sys.swap.used_bytes", 0, 0);
+  CF(t, "sys.psi.cpu.some_pct", 1.0, 2.0);
+  CF(t, "sys.psi.memory.some_pct", 2.0, 2.0);
+  CF(t, "sys.psi.memory.full_pct", 0.5, 0.5);
+  CF(t, "sys.ctxt_per_s", 12000.0, 12690.0);
+  CF(t, "sys.intr_per_s", 2.5e6, 2.5e6);
+  CI(t, "sys.cpu0.throttle_total", 5, 7);
+  CI(t, "sys.cpu1.throttle_total", 3, 3);
+  CF(t, "sys.temp.coretemp.Package_id_0_c", 55.0, 71.5);
+  CF(t, "sys.temp.nvme.Composite_c", 40.0, 41.0);
+  CI(t, "sys.numa0.used_bytes", INT64_C(1) << 30, INT64_C(3) << 29);
+
+  CF(t, "proc.cpu_pct", 150.0, 250.0);
+  CF(t, "proc.cpu_user_s", 1.0, 3.5); /* rusage (run.user_ns) wins */
+  CF(t, "proc.cpu_system_s", 0.1, 0.3);
+  CI(t, "proc.threads", 8, 12);
+  CI(t, "proc.procs", 2, 3);
+  CI(t, "proc.rss_bytes", INT64_C(256) << 20, INT64_C(512) << 20);
+  CI(t, "proc.rss_peak_bytes", INT64_C(256) << 20, INT64_C(512) << 20);
+  CI(t, "proc.hwm_bytes", INT64_C(300) << 20, INT64_C(600) << 20);
+  CI(t, "proc.vsize_bytes", INT64_C(2) << 30, INT64_C(4) << 30);
+  CI(t, "proc.minflt_total", 1000, 1234567);
+  CI(t, "proc.majflt_total", 0, 0);
+  CI(t, "proc.vol_ctxt_total", 10, 4321);
+  CI(t, "proc.nonvol_ctxt_total", 1, 99);
+  CI(t, "proc.read_bytes_total", 0, INT64_C(10) << 20);
+  CI(t, "proc.write_bytes_total", 0, 1536);
+
+  CI(t, "perf.cycles", 1000000000, 2000000000);
+  CI(t, "perf.instructions", 1500000000, 3000000000);
+  CF(t, "perf.task-clock", 600.0, 1234.5);
+  CI(t, "perf.context-switches", 10, 42);
+  CF(t, "perf.branch_miss_ratio", 0.02, 0.025);
+
+  CF(t, "power.package-0_w", 20.0, 40.0);
+  CF(t, "energy.package-0_j", 100.0, 600.0);
+  CF(t, "power.package-0-dram_w", 5.0, 5.0);
+  CF(t, "energy.package-0-dram_j", 25.0, 50.0);
+  CF(t, "power.package_w", 20.0, 40.0);
+  CF(t, "energy.package_j", 100.0, 600.0);
+
+  uint32_t z = loc_add(t, "decode", PP_KIND_ZONE);
+  for (int i = 0; i < 4; i++) {
+    ev_add(t, 10000 + i * 100, z, PPT_EV_ZONE_BEGIN);
+    ev_add(t, 10050 + i * 100, z, PPT_EV_ZONE_END);
+  }
+  uint32_t fr = loc_add(t, "frame", PP_KIND_FRAME);
+  for (int i = 0; i < 3; i++)
+    ev_add(t, 20000 + i * 1000, fr, PPT_EV_FRAME);
+  CHECK_EQ(pp_analyze(t), 0);
+}
+
+PP_TEST(report_system_full) {
+  pp_trace t;
+  build_full(&t);
+  char *s = render(&t);
+  check_no_nonfinite(s);
+  /* run */
+  CHECK_CONTAINS(s, "\nrun\n");
+  CHECK_CONTAINS(s, "  command:               python serve.py --batch 8\n");
+  CHECK_CONTAINS(s, "  exit:                  exit 0\n");
+  CHECK_CONTAINS(s, "  wall time:             5.00 s\n");
+  CHECK_CONTAINS(s, "user 2.50 s, system 400 ms (rusage)\n");
+  /* system */
+  CHECK_CONTAINS(s, "\nsystem (sampled at 10 Hz, 2 samples)\n");
+  CHECK_CONTAINS(s, "  CPU busy:              mean 50.0%, max 60.0% (means: "
+                    "user 40.0%, system 10.0%, iowait 0.5%, steal 0.0%)\n");
+  CHECK_CONTAINS(s, "  per core busy max:     97 95 12 50\n");
+  CHECK_CONTAINS(s, "  load1:                 max 3.25, mean 2.38\n");
+  CHECK_CONTAINS(s, "  memory:                used mean 2.00 GiB, max 3.00 GiB "
+                    "of 16.0 GiB total, available min 12.0 GiB\n");
+  CHECK_CONTAINS(s, "  swap used:             max 0 B\n");
+  CHECK_CONTAINS(s, "  pressure cpu:          some 1.5% (mean)\n");
+  CHECK_CONTAINS(s, "  pressure memory:       some 2.0%, full 0.5% (mean)\n");
+  CHECK_CONTAINS(s, "  pressure io:           unavailable: no such file "
+                    "/proc/pressure/io (kernel without PSI");
+  CHECK(!strstr(s, "unavailable: unavailable"));
+  CHECK_CONTAINS(s, "  context switches:      mean 12.3 k/s, max 12.7 k/s\n");
+  CHECK_CONTAINS(s, "  interrupts:            mean 2.50 M/s, max 2.50 M/s\n");
+  CHECK_CONTAINS(s, "  CPU frequency:         unavailable: no cpufreq driver, "
+                    "common in VMs\n");
+  CHECK_CONTAINS(s, "  thermal throttling:    10 events (counter total, 2 "
+                    "cores), 2 while sampled: cpu0 +2\n");
+  CHECK_CONTAINS(s, "  temperatures (max):\n");
+  CHECK_CONTAINS(s, "    coretemp.Package_id_0: 71.5 C\n");
+  CHECK_CONTAINS(s, "    nvme.Composite:      41.0 C\n");
+  CHECK_CONTAINS(s, "  NUMA used max:         node0 1.50 GiB\n");
+  /* process tree */
+  CHECK_CONTAINS(s, "\nprocess tree\n");
+  CHECK_CONTAINS(s, "  CPU time:              user 2.50 s, system 400 ms "
+                    "(rusage of the run)\n");
+  CHECK_CONTAINS(s, "  CPU:                   mean 200.0%, max 250.0% (100% = "
+                    "one core)\n");
+  CHECK_CONTAINS(s, "  threads:               max 12\n");
+  CHECK_CONTAINS(s, "  processes:             max 3\n");
+  CHECK_CONTAINS(s, "  RSS peak:              512 MiB (tree total, sampled), "
+                    "300 MiB (largest process, rusage)\n");
+  CHECK_CONTAINS(s, "  VmHWM:                 max 600 MiB\n");
+  CHECK_CONTAINS(s, "  virtual memory:        max 4.00 GiB\n");
+  CHECK_CONTAINS(s, "  page faults:           minor 1,234,567, major 0\n");
+  CHECK_CONTAINS(s, "  context switches:      voluntary 4,321, involuntary 99\n");
+  CHECK_CONTAINS(s, "  disk I/O:              read 10.0 MiB, write 1.50 KiB\n");
+  /* perf */
+  CHECK_CONTAINS(s, "\nhardware counters (perf_event, whole process tree)\n");
+  CHECK_CONTAINS(s, "  cycles:                2,000,000,000 (running 50%)\n");
+  CHECK_CONTAINS(s, "  instructions:          3,000,000,000\n");
+  CHECK_CONTAINS(s, "  task-clock:            1234.50 ms\n");
+  CHECK_CONTAINS(s, "  context-switches:      42\n");
+  CHECK_CONTAINS(s, "  LLC-load-misses:       unavailable: not supported by the "
+                    "CPU\n");
+  CHECK(!strstr(s, "cache-references")); /* no value, no reason */
+  CHECK_CONTAINS(s, "  IPC:                   1.50 instructions per cycle\n");
+  CHECK_CONTAINS(s, "  branch miss ratio:     2.5% of branches\n");
+  CHECK(!strstr(s, "cache miss ratio"));
+  /* energy */
+  CHECK_CONTAINS(s, "\nenergy (RAPL, whole host)\n");
+  CHECK_CONTAINS(s, "  package-0:             mean 30.0 W, max 40.0 W, energy "
+                    "600 J\n");
+  CHECK_CONTAINS(s, "  package-0-dram:        mean 5.00 W, max 5.00 W, energy "
+                    "50.0 J\n");
+  CHECK_CONTAINS(s, "  package total:         mean 30.0 W, max 40.0 W, energy "
+                    "600 J\n");
+  CHECK_CONTAINS(s, "  per frame (estimate):  200 J (package energy / 3 frames "
+                    "of \"frame\")\n");
+  CHECK_CONTAINS(s, "  per call (estimate):   150 J (package energy / 4 calls "
+                    "of zone \"decode\")\n");
+  /* 600 J / 3.6e6 * 475 = 0.0791667 g */
+  CHECK_CONTAINS(s, "  carbon (estimate):     0.0792 gCO2eq at 475 gCO2eq/kWh "
+                    "(default: world average)\n");
+  /* groups no section explains */
+  CHECK_CONTAINS(s, "\nother metrics\n  psi_irq:");
+  CHECK_CONTAINS(s, "unavailable: needs kernel 6.1+\n");
+  free(s);
+  trace_free(&t);
+}
+
+/* Sampled /proc CPU time when there is no rusage; the configured carbon
+ * intensity; more than 16 cores: no per-core line. */
+PP_TEST(report_system_sampled_cpu_and_carbon) {
+  pp_trace t;
+  trace_init(&t);
+  meta_add(&t, "carbon.g_per_kwh", "100");
+  CF(&t, "proc.cpu_user_s", 1.0, 3.5);
+  CF(&t, "energy.package_j", 0.0, 36.0);
+  for (int i = 0; i < 20; i++) {
+    char n[64];
+    snprintf(n, sizeof n, "sys.cpu%d.busy_pct", i);
+    CF(&t, n, 10.0, 20.0);
+  }
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *s = render(&t);
+  check_no_nonfinite(s);
+  CHECK_CONTAINS(s, "  CPU time:              user 3.50 s (sampled from /proc)\n");
+  CHECK(!strstr(s, "per core busy max"));
+  CHECK(!strstr(s, "\nrun\n"));
+  CHECK(!strstr(s, "per frame"));
+  CHECK(!strstr(s, "per call"));
+  /* 36 J / 3.6e6 * 100 = 0.001 g */
+  CHECK_CONTAINS(s, "  carbon (estimate):     0.00100 gCO2eq at 100 gCO2eq/kWh\n");
+  CHECK(!strstr(s, "default"));
+  free(s);
+  trace_free(&t);
+}
+
+/* Only reasons: every one of them printed, no numbers made up. */
+PP_TEST(report_system_only_reasons) {
+  pp_trace t;
+  trace_init(&t);
+  meta_add(&t, "unavailable.hwmon",
+           "unavailable: no such file /sys/class/hwmon (no sensors exposed)");
+  meta_add(&t, "unavailable.thermal", "no thermal zones");
+  meta_add(&t, "unavailable.perf_hw",
+           "hardware counters unavailable: perf_event_paranoid is 4");
+  meta_add(&t, "unavailable.power",
+           "unavailable: no RAPL interface (powercap absent, no perf power "
+           "PMU)");
+  meta_add(&t, "unavailable.cpufreq", "no cpufreq driver");
+  meta_add(&t, "unavailable.proc_io", "permission denied reading /proc/42/io");
+  meta_add(&t, "unavailable.gpu", "no NVML");
+  meta_add(&t, "unavailable.gpu", "no NVML (libnvidia-ml.so.1 not found)");
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *s = render(&t);
+  check_no_nonfinite(s);
+  CHECK_CONTAINS(s, "  temperatures:          unavailable: no such file "
+                    "/sys/class/hwmon (no sensors exposed); no thermal zones\n");
+  CHECK_CONTAINS(s, "  CPU frequency:         unavailable: no cpufreq driver\n");
+  CHECK_CONTAINS(s, "  cycles:                unavailable: perf_event_paranoid "
+                    "is 4\n");
+  CHECK_CONTAINS(s, "  LLC-load-misses:       unavailable: perf_event_paranoid "
+                    "is 4\n");
+  CHECK(!strstr(s, "task-clock")); /* software events: no reason recorded */
+  CHECK_CONTAINS(s, "\nenergy\n  energy:                unavailable: no RAPL "
+                    "interface (powercap absent, no perf power PMU)\n");
+  CHECK_CONTAINS(s, "  disk I/O:              unavailable: permission denied "
+                    "reading /proc/42/io\n");
+  /* the last value of a repeated key counts, once */
+  CHECK_CONTAINS(s, "\nother metrics\n  gpu:                   unavailable: "
+                    "no NVML (libnvidia-ml.so.1 not found)\n");
+  CHECK(!strstr(s, "NVML)\n  gpu"));
+  CHECK(!strstr(s, "unavailable: unavailable"));
+  CHECK(!strstr(s, "hardware counters unavailable"));
+  /* nothing measured, so no number at all */
+  for (const char *p = s; *p; p++)
+    if (*p >= '0' && *p <= '9') {
+      /* digits only inside reasons: "/proc/42/io", "is 4", "ml.so.1" */
+      const char *ln = p;
+      while (ln > s && ln[-1] != '\n')
+        ln--;
+      CHECK(strstr(ln, "unavailable:") != NULL);
+    }
+  free(s);
+
+#ifdef PP_HAVE_JANSSON
+  char *js = render_json(&t);
+  json_error_t err;
+  json_t *root = json_loads(js, 0, &err);
+  if (!root)
+    PP_FAIL("bad JSON: %s\n%s", err.text, js);
+  json_t *sys = json_object_get(root, "system");
+  CHECK(json_is_object(sys));
+  json_t *un = json_object_get(sys, "unavailable");
+  CHECK_STR(json_string_value(json_object_get(un, "perf_hw")),
+            "perf_event_paranoid is 4");
+  CHECK_STR(json_string_value(json_object_get(un, "gpu")),
+            "no NVML (libnvidia-ml.so.1 not found)");
+  CHECK_EQ(json_object_size(un), 7);
+  CHECK(json_object_get(sys, "host") == NULL);
+  CHECK(json_object_get(sys, "energy") == NULL);
+  json_decref(root);
+  free(js);
+#endif
+  trace_free(&t);
+}
+
+/* Neither counters nor reasons (run facts alone do not count): nothing. */
+PP_TEST(report_system_nothing) {
+  pp_trace t;
+  trace_init(&t);
+  meta_add(&t, "run.exit", "exit 0");
+  meta_add(&t, "sampler.hz", "10");
+  CF(&t, "queue_depth", 1.0, 2.0); /* an application counter */
+  uint32_t z = loc_add(&t, "decode", PP_KIND_ZONE);
+  ev_add(&t, 1, z, PPT_EV_ZONE_BEGIN);
+  ev_add(&t, 9, z, PPT_EV_ZONE_END);
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *s = render(&t);
+  CHECK_STR(s, "");
+  free(s);
+  char *js = render_json(&t);
+  CHECK_STR(js, "{\"system\":null}");
+  free(js);
+  trace_free(&t);
+
+  /* an empty, unanalysed trace is an error */
+  memset(&t, 0, sizeof t);
+  CHECK_EQ(pp_report_system(stdout, &t), -1);
+}
+
+/* Non-finite samples print as "-" / null, never nan or inf. */
+PP_TEST(report_system_no_nonfinite) {
+  pp_trace t;
+  trace_init(&t);
+  CF(&t, "sys.cpu.busy_pct", NAN, 10.0);
+  CF(&t, "sys.cpu0.busy_pct", INFINITY);
+  CF(&t, "sys.cpu0.freq_mhz", NAN);
+  CF(&t, "sys.mem.used_bytes", -INFINITY, 5.0);
+  CF(&t, "sys.load1", NAN);
+  CF(&t, "sys.ctxt_per_s", INFINITY);
+  CF(&t, "sys.temp.x.y_c", NAN);
+  CF(&t, "proc.cpu_pct", NAN);
+  CF(&t, "proc.minflt_total", INFINITY);
+  CF(&t, "perf.cycles", NAN);
+  CF(&t, "perf.instructions", INFINITY);
+  CF(&t, "perf.task-clock", NAN);
+  CF(&t, "power.package_w", NAN);
+  CF(&t, "energy.package_j", INFINITY);
+  CF(&t, "sys.cpu0.throttle_total", NAN);
+  meta_add(&t, "sampler.hz", "inf");
+  meta_add(&t, "run.wall_ns", "nan");
+  meta_add(&t, "carbon.g_per_kwh", "-nan");
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *s = render(&t);
+  check_no_nonfinite(s);
+  CHECK_CONTAINS(s, "\nsystem (2 samples)\n"); /* hz "inf" ignored */
+  CHECK_CONTAINS(s, "  thermal throttling:    - events");
+  CHECK_CONTAINS(s, "  CPU busy:              mean -, max -\n");
+  CHECK_CONTAINS(s, "  cycles:                -\n");
+  free(s);
+  char *js = render_json(&t);
+  check_no_nonfinite(js);
+  CHECK_CONTAINS(js, "\"cpu_busy_pct\":{\"mean\":null");
+  free(js);
+  trace_free(&t);
+}
+
+/* The JSON member holds the inputs, in base units. */
+PP_TEST(report_system_json) {
+  pp_trace t;
+  build_full(&t);
+  char *js = render_json(&t);
+  check_no_nonfinite(js);
+#ifdef PP_HAVE_JANSSON
+  json_error_t err;
+  json_t *root = json_loads(js, 0, &err);
+  if (!root)
+    PP_FAIL("bad JSON: %s\n%s", err.text, js);
+  json_t *sys = json_object_get(root, "system");
+  CHECK(json_is_object(sys));
+#define NUM(obj, key) json_number_value(json_object_get((obj), (key)))
+  json_t *run = json_object_get(sys, "run");
+  CHECK_STR(json_string_value(json_object_get(run, "command")),
+            "python serve.py --batch 8");
+  CHECK_STR(json_string_value(json_object_get(run, "exit")), "exit 0");
+  CHECK_NEAR(NUM(run, "wall_s"), 5.0, 1e-12);
+  CHECK_NEAR(NUM(run, "user_s"), 2.5, 1e-12);
+  CHECK_NEAR(NUM(run, "system_s"), 0.4, 1e-12);
+  CHECK_NEAR(NUM(run, "maxrss_bytes"), 314572800.0, 0);
+
+  json_t *host = json_object_get(sys, "host");
+  CHECK_NEAR(NUM(host, "sampler_hz"), 10.0, 0);
+  CHECK_EQ(json_integer_value(json_object_get(host, "samples")), 2);
+  json_t *busy = json_object_get(host, "cpu_busy_pct");
+  CHECK_NEAR(NUM(busy, "mean"), 50.0, 1e-12);
+  CHECK_NEAR(NUM(busy, "max"), 60.0, 0);
+  CHECK_NEAR(NUM(busy, "min"), 40.0, 0);
+  CHECK_NEAR(NUM(json_object_get(host, "mem_used_bytes"), "max"),
+             3.0 * 1073741824.0, 0);
+  CHECK_NEAR(NUM(json_object_get(host, "mem_available_bytes"), "min"),
+             12.0 * 1073741824.0, 0);
+  CHECK_NEAR(NUM(json_object_get(host, "psi_memory_full_pct"), "mean"), 0.5,
+             1e-12);
+  CHECK(json_object_get(host, "psi_io_some_pct") == NULL);
+  CHECK_NEAR(NUM(json_object_get(host, "intr_per_s"), "mean"), 2.5e6, 1e-6);
+  json_t *cores = json_object_get(host, "cpu_busy_max_pct");
+  CHECK_EQ(json_array_size(cores), 4);
+  CHECK_EQ(json_integer_value(
+               json_object_get(json_array_get(cores, 3), "cpu")), 10);
+  CHECK_NEAR(NUM(json_array_get(cores, 3), "max_pct"), 50.0, 0);
+  CHECK_NEAR(NUM(json_array_get(
+                     json_object_get(host, "cpu_throttle_total"), 0), "total"),
+             7.0, 0);
+  CHECK_NEAR(NUM(json_array_get(
+                     json_object_get(host, "numa_used_max_bytes"), 0),
+                 "max_bytes"),
+             1610612736.0, 0);
+  json_t *temp0 = json_array_get(json_object_get(host, "temperatures"), 0);
+  CHECK_STR(json_string_value(json_object_get(temp0, "sensor")),
+            "coretemp.Package_id_0");
+  CHECK_NEAR(NUM(temp0, "max_c"), 71.5, 0);
+  CHECK(json_object_get(host, "cpu_freq_mean_mhz") == NULL);
+
+  json_t *tree = json_object_get(sys, "process_tree");
+  CHECK_NEAR(NUM(tree, "cpu_user_s"), 2.5, 1e-12);
+  CHECK_NEAR(NUM(tree, "cpu_system_s"), 0.4, 1e-12);
+  CHECK_STR(json_string_value(json_object_get(tree, "cpu_time_source")),
+            "rusage");
+  CHECK_NEAR(NUM(json_object_get(tree, "cpu_pct"), "max"), 250.0, 0);
+  CHECK_NEAR(NUM(tree, "rss_peak_bytes"), 536870912.0, 0);
+  CHECK_NEAR(NUM(tree, "maxrss_bytes"), 314572800.0, 0);
+  CHECK_NEAR(NUM(tree, "minflt_total"), 1234567.0, 0);
+  CHECK_NEAR(NUM(tree, "majflt_total"), 0.0, 0);
+  CHECK_NEAR(NUM(tree, "write_bytes_total"), 1536.0, 0);
+
+  json_t *perf = json_object_get(sys, "perf");
+  json_t *evs = json_object_get(perf, "events");
+  CHECK_NEAR(NUM(json_object_get(evs, "cycles"), "value"), 2e9, 0);
+  CHECK_NEAR(NUM(json_object_get(evs, "cycles"), "running_pct"), 50.0, 0);
+  CHECK_NEAR(NUM(json_object_get(evs, "task-clock"), "seconds"), 1.2345,
+             1e-12);
+  CHECK(json_object_get(evs, "branch_miss_ratio") == NULL);
+  CHECK_NEAR(NUM(perf, "ipc"), 1.5, 1e-12);
+  CHECK_NEAR(NUM(perf, "branch_miss_pct"), 2.5, 1e-12);
+
+  json_t *en = json_object_get(sys, "energy");
+  CHECK_NEAR(NUM(en, "package_energy_j"), 600.0, 0);
+  CHECK_NEAR(NUM(en, "package_power_mean_w"), 30.0, 1e-12);
+  CHECK_NEAR(NUM(en, "package_power_max_w"), 40.0, 0);
+  CHECK_EQ(json_array_size(json_object_get(en, "domains")), 2);
+  json_t *d0 = json_array_get(json_object_get(en, "domains"), 0);
+  CHECK_STR(json_string_value(json_object_get(d0, "name")), "package-0");
+  CHECK_NEAR(NUM(d0, "energy_j"), 600.0, 0);
+  CHECK_NEAR(NUM(en, "joules_per_frame_estimate"), 200.0, 1e-9);
+  CHECK_NEAR(NUM(en, "joules_per_zone_call_estimate"), 150.0, 1e-9);
+  CHECK_NEAR(NUM(en, "carbon_g_estimate"), 600.0 / 3.6e6 * 475.0, 1e-15);
+  CHECK_NEAR(NUM(en, "carbon_g_per_kwh"), 475.0, 0);
+  CHECK(json_is_true(json_object_get(en, "carbon_g_per_kwh_default")));
+
+  json_t *un = json_object_get(sys, "unavailable");
+  CHECK_EQ(json_object_size(un), 4);
+  CHECK_STR(json_string_value(json_object_get(un, "cpufreq")),
+            "no cpufreq driver, common in VMs");
+  CHECK_STR(json_string_value(json_object_get(un, "perf.LLC-load-misses")),
+            "not supported by the CPU");
+#undef NUM
+  json_decref(root);
+#else
+  CHECK_CONTAINS(js, "\"package_energy_j\":600");
+  CHECK_CONTAINS(js, "\"cpu_time_source\":\"rusage\"");
+  CHECK_CONTAINS(js, "\"cpufreq\":\"no cpufreq driver, common in VMs\"");
+#endif
+  free(js);
+  trace_free(&t);
+}
