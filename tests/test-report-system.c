@@ -300,7 +300,7 @@ PP_TEST(report_system_full) {
   CHECK_CONTAINS(s, "  VmHWM:                 max 600 MiB\n");
   CHECK_CONTAINS(s, "  virtual memory:        max 4.00 GiB\n");
   CHECK_CONTAINS(s, "  page faults:           minor 1,234,567, major 0\n");
-  CHECK_CONTAINS(s, "  context switches:      voluntary 4,321, involuntary 99\n");
+  CHECK_CONTAINS(s, "  ctx sw (main thr):     voluntary 4,321, involuntary 99\n");
   CHECK_CONTAINS(s, "  disk I/O:              read 10.0 MiB, write 1.50 KiB\n");
   /* perf */
   CHECK_CONTAINS(s, "\nhardware counters (perf_event, whole process tree)\n");

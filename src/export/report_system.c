@@ -908,7 +908,9 @@ static void section_tree(FILE *out, const pp_trace *t) {
                 "proc_stat");
   tree_pair(out, t, "page faults", "minor", "proc.minflt_total", "major",
             "proc.majflt_total", 0, "proc_stat");
-  tree_pair(out, t, "context switches", "voluntary", "proc.vol_ctxt_total",
+  /* /proc/PID/status counts the main thread of each process only; the
+   * perf_event section counts every thread */
+  tree_pair(out, t, "ctx sw (main thr)", "voluntary", "proc.vol_ctxt_total",
             "involuntary", "proc.nonvol_ctxt_total", 0, "proc_status");
   tree_pair(out, t, "disk I/O", "read", "proc.read_bytes_total", "write",
             "proc.write_bytes_total", 1, "proc_io");
