@@ -50,6 +50,9 @@ static const char run_usage[] =
     "  -q, --quiet         no live status line\n"
     "      --json          print the summary JSON instead of the report\n"
     "\n"
+    "NVTX ranges of CMD (PyTorch, TensorRT, ...) are captured too:\n"
+    "NVTX_INJECTION64_PATH is set to libpipeprof.so unless already set.\n"
+    "\n"
     "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
     "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
     "DIR/summary.json.\n";
@@ -238,6 +241,30 @@ static void status_line(pp__sampler *s, double elapsed) {
   fflush(stderr);
 }
 
+/* libpipeprof.so beside this binary (build tree) or in ../lib (install):
+ * NVTX loads it to capture nvtx* calls. "" when not found. */
+static void find_library(char *out, size_t len) {
+  char self[PATH_MAX];
+  out[0] = 0;
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (!slash)
+    return;
+  *slash = 0;
+  static const char *const rel[] = {"libpipeprof.so", "../lib/libpipeprof.so",
+                                    "../lib64/libpipeprof.so",
+                                    "../lib/x86_64-linux-gnu/libpipeprof.so"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    int k = snprintf(out, len, "%s/%s", self, rel[i]);
+    if (k > 0 && (size_t)k < len && access(out, R_OK) == 0)
+      return;
+  }
+  out[0] = 0;
+}
+
 static void describe_exit(int st, char *buf, size_t len, int *code) {
   if (WIFEXITED(st)) {
     *code = WEXITSTATUS(st);
@@ -291,6 +318,8 @@ int pp_cli_run(int argc, char **argv) {
   snprintf(app, sizeof app, "%s/app.pptrace", o.out);
   snprintf(sys_path, sizeof sys_path, "%s/system.pptrace", o.out);
 
+  char nvtx_lib[PATH_MAX];
+  find_library(nvtx_lib, sizeof nvtx_lib);
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     fprintf(stderr, "pipeprof run: pipe: %s\n", strerror(errno));
@@ -310,6 +339,8 @@ int pp_cli_run(int argc, char **argv) {
     setenv("PIPEPROF_OUT", app, 1);
     setenv("PIPEPROF_MODE", o.mode, 1);
     unsetenv("PIPEPROF_OWNER_PID");
+    if (nvtx_lib[0])
+      setenv("NVTX_INJECTION64_PATH", nvtx_lib, 0); /* the user's wins */
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
     }
@@ -328,6 +359,7 @@ int pp_cli_run(int argc, char **argv) {
   pp_config_init(&cfg);
   cfg.out_path = sys_path;
   cfg.install_signals = 0;
+  cfg.flush_ms = 100; /* samples arrive at --hz; no need to wake often */
   const char *base = strrchr(o.cmd[0], '/');
   cfg.process_name = base ? base + 1 : o.cmd[0];
   int have_session = pp_init(&cfg) == PP_OK;

@@ -205,6 +205,9 @@ struct pp_collect_proc {
   /* process tree */
   pid_t troot;
   uint64_t troot_start; /* 0: not seen yet */
+  uint64_t last_pid;    /* /proc/loadavg's last pid at the last full scan */
+  int last_pid_valid;
+  uint64_t last_full_ns; /* when the last full scan of /proc ran */
   scan_ent *scan;
   size_t nscan, scan_cap;
   int32_t *hash;
@@ -1642,6 +1645,8 @@ static void reset_tree_state(pp_collect_proc *r, pid_t root) {
   r->nprev = 0;
   memset(&r->departed, 0, sizeof r->departed);
   r->ndeparted = r->rss_peak = r->hwm_max = 0;
+  r->last_pid_valid = 0;
+  r->last_full_ns = 0;
 }
 
 /* Fill a member's pp_proc_sample from the scan plus status and io. Returns
@@ -1668,6 +1673,10 @@ static bool fill_member(pp_collect_proc *r, int procfd, const scan_ent *e,
   p->c.vol_ctxt = p->c.nonvol_ctxt = PP_COLLECT_NONE;
   p->c.rchar = p->c.wchar = PP_COLLECT_NONE;
   p->c.read_bytes = p->c.write_bytes = PP_COLLECT_NONE;
+  /* A zombie has exited: its CPU time counts (departed), its memory, threads
+   * and membership do not. */
+  if (e->state == 'Z')
+    return false;
 
   char rel[64];
   size_t len;
@@ -1733,6 +1742,43 @@ static void depart_now(pp_collect_proc *r, const pp_proc_sample *p) {
   r->ndeparted++;
 }
 
+/* The most recently created pid, from /proc/loadavg ("0.1 0.2 0.3 1/99
+ * 12345"). Returns 1 when read. */
+static int read_last_pid(pp_collect_proc *r, uint64_t *out) {
+  size_t len;
+  if (read_fd(r, r->fh[FH_LOADAVG], &len) != 0)
+    return 0;
+  const char *p = strrchr(r->buf, ' ');
+  if (!p)
+    return 0;
+  p++;
+  return parse_u64(&p, out) ? 1 : 0;
+}
+
+/* Read one pid's stat into the scan list. Returns 1 when added, 0 when the
+ * process is gone or unreadable, -1 when out of memory. */
+static int scan_one(pp_collect_proc *r, int procfd, pid_t pid, pid_t root,
+                    int *stat_err) {
+  if (pp__grow((void **)&r->scan, &r->scan_cap, r->nscan + 1,
+               sizeof *r->scan))
+    return -1;
+  char rel[64];
+  size_t len;
+  int e = read_pid_file(r, procfd, pid, "stat", rel, sizeof rel, &len);
+  if (e) { /* gone since readdir, or hidden */
+    if (e != ENOENT && e != ESRCH && pid == root)
+      *stat_err = e;
+    return 0;
+  }
+  scan_ent *s = &r->scan[r->nscan];
+  if (!parse_pid_stat(r->buf, s))
+    return 0;
+  s->pid = pid;
+  s->mark = MARK_UNKNOWN;
+  r->nscan++;
+  return 1;
+}
+
 int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   if (!r || !o || root <= 0)
     return PP_EINVAL;
@@ -1755,30 +1801,46 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   char rel[64];
   int stat_err = 0;
   r->nscan = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    const char *p = de->d_name;
-    uint64_t pid;
-    if (*p < '1' || *p > '9' || !parse_u64(&p, &pid) || *p || pid > INT_MAX)
-      continue;
-    if (pp__grow((void **)&r->scan, &r->scan_cap, r->nscan + 1,
-                 sizeof *r->scan)) {
-      closedir(d);
-      return PP_ENOMEM;
+  /* A scan of all of /proc finds the processes that joined the tree. None
+   * can have joined when no process was created since the last scan (the
+   * last pid in /proc/loadavg is unchanged): then only the members known
+   * from the last sample are read again. This keeps a sample's cost
+   * proportional to the tree, not to the machine's process count. */
+  uint64_t last_pid = 0;
+  int have_last = r->fh[FH_LOADAVG] >= 0 && read_last_pid(r, &last_pid);
+  /* On a busy machine processes are created all the time: then the full
+   * scan runs at most once a second, so a process that joins the tree is
+   * seen within a second (its CPU time is in the run's totals anyway). */
+  uint64_t now = mono_ns();
+  int recent = r->last_full_ns && now - r->last_full_ns < 1000000000ull;
+  int quick = r->nprev > 0 && ((have_last && r->last_pid_valid &&
+                                last_pid == r->last_pid) ||
+                               recent);
+  if (!quick)
+    r->last_full_ns = now;
+  if (quick) {
+    for (size_t i = 0; i < r->nprev; i++)
+      if (scan_one(r, procfd, r->prev[i].pid, root, &stat_err) < 0) {
+        closedir(d);
+        return PP_ENOMEM;
+      }
+  } else {
+    struct dirent *de;
+    while ((de = readdir(d))) {
+      const char *p = de->d_name;
+      uint64_t pid;
+      if (*p < '1' || *p > '9' || !parse_u64(&p, &pid) || *p ||
+          pid > INT_MAX)
+        continue;
+      if (scan_one(r, procfd, (pid_t)pid, root, &stat_err) < 0) {
+        closedir(d);
+        return PP_ENOMEM;
+      }
     }
-    size_t len;
-    int e = read_pid_file(r, procfd, (pid_t)pid, "stat", rel, sizeof rel, &len);
-    if (e) { /* gone since readdir, or hidden */
-      if (e != ENOENT && e != ESRCH && (pid_t)pid == root)
-        stat_err = e;
-      continue;
-    }
-    scan_ent *s = &r->scan[r->nscan];
-    if (!parse_pid_stat(r->buf, s))
-      continue;
-    s->pid = (pid_t)pid;
-    s->mark = MARK_UNKNOWN;
-    r->nscan++;
+  }
+  if (!quick) {
+    r->last_pid = last_pid;
+    r->last_pid_valid = have_last;
   }
   if (build_hash(r) || pp__grow((void **)&r->stack, &r->stack_cap, r->nscan + 1,
                                 sizeof *r->stack)) {

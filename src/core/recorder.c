@@ -250,9 +250,9 @@ pp_zone pp_zone_begin(const pp_srcloc *loc) {
 }
 
 void pp_zone_end(pp_zone zone) {
-  uint64_t ts = pp__ticks();
   if (pp__unlikely(!zone.loc))
     return;
+  uint64_t ts = pp__ticks();
   pp__tstate *t = tls_state;
   if (pp__unlikely(!t))
     return; /* thread state gone (exit destructors): nothing to close */

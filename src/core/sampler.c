@@ -35,6 +35,7 @@ struct pp__sampler {
   pp_perf_sample perf_sample;
   pp_power_sample power_sample;
   int cur;            /* index of the newest sample in sys[]/tree[] */
+  int64_t perf_read_ns; /* when perf counters were last read */
   unsigned long n;    /* samples taken */
   pthread_t thread;
   int started;
@@ -195,8 +196,16 @@ static void record_tree(pp__sampler *s, const pp_tree_sample *a,
   pthread_mutex_unlock(&s->lock);
 }
 
-static void record_perf(pp__sampler *s) {
-  if (!s->perf || pp_collect_perf_read(s->perf, &s->perf_sample) < 0)
+static void record_perf(pp__sampler *s, int force) {
+  /* Reading inherited counters sums them over every thread of the tree
+   * (and may interrupt the CPUs those threads run on): the cumulative
+   * counts are read at most once a second, and at the end. */
+  int64_t now = pp__mono_ns();
+  if (!s->perf || (!force && s->perf_read_ns &&
+                   now - s->perf_read_ns < 1000000000))
+    return;
+  s->perf_read_ns = now;
+  if (pp_collect_perf_read(s->perf, &s->perf_sample) < 0)
     return;
   const pp_perf_sample *p = &s->perf_sample;
   for (int i = 0; i < PP_PERF_NEVENTS; i++)
@@ -228,7 +237,7 @@ static void record_power(pp__sampler *s) {
     set("power.package_w", p->package_power_w);
 }
 
-static void sample_once(pp__sampler *s) {
+static void sample_once(pp__sampler *s, int last) {
   int prev = s->cur, next = s->cur ^ 1;
   int have_prev = s->n > 0;
   if (s->proc) {
@@ -237,7 +246,7 @@ static void sample_once(pp__sampler *s) {
     if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0)
       record_tree(s, have_prev ? &s->tree[prev] : NULL, &s->tree[next]);
   }
-  record_perf(s);
+  record_perf(s, last);
   record_power(s);
   s->cur = next;
   s->n++;
@@ -280,7 +289,7 @@ static void *sampler_main(void *arg) {
   pthread_mutex_lock(&s->lock);
   while (!s->stop) {
     pthread_mutex_unlock(&s->lock);
-    sample_once(s);
+    sample_once(s, 0);
     pthread_mutex_lock(&s->lock);
     uint64_t ns = (uint64_t)next.tv_nsec + period;
     next.tv_sec += (time_t)(ns / 1000000000ull);
@@ -331,7 +340,7 @@ void pp__sampler_stop(pp__sampler *s) {
     pthread_cond_signal(&s->cond);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
-    sample_once(s); /* the last interval, up to now */
+    sample_once(s, 1); /* the last interval, up to now */
     if (s->perf)
       for (int i = 0; i < PP_PERF_NEVENTS; i++) {
         const pp_perf_value *v = &s->perf_sample.ev[i];

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A deterministic workload for tests/test-run.c, compiled at test time with
+ * the system's cc: it maps and touches MIB MiB of anonymous memory (4 KiB
+ * pages, transparent huge pages refused, so the number of page faults is
+ * fixed), makes NWRITES one-byte write()s to /dev/null (system time), then
+ * burns user-space CPU until the process has used CPU_MS milliseconds of
+ * CPU in all. Because it stops on its own CPU clock, separate runs use the
+ * same CPU time however busy the machine is, and the figures of different
+ * tools can be compared. Prints nothing on success.
+ *
+ * Usage: workload MIB CPU_MS NWRITES
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: workload MIB CPU_MS NWRITES\n");
+    return 2;
+  }
+  size_t mib = strtoul(argv[1], NULL, 10);
+  double target = strtod(argv[2], NULL);
+  long nwrites = strtol(argv[3], NULL, 10);
+
+  size_t len = mib << 20;
+  unsigned char *p = NULL;
+  if (len) {
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED) {
+      perror("workload: mmap");
+      return 1;
+    }
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, len, MADV_NOHUGEPAGE);
+#endif
+    for (size_t i = 0; i < len; i += 4096)
+      p[i] = (unsigned char)i;
+  }
+
+  int fd = open("/dev/null", O_WRONLY);
+  if (fd < 0) {
+    perror("workload: /dev/null");
+    return 1;
+  }
+  for (long i = 0; i < nwrites; i++)
+    if (write(fd, "x", 1) != 1) {
+      perror("workload: write");
+      return 1;
+    }
+  close(fd);
+
+  /* xorshift over the buffer: real work the compiler cannot drop */
+  volatile uint64_t sink = 0;
+  uint64_t x = 88172645463325252ull;
+  while (cpu_ms() < target) {
+    for (int i = 0; i < 100000; i++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      if (p)
+        x += p[(x >> 20) % len];
+    }
+    sink = x;
+  }
+  (void)sink;
+  return 0;
+}

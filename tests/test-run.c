@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of `pipeprof run` (src/cli/run.c) through the real binary: usage
+ * errors (exit 2, one line), a command that cannot be found (127, nothing
+ * ran), an output directory that cannot be written (1), exit statuses
+ * passed through (exit codes, 128 + signal), the example pipeline profiled
+ * with the sampler on (zones and counters in one run directory, trace.json
+ * and --json parsed when jansson is there), --duration, signals forwarded
+ * to the child, and the acceptance test against real tools: CPU time and
+ * peak RSS against GNU time -v, page faults and task-clock against perf
+ * stat, for one deterministic workload (tests/helpers/workload.c, compiled
+ * here with cc). Figures are printed as '# ' lines.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef PP_HAVE_JANSSON
+#include <jansson.h>
+#endif
+
+#include "analyze/model.h"
+#include "runner.h"
+
+typedef struct run_result {
+  int rc;
+  char *out; /* standard output */
+  char *err; /* standard error */
+} run_result;
+
+/* Run `pipeprof ARGS` (shell text: quote paths yourself), stdout and
+ * stderr captured apart. */
+static run_result pp_cmd(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static run_result pp_cmd(const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char errpath[4096];
+  snprintf(errpath, sizeof errpath, "%s/run-stderr.txt", pp_test_tmpdir());
+  run_result r;
+  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(),
+                     args, errpath);
+  CHECK(r.out != NULL);
+  r.err = pp_test_slurp(errpath, NULL);
+  CHECK(r.err != NULL);
+  return r;
+}
+
+static void result_free(run_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* Exit status, nothing on stdout, one line on stderr naming pipeprof. */
+#define CHECK_ONE_LINE_ERROR(r, status)                                        \
+  do {                                                                         \
+    CHECK_EQ((r).rc, status);                                                  \
+    CHECK_STR((r).out, "");                                                    \
+    if (count_lines((r).err) != 1)                                             \
+      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);               \
+    CHECK_CONTAINS((r).err, "pipeprof run");                                   \
+  } while (0)
+
+static void dpath(char *buf, size_t len, const char *dir, const char *name) {
+  int k = snprintf(buf, len, "%s/%s", dir, name);
+  if (k < 0 || (size_t)k >= len)
+    PP_FAIL("path too long: %s/%s", dir, name);
+}
+
+static void tpath(char *buf, size_t len, const char *name) {
+  dpath(buf, len, pp_test_tmpdir(), name);
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static int exists_in(const char *dir, const char *name) {
+  char p[4096];
+  dpath(p, sizeof p, dir, name);
+  return exists(p);
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Read DIR/NAME into *t and analyse it. */
+static void load(const char *dir, const char *name, pp_trace *t) {
+  char p[4096], err[512];
+  dpath(p, sizeof p, dir, name);
+  if (pp_trace_read_file(p, t, err, sizeof err) != 0)
+    PP_FAIL("cannot read %s: %s", p, err);
+  CHECK_EQ(pp_analyze(t), 0);
+}
+
+static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+      return &t->prof.counters[i];
+  return NULL;
+}
+
+static const pp_counter_stats *need_counter(const pp_trace *t,
+                                            const char *name) {
+  const pp_counter_stats *c = counter(t, name);
+  if (!c) {
+    fprintf(stderr, "# counters in the trace:");
+    for (size_t i = 0; i < t->prof.ncounters; i++)
+      fprintf(stderr, " %s", pp_trace_loc_name(t, t->prof.counters[i].loc));
+    fprintf(stderr, "\n");
+    PP_FAIL("no counter '%s' in the trace", name);
+  }
+  return c;
+}
+
+static int has_zone(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.nzones; i++)
+    if (strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), name) == 0)
+      return 1;
+  return 0;
+}
+
+static double meta_num(const pp_trace *t, const char *key) {
+  const char *v = pp_trace_meta(t, key);
+  if (!v)
+    PP_FAIL("no META %s", key);
+  char *end;
+  double d = strtod(v, &end);
+  if (end == v)
+    PP_FAIL("META %s = '%s' is not a number", key, v);
+  return d;
+}
+
+/* |a - b| <= tol * b, b > 0. */
+static int within(double a, double b, double tol) {
+  return b > 0 && a >= 0 && (a - b <= tol * b) && (b - a <= tol * b);
+}
+
+#ifdef PP_HAVE_JANSSON
+static void check_json_file(const char *path) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root)
+    PP_FAIL("%s: %s (line %d)", path, jerr.text, jerr.line);
+  json_decref(root);
+}
+#endif
+
+/* ---- usage and failures ------------------------------------------------ */
+
+PP_TEST_T(run_usage_errors, 120) {
+  char dir[4096], marker[4096];
+  tpath(dir, sizeof dir, "out");
+  tpath(marker, sizeof marker, "marker");
+
+  run_result r = pp_cmd("run");
+  CHECK_ONE_LINE_ERROR(r, 2);
+  CHECK_CONTAINS(r.err, "no command");
+  result_free(&r);
+
+  r = pp_cmd("run -q -o '%s' --", dir);
+  CHECK_ONE_LINE_ERROR(r, 2);
+  result_free(&r);
+
+  r = pp_cmd("run --bogus -- touch '%s'", marker);
+  CHECK_ONE_LINE_ERROR(r, 2);
+  CHECK_CONTAINS(r.err, "--bogus");
+  result_free(&r);
+
+  static const char *const bad_hz[] = {"0", "1001", "abc", "10x", "-5", ""};
+  for (size_t i = 0; i < sizeof bad_hz / sizeof bad_hz[0]; i++) {
+    r = pp_cmd("run -o '%s' --hz '%s' -- touch '%s'", dir, bad_hz[i], marker);
+    CHECK_ONE_LINE_ERROR(r, 2);
+    CHECK_CONTAINS(r.err, "--hz");
+    result_free(&r);
+  }
+  r = pp_cmd("run --hz");
+  CHECK_ONE_LINE_ERROR(r, 2);
+  result_free(&r);
+
+  static const char *const bad_dur[] = {"0", "-1", "abc", "1s", "nan", "inf",
+                                        ""};
+  for (size_t i = 0; i < sizeof bad_dur / sizeof bad_dur[0]; i++) {
+    r = pp_cmd("run -o '%s' --duration '%s' -- touch '%s'", dir, bad_dur[i],
+               marker);
+    CHECK_ONE_LINE_ERROR(r, 2);
+    CHECK_CONTAINS(r.err, "--duration");
+    result_free(&r);
+  }
+
+  r = pp_cmd("run -o '%s' --mode bogus -- touch '%s'", dir, marker);
+  CHECK_ONE_LINE_ERROR(r, 2);
+  result_free(&r);
+
+  /* None of these ran anything or made the output directory. */
+  CHECK(!exists(marker));
+  CHECK(!exists(dir));
+
+  r = pp_cmd("run --help");
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  CHECK_CONTAINS(r.out, "usage: pipeprof run");
+  CHECK_CONTAINS(r.out, "--duration");
+  result_free(&r);
+}
+
+PP_TEST_T(run_command_not_found, 120) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run -q -o '%s' -- pipeprof-no-such-command-xyz a b",
+                        dir);
+  CHECK_ONE_LINE_ERROR(r, 127);
+  CHECK_CONTAINS(r.err, "pipeprof-no-such-command-xyz");
+  result_free(&r);
+  CHECK(!exists_in(dir, "app.pptrace"));
+  CHECK(!exists_in(dir, "system.pptrace"));
+
+  /* With a slash: a path that does not exist, and one that is not a
+   * program. */
+  char notexe[4096];
+  tpath(notexe, sizeof notexe, "not-a-program");
+  FILE *f = fopen(notexe, "w");
+  CHECK(f != NULL);
+  fputs("data\n", f);
+  CHECK_EQ(fclose(f), 0);
+  r = pp_cmd("run -q -o '%s' -- '%s'", dir, notexe);
+  CHECK_ONE_LINE_ERROR(r, 127);
+  CHECK_CONTAINS(r.err, "not-a-program");
+  result_free(&r);
+  r = pp_cmd("run -q -o '%s' -- ./no/such/dir/prog", dir);
+  CHECK_ONE_LINE_ERROR(r, 127);
+  result_free(&r);
+  CHECK(!exists_in(dir, "app.pptrace"));
+  CHECK(!exists_in(dir, "system.pptrace"));
+}
+
+PP_TEST_T(run_unwritable_output, 120) {
+  char file[4096], under[4096], marker[4096];
+  tpath(file, sizeof file, "regular-file");
+  tpath(marker, sizeof marker, "marker");
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL);
+  CHECK_EQ(fclose(f), 0);
+  dpath(under, sizeof under, file, "sub");
+
+  run_result r = pp_cmd("run -q -o /proc/pipeprof-x -- touch '%s'", marker);
+  CHECK_ONE_LINE_ERROR(r, 1);
+  CHECK_CONTAINS(r.err, "/proc/pipeprof-x");
+  result_free(&r);
+
+  r = pp_cmd("run -q -o '%s' -- touch '%s'", under, marker);
+  CHECK_ONE_LINE_ERROR(r, 1);
+  CHECK_CONTAINS(r.err, "regular-file/sub");
+  result_free(&r);
+
+  CHECK(!exists(marker)); /* the command never ran */
+}
+
+/* ---- exit statuses ------------------------------------------------------ */
+
+PP_TEST_T(run_exit_code_passthrough, 120) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run -q -o '%s' -- sh -c 'exit 7'", dir);
+  CHECK_EQ(r.rc, 7);
+  CHECK_CONTAINS(r.err, "exit 7");
+  result_free(&r);
+  CHECK(exists_in(dir, "system.pptrace"));
+  CHECK(exists_in(dir, "summary.json"));
+
+  r = pp_cmd("run -q -o '%s' -- sh -c 'exit 0'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  result_free(&r);
+}
+
+PP_TEST_T(run_child_killed, 120) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run -q -o '%s' -- sh -c 'kill -9 $$'", dir);
+  CHECK_EQ(r.rc, 137);
+  CHECK_CONTAINS(r.err, "killed by signal 9 (SIGKILL)");
+  result_free(&r);
+
+  CHECK(exists_in(dir, "system.pptrace"));
+  pp_trace t;
+  load(dir, "system.pptrace", &t);
+  const char *how = pp_trace_meta(&t, "run.exit");
+  CHECK(how != NULL);
+  CHECK_CONTAINS(how, "killed by signal 9 (SIGKILL)");
+  CHECK_GT(t.prof.ncounters, 0);
+  uint64_t samples = 0;
+  for (size_t i = 0; i < t.prof.ncounters; i++)
+    samples += t.prof.counters[i].samples;
+  CHECK_GT(samples, 0);
+  CHECK(counter(&t, "proc.cpu_user_s") != NULL);
+  pp_trace_free(&t);
+
+  r = pp_cmd("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "sh");
+  result_free(&r);
+}
+
+/* ---- the example pipeline ---------------------------------------------- */
+
+PP_TEST_T(run_example_pipeline, 300) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run -q -o '%s' --hz 50 -- "
+                        "'%s/pipeprof-example-pipeline' --frames 40 --quiet",
+                        dir, pp_test_bindir());
+  if (r.rc != 0)
+    PP_FAIL("exit %d\nstdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
+  CHECK_CONTAINS(r.out, "zones");
+  CHECK_CONTAINS(r.out, "detect");
+  CHECK_CONTAINS(r.out, "motion");
+  result_free(&r);
+  CHECK(exists_in(dir, "app.pptrace"));
+  CHECK(exists_in(dir, "summary.json"));
+  CHECK(exists_in(dir, "trace.json"));
+
+  /* The run directory merged as `pipeprof report DIR` does it. */
+  pp_trace app, sys;
+  char p[4096], err[512];
+  dpath(p, sizeof p, dir, "app.pptrace");
+  if (pp_trace_read_file(p, &app, err, sizeof err) != 0)
+    PP_FAIL("%s: %s", p, err);
+  load(dir, "system.pptrace", &sys);
+  static const char *const names[] = {"proc.cpu_user_s", "proc.rss_bytes",
+                                      "sys.cpu.busy_pct"};
+  for (size_t i = 0; i < 3; i++) {
+    const pp_counter_stats *c = need_counter(&sys, names[i]);
+    fprintf(stderr, "# %s: %llu samples, last %g\n", names[i],
+            (unsigned long long)c->samples, c->last);
+    CHECK_GE(c->samples, 2);
+  }
+  CHECK(pp_trace_meta(&sys, "sampler.hz") != NULL);
+  CHECK_STR(pp_trace_meta(&sys, "sampler.hz"), "50");
+  CHECK_STR(pp_trace_meta(&sys, "run.exit"), "exit 0");
+  CHECK(pp_trace_meta(&sys, "run.stopped") == NULL);
+  CHECK_EQ(pp_trace_merge(&app, &sys), 0);
+  pp_trace_free(&sys);
+  CHECK_EQ(pp_analyze(&app), 0);
+  CHECK(has_zone(&app, "detect"));
+  CHECK(has_zone(&app, "motion"));
+  for (size_t i = 0; i < 3; i++)
+    CHECK_GE(need_counter(&app, names[i])->samples, 2);
+  pp_trace_free(&app);
+
+#ifdef PP_HAVE_JANSSON
+  dpath(p, sizeof p, dir, "trace.json");
+  check_json_file(p);
+  dpath(p, sizeof p, dir, "summary.json");
+  check_json_file(p);
+#endif
+
+  r = pp_cmd("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "detect");
+  result_free(&r);
+}
+
+PP_TEST_T(run_json_stdout, 120) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run --json -o '%s' -- sh -c 'exit 0'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  CHECK_CONTAINS(r.out, "\"counters\"");
+  CHECK(r.out[0] == '{');
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *root = json_loads(r.out, 0, &jerr);
+  if (!root)
+    PP_FAIL("--json output does not parse: %s (line %d):\n%s", jerr.text,
+            jerr.line, r.out);
+  CHECK(json_is_array(json_object_get(root, "counters")));
+  json_decref(root);
+#endif
+  result_free(&r);
+}
+
+/* ---- --duration and signals --------------------------------------------- */
+
+PP_TEST_T(run_duration_stops_child, 120) {
+  /* A test harness started with SIGINT ignored would hand that on to
+   * sleep, which would then outlive --duration. */
+  signal(SIGINT, SIG_DFL);
+  char dir[4096];
+  tpath(dir, sizeof dir, "out");
+  run_result r = pp_cmd("run -q -o '%s' --duration 0.3 -- sleep 30", dir);
+  CHECK_EQ(r.rc, 130);
+  CHECK_CONTAINS(r.err, "SIGINT");
+  result_free(&r);
+  pp_trace t;
+  load(dir, "system.pptrace", &t);
+  const char *stopped = pp_trace_meta(&t, "run.stopped");
+  CHECK(stopped != NULL);
+  CHECK_CONTAINS(stopped, "--duration");
+  CHECK_CONTAINS(pp_trace_meta(&t, "run.exit"), "SIGINT");
+  CHECK(exists_in(dir, "summary.json"));
+  pp_trace_free(&t);
+}
+
+/* A child of `parent` whose command name is `comm`, or 0. */
+static pid_t find_child(pid_t parent, const char *comm) {
+  DIR *d = opendir("/proc");
+  CHECK(d != NULL);
+  struct dirent *e;
+  pid_t found = 0;
+  while (!found && (e = readdir(d)) != NULL) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0)
+      continue;
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    char *st = pp_test_slurp(p, NULL);
+    if (!st)
+      continue;
+    /* pid (comm) state ppid ...; comm may hold ')' */
+    char *open = strchr(st, '('), *close = strrchr(st, ')');
+    long ppid = -1;
+    char state;
+    if (open && close && close > open &&
+        sscanf(close + 1, " %c %ld", &state, &ppid) == 2 &&
+        ppid == (long)parent) {
+      *close = 0;
+      if (strcmp(open + 1, comm) == 0)
+        found = (pid_t)pid;
+    }
+    free(st);
+  }
+  closedir(d);
+  return found;
+}
+
+PP_TEST_T(run_forwards_sigterm, 120) {
+  char dir[4096], log[4096], bin[4096];
+  tpath(dir, sizeof dir, "out");
+  tpath(log, sizeof log, "pipeprof.log");
+  snprintf(bin, sizeof bin, "%s/pipeprof", pp_test_bindir());
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      close(fd);
+    }
+    execl(bin, "pipeprof", "run", "-q", "-o", dir, "--", "sleep", "30",
+          (char *)NULL);
+    _exit(126);
+  }
+  /* The child runs sleep once pipeprof has set up sampling and its signal
+   * handlers; only then is SIGTERM forwarded rather than fatal. */
+  char sys[4096];
+  dpath(sys, sizeof sys, dir, "system.pptrace");
+  pid_t sleeper = 0;
+  for (int i = 0; i < 3000 && !(sleeper && exists(sys)); i++) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      PP_FAIL("pipeprof ended early (status %d):\n%s", st,
+              pp_test_slurp(log, NULL));
+    sleeper = find_child(pid, "sleep");
+    if (!(sleeper && exists(sys)))
+      sleep_ms(10);
+  }
+  CHECK(sleeper > 0);
+  CHECK(exists(sys));
+  CHECK_EQ(kill(pid, SIGTERM), 0);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  char *out = pp_test_slurp(log, NULL);
+  if (!WIFEXITED(st))
+    PP_FAIL("pipeprof did not exit normally (status 0x%x):\n%s", st, out);
+  CHECK_EQ(WEXITSTATUS(st), 143);
+  CHECK_CONTAINS(out, "killed by signal 15 (SIGTERM)");
+  free(out);
+  CHECK(kill(sleeper, 0) != 0); /* sleep is gone */
+  CHECK(exists_in(dir, "summary.json"));
+  CHECK(exists_in(dir, "trace.json"));
+  pp_trace t;
+  load(dir, "system.pptrace", &t);
+  CHECK_CONTAINS(pp_trace_meta(&t, "run.exit"), "SIGTERM");
+  pp_trace_free(&t);
+}
+
+/* ---- agreement with GNU time and perf stat ------------------------------ */
+
+/* From `time -v` output: the number after "KEY: ". */
+static double time_field(const char *text, const char *key) {
+  const char *p = strstr(text, key);
+  if (!p)
+    PP_FAIL("no '%s' in time -v output:\n%s", key, text);
+  p += strlen(key);
+  if (*p == ':')
+    p++;
+  char *end;
+  double v = strtod(p, &end);
+  if (end == p)
+    PP_FAIL("bad '%s' in time -v output:\n%s", key, text);
+  return v;
+}
+
+/* From `perf stat -x,` output: the value of event `name`; -1 when it was
+ * not counted. */
+static double perf_field(const char *text, const char *name) {
+  const char *line = text;
+  while (line && *line) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    char buf[512];
+    if (len < sizeof buf && line[0] != '#') {
+      memcpy(buf, line, len);
+      buf[len] = 0;
+      /* value,unit,event,... */
+      char *c1 = strchr(buf, ',');
+      char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+      if (c2) {
+        char *c3 = strchr(c2 + 1, ',');
+        if (c3)
+          *c3 = 0;
+        if (strcmp(c2 + 1, name) == 0) {
+          *c1 = 0;
+          char *end;
+          double v = strtod(buf, &end);
+          return end != buf ? v : -1;
+        }
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  return -1;
+}
+
+PP_TEST_T(run_agrees_with_time_and_perf, 300) {
+  if (access("/usr/bin/time", X_OK) != 0 || access("/usr/bin/perf", X_OK)) {
+    fprintf(stderr, "# skipped: /usr/bin/time or /usr/bin/perf missing\n");
+    return;
+  }
+  const char *tmp = pp_test_tmpdir();
+  char wl[4096], dir[4096], tout[4096], pout[4096];
+  tpath(wl, sizeof wl, "workload");
+  tpath(dir, sizeof dir, "out");
+  tpath(tout, sizeof tout, "time.txt");
+  tpath(pout, sizeof pout, "perf.txt");
+  char *out = NULL;
+  int rc = pp_test_run(&out, "cc -O2 -o '%s' '%s/tests/helpers/workload.c'",
+                       wl, pp_test_srcdir());
+  if (rc != 0)
+    PP_FAIL("cannot build the workload (cc exit %d):\n%s", rc, out);
+  free(out);
+  /* 64 MiB touched, 600 ms of CPU (10 ms tick granularity of time -v is
+   * under 2%), 400 small writes. */
+  static const char args[] = "64 600 400";
+
+  /* (a) pipeprof run */
+  run_result r = pp_cmd("run --json -o '%s' -- '%s' %s", dir, wl, args);
+  if (r.rc != 0)
+    PP_FAIL("pipeprof run: exit %d:\n%s%s", r.rc, r.out, r.err);
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *root = json_loads(r.out, 0, &jerr);
+  if (!root)
+    PP_FAIL("--json output does not parse: %s:\n%s", jerr.text, r.out);
+  json_decref(root);
+#endif
+  result_free(&r);
+  pp_trace t;
+  load(dir, "system.pptrace", &t);
+  double pp_user = meta_num(&t, "run.user_ns") * 1e-9;
+  double pp_sys = meta_num(&t, "run.system_ns") * 1e-9;
+  double pp_rss = meta_num(&t, "run.maxrss_bytes");
+  const pp_counter_stats *c;
+  double pp_utick = (c = counter(&t, "proc.cpu_user_s")) ? c->last : -1;
+  double pp_stick = (c = counter(&t, "proc.cpu_system_s")) ? c->last : -1;
+  double pp_minflt = (c = counter(&t, "proc.minflt_total")) ? c->last : -1;
+  double pp_vol = (c = counter(&t, "proc.vol_ctxt_total")) ? c->last : -1;
+  double pp_nonvol =
+      (c = counter(&t, "proc.nonvol_ctxt_total")) ? c->last : -1;
+  double pp_pf = (c = counter(&t, "perf.page-faults")) ? c->last : -1;
+  double pp_tc = (c = counter(&t, "perf.task-clock")) ? c->last : -1;
+  double pp_cs = (c = counter(&t, "perf.context-switches")) ? c->last : -1;
+  const char *perf_why = pp_trace_meta(&t, "unavailable.perf");
+
+  /* (b) GNU time */
+  rc = pp_test_run(&out, "/usr/bin/time -v -o '%s' '%s' %s", tout, wl, args);
+  if (rc != 0)
+    PP_FAIL("time -v: exit %d:\n%s", rc, out);
+  free(out);
+  char *tv = pp_test_slurp(tout, NULL);
+  CHECK(tv != NULL);
+  double tv_user = time_field(tv, "User time (seconds)");
+  double tv_sys = time_field(tv, "System time (seconds)");
+  double tv_rss = time_field(tv, "Maximum resident set size (kbytes)") * 1024;
+  double tv_minflt = time_field(tv, "Minor (reclaiming a frame) page faults");
+  double tv_vol = time_field(tv, "Voluntary context switches");
+  double tv_nonvol = time_field(tv, "Involuntary context switches");
+  free(tv);
+
+  /* (c) perf stat */
+  rc = pp_test_run(&out,
+                   "/usr/bin/perf stat -x, -o '%s' "
+                   "-e task-clock,context-switches,page-faults '%s' %s",
+                   pout, wl, args);
+  char *ps = pp_test_slurp(pout, NULL);
+  double ps_tc = -1, ps_cs = -1, ps_pf = -1;
+  if (rc == 0 && ps) {
+    ps_tc = perf_field(ps, "task-clock");
+    ps_cs = perf_field(ps, "context-switches");
+    ps_pf = perf_field(ps, "page-faults");
+  }
+
+  fprintf(stderr, "# workload: %s (MiB, CPU ms, writes), in %s\n", args, tmp);
+  fprintf(stderr,
+          "# cpu user+sys s: pipeprof %.4f (%.4f + %.4f), time -v %.2f "
+          "(%.2f + %.2f); sampled /proc %.3f\n",
+          pp_user + pp_sys, pp_user, pp_sys, tv_user + tv_sys, tv_user,
+          tv_sys, pp_utick >= 0 ? pp_utick + pp_stick : -1.0);
+  fprintf(stderr, "# max rss KiB: pipeprof %.0f, time -v %.0f\n",
+          pp_rss / 1024, tv_rss / 1024);
+  fprintf(stderr, "# page faults: pipeprof perf %.0f, perf stat %.0f; "
+                  "minflt pipeprof /proc %.0f, time -v %.0f\n",
+          pp_pf, ps_pf, pp_minflt, tv_minflt);
+  fprintf(stderr, "# task-clock ms: pipeprof %.2f, perf stat %.2f\n", pp_tc,
+          ps_tc);
+  fprintf(stderr,
+          "# context switches: pipeprof perf %.0f, perf stat %.0f; "
+          "pipeprof /proc vol %.0f nonvol %.0f, time -v vol %.0f "
+          "nonvol %.0f\n",
+          pp_cs, ps_cs, pp_vol, pp_nonvol, tv_vol, tv_nonvol);
+
+  CHECK(within(pp_user + pp_sys, tv_user + tv_sys, 0.05));
+  CHECK(within(pp_rss, tv_rss, 0.05));
+  if (rc != 0 || ps_pf < 0 || ps_tc < 0) {
+    fprintf(stderr, "# skipped: perf stat cannot count here (exit %d):\n%s",
+            rc, ps ? ps : out ? out : "");
+  } else {
+    if (perf_why)
+      PP_FAIL("perf stat counts, pipeprof did not: %s", perf_why);
+    if (pp_pf < 0 || pp_tc < 0)
+      PP_FAIL("perf stat counts page-faults and task-clock, but the "
+              "pipeprof run has no perf.page-faults / perf.task-clock "
+              "counter");
+    CHECK(within(pp_pf, ps_pf, 0.05));
+    CHECK(within(pp_tc, ps_tc, 0.05));
+  }
+  free(ps);
+  free(out);
+  pp_trace_free(&t);
+}

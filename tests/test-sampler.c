@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-process sampler (pp_config.sample_hz, PIPEPROF_SAMPLE_HZ): samples
+ * land as counter tracks of the program's own trace, on a thread of their
+ * own, and unavailable groups are recorded as metadata with a reason.
+ */
+#include <time.h>
+
+#include "analyze/model.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+      return &t->prof.counters[i];
+  return NULL;
+}
+
+static void burn(long ms) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  volatile unsigned long x = 0;
+  do {
+    for (int i = 0; i < 100000; i++)
+      x += (unsigned long)i;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 <
+           ms);
+}
+
+PP_TEST(sampler_in_process_env) {
+  char path[4200], err[256];
+  snprintf(path, sizeof path, "%s/s.pptrace", pp_test_tmpdir());
+  setenv("PIPEPROF", "1", 1);
+  setenv("PIPEPROF_OUT", path, 1);
+  setenv("PIPEPROF_SAMPLE_HZ", "50", 1);
+  unsetenv("PIPEPROF_OWNER_PID");
+  CHECK_EQ(pp_init_from_env(), PP_OK);
+  {
+    PP_ZONE("work");
+    burn(250);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_counter_stats *cpu = counter(&t, "proc.cpu_user_s");
+  const pp_counter_stats *rss = counter(&t, "proc.rss_bytes");
+  const pp_counter_stats *busy = counter(&t, "sys.cpu.busy_pct");
+  CHECK(cpu && rss && busy);
+  CHECK_GE(cpu->samples, 5); /* 50 Hz over ~250 ms */
+  CHECK_GT(rss->last, 0);
+  CHECK(cpu->last >= 0.1 && cpu->last < 10); /* the burn, in seconds */
+  CHECK(busy->max >= 0 && busy->max <= 100);
+  CHECK_STR(pp_trace_meta(&t, "sampler.hz"), "50");
+  /* the sampler thread is named */
+  int named = 0;
+  for (size_t i = 0; i < t.nthreads; i++)
+    named |= strcmp(t.threads[i].name, "pipeprof sampler") == 0;
+  CHECK(named);
+  pp_trace_free(&t);
+}
+
+PP_TEST(sampler_bad_env_value) {
+  setenv("PIPEPROF", "1", 1);
+  setenv("PIPEPROF_SAMPLE_HZ", "fast", 1);
+  CHECK_EQ(pp_init_from_env(), PP_EENV);
+  CHECK_EQ(pp_is_running(), 0);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.sample_hz = 1001;
+  CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+}
+
+PP_TEST(sampler_fixture_sysroot_reasons) {
+  /* A sysroot without /sys: every sensor group says why it is missing. */
+  char path[4200], root[4200], err[256];
+  snprintf(path, sizeof path, "%s/f.pptrace", pp_test_tmpdir());
+  snprintf(root, sizeof root, "%s/tests/fixtures/sysroot/minimal",
+           pp_test_srcdir());
+  setenv("PIPEPROF_SYSROOT", root, 1);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.sample_hz = 20;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  struct timespec ts = {0, 120000000};
+  nanosleep(&ts, NULL);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  const char *hw = pp_trace_meta(&t, "unavailable.hwmon");
+  CHECK(hw != NULL);
+  CHECK_CONTAINS(hw, "unavailable");
+  pp_trace_free(&t);
+}
