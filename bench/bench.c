@@ -463,8 +463,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   unsetenv("PIPEPROF");
-  if (sampler)
+  if (sampler) {
+    rmdir(tmpdir); /* bench/sampler.c makes a directory of its own */
     return pp_bench_sampler(json, quick);
+  }
   int batches = quick ? 2000 : 20000;
   pp__clock_init(); /* the floor uses the same tick source as the library */
 

@@ -335,6 +335,10 @@ int pp_cli_run(int argc, char **argv) {
   if (pid == 0) {
     close(go[1]);
     close(err[0]);
+    /* A pipeprof started with SIGINT ignored (nohup, `&` in a script) must
+     * not pass that on: --duration and forwarding rely on the default. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     setenv("PIPEPROF", "1", 1);
     setenv("PIPEPROF_OUT", app, 1);
     setenv("PIPEPROF_MODE", o.mode, 1);
