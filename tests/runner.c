@@ -123,6 +123,38 @@ char *pp_test_slurp(const char *path, size_t *len) {
   return buf;
 }
 
+pp_cli_result pp_test_cli(const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char errpath[PATH_MAX + 32];
+  snprintf(errpath, sizeof errpath, "%s/cli-stderr.txt", pp_test_tmpdir());
+  pp_cli_result r;
+  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(),
+                     args, errpath);
+  if (!r.out)
+    PP_FAIL("cannot capture the output of pipeprof %s", args);
+  r.err = pp_test_slurp(errpath, NULL);
+  if (!r.err)
+    PP_FAIL("cannot read the stderr of pipeprof %s", args);
+  return r;
+}
+
+void pp_cli_result_free(pp_cli_result *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}
+
+int pp_test_count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
 static int matches(const char *name, int argc, char **argv) {
   if (argc <= 1)
     return 1;

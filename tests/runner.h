@@ -97,6 +97,30 @@ const char *pp_test_srcdir(void);
  * signal). */
 int pp_test_run(char **out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* What a run of the pipeprof command printed, stdout and stderr apart. */
+typedef struct pp_cli_result {
+  int rc;
+  char *out; /* standard output */
+  char *err; /* standard error */
+} pp_cli_result;
+
+/* Run `<build dir>/pipeprof ARGS` (ARGS is shell text: quote paths
+ * yourself). Fails the test if the output cannot be captured. */
+pp_cli_result pp_test_cli(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void pp_cli_result_free(pp_cli_result *r);
+int pp_test_count_lines(const char *s);
+
+/* Exit status, nothing on stdout, exactly one line on stderr naming who. */
+#define CHECK_ONE_LINE_ERROR_FROM(r, status, who)                           \
+  do {                                                                      \
+    CHECK_EQ((r).rc, status);                                               \
+    CHECK_STR((r).out, "");                                                 \
+    if (pp_test_count_lines((r).err) != 1)                                  \
+      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);            \
+    CHECK_CONTAINS((r).err, who);                                           \
+  } while (0)
+
 /* Read a whole file into a malloc'ed NUL-terminated string; NULL if absent. */
 char *pp_test_slurp(const char *path, size_t *len);
 

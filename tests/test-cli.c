@@ -21,53 +21,14 @@
 #include "pipeprof.h"
 #include "runner.h"
 
-typedef struct cli_result {
-  int rc;
-  char *out; /* standard output */
-  char *err; /* standard error */
-} cli_result;
-
-/* Run `pipeprof ARGS` (args is shell text, quote paths yourself). */
-static cli_result cli(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static cli_result cli(const char *fmt, ...) {
-  char args[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  char errpath[4096];
-  snprintf(errpath, sizeof errpath, "%s/cli-stderr.txt", pp_test_tmpdir());
-  cli_result r;
-  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(), args,
-                     errpath);
-  CHECK(r.out != NULL);
-  r.err = pp_test_slurp(errpath, NULL);
-  CHECK(r.err != NULL);
-  return r;
-}
-
-static void cli_free(cli_result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int count_lines(const char *s) {
-  int n = 0;
-  for (; *s; s++)
-    n += *s == '\n';
-  return n;
-}
-
+/* Shared CLI helpers from tests/runner.h. */
+typedef pp_cli_result cli_result;
+#define cli pp_test_cli
+#define cli_free pp_cli_result_free
+#define count_lines pp_test_count_lines
 /* Exit status rc, nothing on stdout, exactly one line on stderr. */
 #define CHECK_ONE_LINE_ERROR(r, status)                                        \
-  do {                                                                         \
-    CHECK_EQ((r).rc, status);                                                  \
-    CHECK_STR((r).out, "");                                                    \
-    if (count_lines((r).err) != 1)                                             \
-      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);               \
-    CHECK_CONTAINS((r).err, "pipeprof");                                       \
-  } while (0)
+  CHECK_ONE_LINE_ERROR_FROM(r, status, "pipeprof")
 
 static void tpath(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);

@@ -32,54 +32,14 @@
 #include "analyze/model.h"
 #include "runner.h"
 
-typedef struct run_result {
-  int rc;
-  char *out; /* standard output */
-  char *err; /* standard error */
-} run_result;
-
-/* Run `pipeprof ARGS` (shell text: quote paths yourself), stdout and
- * stderr captured apart. */
-static run_result pp_cmd(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static run_result pp_cmd(const char *fmt, ...) {
-  char args[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  char errpath[4096];
-  snprintf(errpath, sizeof errpath, "%s/run-stderr.txt", pp_test_tmpdir());
-  run_result r;
-  r.rc = pp_test_run(&r.out, "'%s/pipeprof' %s 2>'%s'", pp_test_bindir(),
-                     args, errpath);
-  CHECK(r.out != NULL);
-  r.err = pp_test_slurp(errpath, NULL);
-  CHECK(r.err != NULL);
-  return r;
-}
-
-static void result_free(run_result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int count_lines(const char *s) {
-  int n = 0;
-  for (; *s; s++)
-    n += *s == '\n';
-  return n;
-}
-
-/* Exit status, nothing on stdout, one line on stderr naming pipeprof. */
+/* Shared CLI helpers from tests/runner.h. */
+typedef pp_cli_result run_result;
+#define pp_cmd pp_test_cli
+#define result_free pp_cli_result_free
+#define count_lines pp_test_count_lines
+/* Exit status, nothing on stdout, one line on stderr naming pipeprof run. */
 #define CHECK_ONE_LINE_ERROR(r, status)                                        \
-  do {                                                                         \
-    CHECK_EQ((r).rc, status);                                                  \
-    CHECK_STR((r).out, "");                                                    \
-    if (count_lines((r).err) != 1)                                             \
-      PP_FAIL("expected one line on stderr, got:\n%s", (r).err);               \
-    CHECK_CONTAINS((r).err, "pipeprof run");                                   \
-  } while (0)
+  CHECK_ONE_LINE_ERROR_FROM(r, status, "pipeprof run")
 
 static void dpath(char *buf, size_t len, const char *dir, const char *name) {
   int k = snprintf(buf, len, "%s/%s", dir, name);
