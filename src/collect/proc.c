@@ -175,7 +175,23 @@ typedef struct prev_ent {
   pp_proc_counters c;
 } prev_ent;
 
+/* Files read at every sample stay open and are re-read with pread: in a
+ * virtual machine each open/close pair costs more than the read. Keys are
+ * paths relative to the root; an entry whose read fails (the process
+ * exited) is closed and dropped. When the cache is full, files are opened
+ * and closed as before. */
+#define FD_CACHE 256
+typedef struct fd_cache_ent {
+  char key[56];
+  int fd; /* -1: free */
+} fd_cache_ent;
+
 struct pp_collect_proc {
+  fd_cache_ent fdc[FD_CACHE];
+  int fd_cache; /* keep files open (real /proc and /sys only) */
+  int fd_budget; /* at most this many kept open (inside a host program the
+                    reader must not eat its file descriptors) */
+  int fd_kept;
   int rootfd;
   char root[PATH_MAX]; /* display prefix without trailing slash */
   uint64_t clk_tck, page_size;
@@ -365,14 +381,67 @@ static int read_fd(pp_collect_proc *r, int fd, size_t *len) {
   }
 }
 
+static fd_cache_ent *fdc_find(pp_collect_proc *r, const char *key,
+                              fd_cache_ent **free_ent) {
+  *free_ent = NULL;
+  for (size_t i = 0; i < FD_CACHE; i++) {
+    fd_cache_ent *e = &r->fdc[i];
+    if (e->fd < 0) {
+      if (!*free_ent)
+        *free_ent = e;
+    } else if (strcmp(e->key, key) == 0) {
+      return e;
+    }
+  }
+  return NULL;
+}
+
+static void fdc_close_all(pp_collect_proc *r) {
+  for (size_t i = 0; i < FD_CACHE; i++) {
+    if (r->fdc[i].fd >= 0)
+      close(r->fdc[i].fd);
+    r->fdc[i].fd = -1;
+  }
+  r->fd_kept = 0;
+}
+
+void pp_collect_proc_set_fd_budget(pp_collect_proc *r, int n) {
+  if (!r)
+    return;
+  r->fd_budget = n < 0 ? 0 : n > (int)FD_CACHE ? (int)FD_CACHE : n;
+}
+
 static int read_at(pp_collect_proc *r, int dirfd, const char *rel,
                    const char *fault_rel, size_t *len) {
+  const char *key = fault_rel ? fault_rel : rel;
   int err = 0;
+  if (r->nfaults && (err = fault_err(r, key)) != 0)
+    return err;
+  fd_cache_ent *free_ent = NULL;
+  fd_cache_ent *e = r->fd_cache && strlen(key) < sizeof e->key
+                         ? fdc_find(r, key, &free_ent)
+                         : NULL;
+  if (e) {
+    err = read_fd(r, e->fd, len);
+    if (err) { /* gone (ESRCH) or changed: forget it */
+      close(e->fd);
+      e->fd = -1;
+      r->fd_kept--;
+    }
+    return err;
+  }
   int fd = open_at(r, dirfd, rel, fault_rel, O_RDONLY, &err);
   if (fd < 0)
     return err;
   err = read_fd(r, fd, len);
-  close(fd);
+  if (!err && free_ent && r->fd_kept < r->fd_budget &&
+      strlen(key) < sizeof free_ent->key) {
+    memcpy(free_ent->key, key, strlen(key) + 1);
+    free_ent->fd = fd;
+    r->fd_kept++;
+  } else {
+    close(fd);
+  }
   return err;
 }
 
@@ -893,6 +962,7 @@ static int discover_numa(pp_collect_proc *r) {
 int pp_collect_proc_rescan(pp_collect_proc *r) {
   if (!r)
     return PP_EINVAL;
+  fdc_close_all(r);
   discover_fhs(r);
   int rc = discover_cpus(r);
   if (rc == PP_OK)
@@ -924,6 +994,8 @@ pp_collect_proc *pp_collect_proc_open(const char *sysroot) {
   }
   for (int i = 0; i < FH_N; i++)
     r->fh[i] = -1;
+  for (size_t i = 0; i < FD_CACHE; i++)
+    r->fdc[i].fd = -1;
   r->rootfd = -1;
   size_t n = strlen(sysroot);
   while (n > 1 && sysroot[n - 1] == '/')
@@ -935,6 +1007,10 @@ pp_collect_proc *pp_collect_proc_open(const char *sysroot) {
   }
   if (!(n == 1 && sysroot[0] == '/'))
     memcpy(r->root, sysroot, n); /* "/" displays as "" + "/proc/..." */
+  /* Only procfs makes a kept file fail once its process is gone; a fixture
+   * tree's files would keep returning what they held when opened. */
+  r->fd_cache = n == 1 && sysroot[0] == '/';
+  r->fd_budget = 32;
   r->rootfd = open(sysroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   r->bufcap = 4096;
   r->buf = pp__malloc(r->bufcap);
@@ -959,6 +1035,7 @@ pp_collect_proc *pp_collect_proc_open(const char *sysroot) {
 void pp_collect_proc_close(pp_collect_proc *r) {
   if (!r)
     return;
+  fdc_close_all(r);
   close_fhs(r);
   if (r->rootfd >= 0)
     close(r->rootfd);

@@ -113,6 +113,11 @@ void pp_collect_proc_close(pp_collect_proc *r);
  */
 int pp_collect_proc_rescan(pp_collect_proc *r);
 
+/* Files read at every sample are kept open (real /proc and /sys only) and
+ * re-read with pread. At most n stay open (default 32, at most 256): a
+ * reader inside a host program must leave it its file descriptors. */
+void pp_collect_proc_set_fd_budget(pp_collect_proc *r, int n);
+
 /**
  * Why a group is unavailable, or NULL when it is available. Reflects the
  * last sample that touched the group (discovery before the first one), e.g.

@@ -28,6 +28,7 @@ _Atomic int pp__overwrite_mode = 0;
 static __thread pp__tstate *tls_state __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static pp__tstate *reg_head;
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
 static pthread_key_t thread_key;
@@ -97,6 +98,7 @@ void pp__recorder_after_fork_child(void) {
    * let the calling thread attach afresh if the child starts a session. */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&reg_lock, &fresh, sizeof fresh);
+  memcpy(&intern_lock, &fresh, sizeof fresh); /* interned names stay valid */
   reg_head = NULL;
   tls_state = NULL;
 }
@@ -405,7 +407,6 @@ typedef struct interned {
 
 static _Atomic(interned *) intern_tab[INTERN_SLOTS];
 static unsigned intern_count;
-static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static const pp_srcloc overflow_locs[6] = {
     {"(overflow)", NULL, NULL, 0, 0},
     {"(overflow)", NULL, NULL, 0, PP_KIND_ZONE},

@@ -271,6 +271,8 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
   pthread_cond_init(&s->cond, NULL);
   s->status.cpu_pct = s->status.rss_bytes = s->status.sys_busy_pct = -1;
   s->proc = pp_collect_proc_open(s->sysroot);
+  if (s->proc && cfg->fd_budget > 0)
+    pp_collect_proc_set_fd_budget(s->proc, cfg->fd_budget);
   if (cfg->perf)
     s->perf = pp_collect_perf_open(cfg->pid,
                                    cfg->perf_on_exec ? PP_PERF_ENABLE_ON_EXEC

@@ -48,6 +48,8 @@ typedef struct pp__sampler_cfg {
   int perf;            /* open perf_event counters on pid (inherit) */
   int perf_on_exec;    /* open them disabled, enabled when pid execs */
   int power;           /* read RAPL energy */
+  int fd_budget;       /* files kept open between samples; 0: 32 (inside a
+                          host program); pipeprof run uses 256 */
 } pp__sampler_cfg;
 
 /* Live figures for a status line. */

@@ -692,6 +692,23 @@ static void restore_signals(void) {
 
 static void at_exit(void) { pp_shutdown(); }
 
+/* Around fork: let the writer finish its pass first, so the child does not
+ * inherit it halfway through (holding the allocator's or our locks). The
+ * order matches the writer's: write_lock, then the registry. */
+static void fork_prepare(void) {
+  if (atomic_load(&running) && S.pid == getpid()) {
+    pthread_mutex_lock(&S.write_lock);
+    pp__registry_lock();
+  }
+}
+
+static void fork_parent(void) {
+  if (atomic_load(&running) && S.pid == getpid()) {
+    pp__registry_unlock();
+    pthread_mutex_unlock(&S.write_lock);
+  }
+}
+
 static void fork_child(void) {
   /* The child does not own the parent's trace: profiling stops in the
    * child, the parent's file is never touched, and the child may start a
@@ -849,7 +866,7 @@ int pp_init(const pp_config *user) {
     atexit_registered = 1;
   }
   if (!atfork_registered) {
-    pthread_atfork(NULL, NULL, fork_child);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     atfork_registered = 1;
   }
   if (cfg.install_signals)
@@ -858,7 +875,7 @@ int pp_init(const pp_config *user) {
   update_active();
   if (cfg.sample_hz) {
     const char *root = getenv("PIPEPROF_SYSROOT");
-    pp__sampler_cfg sc = {getpid(), cfg.sample_hz, root, 1, 0, 0, 1};
+    pp__sampler_cfg sc = {getpid(), cfg.sample_hz, root, 1, 0, 0, 1, 0};
     S.sampler = pp__sampler_open(&sc);
     if (S.sampler && pp__sampler_start(S.sampler) != 0) {
       pp__sampler_stop(S.sampler);
