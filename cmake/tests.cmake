@@ -28,3 +28,18 @@ if(PP_BENCH_SRC)
 endif()
 
 include(cmake/fuzz.cmake OPTIONAL)
+
+# ---- NVML test double (src/collect/nvml.c; owner: the NVML reader) ------
+# A fake libnvidia-ml.so.1 scripted through $PP_FAKE_NVML (see
+# tests/fakes/fake_nvml.c), built where dlopen finds it by path or with
+# LD_LIBRARY_PATH=<build>/fakes. Never installed.
+add_library(fake_nvml SHARED tests/fakes/fake_nvml.c)
+set_target_properties(fake_nvml PROPERTIES
+  OUTPUT_NAME nvidia-ml
+  SOVERSION 1
+  C_VISIBILITY_PRESET default
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fakes)
+add_dependencies(pp-tests fake_nvml)
+target_compile_definitions(pp-tests PRIVATE
+  PP_FAKE_NVML_PATH="$<TARGET_FILE_DIR:fake_nvml>/libnvidia-ml.so.1")
+# ---- end of the NVML block ----------------------------------------------
