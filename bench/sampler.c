@@ -137,7 +137,7 @@ static int measure(unsigned hz, double secs, int *threads,
   pp__sampler *s = NULL;
   if (pid < 0)
     goto done;
-  pp__sampler_cfg cfg = {pid, hz, NULL, 1, 1, 0, 1, 256}; /* as pipeprof run */
+  pp__sampler_cfg cfg = {pid, hz, NULL, 1, 1, 0, 1, 256, 1}; /* as pipeprof run */
   s = pp__sampler_open(&cfg);
   if (!s)
     goto done;

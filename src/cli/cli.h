@@ -24,5 +24,6 @@ int pp_cli_export_to(const pp_trace *t, int (*fn)(FILE *, const pp_trace *),
 void pp_cli_remove_children(const char *dir);
 
 int pp_cli_run(int argc, char **argv);
+int pp_cli_diff(int argc, char **argv);
 
 #endif /* PP_CLI_H */

@@ -370,7 +370,7 @@ int pp_cli_run(int argc, char **argv) {
   if (!have_session)
     fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());
   pp__sampler_cfg sc = {pid, o.hz, getenv("PIPEPROF_SYSROOT"), o.system, 1,
-                        1, o.system, 256};
+                        1, o.system, 256, 1};
   pp__sampler *sampler = have_session ? pp__sampler_open(&sc) : NULL;
 
   struct sigaction sa, old[4];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../collect/nvml.h"
 #include "../collect/perf.h"
 #include "../collect/power.h"
 #include "../collect/proc.h"
@@ -36,6 +37,11 @@ struct pp__sampler {
   pp_power_sample power_sample;
   int cur;            /* index of the newest sample in sys[]/tree[] */
   int64_t perf_read_ns; /* when perf counters were last read */
+  pp_collect_gpu *gpu;
+  pp_gpu_sample *gpu_sample; /* large: on the heap */
+  pid_t *gpu_pids;
+  size_t gpu_cap;
+  int64_t gpu_read_ns;
   unsigned long n;    /* samples taken */
   pthread_t thread;
   int started;
@@ -68,6 +74,16 @@ static void setf(double v, const char *fmt, ...) {
     set(name, v);
 }
 
+static void gpu_counter(void *ctx, const char *name, double v) {
+  (void)ctx;
+  set(name, v);
+}
+
+static void gpu_meta(void *ctx, const char *key, const char *val) {
+  (void)ctx;
+  pp__session_meta(key, val);
+}
+
 /* Group names in metadata keys: "unavailable.<name>". */
 static void report_unavailable(pp__sampler *s) {
   char key[96];
@@ -88,6 +104,12 @@ static void report_unavailable(pp__sampler *s) {
       pp__session_meta("unavailable.perf_hw", hw);
   } else if (s->cfg.perf) {
     pp__session_meta("unavailable.perf", "perf_event counters not opened");
+  }
+  if (s->cfg.gpu) {
+    if (!s->gpu || !s->gpu_sample)
+      pp__session_meta("unavailable.gpu", "out of memory");
+    else
+      pp_gpu_sample_meta(s->gpu, NULL, gpu_meta, NULL);
   }
   if (s->cfg.power) {
     if (!s->power)
@@ -237,17 +259,43 @@ static void record_power(pp__sampler *s) {
     set("power.package_w", p->package_power_w);
 }
 
+/* NVML calls cost tens of microseconds each: at most 10 reads a second. */
+static void record_gpu(pp__sampler *s, const pp_tree_sample *tree,
+                       int force) {
+  int64_t now = pp__mono_ns();
+  if (!s->gpu || !s->gpu_sample || pp_collect_gpu_count(s->gpu) == 0 ||
+      (!force && s->gpu_read_ns && now - s->gpu_read_ns < 100000000))
+    return;
+  s->gpu_read_ns = now;
+  size_t n = tree ? tree->nproc : 0;
+  if (n > s->gpu_cap) {
+    void *a = s->gpu_pids;
+    if (pp__grow(&a, &s->gpu_cap, n, sizeof *s->gpu_pids) != 0)
+      n = 0;
+    else
+      s->gpu_pids = a;
+  }
+  for (size_t i = 0; i < n; i++)
+    s->gpu_pids[i] = tree->procs[i].pid;
+  if (pp_collect_gpu_read(s->gpu, s->gpu_pids, n, s->gpu_sample) >= 0)
+    pp_gpu_sample_counters(s->gpu_sample, gpu_counter, NULL);
+}
+
 static void sample_once(pp__sampler *s, int last) {
   int prev = s->cur, next = s->cur ^ 1;
   int have_prev = s->n > 0;
+  const pp_tree_sample *tree = NULL;
   if (s->proc) {
     if (s->cfg.system && pp_collect_system(s->proc, &s->sys[next]) == 0)
       record_system(s, have_prev ? &s->sys[prev] : NULL, &s->sys[next]);
-    if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0)
+    if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0) {
       record_tree(s, have_prev ? &s->tree[prev] : NULL, &s->tree[next]);
+      tree = &s->tree[next];
+    }
   }
   record_perf(s, last);
   record_power(s);
+  record_gpu(s, tree, last);
   s->cur = next;
   s->n++;
   pthread_mutex_lock(&s->lock);
@@ -279,6 +327,10 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
                                                      : 0);
   if (cfg->power)
     s->power = pp_collect_power_open(s->sysroot);
+  if (cfg->gpu) {
+    s->gpu = pp_collect_gpu_open(NULL);
+    s->gpu_sample = pp__calloc(1, sizeof *s->gpu_sample);
+  }
   return s;
 }
 
@@ -343,6 +395,8 @@ void pp__sampler_stop(pp__sampler *s) {
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
     sample_once(s, 1); /* the last interval, up to now */
+    if (s->gpu && s->gpu_sample)
+      pp_gpu_sample_meta(s->gpu, s->gpu_sample, gpu_meta, NULL);
     if (s->perf)
       for (int i = 0; i < PP_PERF_NEVENTS; i++) {
         const pp_perf_value *v = &s->perf_sample.ev[i];
@@ -366,6 +420,9 @@ void pp__sampler_stop(pp__sampler *s) {
   pp_collect_proc_close(s->proc);
   pp_collect_perf_close(s->perf);
   pp_collect_power_close(s->power);
+  pp_collect_gpu_close(s->gpu);
+  pp__free(s->gpu_sample);
+  pp__free(s->gpu_pids);
   pthread_mutex_destroy(&s->lock);
   pthread_cond_destroy(&s->cond);
   pp__free(s);

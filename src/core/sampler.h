@@ -29,7 +29,15 @@
  *   perf.<event> (cumulative, as perf names it; task-clock in ms)
  *   perf.ipc perf.cache_miss_ratio perf.branch_miss_ratio
  *   power.<domain>_w energy.<domain>_j power.package_w energy.package_j
- * Metadata (session META): "sampler.hz", and "unavailable.<group>" =
+ *   gpuN.util_pct gpuN.mem_util_pct gpuN.mem_used_bytes gpuN.mem_free_bytes
+ *   gpuN.mem_reserved_bytes gpuN.mem_total_bytes gpuN.power_w gpuN.temp_c
+ *   gpuN.sm_clock_mhz gpuN.mem_clock_mhz gpuN.clock_reasons
+ *   gpuN.pcie_tx_bytes_per_s gpuN.pcie_rx_bytes_per_s gpuN.sm_active_pct
+ *   gpuN.sm_occupancy_pct gpuN.tensor_active_pct gpuN.dram_bw_pct
+ *   gpuN.proc_mem_bytes gpuN.xid_total gpuN.energy_j gpu.energy_j
+ *   gpu.run_energy_j (src/collect/nvml.c emits them)
+ * Metadata (session META): "sampler.hz", "gpuN.name", "gpuN.uuid", ...,
+ * and "unavailable.<group>" =
  * "<reason>" for every metric group the machine cannot give, and at the end
  * "perf.<event>.running_pct" for multiplexed events.
  */
@@ -50,6 +58,7 @@ typedef struct pp__sampler_cfg {
   int power;           /* read RAPL energy */
   int fd_budget;       /* files kept open between samples; 0: 32 (inside a
                           host program); pipeprof run uses 256 */
+  int gpu;             /* read NVIDIA GPUs through NVML (dlopen) */
 } pp__sampler_cfg;
 
 /* Live figures for a status line. */

@@ -875,7 +875,7 @@ int pp_init(const pp_config *user) {
   update_active();
   if (cfg.sample_hz) {
     const char *root = getenv("PIPEPROF_SYSROOT");
-    pp__sampler_cfg sc = {getpid(), cfg.sample_hz, root, 1, 0, 0, 1, 0};
+    pp__sampler_cfg sc = {getpid(), cfg.sample_hz, root, 1, 0, 0, 1, 0, 1};
     S.sampler = pp__sampler_open(&sc);
     if (S.sampler && pp__sampler_start(S.sampler) != 0) {
       pp__sampler_stop(S.sampler);

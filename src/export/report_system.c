@@ -102,7 +102,7 @@ static const char *const known_groups[] = {
     "proc_io",    "power",    "energy",   "rapl",        NULL};
 
 static int known_group(const char *g) {
-  if (has_prefix(g, "perf"))
+  if (has_prefix(g, "perf") || has_prefix(g, "gpu")) /* GPU: report_gpu.c */
     return 1;
   for (size_t i = 0; known_groups[i]; i++)
     if (strcmp(g, known_groups[i]) == 0)

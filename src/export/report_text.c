@@ -17,6 +17,7 @@
 
 #include "analyze/analyze.h"
 #include "export/export.h"
+#include "export/report_gpu.h"
 
 #define NAME_MAX_COLS 40
 #define NAME_MIN_COLS 12
@@ -396,7 +397,7 @@ int pp_counter_is_sampled(const char *name) {
   for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
     if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
       return 1;
-  return 0;
+  return pp_counter_is_gpu(name);
 }
 
 static void counter_table(FILE *out, const pp_trace *t, int cap) {
@@ -470,7 +471,7 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   thread_table(out, t);
   frame_table(out, t, cap);
   counter_table(out, t, cap);
-  if (pp_report_system(out, t) != 0)
+  if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0)
     return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;

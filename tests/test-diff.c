@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the two-sample statistics (src/analyze/stat_tests.c) against
+ * hand-computed and textbook values and brute-force enumeration, of the
+ * regression decision on synthetic lognormal latencies (shifts, spread,
+ * false-positive rate, small samples), and of `pipeprof diff` end to end on
+ * traces recorded by the library in the test: verdicts, exit codes, the
+ * table, Markdown and JSON outputs, summary-JSON inputs and usage errors.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef PP_HAVE_JANSSON
+#include <jansson.h>
+#endif
+
+#include "analyze/stat_tests.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) { /* splitmix64 */
+  uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+static double rng_unit(void) { /* (0, 1) */
+  return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double rng_normal(void) { /* Box-Muller */
+  double u = rng_unit(), v = rng_unit();
+  return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* n lognormal latencies with the given median (ns) and log-sd, sorted. */
+static double *lognormal(size_t n, double median, double sigma) {
+  double *v = malloc(n * sizeof *v);
+  CHECK(v != NULL);
+  for (size_t i = 0; i < n; i++)
+    v[i] = median * exp(sigma * rng_normal());
+  pp_stat_sort(v, n);
+  return v;
+}
+
+static pp_compare compare(const double *b, size_t nb, const double *c,
+                          size_t nn, double thr, double alpha) {
+  pp_compare r;
+  CHECK_EQ(pp_stat_compare(b, nb, c, nn, NULL, 0, NULL, 0, thr, alpha, &r), 0);
+  return r;
+}
+
+/* ---- quantiles ----------------------------------------------------------- */
+
+PP_TEST(stat_quantiles) {
+  double a[] = {1, 2, 3, 4};
+  CHECK_NEAR(pp_stat_median(a, 4), 2.5, 0);
+  CHECK_NEAR(pp_stat_median(a, 3), 2, 0);
+  CHECK(isnan(pp_stat_median(a, 0)));
+  double v[100];
+  for (int i = 0; i < 100; i++)
+    v[i] = i + 1;
+  CHECK_NEAR(pp_stat_quantile(v, 100, 0.99), 99.01, 1e-9);
+  CHECK_NEAR(pp_stat_quantile(v, 100, 0.5), 50.5, 1e-9);
+  CHECK_NEAR(pp_stat_quantile(v, 100, 0), 1, 0);
+  CHECK_NEAR(pp_stat_quantile(v, 100, 1), 100, 0);
+  CHECK_NEAR(pp_stat_quantile(v, 1, 0.99), 1, 0);
+  double u[] = {3, -1, 2, 2, 10};
+  pp_stat_sort(u, 5);
+  CHECK_NEAR(u[0], -1, 0);
+  CHECK_NEAR(u[4], 10, 0);
+  CHECK_NEAR(pp_stat_median(u, 5), 2, 0);
+  CHECK_NEAR(pp_stat_norm_cdf(1.959963984540054), 0.975, 1e-12);
+  CHECK_NEAR(pp_stat_norm_quantile(0.975), 1.959963984540054, 1e-9);
+  CHECK_NEAR(pp_stat_norm_quantile(0.5), 0, 1e-12);
+}
+
+/* ---- Mann-Whitney ---------------------------------------------------------
+ */
+
+PP_TEST(stat_mann_whitney_exact_small) {
+  /* Completely separated samples: U = 0, two-sided exact p = 2 / C(2n, n):
+   * 2/20, 2/70, 2/252. */
+  static const double want[] = {2.0 / 20, 2.0 / 70, 2.0 / 252};
+  for (size_t n = 3; n <= 5; n++) {
+    double x[5], y[5];
+    for (size_t i = 0; i < n; i++) {
+      x[i] = (double)i + 1;
+      y[i] = (double)(i + 1 + n);
+    }
+    pp_mw_result r;
+    CHECK_EQ(pp_stat_mann_whitney(x, n, y, n, &r), 0);
+    CHECK(r.exact);
+    CHECK(!r.ties);
+    CHECK_NEAR(r.u, 0, 0);
+    CHECK_NEAR(r.p, want[n - 3], 1e-12);
+    /* The other direction: U = n^2, same p. */
+    CHECK_EQ(pp_stat_mann_whitney(y, n, x, n, &r), 0);
+    CHECK_NEAR(r.u, (double)(n * n), 0);
+    CHECK_NEAR(r.p, want[n - 3], 1e-12);
+  }
+  /* The null distribution of U for n = m = 5 counts partitions of u into at
+   * most 5 parts of at most 5: 1, 1, 2, 3, 5, ... of C(10, 5) = 252. */
+  CHECK_NEAR(pp_stat_mw_exact_cdf(5, 5, 0), 1.0 / 252, 1e-12);
+  CHECK_NEAR(pp_stat_mw_exact_cdf(5, 5, 2), 4.0 / 252, 1e-12);
+  CHECK_NEAR(pp_stat_mw_exact_cdf(5, 5, 3), 7.0 / 252, 1e-12);
+  CHECK_NEAR(pp_stat_mw_exact_cdf(5, 5, 4), 12.0 / 252, 1e-12);
+  CHECK_NEAR(pp_stat_mw_exact_cdf(5, 5, 25), 1, 1e-12);
+  /* Symmetric about n m / 2: P(U <= 11) = P(U >= 13) for n m = 24. */
+  CHECK_NEAR(pp_stat_mw_exact_cdf(4, 6, 11) + pp_stat_mw_exact_cdf(4, 6, 12), 1,
+             1e-12);
+  /* A textbook case: x = {1.1, 3.4, 5.0}, y = {2.2, 4.8, 6.1, 7.7}: U = 3
+   * (3.4 > 2.2; 5.0 > 2.2, 4.8); P(U <= 3) = (1+1+2+3)/C(7,3) = 7/35. */
+  double x[] = {1.1, 3.4, 5.0}, y[] = {2.2, 4.8, 6.1, 7.7};
+  pp_mw_result r;
+  CHECK_EQ(pp_stat_mann_whitney(x, 3, y, 4, &r), 0);
+  CHECK_NEAR(r.u, 3, 0);
+  CHECK(r.exact);
+  CHECK_NEAR(r.p, 0.4, 1e-12);
+  /* Identical samples: p = 1. */
+  CHECK_EQ(pp_stat_mann_whitney(x, 3, x, 3, &r), 0);
+  CHECK_NEAR(r.p, 1, 1e-12);
+  CHECK_EQ(pp_stat_mann_whitney(x, 0, y, 4, &r), -1);
+}
+
+/* Exact p with ties against enumeration of every split of the pooled
+ * sample (midranks, twice as integers). */
+PP_TEST(stat_mann_whitney_exact_ties_bruteforce) {
+  static const double xs[][5] = {
+      {1, 2, 2, 3, 5}, {1, 1, 1, 2, 9}, {4, 4, 4, 4, 4}, {0, 1, 2, 3, 3}};
+  static const double ys[][6] = {{2, 3, 3, 4, 6, 7},
+                                 {1, 2, 2, 2, 3, 3},
+                                 {1, 4, 4, 5, 6, 7},
+                                 {3, 3, 3, 4, 5, 6}};
+  for (size_t c = 0; c < 4; c++) {
+    size_t n = 5, m = 6, nn = n + m;
+    double pool[11];
+    memcpy(pool, xs[c], n * sizeof *pool);
+    memcpy(pool + n, ys[c], m * sizeof *pool);
+    int w[11]; /* twice the midrank of each pooled value */
+    for (size_t i = 0; i < nn; i++) {
+      int less = 0, eq = 0;
+      for (size_t j = 0; j < nn; j++) {
+        less += pool[j] < pool[i];
+        eq += pool[j] == pool[i];
+      }
+      w[i] = 2 * less + eq + 1;
+    }
+    int obs = 0;
+    for (size_t i = 0; i < n; i++)
+      obs += w[i];
+    double lo = 0, hi = 0, all = 0;
+    for (unsigned mask = 0; mask < (1u << nn); mask++) {
+      if (__builtin_popcount(mask) != (int)n)
+        continue;
+      int s = 0;
+      for (size_t i = 0; i < nn; i++)
+        if (mask >> i & 1u)
+          s += w[i];
+      all++;
+      lo += s <= obs;
+      hi += s >= obs;
+    }
+    double want = 2 * (lo < hi ? lo : hi) / all;
+    if (want > 1)
+      want = 1;
+    pp_mw_result r;
+    CHECK_EQ(pp_stat_mann_whitney(xs[c], n, ys[c], m, &r), 0);
+    CHECK(r.exact);
+    CHECK(r.ties);
+    CHECK_NEAR(r.p, want, 1e-12);
+  }
+}
+
+PP_TEST(stat_mann_whitney_normal) {
+  /* x = 1..20, y = 11..30: U = (0+1+...+9) + 10 ties / 2 = 50, mean 200,
+   * variance 20*20/12 (41 - 10 * 6 / (40 * 39)); z = (50 - 200 + 0.5) / sd
+   * = -4.046. */
+  double x[20], y[20];
+  for (int i = 0; i < 20; i++) {
+    x[i] = i + 1;
+    y[i] = i + 11;
+  }
+  pp_mw_result r;
+  CHECK_EQ(pp_stat_mann_whitney(x, 20, y, 20, &r), 0);
+  CHECK(!r.exact);
+  CHECK(r.ties);
+  CHECK_NEAR(r.u, 50, 0);
+  double var = 400.0 / 12 * (41 - 60.0 / (40.0 * 39));
+  CHECK_NEAR(r.z, -149.5 / sqrt(var), 1e-12);
+  CHECK_NEAR(r.z, -4.046, 1e-3);
+  CHECK_NEAR(r.p, erfc(149.5 / sqrt(var) / sqrt(2.0)), 1e-15);
+  CHECK_NEAR(r.p, 5.21e-5, 0.02e-5);
+  /* No ties: x = 1..20, y = 20.5..39.5 shifted by half. */
+  for (int i = 0; i < 20; i++)
+    y[i] = i + 10.5;
+  CHECK_EQ(pp_stat_mann_whitney(x, 20, y, 20, &r), 0);
+  CHECK(!r.ties);
+  /* U = pairs x > y: x = 11..20 beat y below them: 1+2+...+10 = 55. */
+  CHECK_NEAR(r.u, 55, 0);
+  CHECK_NEAR(r.z, (55 - 200 + 0.5) / sqrt(400.0 * 41 / 12), 1e-12);
+  /* All values equal: no evidence at all. */
+  double e[10] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+  CHECK_EQ(pp_stat_mann_whitney(e, 10, e, 10, &r), 0);
+  CHECK_NEAR(r.p, 1, 0);
+}
+
+/* ---- Kolmogorov-Smirnov -------------------------------------------------- */
+
+PP_TEST(stat_kolmogorov_smirnov) {
+  double a[] = {1, 2, 3}, b[] = {4, 5, 6};
+  CHECK_NEAR(pp_stat_ks_d(a, 3, b, 3), 1, 0);
+  /* Exact: only 2 of the C(6,3) = 20 paths reach D = 1. */
+  CHECK_NEAR(pp_stat_ks_p(1, 3, 3), 0.1, 1e-12);
+  CHECK_NEAR(pp_stat_ks_p_exact(1, 3, 3), 0.1, 1e-12);
+  /* n = m = 4, D = 1: 2 / C(8, 4) = 2/70. */
+  CHECK_NEAR(pp_stat_ks_p_exact(1, 4, 4), 2.0 / 70, 1e-12);
+  /* n = m = 2: every path leaves the diagonal, so D >= 0.5 always. */
+  CHECK_NEAR(pp_stat_ks_p_exact(0.5, 2, 2), 1, 1e-12);
+  /* n = m = 3, D >= 2/3: the paths with |i - j| < 2 stay within one step
+   * of the diagonal: 2^3 = 8 of 20, so p = 12/20. */
+  CHECK_NEAR(pp_stat_ks_p_exact(2.0 / 3, 3, 3), 0.6, 1e-12);
+  double c[] = {1, 2, 3, 4}, d[] = {3, 4, 5, 6};
+  CHECK_NEAR(pp_stat_ks_d(c, 4, d, 4), 0.5, 0); /* ties at 3 and 4 */
+  double e[] = {1, 2, 3, 4, 5}, f[] = {2.5};
+  CHECK_NEAR(pp_stat_ks_d(e, 5, f, 1), 0.6, 1e-12);
+  CHECK_NEAR(pp_stat_ks_d(e, 5, e, 5), 0, 0);
+  /* Kolmogorov's distribution: Q(1.3581) = 0.05, Q(1.2238) = 0.10,
+   * Q(1.6276) = 0.01, P(K <= 0.5) = 0.036055. */
+  CHECK_NEAR(pp_stat_kolmogorov_q(1.3581), 0.05, 5e-5);
+  CHECK_NEAR(pp_stat_kolmogorov_q(1.2238), 0.10, 5e-5);
+  CHECK_NEAR(pp_stat_kolmogorov_q(1.6276), 0.01, 5e-5);
+  CHECK_NEAR(pp_stat_kolmogorov_q(0.5), 1 - 0.036055, 2e-6);
+  CHECK_NEAR(pp_stat_kolmogorov_q(0), 1, 0);
+  /* Both series agree where they switch. */
+  CHECK_NEAR(pp_stat_kolmogorov_q(1.17999), pp_stat_kolmogorov_q(1.18001),
+             1e-4);
+  /* Asymptotic with Stephens' correction: n = m = 100, D = 0.2:
+   * lambda = (sqrt 50 + 0.12 + 0.11 / sqrt 50) 0.2 = 1.4413, Q = 0.0314.
+   * The exact p-value is close. */
+  CHECK_NEAR(pp_stat_ks_p_asymptotic(0.2, 100, 100), 0.0314, 5e-4);
+  CHECK_NEAR(pp_stat_ks_p(0.2, 100, 100), 0.0314, 0.01);
+  CHECK_NEAR(pp_stat_ks_p(0, 100, 100), 1, 0);
+}
+
+PP_TEST(stat_tail_fisher) {
+  /* x = 1..10, y = 11..20: the pooled 0.9-quantile is 18.1, above it 19
+   * and 20, both from y: P = C(10,2) / C(20,2) = 45/190, two-sided 90/190. */
+  double x[10], y[10];
+  for (int i = 0; i < 10; i++) {
+    x[i] = i + 1;
+    y[i] = i + 11;
+  }
+  size_t kx, ky;
+  CHECK_NEAR(pp_stat_tail_p(x, 10, y, 10, 0.9, &kx, &ky), 90.0 / 190, 1e-12);
+  CHECK_EQ(kx, 0);
+  CHECK_EQ(ky, 2);
+  /* Symmetric, and no evidence when the tails are shared. */
+  CHECK_NEAR(pp_stat_tail_p(y, 10, x, 10, 0.9, &kx, &ky), 90.0 / 190, 1e-12);
+  CHECK_NEAR(pp_stat_tail_p(x, 10, x, 10, 0.9, NULL, NULL), 1, 1e-12);
+  /* 20 of 1000 vs 0 of 1000 above the pooled p99: p = 2 C(1000,20) /
+   * C(2000,20) ~ 2 / 2^20 (about 1.7e-6). */
+  double *a = malloc(1000 * sizeof *a), *b = malloc(1000 * sizeof *b);
+  CHECK(a && b);
+  for (int i = 0; i < 1000; i++) {
+    a[i] = i;
+    b[i] = i < 980 ? i + 0.5 : 5000 + i;
+  }
+  double p = pp_stat_tail_p(a, 1000, b, 1000, 0.99, &kx, &ky);
+  CHECK_EQ(kx, 0);
+  CHECK_EQ(ky, 20);
+  CHECK(p > 1e-6 && p < 3e-6);
+  free(a);
+  free(b);
+}
+
+/* ---- Hodges-Lehmann --------------------------------------------------------
+ */
+
+PP_TEST(stat_hodges_lehmann) {
+  /* x = 1..3, y = 4..6: differences 1,2,2,3,3,3,4,4,5, median 3. With n =
+   * m = 3, P(U <= 0) = 0.05: no 95% interval; the 90% one is [1, 5]. */
+  double x[] = {1, 2, 3}, y[] = {4, 5, 6};
+  pp_hl_result r;
+  CHECK_EQ(pp_stat_hodges_lehmann(x, 3, y, 3, 0.05, &r), 0);
+  CHECK_NEAR(r.shift, 3, 0);
+  CHECK(isinf(r.lo) && r.lo < 0);
+  CHECK(isinf(r.hi) && r.hi > 0);
+  CHECK_EQ(pp_stat_hodges_lehmann(x, 3, y, 3, 0.10, &r), 0);
+  CHECK_NEAR(r.lo, 1, 0);
+  CHECK_NEAR(r.hi, 5, 0);
+  CHECK_EQ(r.rank_lo, 1);
+  CHECK_NEAR(r.confidence, 0.9, 1e-12);
+  /* x = 1..5, y = 11..15: differences 10 + k, k = -4..4 with 5 - |k|
+   * copies; median 10. P(U <= 2) = 4/252 <= 0.025 < P(U <= 3): C = 3, the
+   * interval is [D(3), D(23)] = [7, 13], coverage 1 - 8/252. */
+  double a[] = {1, 2, 3, 4, 5}, b[] = {11, 12, 13, 14, 15};
+  CHECK_EQ(pp_stat_hodges_lehmann(a, 5, b, 5, 0.05, &r), 0);
+  CHECK_NEAR(r.shift, 10, 0);
+  CHECK_EQ(r.rank_lo, 3);
+  CHECK_NEAR(r.lo, 7, 0);
+  CHECK_NEAR(r.hi, 13, 0);
+  CHECK_NEAR(r.confidence, 1 - 8.0 / 252, 1e-12);
+  /* Even n m: the mean of the two middle differences. */
+  double c[] = {0, 10}, d[] = {1, 2};
+  CHECK_EQ(pp_stat_hodges_lehmann(c, 2, d, 2, 0.05, &r), 0);
+  CHECK_NEAR(r.shift, (-8.0 + 1.0) / 2, 0); /* -9, -8, 1, 2 */
+  /* Large samples: normal approximation, the interval covers the shift. */
+  rng_state = 7;
+  double *u = lognormal(300, 1000, 0.2), *v = lognormal(300, 1000, 0.2);
+  for (size_t i = 0; i < 300; i++)
+    v[i] += 50;
+  CHECK_EQ(pp_stat_hodges_lehmann(u, 300, v, 300, 0.05, &r), 0);
+  CHECK(r.lo < 50 && r.hi > 50);
+  CHECK(r.lo < r.shift && r.shift < r.hi);
+  CHECK_NEAR(r.confidence, 0.95, 1e-12);
+  /* Half-width about z sqrt(2/n) sigma*median ~ 1.96 * 0.0816 * 200. */
+  CHECK(r.hi - r.lo < 80);
+  free(u);
+  free(v);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Every order statistic of the pairwise differences against a sorted list
+ * of all of them, with negatives, ties and fractions. */
+PP_TEST(stat_diff_kth_bruteforce) {
+  rng_state = 99;
+  enum { N = 37, M = 23 };
+  double x[N], y[M], all[N * M];
+  for (int i = 0; i < N; i++)
+    x[i] = (double)((int)(rng_next() % 41) - 20) / 4;
+  for (int j = 0; j < M; j++)
+    y[j] = (double)((int)(rng_next() % 1000) - 300) / 7;
+  pp_stat_sort(x, N);
+  pp_stat_sort(y, M);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < M; j++)
+      all[i * M + j] = y[j] - x[i];
+  qsort(all, N * M, sizeof *all, cmp_dbl);
+  for (size_t k = 1; k <= N * M; k++)
+    if (pp_stat_diff_kth(x, N, y, M, k) != all[k - 1])
+      PP_FAIL("k = %zu: %.17g vs %.17g", k, pp_stat_diff_kth(x, N, y, M, k),
+              all[k - 1]);
+}
+
+/* ---- the decision on synthetic latencies ----------------------------------
+ */
+
+PP_TEST(diff_verdict_shifts) {
+  rng_state = 1234;
+  double *base = lognormal(200, 50000, 0.25);
+  double *up = lognormal(200, 55000, 0.25);   /* +10% */
+  double *down = lognormal(200, 45000, 0.25); /* -10% */
+  pp_compare c = compare(base, 200, up, 200, 0.05, 0.05);
+  printf("# +10%%: median %+.1f%%, shift %+.1f%% [%+.1f%%, %+.1f%%], p %.2g\n",
+         c.rel_med * 100, c.rel_shift * 100, c.rel_lo * 100, c.rel_hi * 100,
+         c.p);
+  CHECK_EQ(c.verdict, PP_VERDICT_WORSE);
+  CHECK(!c.by_p99);
+  CHECK(c.rel_lo > 0);
+  CHECK_NEAR(c.rel_shift, 0.10, 0.05);
+  c = compare(base, 200, down, 200, 0.05, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_BETTER);
+  CHECK(c.rel_hi < 0);
+  /* The same shift below a 20% threshold is no change. */
+  c = compare(base, 200, up, 200, 0.20, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_NO_CHANGE);
+  free(base);
+  free(up);
+  free(down);
+}
+
+PP_TEST(diff_false_positive_rate) {
+  enum { SEEDS = 200, N = 200 };
+  int flagged = 0, sig = 0, mw_sig = 0, ks_sig = 0, flagged_tight = 0;
+  for (int s = 0; s < SEEDS; s++) {
+    rng_state = 1000 + (uint64_t)s;
+    double *a = lognormal(N, 50000, 0.25), *b = lognormal(N, 50000, 0.25);
+    pp_compare c = compare(a, N, b, N, 0.05, 0.05);
+    flagged += c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+    CHECK(c.verdict != PP_VERDICT_NEED_MORE);
+    sig += c.p <= 0.05;
+    mw_sig += c.mw.p <= 0.05;
+    ks_sig += c.p_ks <= 0.05;
+    /* No practical threshold at all: only the tests decide. */
+    c = compare(a, N, b, N, 0, 0.05);
+    flagged_tight +=
+        c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+    free(a);
+    free(b);
+  }
+  printf("# no shift, %d seeds, n = %d, alpha 0.05: verdict worse/better "
+         "%.3f (threshold 5%%), %.3f (threshold 0); p = min(MW, KS) <= alpha "
+         "%.3f; MW %.3f; KS %.3f\n",
+         SEEDS, N, flagged / (double)SEEDS, flagged_tight / (double)SEEDS,
+         sig / (double)SEEDS, mw_sig / (double)SEEDS, ks_sig / (double)SEEDS);
+  CHECK_LE(flagged, SEEDS * 8 / 100);
+  CHECK_LE(flagged_tight, SEEDS * 8 / 100);
+  CHECK_LE(mw_sig, SEEDS * 8 / 100);
+  CHECK_LE(ks_sig, SEEDS * 8 / 100);
+}
+
+PP_TEST(diff_spread_only) {
+  /* Same median, four times the log-spread: the rank test sees nothing,
+   * KS does, and the p99 doubles. */
+  rng_state = 77;
+  double *a = lognormal(300, 50000, 0.1), *b = lognormal(300, 50000, 0.4);
+  pp_compare c = compare(a, 300, b, 300, 0.05, 0.05);
+  printf("# spread: median %+.1f%%, p99 %+.1f%%, MW p %.3g, KS p %.3g\n",
+         c.rel_med * 100, c.rel_p99 * 100, c.mw.p, c.p_ks);
+  CHECK(c.mw.p > 0.05);
+  CHECK(c.p_ks < 1e-6);
+  CHECK(fabs(c.rel_med) < 0.05);
+  CHECK(c.rel_p99 > 0.5);
+  CHECK_EQ(c.verdict, PP_VERDICT_WORSE);
+  CHECK(c.by_p99);
+  /* Narrower: better, by the p99. */
+  c = compare(b, 300, a, 300, 0.05, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_BETTER);
+  CHECK(c.by_p99);
+  free(a);
+  free(b);
+}
+
+PP_TEST(diff_small_samples) {
+  rng_state = 5;
+  double *a = lognormal(5, 50000, 0.25), *b = lognormal(5, 50000, 0.25);
+  pp_compare c = compare(a, 5, b, 5, 0.05, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_NEED_MORE);
+  CHECK(c.mw.exact);
+  CHECK_GT(c.need, 5);
+  CHECK_LE(c.need, PP_STAT_ENOUGH);
+  /* Three against three, even fully separated, cannot reach p <= 0.05
+   * (the smallest exact p is 0.1). */
+  double x[] = {100, 101, 102}, y[] = {150, 151, 152};
+  c = compare(x, 3, y, 3, 0.05, 0.05);
+  CHECK_NEAR(c.p, 0.1, 1e-12);
+  CHECK_EQ(c.verdict, PP_VERDICT_NEED_MORE);
+  CHECK_GE(c.need, 4);
+  /* Four against four can: p = 2/70. */
+  double x4[] = {100, 101, 102, 103}, y4[] = {150, 151, 152, 153};
+  c = compare(x4, 4, y4, 4, 0.05, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_WORSE);
+  /* Tight, identical small samples: the interval lies within +-5%. */
+  double t1[] = {1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007};
+  c = compare(t1, 8, t1, 8, 0.05, 0.05);
+  CHECK_EQ(c.verdict, PP_VERDICT_NO_CHANGE);
+  free(a);
+  free(b);
+}
+
+/* ---- the command ------------------------------------------------------------
+ */
+
+static void spin_ns(int64_t ns) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+/* A trace with 300 instances of "work" (busy for work_us) and of "steady"
+ * (busy for 20 us). */
+static void make_trace(const char *path, int work_us) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int i = 0; i < 300; i++) {
+    {
+      PP_ZONE("work");
+      spin_ns((int64_t)work_us * 1000);
+    }
+    {
+      PP_ZONE("steady");
+      spin_ns(20000);
+    }
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+static char *tpath(const char *name) {
+  static char buf[8][512];
+  static int k;
+  char *p = buf[k++ % 8];
+  snprintf(p, sizeof buf[0], "%s/%s", pp_test_tmpdir(), name);
+  return p;
+}
+
+/* The table row of metric `name` in out, or NULL. */
+static const char *row_of(const char *out, const char *name) {
+  size_t len = strlen(name);
+  for (const char *l = out; l && *l;
+       l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    if (strncmp(l, name, len) == 0 && l[len] == ' ')
+      return l;
+  return NULL;
+}
+
+static int line_contains(const char *line, const char *needle) {
+  const char *end = strchr(line, '\n');
+  size_t n = end ? (size_t)(end - line) : strlen(line);
+  char buf[1024];
+  if (n >= sizeof buf)
+    n = sizeof buf - 1;
+  memcpy(buf, line, n);
+  buf[n] = 0;
+  return strstr(buf, needle) != NULL;
+}
+
+PP_TEST_T(diff_cli_traces, 120) {
+  char *a = tpath("a.pptrace"), *b = tpath("b.pptrace"),
+       *a2 = tpath("a2.pptrace");
+  make_trace(a, 50);
+  make_trace(b, 80);
+  make_trace(a2, 50);
+
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 1);
+  CHECK_STR(r.err, "");
+  const char *w = row_of(r.out, "work");
+  CHECK(w != NULL);
+  CHECK(line_contains(w, "worse"));
+  CHECK(line_contains(w, "300/300"));
+  const char *s = row_of(r.out, "steady");
+  CHECK(s != NULL);
+  CHECK(!line_contains(s, "worse"));
+  CHECK_CONTAINS(r.out, "threshold 5%");
+  pp_cli_result_free(&r);
+
+  /* The other way round it is an improvement: exit 0. */
+  r = pp_test_cli("diff --threshold 0.05 '%s' -- '%s'", b, a);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "work"), "better"));
+  pp_cli_result_free(&r);
+
+  /* Two recordings of the same workload: no regression. */
+  r = pp_test_cli("diff '%s' '%s'", a, a2);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK(!strstr(r.out, "worse"));
+  CHECK(line_contains(row_of(r.out, "work"), "no change"));
+  pp_cli_result_free(&r);
+
+  /* Repetitions per side and --metric. */
+  r = pp_test_cli("diff --metric work '%s' '%s' -- '%s'", a, a2, b);
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "work"), "600/300"));
+  CHECK(row_of(r.out, "steady") == NULL);
+  CHECK_CONTAINS(r.out, "base (2 runs)");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --metric steady '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 0);
+  pp_cli_result_free(&r);
+
+  /* -o writes the file, nothing on stdout. */
+  char *o = tpath("diff.txt");
+  r = pp_test_cli("diff -o '%s' '%s' '%s'", o, a, b);
+  CHECK_EQ(r.rc, 1);
+  CHECK_STR(r.out, "");
+  char *txt = pp_test_slurp(o, NULL);
+  CHECK(txt != NULL);
+  CHECK(line_contains(row_of(txt, "work"), "worse"));
+  free(txt);
+  pp_cli_result_free(&r);
+
+  /* Markdown for a PR comment. */
+  r = pp_test_cli("diff --format markdown '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "### pipeprof diff: 1 regression");
+  CHECK_CONTAINS(r.out, "|---|");
+  CHECK_CONTAINS(r.out, "| `work` | 300 / 300 |");
+  CHECK_CONTAINS(r.out, "**worse**");
+  pp_cli_result_free(&r);
+
+  /* JSON. */
+  r = pp_test_cli("diff --format=json '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "\"schema\":\"pipeprof.diff\"");
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *root = json_loads(r.out, 0, &jerr);
+  if (!root)
+    PP_FAIL("diff JSON does not parse: %s (line %d)", jerr.text, jerr.line);
+  CHECK_STR(json_string_value(json_object_get(root, "schema")),
+            "pipeprof.diff");
+  CHECK_EQ(json_integer_value(json_object_get(root, "schema_version")), 1);
+  CHECK(json_is_true(json_object_get(root, "regression")));
+  CHECK_STR(json_string_value(json_object_get(root, "mode")), "samples");
+  CHECK_NEAR(json_real_value(json_object_get(root, "threshold")), 0.05, 0);
+  json_t *counts = json_object_get(root, "counts");
+  CHECK_EQ(json_integer_value(json_object_get(counts, "worse")), 1);
+  json_t *rows = json_object_get(root, "rows");
+  CHECK(json_is_array(rows));
+  CHECK_EQ(json_array_size(rows), 2);
+  int found = 0;
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    json_t *row = json_array_get(rows, i);
+    const char *name = json_string_value(json_object_get(row, "name"));
+    CHECK_STR(json_string_value(json_object_get(row, "kind")), "zone");
+    CHECK_STR(json_string_value(json_object_get(row, "unit")), "ns");
+    if (strcmp(name, "work") != 0)
+      continue;
+    found = 1;
+    CHECK_STR(json_string_value(json_object_get(row, "verdict")), "worse");
+    CHECK_STR(json_string_value(json_object_get(row, "verdict_basis")),
+              "median");
+    json_t *base = json_object_get(row, "base");
+    CHECK_EQ(json_integer_value(json_object_get(base, "n")), 300);
+    double bm = json_number_value(json_object_get(base, "median"));
+    double nm = json_number_value(
+        json_object_get(json_object_get(row, "new"), "median"));
+    CHECK(bm >= 50000 && bm < 60000);
+    CHECK(nm >= 80000 && nm < 90000);
+    double ch = json_number_value(json_object_get(row, "median_change"));
+    CHECK_NEAR(ch, (nm - bm) / bm, 1e-9);
+    json_t *shift = json_object_get(row, "shift");
+    double lo = json_number_value(json_object_get(shift, "lo"));
+    double hi = json_number_value(json_object_get(shift, "hi"));
+    double est = json_number_value(json_object_get(shift, "estimate"));
+    CHECK(lo <= est && est <= hi);
+    CHECK(lo > 20000 && hi < 40000);
+    CHECK_NEAR(json_number_value(json_object_get(shift, "confidence")), 0.95,
+               1e-9);
+    double p = json_number_value(json_object_get(row, "p"));
+    CHECK(p < 1e-6);
+    CHECK(json_is_false(
+        json_object_get(json_object_get(row, "mann_whitney"), "exact")));
+    CHECK(json_is_null(json_object_get(row, "need_per_side")));
+  }
+  CHECK(found);
+  json_decref(root);
+#endif
+  pp_cli_result_free(&r);
+}
+
+/* Summary JSON inputs (no raw samples): one p50 and p99 per run. */
+PP_TEST_T(diff_cli_summaries, 120) {
+  char *list_base = calloc(1, 4096), *list_new = calloc(1, 4096);
+  CHECK(list_base && list_new);
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "base%d.pptrace", i);
+    char *t = tpath(name);
+    make_trace(t, 50);
+    snprintf(name, sizeof name, "base%d.json", i);
+    char *j = tpath(name);
+    pp_cli_result r = pp_test_cli("export '%s' --format json -o '%s'", t, j);
+    CHECK_EQ(r.rc, 0);
+    pp_cli_result_free(&r);
+    size_t len = strlen(list_base);
+    snprintf(list_base + len, 4096 - len, " '%s'", j);
+    snprintf(name, sizeof name, "new%d.pptrace", i);
+    t = tpath(name);
+    make_trace(t, 80);
+    len = strlen(list_new);
+    snprintf(list_new + len, 4096 - len, " '%s'", t);
+  }
+#ifdef PP_HAVE_JANSSON
+  /* Four runs per side: the exact rank test reaches p = 2/70. */
+  pp_cli_result r = pp_test_cli("diff %s --%s", list_base, list_new);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "each run counts as one sample");
+  CHECK(line_contains(row_of(r.out, "work"), "worse"));
+  CHECK(line_contains(row_of(r.out, "work"), "4/4"));
+  pp_cli_result_free(&r);
+  /* One run per side: undecided, and says how many runs it needs. */
+  r = pp_test_cli("diff '%s' '%s'", tpath("base0.json"), tpath("new0.pptrace"));
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "work"), "need more samples"));
+  CHECK(line_contains(row_of(r.out, "work"), "runs per side"));
+  pp_cli_result_free(&r);
+  /* Not a summary. */
+  char *bad = tpath("other.json");
+  FILE *f = fopen(bad, "w");
+  CHECK(f != NULL);
+  fputs("{\"schema\":\"something.else\"}\n", f);
+  fclose(f);
+  r = pp_test_cli("diff '%s' '%s'", bad, tpath("new0.pptrace"));
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "other.json");
+  pp_cli_result_free(&r);
+  f = fopen(bad, "w");
+  CHECK(f != NULL);
+  fputs("{\"schema\": ", f);
+  fclose(f);
+  r = pp_test_cli("diff '%s' '%s'", bad, tpath("new0.pptrace"));
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "not valid JSON");
+  pp_cli_result_free(&r);
+#else
+  pp_cli_result r = pp_test_cli("diff %s --%s", list_base, list_new);
+  CHECK_EQ(r.rc, 2);
+  pp_cli_result_free(&r);
+#endif
+  /* --per-run on traces: the same per-run comparison, no JSON needed. */
+  list_base[0] = 0;
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "base%d.pptrace", i);
+    size_t len = strlen(list_base);
+    snprintf(list_base + len, 4096 - len, " '%s'", tpath(name));
+  }
+  r = pp_test_cli("diff --per-run %s --%s", list_base, list_new);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "note: --per-run");
+  CHECK(line_contains(row_of(r.out, "work"), "4/4"));
+  CHECK(line_contains(row_of(r.out, "work"), "worse"));
+  pp_cli_result_free(&r);
+  free(list_base);
+  free(list_new);
+}
+
+/* Ranges (requests) and sys.* / proc.* counters become rows; other
+ * counters do not; sampled metrics say higher / lower and never fail. */
+static void make_trace_ranges(const char *path, double level) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int i = 0; i < 100; i++) {
+    uint64_t id = pp_range_start("request");
+    spin_ns(30000);
+    pp_range_end(id);
+    pp_counter_setf("sys.test.level", level + (i % 10) * 0.1);
+    pp_counter_set("app.queue", i);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
+  char *a = tpath("ra.pptrace"), *b = tpath("rb.pptrace");
+  make_trace_ranges(a, 10);
+  make_trace_ranges(b, 20);
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "range request"), "100/100"));
+  CHECK(line_contains(row_of(r.out, "sys.test.level"), "higher"));
+  CHECK(row_of(r.out, "app.queue") == NULL);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --format json '%s' '%s'", b, a);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "\"kind\":\"sampled\"");
+  CHECK_CONTAINS(r.out, "\"kind\":\"range\"");
+  CHECK_CONTAINS(r.out, "\"verdict\":\"lower\"");
+  pp_cli_result_free(&r);
+}
+
+PP_TEST(diff_cli_usage_errors) {
+  char *a = tpath("u.pptrace");
+  make_trace(a, 1);
+  char *junk = tpath("junk.pptrace");
+  FILE *f = fopen(junk, "wb");
+  CHECK(f != NULL);
+  for (int i = 0; i < 4096; i++)
+    fputc((i * 7919) & 0xff, f);
+  fclose(f);
+  struct {
+    const char *args;
+    const char *who;
+  } cases[] = {
+      {"diff", "pipeprof diff"},
+      {"diff A", "pipeprof diff"},
+      {"diff A A A", "'--'"},
+      {"diff --bogus A A", "--bogus"},
+      {"diff --threshold abc A A", "--threshold"},
+      {"diff --threshold 5 A A", "--threshold"},
+      {"diff --threshold", "--threshold"},
+      {"diff --alpha 2 A A", "--alpha"},
+      {"diff --format xml A A", "xml"},
+      {"diff A --", "NEW"},
+      {"diff -- A", "BASE"},
+      {"diff A -- A -- A", "--"},
+      {"diff A /nonexistent/x.pptrace", "/nonexistent/x.pptrace"},
+      {"diff A J", "junk.pptrace"},
+      {"diff --metric no-such-zone A A", "nothing to compare"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char cmd[1024];
+    size_t k = 0;
+    for (const char *p = cases[i].args; *p && k < sizeof cmd - 300; p++) {
+      if (*p == 'A' && (p[1] == 0 || p[1] == ' ') && p[-1] == ' ')
+        k += (size_t)snprintf(cmd + k, sizeof cmd - k, "'%s'", a);
+      else if (*p == 'J' && p[1] == 0 && p[-1] == ' ')
+        k += (size_t)snprintf(cmd + k, sizeof cmd - k, "'%s'", junk);
+      else
+        cmd[k++] = *p;
+    }
+    cmd[k] = 0;
+    pp_cli_result r = pp_test_cli("%s", cmd);
+    if (r.rc != 2 || pp_test_count_lines(r.err) != 1 || r.out[0])
+      PP_FAIL("%s: rc %d, stdout:\n%s\nstderr:\n%s", cmd, r.rc, r.out, r.err);
+    CHECK_ONE_LINE_ERROR_FROM(r, 2, cases[i].who);
+    pp_cli_result_free(&r);
+  }
+  pp_cli_result r = pp_test_cli("diff --help");
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  CHECK_CONTAINS(r.out, "usage: pipeprof diff");
+  pp_cli_result_free(&r);
+}
