@@ -322,10 +322,10 @@ static double bench_export_chrome(void) {
   int64_t ts = 1000;
   for (size_t z = 0, k = 0; z < nzones; z += 2) {
     uint32_t outer = (uint32_t)(z / 2 % 2), inner = 2 + (uint32_t)(z / 2 % 2);
-    th->ev[k++] = (pp_event){ts, outer, 1, {0}};
-    th->ev[k++] = (pp_event){ts + 100, inner, 1, {0}};
-    th->ev[k++] = (pp_event){ts + 900, inner, 2, {0}};
-    th->ev[k++] = (pp_event){ts + 1000, outer, 2, {0}};
+    th->ev[k++] = (pp_event){ts, outer, 1, {0}, 0};
+    th->ev[k++] = (pp_event){ts + 100, inner, 1, {0}, 0};
+    th->ev[k++] = (pp_event){ts + 900, inner, 2, {0}, 0};
+    th->ev[k++] = (pp_event){ts + 1000, outer, 2, {0}, 0};
     ts += 1237;
   }
   pp_analyze(&t);

@@ -265,6 +265,32 @@ PP_API pp_zone pp_zone_begin_name(const char *name);
 PP_API uint64_t pp_range_start(const char *name);
 PP_API void pp_range_end(uint64_t id);
 
+/**
+ * Requests and tokens (LLM serving). id is the caller's, unique among the
+ * requests in flight; it may be reused once its request has ended. The
+ * calls for one request may come from any threads and requests may
+ * overlap. `pipeprof report` pairs them by id and prints E2E latency
+ * (begin to end), TTFT (begin to first token), TPOT, inter-token latency,
+ * throughput, goodput against SLOs and batch statistics. Trace and flight
+ * modes only: stats mode records nothing for these calls' statistics.
+ * Cost: as a counter update (two slots). Any thread.
+ */
+/** A request arrives (starts being timed). */
+PP_API void pp_request_begin(uint64_t id);
+/** The request's first output token is ready. Optional: without it the
+ * first pp_request_tokens() marks the first token. Counts no token. */
+PP_API void pp_request_first_token(uint64_t id);
+/** n output tokens of the request were produced now (one streamed chunk).
+ * The output token count of a request is the sum of its n. */
+PP_API void pp_request_tokens(uint64_t id, uint32_t n);
+/** The request finished: status 0 is success, anything else a failure
+ * (failed requests are counted but left out of the latency figures). */
+PP_API void pp_request_end(uint64_t id, int status);
+/** One batch was run with size real items, padded to padded_size (0 or
+ * less than size: no padding). Gives the mean effective batch size, the
+ * padding waste 1 - sum(size) / sum(padded_size) and batches per size. */
+PP_API void pp_batch(uint32_t size, uint32_t padded_size);
+
 /** Record a counter value or change at a static site. */
 PP_API void pp_counter_set_loc(const pp_srcloc *loc, int64_t value);
 PP_API void pp_counter_add_loc(const pp_srcloc *loc, int64_t delta);

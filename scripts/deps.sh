@@ -4,8 +4,8 @@
 # Install the Debian packages that building and testing pipeprof needs,
 # when some are missing. Quiet and idempotent when everything is there.
 #
-#   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, and
-#                                 the reference tools the integration tests
+#   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, SQLite,
+#                                 and the reference tools the integration tests
 #                                 compare against (perf, GNU time)
 #   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
 #   bash scripts/deps.sh --check  only report; exit 1 if something is missing
@@ -14,7 +14,8 @@
 # without a password; otherwise it prints the command to run and exits 1.
 set -euo pipefail
 
-want=(gcc g++ make cmake pkg-config libjansson-dev python3 linux-perf time)
+want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev python3
+  linux-perf time)
 fuzz=(clang libclang-rt-14-dev)
 check_only=0
 

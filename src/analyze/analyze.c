@@ -81,6 +81,7 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(p->zones);
   pp__free(p->frames);
   pp__free(p->counters);
+  pp_request_stats_free(&p->req);
   memset(p, 0, sizeof *p);
   pp__free(t->ranges);
   t->ranges = NULL;
@@ -655,7 +656,7 @@ int pp_analyze(pp_trace *t) {
   s.v = NULL;
   if (build_ranges(t, p->t1) || zone_stats(t) || canon_locs(t, &canon) ||
       frame_stats(t, canon) ||
-      counter_stats(t, canon))
+      counter_stats(t, canon) || pp_analyze_requests(t))
     goto oom;
   pp__free(canon);
   t->analyzed = 1;

@@ -35,8 +35,11 @@ typedef struct pp_event {
   union {
     int64_t i;   /* COUNTER_SET / COUNTER_ADD */
     double f;    /* COUNTER_SETF */
-    uint64_t id; /* FLOW_* */
+    uint64_t id; /* FLOW_*, RANGE_*, REQ_* (the caller's id), BATCH
+                    (the batch size) */
   } v;
+  uint64_t v2;   /* since 1.1, REQ_* and BATCH: REQ_TOKENS tokens,
+                    REQ_END zigzag(status), BATCH padded size; else 0 */
 } pp_event;
 
 /* A completed (or forcibly closed) zone on one thread. */
@@ -120,6 +123,46 @@ typedef struct pp_counter_stats {
   int is_float;
 } pp_counter_stats;
 
+/* Service-level objectives for requests (pp_slo_parse): limits in ns, 0
+ * when not set. A request meets them when it succeeded and each set limit
+ * holds (TPOT only for requests with more than one token). */
+typedef struct pp_slo {
+  int64_t ttft_ns, tpot_ns, e2e_ns;
+} pp_slo;
+
+/* Batches of one size (pp_batch). */
+typedef struct pp_batch_size {
+  uint32_t size;
+  uint64_t batches;
+} pp_batch_size;
+
+/* Requests and batches (pp_request_*, pp_batch), paired by id across
+ * threads. Latencies are of successful requests after the warm-up. */
+typedef struct pp_request_stats {
+  uint64_t requests;      /* begun, after the warm-up */
+  uint64_t warmup;        /* first requests (by begin time) left out */
+  uint64_t completed;     /* ended with status 0 */
+  uint64_t failed;        /* ended with another status */
+  uint64_t unfinished;    /* no end in the trace */
+  uint64_t orphans;       /* request events of no begun request */
+  uint64_t output_tokens; /* sum over completed requests */
+  int64_t span_ns;        /* first begin to last end (counted requests) */
+  double req_per_s;       /* completed / span */
+  double tokens_per_s;    /* output_tokens / span */
+  pp_hist e2e, ttft, tpot, itl; /* ns; ITL pooled over requests */
+  int slo_set;            /* slo holds at least one limit */
+  pp_slo slo;
+  uint64_t good;          /* completed requests meeting every limit */
+  double goodput_per_s;   /* good / span */
+  double compliance;      /* good / (completed + failed) */
+  uint64_t batches;       /* pp_batch calls */
+  uint64_t batch_items, batch_padded; /* sums of size and padded size */
+  double batch_mean;      /* batch_items / batches */
+  double padding_waste;   /* 1 - batch_items / batch_padded */
+  pp_batch_size *sizes;   /* by size, ascending */
+  size_t nsizes;
+} pp_request_stats;
+
 typedef struct pp_profile {
   int64_t t0, t1;         /* first and last timestamp, ns */
   int64_t wall_ns;        /* t1 - t0 */
@@ -137,6 +180,7 @@ typedef struct pp_profile {
   uint64_t ranges_unclosed; /* ranges with no end in the trace */
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */
+  pp_request_stats req;   /* requests and batches (pp_analyze_requests) */
 } pp_profile;
 
 typedef struct pp_trace {
@@ -154,6 +198,8 @@ typedef struct pp_trace {
   size_t nranges;
   pp_profile prof;        /* filled by pp_analyze */
   int analyzed;
+  uint64_t req_warmup;    /* analysis option: requests left out as warm-up */
+  pp_slo req_slo;         /* analysis option: SLOs for goodput */
   int from_stats;         /* stats-mode file: the reader filled prof (zones,
                              frames, counters, t0/t1, events, unclosed,
                              unmatched_ends) and threads' busy_ns from the
@@ -178,6 +224,22 @@ void pp_trace_free(pp_trace *t);
 /* Analysis (src/analyze/analyze.c): zone instances per thread and the
  * profile. Returns 0, or -1 when out of memory. */
 int pp_analyze(pp_trace *t);
+
+/* Requests (src/analyze/requests.c). Rebuild t->prof.req from the events
+ * with the options t->req_warmup and t->req_slo (pp_analyze calls it; call
+ * it again after changing them). Returns 0, or -1 when out of memory. */
+int pp_analyze_requests(pp_trace *t);
+/* Release what prof.req holds and zero it. */
+void pp_request_stats_free(pp_request_stats *r);
+/* Parse "ttft=200ms,tpot=40ms,e2e=2s" (units ns, us, ms, s; any subset,
+ * comma-separated) into *slo. Returns 0, or -1 with a one-line reason in
+ * err. */
+int pp_slo_parse(const char *spec, pp_slo *slo, char *err, size_t errlen);
+/* MLPerf-style early-stopping minimum: the smallest number of requests n
+ * for which P[Binomial(n, 1 - pct/100) <= over + 1] <= 1 - confidence,
+ * over being the over-latency requests seen (64 for p90 and 662 for p99
+ * at confidence 0.99 with none over). 0 for invalid arguments. */
+uint64_t pp_request_min_count(double pct, double confidence, uint64_t over);
 
 /* Move src's sites, threads and events into dst (src/analyze/merge.c); both
  * must be traces of the same host (monotonic ns). src keeps only what is

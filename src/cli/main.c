@@ -144,14 +144,18 @@ int pp_cli_load(const char *path, pp_trace *t) {
 /* ---- report ------------------------------------------------------------- */
 
 static const char report_usage[] =
-    "usage: pipeprof report [--top N] FILE.pptrace|RUN_DIR\n"
+    "usage: pipeprof report [--top N] [--slo SPEC] [--warmup N]\n"
+    "                       FILE.pptrace|RUN_DIR\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
     "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
     "by self time, per-thread busy time, frames, counters, dropped events\n"
     "and the profiler's estimated overhead.\n"
     "\n"
-    "  --top N   bottlenecks to list (default 3)\n";
+    "  --top N       bottlenecks to list (default 3)\n"
+    "  --slo SPEC    request SLOs for goodput, e.g. ttft=200ms,tpot=40ms,e2e=2s\n"
+    "                (default: $PIPEPROF_SLO)\n"
+    "  --warmup N    leave the first N requests out of the request figures\n";
 
 static int parse_int(const char *s, long lo, long hi, long *out) {
   char *end;
@@ -165,6 +169,9 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 
 static int cmd_report(int argc, char **argv) {
   const char *file = NULL;
+  const char *slo_spec = getenv("PIPEPROF_SLO");
+  const char *slo_from = "PIPEPROF_SLO";
+  long warmup = 0;
   pp_report_opts opts = {0};
   for (int i = 1; i < argc; i++) {
     if (is_help(argv[i])) {
@@ -177,6 +184,16 @@ static int cmd_report(int argc, char **argv) {
       if (parse_int(argv[++i], 0, 1000, &v) != 0)
         return usage_error("report", "bad --top value '%s'", argv[i]);
       opts.top_n = v == 0 ? -1 : (int)v;
+    } else if (strcmp(argv[i], "--slo") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("report", "%s needs a specification", "--slo");
+      slo_spec = argv[++i];
+      slo_from = "--slo";
+    } else if (strcmp(argv[i], "--warmup") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("report", "%s needs a number", "--warmup");
+      if (parse_int(argv[++i], 0, 1000000000L, &warmup) != 0)
+        return usage_error("report", "bad --warmup value '%s'", argv[i]);
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return usage_error("report", "unknown option '%s'", argv[i]);
     } else if (file) {
@@ -187,9 +204,25 @@ static int cmd_report(int argc, char **argv) {
   }
   if (!file)
     return usage_error("report", "missing trace file%s", "");
+  pp_slo slo = {0, 0, 0};
+  if (slo_spec && *slo_spec) {
+    char err[160];
+    if (pp_slo_parse(slo_spec, &slo, err, sizeof err) != 0) {
+      fprintf(stderr, "pipeprof report: %s: %s\n", slo_from, err);
+      return EXIT_USAGE;
+    }
+  }
   pp_trace t;
   if (pp_cli_load(file, &t) != 0)
     return EXIT_FAIL;
+  t.req_slo = slo;
+  t.req_warmup = (uint64_t)warmup;
+  if ((slo.ttft_ns || slo.tpot_ns || slo.e2e_ns || warmup) &&
+      !t.from_stats && pp_analyze_requests(&t) != 0) {
+    fprintf(stderr, "pipeprof: %s: out of memory while analysing\n", file);
+    pp_trace_free(&t);
+    return EXIT_FAIL;
+  }
   int rc = pp_report_text(stdout, &t, &opts);
   pp_trace_free(&t);
   if (rc != 0 || fflush(stdout) != 0) {

@@ -222,9 +222,10 @@ static inline int push1(pp__tstate *t, uint64_t ts, uint64_t a,
   return 1;
 }
 
-/* Record a two-slot event (the second slot carries a 64-bit value). */
-static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
-                         uint64_t value) {
+/* Record a two-slot event (the second slot carries a 64-bit value and, in
+ * the low 56 bits of its `a`, an extra number). */
+static inline void push2x(pp__tstate *t, uint64_t ts, uint64_t a,
+                          uint64_t value, uint64_t extra) {
   uint64_t w = atomic_load_explicit(&t->w, memory_order_relaxed);
   if (pp__unlikely(w + 2 >
                    atomic_load_explicit(&t->limit, memory_order_relaxed)) &&
@@ -233,8 +234,14 @@ static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
     return;
   }
   put_slot(t, w, ts, a);
-  put_slot(t, w + 1, value, (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT);
+  put_slot(t, w + 1, value,
+           (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT | (extra & PP__PTR_MASK));
   atomic_store_explicit(&t->w, w + 2, memory_order_release);
+}
+
+static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
+                         uint64_t value) {
+  push2x(t, ts, a, value, 0);
 }
 
 /* ---- public hot path ---------------------------------------------------- */
@@ -355,6 +362,36 @@ uint64_t pp_range_start(const char *name) {
 void pp_range_end(uint64_t id) {
   if (id)
     record_value(&range_end_loc, PPT_EV_RANGE_END, id);
+}
+
+/* Requests and batches: fixed sites, the caller's id in the value. */
+static const pp_srcloc request_loc = {"(request)", NULL, NULL, 0, 0};
+static const pp_srcloc batch_loc = {"(batch)", NULL, NULL, 0, 0};
+
+static inline void record_extra(const pp_srcloc *loc, unsigned type,
+                                uint64_t v, uint64_t extra) {
+  if (pp__unlikely(!ACTIVE()))
+    return;
+  pp__tstate *t = pp__thread_get();
+  if (t)
+    push2x(t, pp__ticks(), tag(type, loc), v, extra);
+}
+
+void pp_request_begin(uint64_t id) {
+  record_extra(&request_loc, PPT_EV_REQ_BEGIN, id, 0);
+}
+void pp_request_first_token(uint64_t id) {
+  record_extra(&request_loc, PPT_EV_REQ_FIRST, id, 0);
+}
+void pp_request_tokens(uint64_t id, uint32_t n) {
+  record_extra(&request_loc, PPT_EV_REQ_TOKENS, id, n);
+}
+void pp_request_end(uint64_t id, int status) {
+  record_extra(&request_loc, PPT_EV_REQ_END, id,
+               ppt_zigzag((int64_t)status));
+}
+void pp_batch(uint32_t size, uint32_t padded_size) {
+  record_extra(&batch_loc, PPT_EV_BATCH, size, padded_size);
 }
 
 void pp_mark(const char *name) {

@@ -245,7 +245,8 @@ static int two_slots(unsigned type) {
   return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
          type == PPT_EV_COUNTER_SETF || type == PPT_EV_FLOW_BEGIN ||
          type == PPT_EV_FLOW_STEP || type == PPT_EV_FLOW_END ||
-         type == PPT_EV_RANGE_BEGIN || type == PPT_EV_RANGE_END;
+         type == PPT_EV_RANGE_BEGIN || type == PPT_EV_RANGE_END ||
+         ppt_has_extra(type);
 }
 
 static void flush_events(void) {
@@ -272,12 +273,14 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     unsigned type = slot_type(a);
     if (type == PPT_SLOT_CONT || type == 0 || type > PPT_EV_MAX_)
       continue;
-    uint64_t value = 0;
+    uint64_t value = 0, extra = 0;
     if (two_slots(type)) {
       if (i + 1 >= to)
         break;
       const pp__slot *v = &ring[(i + 1) & mask];
       value = atomic_load_explicit(&v->ts, memory_order_relaxed);
+      extra = atomic_load_explicit(&v->a, memory_order_relaxed) &
+              PP__PTR_MASK;
       i++;
     }
     const pp_srcloc *loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
@@ -304,8 +307,8 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       prev = ts;
       started = 1;
     }
-    /* Worst case: type + three varints + 8 bytes. */
-    if (ppt_buf_reserve(out, 1 + 10 + 10 + 10) != 0)
+    /* Worst case: type + four varints. */
+    if (ppt_buf_reserve(out, 1 + 10 + 10 + 10 + 10) != 0)
       continue;
     unsigned char *p = out->data + out->len;
     *p++ = (unsigned char)type;
@@ -319,6 +322,8 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       p += 8;
     } else if (two_slots(type)) {
       p += ppt_put_uv(p, value);
+      if (ppt_has_extra(type))
+        p += ppt_put_uv(p, extra);
     }
     out->len = (size_t)(p - out->data);
     n++;

@@ -3,8 +3,8 @@
  * The human-readable report printed by `pipeprof report`: a header with
  * the process, wall time and data-loss indicators, the zone table sorted by
  * total time with latency percentiles, the top bottlenecks by self time,
- * per-thread busy time, frame pacing, counters and an estimate of the
- * profiler's own overhead. Reads an analysed pp_trace; never modifies it.
+ * per-thread busy time, frame pacing, counters, requests (E2E, TTFT, TPOT,
+ * ITL, goodput, batches) and an estimate of the profiler's own overhead. Reads an analysed pp_trace; never modifies it.
  *
  * Names come from the traced program and may hold any bytes: control
  * characters and malformed UTF-8 are shown as '?', and long names are cut
@@ -451,6 +451,124 @@ static void overhead(FILE *out, const pp_trace *t) {
   fputs(")\n", out);
 }
 
+/* ---- requests --------------------------------------------------------- */
+
+static int has_request_sites(const pp_trace *t) {
+  for (size_t i = 0; i < t->nlocs; i++) {
+    const pp_loc *l = &t->locs[i];
+    if (l->name && (!l->function || !l->function[0]) &&
+        (strcmp(l->name, "(request)") == 0 || strcmp(l->name, "(batch)") == 0))
+      return 1;
+  }
+  return 0;
+}
+
+static void request_row(FILE *out, const char *name, const pp_hist *h) {
+  fprintf(out, "  %-6s %8" PRIu64, name, h->count);
+  if (!h->count) {
+    fputs("  -\n", out);
+    return;
+  }
+  put_dur(out, pp_hist_mean(h));
+  static const double pcts[] = {50, 90, 95, 99, 99.9};
+  for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
+    put_dur(out, (double)pp_hist_percentile(h, pcts[i]));
+  put_dur(out, (double)h->max);
+  fputc('\n', out);
+}
+
+static void validity(FILE *out, const pp_request_stats *r) {
+  uint64_t over = r->slo_set ? r->completed - r->good : 0;
+  fprintf(out, "  validity (MLPerf early stopping, confidence 0.99, %" PRIu64
+               " over the SLOs):",
+          over);
+  static const double pcts[] = {90, 99};
+  for (size_t i = 0; i < 2; i++) {
+    uint64_t need = pp_request_min_count(pcts[i], 0.99, over);
+    fprintf(out, "%s p%.0f needs %" PRIu64 " requests, ", i ? ";" : "",
+            pcts[i], need);
+    if (need && r->completed >= need)
+      fputs("ok", out);
+    else
+      fprintf(out, "need %" PRIu64 " more",
+              need > r->completed ? need - r->completed : 0);
+  }
+  fputc('\n', out);
+}
+
+static void request_table(FILE *out, const pp_trace *t) {
+  const pp_request_stats *r = &t->prof.req;
+  if (t->from_stats) {
+    if (has_request_sites(t))
+      fputs("\nrequests: unavailable in stats mode (record in trace "
+            "mode)\n",
+            out);
+    return;
+  }
+  if (!r->requests && !r->warmup && !r->batches && !r->orphans)
+    return;
+  char b[CELL_MAX];
+  fputs("\nrequests (E2E: begin to end; TTFT: begin to first token; TPOT: "
+        "(E2E - TTFT) / (tokens - 1);\n"
+        "  ITL: gaps between token chunks; latencies of successful "
+        "requests)\n",
+        out);
+  fprintf(out,
+          "  requests %" PRIu64 "  completed %" PRIu64 "  failed %" PRIu64
+          "  unfinished %" PRIu64 "  warm-up excluded %" PRIu64 "\n",
+          r->requests, r->completed, r->failed, r->unfinished, r->warmup);
+  if (r->orphans)
+    fprintf(out, "  %" PRIu64 " request events without a begin\n",
+            r->orphans);
+  if (r->requests) {
+    fprintf(out,
+            "  throughput %.2f req/s, %.1f output tokens/s (%" PRIu64
+            " tokens over %s)\n",
+            r->req_per_s, r->tokens_per_s, r->output_tokens,
+            pp_format_ns(b, sizeof b, (double)r->span_ns));
+    fprintf(out, "  %-6s %8s %*s %*s %*s %*s %*s %*s %*s\n", "metric",
+            "count", DUR_W - 1, "mean", DUR_W - 1, "p50", DUR_W - 1, "p90",
+            DUR_W - 1, "p95", DUR_W - 1, "p99", DUR_W - 1, "p99.9",
+            DUR_W - 1, "max");
+    request_row(out, "E2E", &r->e2e);
+    request_row(out, "TTFT", &r->ttft);
+    request_row(out, "TPOT", &r->tpot);
+    request_row(out, "ITL", &r->itl);
+    if (r->slo_set) {
+      fprintf(out, "  goodput %.2f req/s: %" PRIu64 " of %" PRIu64
+                   " finished requests (%.1f%%) meet",
+              r->goodput_per_s, r->good, r->completed + r->failed,
+              r->compliance * 100.0);
+      const char *sep = " ";
+      if (r->slo.ttft_ns) {
+        fprintf(out, "%sttft <= %s", sep,
+                pp_format_ns(b, sizeof b, (double)r->slo.ttft_ns));
+        sep = ", ";
+      }
+      if (r->slo.tpot_ns) {
+        fprintf(out, "%stpot <= %s", sep,
+                pp_format_ns(b, sizeof b, (double)r->slo.tpot_ns));
+        sep = ", ";
+      }
+      if (r->slo.e2e_ns)
+        fprintf(out, "%se2e <= %s", sep,
+                pp_format_ns(b, sizeof b, (double)r->slo.e2e_ns));
+      fputc('\n', out);
+    }
+    validity(out, r);
+  }
+  if (r->batches) {
+    fprintf(out,
+            "  batches %" PRIu64 "  mean size %.2f  padding waste %.1f%%  "
+            "by size:",
+            r->batches, r->batch_mean, r->padding_waste * 100.0);
+    for (size_t i = 0; i < r->nsizes; i++)
+      fprintf(out, " %" PRIu32 " x%" PRIu64 "%s", r->sizes[i].size,
+              r->sizes[i].batches, i + 1 < r->nsizes ? "," : "");
+    fputc('\n', out);
+  }
+}
+
 int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   if (!out || !t || !t->analyzed)
     return -1;
@@ -471,6 +589,7 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   thread_table(out, t);
   frame_table(out, t, cap);
   counter_table(out, t, cap);
+  request_table(out, t);
   if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0)
     return -1;
   overhead(out, t);

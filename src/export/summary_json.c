@@ -189,6 +189,102 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_obj_end(w);
 }
 
+static void hist_obj(pp_jsonw *w, const char *k, const pp_hist *h) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "count", h->count);
+  pp_jsonw_kv_double(w, "mean_ns", h->count ? pp_hist_mean(h) : 0.0);
+  pp_jsonw_kv_uint(w, "min_ns", h->count ? h->min : 0);
+  pp_jsonw_kv_uint(w, "max_ns", h->count ? h->max : 0);
+  pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(h, 50.0));
+  pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(h, 90.0));
+  pp_jsonw_kv_uint(w, "p95_ns", pp_hist_percentile(h, 95.0));
+  pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(h, 99.0));
+  pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
+  pp_jsonw_obj_end(w);
+}
+
+/* "requests": present only when the trace has request or batch events
+ * (or, in stats mode, request sites: then {"available": false}). */
+static void write_requests(pp_jsonw *w, const pp_trace *t) {
+  const pp_request_stats *r = &t->prof.req;
+  if (t->from_stats) {
+    int sites = 0;
+    for (size_t i = 0; i < t->nlocs; i++) {
+      const pp_loc *l = &t->locs[i];
+      sites |= l->name && (!l->function || !l->function[0]) &&
+               (strcmp(l->name, "(request)") == 0 ||
+                strcmp(l->name, "(batch)") == 0);
+    }
+    if (sites) {
+      pp_jsonw_key(w, "requests");
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_bool(w, "available", 0);
+      pp_jsonw_kv_str(w, "reason", "stats mode");
+      pp_jsonw_obj_end(w);
+    }
+    return;
+  }
+  if (!r->requests && !r->warmup && !r->batches && !r->orphans)
+    return;
+  pp_jsonw_key(w, "requests");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_bool(w, "available", 1);
+  pp_jsonw_kv_uint(w, "requests", r->requests);
+  pp_jsonw_kv_uint(w, "warmup_excluded", r->warmup);
+  pp_jsonw_kv_uint(w, "completed", r->completed);
+  pp_jsonw_kv_uint(w, "failed", r->failed);
+  pp_jsonw_kv_uint(w, "unfinished", r->unfinished);
+  pp_jsonw_kv_uint(w, "orphan_events", r->orphans);
+  pp_jsonw_kv_uint(w, "output_tokens", r->output_tokens);
+  pp_jsonw_kv_int(w, "span_ns", r->span_ns);
+  pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
+  pp_jsonw_kv_double(w, "output_tokens_per_s", r->tokens_per_s);
+  hist_obj(w, "e2e", &r->e2e);
+  hist_obj(w, "ttft", &r->ttft);
+  hist_obj(w, "tpot", &r->tpot);
+  hist_obj(w, "itl", &r->itl);
+  pp_jsonw_key(w, "slo");
+  if (r->slo_set) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_int(w, "ttft_ns", r->slo.ttft_ns);
+    pp_jsonw_kv_int(w, "tpot_ns", r->slo.tpot_ns);
+    pp_jsonw_kv_int(w, "e2e_ns", r->slo.e2e_ns);
+    pp_jsonw_kv_uint(w, "good", r->good);
+    pp_jsonw_kv_double(w, "goodput_per_s", r->goodput_per_s);
+    pp_jsonw_kv_double(w, "compliance", r->compliance);
+    pp_jsonw_obj_end(w);
+  } else {
+    pp_jsonw_null(w);
+  }
+  uint64_t over = r->slo_set ? r->completed - r->good : 0;
+  pp_jsonw_key(w, "validity");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_double(w, "confidence", 0.99);
+  pp_jsonw_kv_uint(w, "over_latency", over);
+  pp_jsonw_kv_uint(w, "min_requests_p90", pp_request_min_count(90, 0.99, over));
+  pp_jsonw_kv_uint(w, "min_requests_p99", pp_request_min_count(99, 0.99, over));
+  pp_jsonw_obj_end(w);
+  pp_jsonw_key(w, "batches");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "count", r->batches);
+  pp_jsonw_kv_uint(w, "items", r->batch_items);
+  pp_jsonw_kv_uint(w, "padded_items", r->batch_padded);
+  pp_jsonw_kv_double(w, "mean_size", r->batch_mean);
+  pp_jsonw_kv_double(w, "padding_waste", r->padding_waste);
+  pp_jsonw_key(w, "by_size");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < r->nsizes; i++) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "size", r->sizes[i].size);
+    pp_jsonw_kv_uint(w, "batches", r->sizes[i].batches);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_obj_end(w);
+}
+
 int pp_export_summary_json(FILE *out, const pp_trace *t) {
   if (!out || !t || !t->analyzed)
     return -1;
@@ -240,6 +336,7 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   write_threads(&w, t);
   write_frames(&w, t);
   write_counters(&w, t);
+  write_requests(&w, t);
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);

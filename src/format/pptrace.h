@@ -20,7 +20,7 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 0u
+#define PPT_VERSION_MINOR 1u /* 1.1: REQ_* and BATCH events */
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
 #define PPT_CHUNK_HEADER_SIZE 24u
 #define PPT_MAX_PAYLOAD (16u << 20)
@@ -50,8 +50,21 @@ enum ppt_event_type {
   PPT_EV_FLOW_END = 10,
   PPT_EV_RANGE_BEGIN = 11, /* uint64 range id; may end on another thread */
   PPT_EV_RANGE_END = 12,   /* uint64 range id */
-  PPT_EV_MAX_ = 12
+  /* Since 1.1: requests and batches; two varints, the caller's id (BATCH:
+   * the batch size) and an extra number (the ring keeps it in the low 56
+   * bits of the continuation slot's `a`). */
+  PPT_EV_REQ_BEGIN = 13,  /* id, 0 */
+  PPT_EV_REQ_FIRST = 14,  /* id, 0: first output token */
+  PPT_EV_REQ_TOKENS = 15, /* id, tokens produced now */
+  PPT_EV_REQ_END = 16,    /* id, zigzag(status), 0 = ok */
+  PPT_EV_BATCH = 17,      /* size, padded size */
+  PPT_EV_MAX_ = 17
 };
+
+/* 1 for the event types that carry an extra number (since 1.1). */
+static inline int ppt_has_extra(unsigned type) {
+  return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_BATCH;
+}
 
 /* ---- little-endian fixed-width helpers ---- */
 static inline void ppt_put_u16(unsigned char *p, uint16_t v) {

@@ -217,6 +217,8 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
       ev.v.f = ppt_get_f64(c);
     else if (has_value(type))
       ev.v.id = ppt_get_uv(c);
+    if (ppt_has_extra(type))
+      ev.v2 = ppt_get_uv(c);
     if (c->err || type == 0 || type > PPT_EV_MAX_ || id >= loc_limit(t)) {
       t->diag.events_bad++;
       return -1;

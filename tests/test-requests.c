@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Requests, tokens and batches (pp_request_*, pp_batch): exact E2E, TTFT,
+ * TPOT and ITL on a trace built by hand, a live recording across two
+ * threads through the file format, warm-up exclusion, SLO parsing, goodput,
+ * the MLPerf-style minimum counts, padding waste, the report section and
+ * the CLI's --slo / PIPEPROF_SLO handling.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze/model.h"
+#include "export/export.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+#define MS 1000000LL
+
+/* ---- trace builder (malloc'ed so that pp_trace_free releases it) ------- */
+
+static char *tb_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  CHECK(d != NULL);
+  memcpy(d, s, n);
+  return d;
+}
+
+static void *tb_grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t nc = *cap ? *cap * 2 : 8;
+  while (nc < need)
+    nc *= 2;
+  void *q = realloc(p, nc * elem);
+  CHECK(q != NULL);
+  memset((char *)q + *cap * elem, 0, (nc - *cap) * elem);
+  *cap = nc;
+  return q;
+}
+
+static uint32_t tb_loc(pp_trace *t, const char *name) {
+  t->locs = tb_grow(t->locs, &t->cap_locs, t->nlocs + 1, sizeof *t->locs);
+  pp_loc *l = &t->locs[t->nlocs];
+  l->id = (uint32_t)t->nlocs;
+  l->name = tb_strdup(name);
+  return (uint32_t)t->nlocs++;
+}
+
+static size_t tb_thread(pp_trace *t, uint64_t tid) {
+  t->threads = tb_grow(t->threads, &t->cap_threads, t->nthreads + 1,
+                       sizeof *t->threads);
+  pp_thread *th = &t->threads[t->nthreads];
+  th->tid = tid;
+  th->name = tb_strdup("");
+  return t->nthreads++;
+}
+
+static void tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
+                  uint8_t type, uint64_t v, uint64_t v2) {
+  pp_thread *th = &t->threads[thi];
+  th->ev = tb_grow(th->ev, &th->cap_ev, th->nev + 1, sizeof *th->ev);
+  pp_event *e = &th->ev[th->nev++];
+  e->ts = ts;
+  e->loc = loc;
+  e->type = type;
+  e->v.id = v;
+  e->v2 = v2;
+}
+
+/* Thread A begins requests, thread B produces tokens and ends them.
+ *   1: begin 0, tokens 100 (1), 130 (2), 170 (1), end 200 ok
+ *      E2E 200, TTFT 100, TPOT (200 - 100) / 3, ITL 30 and 40
+ *   2: begin 50, first 60, tokens 90 (1), 110 (1), end 150 ok
+ *      E2E 100, TTFT 10, TPOT 90, ITL 20
+ *   3: begin 10, end 20 with status 5 (failed)
+ *   4: begin 300, never ends (unfinished)
+ *   99: tokens with no begin (orphan)
+ * Batches (size, padded): (8, 8) (6, 8) (4, 8) (4, 0). */
+static void build(pp_trace *t) {
+  memset(t, 0, sizeof *t);
+  uint32_t rq = tb_loc(t, "(request)"), bt = tb_loc(t, "(batch)");
+  size_t a = tb_thread(t, 1), b = tb_thread(t, 2);
+  tb_ev(t, a, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
+  tb_ev(t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 3, 0);
+  tb_ev(t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 2, 0);
+  tb_ev(t, a, 300 * MS, rq, PPT_EV_REQ_BEGIN, 4, 0);
+  tb_ev(t, b, 20 * MS, rq, PPT_EV_REQ_END, 3, ppt_zigzag(5));
+  tb_ev(t, b, 60 * MS, rq, PPT_EV_REQ_FIRST, 2, 0);
+  tb_ev(t, b, 90 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
+  tb_ev(t, b, 100 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
+  tb_ev(t, b, 110 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
+  tb_ev(t, b, 130 * MS, rq, PPT_EV_REQ_TOKENS, 1, 2);
+  tb_ev(t, b, 150 * MS, rq, PPT_EV_REQ_END, 2, 0);
+  tb_ev(t, b, 170 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
+  tb_ev(t, b, 200 * MS, rq, PPT_EV_REQ_END, 1, 0);
+  tb_ev(t, b, 210 * MS, rq, PPT_EV_REQ_TOKENS, 99, 3);
+  tb_ev(t, a, 5 * MS, bt, PPT_EV_BATCH, 8, 8);
+  tb_ev(t, a, 6 * MS, bt, PPT_EV_BATCH, 6, 8);
+  tb_ev(t, a, 7 * MS, bt, PPT_EV_BATCH, 4, 8);
+  tb_ev(t, a, 8 * MS, bt, PPT_EV_BATCH, 4, 0);
+}
+
+PP_TEST(requests_exact_metrics) {
+  pp_trace t;
+  build(&t);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(r->requests, 4);
+  CHECK_EQ(r->completed, 2);
+  CHECK_EQ(r->failed, 1);
+  CHECK_EQ(r->unfinished, 1);
+  CHECK_EQ(r->orphans, 1);
+  CHECK_EQ(r->output_tokens, 6);
+  CHECK_EQ(r->span_ns, 300 * MS);
+  CHECK_NEAR(r->req_per_s, 2 / 0.3, 1e-9);
+  CHECK_NEAR(r->tokens_per_s, 6 / 0.3, 1e-9);
+  CHECK_EQ(r->e2e.count, 2);
+  CHECK_EQ(r->e2e.min, 100 * MS);
+  CHECK_EQ(r->e2e.max, 200 * MS);
+  CHECK_NEAR(pp_hist_mean(&r->e2e), 150.0 * MS, 1e-3);
+  CHECK_EQ(r->ttft.count, 2);
+  CHECK_EQ(r->ttft.min, 10 * MS);
+  CHECK_EQ(r->ttft.max, 100 * MS);
+  CHECK_EQ(r->tpot.count, 2);
+  CHECK_EQ(r->tpot.min, 33333333);
+  CHECK_EQ(r->tpot.max, 90 * MS);
+  CHECK_EQ(r->itl.count, 3);
+  CHECK_EQ(r->itl.min, 20 * MS);
+  CHECK_EQ(r->itl.max, 40 * MS);
+  CHECK_NEAR(pp_hist_mean(&r->itl), 30.0 * MS, 1e-3);
+  CHECK_EQ(pp_hist_percentile(&r->e2e, 99.0), 200 * MS);
+  CHECK_EQ(r->slo_set, 0);
+  /* batches and padding waste */
+  CHECK_EQ(r->batches, 4);
+  CHECK_EQ(r->batch_items, 22);
+  CHECK_EQ(r->batch_padded, 28);
+  CHECK_NEAR(r->batch_mean, 5.5, 1e-12);
+  CHECK_NEAR(r->padding_waste, 1.0 - 22.0 / 28.0, 1e-12);
+  CHECK_EQ(r->nsizes, 3);
+  CHECK_EQ(r->sizes[0].size, 4);
+  CHECK_EQ(r->sizes[0].batches, 2);
+  CHECK_EQ(r->sizes[2].size, 8);
+
+  /* goodput: only request 2 meets ttft <= 50 ms */
+  CHECK_EQ(pp_slo_parse("ttft=50ms", &t.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(r->slo_set, 1);
+  CHECK_EQ(r->good, 1);
+  CHECK_NEAR(r->goodput_per_s, 1 / 0.3, 1e-9);
+  CHECK_NEAR(r->compliance, 1.0 / 3.0, 1e-12);
+  /* tpot <= 40 ms fails request 2 (90 ms), e2e <= 150 ms fails request 1 */
+  CHECK_EQ(pp_slo_parse("tpot=40ms", &t.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(r->good, 1);
+  CHECK_EQ(pp_slo_parse("tpot=40ms,e2e=150ms", &t.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(r->good, 0);
+
+  /* warm-up: the earliest request (1) is left out */
+  memset(&t.req_slo, 0, sizeof t.req_slo);
+  t.req_warmup = 1;
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(r->warmup, 1);
+  CHECK_EQ(r->requests, 3);
+  CHECK_EQ(r->completed, 1);
+  CHECK_EQ(r->e2e.count, 1);
+  CHECK_EQ(r->e2e.min, 100 * MS);
+
+  /* report and summary sections */
+  char *txt = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&txt, &len);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(txt, "\nrequests (E2E: begin to end; TTFT:");
+  CHECK_CONTAINS(txt, "warm-up excluded 1");
+  CHECK_CONTAINS(txt, "TPOT");
+  CHECK_CONTAINS(txt, "padding waste 21.4%");
+  CHECK_CONTAINS(txt, "p90 needs 64 requests, need 63 more");
+  free(txt);
+  f = open_memstream(&txt, &len);
+  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  fclose(f);
+  CHECK_CONTAINS(txt, "\"requests\":");
+  CHECK_CONTAINS(txt, "\"min_requests_p99\":662");
+  free(txt);
+  pp_trace_free(&t);
+}
+
+PP_TEST(requests_reused_id) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t rq = tb_loc(&t, "(request)");
+  size_t a = tb_thread(&t, 1);
+  /* id 7 twice in a row, then begun again while still open */
+  tb_ev(&t, a, 0, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev(&t, a, 5 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  tb_ev(&t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev(&t, a, 12 * MS, rq, PPT_EV_REQ_TOKENS, 7, 1);
+  tb_ev(&t, a, 30 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  tb_ev(&t, a, 40 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev(&t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev(&t, a, 51 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(r->requests, 4);
+  CHECK_EQ(r->completed, 3);
+  CHECK_EQ(r->unfinished, 1);
+  CHECK_EQ(r->e2e.min, 1 * MS);
+  CHECK_EQ(r->e2e.max, 20 * MS);
+  CHECK_EQ(r->ttft.count, 1);
+  CHECK_EQ(r->ttft.min, 2 * MS);
+  CHECK_EQ(r->tpot.count, 0); /* one token */
+  pp_trace_free(&t);
+}
+
+PP_TEST(requests_slo_parse) {
+  pp_slo s;
+  char err[160];
+  CHECK_EQ(pp_slo_parse("ttft=200ms,tpot=40ms,e2e=2s", &s, err, sizeof err),
+           0);
+  CHECK_EQ(s.ttft_ns, 200 * MS);
+  CHECK_EQ(s.tpot_ns, 40 * MS);
+  CHECK_EQ(s.e2e_ns, 2000 * MS);
+  CHECK_EQ(pp_slo_parse("e2e=1.5s", &s, err, sizeof err), 0);
+  CHECK_EQ(s.e2e_ns, 1500 * MS);
+  CHECK_EQ(s.ttft_ns, 0);
+  CHECK_EQ(pp_slo_parse("tpot=250us,ttft=900ns", &s, err, sizeof err), 0);
+  CHECK_EQ(s.tpot_ns, 250000);
+  CHECK_EQ(s.ttft_ns, 900);
+  static const char *const bad[] = {"",          "ttft",      "ttft=",
+                                    "ttft=200",  "ttft=-1ms", "ttft=0ms",
+                                    "foo=1ms",   "ttft=1ms,", "ttft=1xs",
+                                    "e2e=1e3ms", ",ttft=1ms"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    s.ttft_ns = 123;
+    err[0] = '\0';
+    if (pp_slo_parse(bad[i], &s, err, sizeof err) != -1)
+      PP_FAIL("'%s' accepted", bad[i]);
+    CHECK(err[0] != '\0');
+    CHECK(strchr(err, '\n') == NULL);
+    CHECK_EQ(s.ttft_ns, 123); /* untouched on error */
+  }
+}
+
+PP_TEST(requests_min_counts) {
+  CHECK_EQ(pp_request_min_count(90, 0.99, 0), 64);
+  CHECK_EQ(pp_request_min_count(99, 0.99, 0), 662);
+  CHECK_GT(pp_request_min_count(99, 0.99, 5), 662);
+  CHECK_GT(pp_request_min_count(90, 0.99, 1), 64);
+  CHECK_EQ(pp_request_min_count(0, 0.99, 0), 0);
+  CHECK_EQ(pp_request_min_count(90, 1.0, 0), 0);
+}
+
+/* ---- live recording across two threads --------------------------------- */
+
+#define NREQ 40
+
+static void *worker(void *arg) {
+  (void)arg;
+  struct timespec ts = {0, 50000};
+  for (uint64_t id = 1; id <= NREQ; id++) {
+    if (id % 2)
+      pp_request_first_token(id * 1000);
+    for (int k = 0; k < 3; k++) {
+      nanosleep(&ts, NULL);
+      pp_request_tokens(id * 1000, 2);
+    }
+    pp_request_end(id * 1000, id == NREQ ? -3 : 0);
+  }
+  pp_batch(4, 8);
+  pp_batch(8, 8);
+  return NULL;
+}
+
+static void record_live(pp_mode mode, const char *path) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (uint64_t id = 1; id <= NREQ; id++)
+    pp_request_begin(id * 1000);
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, worker, NULL), 0);
+  pthread_join(th, NULL);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_request_begin(1); /* not running: nothing happens */
+}
+
+PP_TEST(requests_live_two_threads) {
+  char path[4200], err[256];
+  snprintf(path, sizeof path, "%s/req.pptrace", pp_test_tmpdir());
+  record_live(PP_MODE_TRACE, path);
+  pp_trace t;
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(r->requests, NREQ);
+  CHECK_EQ(r->completed, NREQ - 1);
+  CHECK_EQ(r->failed, 1);
+  CHECK_EQ(r->unfinished, 0);
+  CHECK_EQ(r->orphans, 0);
+  CHECK_EQ(r->output_tokens, 6 * (NREQ - 1));
+  CHECK_EQ(r->e2e.count, NREQ - 1);
+  CHECK_EQ(r->ttft.count, NREQ - 1);
+  CHECK_EQ(r->tpot.count, NREQ - 1);
+  CHECK_EQ(r->itl.count, 2 * (NREQ - 1));
+  CHECK_GE(r->itl.min, 50000);
+  CHECK(r->e2e.max <= (uint64_t)r->span_ns);
+  CHECK_EQ(r->batches, 2);
+  CHECK_NEAR(r->padding_waste, 0.25, 1e-12);
+  pp_trace_free(&t);
+
+  /* the CLI: --slo, PIPEPROF_SLO, --warmup and bad values */
+  pp_cli_result c = pp_test_cli("report --slo ttft=10s,e2e=10s --warmup 4 "
+                                "'%s'", path);
+  CHECK_EQ(c.rc, 0);
+  CHECK_CONTAINS(c.out, "\nrequests (");
+  CHECK_CONTAINS(c.out, "warm-up excluded 4");
+  CHECK_CONTAINS(c.out, "goodput ");
+  CHECK_CONTAINS(c.out, "35 of 36 finished requests");
+  pp_cli_result_free(&c);
+  c = pp_test_cli("report --slo ttft=fast '%s'", path);
+  CHECK_ONE_LINE_ERROR_FROM(c, 2, "--slo");
+  pp_cli_result_free(&c);
+  c = pp_test_cli("report --warmup -1 '%s'", path);
+  CHECK_EQ(c.rc, 2);
+  pp_cli_result_free(&c);
+  setenv("PIPEPROF_SLO", "tpot=", 1);
+  c = pp_test_cli("report '%s'", path);
+  unsetenv("PIPEPROF_SLO");
+  CHECK_ONE_LINE_ERROR_FROM(c, 2, "PIPEPROF_SLO");
+  pp_cli_result_free(&c);
+}
+
+PP_TEST(requests_stats_mode_unavailable) {
+  char path[4200], err[256];
+  snprintf(path, sizeof path, "%s/reqs.pptrace", pp_test_tmpdir());
+  record_live(PP_MODE_STATS, path);
+  pp_trace t;
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.from_stats, 1);
+  char *txt = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&txt, &len);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(txt, "requests: unavailable in stats mode");
+  free(txt);
+  pp_trace_free(&t);
+}
