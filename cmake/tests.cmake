@@ -13,6 +13,13 @@ if(PP_JANSSON)
   target_link_libraries(pp-tests PRIVATE ${PP_JANSSON})
   target_compile_definitions(pp-tests PRIVATE PP_HAVE_JANSSON)
 endif()
+# The history database layer (no CLI dependencies) and SQLite.
+if(PP_SQLITE AND PP_SQLITE_INCLUDE)
+  target_sources(pp-tests PRIVATE src/cli/history_db.c)
+  target_include_directories(pp-tests PRIVATE ${PP_SQLITE_INCLUDE})
+  target_link_libraries(pp-tests PRIVATE ${PP_SQLITE})
+  target_compile_definitions(pp-tests PRIVATE PP_HAVE_SQLITE)
+endif()
 add_dependencies(pp-tests pipeprof_cli pipeprof-example-pipeline)
 
 add_test(NAME unit COMMAND pp-tests)

@@ -25,5 +25,6 @@ void pp_cli_remove_children(const char *dir);
 
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);
+int pp_cli_history(int argc, char **argv);
 
 #endif /* PP_CLI_H */

@@ -452,6 +452,8 @@ static const command commands[] = {
      "usage: pipeprof run [options] -- CMD [ARGS...] (see --help)\n"},
     {"diff", pp_cli_diff, "compare runs and flag regressions (exit 1)",
      "usage: pipeprof diff [options] BASE... -- NEW... (see --help)\n"},
+    {"history", pp_cli_history, "record runs and show metric trends",
+     "usage: pipeprof history [--db PATH] add|list|show ... (see --help)\n"},
     {"demo", cmd_demo, "profile the bundled example pipeline", demo_usage},
     {"version", cmd_version, "print the version", "usage: pipeprof version\n"},
     {"help", cmd_help, "show help for a command",
