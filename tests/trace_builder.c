@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers that build pp_trace objects by hand (see trace_builder.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "trace_builder.h"
+
+char *tb_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  CHECK(d != NULL);
+  memcpy(d, s, n);
+  return d;
+}
+
+void *tb_grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return p;
+  size_t nc = *cap ? *cap * 2 : 8;
+  while (nc < need)
+    nc *= 2;
+  void *q = realloc(p, nc * elem);
+  CHECK(q != NULL);
+  memset((char *)q + *cap * elem, 0, (nc - *cap) * elem);
+  *cap = nc;
+  return q;
+}
+
+uint32_t tb_loc(pp_trace *t, const char *name, uint32_t kind) {
+  t->locs = tb_grow(t->locs, &t->cap_locs, t->nlocs + 1, sizeof *t->locs);
+  pp_loc *l = &t->locs[t->nlocs];
+  l->id = (uint32_t)t->nlocs;
+  l->kind = kind;
+  l->name = tb_strdup(name);
+  l->function = tb_strdup("fn");
+  l->file = tb_strdup("file.c");
+  l->line = 1;
+  return (uint32_t)t->nlocs++;
+}
+
+size_t tb_thread(pp_trace *t, uint64_t tid, const char *name) {
+  t->threads = tb_grow(t->threads, &t->cap_threads, t->nthreads + 1,
+                       sizeof *t->threads);
+  pp_thread *th = &t->threads[t->nthreads];
+  th->tid = tid;
+  th->name = tb_strdup(name);
+  return t->nthreads++;
+}
+
+pp_event *tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
+                uint8_t type) {
+  pp_thread *th = &t->threads[thi];
+  th->ev = tb_grow(th->ev, &th->cap_ev, th->nev + 1, sizeof *th->ev);
+  pp_event *e = &th->ev[th->nev++];
+  e->ts = ts;
+  e->loc = loc;
+  e->type = type;
+  return e;
+}
+
+void tb_meta(pp_trace *t, const char *key, const char *value) {
+  t->meta = tb_grow(t->meta, &t->cap_meta, t->nmeta + 1, sizeof *t->meta);
+  t->meta[t->nmeta].key = tb_strdup(key);
+  t->meta[t->nmeta].value = tb_strdup(value);
+  t->nmeta++;
+}

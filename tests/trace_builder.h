@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building pp_trace objects by hand for tests: sites, threads, events and
+ * metadata, allocated as the reader allocates them so that pp_trace_free()
+ * releases everything. Allocation failures fail the running test.
+ */
+#ifndef PP_TRACE_BUILDER_H
+#define PP_TRACE_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/model.h"
+
+char *tb_strdup(const char *s);
+/* Grow p (cap elements of elem bytes) to hold need; new space zeroed. */
+void *tb_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* A site named name of kind (pp_kind); returns its id. */
+uint32_t tb_loc(pp_trace *t, const char *name, uint32_t kind);
+/* A thread; returns its index. */
+size_t tb_thread(pp_trace *t, uint64_t tid, const char *name);
+/* An event on thread thi; returns it so the caller can set values. */
+pp_event *tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
+                uint8_t type);
+void tb_meta(pp_trace *t, const char *key, const char *value);
+
+#endif /* PP_TRACE_BUILDER_H */
