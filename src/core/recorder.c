@@ -198,11 +198,6 @@ static inline void count_drop(pp__tstate *t) {
 static inline void put_slot(pp__tstate *t, uint64_t i, uint64_t ts,
                             uint64_t a) {
   pp__slot *s = &t->ring[i & t->mask];
-  /* Ask for ownership of the line 32 slots ahead: the writer, draining on
-   * another core, leaves shared copies of the ring behind it, and the store
-   * that meets one waits for the invalidation unless it was requested
-   * early. One prefetch instruction; no fault on any address. */
-  __builtin_prefetch(&t->ring[(i + 32) & t->mask], 1, 3);
   atomic_store_explicit(&s->ts, ts, memory_order_relaxed);
   atomic_store_explicit(&s->a, a, memory_order_relaxed);
 }
