@@ -162,6 +162,35 @@ int pp_test_count_lines(const char *s) {
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
+char *pp_test_cmake_cache(const char *key, int required) {
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/CMakeCache.txt", pp_test_bindir());
+  char *text = pp_test_slurp(path, NULL);
+  if (!text && required)
+    PP_FAIL("cannot read %s", path);
+  char *val = NULL;
+  size_t kl = strlen(key);
+  for (char *line = text; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = 0;
+    if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+      char *eq = strchr(line + kl, '=');
+      if (eq) {
+        val = strdup(eq + 1);
+        break;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  free(text);
+  if (!val)
+    val = strdup("");
+  if (!val)
+    PP_FAIL("out of memory");
+  return val;
+}
+
 static int matches(const char *name, int argc, char **argv) {
   if (argc <= 1)
     return 1;

@@ -121,6 +121,12 @@ int pp_test_count_lines(const char *s);
     CHECK_CONTAINS((r).err, who);                                           \
   } while (0)
 
+/* Value of KEY in the build directory's CMakeCache.txt (malloc'ed; "" when
+ * the key is absent). Without a cache file: "" when required is 0, else
+ * the test fails. Tests that compile programs use it to match the build's
+ * compiler and sanitizer flags. */
+char *pp_test_cmake_cache(const char *key, int required);
+
 /* Read a whole file into a malloc'ed NUL-terminated string; NULL if absent. */
 char *pp_test_slurp(const char *path, size_t *len);
 

@@ -37,32 +37,8 @@ static void fmt(char *buf, size_t size, const char *f, ...) {
     PP_FAIL("string too long: %s", buf);
 }
 
-/* Value of KEY in the build directory's CMakeCache.txt, malloc'ed; "" when
- * absent (or when there is no cache, as for an out-of-tree runner). */
 static char *cache_get(const char *key) {
-  char path[4096];
-  fmt(path, sizeof path, "%s/CMakeCache.txt", pp_test_bindir());
-  char *text = pp_test_slurp(path, NULL);
-  char *val = NULL;
-  size_t kl = strlen(key);
-  for (char *line = text; line && *line;) {
-    char *nl = strchr(line, '\n');
-    if (nl)
-      *nl = 0;
-    if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-      char *eq = strchr(line + kl, '=');
-      if (eq) {
-        val = strdup(eq + 1);
-        break;
-      }
-    }
-    line = nl ? nl + 1 : NULL;
-  }
-  free(text);
-  if (!val)
-    val = strdup("");
-  CHECK(val != NULL);
-  return val;
+  return pp_test_cmake_cache(key, 0);
 }
 
 typedef struct nvtx_env {
