@@ -18,6 +18,7 @@
 #include "format/pptrace.h"
 #include "internal.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #ifdef PP_HAVE_JANSSON
 #include <jansson.h>
@@ -25,54 +26,29 @@
 
 /* ---- trace builder ------------------------------------------------------ */
 
-static char *dup_str(const char *s) {
-  char *d = pp__strdup(s);
-  CHECK(d != NULL);
-  return d;
-}
-
+/* Trace building (tests/trace_builder.c) with this file's sites: function
+ * fn_main in src/pipe.c, lines from 10. */
 static uint32_t add_loc(pp_trace *t, const char *name, uint32_t kind) {
-  void *a = t->locs;
-  CHECK_EQ(pp__grow(&a, &t->cap_locs, t->nlocs + 1, sizeof *t->locs), 0);
-  t->locs = a;
-  pp_loc *l = &t->locs[t->nlocs];
-  memset(l, 0, sizeof *l);
-  l->id = (uint32_t)t->nlocs;
-  l->kind = kind;
-  l->name = dup_str(name);
-  l->function = dup_str("fn_main");
-  l->file = dup_str("src/pipe.c");
-  l->line = 10 + (uint32_t)t->nlocs;
-  return (uint32_t)t->nlocs++;
+  uint32_t id = tb_loc(t, name, kind);
+  pp_loc *l = &t->locs[id];
+  free(l->function);
+  free(l->file);
+  l->function = tb_strdup("fn_main");
+  l->file = tb_strdup("src/pipe.c");
+  l->line = 10 + id;
+  return id;
 }
 
 static size_t add_thread(pp_trace *t, uint64_t tid, const char *name,
                          uint64_t dropped) {
-  void *a = t->threads;
-  CHECK_EQ(pp__grow(&a, &t->cap_threads, t->nthreads + 1, sizeof *t->threads),
-           0);
-  t->threads = a;
-  pp_thread *th = &t->threads[t->nthreads];
-  memset(th, 0, sizeof *th);
-  th->tid = tid;
-  th->name = dup_str(name);
-  th->dropped = dropped;
-  return t->nthreads++;
+  size_t i = tb_thread(t, tid, name);
+  t->threads[i].dropped = dropped;
+  return i;
 }
 
-static pp_event *add_ev(pp_trace *t, size_t ti, int64_t ts, uint32_t loc,
-                        uint8_t type) {
-  pp_thread *th = &t->threads[ti];
-  void *a = th->ev;
-  CHECK_EQ(pp__grow(&a, &th->cap_ev, th->nev + 1, sizeof *th->ev), 0);
-  th->ev = a;
-  pp_event *e = &th->ev[th->nev++];
-  memset(e, 0, sizeof *e);
-  e->ts = ts;
-  e->loc = loc;
-  e->type = type;
-  return e;
-}
+#define add_ev tb_ev
+#define add_meta tb_meta
+#define dup_str tb_strdup
 
 static void add_i(pp_trace *t, size_t ti, int64_t ts, uint32_t loc,
                   uint8_t type, int64_t v) {
@@ -84,41 +60,13 @@ static void add_id(pp_trace *t, size_t ti, int64_t ts, uint32_t loc,
   add_ev(t, ti, ts, loc, type)->v.id = id;
 }
 
-static void add_meta(pp_trace *t, const char *k, const char *v) {
-  void *a = t->meta;
-  CHECK_EQ(pp__grow(&a, &t->cap_meta, t->nmeta + 1, sizeof *t->meta), 0);
-  t->meta = a;
-  t->meta[t->nmeta].key = dup_str(k);
-  t->meta[t->nmeta].value = dup_str(v);
-  t->nmeta++;
-}
 
 static void zone(pp_trace *t, size_t ti, uint32_t loc, int64_t b, int64_t e) {
   add_ev(t, ti, b, loc, PPT_EV_ZONE_BEGIN);
   add_ev(t, ti, e, loc, PPT_EV_ZONE_END);
 }
 
-static void free_trace(pp_trace *t) {
-  pp__analysis_free(t);
-  for (size_t i = 0; i < t->nlocs; i++) {
-    free(t->locs[i].name);
-    free(t->locs[i].function);
-    free(t->locs[i].file);
-  }
-  for (size_t i = 0; i < t->nthreads; i++) {
-    free(t->threads[i].name);
-    free(t->threads[i].ev);
-  }
-  for (size_t i = 0; i < t->nmeta; i++) {
-    free(t->meta[i].key);
-    free(t->meta[i].value);
-  }
-  free(t->locs);
-  free(t->threads);
-  free(t->meta);
-  free(t->clock);
-  memset(t, 0, sizeof *t);
-}
+#define free_trace pp_trace_free
 
 /* Locs of the main test trace. */
 enum {

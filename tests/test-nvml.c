@@ -20,6 +20,7 @@
 #include "format/pptrace.h"
 #include "internal.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define MS 1000000ull
 
@@ -563,88 +564,30 @@ typedef struct trace_sink {
   int64_t ts;
 } trace_sink;
 
-static char *dup_s(const char *x) {
-  char *d = pp__strdup(x);
-  CHECK(d != NULL);
-  return d;
-}
-
 static uint32_t loc_of(pp_trace *t, const char *name) {
   for (size_t i = 0; i < t->nlocs; i++)
     if (strcmp(t->locs[i].name, name) == 0)
       return (uint32_t)i;
-  void *a = t->locs;
-  CHECK_EQ(pp__grow(&a, &t->cap_locs, t->nlocs + 1, sizeof *t->locs), 0);
-  t->locs = a;
-  pp_loc *l = &t->locs[t->nlocs];
-  memset(l, 0, sizeof *l);
-  l->id = (uint32_t)t->nlocs;
-  l->kind = PP_KIND_COUNTER;
-  l->name = dup_s(name);
-  l->function = dup_s("sampler");
-  l->file = dup_s("sampler.c");
-  l->line = 1;
-  return (uint32_t)t->nlocs++;
+  return tb_loc(t, name, PP_KIND_COUNTER);
 }
 
 static void sink_counter(void *ctx, const char *name, double v) {
   trace_sink *k = ctx;
-  pp_trace *t = k->t;
-  pp_thread *th = &t->threads[0];
-  uint32_t loc = loc_of(t, name);
-  void *a = th->ev;
-  CHECK_EQ(pp__grow(&a, &th->cap_ev, th->nev + 1, sizeof *th->ev), 0);
-  th->ev = a;
-  pp_event *e = &th->ev[th->nev++];
-  memset(e, 0, sizeof *e);
-  e->ts = k->ts;
-  e->loc = loc;
-  e->type = PPT_EV_COUNTER_SETF;
-  e->v.f = v;
+  uint32_t loc = loc_of(k->t, name);
+  tb_ev(k->t, 0, k->ts, loc, PPT_EV_COUNTER_SETF)->v.f = v;
 }
 
 static void sink_meta(void *ctx, const char *key, const char *val) {
-  pp_trace *t = ((trace_sink *)ctx)->t;
-  void *a = t->meta;
-  CHECK_EQ(pp__grow(&a, &t->cap_meta, t->nmeta + 1, sizeof *t->meta), 0);
-  t->meta = a;
-  t->meta[t->nmeta].key = dup_s(key);
-  t->meta[t->nmeta].value = dup_s(val);
-  t->nmeta++;
+  tb_meta(((trace_sink *)ctx)->t, key, val);
 }
 
 static void trace_init(pp_trace *t) {
   memset(t, 0, sizeof *t);
   t->pid = 77;
-  void *a = NULL;
-  CHECK_EQ(pp__grow(&a, &t->cap_threads, 1, sizeof *t->threads), 0);
-  t->threads = a;
-  memset(&t->threads[0], 0, sizeof t->threads[0]);
-  t->threads[0].tid = 77;
-  t->threads[0].name = dup_s("main");
-  t->nthreads = 1;
+  tb_thread(t, 77, "main");
 }
 
-static void trace_free(pp_trace *t) {
-  pp__analysis_free(t);
-  for (size_t i = 0; i < t->nlocs; i++) {
-    free(t->locs[i].name);
-    free(t->locs[i].function);
-    free(t->locs[i].file);
-  }
-  for (size_t i = 0; i < t->nthreads; i++) {
-    free(t->threads[i].name);
-    free(t->threads[i].ev);
-  }
-  for (size_t i = 0; i < t->nmeta; i++) {
-    free(t->meta[i].key);
-    free(t->meta[i].value);
-  }
-  free(t->locs);
-  free(t->threads);
-  free(t->meta);
-  memset(t, 0, sizeof *t);
-}
+#define trace_free pp_trace_free
 
 static char *render_gpu(pp_trace *t) {
   CHECK_EQ(pp_analyze(t), 0);

@@ -20,58 +20,26 @@
 #include "format/pptrace.h"
 #include "internal.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #ifdef PP_HAVE_JANSSON
 #include <jansson.h>
 #endif
 
-/* ---- trace builder ------------------------------------------------------ */
-
-static char *dup_s(const char *s) {
-  char *d = pp__strdup(s);
-  CHECK(d != NULL);
-  return d;
-}
+/* ---- trace builder (tests/trace_builder.c), one thread at index 0 ---- */
 
 static uint32_t loc_add(pp_trace *t, const char *name, uint32_t kind) {
-  void *a = t->locs;
-  CHECK_EQ(pp__grow(&a, &t->cap_locs, t->nlocs + 1, sizeof *t->locs), 0);
-  t->locs = a;
-  pp_loc *l = &t->locs[t->nlocs];
-  memset(l, 0, sizeof *l);
-  l->id = (uint32_t)t->nlocs;
-  l->kind = kind;
-  l->name = dup_s(name);
-  l->function = dup_s("sampler");
-  l->file = dup_s("sampler.c");
-  l->line = 1;
-  return (uint32_t)t->nlocs++;
+  return tb_loc(t, name, kind);
 }
 
-/* A trace with one thread (index 0). */
 static void trace_init(pp_trace *t) {
   memset(t, 0, sizeof *t);
   t->pid = 77;
-  void *a = NULL;
-  CHECK_EQ(pp__grow(&a, &t->cap_threads, 1, sizeof *t->threads), 0);
-  t->threads = a;
-  memset(&t->threads[0], 0, sizeof t->threads[0]);
-  t->threads[0].tid = 77;
-  t->threads[0].name = dup_s("main");
-  t->nthreads = 1;
+  tb_thread(t, 77, "main");
 }
 
 static pp_event *ev_add(pp_trace *t, int64_t ts, uint32_t loc, uint8_t type) {
-  pp_thread *th = &t->threads[0];
-  void *a = th->ev;
-  CHECK_EQ(pp__grow(&a, &th->cap_ev, th->nev + 1, sizeof *th->ev), 0);
-  th->ev = a;
-  pp_event *e = &th->ev[th->nev++];
-  memset(e, 0, sizeof *e);
-  e->ts = ts;
-  e->loc = loc;
-  e->type = type;
-  return e;
+  return tb_ev(t, 0, ts, loc, type);
 }
 
 /* Float samples of counter `name` at ts 1000, 2000, ... (n values). */
@@ -95,35 +63,8 @@ static void ctr_i(pp_trace *t, const char *name, int n, const int64_t *v) {
   ctr_i(t, name, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
         (int64_t[]){__VA_ARGS__})
 
-static void meta_add(pp_trace *t, const char *k, const char *v) {
-  void *a = t->meta;
-  CHECK_EQ(pp__grow(&a, &t->cap_meta, t->nmeta + 1, sizeof *t->meta), 0);
-  t->meta = a;
-  t->meta[t->nmeta].key = dup_s(k);
-  t->meta[t->nmeta].value = dup_s(v);
-  t->nmeta++;
-}
-
-static void trace_free(pp_trace *t) {
-  pp__analysis_free(t);
-  for (size_t i = 0; i < t->nlocs; i++) {
-    free(t->locs[i].name);
-    free(t->locs[i].function);
-    free(t->locs[i].file);
-  }
-  for (size_t i = 0; i < t->nthreads; i++) {
-    free(t->threads[i].name);
-    free(t->threads[i].ev);
-  }
-  for (size_t i = 0; i < t->nmeta; i++) {
-    free(t->meta[i].key);
-    free(t->meta[i].value);
-  }
-  free(t->locs);
-  free(t->threads);
-  free(t->meta);
-  memset(t, 0, sizeof *t);
-}
+#define meta_add tb_meta
+#define trace_free pp_trace_free
 
 static char *render(const pp_trace *t) {
   char *buf = NULL;
