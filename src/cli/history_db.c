@@ -534,6 +534,20 @@ static char *col_text(sqlite3_stmt *st, int col) {
   return pp__strdup(s ? (const char *)s : "");
 }
 
+/* Open for reading. NULL with *rc -1 on error (err set) or 0 when the
+ * history is empty (nothing to read); else the connection. */
+static sqlite3 *open_reader(const char *db_path, int *rc, char *err,
+                            size_t errlen) {
+  int empty = 0;
+  sqlite3 *db = open_db(db_path, 0, &empty, err, errlen);
+  *rc = db ? 0 : -1;
+  if (db && empty) {
+    sqlite3_close(db);
+    db = NULL;
+  }
+  return db;
+}
+
 int pp_history_list(const char *db_path, pp_history_run **runs, size_t *n,
                     char *err, size_t errlen) {
   *runs = NULL;
@@ -544,14 +558,10 @@ int pp_history_list(const char *db_path, pp_history_run **runs, size_t *n,
       return -1;
     db_path = def;
   }
-  int empty = 0;
-  sqlite3 *db = open_db(db_path, 0, &empty, err, errlen);
+  int rc_open;
+  sqlite3 *db = open_reader(db_path, &rc_open, err, errlen);
   if (!db)
-    return -1;
-  if (empty) {
-    sqlite3_close(db);
-    return 0;
-  }
+    return rc_open;
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(db,
                          "SELECT id, time, wall_ns, label, process, command "
@@ -596,14 +606,10 @@ int pp_history_list(const char *db_path, pp_history_run **runs, size_t *n,
 
 int pp_history_has_metric(const char *db_path, const char *name, char *err,
                           size_t errlen) {
-  int empty = 0;
-  sqlite3 *db = open_db(db_path, 0, &empty, err, errlen);
+  int rc_open;
+  sqlite3 *db = open_reader(db_path, &rc_open, err, errlen);
   if (!db)
-    return -1;
-  if (empty) {
-    sqlite3_close(db);
-    return 0;
-  }
+    return rc_open;
   sqlite3_stmt *st;
   int found = -1;
   if (sqlite3_prepare_v2(db, "SELECT 1 FROM metrics WHERE name = ? LIMIT 1", -1,
@@ -625,14 +631,10 @@ int pp_history_series(const char *db_path, const char *name, const char *stat,
                       size_t errlen) {
   *pts = NULL;
   *n = 0;
-  int empty = 0;
-  sqlite3 *db = open_db(db_path, 0, &empty, err, errlen);
+  int rc_open;
+  sqlite3 *db = open_reader(db_path, &rc_open, err, errlen);
   if (!db)
-    return -1;
-  if (empty) {
-    sqlite3_close(db);
-    return 0;
-  }
+    return rc_open;
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(db,
                          "SELECT r.id, r.time, r.label, m.value FROM metrics m "
