@@ -241,13 +241,6 @@ static uint32_t loc_id(const pp_srcloc *p) {
 /* ---- draining rings ---------------------------------------------------- */
 
 static unsigned slot_type(uint64_t a) { return (unsigned)(a >> PP__TAG_SHIFT); }
-static int two_slots(unsigned type) {
-  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
-         type == PPT_EV_COUNTER_SETF || type == PPT_EV_FLOW_BEGIN ||
-         type == PPT_EV_FLOW_STEP || type == PPT_EV_FLOW_END ||
-         type == PPT_EV_RANGE_BEGIN || type == PPT_EV_RANGE_END ||
-         ppt_has_extra(type);
-}
 
 static void flush_events(void) {
   if (S.defs.len)
@@ -274,7 +267,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     if (type == PPT_SLOT_CONT || type == 0 || type > PPT_EV_MAX_)
       continue;
     uint64_t value = 0, extra = 0;
-    if (two_slots(type)) {
+    if (ppt_has_value(type)) {
       if (i + 1 >= to)
         break;
       const pp__slot *v = &ring[(i + 1) & mask];
@@ -320,7 +313,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     } else if (type == PPT_EV_COUNTER_SETF) {
       ppt_put_u64(p, value);
       p += 8;
-    } else if (two_slots(type)) {
+    } else if (ppt_has_value(type)) {
       p += ppt_put_uv(p, value);
       if (ppt_has_extra(type))
         p += ppt_put_uv(p, extra);

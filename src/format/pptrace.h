@@ -61,6 +61,14 @@ enum ppt_event_type {
   PPT_EV_MAX_ = 17
 };
 
+/* 1 for the event types that carry a 64-bit value (a second ring slot,
+ * one more field in the EVENTS payload): all but zone begin/end, marks and
+ * frame marks. */
+static inline int ppt_has_value(unsigned type) {
+  return type >= PPT_EV_COUNTER_SET && type <= PPT_EV_MAX_ &&
+         type != PPT_EV_MARK && type != PPT_EV_FRAME;
+}
+
 /* 1 for the event types that carry an extra number (since 1.1). */
 static inline int ppt_has_extra(unsigned type) {
   return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_BATCH;

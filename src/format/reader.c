@@ -191,10 +191,6 @@ static int decode_drops(pp_trace *t, ppt_cursor *c) {
   return c->err ? -1 : 0;
 }
 
-static int has_value(unsigned type) {
-  return type >= PPT_EV_COUNTER_SET && type != PPT_EV_MARK &&
-         type != PPT_EV_FRAME;
-}
 
 /* Events keep raw ticks in ts until convert_ticks(). */
 static int decode_events(pp_trace *t, ppt_cursor *c) {
@@ -215,7 +211,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
       ev.v.i = ppt_get_sv(c);
     else if (type == PPT_EV_COUNTER_SETF)
       ev.v.f = ppt_get_f64(c);
-    else if (has_value(type))
+    else if (ppt_has_value(type))
       ev.v.id = ppt_get_uv(c);
     if (ppt_has_extra(type))
       ev.v2 = ppt_get_uv(c);
