@@ -190,7 +190,7 @@ static int apply_order(void *arr, size_t n, size_t elem, sort_key *keys) {
  * streams are identified by name, which several call sites may share
  * (PP_COUNTER_SET("queue", ..) in the producer and the consumer). Unnamed
  * locs stay apart. *out is NULL when the trace has no locs. */
-static int canon_locs(const pp_trace *t, uint32_t **out) {
+int pp_loc_canon(const pp_trace *t, uint32_t **out) {
   *out = NULL;
   if (!t->nlocs)
     return 0;
@@ -654,7 +654,7 @@ int pp_analyze(pp_trace *t) {
       goto oom;
   pp__free(s.v);
   s.v = NULL;
-  if (build_ranges(t, p->t1) || zone_stats(t) || canon_locs(t, &canon) ||
+  if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
       counter_stats(t, canon) || pp_analyze_requests(t))
     goto oom;

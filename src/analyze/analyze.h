@@ -36,6 +36,12 @@ void pp__analysis_free(pp_trace *t);
  * adjacent zones, the later one wins. O(log n + depth). */
 int pp_zone_enclosing(const pp_thread *th, int64_t ts);
 
+/* Counters and frame streams are named series: *out[loc] is the lowest
+ * loc with the same (non-empty) name, so all sites of one series share a
+ * key. malloc'ed array of t->nlocs entries (NULL when there are no locs).
+ * Returns 0, or -1 when out of memory. */
+int pp_loc_canon(const pp_trace *t, uint32_t **out);
+
 /* Aggregate statistics of the zone site loc, or NULL when that site has no
  * instance (or t was not analysed). O(number of zone sites). */
 const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc);

@@ -75,7 +75,7 @@ typedef struct chrome_ctx {
   size_t *qlen;
   char *thr; /* per thread: ,"pid":P,"tid":T,"ts": */
   size_t *thr_off, *thr_len;
-  uint32_t *canon; /* per loc, see canon_locs() */
+  uint32_t *canon; /* per loc, see pp_loc_canon() */
   thread_binds *binds;
   flow_pt *flows;
   size_t nflows;
@@ -185,44 +185,6 @@ static int build_threads(chrome_ctx *c) {
   return 0;
 }
 
-/* canon[loc] = the lowest loc id with the same name, as pp_analyze()
- * groups counters: several call sites may feed one counter or one flow
- * (PP_FLOW_BEGIN("req") in the producer, PP_FLOW_END("req") in the
- * consumer). Unnamed locs stay apart. */
-typedef struct named_loc {
-  const char *name;
-  uint32_t loc;
-} named_loc;
-
-static int cmp_named_loc(const void *a, const void *b) {
-  const named_loc *x = a, *y = b;
-  int r = strcmp(x->name, y->name);
-  if (r)
-    return r;
-  return x->loc < y->loc ? -1 : x->loc > y->loc;
-}
-
-static uint32_t *canon_locs(const pp_trace *t) {
-  named_loc *ord = pp__malloc(t->nlocs * sizeof *ord);
-  uint32_t *canon = pp__malloc(t->nlocs * sizeof *canon);
-  if (!ord || !canon) {
-    pp__free(ord);
-    pp__free(canon);
-    return NULL;
-  }
-  for (size_t i = 0; i < t->nlocs; i++)
-    ord[i] = (named_loc){pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i};
-  qsort(ord, t->nlocs, sizeof *ord, cmp_named_loc);
-  for (size_t i = 0; i < t->nlocs; i++) {
-    const char *n = t->locs[ord[i].loc].name;
-    if (i && n && n[0] && strcmp(ord[i].name, ord[i - 1].name) == 0)
-      canon[ord[i].loc] = canon[ord[i - 1].loc];
-    else
-      canon[ord[i].loc] = ord[i].loc;
-  }
-  pp__free(ord);
-  return canon;
-}
 
 static int is_flow(uint8_t type) {
   return type == PPT_EV_FLOW_BEGIN || type == PPT_EV_FLOW_STEP ||
@@ -726,7 +688,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   memset(&c, 0, sizeof c);
   c.t = t;
   int rc = -1;
-  if (t->nlocs && !(c.canon = canon_locs(t)))
+  if (t->nlocs && pp_loc_canon(t, &c.canon) != 0)
     goto done;
   if (pp_jsonw_init(&c.w, out) != 0 || build_names(&c) != 0 ||
       build_threads(&c) != 0 || plan_flows(&c) != 0)
