@@ -21,6 +21,13 @@
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
 #define PPT_VERSION_MINOR 1u /* 1.1: REQ_* and BATCH events */
+/* Reserved for work in progress (assign within the range, bump the minor
+ * version to 2 when the first of them lands):
+ *   event types 18-21  queues between stages (pp_queue_*)
+ *   event types 22-23  live statistics: anomalies and alerts
+ *   event types 24-27  GPU zones and device memory pools
+ *   event types 28-31  CUPTI activity (kernels, copies, API calls)
+ *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
 #define PPT_CHUNK_HEADER_SIZE 24u
 #define PPT_MAX_PAYLOAD (16u << 20)
