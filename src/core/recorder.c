@@ -115,9 +115,20 @@ static void make_key(void) {
     thread_key = (pthread_key_t)-1;
 }
 
+/* A zeroed thread state on its own cache lines: the producer's line must
+ * not share with the consumer's fields or with whatever malloc put next to
+ * it (calloc aligns to 16 bytes only). */
+static pp__tstate *alloc_tstate(void) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, sizeof(pp__tstate)) != 0)
+    return NULL;
+  memset(p, 0, sizeof(pp__tstate));
+  return p;
+}
+
 static pp__tstate *attach(void) {
   pthread_once(&key_once, make_key);
-  pp__tstate *t = pp__calloc(1, sizeof *t);
+  pp__tstate *t = alloc_tstate();
   if (!t)
     return NULL;
   /* The ring comes with the thread's first event (room_slow), so naming a
@@ -513,7 +524,7 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
 double pp__measure_event_cost(void) {
   enum { SLOTS = 4096, PAIRS = 1000, ROUNDS = 7 };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
-  pp__tstate *t = pp__calloc(1, sizeof *t);
+  pp__tstate *t = alloc_tstate();
   pp__slot *ring = pp__calloc(SLOTS, sizeof(pp__slot));
   double best = 0;
   if (t && ring) {

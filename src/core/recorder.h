@@ -43,15 +43,14 @@ typedef struct pp__slot {
 } pp__slot;
 
 typedef struct pp__tstate {
-  /* producer cache line */
-  pp__slot *ring;
+  /* producer cache line (the struct is allocated 64-byte aligned) */
+  _Alignas(64) pp__slot *ring;
   uint64_t mask;
   _Atomic uint64_t limit;      /* producer's cached bound */
   _Atomic uint64_t w;          /* published write index */
   _Atomic uint64_t dropped;    /* events not recorded (producer adds) */
-  char pad0[24];
-  /* consumer side */
-  _Atomic uint64_t r;          /* writer's read index */
+  /* consumer side, on its own line: the writer stores r after each drain */
+  _Alignas(64) _Atomic uint64_t r; /* writer's read index */
   uint64_t capacity;           /* slots */
   uint64_t tid;
   _Atomic int dead;            /* thread exited */
