@@ -413,7 +413,42 @@ static int run_pipeline(const char *exe, int profiled, int frames,
   return 0;
 }
 
-static int bench_pipeline(double *wall_pct, double *cpu_pct) {
+/* The overhead of instrumentation on the example pipeline, from pairs of
+ * runs (uninstrumented build, instrumented build; the order alternates so
+ * that drift cancels). Each pair gives a relative difference; the figure
+ * is their median, with a distribution-free 95% confidence interval: the
+ * k-th smallest and k-th largest differences, k the largest rank with
+ * P[Binomial(n, 1/2) < k] <= 0.025. Pairs cancel slow drift of the
+ * machine, and the interval says whether the run was precise enough to
+ * support the figure. */
+typedef struct overhead {
+  double pct, lo, hi; /* median and 95% interval, percent */
+} overhead;
+
+static overhead paired_overhead(double *d, int n) {
+  overhead o;
+  qsort(d, (size_t)n, sizeof *d, cmp_d);
+  o.pct = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+  /* Largest k with P[X < k] <= 0.025, X ~ Binomial(n, 1/2). */
+  int k = 0;
+  double cdf = 0, pk = pow(0.5, n); /* P[X = 0] */
+  for (int j = 0; j < n; j++) {
+    if (cdf + pk > 0.025)
+      break;
+    cdf += pk;
+    k = j + 1;
+    pk = pk * (double)(n - j) / (double)(j + 1);
+  }
+  if (k < 1)
+    k = 1; /* too few pairs for 95%: the interval is the whole range */
+  o.lo = d[k - 1];
+  o.hi = d[n - k];
+  return o;
+}
+
+enum { PIPE_MAX_PAIRS = 64 };
+
+static int bench_pipeline(overhead *wall, overhead *cpu, int *pairs) {
   char self[512], on[600], off[600];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
@@ -426,21 +461,22 @@ static int bench_pipeline(double *wall_pct, double *cpu_pct) {
   snprintf(off, sizeof off, "%s/pipeprof-example-pipeline-noprof", self);
   if (access(on, X_OK) || access(off, X_OK))
     return -1;
-  int reps = quick ? 3 : 11, frames = quick ? 60 : 200;
-  double w_on[16], w_off[16], c_on[16], c_off[16];
+  int reps = quick ? 5 : 31, frames = quick ? 60 : 200;
+  double dw[PIPE_MAX_PAIRS], dc[PIPE_MAX_PAIRS];
   for (int i = 0; i < reps; i++) {
     run_cost a, b;
-    if (run_pipeline(off, 0, frames, &b) || run_pipeline(on, 1, frames, &a))
+    int bad = i % 2 ? run_pipeline(on, 1, frames, &a) ||
+                          run_pipeline(off, 0, frames, &b)
+                    : run_pipeline(off, 0, frames, &b) ||
+                          run_pipeline(on, 1, frames, &a);
+    if (bad)
       return -1;
-    w_on[i] = a.wall_ns;
-    c_on[i] = a.cpu_ns;
-    w_off[i] = b.wall_ns;
-    c_off[i] = b.cpu_ns;
+    dw[i] = (a.wall_ns - b.wall_ns) / b.wall_ns * 100.0;
+    dc[i] = (a.cpu_ns - b.cpu_ns) / b.cpu_ns * 100.0;
   }
-  double mwon = median(w_on, reps), mwoff = median(w_off, reps);
-  double mcon = median(c_on, reps), mcoff = median(c_off, reps);
-  *wall_pct = (mwon - mwoff) / mwoff * 100.0;
-  *cpu_pct = (mcon - mcoff) / mcoff * 100.0;
+  *wall = paired_overhead(dw, reps);
+  *cpu = paired_overhead(dc, reps);
+  *pairs = reps;
   return 0;
 }
 
@@ -502,8 +538,9 @@ int main(int argc, char **argv) {
   bench_hist(batches, &hist_rec, &hist_p99);
   double export_eps = bench_export_chrome();
   double write_eps = bench_trace_write();
-  double wall_pct = NAN, cpu_pct = NAN;
-  int have_pipe = pipeline && bench_pipeline(&wall_pct, &cpu_pct) == 0;
+  overhead pw = {NAN, NAN, NAN}, pc = {NAN, NAN, NAN};
+  int pairs = 0;
+  int have_pipe = pipeline && bench_pipeline(&pw, &pc, &pairs) == 0;
   floor_ns = (floor_ns + floor2) / 2;
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -538,9 +575,12 @@ int main(int argc, char **argv) {
     printf("  \"ratio_2threads_to_1\": %.3f,\n",
            two.median_ns / trace.median_ns);
     if (have_pipe)
-      printf("  \"pipeline_overhead_wall_pct\": %.2f,\n"
-             "  \"pipeline_overhead_cpu_pct\": %.2f\n",
-             wall_pct, cpu_pct);
+      printf("  \"pipeline_pairs\": %d,\n"
+             "  \"pipeline_overhead_wall_pct\": %.2f,\n"
+             "  \"pipeline_overhead_wall_ci95\": [%.2f, %.2f],\n"
+             "  \"pipeline_overhead_cpu_pct\": %.2f,\n"
+             "  \"pipeline_overhead_cpu_ci95\": [%.2f, %.2f]\n",
+             pairs, pw.pct, pw.lo, pw.hi, pc.pct, pc.lo, pc.hi);
     else
       printf("  \"pipeline_overhead\": \"unavailable: example binaries not "
              "found or failed\"\n");
@@ -563,8 +603,9 @@ int main(int argc, char **argv) {
     printf("chrome export                %8.2f M events/s\n", export_eps / 1e6);
     printf("trace writer                 %8.2f M events/s\n", write_eps / 1e6);
     if (have_pipe)
-      printf("example pipeline overhead    %+8.2f %% wall, %+.2f %% CPU\n",
-             wall_pct, cpu_pct);
+      printf("example pipeline overhead    %+8.2f %% wall (95%% CI %+.2f to "
+             "%+.2f), %+.2f %% CPU (%+.2f to %+.2f), %d pairs\n",
+             pw.pct, pw.lo, pw.hi, pc.pct, pc.lo, pc.hi, pairs);
     printf("dropped events: trace %llu, stats %llu, 2 threads %llu\n",
            (unsigned long long)trace.dropped,
            (unsigned long long)stats.dropped,
