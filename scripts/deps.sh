@@ -8,6 +8,9 @@
 #                                 and the reference tools the integration tests
 #                                 compare against (perf, GNU time)
 #   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
+#   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
+#                                 tests open pages in (skipped without it;
+#                                 CI installs it and requires it)
 #   bash scripts/deps.sh --check  only report; exit 1 if something is missing
 #
 # As root it runs apt-get itself; otherwise through `sudo -n` when that works
@@ -17,11 +20,13 @@ set -euo pipefail
 want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev python3
   linux-perf time)
 fuzz=(clang libclang-rt-14-dev)
+browser=(chromium)
 check_only=0
 
 for arg in "$@"; do
   case "$arg" in
   --fuzz) want+=("${fuzz[@]}") ;;
+  --browser) want+=("${browser[@]}") ;;
   --check) check_only=1 ;;
   -h | --help)
     awk 'NR > 3 && !/^#/ { exit } NR > 3 { sub(/^# ?/, ""); print }' "$0"

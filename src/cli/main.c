@@ -145,7 +145,7 @@ int pp_cli_load(const char *path, pp_trace *t) {
 
 static const char report_usage[] =
     "usage: pipeprof report [--top N] [--slo SPEC] [--warmup N]\n"
-    "                       FILE.pptrace|RUN_DIR\n"
+    "                       [--html OUT] FILE.pptrace|RUN_DIR\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
     "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
@@ -155,7 +155,9 @@ static const char report_usage[] =
     "  --top N       bottlenecks to list (default 3)\n"
     "  --slo SPEC    request SLOs for goodput, e.g. ttft=200ms,tpot=40ms,e2e=2s\n"
     "                (default: $PIPEPROF_SLO)\n"
-    "  --warmup N    leave the first N requests out of the request figures\n";
+    "  --warmup N    leave the first N requests out of the request figures\n"
+    "  --html OUT    also write the HTML report (one self-contained file)\n"
+    "                to OUT\n";
 
 static int parse_int(const char *s, long lo, long hi, long *out) {
   char *end;
@@ -168,7 +170,7 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 }
 
 static int cmd_report(int argc, char **argv) {
-  const char *file = NULL;
+  const char *file = NULL, *html = NULL;
   const char *slo_spec = getenv("PIPEPROF_SLO");
   const char *slo_from = "PIPEPROF_SLO";
   long warmup = 0;
@@ -194,6 +196,10 @@ static int cmd_report(int argc, char **argv) {
         return usage_error("report", "%s needs a number", "--warmup");
       if (parse_int(argv[++i], 0, 1000000000L, &warmup) != 0)
         return usage_error("report", "bad --warmup value '%s'", argv[i]);
+    } else if (strcmp(argv[i], "--html") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("report", "%s needs a file", "--html");
+      html = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return usage_error("report", "unknown option '%s'", argv[i]);
     } else if (file) {
@@ -223,6 +229,12 @@ static int cmd_report(int argc, char **argv) {
     pp_trace_free(&t);
     return EXIT_FAIL;
   }
+  /* The HTML file first: a failure to create it then leaves nothing but
+   * its one error line. */
+  if (html && pp_cli_export_to(&t, pp_export_html, html) != EXIT_OK) {
+    pp_trace_free(&t);
+    return EXIT_FAIL;
+  }
   int rc = pp_report_text(stdout, &t, &opts);
   pp_trace_free(&t);
   if (rc != 0 || fflush(stdout) != 0) {
@@ -235,12 +247,14 @@ static int cmd_report(int argc, char **argv) {
 /* ---- export ------------------------------------------------------------- */
 
 static const char export_usage[] =
-    "usage: pipeprof export FILE.pptrace --format chrome|json|csv "
-    "[-o OUT]\n"
+    "usage: pipeprof export FILE.pptrace|RUN_DIR --format "
+    "chrome|json|csv|html [-o OUT]\n"
     "\n"
     "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
     "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
     "  --format csv     per-zone table as CSV\n"
+    "  --format html    HTML report: one self-contained file, works "
+    "offline\n"
     "  -o, --output OUT output file; '-' or absent: standard output\n";
 
 typedef int (*export_fn)(FILE *, const pp_trace *);
@@ -252,6 +266,8 @@ static export_fn find_format(const char *name) {
     return pp_export_summary_json;
   if (strcmp(name, "csv") == 0)
     return pp_export_csv;
+  if (strcmp(name, "html") == 0)
+    return pp_export_html;
   return NULL;
 }
 
@@ -308,7 +324,8 @@ static int cmd_export(int argc, char **argv) {
   export_fn fn = find_format(format);
   if (!fn)
     return usage_error("export",
-                       "unknown format '%s' (expected chrome, json or csv)",
+                       "unknown format '%s' (expected chrome, json, csv "
+                       "or html)",
                        format);
   pp_trace t;
   if (pp_cli_load(file, &t) != 0)
@@ -325,8 +342,8 @@ static const char demo_usage[] =
     "\n"
     "Run the bundled example pipeline (source, preprocess, detect, motion,\n"
     "match, visualize) under the profiler, write DIR/demo.pptrace,\n"
-    "DIR/demo.chrome.json (open in ui.perfetto.dev) and\n"
-    "DIR/demo.summary.json, then print the report.\n"
+    "DIR/demo.chrome.json (open in ui.perfetto.dev), DIR/demo.summary.json\n"
+    "and DIR/demo.html (the HTML report), then print the report.\n"
     "\n"
     "  --out DIR     output directory (default pipeprof-demo)\n"
     "  --frames N    frames to process (default 300)\n"
@@ -386,10 +403,12 @@ static int cmd_demo(int argc, char **argv) {
     fprintf(stderr, "pipeprof: cannot create %s: %s\n", dir, strerror(errno));
     return EXIT_FAIL;
   }
-  char trace[PATH_MAX], chrome[PATH_MAX], summary[PATH_MAX], nframes[32];
+  char trace[PATH_MAX], chrome[PATH_MAX], summary[PATH_MAX], html[PATH_MAX];
+  char nframes[32];
   snprintf(trace, sizeof trace, "%s/demo.pptrace", dir);
   snprintf(chrome, sizeof chrome, "%s/demo.chrome.json", dir);
   snprintf(summary, sizeof summary, "%s/demo.summary.json", dir);
+  snprintf(html, sizeof html, "%s/demo.html", dir);
   snprintf(nframes, sizeof nframes, "%ld", frames);
   fflush(NULL);
   pid_t pid = fork();
@@ -421,12 +440,14 @@ static int cmd_demo(int argc, char **argv) {
   int rc = pp_cli_export_to(&t, pp_export_chrome, chrome);
   if (rc == EXIT_OK)
     rc = pp_cli_export_to(&t, pp_export_summary_json, summary);
+  if (rc == EXIT_OK)
+    rc = pp_cli_export_to(&t, pp_export_html, html);
   if (rc == EXIT_OK) {
     printf("\n");
     pp_report_text(stdout, &t, NULL);
     printf("\nwrote %s\n      %s (open in https://ui.perfetto.dev)\n"
-           "      %s\n",
-           trace, chrome, summary);
+           "      %s\n      %s (open in a web browser)\n",
+           trace, chrome, summary, html);
   }
   pp_trace_free(&t);
   return rc;
@@ -445,8 +466,8 @@ static int cmd_help(int argc, char **argv);
 
 static const command commands[] = {
     {"report", cmd_report, "print the report of a trace", report_usage},
-    {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON or "
-                           "CSV",
+    {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON, "
+                           "CSV or HTML",
      export_usage},
     {"run", pp_cli_run, "run a command under the profiler and report",
      "usage: pipeprof run [options] -- CMD [ARGS...] (see --help)\n"},

@@ -58,11 +58,48 @@ int pp_export_chrome(FILE *out, const pp_trace *t);
  * Returns 0 or -1 as above. */
 int pp_export_summary_json(FILE *out, const pp_trace *t);
 
+/* pp_export_summary_json() with extra top-level members: extra (when not
+ * NULL) is called with the writer inside the still-open top-level object,
+ * after every member the summary itself writes, and adds members with the
+ * structured pp_jsonw calls; a non-zero return fails the export. The HTML
+ * report (src/export/html.c) adds its "timeline" this way. */
+struct pp_jsonw;
+typedef int (*pp_summary_extra_fn)(struct pp_jsonw *w, const pp_trace *t,
+                                   void *arg);
+int pp_summary_json_write(FILE *out, const pp_trace *t,
+                          pp_summary_extra_fn extra, void *arg);
+
 /* The per-zone table as RFC 4180 CSV (CRLF line ends, header row), one row
  * per zone site in profile order. Returns 0 or -1 as above. */
 int pp_export_csv(FILE *out, const pp_trace *t);
 
 /* ==== end of JSON and CSV exporters ====================================== */
+
+/* ==== HTML report (src/export/html.c, page assets in src/export/html/) === */
+
+/* Options of pp_export_html_opts(); zero-initialised means defaults. */
+typedef struct pp_html_opts {
+  size_t timeline_max; /* top-level zone instances drawn in the timeline;
+                          0: PP_HTML_TIMELINE_MAX */
+} pp_html_opts;
+
+#define PP_HTML_TIMELINE_MAX 20000
+
+/* One self-contained HTML page (inline CSS and JavaScript, no external
+ * reference, a Content-Security-Policy that forbids network access) that
+ * renders the summary JSON embedded in it: header, sortable zone table,
+ * bottlenecks, threads, a per-thread timeline of top-level zones, frames,
+ * counters, requests, system, and any other section as a generic table.
+ * The embedded summary is pp_export_summary_json()'s plus a "timeline"
+ * member (docs/formats/summary-json.md#timeline), with every '<', U+2028
+ * and U+2029 written as a JSON escape (backslash, 'u', four hex digits) so
+ * that no name can end the script element (docs/html-report.md). Returns
+ * 0, or -1 when t was not analysed, memory ran out or writing failed. */
+int pp_export_html(FILE *out, const pp_trace *t);
+int pp_export_html_opts(FILE *out, const pp_trace *t,
+                        const pp_html_opts *opts);
+
+/* ==== end of HTML report ================================================= */
 
 /* ==== system report (src/export/report_system.c) ======================= */
 

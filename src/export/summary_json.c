@@ -286,6 +286,11 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
 }
 
 int pp_export_summary_json(FILE *out, const pp_trace *t) {
+  return pp_summary_json_write(out, t, NULL, NULL);
+}
+
+int pp_summary_json_write(FILE *out, const pp_trace *t,
+                          pp_summary_extra_fn extra, void *arg) {
   if (!out || !t || !t->analyzed)
     return -1;
   const pp_profile *p = &t->prof;
@@ -340,6 +345,9 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
+  /* Members a caller adds (the HTML report's "timeline") come last. */
+  if (extra && extra(&w, t, arg) != 0)
+    sys_rc = -1;
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
   int rc = pp_jsonw_finish(&w);

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTML report: one self-contained page that works offline. The page's
+ * style and script (src/export/html/report.css, report.js, compiled in by
+ * cmake/embed.cmake) render the summary JSON, which is embedded in a
+ * <script type="application/json"> element: the summary of
+ * summary_json.c plus a bounded "timeline" of top-level zone instances
+ * (docs/formats/summary-json.md#timeline) written here.
+ *
+ * Escaping rule: the JSON is UTF-8 text in which every '<' (which can only
+ * occur inside strings) is written as the JSON escape \u003c, and U+2028
+ * and U+2029 as \u2028 and \u2029. The element's text then never contains
+ * "</script" or "<!--", so no name from the trace can end it or change how
+ * the HTML parser reads it, and JSON.parse() gives back the exact strings.
+ * Everything else the page shows is inserted by the script as text nodes.
+ * Details: docs/html-report.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "export/html_assets.h"
+#include "export/jsonw.h"
+#include "internal.h"
+#include "pipeprof/version.h"
+
+/* ---- timeline ----------------------------------------------------------- */
+
+/* A min-heap of the longest durations seen so far (at most cap). */
+typedef struct dur_heap {
+  int64_t *v;
+  size_t n, cap;
+} dur_heap;
+
+static void heap_push(dur_heap *h, int64_t d) {
+  if (h->n == h->cap) {
+    if (d <= h->v[0])
+      return;
+    /* Replace the minimum and sift it down. */
+    size_t i = 0;
+    h->v[0] = d;
+    for (;;) {
+      size_t l = 2 * i + 1, r = l + 1, m = i;
+      if (l < h->n && h->v[l] < h->v[m])
+        m = l;
+      if (r < h->n && h->v[r] < h->v[m])
+        m = r;
+      if (m == i)
+        break;
+      int64_t tmp = h->v[i];
+      h->v[i] = h->v[m];
+      h->v[m] = tmp;
+      i = m;
+    }
+    return;
+  }
+  size_t i = h->n++;
+  h->v[i] = d;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h->v[p] <= h->v[i])
+      break;
+    int64_t tmp = h->v[i];
+    h->v[i] = h->v[p];
+    h->v[p] = tmp;
+    i = p;
+  }
+}
+
+/* Top-level instances of sites that have zone statistics (all of them, in
+ * an analysed trace; the check keeps the zone index valid regardless). */
+static int drawable(const pp_zone_inst *z, const int32_t *zidx, size_t nlocs) {
+  return z->depth == 0 && z->loc < nlocs && zidx[z->loc] >= 0;
+}
+
+/* The "timeline" member: per thread, the top-level zone instances as
+ * [start - t0_ns, duration, index into "zones"], in start order. When
+ * there are more than max, the max longest are kept (ties: earliest
+ * thread, then earliest start) and each thread says how many of its
+ * instances, and how much of their time, were left out. */
+static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
+  size_t max = *(const size_t *)arg;
+  pp_jsonw_key(w, "timeline");
+  pp_jsonw_obj_begin(w);
+  if (t->from_stats) {
+    pp_jsonw_kv_bool(w, "available", 0);
+    pp_jsonw_kv_str(w, "reason", "stats mode records no zone instances");
+    pp_jsonw_obj_end(w);
+    return 0;
+  }
+  const pp_profile *p = &t->prof;
+  int32_t *zidx = pp__malloc(t->nlocs * sizeof *zidx);
+  dur_heap h = {pp__malloc(max * sizeof(int64_t)), 0, max};
+  if (!zidx || !h.v) {
+    pp__free(zidx);
+    pp__free(h.v);
+    return -1;
+  }
+  for (size_t i = 0; i < t->nlocs; i++)
+    zidx[i] = -1;
+  for (size_t i = 0; i < p->nzones; i++)
+    if (p->zones[i].loc < t->nlocs)
+      zidx[p->zones[i].loc] = (int32_t)i;
+
+  uint64_t total = 0;
+  for (size_t k = 0; k < t->nthreads; k++) {
+    const pp_thread *th = &t->threads[k];
+    for (size_t i = 0; i < th->nzones; i++)
+      if (drawable(&th->zones[i], zidx, t->nlocs)) {
+        total++;
+        heap_push(&h, th->zones[i].end - th->zones[i].start);
+      }
+  }
+  /* Keep instances longer than thr, and as many equal to it as fit. */
+  int64_t thr = INT64_MIN;
+  uint64_t ties = 0;
+  if (total > max && max > 0) {
+    thr = h.v[0];
+    uint64_t above = 0;
+    for (size_t i = 0; i < h.n; i++)
+      above += h.v[i] > thr;
+    ties = max - above;
+  } else if (total > max) {
+    thr = INT64_MAX; /* max 0 keeps nothing */
+  }
+  pp__free(h.v);
+
+  uint64_t kept = total <= max ? total : max;
+  pp_jsonw_kv_bool(w, "available", 1);
+  pp_jsonw_kv_uint(w, "max_spans", max);
+  pp_jsonw_kv_uint(w, "spans", total);
+  pp_jsonw_kv_uint(w, "kept", kept);
+  pp_jsonw_kv_uint(w, "omitted", total - kept);
+  pp_jsonw_key(w, "threads");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t k = 0; k < t->nthreads; k++) {
+    const pp_thread *th = &t->threads[k];
+    uint64_t omitted = 0;
+    int64_t omitted_ns = 0;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "tid", th->tid);
+    pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
+    pp_jsonw_key(w, "spans");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < th->nzones; i++) {
+      const pp_zone_inst *z = &th->zones[i];
+      if (!drawable(z, zidx, t->nlocs))
+        continue;
+      int64_t d = z->end - z->start;
+      int keep = d > thr || (d == thr && ties > 0);
+      if (!keep) {
+        omitted++;
+        omitted_ns += d;
+        continue;
+      }
+      if (d == thr)
+        ties--;
+      pp_jsonw_elem(w);
+      pp_jsonw_putc(w, '[');
+      pp_jsonw_put_int(w, z->start - p->t0);
+      pp_jsonw_putc(w, ',');
+      pp_jsonw_put_int(w, d);
+      pp_jsonw_putc(w, ',');
+      pp_jsonw_put_int(w, zidx[z->loc]);
+      pp_jsonw_putc(w, ']');
+    }
+    pp_jsonw_arr_end(w);
+    pp_jsonw_kv_uint(w, "omitted", omitted);
+    pp_jsonw_kv_int(w, "omitted_ns", omitted_ns);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+  pp__free(zidx);
+  return 0;
+}
+
+/* ---- page --------------------------------------------------------------- */
+
+/* The page may not load anything: no network, no other file. */
+static const char page_head[] =
+    "<!DOCTYPE html>\n"
+    "<html lang=\"en\">\n"
+    "<head>\n"
+    "<meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, "
+    "initial-scale=1\">\n"
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+    "'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
+    "<meta name=\"generator\" content=\"pipeprof " PP_VERSION_STRING "\">\n"
+    "<title>pipeprof report</title>\n"
+    "<style>\n";
+
+static const char page_body[] =
+    "</style>\n"
+    "</head>\n"
+    "<body>\n"
+    "<noscript><p>This report is drawn by JavaScript; enable it to see "
+    "the report. The data is in the element with id "
+    "&quot;pp-data&quot;.</p></noscript>\n"
+    "<div id=\"pp-app\"></div>\n"
+    "<script type=\"application/json\" id=\"pp-data\">";
+
+static const char page_script[] = "</script>\n<script>\n";
+static const char page_tail[] = "</script>\n</body>\n</html>\n";
+
+static void put(FILE *f, const void *s, size_t n) {
+  if (n)
+    fwrite(s, 1, n, f);
+}
+
+/* The JSON with '<', U+2028 and U+2029 escaped (see the top of the file);
+ * the input is well-formed UTF-8 (pp_jsonw guarantees it), so E2 80 A8/A9
+ * can only be those two characters. */
+static void put_json_escaped(FILE *f, const char *s, size_t n) {
+  size_t from = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *esc = NULL;
+    size_t skip = 1;
+    if (s[i] == '<') {
+      esc = "\\u003c";
+    } else if ((unsigned char)s[i] == 0xE2 && i + 2 < n &&
+               (unsigned char)s[i + 1] == 0x80 &&
+               ((unsigned char)s[i + 2] == 0xA8 ||
+                (unsigned char)s[i + 2] == 0xA9)) {
+      esc = (unsigned char)s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+      skip = 3;
+    }
+    if (!esc)
+      continue;
+    put(f, s + from, i - from);
+    put(f, esc, 6);
+    i += skip - 1;
+    from = i + 1;
+  }
+  put(f, s + from, n - from);
+}
+
+int pp_export_html_opts(FILE *out, const pp_trace *t,
+                        const pp_html_opts *opts) {
+  if (!out || !t || !t->analyzed)
+    return -1;
+  size_t max =
+      opts && opts->timeline_max ? opts->timeline_max : PP_HTML_TIMELINE_MAX;
+  char *json = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&json, &len);
+  if (!mem)
+    return -1;
+  int rc = pp_summary_json_write(mem, t, write_timeline, &max);
+  if (fclose(mem) != 0)
+    rc = -1;
+  if (rc != 0) {
+    free(json); /* open_memstream's buffer comes from malloc */
+    return -1;
+  }
+  /* The summary ends with a newline; keep it out of the element. */
+  while (len > 0 && json[len - 1] == '\n')
+    len--;
+  put(out, page_head, sizeof page_head - 1);
+  put(out, pp__html_css, pp__html_css_len);
+  put(out, page_body, sizeof page_body - 1);
+  put_json_escaped(out, json, len);
+  put(out, page_script, sizeof page_script - 1);
+  put(out, pp__html_js, pp__html_js_len);
+  put(out, page_tail, sizeof page_tail - 1);
+  free(json);
+  return ferror(out) ? -1 : 0;
+}
+
+int pp_export_html(FILE *out, const pp_trace *t) {
+  return pp_export_html_opts(out, t, NULL);
+}

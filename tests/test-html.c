@@ -1,0 +1,855 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the HTML report (src/export/html.c, src/export/html/): the page
+ * is one file with no external reference; the summary embedded in it parses
+ * and equals the summary JSON export (plus the timeline); names that try to
+ * end the script element, or hold quotes, ampersands, newlines, U+2028 and
+ * U+2029, cannot break out and round-trip exactly; the timeline keeps the
+ * longest top-level instances when bounded; the CLI writes it (export,
+ * report --html, demo) and fails with one line on bad input; the asset
+ * generator refuses assets that would end their element. A real headless
+ * Chromium opens the page and the rendered DOM is checked (zone rows,
+ * hostile names as text, timeline bars, the script's success marker);
+ * without Chromium that test is skipped unless PP_REQUIRE_CHROMIUM=1.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export/export.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
+#include "runner.h"
+#include "trace_builder.h"
+
+#ifdef PP_HAVE_JANSSON
+#include <jansson.h>
+#endif
+
+#define DATA_OPEN "<script type=\"application/json\" id=\"pp-data\">"
+#define SVG_NS "http://www.w3.org/2000/svg"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void tpath(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
+}
+
+static void zone(pp_trace *t, size_t th, uint32_t loc, int64_t b, int64_t e) {
+  tb_ev(t, th, b, loc, PPT_EV_ZONE_BEGIN);
+  tb_ev(t, th, e, loc, PPT_EV_ZONE_END);
+}
+
+static char *export_html(const pp_trace *t, const pp_html_opts *o,
+                         size_t *len) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_export_html_opts(f, t, o), 0);
+  CHECK_EQ(fclose(f), 0);
+  if (len)
+    *len = n;
+  return buf;
+}
+
+static char *export_summary(const pp_trace *t) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_export_summary_json(f, t), 0);
+  CHECK_EQ(fclose(f), 0);
+  return buf;
+}
+
+static void write_text(const char *path, const char *s, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  CHECK_EQ(fwrite(s, 1, n, f), n);
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* The text of the embedded data element (malloc'ed). */
+static char *data_json(const char *html) {
+  const char *a = strstr(html, DATA_OPEN);
+  CHECK(a != NULL);
+  a += strlen(DATA_OPEN);
+  const char *b = strstr(a, "</script>");
+  CHECK(b != NULL);
+  char *s = malloc((size_t)(b - a) + 1);
+  CHECK(s != NULL);
+  memcpy(s, a, (size_t)(b - a));
+  s[b - a] = 0;
+  return s;
+}
+
+static size_t count_ci(const char *hay, const char *needle) {
+  size_t n = 0, k = strlen(needle);
+  for (const char *p = hay; *p; p++)
+    if (strncasecmp(p, needle, k) == 0)
+      n++;
+  return n;
+}
+
+static int has_bytes(const char *s, size_t n, const char *b, size_t k) {
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(s + i, b, k) == 0)
+      return 1;
+  return 0;
+}
+
+/* A pipeline-like trace: three stage threads with nested zones (a top-level
+ * zone per frame and two children), an idle thread, frame marks and a
+ * counter. Zone names are the given ones (hostile names in some tests). */
+static void build_pipeline(pp_trace *t, const char *const names[3]) {
+  memset(t, 0, sizeof *t);
+  t->pid = 777;
+  tb_meta(t, "process_name", "html-test");
+  tb_meta(t, "mode", "trace");
+  uint32_t stage[3], child = tb_loc(t, "child", PP_KIND_ZONE);
+  for (int i = 0; i < 3; i++)
+    stage[i] = tb_loc(t, names[i], PP_KIND_ZONE);
+  uint32_t frame = tb_loc(t, "frame", PP_KIND_FRAME);
+  uint32_t depth = tb_loc(t, "queue", PP_KIND_COUNTER);
+  tb_thread(t, 1, "main"); /* records nothing but a counter */
+  tb_ev(t, 0, 100, depth, PPT_EV_COUNTER_SET)->v.i = 3;
+  for (int s = 0; s < 3; s++) {
+    size_t th = tb_thread(t, 10 + (uint64_t)s, s == 0 ? "source" : "stage");
+    for (int f = 0; f < 12; f++) {
+      int64_t b = 1000 + f * 1000 + s * 100, e = b + 300 + s * 50 + f;
+      tb_ev(t, th, b, stage[s], PPT_EV_ZONE_BEGIN);
+      zone(t, th, child, b + 10, b + 60);
+      zone(t, th, child, b + 100, b + 150);
+      tb_ev(t, th, e, stage[s], PPT_EV_ZONE_END);
+      if (s == 2)
+        tb_ev(t, th, e + 1, frame, PPT_EV_FRAME);
+    }
+  }
+}
+
+static const char *const plain_names[3] = {"decode", "infer", "encode"};
+/* Each tries something else: end the script element (in two spellings),
+ * open a comment, quotes and ampersands, control characters, and the two
+ * separators JavaScript string literals could not hold before ES2019. */
+static const char *const hostile_names[3] = {"</script><b>x",
+                                             "a\"b'c&amp;<!--d</SCRIPT >",
+                                             "line\nbreak\t\xe2\x80\xa8"
+                                             "sep\xe2\x80\xa9"
+                                             "end"};
+
+/* ---- the page ------------------------------------------------------------ */
+
+PP_TEST(html_self_contained) {
+  pp_trace t;
+  build_pipeline(&t, plain_names);
+  CHECK_EQ(pp_analyze(&t), 0);
+  size_t n;
+  char *html = export_html(&t, NULL, &n);
+  CHECK_EQ(strlen(html), n);
+  CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+  CHECK_CONTAINS(html, "</html>\n");
+  CHECK_CONTAINS(html, "<meta charset=\"utf-8\">");
+  /* No network, no other file: nothing is loaded, and the policy says so. */
+  CHECK_CONTAINS(html, "Content-Security-Policy");
+  CHECK_CONTAINS(html, "default-src 'none'");
+  CHECK_EQ(count_ci(html, "src="), 0);
+  CHECK_EQ(count_ci(html, "href="), 0);
+  CHECK_EQ(count_ci(html, "url("), 0);
+  CHECK_EQ(count_ci(html, "@import"), 0);
+  CHECK_EQ(count_ci(html, "<link"), 0);
+  CHECK_EQ(count_ci(html, "<iframe"), 0);
+  /* The only URL in the page is the SVG namespace name, which names and
+   * does not fetch anything. */
+  CHECK_EQ(count_ci(html, "http://") + count_ci(html, "https://"),
+           count_ci(html, SVG_NS));
+  CHECK_EQ(count_ci(html, SVG_NS), 1);
+  /* One style, the data and the script: each element ends exactly once. */
+  CHECK_EQ(count_ci(html, "<style"), 1);
+  CHECK_EQ(count_ci(html, "</style"), 1);
+  CHECK_EQ(count_ci(html, "<script"), 2);
+  CHECK_EQ(count_ci(html, "</script"), 2);
+  CHECK_EQ(count_ci(html, "<!--"), 0);
+  CHECK_CONTAINS(html, DATA_OPEN);
+  CHECK_CONTAINS(html, "pp-render-ok"); /* the script's success marker */
+  free(html);
+  pp_trace_free(&t);
+}
+
+PP_TEST(html_embedded_json_is_the_summary) {
+  pp_trace t;
+  build_pipeline(&t, plain_names);
+  tb_meta(&t, "event_cost_ns", "12.5");
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *html = export_html(&t, NULL, NULL);
+  char *data = data_json(html);
+  char *summary = export_summary(&t);
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *got = json_loads(data, 0, &jerr);
+  if (!got)
+    PP_FAIL("embedded JSON invalid at %d: %s", jerr.position, jerr.text);
+  json_t *want = json_loads(summary, 0, &jerr);
+  CHECK(want != NULL);
+  /* The timeline is the one member the page adds. */
+  json_t *tl = json_incref(json_object_get(got, "timeline"));
+  CHECK(json_is_object(tl));
+  CHECK_EQ(json_object_del(got, "timeline"), 0);
+  CHECK(json_object_get(want, "timeline") == NULL);
+  if (!json_equal(got, want))
+    PP_FAIL("embedded summary differs from the export:\n%s\n%s", data, summary);
+
+  /* Every top-level instance is there, in start order, with its zone. */
+  CHECK(json_is_true(json_object_get(tl, "available")));
+  CHECK_EQ(json_integer_value(json_object_get(tl, "spans")), 36);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "kept")), 36);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "omitted")), 0);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "max_spans")),
+           PP_HTML_TIMELINE_MAX);
+  json_t *ths = json_object_get(tl, "threads");
+  CHECK_EQ(json_array_size(ths), t.nthreads);
+  json_t *zs = json_object_get(want, "zones");
+  for (size_t k = 0; k < t.nthreads; k++) {
+    json_t *th = json_array_get(ths, k);
+    CHECK_EQ_U(json_integer_value(json_object_get(th, "tid")),
+               t.threads[k].tid);
+    CHECK_STR(json_string_value(json_object_get(th, "name")),
+              t.threads[k].name);
+    CHECK_EQ(json_integer_value(json_object_get(th, "omitted")), 0);
+    json_t *sp = json_object_get(th, "spans");
+    size_t top = 0;
+    for (size_t i = 0; i < t.threads[k].nzones; i++) {
+      const pp_zone_inst *z = &t.threads[k].zones[i];
+      if (z->depth != 0)
+        continue;
+      json_t *s = json_array_get(sp, top++);
+      CHECK_EQ(json_array_size(s), 3);
+      CHECK_EQ(json_integer_value(json_array_get(s, 0)), z->start - t.prof.t0);
+      CHECK_EQ(json_integer_value(json_array_get(s, 1)), z->end - z->start);
+      json_t *zo =
+          json_array_get(zs, (size_t)json_integer_value(json_array_get(s, 2)));
+      CHECK_STR(json_string_value(json_object_get(zo, "name")),
+                pp_trace_loc_name(&t, z->loc));
+    }
+    CHECK_EQ(json_array_size(sp), top);
+    CHECK_EQ(top, k == 0 ? 0 : 12);
+  }
+  json_decref(tl);
+  json_decref(got);
+  json_decref(want);
+#else
+  /* Without jansson: the summary's text is there, byte for byte, up to
+   * the added timeline. */
+  size_t sl = strlen(summary);
+  while (sl && (summary[sl - 1] == '\n' || summary[sl - 1] == '}'))
+    sl--;
+  CHECK(strncmp(data, summary, sl) == 0);
+  CHECK_CONTAINS(data + sl, "\"timeline\"");
+#endif
+  free(summary);
+  free(data);
+  free(html);
+  pp_trace_free(&t);
+}
+
+PP_TEST(html_hostile_names_stay_inside_the_data) {
+  pp_trace t;
+  build_pipeline(&t, hostile_names);
+  /* Also in the process, thread and META values the header shows. */
+  free(t.threads[1].name);
+  t.threads[1].name = tb_strdup("</script><script>alert(1)</script>");
+  free(t.meta[0].value);
+  t.meta[0].value = tb_strdup("proc</script>&\"x\"");
+  CHECK_EQ(pp_analyze(&t), 0);
+  size_t n;
+  char *html = export_html(&t, NULL, &n);
+  /* The element ends where the page ends it and nowhere else. */
+  CHECK_EQ(count_ci(html, "</script"), 2);
+  CHECK_EQ(count_ci(html, "<script"), 2);
+  CHECK_EQ(count_ci(html, "<!--"), 0);
+  CHECK(!has_bytes(html, n, "\xe2\x80\xa8", 3));
+  CHECK(!has_bytes(html, n, "\xe2\x80\xa9", 3));
+  char *data = data_json(html);
+  CHECK(strchr(data, '<') == NULL);
+  CHECK_CONTAINS(data, "\\u003c/script>\\u003cb>x");
+  CHECK_CONTAINS(data, "\\u2028sep\\u2029end");
+  CHECK_CONTAINS(data, "line\\u000abreak\\u0009\\u2028");
+#ifdef PP_HAVE_JANSSON
+  /* JSON.parse gives back exactly the recorded names. */
+  json_error_t jerr;
+  json_t *root = json_loads(data, 0, &jerr);
+  if (!root)
+    PP_FAIL("embedded JSON invalid at %d: %s", jerr.position, jerr.text);
+  json_t *zs = json_object_get(root, "zones");
+  int found[3] = {0, 0, 0};
+  for (size_t i = 0; i < json_array_size(zs); i++) {
+    const char *nm =
+        json_string_value(json_object_get(json_array_get(zs, i), "name"));
+    for (int k = 0; k < 3; k++)
+      found[k] += strcmp(nm, hostile_names[k]) == 0;
+  }
+  CHECK(found[0] == 1 && found[1] == 1 && found[2] == 1);
+  CHECK_STR(json_string_value(
+                json_object_get(json_object_get(root, "process"), "name")),
+            "proc</script>&\"x\"");
+  CHECK_STR(json_string_value(json_object_get(
+                json_array_get(json_object_get(root, "threads"), 1), "name")),
+            "</script><script>alert(1)</script>");
+  json_decref(root);
+#endif
+  free(data);
+  free(html);
+  pp_trace_free(&t);
+}
+
+/* Thread A: top-level zones of 10..50 ns, each with a child (children are
+ * never drawn); thread B: 50, 50 and 5 ns. */
+static void build_durations(pp_trace *t) {
+  memset(t, 0, sizeof *t);
+  uint32_t top = tb_loc(t, "top", PP_KIND_ZONE);
+  uint32_t kid = tb_loc(t, "kid", PP_KIND_ZONE);
+  size_t a = tb_thread(t, 1, "a"), b = tb_thread(t, 2, "b");
+  for (int i = 0; i < 5; i++) {
+    int64_t s = 1000 + i * 100;
+    tb_ev(t, a, s, top, PPT_EV_ZONE_BEGIN);
+    zone(t, a, kid, s + 1, s + 2);
+    tb_ev(t, a, s + 10 * (i + 1), top, PPT_EV_ZONE_END);
+  }
+  zone(t, b, top, 1000, 1050);
+  zone(t, b, top, 1100, 1150);
+  zone(t, b, top, 1200, 1205);
+}
+
+#ifdef PP_HAVE_JANSSON
+/* The timeline of an export with at most max spans. */
+static json_t *timeline_of(const pp_trace *t, size_t max) {
+  pp_html_opts o = {.timeline_max = max};
+  char *html = export_html(t, &o, NULL);
+  char *data = data_json(html);
+  json_error_t jerr;
+  json_t *root = json_loads(data, 0, &jerr);
+  if (!root)
+    PP_FAIL("embedded JSON invalid at %d: %s", jerr.position, jerr.text);
+  json_t *tl = json_incref(json_object_get(root, "timeline"));
+  json_decref(root);
+  free(data);
+  free(html);
+  return tl;
+}
+
+/* "dur,dur,..|dur,..": the kept durations per thread, and the omitted
+ * counts and times. */
+static void check_kept(json_t *tl, const char *want, long om_a, long om_a_ns,
+                       long om_b, long om_b_ns) {
+  char got[256] = "";
+  json_t *ths = json_object_get(tl, "threads");
+  CHECK_EQ(json_array_size(ths), 2);
+  for (size_t k = 0; k < 2; k++) {
+    json_t *sp = json_object_get(json_array_get(ths, k), "spans");
+    int64_t prev = -1;
+    for (size_t i = 0; i < json_array_size(sp); i++) {
+      json_t *s = json_array_get(sp, i);
+      int64_t start = json_integer_value(json_array_get(s, 0));
+      CHECK_GT(start, prev); /* start order */
+      prev = start;
+      size_t l = strlen(got);
+      snprintf(got + l, sizeof got - l, "%s%lld", i ? "," : "",
+               (long long)json_integer_value(json_array_get(s, 1)));
+    }
+    if (k == 0)
+      strcat(got, "|");
+  }
+  CHECK_STR(got, want);
+  json_t *a = json_array_get(ths, 0), *b = json_array_get(ths, 1);
+  CHECK_EQ(json_integer_value(json_object_get(a, "omitted")), om_a);
+  CHECK_EQ(json_integer_value(json_object_get(a, "omitted_ns")), om_a_ns);
+  CHECK_EQ(json_integer_value(json_object_get(b, "omitted")), om_b);
+  CHECK_EQ(json_integer_value(json_object_get(b, "omitted_ns")), om_b_ns);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "spans")), 8);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "omitted")), om_a + om_b);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "kept")), 8 - om_a - om_b);
+}
+#endif
+
+PP_TEST(html_timeline_keeps_the_longest) {
+#ifdef PP_HAVE_JANSSON
+  pp_trace t;
+  build_durations(&t);
+  CHECK_EQ(pp_analyze(&t), 0);
+  json_t *tl = timeline_of(&t, 100);
+  check_kept(tl, "10,20,30,40,50|50,50,5", 0, 0, 0, 0);
+  json_decref(tl);
+  tl = timeline_of(&t, 8); /* exactly enough */
+  check_kept(tl, "10,20,30,40,50|50,50,5", 0, 0, 0, 0);
+  json_decref(tl);
+  /* The four longest: 50, 50, 50 and 40. */
+  tl = timeline_of(&t, 4);
+  check_kept(tl, "40,50|50,50", 3, 60, 1, 5);
+  CHECK_EQ(json_integer_value(json_object_get(tl, "max_spans")), 4);
+  json_decref(tl);
+  /* Ties at the cut: the earlier thread, then the earlier start. */
+  tl = timeline_of(&t, 3);
+  check_kept(tl, "50|50,50", 4, 100, 1, 5);
+  json_decref(tl);
+  tl = timeline_of(&t, 2);
+  check_kept(tl, "50|50", 4, 100, 2, 55);
+  json_decref(tl);
+  tl = timeline_of(&t, 1);
+  check_kept(tl, "50|", 4, 100, 3, 105);
+  json_decref(tl);
+  pp_trace_free(&t);
+#else
+  printf("# skipped: built without jansson\n");
+#endif
+}
+
+PP_TEST(html_stats_mode_and_empty_traces) {
+  char path[4096];
+  tpath(path, sizeof path, "stats.pptrace");
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.mode = PP_MODE_STATS;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int i = 0; i < 10; i++) {
+    PP_ZONE("stats-zone");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  char err[256];
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK(t.from_stats);
+  char *html = export_html(&t, NULL, NULL);
+  char *data = data_json(html);
+  CHECK_CONTAINS(data, "stats-zone");
+  CHECK_CONTAINS(data, "\"timeline\":{\"available\":false,\"reason\":"
+                       "\"stats mode records no zone instances\"}");
+  free(data);
+  free(html);
+  pp_trace_free(&t);
+
+  /* A trace with nothing in it still makes a page. */
+  memset(&t, 0, sizeof t);
+  CHECK_EQ(pp_analyze(&t), 0);
+  html = export_html(&t, NULL, NULL);
+  data = data_json(html);
+  CHECK_CONTAINS(data, "\"timeline\":{\"available\":true,");
+  CHECK_CONTAINS(data, "\"spans\":0");
+  free(data);
+  free(html);
+  pp_trace_free(&t);
+
+  /* Not analysed: refused. */
+  memset(&t, 0, sizeof t);
+  FILE *f = fopen("/dev/null", "w");
+  CHECK(f != NULL);
+  CHECK_EQ(pp_export_html(f, &t), -1);
+  fclose(f);
+}
+
+/* ---- the asset generator ------------------------------------------------- */
+
+PP_TEST(html_asset_generator) {
+  char *cmake = pp_test_cmake_cache("CMAKE_COMMAND", 0);
+  if (!cmake || !*cmake) {
+    free(cmake);
+    printf("# skipped: no CMakeCache.txt in the build directory\n");
+    return;
+  }
+  char good[4096], bad[4096], out[4096];
+  tpath(good, sizeof good, "good.js");
+  tpath(bad, sizeof bad, "bad.js");
+  tpath(out, sizeof out, "assets.c");
+  write_text(good, "AB\n", 3);
+  write_text(bad, "x = '</SCRIPT>';\n", 17);
+  char *log = NULL;
+  int rc = pp_test_run(&log,
+                       "'%s' -DPP_EMBED_OUT='%s' -DPP_EMBED_HEADER=h.h "
+                       "-DPP_EMBED_FILES='%s' -DPP_EMBED_NAMES=pp_x "
+                       "-P '%s/cmake/embed.cmake'",
+                       cmake, out, good, pp_test_srcdir());
+  if (rc != 0)
+    PP_FAIL("embed.cmake failed (%d):\n%s", rc, log);
+  free(log);
+  char *c = pp_test_slurp(out, NULL);
+  CHECK(c != NULL);
+  CHECK_CONTAINS(c, "#include \"h.h\"");
+  CHECK_CONTAINS(c, "const unsigned char pp_x[] = {\n0x41,0x42,0x0a,0x00};");
+  CHECK_CONTAINS(c, "const size_t pp_x_len = 3;");
+  free(c);
+  rc = pp_test_run(&log,
+                   "'%s' -DPP_EMBED_OUT='%s' -DPP_EMBED_HEADER=h.h "
+                   "-DPP_EMBED_FILES='%s' -DPP_EMBED_NAMES=pp_x "
+                   "-P '%s/cmake/embed.cmake'",
+                   cmake, out, bad, pp_test_srcdir());
+  CHECK_NE(rc, 0);
+  CHECK_CONTAINS(log, "</script");
+  free(log);
+  free(cmake);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* A small trace recorded by the library in this process. */
+static void record_trace(const char *path) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_thread_name("html-main");
+  for (int i = 0; i < 20; i++) {
+    PP_ZONE("html-outer");
+    PP_ZONE("html <inner> & \"more\"");
+    PP_COUNTER_SET("html-counter", i);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+PP_TEST(html_cli) {
+  char trace[4096], out[4096], out2[4096], dir[4096], app[4200];
+  tpath(trace, sizeof trace, "t.pptrace");
+  tpath(out, sizeof out, "report.html");
+  tpath(out2, sizeof out2, "report2.html");
+  tpath(dir, sizeof dir, "run");
+  record_trace(trace);
+
+  pp_cli_result r =
+      pp_test_cli("export '%s' --format html -o '%s'", trace, out);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.out, "");
+  CHECK_STR(r.err, "");
+  pp_cli_result_free(&r);
+  char *html = pp_test_slurp(out, NULL);
+  CHECK(html != NULL);
+  CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+  CHECK_CONTAINS(html, "html-outer");
+  CHECK_CONTAINS(html, "html \\u003cinner> & \\\"more\\\"");
+  /* Standard output gives the same bytes. */
+  r = pp_test_cli("export -f html '%s'", trace);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.out, html);
+  pp_cli_result_free(&r);
+
+  /* A run directory, like the other formats. */
+  CHECK_EQ(mkdir(dir, 0755), 0);
+  snprintf(app, sizeof app, "%s/app.pptrace", dir);
+  CHECK_EQ(link(trace, app), 0);
+  r = pp_test_cli("export '%s' --format=html", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "html-outer");
+  CHECK_CONTAINS(r.out, "\"timeline\"");
+  pp_cli_result_free(&r);
+
+  /* report --html: the text report on stdout and the same page on disk. */
+  r = pp_test_cli("report --html '%s' '%s'", out2, trace);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  CHECK_CONTAINS(r.out, "html-outer");
+  CHECK_CONTAINS(r.out, "dropped events: 0");
+  pp_cli_result_free(&r);
+  char *html2 = pp_test_slurp(out2, NULL);
+  CHECK(html2 != NULL);
+  CHECK_STR(html2, html);
+  free(html2);
+  free(html);
+
+  r = pp_test_cli("help export");
+  CHECK_CONTAINS(r.out, "--format html");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report --help");
+  CHECK_CONTAINS(r.out, "--html OUT");
+  pp_cli_result_free(&r);
+}
+
+PP_TEST(html_cli_bad_input) {
+  char trace[4096], missing[4096], corrupt[4096], out[4096], nodir[4096];
+  tpath(trace, sizeof trace, "t.pptrace");
+  tpath(missing, sizeof missing, "missing.pptrace");
+  tpath(corrupt, sizeof corrupt, "corrupt.pptrace");
+  tpath(out, sizeof out, "out.html");
+  tpath(nodir, sizeof nodir, "no-such-dir/out.html");
+  record_trace(trace);
+
+  pp_cli_result r =
+      pp_test_cli("export '%s' --format html -o '%s'", missing, out);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+  CHECK_CONTAINS(r.err, missing);
+  pp_cli_result_free(&r);
+  struct stat st;
+  CHECK(stat(out, &st) != 0); /* nothing written */
+
+  /* A real header followed by garbage: no intact chunk. */
+  size_t len;
+  char *d = pp_test_slurp(trace, &len);
+  CHECK(d != NULL && len > 64);
+  for (size_t i = 64; i < len; i++)
+    d[i] = (char)(d[i] ^ 0x5a);
+  write_text(corrupt, d, len);
+  free(d);
+  r = pp_test_cli("export '%s' --format html -o '%s'", corrupt, out);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+  CHECK_CONTAINS(r.err, corrupt);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report --html '%s' '%s'", out, corrupt);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+  pp_cli_result_free(&r);
+  CHECK(stat(out, &st) != 0);
+
+  /* An output that cannot be created: one line naming it, no report. */
+  r = pp_test_cli("export '%s' --format html -o '%s'", trace, nodir);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+  CHECK_CONTAINS(r.err, nodir);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report --html '%s' '%s'", nodir, trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+  CHECK_CONTAINS(r.err, nodir);
+  pp_cli_result_free(&r);
+  if (stat("/dev/full", &st) == 0) {
+    r = pp_test_cli("export '%s' --format html -o /dev/full", trace);
+    CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof");
+    pp_cli_result_free(&r);
+  }
+
+  /* Usage errors: exit 2. */
+  r = pp_test_cli("report '%s' --html", trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "--html");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("export '%s' --format htm", trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "htm");
+  CHECK_CONTAINS(r.err, "html");
+  pp_cli_result_free(&r);
+}
+
+/* ---- a real browser -------------------------------------------------------
+ */
+
+/* Path of a Chromium binary, or NULL (the test then skips, or fails with
+ * PP_REQUIRE_CHROMIUM=1). */
+static const char *find_chromium(void) {
+  static const char *const cands[] = {
+      "/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"};
+  const char *env = getenv("PP_CHROMIUM");
+  if (env && *env)
+    return access(env, X_OK) == 0 ? env : NULL;
+  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+    if (access(cands[i], X_OK) == 0)
+      return cands[i];
+  return NULL;
+}
+
+/* The DOM Chromium holds after loading path and running its scripts. */
+static char *dump_dom(const char *chromium, const char *path) {
+  char profile[4096], log[4096];
+  tpath(profile, sizeof profile, "chromium-profile");
+  tpath(log, sizeof log, "chromium.log");
+  char *dom = NULL;
+  int rc = pp_test_run(&dom,
+                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
+                       "--disable-dev-shm-usage --no-first-run "
+                       "--user-data-dir='%s' --dump-dom 'file://%s' 2>'%s'",
+                       chromium, profile, path, log);
+  if (rc != 0) {
+    char *l = pp_test_slurp(log, NULL);
+    PP_FAIL("chromium exit %d:\n%s", rc, l ? l : "");
+  }
+  CHECK(dom != NULL);
+  return dom;
+}
+
+/* The text of a DOM text node as the serializer writes it. */
+static void html_text(char *buf, size_t len, const char *s) {
+  size_t o = 0;
+  for (; *s && o + 8 < len; s++) {
+    const char *e = *s == '&'   ? "&amp;"
+                    : *s == '<' ? "&lt;"
+                    : *s == '>' ? "&gt;"
+                                : NULL;
+    if (e) {
+      memcpy(buf + o, e, strlen(e));
+      o += strlen(e);
+    } else {
+      buf[o++] = *s;
+    }
+  }
+  buf[o] = 0;
+}
+
+/* The rendered zone table has a row with this name and count. */
+static void check_zone_row(const char *dom, const char *name,
+                           unsigned long long count) {
+  char esc[512], cell[700], want[128];
+  html_text(esc, sizeof esc, name);
+  snprintf(cell, sizeof cell, "<td class=\"pp-t\" data-k=\"name\">%s</td>",
+           esc);
+  const char *row = strstr(dom, cell);
+  if (!row)
+    PP_FAIL("no rendered row for zone '%s' (%s)", name, cell);
+  const char *end = strstr(row, "</tr>");
+  CHECK(end != NULL);
+  snprintf(want, sizeof want, "<td class=\"pp-n\" data-k=\"count\">%llu</td>",
+           count);
+  const char *c = strstr(row, want);
+  if (!c || c > end)
+    PP_FAIL("row of zone '%s' lacks %s", name, want);
+}
+
+static void check_rendered_ok(const char *dom) {
+  CHECK_CONTAINS(dom, "<body data-rendered=\"ok\">");
+  CHECK_CONTAINS(dom, "<div id=\"pp-render-ok\" hidden=\"\"></div>");
+  const char *e = strstr(dom, "id=\"pp-render-error\"");
+  if (e)
+    PP_FAIL("the page reported an error: %.2000s", e);
+}
+
+/* Chromium's path; NULL when the test is to be skipped (it fails instead
+ * with PP_REQUIRE_CHROMIUM=1). */
+static const char *chromium_or_skip(void) {
+  const char *chromium = find_chromium();
+  if (!chromium) {
+    const char *req = getenv("PP_REQUIRE_CHROMIUM");
+    if (req && strcmp(req, "1") == 0)
+      PP_FAIL("chromium not installed and PP_REQUIRE_CHROMIUM=1 (apt-get "
+              "install chromium)");
+    printf("# skipped: chromium not installed\n");
+  }
+  return chromium;
+}
+
+/* Write html with text inserted into the embedded data just before the
+ * "timeline" member, as a later version of the summary could add it. */
+static void write_spliced(const char *path, const char *html,
+                          const char *insert) {
+  const char *at = strstr(html, "\"timeline\":");
+  CHECK(at != NULL);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  fwrite(html, 1, (size_t)(at - html), f);
+  fputs(insert, f);
+  fputs(at, f);
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* The demo: the pipeline runs, its page opens, every zone has its row. */
+PP_TEST_T(html_chromium_demo, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  char dir[4096], page[4200], summary[4200];
+  tpath(dir, sizeof dir, "demo");
+  pp_cli_result r = pp_test_cli("demo --out '%s' --frames 20", dir);
+  if (r.rc != 0)
+    PP_FAIL("demo exit %d:\n%s\n%s", r.rc, r.out, r.err);
+  CHECK_CONTAINS(r.out, "demo.html");
+  pp_cli_result_free(&r);
+  snprintf(page, sizeof page, "%s/demo.html", dir);
+  snprintf(summary, sizeof summary, "%s/demo.summary.json", dir);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "<h1>pipeprof report: ");
+  CHECK_CONTAINS(dom, "id=\"pp-timeline\"");
+  CHECK_CONTAINS(dom, "<rect ");
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *root = json_load_file(summary, 0, &jerr);
+  if (!root)
+    PP_FAIL("%s: %s", summary, jerr.text);
+  json_t *zs = json_object_get(root, "zones");
+  CHECK_GT(json_array_size(zs), 5);
+  for (size_t i = 0; i < json_array_size(zs); i++) {
+    json_t *z = json_array_get(zs, i);
+    check_zone_row(
+        dom, json_string_value(json_object_get(z, "name")),
+        (unsigned long long)json_integer_value(json_object_get(z, "count")));
+  }
+  json_decref(root);
+#else
+  CHECK_CONTAINS(dom, "<td class=\"pp-t\" data-k=\"name\">detect</td>");
+#endif
+  free(dom);
+}
+
+/* Hostile names: shown as text, no element made from them, and one
+ * timeline bar per top-level instance. */
+PP_TEST_T(html_chromium_hostile_names, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  build_pipeline(&t, hostile_names);
+  free(t.threads[1].name);
+  t.threads[1].name = tb_strdup("<img src=x onerror=alert(1)>");
+  CHECK_EQ(pp_analyze(&t), 0);
+  size_t n;
+  char *html = export_html(&t, NULL, &n);
+  char page[4096];
+  tpath(page, sizeof page, "hostile.html");
+  write_text(page, html, n);
+  free(html);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  for (int k = 0; k < 3; k++)
+    check_zone_row(dom, hostile_names[k], 12);
+  check_zone_row(dom, "child", 72);
+  CHECK(strstr(dom, "<b>x") == NULL);
+  CHECK(strstr(dom, "<img") == NULL);
+  CHECK_CONTAINS(dom, "&lt;img src=x onerror=alert(1)&gt;");
+  CHECK_EQ(count_ci(dom, "<rect "), 36);
+  free(dom);
+  pp_trace_free(&t);
+}
+
+/* Sections the page has no layout for are shown by the generic renderer,
+ * "unavailable" reasons as such; a section that throws is reported and the
+ * others are still drawn. */
+PP_TEST_T(html_chromium_generic_sections, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  build_pipeline(&t, plain_names);
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *html = export_html(&t, NULL, NULL);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "generic.html");
+  write_spliced(page, html,
+                "\"queues_x\":{\"unavailable\":\"no queue events\","
+                "\"items\":[{\"name\":\"q\\u003cone>\",\"depth_max\":4,"
+                "\"wait_ns\":1500}],\"stats\":{\"depth\":{\"mean\":2.5,"
+                "\"max\":4},\"latency_ns\":{\"mean\":2000000,\"max\":3e9}}},"
+                "\"gpu_x\":{\"available\":false,\"reason\":\"no NVIDIA "
+                "driver\"},\"answer_x\":42,");
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "data-key=\"queues_x\"");
+  CHECK_CONTAINS(dom, "unavailable: no queue events");
+  CHECK_CONTAINS(dom, "<td class=\"pp-t\" data-k=\"name\">q&lt;one&gt;</td>");
+  CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\"wait_ns\">1.50 us</td>");
+  CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\"mean\">2.00 ms</td>");
+  CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\"max\">3.00 s</td>");
+  CHECK_CONTAINS(dom, "data-key=\"gpu_x\"");
+  CHECK_CONTAINS(dom, "unavailable: no NVIDIA driver");
+  CHECK_CONTAINS(dom, "answer_x");
+  free(dom);
+
+  /* A zones member the page cannot draw: the error is shown, the other
+   * sections are there. */
+  tpath(page, sizeof page, "broken.html");
+  char *z = strstr(html, "\"zones\":[");
+  CHECK(z != NULL);
+  memcpy(z, "\"zonez\"", 7); /* the real zones now read as a generic one */
+  write_spliced(page, html, "\"zones\":[null],");
+  dom = dump_dom(chromium, page);
+  CHECK_CONTAINS(dom, "<body data-rendered=\"error\">");
+  CHECK_CONTAINS(dom, "id=\"pp-render-error\"");
+  CHECK_CONTAINS(dom, "report rendering failed:");
+  CHECK(strstr(dom, "id=\"pp-render-ok\"") == NULL);
+  CHECK_CONTAINS(dom, "id=\"pp-threads\"");
+  CHECK_CONTAINS(dom, "data-key=\"zonez\"");
+  free(dom);
+  free(html);
+}
