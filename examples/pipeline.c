@@ -15,8 +15,12 @@
  * associates detections with tracks by IoU after motion compensation;
  * visualize draws everything into an RGB buffer and folds it into a
  * checksum. Each frame is a flow ("frame") followed across the six
- * threads; queue depths are counters named after the consumer
- * (queue.detect), and stall.<stage> counts pushes that had to wait.
+ * threads. The five queues between stages are declared to the profiler
+ * (PP_QUEUE_DECLARE, named "<producer>-><consumer>") with their stages and
+ * capacity; pushes, pops and the time a producer waits on a full queue or
+ * a consumer on an empty one are recorded inside the queue's lock, so
+ * `pipeprof report` shows queue depths and waits, the stage that bounds
+ * throughput and recommendations. Stage zones are named like the stages.
  *
  * Everything is deterministic for given flags, whatever the thread timing,
  * so the profiled and the PP_DISABLE builds print the same checksum. Frame
@@ -105,14 +109,21 @@ typedef struct queue {
   int head;
   int count;
   int closed;
+  pp_queue *prof; /* the profiler's handle; NULL: not profiled */
 } queue;
 
-static void queue_init(queue *q, int cap) {
+/* name, from and to are string literals (or NULL for a queue the profiler
+ * does not see). */
+static void queue_init(queue *q, int cap, const char *name, const char *from,
+                       const char *to) {
   memset(q, 0, sizeof *q);
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->not_empty, NULL);
   pthread_cond_init(&q->not_full, NULL);
   q->cap = cap;
+  q->prof = name ? PP_QUEUE_DECLARE(name, from, to, cap) : NULL;
+  (void)from;
+  (void)to;
 }
 
 static void queue_destroy(queue *q) {
@@ -127,12 +138,17 @@ static void queue_destroy(queue *q) {
 static int queue_push(queue *q, frame *f, int *depth) {
   int waited = 0;
   pthread_mutex_lock(&q->mu);
+  if (q->count == q->cap)
+    PP_QUEUE_WAIT_BEGIN(q->prof, PP_QUEUE_FULL);
   while (q->count == q->cap) {
     waited = 1;
     pthread_cond_wait(&q->not_full, &q->mu);
   }
+  if (waited)
+    PP_QUEUE_WAIT_END(q->prof, PP_QUEUE_FULL);
   q->items[(q->head + q->count) % q->cap] = f;
   q->count++;
+  PP_QUEUE_PUSH(q->prof, f->id);
   *depth = q->count;
   pthread_cond_signal(&q->not_empty);
   pthread_mutex_unlock(&q->mu);
@@ -143,13 +159,21 @@ static int queue_push(queue *q, frame *f, int *depth) {
  * once the queue is closed and drained. Stores the depth after the pop. */
 static frame *queue_pop(queue *q, int *depth) {
   frame *f = NULL;
+  int waited = 0;
   pthread_mutex_lock(&q->mu);
+  if (q->count == 0 && !q->closed) {
+    PP_QUEUE_WAIT_BEGIN(q->prof, PP_QUEUE_EMPTY);
+    waited = 1;
+  }
   while (q->count == 0 && !q->closed)
     pthread_cond_wait(&q->not_empty, &q->mu);
+  if (waited)
+    PP_QUEUE_WAIT_END(q->prof, PP_QUEUE_EMPTY);
   if (q->count > 0) {
     f = q->items[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
+    PP_QUEUE_POP(q->prof, f->id);
     pthread_cond_signal(&q->not_full);
   }
   *depth = q->count;
@@ -165,24 +189,19 @@ static void queue_close(queue *q) {
   pthread_mutex_unlock(&q->mu);
 }
 
-/* Queue operations with their counters. The names must be string literals
- * (each call site gets its own static descriptor). Waiting is deliberately
- * outside any zone, so a stage's zone time is its real work. */
-#define PUSH(q, f, depth_counter, stall_counter)                            \
+/* Queue operations between stages; the profiler sees them through the
+ * queue's handle (queue_push, queue_pop). Waiting is deliberately outside
+ * any zone, so a stage's zone time is its real work. */
+#define PUSH(q, f)                                                          \
   do {                                                                      \
     int depth_;                                                             \
-    if (queue_push((q), (f), &depth_))                                      \
-      PP_COUNTER_ADD(stall_counter, 1);                                     \
-    PP_COUNTER_SET(depth_counter, depth_);                                  \
-    (void)depth_;                                                           \
+    queue_push((q), (f), &depth_);                                          \
   } while (0)
 
-#define POP(q, out, depth_counter)                                          \
+#define POP(q, out)                                                         \
   do {                                                                      \
     int depth_;                                                             \
     (out) = queue_pop((q), &depth_);                                        \
-    PP_COUNTER_SET(depth_counter, depth_);                                  \
-    (void)depth_;                                                           \
   } while (0)
 
 /* ------------------------------------------------------------------------ */
@@ -550,7 +569,7 @@ static void *source_main(void *arg) {
       PP_FLOW_BEGIN("frame", f->id);
       source_render(p, f);
     }
-    PUSH(&p->q_preprocess, f, "queue.preprocess", "stall.source");
+    PUSH(&p->q_preprocess, f);
   }
   queue_close(&p->q_preprocess);
   return NULL;
@@ -618,7 +637,7 @@ static void *preprocess_main(void *arg) {
   frame *f;
   THREAD_NAME("preprocess");
   for (;;) {
-    POP(&p->q_preprocess, f, "queue.preprocess");
+    POP(&p->q_preprocess, f);
     if (!f)
       break;
     {
@@ -626,7 +645,7 @@ static void *preprocess_main(void *arg) {
       PP_FLOW_STEP("frame", f->id);
       preprocess_frame(p, f);
     }
-    PUSH(&p->q_detect, f, "queue.detect", "stall.preprocess");
+    PUSH(&p->q_detect, f);
   }
   queue_close(&p->q_detect);
   return NULL;
@@ -773,7 +792,7 @@ static void *detect_main(void *arg) {
   frame *f;
   THREAD_NAME("detect");
   for (;;) {
-    POP(&p->q_detect, f, "queue.detect");
+    POP(&p->q_detect, f);
     if (!f)
       break;
     {
@@ -793,7 +812,7 @@ static void *detect_main(void *arg) {
       }
       PP_COUNTER_SET("detections", f->ndet);
     }
-    PUSH(&p->q_motion, f, "queue.motion", "stall.detect");
+    PUSH(&p->q_motion, f);
   }
   queue_close(&p->q_motion);
   return NULL;
@@ -882,7 +901,7 @@ static void *motion_main(void *arg) {
   frame *f;
   THREAD_NAME("motion");
   for (;;) {
-    POP(&p->q_motion, f, "queue.motion");
+    POP(&p->q_motion, f);
     if (!f)
       break;
     {
@@ -903,7 +922,7 @@ static void *motion_main(void *arg) {
       memcpy(p->mot.prev, f->norm, n * sizeof *f->norm);
       p->mot.have_prev = 1;
     }
-    PUSH(&p->q_match, f, "queue.match", "stall.motion");
+    PUSH(&p->q_match, f);
   }
   queue_close(&p->q_match);
   return NULL;
@@ -1020,7 +1039,7 @@ static void *match_main(void *arg) {
   frame *f;
   THREAD_NAME("match");
   for (;;) {
-    POP(&p->q_match, f, "queue.match");
+    POP(&p->q_match, f);
     if (!f)
       break;
     {
@@ -1029,7 +1048,7 @@ static void *match_main(void *arg) {
       match_frame(p, f);
       PP_COUNTER_SET("tracks", p->mat.ntracks);
     }
-    PUSH(&p->q_visualize, f, "queue.visualize", "stall.match");
+    PUSH(&p->q_visualize, f);
   }
   queue_close(&p->q_visualize);
   return NULL;
@@ -1134,7 +1153,7 @@ static void *visualize_main(void *arg) {
   THREAD_NAME("visualize");
   for (;;) {
     int depth;
-    POP(&p->q_visualize, f, "queue.visualize");
+    POP(&p->q_visualize, f);
     if (!f)
       break;
     {
@@ -1224,12 +1243,16 @@ static int pipeline_init(pipeline *p, const options *opt) {
   p->npool = opt->frames < POOL_MAX ? (opt->frames > 0 ? opt->frames : 1)
                                     : POOL_MAX;
 
-  queue_init(&p->free_frames, p->npool);
-  queue_init(&p->q_preprocess, QUEUE_CAP);
-  queue_init(&p->q_detect, QUEUE_CAP);
-  queue_init(&p->q_motion, QUEUE_CAP);
-  queue_init(&p->q_match, QUEUE_CAP);
-  queue_init(&p->q_visualize, QUEUE_CAP);
+  /* The pool of free frames is bookkeeping, not a stage boundary. */
+  queue_init(&p->free_frames, p->npool, NULL, NULL, NULL);
+  queue_init(&p->q_preprocess, QUEUE_CAP, "source->preprocess", "source",
+             "preprocess");
+  queue_init(&p->q_detect, QUEUE_CAP, "preprocess->detect", "preprocess",
+             "detect");
+  queue_init(&p->q_motion, QUEUE_CAP, "detect->motion", "detect", "motion");
+  queue_init(&p->q_match, QUEUE_CAP, "motion->match", "motion", "match");
+  queue_init(&p->q_visualize, QUEUE_CAP, "match->visualize", "match",
+             "visualize");
 
   p->pool = calloc((size_t)p->npool, sizeof *p->pool);
   if (!p->pool) {

@@ -195,7 +195,11 @@ typedef enum pp_kind {
   PP_KIND_COUNTER = 2,
   PP_KIND_MARK = 3,
   PP_KIND_FRAME = 4,
-  PP_KIND_FLOW = 5
+  PP_KIND_FLOW = 5,
+  /** A queue between two stages (pp_queue_declare): name is the queue's,
+   * function the producing stage, file the consuming stage, line the
+   * capacity (0: unbounded). Added in 0.2.0. */
+  PP_KIND_QUEUE = 6
 } pp_kind;
 
 /**
@@ -323,6 +327,65 @@ PP_API void pp_flow_step(const char *name, uint64_t id);
 PP_API void pp_flow_end(const char *name, uint64_t id);
 
 /**
+ * Queues between pipeline stages (added in 0.2.0). Declare each queue once
+ * with the names of the stage that fills it and the stage that drains it;
+ * then record every item put in and taken out. `pipeprof report` derives
+ * per queue the depth over time, each item's wait (push to pop, paired by
+ * item id), time spent full and empty and throughput, and from all queues
+ * the stage that bounds the pipeline's throughput (docs/analysis.md).
+ *
+ * Stage names are matched against zone names: the time a stage is busy is
+ * the time inside zones named exactly like the stage (PP_ZONE("decode")
+ * for the stage "decode").
+ *
+ * The library keeps each queue's depth itself: pushes minus pops since the
+ * declaration, counted also while recording is off, and written with every
+ * queue event (so depth survives dropped events and flight-mode rings that
+ * start mid-stream). Declare a queue while it is empty, and record a push
+ * before the consumer can see the item and a pop after taking it: inside
+ * the queue's own lock is best (these calls take no lock and make no system
+ * call; holding a lock around them costs nothing extra).
+ */
+typedef struct pp_queue pp_queue;
+
+/** Why a thread waits on a queue (pp_queue_wait_begin/end). */
+#define PP_QUEUE_FULL 1  /**< a producer waits: the queue is full */
+#define PP_QUEUE_EMPTY 2 /**< a consumer waits: the queue is empty */
+
+/**
+ * Declare the queue called name, filled by the stage from_stage and drained
+ * by to_stage (either may be NULL or "": unknown), holding at most capacity
+ * items (0 or less: unbounded). Strings are copied. Idempotent by name: a
+ * second call with the same name returns the first handle and ignores the
+ * other arguments. The handle lives until the process exits and is valid
+ * across sessions (it may be declared before pp_init()). Returns NULL only
+ * when out of memory or name is NULL; the calls below accept NULL and do
+ * nothing. Control path: takes a lock and allocates; any thread.
+ */
+PP_API pp_queue *pp_queue_declare(const char *name, const char *from_stage,
+                                  const char *to_stage, int64_t capacity);
+/**
+ * item_id entered (push) or left (pop) the queue now. item_id is the
+ * caller's (a frame number, a request id) and pairs a push with the pop of
+ * the same id for the item's wait time; ids may be reused once popped.
+ * Cost: one relaxed atomic add on the queue's depth (also when recording is
+ * off), plus while recording a two-slot event like a counter. Any thread.
+ */
+PP_API void pp_queue_push(pp_queue *q, uint64_t item_id);
+PP_API void pp_queue_pop(pp_queue *q, uint64_t item_id);
+/**
+ * The calling thread starts / stops waiting on the queue, why being
+ * PP_QUEUE_FULL (a producer blocked on a full queue) or PP_QUEUE_EMPTY (a
+ * consumer waiting for an item). Each begin is ended once, on the same
+ * thread, with the same why. Cost as a counter update. Any thread.
+ */
+PP_API void pp_queue_wait_begin(pp_queue *q, int why);
+PP_API void pp_queue_wait_end(pp_queue *q, int why);
+/** The depth the library counts (pushes minus pops since the declaration);
+ * 0 for NULL. Any thread. */
+PP_API int64_t pp_queue_depth(const pp_queue *q);
+
+/**
  * Name the calling thread in traces and reports (copied, up to 63 bytes).
  * May be called before pp_init(). Takes a lock; not for hot loops.
  */
@@ -349,6 +412,11 @@ PP_API void pp_thread_name(const char *name);
 #define PP_FLOW_BEGIN(name, id) ((void)0)
 #define PP_FLOW_STEP(name, id) ((void)0)
 #define PP_FLOW_END(name, id) ((void)0)
+#define PP_QUEUE_DECLARE(name, from, to, cap) ((pp_queue *)0)
+#define PP_QUEUE_PUSH(q, id) ((void)0)
+#define PP_QUEUE_POP(q, id) ((void)0)
+#define PP_QUEUE_WAIT_BEGIN(q, why) ((void)0)
+#define PP_QUEUE_WAIT_END(q, why) ((void)0)
 
 #else /* !PP_DISABLE */
 
@@ -442,6 +510,17 @@ static inline void pp__zone_cleanup(pp_zone *z) {
   PP__SITE1(pp_flow_step_loc, name, PP_KIND_FLOW, (uint64_t)(id))
 #define PP_FLOW_END(name, id)                                               \
   PP__SITE1(pp_flow_end_loc, name, PP_KIND_FLOW, (uint64_t)(id))
+
+/** Queue calls that compile out with PP_DISABLE (then a program need not
+ * link libpipeprof): PP_QUEUE_DECLARE gives NULL and the others evaluate
+ * no argument. Enabled, they call the functions above unconditionally:
+ * the library counts a queue's depth also while recording is off. */
+#define PP_QUEUE_DECLARE(name, from, to, cap)                               \
+  pp_queue_declare((name), (from), (to), (int64_t)(cap))
+#define PP_QUEUE_PUSH(q, id) pp_queue_push((q), (uint64_t)(id))
+#define PP_QUEUE_POP(q, id) pp_queue_pop((q), (uint64_t)(id))
+#define PP_QUEUE_WAIT_BEGIN(q, why) pp_queue_wait_begin((q), (why))
+#define PP_QUEUE_WAIT_END(q, why) pp_queue_wait_end((q), (why))
 
 #endif /* PP_DISABLE */
 

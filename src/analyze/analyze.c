@@ -82,6 +82,7 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(p->frames);
   pp__free(p->counters);
   pp_request_stats_free(&p->req);
+  pp_pipeline_free(&p->pipe);
   memset(p, 0, sizeof *p);
   pp__free(t->ranges);
   t->ranges = NULL;
@@ -617,6 +618,8 @@ static int analyze_from_stats(pp_trace *t) {
   p->event_cost_ns = meta_event_cost(t);
   if (p->nzones > 1)
     qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
+  if (pp_analyze_pipeline(t) != 0)
+    return -1;
   t->analyzed = 1;
   return 0;
 }
@@ -656,7 +659,8 @@ int pp_analyze(pp_trace *t) {
   s.v = NULL;
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
-      counter_stats(t, canon) || pp_analyze_requests(t))
+      counter_stats(t, canon) || pp_analyze_requests(t) ||
+      pp_analyze_pipeline(t))
     goto oom;
   pp__free(canon);
   t->analyzed = 1;

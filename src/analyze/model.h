@@ -163,6 +163,116 @@ typedef struct pp_request_stats {
   size_t nsizes;
 } pp_request_stats;
 
+/* Queues, stages, flows and recommendations ------------------------------
+ * Filled by pp_analyze_pipeline() (src/analyze/queues.c, bottleneck.c,
+ * advice.c); definitions in docs/analysis.md. Strings point into the
+ * trace's locs unless marked owned. */
+
+/* One queue between stages (pp_queue_*). The window is the queue's first
+ * to last event; depth is the library's count recorded with each event. */
+typedef struct pp_queue_stats {
+  uint32_t loc;              /* the queue's site (PP_KIND_QUEUE) */
+  const char *name, *from, *to; /* from/to: "" when not declared */
+  int64_t capacity;          /* 0: unbounded */
+  int64_t t_first, t_last;   /* window, ns */
+  uint64_t pushes, pops;
+  uint64_t matched;          /* items whose push and pop were both seen */
+  uint64_t unmatched_pops;   /* pops of no earlier push of that id */
+  int64_t depth_min, depth_max, depth_last;
+  double depth_mean;         /* time-weighted over the window */
+  int64_t full_ns;           /* depth >= capacity (capacity > 0) */
+  int64_t empty_ns;          /* depth <= 0 */
+  uint64_t waits_full, waits_empty;       /* recorded waits */
+  int64_t blocked_full_ns, blocked_empty_ns; /* their summed time */
+  uint64_t waits_unclosed;   /* begins without an end (closed at the
+                                queue's last event) */
+  double in_per_s, out_per_s; /* pushes, pops / window */
+  pp_hist wait;              /* per item push -> pop, ns */
+} pp_queue_stats;
+
+/* A stage: a name used by a queue as producer or consumer. Its busy time
+ * is the time inside zones named exactly like it (outermost instances). */
+typedef struct pp_stage_stats {
+  const char *name;
+  int64_t busy_ns;
+  uint64_t items;            /* such zone instances */
+  uint32_t workers;          /* threads with at least one */
+  double util;               /* busy / (workers * pipeline window), 0..1 */
+  double max_thread_util;    /* busiest worker's share of the window */
+  double service_ns;         /* busy / items */
+  double capacity_per_s;     /* workers * items / busy; 0 when no items */
+  int32_t in_queue, out_queue; /* first queue into / out of it, -1 none */
+} pp_stage_stats;
+
+/* A period a queue was stalled: full (its producer cannot go on) or empty
+ * (its consumer starves). From recorded waits when the queue has any, else
+ * from its depth. */
+typedef struct pp_stall {
+  uint32_t queue;            /* index in pipe.queues */
+  uint8_t full;              /* 1 full, 0 empty */
+  uint8_t recorded;          /* 1 from pp_queue_wait_* events */
+  int64_t start, end;        /* ns */
+} pp_stall;
+
+/* One stretch of an item's path: in a stage's zone, or between two. */
+typedef struct pp_path_seg {
+  const char *name;          /* zone name; for a wait the queue's name or
+                                NULL when no queue joins the two stages */
+  const char *from, *to;     /* waits: the stages on either side */
+  int64_t ns;
+  uint8_t wait;
+} pp_path_seg;
+
+typedef struct pp_flow_path {
+  uint64_t id;
+  int64_t start, total_ns, zone_ns, wait_ns;
+  pp_path_seg *segs;         /* owned */
+  size_t nsegs;
+} pp_flow_path;
+
+/* Per flow name: items followed from FLOW_BEGIN to FLOW_END. */
+typedef struct pp_flow_stats {
+  uint32_t loc;              /* canonical flow site */
+  uint64_t items;            /* complete items */
+  uint64_t incomplete;       /* begun and not ended, or ended unbegun */
+  int64_t zone_ns, wait_ns;  /* summed over items */
+  pp_hist latency;           /* first stage zone start -> last end, ns */
+  pp_flow_path median, slowest;
+  pp_path_seg *where;        /* owned: time per segment name summed over
+                                items, largest first */
+  size_t nwhere;
+} pp_flow_stats;
+
+/* A recommendation and the measured facts that triggered it. */
+typedef struct pp_advice {
+  const char *rule;          /* rule id (static), docs/analysis.md */
+  int severity;              /* 2 high, 1 medium, 0 low */
+  char *text;                /* owned */
+  char *evidence;            /* owned */
+} pp_advice;
+
+#define PP_STALLS_MAX 16
+
+typedef struct pp_pipeline {
+  pp_queue_stats *queues;    /* by name */
+  size_t nqueues;
+  int queues_unavailable;    /* stats-mode file with queue sites */
+  pp_stage_stats *stages;    /* in pipeline order where known */
+  size_t nstages;
+  int64_t win_start, win_end; /* pipeline window, ns */
+  int32_t bound;             /* stage with the lowest capacity, -1 */
+  double achieved_per_s;     /* items out of the last stage / window */
+  double bound_per_s;        /* capacity of the bounding stage */
+  double efficiency;         /* achieved / bound; < 0 when unavailable */
+  pp_stall stalls[PP_STALLS_MAX]; /* longest first */
+  size_t nstalls;
+  uint64_t stall_periods;    /* all stall periods found */
+  pp_flow_stats *flows;
+  size_t nflows;
+  pp_advice *advice;         /* by severity, then rule order */
+  size_t nadvice;
+} pp_pipeline;
+
 typedef struct pp_profile {
   int64_t t0, t1;         /* first and last timestamp, ns */
   int64_t wall_ns;        /* t1 - t0 */
@@ -181,6 +291,8 @@ typedef struct pp_profile {
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */
   pp_request_stats req;   /* requests and batches (pp_analyze_requests) */
+  pp_pipeline pipe;       /* queues, stages, flows, advice
+                             (pp_analyze_pipeline) */
 } pp_profile;
 
 typedef struct pp_trace {
@@ -240,6 +352,14 @@ int pp_slo_parse(const char *spec, pp_slo *slo, char *err, size_t errlen);
  * over being the over-latency requests seen (64 for p90 and 662 for p99
  * at confidence 0.99 with none over). 0 for invalid arguments. */
 uint64_t pp_request_min_count(double pct, double confidence, uint64_t over);
+
+/* Queues, stage bottlenecks, flow critical paths and recommendations
+ * (src/analyze/queues.c, bottleneck.c, advice.c) into t->prof.pipe;
+ * pp_analyze calls it. Needs zone instances (run after them). Returns 0,
+ * or -1 when out of memory. */
+int pp_analyze_pipeline(pp_trace *t);
+/* Release what prof.pipe holds and zero it. */
+void pp_pipeline_free(pp_pipeline *p);
 
 /* Move src's sites, threads and events into dst (src/analyze/merge.c); both
  * must be traces of the same host (monotonic ns). src keeps only what is

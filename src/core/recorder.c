@@ -101,6 +101,7 @@ void pp__recorder_after_fork_child(void) {
   memcpy(&intern_lock, &fresh, sizeof fresh); /* interned names stay valid */
   reg_head = NULL;
   tls_state = NULL;
+  pp__queue_after_fork_child();
 }
 
 static void thread_exit(void *arg) {
@@ -403,6 +404,51 @@ void pp_request_end(uint64_t id, int status) {
 }
 void pp_batch(uint32_t size, uint32_t padded_size) {
   record_extra(&batch_loc, PPT_EV_BATCH, size, padded_size);
+}
+
+/* Queues: the queue's own site, the item id (or why) in the value and the
+ * depth after the call, zigzag-coded, in the extra number. */
+static inline void record_queue(pp_queue *q, unsigned type, uint64_t v,
+                                int64_t depth) {
+  if (pp__likely(!ACTIVE()))
+    return;
+  pp__tstate *t = pp__thread_get();
+  if (t)
+    push2x(t, pp__ticks(), tag(type, &q->loc), v, ppt_zigzag(depth));
+}
+
+void pp_queue_push(pp_queue *q, uint64_t item_id) {
+  if (!q)
+    return;
+  int64_t d = atomic_fetch_add_explicit(&q->depth, 1,
+                                        memory_order_relaxed) + 1;
+  record_queue(q, PPT_EV_QUEUE_PUSH, item_id, d);
+}
+
+void pp_queue_pop(pp_queue *q, uint64_t item_id) {
+  if (!q)
+    return;
+  int64_t d = atomic_fetch_sub_explicit(&q->depth, 1,
+                                        memory_order_relaxed) - 1;
+  record_queue(q, PPT_EV_QUEUE_POP, item_id, d);
+}
+
+void pp_queue_wait_begin(pp_queue *q, int why) {
+  if (q && (why == PP_QUEUE_FULL || why == PP_QUEUE_EMPTY))
+    record_queue(q, PPT_EV_QUEUE_WAIT_BEGIN, (uint64_t)why,
+                 atomic_load_explicit(&q->depth, memory_order_relaxed));
+}
+
+void pp_queue_wait_end(pp_queue *q, int why) {
+  if (q && (why == PP_QUEUE_FULL || why == PP_QUEUE_EMPTY))
+    record_queue(q, PPT_EV_QUEUE_WAIT_END, (uint64_t)why,
+                 atomic_load_explicit(&q->depth, memory_order_relaxed));
+}
+
+int64_t pp_queue_depth(const pp_queue *q) {
+  return q ? atomic_load_explicit(&((pp_queue *)q)->depth,
+                                  memory_order_relaxed)
+           : 0;
 }
 
 void pp_mark(const char *name) {

@@ -86,6 +86,20 @@ void pp__recorder_after_fork_child(void);
  * named from another thread; control path, takes the registry lock. */
 void pp__thread_name_tid(uint64_t tid, const char *name);
 
+/* A queue handle (pp_queue_declare, src/core/queue.c). The site is what
+ * events point at; depth is updated by every push and pop (relaxed: it is
+ * a statistic, and the queue's own synchronisation orders the calls that
+ * matter). Handles are never freed. */
+struct pp_queue {
+  pp_srcloc loc; /* kind PP_KIND_QUEUE; strings in text[] */
+  _Atomic int64_t depth;
+  struct pp_queue *next; /* registry list, guarded by its lock */
+  char text[];           /* name, from, to, each NUL-terminated */
+};
+
+/* Fork handling for the queue registry (queue.c). */
+void pp__queue_after_fork_child(void);
+
 /* Interned run-time names: returns a srcloc that lives until exit. */
 const pp_srcloc *pp__intern(const char *name, uint32_t kind);
 

@@ -596,6 +596,30 @@ static int write_counters(chrome_ctx *c) {
   return 0;
 }
 
+/* Queue depth as a counter track per queue ("<queue> depth", series
+ * "depth"): the depth the library recorded with each push and pop. */
+static void write_queue_depths(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  pp_jsonw *w = &c->w;
+  for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++) {
+      const pp_event *e = &t->threads[i].ev[j];
+      if ((e->type != PPT_EV_QUEUE_PUSH && e->type != PPT_EV_QUEUE_POP) ||
+          e->loc >= t->nlocs || !c->qname[e->loc] || c->qlen[e->loc] < 2)
+        continue;
+      int64_t d = ppt_unzigzag(e->v2);
+      pp_jsonw_elem(w);
+      pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
+      /* the quoted name without its closing quote, then " depth" */
+      pp_jsonw_put(w, c->qname[e->loc], c->qlen[e->loc] - 1);
+      pp_jsonw_put(w, S(" depth\""));
+      put_thread_ts(c, i, e->ts);
+      pp_jsonw_put(w, S(",\"args\":{\"depth\":"));
+      pp_jsonw_put_int(w, d > 0 ? d : 0);
+      pp_jsonw_put(w, S("}}"));
+    }
+}
+
 /* ---- metadata ----------------------------------------------------------- */
 
 /* A META value as a JSON integer when it is one, else as a string. */
@@ -706,6 +730,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   write_ranges(&c);
   if (write_counters(&c) != 0)
     goto done;
+  write_queue_depths(&c);
   pp_jsonw_arr_end(w);
   pp_jsonw_kv_str(w, "displayTimeUnit", "ns");
   write_metadata(&c);

@@ -14,6 +14,8 @@
 
 #include "analyze/model.h"
 
+struct pp_jsonw; /* src/export/jsonw.h */
+
 /* ==== text report (src/export/report_text.c) ============================ */
 
 /* Options of pp_report_text(); a zero-initialised struct means defaults. */
@@ -41,6 +43,26 @@ char *pp_format_ns(char *buf, size_t len, double ns);
 int pp_counter_is_sampled(const char *name);
 
 /* ==== end of text report ================================================= */
+
+/* ==== pipeline report (src/export/report_pipeline.c) ==================== */
+
+/* Print the sections "queues" (per queue: capacity, items, throughput,
+ * time-weighted depth, time full and empty, wait percentiles, recorded
+ * producer and consumer waits) and "pipeline bottlenecks" (stages, the
+ * bounding stage, efficiency, longest stalls, flow critical paths), each
+ * starting with a blank line and printed only with data (docs/analysis.md).
+ * Returns 0, or -1 when t was not analysed or writing failed. */
+int pp_report_pipeline(FILE *out, const pp_trace *t);
+/* Print the "recommendations" section: each with its evidence and rule,
+ * or "none: ..." when no rule fired. Returns 0 or -1 as above. */
+int pp_report_advice(FILE *out, const pp_trace *t);
+/* Write the members "queues" (array), "pipeline" (object) and
+ * "recommendations" (array) into the JSON object open in w
+ * (docs/formats/summary-json.md). Returns 0, or -1 when w is in the error
+ * state. */
+int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_trace *t);
+
+/* ==== end of pipeline report ============================================= */
 
 /* ==== JSON and CSV exporters (src/export/{chrome,summary_json,csv}.c) == */
 

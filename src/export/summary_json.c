@@ -16,6 +16,9 @@
 
 #define SUMMARY_SCHEMA "pipeprof.summary"
 #define SUMMARY_SCHEMA_VERSION 1
+/* Compatible additions within version 1 (docs/formats/summary-json.md):
+ * 1 = queues, pipeline, recommendations. */
+#define SUMMARY_SCHEMA_MINOR 1
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -302,6 +305,7 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   pp_jsonw_obj_begin(&w);
   pp_jsonw_kv_str(&w, "schema", SUMMARY_SCHEMA);
   pp_jsonw_kv_int(&w, "schema_version", SUMMARY_SCHEMA_VERSION);
+  pp_jsonw_kv_int(&w, "schema_minor", SUMMARY_SCHEMA_MINOR);
   pp_jsonw_key(&w, "generator");
   pp_jsonw_obj_begin(&w);
   pp_jsonw_kv_str(&w, "name", "pipeprof");
@@ -342,6 +346,7 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   write_frames(&w, t);
   write_counters(&w, t);
   write_requests(&w, t);
+  int pipe_rc = pp_summary_pipeline_json(&w, t);
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
@@ -351,5 +356,5 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
   int rc = pp_jsonw_finish(&w);
-  return rc || sys_rc ? -1 : 0;
+  return rc || sys_rc || pipe_rc ? -1 : 0;
 }

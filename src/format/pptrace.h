@@ -20,10 +20,8 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 1u /* 1.1: REQ_* and BATCH events */
-/* Reserved for work in progress (assign within the range, bump the minor
- * version to 2 when the first of them lands):
- *   event types 18-21  queues between stages (pp_queue_*)
+#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_* events */
+/* Reserved for work in progress (assign within the range):
  *   event types 22-23  live statistics: anomalies and alerts
  *   event types 24-27  GPU zones and device memory pools
  *   event types 28-31  CUPTI activity (kernels, copies, API calls)
@@ -65,7 +63,14 @@ enum ppt_event_type {
   PPT_EV_REQ_TOKENS = 15, /* id, tokens produced now */
   PPT_EV_REQ_END = 16,    /* id, zigzag(status), 0 = ok */
   PPT_EV_BATCH = 17,      /* size, padded size */
-  PPT_EV_MAX_ = 17
+  /* Since 1.2: queues between stages (pp_queue_*), at the queue's site
+   * (kind PP_KIND_QUEUE); the extra number is zigzag(depth after the
+   * call), the depth the library counts. */
+  PPT_EV_QUEUE_PUSH = 18,       /* item id, zigzag(depth) */
+  PPT_EV_QUEUE_POP = 19,        /* item id, zigzag(depth) */
+  PPT_EV_QUEUE_WAIT_BEGIN = 20, /* why (1 full, 2 empty), zigzag(depth) */
+  PPT_EV_QUEUE_WAIT_END = 21,   /* why, zigzag(depth) */
+  PPT_EV_MAX_ = 21
 };
 
 /* 1 for the event types that carry a 64-bit value (a second ring slot,
@@ -76,9 +81,10 @@ static inline int ppt_has_value(unsigned type) {
          type != PPT_EV_MARK && type != PPT_EV_FRAME;
 }
 
-/* 1 for the event types that carry an extra number (since 1.1). */
+/* 1 for the event types that carry an extra number (since 1.1; queue
+ * events since 1.2). */
 static inline int ppt_has_extra(unsigned type) {
-  return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_BATCH;
+  return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_QUEUE_WAIT_END;
 }
 
 /* ---- little-endian fixed-width helpers ---- */

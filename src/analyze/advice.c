@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recommendations: a table of rules, each a metric measured on a subject
+ * (the pipeline, a stage, a queue, a flow, a sampled counter), a threshold
+ * and two templates, one for the advice and one for the evidence. A rule
+ * fires only when its metric was measured and crosses the threshold, so
+ * every recommendation carries the numbers that triggered it. The table is
+ * documented rule by rule in docs/analysis.md; keep the two in step.
+ *
+ * Templates name values in braces ({stage}, {value}, ...), filled from
+ * what the metric found; they are data, never printf formats.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "internal.h"
+#include "pipeline.h"
+
+typedef enum subject {
+  SUBJ_PIPELINE,
+  SUBJ_STAGE,
+  SUBJ_QUEUE,
+  SUBJ_FLOW,
+  SUBJ_COUNTER
+} subject;
+
+typedef enum metric {
+  M_BOUND_UTIL,   /* the bounding stage's utilisation, % */
+  M_QUEUE_FULL,   /* % of the queue's window full or producer-blocked */
+  M_QUEUE_EMPTY,  /* % of the window empty or consumer-waiting */
+  M_EFFICIENCY,   /* pipeline efficiency, % */
+  M_FLOW_WAIT,    /* % of items' latency spent between stages */
+  M_COUNTER_MEAN, /* mean of a sampled counter */
+  M_COUNTER_RISE, /* max - min of a sampled counter */
+  M_DROPPED       /* events dropped */
+} metric;
+
+typedef struct rule {
+  const char *id;
+  subject subj;
+  metric m;
+  const char *counter; /* M_COUNTER_*: the counter's name */
+  int above;           /* fires when value >= threshold, else <= */
+  int chain;           /* queues: skip one whose cause lies further along
+                          the chain (full: the consumer's output queue is
+                          full as often; empty: the producer is busy less
+                          than 50% of the time) */
+  double threshold;
+  double scale;        /* display value = value / scale (counters) */
+  int severity;        /* 2 high, 1 medium, 0 low */
+  const char *advice;
+  const char *evidence;
+} rule;
+
+/* The rule table (docs/analysis.md, "Recommendations"). */
+static const rule rules[] = {
+    {"stage-bound", SUBJ_PIPELINE, M_BOUND_UTIL, NULL, 1, 0, 90, 1, 2,
+     "{stage} bounds throughput: add workers to {stage} or make it faster "
+     "(batch its work, or move it to the GPU)",
+     "{stage} busy {value}% ({workers} worker(s), {service} per item, at "
+     "most {capacity} items/s){contrast}"},
+    {"no-stage-saturated", SUBJ_PIPELINE, M_BOUND_UTIL, NULL, 0, 0, 60, 1, 0,
+     "no stage is saturated: throughput is set by the input rate or by "
+     "time spent outside the stage zones, not by a stage",
+     "the slowest stage, {stage}, is busy only {value}% of the time"},
+    {"queue-full", SUBJ_QUEUE, M_QUEUE_FULL, NULL, 1, 1, 25, 1, 2,
+     "the consumer {to} is the bottleneck of queue {queue}: speed up {to} "
+     "or give it more workers (a longer queue only absorbs bursts)",
+     "queue {queue} ({from} -> {to}) full {value}% of the time (depth at "
+     "capacity {depth_pct}%, producer blocked {blocked_pct}%)"},
+    {"queue-empty", SUBJ_QUEUE, M_QUEUE_EMPTY, NULL, 1, 1, 75, 1, 1,
+     "{to} is starved by its producer {from}: speed up {from} or what "
+     "feeds it",
+     "queue {queue} ({from} -> {to}) empty {value}% of the time (depth 0 "
+     "{depth_pct}%, consumer waiting {blocked_pct}%) while {from} is busy "
+     "{producer_util}%"},
+    {"low-efficiency", SUBJ_PIPELINE, M_EFFICIENCY, NULL, 0, 0, 80, 1, 1,
+     "the pipeline delivers {value}% of what its slowest stage {stage} "
+     "could: look at the stall periods for where it waits",
+     "{achieved} items/s achieved, {stage} could do {capacity} items/s"},
+    {"flow-waiting", SUBJ_FLOW, M_FLOW_WAIT, NULL, 1, 0, 50, 1, 1,
+     "{flow} latency is mostly time spent queued, not work: smaller queues "
+     "before the slowest stage cut latency without costing throughput",
+     "{flow} items spend {value}% of their latency between stages, most "
+     "of it at {where}"},
+    {"cpu-steal", SUBJ_COUNTER, M_COUNTER_MEAN, "sys.cpu.steal_pct", 1, 0, 5, 1,
+     2,
+     "the hypervisor takes CPU time from this machine: use dedicated cores "
+     "or a less loaded host",
+     "CPU steal {value}% on average"},
+    {"iowait", SUBJ_COUNTER, M_COUNTER_MEAN, "sys.cpu.iowait_pct", 1, 0, 20, 1,
+     1, "the CPUs often wait for disk I/O: prefetch or cache the inputs",
+     "I/O wait {value}% of CPU time on average"},
+    {"swap-growth", SUBJ_COUNTER, M_COUNTER_RISE, "sys.swap.used_bytes", 1, 0,
+     64.0 * 1048576, 1048576, 2,
+     "the host is short of memory and swaps: reduce memory use or add RAM",
+     "swap in use grew by {value} MiB while profiling"},
+    {"major-faults", SUBJ_COUNTER, M_COUNTER_MEAN, "proc.majflt_per_s", 1, 0,
+     10, 1, 1,
+     "the process waits for pages from disk (swapped memory or re-read "
+     "files): keep the working set in RAM",
+     "{value} major page faults/s on average"},
+    {"memory-pressure", SUBJ_COUNTER, M_COUNTER_MEAN,
+     "sys.psi.memory.some_pct", 1, 0, 10, 1, 1,
+     "tasks stall on memory: reduce memory use or add RAM",
+     "memory pressure (PSI some) {value}% on average"},
+    {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NULL, 1, 0, 1, 1, 1,
+     "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
+     "is incomplete",
+     "{value} events were dropped because thread buffers were full"},
+};
+
+#define NVARS 12
+
+typedef struct vars {
+  const char *key[NVARS];
+  char val[NVARS][96];
+  int n;
+} vars;
+
+static void setv(vars *v, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void setv(vars *v, const char *key, const char *fmt, ...) {
+  if (v->n >= NVARS)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->val[v->n], sizeof v->val[0], fmt, ap);
+  va_end(ap);
+  v->key[v->n++] = key;
+}
+
+static const char *getv(const vars *v, const char *key, size_t klen) {
+  for (int i = 0; i < v->n; i++)
+    if (strlen(v->key[i]) == klen && memcmp(v->key[i], key, klen) == 0)
+      return v->val[i];
+  return NULL;
+}
+
+/* Fill the template: {key} by its value; unknown keys stay as written. */
+static char *expand(const char *tpl, const vars *v) {
+  size_t cap = 256, len = 0;
+  char *out = pp__malloc(cap);
+  if (!out)
+    return NULL;
+  for (const char *p = tpl; *p;) {
+    const char *piece = p;
+    size_t n = 1;
+    if (*p == '{') {
+      const char *e = strchr(p, '}');
+      const char *val = e ? getv(v, p + 1, (size_t)(e - p - 1)) : NULL;
+      if (val) {
+        piece = val;
+        n = strlen(val);
+        p = e + 1;
+      } else {
+        p++;
+      }
+    } else {
+      p++;
+    }
+    if (len + n + 1 > cap) {
+      while (len + n + 1 > cap)
+        cap *= 2;
+      char *nb = pp__realloc(out, cap);
+      if (!nb) {
+        pp__free(out);
+        return NULL;
+      }
+      out = nb;
+    }
+    memcpy(out + len, piece, n);
+    len += n;
+  }
+  out[len] = 0;
+  return out;
+}
+
+/* Percentages print with no decimals from 10 up, else one. */
+static void setpct(vars *v, const char *key, double pct) {
+  setv(v, key, pct >= 10 ? "%.0f" : "%.1f", pct);
+}
+
+static void setdur(vars *v, const char *key, double ns) {
+  if (ns >= 1e9)
+    setv(v, key, "%.3g s", ns / 1e9);
+  else if (ns >= 1e6)
+    setv(v, key, "%.3g ms", ns / 1e6);
+  else if (ns >= 1e3)
+    setv(v, key, "%.3g us", ns / 1e3);
+  else
+    setv(v, key, "%.0f ns", ns);
+}
+
+static double pct_of(int64_t part, int64_t whole) {
+  return whole > 0 ? (double)part / (double)whole * 100.0 : 0;
+}
+
+/* The stage to compare the bounding stage with: its consumer, else its
+ * producer, else the busiest other stage; -1 when there is none. */
+static int other_stage(const pp_pipeline *p, int b) {
+  const pp_stage_stats *s = &p->stages[b];
+  if (s->out_queue >= 0) {
+    int o = pp__stage_find(p, p->queues[s->out_queue].to);
+    if (o >= 0 && o != b)
+      return o;
+  }
+  if (s->in_queue >= 0) {
+    int o = pp__stage_find(p, p->queues[s->in_queue].from);
+    if (o >= 0 && o != b)
+      return o;
+  }
+  int best = -1;
+  for (size_t i = 0; i < p->nstages; i++)
+    if ((int)i != b && (best < 0 || p->stages[i].util > p->stages[best].util))
+      best = (int)i;
+  return best;
+}
+
+/* A queue's full (or empty) share of its window in %: the larger of the
+ * depth-derived time and the recorded waiting time. 0 when unmeasured
+ * (no window; full of an unbounded queue with no recorded blocking). */
+static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
+  int64_t win = q->t_last - q->t_first;
+  if (win <= 0)
+    return 0;
+  if (m == M_QUEUE_FULL) {
+    if (q->capacity <= 0 && !q->waits_full)
+      return 0;
+    int64_t full = q->full_ns > q->blocked_full_ns ? q->full_ns
+                                                    : q->blocked_full_ns;
+    *pct = pct_of(full, win);
+  } else {
+    int64_t empty = q->empty_ns > q->blocked_empty_ns ? q->empty_ns
+                                                       : q->blocked_empty_ns;
+    *pct = pct_of(empty, win);
+  }
+  return 1;
+}
+
+static const pp_counter_stats *find_counter(const pp_trace *t,
+                                            const char *name) {
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+      return &t->prof.counters[i];
+  return NULL;
+}
+
+static size_t subjects(const pp_trace *t, subject s) {
+  const pp_pipeline *p = &t->prof.pipe;
+  switch (s) {
+  case SUBJ_QUEUE:
+    return p->nqueues;
+  case SUBJ_FLOW:
+    return p->nflows;
+  default:
+    return 1;
+  }
+}
+
+/* Measure rule r on subject i: returns 1 with *value and the template
+ * values in v when measured, 0 when not measured. */
+static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
+                   vars *v) {
+  const pp_pipeline *p = &t->prof.pipe;
+  switch (r->m) {
+  case M_BOUND_UTIL: {
+    if (p->bound < 0 || p->win_end <= p->win_start)
+      return 0;
+    const pp_stage_stats *s = &p->stages[p->bound];
+    *value = s->util * 100.0;
+    setv(v, "stage", "%s", s->name);
+    setv(v, "workers", "%u", s->workers);
+    setdur(v, "service", s->service_ns);
+    setv(v, "capacity", "%.3g", s->capacity_per_s);
+    int o = other_stage(p, p->bound);
+    if (o < 0) {
+      setv(v, "contrast", "%s", "");
+    } else {
+      double u = p->stages[o].util * 100.0;
+      setv(v, "contrast", u >= 10 ? " while %s busy %.0f%%"
+                                  : " while %s busy %.1f%%",
+           p->stages[o].name, u);
+    }
+    return 1;
+  }
+  case M_QUEUE_FULL:
+  case M_QUEUE_EMPTY: {
+    const pp_queue_stats *q = &p->queues[i];
+    double pct;
+    if (!q->to[0] || !q->from[0] || !queue_pct(q, r->m, &pct))
+      return 0;
+    if (r->chain && r->m == M_QUEUE_FULL) {
+      /* Backpressure: the consumer is itself held up by its full output
+       * queue, so the cause lies further downstream. */
+      int s = pp__stage_find(p, q->to);
+      int32_t nq = s < 0 ? -1 : p->stages[s].out_queue;
+      double npct;
+      if (nq >= 0 && (size_t)nq != i &&
+          queue_pct(&p->queues[nq], r->m, &npct) && npct >= r->threshold)
+        return 0;
+    } else if (r->chain) {
+      /* Starvation: only a busy producer (>= 50%) starves its consumer;
+       * an idle one is starved itself, further upstream. */
+      int s = pp__stage_find(p, q->from);
+      if (s < 0 || !p->stages[s].items || p->stages[s].util < 0.5)
+        return 0;
+      setpct(v, "producer_util", p->stages[s].util * 100.0);
+    }
+    *value = pct;
+    int64_t win = q->t_last - q->t_first;
+    int full = r->m == M_QUEUE_FULL;
+    if (full && q->capacity <= 0)
+      setv(v, "depth_pct", "-");
+    else
+      setpct(v, "depth_pct", pct_of(full ? q->full_ns : q->empty_ns, win));
+    if (full ? q->waits_full : q->waits_empty)
+      setpct(v, "blocked_pct", pct_of(full ? q->blocked_full_ns
+                                           : q->blocked_empty_ns, win));
+    else
+      setv(v, "blocked_pct", "not recorded");
+    setv(v, "queue", "%s", q->name);
+    setv(v, "from", "%s", q->from);
+    setv(v, "to", "%s", q->to);
+    return 1;
+  }
+  case M_EFFICIENCY: {
+    if (p->efficiency < 0 || p->bound < 0)
+      return 0;
+    *value = p->efficiency * 100.0;
+    setv(v, "stage", "%s", p->stages[p->bound].name);
+    setv(v, "achieved", "%.3g", p->achieved_per_s);
+    setv(v, "capacity", "%.3g", p->bound_per_s);
+    return 1;
+  }
+  case M_FLOW_WAIT: {
+    const pp_flow_stats *f = &p->flows[i];
+    int64_t total = f->zone_ns + f->wait_ns;
+    if (!f->items || total <= 0)
+      return 0;
+    *value = pct_of(f->wait_ns, total);
+    setv(v, "flow", "%s", pp_trace_loc_name(t, f->loc));
+    const pp_path_seg *w = NULL;
+    for (size_t k = 0; k < f->nwhere && !w; k++)
+      if (f->where[k].wait)
+        w = &f->where[k];
+    if (!w)
+      return 0;
+    if (w->name)
+      setv(v, "where", "queue %s", w->name);
+    else
+      setv(v, "where", "%s -> %s", w->from, w->to);
+    return 1;
+  }
+  case M_COUNTER_MEAN:
+  case M_COUNTER_RISE: {
+    const pp_counter_stats *c = find_counter(t, r->counter);
+    if (!c || !c->samples)
+      return 0;
+    *value = r->m == M_COUNTER_MEAN ? c->mean : c->max - c->min;
+    double shown = *value / r->scale;
+    if (r->m == M_COUNTER_MEAN && strstr(r->counter, "_pct"))
+      setpct(v, "value", shown);
+    else
+      setv(v, "value", "%.3g", shown);
+    return 2; /* value already formatted */
+  }
+  case M_DROPPED:
+    *value = (double)t->prof.dropped;
+    setv(v, "value", "%.0f", *value);
+    return 2;
+  }
+  return 0;
+}
+
+static int cmp_advice(const void *a, const void *b) {
+  const pp_advice *x = a, *y = b;
+  if (x->severity != y->severity)
+    return x->severity > y->severity ? -1 : 1;
+  return 0;
+}
+
+int pp__advice_build(pp_trace *t) {
+  pp_pipeline *p = &t->prof.pipe;
+  size_t cap = 0;
+  for (size_t ri = 0; ri < PP__ARRAY_LEN(rules); ri++) {
+    const rule *r = &rules[ri];
+    size_t n = subjects(t, r->subj);
+    for (size_t i = 0; i < n; i++) {
+      vars v;
+      v.n = 0;
+      double value = 0;
+      int got = measure(t, r, i, &value, &v);
+      if (!got || !isfinite(value))
+        continue;
+      if (r->above ? value < r->threshold : value > r->threshold)
+        continue;
+      if (got == 1)
+        setpct(&v, "value", value);
+      if (pp__grow((void **)&p->advice, &cap, p->nadvice + 1,
+                   sizeof *p->advice))
+        return -1;
+      pp_advice *a = &p->advice[p->nadvice];
+      a->rule = r->id;
+      a->severity = r->severity;
+      a->text = expand(r->advice, &v);
+      a->evidence = expand(r->evidence, &v);
+      p->nadvice++;
+      if (!a->text || !a->evidence)
+        return -1;
+    }
+  }
+  /* Stable by severity: qsort is not stable, so sort (severity, order). */
+  for (size_t i = 1; i < p->nadvice; i++) {
+    pp_advice x = p->advice[i];
+    size_t j = i;
+    while (j > 0 && cmp_advice(&p->advice[j - 1], &x) > 0) {
+      p->advice[j] = p->advice[j - 1];
+      j--;
+    }
+    p->advice[j] = x;
+  }
+  return 0;
+}

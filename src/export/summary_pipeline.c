@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pipeline members of the summary JSON: "queues", "pipeline" (stages,
+ * bound, efficiency, stalls, flow critical paths) and "recommendations",
+ * from t->prof.pipe. Specified in docs/formats/summary-json.md; keep the
+ * two in step.
+ */
+#include "export/export.h"
+#include "export/jsonw.h"
+
+static void hist_fields(pp_jsonw *w, const pp_hist *h) {
+  pp_jsonw_kv_uint(w, "count", h->count);
+  pp_jsonw_kv_double(w, "mean_ns", h->count ? pp_hist_mean(h) : 0.0);
+  pp_jsonw_kv_uint(w, "min_ns", h->count ? h->min : 0);
+  pp_jsonw_kv_uint(w, "max_ns", h->count ? h->max : 0);
+  pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(h, 50.0));
+  pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(h, 90.0));
+  pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(h, 99.0));
+  pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
+}
+
+static void kv_pct(pp_jsonw *w, const char *k, int64_t part, int64_t whole) {
+  pp_jsonw_key(w, k);
+  if (whole > 0)
+    pp_jsonw_double(w, (double)part / (double)whole * 100.0);
+  else
+    pp_jsonw_null(w);
+}
+
+static void write_queues(pp_jsonw *w, const pp_trace *t) {
+  const pp_pipeline *p = &t->prof.pipe;
+  pp_jsonw_key(w, "queues");
+  if (p->queues_unavailable) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_bool(w, "available", 0);
+    pp_jsonw_kv_str(w, "reason", "stats mode");
+    pp_jsonw_obj_end(w);
+    return;
+  }
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nqueues; i++) {
+    const pp_queue_stats *q = &p->queues[i];
+    int64_t win = q->t_last - q->t_first;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", q->name);
+    pp_jsonw_kv_str(w, "from", q->from);
+    pp_jsonw_kv_str(w, "to", q->to);
+    pp_jsonw_key(w, "capacity");
+    if (q->capacity > 0)
+      pp_jsonw_int(w, q->capacity);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_int(w, "window_ns", win);
+    pp_jsonw_kv_uint(w, "pushes", q->pushes);
+    pp_jsonw_kv_uint(w, "pops", q->pops);
+    pp_jsonw_kv_uint(w, "paired", q->matched);
+    pp_jsonw_kv_uint(w, "unmatched_pops", q->unmatched_pops);
+    pp_jsonw_kv_double(w, "in_per_s", q->in_per_s);
+    pp_jsonw_kv_double(w, "out_per_s", q->out_per_s);
+    pp_jsonw_key(w, "depth");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_int(w, "min", q->depth_min);
+    pp_jsonw_kv_double(w, "mean", q->depth_mean);
+    pp_jsonw_kv_int(w, "max", q->depth_max);
+    pp_jsonw_kv_int(w, "last", q->depth_last);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_key(w, "full_ns");
+    if (q->capacity > 0)
+      pp_jsonw_int(w, q->full_ns);
+    else
+      pp_jsonw_null(w);
+    if (q->capacity > 0)
+      kv_pct(w, "full_pct", q->full_ns, win);
+    else
+      kv_pct(w, "full_pct", 0, 0);
+    pp_jsonw_kv_int(w, "empty_ns", q->empty_ns);
+    kv_pct(w, "empty_pct", q->empty_ns, win);
+    pp_jsonw_kv_uint(w, "producer_waits", q->waits_full);
+    pp_jsonw_kv_int(w, "producer_blocked_ns", q->blocked_full_ns);
+    pp_jsonw_kv_uint(w, "consumer_waits", q->waits_empty);
+    pp_jsonw_kv_int(w, "consumer_waited_ns", q->blocked_empty_ns);
+    pp_jsonw_kv_uint(w, "waits_unclosed", q->waits_unclosed);
+    pp_jsonw_key(w, "wait");
+    pp_jsonw_obj_begin(w);
+    hist_fields(w, &q->wait);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "id", fp->id);
+  pp_jsonw_kv_int(w, "start_ns", fp->start);
+  pp_jsonw_kv_int(w, "total_ns", fp->total_ns);
+  pp_jsonw_kv_int(w, "zone_ns", fp->zone_ns);
+  pp_jsonw_kv_int(w, "wait_ns", fp->wait_ns);
+  pp_jsonw_key(w, "segments");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < fp->nsegs; i++) {
+    const pp_path_seg *s = &fp->segs[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
+    pp_jsonw_kv_str(w, "name", s->name); /* null: no queue joins them */
+    if (s->wait) {
+      pp_jsonw_kv_str(w, "from", s->from);
+      pp_jsonw_kv_str(w, "to", s->to);
+    }
+    pp_jsonw_kv_int(w, "ns", s->ns);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+static void write_pipeline(pp_jsonw *w, const pp_trace *t) {
+  const pp_pipeline *p = &t->prof.pipe;
+  pp_jsonw_key(w, "pipeline");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_int(w, "window_start_ns", p->win_start);
+  pp_jsonw_kv_int(w, "window_end_ns", p->win_end);
+  pp_jsonw_key(w, "stages");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nstages; i++) {
+    const pp_stage_stats *s = &p->stages[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", s->name);
+    pp_jsonw_kv_uint(w, "workers", s->workers);
+    pp_jsonw_kv_uint(w, "items", s->items);
+    pp_jsonw_kv_int(w, "busy_ns", s->busy_ns);
+    pp_jsonw_key(w, "util_pct");
+    if (s->items)
+      pp_jsonw_double(w, s->util * 100.0);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_double(w, "max_thread_util_pct", s->max_thread_util * 100);
+    pp_jsonw_key(w, "service_ns");
+    if (s->items)
+      pp_jsonw_double(w, s->service_ns);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_key(w, "capacity_per_s");
+    if (s->capacity_per_s > 0)
+      pp_jsonw_double(w, s->capacity_per_s);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_str(w, "in_queue",
+                    s->in_queue >= 0 ? p->queues[s->in_queue].name : NULL);
+    pp_jsonw_kv_str(w, "out_queue",
+                    s->out_queue >= 0 ? p->queues[s->out_queue].name : NULL);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_str(w, "bound", p->bound >= 0 ? p->stages[p->bound].name
+                                            : NULL);
+  pp_jsonw_key(w, "bound_saturated");
+  if (p->bound >= 0)
+    pp_jsonw_bool(w, p->stages[p->bound].util >= 0.9);
+  else
+    pp_jsonw_null(w);
+  pp_jsonw_kv_double(w, "achieved_per_s", p->achieved_per_s);
+  pp_jsonw_key(w, "bound_per_s");
+  if (p->bound >= 0)
+    pp_jsonw_double(w, p->bound_per_s);
+  else
+    pp_jsonw_null(w);
+  pp_jsonw_key(w, "efficiency");
+  if (p->efficiency >= 0)
+    pp_jsonw_double(w, p->efficiency);
+  else
+    pp_jsonw_null(w);
+  pp_jsonw_kv_uint(w, "stall_periods", p->stall_periods);
+  pp_jsonw_key(w, "longest_stalls");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < p->nstalls; i++) {
+    const pp_stall *s = &p->stalls[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "queue", p->queues[s->queue].name);
+    pp_jsonw_kv_str(w, "kind", s->full ? "full" : "empty");
+    pp_jsonw_kv_bool(w, "recorded", s->recorded);
+    pp_jsonw_kv_int(w, "start_ns", s->start);
+    pp_jsonw_kv_int(w, "end_ns", s->end);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "flows");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nflows; i++) {
+    const pp_flow_stats *f = &p->flows[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, f->loc));
+    pp_jsonw_kv_uint(w, "items", f->items);
+    pp_jsonw_kv_uint(w, "incomplete", f->incomplete);
+    pp_jsonw_kv_int(w, "zone_ns", f->zone_ns);
+    pp_jsonw_kv_int(w, "wait_ns", f->wait_ns);
+    pp_jsonw_key(w, "latency");
+    pp_jsonw_obj_begin(w);
+    hist_fields(w, &f->latency);
+    pp_jsonw_obj_end(w);
+    if (f->items) {
+      write_path(w, "median", &f->median);
+      write_path(w, "slowest", &f->slowest);
+    }
+    pp_jsonw_key(w, "where");
+    pp_jsonw_arr_begin(w);
+    for (size_t k = 0; k < f->nwhere; k++) {
+      const pp_path_seg *s = &f->where[k];
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
+      pp_jsonw_kv_str(w, "name", s->name);
+      if (s->wait) {
+        pp_jsonw_kv_str(w, "from", s->from);
+        pp_jsonw_kv_str(w, "to", s->to);
+      }
+      pp_jsonw_kv_int(w, "ns", s->ns);
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+int pp_summary_pipeline_json(pp_jsonw *w, const pp_trace *t) {
+  static const char *const sev[] = {"low", "medium", "high"};
+  const pp_pipeline *p = &t->prof.pipe;
+  write_queues(w, t);
+  write_pipeline(w, t);
+  pp_jsonw_key(w, "recommendations");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < p->nadvice; i++) {
+    const pp_advice *a = &p->advice[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "rule", a->rule);
+    pp_jsonw_kv_str(w, "severity",
+                    sev[a->severity >= 0 && a->severity <= 2 ? a->severity
+                                                             : 0]);
+    pp_jsonw_kv_str(w, "text", a->text);
+    pp_jsonw_kv_str(w, "evidence", a->evidence);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  return w->err ? -1 : 0;
+}
