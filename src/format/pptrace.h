@@ -20,11 +20,10 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 1u /* 1.1: REQ_* and BATCH events */
-/* Reserved for work in progress (assign within the range, bump the minor
- * version to 2 when the first of them lands):
+#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH events; 1.2:
+                               ANOMALY and ALERT events */
+/* Reserved for work in progress (assign within the range):
  *   event types 18-21  queues between stages (pp_queue_*)
- *   event types 22-23  live statistics: anomalies and alerts
  *   event types 24-27  GPU zones and device memory pools
  *   event types 28-31  CUPTI activity (kernels, copies, API calls)
  *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
@@ -65,8 +64,19 @@ enum ppt_event_type {
   PPT_EV_REQ_TOKENS = 15, /* id, tokens produced now */
   PPT_EV_REQ_END = 16,    /* id, zigzag(status), 0 = ok */
   PPT_EV_BATCH = 17,      /* size, padded size */
-  PPT_EV_MAX_ = 17
+  PPT_EV_MAX_ = 17, /* the last type a ring slot can hold */
+  /* Since 1.2: written by the writer itself (never in a ring) in EVENTS
+   * chunks of thread 0, with their own layout after type and time delta:
+   * str what, str which, str message, f64 value, baseline, spread,
+   * threshold (docs/formats/pptrace.md). */
+  PPT_EV_ANOMALY = 22, /* a live statistic left its rolling baseline */
+  PPT_EV_ALERT = 23    /* a resource-pressure threshold was crossed */
 };
+
+/* 1 for the event types with the anomaly/alert layout (since 1.2). */
+static inline int ppt_is_note(unsigned type) {
+  return type == PPT_EV_ANOMALY || type == PPT_EV_ALERT;
+}
 
 /* 1 for the event types that carry a 64-bit value (a second ring slot,
  * one more field in the EVENTS payload): all but zone begin/end, marks and
