@@ -132,7 +132,9 @@ PP_API void pp_config_init(pp_config *cfg);
 /**
  * Start profiling. cfg NULL means defaults. Starts one background writer
  * thread. Returns PP_OK, PP_EBUSY when a session runs, PP_EINVAL for a bad
- * option, PP_EIO when the output cannot be created (see pp_last_error()).
+ * option, PP_EENV for an invalid PIPEPROF_LIVE or PIPEPROF_ALERTS (read by
+ * every session, see docs/live.md), PP_EIO when the output cannot be
+ * created (see pp_last_error()).
  * Any thread; not concurrently with pp_shutdown().
  */
 PP_API int pp_init(const pp_config *cfg);
@@ -141,7 +143,7 @@ PP_API int pp_init(const pp_config *cfg);
  * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
  * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
  * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK, PIPEPROF_SAMPLE_HZ,
- * PIPEPROF_SYSROOT). The library calls this itself when
+ * PIPEPROF_SYSROOT, PIPEPROF_LIVE, PIPEPROF_ALERTS). The library calls this itself when
  * it is loaded; programs need not. An invalid value prints one line on
  * stderr and leaves profiling off. Returns PP_OK also when PIPEPROF is unset
  * or 0, and PP_EBUSY (silently) when a session already runs. Note that with
@@ -390,6 +392,104 @@ PP_API int64_t pp_queue_depth(const pp_queue *q);
  * May be called before pp_init(). Takes a lock; not for hot loops.
  */
 PP_API void pp_thread_name(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Live statistics, anomalies and alerts (docs/live.md)                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * In trace, stats and flight modes the session's writer thread keeps, per
+ * zone name (ranges included) and for requests, rolling windows of the last
+ * 1, 10 and 60 intervals (an interval is 1 s unless PIPEPROF_LIVE says
+ * otherwise), an EWMA of the rate, and a robust anomaly detector on each
+ * interval's p99 and rate (rolling median and MAD). With a sampler running
+ * (sample_hz > 0) it also raises resource-pressure alerts: memory near
+ * full, swap growing, PSI stalls, CPU throttling, GPU memory near full
+ * (PIPEPROF_ALERTS). Every anomaly and alert is an instant event in the
+ * trace and a line in `pipeprof report`. Nothing of this runs on the
+ * recording threads. PIPEPROF_LIVE=off turns it all off.
+ */
+
+/** What raised a pp_alert. */
+typedef enum pp_alert_kind {
+  PP_ALERT_ANOMALY = 1, /**< a zone's or the requests' p99 or rate left
+                             its rolling baseline */
+  PP_ALERT_RESOURCE = 2 /**< a resource-pressure threshold was crossed */
+} pp_alert_kind;
+
+/** One anomaly or alert, as passed to the callback. Strings are valid only
+ * during the call. */
+typedef struct pp_alert {
+  uint32_t struct_size; /**< sizeof(pp_alert) of the library */
+  int kind;             /**< a pp_alert_kind */
+  const char *what;     /**< "p99", "rate"; "mem", "swap", "psi.cpu",
+                             "psi.memory", "psi.io", "throttle",
+                             "gpu_mem" */
+  const char *which;    /**< the zone name, "request e2e", "request ttft",
+                             "system", "cpuN", "gpuN" */
+  const char *message;  /**< one line, e.g. "anomaly: decode p99 14.2 ms
+                             (median 3.1 ms, MAD 0.2 ms)" */
+  double value;         /**< the measured value (ns for p99, events/s for
+                             rate, % for mem/psi/gpu_mem, bytes for swap,
+                             new throttle events for throttle) */
+  double baseline;      /**< anomaly: the rolling median; swap: the
+                             previous sample; else 0 */
+  double spread;        /**< anomaly: the (floored) MAD; else 0 */
+  double threshold;     /**< the bound that was crossed */
+  int64_t ts_ns;        /**< when (CLOCK_MONOTONIC ns): the end of the
+                             interval judged, or the sample's time */
+} pp_alert;
+
+/** Alert callback: see pp_on_alert(). */
+typedef void (*pp_alert_fn)(const pp_alert *alert, void *user);
+
+/**
+ * Call fn for every anomaly and alert from now on (once per episode: an
+ * alert that stays raised is not repeated). One callback at a time: a
+ * second call replaces the first; fn NULL removes it. May be called before
+ * pp_init() and stays set across sessions. fn runs on the profiler's
+ * writer thread, outside its locks: it must return quickly (the writer
+ * drains every thread's buffer; while fn runs, buffers fill), must not
+ * call pp_shutdown() or pp_on_alert(), and may call pp_flight_dump(),
+ * pp_live_zone() and any recording call. Returns PP_OK. Any thread.
+ */
+PP_API int pp_on_alert(pp_alert_fn fn, void *user);
+
+/** Live figures of one series over one window. */
+typedef struct pp_live_stats {
+  uint32_t struct_size; /**< set by the library */
+  uint32_t window_s;    /**< the window asked for: 1, 10 or 60 intervals */
+  double seconds;       /**< length of the window in s (intervals covered
+                             so far times the interval length) */
+  uint64_t count;       /**< values in the window */
+  double rate;          /**< count / seconds (per s) */
+  double ewma_rate;     /**< EWMA of the per-interval rate (time constant
+                             10 s unless PIPEPROF_LIVE sets tau) */
+  double mean_ns;       /**< 0 when count is 0, as the percentiles */
+  uint64_t p50_ns, p90_ns, p99_ns, max_ns; /**< within 3.1% */
+  int64_t as_of_ns;     /**< CLOCK_MONOTONIC end of the window's last
+                             interval; 0 before the first one closed */
+} pp_live_stats;
+
+/**
+ * Figures of the zones (and ranges) named name over the last window_s
+ * complete intervals (1, 10 or 60). Updated once per interval by the
+ * writer; the call copies them under a lock held for microseconds.
+ * Returns PP_OK; PP_EINVAL for a NULL argument, another window or a name
+ * not seen in this session; PP_ENOTRUNNING; PP_ENOTSUP when live
+ * statistics are off (PIPEPROF_LIVE=off). Any thread.
+ */
+PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
+
+/** Requests series for pp_live_request(). */
+typedef enum pp_live_request_metric {
+  PP_LIVE_E2E = 0, /**< begin to end of successful requests */
+  PP_LIVE_TTFT = 1 /**< begin to first token */
+} pp_live_request_metric;
+
+/** As pp_live_zone() for request latencies (pp_request_*); PP_EINVAL also
+ * when no request has been seen. */
+PP_API int pp_live_request(int metric, int window_s, pp_live_stats *out);
 
 /* ------------------------------------------------------------------------ */
 /* Instrumentation macros                                                   */

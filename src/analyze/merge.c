@@ -40,6 +40,21 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
     dst->threads[dst->nthreads++] = *th;
   }
   src->nthreads = 0;
+  /* Anomalies and alerts: moved, kept in time order. */
+  if (src->nnotes) {
+    if (pp__grow((void **)&dst->notes, &dst->cap_notes,
+                 dst->nnotes + src->nnotes, sizeof(pp_note)) != 0)
+      return -1;
+    for (size_t i = 0; i < src->nnotes; i++) {
+      size_t j = dst->nnotes++;
+      while (j > 0 && dst->notes[j - 1].ts > src->notes[i].ts) {
+        dst->notes[j] = dst->notes[j - 1];
+        j--;
+      }
+      dst->notes[j] = src->notes[i];
+    }
+    src->nnotes = 0;
+  }
   /* Meta: src's keys that dst lacks (dst names the run's main process). */
   for (size_t i = 0; i < src->nmeta; i++) {
     if (pp_trace_meta(dst, src->meta[i].key))

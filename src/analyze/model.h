@@ -96,6 +96,17 @@ typedef struct pp_read_diag {
   int truncated;           /* file ends inside a chunk */
 } pp_read_diag;
 
+/* An anomaly or alert raised by the live statistics inside the profiled
+ * process (since format 1.2; event types 22 and 23). */
+typedef struct pp_note {
+  int64_t ts;      /* ns, monotonic clock */
+  uint8_t type;    /* PPT_EV_ANOMALY or PPT_EV_ALERT */
+  char *what;      /* "p99", "rate", "mem", "swap", "psi.cpu", ... */
+  char *which;     /* zone name, "request e2e", "system", "gpu0", ... */
+  char *message;   /* one line for people */
+  double value, baseline, spread, threshold;
+} pp_note;
+
 /* Aggregates ------------------------------------------------------------ */
 
 typedef struct pp_zone_stats {
@@ -312,6 +323,8 @@ typedef struct pp_trace {
   int analyzed;
   uint64_t req_warmup;    /* analysis option: requests left out as warm-up */
   pp_slo req_slo;         /* analysis option: SLOs for goodput */
+  pp_note *notes;         /* anomalies and alerts, in time order */
+  size_t nnotes, cap_notes;
   int from_stats;         /* stats-mode file: the reader filled prof (zones,
                              frames, counters, t0/t1, events, unclosed,
                              unmatched_ends) and threads' busy_ns from the

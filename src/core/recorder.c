@@ -69,6 +69,7 @@ void pp__recorder_reset_positions(void) {
       }
     }
     atomic_store(&t->r, atomic_load(&t->w));
+    t->live_r = atomic_load(&t->w);
     atomic_store_explicit(&t->limit, ow ? UINT64_MAX : 0,
                           memory_order_relaxed);
     t->written_dropped = atomic_load(&t->dropped);

@@ -58,6 +58,8 @@ typedef struct pp__tstate {
   char name[64];               /* guarded by the registry lock */
   uint64_t written_dropped;    /* writer: last drop count written */
   int announced;               /* writer: THREAD record written */
+  uint64_t live_r;             /* writer, flight mode: slots already fed to
+                                  the live statistics */
   struct pp__tstate *next;     /* registry list, guarded by its lock */
 } pp__tstate;
 

@@ -31,6 +31,7 @@
 #include "../internal.h"
 #include "aggregate.h"
 #include "clock.h"
+#include "live.h"
 #include "recorder.h"
 #include "sampler.h"
 
@@ -67,6 +68,14 @@ typedef struct session {
   pthread_mutex_t meta_lock;
   ppt_buf meta_pending; /* key/value pairs waiting for the writer */
   uint64_t meta_count;
+  pp__live *live;       /* live statistics; NULL when off. Touched by the
+                           writer (and flight dumps) under write_lock; its
+                           lifetime is guarded by live_lock */
+  pp__live_cfg live_cfg;
+  pp__slot *peek;       /* flight mode: copy of new ring slots for live */
+  size_t cap_peek;
+  pp__live_note notes[64]; /* taken this pass, dispatched after it */
+  size_t nnotes;
 } session;
 
 static session S;
@@ -77,6 +86,12 @@ static char last_error[256];
 static int atexit_registered, atfork_registered;
 static int signals_installed;
 static struct sigaction old_int, old_term;
+/* Guards S.live's lifetime against pp_live_zone() from other threads. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The alert callback (pp_on_alert); kept across sessions. */
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pp_alert_fn cb_fn;
+static void *cb_user;
 
 static void set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -250,10 +265,11 @@ static void flush_events(void) {
 }
 
 /* Encode slots [from, to) of thread t into EVENTS chunks (trace file) or
- * into the aggregate (stats mode). Slots are read with relaxed loads. */
+ * into the aggregate (stats mode, when there is one), and with feed_live
+ * into the live statistics. Slots are read with relaxed loads. */
 static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
                              uint64_t tid, uint64_t from, uint64_t to,
-                             ppt_buf *out, int to_file) {
+                             ppt_buf *out, int to_file, int feed_live) {
   uint64_t prev = 0, n = 0;
   int started = 0;
   double rate = pp__clock_rate(&S.sync0, &S.last_sync);
@@ -277,6 +293,13 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       i++;
     }
     const pp_srcloc *loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
+    if (feed_live && S.live) {
+      int64_t ns = S.sync0.mono_ns +
+                   (int64_t)((double)(int64_t)(ts - S.sync0.tick) / rate);
+      pp__live_event(S.live, tid, type, loc, ns, value, extra);
+    }
+    if (!to_file && !S.agg)
+      continue; /* flight mode: live statistics only */
     uint32_t id = last_id;
     if (loc != last_loc) {
       id = loc_id(loc);
@@ -333,7 +356,7 @@ static void drain_thread(pp__tstate *t) {
     return;
   int to_file = S.cfg.mode == PP_MODE_TRACE;
   S.events_written +=
-      encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file);
+      encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file, 1);
   atomic_store_explicit(&t->r, w, memory_order_release);
 }
 
@@ -414,6 +437,132 @@ static void write_pending_meta(void) {
   pthread_mutex_unlock(&S.meta_lock);
 }
 
+/* ---- live statistics ----------------------------------------------------- */
+
+/* Flight mode: the rings are not drained, so the writer reads what was
+ * recorded since its last look without consuming it. Producers may be
+ * overwriting those slots meanwhile: copy first, then keep only the slots
+ * the write index shows were not overwritten during the copy (as a dump
+ * does). */
+static void live_peek_thread(pp__tstate *t) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+  uint64_t from = t->live_r;
+  if (w == 0 || w <= from)
+    return;
+  if (w - from > t->capacity)
+    from = w - t->capacity;
+  size_t n = (size_t)(w - from);
+  if (pp__grow((void **)&S.peek, &S.cap_peek, n, sizeof *S.peek) != 0)
+    return;
+  for (uint64_t i = from; i < w; i++) {
+    const pp__slot *src = &t->ring[i & t->mask];
+    atomic_init(&S.peek[i - from].ts,
+                atomic_load_explicit(&src->ts, memory_order_relaxed));
+    atomic_init(&S.peek[i - from].a,
+                atomic_load_explicit(&src->a, memory_order_relaxed));
+  }
+  uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
+  uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
+  uint64_t start = from < safe ? safe : from;
+  if (start < w)
+    encode_range(S.peek, UINT64_MAX, t->tid, start - from, n, NULL, 0, 1);
+  t->live_r = w;
+}
+
+/* Anomalies and alerts as one EVENTS chunk of the process-wide pseudo
+ * thread 0 (docs/formats/pptrace.md, event types 22 and 23). */
+static void write_notes(const pp__live_note *nt, size_t n) {
+  double rate = pp__clock_rate(&S.sync0, &S.last_sync);
+  ppt_buf b = {0};
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t tick = S.sync0.tick +
+                    (uint64_t)(int64_t)((double)(nt[i].ns - S.sync0.mono_ns) *
+                                        rate);
+    if (i == 0) {
+      ppt_buf_uv(&b, 0);
+      ppt_buf_uv(&b, tick);
+      prev = tick;
+    }
+    unsigned char type = (unsigned char)nt[i].type;
+    ppt_buf_bytes(&b, &type, 1);
+    ppt_buf_uv(&b, ppt_zigzag((int64_t)(tick - prev)));
+    prev = tick;
+    ppt_buf_str(&b, nt[i].what);
+    ppt_buf_str(&b, nt[i].which);
+    ppt_buf_str(&b, nt[i].message);
+    ppt_buf_f64(&b, nt[i].value);
+    ppt_buf_f64(&b, nt[i].baseline);
+    ppt_buf_f64(&b, nt[i].spread);
+    ppt_buf_f64(&b, nt[i].threshold);
+  }
+  if (b.len)
+    write_chunk(PPT_CHUNK_EVENTS, &b);
+  ppt_buf_free(&b);
+}
+
+/* Call the alert callback for the notes of the last pass. Writer thread,
+ * write_lock not held: the callback may call pp_flight_dump(). */
+static void dispatch_notes(void) {
+  size_t n = S.nnotes;
+  S.nnotes = 0;
+  if (!n)
+    return;
+  pthread_mutex_lock(&cb_lock);
+  pp_alert_fn fn = cb_fn;
+  void *user = cb_user;
+  pthread_mutex_unlock(&cb_lock);
+  if (!fn)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const pp__live_note *nt = &S.notes[i];
+    pp_alert a = {sizeof a,
+                  nt->type == PPT_EV_ANOMALY ? PP_ALERT_ANOMALY
+                                             : PP_ALERT_RESOURCE,
+                  nt->what,
+                  nt->which,
+                  nt->message,
+                  nt->value,
+                  nt->baseline,
+                  nt->spread,
+                  nt->threshold,
+                  nt->ns};
+    fn(&a, user);
+  }
+}
+
+int pp_on_alert(pp_alert_fn fn, void *user) {
+  pthread_mutex_lock(&cb_lock);
+  cb_fn = fn;
+  cb_user = fn ? user : NULL;
+  pthread_mutex_unlock(&cb_lock);
+  return PP_OK;
+}
+
+static int live_query(int kind, const char *name, int window_s,
+                      pp_live_stats *out) {
+  pthread_mutex_lock(&live_lock);
+  int rc;
+  if (!atomic_load(&running) || S.pid != getpid())
+    rc = PP_ENOTRUNNING;
+  else
+    rc = pp__live_query(S.live, kind, name, window_s, out);
+  pthread_mutex_unlock(&live_lock);
+  return rc;
+}
+
+int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
+  if (!name || !out)
+    return PP_EINVAL;
+  return live_query(0, name, window_s, out);
+}
+
+int pp_live_request(int metric, int window_s, pp_live_stats *out) {
+  if (!out || (metric != PP_LIVE_E2E && metric != PP_LIVE_TTFT))
+    return PP_EINVAL;
+  return live_query(metric == PP_LIVE_E2E ? 1 : 2, NULL, window_s, out);
+}
+
 /* One writer pass. Caller holds write_lock. */
 static void writer_pass(int final) {
   write_pending_meta();
@@ -429,6 +578,9 @@ static void writer_pass(int final) {
   if (S.cfg.mode != PP_MODE_FLIGHT)
     for (size_t i = 0; i < S.nsnap; i++)
       drain_thread(S.snap[i]);
+  else if (S.live)
+    for (size_t i = 0; i < S.nsnap; i++)
+      live_peek_thread(S.snap[i]);
   if (S.defs.len) /* stats mode: sites met while aggregating */
     write_chunk(PPT_CHUNK_SRCLOC, &S.defs);
   write_drops();
@@ -437,6 +589,12 @@ static void writer_pass(int final) {
     pp__registry_reap();
     pp__registry_unlock();
     S.nsnap = 0; /* the snapshot may point at reaped threads now */
+  }
+  if (S.live && !final) {
+    pp__live_tick(S.live, now);
+    S.nnotes = pp__live_take(S.live, S.notes, PP__ARRAY_LEN(S.notes));
+    if (S.nnotes && S.cfg.mode != PP_MODE_FLIGHT)
+      write_notes(S.notes, S.nnotes);
   }
 }
 
@@ -573,10 +731,16 @@ static int flight_dump_locked(const char *path) {
     }
     if (start < w)
       S.events_written += encode_range(copy, UINT64_MAX, t->tid, start - from,
-                                       n, &S.evbuf, 1);
+                                       n, &S.evbuf, 1, 0);
     pp__free(copy);
   }
   pp__registry_unlock();
+  if (S.live) {
+    pp__live_note recent[PP__LIVE_KEEP];
+    size_t nr = pp__live_recent(S.live, recent, PP__LIVE_KEEP);
+    if (nr)
+      write_notes(recent, nr);
+  }
   int failed = S.io_failed;
   write_end();
   close(fd);
@@ -620,6 +784,7 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&S.write_lock);
     writer_pass(0);
     pthread_mutex_unlock(&S.write_lock);
+    dispatch_notes();
   }
   /* Final drain. */
   pthread_mutex_lock(&S.write_lock);
@@ -717,6 +882,12 @@ static void fork_child(void) {
   memcpy(&ctl_lock, &fresh, sizeof fresh);
   memcpy(&S.write_lock, &fresh, sizeof fresh);
   memcpy(&S.meta_lock, &fresh, sizeof fresh);
+  memcpy(&live_lock, &fresh, sizeof fresh);
+  memcpy(&cb_lock, &fresh, sizeof fresh);
+  S.live = NULL; /* the parent's; leaked in the child on purpose */
+  S.peek = NULL;
+  S.cap_peek = 0;
+  S.nnotes = 0;
   memset(&S.meta_pending, 0, sizeof S.meta_pending);
   S.meta_count = 0;
   S.fd = -1;
@@ -732,6 +903,37 @@ static void fork_child(void) {
 }
 
 /* ---- init / shutdown ----------------------------------------------------- */
+
+/* META "live": what the live statistics watch, for the report. */
+static void live_meta(const pp__live_cfg *c) {
+  char b[384], alerts[160];
+  if (!S.live) {
+    pp__session_meta("live", c->on ? "off: out of memory" : "off");
+    return;
+  }
+  size_t n = 0;
+  alerts[0] = 0;
+  if (c->mem_pct > 0)
+    n += (size_t)snprintf(alerts + n, sizeof alerts - n, ", mem %g%%",
+                          c->mem_pct);
+  if (c->swap && n < sizeof alerts)
+    n += (size_t)snprintf(alerts + n, sizeof alerts - n, ", swap");
+  if (c->psi_pct > 0 && n < sizeof alerts)
+    n += (size_t)snprintf(alerts + n, sizeof alerts - n, ", psi %g%%",
+                          c->psi_pct);
+  if (c->throttle && n < sizeof alerts)
+    n += (size_t)snprintf(alerts + n, sizeof alerts - n, ", throttle");
+  if (c->gpu_mem_pct > 0 && n < sizeof alerts)
+    snprintf(alerts + n, sizeof alerts - n, ", gpu_mem %g%%",
+             c->gpu_mem_pct);
+  snprintf(b, sizeof b,
+           "interval %g ms, k %g, history %u, min %u, floor %g%%; alerts: "
+           "%s%s",
+           (double)c->interval_ns * 1e-6, c->k, c->history, c->min_values,
+           c->floor_rel * 100, alerts[0] ? alerts + 2 : "none",
+           S.cfg.sample_hz ? "" : " (no sampler)");
+  pp__session_meta("live", b);
+}
 
 static void default_process_name(char *buf, size_t len) {
   /* The executable's file name: /proc/self/comm is cut at 15 bytes. */
@@ -786,6 +988,19 @@ int pp_init(const pp_config *user) {
     set_error("flush_ms %u: expected 1 to 1000", cfg.flush_ms);
     return PP_EINVAL;
   }
+  pp__live_cfg live_cfg;
+  pp__live_cfg_default(&live_cfg);
+  char lerr[sizeof last_error];
+  if (pp__live_parse(getenv("PIPEPROF_LIVE"), &live_cfg, lerr,
+                     sizeof lerr) != 0 ||
+      pp__alerts_parse(getenv("PIPEPROF_ALERTS"), &live_cfg, lerr,
+                       sizeof lerr) != 0) {
+    set_error("%s", lerr);
+    return PP_EENV;
+  }
+  /* An interval closes a grace period after its end, when the events of
+   * its last moments have been drained. */
+  live_cfg.grace_ns = 2 * (int64_t)cfg.flush_ms * 1000000 + 10000000;
   pthread_mutex_lock(&ctl_lock);
   if (atomic_load(&running)) {
     pthread_mutex_unlock(&ctl_lock);
@@ -843,6 +1058,10 @@ int pp_init(const pp_config *user) {
   pp__clock_sync_now(&S.sync0);
   S.ticks_per_ns = pp__clock_rate(&before, &S.sync0);
   S.last_sync = S.sync0;
+  S.live_cfg = live_cfg;
+  pthread_mutex_lock(&live_lock);
+  S.live = pp__live_new(&live_cfg, S.sync0.mono_ns); /* NULL: off or OOM */
+  pthread_mutex_unlock(&live_lock);
   if (S.fd >= 0)
     write_meta(S.fd, &S.seq);
   pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 / sizeof(pp__slot),
@@ -855,6 +1074,10 @@ int pp_init(const pp_config *user) {
       close(S.fd);
     pp__aggregate_free(S.agg);
     S.agg = NULL;
+    pthread_mutex_lock(&live_lock);
+    pp__live_free(S.live);
+    S.live = NULL;
+    pthread_mutex_unlock(&live_lock);
     set_error("cannot start the writer thread");
     pthread_mutex_unlock(&ctl_lock);
     return PP_ENOMEM;
@@ -880,6 +1103,7 @@ int pp_init(const pp_config *user) {
       S.sampler = NULL;
     }
   }
+  live_meta(&live_cfg);
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   return PP_OK;
@@ -900,9 +1124,17 @@ int pp_shutdown(void) {
   atomic_fetch_add(&S.wake_word, 1);
   syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   pthread_join(S.writer, NULL);
+  dispatch_notes(); /* from the writer's last regular pass */
   restore_signals();
   int failed = S.io_failed;
+  pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
+  pp__live_free(S.live);
+  S.live = NULL;
+  pthread_mutex_unlock(&live_lock);
+  pp__free(S.peek);
+  S.peek = NULL;
+  S.cap_peek = 0;
   pp__aggregate_free(S.agg);
   S.agg = NULL;
   locmap_clear();

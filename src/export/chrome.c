@@ -461,6 +461,36 @@ static void write_instants(chrome_ctx *c, size_t ti) {
   }
 }
 
+/* Anomalies and alerts: global instant events (a line across every track
+ * in Perfetto and chrome://tracing), with their figures as args. */
+static void write_notes(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  pp_jsonw *w = &c->w;
+  for (size_t i = 0; i < t->nnotes; i++) {
+    const pp_note *n = &t->notes[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "i");
+    pp_jsonw_kv_str(w, "s", "g");
+    pp_jsonw_kv_str(w, "name", n->message);
+    pp_jsonw_kv_str(w, "cat", n->type == PPT_EV_ANOMALY ? "anomaly"
+                                                        : "alert");
+    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "tid", 0);
+    pp_jsonw_key(w, "ts");
+    pp_jsonw_us(w, rel_ns(c, n->ts));
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "what", n->what);
+    pp_jsonw_kv_str(w, "which", n->which);
+    pp_jsonw_kv_double(w, "value", n->value);
+    pp_jsonw_kv_double(w, "baseline", n->baseline);
+    pp_jsonw_kv_double(w, "spread", n->spread);
+    pp_jsonw_kv_double(w, "threshold", n->threshold);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+}
+
 static void write_flows_v1(chrome_ctx *c) {
   pp_jsonw *w = &c->w;
   for (size_t i = 0; i < c->nflows; i++) {
@@ -728,6 +758,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   }
   write_flows_v1(&c);
   write_ranges(&c);
+  write_notes(&c);
   if (write_counters(&c) != 0)
     goto done;
   write_queue_depths(&c);

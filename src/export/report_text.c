@@ -569,6 +569,33 @@ static void request_table(FILE *out, const pp_trace *t) {
   }
 }
 
+/* ---- anomalies and alerts -------------------------------------------- */
+
+#define NOTES_MAX 50 /* lines printed; the rest are counted */
+
+static void notes_table(FILE *out, const pp_trace *t) {
+  const char *live = pp_trace_meta(t, "live");
+  if (!t->nnotes) {
+    if (live && strcmp(live, "off") != 0) {
+      fputs("\nanomalies and alerts: none (live statistics: ", out);
+      put_name(out, live, 120, 0);
+      fputs(")\n", out);
+    }
+    return;
+  }
+  fputs("\nanomalies and alerts (raised inside the process, once per "
+        "episode; time since start)\n", out);
+  int64_t t0 = t->prof.t0;
+  for (size_t i = 0; i < t->nnotes && i < NOTES_MAX; i++) {
+    const pp_note *n = &t->notes[i];
+    fprintf(out, "  %+10.3f s  ", (double)(n->ts - t0) * 1e-9);
+    put_name(out, n->message, 160, 0);
+    fputc('\n', out);
+  }
+  if (t->nnotes > NOTES_MAX)
+    fprintf(out, "  ... and %zu more\n", t->nnotes - NOTES_MAX);
+}
+
 int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   if (!out || !t || !t->analyzed)
     return -1;
@@ -590,6 +617,7 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   frame_table(out, t, cap);
   counter_table(out, t, cap);
   request_table(out, t);
+  notes_table(out, t);
   if (pp_report_pipeline(out, t) != 0 || pp_report_system(out, t) != 0 ||
       pp_report_gpu(out, t) != 0 || pp_report_advice(out, t) != 0)
     return -1;

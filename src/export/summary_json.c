@@ -11,6 +11,7 @@
 
 #include "export/export.h"
 #include "export/jsonw.h"
+#include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
 
@@ -288,6 +289,28 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_obj_end(w);
 }
 
+/* "alerts": anomalies and alerts raised inside the process, time order. */
+static void write_alerts(pp_jsonw *w, const pp_trace *t) {
+  pp_jsonw_key(w, "alerts");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < t->nnotes; i++) {
+    const pp_note *n = &t->notes[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "type", n->type == PPT_EV_ANOMALY ? "anomaly"
+                                                         : "alert");
+    pp_jsonw_kv_int(w, "t_ns", n->ts);
+    pp_jsonw_kv_str(w, "what", n->what);
+    pp_jsonw_kv_str(w, "which", n->which);
+    pp_jsonw_kv_str(w, "message", n->message);
+    pp_jsonw_kv_double(w, "value", n->value);
+    pp_jsonw_kv_double(w, "baseline", n->baseline);
+    pp_jsonw_kv_double(w, "spread", n->spread);
+    pp_jsonw_kv_double(w, "threshold", n->threshold);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 int pp_export_summary_json(FILE *out, const pp_trace *t) {
   return pp_summary_json_write(out, t, NULL, NULL);
 }
@@ -347,6 +370,7 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   write_counters(&w, t);
   write_requests(&w, t);
   int pipe_rc = pp_summary_pipeline_json(&w, t);
+  write_alerts(&w, t);
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);

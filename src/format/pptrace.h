@@ -20,9 +20,9 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_* events */
+#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,
+                                ANOMALY and ALERT events */
 /* Reserved for work in progress (assign within the range):
- *   event types 22-23  live statistics: anomalies and alerts
  *   event types 24-27  GPU zones and device memory pools
  *   event types 28-31  CUPTI activity (kernels, copies, API calls)
  *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
@@ -70,8 +70,19 @@ enum ppt_event_type {
   PPT_EV_QUEUE_POP = 19,        /* item id, zigzag(depth) */
   PPT_EV_QUEUE_WAIT_BEGIN = 20, /* why (1 full, 2 empty), zigzag(depth) */
   PPT_EV_QUEUE_WAIT_END = 21,   /* why, zigzag(depth) */
-  PPT_EV_MAX_ = 21
+  PPT_EV_MAX_ = 21, /* the last type a ring slot can hold */
+  /* Since 1.2: written by the writer itself (never in a ring) in EVENTS
+   * chunks of thread 0, with their own layout after type and time delta:
+   * str what, str which, str message, f64 value, baseline, spread,
+   * threshold (docs/formats/pptrace.md). */
+  PPT_EV_ANOMALY = 22, /* a live statistic left its rolling baseline */
+  PPT_EV_ALERT = 23    /* a resource-pressure threshold was crossed */
 };
+
+/* 1 for the event types with the anomaly/alert layout (since 1.2). */
+static inline int ppt_is_note(unsigned type) {
+  return type == PPT_EV_ANOMALY || type == PPT_EV_ALERT;
+}
 
 /* 1 for the event types that carry a 64-bit value (a second ring slot,
  * one more field in the EVENTS payload): all but zone begin/end, marks and

@@ -192,18 +192,61 @@ static int decode_drops(pp_trace *t, ppt_cursor *c) {
 }
 
 
+/* An anomaly or alert (since 1.2): its fields after type and delta. The
+ * time stays in ticks until convert_ticks(). */
+static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
+                       uint64_t tick) {
+  size_t lw, lh, lm;
+  const char *what = ppt_get_str(c, &lw);
+  const char *which = ppt_get_str(c, &lh);
+  const char *msg = ppt_get_str(c, &lm);
+  pp_note n;
+  memset(&n, 0, sizeof n);
+  n.value = ppt_get_f64(c);
+  n.baseline = ppt_get_f64(c);
+  n.spread = ppt_get_f64(c);
+  n.threshold = ppt_get_f64(c);
+  if (c->err)
+    return -1;
+  n.ts = (int64_t)tick;
+  n.type = (uint8_t)type;
+  if (pp__grow((void **)&t->notes, &t->cap_notes, t->nnotes + 1,
+               sizeof n) != 0)
+    return -1;
+  n.what = dup_n(what, lw);
+  n.which = dup_n(which, lh);
+  n.message = dup_n(msg, lm);
+  if (!n.what || !n.which || !n.message) {
+    pp__free(n.what);
+    pp__free(n.which);
+    pp__free(n.message);
+    return -1;
+  }
+  t->notes[t->nnotes++] = n;
+  return 0;
+}
+
 /* Events keep raw ticks in ts until convert_ticks(). */
 static int decode_events(pp_trace *t, ppt_cursor *c) {
   uint64_t tid = ppt_get_uv(c);
   uint64_t tick = ppt_get_uv(c);
   if (c->err)
     return -1;
-  pp_thread *th = thread_for(t, tid);
-  if (!th)
-    return -1;
+  pp_thread *th = NULL; /* looked up at the first thread event: a chunk
+                           of anomalies and alerts belongs to no thread */
   while (c->p < c->end) {
     unsigned type = *c->p++;
     int64_t delta = ppt_get_sv(c);
+    if (ppt_is_note(type)) {
+      if (c->err || decode_note(t, c, type, tick + (uint64_t)delta) != 0) {
+        t->diag.events_bad++;
+        return -1;
+      }
+      tick += (uint64_t)delta;
+      continue;
+    }
+    if (!th && !(th = thread_for(t, tid)))
+      return -1;
     uint64_t id = ppt_get_uv(c);
     pp_event ev;
     memset(&ev, 0, sizeof ev);
@@ -360,6 +403,11 @@ static int cmp_sync(const void *a, const void *b) {
   return x->tick < y->tick ? -1 : x->tick > y->tick;
 }
 
+static int cmp_note(const void *a, const void *b) {
+  const pp_note *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
 /* Saturating conversion of a double number of ns to int64. */
 static int64_t sat_ns(double v) {
   if (!(v == v))
@@ -428,6 +476,36 @@ static void convert_ticks(pp_trace *t) {
       th->ev[j].ts = sat_ns((double)a->mono_ns + d);
     }
   }
+  /* Anomalies and alerts: few, so a binary search each. */
+  for (size_t i = 0; i < t->nnotes; i++) {
+    uint64_t tick = (uint64_t)t->notes[i].ts;
+    if (identity)
+      continue;
+    if (k == 0) {
+      t->notes[i].ts = sat_ns((double)tick / fallback);
+      continue;
+    }
+    size_t lo = 0, hi = k; /* last sync with tick <= this one, or 0 */
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (t->clock[mid].tick <= tick)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    const pp_clock_sync *a = &t->clock[lo];
+    double rate = overall;
+    if (lo + 1 < k && tick >= a->tick) {
+      double dt = (double)t->clock[lo + 1].tick - (double)a->tick;
+      double dn = (double)t->clock[lo + 1].mono_ns - (double)a->mono_ns;
+      if (dt > 0 && dn > 0)
+        rate = dt / dn;
+    }
+    t->notes[i].ts =
+        sat_ns((double)a->mono_ns + ((double)tick - (double)a->tick) / rate);
+  }
+  if (t->nnotes > 1)
+    qsort(t->notes, t->nnotes, sizeof *t->notes, cmp_note);
 }
 
 /* ---- chunk walk ---------------------------------------------------------- */
@@ -611,5 +689,11 @@ void pp_trace_free(pp_trace *t) {
   }
   pp__free(t->threads);
   pp__free(t->clock);
+  for (size_t i = 0; i < t->nnotes; i++) {
+    pp__free(t->notes[i].what);
+    pp__free(t->notes[i].which);
+    pp__free(t->notes[i].message);
+  }
+  pp__free(t->notes);
   memset(t, 0, sizeof *t);
 }

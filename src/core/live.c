@@ -1,0 +1,1115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live-statistics engine (see live.h and docs/live.md): zone, range and
+ * request pairing, per-name rolling windows, EWMA rates, anomaly detectors,
+ * resource-pressure alerts from the sampler's counters, and the snapshot
+ * that pp_live_zone() reads.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../format/pptrace.h"
+#include "../internal.h"
+#include "../stats/live.h"
+#include "live.h"
+
+#define MAX_SERIES 1024u   /* names tracked; later ones are ignored */
+#define MAX_THREADS 4096u  /* threads with zone stacks */
+#define MAX_DEPTH 256
+#define PAIR_CAP 65536u    /* open ranges and requests (power of two) */
+#define PAIR_MAX_AGE_NS (600 * INT64_C(1000000000))
+#define NOTE_QUEUE 256u
+#define MAX_CPUS 1024u
+#define MAX_GPUS 64u
+
+enum { S_ZONE = 0, S_E2E = 1, S_TTFT = 2 };
+
+/* Counter classes the alerts watch. */
+enum {
+  C_UNKNOWN = 0, /* not classified yet */
+  C_NONE,
+  C_MEM_TOTAL,
+  C_MEM_AVAIL,
+  C_SWAP_USED,
+  C_PSI, /* idx: 0 cpu, 1 memory, 2 io */
+  C_THROTTLE,
+  C_GPU_USED,
+  C_GPU_TOTAL
+};
+
+typedef struct series {
+  char *name;
+  int kind;
+  int64_t first_ix; /* first interval with a value */
+  pp_roll roll;
+  pp_ewma ewma;
+  pp_detector det_p99, det_rate;
+  pp_live_stats snap[3]; /* windows 1, 10, 60; under the lock */
+} series;
+
+typedef struct locent {
+  const pp_srcloc *p; /* NULL: free */
+  int32_t series;     /* zones and ranges: index, -1 none */
+  int16_t cls, idx;   /* counters */
+} locent;
+
+typedef struct frame {
+  const pp_srcloc *loc;
+  int64_t start;
+} frame;
+
+typedef struct tstack {
+  uint64_t tid;
+  int depth, cap, overflow;
+  frame *f;
+} tstack;
+
+#define PAIR_BEGIN 1
+#define PAIR_FIRST 2
+#define PAIR_END 4
+#define PAIR_TTFT_DONE 8
+
+typedef struct pair {
+  uint64_t id;   /* 0 free; PAIR_TOMB deleted */
+  uint8_t space; /* 0 range, 1 request */
+  uint8_t flags;
+  int status;
+  int64_t begin, first, end;
+  const pp_srcloc *loc;
+} pair;
+#define PAIR_TOMB UINT64_MAX
+
+struct pp__live {
+  pp__live_cfg cfg;
+  int64_t origin;
+  double interval_s;
+  int64_t closed; /* last interval closed, -1 none */
+  pthread_mutex_t lock; /* series table growth and snapshots */
+  series **ser;
+  size_t nser, cap_ser;
+  uint64_t series_lost;
+  /* name -> series index + 1 (open addressing, 2 * MAX_SERIES) */
+  uint32_t names[2 * MAX_SERIES];
+  locent *locs;
+  size_t nlocs, cap_locs;
+  tstack *th;
+  size_t nth, cap_th;
+  tstack *last_th;
+  pair *pairs; /* PAIR_CAP, allocated on first use */
+  size_t npairs;
+  uint64_t pairs_lost;
+  int req_series[2]; /* series of E2E and TTFT, -1 until the first */
+  pp_lhist scratch;
+  /* notes */
+  pp__live_note queue[NOTE_QUEUE];
+  size_t nqueue;
+  uint64_t notes_lost;
+  pp__live_note recent[PP__LIVE_KEEP];
+  size_t nrecent, recent_head;
+  /* alert state */
+  double mem_total;
+  int mem_on;
+  double swap_prev;
+  int swap_have, swap_on;
+  int64_t swap_grow_ns;
+  int psi_on[3];
+  double *cpu_thr;  /* MAX_CPUS, NAN unknown */
+  int thr_on;
+  int64_t thr_ns;
+  double gpu_used[MAX_GPUS], gpu_total[MAX_GPUS];
+  int gpu_on[MAX_GPUS];
+};
+
+/* ---- configuration ------------------------------------------------------- */
+
+void pp__live_cfg_default(pp__live_cfg *c) {
+  memset(c, 0, sizeof *c);
+  c->on = 1;
+  c->interval_ns = 1000000000;
+  c->grace_ns = 30000000;
+  c->k = 5;
+  c->history = 60;
+  c->min_values = 10;
+  c->floor_rel = 0.05;
+  c->tau_s = 10;
+  c->mem_pct = 90;
+  c->swap = 1;
+  c->psi_pct = 10;
+  c->throttle = 1;
+  c->gpu_mem_pct = 95;
+}
+
+static int errf(char *err, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t n, const char *fmt, ...) {
+  if (err && n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* "1s", "100ms", "250us", "5000ns" (a unit is required). */
+static int parse_dur(const char *v, int64_t *ns) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || !isfinite(x) || x < 0)
+    return -1;
+  double mul;
+  if (strcmp(end, "s") == 0)
+    mul = 1e9;
+  else if (strcmp(end, "ms") == 0)
+    mul = 1e6;
+  else if (strcmp(end, "us") == 0)
+    mul = 1e3;
+  else if (strcmp(end, "ns") == 0)
+    mul = 1;
+  else
+    return -1;
+  if (x * mul > 9e18)
+    return -1;
+  *ns = (int64_t)llround(x * mul);
+  return 0;
+}
+
+/* "90%" or "90": a percentage in (0, 100]. */
+static int parse_pct(const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || (*end && strcmp(end, "%") != 0) ||
+      !isfinite(x) || !(x > 0) || x > 100)
+    return -1;
+  *out = x;
+  return 0;
+}
+
+static int parse_uint(const char *v, unsigned lo, unsigned hi,
+                      unsigned *out) {
+  char *end;
+  errno = 0;
+  unsigned long x = strtoul(v, &end, 10);
+  if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi)
+    return -1;
+  *out = (unsigned)x;
+  return 0;
+}
+
+static int is_off(const char *v) {
+  return strcmp(v, "off") == 0 || strcmp(v, "0") == 0 ||
+         strcmp(v, "no") == 0 || strcmp(v, "false") == 0;
+}
+
+static int is_on(const char *v) {
+  return strcmp(v, "on") == 0 || strcmp(v, "1") == 0 ||
+         strcmp(v, "yes") == 0 || strcmp(v, "true") == 0;
+}
+
+/* Split "a=b,c=d" and hand each pair to fn. */
+typedef int (*kv_fn)(const char *k, const char *v, pp__live_cfg *c,
+                     char *err, size_t n);
+
+static int parse_list(const char *what, const char *spec, pp__live_cfg *c,
+                      kv_fn fn, char *err, size_t n) {
+  char buf[512];
+  if (strlen(spec) >= sizeof buf)
+    return errf(err, n, "invalid %s: longer than %zu bytes", what,
+                sizeof buf - 1);
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    char *eq = strchr(tok, '=');
+    if (!eq)
+      return errf(err, n, "invalid %s=\"%s\": expected key=value, got "
+                  "\"%s\"", what, spec, tok);
+    *eq = 0;
+    char emsg[160] = "";
+    if (fn(tok, eq + 1, c, emsg, sizeof emsg) != 0)
+      return errf(err, n, "invalid %s=\"%s\": %s", what, spec, emsg);
+  }
+  return 0;
+}
+
+static int live_kv(const char *k, const char *v, pp__live_cfg *c, char *err,
+                   size_t n) {
+  int64_t ns;
+  unsigned u;
+  double x;
+  if (strcmp(k, "interval") == 0) {
+    if (parse_dur(v, &ns) || ns < 10000000 || ns > 60 * INT64_C(1000000000))
+      return errf(err, n, "interval \"%s\": expected 10ms to 60s", v);
+    c->interval_ns = ns;
+  } else if (strcmp(k, "k") == 0) {
+    char *end;
+    x = strtod(v, &end);
+    if (end == v || *end || !isfinite(x) || !(x > 0) || x > 1000)
+      return errf(err, n, "k \"%s\": expected a number above 0", v);
+    c->k = x;
+  } else if (strcmp(k, "history") == 0) {
+    if (parse_uint(v, 3, PP_DETECT_MAX_HISTORY, &u))
+      return errf(err, n, "history \"%s\": expected 3 to %u intervals", v,
+                  PP_DETECT_MAX_HISTORY);
+    c->history = u;
+  } else if (strcmp(k, "min") == 0) {
+    if (parse_uint(v, 1, PP_DETECT_MAX_HISTORY, &u))
+      return errf(err, n, "min \"%s\": expected 1 to %u values", v,
+                  PP_DETECT_MAX_HISTORY);
+    c->min_values = u;
+  } else if (strcmp(k, "floor") == 0) {
+    if (parse_pct(v, &x))
+      return errf(err, n, "floor \"%s\": expected a percentage", v);
+    c->floor_rel = x / 100;
+  } else if (strcmp(k, "tau") == 0) {
+    if (parse_dur(v, &ns) || ns < 1000000 || ns > 3600 * INT64_C(1000000000))
+      return errf(err, n, "tau \"%s\": expected 1ms to 3600s", v);
+    c->tau_s = (double)ns * 1e-9;
+  } else {
+    return errf(err, n, "unknown key \"%s\" (interval, k, history, min, "
+                "floor, tau)", k);
+  }
+  return 0;
+}
+
+int pp__live_parse(const char *spec, pp__live_cfg *c, char *err, size_t n) {
+  if (!spec)
+    return 0;
+  if (is_off(spec)) {
+    c->on = 0;
+    return 0;
+  }
+  if (is_on(spec) || !*spec)
+    return 0;
+  if (parse_list("PIPEPROF_LIVE", spec, c, live_kv, err, n) != 0)
+    return -1;
+  if (c->min_values > c->history)
+    return errf(err, n, "invalid PIPEPROF_LIVE=\"%s\": min %u exceeds "
+                "history %u", spec, c->min_values, c->history);
+  return 0;
+}
+
+static int alert_kv(const char *k, const char *v, pp__live_cfg *c, char *err,
+                    size_t n) {
+  double *pct = strcmp(k, "mem") == 0       ? &c->mem_pct
+                : strcmp(k, "psi") == 0     ? &c->psi_pct
+                : strcmp(k, "gpu_mem") == 0 ? &c->gpu_mem_pct
+                                            : NULL;
+  if (pct) {
+    if (is_off(v))
+      *pct = -1;
+    else if (parse_pct(v, pct))
+      return errf(err, n, "%s \"%s\": expected a percentage or off", k, v);
+    return 0;
+  }
+  int *flag = strcmp(k, "swap") == 0       ? &c->swap
+              : strcmp(k, "throttle") == 0 ? &c->throttle
+                                           : NULL;
+  if (flag) {
+    if (is_off(v))
+      *flag = 0;
+    else if (is_on(v))
+      *flag = 1;
+    else
+      return errf(err, n, "%s \"%s\": expected on or off", k, v);
+    return 0;
+  }
+  return errf(err, n, "unknown key \"%s\" (mem, swap, psi, throttle, "
+              "gpu_mem)", k);
+}
+
+int pp__alerts_parse(const char *spec, pp__live_cfg *c, char *err,
+                     size_t n) {
+  if (!spec || is_on(spec) || !*spec)
+    return 0;
+  if (is_off(spec)) {
+    c->mem_pct = c->psi_pct = c->gpu_mem_pct = -1;
+    c->swap = c->throttle = 0;
+    return 0;
+  }
+  return parse_list("PIPEPROF_ALERTS", spec, c, alert_kv, err, n);
+}
+
+/* ---- formatting ---------------------------------------------------------- */
+
+static void fmt_ns(char *b, size_t n, double ns) {
+  double a = fabs(ns);
+  if (a >= 1e9)
+    snprintf(b, n, "%.3g s", ns * 1e-9);
+  else if (a >= 1e6)
+    snprintf(b, n, "%.3g ms", ns * 1e-6);
+  else if (a >= 1e3)
+    snprintf(b, n, "%.3g us", ns * 1e-3);
+  else
+    snprintf(b, n, "%.0f ns", ns);
+}
+
+static void fmt_rate(char *b, size_t n, double r) {
+  if (fabs(r) >= 1000 || r == floor(r))
+    snprintf(b, n, "%.0f/s", r);
+  else
+    snprintf(b, n, "%.3g/s", r);
+}
+
+static void fmt_bytes(char *b, size_t n, double v) {
+  static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (fabs(v) >= 1024 && i < 4) {
+    v /= 1024;
+    i++;
+  }
+  snprintf(b, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+/* ---- notes --------------------------------------------------------------- */
+
+static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
+                               const char *what, const char *which) {
+  if (l->nqueue >= NOTE_QUEUE) {
+    l->notes_lost++;
+    return NULL;
+  }
+  pp__live_note *n = &l->queue[l->nqueue++];
+  memset(n, 0, sizeof *n);
+  n->type = type;
+  n->ns = ns;
+  snprintf(n->what, sizeof n->what, "%s", what);
+  snprintf(n->which, sizeof n->which, "%s", which);
+  return n;
+}
+
+/* Keep a copy for flight dumps once the note is complete. */
+static void note_done(pp__live *l, const pp__live_note *n) {
+  l->recent[l->recent_head] = *n;
+  l->recent_head = (l->recent_head + 1) % PP__LIVE_KEEP;
+  if (l->nrecent < PP__LIVE_KEEP)
+    l->nrecent++;
+}
+
+size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max) {
+  if (!l)
+    return 0;
+  size_t k = l->nqueue < max ? l->nqueue : max;
+  memcpy(out, l->queue, k * sizeof *out);
+  memmove(l->queue, l->queue + k, (l->nqueue - k) * sizeof *out);
+  l->nqueue -= k;
+  return k;
+}
+
+size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max) {
+  if (!l)
+    return 0;
+  size_t k = l->nrecent < max ? l->nrecent : max;
+  size_t start = (l->recent_head + PP__LIVE_KEEP - l->nrecent) %
+                 PP__LIVE_KEEP + (l->nrecent - k);
+  for (size_t i = 0; i < k; i++)
+    out[i] = l->recent[(start + i) % PP__LIVE_KEEP];
+  return k;
+}
+
+/* ---- series -------------------------------------------------------------- */
+
+static uint32_t str_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static int series_find(const pp__live *l, int kind, const char *name) {
+  uint32_t h = str_hash(name) ^ (uint32_t)kind * 0x9E3779B9u;
+  for (uint32_t k = 0; k < 2 * MAX_SERIES; k++) {
+    uint32_t j = (h + k) & (2 * MAX_SERIES - 1);
+    uint32_t v = l->names[j];
+    if (!v)
+      return -1;
+    const series *s = l->ser[v - 1];
+    if (s->kind == kind && strcmp(s->name, name) == 0)
+      return (int)(v - 1);
+  }
+  return -1;
+}
+
+static int series_get(pp__live *l, int kind, const char *name) {
+  int i = series_find(l, kind, name);
+  if (i >= 0)
+    return i;
+  if (l->nser >= MAX_SERIES) {
+    l->series_lost++;
+    return -1;
+  }
+  series *s = pp__calloc(1, sizeof *s);
+  if (!s || !(s->name = pp__strdup(name))) {
+    pp__free(s);
+    return -1;
+  }
+  s->kind = kind;
+  s->first_ix = -1;
+  pp_roll_init(&s->roll);
+  pp_ewma_init(&s->ewma, l->cfg.tau_s);
+  pp_detector_cfg dc;
+  pp_detector_cfg_default(&dc);
+  dc.k = l->cfg.k;
+  dc.history = l->cfg.history;
+  dc.min_values = l->cfg.min_values;
+  dc.floor_rel = l->cfg.floor_rel;
+  dc.direction = PP_DETECT_UP; /* a faster p99 is no alarm */
+  int rc = pp_detector_init(&s->det_p99, &dc);
+  dc.direction = PP_DETECT_BOTH;
+  dc.poisson_t = l->interval_s;
+  rc |= pp_detector_init(&s->det_rate, &dc);
+  if (rc != 0) {
+    pp_detector_free(&s->det_p99);
+    pp_detector_free(&s->det_rate);
+    pp__free(s->name);
+    pp__free(s);
+    return -1;
+  }
+  pthread_mutex_lock(&l->lock);
+  if (pp__grow((void **)&l->ser, &l->cap_ser, l->nser + 1, sizeof *l->ser)) {
+    pthread_mutex_unlock(&l->lock);
+    pp_detector_free(&s->det_p99);
+    pp_detector_free(&s->det_rate);
+    pp__free(s->name);
+    pp__free(s);
+    return -1;
+  }
+  uint32_t idx = (uint32_t)l->nser;
+  l->ser[l->nser++] = s;
+  uint32_t h = str_hash(name) ^ (uint32_t)kind * 0x9E3779B9u;
+  for (uint32_t k = 0; k < 2 * MAX_SERIES; k++) {
+    uint32_t j = (h + k) & (2 * MAX_SERIES - 1);
+    if (!l->names[j]) {
+      l->names[j] = idx + 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&l->lock);
+  return (int)idx;
+}
+
+static int64_t interval_of(const pp__live *l, int64_t ns) {
+  return ns <= l->origin ? 0 : (ns - l->origin) / l->cfg.interval_ns;
+}
+
+static void series_value(pp__live *l, int si, int64_t ns, uint64_t v) {
+  if (si < 0)
+    return;
+  series *s = l->ser[si];
+  int64_t i = interval_of(l, ns);
+  if (s->first_ix < 0 || i < s->first_ix)
+    s->first_ix = i;
+  pp_roll_record(&s->roll, i, v);
+}
+
+/* ---- loc map ------------------------------------------------------------- */
+
+static locent *loc_get(pp__live *l, const pp_srcloc *p) {
+  if ((l->nlocs + 1) * 2 > l->cap_locs) {
+    size_t ncap = l->cap_locs ? l->cap_locs * 2 : 256;
+    locent *n = pp__calloc(ncap, sizeof *n);
+    if (!n)
+      return NULL;
+    for (size_t i = 0; i < l->cap_locs; i++) {
+      if (!l->locs[i].p)
+        continue;
+      size_t j = ((uintptr_t)l->locs[i].p >> 4) * 0x9E3779B97F4A7C15ULL;
+      for (j &= ncap - 1; n[j].p; j = (j + 1) & (ncap - 1)) {
+      }
+      n[j] = l->locs[i];
+    }
+    pp__free(l->locs);
+    l->locs = n;
+    l->cap_locs = ncap;
+  }
+  size_t j = ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL;
+  for (j &= l->cap_locs - 1; l->locs[j].p; j = (j + 1) & (l->cap_locs - 1))
+    if (l->locs[j].p == p)
+      return &l->locs[j];
+  locent *e = &l->locs[j];
+  e->p = p;
+  e->series = -2; /* not looked up */
+  e->cls = C_UNKNOWN;
+  l->nlocs++;
+  return e;
+}
+
+static int zone_series(pp__live *l, const pp_srcloc *p) {
+  locent *e = loc_get(l, p);
+  if (!e)
+    return -1;
+  if (e->series == -2)
+    e->series = (int32_t)series_get(l, S_ZONE, p->name ? p->name : "");
+  return e->series;
+}
+
+/* ---- threads and pairs --------------------------------------------------- */
+
+static tstack *thread_get(pp__live *l, uint64_t tid) {
+  if (l->last_th && l->last_th->tid == tid)
+    return l->last_th;
+  for (size_t i = 0; i < l->nth; i++)
+    if (l->th[i].tid == tid)
+      return l->last_th = &l->th[i];
+  tstack *t = NULL;
+  if (l->nth >= MAX_THREADS) {
+    /* Reuse a thread with nothing open (most likely gone). */
+    for (size_t i = 0; i < l->nth && !t; i++)
+      if (l->th[i].depth == 0 && !l->th[i].overflow)
+        t = &l->th[i];
+    if (!t)
+      return NULL;
+  } else {
+    if (pp__grow((void **)&l->th, &l->cap_th, l->nth + 1, sizeof *l->th))
+      return NULL;
+    t = &l->th[l->nth++];
+    memset(t, 0, sizeof *t);
+  }
+  t->tid = tid;
+  return l->last_th = t;
+}
+
+static pair *pair_find(pp__live *l, int space, uint64_t id, int create) {
+  if (id == 0 || id == PAIR_TOMB)
+    return NULL;
+  if (!l->pairs) {
+    if (!create || !(l->pairs = pp__calloc(PAIR_CAP, sizeof *l->pairs)))
+      return NULL;
+  }
+  uint64_t h = (id * 0x9E3779B97F4A7C15ULL + (uint64_t)space) >> 40;
+  pair *free_slot = NULL;
+  for (uint32_t k = 0; k < PAIR_CAP; k++) {
+    pair *p = &l->pairs[(h + k) & (PAIR_CAP - 1)];
+    if (p->id == 0) {
+      if (!free_slot)
+        free_slot = p;
+      break;
+    }
+    if (p->id == PAIR_TOMB) {
+      if (!free_slot)
+        free_slot = p;
+      continue;
+    }
+    if (p->id == id && p->space == space)
+      return p;
+  }
+  if (!create)
+    return NULL;
+  if (!free_slot || l->npairs >= PAIR_CAP * 3 / 4) {
+    l->pairs_lost++;
+    return NULL;
+  }
+  memset(free_slot, 0, sizeof *free_slot);
+  free_slot->id = id;
+  free_slot->space = (uint8_t)space;
+  l->npairs++;
+  return free_slot;
+}
+
+static void pair_drop(pp__live *l, pair *p) {
+  p->id = PAIR_TOMB;
+  l->npairs--;
+}
+
+static void req_series_value(pp__live *l, int which, int64_t ns,
+                             int64_t dur) {
+  if (l->req_series[which] < 0)
+    l->req_series[which] =
+        series_get(l, which ? S_TTFT : S_E2E,
+                   which ? "request ttft" : "request e2e");
+  series_value(l, l->req_series[which], ns, dur > 0 ? (uint64_t)dur : 0);
+}
+
+/* A request's figures once the halves that give them have been seen (the
+ * writer drains thread after thread, so they come in any order). */
+static void request_settle(pp__live *l, pair *p) {
+  if ((p->flags & PAIR_BEGIN) && (p->flags & PAIR_FIRST) &&
+      !(p->flags & PAIR_TTFT_DONE)) {
+    req_series_value(l, 1, p->first, p->first - p->begin);
+    p->flags |= PAIR_TTFT_DONE;
+  }
+  if ((p->flags & (PAIR_BEGIN | PAIR_END)) == (PAIR_BEGIN | PAIR_END)) {
+    if (p->status == 0)
+      req_series_value(l, 0, p->end, p->end - p->begin);
+    pair_drop(l, p);
+  }
+}
+
+static void range_event(pp__live *l, int is_end, const pp_srcloc *loc,
+                        uint64_t id, int64_t ns) {
+  pair *p = pair_find(l, 0, id, 1);
+  if (!p)
+    return;
+  if (is_end) {
+    p->flags |= PAIR_END;
+    p->end = ns;
+  } else {
+    p->flags |= PAIR_BEGIN;
+    p->begin = ns;
+    p->loc = loc;
+  }
+  if ((p->flags & (PAIR_BEGIN | PAIR_END)) == (PAIR_BEGIN | PAIR_END)) {
+    if (p->loc) {
+      int64_t d = p->end - p->begin;
+      series_value(l, zone_series(l, p->loc), p->end, d > 0 ? (uint64_t)d : 0);
+    }
+    pair_drop(l, p);
+  }
+}
+
+static void request_event(pp__live *l, unsigned type, uint64_t id,
+                          uint64_t extra, int64_t ns) {
+  pair *p = pair_find(l, 1, id, 1);
+  if (!p)
+    return;
+  switch (type) {
+  case PPT_EV_REQ_BEGIN:
+    p->flags |= PAIR_BEGIN;
+    p->begin = ns;
+    break;
+  case PPT_EV_REQ_FIRST:
+  case PPT_EV_REQ_TOKENS:
+    if (!(p->flags & PAIR_FIRST) || ns < p->first) {
+      if (!(p->flags & PAIR_TTFT_DONE)) {
+        p->flags |= PAIR_FIRST;
+        p->first = ns;
+      }
+    }
+    break;
+  case PPT_EV_REQ_END:
+    p->flags |= PAIR_END;
+    p->end = ns;
+    p->status = (int)ppt_unzigzag(extra);
+    break;
+  default:
+    return;
+  }
+  request_settle(l, p);
+}
+
+static void pairs_sweep(pp__live *l, int64_t now) {
+  if (!l->pairs || !l->npairs)
+    return;
+  for (uint32_t i = 0; i < PAIR_CAP; i++) {
+    pair *p = &l->pairs[i];
+    if (p->id == 0 || p->id == PAIR_TOMB)
+      continue;
+    int64_t t = p->flags & PAIR_BEGIN ? p->begin : p->end;
+    if (now - t > PAIR_MAX_AGE_NS)
+      pair_drop(l, p);
+  }
+}
+
+/* ---- alerts -------------------------------------------------------------- */
+
+static void classify(locent *e) {
+  const char *n = e->p->name ? e->p->name : "";
+  unsigned u;
+  char tail[40];
+  e->cls = C_NONE;
+  if (strcmp(n, "sys.mem.total_bytes") == 0)
+    e->cls = C_MEM_TOTAL;
+  else if (strcmp(n, "sys.mem.available_bytes") == 0)
+    e->cls = C_MEM_AVAIL;
+  else if (strcmp(n, "sys.swap.used_bytes") == 0)
+    e->cls = C_SWAP_USED;
+  else if (strcmp(n, "sys.psi.cpu.some_pct") == 0)
+    e->cls = C_PSI, e->idx = 0;
+  else if (strcmp(n, "sys.psi.memory.some_pct") == 0)
+    e->cls = C_PSI, e->idx = 1;
+  else if (strcmp(n, "sys.psi.io.some_pct") == 0)
+    e->cls = C_PSI, e->idx = 2;
+  else if (sscanf(n, "sys.cpu%u.%39s", &u, tail) == 2 && u < MAX_CPUS &&
+           strcmp(tail, "throttle_total") == 0)
+    e->cls = C_THROTTLE, e->idx = (int16_t)u;
+  else if (sscanf(n, "gpu%u.%39s", &u, tail) == 2 && u < MAX_GPUS) {
+    if (strcmp(tail, "mem_used_bytes") == 0)
+      e->cls = C_GPU_USED, e->idx = (int16_t)u;
+    else if (strcmp(tail, "mem_total_bytes") == 0)
+      e->cls = C_GPU_TOTAL, e->idx = (int16_t)u;
+  }
+}
+
+static void alert(pp__live *l, int64_t ns, const char *what,
+                  const char *which, double value, double baseline,
+                  double threshold, const char *msg) {
+  pp__live_note *n = note_new(l, PPT_EV_ALERT, ns, what, which);
+  if (!n)
+    return;
+  n->value = value;
+  n->baseline = baseline;
+  n->threshold = threshold;
+  snprintf(n->message, sizeof n->message, "alert: %s", msg);
+  note_done(l, n);
+}
+
+static void gpu_check(pp__live *l, int g, int64_t ns) {
+  double used = l->gpu_used[g], total = l->gpu_total[g];
+  if (!(total > 0) || !(used >= 0) || l->cfg.gpu_mem_pct <= 0)
+    return;
+  double pct = 100 * used / total;
+  if (!l->gpu_on[g] && pct >= l->cfg.gpu_mem_pct) {
+    char which[16], msg[160], a[32], b[32];
+    snprintf(which, sizeof which, "gpu%d", g);
+    fmt_bytes(a, sizeof a, used);
+    fmt_bytes(b, sizeof b, total);
+    snprintf(msg, sizeof msg, "%s memory %.1f%% used (%s of %s; threshold "
+             "%g%%)", which, pct, a, b, l->cfg.gpu_mem_pct);
+    alert(l, ns, "gpu_mem", which, pct, 0, l->cfg.gpu_mem_pct, msg);
+    l->gpu_on[g] = 1;
+  } else if (l->gpu_on[g] && pct < l->cfg.gpu_mem_pct - 5) {
+    l->gpu_on[g] = 0;
+  }
+}
+
+static void counter_event(pp__live *l, const pp_srcloc *loc, unsigned type,
+                          uint64_t value, int64_t ns) {
+  locent *e = loc_get(l, loc);
+  if (!e)
+    return;
+  if (e->cls == C_UNKNOWN)
+    classify(e);
+  if (e->cls == C_NONE)
+    return;
+  double v;
+  if (type == PPT_EV_COUNTER_SETF)
+    memcpy(&v, &value, sizeof v);
+  else if (type == PPT_EV_COUNTER_SET)
+    v = (double)(int64_t)value;
+  else
+    return;
+  if (!isfinite(v))
+    return;
+  char msg[160], a[32], b[32];
+  switch (e->cls) {
+  case C_MEM_TOTAL:
+    l->mem_total = v;
+    return;
+  case C_MEM_AVAIL: {
+    if (!(l->mem_total > 0) || l->cfg.mem_pct <= 0)
+      return;
+    double pct = 100 * (1 - v / l->mem_total);
+    if (!l->mem_on && pct >= l->cfg.mem_pct) {
+      fmt_bytes(a, sizeof a, v);
+      fmt_bytes(b, sizeof b, l->mem_total);
+      snprintf(msg, sizeof msg, "memory %.1f%% used (%s available of %s; "
+               "threshold %g%%)", pct, a, b, l->cfg.mem_pct);
+      alert(l, ns, "mem", "system", pct, 0, l->cfg.mem_pct, msg);
+      l->mem_on = 1;
+    } else if (l->mem_on && pct < l->cfg.mem_pct - 5) {
+      l->mem_on = 0;
+    }
+    return;
+  }
+  case C_SWAP_USED:
+    if (!l->cfg.swap)
+      return;
+    if (l->swap_have && v > l->swap_prev && v > 0) {
+      l->swap_grow_ns = ns;
+      if (!l->swap_on) {
+        fmt_bytes(a, sizeof a, v);
+        fmt_bytes(b, sizeof b, v - l->swap_prev);
+        snprintf(msg, sizeof msg, "swap in use and growing: %s (+%s)", a, b);
+        alert(l, ns, "swap", "system", v, l->swap_prev, 0, msg);
+        l->swap_on = 1;
+      }
+    } else if (l->swap_on &&
+               (v <= 0 || ns - l->swap_grow_ns > 30 * INT64_C(1000000000))) {
+      l->swap_on = 0;
+    }
+    l->swap_prev = v;
+    l->swap_have = 1;
+    return;
+  case C_PSI: {
+    static const char *const res[] = {"cpu", "memory", "io"};
+    int r = e->idx;
+    if (l->cfg.psi_pct <= 0)
+      return;
+    if (!l->psi_on[r] && v >= l->cfg.psi_pct) {
+      char what[16];
+      snprintf(what, sizeof what, "psi.%s", res[r]);
+      snprintf(msg, sizeof msg, "PSI %s some %.1f%% of time stalled (avg10; "
+               "threshold %g%%)", res[r], v, l->cfg.psi_pct);
+      alert(l, ns, what, "system", v, 0, l->cfg.psi_pct, msg);
+      l->psi_on[r] = 1;
+    } else if (l->psi_on[r] && v < l->cfg.psi_pct / 2) {
+      l->psi_on[r] = 0;
+    }
+    return;
+  }
+  case C_THROTTLE: {
+    if (!l->cfg.throttle)
+      return;
+    if (!l->cpu_thr) {
+      l->cpu_thr = pp__malloc(MAX_CPUS * sizeof *l->cpu_thr);
+      if (!l->cpu_thr)
+        return;
+      for (unsigned i = 0; i < MAX_CPUS; i++)
+        l->cpu_thr[i] = NAN;
+    }
+    double prev = l->cpu_thr[e->idx];
+    l->cpu_thr[e->idx] = v;
+    if (isnan(prev) || !(v > prev)) {
+      if (l->thr_on && ns - l->thr_ns > 10 * INT64_C(1000000000))
+        l->thr_on = 0;
+      return;
+    }
+    l->thr_ns = ns;
+    if (l->thr_on)
+      return;
+    char which[16];
+    snprintf(which, sizeof which, "cpu%d", e->idx);
+    snprintf(msg, sizeof msg, "CPU throttling on %s (+%.0f thermal throttle "
+             "events)", which, v - prev);
+    alert(l, ns, "throttle", which, v - prev, prev, 0, msg);
+    l->thr_on = 1;
+    return;
+  }
+  case C_GPU_USED:
+    l->gpu_used[e->idx] = v;
+    gpu_check(l, e->idx, ns);
+    return;
+  case C_GPU_TOTAL:
+    l->gpu_total[e->idx] = v;
+    gpu_check(l, e->idx, ns);
+    return;
+  default:
+    return;
+  }
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
+                    const pp_srcloc *loc, int64_t ns, uint64_t value,
+                    uint64_t extra) {
+  if (!l || !loc)
+    return;
+  switch (type) {
+  case PPT_EV_ZONE_BEGIN: {
+    tstack *t = thread_get(l, tid);
+    if (!t)
+      return;
+    if (t->depth >= MAX_DEPTH) {
+      t->overflow++;
+      return;
+    }
+    if (t->depth >= t->cap) {
+      int ncap = t->cap ? t->cap * 2 : 8;
+      frame *f = pp__realloc(t->f, (size_t)ncap * sizeof *f);
+      if (!f) {
+        t->overflow++;
+        return;
+      }
+      t->f = f;
+      t->cap = ncap;
+    }
+    t->f[t->depth++] = (frame){loc, ns};
+    return;
+  }
+  case PPT_EV_ZONE_END: {
+    tstack *t = thread_get(l, tid);
+    if (!t)
+      return;
+    if (t->overflow) {
+      t->overflow--;
+      return;
+    }
+    int k = t->depth - 1;
+    while (k >= 0 && t->f[k].loc != loc)
+      k--;
+    if (k < 0)
+      return; /* its begin was not seen */
+    int64_t d = ns - t->f[k].start;
+    t->depth = k;
+    series_value(l, zone_series(l, loc), ns, d > 0 ? (uint64_t)d : 0);
+    return;
+  }
+  case PPT_EV_RANGE_BEGIN:
+  case PPT_EV_RANGE_END:
+    range_event(l, type == PPT_EV_RANGE_END, loc, value, ns);
+    return;
+  case PPT_EV_REQ_BEGIN:
+  case PPT_EV_REQ_FIRST:
+  case PPT_EV_REQ_TOKENS:
+  case PPT_EV_REQ_END:
+    request_event(l, type, value, extra, ns);
+    return;
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_SETF:
+    counter_event(l, loc, type, value, ns);
+    return;
+  default:
+    return;
+  }
+}
+
+/* ---- intervals ----------------------------------------------------------- */
+
+static const unsigned windows[3] = {1, 10, 60};
+
+static void snapshot(pp__live *l, series *s, int64_t last, int64_t end_ns,
+                     pp_live_stats out[3]) {
+  for (int w = 0; w < 3; w++) {
+    pp_live_stats *o = &out[w];
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->window_s = windows[w];
+    int64_t have = last - s->first_ix + 1;
+    if (have > (int64_t)windows[w])
+      have = windows[w];
+    if (have < 1)
+      have = 1;
+    pp_roll_window(&s->roll, last, windows[w], &l->scratch);
+    o->seconds = (double)have * l->interval_s;
+    o->count = l->scratch.count;
+    o->rate = (double)o->count / o->seconds;
+    o->ewma_rate = s->ewma.value;
+    if (o->count) {
+      o->mean_ns = l->scratch.sum / (double)o->count;
+      o->p50_ns = pp_lhist_percentile(&l->scratch, 50);
+      o->p90_ns = pp_lhist_percentile(&l->scratch, 90);
+      o->p99_ns = pp_lhist_percentile(&l->scratch, 99);
+      o->max_ns = l->scratch.max;
+    }
+    o->as_of_ns = end_ns;
+  }
+}
+
+static void anomaly(pp__live *l, series *s, const pp_detector *d,
+                    const char *what, double x, int64_t ns) {
+  pp__live_note *n = note_new(l, PPT_EV_ANOMALY, ns, what, s->name);
+  if (!n)
+    return;
+  n->value = x;
+  n->baseline = d->median;
+  n->spread = d->mad;
+  n->threshold = d->threshold;
+  char a[32], b[32], c[32];
+  if (strcmp(what, "rate") == 0) {
+    fmt_rate(a, sizeof a, x);
+    fmt_rate(b, sizeof b, d->median);
+    fmt_rate(c, sizeof c, d->mad);
+  } else {
+    fmt_ns(a, sizeof a, x);
+    fmt_ns(b, sizeof b, d->median);
+    fmt_ns(c, sizeof c, d->mad);
+  }
+  snprintf(n->message, sizeof n->message,
+           "anomaly: %.80s %s %s (median %s, MAD %s)", s->name, what, a, b,
+           c);
+  note_done(l, n);
+}
+
+static void close_interval(pp__live *l, int64_t i) {
+  int64_t end_ns = l->origin + (i + 1) * l->cfg.interval_ns;
+  for (size_t k = 0; k < l->nser; k++) {
+    series *s = l->ser[k];
+    if (s->first_ix < 0 || s->first_ix > i)
+      continue;
+    uint64_t count = pp_roll_count(&s->roll, i);
+    double rate = (double)count / l->interval_s;
+    pp_ewma_update(&s->ewma, rate, l->interval_s);
+    if (count) {
+      pp_roll_window(&s->roll, i, 1, &l->scratch);
+      double p99 = (double)pp_lhist_percentile(&l->scratch, 99);
+      if (pp_detector_step(&s->det_p99, p99) == PP_DETECT_START)
+        anomaly(l, s, &s->det_p99, "p99", p99, end_ns);
+    }
+    /* The first interval of a series is partial: its rate is no value. */
+    if (i > s->first_ix &&
+        pp_detector_step(&s->det_rate, rate) == PP_DETECT_START)
+      anomaly(l, s, &s->det_rate, "rate", rate, end_ns);
+    pp_live_stats snap[3];
+    snapshot(l, s, i, end_ns, snap);
+    pthread_mutex_lock(&l->lock);
+    memcpy(s->snap, snap, sizeof snap);
+    pthread_mutex_unlock(&l->lock);
+  }
+}
+
+void pp__live_tick(pp__live *l, int64_t now) {
+  if (!l)
+    return;
+  int64_t due = now - l->cfg.grace_ns - l->origin;
+  if (due < l->cfg.interval_ns)
+    return;
+  int64_t last = due / l->cfg.interval_ns - 1; /* last interval to close */
+  if (last <= l->closed)
+    return;
+  /* After a long stall only the intervals the ring still holds matter. */
+  if (last - l->closed > (int64_t)PP_ROLL_MAX_WINDOW)
+    l->closed = last - PP_ROLL_MAX_WINDOW;
+  while (l->closed < last)
+    close_interval(l, ++l->closed);
+  pairs_sweep(l, now);
+}
+
+pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
+  if (!cfg || !cfg->on)
+    return NULL;
+  pp__live *l = pp__calloc(1, sizeof *l);
+  if (!l)
+    return NULL;
+  l->cfg = *cfg;
+  l->origin = origin_ns;
+  l->interval_s = (double)cfg->interval_ns * 1e-9;
+  l->closed = -1;
+  l->req_series[0] = l->req_series[1] = -1;
+  pthread_mutex_init(&l->lock, NULL);
+  pp_lhist_init(&l->scratch);
+  return l;
+}
+
+void pp__live_free(pp__live *l) {
+  if (!l)
+    return;
+  for (size_t i = 0; i < l->nser; i++) {
+    series *s = l->ser[i];
+    pp_roll_free(&s->roll);
+    pp_detector_free(&s->det_p99);
+    pp_detector_free(&s->det_rate);
+    pp__free(s->name);
+    pp__free(s);
+  }
+  pp__free(l->ser);
+  pp__free(l->locs);
+  for (size_t i = 0; i < l->nth; i++)
+    pp__free(l->th[i].f);
+  pp__free(l->th);
+  pp__free(l->pairs);
+  pp__free(l->cpu_thr);
+  pp_lhist_free(&l->scratch);
+  pthread_mutex_destroy(&l->lock);
+  pp__free(l);
+}
+
+int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
+                   pp_live_stats *out) {
+  if (!l)
+    return PP_ENOTSUP;
+  int w = window_s == 1 ? 0 : window_s == 10 ? 1 : window_s == 60 ? 2 : -1;
+  if (w < 0 || !out || (kind == S_ZONE && !name))
+    return PP_EINVAL;
+  const char *nm = kind == S_E2E    ? "request e2e"
+                   : kind == S_TTFT ? "request ttft"
+                                    : name;
+  pthread_mutex_lock(&l->lock);
+  int i = series_find(l, kind, nm);
+  if (i >= 0) {
+    *out = l->ser[i]->snap[w];
+    out->struct_size = sizeof *out;
+    out->window_s = (uint32_t)window_s;
+  }
+  pthread_mutex_unlock(&l->lock);
+  return i >= 0 ? PP_OK : PP_EINVAL;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live-statistics engine of a session (docs/live.md). The writer
+ * thread feeds it every drained event (already in ns) and ticks it after
+ * each pass; it pairs zone begins/ends per thread, ranges and requests by
+ * id, keeps a rolling window per zone name and for request E2E and TTFT,
+ * closes an interval once its end is a grace period in the past, runs the
+ * median/MAD detectors on the closed interval's p99 and rate, watches the
+ * sampler's counters for resource pressure, and queues one note per
+ * anomaly or alert episode for the writer to write and dispatch.
+ *
+ * Threads: everything but pp__live_query() runs on the writer thread
+ * (which owns the engine); pp__live_query() may be called from any thread
+ * and only touches the published snapshots, under the engine's lock.
+ */
+#ifndef PP_CORE_LIVE_H
+#define PP_CORE_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeprof.h"
+
+typedef struct pp__live_cfg {
+  int on;               /* 0: PIPEPROF_LIVE=off */
+  int64_t interval_ns;  /* default 1 s */
+  int64_t grace_ns;     /* close an interval this long after its end */
+  double k;             /* detector threshold in robust sigmas, default 5 */
+  unsigned history;     /* intervals of history per detector, default 60 */
+  unsigned min_values;  /* history needed before flagging, default 10 */
+  double floor_rel;     /* MAD floor relative to the median, default 0.05 */
+  double tau_s;         /* EWMA time constant, default 10 s */
+  /* alerts (PIPEPROF_ALERTS); a negative threshold or 0 flag: off */
+  double mem_pct;       /* memory used >= this % of total, default 90 */
+  int swap;             /* swap in use and growing, default on */
+  double psi_pct;       /* PSI some avg10 >= this %, default 10 */
+  int throttle;         /* CPU thermal throttle count rising, default on */
+  double gpu_mem_pct;   /* GPU memory used >= this %, default 95 */
+} pp__live_cfg;
+
+void pp__live_cfg_default(pp__live_cfg *c);
+/* Parse PIPEPROF_LIVE ("off", or comma-separated interval=1s, k=5,
+ * history=60, min=10, floor=5%, tau=10s) into c. Returns 0, or -1 with a
+ * one-line reason in err. */
+int pp__live_parse(const char *spec, pp__live_cfg *c, char *err, size_t n);
+/* Parse PIPEPROF_ALERTS ("off", or mem=90%, swap=on, psi=10%,
+ * throttle=on, gpu_mem=95%; each also "off"). */
+int pp__alerts_parse(const char *spec, pp__live_cfg *c, char *err, size_t n);
+
+/* One anomaly or alert, as queued for the writer. */
+typedef struct pp__live_note {
+  int type;             /* PPT_EV_ANOMALY or PPT_EV_ALERT */
+  int64_t ns;
+  char what[16];
+  char which[64];
+  char message[256];
+  double value, baseline, spread, threshold;
+} pp__live_note;
+
+typedef struct pp__live pp__live;
+
+/* origin_ns: the session start (interval 0 begins there). NULL when out of
+ * memory or cfg->on is 0. */
+pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns);
+void pp__live_free(pp__live *l);
+/* One drained event (types of enum ppt_event_type); extra as in the ring. */
+void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
+                    const pp_srcloc *loc, int64_t ns, uint64_t value,
+                    uint64_t extra);
+/* Close every interval that ended more than grace before now. */
+void pp__live_tick(pp__live *l, int64_t now_ns);
+/* Notes queued since the last call: up to max copied into out, returns how
+ * many (the rest stay queued). */
+size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max);
+/* The last notes of the session (oldest first; at most PP__LIVE_KEEP), for
+ * flight dumps. */
+#define PP__LIVE_KEEP 64u
+size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max);
+/* Query the snapshot (any thread). kind 0: zone by name; 1: request E2E;
+ * 2: request TTFT. */
+int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
+                   pp_live_stats *out);
+
+#endif /* PP_CORE_LIVE_H */
