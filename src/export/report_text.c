@@ -18,6 +18,7 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/report_gpu.h"
+#include "export/report_gpuzones.h"
 
 #define NAME_MAX_COLS 40
 #define NAME_MIN_COLS 12
@@ -590,7 +591,8 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   frame_table(out, t, cap);
   counter_table(out, t, cap);
   request_table(out, t);
-  if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0)
+  if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0 ||
+      pp_report_gpu_zones(out, t) != 0)
     return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;

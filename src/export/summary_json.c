@@ -11,11 +11,14 @@
 
 #include "export/export.h"
 #include "export/jsonw.h"
+#include "export/report_gpuzones.h"
 #include "internal.h"
 #include "pipeprof/version.h"
 
 #define SUMMARY_SCHEMA "pipeprof.summary"
 #define SUMMARY_SCHEMA_VERSION 1
+/* Compatible additions within version 1: 1 = gpu_zones, memory_pools. */
+#define SUMMARY_SCHEMA_MINOR 1
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -297,6 +300,7 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   pp_jsonw_obj_begin(&w);
   pp_jsonw_kv_str(&w, "schema", SUMMARY_SCHEMA);
   pp_jsonw_kv_int(&w, "schema_version", SUMMARY_SCHEMA_VERSION);
+  pp_jsonw_kv_int(&w, "schema_minor", SUMMARY_SCHEMA_MINOR);
   pp_jsonw_key(&w, "generator");
   pp_jsonw_obj_begin(&w);
   pp_jsonw_kv_str(&w, "name", "pipeprof");
@@ -340,6 +344,8 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
+  if (pp_summary_gpu_zones_json(&w, t) != 0)
+    sys_rc = -1;
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
   int rc = pp_jsonw_finish(&w);

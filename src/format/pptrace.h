@@ -20,12 +20,11 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 1u /* 1.1: REQ_* and BATCH events */
-/* Reserved for work in progress (assign within the range, bump the minor
- * version to 2 when the first of them lands):
+#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH events; 1.2: GPU
+                                zones and device memory pools (24-27) */
+/* Reserved for work in progress (assign within the range):
  *   event types 18-21  queues between stages (pp_queue_*)
  *   event types 22-23  live statistics: anomalies and alerts
- *   event types 24-27  GPU zones and device memory pools
  *   event types 28-31  CUPTI activity (kernels, copies, API calls)
  *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
@@ -65,20 +64,47 @@ enum ppt_event_type {
   PPT_EV_REQ_TOKENS = 15, /* id, tokens produced now */
   PPT_EV_REQ_END = 16,    /* id, zigzag(status), 0 = ok */
   PPT_EV_BATCH = 17,      /* size, padded size */
-  PPT_EV_MAX_ = 17
+  /* Since 1.2: GPU zones (written by the library's resolver straight into
+   * the EVENTS chunk of the launching thread, never in a ring) and device
+   * memory pools (ring events with a value and an extra number; the ring
+   * keeps bytes << 8 | device in the extra). File layout of each in
+   * docs/formats/pptrace.md. */
+  PPT_EV_GPU_ZONE = 24,    /* device, stream, launch delta, duration ns */
+  PPT_EV_MEM_ALLOC = 25,   /* ptr, bytes, device */
+  PPT_EV_MEM_FREE = 26,    /* ptr, device */
+  PPT_EV_MEM_RESERVE = 27, /* reserved bytes now, device */
+  PPT_EV_MAX_ = 27
 };
+
+/* 1 for the event types this version defines (18-23 are reserved). */
+static inline int ppt_type_known(unsigned type) {
+  return (type >= PPT_EV_ZONE_BEGIN && type <= PPT_EV_BATCH) ||
+         (type >= PPT_EV_GPU_ZONE && type <= PPT_EV_MEM_RESERVE);
+}
+
+/* 1 for the memory pool events (since 1.2). */
+static inline int ppt_is_mem(unsigned type) {
+  return type >= PPT_EV_MEM_ALLOC && type <= PPT_EV_MEM_RESERVE;
+}
+
+/* Ring packing of a memory event's extra number: bytes (< 2^48) and the
+ * device (0..255). */
+#define PPT_MEM_MAX_BYTES ((UINT64_C(1) << 48) - 1)
 
 /* 1 for the event types that carry a 64-bit value (a second ring slot,
  * one more field in the EVENTS payload): all but zone begin/end, marks and
  * frame marks. */
 static inline int ppt_has_value(unsigned type) {
-  return type >= PPT_EV_COUNTER_SET && type <= PPT_EV_MAX_ &&
-         type != PPT_EV_MARK && type != PPT_EV_FRAME;
+  return ppt_type_known(type) && type >= PPT_EV_COUNTER_SET &&
+         type != PPT_EV_MARK && type != PPT_EV_FRAME &&
+         type != PPT_EV_GPU_ZONE;
 }
 
-/* 1 for the event types that carry an extra number (since 1.1). */
+/* 1 for the event types that carry an extra number in the ring (since
+ * 1.1; memory events since 1.2). */
 static inline int ppt_has_extra(unsigned type) {
-  return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_BATCH;
+  return (type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_BATCH) ||
+         ppt_is_mem(type);
 }
 
 /* ---- little-endian fixed-width helpers ---- */
