@@ -51,3 +51,63 @@ add_dependencies(pp-tests fake_nvml)
 target_compile_definitions(pp-tests PRIVATE
   PP_FAKE_NVML_PATH="$<TARGET_FILE_DIR:fake_nvml>/libnvidia-ml.so.1")
 # ---- end of the NVML block ----------------------------------------------
+
+# ---- CUDA driver test double (src/core/gpu.c; owner: GPU zones) ---------
+# A fake libcuda.so.1 with a scripted GPU ($PP_FAKE_CUDA, see
+# tests/fakes/fake_cuda.c); tests point PIPEPROF_LIBCUDA at it. Never
+# installed.
+add_library(fake_cuda SHARED tests/fakes/fake_cuda.c)
+set_target_properties(fake_cuda PROPERTIES
+  OUTPUT_NAME cuda
+  SOVERSION 1
+  C_VISIBILITY_PRESET default
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fakes)
+target_link_libraries(fake_cuda PRIVATE Threads::Threads)
+add_dependencies(pp-tests fake_cuda)
+target_compile_definitions(pp-tests PRIVATE
+  PP_FAKE_CUDA_PATH="$<TARGET_FILE_DIR:fake_cuda>/libcuda.so.1")
+# ---- end of the CUDA driver block ---------------------------------------
+
+# ---- GPU tests (tests/gpu/) ---------------------------------------------
+# CUDA programs that check GPU features on real hardware; built with nvcc
+# when CMake finds the CUDA toolkit (/usr/local/cuda/bin/nvcc is tried when
+# nvcc is not on PATH), run by the suite, and print "skipped: no GPU" where
+# there is none. Not with sanitizers (nvcc does not take their flags).
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
+   AND EXISTS /usr/local/cuda/bin/nvcc)
+  find_program(PP_NVCC_ON_PATH nvcc)
+  if(NOT PP_NVCC_ON_PATH)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+endif()
+check_language(CUDA)
+set(PP_GPU_TESTS_DEFAULT OFF)
+if(CMAKE_CUDA_COMPILER AND NOT PP_SANITIZE)
+  set(PP_GPU_TESTS_DEFAULT ON)
+endif()
+option(PP_GPU_TESTS "Build the CUDA tests in tests/gpu (needs nvcc)"
+       ${PP_GPU_TESTS_DEFAULT})
+if(PP_GPU_TESTS)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 75 80 90)
+  endif()
+  enable_language(CUDA)
+  add_executable(pp-gpu-zones tests/gpu/gpu_zones.cu tests/gpu/check.c)
+  target_include_directories(pp-gpu-zones PRIVATE include src tests/gpu)
+  target_link_libraries(pp-gpu-zones PRIVATE pipeprof pptools)
+  add_dependencies(pp-tests pp-gpu-zones)
+  target_compile_definitions(pp-tests PRIVATE
+    PP_GPU_ZONES_BIN="$<TARGET_FILE:pp-gpu-zones>")
+  add_test(NAME gpu_zones COMMAND pp-gpu-zones
+           ${PROJECT_BINARY_DIR}/gpu_zones.pptrace)
+endif()
+
+# The disabled (PP_DISABLE) forms of the GPU zone and memory pool macros
+# must compile, in C and C++.
+add_library(pp_disabled_forms OBJECT tests/helpers/disabled_forms.c
+            tests/helpers/disabled_forms.cpp)
+target_include_directories(pp_disabled_forms PRIVATE include)
+target_compile_definitions(pp_disabled_forms PRIVATE PP_DISABLE)
+add_dependencies(pp-tests pp_disabled_forms)
+# ---- end of the GPU tests block -----------------------------------------

@@ -143,7 +143,8 @@ PP_API int pp_init(const pp_config *cfg);
  * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
  * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
  * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK, PIPEPROF_SAMPLE_HZ,
- * PIPEPROF_SYSROOT, PIPEPROF_LIVE, PIPEPROF_ALERTS). The library calls this itself when
+ * PIPEPROF_SYSROOT, PIPEPROF_LIVE, PIPEPROF_ALERTS,
+ * PIPEPROF_GPU_SLOTS, PIPEPROF_LIBCUDA). The library calls this itself when
  * it is loaded; programs need not. An invalid value prints one line on
  * stderr and leaves profiling off. Returns PP_OK also when PIPEPROF is unset
  * or 0, and PP_EBUSY (silently) when a session already runs. Note that with
@@ -201,7 +202,8 @@ typedef enum pp_kind {
   /** A queue between two stages (pp_queue_declare): name is the queue's,
    * function the producing stage, file the consuming stage, line the
    * capacity (0: unbounded). Added in 0.2.0. */
-  PP_KIND_QUEUE = 6
+  PP_KIND_QUEUE = 6,
+  PP_KIND_POOL = 7 /**< a device memory pool (pp_mem_*) */
 } pp_kind;
 
 /**
@@ -492,6 +494,76 @@ typedef enum pp_live_request_metric {
 PP_API int pp_live_request(int metric, int window_s, pp_live_stats *out);
 
 /* ------------------------------------------------------------------------ */
+/* GPU zones (CUDA) and device memory pools                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Token of a GPU zone, returned by pp_gpu_zone_begin*() by value and passed
+ * to pp_gpu_zone_end() exactly once: NULL `slot` when nothing was recorded
+ * (then the end records nothing either). Not API to read.
+ */
+typedef struct pp_gpu_zone {
+  void *slot;
+} pp_gpu_zone;
+
+/**
+ * GPU zones time the device work queued on one CUDA stream between begin
+ * and end (for instance the kernels of one stage), with CUDA events:
+ *
+ *   pp_gpu_zone z = pp_gpu_zone_begin(stream, "infer");
+ *   kernel<<<grid, block, 0, stream>>>(...);
+ *   pp_gpu_zone_end(z);
+ *
+ * stream is a cudaStream_t / CUstream (0 for the legacy default stream);
+ * the CUDA context current on the calling thread must be the stream's.
+ * The library loads libcuda.so.1 with dlopen on the first call
+ * (PIPEPROF_LIBCUDA names another path) and creates, once per context, a
+ * pool of PIPEPROF_GPU_SLOTS (default 1024) event pairs. A background
+ * resolver (the session's writer thread) polls the events with
+ * cuEventQuery, never blocking the program, and writes each finished zone
+ * to a GPU track ("GPU <device> stream <handle>") beside the launching
+ * thread, with its device duration (cuEventElapsedTime) placed on the CPU
+ * clock by a calibration described in docs/api.md.
+ *
+ * Cost: begin is one cuCtxGetCurrent (a thread-local read in the driver),
+ * one atomic claim of a pool slot, one cuEventRecord (about 1-3 us on
+ * current drivers: the driver appends a command to the stream) and a
+ * timestamp; end is one cuEventRecord. No lock, allocation or formatting
+ * after the first call per context. Zones may nest and overlap; end on a
+ * thread where the same context is current (normally the caller of
+ * begin). When no slot is free (more than the pool's zones waiting for the
+ * GPU), no context is current, libcuda is missing or a record fails, the
+ * zone is not recorded and counted by reason; the report gives the counts
+ * or "GPU zones: unavailable: <reason>". Any thread.
+ */
+PP_API pp_gpu_zone pp_gpu_zone_begin_loc(const pp_srcloc *loc, void *stream);
+/** Same with a run-time name, interned as for pp_zone_begin_name(). */
+PP_API pp_gpu_zone pp_gpu_zone_begin(void *stream, const char *name);
+/** End a GPU zone: records its end event on the zone's stream. */
+PP_API void pp_gpu_zone_end(pp_gpu_zone zone);
+
+/**
+ * Device memory pools (a caching allocator, an arena, a KV cache) by name
+ * and device (0..255). The analysis gives per pool and device the high
+ * watermark, the steady-state level, reserved-but-unused bytes
+ * (fragmentation) at the watermark and on average, alloc/free counts and
+ * leaks; see docs/api.md for the definitions. ptr identifies an
+ * allocation (any unique non-zero value); bytes is at most 2^48 - 1.
+ * Cost: as a counter update (two ring slots) plus interning the pool name
+ * (a hash of the string). Trace and flight modes (stats mode keeps no pool
+ * figures). Any thread.
+ */
+/** bytes were allocated at ptr from pool on device. */
+PP_API void pp_mem_alloc(const void *ptr, uint64_t bytes, const char *pool,
+                         int device);
+/** The allocation at ptr returns to pool: its size is the one given to
+ * pp_mem_alloc (looked up when the trace is analysed). */
+PP_API void pp_mem_free(const void *ptr, const char *pool, int device);
+/** The pool now holds bytes reserved from the device (in use or not):
+ * call whenever the reservation changes. */
+PP_API void pp_mem_reserve(const char *pool, uint64_t bytes, int device);
+
+/* ------------------------------------------------------------------------ */
 /* Instrumentation macros                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -517,6 +589,18 @@ PP_API int pp_live_request(int metric, int window_s, pp_live_stats *out);
 #define PP_QUEUE_POP(q, id) ((void)0)
 #define PP_QUEUE_WAIT_BEGIN(q, why) ((void)0)
 #define PP_QUEUE_WAIT_END(q, why) ((void)0)
+/* Arguments are named in sizeof only (never evaluated), so that variables
+ * used only here raise no unused warnings. */
+#define PP_GPU_ZONE_BEGIN(var, stream, name)                                \
+  pp_gpu_zone var = {(void *)(0 * sizeof(stream))}
+#define PP_GPU_ZONE_END(var) ((void)(var))
+#define PP_MEM_ALLOC(ptr, bytes, pool, device)                              \
+  ((void)sizeof(ptr), (void)sizeof(bytes), (void)sizeof(pool),              \
+   (void)sizeof(device))
+#define PP_MEM_FREE(ptr, pool, device)                                      \
+  ((void)sizeof(ptr), (void)sizeof(pool), (void)sizeof(device))
+#define PP_MEM_RESERVE(pool, bytes, device)                                 \
+  ((void)sizeof(pool), (void)sizeof(bytes), (void)sizeof(device))
 
 #else /* !PP_DISABLE */
 
@@ -530,6 +614,15 @@ static inline pp_zone pp__zone_start(const pp_srcloc *loc) {
     return z;
   }
   return pp_zone_begin(loc);
+}
+
+static inline pp_gpu_zone pp__gpu_zone_start(const pp_srcloc *loc,
+                                             void *stream) {
+  if (PP__LIKELY(!PP__ACTIVE())) {
+    pp_gpu_zone z = {0};
+    return z;
+  }
+  return pp_gpu_zone_begin_loc(loc, stream);
 }
 
 static inline void pp__zone_stop(pp_zone z) {
@@ -621,6 +714,33 @@ static inline void pp__zone_cleanup(pp_zone *z) {
 #define PP_QUEUE_POP(q, id) pp_queue_pop((q), (uint64_t)(id))
 #define PP_QUEUE_WAIT_BEGIN(q, why) pp_queue_wait_begin((q), (why))
 #define PP_QUEUE_WAIT_END(q, why) pp_queue_wait_end((q), (why))
+/** GPU zone at a static site: PP_GPU_ZONE_BEGIN(z, stream, "infer");
+ * launch work on stream; PP_GPU_ZONE_END(z). Disabled profiler: one load
+ * and one branch. */
+#define PP_GPU_ZONE_BEGIN(var, stream, name)                                \
+  PP__LOC(PP__CAT(var, _pp_loc), name, PP_KIND_ZONE);                       \
+  pp_gpu_zone var = pp__gpu_zone_start(&PP__CAT(var, _pp_loc),              \
+                                       (void *)(stream))
+#define PP_GPU_ZONE_END(var)                                                \
+  do {                                                                      \
+    if ((var).slot)                                                         \
+      pp_gpu_zone_end(var);                                                 \
+  } while (0)
+#define PP_MEM_ALLOC(ptr, bytes, pool, device)                              \
+  do {                                                                      \
+    if (PP__UNLIKELY(PP__ACTIVE()))                                         \
+      pp_mem_alloc((ptr), (uint64_t)(bytes), (pool), (device));             \
+  } while (0)
+#define PP_MEM_FREE(ptr, pool, device)                                      \
+  do {                                                                      \
+    if (PP__UNLIKELY(PP__ACTIVE()))                                         \
+      pp_mem_free((ptr), (pool), (device));                                 \
+  } while (0)
+#define PP_MEM_RESERVE(pool, bytes, device)                                 \
+  do {                                                                      \
+    if (PP__UNLIKELY(PP__ACTIVE()))                                         \
+      pp_mem_reserve((pool), (uint64_t)(bytes), (device));                  \
+  } while (0)
 
 #endif /* PP_DISABLE */
 

@@ -83,6 +83,7 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(p->counters);
   pp_request_stats_free(&p->req);
   pp_pipeline_free(&p->pipe);
+  pp_gpu_stats_free(p);
   memset(p, 0, sizeof *p);
   pp__free(t->ranges);
   t->ranges = NULL;
@@ -618,7 +619,7 @@ static int analyze_from_stats(pp_trace *t) {
   p->event_cost_ns = meta_event_cost(t);
   if (p->nzones > 1)
     qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
-  if (pp_analyze_pipeline(t) != 0)
+  if (pp_analyze_pipeline(t) != 0 || pp_analyze_gpu(t) != 0)
     return -1;
   t->analyzed = 1;
   return 0;
@@ -646,6 +647,15 @@ int pp_analyze(pp_trace *t) {
       any = 1;
     }
   }
+  for (size_t i = 0; i < t->ngpu; i++) { /* GPU work may outlast the CPU */
+    const pp_gpu_zone_rec *g = &t->gpu[i];
+    int64_t lo = g->launch < g->start ? g->launch : g->start;
+    if (!any || lo < p->t0)
+      p->t0 = lo;
+    if (!any || g->end > p->t1)
+      p->t1 = g->end;
+    any = 1;
+  }
   p->wall_ns = any ? span_ns(p->t0, p->t1) : 0;
 
   p->event_cost_ns = meta_event_cost(t);
@@ -660,7 +670,7 @@ int pp_analyze(pp_trace *t) {
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
       counter_stats(t, canon) || pp_analyze_requests(t) ||
-      pp_analyze_pipeline(t))
+      pp_analyze_pipeline(t) || pp_analyze_gpu(t))
     goto oom;
   pp__free(canon);
   t->analyzed = 1;

@@ -55,6 +55,17 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
     }
     src->nnotes = 0;
   }
+  /* GPU zones: appended, sites renumbered. */
+  if (src->ngpu) {
+    if (pp__grow((void **)&dst->gpu, &dst->cap_gpu, dst->ngpu + src->ngpu,
+                 sizeof(pp_gpu_zone_rec)) != 0)
+      return -1;
+    for (size_t i = 0; i < src->ngpu; i++) {
+      dst->gpu[dst->ngpu] = src->gpu[i];
+      dst->gpu[dst->ngpu++].loc += (uint32_t)base;
+    }
+    src->ngpu = 0;
+  }
   /* Meta: src's keys that dst lacks (dst names the run's main process). */
   for (size_t i = 0; i < src->nmeta; i++) {
     if (pp_trace_meta(dst, src->meta[i].key))

@@ -36,11 +36,36 @@ typedef struct pp_event {
     int64_t i;   /* COUNTER_SET / COUNTER_ADD */
     double f;    /* COUNTER_SETF */
     uint64_t id; /* FLOW_*, RANGE_*, REQ_* (the caller's id), BATCH
-                    (the batch size) */
+                    (the batch size), MEM_ALLOC / MEM_FREE (the pointer) */
   } v;
   uint64_t v2;   /* since 1.1, REQ_* and BATCH: REQ_TOKENS tokens,
-                    REQ_END zigzag(status), BATCH padded size; else 0 */
+                    REQ_END zigzag(status), BATCH padded size; since 1.2
+                    MEM_*: device << 56 | bytes (pp_mem_bytes,
+                    pp_mem_device); else 0 */
 } pp_event;
+
+/* Bytes (< 2^48; 0 for MEM_FREE) and device of a MEM_* event. */
+static inline uint64_t pp_mem_bytes(const pp_event *e) {
+  return e->v2 & ((UINT64_C(1) << 48) - 1);
+}
+static inline uint32_t pp_mem_device(const pp_event *e) {
+  return (uint32_t)(e->v2 >> 56);
+}
+
+/* One GPU zone (pp_gpu_zone_begin/end, event GPU_ZONE since 1.2): device
+ * work on one stream, measured with CUDA events and placed on the CPU
+ * clock by the library's calibration. */
+typedef struct pp_gpu_zone_rec {
+  int64_t start, end; /* ns, monotonic clock */
+  int64_t launch;     /* ns: when pp_gpu_zone_begin was called */
+  uint64_t tid;       /* launching thread */
+  uint64_t stream;    /* CUstream handle */
+  uint32_t device;    /* CUDA device ordinal */
+  uint32_t loc;
+  uint32_t track;     /* index into pp_gpu_stats.tracks (pp_analyze) */
+  int32_t cpu_zone;   /* pp_analyze: index in the launching thread's zones
+                         of the innermost zone open at launch, or -1 */
+} pp_gpu_zone_rec;
 
 /* A completed (or forcibly closed) zone on one thread. */
 typedef struct pp_zone_inst {
@@ -283,6 +308,62 @@ typedef struct pp_pipeline {
   pp_advice *advice;         /* by severity, then rule order */
   size_t nadvice;
 } pp_pipeline;
+/* A GPU track: one device and stream, and the thread that launched its
+ * first zone (exporters show the track beside it). */
+typedef struct pp_gpu_track {
+  uint32_t device;
+  uint64_t stream;
+  uint64_t tid;
+  uint64_t zones;
+} pp_gpu_track;
+
+/* GPU zones (src/analyze/gpu.c). The library's counts come from META
+ * gpu_zones.*; each is -1 when the trace does not say. */
+typedef struct pp_gpu_stats {
+  int used;                 /* the program called pp_gpu_zone_begin (or
+                               there are GPU zones) */
+  const char *unavailable;  /* META gpu_zones.unavailable, or NULL; points
+                               into the trace */
+  pp_zone_stats *zones;     /* per site, by total_ns descending (self = total;
+                               no nesting on the GPU) */
+  size_t nzones;
+  pp_gpu_track *tracks;     /* by device, then stream */
+  size_t ntracks;
+  int64_t resolved, unresolved, pool_exhausted, no_context, record_failed,
+      unavailable_calls, query_failed, calib_error_ns;
+} pp_gpu_stats;
+
+/* One device memory pool on one device (pp_mem_*). Levels are bytes;
+ * "in use" is allocated and not yet freed, "reserved" the pool's last
+ * pp_mem_reserve figure. Time averages run from the pool's first event to
+ * the end of the trace. */
+typedef struct pp_mem_pool_stats {
+  uint32_t loc;             /* the pool's name */
+  uint32_t device;
+  uint64_t allocs, frees;
+  uint64_t unmatched_frees; /* frees of a pointer not allocated (or twice) */
+  uint64_t peak;            /* high watermark of in-use bytes */
+  int64_t peak_ts;          /* first time it was reached, ns */
+  int has_reserve;          /* pp_mem_reserve was called */
+  uint64_t reserved_at_peak;/* reserved bytes at the watermark */
+  int64_t unused_at_peak;   /* reserved - in use at the watermark; negative
+                               when more was allocated than reserved */
+  double mean_in_use;       /* time-weighted mean */
+  double mean_unused;       /* time-weighted mean of reserved - in use,
+                               over the time a reservation was known */
+  uint64_t steady;          /* steady-state level: time-weighted median of
+                               in use over the second half of the trace */
+  uint64_t final_in_use;
+  uint64_t leaks;           /* allocations never freed */
+  uint64_t leaked_bytes;
+  struct pp_mem_level *levels; /* in use and reserved after each event */
+  size_t nlevels;
+} pp_mem_pool_stats;
+
+typedef struct pp_mem_level {
+  int64_t ts;
+  uint64_t in_use, reserved; /* reserved: 0 before any pp_mem_reserve */
+} pp_mem_level;
 
 typedef struct pp_profile {
   int64_t t0, t1;         /* first and last timestamp, ns */
@@ -304,6 +385,9 @@ typedef struct pp_profile {
   pp_request_stats req;   /* requests and batches (pp_analyze_requests) */
   pp_pipeline pipe;       /* queues, stages, flows, advice
                              (pp_analyze_pipeline) */
+  pp_gpu_stats gpu;       /* GPU zones (pp_analyze_gpu) */
+  pp_mem_pool_stats *pools; /* device memory pools, by name then device */
+  size_t npools;
 } pp_profile;
 
 typedef struct pp_trace {
@@ -317,6 +401,9 @@ typedef struct pp_trace {
   size_t nclock, cap_clock;
   uint32_t pid;
   pp_read_diag diag;
+  pp_gpu_zone_rec *gpu;   /* GPU zones as read (any order); pp_analyze
+                             sorts them by track, then start */
+  size_t ngpu, cap_gpu;
   pp_range *ranges;       /* filled by pp_analyze, in start order */
   size_t nranges;
   pp_profile prof;        /* filled by pp_analyze */
@@ -354,6 +441,13 @@ int pp_analyze(pp_trace *t);
  * with the options t->req_warmup and t->req_slo (pp_analyze calls it; call
  * it again after changing them). Returns 0, or -1 when out of memory. */
 int pp_analyze_requests(pp_trace *t);
+/* GPU zones and memory pools (src/analyze/gpu.c): fill prof.gpu,
+ * prof.pools and the GPU zones' track and cpu_zone (pp_analyze calls it
+ * after the zones). Returns 0, or -1 when out of memory. */
+int pp_analyze_gpu(pp_trace *t);
+/* Release prof.gpu and prof.pools and zero them. */
+void pp_gpu_stats_free(pp_profile *p);
+
 /* Release what prof.req holds and zero it. */
 void pp_request_stats_free(pp_request_stats *r);
 /* Parse "ttft=200ms,tpot=40ms,e2e=2s" (units ns, us, ms, s; any subset,

@@ -452,6 +452,33 @@ int64_t pp_queue_depth(const pp_queue *q) {
            : 0;
 }
 
+/* Device memory pools: the pool is an interned name of kind POOL; the
+ * continuation slot carries bytes << 8 | device (pptrace.h). */
+static inline void record_mem(unsigned type, uint64_t value, uint64_t bytes,
+                              const char *pool, int device) {
+  if (pp__unlikely(!ACTIVE()) || !pool || device < 0 || device > 255)
+    return;
+  if (bytes > PPT_MEM_MAX_BYTES)
+    bytes = PPT_MEM_MAX_BYTES;
+  const pp_srcloc *loc = pp__intern(pool, PP_KIND_POOL);
+  pp__tstate *t = pp__thread_get();
+  if (t && loc)
+    push2x(t, pp__ticks(), tag(type, loc), value,
+           bytes << 8 | (uint64_t)device);
+}
+
+void pp_mem_alloc(const void *ptr, uint64_t bytes, const char *pool,
+                  int device) {
+  record_mem(PPT_EV_MEM_ALLOC, (uint64_t)(uintptr_t)ptr, bytes, pool,
+             device);
+}
+void pp_mem_free(const void *ptr, const char *pool, int device) {
+  record_mem(PPT_EV_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, pool, device);
+}
+void pp_mem_reserve(const char *pool, uint64_t bytes, int device) {
+  record_mem(PPT_EV_MEM_RESERVE, 0, bytes, pool, device);
+}
+
 void pp_mark(const char *name) {
   if (ACTIVE() && name)
     pp_mark_loc(pp__intern(name, PP_KIND_MARK));
@@ -502,13 +529,15 @@ typedef struct interned {
 
 static _Atomic(interned *) intern_tab[INTERN_SLOTS];
 static unsigned intern_count;
-static const pp_srcloc overflow_locs[6] = {
+static const pp_srcloc overflow_locs[PP_KIND_POOL + 1] = {
     {"(overflow)", NULL, NULL, 0, 0},
     {"(overflow)", NULL, NULL, 0, PP_KIND_ZONE},
     {"(overflow)", NULL, NULL, 0, PP_KIND_COUNTER},
     {"(overflow)", NULL, NULL, 0, PP_KIND_MARK},
     {"(overflow)", NULL, NULL, 0, PP_KIND_FRAME},
-    {"(overflow)", NULL, NULL, 0, PP_KIND_FLOW}};
+    {"(overflow)", NULL, NULL, 0, PP_KIND_FLOW},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_QUEUE},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_POOL}};
 
 static uint64_t name_hash(const char *s, uint32_t kind, size_t *len) {
   uint64_t h = 1469598103934665603ULL ^ kind;
@@ -559,7 +588,7 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
       atomic_store_explicit(&intern_tab[i], e, memory_order_release);
       res = &e->loc;
     } else {
-      res = &overflow_locs[kind < 6 ? kind : 0];
+      res = &overflow_locs[kind <= PP_KIND_POOL ? kind : 0];
     }
   }
   pthread_mutex_unlock(&intern_lock);

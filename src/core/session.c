@@ -32,6 +32,7 @@
 #include "aggregate.h"
 #include "clock.h"
 #include "live.h"
+#include "gpu.h"
 #include "recorder.h"
 #include "sampler.h"
 
@@ -76,7 +77,14 @@ typedef struct session {
   size_t cap_peek;
   pp__live_note notes[64]; /* taken this pass, dispatched after it */
   size_t nnotes;
+  pp__gpu_rec *gpu;     /* resolved GPU zones: this pass's (trace and stats
+                           modes) or the newest GPU_FLIGHT_MAX (flight) */
+  size_t ngpu, cap_gpu;
+  uint64_t gpu_total;   /* flight: records ever added to the ring */
 } session;
+
+/* Flight mode keeps this many resolved GPU zones for a dump. */
+#define GPU_FLIGHT_MAX 8192u
 
 static session S;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -280,7 +288,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     uint64_t ts = atomic_load_explicit(&s->ts, memory_order_relaxed);
     uint64_t a = atomic_load_explicit(&s->a, memory_order_relaxed);
     unsigned type = slot_type(a);
-    if (type == PPT_SLOT_CONT || type == 0 || type > PPT_EV_MAX_)
+    if (type == PPT_SLOT_CONT || !ppt_type_known(type))
       continue;
     uint64_t value = 0, extra = 0;
     if (ppt_has_value(type)) {
@@ -323,8 +331,8 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       prev = ts;
       started = 1;
     }
-    /* Worst case: type + four varints. */
-    if (ppt_buf_reserve(out, 1 + 10 + 10 + 10 + 10) != 0)
+    /* Worst case: type + five varints (memory events). */
+    if (ppt_buf_reserve(out, 1 + 5 * 10) != 0)
       continue;
     unsigned char *p = out->data + out->len;
     *p++ = (unsigned char)type;
@@ -336,6 +344,10 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     } else if (type == PPT_EV_COUNTER_SETF) {
       ppt_put_u64(p, value);
       p += 8;
+    } else if (ppt_is_mem(type)) { /* value, bytes, device */
+      p += ppt_put_uv(p, value);
+      p += ppt_put_uv(p, extra >> 8);
+      p += ppt_put_uv(p, extra & 0xff);
     } else if (ppt_has_value(type)) {
       p += ppt_put_uv(p, value);
       if (ppt_has_extra(type))
@@ -358,6 +370,74 @@ static void drain_thread(pp__tstate *t) {
   S.events_written +=
       encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file, 1);
   atomic_store_explicit(&t->r, w, memory_order_release);
+}
+
+/* ---- GPU zones (resolved by pp__gpu_poll in the writer thread) ---------- */
+
+static void gpu_emit(const pp__gpu_rec *r, void *arg) {
+  (void)arg;
+  if (S.cfg.mode == PP_MODE_FLIGHT) {
+    if (!S.gpu && !(S.gpu = pp__calloc(GPU_FLIGHT_MAX, sizeof *S.gpu)))
+      return;
+    S.gpu[S.gpu_total++ % GPU_FLIGHT_MAX] = *r;
+    return;
+  }
+  if (pp__grow((void **)&S.gpu, &S.cap_gpu, S.ngpu + 1, sizeof *S.gpu) == 0)
+    S.gpu[S.ngpu++] = *r;
+}
+
+static int cmp_gpu_rec(const void *a, const void *b) {
+  const pp__gpu_rec *x = a, *y = b;
+  if (x->tid != y->tid)
+    return x->tid < y->tid ? -1 : 1;
+  return x->start_tick < y->start_tick ? -1 : x->start_tick > y->start_tick;
+}
+
+/* GPU_ZONE events (docs/formats/pptrace.md) in one EVENTS chunk per
+ * launching thread. Sorts recs. */
+static void write_gpu_events(pp__gpu_rec *recs, size_t n) {
+  qsort(recs, n, sizeof *recs, cmp_gpu_rec);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    ppt_buf *out = &S.evbuf;
+    ppt_buf_uv(out, recs[i].tid);
+    ppt_buf_uv(out, recs[i].start_tick);
+    uint64_t prev = recs[i].start_tick;
+    for (; j < n && recs[j].tid == recs[i].tid && out->len < (256u << 10);
+         j++) {
+      const pp__gpu_rec *r = &recs[j];
+      uint32_t id = loc_id(r->loc);
+      if (id == UINT32_MAX || ppt_buf_reserve(out, 1 + 6 * 10) != 0)
+        continue;
+      unsigned char *p = out->data + out->len;
+      *p++ = PPT_EV_GPU_ZONE;
+      p += ppt_put_uv(p, ppt_zigzag((int64_t)(r->start_tick - prev)));
+      prev = r->start_tick;
+      p += ppt_put_uv(p, id);
+      p += ppt_put_uv(p, r->device);
+      p += ppt_put_uv(p, r->stream);
+      p += ppt_put_uv(p, ppt_zigzag((int64_t)(r->launch_tick - r->start_tick)));
+      p += ppt_put_uv(p, r->dur_ns);
+      out->len = (size_t)(p - out->data);
+      S.events_written++;
+    }
+    flush_events();
+    i = j;
+  }
+}
+
+static double gpu_rate(void) {
+  if (S.last_sync.mono_ns - S.sync0.mono_ns >= 100000000)
+    return pp__clock_rate(&S.sync0, &S.last_sync);
+  return S.ticks_per_ns > 0 ? S.ticks_per_ns : 1.0;
+}
+
+static void gpu_pass(int final) {
+  pp__gpu_poll(gpu_rate(), final, gpu_emit, NULL);
+  if (S.cfg.mode != PP_MODE_FLIGHT && S.ngpu) {
+    write_gpu_events(S.gpu, S.ngpu);
+    S.ngpu = 0;
+  }
 }
 
 static void snapshot_threads(ppt_buf *threads) {
@@ -565,6 +645,7 @@ int pp_live_request(int metric, int window_s, pp_live_stats *out) {
 
 /* One writer pass. Caller holds write_lock. */
 static void writer_pass(int final) {
+  gpu_pass(final); /* may add META */
   write_pending_meta();
   ppt_buf threads = {0};
   snapshot_threads(&threads);
@@ -741,6 +822,16 @@ static int flight_dump_locked(const char *path) {
     if (nr)
       write_notes(recent, nr);
   }
+  if (S.gpu_total) {
+    size_t ng = S.gpu_total < GPU_FLIGHT_MAX ? (size_t)S.gpu_total
+                                             : GPU_FLIGHT_MAX;
+    pp__gpu_rec *g = pp__malloc(ng * sizeof *g);
+    if (g) { /* write_gpu_events sorts: work on a copy */
+      memcpy(g, S.gpu, ng * sizeof *g);
+      write_gpu_events(g, ng);
+      pp__free(g);
+    }
+  }
   int failed = S.io_failed;
   write_end();
   close(fd);
@@ -899,6 +990,8 @@ static void fork_child(void) {
   memset(&S.defs, 0, sizeof S.defs);
   memset(&S.evbuf, 0, sizeof S.evbuf);
   S.sampler = NULL; /* its thread does not exist in the child */
+  S.gpu = NULL;
+  S.ngpu = S.cap_gpu = S.gpu_total = 0;
   pp__recorder_after_fork_child();
 }
 
@@ -1067,6 +1160,7 @@ int pp_init(const pp_config *user) {
   pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 / sizeof(pp__slot),
                          cfg.mode == PP_MODE_FLIGHT);
   pp__recorder_reset_positions();
+  pp__gpu_session_start();
   atomic_store(&running, 1);
   if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
     atomic_store(&running, 0);
@@ -1141,6 +1235,9 @@ int pp_shutdown(void) {
   ppt_buf_free(&S.defs);
   ppt_buf_free(&S.evbuf);
   ppt_buf_free(&S.meta_pending);
+  pp__free(S.gpu);
+  S.gpu = NULL;
+  S.ngpu = S.cap_gpu = S.gpu_total = 0;
   pp__free(S.snap);
   S.snap = NULL;
   S.nsnap = S.cap_snap = 0;
@@ -1251,6 +1348,14 @@ int pp_init_from_env(void) {
     if (env_uint("PIPEPROF_SAMPLE_HZ", v, 0, 1000, &u) != 0)
       return PP_EENV;
     cfg.sample_hz = u;
+  }
+  if ((v = getenv("PIPEPROF_GPU_SLOTS")) != NULL &&
+      pp__gpu_parse_slots(v) == 0) {
+    fprintf(stderr,
+            "pipeprof: invalid PIPEPROF_GPU_SLOTS=\"%s\": expected a number "
+            "from 2 to 65536; profiling is off\n",
+            v);
+    return PP_EENV;
   }
   cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a

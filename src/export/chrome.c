@@ -34,6 +34,7 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
+#include "export/report_gpuzones.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
@@ -395,13 +396,121 @@ static void write_names(chrome_ctx *c) {
     pp_jsonw_kv_uint(w, "tid", th->tid);
     pp_jsonw_key(w, "args");
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "sort_index", i);
+    pp_jsonw_kv_uint(w, "sort_index", 2 * i); /* GPU tracks go at 2i+1 */
     pp_jsonw_obj_end(w);
     pp_jsonw_obj_end(w);
   }
 }
 
 #define S(lit) lit, sizeof(lit) - 1
+
+/* ---- GPU zones and memory pools ----------------------------------------- */
+
+/* Chrome tid of GPU track k: above any Linux thread id (at most 2^22). */
+#define GPU_TID_BASE 1000000000ull
+
+static size_t thread_index(const pp_trace *t, uint64_t tid);
+
+/* GPU tracks as threads of their own ("GPU 0 stream 0x.."), sorted right
+ * after the thread that launched their first zone; zones as X events; a
+ * flow (v1 s/f) from the CPU zone open at launch to each GPU zone. */
+static void write_gpu(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  const pp_gpu_stats *g = &t->prof.gpu;
+  pp_jsonw *w = &c->w;
+  for (size_t k = 0; k < g->ntracks; k++) {
+    char name[64];
+    pp_gpu_track_name(name, sizeof name, &g->tracks[k]);
+    for (int m = 0; m < 2; m++) {
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "ph", "M");
+      pp_jsonw_kv_str(w, "name", m ? "thread_sort_index" : "thread_name");
+      pp_jsonw_kv_uint(w, "pid", t->pid);
+      pp_jsonw_kv_uint(w, "tid", GPU_TID_BASE + k);
+      pp_jsonw_key(w, "args");
+      pp_jsonw_obj_begin(w);
+      if (m)
+        pp_jsonw_kv_uint(w, "sort_index",
+                         2 * thread_index(t, g->tracks[k].tid) + 1);
+      else
+        pp_jsonw_kv_str(w, "name", name);
+      pp_jsonw_obj_end(w);
+      pp_jsonw_obj_end(w);
+    }
+  }
+  for (size_t i = 0; i < t->ngpu; i++) {
+    const pp_gpu_zone_rec *z = &t->gpu[i];
+    int64_t dur;
+    if (__builtin_sub_overflow(z->end, z->start, &dur) || dur < 0)
+      dur = dur < 0 ? 0 : INT64_MAX;
+    pp_jsonw_elem(w);
+    pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
+    put_name(c, z->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"gpu\",\"pid\":"));
+    pp_jsonw_put_uint(w, t->pid);
+    pp_jsonw_put(w, S(",\"tid\":"));
+    pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
+    pp_jsonw_put(w, S(",\"ts\":"));
+    pp_jsonw_put_us(w, rel_ns(c, z->start));
+    pp_jsonw_put(w, S(",\"dur\":"));
+    pp_jsonw_put_us(w, dur);
+    pp_jsonw_put(w, S(",\"args\":{\"launch_delay_us\":"));
+    pp_jsonw_put_us(w, z->start - z->launch);
+    pp_jsonw_put(w, S("}}"));
+    if (z->cpu_zone < 0)
+      continue;
+    /* The flow: starts in the launching CPU zone at the begin call, ends
+     * in this GPU zone at its start ("bp":"e": the enclosing slice). */
+    uint64_t id = mix64(0x6770757ull ^ mix64(i + 1));
+    for (int m = 0; m < 2; m++) {
+      pp_jsonw_elem(w);
+      if (m)
+        pp_jsonw_put(w, S("{\"ph\":\"f\",\"bp\":\"e\",\"name\":"));
+      else
+        pp_jsonw_put(w, S("{\"ph\":\"s\",\"name\":"));
+      put_name(c, z->loc);
+      pp_jsonw_put(w, S(",\"cat\":\"gpu_launch\",\"id\":"));
+      put_hex64(w, id);
+      if (m) {
+        pp_jsonw_put(w, S(",\"pid\":"));
+        pp_jsonw_put_uint(w, t->pid);
+        pp_jsonw_put(w, S(",\"tid\":"));
+        pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
+        pp_jsonw_put(w, S(",\"ts\":"));
+        pp_jsonw_put_us(w, rel_ns(c, z->start));
+      } else {
+        put_thread_ts(c, thread_index(t, z->tid), z->launch);
+      }
+      pp_jsonw_putc(w, '}');
+    }
+  }
+  /* Memory pools: one counter track per pool and device. */
+  for (size_t i = 0; i < t->prof.npools; i++) {
+    const pp_mem_pool_stats *ps = &t->prof.pools[i];
+    char name[160];
+    snprintf(name, sizeof name, "pool %s (GPU %u) bytes",
+             pp_trace_loc_name(t, ps->loc), (unsigned)ps->device);
+    for (size_t j = 0; j < ps->nlevels; j++) {
+      const pp_mem_level *l = &ps->levels[j];
+      if (j + 1 < ps->nlevels && ps->levels[j + 1].ts == l->ts)
+        continue; /* only the last level at one instant */
+      pp_jsonw_elem(w);
+      pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
+      pp_jsonw_put_str(w, name, strlen(name));
+      pp_jsonw_put(w, S(",\"pid\":"));
+      pp_jsonw_put_uint(w, t->pid);
+      pp_jsonw_put(w, S(",\"ts\":"));
+      pp_jsonw_put_us(w, rel_ns(c, l->ts));
+      pp_jsonw_put(w, S(",\"args\":{\"in_use\":"));
+      pp_jsonw_put_uint(w, l->in_use);
+      if (ps->has_reserve) {
+        pp_jsonw_put(w, S(",\"reserved\":"));
+        pp_jsonw_put_uint(w, l->reserved);
+      }
+      pp_jsonw_put(w, S("}}"));
+    }
+  }
+}
 
 static void write_zones(chrome_ctx *c, size_t ti) {
   const pp_thread *th = &c->t->threads[ti];
@@ -759,6 +868,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   write_flows_v1(&c);
   write_ranges(&c);
   write_notes(&c);
+  write_gpu(&c);
   if (write_counters(&c) != 0)
     goto done;
   write_queue_depths(&c);

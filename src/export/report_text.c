@@ -18,6 +18,7 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/report_gpu.h"
+#include "export/report_gpuzones.h"
 
 #define NAME_MAX_COLS 40
 #define NAME_MIN_COLS 12
@@ -619,7 +620,8 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   request_table(out, t);
   notes_table(out, t);
   if (pp_report_pipeline(out, t) != 0 || pp_report_system(out, t) != 0 ||
-      pp_report_gpu(out, t) != 0 || pp_report_advice(out, t) != 0)
+      pp_report_gpu(out, t) != 0 || pp_report_gpu_zones(out, t) != 0 ||
+      pp_report_advice(out, t) != 0)
     return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;

@@ -12,14 +12,15 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "format/pptrace.h"
+#include "export/report_gpuzones.h"
 #include "internal.h"
 #include "pipeprof/version.h"
 
 #define SUMMARY_SCHEMA "pipeprof.summary"
 #define SUMMARY_SCHEMA_VERSION 1
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
- * 1 = queues, pipeline, recommendations. */
-#define SUMMARY_SCHEMA_MINOR 1
+ * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools. */
+#define SUMMARY_SCHEMA_MINOR 2
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -374,6 +375,8 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
+  if (pp_summary_gpu_zones_json(&w, t) != 0)
+    sys_rc = -1;
   /* Members a caller adds (the HTML report's "timeline") come last. */
   if (extra && extra(&w, t, arg) != 0)
     sys_rc = -1;

@@ -21,9 +21,8 @@
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
 #define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,
-                                ANOMALY and ALERT events */
+                                ANOMALY, ALERT, GPU_ZONE and MEM_* events */
 /* Reserved for work in progress (assign within the range):
- *   event types 24-27  GPU zones and device memory pools
  *   event types 28-31  CUPTI activity (kernels, copies, API calls)
  *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
@@ -70,13 +69,22 @@ enum ppt_event_type {
   PPT_EV_QUEUE_POP = 19,        /* item id, zigzag(depth) */
   PPT_EV_QUEUE_WAIT_BEGIN = 20, /* why (1 full, 2 empty), zigzag(depth) */
   PPT_EV_QUEUE_WAIT_END = 21,   /* why, zigzag(depth) */
-  PPT_EV_MAX_ = 21, /* the last type a ring slot can hold */
   /* Since 1.2: written by the writer itself (never in a ring) in EVENTS
    * chunks of thread 0, with their own layout after type and time delta:
    * str what, str which, str message, f64 value, baseline, spread,
    * threshold (docs/formats/pptrace.md). */
   PPT_EV_ANOMALY = 22, /* a live statistic left its rolling baseline */
-  PPT_EV_ALERT = 23    /* a resource-pressure threshold was crossed */
+  PPT_EV_ALERT = 23,   /* a resource-pressure threshold was crossed */
+  /* Since 1.2: GPU zones (written by the library's resolver straight into
+   * the EVENTS chunk of the launching thread, never in a ring) and device
+   * memory pools (ring events with a value and an extra number; the ring
+   * keeps bytes << 8 | device in the extra). File layout of each in
+   * docs/formats/pptrace.md. */
+  PPT_EV_GPU_ZONE = 24,    /* device, stream, launch delta, duration ns */
+  PPT_EV_MEM_ALLOC = 25,   /* ptr, bytes, device */
+  PPT_EV_MEM_FREE = 26,    /* ptr, device */
+  PPT_EV_MEM_RESERVE = 27, /* reserved bytes now, device */
+  PPT_EV_MAX_ = 27 /* the last type defined; 22-24 never sit in a ring */
 };
 
 /* 1 for the event types with the anomaly/alert layout (since 1.2). */
@@ -84,18 +92,34 @@ static inline int ppt_is_note(unsigned type) {
   return type == PPT_EV_ANOMALY || type == PPT_EV_ALERT;
 }
 
+/* 1 for the event types this version defines. */
+static inline int ppt_type_known(unsigned type) {
+  return type >= PPT_EV_ZONE_BEGIN && type <= PPT_EV_MAX_;
+}
+
+/* 1 for the memory pool events (since 1.2). */
+static inline int ppt_is_mem(unsigned type) {
+  return type >= PPT_EV_MEM_ALLOC && type <= PPT_EV_MEM_RESERVE;
+}
+
+/* Ring packing of a memory event's extra number: bytes (< 2^48) and the
+ * device (0..255). */
+#define PPT_MEM_MAX_BYTES ((UINT64_C(1) << 48) - 1)
+
 /* 1 for the event types that carry a 64-bit value (a second ring slot,
  * one more field in the EVENTS payload): all but zone begin/end, marks and
  * frame marks. */
 static inline int ppt_has_value(unsigned type) {
-  return type >= PPT_EV_COUNTER_SET && type <= PPT_EV_MAX_ &&
-         type != PPT_EV_MARK && type != PPT_EV_FRAME;
+  return ppt_type_known(type) && type >= PPT_EV_COUNTER_SET &&
+         type != PPT_EV_MARK && type != PPT_EV_FRAME &&
+         type != PPT_EV_GPU_ZONE && !ppt_is_note(type);
 }
 
 /* 1 for the event types that carry an extra number (since 1.1; queue
- * events since 1.2). */
+ * and memory events since 1.2). */
 static inline int ppt_has_extra(unsigned type) {
-  return type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_QUEUE_WAIT_END;
+  return (type >= PPT_EV_REQ_BEGIN && type <= PPT_EV_QUEUE_WAIT_END) ||
+         ppt_is_mem(type);
 }
 
 /* ---- little-endian fixed-width helpers ---- */

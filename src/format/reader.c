@@ -226,6 +226,37 @@ static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
   return 0;
 }
 
+/* A GPU_ZONE event (since 1.2): device, stream, launch delta (ticks),
+ * duration (ns). Ticks are kept in start/launch until convert_ticks(); the
+ * end is set from the duration there. */
+static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
+                           uint64_t tick, uint64_t id) {
+  uint64_t device = ppt_get_uv(c);
+  uint64_t stream = ppt_get_uv(c);
+  int64_t launch = ppt_get_sv(c);
+  uint64_t dur = ppt_get_uv(c);
+  if (c->err || id >= loc_limit(t) || device > UINT32_MAX ||
+      dur > (uint64_t)INT64_MAX) {
+    t->diag.events_bad++;
+    return -1;
+  }
+  if (!loc_slot(t, id) || !thread_for(t, tid) ||
+      pp__grow((void **)&t->gpu, &t->cap_gpu, t->ngpu + 1,
+               sizeof(pp_gpu_zone_rec)) != 0)
+    return -1;
+  pp_gpu_zone_rec *g = &t->gpu[t->ngpu++];
+  memset(g, 0, sizeof *g);
+  g->start = (int64_t)tick;
+  g->launch = (int64_t)(tick + (uint64_t)launch);
+  g->end = (int64_t)dur; /* the duration until convert_ticks() */
+  g->tid = tid;
+  g->stream = stream;
+  g->device = (uint32_t)device;
+  g->loc = (uint32_t)id;
+  g->cpu_zone = -1;
+  return 0;
+}
+
 /* Events keep raw ticks in ts until convert_ticks(). */
 static int decode_events(pp_trace *t, ppt_cursor *c) {
   uint64_t tid = ppt_get_uv(c);
@@ -250,18 +281,33 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
     uint64_t id = ppt_get_uv(c);
     pp_event ev;
     memset(&ev, 0, sizeof ev);
-    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD)
+    uint64_t device = 0;
+    if (type == PPT_EV_GPU_ZONE) {
+      if (decode_gpu_zone(t, c, tid, tick + (uint64_t)delta, id) != 0)
+        return -1;
+      tick += (uint64_t)delta;
+      continue;
+    }
+    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD) {
       ev.v.i = ppt_get_sv(c);
-    else if (type == PPT_EV_COUNTER_SETF)
+    } else if (type == PPT_EV_COUNTER_SETF) {
       ev.v.f = ppt_get_f64(c);
-    else if (ppt_has_value(type))
+    } else if (ppt_is_mem(type)) {
       ev.v.id = ppt_get_uv(c);
-    if (ppt_has_extra(type))
       ev.v2 = ppt_get_uv(c);
-    if (c->err || type == 0 || type > PPT_EV_MAX_ || id >= loc_limit(t)) {
+      device = ppt_get_uv(c);
+    } else if (ppt_has_value(type)) {
+      ev.v.id = ppt_get_uv(c);
+      if (ppt_has_extra(type))
+        ev.v2 = ppt_get_uv(c);
+    }
+    if (c->err || !ppt_type_known(type) || id >= loc_limit(t) ||
+        device > 255 || (ppt_is_mem(type) && ev.v2 > PPT_MEM_MAX_BYTES)) {
       t->diag.events_bad++;
       return -1;
     }
+    if (ppt_is_mem(type))
+      ev.v2 |= device << 56;
     tick += (uint64_t)delta;
     ev.ts = (int64_t)tick;
     ev.type = (uint8_t)type;
@@ -419,6 +465,36 @@ static int64_t sat_ns(double v) {
   return (int64_t)llround(v);
 }
 
+/* One tick to ns, as the event loop of convert_ticks() does it (binary
+ * search for the segment; used for the few GPU zones). t->clock is sorted
+ * and filtered. */
+static int64_t tick_to_ns(const pp_trace *t, uint64_t tick, int identity,
+                          double fallback, double overall) {
+  size_t k = t->nclock;
+  if (identity)
+    return (int64_t)tick;
+  if (k == 0)
+    return sat_ns((double)tick / fallback);
+  size_t lo = 0, hi = k; /* last point with point.tick <= tick, else 0 */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->clock[mid].tick <= tick)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const pp_clock_sync *a = &t->clock[lo];
+  double rate = overall;
+  if (lo + 1 < k && tick >= a->tick) {
+    double dt = (double)t->clock[lo + 1].tick - (double)a->tick;
+    double dn = (double)t->clock[lo + 1].mono_ns - (double)a->mono_ns;
+    if (dt > 0 && dn > 0)
+      rate = dt / dn;
+  }
+  double d = ((double)tick - (double)a->tick) / rate;
+  return sat_ns((double)a->mono_ns + d);
+}
+
 static void convert_ticks(pp_trace *t) {
   const char *src = pp_trace_meta(t, "tick_source");
   int identity = src && strcmp(src, "monotonic") == 0;
@@ -446,6 +522,15 @@ static void convert_ticks(pp_trace *t) {
     double dn = (double)t->clock[k - 1].mono_ns - (double)t->clock[0].mono_ns;
     if (dt > 0 && dn > 0)
       overall = dt / dn;
+  }
+  for (size_t i = 0; i < t->ngpu; i++) {
+    pp_gpu_zone_rec *g = &t->gpu[i];
+    int64_t dur = g->end;
+    g->start = tick_to_ns(t, (uint64_t)g->start, identity, fallback, overall);
+    g->launch = tick_to_ns(t, (uint64_t)g->launch, identity, fallback,
+                           overall);
+    if (__builtin_add_overflow(g->start, dur, &g->end))
+      g->end = INT64_MAX;
   }
   for (size_t i = 0; i < t->nthreads; i++) {
     pp_thread *th = &t->threads[i];
@@ -695,5 +780,6 @@ void pp_trace_free(pp_trace *t) {
     pp__free(t->notes[i].message);
   }
   pp__free(t->notes);
+  pp__free(t->gpu);
   memset(t, 0, sizeof *t);
 }

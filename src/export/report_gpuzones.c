@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The "GPU zones" and "memory pools" sections of the text report and their
+ * summary JSON members (see report_gpuzones.h). Figures come from the
+ * analysis (prof.gpu, prof.pools); the library's counts that a trace does
+ * not carry are left out rather than printed as 0.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeprof.h"
+#include "export/export.h"
+#include "export/jsonw.h"
+#include "export/report_gpuzones.h"
+
+#define DUR_W 10
+
+void pp_gpu_track_name(char *buf, size_t len, const pp_gpu_track *k) {
+  snprintf(buf, len, "GPU %" PRIu32 " stream 0x%" PRIx64, k->device,
+           k->stream);
+}
+
+static void put_dur(FILE *out, double ns) {
+  char b[64];
+  fprintf(out, "%*s", DUR_W, pp_format_ns(b, sizeof b, ns));
+}
+
+/* Bytes with a binary unit and 3 significant digits ("512 B", "1.50 MiB"). */
+static char *fmt_bytes(char *buf, size_t len, double v) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  double a = v < 0 ? -v : v;
+  while (a >= 1024 && u < 5) {
+    a /= 1024;
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, len, "%.0f B", v);
+  else
+    snprintf(buf, len, "%.*f %s", a < 10 ? 2 : a < 100 ? 1 : 0, v, unit[u]);
+  return buf;
+}
+
+static const char *thread_name(const pp_trace *t, uint64_t tid) {
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (t->threads[i].tid == tid)
+      return t->threads[i].name ? t->threads[i].name : "";
+  return "";
+}
+
+static int name_width(const pp_trace *t, const pp_zone_stats *z, size_t n) {
+  int w = 4;
+  for (size_t i = 0; i < n; i++) {
+    int k = (int)strlen(pp_trace_loc_name(t, z[i].loc));
+    if (k > w)
+      w = k;
+  }
+  return w > 40 ? 40 : w;
+}
+
+static void gpu_section(FILE *out, const pp_trace *t) {
+  const pp_gpu_stats *g = &t->prof.gpu;
+  if (!g->nzones) {
+    if (g->unavailable)
+      fprintf(out, "\nGPU zones: unavailable: %s\n", g->unavailable);
+    else
+      fputs("\nGPU zones: none resolved\n", out);
+  } else {
+    fputs("\nGPU zones (device time of the work queued on a stream between "
+          "pp_gpu_zone_begin and end)\n",
+          out);
+    int nw = name_width(t, g->zones, g->nzones);
+    fprintf(out, "%-*s %8s", nw, "zone", "count");
+    static const char *const cols[] = {"total", "mean", "p50", "p90",
+                                       "p99", "p99.9", "max"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+      fprintf(out, "%*s", DUR_W, cols[i]);
+    fputc('\n', out);
+    for (size_t i = 0; i < g->nzones; i++) {
+      const pp_zone_stats *z = &g->zones[i];
+      fprintf(out, "%-*.*s %8" PRIu64, nw, nw, pp_trace_loc_name(t, z->loc),
+              z->count);
+      put_dur(out, (double)z->total_ns);
+      put_dur(out, z->mean_ns);
+      put_dur(out, (double)pp_hist_percentile(&z->hist, 50.0));
+      put_dur(out, (double)pp_hist_percentile(&z->hist, 90.0));
+      put_dur(out, (double)pp_hist_percentile(&z->hist, 99.0));
+      put_dur(out, (double)pp_hist_percentile(&z->hist, 99.9));
+      put_dur(out, (double)z->max_ns);
+      fputc('\n', out);
+    }
+    for (size_t i = 0; i < g->ntracks; i++) {
+      char name[64];
+      pp_gpu_track_name(name, sizeof name, &g->tracks[i]);
+      fprintf(out, "  track %s: %" PRIu64 " zones, launched by thread %" PRIu64
+                   " %s\n",
+              name, g->tracks[i].zones, g->tracks[i].tid,
+              thread_name(t, g->tracks[i].tid));
+    }
+    if (g->unavailable)
+      fprintf(out, "  note: %s\n", g->unavailable);
+  }
+  if (g->resolved < 0)
+    return; /* the trace carries no counts (cut short, or flight mode) */
+  fprintf(out, "  resolved %" PRId64 ", unresolved at shutdown %" PRId64,
+          g->resolved, g->unresolved < 0 ? 0 : g->unresolved);
+  struct {
+    const char *what;
+    int64_t n;
+  } drops[] = {{"pool exhausted", g->pool_exhausted},
+               {"no CUDA context", g->no_context},
+               {"record failed", g->record_failed},
+               {"CUDA unavailable", g->unavailable_calls},
+               {"query failed", g->query_failed}};
+  int any = 0;
+  for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++)
+    if (drops[i].n > 0) {
+      fprintf(out, "%s%s %" PRId64, any ? ", " : "; dropped: ", drops[i].what,
+              drops[i].n);
+      any = 1;
+    }
+  fputc('\n', out);
+  if (g->calib_error_ns >= 0 && g->nzones) {
+    char b[64];
+    fprintf(out, "  GPU-to-CPU clock calibration error: at most %s\n",
+            pp_format_ns(b, sizeof b, (double)g->calib_error_ns));
+  }
+}
+
+/* Why a trace with pool sites has no pool figures, or NULL. */
+static const char *pools_unavailable(const pp_trace *t) {
+  if (t->prof.npools || !t->from_stats)
+    return NULL;
+  for (size_t i = 0; i < t->nlocs; i++)
+    if (t->locs[i].kind == PP_KIND_POOL)
+      return "stats mode keeps no memory pool events (use trace mode)";
+  return NULL;
+}
+
+static void pool_section(FILE *out, const pp_trace *t) {
+  const pp_profile *p = &t->prof;
+  const char *why = pools_unavailable(t);
+  if (why) {
+    fprintf(out, "\nmemory pools: unavailable: %s\n", why);
+    return;
+  }
+  if (!p->npools)
+    return;
+  fputs("\nmemory pools (in use = allocated, not freed; steady = "
+        "time-weighted median in use over the second half of the run; "
+        "unused = reserved - in use)\n",
+        out);
+  int nw = 4;
+  for (size_t i = 0; i < p->npools; i++) {
+    int k = (int)strlen(pp_trace_loc_name(t, p->pools[i].loc));
+    nw = k > nw ? k : nw;
+  }
+  nw = nw > 32 ? 32 : nw;
+  fprintf(out, "%-*s %3s %8s %8s %11s %11s %11s %11s %11s %11s %6s %11s\n",
+          nw, "pool", "dev", "allocs", "frees", "peak", "steady", "mean",
+          "rsv@peak", "unused@pk", "mean unused", "leaks", "leaked");
+  for (size_t i = 0; i < p->npools; i++) {
+    const pp_mem_pool_stats *s = &p->pools[i];
+    char b[8][32];
+    fmt_bytes(b[0], sizeof b[0], (double)s->peak);
+    fmt_bytes(b[1], sizeof b[1], (double)s->steady);
+    fmt_bytes(b[2], sizeof b[2], s->mean_in_use);
+    if (s->has_reserve) {
+      fmt_bytes(b[3], sizeof b[3], (double)s->reserved_at_peak);
+      fmt_bytes(b[4], sizeof b[4], (double)s->unused_at_peak);
+      fmt_bytes(b[5], sizeof b[5], s->mean_unused);
+    } else {
+      for (int k = 3; k < 6; k++)
+        snprintf(b[k], sizeof b[k], "-");
+    }
+    fmt_bytes(b[6], sizeof b[6], (double)s->leaked_bytes);
+    fprintf(out,
+            "%-*.*s %3" PRIu32 " %8" PRIu64 " %8" PRIu64
+            " %11s %11s %11s %11s %11s %11s %6" PRIu64 " %11s\n",
+            nw, nw, pp_trace_loc_name(t, s->loc), s->device, s->allocs,
+            s->frees, b[0], b[1], b[2], b[3], b[4], b[5], s->leaks, b[6]);
+    if (s->unmatched_frees)
+      fprintf(out, "  note: %" PRIu64 " frees of pointers not allocated "
+                   "from this pool were ignored\n",
+              s->unmatched_frees);
+  }
+  for (size_t i = 0; i < p->npools; i++)
+    if (!p->pools[i].has_reserve) {
+      fputs("  (-: the pool never called pp_mem_reserve)\n", out);
+      break;
+    }
+}
+
+int pp_report_gpu_zones(FILE *out, const pp_trace *t) {
+  if (!out || !t || !t->analyzed)
+    return -1;
+  if (t->prof.gpu.used)
+    gpu_section(out, t);
+  pool_section(out, t);
+  return ferror(out) ? -1 : 0;
+}
+
+/* ---- summary JSON ------------------------------------------------------- */
+
+static void kv_count(struct pp_jsonw *w, const char *k, int64_t v) {
+  pp_jsonw_key(w, k);
+  if (v < 0)
+    pp_jsonw_null(w);
+  else
+    pp_jsonw_int(w, v);
+}
+
+int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
+  if (!w || !t || !t->analyzed)
+    return -1;
+  const pp_gpu_stats *g = &t->prof.gpu;
+  pp_jsonw_key(w, "gpu_zones");
+  if (!g->used) {
+    pp_jsonw_null(w);
+  } else {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_key(w, "unavailable");
+    if (g->unavailable)
+      pp_jsonw_str(w, g->unavailable);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_key(w, "zones");
+    pp_jsonw_arr_begin_lines(w);
+    for (size_t i = 0; i < g->nzones; i++) {
+      const pp_zone_stats *z = &g->zones[i];
+      const pp_loc *l = z->loc < t->nlocs ? &t->locs[z->loc] : NULL;
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, z->loc));
+      pp_jsonw_kv_str(w, "function", l && l->function ? l->function : "");
+      pp_jsonw_kv_str(w, "file", l && l->file ? l->file : "");
+      pp_jsonw_kv_uint(w, "line", l ? l->line : 0);
+      pp_jsonw_kv_uint(w, "count", z->count);
+      pp_jsonw_kv_int(w, "total_ns", z->total_ns);
+      pp_jsonw_kv_double(w, "mean_ns", z->mean_ns);
+      pp_jsonw_kv_double(w, "std_ns", z->std_ns);
+      pp_jsonw_kv_int(w, "min_ns", z->min_ns);
+      pp_jsonw_kv_int(w, "max_ns", z->max_ns);
+      pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&z->hist, 50.0));
+      pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&z->hist, 90.0));
+      pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&z->hist, 99.0));
+      pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(&z->hist, 99.9));
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+    pp_jsonw_key(w, "tracks");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < g->ntracks; i++) {
+      char hex[24];
+      snprintf(hex, sizeof hex, "0x%" PRIx64, g->tracks[i].stream);
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_uint(w, "device", g->tracks[i].device);
+      pp_jsonw_kv_str(w, "stream", hex);
+      pp_jsonw_kv_uint(w, "tid", g->tracks[i].tid);
+      pp_jsonw_kv_uint(w, "zones", g->tracks[i].zones);
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+    kv_count(w, "resolved", g->resolved);
+    kv_count(w, "unresolved", g->unresolved);
+    pp_jsonw_key(w, "dropped");
+    pp_jsonw_obj_begin(w);
+    kv_count(w, "pool_exhausted", g->pool_exhausted);
+    kv_count(w, "no_context", g->no_context);
+    kv_count(w, "record_failed", g->record_failed);
+    kv_count(w, "unavailable", g->unavailable_calls);
+    kv_count(w, "query_failed", g->query_failed);
+    pp_jsonw_obj_end(w);
+    kv_count(w, "calib_error_ns", g->calib_error_ns);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_key(w, "memory_pools");
+  const char *why = pools_unavailable(t);
+  if (why) {
+    char b[160];
+    snprintf(b, sizeof b, "unavailable: %s", why);
+    pp_jsonw_str(w, b);
+    return w->err ? -1 : 0;
+  }
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < t->prof.npools; i++) {
+    const pp_mem_pool_stats *s = &t->prof.pools[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, s->loc));
+    pp_jsonw_kv_uint(w, "device", s->device);
+    pp_jsonw_kv_uint(w, "allocs", s->allocs);
+    pp_jsonw_kv_uint(w, "frees", s->frees);
+    pp_jsonw_kv_uint(w, "unmatched_frees", s->unmatched_frees);
+    pp_jsonw_kv_uint(w, "peak_bytes", s->peak);
+    pp_jsonw_kv_int(w, "peak_ns", s->peak_ts);
+    pp_jsonw_kv_uint(w, "steady_bytes", s->steady);
+    pp_jsonw_kv_double(w, "mean_in_use_bytes", s->mean_in_use);
+    pp_jsonw_kv_uint(w, "final_in_use_bytes", s->final_in_use);
+    pp_jsonw_key(w, "reserved_at_peak_bytes");
+    if (s->has_reserve)
+      pp_jsonw_uint(w, s->reserved_at_peak);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_key(w, "unused_at_peak_bytes");
+    if (s->has_reserve)
+      pp_jsonw_int(w, s->unused_at_peak);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_key(w, "mean_unused_bytes");
+    if (s->has_reserve)
+      pp_jsonw_double(w, s->mean_unused);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_uint(w, "leaks", s->leaks);
+    pp_jsonw_kv_uint(w, "leaked_bytes", s->leaked_bytes);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  return w->err ? -1 : 0;
+}
