@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "gpu_activity.h"
 #include "format/pptrace.h"
 #include "internal.h"
 
@@ -86,6 +87,8 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(t->ranges);
   t->ranges = NULL;
   t->nranges = 0;
+  pp_gpu_activity_free(t->gpu);
+  t->gpu = NULL;
   t->analyzed = 0;
 }
 
@@ -656,7 +659,8 @@ int pp_analyze(pp_trace *t) {
   s.v = NULL;
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
-      counter_stats(t, canon) || pp_analyze_requests(t))
+      counter_stats(t, canon) || pp_analyze_requests(t) ||
+      pp_analyze_gpu(t))
     goto oom;
   pp__free(canon);
   t->analyzed = 1;

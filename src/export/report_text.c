@@ -590,7 +590,8 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   frame_table(out, t, cap);
   counter_table(out, t, cap);
   request_table(out, t);
-  if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0)
+  if (pp_report_system(out, t) != 0 || pp_report_gpu(out, t) != 0 ||
+      pp_report_cuda(out, t) != 0)
     return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;

@@ -340,6 +340,8 @@ int pp_export_summary_json(FILE *out, const pp_trace *t) {
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
+  if (pp_summary_cuda_json(&w, t) != 0)
+    sys_rc = -1;
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
   int rc = pp_jsonw_finish(&w);
