@@ -111,3 +111,36 @@ target_include_directories(pp_disabled_forms PRIVATE include)
 target_compile_definitions(pp_disabled_forms PRIVATE PP_DISABLE)
 add_dependencies(pp-tests pp_disabled_forms)
 # ---- end of the GPU tests block -----------------------------------------
+
+# ---- CUPTI test double and GPU test (owner: CUDA activity tracing) -------
+# A fake libcupti (tests/fakes/fake_cupti.c) with the toolkit's record
+# layouts, loaded by the tracer through PIPEPROF_LIBCUPTI; only where the
+# CUPTI headers were found (else the tracer is cupti_none.c).
+if(PP_HAVE_CUPTI)
+  add_library(fake_cupti SHARED tests/fakes/fake_cupti.c)
+  target_include_directories(fake_cupti SYSTEM PRIVATE ${PP_CUPTI_INCLUDE}
+                             ${PP_CUDA_H_INCLUDE})
+  set_target_properties(fake_cupti PROPERTIES
+    C_VISIBILITY_PRESET default
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fakes)
+  add_dependencies(pp-tests fake_cupti)
+  target_compile_definitions(pp-tests PRIVATE PP_HAVE_CUPTI
+    PP_FAKE_CUPTI_PATH="$<TARGET_FILE:fake_cupti>")
+endif()
+# tests/gpu/cupti_kernels.cu: real kernels and copies traced through
+# pipeprof, checked against cudaEvent timings; built with nvcc when CMake
+# finds one, registered as a test that prints "skipped: no GPU" and passes
+# on machines without a GPU.
+include(CheckLanguage)
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER AND PP_HAVE_CUPTI)
+  enable_language(CUDA)
+  add_executable(pp-gpu-cupti tests/gpu/cupti_kernels.cu)
+  set_target_properties(pp-gpu-cupti PROPERTIES CUDA_ARCHITECTURES "80;90"
+                        LINKER_LANGUAGE CUDA)
+  target_include_directories(pp-gpu-cupti PRIVATE include src)
+  target_link_libraries(pp-gpu-cupti PRIVATE pipeprof pptools)
+  add_test(NAME gpu_cupti COMMAND pp-gpu-cupti)
+  set_tests_properties(gpu_cupti PROPERTIES TIMEOUT 300
+    ENVIRONMENT "PP_BUILD_DIR=${PROJECT_BINARY_DIR}")
+endif()

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "gpu_activity.h"
 #include "format/pptrace.h"
 #include "internal.h"
 
@@ -88,6 +89,8 @@ void pp__analysis_free(pp_trace *t) {
   pp__free(t->ranges);
   t->ranges = NULL;
   t->nranges = 0;
+  pp_gpu_activity_free(t->cuda_an);
+  t->cuda_an = NULL;
   t->analyzed = 0;
 }
 
@@ -670,7 +673,7 @@ int pp_analyze(pp_trace *t) {
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
       counter_stats(t, canon) || pp_analyze_requests(t) ||
-      pp_analyze_pipeline(t) || pp_analyze_gpu(t))
+      pp_analyze_pipeline(t) || pp_analyze_gpu(t) || pp_analyze_cuda(t))
     goto oom;
   pp__free(canon);
   t->analyzed = 1;

@@ -14,6 +14,55 @@
 
 static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
 
+/* CUDA records: appended, src's names renumbered after dst's. */
+static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
+  if (!s->chunks)
+    return 0;
+  if (!d->chunks) {
+    *d = *s;
+    memset(s, 0, sizeof *s);
+    return 0;
+  }
+  size_t base = d->nnames, cap = d->nnames;
+  if (pp__grow((void **)&d->names, &cap, base + s->nnames, sizeof(char *)) ||
+      pp__grow((void **)&d->kernels, &d->cap_kernels,
+               d->nkernels + s->nkernels, sizeof *d->kernels) ||
+      pp__grow((void **)&d->memcpys, &d->cap_memcpys,
+               d->nmemcpys + s->nmemcpys, sizeof *d->memcpys) ||
+      pp__grow((void **)&d->memsets, &d->cap_memsets,
+               d->nmemsets + s->nmemsets, sizeof *d->memsets) ||
+      pp__grow((void **)&d->syncs, &d->cap_syncs, d->nsyncs + s->nsyncs,
+               sizeof *d->syncs) ||
+      pp__grow((void **)&d->apis, &d->cap_apis, d->napis + s->napis,
+               sizeof *d->apis))
+    return -1;
+  memcpy(d->names + base, s->names, s->nnames * sizeof(char *));
+  d->nnames = base + s->nnames;
+  s->nnames = 0;
+  for (size_t i = 0; i < s->nkernels; i++) {
+    d->kernels[d->nkernels] = s->kernels[i];
+    d->kernels[d->nkernels++].name += (uint32_t)base;
+  }
+  for (size_t i = 0; i < s->napis; i++) {
+    d->apis[d->napis] = s->apis[i];
+    d->apis[d->napis++].name += (uint32_t)base;
+  }
+  memcpy(d->memcpys + d->nmemcpys, s->memcpys,
+         s->nmemcpys * sizeof *s->memcpys);
+  d->nmemcpys += s->nmemcpys;
+  memcpy(d->memsets + d->nmemsets, s->memsets,
+         s->nmemsets * sizeof *s->memsets);
+  d->nmemsets += s->nmemsets;
+  memcpy(d->syncs + d->nsyncs, s->syncs, s->nsyncs * sizeof *s->syncs);
+  d->nsyncs += s->nsyncs;
+  d->dropped += s->dropped;
+  d->chunks += s->chunks;
+  /* Correlation ids are per process: merged processes may reuse them. A
+   * kernel of one process could then be joined to another's API call; the
+   * thread ids keep the zone attribution apart in practice. */
+  return 0;
+}
+
 int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   if (dst->from_stats || src->from_stats)
     return -2; /* aggregated files hold no events to merge */
@@ -66,6 +115,8 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
     }
     src->ngpu = 0;
   }
+  if (merge_cuda(&dst->cuda, &src->cuda) != 0)
+    return -1;
   /* Meta: src's keys that dst lacks (dst names the run's main process). */
   for (size_t i = 0; i < src->nmeta; i++) {
     if (pp_trace_meta(dst, src->meta[i].key))

@@ -132,6 +132,72 @@ typedef struct pp_note {
   double value, baseline, spread, threshold;
 } pp_note;
 
+/* CUDA activity (CUPTI; CUDA chunks, since format 1.2). Times are ns on
+ * the monotonic clock like everything else; `name` fields index
+ * pp_cuda_trace.names (UINT32_MAX or out of range: unknown). Numeric
+ * kinds are CUPTI's: copy_kind CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH,
+ * 8 DtoD, ...), src/dst/memory kinds CUpti_ActivityMemoryKind (1 pageable,
+ * 2 pinned, 3 device, 5 managed, ...), sync type
+ * CUpti_ActivitySynchronizationType, API domain CUpti_CallbackDomain (1
+ * driver, 2 runtime). */
+typedef struct pp_cuda_kernel {
+  int64_t start, end;
+  int64_t queued;       /* 0: not collected */
+  uint32_t device, context, stream, correlation, name;
+  int32_t grid[3], block[3];
+  int32_t static_smem, dynamic_smem;
+  uint32_t registers;
+} pp_cuda_kernel;
+
+typedef struct pp_cuda_memcpy {
+  int64_t start, end;
+  uint64_t bytes;
+  uint8_t copy_kind, src_kind, dst_kind, flags; /* flags bit 0: async */
+  uint32_t device, context, stream, correlation;
+} pp_cuda_memcpy;
+
+typedef struct pp_cuda_memset {
+  int64_t start, end;
+  uint64_t bytes;
+  uint32_t value, memory_kind;
+  uint32_t device, context, stream, correlation;
+} pp_cuda_memset;
+
+typedef struct pp_cuda_sync {
+  int64_t start, end;
+  uint32_t type, context, stream, correlation, event;
+} pp_cuda_sync;
+
+typedef struct pp_cuda_api {
+  int64_t start, end;
+  uint64_t tid;         /* OS thread id (gettid) of the caller */
+  uint32_t domain, cbid, name, correlation, result;
+} pp_cuda_api;
+
+typedef struct pp_cuda_trace {
+  char **names;         /* kernel and API names by id (NULL: undefined) */
+  size_t nnames;
+  pp_cuda_kernel *kernels;
+  size_t nkernels, cap_kernels;
+  pp_cuda_memcpy *memcpys;
+  size_t nmemcpys, cap_memcpys;
+  pp_cuda_memset *memsets;
+  size_t nmemsets, cap_memsets;
+  pp_cuda_sync *syncs;
+  size_t nsyncs, cap_syncs;
+  pp_cuda_api *apis;
+  size_t napis, cap_apis;
+  uint64_t dropped;     /* records CUPTI or the collector dropped */
+  uint64_t chunks;      /* CUDA chunks read */
+} pp_cuda_trace;
+
+/* Name of a kernel or API call (never NULL). */
+const char *pp_cuda_name(const pp_cuda_trace *c, uint32_t id);
+/* Release what c holds and zero it. */
+void pp_cuda_trace_free(pp_cuda_trace *c);
+
+struct pp_gpu_activity; /* src/analyze/gpu_activity.h */
+
 /* Aggregates ------------------------------------------------------------ */
 
 typedef struct pp_zone_stats {
@@ -412,6 +478,10 @@ typedef struct pp_trace {
   pp_slo req_slo;         /* analysis option: SLOs for goodput */
   pp_note *notes;         /* anomalies and alerts, in time order */
   size_t nnotes, cap_notes;
+  pp_cuda_trace cuda;     /* CUPTI activity records (reader) */
+  struct pp_gpu_activity *cuda_an; /* their
+                                  analysis (pp_analyze; NULL when
+                                  the trace has no CUDA chunk) */
   int from_stats;         /* stats-mode file: the reader filled prof (zones,
                              frames, counters, t0/t1, events, unclosed,
                              unmatched_ends) and threads' busy_ns from the

@@ -45,6 +45,10 @@ static const char run_usage[] =
     "                      flight\n"
     "      --duration S    after S seconds stop sampling and send SIGINT\n"
     "      --no-system     sample only CMD's process tree\n"
+    "      --cuda          trace CMD's CUDA kernels, copies, memsets,\n"
+    "                      synchronization and API calls with CUPTI\n"
+    "                      (PIPEPROF_CUDA=1; CUDA_INJECTION64_PATH is set\n"
+    "                      to libpipeprof.so unless already set)\n"
     "      --grid G        grid carbon intensity in gCO2eq/kWh for the\n"
     "                      energy's carbon estimate (default 475)\n"
     "  -q, --quiet         no live status line\n"
@@ -63,7 +67,7 @@ typedef struct run_opts {
   unsigned hz;
   const char *mode;
   double duration;
-  int system, quiet, json;
+  int system, quiet, json, cuda;
   char **cmd;
 } run_opts;
 
@@ -95,7 +99,7 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
   o->duration = 0;
   o->grid = 475.0;
   o->system = 1;
-  o->quiet = o->json = 0;
+  o->quiet = o->json = o->cuda = 0;
   o->cmd = NULL;
   int i = 1;
   for (; i < argc; i++) {
@@ -144,6 +148,8 @@ static int parse_opts(int argc, char **argv, run_opts *o) {
                                val ? val : "");
       o->grid = v;
       i++;
+    } else if (strcmp(a, "--cuda") == 0) {
+      o->cuda = 1;
     } else if (strcmp(a, "--no-system") == 0) {
       o->system = 0;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
@@ -345,6 +351,14 @@ int pp_cli_run(int argc, char **argv) {
     unsetenv("PIPEPROF_OWNER_PID");
     if (nvtx_lib[0])
       setenv("NVTX_INJECTION64_PATH", nvtx_lib, 0); /* the user's wins */
+    if (o.cuda) {
+      /* The library starts CUPTI from its constructor (PIPEPROF_CUDA) in
+       * programs that load it, and from InitializeInjection() in those the
+       * CUDA driver loads it into. */
+      setenv("PIPEPROF_CUDA", "1", 1);
+      if (nvtx_lib[0])
+        setenv("CUDA_INJECTION64_PATH", nvtx_lib, 0);
+    }
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
     }

@@ -115,6 +115,12 @@ double pp__measure_event_cost(void);
  * out of memory. */
 int pp__session_meta(const char *key, const char *value);
 void pp__session_wake_writer(void);
+/* Start CUPTI activity tracing in the running session (PIPEPROF_CUDA=1,
+ * CUDA injection). Records META "cuda.*" facts, or "unavailable.cuda" with
+ * the reason when it cannot start (no libcupti, not trace mode, ...).
+ * Control path. Returns 0 when tracing (also when it already was), -1
+ * otherwise. */
+int pp__session_cuda_start(void);
 extern _Atomic int pp__overwrite_mode;
 
 #endif /* PP_RECORDER_H */

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collect/cupti.h"
 #include "../format/pptrace.h"
 #include "../internal.h"
 #include "aggregate.h"
@@ -81,6 +82,8 @@ typedef struct session {
                            modes) or the newest GPU_FLIGHT_MAX (flight) */
   size_t ngpu, cap_gpu;
   uint64_t gpu_total;   /* flight: records ever added to the ring */
+  _Atomic int cuda;      /* CUPTI activity tracing on (trace mode only) */
+  int64_t cuda_flush_ns; /* writer: last periodic CUPTI flush */
 } session;
 
 /* Flight mode keeps this many resolved GPU zones for a dump. */
@@ -643,6 +646,22 @@ int pp_live_request(int metric, int window_s, pp_live_stats *out) {
   return live_query(metric == PP_LIVE_E2E ? 1 : 2, NULL, window_s, out);
 }
 
+/* CUPTI records encoded since the last pass go out as one CUDA chunk;
+ * every 500 ms the writer also asks CUPTI for its completed buffers (CUPTI
+ * hands them over on its own only when they fill up or at its own pace). */
+static void write_cuda(int final) {
+  int64_t now = pp__mono_ns();
+  if (!final && now - S.cuda_flush_ns >= 500000000) {
+    pp__cupti_flush(0);
+    S.cuda_flush_ns = now;
+  }
+  ppt_buf b = {0};
+  pp__cupti_take(&b);
+  if (b.len)
+    write_chunk(PPT_CHUNK_CUDA, &b);
+  ppt_buf_free(&b);
+}
+
 /* One writer pass. Caller holds write_lock. */
 static void writer_pass(int final) {
   gpu_pass(final); /* may add META */
@@ -665,6 +684,8 @@ static void writer_pass(int final) {
   if (S.defs.len) /* stats mode: sites met while aggregating */
     write_chunk(PPT_CHUNK_SRCLOC, &S.defs);
   write_drops();
+  if (atomic_load(&S.cuda))
+    write_cuda(final);
   if (S.cfg.mode != PP_MODE_FLIGHT) {
     pp__registry_lock();
     pp__registry_reap();
@@ -992,6 +1013,8 @@ static void fork_child(void) {
   S.sampler = NULL; /* its thread does not exist in the child */
   S.gpu = NULL;
   S.ngpu = S.cap_gpu = S.gpu_total = 0;
+  atomic_store(&S.cuda, 0);
+  pp__cupti_after_fork_child(); /* CUPTI does not trace the child */
   pp__recorder_after_fork_child();
 }
 
@@ -1213,12 +1236,15 @@ int pp_shutdown(void) {
     pp__sampler_stop(S.sampler);
     S.sampler = NULL;
   }
+  if (atomic_load(&S.cuda)) /* forced flush: the final pass writes it */
+    pp__cupti_stop();
   __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
   atomic_store(&S.stop, 1);
   atomic_fetch_add(&S.wake_word, 1);
   syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   pthread_join(S.writer, NULL);
   dispatch_notes(); /* from the writer's last regular pass */
+  atomic_store(&S.cuda, 0);
   restore_signals();
   int failed = S.io_failed;
   pthread_mutex_lock(&live_lock);
@@ -1247,6 +1273,44 @@ int pp_shutdown(void) {
     return PP_EIO;
   }
   return PP_OK;
+}
+
+/* ---- CUDA activity tracing ------------------------------------------------
+ */
+
+int pp__session_cuda_start(void) {
+  pthread_mutex_lock(&ctl_lock);
+  if (!atomic_load(&running) || S.pid != getpid()) {
+    pthread_mutex_unlock(&ctl_lock);
+    return -1;
+  }
+  if (atomic_load(&S.cuda)) {
+    pthread_mutex_unlock(&ctl_lock);
+    return 0;
+  }
+  char why[400];
+  int rc = -1;
+  if (S.cfg.mode != PP_MODE_TRACE)
+    snprintf(why, sizeof why,
+             "CUDA tracing needs trace mode (PIPEPROF_MODE=trace)");
+  else
+    rc = pp__cupti_start(why, sizeof why);
+  if (rc != 0) {
+    pp__session_meta("unavailable.cuda", why);
+  } else {
+    S.cuda_flush_ns = pp__mono_ns();
+    atomic_store(&S.cuda, 1);
+    pp__session_meta("cuda.tracing", "cupti");
+    pp__session_meta("cuda.clock", pp__cupti_info("clock"));
+    pp__session_meta("cuda.libcupti", pp__cupti_info("library"));
+    pp__session_meta("cuda.cupti_version", pp__cupti_info("version"));
+    const char *miss = pp__cupti_info("missing");
+    if (*miss)
+      pp__session_meta("unavailable.cuda.kinds", miss);
+  }
+  pp__session_wake_writer();
+  pthread_mutex_unlock(&ctl_lock);
+  return rc;
 }
 
 /* ---- environment ----------------------------------------------------------
@@ -1357,6 +1421,24 @@ int pp_init_from_env(void) {
             v);
     return PP_EENV;
   }
+  /* An invalid PIPEPROF_CUDA leaves CUDA tracing off, not profiling. */
+  int cuda = 0;
+  if ((v = getenv("PIPEPROF_CUDA")) != NULL) {
+    static const char *const yes[] = {"1", "on", "true", "yes"};
+    static const char *const no[] = {"0", "off", "false", "no", ""};
+    int known = 0;
+    for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
+      if (strcasecmp(v, yes[i]) == 0)
+        cuda = known = 1;
+    for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
+      if (strcasecmp(v, no[i]) == 0)
+        known = 1;
+    if (!known)
+      fprintf(stderr,
+              "pipeprof: invalid PIPEPROF_CUDA=\"%s\": expected 1 or 0; "
+              "CUDA tracing is off\n",
+              v);
+  }
   cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a
    * file of its own instead of clobbering its parent's. */
@@ -1377,5 +1459,7 @@ int pp_init_from_env(void) {
   int rc = pp_init(&cfg);
   if (rc != PP_OK)
     fprintf(stderr, "pipeprof: %s; profiling is off\n", pp_last_error());
+  else if (cuda)
+    pp__session_cuda_start();
   return rc;
 }

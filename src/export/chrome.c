@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/gpu_activity.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
@@ -844,6 +845,237 @@ static void write_metadata(chrome_ctx *c) {
 
 /* ---- entry point -------------------------------------------------------- */
 
+/* ---- CUDA activity: GPU tracks --------------------------------------------
+ * Kernels, copies and memsets go on one process per device (pid
+ * GPU_PID_BASE + device, above any Linux pid) and one thread per stream, as
+ * X events; the API calls that launched them go on the calling thread's
+ * track, tied to the GPU work by a v2 flow (bind_id from the correlation
+ * id). Runtime API calls are all written, driver API calls only when they
+ * launched something (the driver makes many calls of its own). */
+#define GPU_PID_BASE 1000000000u
+
+static void put_cuda_bind(pp_jsonw *w, uint32_t correlation) {
+  uint64_t v = mix64(0xC0DA000000000000ULL ^ correlation);
+  static const char hx[] = "0123456789abcdef";
+  char b[17];
+  for (int i = 0; i < 16; i++)
+    b[i] = hx[(v >> (60 - 4 * i)) & 15];
+  b[16] = 0;
+  pp_jsonw_key(w, "bind_id");
+  pp_jsonw_str(w, b);
+}
+
+static void gpu_event_head(chrome_ctx *c, const char *name, const char *cat,
+                           uint32_t device, uint32_t stream, int64_t start,
+                           int64_t end) {
+  pp_jsonw *w = &c->w;
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "ph", "X");
+  pp_jsonw_kv_str(w, "name", name);
+  pp_jsonw_kv_str(w, "cat", cat);
+  pp_jsonw_kv_uint(w, "pid", (uint64_t)GPU_PID_BASE + device);
+  pp_jsonw_kv_uint(w, "tid", stream);
+  pp_jsonw_key(w, "ts");
+  pp_jsonw_us(w, rel_ns(c, start));
+  pp_jsonw_key(w, "dur");
+  pp_jsonw_us(w, end > start ? end - start : 0);
+}
+
+static void flow_in(chrome_ctx *c, const pp_gpu_attr *a,
+                    uint32_t correlation) {
+  if (a->api < 0)
+    return;
+  put_cuda_bind(&c->w, correlation);
+  pp_jsonw_kv_bool(&c->w, "flow_in", 1);
+}
+
+static void gpu_track_names(chrome_ctx *c, uint32_t device, uint32_t stream,
+                            int *seen_device) {
+  pp_jsonw *w = &c->w;
+  char name[48];
+  if (!*seen_device) {
+    snprintf(name, sizeof name, "GPU %u", (unsigned)device);
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "M");
+    pp_jsonw_kv_str(w, "name", "process_name");
+    pp_jsonw_kv_uint(w, "pid", (uint64_t)GPU_PID_BASE + device);
+    pp_jsonw_kv_uint(w, "tid", 0);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", name);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "M");
+    pp_jsonw_kv_str(w, "name", "process_sort_index");
+    pp_jsonw_kv_uint(w, "pid", (uint64_t)GPU_PID_BASE + device);
+    pp_jsonw_kv_uint(w, "tid", 0);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "sort_index", 1000 + device);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+    *seen_device = 1;
+  }
+  snprintf(name, sizeof name, "stream %u", (unsigned)stream);
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "ph", "M");
+  pp_jsonw_kv_str(w, "name", "thread_name");
+  pp_jsonw_kv_uint(w, "pid", (uint64_t)GPU_PID_BASE + device);
+  pp_jsonw_kv_uint(w, "tid", stream);
+  pp_jsonw_key(w, "args");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "name", name);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+typedef struct dev_stream {
+  uint32_t device, stream;
+} dev_stream;
+
+static int cmp_dev_stream(const void *a, const void *b) {
+  const dev_stream *x = a, *y = b;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static int write_cuda(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  const pp_gpu_activity *g = t->cuda_an;
+  if (!g)
+    return 0;
+  const pp_cuda_trace *cu = &t->cuda;
+  pp_jsonw *w = &c->w;
+  size_t nops = cu->nkernels + cu->nmemcpys + cu->nmemsets;
+  dev_stream *ds = pp__malloc((nops ? nops : 1) * sizeof *ds);
+  unsigned char *launched = pp__calloc(cu->napis ? cu->napis : 1, 1);
+  if (!ds || !launched) {
+    pp__free(ds);
+    pp__free(launched);
+    return -1;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < cu->nkernels; i++)
+    ds[n++] = (dev_stream){cu->kernels[i].device, cu->kernels[i].stream};
+  for (size_t i = 0; i < cu->nmemcpys; i++)
+    ds[n++] = (dev_stream){cu->memcpys[i].device, cu->memcpys[i].stream};
+  for (size_t i = 0; i < cu->nmemsets; i++)
+    ds[n++] = (dev_stream){cu->memsets[i].device, cu->memsets[i].stream};
+  qsort(ds, n, sizeof *ds, cmp_dev_stream);
+  for (size_t i = 0; i < n; i++) {
+    if (i && !cmp_dev_stream(&ds[i], &ds[i - 1]))
+      continue;
+    int seen = i && ds[i - 1].device == ds[i].device;
+    gpu_track_names(c, ds[i].device, ds[i].stream, &seen);
+  }
+  pp__free(ds);
+  for (size_t i = 0; i < cu->nkernels && !w->err; i++) {
+    const pp_cuda_kernel *k = &cu->kernels[i];
+    const pp_gpu_attr *a = &g->kernel_attr[i];
+    gpu_event_head(c, pp_cuda_name(cu, k->name), "kernel", k->device,
+                   k->stream, k->start, k->end);
+    flow_in(c, a, k->correlation);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "device", k->device);
+    pp_jsonw_kv_uint(w, "context", k->context);
+    pp_jsonw_kv_uint(w, "stream", k->stream);
+    pp_jsonw_kv_uint(w, "correlation", k->correlation);
+    pp_jsonw_key(w, "grid");
+    pp_jsonw_arr_begin(w);
+    for (int d = 0; d < 3; d++)
+      pp_jsonw_int(w, k->grid[d]);
+    pp_jsonw_arr_end(w);
+    pp_jsonw_key(w, "block");
+    pp_jsonw_arr_begin(w);
+    for (int d = 0; d < 3; d++)
+      pp_jsonw_int(w, k->block[d]);
+    pp_jsonw_arr_end(w);
+    pp_jsonw_kv_uint(w, "registers per thread", k->registers);
+    pp_jsonw_kv_int(w, "shared memory",
+                    (int64_t)k->static_smem + k->dynamic_smem);
+    if (k->queued > 0 && k->start >= k->queued) {
+      pp_jsonw_key(w, "queued_us");
+      pp_jsonw_us(w, k->start - k->queued);
+    }
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+    if (a->api >= 0)
+      launched[a->api] = 1;
+  }
+  for (size_t i = 0; i < cu->nmemcpys && !w->err; i++) {
+    const pp_cuda_memcpy *m = &cu->memcpys[i];
+    const pp_gpu_attr *a = &g->memcpy_attr[i];
+    int dir = pp_gpu_xfer_dir(m->copy_kind);
+    char name[80];
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", pp_gpu_xfer_label(dir),
+             pp_gpu_memory_kind(m->src_kind), pp_gpu_memory_kind(m->dst_kind));
+    gpu_event_head(c, name, "gpu_memcpy", m->device, m->stream, m->start,
+                   m->end);
+    flow_in(c, a, m->correlation);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "device", m->device);
+    pp_jsonw_kv_uint(w, "context", m->context);
+    pp_jsonw_kv_uint(w, "stream", m->stream);
+    pp_jsonw_kv_uint(w, "correlation", m->correlation);
+    pp_jsonw_kv_uint(w, "bytes", m->bytes);
+    if (m->end > m->start)
+      pp_jsonw_kv_double(w, "memory bandwidth (GB/s)",
+                         (double)m->bytes / (double)(m->end - m->start));
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+    if (a->api >= 0)
+      launched[a->api] = 1;
+  }
+  for (size_t i = 0; i < cu->nmemsets && !w->err; i++) {
+    const pp_cuda_memset *m = &cu->memsets[i];
+    const pp_gpu_attr *a = &g->memset_attr[i];
+    gpu_event_head(c, "Memset", "gpu_memset", m->device, m->stream, m->start,
+                   m->end);
+    flow_in(c, a, m->correlation);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "device", m->device);
+    pp_jsonw_kv_uint(w, "stream", m->stream);
+    pp_jsonw_kv_uint(w, "correlation", m->correlation);
+    pp_jsonw_kv_uint(w, "bytes", m->bytes);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+    if (a->api >= 0)
+      launched[a->api] = 1;
+  }
+  for (size_t i = 0; i < cu->napis && !w->err; i++) {
+    const pp_cuda_api *p = &cu->apis[i];
+    if (p->domain != 2 && !launched[i])
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "X");
+    pp_jsonw_kv_str(w, "name", pp_cuda_name(cu, p->name));
+    pp_jsonw_kv_str(w, "cat", p->domain == 1 ? "cuda_driver" : "cuda_runtime");
+    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "tid", p->tid);
+    pp_jsonw_key(w, "ts");
+    pp_jsonw_us(w, rel_ns(c, p->start));
+    pp_jsonw_key(w, "dur");
+    pp_jsonw_us(w, p->end > p->start ? p->end - p->start : 0);
+    if (launched[i]) {
+      put_cuda_bind(w, p->correlation);
+      pp_jsonw_kv_bool(w, "flow_out", 1);
+    }
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "cbid", p->cbid);
+    pp_jsonw_kv_uint(w, "correlation", p->correlation);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp__free(launched);
+  return w->err ? -1 : 0;
+}
+
 int pp_export_chrome(FILE *out, const pp_trace *t) {
   if (!out || !t || !t->analyzed)
     return -1;
@@ -869,7 +1101,7 @@ int pp_export_chrome(FILE *out, const pp_trace *t) {
   write_ranges(&c);
   write_notes(&c);
   write_gpu(&c);
-  if (write_counters(&c) != 0)
+  if (write_counters(&c) != 0 || write_cuda(&c) != 0)
     goto done;
   write_queue_depths(&c);
   pp_jsonw_arr_end(w);

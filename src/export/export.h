@@ -151,4 +151,25 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t);
 
 /* ==== end of system report =============================================== */
 
+/* ==== CUDA activity (src/export/report_cuda.c, summary_json.c, chrome.c) */
+
+/* Print the "CUDA activity" section (CUPTI records, t->cuda_an), starting with
+ * a blank line: records and dropped records, GPU busy vs idle over the run
+ * and per device, transfers by direction, launch latency, attribution
+ * counts, the kernel table (calls, total, mean, p50, p99, share of kernel
+ * time), GPU work and transfers per stage, synchronization and API calls.
+ * When the trace has no CUDA records but META "unavailable.cuda" says why,
+ * prints "CUDA tracing: unavailable: <reason>"; otherwise nothing. Returns
+ * 0, or -1 when t was not analysed or writing failed. */
+int pp_report_cuda(FILE *out, const pp_trace *t);
+
+/* Write the member "cuda" into the JSON object open in w: null when the
+ * trace has no CUDA records and no reason, {"unavailable": reason} when it
+ * has only the reason, else the analysis in base units (layout in
+ * docs/formats/summary-json.md). Returns 0, or -1 when w is in the error
+ * state. */
+int pp_summary_cuda_json(struct pp_jsonw *w, const pp_trace *t);
+
+/* ==== end of CUDA activity =============================================== */
+
 #endif /* PP_EXPORT_H */

@@ -621,7 +621,7 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
   notes_table(out, t);
   if (pp_report_pipeline(out, t) != 0 || pp_report_system(out, t) != 0 ||
       pp_report_gpu(out, t) != 0 || pp_report_gpu_zones(out, t) != 0 ||
-      pp_report_advice(out, t) != 0)
+      pp_report_cuda(out, t) != 0 || pp_report_advice(out, t) != 0)
     return -1;
   overhead(out, t);
   return ferror(out) ? -1 : 0;

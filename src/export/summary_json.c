@@ -375,7 +375,7 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   write_overhead(&w, t);
   write_reader(&w, t);
   int sys_rc = pp_summary_system_json(&w, t);
-  if (pp_summary_gpu_zones_json(&w, t) != 0)
+  if (pp_summary_gpu_zones_json(&w, t) != 0 || pp_summary_cuda_json(&w, t) != 0)
     sys_rc = -1;
   /* Members a caller adds (the HTML report's "timeline") come last. */
   if (extra && extra(&w, t, arg) != 0)

@@ -21,10 +21,11 @@
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
 #define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,
-                                ANOMALY, ALERT, GPU_ZONE and MEM_* events */
-/* Reserved for work in progress (assign within the range):
- *   event types 28-31  CUPTI activity (kernels, copies, API calls)
- *   chunk types 9-10   GPU and CUPTI records that do not fit an event */
+                                ANOMALY, ALERT, GPU_ZONE and MEM_* events,
+                                CUDA chunks (CUPTI activity) */
+/* Reserved:
+ *   event types 28-31  (unused: CUPTI records travel in CUDA chunks)
+ *   chunk type 10      GPU records that do not fit an event */
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
 #define PPT_CHUNK_HEADER_SIZE 24u
 #define PPT_MAX_PAYLOAD (16u << 20)
@@ -37,7 +38,22 @@ enum ppt_chunk_type {
   PPT_CHUNK_EVENTS = 5,
   PPT_CHUNK_DROPS = 6,
   PPT_CHUNK_STATS = 7,
-  PPT_CHUNK_END = 8
+  PPT_CHUNK_END = 8,
+  PPT_CHUNK_CUDA = 9 /* since 1.2: CUPTI activity records */
+};
+
+/* Records of a CUDA chunk: kind (one byte), body length (varint), body.
+ * A reader skips kinds it does not know and fields past the ones it knows
+ * (later writers only append fields). Times are CLOCK_MONOTONIC ns. Field
+ * lists: docs/formats/pptrace.md. */
+enum ppt_cuda_kind {
+  PPT_CUDA_STRING = 1,  /* id, string (kernel and API names) */
+  PPT_CUDA_KERNEL = 2,
+  PPT_CUDA_MEMCPY = 3,
+  PPT_CUDA_MEMSET = 4,
+  PPT_CUDA_SYNC = 5,
+  PPT_CUDA_API = 6,
+  PPT_CUDA_DROPPED = 7  /* records CUPTI (or the collector) dropped */
 };
 
 /* Event types, shared by the in-memory ring and the EVENTS payload. */

@@ -322,6 +322,191 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
   return 0;
 }
 
+/* ---- CUDA chunk (CUPTI activity, since 1.2) ------------------------------ */
+
+static uint32_t get_u32(ppt_cursor *c) {
+  uint64_t v = ppt_get_uv(c);
+  if (v > UINT32_MAX)
+    c->err = 1;
+  return (uint32_t)v;
+}
+
+static int32_t get_i32(ppt_cursor *c) {
+  int64_t v = ppt_get_sv(c);
+  if (v > INT32_MAX || v < INT32_MIN)
+    c->err = 1;
+  return (int32_t)v;
+}
+
+/* start and duration: saturated to int64 ns. */
+static void get_span(ppt_cursor *c, int64_t *start, int64_t *end) {
+  uint64_t s = ppt_get_uv(c), d = ppt_get_uv(c);
+  if (s > (uint64_t)INT64_MAX || d > (uint64_t)INT64_MAX - s)
+    c->err = 1;
+  *start = (int64_t)s;
+  *end = (int64_t)(s + d);
+}
+
+static int cuda_string(pp_trace *t, ppt_cursor *c) {
+  pp_cuda_trace *g = &t->cuda;
+  uint64_t id = ppt_get_uv(c);
+  size_t n;
+  const char *s = ppt_get_str(c, &n);
+  if (c->err || id >= loc_limit(t))
+    return -1;
+  if (id >= g->nnames) {
+    size_t cap = g->nnames;
+    if (pp__grow((void **)&g->names, &cap, (size_t)id + 1, sizeof(char *)))
+      return -1;
+    memset(g->names + g->nnames, 0,
+           ((size_t)id + 1 - g->nnames) * sizeof(char *));
+    g->nnames = (size_t)id + 1;
+  }
+  char *d = dup_n(s, n);
+  if (!d)
+    return -1;
+  pp__free(g->names[id]);
+  g->names[id] = d;
+  return 0;
+}
+
+/* Grow one record array; *arr holds *n of *cap elements. */
+static void *cuda_slot(void **arr, size_t *n, size_t *cap, size_t elem) {
+  if (pp__grow(arr, cap, *n + 1, elem) != 0)
+    return NULL;
+  unsigned char *p = (unsigned char *)*arr + *n * elem;
+  memset(p, 0, elem);
+  (*n)++;
+  return p;
+}
+
+static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
+  pp_cuda_trace *g = &t->cuda;
+  switch (kind) {
+  case PPT_CUDA_STRING:
+    return cuda_string(t, c);
+  case PPT_CUDA_KERNEL: {
+    pp_cuda_kernel k;
+    get_span(c, &k.start, &k.end);
+    uint64_t q = ppt_get_uv(c);
+    k.queued = q > (uint64_t)INT64_MAX ? 0 : (int64_t)q;
+    k.device = get_u32(c);
+    k.context = get_u32(c);
+    k.stream = get_u32(c);
+    k.correlation = get_u32(c);
+    k.name = get_u32(c);
+    for (int i = 0; i < 3; i++)
+      k.grid[i] = get_i32(c);
+    for (int i = 0; i < 3; i++)
+      k.block[i] = get_i32(c);
+    k.static_smem = get_i32(c);
+    k.dynamic_smem = get_i32(c);
+    k.registers = get_u32(c);
+    pp_cuda_kernel *d;
+    if (c->err || !(d = cuda_slot((void **)&g->kernels, &g->nkernels,
+                                  &g->cap_kernels, sizeof k)))
+      return -1;
+    *d = k;
+    return 0;
+  }
+  case PPT_CUDA_MEMCPY: {
+    pp_cuda_memcpy m;
+    get_span(c, &m.start, &m.end);
+    m.bytes = ppt_get_uv(c);
+    uint32_t ck = get_u32(c), sk = get_u32(c), dk = get_u32(c),
+             fl = get_u32(c);
+    m.copy_kind = (uint8_t)(ck > 255 ? 0 : ck);
+    m.src_kind = (uint8_t)(sk > 255 ? 0 : sk);
+    m.dst_kind = (uint8_t)(dk > 255 ? 0 : dk);
+    m.flags = (uint8_t)fl;
+    m.device = get_u32(c);
+    m.context = get_u32(c);
+    m.stream = get_u32(c);
+    m.correlation = get_u32(c);
+    pp_cuda_memcpy *d;
+    if (c->err || !(d = cuda_slot((void **)&g->memcpys, &g->nmemcpys,
+                                  &g->cap_memcpys, sizeof m)))
+      return -1;
+    *d = m;
+    return 0;
+  }
+  case PPT_CUDA_MEMSET: {
+    pp_cuda_memset m;
+    get_span(c, &m.start, &m.end);
+    m.bytes = ppt_get_uv(c);
+    m.value = get_u32(c);
+    m.memory_kind = get_u32(c);
+    m.device = get_u32(c);
+    m.context = get_u32(c);
+    m.stream = get_u32(c);
+    m.correlation = get_u32(c);
+    pp_cuda_memset *d;
+    if (c->err || !(d = cuda_slot((void **)&g->memsets, &g->nmemsets,
+                                  &g->cap_memsets, sizeof m)))
+      return -1;
+    *d = m;
+    return 0;
+  }
+  case PPT_CUDA_SYNC: {
+    pp_cuda_sync y;
+    get_span(c, &y.start, &y.end);
+    y.type = get_u32(c);
+    y.context = get_u32(c);
+    y.stream = get_u32(c);
+    y.correlation = get_u32(c);
+    y.event = get_u32(c);
+    pp_cuda_sync *d;
+    if (c->err || !(d = cuda_slot((void **)&g->syncs, &g->nsyncs,
+                                  &g->cap_syncs, sizeof y)))
+      return -1;
+    *d = y;
+    return 0;
+  }
+  case PPT_CUDA_API: {
+    pp_cuda_api a;
+    get_span(c, &a.start, &a.end);
+    a.domain = get_u32(c);
+    a.cbid = get_u32(c);
+    a.name = get_u32(c);
+    a.tid = ppt_get_uv(c);
+    a.correlation = get_u32(c);
+    a.result = get_u32(c);
+    pp_cuda_api *d;
+    if (c->err || !(d = cuda_slot((void **)&g->apis, &g->napis, &g->cap_apis,
+                                  sizeof a)))
+      return -1;
+    *d = a;
+    return 0;
+  }
+  case PPT_CUDA_DROPPED: {
+    uint64_t n = ppt_get_uv(c);
+    if (c->err)
+      return -1;
+    g->dropped = n > UINT64_MAX - g->dropped ? UINT64_MAX : g->dropped + n;
+    return 0;
+  }
+  default:
+    return 0; /* a kind from a newer writer */
+  }
+}
+
+/* Records are kind, body length, body: a damaged record costs the rest of
+ * its chunk; an unknown kind or extra trailing fields are skipped. */
+static int decode_cuda(pp_trace *t, ppt_cursor *c) {
+  t->cuda.chunks++;
+  while (c->p < c->end) {
+    unsigned kind = *c->p++;
+    uint64_t len = ppt_get_uv(c);
+    if (c->err || len > (uint64_t)(c->end - c->p))
+      return -1;
+    ppt_cursor body = {c->p, c->p + len, 0};
+    c->p += len;
+    if (cuda_record(t, kind, &body) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* ---- STATS chunk (stats mode) ------------------------------------------ */
 
 static int get_hist(ppt_cursor *c, pp_hist *h) {
@@ -613,6 +798,8 @@ static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
     return decode_drops(t, &c);
   case PPT_CHUNK_STATS:
     return t->from_stats ? 0 : decode_stats(t, &c);
+  case PPT_CHUNK_CUDA:
+    return decode_cuda(t, &c);
   case PPT_CHUNK_END:
     t->diag.clean_end = 1;
     return 0;
@@ -781,5 +968,6 @@ void pp_trace_free(pp_trace *t) {
   }
   pp__free(t->notes);
   pp__free(t->gpu);
+  pp_cuda_trace_free(&t->cuda);
   memset(t, 0, sizeof *t);
 }
