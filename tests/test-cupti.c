@@ -583,3 +583,49 @@ PP_TEST_T(cupti_run_flag, 120) {
   CHECK_CONTAINS(h.out, "--cuda");
   pp_cli_result_free(&h);
 }
+
+/* ---- recommendations from CUDA activity ----------------------------------- */
+
+/* One stage "infer" [0, 100) whose call at 5 launches a 40 ns host-to-device
+ * copy of 1 MiB from host memory of kind src_kind (1 pageable, 2 pinned). */
+static const pp_advice *copy_advice(pp_trace *t, uint8_t src_kind) {
+  memset(t, 0, sizeof *t);
+  uint32_t z = tb_loc(t, "infer", PP_KIND_ZONE);
+  size_t th = tb_thread(t, 7, "main");
+  tb_ev(t, th, 0, z, PPT_EV_ZONE_BEGIN);
+  tb_ev(t, th, 100, z, PPT_EV_ZONE_END);
+  pp_cuda_trace *c = &t->cuda;
+  c->chunks = 1;
+  c->names = tb_grow(NULL, &c->nnames, 1, sizeof(char *));
+  c->names[0] = tb_strdup("cudaMemcpy");
+  size_t cap = 0;
+  c->apis = tb_grow(NULL, &cap, 1, sizeof *c->apis);
+  c->cap_apis = cap;
+  c->apis[c->napis++] = (pp_cuda_api){5, 55, 7, 2, 31, 0, 9, 0};
+  cap = 0;
+  c->memcpys = tb_grow(NULL, &cap, 1, sizeof *c->memcpys);
+  c->cap_memcpys = cap;
+  c->memcpys[c->nmemcpys++] =
+      (pp_cuda_memcpy){10, 50, 1048576, 1, src_kind, 3, 0, 0, 1, 0, 9};
+  CHECK_EQ(pp_analyze(t), 0);
+  for (size_t i = 0; i < t->prof.pipe.nadvice; i++)
+    if (strcmp(t->prof.pipe.advice[i].rule, "pageable-copies") == 0)
+      return &t->prof.pipe.advice[i];
+  return NULL;
+}
+
+PP_TEST(cupti_advice_pageable_copies) {
+  pp_trace t;
+  const pp_advice *a = copy_advice(&t, 1);
+  CHECK(a != NULL);
+  CHECK_CONTAINS(a->evidence, "40% of infer is host<->device copy");
+  CHECK_CONTAINS(a->evidence, "100% of the bytes from pageable memory");
+  CHECK_CONTAINS(a->text, "pinned");
+  char *rep = report_of(&t);
+  CHECK_CONTAINS(rep, "use pinned (page-locked) host buffers for infer");
+  free(rep);
+  pp_trace_free(&t);
+  /* The same copy from pinned memory: no evidence, no advice. */
+  CHECK(copy_advice(&t, 2) == NULL);
+  pp_trace_free(&t);
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "gpu_activity.h"
 #include "internal.h"
 #include "pipeline.h"
 
@@ -25,7 +26,8 @@ typedef enum subject {
   SUBJ_STAGE,
   SUBJ_QUEUE,
   SUBJ_FLOW,
-  SUBJ_COUNTER
+  SUBJ_COUNTER,
+  SUBJ_GPU_STAGE /* a stage of the CUDA activity analysis (t->cuda_an) */
 } subject;
 
 typedef enum metric {
@@ -36,7 +38,9 @@ typedef enum metric {
   M_FLOW_WAIT,    /* % of items' latency spent between stages */
   M_COUNTER_MEAN, /* mean of a sampled counter */
   M_COUNTER_RISE, /* max - min of a sampled counter */
-  M_DROPPED       /* events dropped */
+  M_DROPPED,      /* events dropped */
+  M_STAGE_COPY    /* % of a GPU stage's wall time in host<->device copies,
+                     measured when most of their bytes are pageable */
 } metric;
 
 typedef struct rule {
@@ -108,6 +112,12 @@ static const rule rules[] = {
      "sys.psi.memory.some_pct", 1, 0, 10, 1, 1,
      "tasks stall on memory: reduce memory use or add RAM",
      "memory pressure (PSI some) {value}% on average"},
+    {"pageable-copies", SUBJ_GPU_STAGE, M_STAGE_COPY, NULL, 1, 0, 20, 1, 2,
+     "use pinned (page-locked) host buffers for {stage}'s copies "
+     "(cudaHostAlloc / pin_memory): copies from pageable memory are staged "
+     "through a driver buffer, run slower and cannot overlap kernels",
+     "{value}% of {stage} is host<->device copy ({copy} of {wall}, "
+     "{mib} MiB), {pageable}% of the bytes from pageable memory"},
     {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NULL, 1, 0, 1, 1, 1,
      "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
      "is incomplete",
@@ -257,6 +267,8 @@ static size_t subjects(const pp_trace *t, subject s) {
     return p->nqueues;
   case SUBJ_FLOW:
     return p->nflows;
+  case SUBJ_GPU_STAGE:
+    return t->cuda_an ? t->cuda_an->nstages : 0;
   default:
     return 1;
   }
@@ -278,7 +290,14 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
     setdur(v, "service", s->service_ns);
     setv(v, "capacity", "%.3g", s->capacity_per_s);
     int o = other_stage(p, p->bound);
-    if (o < 0) {
+    const pp_gpu_activity *g = t->cuda_an;
+    if (g && g->wall_ns > 0) {
+      /* With CUDA activity traced, the GPU is the telling contrast. */
+      double u = pct_of(g->busy_ns, g->wall_ns);
+      setv(v, "contrast", u >= 10 ? " while the GPU is busy %.0f%%"
+                                  : " while the GPU is busy %.1f%%",
+           u);
+    } else if (o < 0) {
       setv(v, "contrast", "%s", "");
     } else {
       double u = p->stages[o].util * 100.0;
@@ -368,6 +387,23 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
     else
       setv(v, "value", "%.3g", shown);
     return 2; /* value already formatted */
+  }
+  case M_STAGE_COPY: {
+    const pp_gpu_stage *st = &t->cuda_an->stages[i];
+    const pp_gpu_xfer *h = &st->xfer[PP_XFER_H2D], *d = &st->xfer[PP_XFER_D2H];
+    uint64_t bytes = h->bytes + d->bytes;
+    uint64_t pageable = h->pageable_bytes + d->pageable_bytes;
+    if (st->loc == PP_GPU_NO_ZONE || st->wall_ns <= 0 || !bytes ||
+        pageable * 2 < bytes)
+      return 0;
+    int64_t copy = h->time_ns + d->time_ns;
+    *value = pct_of(copy, st->wall_ns);
+    setv(v, "stage", "%s", pp_trace_loc_name(t, st->loc));
+    setdur(v, "copy", (double)copy);
+    setdur(v, "wall", (double)st->wall_ns);
+    setv(v, "mib", "%.3g", (double)bytes / 1048576.0);
+    setpct(v, "pageable", (double)pageable / (double)bytes * 100.0);
+    return 1;
   }
   case M_DROPPED:
     *value = (double)t->prof.dropped;

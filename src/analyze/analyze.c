@@ -673,7 +673,8 @@ int pp_analyze(pp_trace *t) {
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
       counter_stats(t, canon) || pp_analyze_requests(t) ||
-      pp_analyze_pipeline(t) || pp_analyze_gpu(t) || pp_analyze_cuda(t))
+      pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
+      pp_analyze_pipeline(t)) /* last: its advice reads the GPU figures */
     goto oom;
   pp__free(canon);
   t->analyzed = 1;
