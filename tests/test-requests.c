@@ -356,3 +356,51 @@ PP_TEST(requests_stats_mode_unavailable) {
   free(txt);
   pp_trace_free(&t);
 }
+
+/* Energy per request and per token: CPU package plus the run's GPUs, from
+ * the last value of each running total. */
+PP_TEST(requests_energy_per_request_and_token) {
+  pp_trace t;
+  build(&t);
+  char *out = NULL;
+  size_t len = 0;
+  CHECK_EQ(pp_analyze(&t), 0);
+  FILE *f = open_memstream(&out, &len);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "energy per request: unavailable: no energy counter");
+  free(out);
+  pp_trace_free(&t);
+
+  build(&t);
+  uint32_t cpu = tb_loc(&t, "energy.package_j");
+  uint32_t gpu = tb_loc(&t, "gpu.run_energy_j");
+  size_t th = tb_thread(&t, 99);
+  static const double cpu_j[] = {1.0, 4.0}, gpu_j[] = {2.0, 8.0};
+  for (int i = 0; i < 2; i++) {
+    tb_ev(&t, th, i * 100 * MS, cpu, PPT_EV_COUNTER_SETF, 0, 0);
+    t.threads[th].ev[t.threads[th].nev - 1].v.f = cpu_j[i];
+    tb_ev(&t, th, i * 100 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
+    t.threads[th].ev[t.threads[th].nev - 1].v.f = gpu_j[i];
+  }
+  CHECK_EQ(pp_analyze(&t), 0);
+  double j;
+  const char *src;
+  CHECK_EQ(pp_request_energy(&t, &j, &src), 1);
+  CHECK_NEAR(j, 12.0, 1e-12);
+  CHECK(strcmp(src, "CPU package + GPU") == 0);
+  /* 2 completed requests, 6 output tokens */
+  f = open_memstream(&out, &len);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "energy 6 J per completed request, 2 J per output "
+                      "token (CPU package + GPU");
+  free(out);
+  f = open_memstream(&out, &len);
+  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "\"joules_per_request\":6");
+  CHECK_CONTAINS(out, "\"joules_per_output_token\":2");
+  free(out);
+  pp_trace_free(&t);
+}

@@ -520,6 +520,15 @@ void pp_gpu_stats_free(pp_profile *p);
 
 /* Release what prof.req holds and zero it. */
 void pp_request_stats_free(pp_request_stats *r);
+/* Energy the run used, for energy per request and per token: the CPU
+ * package energy (RAPL counter "energy.package_j") plus the GPU energy of
+ * the run's GPUs ("gpu.run_energy_j", else all GPUs' "gpu.energy_j"), each
+ * where the trace measured it. Returns 1 with *joules and which sources
+ * were summed in *sources ("CPU package", "GPU", "CPU package + GPU"), or
+ * 0 with the reason in *sources. Energy covers the whole run, warm-up
+ * included, so per-request figures are an upper bound for the steady
+ * state (docs/formats/summary-json.md says the same). */
+int pp_request_energy(const pp_trace *t, double *joules, const char **sources);
 /* Parse "ttft=200ms,tpot=40ms,e2e=2s" (units ns, us, ms, s; any subset,
  * comma-separated) into *slo. Returns 0, or -1 with a one-line reason in
  * err. */

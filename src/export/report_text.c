@@ -527,6 +527,18 @@ static void request_table(FILE *out, const pp_trace *t) {
             " tokens over %s)\n",
             r->req_per_s, r->tokens_per_s, r->output_tokens,
             pp_format_ns(b, sizeof b, (double)r->span_ns));
+    double j;
+    const char *src;
+    if (!pp_request_energy(t, &j, &src))
+      fprintf(out, "  energy per request: unavailable: %s\n", src);
+    else if (r->completed)
+      fprintf(out,
+              "  energy %.4g J per completed request, %.4g J per output "
+              "token (%s, whole run / %" PRIu64 " requests, %" PRIu64
+              " tokens)\n",
+              j / (double)r->completed,
+              r->output_tokens ? j / (double)r->output_tokens : NAN, src,
+              r->completed, r->output_tokens);
     fprintf(out, "  %-6s %8s %*s %*s %*s %*s %*s %*s %*s\n", "metric",
             "count", DUR_W - 1, "mean", DUR_W - 1, "p50", DUR_W - 1, "p90",
             DUR_W - 1, "p95", DUR_W - 1, "p99", DUR_W - 1, "p99.9",

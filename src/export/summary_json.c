@@ -245,6 +245,24 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_int(w, "span_ns", r->span_ns);
   pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
   pp_jsonw_kv_double(w, "output_tokens_per_s", r->tokens_per_s);
+  {
+    double j;
+    const char *src;
+    pp_jsonw_key(w, "energy");
+    pp_jsonw_obj_begin(w);
+    if (pp_request_energy(t, &j, &src)) {
+      pp_jsonw_kv_str(w, "sources", src);
+      pp_jsonw_kv_double(w, "joules", j);
+      if (r->completed)
+        pp_jsonw_kv_double(w, "joules_per_request", j / (double)r->completed);
+      if (r->output_tokens)
+        pp_jsonw_kv_double(w, "joules_per_output_token",
+                           j / (double)r->output_tokens);
+    } else {
+      pp_jsonw_kv_str(w, "unavailable", src);
+    }
+    pp_jsonw_obj_end(w);
+  }
   hist_obj(w, "e2e", &r->e2e);
   hist_obj(w, "ttft", &r->ttft);
   hist_obj(w, "tpot", &r->tpot);
