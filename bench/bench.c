@@ -45,8 +45,6 @@
 #include "stats/histogram.h"
 
 #define BATCH 1000
-#include <sched.h>
-static long cpuhist[2];
 static int quick;
 static char tmpdir[256];
 
@@ -149,7 +147,6 @@ static void zone_loop(int batches, double *v) {
       __asm__ volatile("" ::: "memory");
     }
     v[b] = (now_ns() - t0) / BATCH;
-    cpuhist[sched_getcpu() & 1]++;
     if ((b & 7) == 7)
       wait_for_writer();
   }
@@ -550,7 +547,6 @@ int main(int argc, char **argv) {
 
   if (json) {
     printf("{\n");
-    printf("  \"cpu\": \"%ld %ld\",\n", cpuhist[0], cpuhist[1]);
     printf("  \"clock\": \"%s\",\n", pp__clock_source());
     printf("  \"trace_dir\": \"%.*s\",\n",
            (int)(strrchr(tmpdir, '/') - tmpdir), tmpdir);
