@@ -302,6 +302,19 @@ PP_TEST_T(run_example_pipeline, 300) {
   CHECK(exists_in(dir, "app.pptrace"));
   CHECK(exists_in(dir, "summary.json"));
   CHECK(exists_in(dir, "trace.json"));
+  {
+    /* The HTML report of the run, with the example's zones in its data. */
+    char hp[1024];
+    dpath(hp, sizeof hp, dir, "report.html");
+    FILE *hf = fopen(hp, "r");
+    CHECK(hf != NULL);
+    static char page[1 << 20];
+    size_t n = fread(page, 1, sizeof page - 1, hf);
+    fclose(hf);
+    page[n] = 0;
+    CHECK_CONTAINS(page, "<!DOCTYPE html>");
+    CHECK_CONTAINS(page, "\"detect\"");
+  }
 
   /* The run directory merged as `pipeprof report DIR` does it. */
   pp_trace app, sys;

@@ -59,7 +59,7 @@ static const char run_usage[] =
     "\n"
     "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
     "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
-    "DIR/summary.json.\n";
+    "DIR/summary.json and DIR/report.html (self-contained HTML report).\n";
 
 typedef struct run_opts {
   const char *out;
@@ -295,7 +295,8 @@ static void meta_num(const char *key, double v) {
 
 static void remove_old(const char *dir) {
   static const char *const names[] = {"app.pptrace", "system.pptrace",
-                                      "trace.json", "summary.json"};
+                                      "trace.json", "summary.json",
+                                      "report.html"};
   char p[PATH_MAX];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -493,12 +494,14 @@ int pp_cli_run(int argc, char **argv) {
   pp_cli_export_to(&t, pp_export_chrome, out);
   snprintf(out, sizeof out, "%s/summary.json", o.out);
   pp_cli_export_to(&t, pp_export_summary_json, out);
+  snprintf(out, sizeof out, "%s/report.html", o.out);
+  pp_cli_export_to(&t, pp_export_html, out);
   if (o.json) {
     pp_export_summary_json(stdout, &t);
   } else {
     pp_report_text(stdout, &t, NULL);
-    printf("\nwrote %s/{app.pptrace,system.pptrace,trace.json,summary.json}"
-           "\n",
+    printf("\nwrote %s/{app.pptrace,system.pptrace,trace.json,summary.json,"
+           "report.html}\n",
            o.out);
   }
   fflush(stdout);
