@@ -22,20 +22,6 @@
 
 #define WHERE_MAX 64
 
-static int64_t span(int64_t a, int64_t b) {
-  int64_t d;
-  if (b <= a)
-    return 0;
-  if (__builtin_sub_overflow(b, a, &d))
-    return INT64_MAX;
-  return d;
-}
-
-static int64_t add_sat(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
 int pp__stage_find(const pp_pipeline *p, const char *name) {
   for (size_t i = 0; i < p->nstages; i++)
     if (strcmp(p->stages[i].name, name) == 0)
@@ -167,12 +153,12 @@ int pp__stages_analyze(pp_trace *t) {
       if (s < 0 || nested_in_same(th, stage_of, z))
         continue;
       pp_stage_stats *st = &p->stages[s];
-      int64_t d = span(z->start, z->end);
-      st->busy_ns = add_sat(st->busy_ns, d);
+      int64_t d = pp__span(z->start, z->end);
+      st->busy_ns = pp__add_sat(st->busy_ns, d);
       st->items++;
       if (per_thread[s] < 0)
         per_thread[s] = 0;
-      per_thread[s] = add_sat(per_thread[s], d);
+      per_thread[s] = pp__add_sat(per_thread[s], d);
       if (!any || z->start < p->win_start)
         p->win_start = z->start;
       if (!any || z->end > p->win_end)
@@ -193,7 +179,7 @@ int pp__stages_analyze(pp_trace *t) {
         p->win_end = q->t_last;
     }
   }
-  int64_t win = span(p->win_start, p->win_end);
+  int64_t win = pp__span(p->win_start, p->win_end);
   if (any && win > 0) {
     for (size_t i = 0; i < t->nthreads; i++) {
       const pp_thread *th = &t->threads[i];
@@ -202,7 +188,7 @@ int pp__stages_analyze(pp_trace *t) {
         const pp_zone_inst *z = &th->zones[j];
         int32_t s = z->loc < t->nlocs ? stage_of[z->loc] : -1;
         if (s >= 0 && !nested_in_same(th, stage_of, z))
-          per_thread[s] = add_sat(per_thread[s], span(z->start, z->end));
+          per_thread[s] = pp__add_sat(per_thread[s], pp__span(z->start, z->end));
       }
       for (size_t s = 0; s < p->nstages; s++) {
         double u = (double)per_thread[s] / (double)win;
@@ -320,13 +306,13 @@ static int item_path(flow_ctx *c, const fpt *f, size_t n, pp_flow_path *out,
     } else if (zs > cursor) {
       int q = pp__queue_between(c->p, prev_name, name);
       c->segs[k++] = (pp_path_seg){q >= 0 ? c->p->queues[q].name : NULL,
-                                   prev_name, name, span(cursor, zs), 1};
-      out->wait_ns = add_sat(out->wait_ns, span(cursor, zs));
+                                   prev_name, name, pp__span(cursor, zs), 1};
+      out->wait_ns = pp__add_sat(out->wait_ns, pp__span(cursor, zs));
       cursor = zs;
     }
-    int64_t d = span(cursor, ze);
+    int64_t d = pp__span(cursor, ze);
     c->segs[k++] = (pp_path_seg){name, NULL, NULL, d, 0};
-    out->zone_ns = add_sat(out->zone_ns, d);
+    out->zone_ns = pp__add_sat(out->zone_ns, d);
     if (ze > cursor)
       cursor = ze;
     prev_name = name;
@@ -334,7 +320,7 @@ static int item_path(flow_ctx *c, const fpt *f, size_t n, pp_flow_path *out,
     prev_z = z;
   }
   out->start = first;
-  out->total_ns = span(first, cursor);
+  out->total_ns = pp__span(first, cursor);
   *nsegs = k;
   return 0;
 }
@@ -421,8 +407,8 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
     }
     items[i].total = path.total_ns;
     pp_hist_record(&fs->latency, (uint64_t)path.total_ns);
-    fs->zone_ns = add_sat(fs->zone_ns, path.zone_ns);
-    fs->wait_ns = add_sat(fs->wait_ns, path.wait_ns);
+    fs->zone_ns = pp__add_sat(fs->zone_ns, path.zone_ns);
+    fs->wait_ns = pp__add_sat(fs->wait_ns, path.wait_ns);
     for (size_t s = 0; s < ns; s++) {
       size_t w = 0;
       while (w < fs->nwhere && !same_seg(&fs->where[w], &c->segs[s]))
@@ -439,7 +425,7 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
         fs->where[w].ns = 0;
         fs->nwhere++;
       }
-      fs->where[w].ns = add_sat(fs->where[w].ns, c->segs[s].ns);
+      fs->where[w].ns = pp__add_sat(fs->where[w].ns, c->segs[s].ns);
     }
   }
   fs->items = ni;

@@ -69,33 +69,19 @@ static int cmp_wait(const void *a, const void *b) {
   return cmp_time(a, b);
 }
 
-static int64_t span(int64_t a, int64_t b) {
-  int64_t d;
-  if (b <= a)
-    return 0;
-  if (__builtin_sub_overflow(b, a, &d))
-    return INT64_MAX;
-  return d;
-}
-
-static int64_t add_sat(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
 void pp__stall_offer(pp_pipeline *p, uint32_t queue, int full, int recorded,
                      int64_t start, int64_t end) {
   p->stall_periods++;
-  int64_t d = span(start, end);
+  int64_t d = pp__span(start, end);
   size_t n = p->nstalls;
   if (n == PP_STALLS_MAX &&
-      d <= span(p->stalls[n - 1].start, p->stalls[n - 1].end))
+      d <= pp__span(p->stalls[n - 1].start, p->stalls[n - 1].end))
     return;
   if (n < PP_STALLS_MAX)
     n++;
   size_t i = n - 1;
   /* Insertion: longest first, earlier first among equals. */
-  while (i > 0 && span(p->stalls[i - 1].start, p->stalls[i - 1].end) < d) {
+  while (i > 0 && pp__span(p->stalls[i - 1].start, p->stalls[i - 1].end) < d) {
     p->stalls[i] = p->stalls[i - 1];
     i--;
   }
@@ -109,7 +95,7 @@ static void depth_stats(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
                         const qev *e, size_t n, int stalls_from_depth) {
   q->t_first = e[0].ts;
   q->t_last = e[n - 1].ts;
-  int64_t win = span(q->t_first, q->t_last);
+  int64_t win = pp__span(q->t_first, q->t_last);
   double weighted = 0;
   int64_t run_start = 0;
   int run = 0; /* 0 none, 1 full, 2 empty */
@@ -120,14 +106,14 @@ static void depth_stats(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
       q->depth_min = d;
     if (d > q->depth_max)
       q->depth_max = d;
-    int64_t held = i + 1 < n ? span(e[i].ts, e[i + 1].ts) : 0;
+    int64_t held = i + 1 < n ? pp__span(e[i].ts, e[i + 1].ts) : 0;
     weighted += (double)d * (double)held;
     int full = q->capacity > 0 && d >= q->capacity;
     int empty = d <= 0;
     if (full)
-      q->full_ns = add_sat(q->full_ns, held);
+      q->full_ns = pp__add_sat(q->full_ns, held);
     if (empty)
-      q->empty_ns = add_sat(q->empty_ns, held);
+      q->empty_ns = pp__add_sat(q->empty_ns, held);
     int now = full ? 1 : empty ? 2 : 0;
     if (now != run) {
       if (run && stalls_from_depth)
@@ -136,7 +122,7 @@ static void depth_stats(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
       run_start = e[i].ts;
     }
   }
-  if (run && stalls_from_depth && span(run_start, q->t_last) > 0)
+  if (run && stalls_from_depth && pp__span(run_start, q->t_last) > 0)
     pp__stall_offer(p, qi, run == 1, 0, run_start, q->t_last);
   q->depth_last = e[n - 1].depth;
   q->depth_mean = win > 0 ? weighted / (double)win : (double)q->depth_last;
@@ -151,7 +137,7 @@ static void item_waits(pp_queue_stats *q, qev *e, size_t n, int64_t *pend) {
       if (e[j].type == PPT_EV_QUEUE_PUSH) {
         pend[npend++] = e[j].ts;
       } else if (head < npend) {
-        pp_hist_record(&q->wait, (uint64_t)span(pend[head++], e[j].ts));
+        pp_hist_record(&q->wait, (uint64_t)pp__span(pend[head++], e[j].ts));
         q->matched++;
       } else {
         q->unmatched_pops++;
@@ -180,13 +166,13 @@ static int recorded_waits(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
       end = q_end > begin ? q_end : begin;
       q->waits_unclosed++;
     }
-    int64_t d = span(begin, end);
+    int64_t d = pp__span(begin, end);
     if (full) {
       q->waits_full++;
-      q->blocked_full_ns = add_sat(q->blocked_full_ns, d);
+      q->blocked_full_ns = pp__add_sat(q->blocked_full_ns, d);
     } else {
       q->waits_empty++;
-      q->blocked_empty_ns = add_sat(q->blocked_empty_ns, d);
+      q->blocked_empty_ns = pp__add_sat(q->blocked_empty_ns, d);
     }
     pp__stall_offer(p, qi, full, 1, end - d, end);
   }
@@ -324,7 +310,7 @@ int pp__queues_analyze(pp_trace *t) {
       }
     }
     item_waits(q, scratch, ni, pend);
-    int64_t win = span(q->t_first, q->t_last);
+    int64_t win = pp__span(q->t_first, q->t_last);
     if (win > 0) {
       q->in_per_s = (double)q->pushes / ((double)win * 1e-9);
       q->out_per_s = (double)q->pops / ((double)win * 1e-9);
