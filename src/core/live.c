@@ -100,6 +100,9 @@ struct pp__live {
   tstack *th;
   size_t nth, cap_th;
   tstack *last_th;
+  const pp_srcloc *last_loc; /* one-entry cache in front of zone_series */
+  int last_series;
+  int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
   pair *pairs; /* PAIR_CAP, allocated on first use */
   size_t npairs;
   uint64_t pairs_lost;
@@ -497,8 +500,18 @@ static int series_get(pp__live *l, int kind, const char *name) {
   return (int)idx;
 }
 
-static int64_t interval_of(const pp__live *l, int64_t ns) {
-  return ns <= l->origin ? 0 : (ns - l->origin) / l->cfg.interval_ns;
+static int64_t interval_of(pp__live *l, int64_t ns) {
+  /* Values come in time order per thread: most fall in the interval of the
+   * one before, so skip the division then. */
+  if (ns >= l->ix_start && ns < l->ix_end)
+    return l->ix;
+  int64_t i = ns <= l->origin ? 0 : (ns - l->origin) / l->cfg.interval_ns;
+  if (ns > l->origin) {
+    l->ix = i;
+    l->ix_start = l->origin + i * l->cfg.interval_ns;
+    l->ix_end = l->ix_start + l->cfg.interval_ns;
+  }
+  return i;
 }
 
 static void series_value(pp__live *l, int si, int64_t ns, uint64_t v) {
@@ -544,11 +557,15 @@ static locent *loc_get(pp__live *l, const pp_srcloc *p) {
 }
 
 static int zone_series(pp__live *l, const pp_srcloc *p) {
+  if (p == l->last_loc)
+    return l->last_series;
   locent *e = loc_get(l, p);
   if (!e)
     return -1;
   if (e->series == -2)
     e->series = (int32_t)series_get(l, S_ZONE, p->name ? p->name : "");
+  l->last_loc = p;
+  l->last_series = e->series;
   return e->series;
 }
 
