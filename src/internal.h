@@ -32,6 +32,14 @@ static inline void *pp__realloc(void *p, size_t n) {
 }
 static inline void pp__free(void *p) { free(p); }
 
+/* qsort for arrays that may be empty: qsort's base must not be NULL even
+ * for 0 elements, and an empty or one-element array is sorted already. */
+static inline void pp__sort(void *base, size_t n, size_t elem,
+                            int (*cmp)(const void *, const void *)) {
+  if (n > 1)
+    qsort(base, n, elem, cmp);
+}
+
 /* Grow *arr (of *cap elements of size elem) to hold at least need elements.
  * Returns 0 on success, -1 when out of memory (the array is unchanged). */
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);

@@ -88,7 +88,7 @@ static int order_stages(pp_pipeline *p) {
     if (!changed)
       break;
   }
-  qsort(r, n, sizeof *r, cmp_ranked);
+  pp__sort(r, n, sizeof *r, cmp_ranked);
   for (size_t i = 0; i < n; i++)
     p->stages[i] = r[i].s;
   pp__free(r);
@@ -430,10 +430,10 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   }
   fs->items = ni;
   if (fs->nwhere > 1)
-    qsort(fs->where, fs->nwhere, sizeof *fs->where, cmp_where);
+    pp__sort(fs->where, fs->nwhere, sizeof *fs->where, cmp_where);
   int rc = 0;
   if (ni) {
-    qsort(items, ni, sizeof *items, cmp_item_total);
+    pp__sort(items, ni, sizeof *items, cmp_item_total);
     const item *med = &items[(ni - 1) / 2], *slow = &items[ni - 1];
     rc = keep_path(c, f + med->from, med->n, &fs->median) ||
          keep_path(c, f + slow->from, slow->n, &fs->slowest);
@@ -472,7 +472,7 @@ int pp__flows_analyze(pp_trace *t) {
         f[k++] = (fpt){e->ts, e->v.id, canon[e->loc], (uint32_t)i, j,
                        e->type};
     }
-  qsort(f, n, sizeof *f, cmp_fpt);
+  pp__sort(f, n, sizeof *f, cmp_fpt);
   size_t groups = 0;
   for (size_t i = 0; i < n; i++)
     groups += i == 0 || f[i].key != f[i - 1].key;

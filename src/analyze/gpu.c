@@ -90,7 +90,7 @@ static int gpu_zones(pp_trace *t) {
   g->used = t->ngpu > 0 || g->unavailable || g->resolved >= 0;
   if (!t->ngpu)
     return 0;
-  qsort(t->gpu, t->ngpu, sizeof *t->gpu, cmp_gpu);
+  pp__sort(t->gpu, t->ngpu, sizeof *t->gpu, cmp_gpu);
   /* Tracks. */
   size_t nt = 0;
   for (size_t i = 0; i < t->ngpu; i++)
@@ -160,7 +160,7 @@ static int gpu_zones(pp_trace *t) {
     s->mean_ns = pp_hist_mean(&s->hist);
     s->std_ns = pp_hist_stddev(&s->hist);
   }
-  qsort(g->zones, n, sizeof *g->zones, cmp_zone_total);
+  pp__sort(g->zones, n, sizeof *g->zones, cmp_zone_total);
   return 0;
 }
 
@@ -304,7 +304,7 @@ static uint64_t weighted_median(level_seg *segs, size_t n) {
     total += segs[i].dur;
   if (!n || total <= 0)
     return 0;
-  qsort(segs, n, sizeof *segs, cmp_seg);
+  pp__sort(segs, n, sizeof *segs, cmp_seg);
   int64_t acc = 0;
   for (size_t i = 0; i < n; i++) {
     acc += segs[i].dur;
@@ -424,7 +424,7 @@ static int mem_pools(pp_trace *t) {
       if (ppt_is_mem(e->type))
         r[k++] = (mem_ref){e, pp_trace_loc_name(t, e->loc), (uint32_t)i, j};
     }
-  qsort(r, n, sizeof *r, cmp_mem);
+  pp__sort(r, n, sizeof *r, cmp_mem);
   size_t groups = 0;
   for (size_t i = 0; i < n; i++)
     groups += i == 0 || strcmp(r[i].name, r[i - 1].name) != 0 ||

@@ -89,8 +89,7 @@ static size_t merge_iv(iv *v, size_t n, int64_t *len) {
   *len = 0;
   if (!n)
     return 0;
-  if (n > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(v, n, sizeof *v, cmp_iv);
+  pp__sort(v, n, sizeof *v, cmp_iv);
   size_t k = 0;
   for (size_t i = 1; i < n; i++) {
     if (v[i].s <= v[k].e) {
@@ -338,8 +337,7 @@ int pp_analyze_cuda(pp_trace *t) {
   for (size_t i = 0; i < c->napis; i++)
     cr[i] = (corr){c->apis[i].correlation, c->apis[i].domain == 2,
                    (int32_t)i};
-  if (c->napis > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(cr, c->napis, sizeof *cr, cmp_corr);
+  pp__sort(cr, c->napis, sizeof *cr, cmp_corr);
 
   /* The run's window: the zones' span widened by the GPU work. */
   int any = t->prof.wall_ns > 0 || t->prof.t0 || t->prof.t1;
@@ -467,8 +465,7 @@ int pp_analyze_cuda(pp_trace *t) {
     merge_iv(v, n, &g->devices[d].busy_ns);
     pp__free(v);
   }
-  if (g->ndevices > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(g->devices, g->ndevices, sizeof *g->devices, cmp_device);
+  pp__sort(g->devices, g->ndevices, sizeof *g->devices, cmp_device);
   nwork = merge_iv(work, w, &g->busy_ns);
   if (stage_busy(t, g, work, nwork) != 0)
     goto oom;
@@ -481,11 +478,9 @@ int pp_analyze_cuda(pp_trace *t) {
                                      : 0;
   }
   sort_trace = t;
-  if (g->nkernels > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(g->kernels, g->nkernels, sizeof *g->kernels, cmp_kernel);
+  pp__sort(g->kernels, g->nkernels, sizeof *g->kernels, cmp_kernel);
   sort_trace = NULL;
-  if (g->nstages > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(g->stages, g->nstages, sizeof *g->stages, cmp_stage);
+  pp__sort(g->stages, g->nstages, sizeof *g->stages, cmp_stage);
 
   for (size_t i = 0; i < c->napis; i++) {
     const pp_cuda_api *a = &c->apis[i];
@@ -505,8 +500,7 @@ int pp_analyze_cuda(pp_trace *t) {
     s->calls++;
     s->total_ns += dur(a->start, a->end);
   }
-  if (g->napis > 1) /* qsort takes no NULL base, even for 0 */
-    qsort(g->apis, g->napis, sizeof *g->apis, cmp_api);
+  pp__sort(g->apis, g->napis, sizeof *g->apis, cmp_api);
   for (size_t i = 0; i < c->nsyncs; i++) {
     const pp_cuda_sync *y = &c->syncs[i];
     pp_gpu_sync_stats *s = NULL;

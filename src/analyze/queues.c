@@ -130,7 +130,7 @@ static void depth_stats(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
 
 /* Push -> pop per item id; e is scratch (sorted in place). */
 static void item_waits(pp_queue_stats *q, qev *e, size_t n, int64_t *pend) {
-  qsort(e, n, sizeof *e, cmp_item);
+  pp__sort(e, n, sizeof *e, cmp_item);
   for (size_t i = 0; i < n;) {
     size_t j = i, head = 0, npend = 0;
     for (; j < n && e[j].v == e[i].v; j++) {
@@ -153,7 +153,7 @@ static int recorded_waits(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
                           qev *e, size_t n, int64_t q_end) {
   if (!n)
     return 0;
-  qsort(e, n, sizeof *e, cmp_wait);
+  pp__sort(e, n, sizeof *e, cmp_wait);
   for (size_t i = 0; i < n; i++) {
     if (e[i].type != PPT_EV_QUEUE_WAIT_BEGIN)
       continue;
@@ -205,7 +205,7 @@ static void order_queues(pp_queue_stats *q, size_t n) {
     if (!changed)
       break;
   }
-  qsort(q, n, sizeof *q, cmp_queue_order);
+  pp__sort(q, n, sizeof *q, cmp_queue_order);
   for (size_t i = 0; i < n; i++)
     q[i].t_first = 0;
 }
@@ -285,7 +285,7 @@ int pp__queues_analyze(pp_trace *t) {
                       (uint32_t)i, j, e->type};
     }
   pp__free(qidx);
-  qsort(ev, nev, sizeof *ev, cmp_time);
+  pp__sort(ev, nev, sizeof *ev, cmp_time);
 
   for (size_t i = 0; i < nev;) {
     size_t j = i;

@@ -148,6 +148,13 @@ typedef struct rec {
 
 static void put(rec *r, uint64_t v) { r->n += ppt_put_uv(r->b + r->n, v); }
 static void puts_(rec *r, int64_t v) { put(r, ppt_zigzag(v)); }
+/* A record's time span as the reader's get_span() takes it: the start on
+ * our clock, then the duration (0 when CUPTI reports an end before it). */
+static void put_span(rec *r, uint64_t start, uint64_t end) {
+  uint64_t s = conv(start), e = conv(end);
+  put(r, s);
+  put(r, e > s ? e - s : 0);
+}
 
 /* Append one record; when the writer has fallen PENDING_CAP behind, the
  * record is counted as dropped instead. */
@@ -272,9 +279,7 @@ static void encode(const CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
     const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
     uint32_t name = kernel_name(k->name);
-    uint64_t s = conv(k->start), e = conv(k->end);
-    put(&r, s);
-    put(&r, e > s ? e - s : 0);
+    put_span(&r, k->start, k->end);
     put(&r, conv(k->queued)); /* 0: not collected */
     put(&r, k->deviceId);
     put(&r, k->contextId);
@@ -295,9 +300,7 @@ static void encode(const CUpti_Activity *a) {
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY: {
     const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
-    uint64_t s = conv(m->start), e = conv(m->end);
-    put(&r, s);
-    put(&r, e > s ? e - s : 0);
+    put_span(&r, m->start, m->end);
     put(&r, m->bytes);
     put(&r, m->copyKind);
     put(&r, m->srcKind);
@@ -312,9 +315,7 @@ static void encode(const CUpti_Activity *a) {
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
-    uint64_t s = conv(m->start), e = conv(m->end);
-    put(&r, s);
-    put(&r, e > s ? e - s : 0);
+    put_span(&r, m->start, m->end);
     put(&r, m->bytes);
     put(&r, m->value);
     put(&r, m->memoryKind);
@@ -328,9 +329,7 @@ static void encode(const CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
     const CUpti_ActivitySynchronization2 *y =
         (const CUpti_ActivitySynchronization2 *)a;
-    uint64_t s = conv(y->start), e = conv(y->end);
-    put(&r, s);
-    put(&r, e > s ? e - s : 0);
+    put_span(&r, y->start, y->end);
     put(&r, (uint64_t)y->type);
     put(&r, y->contextId);
     put(&r, y->streamId);
@@ -346,9 +345,7 @@ static void encode(const CUpti_Activity *a) {
                                    ? CUPTI_CB_DOMAIN_DRIVER_API
                                    : CUPTI_CB_DOMAIN_RUNTIME_API;
     uint32_t name = api_name(dom, p->cbid);
-    uint64_t s = conv(p->start), e = conv(p->end);
-    put(&r, s);
-    put(&r, e > s ? e - s : 0);
+    put_span(&r, p->start, p->end);
     put(&r, (uint64_t)dom);
     put(&r, p->cbid);
     put(&r, name);

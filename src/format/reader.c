@@ -371,13 +371,15 @@ static int cuda_string(pp_trace *t, ppt_cursor *c) {
 }
 
 /* Grow one record array; *arr holds *n of *cap elements. */
-static void *cuda_slot(void **arr, size_t *n, size_t *cap, size_t elem) {
-  if (pp__grow(arr, cap, *n + 1, elem) != 0)
-    return NULL;
-  unsigned char *p = (unsigned char *)*arr + *n * elem;
-  memset(p, 0, elem);
+/* Append a decoded CUDA record of elem bytes to *arr: -1 when the cursor
+ * ran out (a cut record) or out of memory, else 0. */
+static int cuda_append(const ppt_cursor *c, void **arr, size_t *n,
+                       size_t *cap, const void *rec, size_t elem) {
+  if (c->err || pp__grow(arr, cap, *n + 1, elem) != 0)
+    return -1;
+  memcpy((unsigned char *)*arr + *n * elem, rec, elem);
   (*n)++;
-  return p;
+  return 0;
 }
 
 static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
@@ -402,12 +404,8 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     k.static_smem = get_i32(c);
     k.dynamic_smem = get_i32(c);
     k.registers = get_u32(c);
-    pp_cuda_kernel *d;
-    if (c->err || !(d = cuda_slot((void **)&g->kernels, &g->nkernels,
-                                  &g->cap_kernels, sizeof k)))
-      return -1;
-    *d = k;
-    return 0;
+    return cuda_append(c, (void **)&g->kernels, &g->nkernels,
+                       &g->cap_kernels, &k, sizeof k);
   }
   case PPT_CUDA_MEMCPY: {
     pp_cuda_memcpy m;
@@ -423,12 +421,8 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     m.context = get_u32(c);
     m.stream = get_u32(c);
     m.correlation = get_u32(c);
-    pp_cuda_memcpy *d;
-    if (c->err || !(d = cuda_slot((void **)&g->memcpys, &g->nmemcpys,
-                                  &g->cap_memcpys, sizeof m)))
-      return -1;
-    *d = m;
-    return 0;
+    return cuda_append(c, (void **)&g->memcpys, &g->nmemcpys,
+                       &g->cap_memcpys, &m, sizeof m);
   }
   case PPT_CUDA_MEMSET: {
     pp_cuda_memset m;
@@ -440,12 +434,8 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     m.context = get_u32(c);
     m.stream = get_u32(c);
     m.correlation = get_u32(c);
-    pp_cuda_memset *d;
-    if (c->err || !(d = cuda_slot((void **)&g->memsets, &g->nmemsets,
-                                  &g->cap_memsets, sizeof m)))
-      return -1;
-    *d = m;
-    return 0;
+    return cuda_append(c, (void **)&g->memsets, &g->nmemsets,
+                       &g->cap_memsets, &m, sizeof m);
   }
   case PPT_CUDA_SYNC: {
     pp_cuda_sync y;
@@ -455,12 +445,8 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     y.stream = get_u32(c);
     y.correlation = get_u32(c);
     y.event = get_u32(c);
-    pp_cuda_sync *d;
-    if (c->err || !(d = cuda_slot((void **)&g->syncs, &g->nsyncs,
-                                  &g->cap_syncs, sizeof y)))
-      return -1;
-    *d = y;
-    return 0;
+    return cuda_append(c, (void **)&g->syncs, &g->nsyncs,
+                       &g->cap_syncs, &y, sizeof y);
   }
   case PPT_CUDA_API: {
     pp_cuda_api a;
@@ -471,12 +457,8 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     a.tid = ppt_get_uv(c);
     a.correlation = get_u32(c);
     a.result = get_u32(c);
-    pp_cuda_api *d;
-    if (c->err || !(d = cuda_slot((void **)&g->apis, &g->napis, &g->cap_apis,
-                                  sizeof a)))
-      return -1;
-    *d = a;
-    return 0;
+    return cuda_append(c, (void **)&g->apis, &g->napis,
+                       &g->cap_apis, &a, sizeof a);
   }
   case PPT_CUDA_DROPPED: {
     uint64_t n = ppt_get_uv(c);
