@@ -16,57 +16,15 @@
 #include "format/pptrace.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define MS 1000000LL
 
-/* ---- trace builder (malloc'ed so that pp_trace_free releases it) ------- */
-
-static char *tb_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  CHECK(d != NULL);
-  memcpy(d, s, n);
-  return d;
-}
-
-static void *tb_grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return p;
-  size_t nc = *cap ? *cap * 2 : 8;
-  while (nc < need)
-    nc *= 2;
-  void *q = realloc(p, nc * elem);
-  CHECK(q != NULL);
-  memset((char *)q + *cap * elem, 0, (nc - *cap) * elem);
-  *cap = nc;
-  return q;
-}
-
-static uint32_t tb_loc(pp_trace *t, const char *name) {
-  t->locs = tb_grow(t->locs, &t->cap_locs, t->nlocs + 1, sizeof *t->locs);
-  pp_loc *l = &t->locs[t->nlocs];
-  l->id = (uint32_t)t->nlocs;
-  l->name = tb_strdup(name);
-  return (uint32_t)t->nlocs++;
-}
-
-static size_t tb_thread(pp_trace *t, uint64_t tid) {
-  t->threads = tb_grow(t->threads, &t->cap_threads, t->nthreads + 1,
-                       sizeof *t->threads);
-  pp_thread *th = &t->threads[t->nthreads];
-  th->tid = tid;
-  th->name = tb_strdup("");
-  return t->nthreads++;
-}
-
-static void tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
-                  uint8_t type, uint64_t v, uint64_t v2) {
-  pp_thread *th = &t->threads[thi];
-  th->ev = tb_grow(th->ev, &th->cap_ev, th->nev + 1, sizeof *th->ev);
-  pp_event *e = &th->ev[th->nev++];
-  e->ts = ts;
-  e->loc = loc;
-  e->type = type;
+/* An event with its id and extra number (REQ_*, BATCH), on the shared
+ * builder (tests/trace_builder.c). */
+static void tb_ev7(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
+                   uint8_t type, uint64_t v, uint64_t v2) {
+  pp_event *e = tb_ev(t, thi, ts, loc, type);
   e->v.id = v;
   e->v2 = v2;
 }
@@ -82,26 +40,26 @@ static void tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
  * Batches (size, padded): (8, 8) (6, 8) (4, 8) (4, 0). */
 static void build(pp_trace *t) {
   memset(t, 0, sizeof *t);
-  uint32_t rq = tb_loc(t, "(request)"), bt = tb_loc(t, "(batch)");
-  size_t a = tb_thread(t, 1), b = tb_thread(t, 2);
-  tb_ev(t, a, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
-  tb_ev(t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 3, 0);
-  tb_ev(t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 2, 0);
-  tb_ev(t, a, 300 * MS, rq, PPT_EV_REQ_BEGIN, 4, 0);
-  tb_ev(t, b, 20 * MS, rq, PPT_EV_REQ_END, 3, ppt_zigzag(5));
-  tb_ev(t, b, 60 * MS, rq, PPT_EV_REQ_FIRST, 2, 0);
-  tb_ev(t, b, 90 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
-  tb_ev(t, b, 100 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
-  tb_ev(t, b, 110 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
-  tb_ev(t, b, 130 * MS, rq, PPT_EV_REQ_TOKENS, 1, 2);
-  tb_ev(t, b, 150 * MS, rq, PPT_EV_REQ_END, 2, 0);
-  tb_ev(t, b, 170 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
-  tb_ev(t, b, 200 * MS, rq, PPT_EV_REQ_END, 1, 0);
-  tb_ev(t, b, 210 * MS, rq, PPT_EV_REQ_TOKENS, 99, 3);
-  tb_ev(t, a, 5 * MS, bt, PPT_EV_BATCH, 8, 8);
-  tb_ev(t, a, 6 * MS, bt, PPT_EV_BATCH, 6, 8);
-  tb_ev(t, a, 7 * MS, bt, PPT_EV_BATCH, 4, 8);
-  tb_ev(t, a, 8 * MS, bt, PPT_EV_BATCH, 4, 0);
+  uint32_t rq = tb_loc(t, "(request)", 0), bt = tb_loc(t, "(batch)", 0);
+  size_t a = tb_thread(t, 1, ""), b = tb_thread(t, 2, "");
+  tb_ev7(t, a, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
+  tb_ev7(t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 3, 0);
+  tb_ev7(t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 2, 0);
+  tb_ev7(t, a, 300 * MS, rq, PPT_EV_REQ_BEGIN, 4, 0);
+  tb_ev7(t, b, 20 * MS, rq, PPT_EV_REQ_END, 3, ppt_zigzag(5));
+  tb_ev7(t, b, 60 * MS, rq, PPT_EV_REQ_FIRST, 2, 0);
+  tb_ev7(t, b, 90 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
+  tb_ev7(t, b, 100 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
+  tb_ev7(t, b, 110 * MS, rq, PPT_EV_REQ_TOKENS, 2, 1);
+  tb_ev7(t, b, 130 * MS, rq, PPT_EV_REQ_TOKENS, 1, 2);
+  tb_ev7(t, b, 150 * MS, rq, PPT_EV_REQ_END, 2, 0);
+  tb_ev7(t, b, 170 * MS, rq, PPT_EV_REQ_TOKENS, 1, 1);
+  tb_ev7(t, b, 200 * MS, rq, PPT_EV_REQ_END, 1, 0);
+  tb_ev7(t, b, 210 * MS, rq, PPT_EV_REQ_TOKENS, 99, 3);
+  tb_ev7(t, a, 5 * MS, bt, PPT_EV_BATCH, 8, 8);
+  tb_ev7(t, a, 6 * MS, bt, PPT_EV_BATCH, 6, 8);
+  tb_ev7(t, a, 7 * MS, bt, PPT_EV_BATCH, 4, 8);
+  tb_ev7(t, a, 8 * MS, bt, PPT_EV_BATCH, 4, 0);
 }
 
 PP_TEST(requests_exact_metrics) {
@@ -194,17 +152,17 @@ PP_TEST(requests_exact_metrics) {
 PP_TEST(requests_reused_id) {
   pp_trace t;
   memset(&t, 0, sizeof t);
-  uint32_t rq = tb_loc(&t, "(request)");
-  size_t a = tb_thread(&t, 1);
+  uint32_t rq = tb_loc(&t, "(request)", 0);
+  size_t a = tb_thread(&t, 1, "");
   /* id 7 twice in a row, then begun again while still open */
-  tb_ev(&t, a, 0, rq, PPT_EV_REQ_BEGIN, 7, 0);
-  tb_ev(&t, a, 5 * MS, rq, PPT_EV_REQ_END, 7, 0);
-  tb_ev(&t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
-  tb_ev(&t, a, 12 * MS, rq, PPT_EV_REQ_TOKENS, 7, 1);
-  tb_ev(&t, a, 30 * MS, rq, PPT_EV_REQ_END, 7, 0);
-  tb_ev(&t, a, 40 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
-  tb_ev(&t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
-  tb_ev(&t, a, 51 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  tb_ev7(&t, a, 0, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev7(&t, a, 5 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  tb_ev7(&t, a, 10 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev7(&t, a, 12 * MS, rq, PPT_EV_REQ_TOKENS, 7, 1);
+  tb_ev7(&t, a, 30 * MS, rq, PPT_EV_REQ_END, 7, 0);
+  tb_ev7(&t, a, 40 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev7(&t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
+  tb_ev7(&t, a, 51 * MS, rq, PPT_EV_REQ_END, 7, 0);
   CHECK_EQ(pp_analyze(&t), 0);
   const pp_request_stats *r = &t.prof.req;
   CHECK_EQ(r->requests, 4);
@@ -373,14 +331,14 @@ PP_TEST(requests_energy_per_request_and_token) {
   pp_trace_free(&t);
 
   build(&t);
-  uint32_t cpu = tb_loc(&t, "energy.package_j");
-  uint32_t gpu = tb_loc(&t, "gpu.run_energy_j");
-  size_t th = tb_thread(&t, 99);
+  uint32_t cpu = tb_loc(&t, "energy.package_j", 0);
+  uint32_t gpu = tb_loc(&t, "gpu.run_energy_j", 0);
+  size_t th = tb_thread(&t, 99, "");
   static const double cpu_j[] = {1.0, 4.0}, gpu_j[] = {2.0, 8.0};
   for (int i = 0; i < 2; i++) {
-    tb_ev(&t, th, i * 100 * MS, cpu, PPT_EV_COUNTER_SETF, 0, 0);
+    tb_ev7(&t, th, i * 100 * MS, cpu, PPT_EV_COUNTER_SETF, 0, 0);
     t.threads[th].ev[t.threads[th].nev - 1].v.f = cpu_j[i];
-    tb_ev(&t, th, i * 100 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
+    tb_ev7(&t, th, i * 100 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
     t.threads[th].ev[t.threads[th].nev - 1].v.f = gpu_j[i];
   }
   CHECK_EQ(pp_analyze(&t), 0);
