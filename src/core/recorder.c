@@ -83,8 +83,12 @@ void pp__registry_reap(void) {
   pp__tstate **pp = &reg_head;
   while (*pp) {
     pp__tstate *t = *pp;
+    /* Free only what the writer has fully written: drained, and its last
+     * name (a thread may name itself just before it exits) and drop count
+     * written too; else the next pass writes them and reaps it then. */
     if (atomic_load(&t->dead) &&
-        atomic_load(&t->r) == atomic_load(&t->w)) {
+        atomic_load(&t->r) == atomic_load(&t->w) && t->announced &&
+        !t->name_dirty && atomic_load(&t->dropped) == t->written_dropped) {
       *pp = t->next;
       free_state(t);
     } else {

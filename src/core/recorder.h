@@ -71,7 +71,8 @@ pp__tstate *pp__thread_get(void);
 void pp__registry_lock(void);
 void pp__registry_unlock(void);
 pp__tstate *pp__registry_head(void); /* under the lock */
-/* Unlink and free dead threads whose rings are drained (under the lock). */
+/* Unlink and free dead threads whose rings are drained and whose name and
+ * drop count are written (under the lock). */
 void pp__registry_reap(void);
 
 /* Ring size (slots) for threads attached from now on, and whether producers
