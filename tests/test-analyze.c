@@ -591,6 +591,47 @@ PP_TEST(report_rows_and_numbers) {
   tb_free(&t);
 }
 
+/* Measured costs (META writer_cpu_ns, sampler_cpu_ns, process_cpu_ns) turn
+ * the overhead line into measured threads + estimated recording, as a
+ * share of the process's CPU time. */
+PP_TEST(report_measured_overhead) {
+  pp_trace t = {0};
+  build_report_trace(&t);
+  tb_meta(&t, "writer_cpu_ns", "3000000");
+  tb_meta(&t, "sampler_cpu_ns", "1000000");
+  tb_meta(&t, "process_cpu_ns", "400026000");
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.prof.writer_cpu_ns, 3000000);
+  CHECK_EQ(t.prof.sampler_cpu_ns, 1000000);
+  CHECK_EQ(t.prof.process_cpu_ns, 400026000);
+  char *s = render(&t, NULL);
+  /* 13 events x 20 ns + 3 ms + 1 ms = 4000260 ns of 400.026 ms. */
+  CHECK_CONTAINS(s, "profiler overhead: 4.00 ms, 1.00% of the process's CPU "
+                    "time (400 ms)\n  recording 260 ns (estimated: 13 events "
+                    "x 20 ns), writer thread 3.00 ms, sampler thread 1.00 ms "
+                    "(measured CPU time)\n");
+  free(s);
+  /* Without a sampler, and with a malformed process figure. */
+  tb_meta(&t, "sampler_cpu_ns", "");
+  tb_meta(&t, "process_cpu_ns", "12x");
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.prof.sampler_cpu_ns, -1);
+  CHECK_EQ(t.prof.process_cpu_ns, -1);
+  s = render(&t, NULL);
+  CHECK_CONTAINS(s, "profiler overhead: 3.00 ms\n  recording 260 ns "
+                    "(estimated: 13 events x 20 ns), writer thread 3.00 ms "
+                    "(measured CPU time)\n");
+  free(s);
+  /* A malformed writer figure: back to the estimate alone. */
+  tb_meta(&t, "writer_cpu_ns", "-5");
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.prof.writer_cpu_ns, -1);
+  s = render(&t, NULL);
+  CHECK_CONTAINS(s, "profiler overhead (estimated): 260 ns (13 events x ");
+  free(s);
+  tb_free(&t);
+}
+
 PP_TEST(report_dropped_and_damage) {
   pp_trace t = {0};
   build_report_trace(&t);

@@ -1048,6 +1048,8 @@ PP_TEST(export_summary_json) {
   add_meta(&t, "process_name", "pipe\"line");
   add_meta(&t, "mode", "trace");
   add_meta(&t, "event_cost_ns", "25");
+  add_meta(&t, "writer_cpu_ns", "2000000");
+  add_meta(&t, "process_cpu_ns", "500000000");
   /* more instances of decode so percentiles differ */
   uint32_t extra = add_loc(&t, "post", PP_KIND_ZONE);
   for (int k = 0; k < 50; k++)
@@ -1200,6 +1202,18 @@ PP_TEST(export_summary_json) {
   CHECK_NEAR(json_number_value(json_object_get(ov, "estimated_pct")),
              25.0 * (double)p->events / busy * 100, 1e-9);
   CHECK(json_object_get(ov, "unavailable") == NULL);
+  /* Measured costs: the writer's CPU time plus the estimate, as a share of
+   * the process's CPU time; no sampler ran. */
+  CHECK_NEAR(json_number_value(json_object_get(ov, "writer_cpu_ns")), 2e6, 0);
+  CHECK_NEAR(json_number_value(json_object_get(ov, "process_cpu_ns")), 5e8,
+             0);
+  CHECK(json_object_get(ov, "sampler_cpu_ns") == NULL);
+  double total = 25.0 * (double)p->events + 2e6;
+  CHECK_NEAR(json_number_value(json_object_get(ov, "total_ns")), total,
+             1e-6);
+  CHECK_NEAR(
+      json_number_value(json_object_get(ov, "total_pct_of_process_cpu")),
+      total / 5e8 * 100, 1e-9);
   json_t *rd = json_object_get(root, "reader");
   CHECK(json_is_false(json_object_get(rd, "truncated")));
   CHECK(json_is_integer(json_object_get(rd, "chunks_bad")));

@@ -1631,3 +1631,30 @@ PP_TEST_T(recorder_flight_dump_concurrent, 120) {
   check_clean(&t);
   pp_trace_free(&t);
 }
+
+/* The writer records its own CPU time and the process's at the end of a
+ * session; the report puts them beside the estimated recording cost. The
+ * writer does real work here (several passes over a busy thread), so its
+ * CPU time is positive and cannot exceed the process's. */
+PP_TEST(recorder_measured_costs) {
+  char path[4096];
+  tpath(path, sizeof path, "costs.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  for (int round = 0; round < 5; round++) {
+    for (int i = 0; i < 20000; i++) {
+      PP_ZONE("cost-zone");
+    }
+    sleep_ms(15); /* at least one periodic writer pass per round */
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t = {0};
+  load_trace(path, &t);
+  check_clean(&t);
+  const pp_profile *p = &t.prof;
+  CHECK(p->writer_cpu_ns > 0);
+  CHECK(p->process_cpu_ns > 0);
+  CHECK(p->writer_cpu_ns <= p->process_cpu_ns);
+  CHECK_EQ(p->sampler_cpu_ns, -1); /* no sampler in this session */
+  CHECK(p->event_cost_ns > 0);
+  pp_trace_free(&t);
+}

@@ -10,6 +10,7 @@
  * lower than the one before it (a clock glitch) is raised to it for zone
  * matching, so that instances always nest properly.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,6 +606,25 @@ static double meta_event_cost(const pp_trace *t) {
   return end != cost && isfinite(c) && c > 0 ? c : 0;
 }
 
+/* A non-negative integer META value, -1 when absent or malformed. */
+static int64_t meta_ns(const pp_trace *t, const char *key) {
+  const char *v = pp_trace_meta(t, key);
+  if (!v || *v < '0' || *v > '9')
+    return -1;
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  return *end || errno ? -1 : (int64_t)n;
+}
+
+/* The profiler's own measured costs (pp_profile). */
+static void meta_costs(const pp_trace *t, pp_profile *p) {
+  p->event_cost_ns = meta_event_cost(t);
+  p->writer_cpu_ns = meta_ns(t, "writer_cpu_ns");
+  p->sampler_cpu_ns = meta_ns(t, "sampler_cpu_ns");
+  p->process_cpu_ns = meta_ns(t, "process_cpu_ns");
+}
+
 static int cmp_zone_total(const void *a, const void *b) {
   const pp_zone_stats *x = a, *y = b;
   if (x->total_ns != y->total_ns)
@@ -619,7 +639,7 @@ static int analyze_from_stats(pp_trace *t) {
   p->dropped = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     p->dropped += t->threads[i].dropped;
-  p->event_cost_ns = meta_event_cost(t);
+  meta_costs(t, p);
   if (p->nzones > 1)
     qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
   if (pp_analyze_pipeline(t) != 0 || pp_analyze_gpu(t) != 0)
@@ -661,7 +681,7 @@ int pp_analyze(pp_trace *t) {
   }
   p->wall_ns = any ? span_ns(p->t0, p->t1) : 0;
 
-  p->event_cost_ns = meta_event_cost(t);
+  meta_costs(t, p);
 
   zone_stack s = {NULL, 0, 0};
   uint32_t *canon = NULL;

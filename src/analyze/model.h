@@ -448,6 +448,10 @@ typedef struct pp_profile {
   uint64_t ranges_unclosed; /* ranges with no end in the trace */
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */
+  /* CPU time measured at the end of the session (META), -1 when not
+   * recorded: the writer thread's, the sampler thread's and the whole
+   * process's (which includes both). */
+  int64_t writer_cpu_ns, sampler_cpu_ns, process_cpu_ns;
   pp_request_stats req;   /* requests and batches (pp_analyze_requests) */
   pp_pipeline pipe;       /* queues, stages, flows, advice
                              (pp_analyze_pipeline) */

@@ -48,6 +48,7 @@ struct pp__sampler {
   pthread_mutex_t lock; /* guards status and stop */
   pthread_cond_t cond;
   int stop;
+  int64_t cpu_ns;     /* the thread's CPU time when it ended; -1 unknown */
   pp__sampler_status status;
   char sysroot[256];
 };
@@ -359,6 +360,10 @@ static void *sampler_main(void *arg) {
     }
   }
   pthread_mutex_unlock(&s->lock);
+  struct timespec ts;
+  s->cpu_ns = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+                  ? (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec
+                  : -1;
   return NULL;
 }
 
@@ -395,6 +400,11 @@ void pp__sampler_stop(pp__sampler *s) {
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
     sample_once(s, 1); /* the last interval, up to now */
+    if (s->cpu_ns >= 0) { /* the profiler's own cost, for the report */
+      char v[32];
+      snprintf(v, sizeof v, "%lld", (long long)s->cpu_ns);
+      pp__session_meta("sampler_cpu_ns", v);
+    }
     if (s->gpu && s->gpu_sample)
       pp_gpu_sample_meta(s->gpu, s->gpu_sample, gpu_meta, NULL);
     if (s->perf)

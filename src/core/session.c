@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -57,6 +58,7 @@ typedef struct session {
   locmap_entry *locmap;
   size_t locmap_cap, nlocs;
   ppt_buf defs, evbuf;
+  ppt_buf stage;     /* whole chunks for fd, written once per pass */
   uint64_t events_written;
   uint64_t drops_written;
   int io_failed;
@@ -201,12 +203,45 @@ static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
   b->len = 0;
 }
 
+/* Chunks for the session's file are gathered in S.stage and written with
+ * one system call per writer pass (stage_flush): a pass writes one EVENTS
+ * chunk per thread with new events, and on a small VM each write costs
+ * several microseconds, which made the writer's fixed cost per pass the
+ * larger part of the profiler's overhead on a lightly loaded program. A
+ * chunk is whole before it is written, so a kill loses at most the pass in
+ * progress, as before. */
+static void stage_flush(void) {
+  if (!S.stage.len)
+    return;
+  if (S.fd >= 0 && !S.io_failed) {
+    struct iovec iov = {S.stage.data, S.stage.len};
+    if (write_all(S.fd, &iov, 1) != 0)
+      S.io_failed = 1;
+  }
+  S.stage.len = 0;
+}
+
 static void write_chunk(uint16_t type, ppt_buf *b) {
-  if (S.io_failed) {
+  if (S.io_failed || S.fd < 0 || b->oom) {
     b->len = 0;
+    b->oom = 0;
     return;
   }
-  write_chunk_fd(S.fd, &S.seq, type, b);
+  size_t need = PPT_CHUNK_HEADER_SIZE + b->len;
+  if (S.stage.len + need > (1u << 20))
+    stage_flush();
+  if (ppt_buf_reserve(&S.stage, need) != 0) { /* out of memory: direct */
+    S.stage.oom = 0;
+    stage_flush();
+    write_chunk_fd(S.fd, &S.seq, type, b);
+    return;
+  }
+  unsigned char *hdr = S.stage.data + S.stage.len;
+  ppt_chunk_header(hdr, type, b->data, (uint32_t)b->len, S.seq++);
+  if (b->len)
+    memcpy(hdr + PPT_CHUNK_HEADER_SIZE, b->data, b->len);
+  S.stage.len += need;
+  b->len = 0;
 }
 
 /* ---- loc ids ------------------------------------------------------------- */
@@ -699,6 +734,35 @@ static void writer_pass(int final) {
     if (S.nnotes && S.cfg.mode != PP_MODE_FLIGHT)
       write_notes(S.notes, S.nnotes);
   }
+  stage_flush();
+}
+
+/* META writer_cpu_ns and process_cpu_ns at the end of a session: the CPU
+ * time the writer thread has used (measured, not estimated) and the whole
+ * process's, so the report can put the profiler's own cost beside the
+ * program's. */
+static void write_cost_meta(void) {
+  struct timespec ts;
+  struct rusage ru;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 ||
+      getrusage(RUSAGE_SELF, &ru) != 0)
+    return;
+  long long writer = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  long long proc = (((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+                        1000000LL +
+                    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+                   1000LL;
+  char num[32];
+  ppt_buf b = {0};
+  ppt_buf_uv(&b, 2);
+  ppt_buf_str(&b, "writer_cpu_ns");
+  snprintf(num, sizeof num, "%lld", writer);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "process_cpu_ns");
+  snprintf(num, sizeof num, "%lld", proc);
+  ppt_buf_str(&b, num);
+  write_chunk(PPT_CHUNK_META, &b);
+  ppt_buf_free(&b);
 }
 
 static void write_meta(int fd, uint32_t *seq) {
@@ -780,6 +844,7 @@ static int flight_dump_locked(const char *path) {
   uint64_t saved_events = S.events_written, saved_drops = S.drops_written;
   S.events_written = 0; /* END counts what this dump holds */
   S.drops_written = 0;
+  stage_flush(); /* the session file's chunks go before the swap */
   int saved_fd = S.fd;
   uint32_t saved_seq = S.seq;
   int saved_failed = S.io_failed;
@@ -854,8 +919,9 @@ static int flight_dump_locked(const char *path) {
       pp__free(g);
     }
   }
-  int failed = S.io_failed;
   write_end();
+  stage_flush();
+  int failed = S.io_failed;
   close(fd);
   S.fd = saved_fd;
   S.seq = saved_seq;
@@ -902,6 +968,8 @@ static void *writer_main(void *arg) {
   /* Final drain. */
   pthread_mutex_lock(&S.write_lock);
   writer_pass(1);
+  if (S.cfg.mode != PP_MODE_FLIGHT)
+    write_cost_meta();
   if (S.cfg.mode == PP_MODE_FLIGHT) {
     flight_dump_locked(S.out_path);
   } else {
@@ -914,6 +982,7 @@ static void *writer_main(void *arg) {
     }
     write_end();
   }
+  stage_flush();
   if (S.fd >= 0)
     close(S.fd);
   S.fd = -1;
@@ -1011,6 +1080,7 @@ static void fork_child(void) {
   S.locmap_cap = S.nlocs = 0;
   memset(&S.defs, 0, sizeof S.defs);
   memset(&S.evbuf, 0, sizeof S.evbuf);
+  memset(&S.stage, 0, sizeof S.stage);
   S.sampler = NULL; /* its thread does not exist in the child */
   S.gpu = NULL;
   S.ngpu = S.cap_gpu = S.gpu_total = 0;
@@ -1261,6 +1331,7 @@ int pp_shutdown(void) {
   locmap_clear();
   ppt_buf_free(&S.defs);
   ppt_buf_free(&S.evbuf);
+  ppt_buf_free(&S.stage);
   ppt_buf_free(&S.meta_pending);
   pp__free(S.gpu);
   S.gpu = NULL;

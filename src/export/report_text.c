@@ -440,10 +440,30 @@ static void overhead(FILE *out, const pp_trace *t) {
     return;
   }
   double est = (double)p->events * p->event_cost_ns;
+  char b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
+  if (p->writer_cpu_ns >= 0) {
+    /* Measured threads plus the estimated cost on the recording threads. */
+    double sampler = p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0;
+    double total = est + (double)p->writer_cpu_ns + sampler;
+    fprintf(out, "profiler overhead: %s", pp_format_ns(b, sizeof b, total));
+    if (p->process_cpu_ns > 0)
+      fprintf(out, ", %.2f%% of the process's CPU time (%s)",
+              total / (double)p->process_cpu_ns * 100.0,
+              pp_format_ns(c, sizeof c, (double)p->process_cpu_ns));
+    fprintf(out, "\n  recording %s (estimated: %" PRIu64 " events x %s)",
+            pp_format_ns(b, sizeof b, est), p->events,
+            pp_format_ns(c, sizeof c, p->event_cost_ns));
+    fprintf(out, ", writer thread %s",
+            pp_format_ns(d, sizeof d, (double)p->writer_cpu_ns));
+    if (p->sampler_cpu_ns >= 0)
+      fprintf(out, ", sampler thread %s",
+              pp_format_ns(d, sizeof d, (double)p->sampler_cpu_ns));
+    fputs(" (measured CPU time)\n", out);
+    return;
+  }
   double busy = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     busy += (double)t->threads[i].busy_ns;
-  char b[CELL_MAX], c[CELL_MAX];
   fprintf(out, "profiler overhead (estimated): %s (%" PRIu64 " events x %s",
           pp_format_ns(b, sizeof b, est), p->events,
           pp_format_ns(c, sizeof c, p->event_cost_ns));

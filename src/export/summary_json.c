@@ -19,8 +19,9 @@
 #define SUMMARY_SCHEMA "pipeprof.summary"
 #define SUMMARY_SCHEMA_VERSION 1
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
- * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools. */
-#define SUMMARY_SCHEMA_MINOR 2
+ * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
+ * 3 = measured costs in overhead. */
+#define SUMMARY_SCHEMA_MINOR 3
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -176,6 +177,18 @@ static void write_overhead(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
     pp_jsonw_kv_double(w, "estimated_ns", est);
     kv_pct(w, "estimated_pct", est, busy);
+    if (p->writer_cpu_ns >= 0) { /* measured at the end of the session */
+      double total = est + (double)p->writer_cpu_ns +
+                     (p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0);
+      pp_jsonw_kv_int(w, "writer_cpu_ns", p->writer_cpu_ns);
+      if (p->sampler_cpu_ns >= 0)
+        pp_jsonw_kv_int(w, "sampler_cpu_ns", p->sampler_cpu_ns);
+      if (p->process_cpu_ns >= 0)
+        pp_jsonw_kv_int(w, "process_cpu_ns", p->process_cpu_ns);
+      pp_jsonw_kv_double(w, "total_ns", total);
+      kv_pct(w, "total_pct_of_process_cpu", total,
+             p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
+    }
   }
   pp_jsonw_obj_end(w);
 }

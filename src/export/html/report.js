@@ -473,6 +473,15 @@
     if (isRecord(o)) {
       if (has(o, 'unavailable'))
         fact(grid, 'profiler overhead', 'unavailable: ' + o.unavailable);
+      else if (isNum(o.total_ns))
+        fact(grid, 'profiler overhead',
+          fmtNs(o.total_ns) + (isNum(o.total_pct_of_process_cpu)
+            ? ' (' + fmtPct(o.total_pct_of_process_cpu) + ' of process CPU)'
+            : ''),
+          'writer thread ' + fmtNs(o.writer_cpu_ns) +
+            (isNum(o.sampler_cpu_ns) ? ', sampler thread ' +
+              fmtNs(o.sampler_cpu_ns) : '') + ' measured; recording ' +
+            fmtNs(o.estimated_ns) + ' estimated');
       else
         fact(grid, 'profiler overhead (estimate)',
           fmtNs(o.estimated_ns) + (isNum(o.estimated_pct)
