@@ -109,10 +109,12 @@ struct pp__live {
   int req_series[2]; /* series of E2E and TTFT, -1 until the first */
   pp_lhist scratch;
   /* notes */
-  pp__live_note queue[NOTE_QUEUE];
+  /* Both allocated with the first note: 125 KB that most sessions never
+   * touch would otherwise be faulted in at start-up. */
+  pp__live_note *queue; /* NOTE_QUEUE */
   size_t nqueue;
   uint64_t notes_lost;
-  pp__live_note recent[PP__LIVE_KEEP];
+  pp__live_note *recent; /* PP__LIVE_KEEP */
   size_t nrecent, recent_head;
   /* alert state */
   double mem_total;
@@ -377,7 +379,9 @@ static void fmt_bytes(char *b, size_t n, double v) {
 
 static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
                                const char *what, const char *which) {
-  if (l->nqueue >= NOTE_QUEUE) {
+  if (!l->queue)
+    l->queue = pp__malloc(NOTE_QUEUE * sizeof *l->queue);
+  if (!l->queue || l->nqueue >= NOTE_QUEUE) {
     l->notes_lost++;
     return NULL;
   }
@@ -392,6 +396,8 @@ static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
 
 /* Keep a copy for flight dumps once the note is complete. */
 static void note_done(pp__live *l, const pp__live_note *n) {
+  if (!l->recent && !(l->recent = pp__malloc(PP__LIVE_KEEP * sizeof *n)))
+    return;
   l->recent[l->recent_head] = *n;
   l->recent_head = (l->recent_head + 1) % PP__LIVE_KEEP;
   if (l->nrecent < PP__LIVE_KEEP)
@@ -402,6 +408,8 @@ size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max) {
   if (!l)
     return 0;
   size_t k = l->nqueue < max ? l->nqueue : max;
+  if (!k)
+    return 0;
   memcpy(out, l->queue, k * sizeof *out);
   memmove(l->queue, l->queue + k, (l->nqueue - k) * sizeof *out);
   l->nqueue -= k;
@@ -1099,6 +1107,8 @@ void pp__live_free(pp__live *l) {
     pp__free(s);
   }
   pp__free(l->ser);
+  pp__free(l->queue);
+  pp__free(l->recent);
   pp__free(l->locs);
   for (size_t i = 0; i < l->nth; i++)
     pp__free(l->th[i].f);

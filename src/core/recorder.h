@@ -60,12 +60,19 @@ typedef struct pp__tstate {
   int announced;               /* writer: THREAD record written */
   uint64_t live_r;             /* writer, flight mode: slots already fed to
                                   the live statistics */
+  uint64_t prefaulted;         /* bytes of the ring populated: set with the
+                                  ring, then advanced by the writer */
   struct pp__tstate *next;     /* registry list, guarded by its lock */
 } pp__tstate;
 
 /* The calling thread's state, attaching it on first use (NULL if that
  * failed, e.g. out of memory). */
 pp__tstate *pp__thread_get(void);
+
+/* Writer: populate t's ring ahead of write index w (a thread whose w the
+ * writer has seen > 0), so the recording thread does not take the page
+ * faults. */
+void pp__ring_prefault(pp__tstate *t, uint64_t w);
 
 /* Registry access for the writer. */
 void pp__registry_lock(void);

@@ -6,10 +6,15 @@
  * dumps, signal and fork handling, and shutdown at exit.
  *
  * Durability: in trace mode the writer drains rings every flush_ms (10 ms by
- * default), partial rings included, and hands each chunk to the kernel with
- * write(); what reached the kernel survives the process being killed, so
- * after kill -9 everything recorded more than about one flush period earlier
- * is in the file. SIGINT and SIGTERM (when the program has no handler of its
+ * default), partial rings included, and hands each pass's chunks to the
+ * kernel with one write(); what reached the kernel survives the process
+ * being killed, so after kill -9 everything recorded more than about one
+ * writer period earlier is in the file. While events trickle (every ring
+ * found less than 1/16 full) the period doubles pass after pass up to
+ * IDLE_FLUSH_MS (50 ms, or flush_ms if larger), and falls back to flush_ms
+ * at the first busier pass or producer wake-up: each pass costs the
+ * program a few tens of microseconds of CPU and evicts some of its cache,
+ * whatever it carries. SIGINT and SIGTERM (when the program has no handler of its
  * own) make the writer drain everything and finish the file before the
  * signal's default action runs.
  */
@@ -86,6 +91,7 @@ typedef struct session {
   uint64_t gpu_total;   /* flight: records ever added to the ring */
   _Atomic int cuda;      /* CUPTI activity tracing on (trace mode only) */
   int64_t cuda_flush_ns; /* writer: last periodic CUPTI flush */
+  int pass_busy;         /* writer: this pass found a ring >= 1/16 full */
 } session;
 
 /* Flight mode keeps this many resolved GPU zones for a dump. */
@@ -405,6 +411,9 @@ static void drain_thread(pp__tstate *t) {
   uint64_t r = atomic_load_explicit(&t->r, memory_order_relaxed);
   if (w == r)
     return;
+  if ((w - r) * 16 > t->capacity)
+    S.pass_busy = 1;
+  pp__ring_prefault(t, w);
   int to_file = S.cfg.mode == PP_MODE_TRACE;
   S.events_written +=
       encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file, 1);
@@ -571,6 +580,9 @@ static void live_peek_thread(pp__tstate *t) {
   if (w - from > t->capacity)
     from = w - t->capacity;
   size_t n = (size_t)(w - from);
+  if ((uint64_t)n * 16 > t->capacity)
+    S.pass_busy = 1;
+  pp__ring_prefault(t, w);
   if (pp__grow((void **)&S.peek, &S.cap_peek, n, sizeof *S.peek) != 0)
     return;
   for (uint64_t i = from; i < w; i++) {
@@ -950,18 +962,29 @@ int pp_flight_dump(const char *path) {
 
 /* ---- writer thread ------------------------------------------------------- */
 
+/* The longest writer period while events trickle (see the top comment). */
+#define IDLE_FLUSH_MS 50u
+
+static unsigned idle_flush_ms(unsigned flush_ms) {
+  return flush_ms > IDLE_FLUSH_MS ? flush_ms : IDLE_FLUSH_MS;
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
+  unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
   while (!atomic_load(&S.stop)) {
     uint32_t seen = atomic_load(&S.wake_word);
-    writer_sleep(seen, S.cfg.flush_ms);
+    writer_sleep(seen, period);
     if (atomic_load(&S.stop))
       break;
     pthread_mutex_lock(&S.write_lock);
+    S.pass_busy = atomic_load(&S.wake_word) != seen; /* woken: a full ring */
     writer_pass(0);
+    period = S.pass_busy ? S.cfg.flush_ms
+                         : period * 2 < idle ? period * 2 : idle;
     pthread_mutex_unlock(&S.write_lock);
     dispatch_notes();
   }
@@ -1187,7 +1210,8 @@ int pp_init(const pp_config *user) {
   }
   /* An interval closes a grace period after its end, when the events of
    * its last moments have been drained. */
-  live_cfg.grace_ns = 2 * (int64_t)cfg.flush_ms * 1000000 + 10000000;
+  live_cfg.grace_ns =
+      2 * (int64_t)idle_flush_ms(cfg.flush_ms) * 1000000 + 10000000;
   pthread_mutex_lock(&ctl_lock);
   if (atomic_load(&running)) {
     pthread_mutex_unlock(&ctl_lock);
@@ -1195,7 +1219,12 @@ int pp_init(const pp_config *user) {
     return PP_EBUSY;
   }
   pp__clock_init();
-  memset(&S, 0, sizeof S);
+  /* S is zero before the first session: clearing it again would fault in
+   * its ~30 KB, pages it may never use (10 us a page on some VMs). */
+  static int s_used;
+  if (s_used)
+    memset(&S, 0, sizeof S);
+  s_used = 1;
   S.cfg = cfg;
   S.pid = getpid();
   S.fd = -1;
