@@ -1658,3 +1658,39 @@ PP_TEST(recorder_measured_costs) {
   CHECK(p->event_cost_ns > 0);
   pp_trace_free(&t);
 }
+
+/* The writer populates a thread's ring ahead of its write index, so the
+ * recording thread does not take the page faults: after a pass, every page
+ * from the ring's start to past the write index is resident (mincore), and
+ * the populated mark is ahead of the write index. */
+PP_TEST(recorder_ring_populated_ahead) {
+  char path[4096];
+  tpath(path, sizeof path, "prefault.pptrace");
+  start_session(PP_MODE_TRACE, path, 4096); /* 4 MiB: 256K slots */
+  for (int i = 0; i < 20000; i++) {
+    PP_ZONE("prefault-zone");
+  }
+  pp__tstate *t = pp__thread_get();
+  CHECK(t != NULL && t->ring != NULL);
+  uint64_t w = atomic_load(&t->w);
+  CHECK_GE(w, 40000);
+  /* Wait for a writer pass to drain (and populate) this ring. */
+  for (int i = 0; i < 400 && atomic_load(&t->r) < w; i++)
+    sleep_ms(5);
+  CHECK_EQ(atomic_load(&t->r), w);
+  uint64_t ring_bytes = t->capacity * sizeof(pp__slot);
+  uint64_t used = w * sizeof(pp__slot);
+  CHECK(t->prefaulted > used);
+  CHECK(t->prefaulted < ring_bytes); /* ahead, not the whole 4 MiB */
+  long page = sysconf(_SC_PAGESIZE);
+  size_t npages = (size_t)(t->prefaulted / (uint64_t)page);
+  unsigned char *vec = malloc(npages);
+  CHECK(vec != NULL);
+  CHECK_EQ(mincore(t->ring, npages * (size_t)page, vec), 0);
+  size_t resident = 0;
+  for (size_t i = 0; i < npages; i++)
+    resident += vec[i] & 1;
+  CHECK_EQ(resident, npages);
+  free(vec);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}

@@ -648,9 +648,10 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
 /* ---- overhead calibration ---------------------------------------------- */
 
 double pp__measure_event_cost(void) {
-  /* Small and populated: faulting in a larger scratch ring cost more than
-   * the measurement (0.36 ms of start-up on a VM where a fault is 10 us). */
-  enum { SLOTS = 512, PAIRS = 200, ROUNDS = 7 };
+  /* The scratch ring is populated in one call: faulting it in page by
+   * page cost more than the measurement (0.36 ms of start-up on a VM where
+   * a fault is 10 us). */
+  enum { SLOTS = 4096, PAIRS = 1000, ROUNDS = 7 };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
   pp__tstate *t = alloc_tstate();
   void *ring = mmap(NULL, SLOTS * sizeof(pp__slot), PROT_READ | PROT_WRITE,
