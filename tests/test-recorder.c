@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1693,4 +1694,36 @@ PP_TEST(recorder_ring_populated_ahead) {
   CHECK_EQ(resident, npages);
   free(vec);
   CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+/* A file that stops accepting writes mid-session (RLIMIT_FSIZE: writes
+ * past 4 KiB fail with EFBIG; this test runs in a child process of its
+ * own): the program records and runs on, nothing blocks, and pp_shutdown
+ * reports the failure. */
+PP_TEST(recorder_write_failure) {
+  char path[4096];
+  tpath(path, sizeof path, "full.pptrace");
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = {4096, 4096};
+  CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  start_session(PP_MODE_TRACE, path, 0);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 5000; i++) {
+      PP_ZONE("full-zone");
+    }
+    sleep_ms(15); /* writer passes that fail */
+  }
+  CHECK_EQ(pp_shutdown(), PP_EIO);
+  CHECK_CONTAINS(pp_last_error(), "full.pptrace");
+  CHECK(!pp_is_running());
+  struct stat st;
+  CHECK_EQ(stat(path, &st), 0);
+  CHECK(st.st_size <= 4096);
+  /* What reached the file reads back, the cut chunk reported. */
+  pp_trace t = {0};
+  char err[256] = "";
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(t.diag.clean_end, 0);
+  CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
+  pp_trace_free(&t);
 }
