@@ -19,6 +19,7 @@
 #include "analyze/model.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"
 
@@ -649,4 +650,34 @@ PP_TEST(reader_extreme_ticks) {
   if (ts < (INT64_C(1) << 62))
     PP_FAIL("tick 20 (after the sync at tick 10 = 2^62 ns) became %lld ns",
             (long long)ts);
+}
+
+/* CRC32C: the check value of the Castagnoli polynomial, the table and the
+ * SSE4.2 implementations agreeing on every length and alignment, and
+ * chaining (a CRC continued over a second buffer). */
+PP_TEST(crc32c_implementations_agree) {
+  static const char check[] = "123456789";
+  CHECK_EQ(pp__crc32c(0, check, 9), 0xE3069283u);
+  CHECK_EQ(pp__crc32c_sw(0, check, 9), 0xE3069283u);
+  CHECK_EQ(pp__crc32c(0, "", 0), 0);
+  pp__crc32c_fn hw = pp__crc32c_hw();
+  if (!hw)
+    printf("# no CRC32C instruction: tables only\n");
+  unsigned char buf[300];
+  uint64_t x = 0x9E3779B97F4A7C15u;
+  for (size_t i = 0; i < sizeof buf; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    buf[i] = (unsigned char)x;
+  }
+  for (size_t off = 0; off < 8; off++)
+    for (size_t len = 0; len + off <= 200; len++) {
+      uint32_t sw = pp__crc32c_sw(0, buf + off, len);
+      CHECK_EQ(pp__crc32c(0, buf + off, len), sw);
+      if (hw)
+        CHECK_EQ(hw(0, buf + off, len), sw);
+      size_t cut = len / 3;
+      CHECK_EQ(pp__crc32c(pp__crc32c(0, buf + off, cut), buf + off + cut,
+                          len - cut),
+               sw);
+    }
 }
