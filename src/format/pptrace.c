@@ -8,7 +8,7 @@
 #include "../internal.h"
 #include "pptrace.h"
 
-int ppt_buf_reserve(ppt_buf *b, size_t extra) {
+int ppt_buf_grow(ppt_buf *b, size_t extra) {
   if (b->oom)
     return -1;
   if (b->len + extra <= b->cap)

@@ -246,7 +246,15 @@ typedef struct ppt_buf {
   int oom; /* set when a reserve failed; the chunk is then discarded */
 } ppt_buf;
 
-int ppt_buf_reserve(ppt_buf *b, size_t extra);
+/* Make room for extra more bytes: 0, or -1 (and b->oom set) when out of
+ * memory or past the largest chunk. Inline where there is room already:
+ * the writer calls it once per event. */
+int ppt_buf_grow(ppt_buf *b, size_t extra);
+static inline int ppt_buf_reserve(ppt_buf *b, size_t extra) {
+  if (!b->oom && b->len + extra <= b->cap)
+    return 0;
+  return ppt_buf_grow(b, extra);
+}
 void ppt_buf_free(ppt_buf *b);
 void ppt_buf_uv(ppt_buf *b, uint64_t v);
 void ppt_buf_sv(ppt_buf *b, int64_t v);
