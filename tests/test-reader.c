@@ -652,17 +652,23 @@ PP_TEST(reader_extreme_ticks) {
             (long long)ts);
 }
 
-/* CRC32C: the check value of the Castagnoli polynomial, the table and the
- * SSE4.2 implementations agreeing on every length and alignment, and
- * chaining (a CRC continued over a second buffer). */
-PP_TEST(crc32c_implementations_agree) {
+/* CRC32C: the check value of the Castagnoli polynomial, every length and
+ * alignment against a bit-at-a-time reference, and chaining (a CRC
+ * continued over a second buffer). */
+static uint32_t crc32c_bitwise(const unsigned char *p, size_t len) {
+  uint32_t c = 0xFFFFFFFFu;
+  while (len--) {
+    c ^= *p++;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+  }
+  return ~c;
+}
+
+PP_TEST(crc32c_check_value_and_chaining) {
   static const char check[] = "123456789";
   CHECK_EQ(pp__crc32c(0, check, 9), 0xE3069283u);
-  CHECK_EQ(pp__crc32c_sw(0, check, 9), 0xE3069283u);
   CHECK_EQ(pp__crc32c(0, "", 0), 0);
-  pp__crc32c_fn hw = pp__crc32c_hw();
-  if (!hw)
-    printf("# no CRC32C instruction: tables only\n");
   unsigned char buf[300];
   uint64_t x = 0x9E3779B97F4A7C15u;
   for (size_t i = 0; i < sizeof buf; i++) {
@@ -671,13 +677,11 @@ PP_TEST(crc32c_implementations_agree) {
   }
   for (size_t off = 0; off < 8; off++)
     for (size_t len = 0; len + off <= 200; len++) {
-      uint32_t sw = pp__crc32c_sw(0, buf + off, len);
-      CHECK_EQ(pp__crc32c(0, buf + off, len), sw);
-      if (hw)
-        CHECK_EQ(hw(0, buf + off, len), sw);
+      uint32_t ref = crc32c_bitwise(buf + off, len);
+      CHECK_EQ(pp__crc32c(0, buf + off, len), ref);
       size_t cut = len / 3;
       CHECK_EQ(pp__crc32c(pp__crc32c(0, buf + off, cut), buf + off + cut,
                           len - cut),
-               sw);
+               ref);
     }
 }
