@@ -270,9 +270,24 @@ static inline void count_drop(pp__tstate *t) {
       memory_order_relaxed);
 }
 
+/* Ask for write ownership of the ring line PF_AHEAD slots (8 cache lines)
+ * ahead of the one being written. The writer reads the ring on another
+ * core, so when the producer comes round again a line may still be shared
+ * with the writer's cache and a store to it must first invalidate that
+ * copy: a stall of about 100 ns per line that made a zone cost 2-3x its
+ * usual cost while the writer drained beside it. PREFETCHW starts that
+ * invalidation early; CPUs without it execute the instruction as a NOP. */
+#define PF_AHEAD 32u
+#if defined(__x86_64__) || defined(__i386__)
+#define prefetch_for_write(p) __asm__ volatile("prefetchw %0" ::"m"(*(p)))
+#else
+#define prefetch_for_write(p) __builtin_prefetch((p), 1, 3)
+#endif
+
 static inline void put_slot(pp__tstate *t, uint64_t i, uint64_t ts,
                             uint64_t a) {
   pp__slot *s = &t->ring[i & t->mask];
+  prefetch_for_write(&t->ring[(i + PF_AHEAD) & t->mask]);
   atomic_store_explicit(&s->ts, ts, memory_order_relaxed);
   atomic_store_explicit(&s->a, a, memory_order_relaxed);
 }
