@@ -49,5 +49,10 @@ char *pp__strdup(const char *s);
 
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
 uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len);
+/* The two implementations pp__crc32c chooses from, for tests: the portable
+ * tables, and the CPU's instruction (NULL when the CPU has none). */
+typedef uint32_t (*pp__crc32c_fn)(uint32_t crc, const void *data, size_t len);
+uint32_t pp__crc32c_sw(uint32_t crc, const void *data, size_t len);
+pp__crc32c_fn pp__crc32c_hw(void);
 
 #endif /* PP_INTERNAL_H */

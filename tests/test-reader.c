@@ -668,7 +668,13 @@ static uint32_t crc32c_bitwise(const unsigned char *p, size_t len) {
 PP_TEST(crc32c_check_value_and_chaining) {
   static const char check[] = "123456789";
   CHECK_EQ(pp__crc32c(0, check, 9), 0xE3069283u);
+  CHECK_EQ(pp__crc32c_sw(0, check, 9), 0xE3069283u);
   CHECK_EQ(pp__crc32c(0, "", 0), 0);
+  /* pp__crc32c uses the CPU's instruction where there is one: check that
+   * one and the tables against the reference. */
+  pp__crc32c_fn hw = pp__crc32c_hw();
+  if (!hw)
+    printf("# no CRC32C instruction: tables only\n");
   unsigned char buf[300];
   uint64_t x = 0x9E3779B97F4A7C15u;
   for (size_t i = 0; i < sizeof buf; i++) {
@@ -679,6 +685,9 @@ PP_TEST(crc32c_check_value_and_chaining) {
     for (size_t len = 0; len + off <= 200; len++) {
       uint32_t ref = crc32c_bitwise(buf + off, len);
       CHECK_EQ(pp__crc32c(0, buf + off, len), ref);
+      CHECK_EQ(pp__crc32c_sw(0, buf + off, len), ref);
+      if (hw)
+        CHECK_EQ(hw(0, buf + off, len), ref);
       size_t cut = len / 3;
       CHECK_EQ(pp__crc32c(pp__crc32c(0, buf + off, cut), buf + off + cut,
                           len - cut),

@@ -465,7 +465,7 @@ static void part(sep *s, const char *fmt, ...) {
 static void section_run(FILE *out, const pp_trace *t) {
   const char *cmd = pp_trace_meta(t, "run.command");
   const char *ex = pp_trace_meta(t, "run.exit");
-  double wall, user, sys;
+  double wall = 0, user = 0, sys = 0;
   int has_wall = meta_num(t, "run.wall_ns", &wall);
   int has_user = meta_num(t, "run.user_ns", &user);
   int has_sys = meta_num(t, "run.system_ns", &sys);
@@ -858,7 +858,7 @@ static void tree_pair(FILE *out, const pp_trace *t, const char *label,
 
 static void section_tree(FILE *out, const pp_trace *t) {
   static const char *const pre[] = {"proc.", NULL};
-  double maxrss;
+  double maxrss = 0;
   int has_maxrss = meta_num(t, "run.maxrss_bytes", &maxrss);
   if (!any_counter(t, pre) && !any_reason(t, tree_groups) && !has_maxrss)
     return;
