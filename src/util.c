@@ -77,6 +77,8 @@ uint32_t pp__crc32c_sw(uint32_t crc, const void *data, size_t len) {
  * tables): the writer checksums every chunk it writes, and the tables were
  * 4% of its time at full load (trace writer 70 -> 83 M events/s). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_sse42(uint32_t crc, const void *data, size_t len) {
   const unsigned char *p = data;
@@ -97,8 +99,15 @@ crc32c_sse42(uint32_t crc, const void *data, size_t len) {
   return ~(uint32_t)c;
 }
 
+/* One CPUID, on the first checksum: __builtin_cpu_supports would link
+ * libgcc's CPU model constructor, which runs a dozen CPUIDs in every
+ * process that loads the library, and a CPUID costs 14 us on the
+ * development VM. */
 pp__crc32c_fn pp__crc32c_hw(void) {
-  return __builtin_cpu_supports("sse4.2") ? crc32c_sse42 : NULL;
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d); /* every x86-64 CPU has leaf 1 */
+  (void)a, (void)b, (void)d;
+  return (c & bit_SSE4_2) ? crc32c_sse42 : NULL;
 }
 #else
 pp__crc32c_fn pp__crc32c_hw(void) { return NULL; }
