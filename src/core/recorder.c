@@ -287,7 +287,6 @@ static inline void count_drop(pp__tstate *t) {
 static inline void put_slot(pp__tstate *t, uint64_t i, uint64_t ts,
                             uint64_t a) {
   pp__slot *s = &t->ring[i & t->mask];
-  prefetch_for_write(&t->ring[(i + PF_AHEAD) & t->mask]);
   atomic_store_explicit(&s->ts, ts, memory_order_relaxed);
   atomic_store_explicit(&s->a, a, memory_order_relaxed);
 }
@@ -307,6 +306,7 @@ static inline int push1(pp__tstate *t, uint64_t ts, uint64_t a,
     count_drop(t);
     return 0;
   }
+  prefetch_for_write(&t->ring[(w + PF_AHEAD) & t->mask]);
   put_slot(t, w, ts, a);
   atomic_store_explicit(&t->w, w + 1, memory_order_release);
   return 1;
@@ -323,6 +323,7 @@ static inline void push2x(pp__tstate *t, uint64_t ts, uint64_t a,
     count_drop(t);
     return;
   }
+  prefetch_for_write(&t->ring[(w + PF_AHEAD) & t->mask]); /* once an event */
   put_slot(t, w, ts, a);
   put_slot(t, w + 1, value,
            (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT | (extra & PP__PTR_MASK));
