@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "analyze/model.h"
 #include "core/clock.h"
 #include "core/recorder.h"
@@ -478,11 +479,12 @@ static double accounted_pct(void) {
   double pct = NAN;
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     return pct;
-  if (pp_analyze(&t) == 0 && t.prof.writer_cpu_ns >= 0 &&
-      t.prof.process_cpu_ns > 0)
-    pct = ((double)t.prof.events * t.prof.event_cost_ns +
-           (double)t.prof.writer_cpu_ns) /
-          (double)t.prof.process_cpu_ns * 100.0;
+  if (pp_analyze(&t) == 0) {
+    pp_overhead o;
+    pp_profile_overhead(&t, &o);
+    if (o.total_ns >= 0 && t.prof.process_cpu_ns > 0)
+      pct = o.total_ns / (double)t.prof.process_cpu_ns * 100.0;
+  }
   pp_trace_free(&t);
   return pct;
 }

@@ -625,6 +625,21 @@ static void meta_costs(const pp_trace *t, pp_profile *p) {
   p->process_cpu_ns = meta_ns(t, "process_cpu_ns");
 }
 
+void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
+  const pp_profile *p = &t->prof;
+  memset(o, 0, sizeof *o);
+  o->total_ns = -1;
+  if (!(p->event_cost_ns > 0))
+    return;
+  o->known = 1;
+  o->recording_ns = (double)p->events * p->event_cost_ns;
+  for (size_t i = 0; i < t->nthreads; i++)
+    o->busy_ns += (double)t->threads[i].busy_ns;
+  if (p->writer_cpu_ns >= 0)
+    o->total_ns = o->recording_ns + (double)p->writer_cpu_ns +
+                  (p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0);
+}
+
 static int cmp_zone_total(const void *a, const void *b) {
   const pp_zone_stats *x = a, *y = b;
   if (x->total_ns != y->total_ns)

@@ -46,4 +46,15 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out);
  * instance (or t was not analysed). O(number of zone sites). */
 const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc);
 
+/* The profiler's own cost in an analysed trace, for the report and the
+ * summary JSON. */
+typedef struct pp_overhead {
+  int known;           /* 0: no event cost recorded, nothing below is set */
+  double recording_ns; /* events x event cost: estimated, all threads */
+  double busy_ns;      /* summed busy time of all threads */
+  double total_ns;     /* recording + the writer's and sampler's measured
+                          CPU time; -1 when the writer's is not recorded */
+} pp_overhead;
+void pp_profile_overhead(const pp_trace *t, pp_overhead *o);
+
 #endif /* PP_ANALYZE_H */

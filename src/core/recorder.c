@@ -56,62 +56,76 @@ void pp__recorder_configure(uint64_t slots, int overwrite) {
 #endif
 #define RING_PREFAULT_STEP (64u * 1024u) /* bytes populated at a time */
 
-/* A thread state gets a page of its own: its producer line must not share
- * a cache line with the consumer's fields or with another allocation. */
 static size_t page_bytes(void) {
   long p = sysconf(_SC_PAGESIZE); /* read from the auxiliary vector */
   return p > 0 ? (size_t)p : 4096;
 }
 
+/* A thread state gets a page of its own: its producer line must not share
+ * a cache line with the consumer's fields or with another allocation. */
 static size_t tstate_bytes(void) {
   size_t page = page_bytes();
   return (sizeof(pp__tstate) + page - 1) / page * page;
 }
 
-/* 64-byte aligned (a page), zeroed, populated; NULL when out of memory. */
+/* Zeroed and populated; NULL when out of memory. */
 static pp__tstate *alloc_tstate(void) {
   void *p = mmap(NULL, tstate_bytes(), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
-static void free_tstate(pp__tstate *t) { munmap(t, tstate_bytes()); }
+static uint64_t ring_bytes(const pp__tstate *t) {
+  return t->capacity * sizeof(pp__slot);
+}
 
 static void free_state(pp__tstate *t) {
   if (t->ring)
-    munmap(t->ring, t->capacity * sizeof(pp__slot));
-  free_tstate(t);
+    munmap(t->ring, ring_bytes(t));
+  munmap(t, tstate_bytes());
 }
 
-/* Populate the next RING_PREFAULT_STEP bytes of t's ring. */
-static void prefault_step(pp__tstate *t) {
-  uint64_t bytes = t->capacity * sizeof(pp__slot);
-  if (t->prefaulted >= bytes)
+/* Populate t's ring up to byte end (one call); a kernel without
+ * MADV_POPULATE_WRITE leaves the rest to page faults. */
+static void populate_to(pp__tstate *t, uint64_t end) {
+  if (end > ring_bytes(t))
+    end = ring_bytes(t);
+  if (end <= t->prefaulted)
     return;
-  uint64_t n = bytes - t->prefaulted;
-  if (n > RING_PREFAULT_STEP)
-    n = RING_PREFAULT_STEP;
-  if (madvise((char *)t->ring + t->prefaulted, (size_t)n,
-              MADV_POPULATE_WRITE) != 0) {
-    t->prefaulted = bytes; /* not supported: leave it to faults */
-    return;
-  }
-  t->prefaulted += n;
+  if (madvise((char *)t->ring + t->prefaulted, (size_t)(end - t->prefaulted),
+              MADV_POPULATE_WRITE) != 0)
+    end = ring_bytes(t); /* not supported: stop trying */
+  t->prefaulted = end;
+}
+
+/* Map a ring of slots for t (replacing none: the caller unmaps an old one)
+ * with its first RING_PREFAULT_STEP bytes populated. -1: out of memory. */
+static int map_ring(pp__tstate *t, uint64_t slots) {
+  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED)
+    return -1;
+  t->ring = ring;
+  t->capacity = slots;
+  t->mask = slots - 1;
+  t->prefaulted = 0;
+  populate_to(t, RING_PREFAULT_STEP);
+  return 0;
 }
 
 void pp__ring_prefault(pp__tstate *t, uint64_t w) {
-  /* Before the first wrap, slot w lives at byte 16 w; keep two steps of
+  /* Before the first wrap, slot w lives at byte 16 w: keep two steps of
    * populated ring ahead of it. Pages behind w were written by the
-   * producer already: skip them (populating present pages is not free:
-   * 12 us a page on the development VM). */
-  uint64_t at = w * sizeof(pp__slot) / page_bytes() * page_bytes();
-  if (t->ring && at > t->prefaulted)
-    t->prefaulted = at < t->capacity * sizeof(pp__slot)
-                        ? at
-                        : t->capacity * sizeof(pp__slot);
-  while (t->ring && t->prefaulted < t->capacity * sizeof(pp__slot) &&
-         w * sizeof(pp__slot) + 2 * RING_PREFAULT_STEP > t->prefaulted)
-    prefault_step(t);
+   * producer already, so skip them (populating present pages is not free:
+   * 12 us a page on the development VM); after a wrap every page has been
+   * written. */
+  if (!t->ring)
+    return;
+  uint64_t pos = w * sizeof(pp__slot), page = page_bytes();
+  if (pos / page * page > t->prefaulted)
+    t->prefaulted = pos >= ring_bytes(t) ? ring_bytes(t) : pos / page * page;
+  if (pos + RING_PREFAULT_STEP > t->prefaulted)
+    populate_to(t, pos + 2 * RING_PREFAULT_STEP);
 }
 
 void pp__recorder_reset_positions(void) {
@@ -123,17 +137,10 @@ void pp__recorder_reset_positions(void) {
      * Recording is off between sessions (pp__active is 0 and the previous
      * writer has been joined), so no producer is inside the ring now. */
     if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
-      void *ring = mmap(NULL, slots * sizeof(pp__slot),
-                        PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                        -1, 0);
-      if (ring != MAP_FAILED) {
-        munmap(t->ring, t->capacity * sizeof(pp__slot));
-        t->ring = ring;
-        t->capacity = slots;
-        t->mask = slots - 1;
-        t->prefaulted = 0;
-        prefault_step(t);
-      }
+      pp__slot *old = t->ring;
+      uint64_t old_bytes = ring_bytes(t);
+      if (map_ring(t, slots) == 0)
+        munmap(old, old_bytes);
     }
     atomic_store(&t->r, atomic_load(&t->w));
     t->live_r = atomic_load(&t->w);
@@ -219,26 +226,13 @@ pp__tstate *pp__thread_get(void) {
 }
 
 /* Slow path: is there room for n slots at w? Recomputes the cached limit.
- * A begin keeps PP__END_RESERVE slots free for ends. */
-static int alloc_ring(pp__tstate *t) {
-  uint64_t slots = atomic_load(&cfg_slots);
-  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (ring == MAP_FAILED)
-    return -1;
-  /* Published to the writer by the release store of w that follows the
-   * first event; the writer touches the ring only once it sees w > 0. */
-  t->ring = ring;
-  t->capacity = slots;
-  t->mask = slots - 1;
-  t->prefaulted = 0;
-  prefault_step(t); /* the writer populates the rest ahead of w */
-  return 0;
-}
-
+ * A begin keeps PP__END_RESERVE slots free for ends. The thread's first
+ * event maps its ring, published to the writer by the release store of w
+ * that follows: the writer touches the ring only once it sees w > 0. */
 static __attribute__((noinline)) int room_slow(pp__tstate *t, uint64_t w,
                                                unsigned n, int is_begin) {
-  if (pp__unlikely(!t->ring) && alloc_ring(t) != 0)
+  if (pp__unlikely(!t->ring) &&
+      map_ring(t, atomic_load(&cfg_slots)) != 0)
     return 0;
   if (atomic_load_explicit(&pp__overwrite_mode, memory_order_relaxed)) {
     atomic_store_explicit(&t->limit, UINT64_MAX, memory_order_relaxed);
@@ -676,19 +670,14 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
 /* ---- overhead calibration ---------------------------------------------- */
 
 double pp__measure_event_cost(void) {
-  /* The scratch ring is populated in one call: faulting it in page by
-   * page cost more than the measurement (0.36 ms of start-up on a VM where
-   * a fault is 10 us). */
+  /* The scratch ring is populated in one call (map_ring): faulting it in
+   * page by page cost more than the measurement (0.36 ms of start-up on a
+   * VM where a fault is 10 us). */
   enum { SLOTS = 4096, PAIRS = 1000, ROUNDS = 7 };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
   pp__tstate *t = alloc_tstate();
-  void *ring = mmap(NULL, SLOTS * sizeof(pp__slot), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   double best = 0;
-  if (t && ring != MAP_FAILED) {
-    t->ring = ring;
-    t->capacity = SLOTS;
-    t->mask = SLOTS - 1;
+  if (t && map_ring(t, SLOTS) == 0) { /* 64 KiB: populated whole */
     atomic_init(&t->limit, UINT64_MAX);
     for (int r = 0; r < ROUNDS; r++) {
       int64_t t0 = pp__mono_ns();
@@ -701,10 +690,8 @@ double pp__measure_event_cost(void) {
         best = per;
     }
   }
-  if (ring != MAP_FAILED)
-    munmap(ring, SLOTS * sizeof(pp__slot));
   if (t)
-    free_tstate(t);
+    free_state(t);
   return best;
 }
 

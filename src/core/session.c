@@ -406,14 +406,20 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
   return n;
 }
 
+/* A pass found n new slots in t's ring, up to w: note whether the ring is
+ * filling (the writer's period) and populate it ahead of the producer. */
+static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
+  if (n * 16 > t->capacity)
+    S.pass_busy = 1;
+  pp__ring_prefault(t, w);
+}
+
 static void drain_thread(pp__tstate *t) {
   uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
   uint64_t r = atomic_load_explicit(&t->r, memory_order_relaxed);
   if (w == r)
     return;
-  if ((w - r) * 16 > t->capacity)
-    S.pass_busy = 1;
-  pp__ring_prefault(t, w);
+  pass_saw(t, w - r, w);
   int to_file = S.cfg.mode == PP_MODE_TRACE;
   S.events_written +=
       encode_range(t->ring, t->mask, t->tid, r, w, &S.evbuf, to_file, 1);
@@ -580,9 +586,7 @@ static void live_peek_thread(pp__tstate *t) {
   if (w - from > t->capacity)
     from = w - t->capacity;
   size_t n = (size_t)(w - from);
-  if ((uint64_t)n * 16 > t->capacity)
-    S.pass_busy = 1;
-  pp__ring_prefault(t, w);
+  pass_saw(t, n, w);
   if (pp__grow((void **)&S.peek, &S.cap_peek, n, sizeof *S.peek) != 0)
     return;
   for (uint64_t i = from; i < w; i++) {
@@ -759,22 +763,16 @@ static void write_cost_meta(void) {
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 ||
       getrusage(RUSAGE_SELF, &ru) != 0)
     return;
-  long long writer = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-  long long proc = (((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-                        1000000LL +
-                    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
-                   1000LL;
   char num[32];
-  ppt_buf b = {0};
-  ppt_buf_uv(&b, 2);
-  ppt_buf_str(&b, "writer_cpu_ns");
-  snprintf(num, sizeof num, "%lld", writer);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "process_cpu_ns");
-  snprintf(num, sizeof num, "%lld", proc);
-  ppt_buf_str(&b, num);
-  write_chunk(PPT_CHUNK_META, &b);
-  ppt_buf_free(&b);
+  snprintf(num, sizeof num, "%lld",
+           (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+  pp__session_meta("writer_cpu_ns", num);
+  snprintf(num, sizeof num, "%lld",
+           (((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL +
+            ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+               1000LL);
+  pp__session_meta("process_cpu_ns", num);
+  write_pending_meta();
 }
 
 static void write_meta(int fd, uint32_t *seq) {
@@ -991,11 +989,10 @@ static void *writer_main(void *arg) {
   /* Final drain. */
   pthread_mutex_lock(&S.write_lock);
   writer_pass(1);
-  if (S.cfg.mode != PP_MODE_FLIGHT)
-    write_cost_meta();
   if (S.cfg.mode == PP_MODE_FLIGHT) {
     flight_dump_locked(S.out_path);
   } else {
+    write_cost_meta();
     if (S.agg) {
       pp__aggregate_finish(S.agg, pp__mono_ns());
       ppt_buf b = {0};

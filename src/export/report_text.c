@@ -434,17 +434,17 @@ static void counter_table(FILE *out, const pp_trace *t, int cap) {
 
 static void overhead(FILE *out, const pp_trace *t) {
   const pp_profile *p = &t->prof;
+  pp_overhead o;
+  pp_profile_overhead(t, &o);
   fputc('\n', out);
-  if (!(p->event_cost_ns > 0)) {
+  if (!o.known) {
     fputs("profiler overhead: unavailable: event cost not recorded\n", out);
     return;
   }
-  double est = (double)p->events * p->event_cost_ns;
+  double est = o.recording_ns, total = o.total_ns;
   char b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
-  if (p->writer_cpu_ns >= 0) {
+  if (total >= 0) {
     /* Measured threads plus the estimated cost on the recording threads. */
-    double sampler = p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0;
-    double total = est + (double)p->writer_cpu_ns + sampler;
     fprintf(out, "profiler overhead: %s", pp_format_ns(b, sizeof b, total));
     if (p->process_cpu_ns > 0)
       fprintf(out, ", %.2f%% of the process's CPU time (%s)",
@@ -461,14 +461,11 @@ static void overhead(FILE *out, const pp_trace *t) {
     fputs(" (measured CPU time)\n", out);
     return;
   }
-  double busy = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    busy += (double)t->threads[i].busy_ns;
   fprintf(out, "profiler overhead (estimated): %s (%" PRIu64 " events x %s",
           pp_format_ns(b, sizeof b, est), p->events,
           pp_format_ns(c, sizeof c, p->event_cost_ns));
-  if (busy > 0)
-    fprintf(out, "; %.2f%% of busy thread time", est / busy * 100.0);
+  if (o.busy_ns > 0)
+    fprintf(out, "; %.2f%% of busy thread time", est / o.busy_ns * 100.0);
   fputs(")\n", out);
 }
 

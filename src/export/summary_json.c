@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "format/pptrace.h"
@@ -165,28 +166,24 @@ static void write_counters(pp_jsonw *w, const pp_trace *t) {
 
 static void write_overhead(pp_jsonw *w, const pp_trace *t) {
   const pp_profile *p = &t->prof;
+  pp_overhead o;
+  pp_profile_overhead(t, &o);
   pp_jsonw_key(w, "overhead");
   pp_jsonw_obj_begin(w);
-  if (!(p->event_cost_ns > 0)) {
+  if (!o.known) {
     pp_jsonw_kv_str(w, "unavailable", "event cost not recorded");
   } else {
-    double est = (double)p->events * p->event_cost_ns;
-    double busy = 0;
-    for (size_t i = 0; i < t->nthreads; i++)
-      busy += (double)t->threads[i].busy_ns;
     pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
-    pp_jsonw_kv_double(w, "estimated_ns", est);
-    kv_pct(w, "estimated_pct", est, busy);
-    if (p->writer_cpu_ns >= 0) { /* measured at the end of the session */
-      double total = est + (double)p->writer_cpu_ns +
-                     (p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0);
+    pp_jsonw_kv_double(w, "estimated_ns", o.recording_ns);
+    kv_pct(w, "estimated_pct", o.recording_ns, o.busy_ns);
+    if (o.total_ns >= 0) { /* measured at the end of the session */
       pp_jsonw_kv_int(w, "writer_cpu_ns", p->writer_cpu_ns);
       if (p->sampler_cpu_ns >= 0)
         pp_jsonw_kv_int(w, "sampler_cpu_ns", p->sampler_cpu_ns);
       if (p->process_cpu_ns >= 0)
         pp_jsonw_kv_int(w, "process_cpu_ns", p->process_cpu_ns);
-      pp_jsonw_kv_double(w, "total_ns", total);
-      kv_pct(w, "total_pct_of_process_cpu", total,
+      pp_jsonw_kv_double(w, "total_ns", o.total_ns);
+      kv_pct(w, "total_pct_of_process_cpu", o.total_ns,
              p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
     }
   }
