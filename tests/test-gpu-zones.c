@@ -157,6 +157,12 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   CHECK_EQ(s->zones[0].count, 2);
   CHECK_EQ(s->zones[0].total_ns, 6500000);
   CHECK_EQ(s->zones[0].max_ns, 4000000);
+  /* The same statistics as CPU zones (pp__zone_stats_*): exact mean and
+   * population standard deviation of 2.5 ms and 4 ms; self = total. */
+  CHECK_EQ(s->zones[0].min_ns, 2500000);
+  CHECK_EQ(s->zones[0].self_ns, 6500000);
+  CHECK_NEAR(s->zones[0].mean_ns, 3250000, 1e-6);
+  CHECK_NEAR(s->zones[0].std_ns, 750000, 1e-6);
   char *r = report(&t);
   CHECK_CONTAINS(r, "GPU zones (device time");
   CHECK_CONTAINS(r, "track GPU 0 stream 0x");

@@ -369,7 +369,25 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
 
 /* ---- aggregation --------------------------------------------------------- */
 
-static void add_instance(pp_zone_stats *zs, int64_t d, int64_t self) {
+void pp__zone_stats_init(pp_zone_stats *zs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    pp_hist_init(&zs[i].hist);
+    pp_hist_init(&zs[i].self_hist);
+    zs[i].min_ns = INT64_MAX;
+    zs[i].max_ns = INT64_MIN;
+  }
+}
+
+void pp__zone_stats_finish(pp_zone_stats *zs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!zs[i].count)
+      continue;
+    zs[i].mean_ns = (double)zs[i].total_ns / (double)zs[i].count;
+    zs[i].std_ns = sqrt(zs[i].std_ns / (double)zs[i].count);
+  }
+}
+
+void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self) {
   zs->count++;
   zs->total_ns = sat_add(zs->total_ns, d);
   zs->self_ns = sat_add(zs->self_ns, self);
@@ -416,12 +434,7 @@ static int zone_stats(pp_trace *t) {
     return -1;
   }
   p->nzones = n;
-  for (size_t i = 0; i < n; i++) {
-    pp_hist_init(&p->zones[i].hist);
-    pp_hist_init(&p->zones[i].self_hist);
-    p->zones[i].min_ns = INT64_MAX;
-    p->zones[i].max_ns = INT64_MIN;
-  }
+  pp__zone_stats_init(p->zones, n);
   for (size_t i = 0; i < t->nlocs; i++)
     if (slot[i] != NO_SLOT)
       p->zones[slot[i]].loc = (uint32_t)i;
@@ -429,21 +442,20 @@ static int zone_stats(pp_trace *t) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nzones; j++) {
       const pp_zone_inst *z = &th->zones[j];
-      add_instance(&p->zones[slot[z->loc]], span_ns(z->start, z->end),
-                   z->self);
+      pp__zone_stats_add(&p->zones[slot[z->loc]], span_ns(z->start, z->end),
+                         z->self);
     }
   }
   /* A range's self time is its duration: ranges do not nest. */
   for (size_t i = 0; i < t->nranges; i++) {
     const pp_range *r = &t->ranges[i];
     int64_t d = span_ns(r->start, r->end);
-    add_instance(&p->zones[slot[r->loc]], d, d);
+    pp__zone_stats_add(&p->zones[slot[r->loc]], d, d);
   }
   pp__free(slot);
+  pp__zone_stats_finish(p->zones, n);
   for (size_t i = 0; i < n; i++) {
     pp_zone_stats *zs = &p->zones[i];
-    zs->mean_ns = (double)zs->total_ns / (double)zs->count;
-    zs->std_ns = sqrt(zs->std_ns / (double)zs->count);
     keys[i] = (sort_key){zs->total_ns, pp_trace_loc_name(t, zs->loc),
                          zs->loc, i};
   }

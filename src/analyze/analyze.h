@@ -46,6 +46,13 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out);
  * instance (or t was not analysed). O(number of zone sites). */
 const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc);
 
+/* Per-site zone statistics, shared by CPU zones and GPU zones: init n
+ * entries (empty histograms, min/max sentinels), add one instance of d ns
+ * with self ns of it, and finish n entries (mean, std) once all are in. */
+void pp__zone_stats_init(pp_zone_stats *zs, size_t n);
+void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self);
+void pp__zone_stats_finish(pp_zone_stats *zs, size_t n);
+
 /* The profiler's own cost in an analysed trace, for the report and the
  * summary JSON. */
 typedef struct pp_overhead {

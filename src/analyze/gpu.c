@@ -130,12 +130,7 @@ static int gpu_zones(pp_trace *t) {
     return -1;
   }
   g->nzones = n;
-  for (size_t i = 0; i < n; i++) {
-    pp_hist_init(&g->zones[i].hist);
-    pp_hist_init(&g->zones[i].self_hist);
-    g->zones[i].min_ns = INT64_MAX;
-    g->zones[i].max_ns = INT64_MIN;
-  }
+  pp__zone_stats_init(g->zones, n);
   for (size_t i = 0; i < t->ngpu; i++) {
     const pp_gpu_zone_rec *z = &t->gpu[i];
     if (z->loc >= t->nlocs)
@@ -145,21 +140,10 @@ static int gpu_zones(pp_trace *t) {
     if (__builtin_sub_overflow(z->end, z->start, &d) || d < 0)
       d = 0;
     s->loc = z->loc;
-    s->count++;
-    if (__builtin_add_overflow(s->total_ns, d, &s->total_ns))
-      s->total_ns = INT64_MAX;
-    s->self_ns = s->total_ns;
-    s->min_ns = d < s->min_ns ? d : s->min_ns;
-    s->max_ns = d > s->max_ns ? d : s->max_ns;
-    pp_hist_record(&s->hist, (uint64_t)d);
-    pp_hist_record(&s->self_hist, (uint64_t)d);
+    pp__zone_stats_add(s, d, d); /* device time has no children */
   }
   pp__free(slot);
-  for (size_t i = 0; i < n; i++) {
-    pp_zone_stats *s = &g->zones[i];
-    s->mean_ns = pp_hist_mean(&s->hist);
-    s->std_ns = pp_hist_stddev(&s->hist);
-  }
+  pp__zone_stats_finish(g->zones, n);
   pp__sort(g->zones, n, sizeof *g->zones, cmp_zone_total);
   return 0;
 }
