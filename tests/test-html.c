@@ -305,6 +305,7 @@ PP_TEST(html_hostile_names_stay_inside_the_data) {
   pp_trace_free(&t);
 }
 
+#ifdef PP_HAVE_JANSSON
 /* Thread A: top-level zones of 10..50 ns, each with a child (children are
  * never drawn); thread B: 50, 50 and 5 ns. */
 static void build_durations(pp_trace *t) {
@@ -323,7 +324,6 @@ static void build_durations(pp_trace *t) {
   zone(t, b, top, 1200, 1205);
 }
 
-#ifdef PP_HAVE_JANSSON
 /* The timeline of an export with at most max spans. */
 static json_t *timeline_of(const pp_trace *t, size_t max) {
   pp_html_opts o = {.timeline_max = max};
