@@ -47,6 +47,11 @@ int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);
 /* Duplicate a string (NULL gives NULL). */
 char *pp__strdup(const char *s);
 
+/* Give the calling thread, one of pipeprof's own (writer, sampler), its
+ * name in the kernel (at most 15 bytes), so that top -H, perf and /proc
+ * tell it from the host program's threads. */
+void pp__name_own_thread(const char *name);
+
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
 uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len);
 /* The two implementations pp__crc32c chooses from, for tests: the portable

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small utilities shared by the library and the tools: array growth, string
- * duplication and a table-driven CRC-32C used to checksum trace chunks.
+ * duplication, naming pipeprof's own threads, and the CRC-32C that
+ * checksums trace chunks.
  */
 #include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "internal.h"
 
@@ -23,6 +25,10 @@ int pp__grow(void **arr, size_t *cap, size_t need, size_t elem) {
   *arr = p;
   *cap = ncap;
   return 0;
+}
+
+void pp__name_own_thread(const char *name) {
+  (void)prctl(PR_SET_NAME, name, 0, 0, 0); /* best effort */
 }
 
 char *pp__strdup(const char *s) {

@@ -4,6 +4,8 @@
  * land as counter tracks of the program's own trace, on a thread of their
  * own, and unavailable groups are recorded as metadata with a reason.
  */
+#include <dirent.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "analyze/model.h"
@@ -15,6 +17,28 @@ static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
     if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
       return &t->prof.counters[i];
   return NULL;
+}
+
+/* Whether a thread of this process has the kernel name comm. */
+static int has_thread_named(const char *comm) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 0;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    char path[300], name[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    if (fgets(name, sizeof name, f))
+      name[strcspn(name, "\n")] = 0;
+    fclose(f);
+    found = strcmp(name, comm) == 0;
+  }
+  closedir(d);
+  return found;
 }
 
 static void burn(long ms) {
@@ -41,7 +65,11 @@ PP_TEST(sampler_in_process_env) {
     PP_ZONE("work");
     burn(250);
   }
+  /* pipeprof's own threads carry their names in the kernel (top -H) */
+  CHECK(has_thread_named("pp-writer"));
+  CHECK(has_thread_named("pp-sampler"));
   CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK(!has_thread_named("pp-writer"));
   pp_trace t;
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
   CHECK_EQ(pp_analyze(&t), 0);

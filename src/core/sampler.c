@@ -338,6 +338,7 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
 static void *sampler_main(void *arg) {
   pp__sampler *s = arg;
   pp_thread_name("pipeprof sampler");
+  pp__name_own_thread("pp-sampler");
   uint64_t period = 1000000000ull / s->cfg.hz;
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);

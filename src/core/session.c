@@ -969,6 +969,7 @@ static unsigned idle_flush_ms(unsigned flush_ms) {
 
 static void *writer_main(void *arg) {
   (void)arg;
+  pp__name_own_thread("pp-writer");
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
