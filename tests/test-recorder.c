@@ -713,6 +713,67 @@ PP_TEST_T(recorder_flight_dump, 120) {
   pp_trace_free(&t);
 }
 
+/* Flight mode keeps the rings of the 64 threads that exited last and frees
+ * the rest, so a program that keeps starting threads does not grow without
+ * bound; a dump says how many exited threads it lacks. */
+static void *flight_worker(void *arg) {
+  char name[32];
+  snprintf(name, sizeof name, "ex-%d", (int)(intptr_t)arg);
+  pp_zone z = pp_zone_begin_name(name);
+  pp_zone_end(z);
+  return NULL;
+}
+
+PP_TEST_T(recorder_flight_exited_threads_bounded, 60) {
+  enum { THREADS = 100, KEEP = 64 };
+  char path[4096], dump[4096];
+  tpath(path, sizeof path, "exited.pptrace");
+  tpath(dump, sizeof dump, "exited-dump.pptrace");
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_FLIGHT;
+  cfg.out_path = path;
+  cfg.buffer_kib = 64;
+  cfg.flush_ms = 2;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int i = 0; i < THREADS; i++) { /* one after another: exit order i */
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, flight_worker, (void *)(intptr_t)i), 0);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+  }
+  /* The writer frees what it has finished with on its next passes. */
+  pp_trace t;
+  const char *rel = NULL;
+  for (int tries = 0; tries < 400; tries++) {
+    CHECK_EQ(pp_flight_dump(dump), PP_OK);
+    load_trace(dump, &t);
+    rel = pp_trace_meta(&t, "flight_threads_released");
+    if (rel && atoi(rel) == THREADS - KEEP)
+      break;
+    pp_trace_free(&t);
+    rel = NULL;
+    sleep_ms(5);
+  }
+  CHECK(rel != NULL);
+  check_clean(&t);
+  char name[32];
+  for (int i = 0; i < THREADS; i++) {
+    snprintf(name, sizeof name, "ex-%d", i);
+    CHECK_EQ(zones_named(&t, NULL, name, 1), (uint64_t)(i >= THREADS - KEEP));
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(text,
+                 "note: the events of 36 exited threads are not in this dump");
+  free(text);
+  pp_trace_free(&t);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
 PP_TEST(recorder_flight_dump_modes) {
   char path[4096], dump[4096];
   tpath(path, sizeof path, "trace.pptrace");

@@ -30,6 +30,7 @@ static __thread pp__tstate *tls_state __attribute__((tls_model("initial-exec")))
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static pp__tstate *reg_head;
+static _Atomic uint64_t exit_count; /* threads that have exited */
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -153,22 +154,46 @@ void pp__recorder_reset_positions(void) {
   pp__registry_unlock();
 }
 
-void pp__registry_reap(void) {
+static int reapable(const pp__tstate *t, int (*done)(const pp__tstate *)) {
+  /* Its last name (a thread may name itself just before it exits) and drop
+   * count must be written too; else a later pass writes them first. */
+  return atomic_load(&t->dead) && t->announced && !t->name_dirty &&
+         atomic_load(&t->dropped) == t->written_dropped && done(t);
+}
+
+size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep) {
+  size_t n = 0, freed = 0;
+  uint64_t last_kept = 0; /* exit order of the oldest thread kept */
+  if (keep) {
+    for (pp__tstate *t = reg_head; t; t = t->next)
+      n += reapable(t, done);
+    if (n <= keep)
+      return 0;
+    /* The keep-th latest exit: bisect over the exit order (unique). */
+    uint64_t lo = 1, hi = atomic_load(&exit_count);
+    while (lo < hi) {
+      uint64_t mid = lo + (hi - lo + 1) / 2, above = 0;
+      for (pp__tstate *t = reg_head; t; t = t->next)
+        above += reapable(t, done) && atomic_load(&t->dead) >= mid;
+      if (above >= keep)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    last_kept = lo;
+  }
   pp__tstate **pp = &reg_head;
   while (*pp) {
     pp__tstate *t = *pp;
-    /* Free only what the writer has fully written: drained, and its last
-     * name (a thread may name itself just before it exits) and drop count
-     * written too; else the next pass writes them and reaps it then. */
-    if (atomic_load(&t->dead) &&
-        atomic_load(&t->r) == atomic_load(&t->w) && t->announced &&
-        !t->name_dirty && atomic_load(&t->dropped) == t->written_dropped) {
+    if (reapable(t, done) && (!keep || atomic_load(&t->dead) < last_kept)) {
       *pp = t->next;
       free_state(t);
+      freed++;
     } else {
       pp = &t->next;
     }
   }
+  return freed;
 }
 
 void pp__recorder_after_fork_child(void) {
@@ -187,7 +212,7 @@ static void thread_exit(void *arg) {
   pp__tstate *t = arg;
   if (tls_state == t)
     tls_state = NULL;
-  atomic_store(&t->dead, 1);
+  atomic_store(&t->dead, atomic_fetch_add(&exit_count, 1) + 1);
 }
 
 static void make_key(void) {

@@ -53,7 +53,8 @@ typedef struct pp__tstate {
   _Alignas(64) _Atomic uint64_t r; /* writer's read index */
   uint64_t capacity;           /* slots */
   uint64_t tid;
-  _Atomic int dead;            /* thread exited */
+  _Atomic uint64_t dead;       /* 0 while the thread runs; then its place
+                                  in the order threads exited (1, 2, ...) */
   int name_dirty;              /* guarded by the registry lock */
   char name[64];               /* guarded by the registry lock */
   uint64_t written_dropped;    /* writer: last drop count written */
@@ -78,9 +79,12 @@ void pp__ring_prefault(pp__tstate *t, uint64_t w);
 void pp__registry_lock(void);
 void pp__registry_unlock(void);
 pp__tstate *pp__registry_head(void); /* under the lock */
-/* Unlink and free dead threads whose rings are drained and whose name and
- * drop count are written (under the lock). */
-void pp__registry_reap(void);
+/* Unlink and free dead threads the writer is done with: done(t) says the
+ * ring's events are consumed, and the thread's name and drop count must be
+ * written. Of those, the keep that exited last stay (flight mode: their
+ * rings hold the last events of threads a dump must show). Under the lock;
+ * returns how many were freed. */
+size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep);
 
 /* Ring size (slots) for threads attached from now on, and whether producers
  * overwrite (flight) instead of dropping. Called by the session. */

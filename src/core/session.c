@@ -92,9 +92,13 @@ typedef struct session {
   _Atomic int cuda;      /* CUPTI activity tracing on (trace mode only) */
   int64_t cuda_flush_ns; /* writer: last periodic CUPTI flush */
   int pass_busy;         /* writer: this pass found a ring >= 1/16 full */
+  uint64_t flight_released; /* flight: exited threads whose rings were freed */
 } session;
 
-/* Flight mode keeps this many resolved GPU zones for a dump. */
+/* Flight mode keeps the rings of this many threads that exited last (the
+ * rest are freed: memory stays bounded when a program keeps starting
+ * threads), and this many resolved GPU zones, for a dump. */
+#define FLIGHT_KEEP_EXITED 64u
 #define GPU_FLIGHT_MAX 8192u
 
 static session S;
@@ -412,6 +416,16 @@ static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
   if (n * 16 > t->capacity)
     S.pass_busy = 1;
   pp__ring_prefault(t, w);
+}
+
+/* Done with a ring: drained (trace and stats modes), or, in flight mode,
+ * fed to the live statistics when they are on. */
+static int drained(const pp__tstate *t) {
+  return atomic_load(&t->r) == atomic_load(&t->w);
+}
+
+static int peeked(const pp__tstate *t) {
+  return !S.live || t->live_r == atomic_load(&t->w);
 }
 
 static void drain_thread(pp__tstate *t) {
@@ -738,12 +752,13 @@ static void writer_pass(int final) {
   write_drops();
   if (atomic_load(&S.cuda))
     write_cuda(final);
-  if (S.cfg.mode != PP_MODE_FLIGHT) {
-    pp__registry_lock();
-    pp__registry_reap();
-    pp__registry_unlock();
-    S.nsnap = 0; /* the snapshot may point at reaped threads now */
-  }
+  pp__registry_lock();
+  if (S.cfg.mode != PP_MODE_FLIGHT)
+    pp__registry_reap(drained, 0);
+  else
+    S.flight_released += pp__registry_reap(peeked, FLIGHT_KEEP_EXITED);
+  pp__registry_unlock();
+  S.nsnap = 0; /* the snapshot may point at reaped threads now */
   if (S.live && !final) {
     pp__live_tick(S.live, now);
     S.nnotes = pp__live_take(S.live, S.notes, PP__ARRAY_LEN(S.notes));
@@ -851,6 +866,16 @@ static int flight_dump_locked(const char *path) {
   }
   uint32_t seq = 0;
   write_meta(fd, &seq);
+  if (S.flight_released) {
+    char num[32];
+    ppt_buf m = {0};
+    snprintf(num, sizeof num, "%llu", (unsigned long long)S.flight_released);
+    ppt_buf_uv(&m, 1);
+    ppt_buf_str(&m, "flight_threads_released");
+    ppt_buf_str(&m, num);
+    write_chunk_fd(fd, &seq, PPT_CHUNK_META, &m);
+    ppt_buf_free(&m);
+  }
   uint64_t saved_events = S.events_written, saved_drops = S.drops_written;
   S.events_written = 0; /* END counts what this dump holds */
   S.drops_written = 0;

@@ -192,6 +192,13 @@ static void header(FILE *out, const pp_trace *t) {
   fprintf(out, "threads:        %zu\n", t->nthreads);
   fprintf(out, "events:         %" PRIu64 "\n", p->events);
   fprintf(out, "dropped events: %" PRIu64 "\n", p->dropped);
+  const char *released = pp_trace_meta(t, "flight_threads_released");
+  if (released && released[0]) {
+    fputs("note: the events of ", out);
+    put_name(out, released, 20, 0);
+    fputs(" exited threads are not in this dump (flight mode keeps the "
+          "rings of the threads that exited last)\n", out);
+  }
 
   if (p->dropped) {
     fprintf(out, "warning: %" PRIu64 " events were dropped (thread buffers "
