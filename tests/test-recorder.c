@@ -1243,6 +1243,55 @@ PP_TEST(recorder_fork_child_own_session) {
   pp_trace_free(&t);
 }
 
+/* Processes that share PIPEPROF_OUT and run at the same time (siblings: no
+ * owner rule between them) each get a file: the one holding the file keeps
+ * it, the other writes OUT.<pid>. */
+PP_TEST_T(recorder_env_out_claimed_by_running_session, 60) {
+  char path[4096], exe[4096], cpath[4200];
+  tpath(path, sizeof path, "claimed.pptrace");
+  snprintf(exe, sizeof exe, "%s/pipeprof-example-pipeline", pp_test_bindir());
+  setenv("PIPEPROF", "1", 1);
+  setenv("PIPEPROF_OUT", path, 1);
+  unsetenv("PIPEPROF_OWNER_PID");
+  CHECK_EQ(pp_init_from_env(), PP_OK);
+  CHECK_EQ(pp_init_from_env(), PP_EBUSY); /* keeps its claim */
+  for (int i = 0; i < 20; i++) {
+    PP_ZONE("holder");
+  }
+  unsetenv("PIPEPROF_OWNER_PID"); /* the next process is no descendant */
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0)
+      dup2(null, STDOUT_FILENO);
+    execl(exe, exe, "--frames", "3", "--quiet", (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  unsetenv("PIPEPROF");
+  unsetenv("PIPEPROF_OUT");
+
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(t.pid, getpid());
+  CHECK_EQ(zones_named(&t, NULL, "holder", 1), 20);
+  CHECK_EQ(events_named(&t, NULL, 0, "detect"), 0);
+  pp_trace_free(&t);
+  snprintf(cpath, sizeof cpath, "%s.%ld", path, (long)pid);
+  load_trace(cpath, &t);
+  check_clean(&t);
+  CHECK_EQ(t.pid, pid);
+  CHECK_EQ(zones_named(&t, NULL, "detect", 1), 3);
+  pp_trace_free(&t);
+}
+
 /* ---- threads that exit before shutdown ------------------------------------
  */
 

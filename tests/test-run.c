@@ -357,6 +357,49 @@ PP_TEST_T(run_example_pipeline, 300) {
   result_free(&r);
 }
 
+/* CMD is a shell that starts two profiled programs at once: each writes a
+ * file of its own (CMD owns app.pptrace and records nothing), both intact,
+ * and the report merges them. */
+PP_TEST_T(run_sibling_processes, 120) {
+  char dir[4096];
+  tpath(dir, sizeof dir, "siblings");
+  const char *bin = pp_test_bindir();
+  run_result r =
+      pp_cmd("run -q -o '%s' -- sh -c \""
+             "'%s/pipeprof-example-pipeline' --frames 7 --quiet >/dev/null & "
+             "'%s/pipeprof-example-pipeline' --frames 5 --quiet >/dev/null; "
+             "wait\"",
+             dir, bin, bin);
+  if (r.rc != 0)
+    PP_FAIL("exit %d\nstdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
+  CHECK(strstr(r.out, "damaged") == NULL);
+  CHECK(strstr(r.err, "damaged") == NULL);
+  result_free(&r);
+  CHECK(!exists_in(dir, "app.pptrace"));
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  struct dirent *e;
+  int files = 0;
+  uint64_t detects = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+      continue;
+    pp_trace t;
+    load(dir, e->d_name, &t);
+    CHECK_EQ(t.diag.chunks_bad, 0);
+    CHECK_EQ(t.diag.clean_end, 1);
+    CHECK_EQ((long)t.pid, atol(e->d_name + 12));
+    for (size_t i = 0; i < t.prof.nzones; i++)
+      if (strcmp(pp_trace_loc_name(&t, t.prof.zones[i].loc), "detect") == 0)
+        detects += t.prof.zones[i].count;
+    pp_trace_free(&t);
+    files++;
+  }
+  closedir(d);
+  CHECK_EQ(files, 2);
+  CHECK_EQ(detects, 12);
+}
+
 PP_TEST_T(run_json_stdout, 120) {
   char dir[4096];
   tpath(dir, sizeof dir, "out");

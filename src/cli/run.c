@@ -349,7 +349,12 @@ int pp_cli_run(int argc, char **argv) {
     setenv("PIPEPROF", "1", 1);
     setenv("PIPEPROF_OUT", app, 1);
     setenv("PIPEPROF_MODE", o.mode, 1);
-    unsetenv("PIPEPROF_OWNER_PID");
+    /* CMD itself writes app.pptrace; every process it starts, siblings
+     * included, writes app.pptrace.<pid> (CMD may be a shell that records
+     * nothing). */
+    char me[32];
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    setenv("PIPEPROF_OWNER_PID", me, 1);
     if (nvtx_lib[0])
       setenv("NVTX_INJECTION64_PATH", nvtx_lib, 0); /* the user's wins */
     if (o.cuda) {

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -102,6 +103,10 @@ typedef struct session {
 #define GPU_FLIGHT_MAX 8192u
 
 static session S;
+
+/* PIPEPROF_OUT claimed by this process (pp_init_from_env): a descriptor
+ * holding flock(LOCK_EX) on it for the session's life; -1 when none. */
+static int claim_fd = -1;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int running;
 static _Atomic int enabled_flag = 1;
@@ -1133,6 +1138,10 @@ static void fork_child(void) {
   atomic_store(&S.cuda, 0);
   pp__cupti_after_fork_child(); /* CUPTI does not trace the child */
   pp__recorder_after_fork_child();
+  if (claim_fd >= 0) { /* the parent's lock stays: it has its own copy */
+    close(claim_fd);
+    claim_fd = -1;
+  }
 }
 
 /* ---- init / shutdown ----------------------------------------------------- */
@@ -1349,6 +1358,32 @@ int pp_init(const pp_config *user) {
   return PP_OK;
 }
 
+/* Claim path, shared through PIPEPROF_OUT by processes that may run at the
+ * same time (`sh -c "a & b"`), for this one: an exclusive flock, which
+ * fails while another live process holds it. 1: claimed (claim_fd); 0:
+ * not claimed but usable (locks do not work there, or pp_init will report
+ * that the path cannot be created); -1: taken. */
+static int claim_output(const char *path) {
+  if (claim_fd >= 0)
+    return 0; /* a session of ours holds one already */
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return 0;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int taken = errno == EWOULDBLOCK;
+    close(fd);
+    return taken ? -1 : 0;
+  }
+  claim_fd = fd;
+  return 1;
+}
+
+static void release_claim(void) {
+  if (claim_fd >= 0)
+    close(claim_fd); /* drops the lock */
+  claim_fd = -1;
+}
+
 int pp_shutdown(void) {
   pthread_mutex_lock(&ctl_lock);
   if (!atomic_load(&running) || S.pid != getpid()) {
@@ -1391,6 +1426,7 @@ int pp_shutdown(void) {
   pp__free(S.snap);
   S.snap = NULL;
   S.nsnap = S.cap_snap = 0;
+  release_claim();
   pthread_mutex_unlock(&ctl_lock);
   if (failed) {
     set_error("writing %s failed", S.out_path);
@@ -1571,8 +1607,12 @@ int pp_init_from_env(void) {
   const char *owner = getenv("PIPEPROF_OWNER_PID");
   char me[32];
   snprintf(me, sizeof me, "%ld", (long)getpid());
+  int claimed = 0;
   if (out && *out) {
-    if (owner && *owner && strcmp(owner, me) != 0)
+    /* Descendants of the owner, and processes that find the file claimed
+     * by another live one (a sibling), write OUT.<pid>. */
+    if ((owner && *owner && strcmp(owner, me) != 0) ||
+        (claimed = claim_output(out)) < 0)
       snprintf(path, sizeof path, "%s.%s", out, me);
     else
       snprintf(path, sizeof path, "%s", out);
@@ -1581,8 +1621,14 @@ int pp_init_from_env(void) {
   if (!owner || !*owner)
     setenv("PIPEPROF_OWNER_PID", me, 1);
   int rc = pp_init(&cfg);
-  if (rc != PP_OK)
+  if (rc != PP_OK) {
+    if (claimed > 0) {
+      pthread_mutex_lock(&ctl_lock);
+      release_claim();
+      pthread_mutex_unlock(&ctl_lock);
+    }
     fprintf(stderr, "pipeprof: %s; profiling is off\n", pp_last_error());
+  }
   else if (cuda)
     pp__session_cuda_start();
   return rc;
