@@ -671,7 +671,20 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
     const char *ph = jstr(e, "ph");
     CHECK(ph != NULL);
     CHECK(json_is_integer(json_object_get(e, "pid")));
-    CHECK_EQ_U(json_integer_value(json_object_get(e, "pid")), t->pid);
+    /* each thread's events carry its process (merged traces hold several) */
+    json_t *jt = json_object_get(e, "tid");
+    uint64_t pid = t->pid, got = json_integer_value(json_object_get(e, "pid"));
+    int thread_ev = 0;
+    for (size_t k = 0; json_is_integer(jt) && k < t->nthreads; k++)
+      if (t->threads[k].tid == (uint64_t)json_integer_value(jt)) {
+        pid = pp_thread_pid(t, &t->threads[k]);
+        thread_ev = 1;
+      }
+    if (!thread_ev) /* process-wide: one of the trace's processes */
+      for (size_t k = 0; k < t->nthreads && got != pid; k++)
+        if (pp_thread_pid(t, &t->threads[k]) == got)
+          pid = got;
+    CHECK_EQ_U(got, pid);
     CHECK(json_is_string(json_object_get(e, "name")));
     if (strcmp(ph, "M") != 0)
       CHECK(json_is_number(json_object_get(e, "ts")));
@@ -720,7 +733,10 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
     }
     CHECK_EQ(found, 1);
   }
-  CHECK_EQ(count_ev(evs, "M", "process_name"), 1);
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(t, &pids);
+  free(pids);
+  CHECK_EQ(count_ev(evs, "M", "process_name"), npids);
   return evs;
 }
 
@@ -900,6 +916,124 @@ PP_TEST(export_chrome_flows) {
   CHECK_EQ(json_integer_value(json_object_get(md, "flow_chains_v2")), 3);
   CHECK_EQ(json_integer_value(json_object_get(md, "flow_chains_v1")), 2);
   json_decref(root);
+  free(s);
+  free_trace(&t);
+}
+
+/* One process of a merged run: a zone on each of two threads, joined by
+ * flow "frame" 1 (every process numbers its frames from 1). */
+static void build_proc(pp_trace *t, uint32_t pid, uint64_t tid0,
+                       const char *name) {
+  memset(t, 0, sizeof *t);
+  t->pid = pid;
+  add_meta(t, "process_name", name);
+  uint32_t z = add_loc(t, "stage", PP_KIND_ZONE);
+  uint32_t f = add_loc(t, "frame", PP_KIND_FLOW);
+  size_t a = add_thread(t, tid0 + 1, "source", 0);
+  size_t b = add_thread(t, tid0 + 2, "sink", 0);
+  add_ev(t, a, 100, z, PPT_EV_ZONE_BEGIN);
+  add_id(t, a, 110, f, PPT_EV_FLOW_BEGIN, 1);
+  add_ev(t, a, 200, z, PPT_EV_ZONE_END);
+  add_ev(t, b, 300, z, PPT_EV_ZONE_BEGIN);
+  add_id(t, b, 310, f, PPT_EV_FLOW_END, 1);
+  add_ev(t, b, 400, z, PPT_EV_ZONE_END);
+  /* and request 1, begun on one thread and ended on the other */
+  uint32_t r = add_loc(t, "request", PP_KIND_ZONE);
+  add_id(t, a, 120, r, PPT_EV_REQ_BEGIN, 1);
+  add_id(t, b, 320, r, PPT_EV_REQ_END, 1);
+}
+
+/* The bind_id of the X event of tid (one zone per thread here). */
+static const char *bind_of(json_t *evs, uint64_t tid) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(evs, i, e) {
+    if (!strcmp(jstr(e, "ph"), "X") &&
+        (uint64_t)json_integer_value(json_object_get(e, "tid")) == tid)
+      return jstr(e, "bind_id");
+  }
+  return NULL;
+}
+
+/* Traces of two processes merged (pipeprof run of a shell starting two
+ * programs): each process keeps its pid and name, and equal flow ids of
+ * different processes are different chains. */
+PP_TEST(export_chrome_merged_processes) {
+  pp_trace t, u;
+  build_proc(&t, 100, 1000, "alpha");
+  build_proc(&u, 200, 2000, "beta");
+  CHECK_EQ(pp_trace_merge(&t, &u), 0);
+  free_trace(&u);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.nthreads, 4);
+  CHECK_EQ(pp_thread_pid(&t, &t.threads[0]), 100);
+  CHECK_EQ(pp_thread_pid(&t, &t.threads[3]), 200);
+  CHECK_STR(pp_trace_process_name(&t, 100), "alpha");
+  CHECK_STR(pp_trace_process_name(&t, 200), "beta");
+  /* the pipeline analysis follows each process's frame 1 on its own */
+  CHECK_EQ(t.prof.pipe.nflows, 1);
+  CHECK_EQ(t.prof.pipe.flows[0].items, 2);
+  CHECK_EQ(t.prof.pipe.flows[0].incomplete, 0);
+  /* so do the requests */
+  CHECK_EQ(t.prof.req.completed + t.prof.req.warmup, 2);
+  CHECK_EQ(t.prof.req.orphans, 0);
+  CHECK_EQ(t.prof.req.unfinished, 0);
+  char *s = export_mem(pp_export_chrome, &t, NULL);
+  json_t *root = parse_or_die(s);
+  json_t *evs = check_chrome_common(root, &t);
+  static const struct {
+    uint32_t pid;
+    const char *name;
+  } procs[] = {{100, "alpha"}, {200, "beta"}};
+  for (size_t k = 0; k < 2; k++) {
+    size_t i;
+    json_t *e;
+    int found = 0;
+    json_array_foreach(evs, i, e) {
+      if (!strcmp(jstr(e, "ph"), "M") &&
+          !strcmp(jstr(e, "name"), "process_name") &&
+          json_integer_value(json_object_get(e, "pid")) == procs[k].pid) {
+        CHECK_STR(jstr(json_object_get(e, "args"), "name"), procs[k].name);
+        found++;
+      }
+    }
+    CHECK_EQ(found, 1);
+  }
+  /* one chain per process, from source to sink */
+  const char *a1 = bind_of(evs, 1001), *a2 = bind_of(evs, 1002);
+  const char *b1 = bind_of(evs, 2001), *b2 = bind_of(evs, 2002);
+  CHECK(a1 && a2 && b1 && b2);
+  CHECK_STR(a1, a2);
+  CHECK_STR(b1, b2);
+  CHECK(strcmp(a1, b1) != 0);
+  json_decref(root);
+  free(s);
+  /* the summary lists both processes and the process of every thread */
+  s = export_mem(pp_export_summary_json, &t, NULL);
+  root = parse_or_die(s);
+  json_t *ps = json_object_get(root, "processes");
+  CHECK_EQ(json_array_size(ps), 2);
+  for (size_t k = 0; k < 2; k++) {
+    json_t *pk = json_array_get(ps, k);
+    CHECK_EQ(json_integer_value(json_object_get(pk, "pid")), procs[k].pid);
+    CHECK_STR(jstr(pk, "name"), procs[k].name);
+  }
+  json_t *ths = json_object_get(root, "threads");
+  CHECK_EQ(json_array_size(ths), 4);
+  for (size_t k = 0; k < 4; k++)
+    CHECK_EQ(json_integer_value(
+                 json_object_get(json_array_get(ths, k), "pid")),
+             k < 2 ? 100 : 200);
+  json_decref(root);
+  free(s);
+  /* the text report names both */
+  s = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&s, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(s, "\nprocesses:      2 (100 alpha, 200 beta)\n");
   free(s);
   free_trace(&t);
 }

@@ -398,6 +398,12 @@ PP_TEST_T(run_sibling_processes, 120) {
   closedir(d);
   CHECK_EQ(files, 2);
   CHECK_EQ(detects, 12);
+  /* the report merges the shell (the system samples) and both programs */
+  r = pp_cmd("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "\nprocesses:      3 (");
+  CHECK_CONTAINS(r.out, " sh");
+  result_free(&r);
 }
 
 PP_TEST_T(run_json_stdout, 120) {

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,44 @@ static int64_t sat_add(int64_t a, int64_t b) {
 }
 
 /* ---- model accessors ---------------------------------------------------- */
+
+uint32_t pp_thread_pid(const pp_trace *t, const pp_thread *th) {
+  return th->pid ? th->pid : t->pid;
+}
+
+const char *pp_trace_process_name(const pp_trace *t, uint32_t pid) {
+  if (pid == t->pid)
+    return pp_trace_meta(t, "process_name");
+  char key[40];
+  snprintf(key, sizeof key, "process_name.%u", (unsigned)pid);
+  return pp_trace_meta(t, key);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+size_t pp_trace_pids(const pp_trace *t, uint32_t **out) {
+  uint32_t *p = pp__malloc((t->nthreads + 1) * sizeof *p);
+  *out = p;
+  if (!p)
+    return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    uint32_t pid = pp_thread_pid(t, &t->threads[i]);
+    if (pid != t->pid)
+      p[n++] = pid;
+  }
+  pp__sort(p, n, sizeof *p, cmp_u32);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || p[i] != p[i - 1])
+      p[u++] = p[i];
+  memmove(p + 1, p, u * sizeof *p);
+  p[0] = t->pid;
+  return u + 1;
+}
 
 const char *pp_trace_meta(const pp_trace *t, const char *key) {
   if (!t || !key)

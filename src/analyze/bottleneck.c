@@ -239,6 +239,7 @@ typedef struct fpt {
   uint64_t id;
   uint32_t key; /* canonical flow site */
   uint32_t th;
+  uint32_t pid; /* ids are per process in merged traces */
   size_t seq;
   uint8_t type;
 } fpt;
@@ -247,6 +248,8 @@ static int cmp_fpt(const void *a, const void *b) {
   const fpt *x = a, *y = b;
   if (x->key != y->key)
     return x->key < y->key ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
   if (x->id != y->id)
     return x->id < y->id ? -1 : 1;
   if (x->ts != y->ts)
@@ -367,7 +370,7 @@ static int cmp_item_total(const void *a, const void *b) {
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* One flow name: points f[0..n) sorted by id then time. */
+/* One flow name: points f[0..n) sorted by process, id, then time. */
 static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   item *items = pp__malloc(n * sizeof *items);
   if (!items)
@@ -377,7 +380,7 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   pp_hist_init(&fs->latency);
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j < n && f[j].id == f[i].id)
+    while (j < n && f[j].pid == f[i].pid && f[j].id == f[i].id)
       j++;
     /* Split the id's points into items at each BEGIN. */
     size_t start = SIZE_MAX;
@@ -469,7 +472,12 @@ int pp__flows_analyze(pp_trace *t) {
       const pp_event *e = &t->threads[i].ev[j];
       if (e->type >= PPT_EV_FLOW_BEGIN && e->type <= PPT_EV_FLOW_END &&
           e->loc < t->nlocs)
-        f[k++] = (fpt){e->ts, e->v.id, canon[e->loc], (uint32_t)i, j,
+        f[k++] = (fpt){e->ts,
+                       e->v.id,
+                       canon[e->loc],
+                       (uint32_t)i,
+                       pp_thread_pid(t, &t->threads[i]),
+                       j,
                        e->type};
     }
   pp__sort(f, n, sizeof *f, cmp_fpt);

@@ -6,6 +6,7 @@
  * matter of renumbering sites and appending threads; no clock alignment is
  * needed (pipeprof merge across hosts will use the wall-clock anchors).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -13,6 +14,22 @@
 #include "model.h"
 
 static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
+
+static int add_meta(pp_trace *t, const char *key, const char *value) {
+  if (pp__grow((void **)&t->meta, &t->cap_meta, t->nmeta + 1,
+               sizeof(pp_meta)) != 0)
+    return -1;
+  pp_meta *m = &t->meta[t->nmeta];
+  m->key = dup_or_empty(key);
+  m->value = dup_or_empty(value);
+  if (!m->key || !m->value) {
+    pp__free(m->key);
+    pp__free(m->value);
+    return -1;
+  }
+  t->nmeta++;
+  return 0;
+}
 
 /* CUDA records: appended, src's names renumbered after dst's. */
 static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
@@ -81,11 +98,15 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   }
   dst->nlocs = base + src->nlocs;
   src->nlocs = 0;
-  /* Threads: moved with their events, whose sites are renumbered. */
+  /* Threads: moved with their events, whose sites are renumbered, each
+   * marked with the process that recorded it. */
+  for (size_t i = 0; i < dst->nthreads; i++)
+    dst->threads[i].pid = pp_thread_pid(dst, &dst->threads[i]);
   for (size_t i = 0; i < src->nthreads; i++) {
     pp_thread *th = &src->threads[i];
     for (size_t j = 0; j < th->nev; j++)
       th->ev[j].loc += (uint32_t)base;
+    th->pid = pp_thread_pid(src, th);
     dst->threads[dst->nthreads++] = *th;
   }
   src->nthreads = 0;
@@ -117,22 +138,19 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   }
   if (merge_cuda(&dst->cuda, &src->cuda) != 0)
     return -1;
-  /* Meta: src's keys that dst lacks (dst names the run's main process). */
+  /* Meta: src's keys that dst lacks (dst names the run's main process),
+   * and src's process name as process_name.<pid>. */
+  const char *pname = pp_trace_meta(src, "process_name");
+  char key[40];
+  snprintf(key, sizeof key, "process_name.%u", (unsigned)src->pid);
+  if (pname && src->pid != dst->pid && !pp_trace_meta(dst, key) &&
+      add_meta(dst, key, pname) != 0)
+    return -1;
   for (size_t i = 0; i < src->nmeta; i++) {
     if (pp_trace_meta(dst, src->meta[i].key))
       continue;
-    if (pp__grow((void **)&dst->meta, &dst->cap_meta, dst->nmeta + 1,
-                 sizeof(pp_meta)) != 0)
+    if (add_meta(dst, src->meta[i].key, src->meta[i].value) != 0)
       return -1;
-    pp_meta *m = &dst->meta[dst->nmeta];
-    m->key = dup_or_empty(src->meta[i].key);
-    m->value = dup_or_empty(src->meta[i].value);
-    if (!m->key || !m->value) {
-      pp__free(m->key);
-      pp__free(m->value);
-      return -1;
-    }
-    dst->nmeta++;
   }
   dst->diag.file_bytes += src->diag.file_bytes;
   dst->diag.chunks_ok += src->diag.chunks_ok;

@@ -79,6 +79,8 @@ typedef struct pp_zone_inst {
 
 typedef struct pp_thread {
   uint64_t tid;
+  uint32_t pid;        /* the process that recorded it (merged traces);
+                          0: the trace's pid (pp_thread_pid) */
   char *name;          /* "" when unnamed */
   pp_event *ev;
   size_t nev, cap_ev;
@@ -495,6 +497,16 @@ typedef struct pp_trace {
 
 /* Look up a META value; NULL when absent. */
 const char *pp_trace_meta(const pp_trace *t, const char *key);
+/* The process that recorded th: a trace merged from several processes
+ * (pp_trace_merge) holds threads of each. */
+uint32_t pp_thread_pid(const pp_trace *t, const pp_thread *th);
+/* The name of process pid of t (META process_name, or process_name.<pid>
+ * for processes merged in); NULL when unknown. */
+const char *pp_trace_process_name(const pp_trace *t, uint32_t pid);
+/* The processes of t: t->pid, then those of its threads in increasing
+ * order, each once, in *pids (malloc'd; free it). Returns how many; 0 when
+ * out of memory. */
+size_t pp_trace_pids(const pp_trace *t, uint32_t **pids);
 /* Name of a loc (never NULL). */
 const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc);
 

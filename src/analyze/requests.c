@@ -29,6 +29,7 @@ typedef struct req_ev {
   uint64_t id;
   uint64_t extra;
   uint64_t seq; /* input order, for a stable sort */
+  uint32_t pid; /* ids are per process in merged traces */
   uint8_t type;
 } req_ev;
 
@@ -55,6 +56,8 @@ static int type_rank(uint8_t type) {
 
 static int cmp_ev(const void *a, const void *b) {
   const req_ev *x = a, *y = b;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
   if (x->id != y->id)
     return x->id < y->id ? -1 : 1;
   if (x->ts != y->ts)
@@ -174,7 +177,8 @@ int pp_analyze_requests(pp_trace *t) {
       const pp_event *e = &t->threads[i].ev[j];
       if (e->type < PPT_EV_REQ_BEGIN || e->type > PPT_EV_REQ_END)
         continue;
-      ev[k] = (req_ev){e->ts, e->v.id, e->v2, k, e->type};
+      ev[k] = (req_ev){e->ts, e->v.id, e->v2, k,
+                       pp_thread_pid(t, &t->threads[i]), e->type};
       k++;
     }
   qsort(ev, n, sizeof *ev, cmp_ev);
@@ -184,7 +188,8 @@ int pp_analyze_requests(pp_trace *t) {
   req *cur = NULL;
   for (size_t i = 0; i < n; i++) {
     const req_ev *e = &ev[i];
-    if (cur && (i == 0 || ev[i - 1].id != e->id)) {
+    if (cur &&
+        (i == 0 || ev[i - 1].id != e->id || ev[i - 1].pid != e->pid)) {
       cur = NULL;
     }
     if (e->type == PPT_EV_REQ_BEGIN) {

@@ -50,6 +50,7 @@ typedef struct flow_pt {
   uint64_t key; /* the chain's bind id */
   uint32_t cls; /* flow name class (locs with equal names share one) */
   uint32_t th;  /* thread index */
+  uint32_t pid; /* its process: ids are per process in merged traces */
   size_t seq;   /* event index in the thread */
   int32_t zone; /* enclosing zone instance, -1 when none */
   uint8_t type; /* PPT_EV_FLOW_* */
@@ -82,6 +83,7 @@ typedef struct chrome_ctx {
   flow_pt *flows;
   size_t nflows;
   uint64_t chains_v1, chains_v2;
+  size_t last_tid_th; /* tid_pid's last answer */
 } chrome_ctx;
 
 static const char unknown_q[] = "\"(unknown)\"";
@@ -101,6 +103,20 @@ static void put_name(chrome_ctx *c, uint32_t loc) {
     pp_jsonw_put(&c->w, c->qname[loc], c->qlen[loc]);
   else
     pp_jsonw_put(&c->w, unknown_q, sizeof unknown_q - 1);
+}
+
+/* The process of thread tid (merged traces hold several); the trace's
+ * when tid is unknown. */
+static uint32_t tid_pid(chrome_ctx *c, uint64_t tid) {
+  const pp_trace *t = c->t;
+  size_t i = c->last_tid_th; /* events come in runs of one thread */
+  if (i >= t->nthreads || t->threads[i].tid != tid)
+    for (i = 0; i < t->nthreads && t->threads[i].tid != tid; i++)
+      ;
+  if (i == t->nthreads)
+    return t->pid;
+  c->last_tid_th = i;
+  return pp_thread_pid(t, &t->threads[i]);
 }
 
 /* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i. */
@@ -175,7 +191,7 @@ static int build_threads(chrome_ctx *c) {
     size_t n = 0;
     memcpy(p + n, ",\"pid\":", 7);
     n += 7;
-    n += pp_jsonw_fmt_uint(p + n, t->pid);
+    n += pp_jsonw_fmt_uint(p + n, pp_thread_pid(t, &t->threads[i]));
     memcpy(p + n, ",\"tid\":", 7);
     n += 7;
     n += pp_jsonw_fmt_uint(p + n, t->threads[i].tid);
@@ -197,6 +213,8 @@ static int cmp_flow(const void *a, const void *b) {
   const flow_pt *x = a, *y = b;
   if (x->cls != y->cls)
     return x->cls < y->cls ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
   if (x->id != y->id)
     return x->id < y->id ? -1 : 1;
   if (x->ts != y->ts)
@@ -292,6 +310,7 @@ static int plan_flows(chrome_ctx *c) {
           .id = e->v.id,
           .cls = c->canon[e->loc],
           .th = (uint32_t)i,
+          .pid = pp_thread_pid(t, th),
           .seq = j,
           .zone = (int32_t)pp_zone_enclosing(th, e->ts),
           .type = e->type,
@@ -301,22 +320,25 @@ static int plan_flows(chrome_ctx *c) {
   c->nflows = n;
   qsort(c->flows, n, sizeof *c->flows, cmp_flow);
 
-  /* Split into chains: a group is one (name, id); a FLOW_BEGIN starts a new
-   * chain within it. */
+  /* Split into chains: a group is one (name, process, id); a FLOW_BEGIN
+   * starts a new chain within it. */
   uint64_t gen = 0;
   for (size_t i = 0; i < n;) {
     flow_pt *p = &c->flows[i];
-    if (i == 0 || p->cls != p[-1].cls || p->id != p[-1].id)
+    if (i == 0 || p->cls != p[-1].cls || p->pid != p[-1].pid ||
+        p->id != p[-1].id)
       gen = 0;
     else
       gen++;
     size_t j = i + 1;
-    while (j < n && c->flows[j].cls == p->cls && c->flows[j].id == p->id &&
-           c->flows[j].type != PPT_EV_FLOW_BEGIN)
+    while (j < n && c->flows[j].cls == p->cls && c->flows[j].pid == p->pid &&
+           c->flows[j].id == p->id && c->flows[j].type != PPT_EV_FLOW_BEGIN)
       j++;
     /* the name of the class: every point's loc has it */
     const char *name = pp_trace_loc_name(t, t->threads[p->th].ev[p->seq].loc);
     uint64_t key = chain_key(name, p->id, gen);
+    if (p->pid != t->pid) /* another process's chain of the same id */
+      key = mix64(key ^ p->pid);
     for (size_t m = i; m < j; m++)
       c->flows[m].key = key;
     if (bind_v2(c, p, j - i)) {
@@ -355,22 +377,32 @@ static void free_ctx(chrome_ctx *c) {
 static void write_names(chrome_ctx *c) {
   const pp_trace *t = c->t;
   pp_jsonw *w = &c->w;
-  const char *pname = pp_trace_meta(t, "process_name");
-  char fallback[48];
-  if (!pname || !pname[0]) {
-    snprintf(fallback, sizeof fallback, "pid %u", (unsigned)t->pid);
-    pname = fallback;
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(t, &pids);
+  if (!npids) { /* out of memory: the trace's own process at least */
+    pids = NULL;
+    npids = 1;
   }
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_str(w, "ph", "M");
-  pp_jsonw_kv_str(w, "name", "process_name");
-  pp_jsonw_kv_uint(w, "pid", t->pid);
-  pp_jsonw_kv_uint(w, "tid", 0);
-  pp_jsonw_key(w, "args");
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_str(w, "name", pname);
-  pp_jsonw_obj_end(w);
-  pp_jsonw_obj_end(w);
+  for (size_t k = 0; k < npids; k++) {
+    uint32_t pid = pids ? pids[k] : t->pid;
+    const char *pname = pp_trace_process_name(t, pid);
+    char fallback[48];
+    if (!pname || !pname[0]) {
+      snprintf(fallback, sizeof fallback, "pid %u", (unsigned)pid);
+      pname = fallback;
+    }
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "ph", "M");
+    pp_jsonw_kv_str(w, "name", "process_name");
+    pp_jsonw_kv_uint(w, "pid", pid);
+    pp_jsonw_kv_uint(w, "tid", 0);
+    pp_jsonw_key(w, "args");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pname);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp__free(pids);
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
     char tname[48];
@@ -382,7 +414,7 @@ static void write_names(chrome_ctx *c) {
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "ph", "M");
     pp_jsonw_kv_str(w, "name", "thread_name");
-    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "pid", pp_thread_pid(t, th));
     pp_jsonw_kv_uint(w, "tid", th->tid);
     pp_jsonw_key(w, "args");
     pp_jsonw_obj_begin(w);
@@ -393,7 +425,7 @@ static void write_names(chrome_ctx *c) {
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "ph", "M");
     pp_jsonw_kv_str(w, "name", "thread_sort_index");
-    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "pid", pp_thread_pid(t, th));
     pp_jsonw_kv_uint(w, "tid", th->tid);
     pp_jsonw_key(w, "args");
     pp_jsonw_obj_begin(w);
@@ -426,7 +458,7 @@ static void write_gpu(chrome_ctx *c) {
       pp_jsonw_obj_begin(w);
       pp_jsonw_kv_str(w, "ph", "M");
       pp_jsonw_kv_str(w, "name", m ? "thread_sort_index" : "thread_name");
-      pp_jsonw_kv_uint(w, "pid", t->pid);
+      pp_jsonw_kv_uint(w, "pid", tid_pid(c, g->tracks[k].tid));
       pp_jsonw_kv_uint(w, "tid", GPU_TID_BASE + k);
       pp_jsonw_key(w, "args");
       pp_jsonw_obj_begin(w);
@@ -448,7 +480,7 @@ static void write_gpu(chrome_ctx *c) {
     pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
     put_name(c, z->loc);
     pp_jsonw_put(w, S(",\"cat\":\"gpu\",\"pid\":"));
-    pp_jsonw_put_uint(w, t->pid);
+    pp_jsonw_put_uint(w, tid_pid(c, g->tracks[z->track].tid));
     pp_jsonw_put(w, S(",\"tid\":"));
     pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
     pp_jsonw_put(w, S(",\"ts\":"));
@@ -474,7 +506,7 @@ static void write_gpu(chrome_ctx *c) {
       put_hex64(w, id);
       if (m) {
         pp_jsonw_put(w, S(",\"pid\":"));
-        pp_jsonw_put_uint(w, t->pid);
+        pp_jsonw_put_uint(w, tid_pid(c, g->tracks[z->track].tid));
         pp_jsonw_put(w, S(",\"tid\":"));
         pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
         pp_jsonw_put(w, S(",\"ts\":"));
@@ -1055,7 +1087,7 @@ static int write_cuda(chrome_ctx *c) {
     pp_jsonw_kv_str(w, "ph", "X");
     pp_jsonw_kv_str(w, "name", pp_cuda_name(cu, p->name));
     pp_jsonw_kv_str(w, "cat", p->domain == 1 ? "cuda_driver" : "cuda_runtime");
-    pp_jsonw_kv_uint(w, "pid", t->pid);
+    pp_jsonw_kv_uint(w, "pid", tid_pid(c, p->tid));
     pp_jsonw_kv_uint(w, "tid", p->tid);
     pp_jsonw_key(w, "ts");
     pp_jsonw_us(w, rel_ns(c, p->start));

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
@@ -190,6 +191,18 @@ static void header(FILE *out, const pp_trace *t) {
   fprintf(out, "\nwall time:      %s\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
   fprintf(out, "threads:        %zu\n", t->nthreads);
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(t, &pids);
+  if (npids > 1) { /* merged from several processes (pipeprof run) */
+    fprintf(out, "processes:      %zu (", npids);
+    for (size_t i = 0; i < npids && i < 8; i++) {
+      const char *pn = pp_trace_process_name(t, pids[i]);
+      fprintf(out, "%s%" PRIu32 " ", i ? ", " : "", pids[i]);
+      put_name(out, pn && pn[0] ? pn : "(unknown)", 40, 0);
+    }
+    fputs(npids > 8 ? ", ...)\n" : ")\n", out);
+  }
+  free(pids);
   fprintf(out, "events:         %" PRIu64 "\n", p->events);
   fprintf(out, "dropped events: %" PRIu64 "\n", p->dropped);
   const char *released = pp_trace_meta(t, "flight_threads_released");

@@ -22,7 +22,7 @@
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
  * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
  * 3 = measured costs in overhead. */
-#define SUMMARY_SCHEMA_MINOR 3
+#define SUMMARY_SCHEMA_MINOR 4
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -112,6 +112,7 @@ static void write_threads(pp_jsonw *w, const pp_trace *t) {
     const pp_thread *th = &t->threads[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_uint(w, "tid", th->tid);
+    pp_jsonw_kv_uint(w, "pid", pp_thread_pid(t, th));
     pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
     pp_jsonw_kv_int(w, "busy_ns", th->busy_ns);
     kv_pct(w, "busy_pct", (double)th->busy_ns, (double)t->prof.wall_ns);
@@ -369,6 +370,18 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   pp_jsonw_kv_uint(&w, "pid", t->pid);
   pp_jsonw_kv_str(&w, "name", pp_trace_meta(t, "process_name"));
   pp_jsonw_obj_end(&w);
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(t, &pids);
+  pp_jsonw_key(&w, "processes");
+  pp_jsonw_arr_begin(&w);
+  for (size_t i = 0; i < npids; i++) {
+    pp_jsonw_obj_begin(&w);
+    pp_jsonw_kv_uint(&w, "pid", pids[i]);
+    pp_jsonw_kv_str(&w, "name", pp_trace_process_name(t, pids[i]));
+    pp_jsonw_obj_end(&w);
+  }
+  pp_jsonw_arr_end(&w);
+  pp__free(pids);
   pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
   pp_jsonw_kv_str(&w, "clock", "monotonic");
   pp_jsonw_kv_int(&w, "t0_ns", p->t0);
