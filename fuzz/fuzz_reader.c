@@ -3,8 +3,9 @@
  * libFuzzer target for the .pptrace reader and everything downstream of
  * it: the input is parsed with pp_trace_read_mem(), analysed with
  * pp_analyze(), then printed by the text report and every exporter (Chrome
- * JSON, summary JSON, CSV) into /dev/null, and freed. Any crash, sanitizer
- * report or leak is a bug: the reader promises to survive any input.
+ * JSON, summary JSON, CSV, HTML) into /dev/null, and freed. Any crash,
+ * sanitizer report or leak is a bug: the reader promises to survive any
+ * input.
  * Seeds live in fuzz/corpus/reader/; fuzz/replay.c replays them as a
  * regression test (ctest fuzz_replay_reader).
  *
@@ -82,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       pp_export_chrome(out, &t);
       pp_export_summary_json(out, &t);
       pp_export_csv(out, &t);
+      pp_export_html(out, &t);
       fflush(out);
       clearerr(out);
     }

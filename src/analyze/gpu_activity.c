@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "pipeline.h"
 #include "gpu_activity.h"
 #include "internal.h"
 
@@ -100,7 +101,7 @@ static size_t merge_iv(iv *v, size_t n, int64_t *len) {
     }
   }
   for (size_t i = 0; i <= k; i++)
-    *len += v[i].e - v[i].s;
+    *len = pp__add_sat(*len, pp__span(v[i].s, v[i].e));
   return k + 1;
 }
 
@@ -112,7 +113,7 @@ static int64_t overlap_iv(const iv *a, size_t na, const iv *b, size_t nb) {
     int64_t s = a[i].s > b[j].s ? a[i].s : b[j].s;
     int64_t e = a[i].e < b[j].e ? a[i].e : b[j].e;
     if (e > s)
-      sum += e - s;
+      sum = pp__add_sat(sum, pp__span(s, e));
     if (a[i].e < b[j].e)
       i++;
     else
@@ -121,7 +122,7 @@ static int64_t overlap_iv(const iv *a, size_t na, const iv *b, size_t nb) {
   return sum;
 }
 
-static int64_t dur(int64_t s, int64_t e) { return e > s ? e - s : 0; }
+static int64_t dur(int64_t s, int64_t e) { return pp__span(s, e); }
 
 /* ---- correlation and attribution -------------------------------------- */
 
@@ -218,7 +219,7 @@ static void add_xfer(pp_gpu_xfer *x, const pp_cuda_memcpy *m) {
   pp_gpu_xfer *d = &x[dir];
   d->count++;
   d->bytes += m->bytes;
-  d->time_ns += dur(m->start, m->end);
+  d->time_ns = pp__add_sat(d->time_ns, dur(m->start, m->end));
   if (host == 1)
     d->pageable_bytes += m->bytes;
   else if (host == 2)
@@ -236,9 +237,9 @@ static int cmp_kernel(const void *a, const void *b) {
 }
 
 static int64_t stage_gpu_ns(const pp_gpu_stage *s) {
-  int64_t v = s->kernel_ns + s->memset_ns;
+  int64_t v = pp__add_sat(s->kernel_ns, s->memset_ns);
   for (int d = 0; d < PP_XFER_N; d++)
-    v += s->xfer[d].time_ns;
+    v = pp__add_sat(v, s->xfer[d].time_ns);
   return v;
 }
 
@@ -366,15 +367,15 @@ int pp_analyze_cuda(pp_trace *t) {
     if (!st || !dv)
       goto oom;
     st->kernels++;
-    st->kernel_ns += d;
+    st->kernel_ns = pp__add_sat(st->kernel_ns, d);
     dv->kernels++;
-    dv->kernel_ns += d;
-    g->kernel_ns += d;
+    dv->kernel_ns = pp__add_sat(dv->kernel_ns, d);
+    g->kernel_ns = pp__add_sat(g->kernel_ns, d);
     if (a.api >= 0 && k->start >= c->apis[a.api].start)
       pp_hist_record(&g->launch,
-                     (uint64_t)(k->start - c->apis[a.api].start));
+                     (uint64_t)pp__span(c->apis[a.api].start, k->start));
     if (k->queued > 0 && k->start >= k->queued)
-      pp_hist_record(&g->queued, (uint64_t)(k->start - k->queued));
+      pp_hist_record(&g->queued, (uint64_t)pp__span(k->queued, k->start));
     /* names are dense ids: one slot each, one more for undefined ones */
     size_t slot = k->name < c->nnames ? k->name : c->nnames;
     pp_gpu_kernel_stats *ks =
@@ -390,7 +391,7 @@ int pp_analyze_cuda(pp_trace *t) {
       pp_hist_init(&ks->hist);
     }
     ks->calls++;
-    ks->total_ns += d;
+    ks->total_ns = pp__add_sat(ks->total_ns, d);
     pp_hist_record(&ks->hist, (uint64_t)d);
   }
   for (size_t i = 0; i < c->nmemcpys; i++) {
@@ -407,7 +408,7 @@ int pp_analyze_cuda(pp_trace *t) {
     add_xfer(st->xfer, m);
     add_xfer(g->xfer, m);
     dv->copies++;
-    dv->copy_ns += d;
+    dv->copy_ns = pp__add_sat(dv->copy_ns, d);
   }
   for (size_t i = 0; i < c->nmemsets; i++) {
     const pp_cuda_memset *m = &c->memsets[i];
@@ -421,9 +422,9 @@ int pp_analyze_cuda(pp_trace *t) {
     if (!st || !dv)
       goto oom;
     st->memsets++;
-    st->memset_ns += d;
+    st->memset_ns = pp__add_sat(st->memset_ns, d);
     dv->memsets++;
-    dv->memset_ns += d;
+    dv->memset_ns = pp__add_sat(dv->memset_ns, d);
   }
 #undef WIDEN
   g->wall_ns = dur(g->t0, g->t1);
@@ -498,7 +499,7 @@ int pp_analyze_cuda(pp_trace *t) {
       s->domain = a->domain;
     }
     s->calls++;
-    s->total_ns += dur(a->start, a->end);
+    s->total_ns = pp__add_sat(s->total_ns, dur(a->start, a->end));
   }
   pp__sort(g->apis, g->napis, sizeof *g->apis, cmp_api);
   for (size_t i = 0; i < c->nsyncs; i++) {
@@ -516,7 +517,7 @@ int pp_analyze_cuda(pp_trace *t) {
       s->type = y->type;
     }
     s->count++;
-    s->total_ns += dur(y->start, y->end);
+    s->total_ns = pp__add_sat(s->total_ns, dur(y->start, y->end));
   }
   pp__free(cr);
   pp__free(work);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/pipeline.h"
 #include "export/export.h"
 #include "export/html_assets.h"
 #include "export/jsonw.h"
@@ -109,7 +110,7 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
     for (size_t i = 0; i < th->nzones; i++)
       if (drawable(&th->zones[i], zidx, t->nlocs)) {
         total++;
-        heap_push(&h, th->zones[i].end - th->zones[i].start);
+        heap_push(&h, pp__span(th->zones[i].start, th->zones[i].end));
       }
   }
   /* Keep instances longer than thr, and as many equal to it as fit. */
@@ -147,18 +148,18 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
       const pp_zone_inst *z = &th->zones[i];
       if (!drawable(z, zidx, t->nlocs))
         continue;
-      int64_t d = z->end - z->start;
+      int64_t d = pp__span(z->start, z->end);
       int keep = d > thr || (d == thr && ties > 0);
       if (!keep) {
         omitted++;
-        omitted_ns += d;
+        omitted_ns = pp__add_sat(omitted_ns, d);
         continue;
       }
       if (d == thr)
         ties--;
       pp_jsonw_elem(w);
       pp_jsonw_putc(w, '[');
-      pp_jsonw_put_int(w, z->start - p->t0);
+      pp_jsonw_put_int(w, pp__span(p->t0, z->start));
       pp_jsonw_putc(w, ',');
       pp_jsonw_put_int(w, d);
       pp_jsonw_putc(w, ',');

@@ -222,8 +222,8 @@ static void bottleneck_section(FILE *out, const pp_trace *t) {
         const pp_stall *s = &p->stalls[i];
         const pp_queue_stats *q = &p->queues[s->queue];
         fprintf(out, "  %s for %s at +%s: ", s->full ? "full " : "empty",
-                dur(b1, sizeof b1, (double)(s->end - s->start)),
-                dur(b2, sizeof b2, (double)(s->start - t->prof.t0)));
+                dur(b1, sizeof b1, (double)s->end - (double)s->start),
+                dur(b2, sizeof b2, (double)s->start - (double)t->prof.t0));
         put_safe(out, q->name, 0, COL_NAME_MAX);
         fputs(s->full ? " (producer " : " (consumer ", out);
         put_safe(out, s->full ? q->from : q->to, 0, COL_NAME_MAX);

@@ -638,7 +638,8 @@ static void notes_table(FILE *out, const pp_trace *t) {
   int64_t t0 = t->prof.t0;
   for (size_t i = 0; i < t->nnotes && i < NOTES_MAX; i++) {
     const pp_note *n = &t->notes[i];
-    fprintf(out, "  %+10.3f s  ", (double)(n->ts - t0) * 1e-9);
+    /* in doubles: a damaged trace's times may be any int64 */
+    fprintf(out, "  %+10.3f s  ", ((double)n->ts - (double)t0) * 1e-9);
     put_name(out, n->message, 160, 0);
     fputc('\n', out);
   }
