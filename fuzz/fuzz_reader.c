@@ -3,9 +3,10 @@
  * libFuzzer target for the .pptrace reader and everything downstream of
  * it: the input is parsed with pp_trace_read_mem(), analysed with
  * pp_analyze(), then printed by the text report and every exporter (Chrome
- * JSON, summary JSON, CSV, HTML) into /dev/null, and freed. Any crash,
- * sanitizer report or leak is a bug: the reader promises to survive any
- * input.
+ * JSON, summary JSON, CSV, HTML) into /dev/null, and freed; then the same
+ * again for the trace merged with a copy of itself as from another process
+ * (pp_trace_merge). Any crash, sanitizer report or leak is a bug: the
+ * reader promises to survive any input.
  * Seeds live in fuzz/corpus/reader/; fuzz/replay.c replays them as a
  * regression test (ctest fuzz_replay_reader).
  *
@@ -70,23 +71,39 @@ static FILE *sink(void) {
   return null;
 }
 
+static void print_all(pp_trace *t) {
+  if (pp_analyze(t) != 0)
+    return;
+  FILE *out = sink();
+  if (!out)
+    return;
+  pp_report_opts opts = {0, 5};
+  pp_report_text(out, t, &opts);
+  pp_export_chrome(out, t);
+  pp_export_summary_json(out, t);
+  pp_export_csv(out, t);
+  pp_export_html(out, t);
+  fflush(out);
+  clearerr(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  pp_trace t;
+  pp_trace t, u;
   char err[256];
   if (pp_trace_read_mem(data, size, &t, err, sizeof err) != 0)
     return 0;
-  if (pp_analyze(&t) == 0) {
-    FILE *out = sink();
-    if (out) {
-      pp_report_opts opts = {0, 5};
-      pp_report_text(out, &t, &opts);
-      pp_export_chrome(out, &t);
-      pp_export_summary_json(out, &t);
-      pp_export_csv(out, &t);
-      pp_export_html(out, &t);
-      fflush(out);
-      clearerr(out);
-    }
+  print_all(&t);
+  pp_trace_free(&t);
+  /* The trace merged with a copy of itself recorded by another process, as
+   * `pipeprof report DIR` merges a run's traces: equal thread, flow and
+   * request ids in two processes. */
+  if (pp_trace_read_mem(data, size, &t, err, sizeof err) != 0)
+    return 0;
+  if (pp_trace_read_mem(data, size, &u, err, sizeof err) == 0) {
+    u.pid ^= 1;
+    if (pp_trace_merge(&t, &u) == 0)
+      print_all(&t);
+    pp_trace_free(&u);
   }
   pp_trace_free(&t);
   return 0;

@@ -358,7 +358,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
   }
   case M_FLOW_WAIT: {
     const pp_flow_stats *f = &p->flows[i];
-    int64_t total = f->zone_ns + f->wait_ns;
+    int64_t total = pp__add_sat(f->zone_ns, f->wait_ns);
     if (!f->items || total <= 0)
       return 0;
     *value = pct_of(f->wait_ns, total);

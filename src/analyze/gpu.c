@@ -22,6 +22,7 @@
 #include "../format/pptrace.h"
 #include "../internal.h"
 #include "analyze.h"
+#include "pipeline.h"
 #include "model.h"
 
 void pp_gpu_stats_free(pp_profile *p) {
@@ -283,15 +284,15 @@ static int cmp_seg(const void *a, const void *b) {
 
 /* Time-weighted median of the levels in segs (sorted here). */
 static uint64_t weighted_median(level_seg *segs, size_t n) {
-  int64_t total = 0;
+  double total = 0; /* in doubles: durations may sum past int64 */
   for (size_t i = 0; i < n; i++)
-    total += segs[i].dur;
+    total += (double)segs[i].dur;
   if (!n || total <= 0)
     return 0;
   pp__sort(segs, n, sizeof *segs, cmp_seg);
-  int64_t acc = 0;
+  double acc = 0;
   for (size_t i = 0; i < n; i++) {
-    acc += segs[i].dur;
+    acc += (double)segs[i].dur;
     if (2 * acc >= total)
       return segs[i].level;
   }
@@ -309,7 +310,7 @@ static int one_pool(pp_mem_pool_stats *ps, const mem_ref *r, size_t n,
     return -1;
   }
   size_t nseg = 0;
-  int64_t mid = t_start + (t_end - t_start) / 2;
+  int64_t mid = t_start + pp__span(t_start, t_end) / 2;
   uint64_t level = 0, reserved = 0;
   int has_res = 0;
   double area = 0, unused_area = 0, unused_time = 0;
@@ -317,10 +318,10 @@ static int one_pool(pp_mem_pool_stats *ps, const mem_ref *r, size_t n,
   int64_t prev = first;
   /* Level 0 from the middle of the run until the pool's first event. */
   if (first > mid)
-    segs[nseg++] = (level_seg){0, first - mid};
+    segs[nseg++] = (level_seg){0, pp__span(mid, first)};
   for (size_t i = 0; i <= n; i++) {
     int64_t ts = i < n ? r[i].ev->ts : (t_end > prev ? t_end : prev);
-    int64_t dt = ts - prev;
+    int64_t dt = pp__span(prev, ts);
     if (dt > 0) {
       area += (double)level * (double)dt;
       if (has_res) {
@@ -329,7 +330,7 @@ static int one_pool(pp_mem_pool_stats *ps, const mem_ref *r, size_t n,
       }
       int64_t from = prev > mid ? prev : mid;
       if (ts > from)
-        segs[nseg++] = (level_seg){level, ts - from};
+        segs[nseg++] = (level_seg){level, pp__span(from, ts)};
     }
     prev = ts;
     if (i == n)
@@ -370,7 +371,7 @@ static int one_pool(pp_mem_pool_stats *ps, const mem_ref *r, size_t n,
       ps->reserved_at_peak = has_res ? reserved : 0;
     }
   }
-  int64_t span = prev - first;
+  int64_t span = pp__span(first, prev);
   ps->mean_in_use = span > 0 ? area / (double)span : (double)level;
   ps->mean_unused = unused_time > 0 ? unused_area / unused_time : 0;
   ps->unused_at_peak = ps->has_reserve ? (int64_t)ps->reserved_at_peak -

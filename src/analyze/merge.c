@@ -31,6 +31,15 @@ static int add_meta(pp_trace *t, const char *key, const char *value) {
   return 0;
 }
 
+/* n elements of elem bytes from s after the *dn of d (d may be NULL when
+ * nothing is added). */
+static void append(void *d, size_t *dn, const void *s, size_t n,
+                   size_t elem) {
+  if (n)
+    memcpy((char *)d + *dn * elem, s, n * elem);
+  *dn += n;
+}
+
 /* CUDA records: appended, src's names renumbered after dst's. */
 static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
   if (!s->chunks)
@@ -53,8 +62,7 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
       pp__grow((void **)&d->apis, &d->cap_apis, d->napis + s->napis,
                sizeof *d->apis))
     return -1;
-  memcpy(d->names + base, s->names, s->nnames * sizeof(char *));
-  d->nnames = base + s->nnames;
+  append(d->names, &d->nnames, s->names, s->nnames, sizeof(char *));
   s->nnames = 0;
   for (size_t i = 0; i < s->nkernels; i++) {
     d->kernels[d->nkernels] = s->kernels[i];
@@ -64,14 +72,11 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
     d->apis[d->napis] = s->apis[i];
     d->apis[d->napis++].name += (uint32_t)base;
   }
-  memcpy(d->memcpys + d->nmemcpys, s->memcpys,
-         s->nmemcpys * sizeof *s->memcpys);
-  d->nmemcpys += s->nmemcpys;
-  memcpy(d->memsets + d->nmemsets, s->memsets,
-         s->nmemsets * sizeof *s->memsets);
-  d->nmemsets += s->nmemsets;
-  memcpy(d->syncs + d->nsyncs, s->syncs, s->nsyncs * sizeof *s->syncs);
-  d->nsyncs += s->nsyncs;
+  append(d->memcpys, &d->nmemcpys, s->memcpys, s->nmemcpys,
+         sizeof *s->memcpys);
+  append(d->memsets, &d->nmemsets, s->memsets, s->nmemsets,
+         sizeof *s->memsets);
+  append(d->syncs, &d->nsyncs, s->syncs, s->nsyncs, sizeof *s->syncs);
   d->dropped += s->dropped;
   d->chunks += s->chunks;
   /* Correlation ids are per process: merged processes may reuse them. A

@@ -141,7 +141,7 @@ static void flow_paths(FILE *out, const pp_trace *t) {
       fputs("; none followed from begin to end\n", out);
       continue;
     }
-    double total = (double)(f->zone_ns + f->wait_ns);
+    double total = (double)f->zone_ns + (double)f->wait_ns;
     fprintf(out, "; %.0f%% of latency in stage zones, %.0f%% between "
             "stages\n", total > 0 ? (double)f->zone_ns / total * 100 : 0,
             total > 0 ? (double)f->wait_ns / total * 100 : 0);
