@@ -235,7 +235,7 @@ static int other_stage(const pp_pipeline *p, int b) {
  * depth-derived time and the recorded waiting time. 0 when unmeasured
  * (no window; full of an unbounded queue with no recorded blocking). */
 static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
-  int64_t win = q->t_last - q->t_first;
+  int64_t win = pp__span(q->t_first, q->t_last);
   if (win <= 0)
     return 0;
   if (m == M_QUEUE_FULL) {
@@ -331,7 +331,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
       setpct(v, "producer_util", p->stages[s].util * 100.0);
     }
     *value = pct;
-    int64_t win = q->t_last - q->t_first;
+    int64_t win = pp__span(q->t_first, q->t_last);
     int full = r->m == M_QUEUE_FULL;
     if (full && q->capacity <= 0)
       setv(v, "depth_pct", "-");

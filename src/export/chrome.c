@@ -33,6 +33,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/gpu_activity.h"
+#include "analyze/pipeline.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
@@ -910,7 +911,7 @@ static void gpu_event_head(chrome_ctx *c, const char *name, const char *cat,
   pp_jsonw_key(w, "ts");
   pp_jsonw_us(w, rel_ns(c, start));
   pp_jsonw_key(w, "dur");
-  pp_jsonw_us(w, end > start ? end - start : 0);
+  pp_jsonw_us(w, pp__span(start, end));
 }
 
 static void flow_in(chrome_ctx *c, const pp_gpu_attr *a,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/pipeline.h"
 #include "export/export.h"
 
 #define COL_NAME_MAX 28
@@ -66,7 +67,7 @@ static void queue_table(FILE *out, const pp_trace *t) {
   for (size_t i = 0; i < p->nqueues; i++) {
     const pp_queue_stats *q = &p->queues[i];
     char b1[32], b2[32], b3[32], b4[32];
-    int64_t win = q->t_last - q->t_first;
+    int64_t win = pp__span(q->t_first, q->t_last);
     put_safe(out, q->name, nw, COL_NAME_MAX);
     if (q->capacity > 0)
       fprintf(out, " %5" PRId64, q->capacity);

@@ -5,6 +5,7 @@
  * from t->prof.pipe. Specified in docs/formats/summary-json.md; keep the
  * two in step.
  */
+#include "analyze/pipeline.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 
@@ -40,7 +41,7 @@ static void write_queues(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nqueues; i++) {
     const pp_queue_stats *q = &p->queues[i];
-    int64_t win = q->t_last - q->t_first;
+    int64_t win = pp__span(q->t_first, q->t_last);
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", q->name);
     pp_jsonw_kv_str(w, "from", q->from);
