@@ -174,7 +174,7 @@ static int recorded_waits(pp_pipeline *p, pp_queue_stats *q, uint32_t qi,
       q->waits_empty++;
       q->blocked_empty_ns = pp__add_sat(q->blocked_empty_ns, d);
     }
-    pp__stall_offer(p, qi, full, 1, end - d, end);
+    pp__stall_offer(p, qi, full, 1, d ? begin : end, end);
   }
   return 1;
 }

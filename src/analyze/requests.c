@@ -23,6 +23,7 @@
 #include "analyze.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "pipeline.h"
 
 typedef struct req_ev {
   int64_t ts;
@@ -91,7 +92,10 @@ void pp_request_stats_free(pp_request_stats *r) {
   memset(r, 0, sizeof *r);
 }
 
-static uint64_t pos_ns(int64_t d) { return d > 0 ? (uint64_t)d : 0; }
+/* b - a when positive, else 0 (saturated: a damaged trace holds any time). */
+static uint64_t pos_ns(int64_t a, int64_t b) {
+  return (uint64_t)pp__span(a, b);
+}
 
 static int batch_stats(const pp_trace *t, pp_request_stats *r) {
   size_t cap = 0;
@@ -129,13 +133,15 @@ static int batch_stats(const pp_trace *t, pp_request_stats *r) {
 }
 
 static int meets_slo(const pp_slo *s, const req *q) {
-  int64_t e2e = q->end - q->begin;
+  int64_t e2e = pp__span(q->begin, q->end);
   if (s->e2e_ns && e2e > s->e2e_ns)
     return 0;
-  if (s->ttft_ns && (!q->has_first || q->first - q->begin > s->ttft_ns))
+  if (s->ttft_ns &&
+      (!q->has_first || pp__span(q->begin, q->first) > s->ttft_ns))
     return 0;
   if (s->tpot_ns && q->has_first && q->tokens > 1) {
-    double tpot = (double)(q->end - q->first) / (double)(q->tokens - 1);
+    double tpot =
+        (double)pp__span(q->first, q->end) / (double)(q->tokens - 1);
     if (tpot > (double)s->tpot_ns)
       return 0;
   }
@@ -256,11 +262,12 @@ int pp_analyze_requests(pp_trace *t) {
     uint64_t tokens = x->chunks ? x->tokens : x->has_first ? 1 : 0;
     x->tokens = tokens;
     r->output_tokens += tokens;
-    pp_hist_record(&r->e2e, pos_ns(x->end - x->begin));
+    pp_hist_record(&r->e2e, pos_ns(x->begin, x->end));
     if (x->has_first)
-      pp_hist_record(&r->ttft, pos_ns(x->first - x->begin));
+      pp_hist_record(&r->ttft, pos_ns(x->begin, x->first));
     if (x->has_first && tokens > 1) {
-      double tpot = (double)pos_ns(x->end - x->first) / (double)(tokens - 1);
+      double tpot =
+          (double)pos_ns(x->first, x->end) / (double)(tokens - 1);
       pp_hist_record(&r->tpot, (uint64_t)llround(tpot));
     }
     int64_t prev = 0;
@@ -269,7 +276,7 @@ int pp_analyze_requests(pp_trace *t) {
       if (ev[j].type != PPT_EV_REQ_TOKENS)
         continue;
       if (have_prev)
-        pp_hist_record(&r->itl, pos_ns(ev[j].ts - prev));
+        pp_hist_record(&r->itl, pos_ns(prev, ev[j].ts));
       prev = ev[j].ts;
       have_prev = 1;
     }

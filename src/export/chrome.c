@@ -91,12 +91,17 @@ static const char unknown_q[] = "\"(unknown)\"";
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* ts relative to t0 in ns, saturated (damaged traces may span anything). */
-static int64_t rel_ns(const chrome_ctx *c, int64_t ts) {
+/* a - b, saturated (damaged traces may span anything). */
+static int64_t diff_sat(int64_t a, int64_t b) {
   int64_t d;
-  if (__builtin_sub_overflow(ts, c->t->prof.t0, &d))
-    return ts > c->t->prof.t0 ? INT64_MAX : INT64_MIN;
+  if (__builtin_sub_overflow(a, b, &d))
+    return a > b ? INT64_MAX : INT64_MIN;
   return d;
+}
+
+/* ts relative to t0 in ns. */
+static int64_t rel_ns(const chrome_ctx *c, int64_t ts) {
+  return diff_sat(ts, c->t->prof.t0);
 }
 
 static void put_name(chrome_ctx *c, uint32_t loc) {
@@ -489,7 +494,7 @@ static void write_gpu(chrome_ctx *c) {
     pp_jsonw_put(w, S(",\"dur\":"));
     pp_jsonw_put_us(w, dur);
     pp_jsonw_put(w, S(",\"args\":{\"launch_delay_us\":"));
-    pp_jsonw_put_us(w, z->start - z->launch);
+    pp_jsonw_put_us(w, diff_sat(z->start, z->launch));
     pp_jsonw_put(w, S("}}"));
     if (z->cpu_zone < 0)
       continue;
@@ -1031,7 +1036,7 @@ static int write_cuda(chrome_ctx *c) {
                     (int64_t)k->static_smem + k->dynamic_smem);
     if (k->queued > 0 && k->start >= k->queued) {
       pp_jsonw_key(w, "queued_us");
-      pp_jsonw_us(w, k->start - k->queued);
+      pp_jsonw_us(w, pp__span(k->queued, k->start));
     }
     pp_jsonw_obj_end(w);
     pp_jsonw_obj_end(w);
@@ -1093,7 +1098,7 @@ static int write_cuda(chrome_ctx *c) {
     pp_jsonw_key(w, "ts");
     pp_jsonw_us(w, rel_ns(c, p->start));
     pp_jsonw_key(w, "dur");
-    pp_jsonw_us(w, p->end > p->start ? p->end - p->start : 0);
+    pp_jsonw_us(w, pp__span(p->start, p->end));
     if (launched[i]) {
       put_cuda_bind(w, p->correlation);
       pp_jsonw_kv_bool(w, "flow_out", 1);
