@@ -54,6 +54,12 @@ void pp__name_own_thread(const char *name);
 
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (start with 0). */
 uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len);
+/* CPU features the library asks about (x86; 0 elsewhere). */
+typedef enum pp__cpu_feature {
+  PP_CPU_SSE42,        /* the CRC32 instruction */
+  PP_CPU_INVARIANT_TSC /* a TSC at a constant rate in every C-state */
+} pp__cpu_feature;
+int pp__cpu_has(pp__cpu_feature f);
 /* The two implementations pp__crc32c chooses from, for tests: the portable
  * tables, and the CPU's instruction (NULL when the CPU has none). */
 typedef uint32_t (*pp__crc32c_fn)(uint32_t crc, const void *data, size_t len);

@@ -82,8 +82,44 @@ uint32_t pp__crc32c_sw(uint32_t crc, const void *data, size_t len) {
 /* SSE4.2 has a CRC32C instruction (9.4 GB/s here against 1.4 for the
  * tables): the writer checksums every chunk it writes, and the tables were
  * 4% of its time at full load (trace writer 70 -> 83 M events/s). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__GLIBC__) && defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc 2.33 */
+#define PP__GLIBC_CPU_FEATURES 1
+#endif
+#endif
+
+/* glibc ran CPUID when the process started and answers from what it
+ * stored; executing CPUID again costs about 14 us on the development VM (a
+ * VM exit each), in every profiled process. Without glibc's interface, one
+ * CPUID per question. */
+int pp__cpu_has(pp__cpu_feature f) {
+#ifdef PP__GLIBC_CPU_FEATURES
+  if (f == PP_CPU_SSE42)
+    return CPU_FEATURE_ACTIVE(SSE4_2) != 0;
+  return CPU_FEATURE_PRESENT(INVARIANT_TSC) != 0; /* never "active" */
+#else
+  unsigned a, b, c, d;
+  if (f == PP_CPU_SSE42) {
+    __cpuid(1, a, b, c, d); /* every x86-64 CPU has leaf 1 */
+    return (c & bit_SSE4_2) != 0;
+  }
+  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+    return 0;
+  __get_cpuid(0x80000007u, &a, &b, &c, &d);
+  return (d >> 8) & 1;
+#endif
+}
+#else
+int pp__cpu_has(pp__cpu_feature f) {
+  (void)f;
+  return 0;
+}
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_sse42(uint32_t crc, const void *data, size_t len) {
@@ -105,15 +141,11 @@ crc32c_sse42(uint32_t crc, const void *data, size_t len) {
   return ~(uint32_t)c;
 }
 
-/* One CPUID, on the first checksum: __builtin_cpu_supports would link
- * libgcc's CPU model constructor, which runs a dozen CPUIDs in every
- * process that loads the library, and a CPUID costs 14 us on the
- * development VM. */
+/* Asked on the first checksum (pp__cpu_has): __builtin_cpu_supports would
+ * link libgcc's CPU model constructor, which runs a dozen CPUIDs in every
+ * process that loads the library. */
 pp__crc32c_fn pp__crc32c_hw(void) {
-  unsigned a, b, c, d;
-  __cpuid(1, a, b, c, d); /* every x86-64 CPU has leaf 1 */
-  (void)a, (void)b, (void)d;
-  return (c & bit_SSE4_2) ? crc32c_sse42 : NULL;
+  return pp__cpu_has(PP_CPU_SSE42) ? crc32c_sse42 : NULL;
 }
 #else
 pp__crc32c_fn pp__crc32c_hw(void) { return NULL; }

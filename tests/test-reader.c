@@ -9,6 +9,9 @@
  * reader in a heap buffer of exactly its size so that sanitizer builds
  * catch any read past the end.
  */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -650,6 +653,25 @@ PP_TEST(reader_extreme_ticks) {
   if (ts < (INT64_C(1) << 62))
     PP_FAIL("tick 20 (after the sync at tick 10 = 2^62 ns) became %lld ns",
             (long long)ts);
+}
+
+/* The CPU features the library asks glibc about (no CPUID of its own at
+ * start-up) agree with what the CPUID instruction says. */
+PP_TEST(cpu_features_agree_with_cpuid) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d);
+  CHECK_EQ(pp__cpu_has(PP_CPU_SSE42), (c & bit_SSE4_2) != 0);
+  int inv = 0;
+  if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    inv = (d >> 8) & 1;
+  }
+  CHECK_EQ(pp__cpu_has(PP_CPU_INVARIANT_TSC), inv);
+#else
+  CHECK_EQ(pp__cpu_has(PP_CPU_SSE42), 0);
+  CHECK_EQ(pp__cpu_has(PP_CPU_INVARIANT_TSC), 0);
+#endif
 }
 
 /* CRC32C: the check value of the Castagnoli polynomial, every length and

@@ -8,32 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../internal.h"
 #include "clock.h"
-
-#if defined(PP__HAVE_RDTSC)
-#include <cpuid.h>
-#endif
 
 int pp__tick_is_tsc = 0;
 static int clock_ready = 0;
-
-static int invariant_tsc(void) {
-#if defined(PP__HAVE_RDTSC)
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
-    return 0;
-  __get_cpuid(0x80000007u, &a, &b, &c, &d);
-  return (d >> 8) & 1;
-#else
-  return 0;
-#endif
-}
 
 void pp__clock_init(void) {
   if (clock_ready)
     return;
   const char *e = getenv("PIPEPROF_CLOCK");
-  int tsc = invariant_tsc();
+  int tsc = pp__cpu_has(PP_CPU_INVARIANT_TSC);
   if (e && strcmp(e, "monotonic") == 0)
     tsc = 0;
   pp__tick_is_tsc = tsc;

@@ -55,7 +55,15 @@ void pp__recorder_configure(uint64_t slots, int overwrite) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels: EINVAL */
 #endif
-#define RING_PREFAULT_STEP (64u * 1024u) /* bytes populated at a time */
+/* The writer keeps at least RING_AHEAD_MIN bytes of populated ring ahead
+ * of the producer, more for a thread that writes fast: twice what it wrote
+ * since the writer's last look, so that the next look (the writer's period
+ * at most doubles from one pass to the next) still finds the producer on
+ * populated pages. A ring is mapped with 2 x RING_AHEAD_MIN populated. A
+ * slow thread thus costs a few pages, not the whole ring: populating and
+ * later unmapping a page costs about 2 us on the development VM, and the
+ * example pipeline's threads write under 64 KiB each in a 200-frame run. */
+#define RING_AHEAD_MIN (8u * 1024u)
 
 static size_t page_bytes(void) {
   long p = sysconf(_SC_PAGESIZE); /* read from the auxiliary vector */
@@ -100,7 +108,7 @@ static void populate_to(pp__tstate *t, uint64_t end) {
 }
 
 /* Map a ring of slots for t (replacing none: the caller unmaps an old one)
- * with its first RING_PREFAULT_STEP bytes populated. -1: out of memory. */
+ * with its first 2 x RING_AHEAD_MIN bytes populated. -1: out of memory. */
 static int map_ring(pp__tstate *t, uint64_t slots) {
   void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -110,23 +118,27 @@ static int map_ring(pp__tstate *t, uint64_t slots) {
   t->capacity = slots;
   t->mask = slots - 1;
   t->prefaulted = 0;
-  populate_to(t, RING_PREFAULT_STEP);
+  populate_to(t, 2 * (uint64_t)RING_AHEAD_MIN);
   return 0;
 }
 
-void pp__ring_prefault(pp__tstate *t, uint64_t w) {
-  /* Before the first wrap, slot w lives at byte 16 w: keep two steps of
-   * populated ring ahead of it. Pages behind w were written by the
-   * producer already, so skip them (populating present pages is not free:
-   * 12 us a page on the development VM); after a wrap every page has been
-   * written. */
+void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n) {
+  /* Before the first wrap, slot w lives at byte 16 w. Pages behind w were
+   * written by the producer already, so skip them (populating present
+   * pages is not free: 12 us a page on the development VM); after a wrap
+   * every page has been written. When less than `ahead` bytes are
+   * populated past w, populate up to twice that, so a steady producer
+   * costs one call every few passes. */
   if (!t->ring)
     return;
   uint64_t pos = w * sizeof(pp__slot), page = page_bytes();
+  uint64_t ahead = n * sizeof(pp__slot) * 2;
+  if (ahead < RING_AHEAD_MIN)
+    ahead = RING_AHEAD_MIN;
   if (pos / page * page > t->prefaulted)
     t->prefaulted = pos >= ring_bytes(t) ? ring_bytes(t) : pos / page * page;
-  if (pos + RING_PREFAULT_STEP > t->prefaulted)
-    populate_to(t, pos + 2 * RING_PREFAULT_STEP);
+  if (pos + ahead > t->prefaulted)
+    populate_to(t, (pos + 2 * ahead + page - 1) / page * page);
 }
 
 void pp__recorder_reset_positions(void) {
@@ -695,14 +707,18 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
 /* ---- overhead calibration ---------------------------------------------- */
 
 double pp__measure_event_cost(void) {
-  /* The scratch ring is populated in one call (map_ring): faulting it in
-   * page by page cost more than the measurement (0.36 ms of start-up on a
-   * VM where a fault is 10 us). */
-  enum { SLOTS = 4096, PAIRS = 1000, ROUNDS = 7 };
+  /* The scratch ring is the part of a ring map_ring populates (faulting
+   * pages in one by one cost more than the measurement: 10 us a page on
+   * some VMs). Rounds of 512 events, about 6 us each: the fastest round
+   * is the figure (the first warms the caches; an interrupt spoils one).
+   * The whole measurement runs in pp_init, so it is kept short: 7 rounds
+   * of 2000 events cost 0.17 ms of every profiled process's start-up. */
+  enum { SLOTS = 2 * RING_AHEAD_MIN / sizeof(pp__slot), PAIRS = 256,
+         ROUNDS = 7 };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
   pp__tstate *t = alloc_tstate();
   double best = 0;
-  if (t && map_ring(t, SLOTS) == 0) { /* 64 KiB: populated whole */
+  if (t && map_ring(t, SLOTS) == 0) {
     atomic_init(&t->limit, UINT64_MAX);
     for (int r = 0; r < ROUNDS; r++) {
       int64_t t0 = pp__mono_ns();

@@ -72,8 +72,9 @@ pp__tstate *pp__thread_get(void);
 
 /* Writer: populate t's ring ahead of write index w (a thread whose w the
  * writer has seen > 0), so the recording thread does not take the page
- * faults. */
-void pp__ring_prefault(pp__tstate *t, uint64_t w);
+ * faults; n is how many slots the producer wrote since the writer's last
+ * look, which sets how far ahead. */
+void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n);
 
 /* Registry access for the writer. */
 void pp__registry_lock(void);

@@ -93,6 +93,8 @@ typedef struct session {
   _Atomic int cuda;      /* CUPTI activity tracing on (trace mode only) */
   int64_t cuda_flush_ns; /* writer: last periodic CUPTI flush */
   int pass_busy;         /* writer: this pass found a ring >= 1/16 full */
+  int exiting;           /* pp_shutdown from the atexit handler: the
+                            process is going, the kernel frees its memory */
   uint64_t flight_released; /* flight: exited threads whose rings were freed */
 } session;
 
@@ -420,7 +422,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
 static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
   if (n * 16 > t->capacity)
     S.pass_busy = 1;
-  pp__ring_prefault(t, w);
+  pp__ring_prefault(t, w, n);
 }
 
 /* Done with a ring: drained (trace and stats modes), or, in flight mode,
@@ -758,7 +760,10 @@ static void writer_pass(int final) {
   if (atomic_load(&S.cuda))
     write_cuda(final);
   pp__registry_lock();
-  if (S.cfg.mode != PP_MODE_FLIGHT)
+  if (final && S.exiting)
+    ; /* unmapping rings now costs TLB shootdowns on every CPU the program
+         runs on; the process's exit unmaps everything at once */
+  else if (S.cfg.mode != PP_MODE_FLIGHT)
     pp__registry_reap(drained, 0);
   else
     S.flight_released += pp__registry_reap(peeked, FLIGHT_KEEP_EXITED);
@@ -1086,7 +1091,12 @@ static void restore_signals(void) {
   signals_installed = 0;
 }
 
-static void at_exit(void) { pp_shutdown(); }
+static void at_exit(void) {
+  S.exiting = 1; /* read by the writer's final pass, after the join's
+                    synchronisation in pp_shutdown's wake-up */
+  pp_shutdown();
+  S.exiting = 0;
+}
 
 /* Around fork: let the writer finish its pass first, so the child does not
  * inherit it halfway through (holding the allocator's or our locks). The
