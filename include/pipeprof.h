@@ -229,14 +229,15 @@ typedef struct pp_zone {
 } pp_zone;
 
 /**
- * Nonzero while recording is on. Read by the macros so that a disabled
- * profiler costs one load and one branch per call site. Not API to write.
+ * Bit 0 is set while recording is on (the other bits are the library's).
+ * Read by the macros so that a disabled profiler costs one load and one
+ * branch per call site. Not API to read or write directly.
  */
 PP_API extern int pp__active;
 #if defined(__GNUC__)
-#define PP__ACTIVE() __atomic_load_n(&pp__active, __ATOMIC_RELAXED)
+#define PP__ACTIVE() (__atomic_load_n(&pp__active, __ATOMIC_RELAXED) & 1)
 #else
-#define PP__ACTIVE() (*(volatile int *)&pp__active)
+#define PP__ACTIVE() (*(volatile int *)&pp__active & 1)
 #endif
 
 /*

@@ -847,6 +847,51 @@ PP_TEST(recorder_set_enabled) {
   pp_trace_free(&t);
 }
 
+/* Each session starts a new generation of pp__active, and a thread's
+ * private view of its ring (recorder.c) is refreshed by its next event:
+ * a session with a bigger ring than the last one uses it (6000 slots in a
+ * burst, with no drop, where the old ring held 1024), and a zone open
+ * across the two sessions ends in the new ring (an end without its
+ * begin), not in the old one. */
+PP_TEST(recorder_new_session_refreshes_thread_views) {
+  char p1[4096], p2[4096];
+  tpath(p1, sizeof p1, "gen1.pptrace");
+  tpath(p2, sizeof p2, "gen2.pptrace");
+  start_session(PP_MODE_TRACE, p1, 16); /* 1024 slots */
+  int word1 = __atomic_load_n(&pp__active, __ATOMIC_RELAXED);
+  { PP_ZONE("gen-first"); }
+  pp__tstate *t = pp__thread_get();
+  CHECK(t != NULL);
+  CHECK_EQ(t->capacity, 1024);
+  PP_ZONE_BEGIN(across, "gen-across");
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  start_session(PP_MODE_TRACE, p2, 256); /* 16384 slots */
+  int word2 = __atomic_load_n(&pp__active, __ATOMIC_RELAXED);
+  CHECK(PP__GEN(word2) != PP__GEN(word1));
+  CHECK_EQ(word2 & PP__ON, PP__ON);
+  PP_ZONE_END(across);
+  for (int i = 0; i < 3000; i++) {
+    PP_ZONE("gen-second");
+  }
+  CHECK_EQ(t->capacity, 16384);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t1, t2;
+  load_trace(p1, &t1);
+  check_clean(&t1);
+  CHECK_EQ(zones_named(&t1, NULL, "gen-first", 1), 1);
+  CHECK_EQ(events_named(&t1, NULL, PPT_EV_ZONE_BEGIN, "gen-across"), 1);
+  CHECK_EQ(events_named(&t1, NULL, PPT_EV_ZONE_END, "gen-across"), 0);
+  pp_trace_free(&t1);
+  load_trace(p2, &t2);
+  check_clean(&t2);
+  CHECK_EQ(zones_named(&t2, NULL, "gen-second", 1), 3000);
+  CHECK_EQ(t2.prof.dropped, 0);
+  CHECK_EQ(events_named(&t2, NULL, PPT_EV_ZONE_END, "gen-across"), 1);
+  CHECK_EQ(t2.prof.unmatched_ends, 1);
+  pp_trace_free(&t2);
+}
+
 PP_TEST(recorder_start_disabled) {
   char path[4096];
   tpath(path, sizeof path, "sd.pptrace");

@@ -112,7 +112,7 @@ static double max_cal_err_ns;                  /* writer thread */
 static _Atomic int pool_reason_set;
 static char pool_reason[192];
 
-#define ACTIVE() __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE)
+#define ACTIVE() (__atomic_load_n(&pp__active, __ATOMIC_ACQUIRE) & PP__ON)
 
 static void count(_Atomic uint64_t *c) {
   atomic_fetch_add_explicit(c, 1, memory_order_relaxed);

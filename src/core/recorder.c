@@ -20,12 +20,42 @@
 
 PP_API int pp__active = 0;
 
-/* Acquire: pairs with the session's release store, so a thread that sees
- * recording on also sees the session's ring set-up. */
-#define ACTIVE() __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE)
+/* Acquire: pairs with the session's release store, so a thread that sees a
+ * new generation also sees the session's ring set-up. */
+static inline int word_now(void) {
+  return __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE);
+}
+#define ACTIVE() (word_now() & PP__ON)
 _Atomic int pp__overwrite_mode = 0;
+static _Atomic unsigned generation; /* of pp__active; 0 before any session */
 
-static __thread pp__tstate *tls_state __attribute__((tls_model("initial-exec")));
+/* The producer's private view of its ring: what the hot path needs, in the
+ * thread's own static TLS block, which sits beside the thread's stack and
+ * is seldom cold. The shared thread state (pp__tstate) is only written
+ * (the published write index), never read, on the hot path: after a few
+ * hundred microseconds of other work, loading it cost a cache and a TLB
+ * miss in the chain of dependent loads before the slot store (about 270
+ * of the 600 ns a cold begin took on the development VM). The view is
+ * valid for one generation of pp__active; a new session (which may resize
+ * or reposition rings) starts a new one, and the thread's next event
+ * refreshes its view (refresh()). */
+typedef struct pp__prod {
+  _Alignas(64) pp__slot *ring; /* one cache line for all of it */
+  uint64_t mask;
+  uint64_t w;     /* == t->w: this thread is the only writer of both */
+  uint64_t limit; /* room_slow's bound; 0 forces the slow path */
+  pp__tstate *t;  /* the shared state; NULL before attach and after exit */
+  unsigned gen;   /* generation the view is valid for; 0: none */
+} pp__prod;
+
+static __thread pp__prod tls_prod __attribute__((tls_model("initial-exec")));
+
+void pp__recorder_publish(int on) {
+  unsigned g = atomic_load_explicit(&generation, memory_order_relaxed);
+  int word = (int)(g << PP__GEN_SHIFT) | (pp__tick_is_tsc ? PP__TSC : 0) |
+             (on ? PP__ON : 0);
+  __atomic_store_n(&pp__active, word, __ATOMIC_RELEASE);
+}
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,12 +87,13 @@ void pp__recorder_configure(uint64_t slots, int overwrite) {
 #endif
 /* The writer keeps at least RING_AHEAD_MIN bytes of populated ring ahead
  * of the producer, more for a thread that writes fast: twice what it wrote
- * since the writer's last look, so that the next look (the writer's period
- * at most doubles from one pass to the next) still finds the producer on
- * populated pages. A ring is mapped with 2 x RING_AHEAD_MIN populated. A
- * slow thread thus costs a few pages, not the whole ring: populating and
- * later unmapping a page costs about 2 us on the development VM, and the
- * example pipeline's threads write under 64 KiB each in a 200-frame run. */
+ * since the writer's last look (up to an eighth of the ring), so that the
+ * next look (the writer's period at most doubles from one pass to the
+ * next) still finds the producer on populated pages. A ring is mapped
+ * with 2 x RING_AHEAD_MIN populated. A slow thread thus costs a few pages,
+ * not a fixed 128 KiB: populating and later unmapping a page costs about
+ * 2 us on the development VM, and the example pipeline's threads write
+ * under 64 KiB each in a 200-frame run. */
 #define RING_AHEAD_MIN (8u * 1024u)
 
 static size_t page_bytes(void) {
@@ -133,6 +164,8 @@ void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n) {
     return;
   uint64_t pos = w * sizeof(pp__slot), page = page_bytes();
   uint64_t ahead = n * sizeof(pp__slot) * 2;
+  if (ahead > ring_bytes(t) / 8)
+    ahead = ring_bytes(t) / 8;
   if (ahead < RING_AHEAD_MIN)
     ahead = RING_AHEAD_MIN;
   if (pos / page * page > t->prefaulted)
@@ -142,23 +175,30 @@ void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n) {
 }
 
 void pp__recorder_reset_positions(void) {
+  /* A new generation, published (recording off) before any ring changes:
+   * from here on every thread's next event refreshes its view. */
+  unsigned g = atomic_load(&generation) + 1;
+  if (g > PP__GEN_MAX)
+    g = 1;
+  atomic_store(&generation, g);
+  pp__recorder_publish(0);
   pp__registry_lock();
-  int ow = atomic_load(&pp__overwrite_mode);
   uint64_t slots = atomic_load(&cfg_slots);
   for (pp__tstate *t = reg_head; t; t = t->next) {
     /* A thread from an earlier session gets a ring of this session's size.
-     * Recording is off between sessions (pp__active is 0 and the previous
-     * writer has been joined), so no producer is inside the ring now. */
+     * Recording is off between sessions, but a zone end may still arrive
+     * through a view of the old generation (a zone open across the
+     * sessions' boundary): the old ring stays mapped, its memory given
+     * back, so such a late store lands in a zero page, not in unmapped
+     * memory. */
     if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
       pp__slot *old = t->ring;
       uint64_t old_bytes = ring_bytes(t);
       if (map_ring(t, slots) == 0)
-        munmap(old, old_bytes);
+        madvise(old, (size_t)old_bytes, MADV_DONTNEED);
     }
     atomic_store(&t->r, atomic_load(&t->w));
     t->live_r = atomic_load(&t->w);
-    atomic_store_explicit(&t->limit, ow ? UINT64_MAX : 0,
-                          memory_order_relaxed);
     t->written_dropped = atomic_load(&t->dropped);
     t->announced = 0;
     t->name_dirty = 1;
@@ -216,14 +256,14 @@ void pp__recorder_after_fork_child(void) {
   memcpy(&reg_lock, &fresh, sizeof fresh);
   memcpy(&intern_lock, &fresh, sizeof fresh); /* interned names stay valid */
   reg_head = NULL;
-  tls_state = NULL;
+  memset(&tls_prod, 0, sizeof tls_prod);
   pp__queue_after_fork_child();
 }
 
 static void thread_exit(void *arg) {
   pp__tstate *t = arg;
-  if (tls_state == t)
-    tls_state = NULL;
+  if (tls_prod.t == t)
+    memset(&tls_prod, 0, sizeof tls_prod);
   atomic_store(&t->dead, atomic_fetch_add(&exit_count, 1) + 1);
 }
 
@@ -239,7 +279,6 @@ static pp__tstate *attach(void) {
     return NULL;
   /* The ring comes with the thread's first event (room_slow), so naming a
    * thread or touching the API while recording is off allocates no ring. */
-  atomic_init(&t->limit, (uint64_t)0);
   t->tid = (uint64_t)syscall(SYS_gettid);
   char nm[16] = "";
   if (pthread_getname_np(pthread_self(), nm, sizeof nm) == 0)
@@ -249,30 +288,70 @@ static pp__tstate *attach(void) {
   t->next = reg_head;
   reg_head = t;
   pp__registry_unlock();
-  tls_state = t;
+  memset(&tls_prod, 0, sizeof tls_prod); /* gen 0: refreshed before use */
+  tls_prod.t = t;
   if (thread_key != (pthread_key_t)-1)
     pthread_setspecific(thread_key, t);
   return t;
 }
 
 pp__tstate *pp__thread_get(void) {
-  pp__tstate *t = tls_state;
+  pp__tstate *t = tls_prod.t;
   if (pp__unlikely(!t))
     t = attach();
   return t;
+}
+
+/* Slow path: the calling thread's view for word's generation (attaching
+ * the thread first when may_attach), or NULL. The view's bound is 0, so
+ * the next push goes through room_slow, which maps the ring if there is
+ * none yet and computes the bound. */
+static __attribute__((noinline)) pp__prod *refresh(int word,
+                                                   int may_attach) {
+  pp__prod *p = &tls_prod;
+  pp__tstate *t = p->t;
+  if (!t && (!may_attach || !(t = attach())))
+    return NULL;
+  p->t = t;
+  p->ring = t->ring;
+  p->mask = t->mask;
+  p->w = atomic_load_explicit(&t->w, memory_order_relaxed);
+  p->limit = 0;
+  p->gen = PP__GEN(word);
+  return p;
+}
+
+/* The calling thread's view, valid for word's generation, or NULL. */
+static inline pp__prod *view(int word, int may_attach) {
+  pp__prod *p = &tls_prod;
+  if (pp__unlikely(p->gen != PP__GEN(word)))
+    return refresh(word, may_attach);
+  return p;
+}
+
+static inline uint64_t ticks_of(int word) {
+#ifdef PP__HAVE_RDTSC
+  if (__builtin_expect(word & PP__TSC, 1))
+    return __rdtsc();
+#endif
+  (void)word;
+  return (uint64_t)pp__mono_ns();
 }
 
 /* Slow path: is there room for n slots at w? Recomputes the cached limit.
  * A begin keeps PP__END_RESERVE slots free for ends. The thread's first
  * event maps its ring, published to the writer by the release store of w
  * that follows: the writer touches the ring only once it sees w > 0. */
-static __attribute__((noinline)) int room_slow(pp__tstate *t, uint64_t w,
+static __attribute__((noinline)) int room_slow(pp__prod *p, uint64_t w,
                                                unsigned n, int is_begin) {
+  pp__tstate *t = p->t;
   if (pp__unlikely(!t->ring) &&
       map_ring(t, atomic_load(&cfg_slots)) != 0)
     return 0;
+  p->ring = t->ring;
+  p->mask = t->mask;
   if (atomic_load_explicit(&pp__overwrite_mode, memory_order_relaxed)) {
-    atomic_store_explicit(&t->limit, UINT64_MAX, memory_order_relaxed);
+    p->limit = UINT64_MAX;
     return 1;
   }
   uint64_t cap = t->capacity;
@@ -281,15 +360,15 @@ static __attribute__((noinline)) int room_slow(pp__tstate *t, uint64_t w,
   uint64_t need = w - r + n + (is_begin ? reserve : 0);
   if (need > cap) {
     pp__session_wake_writer();
-    atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
+    p->limit = 0;
     return 0;
   }
   uint64_t half = r + cap / 2;
   if (w + n > half) {
     pp__session_wake_writer();
-    atomic_store_explicit(&t->limit, r + cap - reserve, memory_order_relaxed);
+    p->limit = r + cap - reserve;
   } else {
-    atomic_store_explicit(&t->limit, half, memory_order_relaxed);
+    p->limit = half;
   }
   return 1;
 }
@@ -315,9 +394,9 @@ static inline void count_drop(pp__tstate *t) {
 #define prefetch_for_write(p) __builtin_prefetch((p), 1, 3)
 #endif
 
-static inline void put_slot(pp__tstate *t, uint64_t i, uint64_t ts,
+static inline void put_slot(pp__prod *p, uint64_t i, uint64_t ts,
                             uint64_t a) {
-  pp__slot *s = &t->ring[i & t->mask];
+  pp__slot *s = &p->ring[i & p->mask];
   atomic_store_explicit(&s->ts, ts, memory_order_relaxed);
   atomic_store_explicit(&s->a, a, memory_order_relaxed);
 }
@@ -328,66 +407,62 @@ static inline uint64_t tag(unsigned type, const void *p) {
 }
 
 /* Record a one-slot event; returns 1 when recorded. */
-static inline int push1(pp__tstate *t, uint64_t ts, uint64_t a,
-                        int is_begin) {
-  uint64_t w = atomic_load_explicit(&t->w, memory_order_relaxed);
-  if (pp__unlikely(w + 1 >
-                   atomic_load_explicit(&t->limit, memory_order_relaxed)) &&
-      !room_slow(t, w, 1, is_begin)) {
-    count_drop(t);
+static inline int push1(pp__prod *p, uint64_t ts, uint64_t a, int is_begin) {
+  uint64_t w = p->w;
+  if (pp__unlikely(w + 1 > p->limit) && !room_slow(p, w, 1, is_begin)) {
+    count_drop(p->t);
     return 0;
   }
-  prefetch_for_write(&t->ring[(w + PF_AHEAD) & t->mask]);
-  put_slot(t, w, ts, a);
-  atomic_store_explicit(&t->w, w + 1, memory_order_release);
+  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
+  put_slot(p, w, ts, a);
+  p->w = w + 1;
+  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
   return 1;
 }
 
 /* Record a two-slot event (the second slot carries a 64-bit value and, in
  * the low 56 bits of its `a`, an extra number). */
-static inline void push2x(pp__tstate *t, uint64_t ts, uint64_t a,
+static inline void push2x(pp__prod *p, uint64_t ts, uint64_t a,
                           uint64_t value, uint64_t extra) {
-  uint64_t w = atomic_load_explicit(&t->w, memory_order_relaxed);
-  if (pp__unlikely(w + 2 >
-                   atomic_load_explicit(&t->limit, memory_order_relaxed)) &&
-      !room_slow(t, w, 2, 1)) {
-    count_drop(t);
+  uint64_t w = p->w;
+  if (pp__unlikely(w + 2 > p->limit) && !room_slow(p, w, 2, 1)) {
+    count_drop(p->t);
     return;
   }
-  prefetch_for_write(&t->ring[(w + PF_AHEAD) & t->mask]); /* once an event */
-  put_slot(t, w, ts, a);
-  put_slot(t, w + 1, value,
+  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]); /* once an event */
+  put_slot(p, w, ts, a);
+  put_slot(p, w + 1, value,
            (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT | (extra & PP__PTR_MASK));
-  atomic_store_explicit(&t->w, w + 2, memory_order_release);
-}
-
-static inline void push2(pp__tstate *t, uint64_t ts, uint64_t a,
-                         uint64_t value) {
-  push2x(t, ts, a, value, 0);
+  p->w = w + 2;
+  atomic_store_explicit(&p->t->w, w + 2, memory_order_release);
 }
 
 /* ---- public hot path ---------------------------------------------------- */
 
 pp_zone pp_zone_begin(const pp_srcloc *loc) {
   pp_zone z = {NULL};
-  if (pp__unlikely(!ACTIVE()) || !loc)
+  int word = word_now();
+  if (pp__unlikely(!(word & PP__ON)) || !loc)
     return z;
-  pp__tstate *t = tls_state;
-  if (pp__unlikely(!t) && !(t = attach()))
+  pp__prod *p = view(word, 1);
+  if (pp__unlikely(!p))
     return z;
-  if (push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+  if (push1(p, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, loc), 1))
     z.loc = loc;
   return z;
 }
 
+/* An end is recorded whenever its begin was, also while recording is
+ * paused (pp_set_enabled), so that no zone is left open. */
 void pp_zone_end(pp_zone zone) {
   if (pp__unlikely(!zone.loc))
     return;
-  uint64_t ts = pp__ticks();
-  pp__tstate *t = tls_state;
-  if (pp__unlikely(!t))
+  int word = word_now();
+  uint64_t ts = ticks_of(word);
+  pp__prod *p = view(word, 0);
+  if (pp__unlikely(!p))
     return; /* thread state gone (exit destructors): nothing to close */
-  push1(t, ts, tag(PPT_EV_ZONE_END, zone.loc), 0);
+  push1(p, ts, tag(PPT_EV_ZONE_END, zone.loc), 0);
 }
 
 pp_zone pp_zone_begin_name(const char *name) {
@@ -398,21 +473,30 @@ pp_zone pp_zone_begin_name(const char *name) {
   return loc ? pp_zone_begin(loc) : z;
 }
 
+/* A two-slot event at loc (the second slot: value, and extra in the low
+ * 56 bits of its tag word). */
+static inline void record2(const pp_srcloc *loc, unsigned type, uint64_t v,
+                           uint64_t extra) {
+  int word = word_now();
+  if (pp__unlikely(!(word & PP__ON)) || !loc)
+    return;
+  pp__prod *p = view(word, 1);
+  if (p)
+    push2x(p, ticks_of(word), tag(type, loc), v, extra);
+}
+
 static inline void record_value(const pp_srcloc *loc, unsigned type,
                                 uint64_t v) {
-  if (pp__unlikely(!ACTIVE()) || !loc)
-    return;
-  pp__tstate *t = pp__thread_get();
-  if (t)
-    push2(t, pp__ticks(), tag(type, loc), v);
+  record2(loc, type, v, 0);
 }
 
 static inline void record_plain(const pp_srcloc *loc, unsigned type) {
-  if (pp__unlikely(!ACTIVE()) || !loc)
+  int word = word_now();
+  if (pp__unlikely(!(word & PP__ON)) || !loc)
     return;
-  pp__tstate *t = pp__thread_get();
-  if (t)
-    push1(t, pp__ticks(), tag(type, loc), 1);
+  pp__prod *p = view(word, 1);
+  if (p)
+    push1(p, ticks_of(word), tag(type, loc), 1);
 }
 
 static uint64_t f64_bits(double d) {
@@ -490,41 +574,28 @@ void pp_range_end(uint64_t id) {
 static const pp_srcloc request_loc = {"(request)", NULL, NULL, 0, 0};
 static const pp_srcloc batch_loc = {"(batch)", NULL, NULL, 0, 0};
 
-static inline void record_extra(const pp_srcloc *loc, unsigned type,
-                                uint64_t v, uint64_t extra) {
-  if (pp__unlikely(!ACTIVE()))
-    return;
-  pp__tstate *t = pp__thread_get();
-  if (t)
-    push2x(t, pp__ticks(), tag(type, loc), v, extra);
-}
-
 void pp_request_begin(uint64_t id) {
-  record_extra(&request_loc, PPT_EV_REQ_BEGIN, id, 0);
+  record2(&request_loc, PPT_EV_REQ_BEGIN, id, 0);
 }
 void pp_request_first_token(uint64_t id) {
-  record_extra(&request_loc, PPT_EV_REQ_FIRST, id, 0);
+  record2(&request_loc, PPT_EV_REQ_FIRST, id, 0);
 }
 void pp_request_tokens(uint64_t id, uint32_t n) {
-  record_extra(&request_loc, PPT_EV_REQ_TOKENS, id, n);
+  record2(&request_loc, PPT_EV_REQ_TOKENS, id, n);
 }
 void pp_request_end(uint64_t id, int status) {
-  record_extra(&request_loc, PPT_EV_REQ_END, id,
+  record2(&request_loc, PPT_EV_REQ_END, id,
                ppt_zigzag((int64_t)status));
 }
 void pp_batch(uint32_t size, uint32_t padded_size) {
-  record_extra(&batch_loc, PPT_EV_BATCH, size, padded_size);
+  record2(&batch_loc, PPT_EV_BATCH, size, padded_size);
 }
 
 /* Queues: the queue's own site, the item id (or why) in the value and the
  * depth after the call, zigzag-coded, in the extra number. */
 static inline void record_queue(pp_queue *q, unsigned type, uint64_t v,
                                 int64_t depth) {
-  if (pp__likely(!ACTIVE()))
-    return;
-  pp__tstate *t = pp__thread_get();
-  if (t)
-    push2x(t, pp__ticks(), tag(type, &q->loc), v, ppt_zigzag(depth));
+  record2(&q->loc, type, v, ppt_zigzag(depth));
 }
 
 void pp_queue_push(pp_queue *q, uint64_t item_id) {
@@ -569,11 +640,8 @@ static inline void record_mem(unsigned type, uint64_t value, uint64_t bytes,
     return;
   if (bytes > PPT_MEM_MAX_BYTES)
     bytes = PPT_MEM_MAX_BYTES;
-  const pp_srcloc *loc = pp__intern(pool, PP_KIND_POOL);
-  pp__tstate *t = pp__thread_get();
-  if (t && loc)
-    push2x(t, pp__ticks(), tag(type, loc), value,
-           bytes << 8 | (uint64_t)device);
+  record2(pp__intern(pool, PP_KIND_POOL), type, value,
+          bytes << 8 | (uint64_t)device);
 }
 
 void pp_mem_alloc(const void *ptr, uint64_t bytes, const char *pool,
@@ -719,12 +787,13 @@ double pp__measure_event_cost(void) {
   pp__tstate *t = alloc_tstate();
   double best = 0;
   if (t && map_ring(t, SLOTS) == 0) {
-    atomic_init(&t->limit, UINT64_MAX);
+    pp__prod v = {t->ring, t->mask, 0, UINT64_MAX, t, 1};
+    int word = pp__tick_is_tsc ? PP__TSC : 0;
     for (int r = 0; r < ROUNDS; r++) {
       int64_t t0 = pp__mono_ns();
       for (int i = 0; i < PAIRS; i++) {
-        push1(t, pp__ticks(), tag(PPT_EV_ZONE_BEGIN, &loc), 1);
-        push1(t, pp__ticks(), tag(PPT_EV_ZONE_END, &loc), 0);
+        push1(&v, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, &loc), 1);
+        push1(&v, ticks_of(word), tag(PPT_EV_ZONE_END, &loc), 0);
       }
       double per = (double)(pp__mono_ns() - t0) / (2.0 * PAIRS);
       if (r == 0 || per < best)

@@ -43,10 +43,12 @@ typedef struct pp__slot {
 } pp__slot;
 
 typedef struct pp__tstate {
-  /* producer cache line (the struct is allocated 64-byte aligned) */
+  /* producer cache line (the struct is page-aligned). The producer keeps
+   * its own copy of ring, mask and w in its TLS (recorder.c) and only
+   * stores here: w after every event, ring and mask when it maps its
+   * ring, dropped on a drop. */
   _Alignas(64) pp__slot *ring;
   uint64_t mask;
-  _Atomic uint64_t limit;      /* producer's cached bound */
   _Atomic uint64_t w;          /* published write index */
   _Atomic uint64_t dropped;    /* events not recorded (producer adds) */
   /* consumer side, on its own line: the writer stores r after each drain */
@@ -65,6 +67,25 @@ typedef struct pp__tstate {
                                   ring, then advanced by the writer */
   struct pp__tstate *next;     /* registry list, guarded by its lock */
 } pp__tstate;
+
+/* pp__active, the word the instrumentation macros test (bit 0: recording
+ * on), also carries what the hot path needs before it touches a ring, so
+ * that an event reads one word of shared state:
+ *   bit 0      recording on: a session runs and is enabled (PP__ON)
+ *   bit 1      ticks are TSC cycles (PP__TSC, = pp__tick_is_tsc)
+ *   bits 2-30  the generation: it changes when a session starts (rings may
+ *              be resized or repositioned then), and a thread's private
+ *              view of its ring is valid for one generation
+ * Stored by pp__recorder_publish (release), read with acquire. */
+#define PP__ON 1
+#define PP__TSC 2
+#define PP__GEN_SHIFT 2
+#define PP__GEN_MAX 0x1FFFFFFFu
+#define PP__GEN(word) ((unsigned)(word) >> PP__GEN_SHIFT)
+
+/* Store pp__active: recording on or off, the current generation and tick
+ * source. Control path (also async-signal-safe: one atomic store). */
+void pp__recorder_publish(int on);
 
 /* The calling thread's state, attaching it on first use (NULL if that
  * failed, e.g. out of memory). */
@@ -90,8 +111,9 @@ size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep);
 /* Ring size (slots) for threads attached from now on, and whether producers
  * overwrite (flight) instead of dropping. Called by the session. */
 void pp__recorder_configure(uint64_t slots, int overwrite);
-/* Bring every existing ring in line with a new session: consumer index to
- * the current write index (nothing stale is written). */
+/* Bring every existing ring in line with a new session: a new generation
+ * (published with recording off), then the consumer index to the current
+ * write index (nothing stale is written). */
 void pp__recorder_reset_positions(void);
 /* Fork handling: forget the parent's threads in the child. */
 void pp__recorder_after_fork_child(void);

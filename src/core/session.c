@@ -149,9 +149,7 @@ void pp_config_init(pp_config *cfg) {
 int pp_is_running(void) { return atomic_load(&running); }
 
 static void update_active(void) {
-  __atomic_store_n(&pp__active,
-                   atomic_load(&running) && atomic_load(&enabled_flag),
-                   __ATOMIC_RELEASE);
+  pp__recorder_publish(atomic_load(&running) && atomic_load(&enabled_flag));
 }
 
 void pp_set_enabled(int on) {
@@ -160,7 +158,7 @@ void pp_set_enabled(int on) {
 }
 
 int pp_is_enabled(void) {
-  return __atomic_load_n(&pp__active, __ATOMIC_RELAXED) ? 1 : 0;
+  return (__atomic_load_n(&pp__active, __ATOMIC_RELAXED) & PP__ON) ? 1 : 0;
 }
 
 const char *pp_output_path(void) {
@@ -418,11 +416,13 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
 }
 
 /* A pass found n new slots in t's ring, up to w: note whether the ring is
- * filling (the writer's period) and populate it ahead of the producer. */
+ * filling (the writer's period) and populate it ahead of the producer,
+ * unless this is the last pass (nothing will be recorded after it). */
 static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
   if (n * 16 > t->capacity)
     S.pass_busy = 1;
-  pp__ring_prefault(t, w, n);
+  if (!atomic_load(&S.stop))
+    pp__ring_prefault(t, w, n);
 }
 
 /* Done with a ring: drained (trace and stats modes), or, in flight mode,
@@ -1052,7 +1052,7 @@ static void *writer_main(void *arg) {
 static void on_signal(int sig) {
   int saved = errno;
   if (atomic_load(&running) && S.pid == getpid()) {
-    __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
+    pp__recorder_publish(0);
     atomic_store(&S.stop, 1);
     atomic_fetch_add(&S.wake_word, 1);
     syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -1119,7 +1119,7 @@ static void fork_child(void) {
   /* The child does not own the parent's trace: profiling stops in the
    * child, the parent's file is never touched, and the child may start a
    * session of its own with pp_init(). */
-  __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
+  pp__recorder_publish(0);
   atomic_store(&running, 0);
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&ctl_lock, &fresh, sizeof fresh);
@@ -1406,7 +1406,7 @@ int pp_shutdown(void) {
   }
   if (atomic_load(&S.cuda)) /* forced flush: the final pass writes it */
     pp__cupti_stop();
-  __atomic_store_n(&pp__active, 0, __ATOMIC_RELEASE);
+  pp__recorder_publish(0);
   atomic_store(&S.stop, 1);
   atomic_fetch_add(&S.wake_word, 1);
   syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
