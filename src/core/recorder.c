@@ -175,22 +175,16 @@ void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n) {
 }
 
 void pp__recorder_reset_positions(void) {
-  /* A new generation, published (recording off) before any ring changes:
-   * from here on every thread's next event refreshes its view. */
-  unsigned g = atomic_load(&generation) + 1;
-  if (g > PP__GEN_MAX)
-    g = 1;
-  atomic_store(&generation, g);
-  pp__recorder_publish(0);
   pp__registry_lock();
   uint64_t slots = atomic_load(&cfg_slots);
   for (pp__tstate *t = reg_head; t; t = t->next) {
     /* A thread from an earlier session gets a ring of this session's size.
      * Recording is off between sessions, but a zone end may still arrive
      * through a view of the old generation (a zone open across the
-     * sessions' boundary): the old ring stays mapped, its memory given
-     * back, so such a late store lands in a zero page, not in unmapped
-     * memory. */
+     * sessions' boundary) until the new generation is published below:
+     * the old ring stays mapped, its memory given back, so such a late
+     * store lands in a zero page, not in unmapped memory (and room_slow
+     * never takes a ring from the shared state for a view that has one). */
     if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
       pp__slot *old = t->ring;
       uint64_t old_bytes = ring_bytes(t);
@@ -204,6 +198,13 @@ void pp__recorder_reset_positions(void) {
     t->name_dirty = 1;
   }
   pp__registry_unlock();
+  /* A new generation, published (recording still off) once every ring is
+   * in place: each thread's next event refreshes its view from them. */
+  unsigned g = atomic_load(&generation) + 1;
+  if (g > PP__GEN_MAX)
+    g = 1;
+  atomic_store(&generation, g);
+  pp__recorder_publish(0);
 }
 
 static int reapable(const pp__tstate *t, int (*done)(const pp__tstate *)) {
@@ -345,11 +346,12 @@ static inline uint64_t ticks_of(int word) {
 static __attribute__((noinline)) int room_slow(pp__prod *p, uint64_t w,
                                                unsigned n, int is_begin) {
   pp__tstate *t = p->t;
-  if (pp__unlikely(!t->ring) &&
-      map_ring(t, atomic_load(&cfg_slots)) != 0)
-    return 0;
-  p->ring = t->ring;
-  p->mask = t->mask;
+  if (pp__unlikely(!p->ring)) { /* the thread's first event */
+    if (!t->ring && map_ring(t, atomic_load(&cfg_slots)) != 0)
+      return 0;
+    p->ring = t->ring;
+    p->mask = t->mask;
+  }
   if (atomic_load_explicit(&pp__overwrite_mode, memory_order_relaxed)) {
     p->limit = UINT64_MAX;
     return 1;
