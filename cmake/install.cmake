@@ -38,8 +38,15 @@ else()
        "/pp-root/${CMAKE_INSTALL_LIBDIR}")
   set(PP_EXAMPLE_RPATH "$ORIGIN/${PP_LIBEXEC_TO_LIB}")
 endif()
+# One RPATH for the build tree and the install: $ORIGIN finds the library
+# beside the build-tree binary. (With separate ones, CMake pads the build
+# RPATH with ':' to the install RPATH's length so it can rewrite it in
+# place, and the dynamic loader reads an empty entry as the current
+# directory: the build-tree example looked for libm and libc in whatever
+# directory it was run from.)
 set_target_properties(pipeprof-example-pipeline PROPERTIES
-  INSTALL_RPATH "${PP_EXAMPLE_RPATH}")
+  BUILD_WITH_INSTALL_RPATH ON
+  INSTALL_RPATH "$ORIGIN;${PP_EXAMPLE_RPATH}")
 install(TARGETS pipeprof-example-pipeline pipeprof-example-pipeline-noprof
         RUNTIME DESTINATION ${PP_LIBEXEC_DIR} COMPONENT runtime)
 
