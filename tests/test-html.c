@@ -856,3 +856,47 @@ PP_TEST_T(html_chromium_generic_sections, 120) {
   free(dom);
   free(html);
 }
+
+/* Energy per frame (frames[].energy): a column per part with its unit and
+ * what the figure means; without an energy counter, the reason. */
+PP_TEST_T(html_chromium_frame_energy, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  for (int k = 0; k < 2; k++) {
+    pp_trace t;
+    build_pipeline(&t, plain_names); /* 12 frames */
+    if (k == 0) {
+      uint32_t cpu = tb_loc(&t, "energy.package_j", PP_KIND_COUNTER);
+      uint32_t gpu = tb_loc(&t, "gpu.run_energy_j", PP_KIND_COUNTER);
+      tb_ev(&t, 0, 200, cpu, PPT_EV_COUNTER_SETF)->v.f = 6.0;
+      tb_ev(&t, 0, 200, gpu, PPT_EV_COUNTER_SETF)->v.f = 3.0;
+    }
+    CHECK_EQ(pp_analyze(&t), 0);
+    size_t n;
+    char *html = export_html(&t, NULL, &n);
+    pp_trace_free(&t);
+    char page[4096];
+    tpath(page, sizeof page, "energy.html");
+    write_text(page, html, n);
+    free(html);
+    char *dom = dump_dom(chromium, page);
+    check_rendered_ok(dom);
+    CHECK_CONTAINS(dom, "id=\"pp-frames\"");
+    if (k == 0) {
+      CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\"joules_per_frame\">"
+                          "0.75 J</td>");
+      CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\""
+                          "cpu_package_joules_per_frame\">0.5 J</td>");
+      CHECK_CONTAINS(dom, "<td class=\"pp-n\" data-k=\"gpu_joules_per_frame\">"
+                          "0.25 J</td>");
+      CHECK_CONTAINS(dom, "energy per frame: energy of the whole run (CPU "
+                          "package + GPU), warm-up and idle included");
+    } else {
+      CHECK(strstr(dom, "data-k=\"joules_per_frame\"") == NULL);
+      CHECK_CONTAINS(dom, "<p class=\"pp-unavail\">energy per frame: "
+                          "unavailable: no energy counter in this trace");
+    }
+    free(dom);
+  }
+}

@@ -316,7 +316,7 @@ PP_TEST(requests_stats_mode_unavailable) {
 }
 
 /* Energy per request and per token: CPU package plus the run's GPUs, from
- * the last value of each running total. */
+ * the last value of each running total, with both parts shown. */
 PP_TEST(requests_energy_per_request_and_token) {
   pp_trace t;
   build(&t);
@@ -326,7 +326,15 @@ PP_TEST(requests_energy_per_request_and_token) {
   FILE *f = open_memstream(&out, &len);
   CHECK_EQ(pp_report_text(f, &t, NULL), 0);
   fclose(f);
-  CHECK_CONTAINS(out, "energy per request: unavailable: no energy counter");
+  CHECK_CONTAINS(out, "  energy per request: unavailable: no energy counter "
+                      "in this trace (RAPL or NVML;");
+  CHECK(strstr(out, " J (") == NULL);
+  free(out);
+  f = open_memstream(&out, &len);
+  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "\"energy\":{\"unavailable\":\"no energy counter");
+  CHECK(strstr(out, "joules") == NULL);
   free(out);
   pp_trace_free(&t);
 
@@ -342,23 +350,57 @@ PP_TEST(requests_energy_per_request_and_token) {
     t.threads[th].ev[t.threads[th].nev - 1].v.f = gpu_j[i];
   }
   CHECK_EQ(pp_analyze(&t), 0);
-  double j;
-  const char *src;
-  CHECK_EQ(pp_request_energy(&t, &j, &src), 1);
-  CHECK_NEAR(j, 12.0, 1e-12);
-  CHECK(strcmp(src, "CPU package + GPU") == 0);
+  pp_energy e;
+  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_NEAR(e.joules, 12.0, 1e-12);
+  CHECK_NEAR(e.cpu_j, 4.0, 0);
+  CHECK_NEAR(e.gpu_j, 8.0, 0);
+  CHECK_STR(e.sources, "CPU package + GPU");
   /* 2 completed requests, 6 output tokens */
   f = open_memstream(&out, &len);
   CHECK_EQ(pp_report_text(f, &t, NULL), 0);
   fclose(f);
-  CHECK_CONTAINS(out, "energy 6 J per completed request, 2 J per output "
-                      "token (CPU package + GPU");
+  CHECK_CONTAINS(out, "\n  energy per completed request: 6 J (CPU package "
+                      "2 J + GPU 4 J), 2 requests\n"
+                      "  energy per output token: 2 J (CPU package 0.6667 J "
+                      "+ GPU 1.333 J), 6 tokens\n"
+                      "  (energy of the whole run, warm-up included, / "
+                      "completed requests or tokens)\n");
   free(out);
   f = open_memstream(&out, &len);
   CHECK_EQ(pp_export_summary_json(f, &t), 0);
   fclose(f);
-  CHECK_CONTAINS(out, "\"joules_per_request\":6");
-  CHECK_CONTAINS(out, "\"joules_per_output_token\":2");
+  CHECK_CONTAINS(out, "\"energy\":{\"sources\":\"CPU package + GPU\","
+                      "\"gpu_counter\":\"gpu.run_energy_j\",\"joules\":12,"
+                      "\"cpu_package_joules\":4,\"gpu_joules\":8,"
+                      "\"joules_per_request\":6,"
+                      "\"cpu_package_joules_per_request\":2,"
+                      "\"gpu_joules_per_request\":4,"
+                      "\"joules_per_output_token\":2,");
+  free(out);
+  pp_trace_free(&t);
+
+  /* Only the GPU, and no completed request: the reason, not a figure. */
+  memset(&t, 0, sizeof t);
+  uint32_t rq = tb_loc(&t, "(request)", 0);
+  gpu = tb_loc(&t, "gpu.run_energy_j", 0);
+  th = tb_thread(&t, 1, "");
+  tb_ev7(&t, th, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
+  tb_ev7(&t, th, 10 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
+  t.threads[th].ev[t.threads[th].nev - 1].v.f = 3.0;
+  CHECK_EQ(pp_analyze(&t), 0);
+  f = open_memstream(&out, &len);
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "  energy per request: unavailable: no completed "
+                      "request\n");
+  CHECK(strstr(out, "energy per output token") == NULL);
+  free(out);
+  f = open_memstream(&out, &len);
+  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  fclose(f);
+  CHECK_CONTAINS(out, "\"energy\":{\"sources\":\"GPU\",\"gpu_counter\":"
+                      "\"gpu.run_energy_j\",\"joules\":3,\"gpu_joules\":3}");
   free(out);
   pp_trace_free(&t);
 }

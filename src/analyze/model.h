@@ -536,15 +536,26 @@ void pp_gpu_stats_free(pp_profile *p);
 
 /* Release what prof.req holds and zero it. */
 void pp_request_stats_free(pp_request_stats *r);
-/* Energy the run used, for energy per request and per token: the CPU
- * package energy (RAPL counter "energy.package_j") plus the GPU energy of
- * the run's GPUs ("gpu.run_energy_j", else all GPUs' "gpu.energy_j"), each
- * where the trace measured it. Returns 1 with *joules and which sources
- * were summed in *sources ("CPU package", "GPU", "CPU package + GPU"), or
- * 0 with the reason in *sources. Energy covers the whole run, warm-up
- * included, so per-request figures are an upper bound for the steady
- * state (docs/formats/summary-json.md says the same). */
-int pp_request_energy(const pp_trace *t, double *joules, const char **sources);
+/* Energy the run used (src/analyze/energy.c), the numerator of energy per
+ * frame, per request and per output token: the CPU package energy (RAPL
+ * counter "energy.package_j") plus the GPU energy of the run's GPUs
+ * ("gpu.run_energy_j", else all GPUs' "gpu.energy_j"), each where the
+ * trace measured it. Each is its counter's last value: the whole sampled
+ * run, warm-up and idle time included, so a figure per frame or per request
+ * is that run's energy divided by a count, not the energy of one frame. */
+typedef struct pp_energy {
+  double joules;           /* cpu_j + gpu_j */
+  double cpu_j;            /* CPU package energy, 0 unless has_cpu */
+  double gpu_j;            /* GPU energy, 0 unless has_gpu */
+  int has_cpu, has_gpu;    /* which sources the trace measured */
+  const char *gpu_counter; /* "gpu.run_energy_j", "gpu.energy_j" or NULL */
+  /* "CPU package", "GPU", "CPU package + GPU", or the reason there is no
+   * figure; a static string. */
+  const char *sources;
+} pp_energy;
+/* Fill *e from t's counters. Returns 1 when some source was measured, else
+ * 0 with every figure 0 and the reason in e->sources. */
+int pp_run_energy(const pp_trace *t, pp_energy *e);
 /* Parse "ttft=200ms,tpot=40ms,e2e=2s" (units ns, us, ms, s; any subset,
  * comma-separated) into *slo. Returns 0, or -1 with a one-line reason in
  * err. */

@@ -420,33 +420,3 @@ uint64_t pp_request_min_count(double pct, double confidence, uint64_t over) {
   }
   return hi;
 }
-
-static const pp_counter_stats *last_counter(const pp_trace *t,
-                                            const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    if (c->samples && isfinite(c->last) &&
-        strcmp(pp_trace_loc_name(t, c->loc), name) == 0)
-      return c;
-  }
-  return NULL;
-}
-
-int pp_request_energy(const pp_trace *t, double *joules,
-                      const char **sources) {
-  const pp_counter_stats *cpu = last_counter(t, "energy.package_j");
-  const pp_counter_stats *gpu = last_counter(t, "gpu.run_energy_j");
-  if (!gpu)
-    gpu = last_counter(t, "gpu.energy_j");
-  *joules = (cpu ? cpu->last : 0) + (gpu ? gpu->last : 0);
-  if (cpu && gpu)
-    *sources = "CPU package + GPU";
-  else if (cpu)
-    *sources = "CPU package";
-  else if (gpu)
-    *sources = "GPU";
-  else
-    *sources = "no energy counter in this trace (RAPL or NVML; run "
-               "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";
-  return cpu || gpu;
-}

@@ -3,8 +3,10 @@
  * The human-readable report printed by `pipeprof report`: a header with
  * the process, wall time and data-loss indicators, the zone table sorted by
  * total time with latency percentiles, the top bottlenecks by self time,
- * per-thread busy time, frame pacing, counters, requests (E2E, TTFT, TPOT,
- * ITL, goodput, batches) and an estimate of the profiler's own overhead. Reads an analysed pp_trace; never modifies it.
+ * per-thread busy time, frame pacing and energy per frame, counters,
+ * requests (E2E, TTFT, TPOT, ITL, goodput, batches, energy per request and
+ * per output token) and an estimate of the profiler's own overhead. Reads
+ * an analysed pp_trace; never modifies it.
  *
  * Names come from the traced program and may hold any bytes: control
  * characters and malformed UTF-8 are shown as '?', and long names are cut
@@ -370,6 +372,46 @@ static void thread_table(FILE *out, const pp_trace *t) {
   }
 }
 
+/* "0.52 J (CPU package 0.31 J + GPU 0.21 J)": the run's energy e over n,
+ * with its parts where both sources were measured. */
+static void put_energy(FILE *out, const pp_energy *e, double n) {
+  int all = e->gpu_counter && strcmp(e->gpu_counter, "gpu.energy_j") == 0;
+  const char *gpu = all ? "all GPUs" : "GPU";
+  fprintf(out, "%.4g J (", e->joules / n);
+  if (e->has_cpu && e->has_gpu)
+    fprintf(out, "CPU package %.4g J + %s %.4g J", e->cpu_j / n, gpu,
+            e->gpu_j / n);
+  else
+    fputs(e->has_cpu ? "CPU package" : gpu, out);
+  fputc(')', out);
+}
+
+/* Energy per frame of each frame stream: the whole run's energy over the
+ * stream's marks. */
+static void frame_energy(FILE *out, const pp_trace *t, int cap) {
+  pp_energy e;
+  if (!pp_run_energy(t, &e)) {
+    fprintf(out, "  energy per frame: unavailable: %s\n", e.sources);
+    return;
+  }
+  int any = 0;
+  for (size_t i = 0; i < t->prof.nframes; i++) {
+    const pp_frame_stats *f = &t->prof.frames[i];
+    if (!f->frames)
+      continue;
+    fputs("  energy per frame (", out);
+    put_name(out, pp_trace_loc_name(t, f->loc), cap, 0);
+    fputs("): ", out);
+    put_energy(out, &e, (double)f->frames);
+    fprintf(out, ", %" PRIu64 " frames\n", f->frames);
+    any = 1;
+  }
+  if (any)
+    fputs("  (energy of the whole run, warm-up and idle included, / the "
+          "stream's marks)\n",
+          out);
+}
+
 static void frame_table(FILE *out, const pp_trace *t, int cap) {
   const pp_profile *p = &t->prof;
   if (!p->nframes)
@@ -409,6 +451,7 @@ static void frame_table(FILE *out, const pp_trace *t, int cap) {
     }
     fputc('\n', out);
   }
+  frame_energy(out, t, cap);
 }
 
 /* Counters recorded by the sampler have their own report sections. */
@@ -564,18 +607,24 @@ static void request_table(FILE *out, const pp_trace *t) {
             " tokens over %s)\n",
             r->req_per_s, r->tokens_per_s, r->output_tokens,
             pp_format_ns(b, sizeof b, (double)r->span_ns));
-    double j;
-    const char *src;
-    if (!pp_request_energy(t, &j, &src))
-      fprintf(out, "  energy per request: unavailable: %s\n", src);
-    else if (r->completed)
-      fprintf(out,
-              "  energy %.4g J per completed request, %.4g J per output "
-              "token (%s, whole run / %" PRIu64 " requests, %" PRIu64
-              " tokens)\n",
-              j / (double)r->completed,
-              r->output_tokens ? j / (double)r->output_tokens : NAN, src,
-              r->completed, r->output_tokens);
+    pp_energy e;
+    if (!pp_run_energy(t, &e)) {
+      fprintf(out, "  energy per request: unavailable: %s\n", e.sources);
+    } else if (!r->completed) {
+      fputs("  energy per request: unavailable: no completed request\n", out);
+    } else {
+      fputs("  energy per completed request: ", out);
+      put_energy(out, &e, (double)r->completed);
+      fprintf(out, ", %" PRIu64 " requests\n", r->completed);
+      if (r->output_tokens) {
+        fputs("  energy per output token: ", out);
+        put_energy(out, &e, (double)r->output_tokens);
+        fprintf(out, ", %" PRIu64 " tokens\n", r->output_tokens);
+      }
+      fputs("  (energy of the whole run, warm-up included, / completed "
+            "requests or tokens)\n",
+            out);
+    }
     fprintf(out, "  %-6s %8s %*s %*s %*s %*s %*s %*s %*s\n", "metric",
             "count", DUR_W - 1, "mean", DUR_W - 1, "p50", DUR_W - 1, "p90",
             DUR_W - 1, "p95", DUR_W - 1, "p99", DUR_W - 1, "p99.9",

@@ -7,6 +7,7 @@
  * pp_profile and the threads; nothing is recomputed here except ratios and
  * histogram percentiles.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
@@ -21,8 +22,9 @@
 #define SUMMARY_SCHEMA_VERSION 1
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
  * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
- * 3 = measured costs in overhead. */
-#define SUMMARY_SCHEMA_MINOR 4
+ * 3 = measured costs in overhead; 4 = processes, threads[].pid; 5 =
+ * frames[].energy and the CPU/GPU parts in requests.energy. */
+#define SUMMARY_SCHEMA_MINOR 5
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -124,8 +126,35 @@ static void write_threads(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_end(w);
 }
 
+/* The run's energy e over n as "joules<suffix>",
+ * "cpu_package_joules<suffix>" and "gpu_joules<suffix>", each part only
+ * where it was measured. */
+static void kv_energy(pp_jsonw *w, const pp_energy *e, const char *suffix,
+                      double n) {
+  char k[64];
+  snprintf(k, sizeof k, "joules%s", suffix);
+  pp_jsonw_kv_double(w, k, e->joules / n);
+  if (e->has_cpu) {
+    snprintf(k, sizeof k, "cpu_package_joules%s", suffix);
+    pp_jsonw_kv_double(w, k, e->cpu_j / n);
+  }
+  if (e->has_gpu) {
+    snprintf(k, sizeof k, "gpu_joules%s", suffix);
+    pp_jsonw_kv_double(w, k, e->gpu_j / n);
+  }
+}
+
+/* "sources" and "gpu_counter" of a measured energy. */
+static void kv_energy_sources(pp_jsonw *w, const pp_energy *e) {
+  pp_jsonw_kv_str(w, "sources", e->sources);
+  if (e->gpu_counter)
+    pp_jsonw_kv_str(w, "gpu_counter", e->gpu_counter);
+}
+
 static void write_frames(pp_jsonw *w, const pp_trace *t) {
   const pp_profile *p = &t->prof;
+  pp_energy e;
+  int has_e = pp_run_energy(t, &e);
   pp_jsonw_key(w, "frames");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nframes; i++) {
@@ -141,6 +170,15 @@ static void write_frames(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&f->hist, 90.0));
     pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&f->hist, 99.0));
     pp_jsonw_kv_uint(w, "max_ns", f->hist.count ? f->hist.max : 0);
+    pp_jsonw_key(w, "energy");
+    pp_jsonw_obj_begin(w);
+    if (has_e && f->frames) {
+      kv_energy_sources(w, &e);
+      kv_energy(w, &e, "_per_frame", (double)f->frames);
+    } else {
+      pp_jsonw_kv_str(w, "unavailable", has_e ? "no frames" : e.sources);
+    }
+    pp_jsonw_obj_end(w);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
@@ -257,20 +295,18 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
   pp_jsonw_kv_double(w, "output_tokens_per_s", r->tokens_per_s);
   {
-    double j;
-    const char *src;
+    pp_energy e;
     pp_jsonw_key(w, "energy");
     pp_jsonw_obj_begin(w);
-    if (pp_request_energy(t, &j, &src)) {
-      pp_jsonw_kv_str(w, "sources", src);
-      pp_jsonw_kv_double(w, "joules", j);
+    if (pp_run_energy(t, &e)) {
+      kv_energy_sources(w, &e);
+      kv_energy(w, &e, "", 1.0);
       if (r->completed)
-        pp_jsonw_kv_double(w, "joules_per_request", j / (double)r->completed);
+        kv_energy(w, &e, "_per_request", (double)r->completed);
       if (r->output_tokens)
-        pp_jsonw_kv_double(w, "joules_per_output_token",
-                           j / (double)r->output_tokens);
+        kv_energy(w, &e, "_per_output_token", (double)r->output_tokens);
     } else {
-      pp_jsonw_kv_str(w, "unavailable", src);
+      pp_jsonw_kv_str(w, "unavailable", e.sources);
     }
     pp_jsonw_obj_end(w);
   }

@@ -713,7 +713,52 @@
       {key: 'max_ns', label: 'max', num: true},
       {key: 'jitter_ns', label: 'jitter', num: true},
       {key: 'std_ns', label: 'std dev', num: true}
-    ], fr);
+    ].concat(frameEnergyCols(fr)), fr);
+    frameEnergyNote(s, fr);
+  }
+
+  /* Energy per frame (frames[].energy, schema_minor 5): the whole run's
+   * energy over the stream's marks, with its CPU package and GPU parts. */
+  function frameEnergy(r, k) {
+    var e = isRecord(r.energy) ? r.energy : null;
+    return e && isNum(e[k]) ? e[k] : null;
+  }
+
+  /* "GPU", or "all GPUs" when the figure had to use all GPUs' energy. */
+  function gpuLabel(e) {
+    return isRecord(e) && e.gpu_counter === 'gpu.energy_j' ? 'all GPUs'
+      : 'GPU';
+  }
+
+  function frameEnergyCols(fr) {
+    var cols = [];
+    [['joules_per_frame', 'energy/frame'],
+     ['cpu_package_joules_per_frame', 'CPU package'],
+     ['gpu_joules_per_frame', gpuLabel(fr[0].energy)]].forEach(function (c) {
+      var k = c[0];
+      if (!fr.some(function (r) { return frameEnergy(r, k) !== null; }))
+        return;
+      cols.push({key: k, label: c[1], num: true,
+                 value: function (r) { return frameEnergy(r, k); },
+                 text: function (r) {
+                   var v = frameEnergy(r, k);
+                   return v === null ? '\u2013' : fmtNum(v) + ' J';
+                 }});
+    });
+    return cols;
+  }
+
+  function frameEnergyNote(s, fr) {
+    var e = fr.map(function (r) { return r.energy; }).filter(isRecord);
+    var ok = e.filter(function (x) { return isNum(x.joules_per_frame); });
+    if (ok.length) {
+      note(s, 'energy per frame: energy of the whole run (' +
+        String(ok[0].sources).replace('GPU', gpuLabel(ok[0])) +
+        '), warm-up and idle included, / the stream\'s marks');
+    } else if (e.length && typeof e[0].unavailable === 'string') {
+      add(s, h('p', 'pp-unavail', 'energy per frame: unavailable: ' +
+        e[0].unavailable));
+    }
   }
 
   function isSampled(name) {
