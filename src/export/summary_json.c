@@ -21,8 +21,9 @@
 #define SUMMARY_SCHEMA_VERSION 1
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
  * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
- * 3 = measured costs in overhead. */
-#define SUMMARY_SCHEMA_MINOR 4
+ * 3 = measured costs in overhead; 4 = processes, threads[].pid;
+ * 5 = device_memory. */
+#define SUMMARY_SCHEMA_MINOR 5
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
