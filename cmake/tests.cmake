@@ -66,6 +66,18 @@ target_link_libraries(fake_cuda PRIVATE Threads::Threads)
 add_dependencies(pp-tests fake_cuda)
 target_compile_definitions(pp-tests PRIVATE
   PP_FAKE_CUDA_PATH="$<TARGET_FILE_DIR:fake_cuda>/libcuda.so.1")
+# The same fake without cuMemGetInfo_v2 (device memory unavailable).
+add_library(fake_cuda_nomem SHARED tests/fakes/fake_cuda.c)
+target_compile_definitions(fake_cuda_nomem PRIVATE FAKE_CUDA_NO_MEM_INFO)
+set_target_properties(fake_cuda_nomem PROPERTIES
+  OUTPUT_NAME cuda
+  SOVERSION 1
+  C_VISIBILITY_PRESET default
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fakes/nomem)
+target_link_libraries(fake_cuda_nomem PRIVATE Threads::Threads)
+add_dependencies(pp-tests fake_cuda_nomem)
+target_compile_definitions(pp-tests PRIVATE
+  PP_FAKE_CUDA_NOMEM_PATH="$<TARGET_FILE_DIR:fake_cuda_nomem>/libcuda.so.1")
 # ---- end of the CUDA driver block ---------------------------------------
 
 # ---- GPU tests (tests/gpu/) ---------------------------------------------

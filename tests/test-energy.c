@@ -90,7 +90,7 @@ static json_t *frame_energy(const char *js, size_t i, json_t **root) {
   *root = json_loads(js, 0, &err);
   if (!*root)
     PP_FAIL("bad JSON: %s\n%s", err.text, js);
-  CHECK_EQ(json_integer_value(json_object_get(*root, "schema_minor")), 5);
+  CHECK_GE(json_integer_value(json_object_get(*root, "schema_minor")), 5);
   json_t *fr = json_object_get(*root, "frames");
   CHECK_EQ(json_array_size(fr), 2);
   json_t *f = json_array_get(fr, i);

@@ -329,7 +329,8 @@ PP_TEST(gpu_zones_idle_when_not_profiling) {
 }
 
 /* tests/gpu/gpu_zones.cu, when the build found nvcc: on a GPU it checks
- * pipeprof's GPU zone durations against cudaEventElapsedTime (within 5%);
+ * pipeprof's GPU zone durations against cudaEventElapsedTime (within 5%)
+ * and its cuMemGetInfo samples against cudaMemGetInfo (within 8 MiB);
  * without one it says so and exits 0. */
 PP_TEST(gpu_zones_cuda_program) {
 #ifdef PP_GPU_ZONES_BIN
@@ -346,8 +347,10 @@ PP_TEST(gpu_zones_cuda_program) {
   int st = pclose(p);
   fprintf(stderr, "# %s", text);
   CHECK_EQ(st, 0);
-  if (!strstr(text, "skipped: no GPU\n"))
+  if (!strstr(text, "skipped: no GPU\n")) {
     CHECK_CONTAINS(text, "pipeprof vs cudaEventElapsedTime");
+    CHECK_CONTAINS(text, "pipeprof vs cudaMemGetInfo");
+  }
 #else
   fprintf(stderr, "# skipped: built without the CUDA toolkit\n");
 #endif

@@ -17,8 +17,19 @@
  * launch, which bounds clock drift (tens of ppm between a GPU's and the
  * CPU's oscillators: under ~100 us after one second) and keeps the float
  * milliseconds of cuEventElapsedTime precise (resolution about 0.5 us).
+ *
+ * Device memory: about once a second the writer also asks the driver for
+ * the free and total memory of each device it knows a context of
+ * (cuMemGetInfo_v2, with the pool's context current on the writer thread,
+ * as for the calibration) and records used = total - free and total as the
+ * counters cuda<dev>.mem_used_bytes and cuda<dev>.mem_total_bytes through
+ * the ordinary counter path, so the samples reach the trace, the stats
+ * aggregate or the flight ring like any counter of the writer thread. A
+ * missing symbol or a failing call is written once per device as META
+ * cuda_mem.<dev>.unavailable; the program's threads never wait on it.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,6 +68,7 @@ static struct {
   cu_result (*ev_destroy)(cu_event);
   cu_result (*stream_create)(cu_stream *, unsigned);
   cu_result (*err_string)(cu_result, const char **);
+  cu_result (*mem_info)(size_t *, size_t *); /* NULL: not exported */
 } cu;
 
 enum { LIB_UNTRIED, LIB_LOADING, LIB_READY, LIB_FAILED };
@@ -112,6 +124,19 @@ static double max_cal_err_ns;                  /* writer thread */
 static _Atomic int pool_reason_set;
 static char pool_reason[192];
 
+/* Device memory sampling, per pool (the first pool of each device samples
+ * it): writer thread only, cleared when a session starts. */
+#define MEM_PERIOD_NS 1000000000
+typedef struct mem_state {
+  int64_t last_ns;               /* last attempt; 0: none yet */
+  uint64_t failed;               /* cuMemGetInfo calls that failed */
+  int noted;                     /* reason written to META */
+  const pp_srcloc *used, *total; /* the counter sites, interned */
+} mem_state;
+static mem_state mem[MAX_POOLS];
+static _Atomic int64_t mem_period_ns = MEM_PERIOD_NS;
+static __thread int writer_named; /* this thread named in the trace */
+
 #define ACTIVE() (__atomic_load_n(&pp__active, __ATOMIC_ACQUIRE) & PP__ON)
 
 static void count(_Atomic uint64_t *c) {
@@ -125,6 +150,10 @@ static const char *cu_err(cu_result r, char *buf, size_t len) {
   else
     snprintf(buf, len, "CUDA error %d", r);
   return buf;
+}
+
+void pp__gpu_mem_period(int64_t ns) {
+  atomic_store(&mem_period_ns, ns > 0 ? ns : MEM_PERIOD_NS);
 }
 
 uint32_t pp__gpu_parse_slots(const char *v) {
@@ -149,6 +178,7 @@ void pp__gpu_session_start(void) {
   atomic_store(&n_lost, 0);
   n_unresolved = n_calibrations = 0;
   max_cal_err_ns = 0;
+  memset(mem, 0, sizeof mem);
   /* A library that failed to load says so again in this session's META. */
   if (atomic_load(&lib_state) == LIB_FAILED)
     atomic_store(&pool_reason_set, 0);
@@ -191,6 +221,9 @@ static int load_driver(void) {
       load_sym((void **)&cu.stream_create, "cuStreamCreate", NULL))
     return -1;
   *(void **)&cu.err_string = dlsym(cu.lib, "cuGetErrorString"); /* optional */
+  /* Optional too: without it only the device memory samples are missing.
+   * The unversioned cuMemGetInfo is the old 32-bit one: never use it. */
+  *(void **)&cu.mem_info = dlsym(cu.lib, "cuMemGetInfo_v2");
   cu_result r = cu.init(0);
   if (r != CU_SUCCESS) {
     char eb[96];
@@ -524,6 +557,102 @@ static void put_meta_u64(const char *key, uint64_t v) {
   pp__session_meta(key, num);
 }
 
+/* ---- device memory (writer thread) -------------------------------------- */
+
+/* Pool i samples its device's memory when no earlier pool has the same
+ * device (contexts of one device see the same free and total). */
+static int mem_owner(int i, const gpu_pool *p) {
+  for (int j = 0; j < i; j++)
+    if (atomic_load_explicit(&pools[j], memory_order_relaxed)->device ==
+        p->device)
+      return 0;
+  return 1;
+}
+
+static void mem_note(mem_state *m, const gpu_pool *p, const char *why) {
+  if (m->noted)
+    return;
+  m->noted = 1;
+  char key[64];
+  snprintf(key, sizeof key, "cuda_mem.%" PRIu32 ".unavailable", p->device);
+  pp__session_meta(key, why);
+}
+
+static const pp_srcloc *mem_site(const gpu_pool *p, const char *what) {
+  char name[64];
+  snprintf(name, sizeof name, "cuda%" PRIu32 ".%s", p->device, what);
+  return pp__intern(name, PP_KIND_COUNTER);
+}
+
+/* One cuMemGetInfo sample of pool i's device when due (recording on). */
+static void mem_sample(int i, gpu_pool *p, int64_t now) {
+  mem_state *m = &mem[i];
+  if (m->last_ns &&
+      now - m->last_ns <
+          atomic_load_explicit(&mem_period_ns, memory_order_relaxed))
+    return;
+  m->last_ns = now;
+  if (!mem_owner(i, p))
+    return;
+  if (!cu.mem_info) {
+    mem_note(m, p, "libcuda has no cuMemGetInfo_v2");
+    return;
+  }
+  char why[160], eb[96];
+  size_t free_b = 0, total_b = 0;
+  cu_result r = cu.ctx_set(p->ctx);
+  if (r != CU_SUCCESS) {
+    snprintf(why, sizeof why, "cuCtxSetCurrent failed: %s",
+             cu_err(r, eb, sizeof eb));
+    goto fail;
+  }
+  r = cu.mem_info(&free_b, &total_b);
+  if (r != CU_SUCCESS) {
+    snprintf(why, sizeof why, "cuMemGetInfo failed: %s",
+             cu_err(r, eb, sizeof eb));
+    goto fail;
+  }
+  if (free_b > total_b || total_b > (size_t)INT64_MAX) {
+    snprintf(why, sizeof why, "cuMemGetInfo gave free %zu > total %zu", free_b,
+             total_b);
+    goto fail;
+  }
+  if (!m->used) {
+    m->used = mem_site(p, "mem_used_bytes");
+    m->total = mem_site(p, "mem_total_bytes");
+  }
+  if (!writer_named) { /* the samples' thread, as the sampler names its own */
+    writer_named = 1;
+    pp_thread_name("pipeprof writer");
+  }
+  pp_counter_set_loc(m->used, (int64_t)(total_b - free_b));
+  pp_counter_set_loc(m->total, (int64_t)total_b);
+  return;
+fail:
+  m->failed++;
+  mem_note(m, p, why);
+}
+
+/* Final pass: how many calls failed per device, and why nothing could be
+ * sampled when GPU zones were used but no context is known. */
+static void mem_final_meta(int n) {
+  for (int i = 0; i < n; i++) {
+    gpu_pool *p = atomic_load_explicit(&pools[i], memory_order_relaxed);
+    if (!mem[i].failed)
+      continue;
+    char key[64];
+    snprintf(key, sizeof key, "cuda_mem.%" PRIu32 ".failed", p->device);
+    put_meta_u64(key, mem[i].failed);
+  }
+  if (n || !atomic_load(&used))
+    return;
+  pp__session_meta("cuda_mem.unavailable",
+                   atomic_load(&lib_state) == LIB_FAILED
+                       ? lib_reason
+                       : "no CUDA context known (device memory is sampled "
+                         "for the contexts that ran GPU zones)");
+}
+
 void pp__gpu_poll(double rate, int final, pp__gpu_emit_fn emit, void *arg) {
   if (!(rate > 0) || !isfinite(rate))
     rate = 1.0;
@@ -533,6 +662,9 @@ void pp__gpu_poll(double rate, int final, pp__gpu_emit_fn emit, void *arg) {
     gpu_pool *p = atomic_load_explicit(&pools[i], memory_order_relaxed);
     int due = p->last_cal_ns == 0 || now - p->last_cal_ns >= CAL_PERIOD_NS;
     uint64_t pending = pool_pass(p, rate, due, emit, arg);
+    /* Recording is off in the final pass (pp_shutdown stopped it). */
+    if (!final && ACTIVE())
+      mem_sample(i, p, now);
     if (!final)
       continue;
     /* Shutdown: give work already ended a bounded time to finish. */
@@ -554,6 +686,8 @@ void pp__gpu_poll(double rate, int final, pp__gpu_emit_fn emit, void *arg) {
   }
   if (n)
     cu.ctx_set(NULL);
+  if (final)
+    mem_final_meta(n);
   if (!final || !atomic_load(&used))
     return;
   put_meta_u64("gpu_zones.resolved", atomic_load(&n_resolved));

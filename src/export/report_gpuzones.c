@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The "GPU zones" and "memory pools" sections of the text report and their
- * summary JSON members (see report_gpuzones.h). Figures come from the
- * analysis (prof.gpu, prof.pools); the library's counts that a trace does
- * not carry are left out rather than printed as 0.
+ * The "GPU zones", "device memory" and "memory pools" sections of the text
+ * report and their summary JSON members (see report_gpuzones.h). Figures
+ * come from the analysis (prof.gpu, prof.pools, and the counters the
+ * library samples through cuMemGetInfo, src/core/gpu.h); the library's
+ * counts that a trace does not carry are left out rather than printed as 0.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipeprof.h"
@@ -129,6 +132,178 @@ static void gpu_section(FILE *out, const pp_trace *t) {
   }
 }
 
+/* ---- device memory sampled with cuMemGetInfo --------------------------- */
+
+#define MAX_MEM_DEVS 64
+
+typedef struct cuda_mem_dev {
+  uint32_t device;
+  const pp_counter_stats *used, *total;
+  const char *why; /* META cuda_mem.<dev>.unavailable: the first failure */
+  int64_t failed;  /* META cuda_mem.<dev>.failed; 0 when absent */
+} cuda_mem_dev;
+
+/* s = "<digits>" + rest: the number (< 2^32), and *end after the digits;
+ * -1 when s does not start with digits. */
+static int64_t lead_num(const char *s, const char **end) {
+  if (!isdigit((unsigned char)s[0]))
+    return -1;
+  char *e;
+  unsigned long long v = strtoull(s, &e, 10);
+  if (v > UINT32_MAX)
+    return -1;
+  *end = e;
+  return (int64_t)v;
+}
+
+/* "cuda<dev>.<what>": the device, else -1. */
+static int64_t cuda_counter(const char *name, const char *what) {
+  const char *rest;
+  if (strncmp(name, "cuda", 4) != 0)
+    return -1;
+  int64_t d = lead_num(name + 4, &rest);
+  if (d < 0 || rest[0] != '.' || strcmp(rest + 1, what) != 0)
+    return -1;
+  return d;
+}
+
+int pp_counter_is_cuda_mem(const char *name) {
+  return name && (cuda_counter(name, "mem_used_bytes") >= 0 ||
+                  cuda_counter(name, "mem_total_bytes") >= 0);
+}
+
+static cuda_mem_dev *mem_dev(cuda_mem_dev *d, size_t *n, int64_t device) {
+  for (size_t i = 0; i < *n; i++)
+    if (d[i].device == (uint32_t)device)
+      return &d[i];
+  if (*n == MAX_MEM_DEVS)
+    return NULL;
+  size_t i = (*n)++;
+  memset(&d[i], 0, sizeof d[i]);
+  d[i].device = (uint32_t)device;
+  return &d[i];
+}
+
+static int cmp_mem_dev(const void *a, const void *b) {
+  const cuda_mem_dev *x = a, *y = b;
+  return x->device < y->device ? -1 : x->device > y->device;
+}
+
+/* The devices the trace has device memory samples or reasons for, by
+ * device; returns how many. */
+static size_t cuda_mem_devs(const pp_trace *t, cuda_mem_dev *d) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->prof.ncounters; i++) {
+    const pp_counter_stats *c = &t->prof.counters[i];
+    const char *name = pp_trace_loc_name(t, c->loc);
+    int64_t u = cuda_counter(name, "mem_used_bytes");
+    int64_t k = cuda_counter(name, "mem_total_bytes");
+    cuda_mem_dev *m = c->samples && (u >= 0 || k >= 0)
+                          ? mem_dev(d, &n, u >= 0 ? u : k)
+                          : NULL;
+    if (m && u >= 0)
+      m->used = c;
+    else if (m)
+      m->total = c;
+  }
+  for (size_t i = 0; i < t->nmeta; i++) {
+    const char *key = t->meta[i].key, *rest;
+    if (!key || strncmp(key, "cuda_mem.", 9) != 0)
+      continue;
+    int64_t dev = lead_num(key + 9, &rest);
+    int why = dev >= 0 && strcmp(rest, ".unavailable") == 0;
+    int failed = dev >= 0 && strcmp(rest, ".failed") == 0;
+    cuda_mem_dev *m = why || failed ? mem_dev(d, &n, dev) : NULL;
+    if (m && why)
+      m->why = t->meta[i].value;
+    else if (m && t->meta[i].value)
+      m->failed = strtoll(t->meta[i].value, NULL, 10);
+  }
+  qsort(d, n, sizeof *d, cmp_mem_dev);
+  return n;
+}
+
+static void cuda_mem_section(FILE *out, const pp_trace *t) {
+  cuda_mem_dev d[MAX_MEM_DEVS];
+  size_t n = cuda_mem_devs(t, d);
+  const char *none = pp_trace_meta(t, "cuda_mem.unavailable");
+  if (!n) {
+    if (none)
+      fprintf(out, "\ndevice memory (cuMemGetInfo): unavailable: %s\n", none);
+    return;
+  }
+  fputs("\ndevice memory (cuMemGetInfo about once a second; used = total - "
+        "free, by every process on the device)\n",
+        out);
+  for (size_t i = 0; i < n; i++) {
+    const cuda_mem_dev *m = &d[i];
+    fprintf(out, "  CUDA device %" PRIu32 ": ", m->device);
+    if (!m->used) {
+      fprintf(out, "unavailable: %s\n",
+              m->why ? m->why : "no sample in the trace");
+      continue;
+    }
+    char b[5][32];
+    fmt_bytes(b[0], sizeof b[0], m->used->min);
+    fmt_bytes(b[1], sizeof b[1], m->used->mean);
+    fmt_bytes(b[2], sizeof b[2], m->used->max);
+    fmt_bytes(b[3], sizeof b[3], m->used->last);
+    fprintf(out, "used min %s, mean %s, max %s, last %s", b[0], b[1], b[2],
+            b[3]);
+    if (m->total)
+      fprintf(out, " of %s", fmt_bytes(b[4], sizeof b[4], m->total->last));
+    fprintf(out, " (%" PRIu64 " samples)\n", m->used->samples);
+    if (m->why && m->failed > 0)
+      fprintf(out, "    %" PRId64 " failed calls (the first: %s)\n", m->failed,
+              m->why);
+    else if (m->why)
+      fprintf(out, "    some samples missing: %s\n", m->why);
+  }
+}
+
+static void cuda_mem_json(struct pp_jsonw *w, const pp_trace *t) {
+  cuda_mem_dev d[MAX_MEM_DEVS];
+  size_t n = cuda_mem_devs(t, d);
+  const char *none = pp_trace_meta(t, "cuda_mem.unavailable");
+  pp_jsonw_key(w, "device_memory");
+  if (!n && !none) {
+    pp_jsonw_null(w);
+    return;
+  }
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "source", "cuMemGetInfo");
+  pp_jsonw_kv_str(w, "unavailable", n ? NULL : none);
+  pp_jsonw_key(w, "devices");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < n; i++) {
+    const cuda_mem_dev *m = &d[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "device", m->device);
+    pp_jsonw_key(w, "used_bytes");
+    if (m->used) {
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_double(w, "mean", m->used->mean);
+      pp_jsonw_kv_double(w, "min", m->used->min);
+      pp_jsonw_kv_double(w, "max", m->used->max);
+      pp_jsonw_kv_double(w, "last", m->used->last);
+      pp_jsonw_kv_uint(w, "samples", m->used->samples);
+      pp_jsonw_obj_end(w);
+    } else {
+      pp_jsonw_null(w);
+    }
+    pp_jsonw_key(w, "total_bytes");
+    if (m->total)
+      pp_jsonw_double(w, m->total->last);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_str(w, "unavailable", m->why);
+    pp_jsonw_kv_int(w, "failed_calls", m->failed > 0 ? m->failed : 0);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
 /* Why a trace with pool sites has no pool figures, or NULL. */
 static const char *pools_unavailable(const pp_trace *t) {
   if (t->prof.npools || !t->from_stats)
@@ -198,6 +373,7 @@ int pp_report_gpu_zones(FILE *out, const pp_trace *t) {
     return -1;
   if (t->prof.gpu.used)
     gpu_section(out, t);
+  cuda_mem_section(out, t);
   pool_section(out, t);
   return ferror(out) ? -1 : 0;
 }
@@ -275,6 +451,7 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
     kv_count(w, "calib_error_ns", g->calib_error_ns);
     pp_jsonw_obj_end(w);
   }
+  cuda_mem_json(w, t);
   pp_jsonw_key(w, "memory_pools");
   const char *why = pools_unavailable(t);
   if (why) {

@@ -17,17 +17,27 @@ struct pp_jsonw; /* src/export/jsonw.h */
 /* Print the "GPU zones" section (per site count, total, mean, p50, p90,
  * p99, p99.9, max; tracks; the library's resolved/dropped/unresolved
  * counts and calibration bound) when the program used GPU zones, as
- * "GPU zones: unavailable: <reason>" when none could be measured, and the
+ * "GPU zones: unavailable: <reason>" when none could be measured; the
+ * "device memory" section (per CUDA device: used min, mean, max, last and
+ * total from the cuda<dev>.mem_* counters, or "unavailable: <reason>")
+ * when the trace has those counters or cuda_mem.* reasons; and the
  * "memory pools" section when pools were recorded. Each section starts
- * with a blank line; nothing is printed when neither applies. Returns 0,
- * or -1 when t was not analysed or writing failed. */
+ * with a blank line; nothing is printed when none applies. Returns 0, or
+ * -1 when t was not analysed or writing failed. */
 int pp_report_gpu_zones(FILE *out, const pp_trace *t);
 
 /* Write the members "gpu_zones" (object, or null when GPU zones were not
- * used) and "memory_pools" (array, or the string "unavailable: <reason>")
- * into the JSON object open in w; layout in docs/formats/summary-json.md.
- * Returns 0, or -1 when t was not analysed or w is in the error state. */
+ * used), "device_memory" (object, or null without cuMemGetInfo samples or
+ * reasons) and "memory_pools" (array, or the string "unavailable:
+ * <reason>") into the JSON object open in w; layout in
+ * docs/formats/summary-json.md. Returns 0, or -1 when t was not analysed
+ * or w is in the error state. */
 int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t);
+
+/* 1 when name is a device memory counter the library samples through
+ * cuMemGetInfo ("cuda<dev>.mem_used_bytes", "cuda<dev>.mem_total_bytes"),
+ * which the report shows in its own section. */
+int pp_counter_is_cuda_mem(const char *name);
 
 /* Chrome track name of a GPU track: "GPU <device> stream 0x<handle>". */
 void pp_gpu_track_name(char *buf, size_t len, const pp_gpu_track *k);

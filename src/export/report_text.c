@@ -461,7 +461,7 @@ int pp_counter_is_sampled(const char *name) {
   for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
     if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
       return 1;
-  return pp_counter_is_gpu(name);
+  return pp_counter_is_gpu(name) || pp_counter_is_cuda_mem(name);
 }
 
 static void counter_table(FILE *out, const pp_trace *t, int cap) {

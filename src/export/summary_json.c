@@ -23,8 +23,9 @@
 /* Compatible additions within version 1 (docs/formats/summary-json.md):
  * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
  * 3 = measured costs in overhead; 4 = processes, threads[].pid; 5 =
- * frames[].energy and the CPU/GPU parts in requests.energy. */
-#define SUMMARY_SCHEMA_MINOR 5
+ * frames[].energy and the CPU/GPU parts in requests.energy;
+ * 6 = device_memory. */
+#define SUMMARY_SCHEMA_MINOR 6
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */

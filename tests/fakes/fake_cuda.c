@@ -17,6 +17,17 @@
  *   fail_record K       program-stream record K returns 1 (INVALID_VALUE)
  *   queries N           an event answers NOT_READY to its first N
  *                       queries even when its time has come
+ *   mem_total N         cuMemGetInfo_v2: total bytes of the device
+ *   mem_used N N ...    used bytes (free = total - used) of consecutive
+ *                       cuMemGetInfo_v2 calls (the last value repeats)
+ *   mem_error ERR       every cuMemGetInfo_v2 call fails with ERR
+ *
+ * Without mem_total, cuMemGetInfo_v2 answers NOT_SUPPORTED (801), so that
+ * tests about other things see no samples. Built with
+ * -DFAKE_CUDA_NO_MEM_INFO (fakes/nomem/libcuda.so.1) it does not export
+ * cuMemGetInfo_v2 at all, as a driver too old or too odd for it.
+ * $PP_FAKE_CUDA_LOG also gets "mem K USED TOTAL" for each successful
+ * call K (0-based) and "mem K error ERR" for a failing one.
  *
  * Streams created with CU_STREAM_NON_BLOCKING (pipeprof's calibration
  * stream) are idle: an event recorded there gets the GPU time of the
@@ -71,8 +82,12 @@ FAKE_API cu_result cuEventQuery(fake_event *e);
 FAKE_API cu_result cuEventSynchronize(fake_event *e);
 FAKE_API cu_result cuEventElapsedTime_v2(float *ms, fake_event *a,
                                          fake_event *b);
+#ifndef FAKE_CUDA_NO_MEM_INFO
+FAKE_API cu_result cuMemGetInfo_v2(size_t *free_b, size_t *total_b);
+#endif
 
 #define MAX_STEPS 64
+#define MAX_MEM 64
 
 static struct {
   int init_err;
@@ -82,6 +97,8 @@ static struct {
   int nsteps;
   long hold_from, fail_record;
   unsigned queries;
+  unsigned long long mem_total, mem_used[MAX_MEM];
+  int nmem, mem_error;
 } sc;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +106,9 @@ static fake_ctx the_ctx;
 static __thread fake_ctx *cur;
 static long nrecords;   /* program-stream records so far */
 static int64_t last_t;  /* GPU time of the last program-stream record */
+#ifndef FAKE_CUDA_NO_MEM_INFO
+static long nmeminfo; /* cuMemGetInfo_v2 calls so far */
+#endif
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -123,6 +143,21 @@ static void read_script(void) {
       continue;
     if (sscanf(p, "queries %u", &sc.queries) == 1)
       continue;
+    if (sscanf(p, "mem_total %llu", &sc.mem_total) == 1)
+      continue;
+    if (sscanf(p, "mem_error %d", &sc.mem_error) == 1)
+      continue;
+    if (strncmp(p, "mem_used", 8) == 0) {
+      p += 8;
+      for (;;) {
+        unsigned long long u = strtoull(p, &end, 10);
+        if (end == p || sc.nmem == MAX_MEM)
+          break;
+        sc.mem_used[sc.nmem++] = u;
+        p = end;
+      }
+      continue;
+    }
     if (strncmp(p, "steps", 5) == 0) {
       p += 5;
       for (;;) {
@@ -274,3 +309,39 @@ FAKE_API cu_result cuEventElapsedTime_v2(float *ms, fake_event *a,
   *ms = (float)((double)(b->t - a->t) / 1e6);
   return 0;
 }
+
+#ifndef FAKE_CUDA_NO_MEM_INFO
+static void mem_log(const char *line) {
+  const char *log = getenv("PP_FAKE_CUDA_LOG");
+  FILE *f = log ? fopen(log, "a") : NULL;
+  if (f) {
+    fputs(line, f);
+    fclose(f);
+  }
+}
+
+FAKE_API cu_result cuMemGetInfo_v2(size_t *free_b, size_t *total_b) {
+  if (!free_b || !total_b)
+    return 1;
+  if (!cur)
+    return 201;
+  pthread_mutex_lock(&lock);
+  long k = nmeminfo++;
+  cu_result rc = sc.mem_error ? sc.mem_error : sc.mem_total ? 0 : 801;
+  unsigned long long used = 0;
+  char line[96];
+  if (rc == 0) {
+    used = sc.nmem ? sc.mem_used[k < sc.nmem ? k : sc.nmem - 1] : 0;
+    if (used > sc.mem_total)
+      used = sc.mem_total;
+    *total_b = (size_t)sc.mem_total;
+    *free_b = (size_t)(sc.mem_total - used);
+    snprintf(line, sizeof line, "mem %ld %llu %llu\n", k, used, sc.mem_total);
+  } else {
+    snprintf(line, sizeof line, "mem %ld error %d\n", k, rc);
+  }
+  mem_log(line);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+#endif

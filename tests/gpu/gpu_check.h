@@ -13,6 +13,14 @@ extern "C" {
 int pp_gpu_check(const char *path, const double *ref_ms, int n,
                  double tolerance);
 
+/* Read the trace at path and compare the last device memory sample of
+ * CUDA device dev (counters cuda<dev>.mem_used_bytes and
+ * cuda<dev>.mem_total_bytes) with used_ref and total_ref, bytes the
+ * program read with cudaMemGetInfo; print the agreement. Returns 0 when
+ * used is within tolerance_bytes and total is equal, 1 otherwise. */
+int pp_gpu_mem_check(const char *path, int dev, double used_ref,
+                     double total_ref, double tolerance_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,12 @@
 // pp_gpu_zone_begin and pp_gpu_zone_end and between a pair of the
 // program's own CUDA events, then checks that the durations pipeprof
 // wrote agree with cudaEventElapsedTime within 5% and prints the
-// agreement. Without a GPU it prints "skipped: no GPU" and exits 0.
+// agreement. It also checks the device memory pipeprof sampled with
+// cuMemGetInfo (counter cuda<dev>.mem_used_bytes, last sample) against
+// cudaMemGetInfo called by the program itself after pipeprof's last
+// sample, within 8 MiB (another process allocating meanwhile on a shared
+// GPU would break that), and the total exactly. Without a GPU it prints
+// "skipped: no GPU" and exits 0.
 //
 // Usage: pp-gpu-zones [OUT.pptrace]
 #include <cuda_runtime.h>
@@ -14,6 +19,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "gpu_check.h"
 
@@ -83,9 +89,21 @@ int main(int argc, char **argv) {
     CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
     ref[i] = ms;
   }
+  // Nothing allocates device memory from here on: wait for a sample of the
+  // writer's (one about every second), then read the figure ourselves.
+  struct timespec nap = {1, 200000000};
+  nanosleep(&nap, NULL);
+  int dev = 0;
+  size_t free_b = 0, total_b = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaMemGetInfo(&free_b, &total_b));
   if (pp_shutdown() != PP_OK) {
     std::fprintf(stderr, "gpu_zones: pp_shutdown: %s\n", pp_last_error());
     return 1;
   }
-  return pp_gpu_check(out, ref, N, 0.05);
+  rc = pp_gpu_check(out, ref, N, 0.05);
+  if (pp_gpu_mem_check(out, dev, (double)(total_b - free_b), (double)total_b,
+                       8.0 * 1024 * 1024) != 0)
+    rc = 1;
+  return rc;
 }
