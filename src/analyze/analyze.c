@@ -708,6 +708,20 @@ static int analyze_from_stats(pp_trace *t) {
   meta_costs(t, p);
   if (p->nzones > 1)
     qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
+  /* GPU work may outlast the CPU (as in pp_analyze): the GPU zones'
+   * earliest launch or start and latest end widen the time range. */
+  int any = p->events > 0;
+  for (size_t i = 0; i < t->ngpu_agg; i++) {
+    const pp_gpu_zone_agg *g = &t->gpu_agg[i];
+    int64_t lo = g->launch_ns < g->start_ns ? g->launch_ns : g->start_ns;
+    if (!any || lo < p->t0)
+      p->t0 = lo;
+    if (!any || g->end_ns > p->t1)
+      p->t1 = g->end_ns;
+    any = 1;
+  }
+  if (t->ngpu_agg)
+    p->wall_ns = span_ns(p->t0, p->t1);
   if (pp_analyze_pipeline(t) != 0 || pp_analyze_gpu(t) != 0)
     return -1;
   t->analyzed = 1;

@@ -77,6 +77,78 @@ static int cmp_zone_total(const void *a, const void *b) {
   return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
+static int cmp_track(const void *a, const void *b) {
+  const pp_gpu_track *x = a, *y = b;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* A stats-mode file: the same statistics from the writer's aggregates
+ * (t->gpu_agg, one per site and track, in site order): per site, the
+ * histograms merged, count and total summed, mean = total / count as in
+ * trace mode; per track, the zone count and the launcher of the zone that
+ * started first (ties: the lower site, as cmp_gpu orders them). */
+static int gpu_zones_from_stats(pp_trace *t) {
+  pp_gpu_stats *g = &t->prof.gpu;
+  size_t na = t->ngpu_agg;
+  if (!na)
+    return 0;
+  size_t nz = 0;
+  for (size_t i = 0; i < na; i++)
+    nz += i == 0 || t->gpu_agg[i].loc != t->gpu_agg[i - 1].loc;
+  g->zones = pp__calloc(nz, sizeof *g->zones);
+  g->tracks = pp__calloc(na, sizeof *g->tracks);
+  if (!g->zones || !g->tracks)
+    return -1;
+  pp__zone_stats_init(g->zones, nz);
+  g->nzones = nz;
+  pp_zone_stats *z = NULL;
+  for (size_t i = 0; i < na; i++) {
+    const pp_gpu_zone_agg *a = &t->gpu_agg[i];
+    if (!z || a->loc != z->loc) {
+      z = z ? z + 1 : g->zones;
+      z->loc = a->loc;
+    }
+    z->count =
+        a->count > UINT64_MAX - z->count ? UINT64_MAX : z->count + a->count;
+    z->total_ns = pp__add_sat(z->total_ns, a->total_ns);
+    if (pp_hist_merge(&z->hist, &a->hist) != 0 ||
+        pp_hist_merge(&z->self_hist, &a->hist) != 0)
+      return -1;
+    /* The track: found by a linear search, there are few. */
+    size_t k = 0;
+    while (k < g->ntracks && (g->tracks[k].device != a->device ||
+                              g->tracks[k].stream != a->stream))
+      k++;
+    pp_gpu_track *tr = &g->tracks[k];
+    if (k == g->ntracks) {
+      g->ntracks++;
+      tr->device = a->device;
+      tr->stream = a->stream;
+      tr->tid = a->tid;
+      tr->zones = 0;
+      tr->first_ns = a->start_ns;
+    } else if (a->start_ns < tr->first_ns) {
+      tr->tid = a->tid; /* earlier site on ties: sites come in order */
+      tr->first_ns = a->start_ns;
+    }
+    tr->zones =
+        a->count > UINT64_MAX - tr->zones ? UINT64_MAX : tr->zones + a->count;
+  }
+  for (size_t i = 0; i < nz; i++) {
+    pp_zone_stats *s = &g->zones[i];
+    s->self_ns = s->total_ns; /* device time has no children */
+    s->min_ns = s->hist.count ? (int64_t)s->hist.min : 0;
+    s->max_ns = s->hist.count ? (int64_t)s->hist.max : 0;
+    s->mean_ns = s->count ? (double)s->total_ns / (double)s->count : 0;
+    s->std_ns = pp_hist_stddev(&s->hist);
+  }
+  pp__sort(g->zones, nz, sizeof *g->zones, cmp_zone_total);
+  pp__sort(g->tracks, g->ntracks, sizeof *g->tracks, cmp_track);
+  return 0;
+}
+
 static int gpu_zones(pp_trace *t) {
   pp_gpu_stats *g = &t->prof.gpu;
   g->unavailable = pp_trace_meta(t, "gpu_zones.unavailable");
@@ -88,7 +160,11 @@ static int gpu_zones(pp_trace *t) {
   g->unavailable_calls = meta_i64(t, "gpu_zones.dropped.unavailable");
   g->query_failed = meta_i64(t, "gpu_zones.dropped.query_failed");
   g->calib_error_ns = meta_i64(t, "gpu_zones.calib_error_ns");
-  g->used = t->ngpu > 0 || g->unavailable || g->resolved >= 0;
+  g->not_aggregated = t->from_stats ? t->gpu_agg_lost : -1;
+  g->used =
+      t->ngpu > 0 || t->ngpu_agg > 0 || g->unavailable || g->resolved >= 0;
+  if (t->ngpu_agg) /* stats mode since 1.3 (1.2 wrote GPU_ZONE events) */
+    return gpu_zones_from_stats(t);
   if (!t->ngpu)
     return 0;
   pp__sort(t->gpu, t->ngpu, sizeof *t->gpu, cmp_gpu);
@@ -109,6 +185,7 @@ static int gpu_zones(pp_trace *t) {
       k->device = z->device;
       k->stream = z->stream;
       k->tid = z->tid;
+      k->first_ns = z->start;
     }
     z->track = (uint32_t)(g->ntracks - 1);
     g->tracks[z->track].zones++;

@@ -67,6 +67,22 @@ typedef struct pp_gpu_zone_rec {
                          of the innermost zone open at launch, or -1 */
 } pp_gpu_zone_rec;
 
+/* GPU zones of one site on one track (device, stream) as a stats-mode file
+ * aggregates them (STATS chunk, since format 1.3): what pp_analyze_gpu
+ * needs to give the statistics of trace mode without the zones. */
+typedef struct pp_gpu_zone_agg {
+  uint32_t loc;
+  uint32_t device;
+  uint64_t stream;
+  uint64_t tid; /* launcher of the zone that started first */
+  uint64_t count;
+  int64_t total_ns;  /* sum of durations */
+  int64_t launch_ns; /* earliest pp_gpu_zone_begin call */
+  int64_t start_ns;  /* earliest start */
+  int64_t end_ns;    /* latest end */
+  pp_hist hist;      /* durations, ns */
+} pp_gpu_zone_agg;
+
 /* A completed (or forcibly closed) zone on one thread. */
 typedef struct pp_zone_inst {
   int64_t start, end;  /* ns */
@@ -383,6 +399,7 @@ typedef struct pp_gpu_track {
   uint64_t stream;
   uint64_t tid;
   uint64_t zones;
+  int64_t first_ns; /* start of its first zone */
 } pp_gpu_track;
 
 /* GPU zones (src/analyze/gpu.c). The library's counts come from META
@@ -399,6 +416,9 @@ typedef struct pp_gpu_stats {
   size_t ntracks;
   int64_t resolved, unresolved, pool_exhausted, no_context, record_failed,
       unavailable_calls, query_failed, calib_error_ns;
+  int64_t not_aggregated; /* stats mode: resolved zones left out of the
+                             statistics (too many site/device/stream
+                             keys); -1 when the trace does not say */
 } pp_gpu_stats;
 
 /* One device memory pool on one device (pp_mem_*). Levels are bytes;
@@ -493,6 +513,11 @@ typedef struct pp_trace {
                              unmatched_ends) and threads' busy_ns from the
                              STATS chunk; there are no zone events, and
                              pp_analyze keeps those figures */
+  pp_gpu_zone_agg *gpu_agg; /* stats-mode file since 1.3: GPU zones per
+                             site and track, by site, device, stream */
+  size_t ngpu_agg, cap_gpu_agg;
+  int64_t gpu_agg_lost; /* zones the writer could not aggregate; -1 when
+                           the STATS chunk has no GPU part */
 } pp_trace;
 
 /* Look up a META value; NULL when absent. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stats-mode aggregation (see aggregate.h): zone stacks per thread, per-site
- * histograms, frame and counter summaries, and the STATS chunk encoder.
+ * histograms, frame and counter summaries, GPU zones per (site, device,
+ * stream), and the STATS chunk encoder.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -58,8 +60,24 @@ typedef struct open_range {
   int64_t ns;
 } open_range;
 
+/* GPU zones of one site on one track (device, stream). */
+typedef struct gpu_key {
+  uint32_t loc, device;
+  uint64_t stream;
+  uint64_t tid; /* launcher of the zone that started first */
+  uint64_t count;
+  uint64_t total;             /* saturates at INT64_MAX */
+  int64_t launch, start, end; /* earliest launch and start, latest end */
+  pp_hist dur;
+} gpu_key;
+
 struct pp__aggregate {
   open_range ranges[RANGE_SLOTS];
+  gpu_key *gpu; /* in order of first appearance */
+  size_t ngpu, cap_gpu;
+  uint32_t *gpu_map; /* open addressing: index + 1 into gpu, 0 empty */
+  size_t gpu_map_cap;
+  uint64_t gpu_lost; /* zones of keys past PPT_STATS_GPU_MAX (or no memory) */
   uint64_t ranges_lost; /* starts with no free slot */
   site *sites;
   size_t nsites, cap_sites;
@@ -86,6 +104,10 @@ void pp__aggregate_free(pp__aggregate *a) {
   for (size_t i = 0; i < a->nthreads; i++)
     pp__free(a->threads[i]);
   pp__free(a->threads);
+  for (size_t i = 0; i < a->ngpu; i++)
+    pp_hist_free(&a->gpu[i].dur);
+  pp__free(a->gpu);
+  pp__free(a->gpu_map);
   pp__free(a);
 }
 
@@ -336,6 +358,145 @@ void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {
   }
 }
 
+/* ---- GPU zones ---------------------------------------------------------- */
+
+static size_t gpu_hash(uint32_t loc, uint32_t device, uint64_t stream,
+                       size_t cap) {
+  uint64_t h = stream ^ ((uint64_t)loc << 32 | device) * 0x9E3779B97F4A7C15ULL;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 32;
+  return (size_t)h & (cap - 1);
+}
+
+static int gpu_map_grow(pp__aggregate *a) {
+  size_t cap = a->gpu_map_cap ? a->gpu_map_cap * 2 : 64;
+  uint32_t *m = pp__calloc(cap, sizeof *m);
+  if (!m)
+    return -1;
+  for (size_t i = 0; i < a->ngpu; i++) {
+    const gpu_key *k = &a->gpu[i];
+    size_t j = gpu_hash(k->loc, k->device, k->stream, cap);
+    while (m[j])
+      j = (j + 1) & (cap - 1);
+    m[j] = (uint32_t)i + 1;
+  }
+  pp__free(a->gpu_map);
+  a->gpu_map = m;
+  a->gpu_map_cap = cap;
+  return 0;
+}
+
+/* The entry of a key, created on first use; NULL when the table is full or
+ * out of memory. */
+static gpu_key *gpu_get(pp__aggregate *a, uint32_t loc, uint32_t device,
+                        uint64_t stream) {
+  if (a->gpu_map_cap) {
+    size_t j = gpu_hash(loc, device, stream, a->gpu_map_cap);
+    for (; a->gpu_map[j]; j = (j + 1) & (a->gpu_map_cap - 1)) {
+      gpu_key *k = &a->gpu[a->gpu_map[j] - 1];
+      if (k->loc == loc && k->device == device && k->stream == stream)
+        return k;
+    }
+  }
+  if (a->ngpu >= PPT_STATS_GPU_MAX)
+    return NULL;
+  if ((a->ngpu + 1) * 2 > a->gpu_map_cap && gpu_map_grow(a) != 0)
+    return NULL;
+  if (pp__grow((void **)&a->gpu, &a->cap_gpu, a->ngpu + 1, sizeof *a->gpu) != 0)
+    return NULL;
+  gpu_key *k = &a->gpu[a->ngpu];
+  memset(k, 0, sizeof *k);
+  k->loc = loc;
+  k->device = device;
+  k->stream = stream;
+  pp_hist_init(&k->dur);
+  size_t j = gpu_hash(loc, device, stream, a->gpu_map_cap);
+  while (a->gpu_map[j])
+    j = (j + 1) & (a->gpu_map_cap - 1);
+  a->gpu_map[j] = (uint32_t)++a->ngpu;
+  return k;
+}
+
+void pp__aggregate_gpu(pp__aggregate *a, uint32_t id, uint32_t device,
+                       uint64_t stream, uint64_t tid, int64_t launch_ns,
+                       int64_t start_ns, uint64_t dur_ns) {
+  gpu_key *k = gpu_get(a, id, device, stream);
+  if (!k) {
+    a->gpu_lost++;
+    return;
+  }
+  int64_t end;
+  if (dur_ns > (uint64_t)INT64_MAX ||
+      __builtin_add_overflow(start_ns, (int64_t)dur_ns, &end))
+    end = INT64_MAX;
+  if (!k->count || start_ns < k->start) {
+    k->start = start_ns;
+    k->tid = tid;
+  }
+  if (!k->count || launch_ns < k->launch)
+    k->launch = launch_ns;
+  if (!k->count || end > k->end)
+    k->end = end;
+  k->count++;
+  k->total = dur_ns > (uint64_t)INT64_MAX - k->total ? (uint64_t)INT64_MAX
+                                                     : k->total + dur_ns;
+  pp_hist_record(&k->dur, dur_ns);
+}
+
+static int cmp_gpu_key(const void *x, const void *y) {
+  const gpu_key *a = *(const gpu_key *const *)x,
+                *b = *(const gpu_key *const *)y;
+  if (a->loc != b->loc)
+    return a->loc < b->loc ? -1 : 1;
+  if (a->device != b->device)
+    return a->device < b->device ? -1 : 1;
+  return a->stream < b->stream ? -1 : a->stream > b->stream;
+}
+
+static void put_hist(ppt_buf *out, const pp_hist *h);
+
+/* Since format 1.3: the GPU zone records after `unclosed`
+ * (docs/formats/pptrace.md), each with its length so that later writers
+ * can append fields. */
+static void encode_gpu(const pp__aggregate *a, ppt_buf *out) {
+  const gpu_key **order = a->ngpu ? pp__malloc(a->ngpu * sizeof *order) : NULL;
+  size_t n = order ? a->ngpu : 0;
+  for (size_t i = 0; i < n; i++)
+    order[i] = &a->gpu[i];
+  if (n > 1)
+    qsort(order, n, sizeof *order, cmp_gpu_key);
+  ppt_buf_uv(out, n);
+  ppt_buf rec = {0};
+  for (size_t i = 0; i < n; i++) {
+    const gpu_key *k = order[i];
+    rec.len = 0;
+    ppt_buf_uv(&rec, k->loc);
+    ppt_buf_uv(&rec, k->device);
+    ppt_buf_uv(&rec, k->stream);
+    ppt_buf_uv(&rec, k->tid);
+    ppt_buf_uv(&rec, k->count);
+    ppt_buf_uv(&rec, k->total);
+    ppt_buf_sv(&rec, k->launch);
+    ppt_buf_sv(&rec, k->start);
+    ppt_buf_sv(&rec, k->end);
+    put_hist(&rec, &k->dur);
+    if (rec.oom) {
+      out->oom = 1; /* the chunk is discarded rather than written short */
+      break;
+    }
+    ppt_buf_uv(out, rec.len);
+    ppt_buf_bytes(out, rec.data, rec.len);
+  }
+  ppt_buf_free(&rec);
+  /* Zones whose key found no room, and those of every key left out for
+   * lack of memory for the sort. */
+  uint64_t lost = a->gpu_lost;
+  for (size_t i = n; i < a->ngpu; i++)
+    lost += a->gpu[i].count;
+  ppt_buf_uv(out, lost);
+}
+
 static void put_hist(ppt_buf *out, const pp_hist *h) {
   size_t n = pp_hist_encode(h, NULL, 0);
   ppt_buf_uv(out, n);
@@ -403,4 +564,5 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
   ppt_buf_uv(out, a->events);
   ppt_buf_uv(out, a->unmatched);
   ppt_buf_uv(out, a->unclosed);
+  encode_gpu(a, out);
 }

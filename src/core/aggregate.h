@@ -3,8 +3,12 @@
  * Stats mode: the writer feeds every drained event (already in ns) to an
  * aggregate that keeps per-zone duration and self-time histograms, per
  * thread busy time, frame-time histograms and counter summaries, and writes
- * them as one STATS chunk at the end. Memory is bounded by the number of
- * distinct sites and threads, not by the number of events.
+ * them as one STATS chunk at the end. The writer also feeds it every
+ * resolved GPU zone (pp__aggregate_gpu): per site, device and stream, a
+ * count, a total and a duration histogram. Memory is bounded by the number
+ * of distinct sites, threads and (site, device, stream) keys, not by the
+ * number of events; GPU zones of keys past PPT_STATS_GPU_MAX are counted,
+ * not kept.
  *
  * Not thread-safe: only the writer thread touches it.
  */
@@ -25,6 +29,12 @@ void pp__aggregate_thread(pp__aggregate *a, uint64_t tid, const char *name);
 void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
                          uint32_t id, int64_t ns, uint64_t value);
 void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n);
+/* One resolved GPU zone of site id (already defined) on device/stream,
+ * launched by thread tid at launch_ns, run on the GPU from start_ns for
+ * dur_ns (times CLOCK_MONOTONIC ns). */
+void pp__aggregate_gpu(pp__aggregate *a, uint32_t id, uint32_t device,
+                       uint64_t stream, uint64_t tid, int64_t launch_ns,
+                       int64_t start_ns, uint64_t dur_ns);
 /* Close zones still open at end_ns. */
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns);
 /* The STATS chunk payload (docs/formats/pptrace.md). */

@@ -86,8 +86,9 @@ typedef struct session {
   size_t cap_peek;
   pp__live_note notes[64]; /* taken this pass, dispatched after it */
   size_t nnotes;
-  pp__gpu_rec *gpu;     /* resolved GPU zones: this pass's (trace and stats
-                           modes) or the newest GPU_FLIGHT_MAX (flight) */
+  pp__gpu_rec *gpu; /* resolved GPU zones: this pass's (trace mode) or
+                       the newest GPU_FLIGHT_MAX (flight); stats mode
+                       aggregates them instead */
   size_t ngpu, cap_gpu;
   uint64_t gpu_total;   /* flight: records ever added to the ring */
   _Atomic int cuda;      /* CUPTI activity tracing on (trace mode only) */
@@ -449,8 +450,31 @@ static void drain_thread(pp__tstate *t) {
 
 /* ---- GPU zones (resolved by pp__gpu_poll in the writer thread) ---------- */
 
+/* Stats mode: a resolved zone goes to the aggregate, its ticks converted
+ * from the session's first clock point at the rate the resolver placed it
+ * with (ns_per_tick: *arg; the first pass runs before any other clock
+ * point is taken). */
+static void gpu_aggregate(const pp__gpu_rec *r, double ns_per_tick) {
+  uint32_t id = loc_id(r->loc);
+  if (id == UINT32_MAX)
+    return;
+  int64_t launch =
+      S.sync0.mono_ns +
+      (int64_t)((double)(int64_t)(r->launch_tick - S.sync0.tick) * ns_per_tick);
+  int64_t start =
+      S.sync0.mono_ns +
+      (int64_t)((double)(int64_t)(r->start_tick - S.sync0.tick) * ns_per_tick);
+  pp__aggregate_gpu(S.agg, id, r->device, r->stream, r->tid, launch, start,
+                    r->dur_ns);
+  S.events_written++;
+}
+
 static void gpu_emit(const pp__gpu_rec *r, void *arg) {
-  (void)arg;
+  if (S.cfg.mode == PP_MODE_STATS) {
+    if (S.agg)
+      gpu_aggregate(r, *(const double *)arg);
+    return;
+  }
   if (S.cfg.mode == PP_MODE_FLIGHT) {
     if (!S.gpu && !(S.gpu = pp__calloc(GPU_FLIGHT_MAX, sizeof *S.gpu)))
       return;
@@ -507,9 +531,13 @@ static double gpu_rate(void) {
   return S.ticks_per_ns > 0 ? S.ticks_per_ns : 1.0;
 }
 
+/* Resolve GPU zones: trace mode writes them as GPU_ZONE events, stats mode
+ * aggregates them (no events: its memory does not grow with the zones),
+ * flight mode keeps the newest in S.gpu for the next dump. */
 static void gpu_pass(int final) {
-  pp__gpu_poll(gpu_rate(), final, gpu_emit, NULL);
-  if (S.cfg.mode != PP_MODE_FLIGHT && S.ngpu) {
+  double rate = gpu_rate(), ns_per_tick = 1.0 / rate;
+  pp__gpu_poll(rate, final, gpu_emit, &ns_per_tick);
+  if (S.cfg.mode == PP_MODE_TRACE && S.ngpu) {
     write_gpu_events(S.gpu, S.ngpu);
     S.ngpu = 0;
   }

@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeprof.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
 
 #define DUR_W 10
 
@@ -105,6 +106,11 @@ static void gpu_section(FILE *out, const pp_trace *t) {
     if (g->unavailable)
       fprintf(out, "  note: %s\n", g->unavailable);
   }
+  if (g->not_aggregated > 0)
+    fprintf(out,
+            "  note: %" PRId64 " resolved zones are not in the statistics "
+            "(stats mode keeps at most %u site/device/stream keys)\n",
+            g->not_aggregated, PPT_STATS_GPU_MAX);
   if (g->resolved < 0)
     return; /* the trace carries no counts (cut short, or flight mode) */
   fprintf(out, "  resolved %" PRId64 ", unresolved at shutdown %" PRId64,

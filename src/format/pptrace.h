@@ -20,12 +20,18 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR 2u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,
-                                ANOMALY, ALERT, GPU_ZONE and MEM_* events,
-                                CUDA chunks (CUPTI activity) */
+#define PPT_VERSION_MINOR                                                      \
+  3u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,                                    \
+        ANOMALY, ALERT, GPU_ZONE and MEM_* events,                             \
+        CUDA chunks (CUPTI activity); 1.3: GPU                                 \
+        zone statistics at the end of STATS */
 /* Reserved:
  *   event types 28-31  (unused: CUPTI records travel in CUDA chunks)
  *   chunk type 10      GPU records that do not fit an event */
+/* Most GPU zone records in a STATS chunk (since 1.3): the writer keeps at
+ * most this many (site, device, stream) keys and counts the zones of
+ * others; a reader refuses more. */
+#define PPT_STATS_GPU_MAX 4096u
 #define PPT_CHUNK_MAGIC 0x4B435050u /* "PPCK" little-endian */
 #define PPT_CHUNK_HEADER_SIZE 24u
 #define PPT_MAX_PAYLOAD (16u << 20)

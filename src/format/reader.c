@@ -502,6 +502,58 @@ static int get_hist(ppt_cursor *c, pp_hist *h) {
   return 0;
 }
 
+/* The GPU zone records that end a STATS chunk since 1.3: a count, records
+ * of their own length (fields past the known ones are skipped), and the
+ * zones the writer could not aggregate. A bad record makes the chunk bad;
+ * the statistics before it stay. */
+static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
+  uint64_t n = ppt_get_uv(c);
+  if (c->err || n > PPT_STATS_GPU_MAX)
+    return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t len = ppt_get_uv(c);
+    if (c->err || len > (uint64_t)(c->end - c->p))
+      return -1;
+    ppt_cursor b = {c->p, c->p + len, 0};
+    c->p += len;
+    pp_gpu_zone_agg g;
+    memset(&g, 0, sizeof g);
+    pp_hist_init(&g.hist);
+    uint64_t loc = ppt_get_uv(&b);
+    uint64_t device = ppt_get_uv(&b);
+    g.stream = ppt_get_uv(&b);
+    g.tid = ppt_get_uv(&b);
+    g.count = ppt_get_uv(&b);
+    uint64_t total = ppt_get_uv(&b);
+    g.launch_ns = ppt_get_sv(&b);
+    g.start_ns = ppt_get_sv(&b);
+    g.end_ns = ppt_get_sv(&b);
+    /* Keys in increasing (site, device, stream) order, each once. */
+    const pp_gpu_zone_agg *prev =
+        t->ngpu_agg ? &t->gpu_agg[t->ngpu_agg - 1] : NULL;
+    int ordered = !prev || loc > prev->loc ||
+                  (loc == prev->loc &&
+                   (device > prev->device ||
+                    (device == prev->device && g.stream > prev->stream)));
+    if (b.err || !g.count || device > UINT32_MAX || !ordered ||
+        !loc_slot(t, loc) || get_hist(&b, &g.hist) ||
+        pp__grow((void **)&t->gpu_agg, &t->cap_gpu_agg, t->ngpu_agg + 1,
+                 sizeof g) != 0) {
+      pp_hist_free(&g.hist);
+      return -1;
+    }
+    g.loc = (uint32_t)loc;
+    g.device = (uint32_t)device;
+    g.total_ns = total > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)total;
+    t->gpu_agg[t->ngpu_agg++] = g;
+  }
+  uint64_t lost = ppt_get_uv(c);
+  if (c->err)
+    return -1;
+  t->gpu_agg_lost = lost > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lost;
+  return 0;
+}
+
 static int decode_stats(pp_trace *t, ppt_cursor *c) {
   pp_profile *p = &t->prof;
   uint64_t nz = ppt_get_uv(c);
@@ -604,9 +656,14 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   p->unclosed = ppt_get_uv(c);
   if (c->err)
     return -1;
-  p->wall_ns = p->t1 > p->t0 ? p->t1 - p->t0 : 0;
+  int64_t wall;
+  p->wall_ns = p->t1 > p->t0 && !__builtin_sub_overflow(p->t1, p->t0, &wall)
+                   ? wall
+               : p->t1 > p->t0 ? INT64_MAX
+                               : 0;
   t->from_stats = 1;
-  return 0;
+  t->gpu_agg_lost = -1;
+  return c->p == c->end ? 0 : decode_stats_gpu(t, c); /* 1.3 */
 }
 
 /* ---- ticks to ns ------------------------------------------------------ */
@@ -950,6 +1007,9 @@ void pp_trace_free(pp_trace *t) {
   }
   pp__free(t->notes);
   pp__free(t->gpu);
+  for (size_t i = 0; i < t->ngpu_agg; i++)
+    pp_hist_free(&t->gpu_agg[i].hist);
+  pp__free(t->gpu_agg);
   pp_cuda_trace_free(&t->cuda);
   memset(t, 0, sizeof *t);
 }

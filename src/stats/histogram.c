@@ -7,6 +7,7 @@
  * then group sums, then counters, and a compact varint serialisation whose
  * decoder checks every field against the invariants before accepting it.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -337,8 +338,21 @@ size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
   }
   put_varint(&w, h->min);
   put_varint(&w, h->max);
-  put_double(&w, h->count ? h->mean : 0.0);
-  put_double(&w, h->count ? h->m2[0] + h->m2[1] : 0.0);
+  /* Rounding can leave the moments a hair outside what the decoder accepts
+   * (a mean just below min, an m2 just below 0 when every value is the
+   * same): clamp them, so that what is encoded always decodes. */
+  double mean = h->count ? h->mean : 0.0;
+  double m2 = h->count ? h->m2[0] + h->m2[1] : 0.0;
+  if (h->count && !(mean >= (double)h->min))
+    mean = (double)h->min;
+  if (h->count && !(mean <= (double)h->max))
+    mean = (double)h->max;
+  if (!(m2 >= 0))
+    m2 = 0;
+  else if (!isfinite(m2))
+    m2 = DBL_MAX;
+  put_double(&w, mean);
+  put_double(&w, m2);
   put_varint(&w, h->lost);
   return w.pos;
 }
