@@ -28,26 +28,6 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static char *report_of(const pp_trace *t) {
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, NULL), 0);
-  fclose(f);
-  return buf;
-}
-
-static char *summary_of(const pp_trace *t) {
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
-  fclose(f);
-  return buf;
-}
-
 static uint32_t loc_named(const pp_trace *t, const char *name) {
   for (size_t i = 0; i < t->nlocs; i++)
     if (t->locs[i].name && strcmp(t->locs[i].name, name) == 0)
@@ -142,7 +122,7 @@ PP_TEST(cupti_busy_idle_by_hand) {
   CHECK_EQ(g->launch.count, 4);
   CHECK_EQ(g->launch.min, 5);   /* [10] - 5 */
   CHECK_EQ(g->launch.max, 80);  /* [300] - 220 */
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "GPU busy: 200 ns of 400 ns (50.0%), idle 200 ns");
   free(rep);
   pp_trace_free(&t);
@@ -389,7 +369,7 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_EQ(g->queued.count, 2);
   CHECK_EQ(g->dropped, 0);
 
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "CUDA activity (CUPTI, clock: callback)");
   CHECK_CONTAINS(rep, "dropped: 0");
   CHECK_CONTAINS(rep, "gemm_kernel");
@@ -397,7 +377,7 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_CONTAINS(rep, "HtoD  1 copies, 1.0 MiB in 100 us");
   CHECK_CONTAINS(rep, "preprocess               HtoD       1    1.0 MiB");
   free(rep);
-  char *js = summary_of(&t);
+  char *js = tb_summary_json(&t);
   CHECK_CONTAINS(js, "\"cuda\":{\"clock\":\"callback\"");
   CHECK_CONTAINS(js, "\"name\":\"gemm_kernel\",\"calls\":1,\"total_ns\":50000");
   free(js);
@@ -445,10 +425,10 @@ PP_TEST(cupti_dropped_records_shown) {
   read_trace(trace_path, &t);
   CHECK_EQ(t.cuda.dropped, 17);
   CHECK_EQ(t.cuda.nkernels, 3); /* several buffers, nothing else lost */
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "dropped: 17 (CUPTI buffers full");
   free(rep);
-  char *js = summary_of(&t);
+  char *js = tb_summary_json(&t);
   CHECK_CONTAINS(js, "\"dropped\":17");
   free(js);
   pp_trace_free(&t);
@@ -463,7 +443,7 @@ PP_TEST(cupti_kernels_not_supported) {
   read_trace(trace_path, &t);
   CHECK(t.cuda_an == NULL);
   CHECK(pp_profile_zone(&t, loc_named(&t, "still-profiled")) != NULL);
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "CUDA tracing: unavailable: "
                       "cuptiActivityEnable(CONCURRENT_KERNEL): "
                       "CUPTI_ERROR_NOT_SUPPORTED\n");
@@ -482,7 +462,7 @@ PP_TEST(cupti_optional_kind_missing) {
   CHECK_EQ(t.cuda.nkernels, 3);
   CHECK_CONTAINS(pp_trace_meta(&t, "unavailable.cuda.kinds"),
                  "MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "not traced: MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
   free(rep);
   pp_trace_free(&t);
@@ -519,7 +499,7 @@ PP_TEST(cupti_library_missing) {
   pp_trace t;
   read_trace(out, &t);
   CHECK(pp_profile_zone(&t, loc_named(&t, "work")) != NULL);
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
 #ifdef PP_HAVE_CUPTI
   CHECK_CONTAINS(rep, "CUDA tracing: unavailable: cannot load "
                       "PIPEPROF_LIBCUPTI=/nonexistent/libcupti.so");
@@ -528,7 +508,7 @@ PP_TEST(cupti_library_missing) {
                       "headers\n");
 #endif
   free(rep);
-  char *js = summary_of(&t);
+  char *js = tb_summary_json(&t);
   CHECK_CONTAINS(js, "\"cuda\":{\"unavailable\":");
   free(js);
   pp_trace_free(&t);
@@ -621,7 +601,7 @@ PP_TEST(cupti_advice_pageable_copies) {
   CHECK_CONTAINS(a->evidence, "40% of infer is host<->device copy");
   CHECK_CONTAINS(a->evidence, "100% of the bytes from pageable memory");
   CHECK_CONTAINS(a->text, "pinned");
-  char *rep = report_of(&t);
+  char *rep = tb_report_text(&t);
   CHECK_CONTAINS(rep, "use pinned (page-locked) host buffers for infer");
   free(rep);
   pp_trace_free(&t);

@@ -62,26 +62,6 @@ static void build(pp_trace *t, int which) {
   }
 }
 
-static char *report_text(const pp_trace *t) {
-  char *out = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&out, &len);
-  CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, NULL), 0);
-  CHECK_EQ(fclose(f), 0);
-  return out;
-}
-
-static char *summary_json(const pp_trace *t) {
-  char *out = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&out, &len);
-  CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
-  CHECK_EQ(fclose(f), 0);
-  return out;
-}
-
 #ifdef PP_HAVE_JANSSON
 /* The "energy" object of frames[i] (ordered by name: 0 camera0, 1
  * display); the root is returned through *root for json_decref. */
@@ -125,7 +105,7 @@ PP_TEST(energy_per_frame_cpu_and_gpu) {
   CHECK_STR(e.gpu_counter, "gpu.run_energy_j");
   CHECK_STR(e.sources, "CPU package + GPU");
 
-  char *s = report_text(&t);
+  char *s = tb_report_text(&t);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 2 J (CPU package 1.5 J "
                     "+ GPU 0.5 J), 4 frames\n");
   CHECK_CONTAINS(s, "\n  energy per frame (display): 1 J (CPU package 0.75 J "
@@ -138,7 +118,7 @@ PP_TEST(energy_per_frame_cpu_and_gpu) {
   CHECK(strstr(s, "energy per frame (camera0)") > fr);
   free(s);
 
-  s = summary_json(&t);
+  s = tb_summary_json(&t);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 0, &root);
@@ -173,14 +153,14 @@ PP_TEST(energy_per_frame_cpu_only) {
   CHECK(e.has_cpu && !e.has_gpu);
   CHECK(e.gpu_counter == NULL);
   CHECK_STR(e.sources, "CPU package");
-  char *s = report_text(&t);
+  char *s = tb_report_text(&t);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 1.5 J (CPU package), "
                     "4 frames\n");
   CHECK_CONTAINS(s, "\n  energy per frame (display): 0.75 J (CPU package), "
                     "8 frames\n");
   CHECK(strstr(s, "GPU") == NULL);
   free(s);
-  s = summary_json(&t);
+  s = tb_summary_json(&t);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 0, &root);
@@ -207,11 +187,11 @@ PP_TEST(energy_per_frame_gpu_only) {
   CHECK_EQ(pp_run_energy(&t, &e), 1);
   CHECK(!e.has_cpu && e.has_gpu);
   CHECK_STR(e.sources, "GPU");
-  char *s = report_text(&t);
+  char *s = tb_report_text(&t);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 0.5 J (GPU), 4 frames\n");
   CHECK(strstr(s, "CPU package") == NULL);
   free(s);
-  s = summary_json(&t);
+  s = tb_summary_json(&t);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 1, &root);
@@ -233,11 +213,11 @@ PP_TEST(energy_per_frame_gpu_only) {
   CHECK_EQ(pp_run_energy(&t, &e), 1);
   CHECK_STR(e.gpu_counter, "gpu.energy_j");
   CHECK_NEAR(e.joules, 100.0, 0);
-  s = report_text(&t);
+  s = tb_report_text(&t);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 25 J (all GPUs), "
                     "4 frames\n");
   free(s);
-  s = summary_json(&t);
+  s = tb_summary_json(&t);
 #ifdef PP_HAVE_JANSSON
   je = frame_energy(s, 0, &root);
   CHECK_STR(json_string_value(json_object_get(je, "gpu_counter")),
@@ -253,7 +233,7 @@ PP_TEST(energy_per_frame_gpu_only) {
   /* The split names "all GPUs" next to the CPU package as well. */
   build(&t, E_CPU | E_GPU_ALL);
   CHECK_EQ(pp_analyze(&t), 0);
-  s = report_text(&t);
+  s = tb_report_text(&t);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 26.5 J (CPU package "
                     "1.5 J + all GPUs 25 J), 4 frames\n");
   free(s);
@@ -271,14 +251,14 @@ PP_TEST(energy_per_frame_unavailable) {
     CHECK_EQ(pp_run_energy(&t, &e), 0);
     CHECK(!e.has_cpu && !e.has_gpu);
     CHECK_CONTAINS(e.sources, "no energy counter in this trace");
-    char *s = report_text(&t);
+    char *s = tb_report_text(&t);
     CHECK_CONTAINS(s, "\n  energy per frame: unavailable: no energy counter "
                       "in this trace (RAPL or NVML; run under `pipeprof "
                       "run` or with PIPEPROF_SAMPLE_HZ)\n");
     CHECK(strstr(s, "energy per frame (") == NULL);
     CHECK(strstr(s, " J (") == NULL);
     free(s);
-    s = summary_json(&t);
+    s = tb_summary_json(&t);
     CHECK(strstr(s, "joules_per_frame") == NULL);
 #ifdef PP_HAVE_JANSSON
     json_t *root;

@@ -22,34 +22,15 @@
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
+#include "fake_cuda_harness.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define MS 1000000LL
 #define MIB 1048576LL
 #define GIB (1024 * MIB)
 
-static char trace_path[512], log_path[512];
 static void *stream; /* a program stream of the fake */
-
-static const char *fake_path(void) {
-#ifdef PP_FAKE_CUDA_PATH
-  return PP_FAKE_CUDA_PATH;
-#else
-  static char p[512];
-  snprintf(p, sizeof p, "%s/fakes/libcuda.so.1", pp_test_bindir());
-  return p;
-#endif
-}
-
-static const char *nomem_path(void) {
-#ifdef PP_FAKE_CUDA_NOMEM_PATH
-  return PP_FAKE_CUDA_NOMEM_PATH;
-#else
-  static char p[512];
-  snprintf(p, sizeof p, "%s/fakes/nomem/libcuda.so.1", pp_test_bindir());
-  return p;
-#endif
-}
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -60,52 +41,15 @@ static void sleep_ms(long ms) {
  * this thread and create a program stream (as a CUDA program would), then
  * start a session in mode with 20 ms between device memory samples. */
 static void start(const char *lib, const char *script, pp_mode mode) {
-  char sp[512];
-  snprintf(sp, sizeof sp, "%s/cuda.txt", pp_test_tmpdir());
-  FILE *f = fopen(sp, "w");
-  if (!f)
-    PP_FAIL("cannot write %s", sp);
-  fputs(script, f);
-  fclose(f);
-  snprintf(log_path, sizeof log_path, "%s/cuda.log", pp_test_tmpdir());
-  remove(log_path);
-  setenv("PP_FAKE_CUDA", sp, 1);
-  setenv("PP_FAKE_CUDA_LOG", log_path, 1);
-  setenv("PIPEPROF_LIBCUDA", lib, 1);
-  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!h)
-    PP_FAIL("cannot load the fake libcuda at %s", lib);
-  int (*init)(unsigned);
-  int (*ctx_create)(void **, unsigned, int);
-  int (*stream_create)(void **, unsigned);
-  *(void **)&init = dlsym(h, "cuInit");
-  *(void **)&ctx_create = dlsym(h, "cuCtxCreate_v2");
-  *(void **)&stream_create = dlsym(h, "cuStreamCreate");
-  void *ctx;
-  CHECK(init && ctx_create && stream_create);
-  CHECK_EQ(init(0), 0);
-  CHECK_EQ(ctx_create(&ctx, 0, 0), 0);
-  CHECK_EQ(stream_create(&stream, 0), 0);
+  fcu_script(lib, script);
+  stream = fcu_program_stream(lib);
   pp__gpu_mem_period(20 * MS);
-  snprintf(trace_path, sizeof trace_path, "%s/mem.pptrace", pp_test_tmpdir());
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.out_path = trace_path;
-  cfg.mode = mode;
-  cfg.install_signals = 0;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
-}
-
-static void finish(pp_trace *t) {
-  CHECK_EQ(pp_shutdown(), PP_OK);
-  char err[256];
-  CHECK_EQ(pp_trace_read_file(trace_path, t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(t), 0);
+  fcu_session("mem.pptrace", mode);
 }
 
 /* cuMemGetInfo_v2 calls the fake has logged. */
 static int mem_calls(void) {
-  char *log = pp_test_slurp(log_path, NULL);
+  char *log = pp_test_slurp(fcu_log_path, NULL);
   int n = 0;
   for (const char *p = log; p && (p = strstr(p, "mem ")); p += 4)
     n += p == log || p[-1] == '\n';
@@ -153,26 +97,6 @@ static size_t counter_values(const pp_trace *t, const char *name, int64_t *v,
   return n;
 }
 
-static char *report(const pp_trace *t) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/report.txt", pp_test_tmpdir());
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, NULL), 0);
-  fclose(f);
-  return pp_test_slurp(path, NULL);
-}
-
-static char *summary(const pp_trace *t) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/summary.json", pp_test_tmpdir());
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
-  fclose(f);
-  return pp_test_slurp(path, NULL);
-}
-
 /* Used bytes of call k (the last one repeats). */
 static const int64_t script_used[4] = {1 * GIB, 3 * GIB, 2 * GIB, 512 * MIB};
 #define SCRIPT_MEM                                                             \
@@ -182,11 +106,11 @@ static const int64_t script_used[4] = {1 * GIB, 3 * GIB, 2 * GIB, 512 * MIB};
 static int64_t want_used(size_t k) { return script_used[k < 4 ? k : 3]; }
 
 PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
-  start(fake_path(), "device 2\nsteps 1 2\n" SCRIPT_MEM, PP_MODE_TRACE);
+  start(fcu_lib(), "device 2\nsteps 1 2\n" SCRIPT_MEM, PP_MODE_TRACE);
   one_zone();
   wait_mem_calls(6);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   /* The GPU zone is unaffected. */
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
@@ -222,7 +146,7 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   CHECK(pp_trace_meta(&t, "cuda_mem.2.unavailable") == NULL);
   CHECK(pp_trace_meta(&t, "cuda_mem.2.failed") == NULL);
 
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "\ndevice memory (cuMemGetInfo about once a second; "
                     "used = total - free, by every process on the "
                     "device)\n");
@@ -239,7 +163,7 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   CHECK(strstr(r, "cuda2.mem_used_bytes") == NULL);
   free(r);
 
-  char *j = summary(&t);
+  char *j = tb_summary_json(&t);
   CHECK_CONTAINS(j, "\"device_memory\":{\"source\":\"cuMemGetInfo\","
                     "\"unavailable\":null,\"devices\":[");
   snprintf(line, sizeof line, "{\"device\":2,\"used_bytes\":{\"mean\":");
@@ -269,11 +193,11 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
 /* Stats and flight modes keep the same figures (from the STATS chunk's
  * counter statistics, and from the writer's ring in the dump). */
 static void check_mode(pp_mode mode) {
-  start(fake_path(), "steps 1\n" SCRIPT_MEM, mode);
+  start(fcu_lib(), "steps 1\n" SCRIPT_MEM, mode);
   one_zone();
   wait_mem_calls(5);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   const pp_counter_stats *u = counter(&t, "cuda0.mem_used_bytes");
   const pp_counter_stats *k = counter(&t, "cuda0.mem_total_bytes");
   CHECK(u && k);
@@ -283,7 +207,7 @@ static void check_mode(pp_mode mode) {
   CHECK_EQ((int64_t)u->last, 512 * MIB);
   CHECK_EQ((int64_t)k->min, 16 * GIB);
   CHECK_EQ((int64_t)k->max, 16 * GIB);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "  CUDA device 0: used min 512 MiB, mean ");
   CHECK_CONTAINS(r, ", max 3.00 GiB, last 512 MiB of 16.0 GiB (");
   free(r);
@@ -295,12 +219,12 @@ PP_TEST(gpu_zone_mem_in_stats_mode) { check_mode(PP_MODE_STATS); }
 PP_TEST(gpu_zone_mem_in_flight_mode) { check_mode(PP_MODE_FLIGHT); }
 
 PP_TEST(gpu_zone_mem_info_failing_is_unavailable) {
-  start(fake_path(), "steps 1 2\nmem_error 2\n", PP_MODE_TRACE);
+  start(fcu_lib(), "steps 1 2\nmem_error 2\n", PP_MODE_TRACE);
   one_zone();
   wait_mem_calls(3);
   pp_gpu_zone_end(pp_gpu_zone_begin(stream, "infer")); /* still works */
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(t.ngpu, 2);
   CHECK_STR(pp_trace_meta(&t, "gpu_zones.resolved"), "2");
   CHECK(counter(&t, "cuda0.mem_used_bytes") == NULL);
@@ -310,12 +234,12 @@ PP_TEST(gpu_zone_mem_info_failing_is_unavailable) {
   CHECK(why != NULL);
   CHECK_STR(why, "cuMemGetInfo failed: fake CUDA error (2)");
   CHECK_GE(strtoll(pp_trace_meta(&t, "cuda_mem.0.failed"), NULL, 10), 3);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: cuMemGetInfo failed: "
                     "fake CUDA error (2)\n");
   CHECK_CONTAINS(r, "resolved 2, unresolved at shutdown 0\n");
   free(r);
-  char *j = summary(&t);
+  char *j = tb_summary_json(&t);
   CHECK_CONTAINS(j, "{\"device\":0,\"used_bytes\":null,\"total_bytes\":null,"
                     "\"unavailable\":\"cuMemGetInfo failed: fake CUDA "
                     "error (2)\",\"failed_calls\":");
@@ -324,18 +248,18 @@ PP_TEST(gpu_zone_mem_info_failing_is_unavailable) {
 }
 
 PP_TEST(gpu_zone_mem_without_the_symbol_is_unavailable) {
-  start(nomem_path(), "steps 1 2\n", PP_MODE_TRACE);
+  start(fcu_lib_nomem(), "steps 1 2\n", PP_MODE_TRACE);
   one_zone();
   sleep_ms(100); /* several writer passes, each due for a sample */
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
   CHECK_EQ(mem_calls(), 0);
   CHECK_STR(pp_trace_meta(&t, "cuda_mem.0.unavailable"),
             "libcuda has no cuMemGetInfo_v2");
   CHECK(pp_trace_meta(&t, "cuda_mem.0.failed") == NULL);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: libcuda has no "
                     "cuMemGetInfo_v2\n");
   free(r);
@@ -343,21 +267,16 @@ PP_TEST(gpu_zone_mem_without_the_symbol_is_unavailable) {
 }
 
 PP_TEST(gpu_zone_mem_without_libcuda_is_unavailable) {
-  snprintf(trace_path, sizeof trace_path, "%s/mem.pptrace", pp_test_tmpdir());
   setenv("PIPEPROF_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.out_path = trace_path;
-  cfg.install_signals = 0;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
+  fcu_session("mem.pptrace", PP_MODE_TRACE);
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  finish(&t);
-  char *r = report(&t);
+  fcu_finish(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "\ndevice memory (cuMemGetInfo): unavailable: cannot "
                     "load /nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
-  char *j = summary(&t);
+  char *j = tb_summary_json(&t);
   CHECK_CONTAINS(j, "\"device_memory\":{\"source\":\"cuMemGetInfo\","
                     "\"unavailable\":\"cannot load /nonexistent/"
                     "libcuda.so.1 (no NVIDIA driver?)\",\"devices\":[]}");
@@ -367,15 +286,15 @@ PP_TEST(gpu_zone_mem_without_libcuda_is_unavailable) {
 
 PP_TEST(gpu_zone_mem_absent_without_gpu_zones) {
   /* A program that never used GPU zones: no driver call, no section. */
-  start(fake_path(), "steps 1\n" SCRIPT_MEM, PP_MODE_TRACE);
+  start(fcu_lib(), "steps 1\n" SCRIPT_MEM, PP_MODE_TRACE);
   sleep_ms(60);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(mem_calls(), 0);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK(strstr(r, "device memory") == NULL);
   free(r);
-  char *j = summary(&t);
+  char *j = tb_summary_json(&t);
   CHECK_CONTAINS(j, "\"device_memory\":null");
   free(j);
   pp_trace_free(&t);

@@ -27,23 +27,14 @@
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
+#include "fake_cuda_harness.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define MS 1000000LL
 
-static char trace_path[512], log_path[512];
 static void *stream; /* a program stream of the fake */
 static const char *trace_name = "gpu.pptrace"; /* file start() records to */
-
-static const char *fake_path(void) {
-#ifdef PP_FAKE_CUDA_PATH
-  return PP_FAKE_CUDA_PATH;
-#else
-  static char p[512];
-  snprintf(p, sizeof p, "%s/fakes/libcuda.so.1", pp_test_bindir());
-  return p;
-#endif
-}
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -52,56 +43,17 @@ static void sleep_ms(long ms) {
 
 /* Script the fake, point pipeprof at it, and (make_ctx) make a context
  * current on this thread and create a program stream, as a CUDA program
- * would. Then start a trace-mode session. */
+ * would. Then start a session in mode. */
 static void start(const char *script, int make_ctx, pp_mode mode) {
-  char sp[512];
-  snprintf(sp, sizeof sp, "%s/cuda.txt", pp_test_tmpdir());
-  FILE *f = fopen(sp, "w");
-  if (!f)
-    PP_FAIL("cannot write %s", sp);
-  fputs(script, f);
-  fclose(f);
-  snprintf(log_path, sizeof log_path, "%s/cuda.log", pp_test_tmpdir());
-  remove(log_path);
-  setenv("PP_FAKE_CUDA", sp, 1);
-  setenv("PP_FAKE_CUDA_LOG", log_path, 1);
-  setenv("PIPEPROF_LIBCUDA", fake_path(), 1);
-  if (make_ctx) {
-    void *h = dlopen(fake_path(), RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-      PP_FAIL("cannot load the fake libcuda at %s", fake_path());
-    int (*init)(unsigned);
-    int (*ctx_create)(void **, unsigned, int);
-    int (*stream_create)(void **, unsigned);
-    *(void **)&init = dlsym(h, "cuInit");
-    *(void **)&ctx_create = dlsym(h, "cuCtxCreate_v2");
-    *(void **)&stream_create = dlsym(h, "cuStreamCreate");
-    void *ctx;
-    CHECK(init && ctx_create && stream_create);
-    CHECK_EQ(init(0), 0);
-    CHECK_EQ(ctx_create(&ctx, 0, 0), 0);
-    CHECK_EQ(stream_create(&stream, 0), 0);
-  }
-  snprintf(trace_path, sizeof trace_path, "%s/%s", pp_test_tmpdir(),
-           trace_name);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.out_path = trace_path;
-  cfg.mode = mode;
-  cfg.install_signals = 0;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
-}
-
-static void finish(pp_trace *t) {
-  CHECK_EQ(pp_shutdown(), PP_OK);
-  char err[256];
-  CHECK_EQ(pp_trace_read_file(trace_path, t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(t), 0);
+  fcu_script(fcu_lib(), script);
+  if (make_ctx)
+    stream = fcu_program_stream(fcu_lib());
+  fcu_session(trace_name, mode);
 }
 
 /* The fake's log: CPU-clock time of program-stream record k. */
 static int64_t record_time(long k) {
-  char *log = pp_test_slurp(log_path, NULL);
+  char *log = pp_test_slurp(fcu_log_path, NULL);
   CHECK(log != NULL);
   char needle[32];
   snprintf(needle, sizeof needle, "record %ld ", k);
@@ -119,16 +71,6 @@ static int64_t meta_num(const pp_trace *t, const char *key) {
   return strtoll(v, NULL, 10);
 }
 
-static char *report(const pp_trace *t) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/report.txt", pp_test_tmpdir());
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, NULL), 0);
-  fclose(f);
-  return pp_test_slurp(path, NULL);
-}
-
 PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   /* Records: begin0 end0 begin1 end1 begin2 end2, at these GPU steps. */
   start("steps 1 2.5 1 0.25 1 4\n", 1, PP_MODE_TRACE);
@@ -140,7 +82,7 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   }
   sleep_ms(60); /* resolved by the writer while running */
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(t.ngpu, 3);
   CHECK_EQ(t.prof.gpu.ntracks, 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 3);
@@ -170,7 +112,7 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   CHECK_EQ(s->zones[0].self_ns, 6500000);
   CHECK_NEAR(s->zones[0].mean_ns, 3250000, 1e-6);
   CHECK_NEAR(s->zones[0].std_ns, 750000, 1e-6);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "GPU zones (device time");
   CHECK_CONTAINS(r, "track GPU 0 stream 0x");
   CHECK_CONTAINS(r, "resolved 3, unresolved at shutdown 0\n");
@@ -188,7 +130,7 @@ PP_TEST(gpu_zones_nest_keep_order_and_link_to_the_launching_zone) {
     PP_GPU_ZONE_END(outer);
   }
   pp_trace t;
-  finish(&t); /* resolved by the final pass's bounded wait */
+  fcu_finish(&t); /* resolved by the final pass's bounded wait */
   CHECK_EQ(t.ngpu, 2);
   const pp_gpu_zone_rec *o = &t.gpu[0], *in = &t.gpu[1];
   CHECK_STR(pp_trace_loc_name(&t, o->loc), "outer");
@@ -231,12 +173,12 @@ PP_TEST(gpu_zones_pending_at_shutdown_are_counted) {
   pp_gpu_zone open = pp_gpu_zone_begin(stream, "open");
   CHECK(open.slot != NULL);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   pp_gpu_zone_end(open); /* after the session: harmless, not recorded */
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 2);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "resolved 1, unresolved at shutdown 2");
   free(r);
   pp_trace_free(&t);
@@ -256,13 +198,13 @@ PP_TEST(gpu_zone_pool_exhaustion_and_record_failures_are_counted) {
   }
   CHECK_EQ(got, 4);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(t.ngpu, 0);
   CHECK_EQ(meta_num(&t, "gpu_zones.slots"), 4);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.pool_exhausted"), 6);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.record_failed"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 4);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "GPU zones: none resolved");
   CHECK_CONTAINS(r, "pool exhausted 6, record failed 1");
   free(r);
@@ -278,9 +220,9 @@ PP_TEST(gpu_zones_without_libcuda_report_unavailable) {
     pp_gpu_zone_end(z);
   }
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.unavailable"), 3);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "GPU zones: unavailable: cannot load "
                     "/nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
@@ -291,8 +233,8 @@ PP_TEST(gpu_zones_cuinit_failure_and_missing_context) {
   start("init 100\n", 0, PP_MODE_TRACE);
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  finish(&t);
-  char *r = report(&t);
+  fcu_finish(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "GPU zones: unavailable: cuInit failed: fake CUDA "
                     "error (100)\n");
   free(r);
@@ -305,9 +247,9 @@ PP_TEST(gpu_zones_without_a_current_context) {
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.no_context"), 2);
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "GPU zones: unavailable: no CUDA context current");
   free(r);
   pp_trace_free(&t);
@@ -318,7 +260,7 @@ PP_TEST(gpu_zones_in_flight_mode_dumps) {
   pp_gpu_zone_end(pp_gpu_zone_begin(stream, "infer"));
   sleep_ms(40);
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
   pp_trace_free(&t);
@@ -437,16 +379,6 @@ static size_t chunk_types(const unsigned char *d, size_t len, unsigned *types,
   return n;
 }
 
-static char *summary(const pp_trace *t) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/summary.json", pp_test_tmpdir());
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
-  fclose(f);
-  return pp_test_slurp(path, NULL);
-}
-
 /* The part of text that starts at from and ends before to (malloc'ed). */
 static char *between(const char *text, const char *from, const char *to) {
   const char *a = strstr(text, from);
@@ -471,7 +403,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   start(script, 1, PP_MODE_STATS);
   gz_run();
   pp_trace s, t;
-  finish(&s);
+  fcu_finish(&s);
   char err[256];
   CHECK_EQ(pp_trace_read_file(tpath, &t, err, sizeof err), 0);
   CHECK_EQ(pp_analyze(&t), 0);
@@ -479,7 +411,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
 
   /* Stats mode: a STATS chunk, no EVENTS chunk (no GPU_ZONE event). */
   size_t len;
-  unsigned char *d = (unsigned char *)pp_test_slurp(trace_path, &len);
+  unsigned char *d = (unsigned char *)pp_test_slurp(fcu_trace_path, &len);
   CHECK(d != NULL);
   unsigned types[256];
   size_t nch = chunk_types(d, len, types, 256), nstats = 0;
@@ -566,7 +498,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
 
   /* The report's GPU zone table and the summary's zones read the same in
    * both modes; the tracks differ only by the launching thread's id. */
-  char *rs = report(&s), *rt = report(&t);
+  char *rs = tb_report_text(&s), *rt = tb_report_text(&t);
   char *ss = between(rs, "\nGPU zones (", "  track ");
   char *st = between(rt, "\nGPU zones (", "  track ");
   CHECK_STR(ss, st);
@@ -586,7 +518,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   free(st);
   free(rs);
   free(rt);
-  char *js = summary(&s), *jt = summary(&t);
+  char *js = tb_summary_json(&s), *jt = tb_summary_json(&t);
   ss = between(js, "\"gpu_zones\":", "\"tracks\":");
   st = between(jt, "\"gpu_zones\":", "\"tracks\":");
   CHECK_STR(ss, st);
@@ -615,7 +547,7 @@ PP_TEST(gpu_zone_stats_mode_file_does_not_grow) {
       sleep_ms(3); /* 2 ms of scripted GPU time per 100 zones */
   }
   pp_trace t;
-  finish(&t);
+  fcu_finish(&t);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 1500);
   CHECK_EQ(t.ngpu, 0);
   const pp_gpu_stats *g = &t.prof.gpu;
@@ -626,7 +558,7 @@ PP_TEST(gpu_zone_stats_mode_file_does_not_grow) {
   CHECK_EQ(g->ntracks, 1);
   CHECK_EQ_U(g->tracks[0].zones, 1500);
   size_t len;
-  unsigned char *d = (unsigned char *)pp_test_slurp(trace_path, &len);
+  unsigned char *d = (unsigned char *)pp_test_slurp(fcu_trace_path, &len);
   CHECK(d != NULL);
   unsigned types[256];
   size_t n = chunk_types(d, len, types, 256);
@@ -676,13 +608,13 @@ PP_TEST_T(gpu_zone_stats_chunk_cut_at_every_byte, 120) {
     gz_run();
   }
   pp_trace full;
-  finish(&full);
+  fcu_finish(&full);
   CHECK_EQ(full.ngpu_agg, 4);
   uint64_t nzones = full.prof.nzones;
   CHECK_EQ(nzones, 1);
   pp_trace_free(&full);
   size_t len;
-  unsigned char *d = (unsigned char *)pp_test_slurp(trace_path, &len);
+  unsigned char *d = (unsigned char *)pp_test_slurp(fcu_trace_path, &len);
   CHECK(d != NULL);
   /* Find the STATS chunk. */
   size_t off = 0, pos = PPT_FILE_HEADER_SIZE, plen = 0;
@@ -813,7 +745,7 @@ PP_TEST(gpu_zone_stats_aggregate_caps_keys) {
   CHECK_EQ_U(last->zones, 2);
   CHECK_EQ_U(last->tid, 78);
   CHECK_EQ(t.prof.t0, -5); /* no CPU event: the GPU zones' range */
-  char *r = report(&t);
+  char *r = tb_report_text(&t);
   CHECK_CONTAINS(r, "  note: 4 resolved zones are not in the statistics "
                     "(stats mode keeps at most 4096 site/device/stream "
                     "keys)\n");

@@ -56,16 +56,6 @@ static char *export_html(const pp_trace *t, const pp_html_opts *o,
   return buf;
 }
 
-static char *export_summary(const pp_trace *t) {
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
-  CHECK_EQ(fclose(f), 0);
-  return buf;
-}
-
 static void write_text(const char *path, const char *s, size_t n) {
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL);
@@ -186,7 +176,7 @@ PP_TEST(html_embedded_json_is_the_summary) {
   CHECK_EQ(pp_analyze(&t), 0);
   char *html = export_html(&t, NULL, NULL);
   char *data = data_json(html);
-  char *summary = export_summary(&t);
+  char *summary = tb_summary_json(&t);
 #ifdef PP_HAVE_JANSSON
   json_error_t jerr;
   json_t *got = json_loads(data, 0, &jerr);

@@ -2,9 +2,11 @@
 /*
  * Test helpers that build pp_trace objects by hand (see trace_builder.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -66,4 +68,24 @@ void tb_meta(pp_trace *t, const char *key, const char *value) {
   t->meta[t->nmeta].key = tb_strdup(key);
   t->meta[t->nmeta].value = tb_strdup(value);
   t->nmeta++;
+}
+
+char *tb_report_text(const pp_trace *t) {
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_report_text(f, t, NULL), 0);
+  CHECK_EQ(fclose(f), 0);
+  return out;
+}
+
+char *tb_summary_json(const pp_trace *t) {
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_export_summary_json(f, t), 0);
+  CHECK_EQ(fclose(f), 0);
+  return out;
 }

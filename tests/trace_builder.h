@@ -23,5 +23,9 @@ size_t tb_thread(pp_trace *t, uint64_t tid, const char *name);
 pp_event *tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
                 uint8_t type);
 void tb_meta(pp_trace *t, const char *key, const char *value);
+/* What `pipeprof report` and the summary JSON export print for an analysed
+ * t (malloc'ed; failures fail the running test). */
+char *tb_report_text(const pp_trace *t);
+char *tb_summary_json(const pp_trace *t);
 
 #endif /* PP_TRACE_BUILDER_H */
