@@ -329,6 +329,14 @@ static void flush_events(void) {
 /* Encode slots [from, to) of thread t into EVENTS chunks (trace file) or
  * into the aggregate (stats mode, when there is one), and with feed_live
  * into the live statistics. Slots are read with relaxed loads. */
+/* CLOCK_MONOTONIC ns of tick ts, from the session's first clock point at
+ * ns_per_tick (the writer's running estimate; the reader interpolates
+ * between clock points instead). */
+static int64_t tick_ns(uint64_t ts, double ns_per_tick) {
+  return S.sync0.mono_ns +
+         (int64_t)((double)(int64_t)(ts - S.sync0.tick) * ns_per_tick);
+}
+
 static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
                              uint64_t tid, uint64_t from, uint64_t to,
                              ppt_buf *out, int to_file, int feed_live) {
@@ -357,8 +365,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     }
     const pp_srcloc *loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
     if (feed_live && S.live) {
-      int64_t ns = S.sync0.mono_ns +
-                   (int64_t)((double)(int64_t)(ts - S.sync0.tick) * ns_per_tick);
+      int64_t ns = tick_ns(ts, ns_per_tick);
       pp__live_event(S.live, tid, type, loc, ns, value, extra);
     }
     if (!to_file && !S.agg)
@@ -372,8 +379,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       last_id = id;
     }
     if (!to_file) {
-      int64_t ns = S.sync0.mono_ns +
-                   (int64_t)((double)(int64_t)(ts - S.sync0.tick) * ns_per_tick);
+      int64_t ns = tick_ns(ts, ns_per_tick);
       pp__aggregate_event(S.agg, tid, type, id, ns, value);
       n++;
       continue;
@@ -458,14 +464,9 @@ static void gpu_aggregate(const pp__gpu_rec *r, double ns_per_tick) {
   uint32_t id = loc_id(r->loc);
   if (id == UINT32_MAX)
     return;
-  int64_t launch =
-      S.sync0.mono_ns +
-      (int64_t)((double)(int64_t)(r->launch_tick - S.sync0.tick) * ns_per_tick);
-  int64_t start =
-      S.sync0.mono_ns +
-      (int64_t)((double)(int64_t)(r->start_tick - S.sync0.tick) * ns_per_tick);
-  pp__aggregate_gpu(S.agg, id, r->device, r->stream, r->tid, launch, start,
-                    r->dur_ns);
+  pp__aggregate_gpu(S.agg, id, r->device, r->stream, r->tid,
+                    tick_ns(r->launch_tick, ns_per_tick),
+                    tick_ns(r->start_tick, ns_per_tick), r->dur_ns);
   S.events_written++;
 }
 
