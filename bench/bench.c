@@ -274,6 +274,79 @@ static double bench_counter(int batches) {
   return m;
 }
 
+/* ---- cold events ---------------------------------------------------------
+ * A zone begin and end right after a pass over 32 MiB of other data, which
+ * evicts the caches and the TLB as a program's own work between two events
+ * does, against the floor's pair under the same conditions. Each pair is
+ * timed alone (TSC reads around it, the second after LFENCE, so that the
+ * pair's loads have completed; stores may still be draining, as they may
+ * in a program). Cold costs are why a zone around a few microseconds of
+ * work costs more than the warm figures say. The benchmark links the
+ * static library: a program linking libpipeprof.so also goes through its
+ * PLT and GOT, one or two more cold lines. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define COLD_FENCE() _mm_lfence()
+#else
+#define COLD_FENCE() __asm__ volatile("" ::: "memory")
+#endif
+
+static volatile unsigned cold_sink;
+
+static void evict(const unsigned char *buf, size_t n) {
+  unsigned s = 0;
+  for (size_t i = 0; i < n; i += 64)
+    s += buf[i];
+  cold_sink += s;
+}
+
+static void bench_cold(double *zone_ns, double *floor_ns) {
+  *zone_ns = *floor_ns = NAN;
+  size_t n = (size_t)32 << 20;
+  int iters = quick ? 60 : 400;
+  unsigned char *buf = malloc(n);
+  double *vz = calloc((size_t)iters, sizeof *vz);
+  double *vf = calloc((size_t)iters, sizeof *vf);
+  floor_ring = calloc(65536, sizeof *floor_ring);
+  if (!buf || !vz || !vf || !floor_ring ||
+      start_session(PP_MODE_TRACE, "cold", 1024) != PP_OK)
+    goto done;
+  static const int dummy = 0;
+  memset(buf, 1, n);
+  { PP_ZONE("bench.cold"); } /* attach and map the ring first */
+  floor_begin(&dummy);
+  floor_end(&dummy);
+  double w0 = now_ns();
+  uint64_t k0 = pp__ticks();
+  for (int i = 0; i < iters; i++) {
+    evict(buf, n);
+    uint64_t t0 = pp__ticks();
+    {
+      PP_ZONE("bench.cold");
+      __asm__ volatile("" ::: "memory");
+    }
+    COLD_FENCE();
+    vz[i] = (double)(pp__ticks() - t0);
+    evict(buf, n);
+    t0 = pp__ticks();
+    floor_begin(&dummy);
+    __asm__ volatile("" ::: "memory");
+    floor_end(&dummy);
+    COLD_FENCE();
+    vf[i] = (double)(pp__ticks() - t0);
+  }
+  double ticks_per_ns = (double)(pp__ticks() - k0) / (now_ns() - w0);
+  pp_shutdown();
+  *zone_ns = median(vz, iters) / ticks_per_ns;
+  *floor_ns = median(vf, iters) / ticks_per_ns;
+done:
+  free(floor_ring);
+  floor_ring = NULL;
+  free(vf);
+  free(vz);
+  free(buf);
+}
+
 /* ---- histogram -------------------------------------------------------- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
@@ -664,6 +737,8 @@ int main(int argc, char **argv) {
   zone_result two = bench_zone_2threads(batches);
   double floor2 = bench_floor(batches); /* again, to bracket drift */
   double counter = bench_counter(batches);
+  double cold_zone, cold_floor;
+  bench_cold(&cold_zone, &cold_floor);
   double hist_rec, hist_p99;
   bench_hist(batches, &hist_rec, &hist_p99);
   double export_eps = bench_export_chrome();
@@ -692,6 +767,8 @@ int main(int argc, char **argv) {
     ZR("zone_disabled_ns", disabled);
     ZR("zone_trace_2threads_ns", two);
     printf("  \"counter_ns\": %.2f,\n", counter);
+    printf("  \"zone_cold_ns\": %.1f,\n", cold_zone);
+    printf("  \"floor_cold_ns\": %.1f,\n", cold_floor);
     printf("  \"hist_record_ns\": %.2f,\n", hist_rec);
     printf("  \"hist_p99_query_ns\": %.1f,\n", hist_p99);
     printf("  \"export_chrome_events_per_s\": %.0f,\n", export_eps);
@@ -715,6 +792,8 @@ int main(int argc, char **argv) {
     ZT("zone, disabled at run time", disabled);
     ZT("zone, trace, 2 threads", two);
     printf("counter set                  %8.2f ns\n", counter);
+    printf("zone after 32 MiB of other data %5.1f ns (floor %.1f ns)\n",
+           cold_zone, cold_floor);
     printf("histogram record             %8.2f ns\n", hist_rec);
     printf("histogram p99 (1e6 values)   %8.1f ns\n", hist_p99);
     printf("chrome export                %8.2f M events/s\n", export_eps / 1e6);
