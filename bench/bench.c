@@ -615,23 +615,23 @@ static void remove_tmpdir(void) {
 }
 
 /* The example-pipeline figures: JSON keys (the last ones of the object) or
- * one line of text. */
+ * one line of text. have: 1 measured, 0 failed, -1 not asked for. */
 static void print_pipeline(int json, int have, const overhead *pw,
                            const overhead *pc, int pairs, double acc) {
+  const char *why = have < 0 ? "not measured (--no-pipeline)"
+                             : "example binaries not found or failed";
   if (!json) {
-    if (have)
+    if (have > 0)
       printf("example pipeline overhead    %+8.2f %% wall (95%% CI %+.2f to "
              "%+.2f), %+.2f %% CPU (%+.2f to %+.2f), %d pairs; accounted "
              "in the traces %.2f %% of CPU\n",
              pw->pct, pw->lo, pw->hi, pc->pct, pc->lo, pc->hi, pairs, acc);
     else
-      printf("example pipeline overhead    unavailable: example binaries "
-             "not found or failed\n");
+      printf("example pipeline overhead    unavailable: %s\n", why);
     return;
   }
-  if (!have) {
-    printf("  \"pipeline_overhead\": \"unavailable: example binaries not "
-           "found or failed\"\n");
+  if (have <= 0) {
+    printf("  \"pipeline_overhead\": \"unavailable: %s\"\n", why);
     return;
   }
   printf("  \"pipeline_pairs\": %d,\n"
@@ -746,7 +746,8 @@ int main(int argc, char **argv) {
   overhead pw = {NAN, NAN, NAN}, pc = {NAN, NAN, NAN};
   int pairs = 0;
   double acc = NAN;
-  int have_pipe = pipeline && bench_pipeline(&pw, &pc, &pairs, &acc) == 0;
+  int have_pipe =
+      !pipeline ? -1 : bench_pipeline(&pw, &pc, &pairs, &acc) == 0;
   floor_ns = (floor_ns + floor2) / 2;
   remove_tmpdir();
 

@@ -34,6 +34,7 @@ if(PP_BENCH_SRC)
   target_compile_definitions(pipeprof-bench PRIVATE PP_STATIC_BUILD)
   target_include_directories(pipeprof-bench PRIVATE include src)
   target_link_libraries(pipeprof-bench PRIVATE pptools ${PP_LIB_LINK})
+  add_dependencies(pp-tests pipeprof-bench) # tests/test-bench.c runs it
 endif()
 
 include(cmake/fuzz.cmake OPTIONAL)
