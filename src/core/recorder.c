@@ -441,17 +441,56 @@ static inline void push2x(pp__prod *p, uint64_t ts, uint64_t a,
 
 /* ---- public hot path ---------------------------------------------------- */
 
+/* Zone begin and end: a fast path with no call in it, so that it needs no
+ * saved registers and fits in two cache lines (a cold event pays for every
+ * line of code it runs), and everything else out of line. */
+
+/* One slot into a valid view with room, or 0 (nothing written) for the
+ * slow path to do it. */
+static inline int push1_fast(pp__prod *p, int word, uint64_t ts,
+                             uint64_t a) {
+  uint64_t w = p->w;
+  if (pp__unlikely(p->gen != PP__GEN(word)) || pp__unlikely(w + 1 > p->limit))
+    return 0;
+  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
+  put_slot(p, w, ts, a);
+  p->w = w + 1;
+  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
+  return 1;
+}
+
+static __attribute__((noinline, cold)) pp_zone
+zone_begin_slow(const pp_srcloc *loc, int word) {
+  pp_zone z = {NULL};
+  pp__prod *p = view(word, 1);
+  if (p && push1(p, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+    z.loc = loc;
+  return z;
+}
+
 pp_zone pp_zone_begin(const pp_srcloc *loc) {
   pp_zone z = {NULL};
   int word = word_now();
   if (pp__unlikely(!(word & PP__ON)) || !loc)
     return z;
-  pp__prod *p = view(word, 1);
-  if (pp__unlikely(!p))
-    return z;
-  if (push1(p, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+#ifdef PP__HAVE_RDTSC
+  if (pp__likely(word & PP__TSC) &&
+      pp__likely(push1_fast(&tls_prod, word, __rdtsc(),
+                            tag(PPT_EV_ZONE_BEGIN, loc)))) {
     z.loc = loc;
-  return z;
+    return z;
+  }
+#endif
+  return zone_begin_slow(loc, word);
+}
+
+static __attribute__((noinline, cold)) void
+zone_end_slow(const pp_srcloc *loc, int word, uint64_t ts, int have_ts) {
+  if (!have_ts)
+    ts = ticks_of(word);
+  pp__prod *p = view(word, 0);
+  if (p) /* else the thread state is gone (exit destructors) */
+    push1(p, ts, tag(PPT_EV_ZONE_END, loc), 0);
 }
 
 /* An end is recorded whenever its begin was, also while recording is
@@ -460,11 +499,16 @@ void pp_zone_end(pp_zone zone) {
   if (pp__unlikely(!zone.loc))
     return;
   int word = word_now();
-  uint64_t ts = ticks_of(word);
-  pp__prod *p = view(word, 0);
-  if (pp__unlikely(!p))
-    return; /* thread state gone (exit destructors): nothing to close */
-  push1(p, ts, tag(PPT_EV_ZONE_END, zone.loc), 0);
+#ifdef PP__HAVE_RDTSC
+  if (pp__likely(word & PP__TSC)) {
+    uint64_t ts = __rdtsc();
+    if (pp__unlikely(!push1_fast(&tls_prod, word, ts,
+                                 tag(PPT_EV_ZONE_END, zone.loc))))
+      zone_end_slow(zone.loc, word, ts, 1);
+    return;
+  }
+#endif
+  zone_end_slow(zone.loc, word, 0, 0);
 }
 
 pp_zone pp_zone_begin_name(const char *name) {
