@@ -408,6 +408,14 @@ static inline uint64_t tag(unsigned type, const void *p) {
                                             PP__PTR_MASK);
 }
 
+/* Write one slot at w (there is room) and publish w + 1. */
+static inline void write1(pp__prod *p, uint64_t w, uint64_t ts, uint64_t a) {
+  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
+  put_slot(p, w, ts, a);
+  p->w = w + 1;
+  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
+}
+
 /* Record a one-slot event; returns 1 when recorded. */
 static inline int push1(pp__prod *p, uint64_t ts, uint64_t a, int is_begin) {
   uint64_t w = p->w;
@@ -415,10 +423,7 @@ static inline int push1(pp__prod *p, uint64_t ts, uint64_t a, int is_begin) {
     count_drop(p->t);
     return 0;
   }
-  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
-  put_slot(p, w, ts, a);
-  p->w = w + 1;
-  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
+  write1(p, w, ts, a);
   return 1;
 }
 
@@ -452,10 +457,7 @@ static inline int push1_fast(pp__prod *p, int word, uint64_t ts,
   uint64_t w = p->w;
   if (pp__unlikely(p->gen != PP__GEN(word)) || pp__unlikely(w + 1 > p->limit))
     return 0;
-  prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
-  put_slot(p, w, ts, a);
-  p->w = w + 1;
-  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
+  write1(p, w, ts, a);
   return 1;
 }
 
