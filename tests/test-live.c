@@ -461,6 +461,8 @@ PP_TEST(live_engine_resource_alerts_once_per_episode) {
   static const pp_srcloc thr = {"sys.cpu3.throttle_total", 0, 0, 0, 2};
   static const pp_srcloc gused = {"gpu1.mem_used_bytes", 0, 0, 0, 2};
   static const pp_srcloc gtotal = {"gpu1.mem_total_bytes", 0, 0, 0, 2};
+  static const pp_srcloc cused = {"cuda1.mem_used_bytes", 0, 0, 0, 2};
+  static const pp_srcloc ctotal = {"cuda1.mem_total_bytes", 0, 0, 0, 2};
   static const pp_srcloc unrelated = {"sys.cpu3.busy_pct", 0, 0, 0, 2};
   pp__live *l = engine(SEC);
   /* used %: 50 95 93 97 80 96: episodes start at 95 and 96 */
@@ -487,10 +489,15 @@ PP_TEST(live_engine_resource_alerts_once_per_episode) {
   counter(l, &gtotal, 0, 100);
   counter(l, &gused, 100 * MS, 96);
   counter(l, &gtotal, 100 * MS, 100);
+  /* the CUDA driver's view of device 1 (cuMemGetInfo) is a series of its
+   * own: 90% (no alert; NVML's gpu1 is above), then 97% */
+  counter(l, &ctotal, 200 * MS, 1000);
+  counter(l, &cused, 200 * MS, 900);
+  counter(l, &cused, 300 * MS, 970);
   counter(l, &unrelated, 0, 99);
   pp__live_note n[32];
   size_t k = pp__live_take(l, n, 32);
-  CHECK_EQ(k, 6);
+  CHECK_EQ(k, 7);
   CHECK_STR(n[0].what, "mem");
   CHECK_NEAR(n[0].value, 95, 1e-9);
   CHECK_NEAR(n[0].threshold, 90, 0);
@@ -509,6 +516,11 @@ PP_TEST(live_engine_resource_alerts_once_per_episode) {
   CHECK_STR(n[5].what, "gpu_mem");
   CHECK_STR(n[5].which, "gpu1");
   CHECK_NEAR(n[5].value, 96, 1e-9);
+  CHECK_STR(n[6].what, "gpu_mem");
+  CHECK_STR(n[6].which, "cuda1");
+  CHECK_NEAR(n[6].value, 97, 1e-9);
+  CHECK_EQ(n[6].ns, 300 * MS);
+  CHECK_CONTAINS(n[6].message, "cuda1 memory 97.0% used");
   for (size_t i = 0; i < k; i++)
     CHECK_EQ(n[i].type, PPT_EV_ALERT);
   pp__live_free(l);

@@ -126,8 +126,10 @@ struct pp__live {
   double *cpu_thr;  /* MAX_CPUS, NAN unknown */
   int thr_on;
   int64_t thr_ns;
-  double gpu_used[MAX_GPUS], gpu_total[MAX_GPUS];
-  int gpu_on[MAX_GPUS];
+  /* GPU memory, per NVML GPU (slots 0..MAX_GPUS-1) and per CUDA device as
+   * the driver sees it (cuMemGetInfo; slots MAX_GPUS + device) */
+  double gpu_used[2 * MAX_GPUS], gpu_total[2 * MAX_GPUS];
+  int gpu_on[2 * MAX_GPUS];
 };
 
 /* ---- configuration ------------------------------------------------------- */
@@ -736,6 +738,19 @@ static void pairs_sweep(pp__live *l, int64_t now) {
 
 /* ---- alerts -------------------------------------------------------------- */
 
+/* "gpu<N>.<tail>" (NVML: slot N) or "cuda<N>.<tail>" (the CUDA driver's
+ * view of device N: slot MAX_GPUS + N). */
+static int gpu_series(const char *n, unsigned *slot, char tail[40]) {
+  unsigned u;
+  if (sscanf(n, "gpu%u.%39s", &u, tail) == 2 && u < MAX_GPUS)
+    *slot = u;
+  else if (sscanf(n, "cuda%u.%39s", &u, tail) == 2 && u < MAX_GPUS)
+    *slot = MAX_GPUS + u;
+  else
+    return 0;
+  return 1;
+}
+
 static void classify(locent *e) {
   const char *n = e->p->name ? e->p->name : "";
   unsigned u;
@@ -756,7 +771,7 @@ static void classify(locent *e) {
   else if (sscanf(n, "sys.cpu%u.%39s", &u, tail) == 2 && u < MAX_CPUS &&
            strcmp(tail, "throttle_total") == 0)
     e->cls = C_THROTTLE, e->idx = (int16_t)u;
-  else if (sscanf(n, "gpu%u.%39s", &u, tail) == 2 && u < MAX_GPUS) {
+  else if (gpu_series(n, &u, tail)) {
     if (strcmp(tail, "mem_used_bytes") == 0)
       e->cls = C_GPU_USED, e->idx = (int16_t)u;
     else if (strcmp(tail, "mem_total_bytes") == 0)
@@ -784,7 +799,10 @@ static void gpu_check(pp__live *l, int g, int64_t ns) {
   double pct = 100 * used / total;
   if (!l->gpu_on[g] && pct >= l->cfg.gpu_mem_pct) {
     char which[16], msg[160], a[32], b[32];
-    snprintf(which, sizeof which, "gpu%d", g);
+    if (g < (int)MAX_GPUS)
+      snprintf(which, sizeof which, "gpu%d", g);
+    else
+      snprintf(which, sizeof which, "cuda%d", g - (int)MAX_GPUS);
     fmt_bytes(a, sizeof a, used);
     fmt_bytes(b, sizeof b, total);
     snprintf(msg, sizeof msg, "%s memory %.1f%% used (%s of %s; threshold "
