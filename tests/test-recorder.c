@@ -892,6 +892,31 @@ PP_TEST(recorder_new_session_refreshes_thread_views) {
   pp_trace_free(&t2);
 }
 
+/* A zone end the program makes up (a pp_zone it did not get from a
+ * begin) is harmless: before any session and in a thread that has not
+ * recorded (nothing to close: nothing recorded), and in a thread that has
+ * (an end without a begin). */
+PP_TEST(recorder_end_without_begin_is_harmless) {
+  static const pp_srcloc loc = {"made-up", NULL, NULL, 0, PP_KIND_ZONE};
+  pp_zone z = {&loc};
+  CHECK_EQ(__atomic_load_n(&pp__active, __ATOMIC_RELAXED) & PP__ON, 0);
+  pp_zone_end(z); /* no session yet */
+  char path[4096];
+  tpath(path, sizeof path, "madeup.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  pp_zone_end(z); /* this thread has recorded nothing */
+  { PP_ZONE("real"); }
+  pp_zone_end(z);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_zone_end(z); /* after it */
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  CHECK_EQ(events_named(&t, NULL, PPT_EV_ZONE_END, "made-up"), 1);
+  CHECK_EQ(t.prof.unmatched_ends, 1);
+  pp_trace_free(&t);
+}
+
 PP_TEST(recorder_start_disabled) {
   char path[4096];
   tpath(path, sizeof path, "sd.pptrace");

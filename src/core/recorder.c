@@ -18,7 +18,10 @@
 #include "clock.h"
 #include "recorder.h"
 
-PP_API int pp__active = 0;
+/* Generation 1, recording off: no word ever carries generation 0, the
+ * generation of a thread's zeroed view, so a view that was never made (or
+ * was cleared at thread exit) never passes for a valid one. */
+PP_API int pp__active = 1 << PP__GEN_SHIFT;
 
 /* Acquire: pairs with the session's release store, so a thread that sees a
  * new generation also sees the session's ring set-up. */
@@ -27,7 +30,7 @@ static inline int word_now(void) {
 }
 #define ACTIVE() (word_now() & PP__ON)
 _Atomic int pp__overwrite_mode = 0;
-static _Atomic unsigned generation; /* of pp__active; 0 before any session */
+static _Atomic unsigned generation = 1; /* of pp__active; never 0 */
 
 /* The producer's private view of its ring: what the hot path needs, in the
  * thread's own static TLS block, which sits beside the thread's stack and
