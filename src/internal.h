@@ -44,6 +44,11 @@ static inline void pp__sort(void *base, size_t n, size_t elem,
  * Returns 0 on success, -1 when out of memory (the array is unchanged). */
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* Names of numbered series, "gpu3.mem_used_bytes", "cuda_mem.0.failed":
+ * when name is pre followed by decimal digits, the number (below 2^31)
+ * with *rest after the digits, else -1. */
+long pp__name_index(const char *name, const char *pre, const char **rest);
+
 /* Duplicate a string (NULL gives NULL). */
 char *pp__strdup(const char *s);
 

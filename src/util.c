@@ -27,6 +27,24 @@ int pp__grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
+long pp__name_index(const char *name, const char *pre, const char **rest) {
+  size_t n = strlen(pre);
+  if (!name || strncmp(name, pre, n) != 0)
+    return -1;
+  const char *p = name + n;
+  long v = 0;
+  if (*p < '0' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    int d = *p - '0';
+    if (v > (INT32_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *rest = p;
+  return v;
+}
+
 void pp__name_own_thread(const char *name) {
   (void)prctl(PR_SET_NAME, name, 0, 0, 0); /* best effort */
 }

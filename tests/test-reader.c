@@ -655,6 +655,24 @@ PP_TEST(reader_extreme_ticks) {
             (long long)ts);
 }
 
+/* Numbered series names: the prefix, then digits, then anything. */
+PP_TEST(name_index_of_numbered_series) {
+  const char *rest = NULL;
+  CHECK_EQ(pp__name_index("gpu3.mem_used_bytes", "gpu", &rest), 3);
+  CHECK_STR(rest, ".mem_used_bytes");
+  CHECK_EQ(pp__name_index("cuda_mem.12.failed", "cuda_mem.", &rest), 12);
+  CHECK_STR(rest, ".failed");
+  CHECK_EQ(pp__name_index("sys.cpu0", "sys.cpu", &rest), 0);
+  CHECK_STR(rest, "");
+  CHECK_EQ(pp__name_index("gpu.energy_j", "gpu", &rest), -1);
+  CHECK_EQ(pp__name_index("gpu+3.x", "gpu", &rest), -1);
+  CHECK_EQ(pp__name_index("gp3", "gpu", &rest), -1);
+  CHECK_EQ(pp__name_index("gpu2147483647", "gpu", &rest), 2147483647);
+  CHECK_EQ(pp__name_index("gpu2147483648", "gpu", &rest), -1);
+  CHECK_EQ(pp__name_index("gpu99999999999999999999.x", "gpu", &rest), -1);
+  CHECK_EQ(pp__name_index(NULL, "gpu", &rest), -1);
+}
+
 /* The CPU features the library asks glibc about (no CPUID of its own at
  * start-up) agree with what the CPUID instruction says. */
 PP_TEST(cpu_features_agree_with_cpuid) {

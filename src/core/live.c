@@ -740,21 +740,24 @@ static void pairs_sweep(pp__live *l, int64_t now) {
 
 /* "gpu<N>.<tail>" (NVML: slot N) or "cuda<N>.<tail>" (the CUDA driver's
  * view of device N: slot MAX_GPUS + N). */
-static int gpu_series(const char *n, unsigned *slot, char tail[40]) {
-  unsigned u;
-  if (sscanf(n, "gpu%u.%39s", &u, tail) == 2 && u < MAX_GPUS)
-    *slot = u;
-  else if (sscanf(n, "cuda%u.%39s", &u, tail) == 2 && u < MAX_GPUS)
-    *slot = MAX_GPUS + u;
-  else
+static int gpu_series(const char *n, unsigned *slot, const char **tail) {
+  long u = pp__name_index(n, "gpu", tail);
+  unsigned base = 0;
+  if (u < 0) {
+    u = pp__name_index(n, "cuda", tail);
+    base = MAX_GPUS;
+  }
+  if (u < 0 || u >= (long)MAX_GPUS || **tail != '.')
     return 0;
+  *slot = base + (unsigned)u;
+  ++*tail;
   return 1;
 }
 
 static void classify(locent *e) {
-  const char *n = e->p->name ? e->p->name : "";
+  const char *n = e->p->name ? e->p->name : "", *tail;
   unsigned u;
-  char tail[40];
+  long cpu;
   e->cls = C_NONE;
   if (strcmp(n, "sys.mem.total_bytes") == 0)
     e->cls = C_MEM_TOTAL;
@@ -768,10 +771,10 @@ static void classify(locent *e) {
     e->cls = C_PSI, e->idx = 1;
   else if (strcmp(n, "sys.psi.io.some_pct") == 0)
     e->cls = C_PSI, e->idx = 2;
-  else if (sscanf(n, "sys.cpu%u.%39s", &u, tail) == 2 && u < MAX_CPUS &&
-           strcmp(tail, "throttle_total") == 0)
-    e->cls = C_THROTTLE, e->idx = (int16_t)u;
-  else if (gpu_series(n, &u, tail)) {
+  else if ((cpu = pp__name_index(n, "sys.cpu", &tail)) >= 0 &&
+           cpu < (long)MAX_CPUS && strcmp(tail, ".throttle_total") == 0)
+    e->cls = C_THROTTLE, e->idx = (int16_t)cpu;
+  else if (gpu_series(n, &u, &tail)) {
     if (strcmp(tail, "mem_used_bytes") == 0)
       e->cls = C_GPU_USED, e->idx = (int16_t)u;
     else if (strcmp(tail, "mem_total_bytes") == 0)

@@ -8,7 +8,6 @@
  * print as "-"; names and reasons from the machine have control
  * characters shown as '?'.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 
 #include "export/report_gpu.h"
+#include "internal.h"
 
 #define LABEL_W 25
 #define MAX_GPUS 64
@@ -163,11 +163,9 @@ static const char *why(const pp_trace *t, int gpu, const char *metric) {
 
 /* "gpu<digits>." prefix: the index, else -1. */
 static int gpu_index(const char *s) {
-  if (strncmp(s, "gpu", 3) != 0 || !isdigit((unsigned char)s[3]))
-    return -1;
-  char *end;
-  long v = strtol(s + 3, &end, 10);
-  if ((*end != '.' && *end != '\0') || v < 0 || v >= MAX_GPUS)
+  const char *end;
+  long v = pp__name_index(s, "gpu", &end);
+  if (v < 0 || (*end != '.' && *end != '\0') || v >= MAX_GPUS)
     return -1;
   return (int)v;
 }

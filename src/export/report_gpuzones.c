@@ -6,7 +6,6 @@
  * library samples through cuMemGetInfo, src/core/gpu.h); the library's
  * counts that a trace does not carry are left out rather than printed as 0.
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
 #include "format/pptrace.h"
+#include "internal.h"
 #include "pipeprof.h"
 
 #define DUR_W 10
@@ -149,25 +149,10 @@ typedef struct cuda_mem_dev {
   int64_t failed;  /* META cuda_mem.<dev>.failed; 0 when absent */
 } cuda_mem_dev;
 
-/* s = "<digits>" + rest: the number (< 2^32), and *end after the digits;
- * -1 when s does not start with digits. */
-static int64_t lead_num(const char *s, const char **end) {
-  if (!isdigit((unsigned char)s[0]))
-    return -1;
-  char *e;
-  unsigned long long v = strtoull(s, &e, 10);
-  if (v > UINT32_MAX)
-    return -1;
-  *end = e;
-  return (int64_t)v;
-}
-
 /* "cuda<dev>.<what>": the device, else -1. */
 static int64_t cuda_counter(const char *name, const char *what) {
   const char *rest;
-  if (strncmp(name, "cuda", 4) != 0)
-    return -1;
-  int64_t d = lead_num(name + 4, &rest);
+  long d = pp__name_index(name, "cuda", &rest);
   if (d < 0 || rest[0] != '.' || strcmp(rest + 1, what) != 0)
     return -1;
   return d;
@@ -214,9 +199,7 @@ static size_t cuda_mem_devs(const pp_trace *t, cuda_mem_dev *d) {
   }
   for (size_t i = 0; i < t->nmeta; i++) {
     const char *key = t->meta[i].key, *rest;
-    if (!key || strncmp(key, "cuda_mem.", 9) != 0)
-      continue;
-    int64_t dev = lead_num(key + 9, &rest);
+    long dev = pp__name_index(key, "cuda_mem.", &rest);
     int why = dev >= 0 && strcmp(rest, ".unavailable") == 0;
     int failed = dev >= 0 && strcmp(rest, ".failed") == 0;
     cuda_mem_dev *m = why || failed ? mem_dev(d, &n, dev) : NULL;

@@ -155,21 +155,9 @@ static int cmp_idx(const void *a, const void *b) {
 
 /* N when name is exactly <pre><digits><suf>; -1 otherwise. */
 static long family_index(const char *name, const char *pre, const char *suf) {
-  if (!has_prefix(name, pre))
-    return -1;
-  const char *p = name + strlen(pre);
-  unsigned long n = 0;
-  size_t digits = 0;
-  while (*p >= '0' && *p <= '9') {
-    if (n > 1000000ul)
-      return -1;
-    n = n * 10 + (unsigned long)(*p - '0');
-    p++;
-    digits++;
-  }
-  if (!digits || strcmp(p, suf) != 0)
-    return -1;
-  return (long)n;
+  const char *rest;
+  long n = pp__name_index(name, pre, &rest);
+  return n >= 0 && strcmp(rest, suf) == 0 ? n : -1;
 }
 
 /* The counters <pre>N<suf> in order of N into *out (malloc'ed; NULL when
