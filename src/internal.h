@@ -40,6 +40,23 @@ static inline void pp__sort(void *base, size_t n, size_t elem,
     qsort(base, n, elem, cmp);
 }
 
+/* Saturating arithmetic, for figures from traces that may hold any value:
+ * b - a when b > a, else 0, at most INT64_MAX; a + b at most INT64_MAX
+ * (for a, b >= 0); a + b at most UINT64_MAX. */
+static inline int64_t pp__span(int64_t a, int64_t b) {
+  int64_t d;
+  if (b <= a)
+    return 0;
+  return __builtin_sub_overflow(b, a, &d) ? INT64_MAX : d;
+}
+static inline int64_t pp__add_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static inline uint64_t pp__add_sat_u64(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Grow *arr (of *cap elements of size elem) to hold at least need elements.
  * Returns 0 on success, -1 when out of memory (the array is unchanged). */
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);

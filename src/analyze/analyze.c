@@ -23,17 +23,6 @@
 
 #define NO_SLOT UINT32_MAX
 
-/* b - a, saturated to [0, INT64_MAX]: damaged traces may hold any
- * timestamp, and a span must never overflow. */
-static int64_t span_ns(int64_t a, int64_t b) {
-  int64_t d;
-  if (b <= a)
-    return 0;
-  if (__builtin_sub_overflow(b, a, &d))
-    return INT64_MAX;
-  return d;
-}
-
 static int64_t sat_add(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r))
@@ -334,7 +323,7 @@ static void close_top(pp_thread *th, zone_stack *s, int64_t ts,
   pp_zone_inst *z = &th->zones[o->idx];
   if (ts < z->start)
     ts = z->start;
-  int64_t dur = span_ns(z->start, ts);
+  int64_t dur = pp__span(z->start, ts);
   z->end = ts;
   z->self = dur - o->child;
   if (z->self < 0)
@@ -481,14 +470,14 @@ static int zone_stats(pp_trace *t) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nzones; j++) {
       const pp_zone_inst *z = &th->zones[j];
-      pp__zone_stats_add(&p->zones[slot[z->loc]], span_ns(z->start, z->end),
+      pp__zone_stats_add(&p->zones[slot[z->loc]], pp__span(z->start, z->end),
                          z->self);
     }
   }
   /* A range's self time is its duration: ranges do not nest. */
   for (size_t i = 0; i < t->nranges; i++) {
     const pp_range *r = &t->ranges[i];
-    int64_t d = span_ns(r->start, r->end);
+    int64_t d = pp__span(r->start, r->end);
     pp__zone_stats_add(&p->zones[slot[r->loc]], d, d);
   }
   pp__free(slot);
@@ -525,13 +514,13 @@ static void one_frame_loc(pp_frame_stats *f, const ev_ref *r, size_t n) {
   pp_hist_init(&f->hist);
   if (n < 2)
     return;
-  int64_t span = span_ns(r[0].ev->ts, r[n - 1].ev->ts);
+  int64_t span = pp__span(r[0].ev->ts, r[n - 1].ev->ts);
   if (span > 0)
     f->fps = (double)(n - 1) / ((double)span / 1e9);
   double mean = 0, m2 = 0, jit = 0;
   int64_t prev_dt = 0;
   for (size_t i = 1; i < n; i++) {
-    int64_t dt = span_ns(r[i - 1].ev->ts, r[i].ev->ts);
+    int64_t dt = pp__span(r[i - 1].ev->ts, r[i].ev->ts);
     double delta = (double)dt - mean;
     mean += delta / (double)i;
     m2 += delta * ((double)dt - mean);
@@ -721,7 +710,7 @@ static int analyze_from_stats(pp_trace *t) {
     any = 1;
   }
   if (t->ngpu_agg)
-    p->wall_ns = span_ns(p->t0, p->t1);
+    p->wall_ns = pp__span(p->t0, p->t1);
   if (pp_analyze_pipeline(t) != 0 || pp_analyze_gpu(t) != 0)
     return -1;
   t->analyzed = 1;
@@ -759,7 +748,7 @@ int pp_analyze(pp_trace *t) {
       p->t1 = g->end;
     any = 1;
   }
-  p->wall_ns = any ? span_ns(p->t0, p->t1) : 0;
+  p->wall_ns = any ? pp__span(p->t0, p->t1) : 0;
 
   meta_costs(t, p);
 

@@ -110,8 +110,7 @@ static int gpu_zones_from_stats(pp_trace *t) {
       z = z ? z + 1 : g->zones;
       z->loc = a->loc;
     }
-    z->count =
-        a->count > UINT64_MAX - z->count ? UINT64_MAX : z->count + a->count;
+    z->count = pp__add_sat_u64(z->count, a->count);
     z->total_ns = pp__add_sat(z->total_ns, a->total_ns);
     if (pp_hist_merge(&z->hist, &a->hist) != 0 ||
         pp_hist_merge(&z->self_hist, &a->hist) != 0)
@@ -133,8 +132,7 @@ static int gpu_zones_from_stats(pp_trace *t) {
       tr->tid = a->tid; /* earlier site on ties: sites come in order */
       tr->first_ns = a->start_ns;
     }
-    tr->zones =
-        a->count > UINT64_MAX - tr->zones ? UINT64_MAX : tr->zones + a->count;
+    tr->zones = pp__add_sat_u64(tr->zones, a->count);
   }
   for (size_t i = 0; i < nz; i++) {
     pp_zone_stats *s = &g->zones[i];

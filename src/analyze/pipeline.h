@@ -10,23 +10,8 @@
 #ifndef PP_PIPELINE_H
 #define PP_PIPELINE_H
 
+#include "../internal.h" /* pp__span, pp__add_sat */
 #include "model.h"
-
-/* b - a when b > a, else 0, saturating at INT64_MAX. */
-static inline int64_t pp__span(int64_t a, int64_t b) {
-  int64_t d;
-  if (b <= a)
-    return 0;
-  if (__builtin_sub_overflow(b, a, &d))
-    return INT64_MAX;
-  return d;
-}
-
-/* a + b, saturating at INT64_MAX. */
-static inline int64_t pp__add_sat(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
 
 int pp__queues_analyze(pp_trace *t);
 int pp__stages_analyze(pp_trace *t);

@@ -464,7 +464,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     uint64_t n = ppt_get_uv(c);
     if (c->err)
       return -1;
-    g->dropped = n > UINT64_MAX - g->dropped ? UINT64_MAX : g->dropped + n;
+    g->dropped = pp__add_sat_u64(g->dropped, n);
     return 0;
   }
   default:
@@ -656,11 +656,7 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   p->unclosed = ppt_get_uv(c);
   if (c->err)
     return -1;
-  int64_t wall;
-  p->wall_ns = p->t1 > p->t0 && !__builtin_sub_overflow(p->t1, p->t0, &wall)
-                   ? wall
-               : p->t1 > p->t0 ? INT64_MAX
-                               : 0;
+  p->wall_ns = pp__span(p->t0, p->t1);
   t->from_stats = 1;
   t->gpu_agg_lost = -1;
   return c->p == c->end ? 0 : decode_stats_gpu(t, c); /* 1.3 */

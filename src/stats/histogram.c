@@ -41,10 +41,6 @@ static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b) {
-  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* 128-bit helpers, portable (no __int128). */
 static double u128_to_double(uint64_t lo, uint64_t hi) {
   return (double)hi * 18446744073709551616.0 + (double)lo;
@@ -113,13 +109,13 @@ void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
   if (n == 0)
     return;
   if (n > UINT64_MAX - h->count) {
-    h->lost = sat_add(h->lost, n);
+    h->lost = pp__add_sat_u64(h->lost, n);
     return;
   }
   unsigned s = slot_of(v);
   pp_hist_block *b = get_block(h, s);
   if (!b) {
-    h->lost = sat_add(h->lost, n);
+    h->lost = pp__add_sat_u64(h->lost, n);
     return;
   }
   unsigned sub = (unsigned)(v >> shift_of(s)) & SLOT_MASK;
@@ -146,7 +142,7 @@ void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n) {
 
 int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
   if (src->count == 0) {
-    dst->lost = sat_add(dst->lost, src->lost);
+    dst->lost = pp__add_sat_u64(dst->lost, src->lost);
     return 0;
   }
   /* All or nothing: allocate every block first. */
@@ -155,7 +151,7 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
     if (src->slot_total[s] && !get_block(dst, s))
       fail = 1;
   if (fail) {
-    dst->lost = sat_add(sat_add(dst->lost, src->lost), src->count);
+    dst->lost = pp__add_sat_u64(pp__add_sat_u64(dst->lost, src->lost), src->count);
     return -1;
   }
   /* Snapshot src's scalars: dst may be src. */
@@ -183,7 +179,7 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
     dst->min = src->min;
   if (src->max > dst->max)
     dst->max = src->max;
-  dst->lost = sat_add(dst->lost, src->lost);
+  dst->lost = pp__add_sat_u64(dst->lost, src->lost);
   /* Chan et al.: m2 = m2_a + m2_b + delta^2 * na * nb / n. */
   double na = (double)dst->count, delta = mean_b - dst->mean;
   double m2 = dst->m2[0] + dst->m2[1] + m2_b;
