@@ -141,8 +141,9 @@ static void populate_to(pp__tstate *t, uint64_t end) {
   t->prefaulted = end;
 }
 
-/* Map a ring of slots for t (replacing none: the caller unmaps an old one)
- * with its first 2 x RING_AHEAD_MIN bytes populated. -1: out of memory. */
+/* Map a ring of slots for t (what becomes of an old one is the caller's
+ * business) with its first 2 x RING_AHEAD_MIN bytes populated. -1: out of
+ * memory. */
 static int map_ring(pp__tstate *t, uint64_t slots) {
   void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -411,12 +412,17 @@ static inline uint64_t tag(unsigned type, const void *p) {
                                             PP__PTR_MASK);
 }
 
+/* The slots below w are written: publish w to the writer. */
+static inline void publish(pp__prod *p, uint64_t w) {
+  p->w = w;
+  atomic_store_explicit(&p->t->w, w, memory_order_release);
+}
+
 /* Write one slot at w (there is room) and publish w + 1. */
 static inline void write1(pp__prod *p, uint64_t w, uint64_t ts, uint64_t a) {
   prefetch_for_write(&p->ring[(w + PF_AHEAD) & p->mask]);
   put_slot(p, w, ts, a);
-  p->w = w + 1;
-  atomic_store_explicit(&p->t->w, w + 1, memory_order_release);
+  publish(p, w + 1);
 }
 
 /* Record a one-slot event; returns 1 when recorded. */
@@ -443,8 +449,7 @@ static inline void push2x(pp__prod *p, uint64_t ts, uint64_t a,
   put_slot(p, w, ts, a);
   put_slot(p, w + 1, value,
            (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT | (extra & PP__PTR_MASK));
-  p->w = w + 2;
-  atomic_store_explicit(&p->t->w, w + 2, memory_order_release);
+  publish(p, w + 2);
 }
 
 /* ---- public hot path ---------------------------------------------------- */

@@ -20,11 +20,10 @@
 #define PPT_FILE_MAGIC "PPTRACE\0"
 #define PPT_FILE_HEADER_SIZE 64u
 #define PPT_VERSION_MAJOR 1u
-#define PPT_VERSION_MINOR                                                      \
-  3u /* 1.1: REQ_* and BATCH; 1.2: QUEUE_*,                                    \
-        ANOMALY, ALERT, GPU_ZONE and MEM_* events,                             \
-        CUDA chunks (CUPTI activity); 1.3: GPU                                 \
-        zone statistics at the end of STATS */
+/* Minor versions: 1.1 REQ_* and BATCH; 1.2 QUEUE_*, ANOMALY, ALERT,
+ * GPU_ZONE and MEM_* events, CUDA chunks (CUPTI activity); 1.3 GPU zone
+ * statistics at the end of STATS. */
+#define PPT_VERSION_MINOR 3u
 /* Reserved:
  *   event types 28-31  (unused: CUPTI records travel in CUDA chunks)
  *   chunk type 10      GPU records that do not fit an event */
