@@ -213,10 +213,17 @@ PP_TEST(analyze_unclosed_at_end) {
   CHECK_EQ(t.prof.unclosed, 2);
   const pp_thread *th = &t.threads[t0];
   CHECK_EQ(th->nzones, 3);
-  check_zone(&th->zones[0], 0, 500, 20, a, 0, -1, 1);
+  /* Zones that lost their end are shown but have no measured duration:
+   * only the measured B counts, in A's child time and in the busy time. */
+  check_zone(&th->zones[0], 0, 500, 490, a, 0, -1, 1);
   check_zone(&th->zones[1], 10, 20, 10, b, 1, 0, 0);
   check_zone(&th->zones[2], 30, 500, 470, b, 1, 0, 1);
-  CHECK_EQ(th->busy_ns, 500);
+  CHECK_EQ(th->busy_ns, 10);
+  CHECK(pp_profile_zone(&t, a) == NULL);
+  const pp_zone_stats *zb = pp_profile_zone(&t, b);
+  CHECK(zb != NULL);
+  CHECK_EQ(zb->count, 1);
+  CHECK_EQ(zb->max_ns, 10);
   tb_free(&t);
 }
 
@@ -236,13 +243,19 @@ PP_TEST(analyze_mismatched_end_closes_intermediates) {
   CHECK_EQ(pp_analyze(&t), 0);
   const pp_thread *z = &t.threads[0];
   CHECK_EQ(z->nzones, 4);
-  check_zone(&z->zones[0], 0, 50, 10, a, 0, -1, 0);
-  check_zone(&z->zones[1], 10, 50, 10, b, 1, 0, 1);
+  /* B and C have no measured duration: A's self time is all of it. */
+  check_zone(&z->zones[0], 0, 50, 50, a, 0, -1, 0);
+  check_zone(&z->zones[1], 10, 50, 40, b, 1, 0, 1);
   check_zone(&z->zones[2], 20, 50, 30, c, 2, 1, 1);
   check_zone(&z->zones[3], 70, 80, 10, c, 0, -1, 0);
   CHECK_EQ(t.prof.unclosed, 2);
   CHECK_EQ(t.prof.unmatched_ends, 1);
   CHECK_EQ(z->busy_ns, 60);
+  const pp_zone_stats *zc = pp_profile_zone(&t, c);
+  CHECK(zc != NULL);
+  CHECK_EQ(zc->count, 1); /* only the measured one */
+  CHECK_EQ(zc->total_ns, 10);
+  CHECK(pp_profile_zone(&t, b) == NULL);
   tb_free(&t);
 }
 

@@ -377,10 +377,13 @@ PP_TEST(live_engine_query_known_durations) {
   pp__live *l = engine(SEC);
   pp_live_stats st;
   CHECK_EQ(pp__live_query(l, 0, "load", 1, &st), PP_EINVAL);
-  /* interval i: 100 zones of 1..100 ms (i + 1 times that for i = 9) */
+  /* interval i: 100 zones of 1..100 ms (i + 1 times that for i = 9); they
+   * overlap, so each is on a thread of its own (one thread's clock cannot
+   * run backwards) */
   for (int64_t i = 0; i < 10; i++)
     for (int64_t k = 1; k <= 100; k++)
-      zone(l, 1, &decode_loc, i * SEC + k * MS, k * MS * (i == 9 ? 2 : 1));
+      zone(l, 100 + (uint64_t)k, &decode_loc, i * SEC + k * MS,
+           k * MS * (i == 9 ? 2 : 1));
   /* nested zone and one on another thread */
   pp__live_event(l, 2, PPT_EV_ZONE_BEGIN, &req_loc, 5 * SEC, 0, 0);
   zone(l, 2, &decode_loc, 5 * SEC + 1, 50 * MS);

@@ -20,6 +20,7 @@
 #include "gpu_activity.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "pair/zones.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -307,38 +308,25 @@ static int collect_events(const pp_trace *t, const uint32_t *canon,
 
 /* ---- zone instances ------------------------------------------------------ */
 
-typedef struct open_zone {
-  size_t idx;    /* in th->zones */
-  int64_t child; /* summed durations of closed direct children */
-} open_zone;
+/* Zones of one thread through the shared pairing (pair/zones.h); the
+ * cookie of a zone is its index in th->zones. */
+typedef struct zone_ctx {
+  pp_thread *th;
+  pp_profile *p;
+} zone_ctx;
 
-typedef struct zone_stack {
-  open_zone *v;
-  size_t n, cap;
-} zone_stack;
-
-static void close_top(pp_thread *th, zone_stack *s, int64_t ts,
-                      uint32_t unclosed, pp_profile *p) {
-  open_zone *o = &s->v[--s->n];
-  pp_zone_inst *z = &th->zones[o->idx];
-  if (ts < z->start)
-    ts = z->start;
-  int64_t dur = pp__span(z->start, ts);
-  z->end = ts;
-  z->self = dur - o->child;
-  if (z->self < 0)
-    z->self = 0;
-  z->unclosed = unclosed;
-  if (unclosed)
-    p->unclosed++;
-  if (s->n)
-    s->v[s->n - 1].child = sat_add(s->v[s->n - 1].child, dur);
-  else
-    th->busy_ns = sat_add(th->busy_ns, dur);
+static void zone_closed(void *ctx, const pp_zone_closed *c) {
+  zone_ctx *zc = ctx;
+  pp_zone_inst *z = &zc->th->zones[c->cookie];
+  z->end = c->end;
+  z->self = c->self;
+  z->unclosed = (uint32_t)c->lost_end;
+  if (c->depth == 0)
+    zc->th->busy_ns = sat_add(zc->th->busy_ns, c->covered);
 }
 
 static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
-                       zone_stack *s, pp_profile *p) {
+                       pp_profile *p) {
   size_t nbegin = 0;
   for (size_t i = 0; i < th->nev; i++)
     if (th->ev[i].type == PPT_EV_ZONE_BEGIN && th->ev[i].loc < nlocs)
@@ -351,47 +339,32 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
   if (!th->zones)
     return -1;
   th->cap_zones = nbegin;
-  s->n = 0;
-  int64_t last = INT64_MIN;
+  pp_zone_stack s;
+  pp__zstack_init(&s);
+  zone_ctx zc = {th, p};
   for (size_t i = 0; i < th->nev; i++) {
     const pp_event *e = &th->ev[i];
     if ((e->type != PPT_EV_ZONE_BEGIN && e->type != PPT_EV_ZONE_END) ||
         e->loc >= nlocs)
       continue;
-    int64_t ts = e->ts < last ? last : e->ts;
-    last = ts;
-    if (e->type == PPT_EV_ZONE_BEGIN) {
-      if (s->n == s->cap) {
-        void *v = s->v;
-        if (pp__grow(&v, &s->cap, s->n + 1, sizeof *s->v))
-          return -1;
-        s->v = v;
-      }
-      pp_zone_inst *z = &th->zones[th->nzones];
-      z->start = z->end = ts;
-      z->self = 0;
-      z->loc = e->loc;
-      z->depth = (uint32_t)s->n;
-      z->parent = s->n ? (int32_t)s->v[s->n - 1].idx : -1;
-      z->unclosed = 0;
-      s->v[s->n++] = (open_zone){th->nzones, 0};
-      th->nzones++;
+    if (e->type == PPT_EV_ZONE_END) {
+      pp__zstack_end(&s, e->loc, e->ts, &p->pairing, zone_closed, &zc);
       continue;
     }
-    size_t k = s->n;
-    while (k > 0 && th->zones[s->v[k - 1].idx].loc != e->loc)
-      k--;
-    if (k == 0) {
-      p->unmatched_ends++;
-      continue;
-    }
-    /* The end matches entry k-1: entries above it lost their ends. */
-    while (s->n > k)
-      close_top(th, s, ts, 1, p);
-    close_top(th, s, ts, 0, p);
+    uint32_t depth = s.n;
+    int32_t parent = s.n ? (int32_t)s.v[s.n - 1].cookie : -1;
+    if (pp__zstack_begin(&s, e->loc, e->ts, th->nzones, &p->pairing))
+      continue; /* too deep (or no memory): not a zone */
+    pp_zone_inst *z = &th->zones[th->nzones++];
+    z->start = z->end = s.v[s.n - 1].start;
+    z->self = 0;
+    z->loc = e->loc;
+    z->depth = depth;
+    z->parent = parent;
+    z->unclosed = 0;
   }
-  while (s->n > 0)
-    close_top(th, s, t_end > last ? t_end : last, 1, p);
+  pp__zstack_finish(&s, t_end, &p->pairing, zone_closed, &zc);
+  pp__zstack_free(&s);
   return 0;
 }
 
@@ -444,7 +417,7 @@ static int zone_stats(pp_trace *t) {
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nzones; j++)
-      if (slot[th->zones[j].loc] == NO_SLOT)
+      if (!th->zones[j].unclosed && slot[th->zones[j].loc] == NO_SLOT)
         slot[th->zones[j].loc] = (uint32_t)n++;
   }
   for (size_t i = 0; i < t->nranges; i++)
@@ -470,6 +443,8 @@ static int zone_stats(pp_trace *t) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nzones; j++) {
       const pp_zone_inst *z = &th->zones[j];
+      if (z->unclosed)
+        continue; /* no measured duration (pair/zones.h) */
       pp__zone_stats_add(&p->zones[slot[z->loc]], pp__span(z->start, z->end),
                          z->self);
     }
@@ -752,13 +727,12 @@ int pp_analyze(pp_trace *t) {
 
   meta_costs(t, p);
 
-  zone_stack s = {NULL, 0, 0};
   uint32_t *canon = NULL;
   for (size_t i = 0; i < t->nthreads; i++)
-    if (build_zones(&t->threads[i], t->nlocs, p->t1, &s, p))
+    if (build_zones(&t->threads[i], t->nlocs, p->t1, p))
       goto oom;
-  pp__free(s.v);
-  s.v = NULL;
+  p->unclosed = p->pairing.lost_ends;
+  p->unmatched_ends = p->pairing.stray_ends;
   if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
       frame_stats(t, canon) ||
       counter_stats(t, canon) || pp_analyze_requests(t) ||
@@ -770,7 +744,6 @@ int pp_analyze(pp_trace *t) {
   return 0;
 oom:
   pp__free(canon);
-  pp__free(s.v);
   pp__analysis_free(t);
   return -1;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../pair/zones.h"
 #include "../stats/histogram.h"
 
 /* A static site as read from the trace (SRCLOC chunk). */
@@ -464,9 +465,13 @@ typedef struct pp_profile {
   size_t ncounters;
   uint64_t events;        /* events recorded */
   uint64_t dropped;       /* events dropped, all threads */
-  uint64_t unclosed;      /* zones closed by the end of the trace */
+  uint64_t unclosed;      /* zones that lost their end (closed by an outer
+                             zone's end or the end of the trace) */
   uint64_t unmatched_ends;/* zone ends with no begin (dropped begins, flight
                              ring start) */
+  pp_pair_counts pairing; /* trace mode: everything the zone pairing saw
+                             (pair/zones.h); stats mode: zeros but for
+                             what the STATS chunk holds */
   uint64_t ranges_unclosed; /* ranges with no end in the trace */
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */

@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../pair/zones.h"
 #include "../stats/histogram.h"
 #include "aggregate.h"
-
-#define MAX_DEPTH 256
 
 typedef struct site {
   uint32_t kind;
@@ -34,17 +33,10 @@ typedef struct site {
   int is_float;
 } site;
 
-typedef struct open_zone {
-  uint32_t id;
-  int64_t start, child;
-} open_zone;
-
 typedef struct tstat {
   uint64_t tid;
-  uint64_t busy, events, zones, unclosed;
-  int depth;
-  int overflow; /* levels pushed beyond MAX_DEPTH */
-  open_zone stack[MAX_DEPTH];
+  uint64_t busy, events, zones;
+  pp_zone_stack zs; /* memory only while zones are open */
 } tstat;
 
 #define RANGE_SLOTS 4096u /* open cross-thread ranges tracked at once */
@@ -86,7 +78,8 @@ struct pp__aggregate {
   tstat *last;
   int64_t t0, t1;
   int have_t;
-  uint64_t events, unmatched, unclosed;
+  uint64_t events;
+  pp_pair_counts pc; /* zone pairing anomalies (zones.h) */
 };
 
 pp__aggregate *pp__aggregate_new(void) {
@@ -101,8 +94,10 @@ void pp__aggregate_free(pp__aggregate *a) {
     pp_hist_free(&a->sites[i].selfh);
   }
   pp__free(a->sites);
-  for (size_t i = 0; i < a->nthreads; i++)
+  for (size_t i = 0; i < a->nthreads; i++) {
+    pp__zstack_free(&a->threads[i]->zs);
     pp__free(a->threads[i]);
+  }
   pp__free(a->threads);
   for (size_t i = 0; i < a->ngpu; i++)
     pp_hist_free(&a->gpu[i].dur);
@@ -231,27 +226,27 @@ static void range_event(pp__aggregate *a, int is_end, uint32_t loc,
     a->ranges_lost++;
 }
 
-static void close_zone(pp__aggregate *a, tstat *t, int64_t end) {
-  open_zone *z = &t->stack[--t->depth];
-  int64_t dur = end - z->start;
-  if (dur < 0)
-    dur = 0;
-  int64_t self = dur - z->child;
-  if (self < 0)
-    self = 0;
-  site *s = get_site(a, z->id);
+typedef struct close_ctx {
+  pp__aggregate *a;
+  tstat *t;
+} close_ctx;
+
+/* A zone the pairing closed: counted only with its own end (zones.h). */
+static void zone_closed(void *ctx, const pp_zone_closed *z) {
+  close_ctx *cc = ctx;
+  if (z->depth == 0)
+    cc->t->busy += (uint64_t)z->covered;
+  if (!pp__zone_counts(z))
+    return;
+  cc->t->zones++;
+  site *s = get_site(cc->a, (uint32_t)z->site);
   if (s) {
     s->count++;
-    s->total += (uint64_t)dur;
-    s->self += (uint64_t)self;
-    pp_hist_record(&s->dur, (uint64_t)dur);
-    pp_hist_record(&s->selfh, (uint64_t)self);
+    s->total += (uint64_t)z->dur;
+    s->self += (uint64_t)z->self;
+    pp_hist_record(&s->dur, (uint64_t)z->dur);
+    pp_hist_record(&s->selfh, (uint64_t)z->self);
   }
-  t->zones++;
-  if (t->depth > 0)
-    t->stack[t->depth - 1].child += dur;
-  else
-    t->busy += (uint64_t)dur;
 }
 
 void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
@@ -269,30 +264,12 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
   site *s;
   switch (type) {
   case PPT_EV_ZONE_BEGIN:
-    if (t->depth >= MAX_DEPTH) {
-      t->overflow++;
-      return;
-    }
-    t->stack[t->depth++] = (open_zone){id, ns, 0};
+    pp__zstack_begin(&t->zs, id, ns, 0, &a->pc);
     return;
   case PPT_EV_ZONE_END: {
-    if (t->overflow) {
-      t->overflow--;
-      return;
-    }
-    int k = t->depth - 1;
-    while (k >= 0 && t->stack[k].id != id)
-      k--;
-    if (k < 0) {
-      a->unmatched++;
-      return;
-    }
-    while (t->depth - 1 > k) {
-      close_zone(a, t, ns);
-      t->unclosed++;
-      a->unclosed++;
-    }
-    close_zone(a, t, ns);
+    close_ctx cc = {a, t};
+    pp__zstack_end(&t->zs, id, ns, &a->pc, zone_closed, &cc);
+    pp__zstack_trim(&t->zs);
     return;
   }
   case PPT_EV_RANGE_BEGIN:
@@ -347,14 +324,12 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
 }
 
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {
+  int64_t end = a->have_t && a->t1 < end_ns ? a->t1 : end_ns;
   for (size_t i = 0; i < a->nthreads; i++) {
     tstat *t = a->threads[i];
-    int64_t end = a->have_t && a->t1 < end_ns ? a->t1 : end_ns;
-    while (t->depth > 0) {
-      close_zone(a, t, end);
-      t->unclosed++;
-      a->unclosed++;
-    }
+    close_ctx cc = {a, t};
+    pp__zstack_finish(&t->zs, end, &a->pc, zone_closed, &cc);
+    pp__zstack_free(&t->zs);
   }
 }
 
@@ -562,7 +537,7 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
   ppt_buf_sv(out, a->t0);
   ppt_buf_sv(out, a->t1);
   ppt_buf_uv(out, a->events);
-  ppt_buf_uv(out, a->unmatched);
-  ppt_buf_uv(out, a->unclosed);
+  ppt_buf_uv(out, a->pc.stray_ends);
+  ppt_buf_uv(out, a->pc.lost_ends);
   encode_gpu(a, out);
 }

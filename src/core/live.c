@@ -15,12 +15,12 @@
 
 #include "../format/pptrace.h"
 #include "../internal.h"
+#include "../pair/zones.h"
 #include "../stats/live.h"
 #include "live.h"
 
 #define MAX_SERIES 1024u   /* names tracked; later ones are ignored */
 #define MAX_THREADS 4096u  /* threads with zone stacks */
-#define MAX_DEPTH 256
 #define PAIR_CAP 65536u    /* open ranges and requests (power of two) */
 #define PAIR_MAX_AGE_NS (600 * INT64_C(1000000000))
 #define NOTE_QUEUE 256u
@@ -58,15 +58,9 @@ typedef struct locent {
   int16_t cls, idx;   /* counters */
 } locent;
 
-typedef struct frame {
-  const pp_srcloc *loc;
-  int64_t start;
-} frame;
-
 typedef struct tstack {
   uint64_t tid;
-  int depth, cap, overflow;
-  frame *f;
+  pp_zone_stack zs; /* memory only while zones are open */
 } tstack;
 
 #define PAIR_BEGIN 1
@@ -100,6 +94,7 @@ struct pp__live {
   tstack *th;
   size_t nth, cap_th;
   tstack *last_th;
+  pp_pair_counts pc; /* zone pairing anomalies (zones.h) */
   const pp_srcloc *last_loc; /* one-entry cache in front of zone_series */
   int last_series;
   int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
@@ -591,10 +586,11 @@ static tstack *thread_get(pp__live *l, uint64_t tid) {
   if (l->nth >= MAX_THREADS) {
     /* Reuse a thread with nothing open (most likely gone). */
     for (size_t i = 0; i < l->nth && !t; i++)
-      if (l->th[i].depth == 0 && !l->th[i].overflow)
+      if (l->th[i].zs.n == 0 && !l->th[i].zs.deep)
         t = &l->th[i];
     if (!t)
       return NULL;
+    pp__zstack_free(&t->zs); /* a new thread: its clock starts afresh */
   } else {
     if (pp__grow((void **)&l->th, &l->cap_th, l->nth + 1, sizeof *l->th))
       return NULL;
@@ -935,6 +931,15 @@ static void counter_event(pp__live *l, const pp_srcloc *loc, unsigned type,
 
 /* ---- events -------------------------------------------------------------- */
 
+/* A zone the pairing closed: a value of its series only with its own end
+ * (zones.h). */
+static void zone_closed(void *ctx, const pp_zone_closed *z) {
+  pp__live *l = ctx;
+  if (pp__zone_counts(z))
+    series_value(l, zone_series(l, (const pp_srcloc *)(uintptr_t)z->site),
+                 z->end, (uint64_t)z->dur);
+}
+
 void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
                     const pp_srcloc *loc, int64_t ns, uint64_t value,
                     uint64_t extra) {
@@ -943,41 +948,17 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
   switch (type) {
   case PPT_EV_ZONE_BEGIN: {
     tstack *t = thread_get(l, tid);
-    if (!t)
-      return;
-    if (t->depth >= MAX_DEPTH) {
-      t->overflow++;
-      return;
-    }
-    if (t->depth >= t->cap) {
-      int ncap = t->cap ? t->cap * 2 : 8;
-      frame *f = pp__realloc(t->f, (size_t)ncap * sizeof *f);
-      if (!f) {
-        t->overflow++;
-        return;
-      }
-      t->f = f;
-      t->cap = ncap;
-    }
-    t->f[t->depth++] = (frame){loc, ns};
+    if (t)
+      pp__zstack_begin(&t->zs, (uint64_t)(uintptr_t)loc, ns, 0, &l->pc);
     return;
   }
   case PPT_EV_ZONE_END: {
     tstack *t = thread_get(l, tid);
     if (!t)
       return;
-    if (t->overflow) {
-      t->overflow--;
-      return;
-    }
-    int k = t->depth - 1;
-    while (k >= 0 && t->f[k].loc != loc)
-      k--;
-    if (k < 0)
-      return; /* its begin was not seen */
-    int64_t d = ns - t->f[k].start;
-    t->depth = k;
-    series_value(l, zone_series(l, loc), ns, d > 0 ? (uint64_t)d : 0);
+    pp__zstack_end(&t->zs, (uint64_t)(uintptr_t)loc, ns, &l->pc, zone_closed,
+                   l);
+    pp__zstack_trim(&t->zs);
     return;
   }
   case PPT_EV_RANGE_BEGIN:
@@ -1132,7 +1113,7 @@ void pp__live_free(pp__live *l) {
   pp__free(l->recent);
   pp__free(l->locs);
   for (size_t i = 0; i < l->nth; i++)
-    pp__free(l->th[i].f);
+    pp__zstack_free(&l->th[i].zs);
   pp__free(l->th);
   pp__free(l->pairs);
   pp__free(l->cpu_thr);

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Zone pairing: the one place where a thread's zone begins and ends become
+ * zones. The stats sink and the live engine in the recording library and
+ * the reader's analysis all pair through it, so a zone is counted, timed
+ * and excused the same way whichever road its events took
+ * (docs/internals/pairing.md has the policy and why).
+ *
+ * One pp_zone_stack per thread; the caller feeds it that thread's zone
+ * events in the order the thread recorded them and gets every zone back
+ * through a callback when it closes. The policy:
+ *
+ *   clock        a timestamp earlier than the thread's previous one is
+ *                taken at the previous one (the thread's time never runs
+ *                backwards); counted in `backwards`.
+ *   nesting      at most PP_PAIR_MAX_DEPTH open zones; a begin beyond that
+ *                is not paired, and the next end is taken as its end
+ *                (recursion unwinds in order); counted in `too_deep`.
+ *   lost end     an end whose site is open deeper in the stack closes the
+ *                zones above it at its time, each flagged lost_end; zones
+ *                still open when the stream finishes are closed at the
+ *                finish time, flagged the same; counted in `lost_ends`.
+ *   stray end    an end whose site is not open is ignored; counted in
+ *                `stray_ends`.
+ *   statistics   a zone with a lost end has no measured duration: it is
+ *                delivered (timelines show it, flagged) but sinks leave it
+ *                out of counts and histograms (pp__zone_counts()). Its
+ *                measured children still count: their time passes up to
+ *                its parent (`covered`), so the self times of counted
+ *                zones add up to the thread's busy time.
+ *   drops        the recorder drops a zone's begin with its end (the end
+ *                is skipped too), so a drop never unbalances a stack; a
+ *                dropped end, which the recorder's reserve makes rare,
+ *                shows up as a lost end above.
+ *
+ * Not thread-safe: a stack belongs to whoever feeds its thread's events.
+ * Memory: nothing until the first begin; the open entries, grown by
+ * doubling up to PP_PAIR_MAX_DEPTH (24 bytes each). pp__zstack_trim()
+ * gives it back when the thread has nothing open.
+ */
+#ifndef PP_PAIR_ZONES_H
+#define PP_PAIR_ZONES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_PAIR_MAX_DEPTH 256u
+
+/* Anomalies seen while pairing, summed over the stacks that share them. */
+typedef struct pp_pair_counts {
+  uint64_t zones;      /* zones closed by their own end */
+  uint64_t lost_ends;  /* zones closed without their end */
+  uint64_t stray_ends; /* ends whose site was not open */
+  uint64_t too_deep;   /* begins beyond PP_PAIR_MAX_DEPTH */
+  uint64_t backwards;  /* timestamps earlier than the previous one */
+  uint64_t no_memory;  /* begins not paired for lack of memory */
+} pp_pair_counts;
+
+/* A zone as it closes. */
+typedef struct pp_zone_closed {
+  uint64_t site;   /* as given to pp__zstack_begin */
+  uint64_t cookie; /* as given to pp__zstack_begin */
+  int64_t start, end;
+  int64_t dur;     /* end - start, saturated */
+  int64_t self;    /* dur less its children's covered time */
+  int64_t covered; /* what it adds to its parent's child time, or to the
+                      thread's busy time when outermost: dur, or with a
+                      lost end only its children's covered time */
+  uint32_t depth;  /* 0: outermost */
+  int lost_end;    /* closed without its end: not a measured duration */
+} pp_zone_closed;
+
+typedef void (*pp_zone_closed_fn)(void *ctx, const pp_zone_closed *z);
+
+typedef struct pp_zone_open {
+  uint64_t site, cookie;
+  int64_t start;
+  int64_t child; /* summed durations of counted direct children */
+} pp_zone_open;
+
+typedef struct pp_zone_stack {
+  pp_zone_open *v;
+  uint32_t n, cap;
+  uint32_t deep;   /* begins beyond the cap still waiting for their end */
+  int have_last;
+  int64_t last;    /* the thread's latest timestamp */
+} pp_zone_stack;
+
+void pp__zstack_init(pp_zone_stack *s);
+void pp__zstack_free(pp_zone_stack *s);
+/* Give back the entries' memory when nothing is open. */
+void pp__zstack_trim(pp_zone_stack *s);
+
+/* The thread's clock, made monotonic: ts, or the previous time when ts is
+ * earlier (counted). Every begin and end goes through it; callers that
+ * see other events of the thread may pass them too. */
+int64_t pp__zstack_time(pp_zone_stack *s, int64_t ts, pp_pair_counts *c);
+
+/* A begin of site at ts. cookie comes back with the zone. Returns 0, or 1
+ * when the begin is not paired (too deep, or no memory: counted). */
+int pp__zstack_begin(pp_zone_stack *s, uint64_t site, int64_t ts,
+                     uint64_t cookie, pp_pair_counts *c);
+/* An end of site at ts: fn gets every zone it closes, innermost first. */
+void pp__zstack_end(pp_zone_stack *s, uint64_t site, int64_t ts,
+                    pp_pair_counts *c, pp_zone_closed_fn fn, void *ctx);
+/* The stream ends at end_ns (later of it and the thread's last time): fn
+ * gets every zone still open, innermost first, flagged lost_end. */
+void pp__zstack_finish(pp_zone_stack *s, int64_t end_ns, pp_pair_counts *c,
+                       pp_zone_closed_fn fn, void *ctx);
+
+/* Whether a closed zone belongs in counts and latency statistics. */
+static inline int pp__zone_counts(const pp_zone_closed *z) {
+  return !z->lost_end;
+}
+
+#endif /* PP_PAIR_ZONES_H */

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zone pairing policy (src/pair/zones.h): one rule each for matched
+ * ends, lost ends, stray ends, nesting past the cap, clocks running
+ * backwards and the end of the stream.
+ */
+#include <string.h>
+
+#include "pair/zones.h"
+#include "runner.h"
+
+#define MAXZ 600
+
+typedef struct got {
+  pp_zone_closed z[MAXZ];
+  size_t n;
+} got;
+
+static void collect(void *ctx, const pp_zone_closed *z) {
+  got *g = ctx;
+  if (g->n < MAXZ)
+    g->z[g->n++] = *z;
+}
+
+static void check_closed(const pp_zone_closed *z, uint64_t site, int64_t start,
+                         int64_t end, int64_t self, uint32_t depth,
+                         int lost) {
+  CHECK_EQ_U(z->site, site);
+  CHECK_EQ(z->start, start);
+  CHECK_EQ(z->end, end);
+  CHECK_EQ(z->dur, end - start);
+  CHECK_EQ(z->self, self);
+  CHECK_EQ(z->depth, depth);
+  CHECK_EQ(z->lost_end, lost);
+}
+
+PP_TEST(pair_nested_zones_self_and_order) {
+  pp_zone_stack s;
+  pp_pair_counts c = {0};
+  got g = {0};
+  pp__zstack_init(&s);
+  CHECK_EQ(pp__zstack_begin(&s, 1, 0, 10, &c), 0);
+  CHECK_EQ(pp__zstack_begin(&s, 2, 10, 11, &c), 0);
+  pp__zstack_end(&s, 2, 40, &c, collect, &g);
+  pp__zstack_end(&s, 1, 100, &c, collect, &g);
+  CHECK_EQ(g.n, 2);
+  check_closed(&g.z[0], 2, 10, 40, 30, 1, 0);
+  CHECK_EQ_U(g.z[0].cookie, 11);
+  check_closed(&g.z[1], 1, 0, 100, 70, 0, 0);
+  CHECK_EQ(g.z[1].covered, 100);
+  CHECK_EQ_U(c.zones, 2);
+  CHECK_EQ_U(c.lost_ends + c.stray_ends + c.too_deep + c.backwards, 0);
+  /* nothing open: the memory goes back */
+  pp__zstack_trim(&s);
+  CHECK(s.v == NULL);
+  pp__zstack_free(&s);
+}
+
+PP_TEST(pair_lost_ends_and_stray_ends) {
+  pp_zone_stack s;
+  pp_pair_counts c = {0};
+  got g = {0};
+  pp__zstack_init(&s);
+  pp__zstack_begin(&s, 1, 0, 0, &c);  /* A */
+  pp__zstack_begin(&s, 2, 10, 0, &c); /* B: its end is lost */
+  pp__zstack_begin(&s, 3, 20, 0, &c); /* C */
+  pp__zstack_end(&s, 3, 30, &c, collect, &g);
+  pp__zstack_end(&s, 1, 50, &c, collect, &g); /* closes B, then A */
+  pp__zstack_end(&s, 2, 60, &c, collect, &g); /* B's end, late: stray */
+  CHECK_EQ(g.n, 3);
+  check_closed(&g.z[0], 3, 20, 30, 10, 2, 0);
+  check_closed(&g.z[1], 2, 10, 50, 30, 1, 1);
+  CHECK(!pp__zone_counts(&g.z[1]));
+  /* B has no measured duration; its measured child C passes up to A */
+  CHECK_EQ(g.z[1].covered, 10);
+  check_closed(&g.z[2], 1, 0, 50, 40, 0, 0);
+  CHECK_EQ_U(c.zones, 2);
+  CHECK_EQ_U(c.lost_ends, 1);
+  CHECK_EQ_U(c.stray_ends, 1);
+  pp__zstack_free(&s);
+}
+
+PP_TEST(pair_finish_closes_open_zones_as_lost) {
+  pp_zone_stack s;
+  pp_pair_counts c = {0};
+  got g = {0};
+  pp__zstack_init(&s);
+  pp__zstack_begin(&s, 1, 100, 0, &c);
+  pp__zstack_begin(&s, 2, 150, 0, &c);
+  pp__zstack_end(&s, 2, 170, &c, collect, &g);
+  pp__zstack_begin(&s, 3, 180, 0, &c);
+  pp__zstack_finish(&s, 90, &c, collect, &g); /* before the last event */
+  CHECK_EQ(g.n, 3);
+  /* closed at the thread's last time, not before it */
+  check_closed(&g.z[1], 3, 180, 180, 0, 1, 1);
+  check_closed(&g.z[2], 1, 100, 180, 60, 0, 1);
+  CHECK_EQ(g.z[2].covered, 20);
+  CHECK_EQ_U(c.lost_ends, 2);
+  CHECK_EQ(s.n, 0);
+  pp__zstack_free(&s);
+}
+
+PP_TEST(pair_depth_cap_skips_deep_zones_in_order) {
+  pp_zone_stack s;
+  pp_pair_counts c = {0};
+  got g = {0};
+  pp__zstack_init(&s);
+  /* 300 nested zones of one site, then their 300 ends */
+  for (int64_t i = 0; i < 300; i++)
+    pp__zstack_begin(&s, 7, i, (uint64_t)i, &c);
+  CHECK_EQ(s.n, PP_PAIR_MAX_DEPTH);
+  CHECK_EQ_U(c.too_deep, 300 - PP_PAIR_MAX_DEPTH);
+  for (int64_t i = 0; i < 300; i++)
+    pp__zstack_end(&s, 7, 1000 + i, &c, collect, &g);
+  /* the 44 deepest ends went to the zones past the cap; the 256 paired
+   * zones closed innermost first, each with its own end */
+  CHECK_EQ(g.n, PP_PAIR_MAX_DEPTH);
+  CHECK_EQ_U(c.zones, PP_PAIR_MAX_DEPTH);
+  CHECK_EQ_U(c.lost_ends + c.stray_ends, 0);
+  check_closed(&g.z[0], 7, 255, 1044, 1044 - 255, 255, 0);
+  CHECK_EQ_U(g.z[0].cookie, 255);
+  /* the outermost [0, 1299] less its child [1, 1298] */
+  check_closed(&g.z[255], 7, 0, 1299, 2, 0, 0);
+  pp__zstack_free(&s);
+}
+
+PP_TEST(pair_clock_backwards_is_held) {
+  pp_zone_stack s;
+  pp_pair_counts c = {0};
+  got g = {0};
+  pp__zstack_init(&s);
+  pp__zstack_begin(&s, 1, 1000, 0, &c);
+  pp__zstack_begin(&s, 2, 900, 0, &c); /* earlier than the previous event */
+  pp__zstack_end(&s, 2, 950, &c, collect, &g);
+  pp__zstack_end(&s, 1, 2000, &c, collect, &g);
+  CHECK_EQ_U(c.backwards, 2);
+  CHECK_EQ(g.n, 2);
+  check_closed(&g.z[0], 2, 1000, 1000, 0, 1, 0);
+  check_closed(&g.z[1], 1, 1000, 2000, 1000, 0, 0);
+  pp__zstack_free(&s);
+}
