@@ -521,6 +521,35 @@ void pp_zone_end(pp_zone zone) {
   zone_end_slow(zone.loc, word, 0, 0);
 }
 
+#ifdef PP_TESTING
+/* Tests only (built into pp-tests, never into the library): record one
+ * event of type at loc on the calling thread with the tick ts, through
+ * the same ring code as the hot path, so a test can give events times of
+ * its choosing (a clock that runs backwards). Two-slot types carry value
+ * and extra. Returns 1 when recorded. */
+int pp__test_record(unsigned type, const pp_srcloc *loc, uint64_t ts,
+                    uint64_t value, uint64_t extra) {
+  int word = word_now();
+  if (!(word & PP__ON) && type != PPT_EV_ZONE_END)
+    return 0;
+  pp__prod *p = view(word, 1);
+  if (!p || !loc)
+    return 0;
+  switch (type) {
+  case PPT_EV_ZONE_BEGIN:
+  case PPT_EV_ZONE_END:
+  case PPT_EV_MARK:
+  case PPT_EV_FRAME:
+    return push1(p, ts, tag(type, loc), type != PPT_EV_ZONE_END);
+  default: {
+    uint64_t before = atomic_load(&p->t->dropped);
+    push2x(p, ts, tag(type, loc), value, extra);
+    return atomic_load(&p->t->dropped) == before;
+  }
+  }
+}
+#endif
+
 pp_zone pp_zone_begin_name(const char *name) {
   pp_zone z = {NULL};
   if (!ACTIVE())

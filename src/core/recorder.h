@@ -158,4 +158,11 @@ void pp__session_wake_writer(void);
 int pp__session_cuda_start(void);
 extern _Atomic int pp__overwrite_mode;
 
+#ifdef PP_TESTING
+/* Tests only: record one event with a tick of the test's choosing
+ * (recorder.c). */
+int pp__test_record(unsigned type, const pp_srcloc *loc, uint64_t ts,
+                    uint64_t value, uint64_t extra);
+#endif
+
 #endif /* PP_RECORDER_H */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One hostile event sequence, every road: recorded in trace, stats and
+ * flight mode, it must give the same per-zone counts and the same
+ * histograms in each mode's report, and the same counts in the live
+ * windows (issue 12's outcome test). The sequence has lost ends, ends
+ * without begins, 300-deep nesting, three threads interleaved, a clock
+ * running backwards and zones open at the end. Times are chosen by the
+ * test (pp__test_record with the CLOCK_MONOTONIC tick source), so
+ * durations are the same in every run and every mode.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze/analyze.h"
+#include "core/clock.h"
+#include "core/recorder.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
+#include "runner.h"
+
+#define NTHREADS 3
+#define REPS 50    /* A > B pairs per thread */
+#define LOST 5     /* X > Y pairs whose Y loses its end */
+#define STRAY 3    /* ends of Z, never begun */
+#define DEEP 300   /* nested D zones */
+
+static const pp_srcloc L_A = {"id-a", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_B = {"id-b", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_X = {"id-x", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_Y = {"id-y", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_Z = {"id-z", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_D = {"id-d", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_E = {"id-e", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_F = {"id-f", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_W = {"id-w", NULL, NULL, 0, PP_KIND_ZONE};
+
+static const char *const names[] = {"id-a", "id-b", "id-x", "id-d",
+                                    "id-e", "id-f"};
+#define NNAMES (sizeof names / sizeof names[0])
+
+typedef struct worker {
+  int k;
+  int64_t base;
+  int64_t last; /* the latest time it recorded */
+} worker;
+
+static void rec(unsigned type, const pp_srcloc *loc, int64_t ts) {
+  CHECK_EQ(pp__test_record(type, loc, (uint64_t)ts, 0, 0), 1);
+}
+
+static void *hostile(void *arg) {
+  worker *w = arg;
+  int64_t t = w->base + w->k * 3; /* threads interleave in time too */
+  for (int64_t i = 0; i < REPS; i++) {
+    int64_t db = 1000 + 37 * i * (w->k + 1), da = db + 500 + 11 * i;
+    rec(PPT_EV_ZONE_BEGIN, &L_A, t);
+    rec(PPT_EV_ZONE_BEGIN, &L_B, t + 10);
+    rec(PPT_EV_ZONE_END, &L_B, t + 10 + db);
+    rec(PPT_EV_ZONE_END, &L_A, t + da);
+    t += da + 100;
+  }
+  for (int i = 0; i < LOST; i++) { /* Y's end is lost */
+    rec(PPT_EV_ZONE_BEGIN, &L_X, t);
+    rec(PPT_EV_ZONE_BEGIN, &L_Y, t + 50);
+    rec(PPT_EV_ZONE_END, &L_X, t + 700 + 13 * i);
+    t += 1000;
+  }
+  for (int i = 0; i < STRAY; i++) /* ends without begins */
+    rec(PPT_EV_ZONE_END, &L_Z, t += 10);
+  for (int i = 0; i < DEEP; i++) /* nesting past the cap */
+    rec(PPT_EV_ZONE_BEGIN, &L_D, t += 2);
+  for (int i = 0; i < DEEP; i++)
+    rec(PPT_EV_ZONE_END, &L_D, t += 3);
+  t += 100; /* the clock runs backwards */
+  rec(PPT_EV_ZONE_BEGIN, &L_E, t);
+  rec(PPT_EV_ZONE_END, &L_E, t - 40);
+  rec(PPT_EV_ZONE_BEGIN, &L_F, t - 1000);
+  rec(PPT_EV_ZONE_END, &L_F, t + 200);
+  t += 300;
+  rec(PPT_EV_ZONE_BEGIN, &L_W, t); /* open at the end */
+  w->last = t;
+  return NULL;
+}
+
+typedef struct figures {
+  uint64_t count[NNAMES];
+  int64_t total[NNAMES], min[NNAMES], max[NNAMES];
+  uint64_t pct[NNAMES][1001]; /* the histogram at every 0.1 percentile */
+  double mean[NNAMES];
+  uint64_t p50[NNAMES], p99[NNAMES];
+  pp_live_stats live[NNAMES];
+  uint64_t lost_ends, stray_ends;
+} figures;
+
+static void record_mode(pp_mode mode, const char *path, figures *f) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.out_path = path;
+  cfg.buffer_kib = 4096; /* no drop, and the flight ring keeps it all */
+  if (pp_init(&cfg) != PP_OK)
+    PP_FAIL("pp_init: %s", pp_last_error());
+  CHECK_STR(pp__clock_source(), "monotonic");
+  worker w[NTHREADS];
+  pthread_t th[NTHREADS];
+  int64_t base = pp__mono_ns() + 1000000;
+  for (int k = 0; k < NTHREADS; k++) {
+    w[k] = (worker){k, base, 0};
+    CHECK_EQ(pthread_create(&th[k], NULL, hostile, &w[k]), 0);
+  }
+  int64_t last = 0;
+  for (int k = 0; k < NTHREADS; k++) {
+    CHECK_EQ(pthread_join(th[k], NULL), 0);
+    if (w[k].last > last)
+      last = w[k].last;
+  }
+  /* The live windows: wait (not a timing assertion: the outcome does not
+   * depend on how long it takes) until the interval holding the last zone
+   * has closed, then read the 60-interval window, which holds them all. */
+  for (int tries = 0;; tries++) {
+    pp_live_stats st = {0};
+    if (pp_live_zone("id-a", 60, &st) == PP_OK && st.as_of_ns > last)
+      break;
+    if (tries > 3000)
+      PP_FAIL("live window never reached the end of the sequence");
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  for (size_t n = 0; n < NNAMES; n++)
+    CHECK_EQ(pp_live_zone(names[n], 60, &f->live[n]), PP_OK);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+
+  pp_trace t;
+  char err[512] = "";
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("cannot read %s: %s", path, err);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(t.from_stats, mode == PP_MODE_STATS);
+  CHECK_EQ_U(t.prof.dropped, 0);
+  for (size_t n = 0; n < NNAMES; n++) {
+    const pp_zone_stats *z = NULL;
+    for (size_t i = 0; i < t.prof.nzones; i++)
+      if (!strcmp(pp_trace_loc_name(&t, t.prof.zones[i].loc), names[n]))
+        z = &t.prof.zones[i];
+    if (!z)
+      PP_FAIL("%s: no zone %s", pp_trace_meta(&t, "mode"), names[n]);
+    f->count[n] = z->count;
+    f->total[n] = z->total_ns;
+    f->min[n] = z->min_ns;
+    f->max[n] = z->max_ns;
+    f->p50[n] = pp_hist_percentile(&z->hist, 50);
+    f->p99[n] = pp_hist_percentile(&z->hist, 99);
+    for (int q = 0; q <= 1000; q++)
+      f->pct[n][q] = pp_hist_percentile(&z->hist, q / 10.0);
+    f->mean[n] = z->mean_ns;
+  }
+  f->lost_ends = t.prof.unclosed;
+  f->stray_ends = t.prof.unmatched_ends;
+  pp_trace_free(&t);
+}
+
+PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
+  static const pp_mode modes[3] = {PP_MODE_TRACE, PP_MODE_STATS,
+                                   PP_MODE_FLIGHT};
+  static const char *const mode_names[3] = {"trace", "stats", "flight"};
+  static figures f[3];
+  for (int m = 0; m < 3; m++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/identity-%s.pptrace", pp_test_tmpdir(),
+             mode_names[m]);
+    record_mode(modes[m], path, &f[m]);
+  }
+  /* What the policy says (src/pair/zones.h), per thread: REPS A and B;
+   * LOST X (their Y lost its end: not counted); the 256 D zones within
+   * the cap; one E (0 ns: its end came before its begin) and one F (its
+   * begin is held at the thread's time: 200 ns); W open at the end. */
+  const uint64_t want[NNAMES] = {NTHREADS * REPS, NTHREADS * REPS,
+                                 NTHREADS * LOST, NTHREADS * 256,
+                                 NTHREADS, NTHREADS};
+  for (size_t n = 0; n < NNAMES; n++)
+    CHECK_EQ_U(f[0].count[n], want[n]);
+  CHECK_EQ(f[0].min[4], 0);  /* E */
+  CHECK_EQ(f[0].max[4], 0);
+  CHECK_EQ(f[0].min[5], 200); /* F */
+  CHECK_EQ(f[0].max[5], 200);
+  CHECK_EQ_U(f[0].lost_ends, NTHREADS * (LOST + 1));
+  CHECK_EQ_U(f[0].stray_ends, NTHREADS * STRAY);
+  for (int m = 0; m < 3; m++) {
+    for (size_t n = 0; n < NNAMES; n++) {
+      /* the same counts, totals, extremes and histograms (every bucket:
+       * the moments may differ in the last bits, as zones of different
+       * threads close in another order on another road) */
+      CHECK_EQ_U(f[m].count[n], f[0].count[n]);
+      CHECK_EQ(f[m].total[n], f[0].total[n]);
+      CHECK_EQ(f[m].min[n], f[0].min[n]);
+      CHECK_EQ(f[m].max[n], f[0].max[n]);
+      for (int q = 0; q <= 1000; q++)
+        if (f[m].pct[n][q] != f[0].pct[n][q])
+          PP_FAIL("%s: %s p%.1f %llu, trace mode %llu", mode_names[m],
+                  names[n], q / 10.0, (unsigned long long)f[m].pct[n][q],
+                  (unsigned long long)f[0].pct[n][q]);
+      CHECK_NEAR(f[m].mean[n], f[0].mean[n], 1e-9 * f[0].mean[n]);
+      /* the live window: the same count and maximum; percentiles within
+       * its coarser buckets (1/32) of the report's */
+      const pp_live_stats *l = &f[m].live[n];
+      CHECK_EQ_U(l->count, f[0].count[n]);
+      CHECK_EQ_U(l->max_ns, (uint64_t)f[0].max[n]);
+      CHECK_NEAR((double)l->p50_ns, (double)f[0].p50[n],
+                 (double)f[0].p50[n] / 32.0 + 1);
+      CHECK_NEAR((double)l->p99_ns, (double)f[0].p99[n],
+                 (double)f[0].p99[n] / 32.0 + 1);
+    }
+    CHECK_EQ_U(f[m].lost_ends, f[0].lost_ends);
+    CHECK_EQ_U(f[m].stray_ends, f[0].stray_ends);
+  }
+}
