@@ -5,7 +5,8 @@
  * histograms in each mode's report, and the same counts in the live
  * windows (issue 12's outcome test). The sequence has lost ends, ends
  * without begins, 300-deep nesting, three threads interleaved, a clock
- * running backwards and zones open at the end. Times are chosen by the
+ * running backwards, zones open at the end, and ranges ended on another
+ * thread (so their halves reach each road in another order) or never. Times are chosen by the
  * test (pp__test_record with the CLOCK_MONOTONIC tick source), so
  * durations are the same in every run and every mode.
  */
@@ -27,6 +28,8 @@
 #define LOST 5     /* X > Y pairs whose Y loses its end */
 #define STRAY 3    /* ends of Z, never begun */
 #define DEEP 300   /* nested D zones */
+#define RANGES 10  /* ranges begun per thread, ended by the next thread */
+#define OPEN 2     /* of which never ended */
 
 static const pp_srcloc L_A = {"id-a", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_B = {"id-b", NULL, NULL, 0, PP_KIND_ZONE};
@@ -37,9 +40,10 @@ static const pp_srcloc L_D = {"id-d", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_E = {"id-e", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_F = {"id-f", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_W = {"id-w", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc L_R = {"id-r", NULL, NULL, 0, PP_KIND_ZONE};
 
 static const char *const names[] = {"id-a", "id-b", "id-x", "id-d",
-                                    "id-e", "id-f"};
+                                    "id-e", "id-f", "id-r"};
 #define NNAMES (sizeof names / sizeof names[0])
 
 typedef struct worker {
@@ -80,6 +84,22 @@ static void *hostile(void *arg) {
   rec(PPT_EV_ZONE_END, &L_E, t - 40);
   rec(PPT_EV_ZONE_BEGIN, &L_F, t - 1000);
   rec(PPT_EV_ZONE_END, &L_F, t + 200);
+  /* ranges: begun here, ended by another thread (so the writer sees the
+   * halves in any order), times fixed by the id; the last OPEN of the
+   * next thread's never end, and one end has no begin */
+  int next = (w->k + 1) % NTHREADS;
+  for (int i = 0; i < RANGES; i++) {
+    uint64_t id = 1000 * (uint64_t)(w->k + 1) + (uint64_t)i;
+    CHECK_EQ(pp__test_record(PPT_EV_RANGE_BEGIN, &L_R,
+                             (uint64_t)(w->base + 100 * i), id, 0), 1);
+    uint64_t other = 1000 * (uint64_t)(next + 1) + (uint64_t)i;
+    if (i < RANGES - OPEN)
+      CHECK_EQ(pp__test_record(PPT_EV_RANGE_END, &L_R,
+                               (uint64_t)(w->base + 100 * i + 5000 + 7 * i),
+                               other, 0), 1);
+  }
+  CHECK_EQ(pp__test_record(PPT_EV_RANGE_END, &L_R, (uint64_t)t, 999999, 0),
+           1);
   t += 300;
   rec(PPT_EV_ZONE_BEGIN, &L_W, t); /* open at the end */
   w->last = t;
@@ -180,9 +200,10 @@ PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {
    * LOST X (their Y lost its end: not counted); the 256 D zones within
    * the cap; one E (0 ns: its end came before its begin) and one F (its
    * begin is held at the thread's time: 200 ns); W open at the end. */
-  const uint64_t want[NNAMES] = {NTHREADS * REPS, NTHREADS * REPS,
-                                 NTHREADS * LOST, NTHREADS * 256,
-                                 NTHREADS, NTHREADS};
+  const uint64_t want[NNAMES] = {NTHREADS * REPS,  NTHREADS * REPS,
+                                 NTHREADS * LOST,  NTHREADS * 256,
+                                 NTHREADS,         NTHREADS,
+                                 NTHREADS * (RANGES - OPEN)};
   for (size_t n = 0; n < NNAMES; n++)
     CHECK_EQ_U(f[0].count[n], want[n]);
   CHECK_EQ(f[0].min[4], 0);  /* E */

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "pair/intervals.h"
 #include "pair/zones.h"
 #include "runner.h"
 
@@ -138,4 +139,88 @@ PP_TEST(pair_clock_backwards_is_held) {
   check_closed(&g.z[0], 2, 1000, 1000, 0, 1, 0);
   check_closed(&g.z[1], 1, 1000, 2000, 1000, 0, 0);
   pp__zstack_free(&s);
+}
+
+/* ---- id pairing ---------------------------------------------------------- */
+
+static pp_half half(uint64_t id, int64_t ts, int is_end) {
+  return (pp_half){id, ts, 7, 1, 0, (uint32_t)is_end};
+}
+
+PP_TEST(pair_ids_in_any_order) {
+  pp_id_pairs p;
+  pp_half b, e, h;
+  pp__idpairs_init(&p, 1000);
+  /* end first (the writer drained the ending thread first) */
+  h = half(5, 300, 1);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 0);
+  h = half(5, 100, 0);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
+  CHECK_EQ(b.ts, 100);
+  CHECK_EQ(e.ts, 300);
+  CHECK_EQ(b.is_end, 0);
+  CHECK_EQ(e.is_end, 1);
+  /* id 0 is not an id */
+  h = half(0, 1, 0);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), -1);
+  CHECK_EQ(p.n, 0);
+  /* a reused id: each end takes the closest begin before it */
+  h = half(9, 1000, 0);
+  pp__idpairs_put(&p, &h, &b, &e);
+  h = half(9, 2000, 0);
+  pp__idpairs_put(&p, &h, &b, &e);
+  h = half(9, 2500, 1);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
+  CHECK_EQ(b.ts, 2000);
+  h = half(9, 1500, 1);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
+  CHECK_EQ(b.ts, 1000);
+  CHECK_EQ_U(p.c.paired, 3);
+  pp__idpairs_free(&p);
+}
+
+PP_TEST(pair_ids_many_kept_then_finished) {
+  pp_id_pairs p;
+  pp_half b, e, h;
+  pp__idpairs_init(&p, 5000);
+  /* 3000 begins, then the ends of the even ones in reverse order: the
+   * table grows, deletes shift entries back, every even pair is found */
+  for (uint64_t i = 1; i <= 3000; i++) {
+    h = half(i * 7919, (int64_t)i, 0);
+    CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 0);
+  }
+  for (uint64_t i = 3000; i >= 1; i--) {
+    if (i % 2)
+      continue;
+    h = half(i * 7919, (int64_t)i + 10, 1);
+    CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
+    CHECK_EQ(b.ts, (int64_t)i);
+  }
+  CHECK_EQ(p.n, 1500);
+  /* one end with no begin */
+  h = half(1, 5, 1);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 0);
+  /* expire the halves before time 1001: begins 1, 3, .. 999 and the end */
+  CHECK_EQ(pp__idpairs_expire(&p, 1001), 501);
+  CHECK_EQ(p.n, 1000);
+  pp__idpairs_finish(&p, NULL, NULL);
+  CHECK_EQ_U(p.c.unended, 1500);
+  CHECK_EQ_U(p.c.unbegun, 1);
+  CHECK_EQ(p.n, 0);
+  pp__idpairs_free(&p);
+}
+
+PP_TEST(pair_ids_bound_counts_lost) {
+  pp_id_pairs p;
+  pp_half b, e, h;
+  pp__idpairs_init(&p, 10);
+  for (uint64_t i = 1; i <= 12; i++) {
+    h = half(i, 0, 0);
+    CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), i <= 10 ? 0 : -1);
+  }
+  CHECK_EQ_U(p.c.lost, 2);
+  /* a half that completes a pair needs no room */
+  h = half(3, 9, 1);
+  CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
+  pp__idpairs_free(&p);
 }

@@ -20,6 +20,7 @@
 #include "gpu_activity.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "pair/intervals.h"
 #include "pair/zones.h"
 
 #define NO_SLOT UINT32_MAX
@@ -126,11 +127,6 @@ void pp__analysis_free(pp_trace *t) {
 
 /* ---- ranges (start and end on any thread) ------------------------------ */
 
-static int cmp_range_id(const void *a, const void *b) {
-  const pp_range *x = a, *y = b;
-  return x->id < y->id ? -1 : x->id > y->id;
-}
-
 static int cmp_range_start(const void *a, const void *b) {
   const pp_range *x = a, *y = b;
   if (x->start != y->start)
@@ -138,7 +134,24 @@ static int cmp_range_start(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Pair RANGE_BEGIN and RANGE_END events by id across threads. */
+/* Ranges: RANGE_BEGIN and RANGE_END paired by id across threads through
+ * the shared id pairing (pair/intervals.h). A begin whose end never came
+ * is kept for timelines (unclosed, drawn to the trace end) and counted in
+ * ranges_unclosed, not in statistics. */
+typedef struct range_ctx {
+  pp_range *r;
+  size_t n;
+  int64_t t_end;
+} range_ctx;
+
+static void range_unended(void *ctx, const pp_half *h) {
+  range_ctx *rc = ctx;
+  if (h->is_end)
+    return;
+  rc->r[rc->n++] = (pp_range){h->ts, rc->t_end < h->ts ? h->ts : rc->t_end,
+                              h->id, h->tid, h->tid, (uint32_t)h->cookie, 1};
+}
+
 static int build_ranges(pp_trace *t, int64_t t_end) {
   size_t n = 0;
   for (size_t i = 0; i < t->nthreads; i++)
@@ -146,40 +159,37 @@ static int build_ranges(pp_trace *t, int64_t t_end) {
       n += t->threads[i].ev[j].type == PPT_EV_RANGE_BEGIN;
   if (!n)
     return 0;
-  pp_range *r = pp__malloc(n * sizeof *r);
-  if (!r)
+  range_ctx rc = {pp__malloc(n * sizeof *rc.r), 0, t_end};
+  if (!rc.r)
     return -1;
-  size_t k = 0;
+  pp_id_pairs pairs;
+  pp__idpairs_init(&pairs, SIZE_MAX);
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nev; j++) {
       const pp_event *e = &th->ev[j];
-      if (e->type != PPT_EV_RANGE_BEGIN || e->loc >= t->nlocs)
+      if ((e->type != PPT_EV_RANGE_BEGIN && e->type != PPT_EV_RANGE_END) ||
+          (e->type == PPT_EV_RANGE_BEGIN && e->loc >= t->nlocs))
         continue;
-      r[k++] = (pp_range){e->ts, t_end, e->v.id, th->tid, th->tid, e->loc, 1};
-    }
-  }
-  qsort(r, k, sizeof *r, cmp_range_id);
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    for (size_t j = 0; j < th->nev; j++) {
-      const pp_event *e = &th->ev[j];
-      if (e->type != PPT_EV_RANGE_END)
-        continue;
-      pp_range key = {0, 0, e->v.id, 0, 0, 0, 0};
-      pp_range *m = bsearch(&key, r, k, sizeof *r, cmp_range_id);
-      if (m && m->unclosed) {
-        m->end = e->ts < m->start ? m->start : e->ts;
-        m->tid_end = th->tid;
-        m->unclosed = 0;
+      pp_half h = {e->v.id, e->ts, e->loc, th->tid, 0,
+                   e->type == PPT_EV_RANGE_END}, b, x;
+      int rcode = pp__idpairs_put(&pairs, &h, &b, &x);
+      if (rcode == 1)
+        rc.r[rc.n++] = (pp_range){b.ts, x.ts < b.ts ? b.ts : x.ts, b.id,
+                                  b.tid, x.tid, (uint32_t)b.cookie, 0};
+      else if (rcode < 0 && e->v.id != 0) {
+        pp__idpairs_free(&pairs);
+        pp__free(rc.r);
+        return -1; /* no memory: the table has no bound here */
       }
     }
   }
-  for (size_t i = 0; i < k; i++)
-    t->prof.ranges_unclosed += r[i].unclosed;
-  qsort(r, k, sizeof *r, cmp_range_start);
-  t->ranges = r;
-  t->nranges = k;
+  pp__idpairs_finish(&pairs, range_unended, &rc);
+  pp__idpairs_free(&pairs);
+  t->prof.ranges_unclosed += pairs.c.unended;
+  qsort(rc.r, rc.n, sizeof *rc.r, cmp_range_start);
+  t->ranges = rc.r;
+  t->nranges = rc.n;
   return 0;
 }
 
@@ -421,7 +431,7 @@ static int zone_stats(pp_trace *t) {
         slot[th->zones[j].loc] = (uint32_t)n++;
   }
   for (size_t i = 0; i < t->nranges; i++)
-    if (slot[t->ranges[i].loc] == NO_SLOT)
+    if (!t->ranges[i].unclosed && slot[t->ranges[i].loc] == NO_SLOT)
       slot[t->ranges[i].loc] = (uint32_t)n++;
   if (!n) {
     pp__free(slot);
@@ -452,6 +462,8 @@ static int zone_stats(pp_trace *t) {
   /* A range's self time is its duration: ranges do not nest. */
   for (size_t i = 0; i < t->nranges; i++) {
     const pp_range *r = &t->ranges[i];
+    if (r->unclosed)
+      continue; /* no measured duration (pair/intervals.h) */
     int64_t d = pp__span(r->start, r->end);
     pp__zone_stats_add(&p->zones[slot[r->loc]], d, d);
   }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../pair/intervals.h"
 #include "../pair/zones.h"
 #include "../stats/histogram.h"
 #include "aggregate.h"
@@ -41,17 +42,6 @@ typedef struct tstat {
 
 #define RANGE_SLOTS 4096u /* open cross-thread ranges tracked at once */
 
-#define RANGE_TOMB UINT64_MAX
-
-/* Half of a cross-thread range seen before its other half. The writer
- * drains thread after thread, so an end can arrive before its start. */
-typedef struct open_range {
-  uint64_t id; /* 0: free slot; RANGE_TOMB: deleted */
-  uint32_t loc;
-  int is_end;
-  int64_t ns;
-} open_range;
-
 /* GPU zones of one site on one track (device, stream). */
 typedef struct gpu_key {
   uint32_t loc, device;
@@ -64,13 +54,12 @@ typedef struct gpu_key {
 } gpu_key;
 
 struct pp__aggregate {
-  open_range ranges[RANGE_SLOTS];
+  pp_id_pairs ranges; /* range halves waiting for their other half */
   gpu_key *gpu; /* in order of first appearance */
   size_t ngpu, cap_gpu;
   uint32_t *gpu_map; /* open addressing: index + 1 into gpu, 0 empty */
   size_t gpu_map_cap;
   uint64_t gpu_lost; /* zones of keys past PPT_STATS_GPU_MAX (or no memory) */
-  uint64_t ranges_lost; /* starts with no free slot */
   site *sites;
   size_t nsites, cap_sites;
   tstat **threads;
@@ -83,7 +72,10 @@ struct pp__aggregate {
 };
 
 pp__aggregate *pp__aggregate_new(void) {
-  return pp__calloc(1, sizeof(pp__aggregate));
+  pp__aggregate *a = pp__calloc(1, sizeof(pp__aggregate));
+  if (a)
+    pp__idpairs_init(&a->ranges, RANGE_SLOTS);
+  return a;
 }
 
 void pp__aggregate_free(pp__aggregate *a) {
@@ -103,6 +95,7 @@ void pp__aggregate_free(pp__aggregate *a) {
     pp_hist_free(&a->gpu[i].dur);
   pp__free(a->gpu);
   pp__free(a->gpu_map);
+  pp__idpairs_free(&a->ranges);
   pp__free(a);
 }
 
@@ -191,39 +184,12 @@ static void range_done(pp__aggregate *a, uint32_t loc, int64_t start,
   pp_hist_record(&rs->selfh, (uint64_t)d);
 }
 
-/* Match a range half with its other half, or keep it (open addressing with
- * linear probing and tombstones). */
+/* A range half: an interval once its other half is seen (intervals.h). */
 static void range_event(pp__aggregate *a, int is_end, uint32_t loc,
                         uint64_t id, int64_t ns) {
-  if (id == 0 || id == RANGE_TOMB)
-    return;
-  uint32_t h = (uint32_t)((id * 0x9E3779B97F4A7C15ULL) >> 52);
-  open_range *free_slot = NULL;
-  for (unsigned k = 0; k < RANGE_SLOTS; k++) {
-    open_range *r = &a->ranges[(h + k) & (RANGE_SLOTS - 1)];
-    if (r->id == 0) {
-      if (!free_slot)
-        free_slot = r;
-      break;
-    }
-    if (r->id == RANGE_TOMB) {
-      if (!free_slot)
-        free_slot = r;
-      continue;
-    }
-    if (r->id == id && r->is_end != is_end) {
-      if (is_end)
-        range_done(a, r->loc, r->ns, ns);
-      else
-        range_done(a, loc, ns, r->ns);
-      r->id = RANGE_TOMB;
-      return;
-    }
-  }
-  if (free_slot)
-    *free_slot = (open_range){id, loc, is_end, ns};
-  else
-    a->ranges_lost++;
+  pp_half h = {id, ns, loc, 0, 0, (uint32_t)is_end}, b, e;
+  if (pp__idpairs_put(&a->ranges, &h, &b, &e) == 1)
+    range_done(a, (uint32_t)b.cookie, b.ts, e.ts);
 }
 
 typedef struct close_ctx {
@@ -331,6 +297,7 @@ void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {
     pp__zstack_finish(&t->zs, end, &a->pc, zone_closed, &cc);
     pp__zstack_free(&t->zs);
   }
+  pp__idpairs_finish(&a->ranges, NULL, NULL);
 }
 
 /* ---- GPU zones ---------------------------------------------------------- */

@@ -15,6 +15,7 @@
 
 #include "../format/pptrace.h"
 #include "../internal.h"
+#include "../pair/intervals.h"
 #include "../pair/zones.h"
 #include "../stats/live.h"
 #include "live.h"
@@ -95,6 +96,7 @@ struct pp__live {
   size_t nth, cap_th;
   tstack *last_th;
   pp_pair_counts pc; /* zone pairing anomalies (zones.h) */
+  pp_id_pairs ranges; /* range halves waiting (intervals.h) */
   const pp_srcloc *last_loc; /* one-entry cache in front of zone_series */
   int last_series;
   int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
@@ -667,26 +669,17 @@ static void request_settle(pp__live *l, pair *p) {
   }
 }
 
+/* A range half: a value of its series once the other half is seen
+ * (intervals.h). */
 static void range_event(pp__live *l, int is_end, const pp_srcloc *loc,
                         uint64_t id, int64_t ns) {
-  pair *p = pair_find(l, 0, id, 1);
-  if (!p)
+  pp_half h = {id, ns, (uint64_t)(uintptr_t)loc, 0, 0, (uint32_t)is_end};
+  pp_half b, e;
+  if (pp__idpairs_put(&l->ranges, &h, &b, &e) != 1)
     return;
-  if (is_end) {
-    p->flags |= PAIR_END;
-    p->end = ns;
-  } else {
-    p->flags |= PAIR_BEGIN;
-    p->begin = ns;
-    p->loc = loc;
-  }
-  if ((p->flags & (PAIR_BEGIN | PAIR_END)) == (PAIR_BEGIN | PAIR_END)) {
-    if (p->loc) {
-      int64_t d = p->end - p->begin;
-      series_value(l, zone_series(l, p->loc), p->end, d > 0 ? (uint64_t)d : 0);
-    }
-    pair_drop(l, p);
-  }
+  int64_t d = e.ts - b.ts;
+  series_value(l, zone_series(l, (const pp_srcloc *)(uintptr_t)b.cookie),
+               e.ts, d > 0 ? (uint64_t)d : 0);
 }
 
 static void request_event(pp__live *l, unsigned type, uint64_t id,
@@ -720,6 +713,7 @@ static void request_event(pp__live *l, unsigned type, uint64_t id,
 }
 
 static void pairs_sweep(pp__live *l, int64_t now) {
+  pp__idpairs_expire(&l->ranges, now - PAIR_MAX_AGE_NS);
   if (!l->pairs || !l->npairs)
     return;
   for (uint32_t i = 0; i < PAIR_CAP; i++) {
@@ -1092,6 +1086,7 @@ pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   l->interval_s = (double)cfg->interval_ns * 1e-9;
   l->closed = -1;
   l->req_series[0] = l->req_series[1] = -1;
+  pp__idpairs_init(&l->ranges, PAIR_CAP / 2);
   pthread_mutex_init(&l->lock, NULL);
   pp_lhist_init(&l->scratch);
   return l;
@@ -1116,6 +1111,7 @@ void pp__live_free(pp__live *l) {
     pp__zstack_free(&l->th[i].zs);
   pp__free(l->th);
   pp__free(l->pairs);
+  pp__idpairs_free(&l->ranges);
   pp__free(l->cpu_thr);
   pp_lhist_free(&l->scratch);
   pthread_mutex_destroy(&l->lock);
