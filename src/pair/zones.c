@@ -15,7 +15,7 @@ void pp__zstack_free(pp_zone_stack *s) {
 }
 
 void pp__zstack_trim(pp_zone_stack *s) {
-  if (s->n || s->deep || !s->v)
+  if (s->n || s->deep || s->cap <= PP_PAIR_KEEP)
     return;
   pp__free(s->v);
   s->v = NULL;
@@ -41,7 +41,7 @@ int pp__zstack_begin(pp_zone_stack *s, uint64_t site, int64_t ts,
     return 1;
   }
   if (s->n == s->cap) {
-    uint32_t cap = s->cap ? s->cap * 2 : 8;
+    uint32_t cap = s->cap ? s->cap * 2 : PP_PAIR_KEEP;
     if (cap > PP_PAIR_MAX_DEPTH)
       cap = PP_PAIR_MAX_DEPTH;
     pp_zone_open *v = pp__realloc(s->v, (size_t)cap * sizeof *v);

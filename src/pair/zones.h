@@ -34,9 +34,12 @@
  *                shows up as a lost end above.
  *
  * Not thread-safe: a stack belongs to whoever feeds its thread's events.
- * Memory: nothing until the first begin; the open entries, grown by
- * doubling up to PP_PAIR_MAX_DEPTH (24 bytes each). pp__zstack_trim()
- * gives it back when the thread has nothing open.
+ * Memory: nothing until the first begin; then the open entries (32 bytes
+ * each), grown by doubling up to PP_PAIR_MAX_DEPTH. pp__zstack_trim(),
+ * when the thread has nothing open, frees a stack that grew past
+ * PP_PAIR_KEEP entries (a thread that went deep once does not keep 8 KiB)
+ * and keeps a small one (a thread that opens and closes zones in a loop
+ * does not allocate every time).
  */
 #ifndef PP_PAIR_ZONES_H
 #define PP_PAIR_ZONES_H
@@ -45,6 +48,7 @@
 #include <stdint.h>
 
 #define PP_PAIR_MAX_DEPTH 256u
+#define PP_PAIR_KEEP 8u /* entries a stack keeps when trimmed */
 
 /* Anomalies seen while pairing, summed over the stacks that share them. */
 typedef struct pp_pair_counts {
