@@ -59,6 +59,8 @@ typedef struct session {
   pthread_t writer;
   _Atomic int stop;
   _Atomic uint32_t wake_word;
+  _Atomic int wake_pending; /* a producer asked for a pass since the
+                               writer last went to sleep */
   _Atomic int finished;
   pp__clock_sync sync0, last_sync;
   locmap_entry *locmap;
@@ -169,8 +171,14 @@ const char *pp_output_path(void) {
 /* ---- writer wake-up (futex: the only call producers make, once per half
  * ring) -------------------------------------------------------------------- */
 
+/* Producers call this when a ring passes half full or is full (every
+ * event of a full ring comes here): one futex wake per writer sleep, not
+ * one system call per event. A thread whose ring fills after another
+ * thread's wake was taken waits at most one writer period. */
 void pp__session_wake_writer(void) {
-  if (!atomic_load_explicit(&running, memory_order_relaxed))
+  if (!atomic_load_explicit(&running, memory_order_relaxed) ||
+      atomic_load_explicit(&S.wake_pending, memory_order_relaxed) ||
+      atomic_exchange(&S.wake_pending, 1))
     return;
   atomic_fetch_add(&S.wake_word, 1);
   syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -1039,6 +1047,7 @@ static void *writer_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
   while (!atomic_load(&S.stop)) {
+    atomic_store(&S.wake_pending, 0); /* before seen: a later wake shows */
     uint32_t seen = atomic_load(&S.wake_word);
     writer_sleep(seen, period);
     if (atomic_load(&S.stop))
