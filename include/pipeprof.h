@@ -203,7 +203,12 @@ typedef enum pp_kind {
    * function the producing stage, file the consuming stage, line the
    * capacity (0: unbounded). Added in 0.2.0. */
   PP_KIND_QUEUE = 6,
-  PP_KIND_POOL = 7 /**< a device memory pool (pp_mem_*) */
+  PP_KIND_POOL = 7, /**< a device memory pool (pp_mem_*) */
+  /** A metric the library samples itself (sys.*, proc.*, gpuN.*, ...; the
+   * table is src/metrics/registry.h). Recorded as counter events, but in a
+   * namespace of its own: a user counter with the same name stays a user
+   * counter, which no alert or system report reads. */
+  PP_KIND_METRIC = 8
 } pp_kind;
 
 /**

@@ -246,14 +246,17 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out) {
     pp__free(keys);
     return -1;
   }
+  /* Library metrics (PP_KIND_METRIC) are a namespace of their own: a user
+   * counter with the same name is another series. */
   for (size_t i = 0; i < t->nlocs; i++)
-    keys[i] = (sort_key){0, pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i,
-                         i};
+    keys[i] = (sort_key){t->locs[i].kind == PP_KIND_METRIC,
+                         pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i, i};
   qsort(keys, t->nlocs, sizeof *keys, cmp_key);
   for (size_t i = 0; i < t->nlocs; i++) {
     const char *n = t->locs[keys[i].loc].name;
     int named = n && n[0];
-    if (i > 0 && named && strcmp(keys[i].name, keys[i - 1].name) == 0)
+    if (i > 0 && named && keys[i].primary == keys[i - 1].primary &&
+        strcmp(keys[i].name, keys[i - 1].name) == 0)
       canon[keys[i].loc] = canon[keys[i - 1].loc];
     else
       canon[keys[i].loc] = keys[i].loc;
@@ -781,6 +784,21 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
   while (i >= 0 && th->zones[i].end < ts)
     i = th->zones[i].parent;
   return i >= 0 && i <= INT32_MAX ? (int)i : -1;
+}
+
+const pp_counter_stats *pp_profile_metric(const pp_trace *t,
+                                          const char *name) {
+  int any_metric = 0;
+  for (size_t i = 0; i < t->nlocs && !any_metric; i++)
+    any_metric = t->locs[i].kind == PP_KIND_METRIC;
+  uint32_t want = any_metric ? PP_KIND_METRIC : PP_KIND_COUNTER;
+  for (size_t i = 0; i < t->prof.ncounters; i++) {
+    uint32_t loc = t->prof.counters[i].loc;
+    if (loc < t->nlocs && t->locs[loc].kind == want &&
+        strcmp(pp_trace_loc_name(t, loc), name) == 0)
+      return &t->prof.counters[i];
+  }
+  return NULL;
 }
 
 const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc) {

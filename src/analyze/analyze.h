@@ -45,6 +45,12 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out);
 /* Aggregate statistics of the zone site loc, or NULL when that site has no
  * instance (or t was not analysed). O(number of zone sites). */
 const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc);
+/* The statistics of the library metric named name (metrics/registry.h),
+ * or NULL: a series recorded as PP_KIND_METRIC; in a trace written before
+ * that kind existed (no metric site at all), a counter of that name. A
+ * user counter that shares the name is never returned. */
+const pp_counter_stats *pp_profile_metric(const pp_trace *t,
+                                          const char *name);
 
 /* Per-site zone statistics, shared by CPU zones and GPU zones: init n
  * entries (empty histograms, min/max sentinels), add one instance of d ns

@@ -125,7 +125,8 @@ void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
   s->alias = id;
   /* Counters and frame streams are named series: every site that names
    * the same one feeds it (a queue depth set by producer and consumer). */
-  if (p->kind != PP_KIND_COUNTER && p->kind != PP_KIND_FRAME)
+  if (p->kind != PP_KIND_COUNTER && p->kind != PP_KIND_FRAME &&
+      p->kind != PP_KIND_METRIC)
     return;
   for (uint32_t i = 0; i < id && i < a->nsites; i++) {
     const site *o = &a->sites[i];

@@ -581,7 +581,7 @@ static void mem_note(mem_state *m, const gpu_pool *p, const char *why) {
 static const pp_srcloc *mem_site(const gpu_pool *p, const char *what) {
   char name[64];
   snprintf(name, sizeof name, "cuda%" PRIu32 ".%s", p->device, what);
-  return pp__intern(name, PP_KIND_COUNTER);
+  return pp__intern(name, PP_KIND_METRIC); /* cuda<N>.mem_*: the library's */
 }
 
 /* One cuMemGetInfo sample of pool i's device when due (recording on). */

@@ -15,6 +15,7 @@
 
 #include "../format/pptrace.h"
 #include "../internal.h"
+#include "../metrics/registry.h"
 #include "../pair/intervals.h"
 #include "../pair/zones.h"
 #include "../stats/live.h"
@@ -728,47 +729,51 @@ static void pairs_sweep(pp__live *l, int64_t now) {
 
 /* ---- alerts -------------------------------------------------------------- */
 
-/* "gpu<N>.<tail>" (NVML: slot N) or "cuda<N>.<tail>" (the CUDA driver's
- * view of device N: slot MAX_GPUS + N). */
-static int gpu_series(const char *n, unsigned *slot, const char **tail) {
-  long u = pp__name_index(n, "gpu", tail);
-  unsigned base = 0;
-  if (u < 0) {
-    u = pp__name_index(n, "cuda", tail);
-    base = MAX_GPUS;
-  }
-  if (u < 0 || u >= (long)MAX_GPUS || **tail != '.')
-    return 0;
-  *slot = base + (unsigned)u;
-  ++*tail;
-  return 1;
-}
-
+/* The alerts watch library metrics only (metrics/registry.h): a user
+ * counter that happens to share a name is not classified. */
 static void classify(locent *e) {
-  const char *n = e->p->name ? e->p->name : "", *tail;
-  unsigned u;
-  long cpu;
+  const char *fr;
+  size_t fl;
+  long ix;
   e->cls = C_NONE;
-  if (strcmp(n, "sys.mem.total_bytes") == 0)
+  if (e->p->kind != PP_KIND_METRIC)
+    return;
+  pp_metric_id id = pp_metric_lookup(e->p->name, &ix, &fr, &fl);
+  switch (id) {
+  case PP_METRIC_SYS_MEM_TOTAL:
     e->cls = C_MEM_TOTAL;
-  else if (strcmp(n, "sys.mem.available_bytes") == 0)
+    break;
+  case PP_METRIC_SYS_MEM_AVAIL:
     e->cls = C_MEM_AVAIL;
-  else if (strcmp(n, "sys.swap.used_bytes") == 0)
+    break;
+  case PP_METRIC_SYS_SWAP_USED:
     e->cls = C_SWAP_USED;
-  else if (strcmp(n, "sys.psi.cpu.some_pct") == 0)
-    e->cls = C_PSI, e->idx = 0;
-  else if (strcmp(n, "sys.psi.memory.some_pct") == 0)
-    e->cls = C_PSI, e->idx = 1;
-  else if (strcmp(n, "sys.psi.io.some_pct") == 0)
-    e->cls = C_PSI, e->idx = 2;
-  else if ((cpu = pp__name_index(n, "sys.cpu", &tail)) >= 0 &&
-           cpu < (long)MAX_CPUS && strcmp(tail, ".throttle_total") == 0)
-    e->cls = C_THROTTLE, e->idx = (int16_t)cpu;
-  else if (gpu_series(n, &u, &tail)) {
-    if (strcmp(tail, "mem_used_bytes") == 0)
-      e->cls = C_GPU_USED, e->idx = (int16_t)u;
-    else if (strcmp(tail, "mem_total_bytes") == 0)
-      e->cls = C_GPU_TOTAL, e->idx = (int16_t)u;
+    break;
+  case PP_METRIC_SYS_PSI_SOME: {
+    static const char *const res[3] = {"cpu", "memory", "io"};
+    for (int16_t i = 0; i < 3; i++)
+      if (strlen(res[i]) == fl && strncmp(fr, res[i], fl) == 0)
+        e->cls = C_PSI, e->idx = i;
+    break;
+  }
+  case PP_METRIC_SYS_CPUN_THROTTLE:
+    if (ix < (long)MAX_CPUS)
+      e->cls = C_THROTTLE, e->idx = (int16_t)ix;
+    break;
+  case PP_METRIC_GPU_MEM_USED:
+  case PP_METRIC_GPU_MEM_TOTAL:
+  case PP_METRIC_CUDA_MEM_USED:
+  case PP_METRIC_CUDA_MEM_TOTAL: {
+    int cuda = id == PP_METRIC_CUDA_MEM_USED || id == PP_METRIC_CUDA_MEM_TOTAL;
+    int used = id == PP_METRIC_GPU_MEM_USED || id == PP_METRIC_CUDA_MEM_USED;
+    if (ix < (long)MAX_GPUS) {
+      e->cls = used ? C_GPU_USED : C_GPU_TOTAL;
+      e->idx = (int16_t)((cuda ? MAX_GPUS : 0) + (unsigned)ix);
+    }
+    break;
+  }
+  default:
+    break;
   }
 }
 

@@ -791,7 +791,7 @@ typedef struct interned {
 
 static _Atomic(interned *) intern_tab[INTERN_SLOTS];
 static unsigned intern_count;
-static const pp_srcloc overflow_locs[PP_KIND_POOL + 1] = {
+static const pp_srcloc overflow_locs[PP_KIND_METRIC + 1] = {
     {"(overflow)", NULL, NULL, 0, 0},
     {"(overflow)", NULL, NULL, 0, PP_KIND_ZONE},
     {"(overflow)", NULL, NULL, 0, PP_KIND_COUNTER},
@@ -799,7 +799,8 @@ static const pp_srcloc overflow_locs[PP_KIND_POOL + 1] = {
     {"(overflow)", NULL, NULL, 0, PP_KIND_FRAME},
     {"(overflow)", NULL, NULL, 0, PP_KIND_FLOW},
     {"(overflow)", NULL, NULL, 0, PP_KIND_QUEUE},
-    {"(overflow)", NULL, NULL, 0, PP_KIND_POOL}};
+    {"(overflow)", NULL, NULL, 0, PP_KIND_POOL},
+    {"(overflow)", NULL, NULL, 0, PP_KIND_METRIC}};
 
 static uint64_t name_hash(const char *s, uint32_t kind, size_t *len) {
   uint64_t h = 1469598103934665603ULL ^ kind;
@@ -850,7 +851,7 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
       atomic_store_explicit(&intern_tab[i], e, memory_order_release);
       res = &e->loc;
     } else {
-      res = &overflow_locs[kind <= PP_KIND_POOL ? kind : 0];
+      res = &overflow_locs[kind <= PP_KIND_METRIC ? kind : 0];
     }
   }
   pthread_mutex_unlock(&intern_lock);

@@ -53,14 +53,16 @@ struct pp__sampler {
   char sysroot[256];
 };
 
+/* Library metrics are interned as PP_KIND_METRIC (metrics/registry.h),
+ * apart from user counters of the same name. */
 static void set(const char *name, double v) {
   if (isfinite(v))
-    pp_counter_setf(name, v);
+    pp_counter_setf_loc(pp__intern(name, PP_KIND_METRIC), v);
 }
 
 static void setu(const char *name, uint64_t v) {
   if (v != PP_COLLECT_NONE)
-    pp_counter_setf(name, (double)v);
+    set(name, (double)v);
 }
 
 static void setf(double v, const char *fmt, ...)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "internal.h"
@@ -45,12 +46,9 @@ static const char *cname(const pp_trace *t, const pp_counter_stats *c) {
   return pp_trace_loc_name(t, c->loc);
 }
 
-/* The counter named `name`, or NULL. */
+/* The library metric named `name`, or NULL (never a user counter). */
 static const pp_counter_stats *ctr(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(cname(t, &t->prof.counters[i]), name) == 0)
-      return &t->prof.counters[i];
-  return NULL;
+  return pp_profile_metric(t, name);
 }
 
 /* A finite number from META key, or 0 when absent or not a number. */
