@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -35,7 +36,12 @@
 #endif
 
 #include "analyze/model.h"
+#include "core/sampler.h"
+#include "export/run_tree.h"
+#include "format/pptrace.h"
+#include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 /* Shared CLI helpers from tests/runner.h. */
 typedef pp_cli_result run_result;
@@ -960,4 +966,186 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
   CHECK(json_array_size(json_object_get(tree, "processes")) >= 2);
   json_decref(root);
 #endif
+}
+
+/* The run's META read back (src/export/run_tree.c) from a hand-built trace
+ * holding what a damaged or hostile file may: numbers that are not plain,
+ * entries without their id, a key given twice (the last wins), indexes at
+ * and past the limit of a number. */
+PP_TEST(run_tree_meta_read_back) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  static const char *const kv[][2] = {
+      {"run.command", "prog --fast"},
+      {"run.pid", "42"},
+      {"run.profiler_pid", "41"},
+      {"run.user_ns", "900000000"},
+      {"run.system_ns", "100000000"},
+      {"run.profiler_cpu_ns", "10000000"},
+      {"run.start_mono_ns", "1000"},
+      {"tree.proc.0.pid", "42"},
+      {"tree.proc.0.ppid", "41"},
+      {"tree.proc.0.comm", "prog"},
+      {"tree.proc.0.cpu_ns", "800000000"},
+      {"tree.proc.0.first_ns", "1000"},
+      {"tree.proc.0.last_ns", "2000001000"},
+      {"tree.thread.0.tid", "43"},
+      {"tree.thread.0.pid", "42"},
+      {"tree.thread.0.comm", "worker"},
+      {"tree.thread.0.user_ns", "500000000"},
+      {"tree.thread.0.system_ns", "100000000"},
+      {"tree.thread.0.first_ns", "500001000"},
+      {"tree.thread.1.tid", "44"},
+      {"tree.thread.1.pid", "42"},
+      {"tree.thread.1.comm", "io"},
+      {"tree.thread.1.user_ns", "300000000"},
+      {"tree.thread.1.user_ns", "-5"},        /* not plain: ignored */
+      {"tree.thread.1.user_ns", "200000000"}, /* the last valid wins */
+      {"tree.thread.2.comm", "no id"},        /* dropped */
+      {"tree.thread.3.tid", "1e3"},           /* not plain: dropped */
+      {"tree.thread.2147483647.tid", "45"},   /* the largest index */
+      {"tree.thread.99999999999.tid", "46"},  /* past it: ignored */
+      {"tree.thread..tid", "47"},
+      {"tree.thread.5", "48"},
+      {"tree.threads.max", "256"},
+      {"tree.threads.untracked_max", "7"},
+  };
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    tb_meta(&t, kv[i][0], kv[i][1]);
+  /* pipeprof's own sampler thread and one of its samples */
+  t.pid = 41;
+  size_t th = tb_thread(&t, 41, "pipeprof sampler");
+  uint32_t loc = tb_loc(&t, "proc.cpu_user_s", PP_KIND_COUNTER);
+  tb_ev(&t, th, 1000, loc, PPT_EV_COUNTER_SETF)->v.f = 0.9;
+  CHECK_EQ(pp_analyze(&t), 0);
+
+  pp_run_tree rt;
+  CHECK_EQ(pp_run_tree_get(&t, &rt), 0);
+  CHECK(rt.is_run);
+  CHECK_EQ(rt.pid, 42);
+  CHECK_EQ(rt.profiler_pid, 41);
+  CHECK(within(rt.tree_cpu_s, 1.0, 1e-12));
+  CHECK_STR(rt.tree_cpu_src, "rusage");
+  CHECK(within(rt.profiler_cpu_s, 0.01, 1e-12));
+  CHECK_EQ(rt.nprocs, 1);
+  CHECK_EQ(rt.procs[0].owner, 41);
+  CHECK(within(rt.procs[0].last_s, 2.0, 1e-12));
+  CHECK_EQ(rt.nthreads, 3);
+  CHECK_EQ(rt.threads[0].id, 43); /* by CPU */
+  CHECK_EQ(rt.threads[1].id, 44);
+  CHECK_EQ(rt.threads[2].id, 45); /* no CPU known: last */
+  CHECK(within(rt.threads[0].cpu_s, 0.6, 1e-12));
+  CHECK(within(rt.threads[0].first_s, 0.5, 1e-12));
+  CHECK(within(rt.threads[1].cpu_s, 0.2, 1e-12));
+  CHECK(within(rt.threads_cpu_s, 0.8, 1e-12));
+  CHECK(within(pp_run_tree_cpu_whole(&rt), 1.0, 1e-12));
+  CHECK(pp_run_tree_thread(&rt, 44) == &rt.threads[1]);
+  CHECK(pp_run_tree_thread(&rt, 46) == NULL);
+  pp_run_tree_free(&rt);
+
+  char *txt = tb_report_text(&t);
+  CHECK_CONTAINS(txt, "command:        prog --fast (pid 42)\n");
+  CHECK_CONTAINS(txt, "profiler:       pipeprof (pid 41)");
+  CHECK(strstr(txt, "pipeprof sampler") == NULL); /* not the program's */
+  /* shares of the tree's 1.00 s: 60%, 20%, and 20% not attributed */
+  CHECK_CONTAINS(txt, "  worker                     43       42    500 ms"
+                      "    100 ms    600 ms   60.0%");
+  CHECK_CONTAINS(txt, "  io                         44       42    200 ms");
+  CHECK_CONTAINS(txt, "(not attributed)");
+  CHECK_CONTAINS(txt, "   200 ms   20.0%");
+  CHECK_CONTAINS(txt, "up to 7 more at once were not tracked");
+  CHECK_CONTAINS(txt, "profiler overhead: 1.00% of the profiled programs' "
+                      "CPU time (pipeprof's own CPU 10.0 ms / the programs' "
+                      "CPU 1.00 s, rusage of the run)");
+  free(txt);
+  char *js = tb_summary_json(&t);
+  CHECK_CONTAINS(js, "\"schema_minor\":7");
+  CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
+#ifdef PP_HAVE_JANSSON
+  json_error_t jerr;
+  json_t *root = json_loads(js, 0, &jerr);
+  if (!root)
+    PP_FAIL("summary JSON does not parse: %s", jerr.text);
+  json_t *tr = json_object_get(json_object_get(root, "system"),
+                               "process_tree");
+  CHECK_EQ(json_array_size(json_object_get(tr, "threads")), 3);
+  CHECK(within(json_number_value(json_object_get(tr, "unattributed_cpu_s")),
+                0.2, 1e-9));
+  json_decref(root);
+#endif
+  free(js);
+  pp_trace_free(&t);
+}
+
+/* The sampler's bound on threads followed one by one: with a bound of 2
+ * and more threads in the tree, 2 are tracked, the rest counted, and the
+ * report says so (never silently). */
+typedef struct idle_thread {
+  pthread_barrier_t *go, *stop;
+} idle_thread;
+
+static void *idle_main(void *arg) {
+  idle_thread *x = arg;
+  pthread_barrier_wait(x->go);
+  pthread_barrier_wait(x->stop);
+  return NULL;
+}
+
+PP_TEST(run_sampler_thread_bound) {
+  pthread_barrier_t go, stop;
+  pthread_barrier_init(&go, NULL, 5);
+  pthread_barrier_init(&stop, NULL, 5);
+  idle_thread x = {&go, &stop};
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ(pthread_create(&th[i], NULL, idle_main, &x), 0);
+  pthread_barrier_wait(&go);
+
+  char path[4096];
+  tpath(path, sizeof path, "bound.pptrace");
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp__sampler_cfg sc = {getpid(), 100, NULL, 0, 0, 0, 0, 0, 0};
+  pp__sampler *s = pp__sampler_open(&sc);
+  CHECK(s != NULL);
+  CHECK_EQ(pp__sampler_track_threads(s, 2), 0);
+  CHECK_EQ(pp__sampler_start(s), 0);
+  /* wait for a few samples (no timing is asserted) */
+  pp__sampler_status st;
+  for (int i = 0; i < 2000; i++) {
+    pp__sampler_status_get(s, &st);
+    if (st.samples >= 3)
+      break;
+    sleep_ms(5);
+  }
+  CHECK_GE(st.samples, 3);
+  pp__sampler_stop(s);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pthread_barrier_wait(&stop);
+  for (int i = 0; i < 4; i++)
+    pthread_join(th[i], NULL);
+
+  pp_trace t;
+  char err[256];
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  /* this process: main, 4 idle, writer and sampler threads */
+  CHECK_EQ((long)meta_num(&t, "tree.threads.tracked"), 2);
+  CHECK_EQ((long)meta_num(&t, "tree.threads.max"), 2);
+  CHECK_GE((long)meta_num(&t, "tree.threads.untracked_max"), 5);
+  CHECK_EQ((long)meta_num(&t, "tree.procs.tracked"), 1);
+  CHECK(pp_trace_meta(&t, "tree.procs.untracked_max") == NULL);
+  CHECK(pp_trace_meta(&t, "tree.thread.1.tid") != NULL);
+  CHECK(pp_trace_meta(&t, "tree.thread.2.tid") == NULL);
+  CHECK_EQ((long)meta_num(&t, "tree.proc.0.pid"), (long)getpid());
+  char *txt = tb_report_text(&t);
+  CHECK_CONTAINS(txt, "the bound of 2 threads tracked one by one was "
+                      "reached");
+  free(txt);
+  pp_trace_free(&t);
+  pthread_barrier_destroy(&go);
+  pthread_barrier_destroy(&stop);
 }

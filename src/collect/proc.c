@@ -2199,7 +2199,9 @@ static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
     t->stime_ns = ticks_to_ns(s.stime, r->clk_tck);
   }
   closedir(d);
-  qsort(out->threads + first, out->n - first, sizeof *out->threads, cmp_tid);
+  if (out->n - first > 1)
+    qsort(out->threads + first, out->n - first, sizeof *out->threads,
+          cmp_tid);
   return rc;
 }
 

@@ -239,7 +239,8 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
       continue;
     refs[m++] = (field_ref){thread, k, i, rest + 1};
   }
-  qsort(refs, m, sizeof *refs, cmp_ref);
+  if (m > 1)
+    qsort(refs, m, sizeof *refs, cmp_ref);
   size_t np = 0;
   while (np < m && !refs[np].thread)
     np++;
@@ -256,7 +257,8 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
     pp_run_tree_free(rt);
     return -1;
   }
-  qsort(rt->threads, rt->nthreads, sizeof *rt->threads, cmp_cpu);
+  if (rt->nthreads > 1)
+    qsort(rt->threads, rt->nthreads, sizeof *rt->threads, cmp_cpu);
   for (size_t i = 0; i < rt->nthreads; i++)
     if (isfinite(rt->threads[i].cpu_s))
       rt->threads_cpu_s += rt->threads[i].cpu_s;
