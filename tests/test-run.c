@@ -964,6 +964,30 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
                                                   "unattributed_cpu_s"));
   CHECK(within(share + rest / whole * 100.0, 100.0, 1e-9));
   CHECK(json_array_size(json_object_get(tree, "processes")) >= 2);
+  /* a thread sampled at two different times has a CPU % counter track in
+   * trace.json, named after it */
+  char tj[4096];
+  dpath(tj, sizeof tj, dir, "trace.json");
+  char *trace = pp_test_slurp(tj, NULL);
+  CHECK(trace != NULL);
+  int tracks = 0;
+  for (size_t i = 0; i < json_array_size(ths); i++) {
+    json_t *x = json_array_get(ths, i);
+    const char *nm = json_string_value(json_object_get(x, "name"));
+    if (!nm || strncmp(nm, "pp-burn-", 8) != 0)
+      continue;
+    double seen0 = json_number_value(json_object_get(x, "first_seen_s"));
+    double seen1 = json_number_value(json_object_get(x, "last_seen_s"));
+    char track[96];
+    snprintf(track, sizeof track, "\"name\":\"CPU %% %s (tid %lld)\"", nm,
+             (long long)json_integer_value(json_object_get(x, "tid")));
+    if (seen1 > seen0) {
+      CHECK_CONTAINS(trace, track);
+      tracks++;
+    }
+  }
+  fprintf(stderr, "# %d thread CPU tracks in trace.json\n", tracks);
+  free(trace);
   json_decref(root);
 #endif
 }
