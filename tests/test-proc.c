@@ -18,11 +18,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <stdint.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -748,13 +748,13 @@ PP_TEST(proc_threads_fixture) {
   mkdir_p(root, "proc/101/task/not-a-tid");
   snprintf(p, sizeof p, "%s/proc/101/task/101/stat", root);
   put_file(p, "101 (main) S 100 100 100 0 -1 0 0 0 0 0 30 10 0 0 20 0 "
-                "3 0 10100 0 0\n");
+              "3 0 10100 0 0\n");
   snprintf(p, sizeof p, "%s/proc/101/task/105/stat", root);
   put_file(p, "105 (worker (x) 1) R 100 100 100 0 -1 0 0 0 0 0 70 20 0 0 "
-                "20 0 3 0 10150 0 0\n");
+              "20 0 3 0 10150 0 0\n");
   snprintf(p, sizeof p, "%s/proc/101/task/107/stat", root);
   put_file(p, "107 (io) S 100 100 100 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 "
-                "10160 0 0\n");
+              "10160 0 0\n");
   pp_collect_proc *r = pp_collect_proc_open(root);
   CHECK(r != NULL);
   pp_tree_sample t = {0};
@@ -784,8 +784,7 @@ PP_TEST(proc_threads_fixture) {
   CHECK_EQ(l.nmore, 1);
 
   /* a thread whose stat cannot be read is left out, not an error */
-  CHECK_EQ(pp_collect_proc_inject(r, "proc/101/task/105/stat", EACCES),
-           PP_OK);
+  CHECK_EQ(pp_collect_proc_inject(r, "proc/101/task/105/stat", EACCES), PP_OK);
   CHECK_EQ(pp_collect_threads(r, &t, 16, &l), PP_OK);
   CHECK_EQ(l.n, 2);
   CHECK_EQ(l.threads[0].tid, 101);

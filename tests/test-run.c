@@ -760,8 +760,9 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
   tpath(dir, sizeof dir, "out");
   tpath(tids, sizeof tids, "tids.txt");
   char *out = NULL;
-  int rc = pp_test_run(&out, "cc -O2 -pthread -o '%s' "
-                             "'%s/tests/helpers/threads.c'",
+  int rc = pp_test_run(&out,
+                       "cc -O2 -pthread -o '%s' "
+                       "'%s/tests/helpers/threads.c'",
                        helper, pp_test_srcdir());
   if (rc != 0)
     PP_FAIL("cannot build the helper (cc exit %d):\n%s", rc, out);
@@ -901,8 +902,9 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
     PP_FAIL("no overhead line in:\n%s", r.out);
   double pct = strtod(l + strlen("profiler overhead: "), NULL);
   char want[64];
-  snprintf(want, sizeof want, "profiler overhead: %.2f%% of the profiled "
-                              "programs' CPU time",
+  snprintf(want, sizeof want,
+           "profiler overhead: %.2f%% of the profiled "
+           "programs' CPU time",
            prof_ns / tree_ns * 100.0);
   CHECK_CONTAINS(l, want);
   const char *a = strstr(l, "pipeprof's own CPU ");
@@ -946,22 +948,21 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
   json_t *ov = json_object_get(root, "overhead");
   double jp = json_number_value(json_object_get(ov, "run_profiler_cpu_ns"));
   double jt = json_number_value(json_object_get(ov, "run_tree_cpu_ns"));
-  double jr = json_number_value(
-      json_object_get(ov, "run_profiler_pct_of_tree_cpu"));
+  double jr =
+      json_number_value(json_object_get(ov, "run_profiler_pct_of_tree_cpu"));
   CHECK(jt > 0);
   CHECK(within(jr, jp / jt * 100.0, 1e-12));
-  json_t *tree = json_object_get(json_object_get(root, "system"),
-                                 "process_tree");
+  json_t *tree =
+      json_object_get(json_object_get(root, "system"), "process_tree");
   json_t *ths = json_object_get(tree, "threads");
   CHECK(json_array_size(ths) >= 5);
   double share = 0;
   for (size_t i = 0; i < json_array_size(ths); i++)
-    share += json_number_value(
-        json_object_get(json_array_get(ths, i), "share_pct"));
-  double whole = json_number_value(json_object_get(tree,
-                                                   "threads_whole_cpu_s"));
-  double rest = json_number_value(json_object_get(tree,
-                                                  "unattributed_cpu_s"));
+    share +=
+        json_number_value(json_object_get(json_array_get(ths, i), "share_pct"));
+  double whole =
+      json_number_value(json_object_get(tree, "threads_whole_cpu_s"));
+  double rest = json_number_value(json_object_get(tree, "unattributed_cpu_s"));
   CHECK(within(share + rest / whole * 100.0, 100.0, 1e-9));
   CHECK(json_array_size(json_object_get(tree, "processes")) >= 2);
   /* a thread sampled at two different times has a CPU % counter track in
@@ -1090,11 +1091,10 @@ PP_TEST(run_tree_meta_read_back) {
   json_t *root = json_loads(js, 0, &jerr);
   if (!root)
     PP_FAIL("summary JSON does not parse: %s", jerr.text);
-  json_t *tr = json_object_get(json_object_get(root, "system"),
-                               "process_tree");
+  json_t *tr = json_object_get(json_object_get(root, "system"), "process_tree");
   CHECK_EQ(json_array_size(json_object_get(tr, "threads")), 3);
   CHECK(within(json_number_value(json_object_get(tr, "unattributed_cpu_s")),
-                0.2, 1e-9));
+               0.2, 1e-9));
   json_decref(root);
 #endif
   free(js);

@@ -544,12 +544,11 @@ int pp_cli_run(int argc, char **argv) {
      * now, to set against the tree's: RUSAGE_SELF leaves children out. */
     struct rusage self;
     if (getrusage(RUSAGE_SELF, &self) == 0)
-      meta_num("run.profiler_cpu_ns",
-               ((double)self.ru_utime.tv_sec + (double)self.ru_stime.tv_sec) *
-                       1e9 +
-                   ((double)self.ru_utime.tv_usec +
-                    (double)self.ru_stime.tv_usec) *
-                       1e3);
+      meta_num(
+          "run.profiler_cpu_ns",
+          ((double)self.ru_utime.tv_sec + (double)self.ru_stime.tv_sec) * 1e9 +
+              ((double)self.ru_utime.tv_usec + (double)self.ru_stime.tv_usec) *
+                  1e3);
     char grid[32];
     snprintf(grid, sizeof grid, "%g", o.grid);
     pp__session_meta("carbon.g_per_kwh", grid);

@@ -1882,8 +1882,7 @@ static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
     while ((e = readdir(d)) != NULL) {
       uint64_t tid;
       const char *p = e->d_name;
-      if (*p < '1' || *p > '9' || !parse_u64(&p, &tid) || *p ||
-          tid > INT_MAX)
+      if (*p < '1' || *p > '9' || !parse_u64(&p, &tid) || *p || tid > INT_MAX)
         continue;
       char crel[96];
       snprintf(crel, sizeof crel, "proc/%d/task/%d/children", (int)pid,
@@ -2200,8 +2199,7 @@ static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
   }
   closedir(d);
   if (out->n - first > 1)
-    qsort(out->threads + first, out->n - first, sizeof *out->threads,
-          cmp_tid);
+    qsort(out->threads + first, out->n - first, sizeof *out->threads, cmp_tid);
   return rc;
 }
 

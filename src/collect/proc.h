@@ -382,19 +382,19 @@ int pp_collect_tree_rates(const pp_tree_sample *a, const pp_tree_sample *b,
 
 /** One thread of a process of the tree, from /proc/PID/task/TID/stat. */
 typedef struct pp_thread_sample {
-  pid_t tid, pid;        /**< thread id and the process that owns it */
-  char comm[64];         /**< thread name (comm; may hold spaces, parens) */
-  uint64_t start_ticks;  /**< start time, clock ticks after boot (identity) */
+  pid_t tid, pid;       /**< thread id and the process that owns it */
+  char comm[64];        /**< thread name (comm; may hold spaces, parens) */
+  uint64_t start_ticks; /**< start time, clock ticks after boot (identity) */
   uint64_t utime_ns, stime_ns; /**< this thread's user / system CPU, ns */
 } pp_thread_sample;
 
 /** The threads of a tree sample's processes at one moment. */
 typedef struct pp_thread_list {
-  uint64_t t_ns;              /**< CLOCK_MONOTONIC ns when the read began */
-  size_t n;                   /**< threads read, by process then tid */
-  pp_thread_sample *threads;  /**< owned by the list */
-  size_t nmore;               /**< threads listed but not read (over max) */
-  size_t cap_;                /* private */
+  uint64_t t_ns;             /**< CLOCK_MONOTONIC ns when the read began */
+  size_t n;                  /**< threads read, by process then tid */
+  pp_thread_sample *threads; /**< owned by the list */
+  size_t nmore;              /**< threads listed but not read (over max) */
+  size_t cap_;               /* private */
 } pp_thread_list;
 
 /**

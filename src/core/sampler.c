@@ -26,11 +26,11 @@
 
 /* One process or thread of the tree, tracked from its first sample. */
 typedef struct trk_ent {
-  pid_t id, owner;      /* tid and pid, or pid and ppid */
-  uint64_t start;       /* start ticks: with id, the identity */
+  pid_t id, owner; /* tid and pid, or pid and ppid */
+  uint64_t start;  /* start ticks: with id, the identity */
   char comm[64];
   uint64_t first_ns, last_ns;
-  uint64_t user_ns, sys_ns; /* last seen */
+  uint64_t user_ns, sys_ns;        /* last seen */
   uint64_t rate_cpu_ns, rate_t_ns; /* previous sighting, for the rate */
 } trk_ent;
 
@@ -38,7 +38,7 @@ typedef struct trk_ent {
 typedef struct trk_table {
   trk_ent *e;
   size_t n, max;
-  int32_t *hash;   /* 4 * max slots, -1 empty */
+  int32_t *hash; /* 4 * max slots, -1 empty */
   size_t hcap;
   size_t untracked_max; /* most seen at once past the bound */
 } trk_table;
@@ -46,7 +46,7 @@ typedef struct trk_table {
 struct pp__sampler {
   pp__sampler_cfg cfg;
   trk_table procs, threads;
-  int want_threads;     /* tracking asked for (off when out of memory) */
+  int want_threads; /* tracking asked for (off when out of memory) */
   pp_thread_list tlist;
   pp_collect_proc *proc;
   pp_collect_perf *perf;
@@ -306,8 +306,7 @@ static double trk_seen(trk_ent *e, int fresh, uint64_t now, uint64_t user,
   if (fresh) {
     e->first_ns = now;
   } else if (now > e->rate_t_ns && cpu >= e->rate_cpu_ns) {
-    pct = (double)(cpu - e->rate_cpu_ns) / (double)(now - e->rate_t_ns) *
-          100.0;
+    pct = (double)(cpu - e->rate_cpu_ns) / (double)(now - e->rate_t_ns) * 100.0;
   }
   e->rate_cpu_ns = cpu;
   e->rate_t_ns = now;
@@ -352,8 +351,8 @@ static void record_tables(pp__sampler *s, const pp_tree_sample *tree) {
       continue;
     }
     e->owner = th->pid;
-    double pct = trk_seen(e, fresh, s->tlist.t_ns, th->utime_ns,
-                          th->stime_ns, th->comm);
+    double pct =
+        trk_seen(e, fresh, s->tlist.t_ns, th->utime_ns, th->stime_ns, th->comm);
     setf(pct, "proc.thread.%d.cpu_pct", (int)th->tid);
   }
   if (over > s->threads.untracked_max)
@@ -374,8 +373,8 @@ static void meta_table(const trk_table *t, const char *what,
     int thr = what[0] == 't';
 #define KEY(f) (snprintf(key, sizeof key, "tree.%s.%zu.%s", what, k, f), key)
     meta_u64(KEY(thr ? "tid" : "pid"), (uint64_t)e->id);
-    meta_u64(KEY(thr ? "pid" : "ppid"), (uint64_t)(e->owner < 0 ? 0
-                                                                : e->owner));
+    meta_u64(KEY(thr ? "pid" : "ppid"),
+             (uint64_t)(e->owner < 0 ? 0 : e->owner));
     pp__session_meta(KEY("comm"), e->comm);
     meta_u64(KEY("first_ns"), e->first_ns);
     meta_u64(KEY("last_ns"), e->last_ns);

@@ -43,11 +43,12 @@
  * "<reason>" for every metric group the machine cannot give, and at the end
  * "perf.<event>.running_pct" for multiplexed events.
  *
- * After pp__sampler_track_threads(s, max) the sampler also keeps a table of every process and
- * thread of the tree it saw (at most max_threads of each; later ones are
- * counted, not tracked) and writes it as META when it stops, K counting
- * from 0 in the order first seen, times in CLOCK_MONOTONIC ns, CPU the
- * last value seen (CPU used after a thread's last sample is not in it):
+ * After pp__sampler_track_threads(s, max) the sampler also keeps a table
+ * of every process and thread of the tree it saw (at most max of each;
+ * later ones are counted, not tracked) and writes it as META when it
+ * stops, K counting from 0 in the order first seen, times in
+ * CLOCK_MONOTONIC ns, CPU the last value seen (CPU used after a thread's
+ * last sample is not in it):
  *   tree.proc.K.pid .ppid .comm .first_ns .last_ns .cpu_ns
  *   tree.thread.K.tid .pid .comm .first_ns .last_ns .user_ns .system_ns
  *   tree.procs.tracked tree.threads.tracked tree.threads.max (the bound)

@@ -36,8 +36,8 @@
 #include "analyze/pipeline.h"
 #include "export/export.h"
 #include "export/jsonw.h"
-#include "export/run_tree.h"
 #include "export/report_gpuzones.h"
+#include "export/run_tree.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
@@ -717,8 +717,7 @@ static int cmp_ctr(const void *a, const void *b) {
 static int thread_track_label(const pp_trace *t, const pp_run_tree *rt,
                               uint32_t loc, char *buf, size_t len) {
   const char *rest;
-  long tid = pp__name_index(pp_trace_loc_name(t, loc), "proc.thread.",
-                            &rest);
+  long tid = pp__name_index(pp_trace_loc_name(t, loc), "proc.thread.", &rest);
   if (tid < 0 || strcmp(rest, ".cpu_pct") != 0)
     return 0;
   const pp_run_ent *e = pp_run_tree_thread(rt, (uint32_t)tid);
@@ -766,8 +765,8 @@ static int write_counters(chrome_ctx *c) {
       iv = 0;
       fv = 0;
       is_f = 0;
-      has_label = have_rt && thread_track_label(t, &rt, e->loc, label,
-                                                sizeof label);
+      has_label =
+          have_rt && thread_track_label(t, &rt, e->loc, label, sizeof label);
     }
     if (e->type == PPT_EV_COUNTER_SET) {
       iv = e->v.i;

@@ -31,7 +31,7 @@
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
 #define DEFAULT_G_PER_KWH 475.0
-#define THREADS_LISTED 15   /* rows of the tree's thread table */
+#define THREADS_LISTED 15 /* rows of the tree's thread table */
 #define THREAD_NAME_W 20
 
 /* ---- small lookups ------------------------------------------------------- */
@@ -100,10 +100,10 @@ static const char *reason_v(const pp_trace *t, const char *const *groups) {
 /* Groups the sections below explain; other "unavailable.*" keys go to a
  * section of their own. Keys starting "perf" belong to the perf section. */
 static const char *const known_groups[] = {
-    "sys",        "cpu",      "loadavg",  "meminfo",     "psi_cpu",
-    "psi_memory", "psi_io",   "cpufreq",  "throttle",    "hwmon",
-    "thermal",    "numa",     "proc",     "proc_stat",   "proc_status",
-    "proc_io",    "power",    "energy",   "rapl",        "threads", NULL};
+    "sys",    "cpu",       "loadavg",     "meminfo", "psi_cpu", "psi_memory",
+    "psi_io", "cpufreq",   "throttle",    "hwmon",   "thermal", "numa",
+    "proc",   "proc_stat", "proc_status", "proc_io", "power",   "energy",
+    "rapl",   "threads",   NULL};
 
 static int known_group(const char *g) {
   if (has_prefix(g, "perf") || has_prefix(g, "gpu")) /* GPU: report_gpu.c */
@@ -953,14 +953,14 @@ static int section_tree_threads(FILE *out, const pp_trace *t) {
     fprintf(out, " at %g Hz", hz);
   fprintf(out, "; share of the tree's CPU time, %s", fmt_secs(whole).s);
   if (rt.tree_cpu_src && whole == rt.tree_cpu_s)
-    fprintf(out, " %s", strcmp(rt.tree_cpu_src, "rusage") == 0
-                            ? "from the run's rusage"
-                            : "sampled from /proc");
+    fprintf(out, " %s",
+            strcmp(rt.tree_cpu_src, "rusage") == 0 ? "from the run's rusage"
+                                                   : "sampled from /proc");
   else
     fputs(" summed over the threads", out);
   fputs(")\n", out);
-  fprintf(out, "  %-*s %8s %8s %9s %9s %9s %7s  %s\n", THREAD_NAME_W,
-          "thread", "tid", "pid", "user", "system", "CPU", "share", "seen");
+  fprintf(out, "  %-*s %8s %8s %9s %9s %9s %7s  %s\n", THREAD_NAME_W, "thread",
+          "tid", "pid", "user", "system", "CPU", "share", "seen");
   size_t shown = rt.nthreads < THREADS_LISTED ? rt.nthreads : THREADS_LISTED;
   for (size_t i = 0; i < shown; i++) {
     const pp_run_ent *e = &rt.threads[i];
@@ -989,17 +989,18 @@ static int section_tree_threads(FILE *out, const pp_trace *t) {
   if (isfinite(rest) && rest > 0) {
     fprintf(out, "  %-*s %8s %8s %9s %9s", THREAD_NAME_W, "(not attributed)",
             "", "", "", "");
-    fprintf(out, " %9s %7s  CPU of threads that ended between samples or "
-                 "were not tracked\n",
+    fprintf(out,
+            " %9s %7s  CPU of threads that ended between samples or "
+            "were not tracked\n",
             fmt_secs(rest).s, fmt_pct(rest / whole * 100.0).s);
   }
   if (rt.threads_untracked_max > 0 || rt.threads_dropped)
-    fprintf(out, "  note: the bound of %s threads tracked one by one was "
-                 "reached: up to %s more at once were not tracked (their CPU "
-                 "is in \"not attributed\")\n",
+    fprintf(out,
+            "  note: the bound of %s threads tracked one by one was "
+            "reached: up to %s more at once were not tracked (their CPU "
+            "is in \"not attributed\")\n",
             fmt_count(rt.threads_max).s,
-            fmt_count(rt.threads_untracked_max + (double)rt.threads_dropped)
-                .s);
+            fmt_count(rt.threads_untracked_max + (double)rt.threads_dropped).s);
   pp_run_tree_free(&rt);
   return 0;
 }

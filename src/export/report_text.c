@@ -207,8 +207,9 @@ static void run_header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fprintf(out, " (pid %" PRIu32 ")", rt->pid);
   fputs("\nprofiler:       pipeprof", out);
   if (rt->has_profiler_pid)
-    fprintf(out, " (pid %" PRIu32 "), not part of the profiled programs: "
-                 "its threads are left out of the tables below\n",
+    fprintf(out,
+            " (pid %" PRIu32 "), not part of the profiled programs: "
+            "its threads are left out of the tables below\n",
             rt->profiler_pid);
   else
     fputs(" (pid not recorded: a trace of an older pipeprof, whose threads "
@@ -251,13 +252,15 @@ static void run_header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fputc('\n', out);
   }
   if (rt->nprocs > TREE_PROCS_LISTED)
-    fprintf(out, "  ... and %zu more processes (summary.json lists them "
-                 "all)\n",
+    fprintf(out,
+            "  ... and %zu more processes (summary.json lists them "
+            "all)\n",
             rt->nprocs - TREE_PROCS_LISTED);
   if (rt->procs_untracked_max > 0 || rt->procs_dropped)
-    fprintf(out, "  note: more processes than the sampler tracks one by "
-                 "one: up to %.0f at once were not listed (their CPU is in "
-                 "the tree's)\n",
+    fprintf(out,
+            "  note: more processes than the sampler tracks one by "
+            "one: up to %.0f at once were not listed (their CPU is in "
+            "the tree's)\n",
             rt->procs_untracked_max + (double)rt->procs_dropped);
 }
 
@@ -290,8 +293,9 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   fprintf(out, "\nwall time:      %s\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
   if (rt->is_run)
-    fprintf(out, "threads:        %zu recorded zones or counters (threads "
-                 "of the profiled programs that link libpipeprof)\n",
+    fprintf(out,
+            "threads:        %zu recorded zones or counters (threads "
+            "of the profiled programs that link libpipeprof)\n",
             nthreads);
   else
     fprintf(out, "threads:        %zu\n", nthreads);
@@ -303,8 +307,8 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
       pids[shown++] = pids[i];
   if (shown > 1 || (rt->is_run && shown == 1)) {
     /* merged from several processes (pipeprof run) */
-    fprintf(out, "%s%zu (", rt->is_run ? "recorded by:    " : "processes:      ",
-            shown);
+    fprintf(out, "%s%zu (",
+            rt->is_run ? "recorded by:    " : "processes:      ", shown);
     for (size_t i = 0; i < shown && i < 8; i++) {
       const char *pn = pp_trace_process_name(t, pids[i]);
       fprintf(out, "%s%" PRIu32 " ", i ? ", " : "", pids[i]);
@@ -454,8 +458,7 @@ static void bottlenecks(FILE *out, const pp_trace *t, int top_n, int cap) {
   }
 }
 
-static void thread_table(FILE *out, const pp_trace *t,
-                         const pp_run_tree *rt) {
+static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   const pp_profile *p = &t->prof;
   fputs("\nthreads (busy = time inside top-level zones)\n", out);
   size_t n = 0;
@@ -476,8 +479,8 @@ static void thread_table(FILE *out, const pp_trace *t,
   int longest = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     if (!is_profiler_thread(t, rt, &t->threads[i]))
-      longest = max_int(
-          longest, name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
+      longest = max_int(longest,
+                        name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
   int nw = name_width(longest, "thread", NAME_MAX_COLS);
   put_name(out, "thread", nw, 1);
   fprintf(out, "%*s%*s%*s%*s%*s\n", DUR_W, "busy", PCT_W, "%wall", 10,
@@ -639,14 +642,16 @@ static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     return;
   }
   if (!isfinite(tree) || tree <= 0) {
-    fprintf(out, "profiler overhead: unavailable: the profiled programs' "
-                 "CPU time is %s (pipeprof's own CPU %s)\n",
+    fprintf(out,
+            "profiler overhead: unavailable: the profiled programs' "
+            "CPU time is %s (pipeprof's own CPU %s)\n",
             isfinite(tree) ? "zero" : "unknown",
             pp_format_ns(b, sizeof b, prof));
     return;
   }
-  fprintf(out, "profiler overhead: %.2f%% of the profiled programs' CPU "
-               "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
+  fprintf(out,
+          "profiler overhead: %.2f%% of the profiled programs' CPU "
+          "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
           prof / tree * 100.0, pp_format_ns(b, sizeof b, prof),
           pp_format_ns(c, sizeof c, tree),
           strcmp(rt->tree_cpu_src, "rusage") == 0 ? "rusage of the run"
@@ -654,14 +659,14 @@ static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   if (!app)
     return;
   if (p->event_cost_ns <= 0) {
-    fputs("  inside the programs: unavailable: event cost not recorded\n",
-          out);
+    fputs("  inside the programs: unavailable: event cost not recorded\n", out);
     return;
   }
   double rec = (double)app_events * p->event_cost_ns;
   double in = rec + (p->writer_cpu_ns > 0 ? (double)p->writer_cpu_ns : 0);
-  fprintf(out, "  inside the programs: recording %s (estimated: %" PRIu64
-               " events x %s)",
+  fprintf(out,
+          "  inside the programs: recording %s (estimated: %" PRIu64
+          " events x %s)",
           pp_format_ns(b, sizeof b, rec), app_events,
           pp_format_ns(c, sizeof c, p->event_cost_ns));
   if (p->writer_cpu_ns >= 0)

@@ -120,8 +120,8 @@ static int cmp_cpu(const void *pa, const void *pb) {
 }
 
 /* Fold the sorted refs [a, b) of one kind into rows; returns 0 or -1. */
-static int fold(const pp_trace *t, const field_ref *refs, size_t n,
-                int thread, pp_run_ent **out, size_t *nout, size_t *dropped,
+static int fold(const pp_trace *t, const field_ref *refs, size_t n, int thread,
+                pp_run_ent **out, size_t *nout, size_t *dropped,
                 double origin_ns) {
   *out = NULL;
   *nout = *dropped = 0;
@@ -185,16 +185,15 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
     rt->pid = (uint32_t)v;
     rt->has_pid = 1;
   }
-  if (meta_num(t, "run.profiler_pid", &v) && v >= 1 &&
-      v <= (double)INT32_MAX) {
+  if (meta_num(t, "run.profiler_pid", &v) && v >= 1 && v <= (double)INT32_MAX) {
     rt->profiler_pid = (uint32_t)v;
     rt->has_profiler_pid = 1;
   }
   if (meta_num(t, "run.profiler_cpu_ns", &v))
     rt->profiler_cpu_s = v / 1e9;
   double u, s;
-  int hu = meta_num(t, "run.user_ns", &u), hs = meta_num(t, "run.system_ns",
-                                                         &s);
+  int hu = meta_num(t, "run.user_ns", &u),
+      hs = meta_num(t, "run.system_ns", &s);
   if (hu || hs) {
     rt->tree_cpu_s = ((hu ? u : 0) + (hs ? s : 0)) / 1e9;
     rt->tree_cpu_src = "rusage";
@@ -247,8 +246,8 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
   double origin;
   if (!meta_num(t, "run.start_mono_ns", &origin))
     origin = earliest(t, refs, m);
-  int rc = fold(t, refs, np, 0, &rt->procs, &rt->nprocs, &rt->procs_dropped,
-                origin);
+  int rc =
+      fold(t, refs, np, 0, &rt->procs, &rt->nprocs, &rt->procs_dropped, origin);
   if (!rc)
     rc = fold(t, refs + np, m - np, 1, &rt->threads, &rt->nthreads,
               &rt->threads_dropped, origin);

@@ -25,29 +25,29 @@
 /* One process (tid 0) or thread of the profiled tree, as last sampled.
  * Times in seconds after the start of the run; CPU in seconds. */
 typedef struct pp_run_ent {
-  uint32_t id;    /* pid of a process, tid of a thread */
-  uint32_t owner; /* parent pid of a process, owning pid of a thread */
-  const char *comm; /* points into t's META; "" when absent */
-  double first_s, last_s; /* NAN when absent */
+  uint32_t id;             /* pid of a process, tid of a thread */
+  uint32_t owner;          /* parent pid of a process, owning pid of a thread */
+  const char *comm;        /* points into t's META; "" when absent */
+  double first_s, last_s;  /* NAN when absent */
   double user_s, system_s; /* a process: cpu in user_s, system_s NAN */
   double cpu_s;            /* user + system (known parts) */
 } pp_run_ent;
 
 typedef struct pp_run_tree {
-  int is_run;            /* META run.command present */
-  const char *command;   /* NULL when not a run */
+  int is_run;          /* META run.command present */
+  const char *command; /* NULL when not a run */
   int has_pid, has_profiler_pid;
   uint32_t pid, profiler_pid;
-  double tree_cpu_s;       /* NAN when unknown */
+  double tree_cpu_s;        /* NAN when unknown */
   const char *tree_cpu_src; /* "rusage" or "sampled"; NULL when unknown */
   double profiler_cpu_s;    /* NAN when not recorded */
-  pp_run_ent *procs;   /* in the order first seen */
+  pp_run_ent *procs;        /* in the order first seen */
   size_t nprocs;
   pp_run_ent *threads; /* by CPU, largest first (ties: order first seen) */
   size_t nthreads;
   size_t procs_dropped, threads_dropped; /* over PP_RUN_TREE_MAX */
-  double threads_max;           /* the sampler's bound; NAN unknown */
-  double threads_untracked_max; /* most seen at once past it; 0 none */
+  double threads_max;                    /* the sampler's bound; NAN unknown */
+  double threads_untracked_max;          /* most seen at once past it; 0 none */
   double procs_untracked_max;
   double threads_cpu_s; /* sum of the threads' CPU */
 } pp_run_tree;

@@ -13,9 +13,9 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
-#include "format/pptrace.h"
 #include "export/report_gpuzones.h"
 #include "export/run_tree.h"
+#include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
 
