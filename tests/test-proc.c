@@ -9,12 +9,20 @@
  * injection when root), counters going backwards on CPU hotplug, a process
  * tree whose comm holds spaces and parentheses, and the departed
  * accumulator when processes exit. One test samples the real /proc of the
- * machine and the test process itself.
+ * machine and the test process itself. The threads of a tree
+ * (pp_collect_threads) on a fixture (comm with spaces and parentheses, the
+ * bound, an unreadable thread) and on the real /proc (named threads of this
+ * process), and a child that joins the tree between two samples.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -710,5 +718,163 @@ PP_TEST(proc_real_machine) {
   pp_system_sample_free(&s2);
   pp_tree_sample_free(&a);
   pp_tree_sample_free(&b);
+  pp_collect_proc_close(r);
+}
+
+/* ---- threads of the tree ------------------------------------------------- */
+
+static void put_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    PP_FAIL("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void mkdir_p(const char *root, const char *rel) {
+  char *out = NULL;
+  int rc = pp_test_run(&out, "mkdir -p '%s/%s'", root, rel);
+  if (rc != 0)
+    PP_FAIL("mkdir failed (%d): %s", rc, out ? out : "");
+  free(out);
+}
+
+PP_TEST(proc_threads_fixture) {
+  const char *root = copy_fixture("full");
+  char p[PATH_MAX];
+  mkdir_p(root, "proc/101/task/101");
+  mkdir_p(root, "proc/101/task/105");
+  mkdir_p(root, "proc/101/task/107");
+  mkdir_p(root, "proc/101/task/not-a-tid");
+  snprintf(p, sizeof p, "%s/proc/101/task/101/stat", root);
+  put_file(p, "101 (main) S 100 100 100 0 -1 0 0 0 0 0 30 10 0 0 20 0 "
+              "3 0 10100 0 0\n");
+  snprintf(p, sizeof p, "%s/proc/101/task/105/stat", root);
+  put_file(p, "105 (worker (x) 1) R 100 100 100 0 -1 0 0 0 0 0 70 20 0 0 "
+              "20 0 3 0 10150 0 0\n");
+  snprintf(p, sizeof p, "%s/proc/101/task/107/stat", root);
+  put_file(p, "107 (io) S 100 100 100 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 "
+              "10160 0 0\n");
+  pp_collect_proc *r = pp_collect_proc_open(root);
+  CHECK(r != NULL);
+  pp_tree_sample t = {0};
+  CHECK_EQ(pp_collect_tree(r, 100, &t), PP_OK);
+  CHECK_EQ(t.nproc, 3);
+
+  pp_thread_list l = {0};
+  CHECK_EQ(pp_collect_threads(r, &t, 16, &l), PP_OK);
+  /* 100 and 102 have no task directory in the fixture: no threads */
+  CHECK_EQ(l.n, 3);
+  CHECK_EQ(l.nmore, 0);
+  CHECK_EQ(l.threads[0].tid, 101);
+  CHECK_EQ(l.threads[1].tid, 105);
+  CHECK_EQ(l.threads[2].tid, 107);
+  for (size_t i = 0; i < l.n; i++)
+    CHECK_EQ(l.threads[i].pid, 101);
+  CHECK_STR(l.threads[0].comm, "main");
+  CHECK_STR(l.threads[1].comm, "worker (x) 1");
+  CHECK_EQ_U(l.threads[1].utime_ns, ticks_ns(70));
+  CHECK_EQ_U(l.threads[1].stime_ns, ticks_ns(20));
+  CHECK_EQ_U(l.threads[1].start_ticks, 10150);
+  CHECK_EQ_U(l.threads[2].stime_ns, ticks_ns(2));
+
+  /* the bound: read 2, count the third */
+  CHECK_EQ(pp_collect_threads(r, &t, 2, &l), PP_OK);
+  CHECK_EQ(l.n, 2);
+  CHECK_EQ(l.nmore, 1);
+
+  /* a thread whose stat cannot be read is left out, not an error */
+  CHECK_EQ(pp_collect_proc_inject(r, "proc/101/task/105/stat", EACCES), PP_OK);
+  CHECK_EQ(pp_collect_threads(r, &t, 16, &l), PP_OK);
+  CHECK_EQ(l.n, 2);
+  CHECK_EQ(l.threads[0].tid, 101);
+  CHECK_EQ(l.threads[1].tid, 107);
+  /* a damaged stat file too */
+  snprintf(p, sizeof p, "%s/proc/101/task/107/stat", root);
+  put_file(p, "107 (io S 1 2\n");
+  CHECK_EQ(pp_collect_threads(r, &t, 16, &l), PP_OK);
+  CHECK_EQ(l.n, 1);
+
+  CHECK_EQ(pp_collect_threads(NULL, &t, 16, &l), PP_EINVAL);
+  CHECK_EQ(pp_collect_threads(r, NULL, 16, &l), PP_EINVAL);
+  pp_thread_list_free(&l);
+  pp_thread_list_free(NULL);
+  pp_tree_sample_free(&t);
+  pp_collect_proc_close(r);
+}
+
+typedef struct named {
+  pthread_barrier_t *ready, *done;
+  pid_t tid;
+  const char *name;
+} named;
+
+static void *named_thread(void *arg) {
+  named *n = arg;
+  n->tid = (pid_t)syscall(SYS_gettid);
+  prctl(PR_SET_NAME, n->name, 0, 0, 0);
+  pthread_barrier_wait(n->ready);
+  pthread_barrier_wait(n->done);
+  return NULL;
+}
+
+PP_TEST(proc_threads_real) {
+  pthread_barrier_t ready, done;
+  pthread_barrier_init(&ready, NULL, 3);
+  pthread_barrier_init(&done, NULL, 3);
+  named a = {&ready, &done, 0, "pp-test-alpha"};
+  named b = {&ready, &done, 0, "pp-test-beta"};
+  pthread_t ta, tb;
+  CHECK_EQ(pthread_create(&ta, NULL, named_thread, &a), 0);
+  CHECK_EQ(pthread_create(&tb, NULL, named_thread, &b), 0);
+  pthread_barrier_wait(&ready);
+
+  pp_collect_proc *r = pp_collect_proc_open("/");
+  CHECK(r != NULL);
+  pp_tree_sample t = {0};
+  pp_thread_list l = {0};
+  CHECK_EQ(pp_collect_tree(r, getpid(), &t), PP_OK);
+  CHECK_EQ(pp_collect_threads(r, &t, 1024, &l), PP_OK);
+  int seen_a = 0, seen_b = 0, seen_main = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    const pp_thread_sample *x = &l.threads[i];
+    if (x->pid != getpid())
+      continue;
+    seen_main += x->tid == getpid();
+    if (x->tid == a.tid) {
+      CHECK_STR(x->comm, "pp-test-alpha");
+      seen_a++;
+    }
+    if (x->tid == b.tid) {
+      CHECK_STR(x->comm, "pp-test-beta");
+      seen_b++;
+    }
+  }
+  CHECK_EQ(seen_a, 1);
+  CHECK_EQ(seen_b, 1);
+  CHECK_EQ(seen_main, 1);
+  pthread_barrier_wait(&done);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  pthread_barrier_destroy(&ready);
+  pthread_barrier_destroy(&done);
+
+  /* a child started after the first sample is in the next one (found
+   * through /proc/PID/task/TID/children between full scans of /proc) */
+  pid_t kid = fork();
+  CHECK(kid >= 0);
+  if (kid == 0) {
+    pause();
+    _exit(0);
+  }
+  pp_tree_sample t2 = {0};
+  CHECK_EQ(pp_collect_tree(r, getpid(), &t2), PP_OK);
+  int found = pp_tree_sample_find(&t2, kid) != NULL;
+  kill(kid, SIGKILL);
+  waitpid(kid, NULL, 0);
+  CHECK(found);
+  pp_tree_sample_free(&t2);
+  pp_thread_list_free(&l);
+  pp_tree_sample_free(&t);
   pp_collect_proc_close(r);
 }

@@ -11,6 +11,7 @@
  * the terminal already reaches both, so it is not sent twice. The exit
  * status is the child's (128 + N when killed by signal N).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,7 +38,9 @@ static const char run_usage[] =
     "\n"
     "Run CMD with profiling on (programs linked with libpipeprof record\n"
     "their zones), sample its process tree and the system, then print one\n"
-    "report. The exit status is CMD's.\n"
+    "report: CMD and its processes, CPU per thread of the tree, and\n"
+    "pipeprof's own CPU time over the tree's as the profiler overhead.\n"
+    "The exit status is CMD's.\n"
     "\n"
     "  -o, --out DIR       output directory (default pipeprof-run)\n"
     "      --hz N          samples per second, 1..1000 (default 10)\n"
@@ -60,6 +63,10 @@ static const char run_usage[] =
     "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
     "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
     "DIR/summary.json and DIR/report.html (self-contained HTML report).\n";
+
+/* Processes and threads of CMD's tree tracked one by one; later ones are
+ * counted (the report says how many were left out). */
+#define RUN_MAX_THREADS 256
 
 typedef struct run_opts {
   const char *out;
@@ -305,6 +312,52 @@ static void remove_old(const char *dir) {
   pp_cli_remove_children(dir);
 }
 
+/* "wrote DIR/{a,b}": the files of the run that exist now (checked after
+ * the run: CMD writes app.pptrace only when it links libpipeprof). */
+static void print_written(const char *dir) {
+  static const char *const names[] = {"app.pptrace", "system.pptrace",
+                                      "trace.json", "summary.json",
+                                      "report.html"};
+  char p[PATH_MAX];
+  const char *have[sizeof names / sizeof names[0]];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+      have[n++] = names[i];
+  }
+  size_t extra = 0; /* app.pptrace.<pid> of CMD's children */
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, "app.pptrace.", 12) == 0)
+      extra++;
+  if (d)
+    closedir(d);
+  if (!n && !extra) {
+    printf("\nwrote nothing to %s\n", dir);
+    return;
+  }
+  if (!n) {
+    printf("\nwrote %zu app.pptrace.<pid> file%s in %s\n", extra,
+           extra == 1 ? "" : "s", dir);
+    return;
+  }
+  printf("\nwrote %s/", dir);
+  if (n == 1) {
+    fputs(have[0], stdout);
+  } else {
+    putchar('{');
+    for (size_t i = 0; i < n; i++)
+      printf("%s%s", i ? "," : "", have[i]);
+    putchar('}');
+  }
+  if (extra)
+    printf(" and %zu app.pptrace.<pid> file%s", extra, extra == 1 ? "" : "s");
+  putchar('\n');
+}
+
 int pp_cli_run(int argc, char **argv) {
   run_opts o;
   int rc = parse_opts(argc, argv, &o);
@@ -384,14 +437,17 @@ int pp_cli_run(int argc, char **argv) {
   cfg.out_path = sys_path;
   cfg.install_signals = 0;
   cfg.flush_ms = 100; /* samples arrive at --hz; no need to wake often */
-  const char *base = strrchr(o.cmd[0], '/');
-  cfg.process_name = base ? base + 1 : o.cmd[0];
+  /* This session is pipeprof's own: its process is the profiler, not CMD
+   * (CMD's pid, command line and tree are in the run.* and tree.* META). */
+  cfg.process_name = "pipeprof";
   int have_session = pp_init(&cfg) == PP_OK;
   if (!have_session)
     fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());
   pp__sampler_cfg sc = {pid, o.hz, getenv("PIPEPROF_SYSROOT"), o.system, 1,
                         1, o.system, 256, 1};
   pp__sampler *sampler = have_session ? pp__sampler_open(&sc) : NULL;
+  if (sampler)
+    pp__sampler_track_threads(sampler, RUN_MAX_THREADS);
 
   struct sigaction sa, old[4];
   static const int sigs[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -483,6 +539,18 @@ int pp_cli_run(int argc, char **argv) {
     meta_num("run.system_ns", (double)ru.ru_stime.tv_sec * 1e9 +
                                   (double)ru.ru_stime.tv_usec * 1e3);
     meta_num("run.maxrss_bytes", (double)ru.ru_maxrss * 1024.0);
+    meta_num("run.pid", (double)pid);
+    meta_num("run.profiler_pid", (double)getpid());
+    meta_num("run.start_mono_ns", (double)t0);
+    /* pipeprof's own CPU (sampler thread, trace writer, this loop) up to
+     * now, to set against the tree's: RUSAGE_SELF leaves children out. */
+    struct rusage self;
+    if (getrusage(RUSAGE_SELF, &self) == 0)
+      meta_num(
+          "run.profiler_cpu_ns",
+          ((double)self.ru_utime.tv_sec + (double)self.ru_stime.tv_sec) * 1e9 +
+              ((double)self.ru_utime.tv_usec + (double)self.ru_stime.tv_usec) *
+                  1e3);
     char grid[32];
     snprintf(grid, sizeof grid, "%g", o.grid);
     pp__session_meta("carbon.g_per_kwh", grid);
@@ -505,9 +573,7 @@ int pp_cli_run(int argc, char **argv) {
     pp_export_summary_json(stdout, &t);
   } else {
     pp_report_text(stdout, &t, NULL);
-    printf("\nwrote %s/{app.pptrace,system.pptrace,trace.json,summary.json,"
-           "report.html}\n",
-           o.out);
+    print_written(o.out);
   }
   fflush(stdout);
   pp_trace_free(&t);

@@ -1856,6 +1856,68 @@ static int scan_one(pp_collect_proc *r, int procfd, pid_t pid, pid_t root,
   return 1;
 }
 
+static bool scanned(const pp_collect_proc *r, pid_t pid) {
+  for (size_t i = 0; i < r->nscan; i++)
+    if (r->scan[i].pid == pid)
+      return true;
+  return false;
+}
+
+/* Between full scans of /proc: the children of the members read so far,
+ * from /proc/PID/task/TID/children (Linux 3.5+ with CONFIG_PROC_CHILDREN;
+ * nothing is found without it), so that a process that joined the tree
+ * since the last full scan is seen at once. Children of children are
+ * found too: the loop runs over the members as they are appended. */
+static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
+                         int *stat_err) {
+  char rel[64];
+  for (size_t i = 0; i < r->nscan && i < 4096; i++) {
+    pid_t pid = r->scan[i].pid;
+    snprintf(rel, sizeof rel, "proc/%d/task", (int)pid);
+    int err = 0;
+    DIR *d = opendir_rel(r, rel, &err);
+    if (!d)
+      continue;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      uint64_t tid;
+      const char *p = e->d_name;
+      if (*p < '1' || *p > '9' || !parse_u64(&p, &tid) || *p || tid > INT_MAX)
+        continue;
+      char crel[96];
+      snprintf(crel, sizeof crel, "proc/%d/task/%d/children", (int)pid,
+               (int)tid);
+      size_t len;
+      int fd = open_at(r, r->rootfd, crel, NULL, O_RDONLY, &err);
+      if (fd < 0)
+        continue;
+      err = read_fd(r, fd, &len);
+      close(fd);
+      if (err)
+        continue;
+      /* the buffer is reused by scan_one: copy the pids out first */
+      pid_t kids[64];
+      size_t nk = 0;
+      for (const char *q = r->buf; nk < 64;) {
+        uint64_t c;
+        q = skip_blank(q);
+        if (!parse_u64(&q, &c))
+          break;
+        if (c > 0 && c <= INT_MAX)
+          kids[nk++] = (pid_t)c;
+      }
+      for (size_t k = 0; k < nk; k++)
+        if (!scanned(r, kids[k]) &&
+            scan_one(r, procfd, kids[k], root, stat_err) < 0) {
+          closedir(d);
+          return -1;
+        }
+    }
+    closedir(d);
+  }
+  return 0;
+}
+
 int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   if (!r || !o || root <= 0)
     return PP_EINVAL;
@@ -1901,6 +1963,10 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
         closedir(d);
         return PP_ENOMEM;
       }
+    if (scan_children(r, procfd, root, &stat_err) < 0) {
+      closedir(d);
+      return PP_ENOMEM;
+    }
   } else {
     struct dirent *de;
     while ((de = readdir(d))) {
@@ -2075,4 +2141,85 @@ int pp_collect_tree_rates(const pp_tree_sample *a, const pp_tree_sample *b,
   out->write_bytes_per_s =
       io ? counter_rate(x->write_bytes, y->write_bytes, dt) : NAN;
   return PP_OK;
+}
+
+/* ---- threads of the tree ------------------------------------------------- */
+
+static int cmp_tid(const void *pa, const void *pb) {
+  const pp_thread_sample *a = pa, *b = pb;
+  if (a->pid != b->pid)
+    return a->pid < b->pid ? -1 : 1;
+  return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* Threads of one process: read each task's stat, append to out. */
+static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
+                      pp_thread_list *out) {
+  char rel[64];
+  snprintf(rel, sizeof rel, "proc/%d/task", (int)pid);
+  int err = 0;
+  DIR *d = opendir_rel(r, rel, &err);
+  if (!d)
+    return PP_OK; /* exited since the tree was read, or unreadable */
+  struct dirent *e;
+  int rc = PP_OK;
+  size_t first = out->n;
+  while ((e = readdir(d)) != NULL) {
+    uint64_t tid;
+    const char *p = e->d_name;
+    if (*p < '0' || *p > '9' || !parse_u64(&p, &tid) || *p ||
+        tid > (uint64_t)INT_MAX)
+      continue;
+    if (out->n >= max) {
+      out->nmore++;
+      continue;
+    }
+    char srel[96];
+    snprintf(srel, sizeof srel, "proc/%d/task/%d/stat", (int)pid, (int)tid);
+    size_t len;
+    scan_ent s;
+    memset(&s, 0, sizeof s);
+    if (read_rel(r, srel, &len) != 0 || !parse_pid_stat(r->buf, &s))
+      continue; /* the thread ended between readdir and read */
+    if (out->n >= out->cap_) {
+      void *a = out->threads;
+      if (pp__grow(&a, &out->cap_, out->n + 1, sizeof *out->threads) != 0) {
+        rc = PP_ENOMEM;
+        break;
+      }
+      out->threads = a;
+    }
+    pp_thread_sample *t = &out->threads[out->n++];
+    t->tid = (pid_t)tid;
+    t->pid = pid;
+    memcpy(t->comm, s.comm, sizeof t->comm);
+    t->start_ticks = s.start;
+    t->utime_ns = ticks_to_ns(s.utime, r->clk_tck);
+    t->stime_ns = ticks_to_ns(s.stime, r->clk_tck);
+  }
+  closedir(d);
+  if (out->n - first > 1)
+    qsort(out->threads + first, out->n - first, sizeof *out->threads, cmp_tid);
+  return rc;
+}
+
+int pp_collect_threads(pp_collect_proc *r, const pp_tree_sample *tree,
+                       size_t max, pp_thread_list *out) {
+  if (!r || !tree || !out)
+    return PP_EINVAL;
+  out->t_ns = mono_ns();
+  out->n = out->nmore = 0;
+  for (size_t i = 0; i < tree->nproc; i++) {
+    int rc = threads_of(r, tree->procs[i].pid, max, out);
+    if (rc != PP_OK)
+      return rc;
+  }
+  return PP_OK;
+}
+
+void pp_thread_list_free(pp_thread_list *l) {
+  if (!l)
+    return;
+  pp__free(l->threads);
+  memset(l, 0, sizeof *l);
 }

@@ -376,4 +376,40 @@ typedef struct pp_tree_rates {
 int pp_collect_tree_rates(const pp_tree_sample *a, const pp_tree_sample *b,
                           pp_tree_rates *out);
 
+/* ------------------------------------------------------------------------ */
+/* Threads of a process tree                                                */
+/* ------------------------------------------------------------------------ */
+
+/** One thread of a process of the tree, from /proc/PID/task/TID/stat. */
+typedef struct pp_thread_sample {
+  pid_t tid, pid;       /**< thread id and the process that owns it */
+  char comm[64];        /**< thread name (comm; may hold spaces, parens) */
+  uint64_t start_ticks; /**< start time, clock ticks after boot (identity) */
+  uint64_t utime_ns, stime_ns; /**< this thread's user / system CPU, ns */
+} pp_thread_sample;
+
+/** The threads of a tree sample's processes at one moment. */
+typedef struct pp_thread_list {
+  uint64_t t_ns;             /**< CLOCK_MONOTONIC ns when the read began */
+  size_t n;                  /**< threads read, by process then tid */
+  pp_thread_sample *threads; /**< owned by the list */
+  size_t nmore;              /**< threads listed but not read (over max) */
+  size_t cap_;               /* private */
+} pp_thread_list;
+
+/**
+ * Read the threads of every process of `tree` (a sample of this reader)
+ * into *out (zero-initialised or previously used; its array is reused),
+ * at most `max` of them; threads past the bound are counted in out->nmore,
+ * not read. A thread or process that exits while being read is skipped.
+ * Files are /proc/PID/task/TID/stat, read through the reader's root (and
+ * its fault injection). Returns PP_OK, PP_EINVAL (NULL argument) or
+ * PP_ENOMEM (out keeps the threads read so far).
+ */
+int pp_collect_threads(pp_collect_proc *r, const pp_tree_sample *tree,
+                       size_t max, pp_thread_list *out);
+
+/** Free a thread list's array and zero it (NULL is fine). */
+void pp_thread_list_free(pp_thread_list *l);
+
 #endif /* PP_COLLECT_PROC_H */

@@ -24,8 +24,30 @@
 #include "recorder.h"
 #include "sampler.h"
 
+/* One process or thread of the tree, tracked from its first sample. */
+typedef struct trk_ent {
+  pid_t id, owner; /* tid and pid, or pid and ppid */
+  uint64_t start;  /* start ticks: with id, the identity */
+  char comm[64];
+  uint64_t first_ns, last_ns;
+  uint64_t user_ns, sys_ns;        /* last seen */
+  uint64_t rate_cpu_ns, rate_t_ns; /* previous sighting, for the rate */
+} trk_ent;
+
+/* A table of tracked entities with a hash from id to the newest entry. */
+typedef struct trk_table {
+  trk_ent *e;
+  size_t n, max;
+  int32_t *hash; /* 4 * max slots, -1 empty */
+  size_t hcap;
+  size_t untracked_max; /* most seen at once past the bound */
+} trk_table;
+
 struct pp__sampler {
   pp__sampler_cfg cfg;
+  trk_table procs, threads;
+  int want_threads; /* tracking asked for (off when out of memory) */
+  pp_thread_list tlist;
   pp_collect_proc *proc;
   pp_collect_perf *perf;
   pp_collect_power *power;
@@ -221,6 +243,161 @@ static void record_tree(pp__sampler *s, const pp_tree_sample *a,
   pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- per-process and per-thread tables ----------------------------------- */
+
+static int trk_init(trk_table *t, size_t max) {
+  size_t cap = 64;
+  while (cap < max * 4)
+    cap *= 2;
+  t->e = pp__calloc(max, sizeof *t->e);
+  t->hash = pp__malloc(cap * sizeof *t->hash);
+  if (!t->e || !t->hash) {
+    pp__free(t->e);
+    pp__free(t->hash);
+    memset(t, 0, sizeof *t);
+    return -1;
+  }
+  for (size_t i = 0; i < cap; i++)
+    t->hash[i] = -1;
+  t->hcap = cap;
+  t->max = max;
+  return 0;
+}
+
+static void trk_free(trk_table *t) {
+  pp__free(t->e);
+  pp__free(t->hash);
+  memset(t, 0, sizeof *t);
+}
+
+/* The entry of (id, start), made when new and room is left; NULL when the
+ * table is full (or off). *fresh says it was made now. */
+static trk_ent *trk_get(trk_table *t, pid_t id, uint64_t start, int *fresh) {
+  *fresh = 0;
+  if (!t->max)
+    return NULL;
+  size_t mask = t->hcap - 1;
+  size_t h = ((uint32_t)id * 2654435761u) & mask;
+  for (;; h = (h + 1) & mask) {
+    int32_t i = t->hash[h];
+    if (i < 0)
+      break;
+    if (t->e[i].id == id) {
+      if (t->e[i].start == start)
+        return &t->e[i];
+      break; /* id reused by a new process or thread: a new entry */
+    }
+  }
+  if (t->n >= t->max)
+    return NULL;
+  trk_ent *e = &t->e[t->n];
+  memset(e, 0, sizeof *e);
+  e->id = id;
+  e->start = start;
+  t->hash[h] = (int32_t)t->n++;
+  *fresh = 1;
+  return e;
+}
+
+/* Update e with a sighting at now; returns the CPU % since the previous
+ * sighting, or NAN on the first. */
+static double trk_seen(trk_ent *e, int fresh, uint64_t now, uint64_t user,
+                       uint64_t sys, const char *comm) {
+  double pct = NAN;
+  uint64_t cpu = user + sys;
+  if (fresh) {
+    e->first_ns = now;
+  } else if (now > e->rate_t_ns && cpu >= e->rate_cpu_ns) {
+    pct = (double)(cpu - e->rate_cpu_ns) / (double)(now - e->rate_t_ns) * 100.0;
+  }
+  e->rate_cpu_ns = cpu;
+  e->rate_t_ns = now;
+  e->last_ns = now;
+  e->user_ns = user;
+  e->sys_ns = sys;
+  snprintf(e->comm, sizeof e->comm, "%s", comm);
+  return pct;
+}
+
+static void record_tables(pp__sampler *s, const pp_tree_sample *tree) {
+  if (!s->threads.max)
+    return;
+  size_t over = 0;
+  for (size_t i = 0; i < tree->nproc; i++) {
+    const pp_proc_sample *p = &tree->procs[i];
+    int fresh;
+    trk_ent *e = trk_get(&s->procs, p->pid, p->start_ticks, &fresh);
+    if (!e) {
+      over++;
+      continue;
+    }
+    e->owner = p->ppid;
+    uint64_t u = p->c.utime_ns == PP_COLLECT_NONE ? 0 : p->c.utime_ns;
+    uint64_t y = p->c.stime_ns == PP_COLLECT_NONE ? 0 : p->c.stime_ns;
+    trk_seen(e, fresh, tree->t_ns, u, y, p->comm);
+  }
+  if (over > s->procs.untracked_max)
+    s->procs.untracked_max = over;
+  /* Read a few past the bound so that the report can say how many were
+   * left out. */
+  size_t read_max = s->threads.max * 2;
+  if (pp_collect_threads(s->proc, tree, read_max, &s->tlist) != 0)
+    return;
+  over = s->tlist.nmore;
+  for (size_t i = 0; i < s->tlist.n; i++) {
+    const pp_thread_sample *th = &s->tlist.threads[i];
+    int fresh;
+    trk_ent *e = trk_get(&s->threads, th->tid, th->start_ticks, &fresh);
+    if (!e) {
+      over++;
+      continue;
+    }
+    e->owner = th->pid;
+    double pct =
+        trk_seen(e, fresh, s->tlist.t_ns, th->utime_ns, th->stime_ns, th->comm);
+    setf(pct, "proc.thread.%d.cpu_pct", (int)th->tid);
+  }
+  if (over > s->threads.untracked_max)
+    s->threads.untracked_max = over;
+}
+
+static void meta_u64(const char *key, uint64_t v) {
+  char num[32];
+  snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+  pp__session_meta(key, num);
+}
+
+static void meta_table(const trk_table *t, const char *what,
+                       const char *plural) {
+  char key[96];
+  for (size_t k = 0; k < t->n; k++) {
+    const trk_ent *e = &t->e[k];
+    int thr = what[0] == 't';
+#define KEY(f) (snprintf(key, sizeof key, "tree.%s.%zu.%s", what, k, f), key)
+    meta_u64(KEY(thr ? "tid" : "pid"), (uint64_t)e->id);
+    meta_u64(KEY(thr ? "pid" : "ppid"),
+             (uint64_t)(e->owner < 0 ? 0 : e->owner));
+    pp__session_meta(KEY("comm"), e->comm);
+    meta_u64(KEY("first_ns"), e->first_ns);
+    meta_u64(KEY("last_ns"), e->last_ns);
+    if (thr) {
+      meta_u64(KEY("user_ns"), e->user_ns);
+      meta_u64(KEY("system_ns"), e->sys_ns);
+    } else {
+      meta_u64(KEY("cpu_ns"), e->user_ns + e->sys_ns);
+    }
+#undef KEY
+  }
+  snprintf(key, sizeof key, "tree.%s.tracked", plural);
+  meta_u64(key, t->n);
+  snprintf(key, sizeof key, "tree.%s.max", plural);
+  meta_u64(key, t->max);
+  if (t->untracked_max) {
+    snprintf(key, sizeof key, "tree.%s.untracked_max", plural);
+    meta_u64(key, t->untracked_max);
+  }
+}
+
 static void record_perf(pp__sampler *s, int force) {
   /* Reading inherited counters sums them over every thread of the tree
    * (and may interrupt the CPUs those threads run on): the cumulative
@@ -294,6 +471,7 @@ static void sample_once(pp__sampler *s, int last) {
     if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0) {
       record_tree(s, have_prev ? &s->tree[prev] : NULL, &s->tree[next]);
       tree = &s->tree[next];
+      record_tables(s, tree);
     }
   }
   record_perf(s, last);
@@ -370,6 +548,22 @@ static void *sampler_main(void *arg) {
   return NULL;
 }
 
+int pp__sampler_track_threads(pp__sampler *s, int max) {
+  if (!s || s->started)
+    return -1;
+  trk_free(&s->procs);
+  trk_free(&s->threads);
+  s->want_threads = max > 0;
+  if (max <= 0)
+    return 0;
+  if (trk_init(&s->procs, (size_t)max) != 0 ||
+      trk_init(&s->threads, (size_t)max) != 0) {
+    trk_free(&s->procs); /* out of memory: per-thread sampling off */
+    return -1;
+  }
+  return 0;
+}
+
 int pp__sampler_start(pp__sampler *s) {
   char hz[16];
   snprintf(hz, sizeof hz, "%u", s->cfg.hz);
@@ -410,6 +604,12 @@ void pp__sampler_stop(pp__sampler *s) {
     }
     if (s->gpu && s->gpu_sample)
       pp_gpu_sample_meta(s->gpu, s->gpu_sample, gpu_meta, NULL);
+    if (s->threads.max) {
+      meta_table(&s->procs, "proc", "procs");
+      meta_table(&s->threads, "thread", "threads");
+    } else if (s->want_threads) {
+      pp__session_meta("unavailable.threads", "out of memory");
+    }
     if (s->perf)
       for (int i = 0; i < PP_PERF_NEVENTS; i++) {
         const pp_perf_value *v = &s->perf_sample.ev[i];
@@ -430,6 +630,9 @@ void pp__sampler_stop(pp__sampler *s) {
     pp_tree_sample_free(&s->tree[i]);
   }
   pp_system_rates_free(&s->srates);
+  pp_thread_list_free(&s->tlist);
+  trk_free(&s->procs);
+  trk_free(&s->threads);
   pp_collect_proc_close(s->proc);
   pp_collect_perf_close(s->perf);
   pp_collect_power_close(s->power);

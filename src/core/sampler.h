@@ -26,6 +26,8 @@
  *   proc.nonvol_ctxt_total proc.read_bytes_total proc.write_bytes_total
  *   proc.minflt_per_s proc.majflt_per_s proc.read_bytes_per_s
  *   proc.write_bytes_per_s
+ *   proc.thread.<tid>.cpu_pct                 one thread of the tree, 100 =
+ *                          one core (with pp__sampler_track_threads)
  *   perf.<event> (cumulative, as perf names it; task-clock in ms)
  *   perf.ipc perf.cache_miss_ratio perf.branch_miss_ratio
  *   power.<domain>_w energy.<domain>_j power.package_w energy.package_j
@@ -40,6 +42,18 @@
  * and "unavailable.<group>" =
  * "<reason>" for every metric group the machine cannot give, and at the end
  * "perf.<event>.running_pct" for multiplexed events.
+ *
+ * After pp__sampler_track_threads(s, max) the sampler also keeps a table
+ * of every process and thread of the tree it saw (at most max of each;
+ * later ones are counted, not tracked) and writes it as META when it
+ * stops, K counting from 0 in the order first seen, times in
+ * CLOCK_MONOTONIC ns, CPU the last value seen (CPU used after a thread's
+ * last sample is not in it):
+ *   tree.proc.K.pid .ppid .comm .first_ns .last_ns .cpu_ns
+ *   tree.thread.K.tid .pid .comm .first_ns .last_ns .user_ns .system_ns
+ *   tree.procs.tracked tree.threads.tracked tree.threads.max (the bound)
+ *   tree.procs.untracked_max tree.threads.untracked_max (most seen at once
+ *   past the bound; written only when the bound was hit)
  */
 #ifndef PP_SAMPLER_H
 #define PP_SAMPLER_H
@@ -74,6 +88,11 @@ typedef struct pp__sampler_status {
  * starting the thread. NULL when out of memory. A session must be running
  * for samples to be recorded. */
 pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg);
+/* Track up to max processes and max threads of the tree one by one (see
+ * the file comment); call before pp__sampler_start. 0 (the default) turns
+ * it off. Returns 0, or -1 when out of memory (tracking stays off, and the
+ * trace says so). */
+int pp__sampler_track_threads(pp__sampler *s, int max);
 /* Start sampling on a thread of its own: one sample now, then one every
  * 1/hz. Returns 0 or -1. */
 int pp__sampler_start(pp__sampler *s);

@@ -37,6 +37,7 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
+#include "export/run_tree.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
@@ -710,6 +711,22 @@ static int cmp_ctr(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The track of a sampled thread of the profiled tree,
+ * "proc.thread.<tid>.cpu_pct", is shown as "CPU % <name> (tid <tid>)"
+ * when the sampler's thread table names it. Returns 1 with the label. */
+static int thread_track_label(const pp_trace *t, const pp_run_tree *rt,
+                              uint32_t loc, char *buf, size_t len) {
+  const char *rest;
+  long tid = pp__name_index(pp_trace_loc_name(t, loc), "proc.thread.", &rest);
+  if (tid < 0 || strcmp(rest, ".cpu_pct") != 0)
+    return 0;
+  const pp_run_ent *e = pp_run_tree_thread(rt, (uint32_t)tid);
+  if (!e || !e->comm[0])
+    return 0;
+  int k = snprintf(buf, len, "CPU %% %.60s (tid %ld)", e->comm, tid);
+  return k > 0 && (size_t)k < len;
+}
+
 static int write_counters(chrome_ctx *c) {
   const pp_trace *t = c->t;
   pp_jsonw *w = &c->w;
@@ -735,6 +752,10 @@ static int write_counters(chrome_ctx *c) {
         r[k++] = (ctr_ref){e, c->canon[e->loc], (uint32_t)i, j};
     }
   qsort(r, n, sizeof *r, cmp_ctr);
+  pp_run_tree rt;
+  int have_rt = pp_run_tree_get(t, &rt) == 0;
+  char label[128];
+  int has_label = 0;
   int64_t iv = 0;
   double fv = 0;
   int is_f = 0;
@@ -744,6 +765,8 @@ static int write_counters(chrome_ctx *c) {
       iv = 0;
       fv = 0;
       is_f = 0;
+      has_label =
+          have_rt && thread_track_label(t, &rt, e->loc, label, sizeof label);
     }
     if (e->type == PPT_EV_COUNTER_SET) {
       iv = e->v.i;
@@ -761,7 +784,10 @@ static int write_counters(chrome_ctx *c) {
       continue;
     pp_jsonw_elem(w);
     pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
-    put_name(c, e->loc);
+    if (has_label)
+      pp_jsonw_put_str(w, label, strlen(label));
+    else
+      put_name(c, e->loc);
     put_thread_ts(c, r[i].th, e->ts);
     pp_jsonw_put(w, S(",\"args\":{\"value\":"));
     if (is_f)
@@ -771,6 +797,8 @@ static int write_counters(chrome_ctx *c) {
     pp_jsonw_put(w, S("}}"));
   }
   pp__free(r);
+  if (have_rt)
+    pp_run_tree_free(&rt);
   return 0;
 }
 

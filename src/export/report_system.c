@@ -14,6 +14,7 @@
  * never "nan" or "inf". Names from the machine (sensors, energy domains)
  * and reasons are shown with control characters replaced by '?'.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -24,12 +25,15 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
+#include "export/run_tree.h"
 #include "internal.h"
 
 #define LABEL_W 25          /* values start in this column */
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
 #define DEFAULT_G_PER_KWH 475.0
+#define THREADS_LISTED 15 /* rows of the tree's thread table */
+#define THREAD_NAME_W 20
 
 /* ---- small lookups ------------------------------------------------------- */
 
@@ -94,10 +98,10 @@ static const char *reason_v(const pp_trace *t, const char *const *groups) {
 /* Groups the sections below explain; other "unavailable.*" keys go to a
  * section of their own. Keys starting "perf" belong to the perf section. */
 static const char *const known_groups[] = {
-    "sys",        "cpu",      "loadavg",  "meminfo",     "psi_cpu",
-    "psi_memory", "psi_io",   "cpufreq",  "throttle",    "hwmon",
-    "thermal",    "numa",     "proc",     "proc_stat",   "proc_status",
-    "proc_io",    "power",    "energy",   "rapl",        NULL};
+    "sys",    "cpu",       "loadavg",     "meminfo", "psi_cpu", "psi_memory",
+    "psi_io", "cpufreq",   "throttle",    "hwmon",   "thermal", "numa",
+    "proc",   "proc_stat", "proc_status", "proc_io", "power",   "energy",
+    "rapl",   "threads",   NULL};
 
 static int known_group(const char *g) {
   if (has_prefix(g, "perf") || has_prefix(g, "gpu")) /* GPU: report_gpu.c */
@@ -902,6 +906,103 @@ static void section_tree(FILE *out, const pp_trace *t) {
             "proc.write_bytes_total", 1, "proc_io");
 }
 
+/* ---- threads of the profiled programs ------------------------------------ */
+
+/* s cut to at most max bytes without splitting a UTF-8 sequence, shown
+ * with control characters as '?', padded with spaces to width w. */
+static void put_cell(FILE *out, const char *s, size_t max, int w) {
+  size_t n = strlen(s);
+  if (n > max) {
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+      n--;
+  }
+  put_clean(out, s, n);
+  fprintf(out, "%*s", w - (int)n > 0 ? w - (int)n : 0, "");
+}
+
+static void thread_row_cells(FILE *out, double user, double sys, double cpu,
+                             double whole) {
+  fprintf(out, " %9s %9s %9s %7s", fmt_secs(user).s, fmt_secs(sys).s,
+          fmt_secs(cpu).s, fmt_pct(cpu / whole * 100.0).s);
+}
+
+/* CPU per thread of the profiled tree, from the sampler's thread table:
+ * the top THREADS_LISTED by CPU, the rest summed in one row, and the CPU
+ * no sampled thread accounts for (threads that ended between samples or
+ * past the bound), so that the shares add up to the tree's CPU. */
+static int section_tree_threads(FILE *out, const pp_trace *t) {
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, &rt) != 0)
+    return -1;
+  double whole = pp_run_tree_cpu_whole(&rt);
+  if (!rt.nthreads) {
+    const char *r = REASON(t, "threads", "proc_stat", "proc");
+    if (rt.is_run && r) {
+      fputs("\nthreads of the profiled programs\n", out);
+      reason_line(out, "threads", r);
+    }
+    pp_run_tree_free(&rt);
+    return 0;
+  }
+  fputs("\nthreads of the profiled programs (CPU as last sampled", out);
+  double hz;
+  if (meta_num(t, "sampler.hz", &hz))
+    fprintf(out, " at %g Hz", hz);
+  fprintf(out, "; share of the tree's CPU time, %s", fmt_secs(whole).s);
+  if (rt.tree_cpu_src && whole == rt.tree_cpu_s)
+    fprintf(out, " %s",
+            strcmp(rt.tree_cpu_src, "rusage") == 0 ? "from the run's rusage"
+                                                   : "sampled from /proc");
+  else
+    fputs(" summed over the threads", out);
+  fputs(")\n", out);
+  fprintf(out, "  %-*s %8s %8s %9s %9s %9s %7s  %s\n", THREAD_NAME_W, "thread",
+          "tid", "pid", "user", "system", "CPU", "share", "seen");
+  size_t shown = rt.nthreads < THREADS_LISTED ? rt.nthreads : THREADS_LISTED;
+  for (size_t i = 0; i < shown; i++) {
+    const pp_run_ent *e = &rt.threads[i];
+    fputs("  ", out);
+    put_cell(out, e->comm[0] ? e->comm : "?", THREAD_NAME_W, THREAD_NAME_W);
+    fprintf(out, " %8" PRIu32 " %8" PRIu32, e->id, e->owner);
+    thread_row_cells(out, e->user_s, e->system_s, e->cpu_s, whole);
+    fprintf(out, "  %s..%s s\n", fmt_fixed(e->first_s, 2).s,
+            fmt_fixed(e->last_s, 2).s);
+  }
+  if (rt.nthreads > shown) {
+    double u = 0, y = 0, c = 0;
+    for (size_t i = shown; i < rt.nthreads; i++) {
+      const pp_run_ent *e = &rt.threads[i];
+      u += isfinite(e->user_s) ? e->user_s : 0;
+      y += isfinite(e->system_s) ? e->system_s : 0;
+      c += isfinite(e->cpu_s) ? e->cpu_s : 0;
+    }
+    char lbl[48];
+    snprintf(lbl, sizeof lbl, "(%zu more threads)", rt.nthreads - shown);
+    fprintf(out, "  %-*s %8s %8s", THREAD_NAME_W, lbl, "", "");
+    thread_row_cells(out, u, y, c, whole);
+    fputc('\n', out);
+  }
+  double rest = whole - rt.threads_cpu_s;
+  if (isfinite(rest) && rest > 0) {
+    fprintf(out, "  %-*s %8s %8s %9s %9s", THREAD_NAME_W, "(not attributed)",
+            "", "", "", "");
+    fprintf(out,
+            " %9s %7s  CPU of threads that ended between samples or "
+            "were not tracked\n",
+            fmt_secs(rest).s, fmt_pct(rest / whole * 100.0).s);
+  }
+  if (rt.threads_untracked_max > 0 || rt.threads_dropped)
+    fprintf(out,
+            "  note: the bound of %s threads tracked one by one was "
+            "reached: up to %s more at once were not tracked (their CPU "
+            "is in \"not attributed\")\n",
+            fmt_count(rt.threads_max).s,
+            fmt_count(rt.threads_untracked_max + (double)rt.threads_dropped).s);
+  pp_run_tree_free(&rt);
+  return 0;
+}
+
 /* ---- perf_event ------------------------------------------------------------ */
 
 typedef struct perf_ev {
@@ -1121,6 +1222,8 @@ int pp_report_system(FILE *out, const pp_trace *t) {
   if (section_system(out, t))
     return -1;
   section_tree(out, t);
+  if (section_tree_threads(out, t))
+    return -1;
   section_perf(out, t);
   if (section_energy(out, t))
     return -1;
@@ -1176,6 +1279,16 @@ static void j_run(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_str(w, "command", cmd);
   if (ex)
     pp_jsonw_kv_str(w, "exit", ex);
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, &rt) == 0) { /* no tables needed: cannot fail */
+    if (rt.has_pid)
+      pp_jsonw_kv_uint(w, "pid", rt.pid);
+    if (rt.has_profiler_pid)
+      pp_jsonw_kv_uint(w, "profiler_pid", rt.profiler_pid);
+    if (isfinite(rt.profiler_cpu_s))
+      pp_jsonw_kv_double(w, "profiler_cpu_s", rt.profiler_cpu_s);
+    pp_run_tree_free(&rt);
+  }
   for (size_t i = 0; i < 4; i++)
     if (has[i])
       pp_jsonw_kv_double(w, keys[i][1], i < 3 ? v[i] / 1e9 : v[i]);
@@ -1270,7 +1383,70 @@ static int j_host(pp_jsonw *w, const pp_trace *t) {
   return rc;
 }
 
-static void j_tree(pp_jsonw *w, const pp_trace *t) {
+/* A double, or null when not finite. */
+static void j_num(pp_jsonw *w, const char *key, double v) {
+  pp_jsonw_key(w, key);
+  if (isfinite(v))
+    pp_jsonw_double(w, v);
+  else
+    pp_jsonw_null(w);
+}
+
+/* The sampler's process and thread tables (schema_minor 7). */
+static int j_tree_tables(pp_jsonw *w, const pp_trace *t) {
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, &rt) != 0)
+    return -1;
+  if (!rt.nprocs && !rt.nthreads) {
+    pp_run_tree_free(&rt);
+    return 0;
+  }
+  double whole = pp_run_tree_cpu_whole(&rt);
+  pp_jsonw_key(w, "processes");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < rt.nprocs; i++) {
+    const pp_run_ent *e = &rt.procs[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "pid", e->id);
+    pp_jsonw_kv_uint(w, "ppid", e->owner);
+    pp_jsonw_kv_str(w, "name", e->comm);
+    j_num(w, "first_seen_s", e->first_s);
+    j_num(w, "last_seen_s", e->last_s);
+    j_num(w, "cpu_s", e->cpu_s);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "threads");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < rt.nthreads; i++) {
+    const pp_run_ent *e = &rt.threads[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "tid", e->id);
+    pp_jsonw_kv_uint(w, "pid", e->owner);
+    pp_jsonw_kv_str(w, "name", e->comm);
+    j_num(w, "user_s", e->user_s);
+    j_num(w, "system_s", e->system_s);
+    j_num(w, "cpu_s", e->cpu_s);
+    j_num(w, "share_pct", e->cpu_s / whole * 100.0);
+    j_num(w, "first_seen_s", e->first_s);
+    j_num(w, "last_seen_s", e->last_s);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  j_num(w, "threads_cpu_s", rt.threads_cpu_s);
+  j_num(w, "threads_whole_cpu_s", whole);
+  double rest = whole - rt.threads_cpu_s;
+  j_num(w, "unattributed_cpu_s", isfinite(rest) && rest > 0 ? rest : 0);
+  j_num(w, "threads_max", rt.threads_max);
+  pp_jsonw_kv_double(w, "threads_untracked_max",
+                     rt.threads_untracked_max + (double)rt.threads_dropped);
+  pp_jsonw_kv_double(w, "procs_untracked_max",
+                     rt.procs_untracked_max + (double)rt.procs_dropped);
+  pp_run_tree_free(&rt);
+  return 0;
+}
+
+static int j_tree(pp_jsonw *w, const pp_trace *t) {
   static const char *const gauges[][2] = {
       {"cpu_pct", "proc.cpu_pct"},
       {"user_pct", "proc.user_pct"},
@@ -1297,7 +1473,8 @@ static void j_tree(pp_jsonw *w, const pp_trace *t) {
   int src = tree_cpu_time(t, &user, &sys);
   int has_maxrss = meta_num(t, "run.maxrss_bytes", &maxrss);
   if (!any_counter(t, pre) && !src && !has_maxrss)
-    return;
+    return 0;
+  int rc;
   pp_jsonw_key(w, "process_tree");
   pp_jsonw_obj_begin(w);
   if (src) {
@@ -1312,7 +1489,9 @@ static void j_tree(pp_jsonw *w, const pp_trace *t) {
   j_stats_list(w, t, gauges, sizeof gauges / sizeof gauges[0]);
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
     j_last(w, totals[i][0], ctr(t, totals[i][1]));
+  rc = j_tree_tables(w, t);
   pp_jsonw_obj_end(w);
+  return rc;
 }
 
 static void j_perf(pp_jsonw *w, const pp_trace *t) {
@@ -1437,8 +1616,9 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_obj_begin(w);
   j_run(w, t);
   int rc = j_host(w, t);
+  if (!rc)
+    rc = j_tree(w, t);
   if (!rc) {
-    j_tree(w, t);
     j_perf(w, t);
     rc = j_energy(w, t);
   }

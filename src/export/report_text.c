@@ -8,6 +8,11 @@
  * per output token) and an estimate of the profiler's own overhead. Reads
  * an analysed pp_trace; never modifies it.
  *
+ * A `pipeprof run` trace (META run.command) names the profiled command, its
+ * pid and process tree in the header and shows pipeprof apart, as the
+ * profiler: its threads stay out of the thread table and its CPU time is
+ * the overhead, set against the profiled tree's CPU time.
+ *
  * Names come from the traced program and may hold any bytes: control
  * characters and malformed UTF-8 are shown as '?', and long names are cut
  * to the column width with "...".
@@ -22,6 +27,7 @@
 #include "export/export.h"
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
+#include "export/run_tree.h"
 
 #define NAME_MAX_COLS 40
 #define NAME_MIN_COLS 12
@@ -172,37 +178,143 @@ static void put_value(FILE *out, double v, int as_int) {
 
 /* ---- sections ------------------------------------------------------------ */
 
-static void header(FILE *out, const pp_trace *t) {
+/* A thread of pipeprof itself in a `pipeprof run` trace (its sampler and
+ * main thread), not of the profiled programs. */
+static int is_profiler_thread(const pp_trace *t, const pp_run_tree *rt,
+                              const pp_thread *th) {
+  return rt->is_run && rt->has_profiler_pid &&
+         pp_thread_pid(t, th) == rt->profiler_pid;
+}
+
+/* "1.25" seconds after the run's start, or "?" */
+static const char *secs(char *b, size_t len, double s) {
+  if (isfinite(s))
+    snprintf(b, len, "%.2f", s);
+  else
+    snprintf(b, len, "?");
+  return b;
+}
+
+#define TREE_PROCS_LISTED 20
+
+/* The profiled command, its pid, pipeprof as the profiler, and every
+ * process of the tree the sampler saw. */
+static void run_header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
+  char b[CELL_MAX], c[CELL_MAX];
+  fputs("command:        ", out);
+  put_name(out, rt->command, 120, 0);
+  if (rt->has_pid)
+    fprintf(out, " (pid %" PRIu32 ")", rt->pid);
+  fputs("\nprofiler:       pipeprof", out);
+  if (rt->has_profiler_pid)
+    fprintf(out,
+            " (pid %" PRIu32 "), not part of the profiled programs: "
+            "its threads are left out of the tables below\n",
+            rt->profiler_pid);
+  else
+    fputs(" (pid not recorded: a trace of an older pipeprof, whose threads "
+          "may be in the tables below)\n",
+          out);
+  if (!rt->nprocs) {
+    const char *why = pp_trace_meta(t, "unavailable.proc_stat");
+    fputs("process tree:   ", out);
+    put_name(out, why ? why : "not sampled", 160, 0);
+    fputc('\n', out);
+    return;
+  }
+  const char *hz = pp_trace_meta(t, "sampler.hz");
+  fprintf(out, "process tree:   %zu process%s seen (sampled", rt->nprocs,
+          rt->nprocs == 1 ? "" : "es");
+  if (hz) {
+    fputs(" at ", out);
+    put_name(out, hz, 10, 0);
+    fputs(" Hz", out);
+  }
+  fputs("; seen = first and last sample, s after the start; CPU as last "
+        "sampled)\n",
+        out);
+  int longest = 4;
+  for (size_t i = 0; i < rt->nprocs && i < TREE_PROCS_LISTED; i++)
+    longest = max_int(longest, name_cols(rt->procs[i].comm));
+  int nw = min_int(longest, 24);
+  fprintf(out, "  %8s %8s  ", "pid", "ppid");
+  put_name(out, "name", nw, 1);
+  fprintf(out, " %15s %9s\n", "seen", "CPU");
+  for (size_t i = 0; i < rt->nprocs && i < TREE_PROCS_LISTED; i++) {
+    const pp_run_ent *e = &rt->procs[i];
+    char seen[2 * CELL_MAX + 4];
+    snprintf(seen, sizeof seen, "%s..%s", secs(b, sizeof b, e->first_s),
+             secs(c, sizeof c, e->last_s));
+    fprintf(out, "  %8" PRIu32 " %8" PRIu32 "  ", e->id, e->owner);
+    put_name(out, e->comm[0] ? e->comm : "?", nw, 1);
+    fprintf(out, " %15s", seen);
+    put_dur(out, isfinite(e->cpu_s) ? e->cpu_s * 1e9 : NAN);
+    fputc('\n', out);
+  }
+  if (rt->nprocs > TREE_PROCS_LISTED)
+    fprintf(out,
+            "  ... and %zu more processes (summary.json lists them "
+            "all)\n",
+            rt->nprocs - TREE_PROCS_LISTED);
+  if (rt->procs_untracked_max > 0 || rt->procs_dropped)
+    fprintf(out,
+            "  note: more processes than the sampler tracks one by "
+            "one: up to %.0f at once were not listed (their CPU is in "
+            "the tree's)\n",
+            rt->procs_untracked_max + (double)rt->procs_dropped);
+}
+
+static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   const pp_profile *p = &t->prof;
   char b[CELL_MAX];
   const char *name = pp_trace_meta(t, "process_name");
   const char *pid = pp_trace_meta(t, "pid");
   const char *mode = pp_trace_meta(t, "mode");
 
-  fputs("process:        ", out);
-  put_name(out, name && name[0] ? name : "(unknown)", 80, 0);
-  if (pid && pid[0]) {
-    fputs(" (pid ", out);
-    put_name(out, pid, 20, 0);
-    fputs(")", out);
-  } else if (t->pid) {
-    fprintf(out, " (pid %" PRIu32 ")", t->pid);
+  size_t nthreads = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    nthreads += !is_profiler_thread(t, rt, &t->threads[i]);
+  if (rt->is_run) {
+    run_header(out, t, rt);
+    fputs("mode:           ", out);
+  } else {
+    fputs("process:        ", out);
+    put_name(out, name && name[0] ? name : "(unknown)", 80, 0);
+    if (pid && pid[0]) {
+      fputs(" (pid ", out);
+      put_name(out, pid, 20, 0);
+      fputs(")", out);
+    } else if (t->pid) {
+      fprintf(out, " (pid %" PRIu32 ")", t->pid);
+    }
+    fputs("\nmode:           ", out);
   }
-  fputs("\nmode:           ", out);
   put_name(out, mode && mode[0] ? mode : "unknown", 20, 0);
   fprintf(out, "\nwall time:      %s\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
-  fprintf(out, "threads:        %zu\n", t->nthreads);
+  if (rt->is_run)
+    fprintf(out,
+            "threads:        %zu recorded zones or counters (threads "
+            "of the profiled programs that link libpipeprof)\n",
+            nthreads);
+  else
+    fprintf(out, "threads:        %zu\n", nthreads);
   uint32_t *pids = NULL;
   size_t npids = pp_trace_pids(t, &pids);
-  if (npids > 1) { /* merged from several processes (pipeprof run) */
-    fprintf(out, "processes:      %zu (", npids);
-    for (size_t i = 0; i < npids && i < 8; i++) {
+  size_t shown = 0;
+  for (size_t i = 0; i < npids; i++)
+    if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
+      pids[shown++] = pids[i];
+  if (shown > 1 || (rt->is_run && shown == 1)) {
+    /* merged from several processes (pipeprof run) */
+    fprintf(out, "%s%zu (",
+            rt->is_run ? "recorded by:    " : "processes:      ", shown);
+    for (size_t i = 0; i < shown && i < 8; i++) {
       const char *pn = pp_trace_process_name(t, pids[i]);
       fprintf(out, "%s%" PRIu32 " ", i ? ", " : "", pids[i]);
       put_name(out, pn && pn[0] ? pn : "(unknown)", 40, 0);
     }
-    fputs(npids > 8 ? ", ...)\n" : ")\n", out);
+    fputs(shown > 8 ? ", ...)\n" : ")\n", out);
   }
   free(pids);
   fprintf(out, "events:         %" PRIu64 "\n", p->events);
@@ -346,24 +458,37 @@ static void bottlenecks(FILE *out, const pp_trace *t, int top_n, int cap) {
   }
 }
 
-static void thread_table(FILE *out, const pp_trace *t) {
+static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   const pp_profile *p = &t->prof;
   fputs("\nthreads (busy = time inside top-level zones)\n", out);
-  if (!t->nthreads) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    n += !is_profiler_thread(t, rt, &t->threads[i]);
+  if (!n && rt->is_run) {
+    fputs("no thread of the profiled programs recorded events (they do not "
+          "link libpipeprof);\n  CPU per thread: see \"threads of the "
+          "profiled programs\" below\n",
+          out);
+    return;
+  }
+  if (!n) {
     fputs("no threads recorded\n", out);
     return;
   }
   char lb[CELL_MAX];
   int longest = 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    longest = max_int(longest,
-                      name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
+    if (!is_profiler_thread(t, rt, &t->threads[i]))
+      longest = max_int(longest,
+                        name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
   int nw = name_width(longest, "thread", NAME_MAX_COLS);
   put_name(out, "thread", nw, 1);
   fprintf(out, "%*s%*s%*s%*s%*s\n", DUR_W, "busy", PCT_W, "%wall", 10,
           "zones", 12, "events", 10, "dropped");
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
+    if (is_profiler_thread(t, rt, th))
+      continue;
     put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
     put_dur(out, (double)th->busy_ns);
     put_pct(out, (double)th->busy_ns, (double)p->wall_ns);
@@ -495,11 +620,71 @@ static void counter_table(FILE *out, const pp_trace *t, int cap) {
   }
 }
 
-static void overhead(FILE *out, const pp_trace *t) {
+/* A `pipeprof run`: pipeprof's own CPU time (rusage of the run process:
+ * sampler thread, trace writer, main loop) over the profiled tree's, plus
+ * what the programs spent recording when they link libpipeprof. */
+static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
+  const pp_profile *p = &t->prof;
+  char b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
+  double tree = rt->tree_cpu_s * 1e9, prof = rt->profiler_cpu_s * 1e9;
+  /* events recorded inside the profiled programs */
+  uint64_t app_events = 0;
+  int app = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (!is_profiler_thread(t, rt, &t->threads[i])) {
+      app = 1;
+      app_events += t->threads[i].nev;
+    }
+  if (!isfinite(prof)) {
+    fputs("profiler overhead: unavailable: pipeprof's own CPU time was not "
+          "recorded\n",
+          out);
+    return;
+  }
+  if (!isfinite(tree) || tree <= 0) {
+    fprintf(out,
+            "profiler overhead: unavailable: the profiled programs' "
+            "CPU time is %s (pipeprof's own CPU %s)\n",
+            isfinite(tree) ? "zero" : "unknown",
+            pp_format_ns(b, sizeof b, prof));
+    return;
+  }
+  fprintf(out,
+          "profiler overhead: %.2f%% of the profiled programs' CPU "
+          "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
+          prof / tree * 100.0, pp_format_ns(b, sizeof b, prof),
+          pp_format_ns(c, sizeof c, tree),
+          strcmp(rt->tree_cpu_src, "rusage") == 0 ? "rusage of the run"
+                                                  : "sampled from /proc");
+  if (!app)
+    return;
+  if (p->event_cost_ns <= 0) {
+    fputs("  inside the programs: unavailable: event cost not recorded\n", out);
+    return;
+  }
+  double rec = (double)app_events * p->event_cost_ns;
+  double in = rec + (p->writer_cpu_ns > 0 ? (double)p->writer_cpu_ns : 0);
+  fprintf(out,
+          "  inside the programs: recording %s (estimated: %" PRIu64
+          " events x %s)",
+          pp_format_ns(b, sizeof b, rec), app_events,
+          pp_format_ns(c, sizeof c, p->event_cost_ns));
+  if (p->writer_cpu_ns >= 0)
+    fprintf(out, ", writer thread %s (measured)",
+            pp_format_ns(d, sizeof d, (double)p->writer_cpu_ns));
+  fprintf(out, "; with pipeprof's own: %.2f%% of the programs' CPU time\n",
+          (prof + in) / tree * 100.0);
+}
+
+static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   const pp_profile *p = &t->prof;
   pp_overhead o;
   pp_profile_overhead(t, &o);
   fputc('\n', out);
+  if (rt->is_run && isfinite(rt->profiler_cpu_s)) {
+    run_overhead(out, t, rt);
+    return;
+  }
   if (!o.known) {
     fputs("profiler overhead: unavailable: event cost not recorded\n", out);
     return;
@@ -710,18 +895,24 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
     int rest = 10 + 8 * DUR_W + PCT_W;
     cap = max_int(NAME_MIN_COLS, min_int(NAME_MAX_COLS, o.width_hint - rest));
   }
-  header(out, t);
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, &rt) != 0)
+    return -1;
+  header(out, t, &rt);
   zone_table(out, t, cap);
   bottlenecks(out, t, o.top_n, cap);
-  thread_table(out, t);
+  thread_table(out, t, &rt);
   frame_table(out, t, cap);
   counter_table(out, t, cap);
   request_table(out, t);
   notes_table(out, t);
   if (pp_report_pipeline(out, t) != 0 || pp_report_system(out, t) != 0 ||
       pp_report_gpu(out, t) != 0 || pp_report_gpu_zones(out, t) != 0 ||
-      pp_report_cuda(out, t) != 0 || pp_report_advice(out, t) != 0)
+      pp_report_cuda(out, t) != 0 || pp_report_advice(out, t) != 0) {
+    pp_run_tree_free(&rt);
     return -1;
-  overhead(out, t);
+  }
+  overhead(out, t, &rt);
+  pp_run_tree_free(&rt);
   return ferror(out) ? -1 : 0;
 }

@@ -13,8 +13,9 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "export/jsonw.h"
-#include "format/pptrace.h"
 #include "export/report_gpuzones.h"
+#include "export/run_tree.h"
+#include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
 
@@ -24,8 +25,9 @@
  * 1 = queues, pipeline, recommendations; 2 = gpu_zones, memory_pools;
  * 3 = measured costs in overhead; 4 = processes, threads[].pid; 5 =
  * frames[].energy and the CPU/GPU parts in requests.energy;
- * 6 = device_memory. */
-#define SUMMARY_SCHEMA_MINOR 6
+ * 6 = device_memory; 7 = system.run's pids, system.process_tree's
+ * processes and threads, the run_* fields of overhead. */
+#define SUMMARY_SCHEMA_MINOR 7
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -204,6 +206,45 @@ static void write_counters(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_end(w);
 }
 
+/* `pipeprof run`: pipeprof's own CPU time over the profiled tree's, and
+ * the recording cost inside the programs that link libpipeprof. */
+static void run_overhead(pp_jsonw *w, const pp_trace *t) {
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, &rt) != 0)
+    return;
+  if (!rt.is_run || !(rt.profiler_cpu_s >= 0)) {
+    pp_run_tree_free(&rt);
+    return;
+  }
+  const pp_profile *p = &t->prof;
+  double prof = rt.profiler_cpu_s * 1e9;
+  double tree = rt.tree_cpu_s >= 0 ? rt.tree_cpu_s * 1e9 : 0;
+  pp_jsonw_kv_double(w, "run_profiler_cpu_ns", prof);
+  pp_jsonw_key(w, "run_tree_cpu_ns");
+  if (rt.tree_cpu_src)
+    pp_jsonw_double(w, tree);
+  else
+    pp_jsonw_null(w);
+  pp_jsonw_kv_str(w, "run_tree_cpu_source", rt.tree_cpu_src);
+  kv_pct(w, "run_profiler_pct_of_tree_cpu", prof, tree);
+  uint64_t ev = 0;
+  int app = 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (!rt.has_profiler_pid ||
+        pp_thread_pid(t, &t->threads[i]) != rt.profiler_pid) {
+      app = 1;
+      ev += t->threads[i].nev;
+    }
+  if (app && p->event_cost_ns > 0) {
+    double in = (double)ev * p->event_cost_ns +
+                (p->writer_cpu_ns > 0 ? (double)p->writer_cpu_ns : 0);
+    pp_jsonw_kv_uint(w, "run_program_events", ev);
+    pp_jsonw_kv_double(w, "run_in_program_ns", in);
+    kv_pct(w, "run_total_pct_of_tree_cpu", prof + in, tree);
+  }
+  pp_run_tree_free(&rt);
+}
+
 static void write_overhead(pp_jsonw *w, const pp_trace *t) {
   const pp_profile *p = &t->prof;
   pp_overhead o;
@@ -227,6 +268,7 @@ static void write_overhead(pp_jsonw *w, const pp_trace *t) {
              p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
     }
   }
+  run_overhead(w, t);
   pp_jsonw_obj_end(w);
 }
 

@@ -471,7 +471,18 @@
     fact(grid, 'dropped events', dropped === null ? '\u2013' : dropped);
     var o = d.overhead;
     if (isRecord(o)) {
-      if (has(o, 'unavailable'))
+      if (isNum(o.run_profiler_cpu_ns) &&
+          isNum(o.run_profiler_pct_of_tree_cpu))
+        /* pipeprof run: pipeprof's own CPU over the profiled tree's */
+        fact(grid, 'profiler overhead',
+          fmtPct(isNum(o.run_total_pct_of_tree_cpu)
+            ? o.run_total_pct_of_tree_cpu : o.run_profiler_pct_of_tree_cpu) +
+            ' of the profiled programs\u2019 CPU',
+          'pipeprof\u2019s own CPU ' + fmtNs(o.run_profiler_cpu_ns) +
+            ' / the programs\u2019 CPU ' + fmtNs(o.run_tree_cpu_ns) +
+            (isNum(o.run_in_program_ns) ? '; inside the programs ' +
+              fmtNs(o.run_in_program_ns) : ''));
+      else if (has(o, 'unavailable'))
         fact(grid, 'profiler overhead', 'unavailable: ' + o.unavailable);
       else if (isNum(o.total_ns))
         fact(grid, 'profiler overhead',
