@@ -455,9 +455,21 @@ static int cmd_demo(int argc, char **argv) {
 
 /* ---- version, help ----------------------------------------------------- */
 
+static const char version_usage[] =
+    "usage: pipeprof version\n"
+    "\n"
+    "Print the version of pipeprof and the trace format it reads.\n";
+
+static const char help_usage[] =
+    "usage: pipeprof help [COMMAND]\n"
+    "\n"
+    "Without COMMAND, list the commands; with one, print its usage.\n";
+
 static int cmd_version(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  if (argc > 1 && is_help(argv[1])) {
+    fputs(version_usage, stdout);
+    return EXIT_OK;
+  }
   printf("pipeprof %s (trace format %u)\n", pp_version_string(), 1u);
   return EXIT_OK;
 }
@@ -476,9 +488,8 @@ static const command commands[] = {
     {"history", pp_cli_history, "record runs and show metric trends",
      "usage: pipeprof history [--db PATH] add|list|show ... (see --help)\n"},
     {"demo", cmd_demo, "profile the bundled example pipeline", demo_usage},
-    {"version", cmd_version, "print the version", "usage: pipeprof version\n"},
-    {"help", cmd_help, "show help for a command",
-     "usage: pipeprof help [COMMAND]\n"},
+    {"version", cmd_version, "print the version", version_usage},
+    {"help", cmd_help, "show help for a command", help_usage},
 };
 
 static void main_usage(FILE *f) {
@@ -496,6 +507,10 @@ static void main_usage(FILE *f) {
 static int cmd_help(int argc, char **argv) {
   if (argc < 2) {
     main_usage(stdout);
+    return EXIT_OK;
+  }
+  if (is_help(argv[1])) {
+    fputs(help_usage, stdout);
     return EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
