@@ -4,8 +4,9 @@
 # docs/internals/build.md). Every target configures the build directory on
 # first use, so `make test` or `make demo` works on a fresh clone.
 #
-#   make [build|test|demo|bench|install|fuzz|format|format-check|clean]
+#   make [build|test|test-loaded|demo|bench|install|fuzz|format|format-check|clean]
 #   make test SAN=address,undefined   separate build-san-address-undefined/
+#   make test-loaded                  the suite beside one CPU hog per core
 #   make test SAN=thread TESTS=ring   only runner tests whose name has "ring"
 #   make test WERROR=1                warnings are errors (CI)
 #   make install PREFIX=$$HOME/.local
@@ -51,8 +52,8 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 CONFIG := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPP_WERROR=$(PP_WERROR) \
 	-DPP_SANITIZE=$(SAN) $(CMAKE_ARGS)
 
-.PHONY: all deps configure build test demo bench install fuzz format \
-	format-check clean FORCE
+.PHONY: all deps configure build test test-loaded demo bench install fuzz \
+	format format-check clean FORCE
 .DEFAULT_GOAL := build
 
 all: build
@@ -81,7 +82,24 @@ else
 	  $(BUILD)/pp-tests $(TESTS)
 endif
 
-demo: build
+# The same tests with a busy loop per core beside them (scripts/
+# with-cpu-hogs.sh starts and stops them): no test may depend on how busy
+# the machine is.
+test-loaded: build
+ifeq ($(strip $(TESTS)),)
+	bash scripts/with-cpu-hogs.sh \
+	  $(CTEST) --test-dir $(BUILD) --output-on-failure
+else
+	PP_BUILD_DIR=$(CURDIR)/$(BUILD) PP_SOURCE_DIR=$(CURDIR) \
+	  bash scripts/with-cpu-hogs.sh $(BUILD)/pp-tests $(TESTS)
+endif
+
+# The demo builds only what it runs: the CLI, the library and the example
+# pipeline (not the tests, fuzz drivers, benchmark or test doubles).
+DEMO_TARGETS := pipeprof_cli pipeprof-example-pipeline
+
+demo: configure
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	$(BUILD)/pipeprof demo --out $(BUILD)/demo
 
 bench: build

@@ -201,7 +201,7 @@ typedef enum pp_kind {
   PP_KIND_FLOW = 5,
   /** A queue between two stages (pp_queue_declare): name is the queue's,
    * function the producing stage, file the consuming stage, line the
-   * capacity (0: unbounded). Added in 0.2.0. */
+   * capacity (0: unbounded). Added in 0.1.0. */
   PP_KIND_QUEUE = 6,
   PP_KIND_POOL = 7, /**< a device memory pool (pp_mem_*) */
   /** A metric the library samples itself (sys.*, proc.*, gpuN.*, ...; the
@@ -337,7 +337,7 @@ PP_API void pp_flow_step(const char *name, uint64_t id);
 PP_API void pp_flow_end(const char *name, uint64_t id);
 
 /**
- * Queues between pipeline stages (added in 0.2.0). Declare each queue once
+ * Queues between pipeline stages (added in 0.1.0). Declare each queue once
  * with the names of the stage that fills it and the stage that drains it;
  * then record every item put in and taken out. `pipeprof report` derives
  * per queue the depth over time, each item's wait (push to pop, paired by

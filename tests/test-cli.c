@@ -460,3 +460,231 @@ PP_TEST_T(cli_demo, 180) {
   CHECK_CONTAINS(r.out, "detect");
   cli_free(&r);
 }
+
+/* ---- --help against docs/cli.md --------------------------------------------
+ * Every option a command's --help lists must be documented in that
+ * command's section of docs/cli.md ("## pipeprof NAME", up to the next
+ * "## "), or in a page of docs/ the section links to (diff.md, history.md);
+ * and every option the section itself lists, in a fenced block starting
+ * with "usage:" or in the first column of a table, must be in --help. The
+ * commands come from `pipeprof --help`, the options from the texts, so
+ * new commands and options are covered without a change here. */
+
+typedef struct strbuf {
+  char *s;
+  size_t len, cap;
+} strbuf;
+
+static void sb_add(strbuf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+      cap *= 2;
+    char *p = realloc(b->s, cap);
+    CHECK(p != NULL);
+    b->s = p;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+static void sb_addf(strbuf *b, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb_addf(strbuf *b, const char *f, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, f);
+  int n = vsnprintf(tmp, sizeof tmp, f, ap);
+  va_end(ap);
+  CHECK(n >= 0);
+  sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static int opt_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* The option starting at s[i] ("--name" or "-x", not inside a word, not
+ * "--" alone): its length, else 0. */
+static size_t opt_at(const char *s, size_t i) {
+  if (s[i] != '-' || (i > 0 && opt_char(s[i - 1])))
+    return 0;
+  size_t j = i + 1;
+  if (s[j] == '-')
+    j++;
+  if (!((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
+    return 0;
+  size_t k = j;
+  while (opt_char(s[k]))
+    k++;
+  if (j == i + 1 && k != j + 1) /* a single dash takes one letter */
+    return 0;
+  while (k > j && s[k - 1] == '-')
+    k--;
+  return k - i;
+}
+
+/* Whether the option opt (length n) occurs in text as a whole token. */
+static int has_opt(const char *text, const char *opt, size_t n) {
+  for (size_t i = 0; text[i]; i++)
+    if (opt_at(text, i) == n && strncmp(text + i, opt, n) == 0)
+      return 1;
+  return 0;
+}
+
+/* The options in text, each once, as "opt\n" lines in *out. */
+static void collect_opts(const char *text, size_t len, strbuf *out) {
+  char *copy = malloc(len + 1);
+  CHECK(copy != NULL);
+  memcpy(copy, text, len);
+  copy[len] = 0;
+  for (size_t i = 0; i < len; i++) {
+    size_t n = opt_at(copy, i);
+    if (!n)
+      continue;
+    char o[64];
+    snprintf(o, sizeof o, "%.*s", (int)(n < 63 ? n : 63), copy + i);
+    if (!out->s || !has_opt(out->s, o, strlen(o))) {
+      sb_add(out, o, strlen(o));
+      sb_add(out, "\n", 1);
+    }
+    i += n - 1;
+  }
+  free(copy);
+}
+
+/* Section "## pipeprof NAME" of md: start and length; NULL when absent. */
+static const char *md_section(const char *md, const char *name, size_t *len) {
+  char head[128];
+  snprintf(head, sizeof head, "\n## pipeprof %s\n", name);
+  const char *s = strstr(md, head);
+  if (!s)
+    return NULL;
+  s++;
+  const char *e = strstr(s + 1, "\n## ");
+  *len = e ? (size_t)(e + 1 - s) : strlen(s);
+  return s;
+}
+
+/* The options a section lists itself: fenced blocks that start with
+ * "usage:", and the first cell of table rows. */
+static void section_listed_opts(const char *sec, size_t len, strbuf *out) {
+  const char *p = sec, *end = sec + len;
+  int in_fence = 0, usage_fence = 0;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end;
+    size_t n = (size_t)(le - p);
+    if (n >= 3 && strncmp(p, "```", 3) == 0) {
+      in_fence = !in_fence;
+      usage_fence = in_fence && le + 1 < end &&
+                    strncmp(le + 1, "usage:", 6) == 0;
+    } else if (in_fence && usage_fence) {
+      collect_opts(p, n, out);
+    } else if (!in_fence && n > 1 && p[0] == '|') {
+      const char *cell_end = memchr(p + 1, '|', n - 1);
+      if (cell_end)
+        collect_opts(p + 1, (size_t)(cell_end - p - 1), out);
+    }
+    p = le + 1;
+  }
+}
+
+/* Section text plus the docs/ pages it links to ("](page.md" or
+ * "](page.md#anchor"), into *out; the linked names into *pages. */
+static void section_with_links(const char *sec, size_t len, strbuf *out,
+                               strbuf *pages) {
+  sb_add(out, sec, len);
+  const char *p = sec, *end = sec + len;
+  while ((p = strstr(p, "](")) && p < end) {
+    p += 2;
+    size_t n = strcspn(p, ")#");
+    if (n > 3 && n < 200 && strncmp(p + n - 3, ".md", 3) == 0 &&
+        !memchr(p, ':', n) && p + n < end) {
+      char path[4400];
+      snprintf(path, sizeof path, "%s/docs/%.*s", pp_test_srcdir(), (int)n,
+               p);
+      char *page = pp_test_slurp(path, NULL);
+      if (page) {
+        sb_add(out, "\n", 1);
+        sb_add(out, page, strlen(page));
+        sb_addf(pages, " docs/%.*s", (int)n, p);
+        free(page);
+      }
+    }
+  }
+}
+
+PP_TEST(cli_help_matches_docs) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/docs/cli.md", pp_test_srcdir());
+  char *md = pp_test_slurp(path, NULL);
+  if (!md)
+    PP_FAIL("cannot read %s", path);
+  cli_result top = cli("--help");
+  CHECK_EQ(top.rc, 0);
+  const char *list = strstr(top.out, "\ncommands:\n");
+  CHECK(list != NULL);
+  list += strlen("\ncommands:\n");
+
+  strbuf problems = {0};
+  int ncmds = 0;
+  while (list[0] == ' ' && list[1] == ' ' && list[2] != ' ') {
+    char name[64];
+    if (sscanf(list, " %63s", name) != 1)
+      break;
+    ncmds++;
+    size_t slen;
+    const char *sec = md_section(md, name, &slen);
+    cli_result r = cli("%s --help", name);
+    if (r.rc != 0)
+      sb_addf(&problems, "'pipeprof %s --help' exits %d\n", name, r.rc);
+    if (!sec) {
+      sb_addf(&problems, "docs/cli.md has no section '## pipeprof %s'\n",
+              name);
+    } else {
+      strbuf doc = {0}, pages = {0}, help_opts = {0}, listed = {0};
+      section_with_links(sec, slen, &doc, &pages);
+      collect_opts(r.out, strlen(r.out), &help_opts);
+      for (char *o = help_opts.s; o && *o;) {
+        char *nl = strchr(o, '\n');
+        *nl = 0;
+        if (!has_opt(doc.s, o, strlen(o)))
+          sb_addf(&problems,
+                  "'pipeprof %s --help' lists %s, which is not documented "
+                  "in docs/cli.md section '## pipeprof %s'%s%s\n",
+                  name, o, name, pages.s ? " or in the pages it links:" : "",
+                  pages.s ? pages.s : "");
+        o = nl + 1;
+      }
+      section_listed_opts(sec, slen, &listed);
+      for (char *o = listed.s; o && *o;) {
+        char *nl = strchr(o, '\n');
+        *nl = 0;
+        if (!has_opt(r.out, o, strlen(o)))
+          sb_addf(&problems,
+                  "docs/cli.md section '## pipeprof %s' lists %s, which "
+                  "'pipeprof %s --help' does not\n",
+                  name, o, name);
+        o = nl + 1;
+      }
+      free(doc.s);
+      free(pages.s);
+      free(help_opts.s);
+      free(listed.s);
+    }
+    cli_free(&r);
+    const char *nl = strchr(list, '\n');
+    if (!nl)
+      break;
+    list = nl + 1;
+  }
+  CHECK_GE(ncmds, 5); /* report, export, demo, version, help at least */
+  cli_free(&top);
+  free(md);
+  if (problems.s)
+    PP_FAIL("--help and docs/cli.md disagree:\n%s", problems.s);
+}

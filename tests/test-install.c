@@ -9,6 +9,12 @@
  * The consumer is compiled with the build's own C compiler and sanitizer
  * flags (read from CMakeCache.txt), since an instrumented library cannot be
  * loaded by an uninstrumented program.
+ *
+ * Every consumer runs without LD_LIBRARY_PATH, as a user's program would:
+ * the CMake build finds libpipeprof.so through the RUNPATH CMake gives it,
+ * the pkg-config build through the rpath flag README's Linking section
+ * documents (-Wl,-rpath,$(pkg-config --variable=libdir pipeprof)), and ldd
+ * must show the library of the scratch prefix, not another install.
  */
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -122,16 +128,26 @@ static void install_to_scratch(build_env *e) {
   check_exists(e->libdir, "cmake/pipeprof/pipeprofTargets.cmake");
 }
 
-/* Run a consumer binary, expect exit 0 and a non-empty trace. */
+/* Run a consumer binary without LD_LIBRARY_PATH, expect exit 0 and a
+ * non-empty trace; a shared one must load the scratch prefix's library. */
 static void run_consumer(const build_env *e, const char *exe, int shared) {
   char trace[4096];
   fmt(trace, sizeof trace, "%s.pptrace", exe);
-  char *out;
-  if (shared)
-    out = run_ok("consumer", "LD_LIBRARY_PATH='%s' '%s' '%s'", e->libdir, exe,
-                 trace);
-  else /* static: must start without help to find libpipeprof.so */
-    out = run_ok("consumer", "env -u LD_LIBRARY_PATH '%s' '%s'", exe, trace);
+  if (shared) {
+    char *ldd = run_ok("ldd", "env -u LD_LIBRARY_PATH ldd '%s'", exe);
+    const char *line = strstr(ldd, "libpipeprof.so");
+    if (!line)
+      PP_FAIL("%s does not load libpipeprof.so:\n%s", exe, ldd);
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char found[4096];
+    fmt(found, sizeof found, "%.*s", (int)len, line);
+    if (!strstr(found, e->libdir))
+      PP_FAIL("%s loads '%s', not the library in %s", exe, found, e->libdir);
+    free(ldd);
+  }
+  char *out =
+      run_ok("consumer", "env -u LD_LIBRARY_PATH '%s' '%s'", exe, trace);
   CHECK_CONTAINS(out, "consumer: ok");
   free(out);
   check_nonempty(trace);
@@ -180,12 +196,26 @@ PP_TEST_T(install_consumer_pkgconfig, 300) {
     if (is_static)
       CHECK_CONTAINS(flags, "-DPP_STATIC_BUILD");
 
+    /* The shared library outside the loader's default paths: the rpath
+     * flag README's Linking section gives, with pkg-config's libdir. */
+    char rpath[4200] = "";
+    if (!is_static) {
+      char *libdir = run_ok("pkg-config --variable=libdir",
+                            "PKG_CONFIG_PATH='%s/pkgconfig' pkg-config "
+                            "--variable=libdir %s",
+                            e.libdir, pcs[i]);
+      libdir[strcspn(libdir, "\r\n")] = 0;
+      CHECK_CONTAINS(libdir, pp_test_tmpdir());
+      fmt(rpath, sizeof rpath, "-Wl,-rpath,'%s'", libdir);
+      free(libdir);
+    }
+
     char exe[4096];
     fmt(exe, sizeof exe, "%s/consumer-pc-%s", pp_test_tmpdir(), pcs[i]);
     free(run_ok("compile consumer",
                 "'%s' -std=c11 -Wall -Wextra -Werror %s "
-                "'%s/tests/consumer/consumer.c' -o '%s' %s",
-                e.cc, e.san, e.src, exe, flags));
+                "'%s/tests/consumer/consumer.c' -o '%s' %s %s",
+                e.cc, e.san, e.src, exe, flags, rpath));
     free(flags);
     run_consumer(&e, exe, !is_static);
   }

@@ -184,3 +184,62 @@ PP_TEST(mem_pools_in_stats_mode_are_unavailable) {
   free(r);
   pp_trace_free(&t);
 }
+
+/* A program that reports a reservation smaller than what it allocated (100
+ * MiB reserved, 240 MiB in use) makes reserved - in use negative: that is
+ * inconsistent input, not -140 MiB of fragmentation, and the report and
+ * the summary say so instead of printing the negative figure. */
+PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t kv = tb_loc(&t, "kv", PP_KIND_POOL);
+  uint32_t ok = tb_loc(&t, "ok", PP_KIND_POOL);
+  size_t a = tb_thread(&t, 1, "main");
+  const uint64_t MiB = 1024 * 1024;
+  mem(&t, a, 0, kv, PPT_EV_MEM_RESERVE, 0, 100 * MiB, 0);
+  mem(&t, a, 10, kv, PPT_EV_MEM_ALLOC, 0x1000, 240 * MiB, 0);
+  mem(&t, a, 20, kv, PPT_EV_MEM_FREE, 0x1000, 0, 0);
+  /* A consistent pool beside it keeps its figures. */
+  mem(&t, a, 0, ok, PPT_EV_MEM_RESERVE, 0, 1000, 0);
+  mem(&t, a, 10, ok, PPT_EV_MEM_ALLOC, 0x2000, 600, 0);
+  mem(&t, a, 100, ok, PPT_EV_MEM_FREE, 0x2000, 0, 0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_mem_pool_stats *p = pool(&t, "kv", 0);
+  CHECK_EQ(p->unused_at_peak, -140 * (int64_t)MiB); /* the analysis' figure */
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/out.txt", pp_test_tmpdir());
+  FILE *f = fopen(path, "w");
+  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  fclose(f);
+  char *r = pp_test_slurp(path, NULL);
+  printf("%s", strstr(r, "\nmemory pools ("));
+  CHECK(strstr(r, "-140") == NULL);
+  CHECK_CONTAINS(r, "inconsistent");
+  CHECK_CONTAINS(r, "note: inconsistent input: in use (240 MiB) exceeded "
+                    "the reservation (100 MiB) at the watermark "
+                    "(pp_mem_reserve reported less than was allocated): "
+                    "unused@pk left out\n");
+  /* The consistent pool: 400 B unused at its watermark. */
+  const char *row = strstr(r, "\nok ");
+  CHECK(row != NULL);
+  const char *eol = strchr(row + 1, '\n');
+  CHECK(eol != NULL);
+  CHECK(memmem(row, (size_t)(eol - row), "400 B", 5) != NULL);
+  CHECK(memmem(row, (size_t)(eol - row), "inconsistent", 12) == NULL);
+  free(r);
+
+  f = fopen(path, "w");
+  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  fclose(f);
+  r = pp_test_slurp(path, NULL);
+  CHECK_CONTAINS(r, "\"name\":\"kv\"");
+  CHECK_CONTAINS(r, "\"unused_at_peak_bytes\":null");
+  CHECK_CONTAINS(r, "\"inconsistent\":\"inconsistent input: in use (240 MiB) "
+                    "exceeded the reservation (100 MiB) at the watermark\"");
+  CHECK_CONTAINS(r, "\"unused_at_peak_bytes\":400");
+  CHECK_CONTAINS(r, "\"inconsistent\":null");
+  CHECK(strstr(r, "-146800640") == NULL); /* -140 MiB in bytes */
+  free(r);
+  pp_trace_free(&t);
+}

@@ -23,6 +23,46 @@ int pp_cli_export_to(const pp_trace *t, int (*fn)(FILE *, const pp_trace *),
 /* Remove DIR/app.pptrace.<pid> files left by an earlier run. */
 void pp_cli_remove_children(const char *dir);
 
+/* ---- argument parsing (args.c) --------------------------------------------
+ * The parsers of the commands in main.c, apart from their execution (for
+ * fuzz/fuzz_cli_args.c). argv[0] is the command's name. Each returns
+ * PP_CLI_PARSED when the command should run with the filled struct, or the
+ * exit status to return: PP_CLI_EXIT_OK after printing --help to stdout,
+ * PP_CLI_EXIT_USAGE after one usage-error line on stderr. Strings point
+ * into argv (or are static). */
+enum { PP_CLI_PARSED = -1, PP_CLI_EXIT_OK = 0, PP_CLI_EXIT_USAGE = 2 };
+
+typedef int (*pp_cli_export_fn)(FILE *, const pp_trace *);
+
+typedef struct pp_cli_report_args {
+  const char *file, *html; /* html: NULL when not asked for */
+  int top_n;               /* pp_report_opts.top_n */
+  long warmup;
+  pp_slo slo; /* from --slo, else $PIPEPROF_SLO; zeros: none */
+} pp_cli_report_args;
+
+typedef struct pp_cli_export_args {
+  const char *file, *out; /* out: NULL or "-" for standard output */
+  pp_cli_export_fn fn;
+} pp_cli_export_args;
+
+typedef struct pp_cli_demo_args {
+  const char *dir, *mode;
+  long frames;
+} pp_cli_demo_args;
+
+extern const char pp_cli_report_usage[];
+extern const char pp_cli_export_usage[];
+extern const char pp_cli_demo_usage[];
+
+int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a);
+int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a);
+int pp_cli_parse_demo(int argc, char **argv, pp_cli_demo_args *a);
+/* "pipeprof CMD: <fmt with arg> (see 'pipeprof CMD --help')" on stderr;
+ * returns PP_CLI_EXIT_USAGE. cmd NULL: the top level. */
+int pp_cli_usage_error(const char *cmd, const char *fmt, const char *arg);
+int pp_cli_is_help(const char *a);
+
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);
 int pp_cli_history(int argc, char **argv);

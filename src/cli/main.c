@@ -34,17 +34,6 @@ typedef struct command {
   const char *usage;
 } command;
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg) {
-  fprintf(stderr, "pipeprof%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, " (see 'pipeprof %s%s--help')\n", cmd ? cmd : "",
-          cmd ? " " : "");
-  return EXIT_USAGE;
-}
-
-static int is_help(const char *a) {
-  return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
 
 static int read_one(const char *path, pp_trace *t) {
   char err[512];
@@ -143,81 +132,16 @@ int pp_cli_load(const char *path, pp_trace *t) {
 
 /* ---- report ------------------------------------------------------------- */
 
-static const char report_usage[] =
-    "usage: pipeprof report [--top N] [--slo SPEC] [--warmup N]\n"
-    "                       [--html OUT] FILE.pptrace|RUN_DIR\n"
-    "\n"
-    "Print the report of a trace: wall time, per-zone table (count, total,\n"
-    "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
-    "by self time, per-thread busy time, frames, counters, dropped events\n"
-    "and the profiler's estimated overhead.\n"
-    "\n"
-    "  --top N       bottlenecks to list (default 3)\n"
-    "  --slo SPEC    request SLOs for goodput, e.g. ttft=200ms,tpot=40ms,e2e=2s\n"
-    "                (default: $PIPEPROF_SLO)\n"
-    "  --warmup N    leave the first N requests out of the request figures\n"
-    "  --html OUT    also write the HTML report (one self-contained file)\n"
-    "                to OUT\n";
-
-static int parse_int(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 static int cmd_report(int argc, char **argv) {
-  const char *file = NULL, *html = NULL;
-  const char *slo_spec = getenv("PIPEPROF_SLO");
-  const char *slo_from = "PIPEPROF_SLO";
-  long warmup = 0;
+  pp_cli_report_args a;
+  int prc = pp_cli_parse_report(argc, argv, &a);
+  if (prc != PP_CLI_PARSED)
+    return prc;
+  const char *file = a.file, *html = a.html;
+  pp_slo slo = a.slo;
+  long warmup = a.warmup;
   pp_report_opts opts = {0};
-  for (int i = 1; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(report_usage, stdout);
-      return EXIT_OK;
-    } else if (strcmp(argv[i], "--top") == 0) {
-      long v;
-      if (i + 1 >= argc)
-        return usage_error("report", "%s needs a number", "--top");
-      if (parse_int(argv[++i], 0, 1000, &v) != 0)
-        return usage_error("report", "bad --top value '%s'", argv[i]);
-      opts.top_n = v == 0 ? -1 : (int)v;
-    } else if (strcmp(argv[i], "--slo") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("report", "%s needs a specification", "--slo");
-      slo_spec = argv[++i];
-      slo_from = "--slo";
-    } else if (strcmp(argv[i], "--warmup") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("report", "%s needs a number", "--warmup");
-      if (parse_int(argv[++i], 0, 1000000000L, &warmup) != 0)
-        return usage_error("report", "bad --warmup value '%s'", argv[i]);
-    } else if (strcmp(argv[i], "--html") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("report", "%s needs a file", "--html");
-      html = argv[++i];
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return usage_error("report", "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return usage_error("report", "unexpected argument '%s'", argv[i]);
-    } else {
-      file = argv[i];
-    }
-  }
-  if (!file)
-    return usage_error("report", "missing trace file%s", "");
-  pp_slo slo = {0, 0, 0};
-  if (slo_spec && *slo_spec) {
-    char err[160];
-    if (pp_slo_parse(slo_spec, &slo, err, sizeof err) != 0) {
-      fprintf(stderr, "pipeprof report: %s: %s\n", slo_from, err);
-      return EXIT_USAGE;
-    }
-  }
+  opts.top_n = a.top_n;
   pp_trace t;
   if (pp_cli_load(file, &t) != 0)
     return EXIT_FAIL;
@@ -246,32 +170,8 @@ static int cmd_report(int argc, char **argv) {
 
 /* ---- export ------------------------------------------------------------- */
 
-static const char export_usage[] =
-    "usage: pipeprof export FILE.pptrace|RUN_DIR --format "
-    "chrome|json|csv|html [-o OUT]\n"
-    "\n"
-    "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
-    "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
-    "  --format csv     per-zone table as CSV\n"
-    "  --format html    HTML report: one self-contained file, works "
-    "offline\n"
-    "  -o, --output OUT output file; '-' or absent: standard output\n";
-
-typedef int (*export_fn)(FILE *, const pp_trace *);
-
-static export_fn find_format(const char *name) {
-  if (strcmp(name, "chrome") == 0 || strcmp(name, "perfetto") == 0)
-    return pp_export_chrome;
-  if (strcmp(name, "json") == 0)
-    return pp_export_summary_json;
-  if (strcmp(name, "csv") == 0)
-    return pp_export_csv;
-  if (strcmp(name, "html") == 0)
-    return pp_export_html;
-  return NULL;
-}
-
-int pp_cli_export_to(const pp_trace *t, export_fn fn, const char *out) {
+int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,
+                     const char *out) {
   int to_stdout = !out || strcmp(out, "-") == 0;
   FILE *f = to_stdout ? stdout : fopen(out, "w");
   if (!f) {
@@ -292,41 +192,12 @@ int pp_cli_export_to(const pp_trace *t, export_fn fn, const char *out) {
 }
 
 static int cmd_export(int argc, char **argv) {
-  const char *file = NULL, *out = NULL, *format = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(export_usage, stdout);
-      return EXIT_OK;
-    } else if (strcmp(argv[i], "--format") == 0 ||
-               strcmp(argv[i], "-f") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("export", "%s needs a value", argv[i]);
-      format = argv[++i];
-    } else if (strncmp(argv[i], "--format=", 9) == 0) {
-      format = argv[i] + 9;
-    } else if (strcmp(argv[i], "-o") == 0 ||
-               strcmp(argv[i], "--output") == 0) {
-      if (i + 1 >= argc)
-        return usage_error("export", "%s needs a file", argv[i]);
-      out = argv[++i];
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return usage_error("export", "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return usage_error("export", "unexpected argument '%s'", argv[i]);
-    } else {
-      file = argv[i];
-    }
-  }
-  if (!file)
-    return usage_error("export", "missing trace file%s", "");
-  if (!format)
-    return usage_error("export", "missing --format%s", "");
-  export_fn fn = find_format(format);
-  if (!fn)
-    return usage_error("export",
-                       "unknown format '%s' (expected chrome, json, csv "
-                       "or html)",
-                       format);
+  pp_cli_export_args a;
+  int prc = pp_cli_parse_export(argc, argv, &a);
+  if (prc != PP_CLI_PARSED)
+    return prc;
+  const char *file = a.file, *out = a.out;
+  pp_cli_export_fn fn = a.fn;
   pp_trace t;
   if (pp_cli_load(file, &t) != 0)
     return EXIT_FAIL;
@@ -336,18 +207,6 @@ static int cmd_export(int argc, char **argv) {
 }
 
 /* ---- demo ----------------------------------------------------------------- */
-
-static const char demo_usage[] =
-    "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"
-    "\n"
-    "Run the bundled example pipeline (source, preprocess, detect, motion,\n"
-    "match, visualize) under the profiler, write DIR/demo.pptrace,\n"
-    "DIR/demo.chrome.json (open in ui.perfetto.dev), DIR/demo.summary.json\n"
-    "and DIR/demo.html (the HTML report), then print the report.\n"
-    "\n"
-    "  --out DIR     output directory (default pipeprof-demo)\n"
-    "  --frames N    frames to process (default 300)\n"
-    "  --mode MODE   trace (default) or stats\n";
 
 static int find_example(char *out, size_t len) {
   const char *env = getenv("PIPEPROF_EXAMPLE");
@@ -373,26 +232,12 @@ static int find_example(char *out, size_t len) {
 }
 
 static int cmd_demo(int argc, char **argv) {
-  const char *dir = "pipeprof-demo", *mode = "trace";
-  long frames = 300;
-  for (int i = 1; i < argc; i++) {
-    if (is_help(argv[i])) {
-      fputs(demo_usage, stdout);
-      return EXIT_OK;
-    } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
-      if (parse_int(argv[++i], 1, 1000000, &frames) != 0)
-        return usage_error("demo", "bad --frames value '%s'", argv[i]);
-    } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
-      mode = argv[++i];
-      if (strcmp(mode, "trace") != 0 && strcmp(mode, "stats") != 0)
-        return usage_error("demo", "bad --mode '%s' (trace or stats)", mode);
-    } else {
-      return usage_error("demo", "unknown or incomplete option '%s'",
-                         argv[i]);
-    }
-  }
+  pp_cli_demo_args a;
+  int prc = pp_cli_parse_demo(argc, argv, &a);
+  if (prc != PP_CLI_PARSED)
+    return prc;
+  const char *dir = a.dir, *mode = a.mode;
+  long frames = a.frames;
   char exe[PATH_MAX];
   if (find_example(exe, sizeof exe) != 0) {
     fprintf(stderr, "pipeprof: cannot find the example pipeline "
@@ -455,9 +300,21 @@ static int cmd_demo(int argc, char **argv) {
 
 /* ---- version, help ----------------------------------------------------- */
 
+static const char version_usage[] =
+    "usage: pipeprof version\n"
+    "\n"
+    "Print the version of pipeprof and the trace format it reads.\n";
+
+static const char help_usage[] =
+    "usage: pipeprof help [COMMAND]\n"
+    "\n"
+    "Without COMMAND, list the commands; with one, print its usage.\n";
+
 static int cmd_version(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  if (argc > 1 && pp_cli_is_help(argv[1])) {
+    fputs(version_usage, stdout);
+    return EXIT_OK;
+  }
   printf("pipeprof %s (trace format %u)\n", pp_version_string(), 1u);
   return EXIT_OK;
 }
@@ -465,20 +322,20 @@ static int cmd_version(int argc, char **argv) {
 static int cmd_help(int argc, char **argv);
 
 static const command commands[] = {
-    {"report", cmd_report, "print the report of a trace", report_usage},
+    {"report", cmd_report, "print the report of a trace", pp_cli_report_usage},
     {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON, "
                            "CSV or HTML",
-     export_usage},
+     pp_cli_export_usage},
     {"run", pp_cli_run, "run a command under the profiler and report",
      "usage: pipeprof run [options] -- CMD [ARGS...] (see --help)\n"},
     {"diff", pp_cli_diff, "compare runs and flag regressions (exit 1)",
      "usage: pipeprof diff [options] BASE... -- NEW... (see --help)\n"},
     {"history", pp_cli_history, "record runs and show metric trends",
      "usage: pipeprof history [--db PATH] add|list|show ... (see --help)\n"},
-    {"demo", cmd_demo, "profile the bundled example pipeline", demo_usage},
-    {"version", cmd_version, "print the version", "usage: pipeprof version\n"},
-    {"help", cmd_help, "show help for a command",
-     "usage: pipeprof help [COMMAND]\n"},
+    {"demo", cmd_demo, "profile the bundled example pipeline",
+     pp_cli_demo_usage},
+    {"version", cmd_version, "print the version", version_usage},
+    {"help", cmd_help, "show help for a command", help_usage},
 };
 
 static void main_usage(FILE *f) {
@@ -498,12 +355,16 @@ static int cmd_help(int argc, char **argv) {
     main_usage(stdout);
     return EXIT_OK;
   }
+  if (pp_cli_is_help(argv[1])) {
+    fputs(help_usage, stdout);
+    return EXIT_OK;
+  }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
       fputs(commands[i].usage, stdout);
       return EXIT_OK;
     }
-  return usage_error("help", "unknown command '%s'", argv[1]);
+  return pp_cli_usage_error("help", "unknown command '%s'", argv[1]);
 }
 
 int main(int argc, char **argv) {
@@ -513,7 +374,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
-  if (is_help(cmd)) {
+  if (pp_cli_is_help(cmd)) {
     main_usage(stdout);
     return EXIT_OK;
   }

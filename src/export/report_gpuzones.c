@@ -303,6 +303,34 @@ static const char *pools_unavailable(const pp_trace *t) {
   return NULL;
 }
 
+/* Reserved-but-unused is reserved - in use; a pool whose program reported
+ * a reservation smaller than what it had allocated gives a negative
+ * figure, which is no fragmentation but inconsistent input. Which of the
+ * two figures is negative: bit 0 at the watermark, bit 1 the mean. */
+static int pool_inconsistent(const pp_mem_pool_stats *s) {
+  if (!s->has_reserve)
+    return 0;
+  return (s->unused_at_peak < 0 ? 1 : 0) | (s->mean_unused < 0 ? 2 : 0);
+}
+
+/* The one-line explanation of pool_inconsistent(s) != 0. */
+static void pool_inconsistent_why(const pp_mem_pool_stats *s, char *buf,
+                                  size_t len) {
+  char in_use[32], rsv[32];
+  if (s->unused_at_peak < 0) {
+    fmt_bytes(in_use, sizeof in_use, (double)s->peak);
+    fmt_bytes(rsv, sizeof rsv, (double)s->reserved_at_peak);
+    snprintf(buf, len,
+             "inconsistent input: in use (%s) exceeded the reservation "
+             "(%s) at the watermark",
+             in_use, rsv);
+  } else {
+    snprintf(buf, len,
+             "inconsistent input: in use exceeded the reservation for "
+             "most of the time (mean reserved - in use is negative)");
+  }
+}
+
 static void pool_section(FILE *out, const pp_trace *t) {
   const pp_profile *p = &t->prof;
   const char *why = pools_unavailable(t);
@@ -322,7 +350,7 @@ static void pool_section(FILE *out, const pp_trace *t) {
     nw = k > nw ? k : nw;
   }
   nw = nw > 32 ? 32 : nw;
-  fprintf(out, "%-*s %3s %8s %8s %11s %11s %11s %11s %11s %11s %6s %11s\n",
+  fprintf(out, "%-*s %3s %8s %8s %11s %11s %11s %11s %12s %12s %6s %11s\n",
           nw, "pool", "dev", "allocs", "frees", "peak", "steady", "mean",
           "rsv@peak", "unused@pk", "mean unused", "leaks", "leaked");
   for (size_t i = 0; i < p->npools; i++) {
@@ -331,10 +359,17 @@ static void pool_section(FILE *out, const pp_trace *t) {
     fmt_bytes(b[0], sizeof b[0], (double)s->peak);
     fmt_bytes(b[1], sizeof b[1], (double)s->steady);
     fmt_bytes(b[2], sizeof b[2], s->mean_in_use);
+    int bad = pool_inconsistent(s);
     if (s->has_reserve) {
       fmt_bytes(b[3], sizeof b[3], (double)s->reserved_at_peak);
-      fmt_bytes(b[4], sizeof b[4], (double)s->unused_at_peak);
-      fmt_bytes(b[5], sizeof b[5], s->mean_unused);
+      if (bad & 1)
+        snprintf(b[4], sizeof b[4], "inconsistent");
+      else
+        fmt_bytes(b[4], sizeof b[4], (double)s->unused_at_peak);
+      if (bad & 2)
+        snprintf(b[5], sizeof b[5], "inconsistent");
+      else
+        fmt_bytes(b[5], sizeof b[5], s->mean_unused);
     } else {
       for (int k = 3; k < 6; k++)
         snprintf(b[k], sizeof b[k], "-");
@@ -342,13 +377,23 @@ static void pool_section(FILE *out, const pp_trace *t) {
     fmt_bytes(b[6], sizeof b[6], (double)s->leaked_bytes);
     fprintf(out,
             "%-*.*s %3" PRIu32 " %8" PRIu64 " %8" PRIu64
-            " %11s %11s %11s %11s %11s %11s %6" PRIu64 " %11s\n",
+            " %11s %11s %11s %11s %12s %12s %6" PRIu64 " %11s\n",
             nw, nw, pp_trace_loc_name(t, s->loc), s->device, s->allocs,
             s->frees, b[0], b[1], b[2], b[3], b[4], b[5], s->leaks, b[6]);
     if (s->unmatched_frees)
       fprintf(out, "  note: %" PRIu64 " frees of pointers not allocated "
                    "from this pool were ignored\n",
               s->unmatched_frees);
+    if (bad) {
+      char note[160];
+      pool_inconsistent_why(s, note, sizeof note);
+      fprintf(out, "  note: %s (pp_mem_reserve reported less than was "
+                   "allocated): %s left out\n",
+              note,
+              bad == 3   ? "unused@pk and mean unused"
+              : bad == 1 ? "unused@pk"
+                         : "mean unused");
+    }
   }
   for (size_t i = 0; i < p->npools; i++)
     if (!p->pools[i].has_reserve) {
@@ -468,18 +513,27 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
       pp_jsonw_uint(w, s->reserved_at_peak);
     else
       pp_jsonw_null(w);
+    int bad = pool_inconsistent(s);
     pp_jsonw_key(w, "unused_at_peak_bytes");
-    if (s->has_reserve)
+    if (s->has_reserve && !(bad & 1))
       pp_jsonw_int(w, s->unused_at_peak);
     else
       pp_jsonw_null(w);
     pp_jsonw_key(w, "mean_unused_bytes");
-    if (s->has_reserve)
+    if (s->has_reserve && !(bad & 2))
       pp_jsonw_double(w, s->mean_unused);
     else
       pp_jsonw_null(w);
     pp_jsonw_kv_uint(w, "leaks", s->leaks);
     pp_jsonw_kv_uint(w, "leaked_bytes", s->leaked_bytes);
+    pp_jsonw_key(w, "inconsistent");
+    if (bad) {
+      char note[160];
+      pool_inconsistent_why(s, note, sizeof note);
+      pp_jsonw_str(w, note);
+    } else {
+      pp_jsonw_null(w);
+    }
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);

@@ -66,8 +66,12 @@ int main(int argc, char **argv) {
   /* xorshift over the buffer: real work the compiler cannot drop */
   volatile uint64_t sink = 0;
   uint64_t x = 88172645463325252ull;
+  /* Short rounds between clock reads: each round's random reads over the
+   * buffer miss the caches, more so beside other work, so a long round
+   * (100000 reads: 20 ms and more on a busy machine) would overshoot the
+   * target by a varying amount; 5000 reads overshoot by about 1 ms. */
   while (cpu_ms() < target) {
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 5000; i++) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
