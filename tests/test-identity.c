@@ -113,7 +113,7 @@ typedef struct figures {
   double mean[NNAMES];
   uint64_t p50[NNAMES], p99[NNAMES];
   pp_live_stats live[NNAMES];
-  uint64_t lost_ends, stray_ends;
+  uint64_t lost_ends, stray_ends, too_deep, backwards, unended, unbegun;
 } figures;
 
 static void record_mode(pp_mode mode, const char *path, figures *f) {
@@ -180,6 +180,10 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
   }
   f->lost_ends = t.prof.unclosed;
   f->stray_ends = t.prof.unmatched_ends;
+  f->too_deep = t.prof.pairing.too_deep;
+  f->backwards = t.prof.pairing.backwards;
+  f->unended = t.prof.ranges_unclosed;
+  f->unbegun = t.prof.ranges_unbegun;
   pp_trace_free(&t);
 }
 
@@ -212,6 +216,10 @@ PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {
   CHECK_EQ(f[0].max[5], 200);
   CHECK_EQ_U(f[0].lost_ends, NTHREADS * (LOST + 1));
   CHECK_EQ_U(f[0].stray_ends, NTHREADS * STRAY);
+  CHECK_EQ_U(f[0].too_deep, NTHREADS * (DEEP - 256));
+  CHECK_EQ_U(f[0].backwards, NTHREADS * 2); /* E's end, F's begin */
+  CHECK_EQ_U(f[0].unended, NTHREADS * OPEN);
+  CHECK_EQ_U(f[0].unbegun, NTHREADS); /* the ends of id 999999 */
   for (int m = 0; m < 3; m++) {
     for (size_t n = 0; n < NNAMES; n++) {
       /* the same counts, totals, extremes and histograms (every bucket:
@@ -239,5 +247,9 @@ PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {
     }
     CHECK_EQ_U(f[m].lost_ends, f[0].lost_ends);
     CHECK_EQ_U(f[m].stray_ends, f[0].stray_ends);
+    CHECK_EQ_U(f[m].too_deep, f[0].too_deep);
+    CHECK_EQ_U(f[m].backwards, f[0].backwards);
+    CHECK_EQ_U(f[m].unended, f[0].unended);
+    CHECK_EQ_U(f[m].unbegun, f[0].unbegun);
   }
 }

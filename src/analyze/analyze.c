@@ -187,6 +187,7 @@ static int build_ranges(pp_trace *t, int64_t t_end) {
   pp__idpairs_finish(&pairs, range_unended, &rc);
   pp__idpairs_free(&pairs);
   t->prof.ranges_unclosed += pairs.c.unended;
+  t->prof.ranges_unbegun += pairs.c.unbegun;
   qsort(rc.r, rc.n, sizeof *rc.r, cmp_range_start);
   t->ranges = rc.r;
   t->nranges = rc.n;

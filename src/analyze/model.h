@@ -473,6 +473,9 @@ typedef struct pp_profile {
                              (pair/zones.h); stats mode: zeros but for
                              what the STATS chunk holds */
   uint64_t ranges_unclosed; /* ranges with no end in the trace */
+  uint64_t ranges_unbegun;  /* range ends with no begin in the trace */
+  uint64_t ranges_lost;     /* stats mode: range halves the bounded table
+                               had no room for (pair/intervals.h) */
   double event_cost_ns;   /* measured cost of one event, from META; 0 if
                              unknown */
   /* CPU time measured at the end of the session (META), -1 when not

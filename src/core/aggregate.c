@@ -508,4 +508,12 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
   ppt_buf_uv(out, a->pc.stray_ends);
   ppt_buf_uv(out, a->pc.lost_ends);
   encode_gpu(a, out);
+  /* Since 1.4: the rest of what the pairing saw (pair/zones.h,
+   * pair/intervals.h), so a stats-mode report says what a trace-mode one
+   * says. */
+  ppt_buf_uv(out, a->pc.too_deep + a->pc.no_memory);
+  ppt_buf_uv(out, a->pc.backwards);
+  ppt_buf_uv(out, a->ranges.c.unended);
+  ppt_buf_uv(out, a->ranges.c.unbegun);
+  ppt_buf_uv(out, a->ranges.c.lost);
 }

@@ -401,13 +401,27 @@ static void zone_table(FILE *out, const pp_trace *t, int cap) {
     put_pct(out, (double)z->total_ns, (double)p->wall_ns);
     fputc('\n', out);
   }
+  /* What the pairing did (pair/zones.h, docs/internals/pairing.md). */
   if (p->unclosed)
-    fprintf(out, "note: %" PRIu64 " zone instances lost their end and were "
-            "closed at the end of the trace or of an enclosing zone\n",
-            p->unclosed);
+    fprintf(out, "note: %" PRIu64 " zone instances lost their end (closed "
+            "at the end of the trace or of an enclosing zone): not in the "
+            "figures above\n", p->unclosed);
   if (p->unmatched_ends)
     fprintf(out, "note: %" PRIu64 " zone ends without a begin were "
             "ignored\n", p->unmatched_ends);
+  if (p->pairing.too_deep)
+    fprintf(out, "note: %" PRIu64 " zone begins nested deeper than %u "
+            "levels were not paired (nor their ends)\n",
+            p->pairing.too_deep, PP_PAIR_MAX_DEPTH);
+  if (p->pairing.backwards)
+    fprintf(out, "note: %" PRIu64 " zone events were earlier than their "
+            "thread's previous event and were taken at its time\n",
+            p->pairing.backwards);
+  if (p->ranges_unclosed || p->ranges_unbegun || p->ranges_lost)
+    fprintf(out, "note: ranges: %" PRIu64 " never ended, %" PRIu64
+            " ends without a begin, %" PRIu64 " halves not kept (no room): "
+            "not in the figures above\n",
+            p->ranges_unclosed, p->ranges_unbegun, p->ranges_lost);
 }
 
 /* True when zone a ranks before zone b by self time (ties: table order). */

@@ -26,8 +26,10 @@
  * 3 = measured costs in overhead; 4 = processes, threads[].pid; 5 =
  * frames[].energy and the CPU/GPU parts in requests.energy;
  * 6 = device_memory; 7 = system.run's pids, system.process_tree's
- * processes and threads, the run_* fields of overhead. */
-#define SUMMARY_SCHEMA_MINOR 7
+ * processes and threads, the run_* fields of overhead;
+ * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
+ * inconsistent. */
+#define SUMMARY_SCHEMA_MINOR 8
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -483,6 +485,16 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   pp_jsonw_obj_end(&w);
   pp_jsonw_kv_uint(&w, "unclosed_zones", p->unclosed);
   pp_jsonw_kv_uint(&w, "unmatched_zone_ends", p->unmatched_ends);
+  pp_jsonw_key(&w, "pairing"); /* schema_minor 8 */
+  pp_jsonw_obj_begin(&w);
+  pp_jsonw_kv_uint(&w, "lost_ends", p->unclosed);
+  pp_jsonw_kv_uint(&w, "stray_ends", p->unmatched_ends);
+  pp_jsonw_kv_uint(&w, "too_deep", p->pairing.too_deep);
+  pp_jsonw_kv_uint(&w, "clock_backwards", p->pairing.backwards);
+  pp_jsonw_kv_uint(&w, "ranges_unended", p->ranges_unclosed);
+  pp_jsonw_kv_uint(&w, "ranges_unbegun", p->ranges_unbegun);
+  pp_jsonw_kv_uint(&w, "ranges_lost", p->ranges_lost);
+  pp_jsonw_obj_end(&w);
 
   write_zones(&w, t);
   write_top_self(&w, t);

@@ -22,8 +22,9 @@
 #define PPT_VERSION_MAJOR 1u
 /* Minor versions: 1.1 REQ_* and BATCH; 1.2 QUEUE_*, ANOMALY, ALERT,
  * GPU_ZONE and MEM_* events, CUDA chunks (CUPTI activity); 1.3 GPU zone
- * statistics at the end of STATS. */
-#define PPT_VERSION_MINOR 3u
+ * statistics at the end of STATS; 1.4 the zone and range pairing's counts
+ * at the end of STATS, and PP_KIND_METRIC sites (library metrics). */
+#define PPT_VERSION_MINOR 4u
 /* Reserved:
  *   event types 28-31  (unused: CUPTI records travel in CUDA chunks)
  *   chunk type 10      GPU records that do not fit an event */

@@ -659,7 +659,24 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   p->wall_ns = pp__span(p->t0, p->t1);
   t->from_stats = 1;
   t->gpu_agg_lost = -1;
-  return c->p == c->end ? 0 : decode_stats_gpu(t, c); /* 1.3 */
+  if (c->p == c->end)
+    return 0;
+  if (decode_stats_gpu(t, c) != 0) /* 1.3 */
+    return -1;
+  if (c->p == c->end)
+    return 0;
+  /* 1.4: the rest of the pairing's counts; a part cut short is ignored */
+  uint64_t deep = ppt_get_uv(c), back = ppt_get_uv(c);
+  uint64_t unended = ppt_get_uv(c), unbegun = ppt_get_uv(c),
+           rlost = ppt_get_uv(c);
+  if (c->err)
+    return 0;
+  p->pairing.too_deep = deep;
+  p->pairing.backwards = back;
+  p->ranges_unclosed = unended;
+  p->ranges_unbegun = unbegun;
+  p->ranges_lost = rlost;
+  return 0;
 }
 
 /* ---- ticks to ns ------------------------------------------------------ */
