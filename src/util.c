@@ -4,7 +4,9 @@
  * duplication, naming pipeprof's own threads, and the CRC-32C that
  * checksums trace chunks.
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -181,4 +183,59 @@ static void pick_crc(void) {
 uint32_t pp__crc32c(uint32_t crc, const void *data, size_t len) {
   pthread_once(&impl_once, pick_crc);
   return crc_impl(crc, data, len);
+}
+
+/* ---- units ----------------------------------------------------------------
+ * One way to print a duration and a byte count, for every report. */
+
+char *pp_format_ns(char *buf, size_t len, double ns) {
+  static const struct {
+    double div;
+    const char *unit;
+  } units[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  if (!buf || !len)
+    return buf;
+  if (!isfinite(ns)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  const char *sign = ns < 0 ? "-" : "";
+  double a = fabs(ns);
+  size_t u = 0;
+  while (u + 1 < sizeof units / sizeof units[0] && a >= units[u + 1].div)
+    u++;
+  double v = a / units[u].div;
+  /* Rounding may carry into the next unit: 999.7 us is "1.00 ms". */
+  if (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
+    u++;
+    v = a / units[u].div;
+  }
+  int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+  if (u == 0 && v == floor(v))
+    decimals = 0; /* whole nanoseconds: "850 ns", "5 ns" */
+  snprintf(buf, len, "%s%.*f %s", sign, decimals, v, units[u].unit);
+  return buf;
+}
+
+char *pp__fmt_bytes(char *buf, size_t len, double v) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (!buf || !len)
+    return buf;
+  if (!isfinite(v)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  int u = 0;
+  double a = v < 0 ? -v : v;
+  while (a >= 1024 && u < 5) {
+    a /= 1024;
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, len, "%.0f B", v);
+  else /* three significant digits: 512 MiB, 16.0 GiB, 3.00 GiB */
+    snprintf(buf, len, "%.*f %s", a < 9.995 ? 2 : a < 99.95 ? 1 : 0, v,
+             unit[u]);
+  return buf;
 }

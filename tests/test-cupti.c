@@ -374,8 +374,8 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_CONTAINS(rep, "dropped: 0");
   CHECK_CONTAINS(rep, "gemm_kernel");
   CHECK_CONTAINS(rep, "preprocess");
-  CHECK_CONTAINS(rep, "HtoD  1 copies, 1.0 MiB in 100 us");
-  CHECK_CONTAINS(rep, "preprocess               HtoD       1    1.0 MiB");
+  CHECK_CONTAINS(rep, "HtoD  1 copies, 1.00 MiB in 100 us");
+  CHECK_CONTAINS(rep, "preprocess               HtoD       1   1.00 MiB");
   free(rep);
   char *js = tb_summary_json(&t);
   CHECK_CONTAINS(js, "\"cuda\":{\"clock\":\"callback\"");

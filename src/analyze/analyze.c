@@ -32,65 +32,6 @@ static int64_t sat_add(int64_t a, int64_t b) {
   return r;
 }
 
-/* ---- model accessors ---------------------------------------------------- */
-
-uint32_t pp_thread_pid(const pp_trace *t, const pp_thread *th) {
-  return th->pid ? th->pid : t->pid;
-}
-
-const char *pp_trace_process_name(const pp_trace *t, uint32_t pid) {
-  if (pid == t->pid)
-    return pp_trace_meta(t, "process_name");
-  char key[40];
-  snprintf(key, sizeof key, "process_name.%u", (unsigned)pid);
-  return pp_trace_meta(t, key);
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
-}
-
-size_t pp_trace_pids(const pp_trace *t, uint32_t **out) {
-  uint32_t *p = pp__malloc((t->nthreads + 1) * sizeof *p);
-  *out = p;
-  if (!p)
-    return 0;
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    uint32_t pid = pp_thread_pid(t, &t->threads[i]);
-    if (pid != t->pid)
-      p[n++] = pid;
-  }
-  pp__sort(p, n, sizeof *p, cmp_u32);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || p[i] != p[i - 1])
-      p[u++] = p[i];
-  memmove(p + 1, p, u * sizeof *p);
-  p[0] = t->pid;
-  return u + 1;
-}
-
-const char *pp_trace_meta(const pp_trace *t, const char *key) {
-  if (!t || !key)
-    return NULL;
-  /* The last occurrence wins: a later META record overrides an earlier. */
-  for (size_t i = t->nmeta; i-- > 0;) {
-    const pp_meta *m = &t->meta[i];
-    if (m->key && strcmp(m->key, key) == 0)
-      return m->value ? m->value : "";
-  }
-  return NULL;
-}
-
-const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc) {
-  if (!t || loc >= t->nlocs)
-    return "(unknown)";
-  const char *n = t->locs[loc].name;
-  return n && n[0] ? n : "(unnamed)";
-}
-
 /* ---- freeing ------------------------------------------------------------- */
 
 void pp__analysis_free(pp_trace *t) {
@@ -232,41 +173,6 @@ static int apply_order(void *arr, size_t n, size_t elem, sort_key *keys) {
   return 0;
 }
 
-/* canon[loc] = the lowest loc id with the same name. Counters and frame
- * streams are identified by name, which several call sites may share
- * (PP_COUNTER_SET("queue", ..) in the producer and the consumer). Unnamed
- * locs stay apart. *out is NULL when the trace has no locs. */
-int pp_loc_canon(const pp_trace *t, uint32_t **out) {
-  *out = NULL;
-  if (!t->nlocs)
-    return 0;
-  uint32_t *canon = pp__malloc(t->nlocs * sizeof *canon);
-  sort_key *keys = pp__malloc(t->nlocs * sizeof *keys);
-  if (!canon || !keys) {
-    pp__free(canon);
-    pp__free(keys);
-    return -1;
-  }
-  /* Library metrics (PP_KIND_METRIC) are a namespace of their own: a user
-   * counter with the same name is another series. */
-  for (size_t i = 0; i < t->nlocs; i++)
-    keys[i] = (sort_key){t->locs[i].kind == PP_KIND_METRIC,
-                         pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i, i};
-  qsort(keys, t->nlocs, sizeof *keys, cmp_key);
-  for (size_t i = 0; i < t->nlocs; i++) {
-    const char *n = t->locs[keys[i].loc].name;
-    int named = n && n[0];
-    if (i > 0 && named && keys[i].primary == keys[i - 1].primary &&
-        strcmp(keys[i].name, keys[i - 1].name) == 0)
-      canon[keys[i].loc] = canon[keys[i - 1].loc];
-    else
-      canon[keys[i].loc] = keys[i].loc;
-  }
-  pp__free(keys);
-  *out = canon;
-  return 0;
-}
-
 /* A reference to one event, for merging the threads in time order; key is
  * the canonical loc of the event's loc. */
 typedef struct ev_ref {
@@ -383,40 +289,6 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
 }
 
 /* ---- aggregation --------------------------------------------------------- */
-
-void pp__zone_stats_init(pp_zone_stats *zs, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    pp_hist_init(&zs[i].hist);
-    pp_hist_init(&zs[i].self_hist);
-    zs[i].min_ns = INT64_MAX;
-    zs[i].max_ns = INT64_MIN;
-  }
-}
-
-void pp__zone_stats_finish(pp_zone_stats *zs, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!zs[i].count)
-      continue;
-    zs[i].mean_ns = (double)zs[i].total_ns / (double)zs[i].count;
-    zs[i].std_ns = sqrt(zs[i].std_ns / (double)zs[i].count);
-  }
-}
-
-void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self) {
-  zs->count++;
-  zs->total_ns = sat_add(zs->total_ns, d);
-  zs->self_ns = sat_add(zs->self_ns, self);
-  if (d < zs->min_ns)
-    zs->min_ns = d;
-  if (d > zs->max_ns)
-    zs->max_ns = d;
-  /* Welford; std_ns holds the sum of squared deviations for now. */
-  double delta = (double)d - zs->mean_ns;
-  zs->mean_ns += delta / (double)zs->count;
-  zs->std_ns += delta * ((double)d - zs->mean_ns);
-  pp_hist_record(&zs->hist, (uint64_t)d);
-  pp_hist_record(&zs->self_hist, (uint64_t)self);
-}
 
 static int zone_stats(pp_trace *t) {
   pp_profile *p = &t->prof;
@@ -765,27 +637,6 @@ oom:
 }
 
 /* ---- queries ------------------------------------------------------------- */
-
-int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
-  if (!th || !th->nzones)
-    return -1;
-  /* Last instance starting at or before ts; the innermost enclosing
-   * instance, if any, is it or one of its ancestors (pre-order). */
-  size_t lo = 0, hi = th->nzones;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (th->zones[mid].start <= ts)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0)
-    return -1;
-  int64_t i = (int64_t)lo - 1;
-  while (i >= 0 && th->zones[i].end < ts)
-    i = th->zones[i].parent;
-  return i >= 0 && i <= INT32_MAX ? (int)i : -1;
-}
 
 const pp_counter_stats *pp_profile_metric(const pp_trace *t,
                                           const char *name) {

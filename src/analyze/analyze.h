@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "model/trace.h"
 
 /* Free everything pp_analyze() allocated (zone instances of every thread,
  * the profile and its histograms) and reset t->prof, the threads' zone
@@ -31,16 +32,6 @@
  * pp_trace_free() calls it. */
 void pp__analysis_free(pp_trace *t);
 
-/* Index in th->zones of the innermost zone instance with
- * start <= ts <= end, or -1 when none. At a boundary shared by two
- * adjacent zones, the later one wins. O(log n + depth). */
-int pp_zone_enclosing(const pp_thread *th, int64_t ts);
-
-/* Counters and frame streams are named series: *out[loc] is the lowest
- * loc with the same (non-empty) name, so all sites of one series share a
- * key. malloc'ed array of t->nlocs entries (NULL when there are no locs).
- * Returns 0, or -1 when out of memory. */
-int pp_loc_canon(const pp_trace *t, uint32_t **out);
 
 /* Aggregate statistics of the zone site loc, or NULL when that site has no
  * instance (or t was not analysed). O(number of zone sites). */

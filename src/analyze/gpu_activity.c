@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "model/trace.h"
 #include "pipeline.h"
 #include "gpu_activity.h"
 #include "internal.h"

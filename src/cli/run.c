@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h"
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "core/sampler.h"
@@ -226,16 +227,6 @@ static int check_writable(const char *dir) {
   return 0;
 }
 
-static void format_bytes(char *buf, size_t len, double b) {
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    u++;
-  }
-  snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
 static void status_line(pp__sampler *s, double elapsed) {
   pp__sampler_status st;
   pp__sampler_status_get(s, &st);
@@ -244,7 +235,7 @@ static void status_line(pp__sampler *s, double elapsed) {
     snprintf(cpu, sizeof cpu, "cpu %.0f%%", st.cpu_pct);
   if (st.rss_bytes >= 0) {
     char b[32];
-    format_bytes(b, sizeof b, st.rss_bytes);
+    pp__fmt_bytes(b, sizeof b, st.rss_bytes);
     snprintf(rss, sizeof rss, "rss %s", b);
   }
   if (st.sys_busy_pct >= 0)

@@ -365,16 +365,6 @@ static void fmt_rate(char *b, size_t n, double r) {
     snprintf(b, n, "%.3g/s", r);
 }
 
-static void fmt_bytes(char *b, size_t n, double v) {
-  static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (fabs(v) >= 1024 && i < 4) {
-    v /= 1024;
-    i++;
-  }
-  snprintf(b, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
 /* ---- notes --------------------------------------------------------------- */
 
 static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
@@ -801,8 +791,8 @@ static void gpu_check(pp__live *l, int g, int64_t ns) {
       snprintf(which, sizeof which, "gpu%d", g);
     else
       snprintf(which, sizeof which, "cuda%d", g - (int)MAX_GPUS);
-    fmt_bytes(a, sizeof a, used);
-    fmt_bytes(b, sizeof b, total);
+    pp__fmt_bytes(a, sizeof a, used);
+    pp__fmt_bytes(b, sizeof b, total);
     snprintf(msg, sizeof msg, "%s memory %.1f%% used (%s of %s; threshold "
              "%g%%)", which, pct, a, b, l->cfg.gpu_mem_pct);
     alert(l, ns, "gpu_mem", which, pct, 0, l->cfg.gpu_mem_pct, msg);
@@ -840,8 +830,8 @@ static void counter_event(pp__live *l, const pp_srcloc *loc, unsigned type,
       return;
     double pct = 100 * (1 - v / l->mem_total);
     if (!l->mem_on && pct >= l->cfg.mem_pct) {
-      fmt_bytes(a, sizeof a, v);
-      fmt_bytes(b, sizeof b, l->mem_total);
+      pp__fmt_bytes(a, sizeof a, v);
+      pp__fmt_bytes(b, sizeof b, l->mem_total);
       snprintf(msg, sizeof msg, "memory %.1f%% used (%s available of %s; "
                "threshold %g%%)", pct, a, b, l->cfg.mem_pct);
       alert(l, ns, "mem", "system", pct, 0, l->cfg.mem_pct, msg);
@@ -857,8 +847,8 @@ static void counter_event(pp__live *l, const pp_srcloc *loc, unsigned type,
     if (l->swap_have && v > l->swap_prev && v > 0) {
       l->swap_grow_ns = ns;
       if (!l->swap_on) {
-        fmt_bytes(a, sizeof a, v);
-        fmt_bytes(b, sizeof b, v - l->swap_prev);
+        pp__fmt_bytes(a, sizeof a, v);
+        pp__fmt_bytes(b, sizeof b, v - l->swap_prev);
         snprintf(msg, sizeof msg, "swap in use and growing: %s (+%s)", a, b);
         alert(l, ns, "swap", "system", v, l->swap_prev, 0, msg);
         l->swap_on = 1;

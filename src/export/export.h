@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "analyze/model.h"
+#include "internal.h" /* pp_format_ns, pp__fmt_bytes */
 
 struct pp_jsonw; /* src/export/jsonw.h */
 
@@ -31,11 +32,6 @@ typedef struct pp_report_opts {
  * frames, counters and an estimate of the profiler's own overhead. opts may
  * be NULL. Returns 0, or -1 when t was not analysed or writing failed. */
 int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts);
-
-/* Format a duration in ns with an adaptive unit and 3 significant digits
- * ("850 ns", "12.3 us", "612 ms", "1.50 s") into buf (always
- * NUL-terminated when len > 0). Returns buf. */
-char *pp_format_ns(char *buf, size_t len, double ns);
 
 /* 1 when a counter name is one the sampler records ("sys.", "proc.",
  * "perf.", "power.", "energy."): reported in the system sections, not in

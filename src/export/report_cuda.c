@@ -23,17 +23,6 @@ static void dur_cell(FILE *out, int w, double ns) {
   fprintf(out, " %*s", w, pp_format_ns(b, sizeof b, ns));
 }
 
-static char *fmt_bytes(char *buf, size_t len, double b) {
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    u++;
-  }
-  snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-  return buf;
-}
-
 /* Names may be long C++ signatures: cut to the column, marking the cut. */
 static void name_cell(FILE *out, const char *s, int w) {
   size_t n = strlen(s);
@@ -113,15 +102,15 @@ static void stages(FILE *out, const pp_trace *t, const pp_gpu_activity *g) {
       char b1[32], b2[32], b3[32];
       name_cell(out, stage_name(t, g->stages[i].loc), NAME_W - 8);
       fprintf(out, " %-5s %6" PRIu64 " %10s", pp_gpu_xfer_label(d), x->count,
-              fmt_bytes(b1, sizeof b1, (double)x->bytes));
+              pp__fmt_bytes(b1, sizeof b1, (double)x->bytes));
       dur_cell(out, 9, (double)x->time_ns);
       if (x->time_ns > 0)
         fprintf(out, " %10.2f", (double)x->bytes / (double)x->time_ns);
       else
         fprintf(out, " %10s", "-");
       fprintf(out, " %10s %10s\n",
-              fmt_bytes(b2, sizeof b2, (double)x->pageable_bytes),
-              fmt_bytes(b3, sizeof b3, (double)x->pinned_bytes));
+              pp__fmt_bytes(b2, sizeof b2, (double)x->pageable_bytes),
+              pp__fmt_bytes(b3, sizeof b3, (double)x->pinned_bytes));
     }
 }
 
@@ -182,7 +171,7 @@ int pp_report_cuda(FILE *out, const pp_trace *t) {
       continue;
     char by[32];
     fprintf(out, "  %-5s %" PRIu64 " copies, %s in %s", pp_gpu_xfer_label(d),
-            x->count, fmt_bytes(by, sizeof by, (double)x->bytes),
+            x->count, pp__fmt_bytes(by, sizeof by, (double)x->bytes),
             pp_format_ns(a, sizeof a, (double)x->time_ns));
     if (x->time_ns > 0)
       fprintf(out, " (%.2f GB/s)", (double)x->bytes / (double)x->time_ns);

@@ -31,22 +31,6 @@ static void put_dur(FILE *out, double ns) {
 }
 
 /* Bytes with a binary unit and 3 significant digits ("512 B", "1.50 MiB"). */
-static char *fmt_bytes(char *buf, size_t len, double v) {
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  double a = v < 0 ? -v : v;
-  while (a >= 1024 && u < 5) {
-    a /= 1024;
-    v /= 1024;
-    u++;
-  }
-  if (u == 0)
-    snprintf(buf, len, "%.0f B", v);
-  else
-    snprintf(buf, len, "%.*f %s", a < 10 ? 2 : a < 100 ? 1 : 0, v, unit[u]);
-  return buf;
-}
-
 static const char *thread_name(const pp_trace *t, uint64_t tid) {
   for (size_t i = 0; i < t->nthreads; i++)
     if (t->threads[i].tid == tid)
@@ -233,14 +217,14 @@ static void cuda_mem_section(FILE *out, const pp_trace *t) {
       continue;
     }
     char b[5][32];
-    fmt_bytes(b[0], sizeof b[0], m->used->min);
-    fmt_bytes(b[1], sizeof b[1], m->used->mean);
-    fmt_bytes(b[2], sizeof b[2], m->used->max);
-    fmt_bytes(b[3], sizeof b[3], m->used->last);
+    pp__fmt_bytes(b[0], sizeof b[0], m->used->min);
+    pp__fmt_bytes(b[1], sizeof b[1], m->used->mean);
+    pp__fmt_bytes(b[2], sizeof b[2], m->used->max);
+    pp__fmt_bytes(b[3], sizeof b[3], m->used->last);
     fprintf(out, "used min %s, mean %s, max %s, last %s", b[0], b[1], b[2],
             b[3]);
     if (m->total)
-      fprintf(out, " of %s", fmt_bytes(b[4], sizeof b[4], m->total->last));
+      fprintf(out, " of %s", pp__fmt_bytes(b[4], sizeof b[4], m->total->last));
     fprintf(out, " (%" PRIu64 " samples)\n", m->used->samples);
     if (m->why && m->failed > 0)
       fprintf(out, "    %" PRId64 " failed calls (the first: %s)\n", m->failed,
@@ -318,8 +302,8 @@ static void pool_inconsistent_why(const pp_mem_pool_stats *s, char *buf,
                                   size_t len) {
   char in_use[32], rsv[32];
   if (s->unused_at_peak < 0) {
-    fmt_bytes(in_use, sizeof in_use, (double)s->peak);
-    fmt_bytes(rsv, sizeof rsv, (double)s->reserved_at_peak);
+    pp__fmt_bytes(in_use, sizeof in_use, (double)s->peak);
+    pp__fmt_bytes(rsv, sizeof rsv, (double)s->reserved_at_peak);
     snprintf(buf, len,
              "inconsistent input: in use (%s) exceeded the reservation "
              "(%s) at the watermark",
@@ -356,25 +340,25 @@ static void pool_section(FILE *out, const pp_trace *t) {
   for (size_t i = 0; i < p->npools; i++) {
     const pp_mem_pool_stats *s = &p->pools[i];
     char b[8][32];
-    fmt_bytes(b[0], sizeof b[0], (double)s->peak);
-    fmt_bytes(b[1], sizeof b[1], (double)s->steady);
-    fmt_bytes(b[2], sizeof b[2], s->mean_in_use);
+    pp__fmt_bytes(b[0], sizeof b[0], (double)s->peak);
+    pp__fmt_bytes(b[1], sizeof b[1], (double)s->steady);
+    pp__fmt_bytes(b[2], sizeof b[2], s->mean_in_use);
     int bad = pool_inconsistent(s);
     if (s->has_reserve) {
-      fmt_bytes(b[3], sizeof b[3], (double)s->reserved_at_peak);
+      pp__fmt_bytes(b[3], sizeof b[3], (double)s->reserved_at_peak);
       if (bad & 1)
         snprintf(b[4], sizeof b[4], "inconsistent");
       else
-        fmt_bytes(b[4], sizeof b[4], (double)s->unused_at_peak);
+        pp__fmt_bytes(b[4], sizeof b[4], (double)s->unused_at_peak);
       if (bad & 2)
         snprintf(b[5], sizeof b[5], "inconsistent");
       else
-        fmt_bytes(b[5], sizeof b[5], s->mean_unused);
+        pp__fmt_bytes(b[5], sizeof b[5], s->mean_unused);
     } else {
       for (int k = 3; k < 6; k++)
         snprintf(b[k], sizeof b[k], "-");
     }
-    fmt_bytes(b[6], sizeof b[6], (double)s->leaked_bytes);
+    pp__fmt_bytes(b[6], sizeof b[6], (double)s->leaked_bytes);
     fprintf(out,
             "%-*.*s %3" PRIu32 " %8" PRIu64 " %8" PRIu64
             " %11s %11s %11s %11s %12s %12s %6" PRIu64 " %11s\n",

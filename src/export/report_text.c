@@ -35,35 +35,6 @@
 #define PCT_W 8   /* a percentage column, separator included */
 #define CELL_MAX 64
 
-char *pp_format_ns(char *buf, size_t len, double ns) {
-  static const struct {
-    double div;
-    const char *unit;
-  } units[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-  if (!buf || !len)
-    return buf;
-  if (!isfinite(ns)) {
-    snprintf(buf, len, "-");
-    return buf;
-  }
-  const char *sign = ns < 0 ? "-" : "";
-  double a = fabs(ns);
-  size_t u = 0;
-  while (u + 1 < sizeof units / sizeof units[0] && a >= units[u + 1].div)
-    u++;
-  double v = a / units[u].div;
-  /* Rounding may carry into the next unit: 999.7 us is "1.00 ms". */
-  if (v >= 999.5 && u + 1 < sizeof units / sizeof units[0]) {
-    u++;
-    v = a / units[u].div;
-  }
-  int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-  if (u == 0 && v == floor(v))
-    decimals = 0; /* whole nanoseconds: "850 ns", "5 ns" */
-  snprintf(buf, len, "%s%.*f %s", sign, decimals, v, units[u].unit);
-  return buf;
-}
-
 /* ---- names ----------------------------------------------------------------
  * A name is split into display cells: a valid UTF-8 sequence of a
  * printable character is one cell, any other byte is one cell shown as '?'.
