@@ -25,6 +25,9 @@ void pp_cli_remove_children(const char *dir);
 
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);
+/* diff's argument parsing alone (for a fuzz target): its exit code (0
+ * --help, 2 usage error), or -1 when the arguments are valid. */
+int pp_cli_diff_check_args(int argc, char **argv);
 int pp_cli_history(int argc, char **argv);
 
 #endif /* PP_CLI_H */
