@@ -15,15 +15,18 @@
 # load falls on all three alike; then it compares disjoint sets of runs:
 #
 #   false positives, 1 run per side:  base[2k] vs base[2k+1]
-#   false positives, RUNS per side:   base[2kR .. 2kR+R-1] vs the next R
+#   false positives, RUNS per side:   the even runs of base[2kR .. 2kR+2R-1]
+#                                     vs the odd ones (alternating, as a CI
+#                                     job should run base and new)
 #   detection, 1 run per side:        base[k] vs slow[k]
 #   detection, RUNS per side:         base[kR .. kR+R-1] vs slow[kR ..]
 #
 # for k = 0 .. PAIRS-1, and counts how many comparisons exit 1 (the gate)
-# and how many call the "infer" row, the wall time and the CPU time worse.
+# and how many call the "infer" row, the wall time and the CPU time worse,
+# once for each minimum effect in MIN_EFFECTS (the same recorded runs).
 #
 # Usage: bench/diff_rates.sh   (environment: BUILD=build PAIRS=20 RUNS=5
-#        ITERS=100 WORK=400000 HOGS=1 MIN_EFFECT=5 KEEP=0)
+#        ITERS=100 WORK=400000 HOGS=1 MIN_EFFECTS="5 10" KEEP=0)
 set -eu
 
 BUILD=${BUILD:-build}
@@ -32,7 +35,7 @@ RUNS=${RUNS:-5}
 ITERS=${ITERS:-100}
 WORK=${WORK:-400000}
 HOGS=${HOGS:-1}
-MIN_EFFECT=${MIN_EFFECT:-5}
+MIN_EFFECTS=${MIN_EFFECTS:-5 10}
 KEEP=${KEEP:-0}
 PP=$BUILD/pipeprof
 WL=$BUILD/pipeprof-diff-workload
@@ -78,13 +81,15 @@ while [ "$i" -lt "$nbase" ]; do
 done
 t1=$(date +%s)
 
-# files PREFIX FIRST COUNT: the paths of runs PREFIX<FIRST> ...
+# files PREFIX FIRST COUNT [STEP]: the paths of runs PREFIX<FIRST>,
+# PREFIX<FIRST + STEP>, ... (COUNT of them)
 files() {
   j=$2
-  end=$(($2 + $3))
-  while [ "$j" -lt "$end" ]; do
+  c=0
+  while [ "$c" -lt "$3" ]; do
     printf '%s ' "$dir/$1$j.pptrace"
-    j=$((j + 1))
+    j=$((j + ${4:-1}))
+    c=$((c + 1))
   done
 }
 
@@ -111,31 +116,34 @@ compare() {
     "$zone" "$wall" "$cpu"
 }
 
-echo "pipeprof diff error rates: $PAIRS comparisons each, $RUNS runs per" \
-  "side for the run-level rows, min effect $MIN_EFFECT%, $HOGS hog(s)," \
-  "ITERS=$ITERS WORK=$WORK"
-echo "(counts of comparisons calling the row worse; gate = exit status 1)"
-k=0
-while [ "$k" -lt "$PAIRS" ]; do
-  echo "$(files b $((2 * k)) 1)|$(files b $((2 * k + 1)) 1)"
-  k=$((k + 1))
-done | compare "identical, 1 run per side"
-k=0
-while [ "$k" -lt "$PAIRS" ]; do
-  echo "$(files b $((2 * k * RUNS)) "$RUNS")|$(files b $(((2 * k + 1) * RUNS)) "$RUNS")"
-  k=$((k + 1))
-done | compare "identical, $RUNS runs per side"
-for s in 10 20; do
+for MIN_EFFECT in $MIN_EFFECTS; do
+  echo "pipeprof diff error rates: $PAIRS comparisons each, $RUNS runs per" \
+    "side for the run-level rows, min effect $MIN_EFFECT%, $HOGS hog(s)," \
+    "ITERS=$ITERS WORK=$WORK"
+  echo "(counts of comparisons calling the row worse; gate = exit status 1)"
   k=0
   while [ "$k" -lt "$PAIRS" ]; do
-    echo "$(files b "$k" 1)|$(files "s${s}_" "$k" 1)"
+    echo "$(files b $((2 * k)) 1)|$(files b $((2 * k + 1)) 1)"
     k=$((k + 1))
-  done | compare "+$s% work, 1 run per side"
+  done | compare "identical, 1 run per side"
   k=0
   while [ "$k" -lt "$PAIRS" ]; do
-    echo "$(files b $((k * RUNS)) "$RUNS")|$(files "s${s}_" $((k * RUNS)) "$RUNS")"
+    echo "$(files b $((2 * k * RUNS)) "$RUNS" 2)|$(files b $((2 * k * RUNS + 1)) "$RUNS" 2)"
     k=$((k + 1))
-  done | compare "+$s% work, $RUNS runs per side"
+  done | compare "identical, $RUNS runs per side"
+  for s in 10 20; do
+    k=0
+    while [ "$k" -lt "$PAIRS" ]; do
+      echo "$(files b "$k" 1)|$(files "s${s}_" "$k" 1)"
+      k=$((k + 1))
+    done | compare "+$s% work, 1 run per side"
+    k=0
+    while [ "$k" -lt "$PAIRS" ]; do
+      echo "$(files b $((k * RUNS)) "$RUNS")|$(files "s${s}_" $((k * RUNS)) "$RUNS")"
+      k=$((k + 1))
+    done | compare "+$s% work, $RUNS runs per side"
+  done
+  echo
 done
 t2=$(date +%s)
 echo "runs: $((nbase + 2 * nslow)) in $((t1 - t0)) s; comparisons in" \

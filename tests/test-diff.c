@@ -984,6 +984,7 @@ PP_TEST_T(diff_cli_cumulative_counters, 60) {
   CHECK(line_contains(row_of(r.out, "proc.minflt_total per s"), "750"));
   /* the gauge is still compared as samples; max RSS is its largest */
   CHECK(line_contains(row_of(r.out, "proc.rss_bytes"), "10/10"));
+  CHECK(line_contains(row_of(r.out, "proc.rss_bytes"), "48.64 MiB"));
   CHECK(line_contains(row_of(r.out, "max RSS"), "49.59 MiB"));
   pp_cli_result_free(&r);
   /* The same total sampled twice as often: no change (as a distribution

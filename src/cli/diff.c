@@ -425,6 +425,8 @@ static long loc_series(series_set *set, const pp_trace *t, uint32_t loc,
       *slot = set_get(set, k, name);
     if (*slot == -1)
       return -3; /* out of memory */
+    if (k == K_SAMPLED && ends_with(name, "_bytes"))
+      set->s[*slot].unit = "bytes";
   }
   return *slot;
 }
@@ -518,6 +520,7 @@ static int collect_trace_raw(side *sd, size_t run, const pp_trace *t,
         break;
       }
       series *d = &sd->raw.s[k];
+      d->unit = s->unit;
       if (pp__grow((void **)&d->v, &d->cap, d->n + s->n, sizeof *d->v)) {
         rc = -1;
         break;
@@ -526,9 +529,12 @@ static int collect_trace_raw(side *sd, size_t run, const pp_trace *t,
       d->n += s->n;
     }
     pp_stat_sort(s->v, s->n);
-    if (!add_run_value(&sd->run, s->kind, run, s->name, s->n,
-                       pp_stat_median(s->v, s->n),
-                       pp_stat_quantile(s->v, s->n, 0.99)))
+    series *r = add_run_value(&sd->run, s->kind, run, s->name, s->n,
+                              pp_stat_median(s->v, s->n),
+                              pp_stat_quantile(s->v, s->n, 0.99));
+    if (r)
+      r->unit = s->unit;
+    else
       rc = -1;
   }
   set_free(&one);
