@@ -466,6 +466,64 @@ PP_TEST(diff_small_samples) {
   free(b);
 }
 
+/* The fewest runs per side with which the exact test can decide. */
+PP_TEST(stat_mw_min_n) {
+  CHECK_EQ(pp_stat_mw_min_n(0.05), 4); /* 2/70 <= 0.05 < 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.01), 5); /* 2/252 */
+  CHECK_EQ(pp_stat_mw_min_n(0.1), 3);  /* 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.5), 2);  /* 2/6 */
+  CHECK_EQ(pp_stat_mw_min_n(0.001), 7); /* 2/3432; 2/924 is above */
+  /* and it agrees with the test: n separated values per side */
+  for (size_t n = 2; n <= 7; n++) {
+    double x[7], y[7];
+    for (size_t i = 0; i < n; i++) {
+      x[i] = (double)i;
+      y[i] = (double)(i + n);
+    }
+    pp_mw_result r;
+    CHECK_EQ(pp_stat_mann_whitney(x, n, y, n, &r), 0);
+    CHECK_EQ(r.p <= 0.05, n >= pp_stat_mw_min_n(0.05));
+    CHECK_EQ(r.p <= 0.01, n >= pp_stat_mw_min_n(0.01));
+  }
+}
+
+/* Why runs, not pooled instances: 5 runs per side whose medians spread by
+ * +-10% from run to run (the machine), each with 200 instances spread by
+ * +-2%, and no change of the code. Pooled, the instances make any chance
+ * difference between the sides' runs significant; the runs' medians do
+ * not. Over 40 seeds the pooled test calls a change (worse or better, min
+ * effect 1%) far more often than the run-level one. */
+PP_TEST(diff_pooled_vs_run_level) {
+  enum { SEEDS = 40, RUNS = 5, N = 200 };
+  int pooled_flags = 0, run_flags = 0;
+  for (int s = 0; s < SEEDS; s++) {
+    rng_state = 5000 + (uint64_t)s;
+    double pb[RUNS * N], pn[RUNS * N], mb[RUNS], mn[RUNS];
+    for (int side = 0; side < 2; side++)
+      for (int k = 0; k < RUNS; k++) {
+        double run_median = 1e6 * exp(0.10 * rng_normal());
+        double *v = lognormal(N, run_median, 0.02);
+        memcpy((side ? pn : pb) + k * N, v, N * sizeof *v);
+        (side ? mn : mb)[k] = pp_stat_median(v, N);
+        free(v);
+      }
+    pp_stat_sort(pb, RUNS * N);
+    pp_stat_sort(pn, RUNS * N);
+    pp_stat_sort(mb, RUNS);
+    pp_stat_sort(mn, RUNS);
+    pp_compare c = compare(pb, RUNS * N, pn, RUNS * N, 0.01, 0.05);
+    pooled_flags +=
+        c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+    c = compare(mb, RUNS, mn, RUNS, 0.01, 0.05);
+    run_flags += c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+  }
+  printf("# no code change, between-run sd 10%%: pooled instances flag "
+         "%d/%d, run medians %d/%d\n",
+         pooled_flags, SEEDS, run_flags, SEEDS);
+  CHECK_GE(pooled_flags, SEEDS / 2);
+  CHECK_LE(run_flags, SEEDS / 5);
+}
+
 /* ---- the command ------------------------------------------------------------
  */
 
