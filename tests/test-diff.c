@@ -468,10 +468,10 @@ PP_TEST(diff_small_samples) {
 
 /* The fewest runs per side with which the exact test can decide. */
 PP_TEST(stat_mw_min_n) {
-  CHECK_EQ(pp_stat_mw_min_n(0.05), 4); /* 2/70 <= 0.05 < 2/20 */
-  CHECK_EQ(pp_stat_mw_min_n(0.01), 5); /* 2/252 */
-  CHECK_EQ(pp_stat_mw_min_n(0.1), 3);  /* 2/20 */
-  CHECK_EQ(pp_stat_mw_min_n(0.5), 2);  /* 2/6 */
+  CHECK_EQ(pp_stat_mw_min_n(0.05), 4);  /* 2/70 <= 0.05 < 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.01), 5);  /* 2/252 */
+  CHECK_EQ(pp_stat_mw_min_n(0.1), 3);   /* 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.5), 2);   /* 2/6 */
   CHECK_EQ(pp_stat_mw_min_n(0.001), 7); /* 2/3432; 2/924 is above */
   /* and it agrees with the test: n separated values per side */
   for (size_t n = 2; n <= 7; n++) {
@@ -515,7 +515,8 @@ PP_TEST(diff_pooled_vs_run_level) {
     pooled_flags +=
         c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
     c = compare(mb, RUNS, mn, RUNS, 0.01, 0.05);
-    run_flags += c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+    run_flags +=
+        c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
   }
   printf("# no code change, between-run sd 10%%: pooled instances flag "
          "%d/%d, run medians %d/%d\n",
@@ -717,9 +718,8 @@ PP_TEST_T(diff_cli_traces, 120) {
   CHECK_CONTAINS(r.out, "min effect 5%");
   /* one run per side: the within-run caveat and the run figures' rule */
   CHECK_CONTAINS(r.out, "ignores run-to-run variation");
-  CHECK_CONTAINS(r.out,
-                 "one run per side: no significance test possible; "
-                 "threshold 5%");
+  CHECK_CONTAINS(r.out, "one run per side: no significance test possible; "
+                        "threshold 5%");
   /* the wall time (the traces' span) is a row, judged without a test */
   CHECK(line_contains(row_of(r.out, "wall time"), "worse (no test)"));
   CHECK(line_contains(row_of(r.out, "wall time"), "1/1"));
@@ -794,8 +794,8 @@ PP_TEST_T(diff_cli_traces, 120) {
   CHECK_NEAR(json_real_value(json_object_get(root, "threshold")), 0.05, 0);
   CHECK_NEAR(json_real_value(json_object_get(root, "min_effect")), 0.05, 0);
   CHECK_EQ(json_integer_value(json_object_get(root, "min_runs_per_side")), 4);
-  CHECK(json_is_string(json_object_get(json_object_get(root, "unavailable"),
-                                       "CPU time")));
+  CHECK(json_is_string(
+      json_object_get(json_object_get(root, "unavailable"), "CPU time")));
   json_t *counts = json_object_get(root, "counts");
   CHECK_EQ(json_integer_value(json_object_get(counts, "worse")), 2);
   json_t *rows = json_object_get(root, "rows");
@@ -991,11 +991,10 @@ PP_TEST_T(diff_cli_wall_time_alone, 60) {
   CHECK(root != NULL);
   json_t *row = json_array_get(json_object_get(root, "rows"), 0);
   CHECK_STR(json_string_value(json_object_get(row, "name")), "wall time");
-  CHECK_STR(json_string_value(json_object_get(row, "source")),
-            "pipeprof run");
-  CHECK_NEAR(json_number_value(json_object_get(json_object_get(row, "new"),
-                                               "median")),
-             2.72e9, 0);
+  CHECK_STR(json_string_value(json_object_get(row, "source")), "pipeprof run");
+  CHECK_NEAR(
+      json_number_value(json_object_get(json_object_get(row, "new"), "median")),
+      2.72e9, 0);
   row = json_array_get(json_object_get(root, "rows"), 2);
   CHECK_STR(json_string_value(json_object_get(row, "name")), "max RSS");
   CHECK_STR(json_string_value(json_object_get(row, "unit")), "bytes");
@@ -1020,9 +1019,9 @@ PP_TEST_T(diff_cli_cumulative_counters, 60) {
     fs[i] = 50.0 * (i + 1); /* the base total, sampled twice as often */
   char *a = tpath("ca.pptrace"), *b = tpath("cb.pptrace"),
        *c = tpath("cc.pptrace");
-  tw_spec sp = {.counters = {{"proc.minflt_total", fb, 10},
-                             {"proc.rss_bytes", rb, 10}},
-                .meta = {{"run.wall_ns", "2000000000"}}};
+  tw_spec sp = {
+      .counters = {{"proc.minflt_total", fb, 10}, {"proc.rss_bytes", rb, 10}},
+      .meta = {{"run.wall_ns", "2000000000"}}};
   tw_write(a, &sp);
   sp.counters[0].v = fn;
   sp.counters[1].v = rn;
@@ -1060,15 +1059,13 @@ PP_TEST_T(diff_cli_cumulative_counters, 60) {
   CHECK(root != NULL);
   json_t *rows = json_object_get(root, "rows");
   CHECK_EQ(json_array_size(rows), 2);
-  CHECK_STR(json_string_value(
-                json_object_get(json_array_get(rows, 0), "kind")),
+  CHECK_STR(json_string_value(json_object_get(json_array_get(rows, 0), "kind")),
             "total");
-  CHECK_STR(json_string_value(
-                json_object_get(json_array_get(rows, 1), "kind")),
+  CHECK_STR(json_string_value(json_object_get(json_array_get(rows, 1), "kind")),
             "rate");
-  CHECK_STR(json_string_value(
-                json_object_get(json_array_get(rows, 0), "verdict")),
-            "higher");
+  CHECK_STR(
+      json_string_value(json_object_get(json_array_get(rows, 0), "verdict")),
+      "higher");
   json_decref(root);
   pp_cli_result_free(&r);
 #endif

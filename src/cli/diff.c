@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `pipeprof diff [options] BASE... -- NEW...`: compare two sets of runs and
- * decide, per zone, request range and sampled system metric, whether the
- * new runs are worse, better, unchanged, or too few to tell. Each input is
- * a .pptrace file, a `pipeprof run` directory or a summary JSON; several
- * inputs on one side are repetitions of the same experiment.
+ * decide, for the run's wall time, CPU time and max RSS, per zone, request
+ * range, sampled system metric and cumulative counter, whether the new runs
+ * are worse, better, unchanged, or too few to tell. Each input is a
+ * .pptrace file, a `pipeprof run` directory or a summary JSON; several
+ * inputs on one side are repetitions (runs) of the same experiment.
  *
- * From traces the samples are the raw values (every zone instance's
- * duration, every closed range, every sys.* / proc.* counter sample) pooled
- * over the side's runs. When any input has no raw values (a summary JSON,
- * a stats-mode trace) every input contributes one value per run instead:
- * its p50 for the median tests and its p99 for the p99 column. The
- * statistics are in src/analyze/stat_tests.c; the verdict rules, exit codes
- * and the JSON schema are specified in docs/diff.md.
+ * With two or more runs on each side (or an input without raw samples, or
+ * --per-run) every row compares one figure per run: a zone's median and
+ * p99 in that run, a gauge's median sample, the run figures and counter
+ * totals as they are; the exact Mann-Whitney test then accounts for the
+ * variation between runs. With one run on a side, zones, ranges and gauges
+ * are compared on their raw values pooled over the side's runs (tests that
+ * ignore between-run variation, and the output says so), and the per-run
+ * rows have one value on that side: no test, the minimum effect alone
+ * decides. The statistics are in src/analyze/stat_tests.c; the verdict
+ * rules, exit codes and the JSON schema are specified in docs/diff.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -282,8 +286,7 @@ static int kind_per_run(row_kind k) {
 }
 
 /* The run figures, in table order. */
-static const char *const run_fig_names[] = {"wall time", "CPU time",
-                                            "max RSS"};
+static const char *const run_fig_names[] = {"wall time", "CPU time", "max RSS"};
 static const char *const run_fig_missing[] = {
     "the inputs hold neither run.wall_ns (pipeprof run) nor timed events",
     "the inputs hold no rusage (pipeprof run), proc.cpu_*_s samples or "
@@ -548,8 +551,8 @@ static int collect_runs_trace(series_set *set, size_t run, const pp_trace *t) {
     const pp_zone_stats *z = &t->prof.zones[i];
     if (!z->count)
       continue;
-    if (!add_run_value(set, K_ZONE, run, pp_trace_loc_name(t, z->loc),
-                       z->count, (double)pp_hist_percentile(&z->hist, 50),
+    if (!add_run_value(set, K_ZONE, run, pp_trace_loc_name(t, z->loc), z->count,
+                       (double)pp_hist_percentile(&z->hist, 50),
                        (double)pp_hist_percentile(&z->hist, 99)))
       return -1;
   }
@@ -624,8 +627,8 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
     rc = add_fig(set, K_RUN, run, "CPU time", u + sy, "ns",
                  "rusage of the run (user + system)");
   else if (cu && cs)
-    rc = add_fig(set, K_RUN, run, "CPU time", (cu->last + cs->last) * 1e9,
-                 "ns", "sampled from /proc (user + system)");
+    rc = add_fig(set, K_RUN, run, "CPU time", (cu->last + cs->last) * 1e9, "ns",
+                 "sampled from /proc (user + system)");
   else if (t->prof.process_cpu_ns >= 0)
     rc = add_fig(set, K_RUN, run, "CPU time", (double)t->prof.process_cpu_ns,
                  "ns", "the profiled process at session end (rusage)");
@@ -758,10 +761,9 @@ static int load_summary(series_set *set, size_t run, const char *path) {
                 path, i);
         rc = -1;
       } else if (json_integer_value(c) > 0 &&
-                 !add_run_value(set, K_ZONE, run, name,
-                                (uint64_t)json_integer_value(c),
-                                json_number_value(p50),
-                                json_number_value(p99))) {
+                 !add_run_value(
+                     set, K_ZONE, run, name, (uint64_t)json_integer_value(c),
+                     json_number_value(p50), json_number_value(p99))) {
         fprintf(stderr, "pipeprof diff: out of memory\n");
         rc = -1;
       }
@@ -980,8 +982,8 @@ static int rows_from(series_set *b, series_set *c, int per_run_kinds, int runs,
     series *s = &b->s[i];
     if (kind_per_run(s->kind) != per_run_kinds || !wanted(o, s->name))
       continue;
-    if (compute_row(&rows[(*n)++], s, set_find(c, s->kind, s->name), runs,
-                    o) != 0)
+    if (compute_row(&rows[(*n)++], s, set_find(c, s->kind, s->name), runs, o) !=
+        0)
       return -1;
   }
   for (size_t i = 0; i < c->n; i++) {
@@ -1003,8 +1005,7 @@ static int build_rows(side *sb, side *sn, int run_level, const diff_opts *o,
                       row **out, size_t *nout) {
   series_set *b = run_level ? &sb->run : &sb->raw;
   series_set *c = run_level ? &sn->run : &sn->raw;
-  row *rows = pp__calloc(b->n + c->n + sb->run.n + sn->run.n + 1,
-                         sizeof *rows);
+  row *rows = pp__calloc(b->n + c->n + sb->run.n + sn->run.n + 1, sizeof *rows);
   if (!rows)
     return -1;
   size_t n = 0;
@@ -1055,8 +1056,8 @@ static void fmt_value(char *buf, size_t len, double v, const char *unit,
     return;
   }
   if (strcmp(unit, "ns") != 0) {
-    snprintf(buf, len, "%s%.4g%s%s", plus, v,
-             *unit && *unit != '/' ? " " : "", unit);
+    snprintf(buf, len, "%s%.4g%s%s", plus, v, *unit && *unit != '/' ? " " : "",
+             unit);
     return;
   }
   static const struct {
@@ -1164,19 +1165,20 @@ static void print_mode_note(FILE *f, const diff_result *d, const char *pre) {
             "the exact Mann-Whitney test; a decision needs >= %zu runs per "
             "side at alpha %.3g\n",
             pre,
-            o->per_run    ? "--per-run"
+            o->per_run  ? "--per-run"
             : d->no_raw ? "a summary JSON or stats-mode input has no raw "
                           "samples"
                         : "several runs per side",
             min, o->alpha);
   else
-    fprintf(f,
-            "%snote: one run on a side: zone, range and sampled rows test "
-            "that run's instances, which treats them as independent and "
-            "ignores run-to-run variation (CPU frequency, placement, other "
-            "load); a regression needs p <= alpha and a change >= %.3g%%; for a "
-            "run-level test give each side >= %zu runs (5 recommended)\n",
-            pre, o->threshold * 100, min);
+    fprintf(
+        f,
+        "%snote: one run on a side: zone, range and sampled rows test "
+        "that run's instances, which treats them as independent and "
+        "ignores run-to-run variation (CPU frequency, placement, other "
+        "load); a regression needs p <= alpha and a change >= %.3g%%; for a "
+        "run-level test give each side >= %zu runs (5 recommended)\n",
+        pre, o->threshold * 100, min);
   if (one_b || one_n)
     fprintf(f,
             "%snote: %s: no significance test possible; threshold %.3g%% "
@@ -1188,8 +1190,7 @@ static void print_mode_note(FILE *f, const diff_result *d, const char *pre) {
             o->threshold * 100, d->per_run ? ", zones" : "");
 }
 
-static void print_unavailable(FILE *f, const diff_result *d,
-                              const char *pre) {
+static void print_unavailable(FILE *f, const diff_result *d, const char *pre) {
   for (int i = 0; i < N_RUN_FIGS; i++)
     if (d->unavailable[i])
       fprintf(f, "%s%s: unavailable: %s\n", pre, run_fig_names[i],
@@ -1564,7 +1565,8 @@ int pp_cli_diff(int argc, char **argv) {
   for (int k = 0; k < N_RUN_FIGS; k++) {
     int have = 0;
     for (size_t i = 0; i < nrows && !have; i++)
-      have = rows[i].kind == K_RUN && strcmp(rows[i].name, run_fig_names[k]) == 0;
+      have =
+          rows[i].kind == K_RUN && strcmp(rows[i].name, run_fig_names[k]) == 0;
     if (!have && wanted(&o, run_fig_names[k]))
       d.unavailable[k] = run_fig_missing[k];
   }
