@@ -36,6 +36,10 @@ if(PP_BENCH_SRC)
   target_link_libraries(pipeprof-bench PRIVATE pptools ${PP_LIB_LINK})
   add_dependencies(pp-tests pipeprof-bench) # tests/test-bench.c runs it
 endif()
+# The synthetic program behind bench/diff_rates.sh (`pipeprof diff`'s
+# false-positive and detection rates); a figure, never a test.
+add_executable(pipeprof-diff-workload bench/diff/workload.c)
+target_link_libraries(pipeprof-diff-workload PRIVATE pipeprof Threads::Threads m)
 
 include(cmake/fuzz.cmake OPTIONAL)
 

@@ -3,9 +3,13 @@
  * Tests of the two-sample statistics (src/analyze/stat_tests.c) against
  * hand-computed and textbook values and brute-force enumeration, of the
  * regression decision on synthetic lognormal latencies (shifts, spread,
- * false-positive rate, small samples), and of `pipeprof diff` end to end on
- * traces recorded by the library in the test: verdicts, exit codes, the
- * table, Markdown and JSON outputs, summary-JSON inputs and usage errors.
+ * false-positive rate, small samples), and of `pipeprof diff` end to end:
+ * on trace files written by the test with exact timestamps (verdicts, exit
+ * codes, one run against several per side, run figures, cumulative
+ * counters, the table, Markdown and JSON outputs, summary-JSON inputs) and
+ * on traces recorded by the library (ranges, sampled counters), and its
+ * usage errors. No verdict asserted here depends on how busy the machine
+ * is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #endif
 
 #include "analyze/stat_tests.h"
+#include "format/pptrace.h"
 #include "pipeprof.h"
 #include "runner.h"
 
@@ -461,41 +466,202 @@ PP_TEST(diff_small_samples) {
   free(b);
 }
 
+/* The fewest runs per side with which the exact test can decide. */
+PP_TEST(stat_mw_min_n) {
+  CHECK_EQ(pp_stat_mw_min_n(0.05), 4);  /* 2/70 <= 0.05 < 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.01), 5);  /* 2/252 */
+  CHECK_EQ(pp_stat_mw_min_n(0.1), 3);   /* 2/20 */
+  CHECK_EQ(pp_stat_mw_min_n(0.5), 2);   /* 2/6 */
+  CHECK_EQ(pp_stat_mw_min_n(0.001), 7); /* 2/3432; 2/924 is above */
+  /* and it agrees with the test: n separated values per side */
+  for (size_t n = 2; n <= 7; n++) {
+    double x[7], y[7];
+    for (size_t i = 0; i < n; i++) {
+      x[i] = (double)i;
+      y[i] = (double)(i + n);
+    }
+    pp_mw_result r;
+    CHECK_EQ(pp_stat_mann_whitney(x, n, y, n, &r), 0);
+    CHECK_EQ(r.p <= 0.05, n >= pp_stat_mw_min_n(0.05));
+    CHECK_EQ(r.p <= 0.01, n >= pp_stat_mw_min_n(0.01));
+  }
+}
+
+/* Why runs, not pooled instances: 5 runs per side whose medians spread by
+ * +-10% from run to run (the machine), each with 200 instances spread by
+ * +-2%, and no change of the code. Pooled, the instances make any chance
+ * difference between the sides' runs significant; the runs' medians do
+ * not. Over 40 seeds the pooled test calls a change (worse or better, min
+ * effect 1%) far more often than the run-level one. */
+PP_TEST(diff_pooled_vs_run_level) {
+  enum { SEEDS = 40, RUNS = 5, N = 200 };
+  int pooled_flags = 0, run_flags = 0;
+  for (int s = 0; s < SEEDS; s++) {
+    rng_state = 5000 + (uint64_t)s;
+    double pb[RUNS * N], pn[RUNS * N], mb[RUNS], mn[RUNS];
+    for (int side = 0; side < 2; side++)
+      for (int k = 0; k < RUNS; k++) {
+        double run_median = 1e6 * exp(0.10 * rng_normal());
+        double *v = lognormal(N, run_median, 0.02);
+        memcpy((side ? pn : pb) + k * N, v, N * sizeof *v);
+        (side ? mn : mb)[k] = pp_stat_median(v, N);
+        free(v);
+      }
+    pp_stat_sort(pb, RUNS * N);
+    pp_stat_sort(pn, RUNS * N);
+    pp_stat_sort(mb, RUNS);
+    pp_stat_sort(mn, RUNS);
+    pp_compare c = compare(pb, RUNS * N, pn, RUNS * N, 0.01, 0.05);
+    pooled_flags +=
+        c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+    c = compare(mb, RUNS, mn, RUNS, 0.01, 0.05);
+    run_flags +=
+        c.verdict == PP_VERDICT_WORSE || c.verdict == PP_VERDICT_BETTER;
+  }
+  printf("# no code change, between-run sd 10%%: pooled instances flag "
+         "%d/%d, run medians %d/%d\n",
+         pooled_flags, SEEDS, run_flags, SEEDS);
+  CHECK_GE(pooled_flags, SEEDS / 2);
+  CHECK_LE(run_flags, SEEDS / 5);
+}
+
 /* ---- the command ------------------------------------------------------------
  */
 
-static void spin_ns(int64_t ns) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  do
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
+/* A trace file written byte by byte with exact timestamps (ticks are ns:
+ * tick_source monotonic, no CLOCK chunk), so the command's verdicts do not
+ * depend on the machine. Zones are closed on thread 1, one instance of
+ * each zone after the other; counters are set on thread 2, one value per
+ * millisecond. */
+typedef struct tw_zone {
+  const char *name;
+  double median_ns; /* instances: median_ns (1 + spread u), u in [-1, 1] */
+  double spread;
+  int n;
+} tw_zone;
+
+typedef struct tw_counter {
+  const char *name;
+  const double *v;
+  int n;
+} tw_counter;
+
+typedef struct tw_spec {
+  tw_zone zones[4];
+  tw_counter counters[4];
+  const char *meta[8][2];
+  unsigned seed;
+} tw_spec;
+
+static void tw_chunk(FILE *f, uint16_t type, ppt_buf *p, uint32_t *seq) {
+  unsigned char h[PPT_CHUNK_HEADER_SIZE];
+  CHECK(!p->oom);
+  ppt_chunk_header(h, type, p->data, (uint32_t)p->len, (*seq)++);
+  CHECK_EQ(fwrite(h, 1, sizeof h, f), sizeof h);
+  if (p->len)
+    CHECK_EQ(fwrite(p->data, 1, p->len, f), p->len);
+  p->len = 0;
 }
 
-/* A trace with 300 instances of "work" (busy for work_us) and of "steady"
- * (busy for 20 us). */
-static void make_trace(const char *path, int work_us) {
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.out_path = path;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
-  for (int i = 0; i < 300; i++) {
-    {
-      PP_ZONE("work");
-      spin_ns((int64_t)work_us * 1000);
-    }
-    {
-      PP_ZONE("steady");
-      spin_ns(20000);
-    }
+static void tw_write(const char *path, const tw_spec *sp) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  unsigned char fh[PPT_FILE_HEADER_SIZE];
+  ppt_file_header(fh, 4242);
+  CHECK_EQ(fwrite(fh, 1, sizeof fh, f), sizeof fh);
+  uint32_t seq = 0;
+  ppt_buf p = {0};
+  size_t nmeta = 0;
+  while (nmeta < 8 && sp->meta[nmeta][0])
+    nmeta++;
+  ppt_buf_uv(&p, 4 + nmeta);
+  static const char *const fixed[4][2] = {{"process_name", "synthetic"},
+                                          {"mode", "trace"},
+                                          {"tick_source", "monotonic"},
+                                          {"ticks_per_ns", "1.000000000"}};
+  for (int i = 0; i < 4; i++) {
+    ppt_buf_str(&p, fixed[i][0]);
+    ppt_buf_str(&p, fixed[i][1]);
   }
-  CHECK_EQ(pp_shutdown(), PP_OK);
+  for (size_t i = 0; i < nmeta; i++) {
+    ppt_buf_str(&p, sp->meta[i][0]);
+    ppt_buf_str(&p, sp->meta[i][1]);
+  }
+  tw_chunk(f, PPT_CHUNK_META, &p, &seq);
+  int nz = 0, nc = 0;
+  while (nz < 4 && sp->zones[nz].name)
+    nz++;
+  while (nc < 4 && sp->counters[nc].name)
+    nc++;
+  for (int i = 0; i < nz; i++) {
+    ppt_buf_uv(&p, (uint64_t)i);
+    ppt_buf_uv(&p, PP_KIND_ZONE);
+    ppt_buf_str(&p, sp->zones[i].name);
+    ppt_buf_str(&p, "fn");
+    ppt_buf_str(&p, "synthetic.c");
+    ppt_buf_uv(&p, (uint64_t)i + 1);
+  }
+  for (int i = 0; i < nc; i++) {
+    ppt_buf_uv(&p, (uint64_t)(nz + i));
+    ppt_buf_uv(&p, PP_KIND_COUNTER);
+    ppt_buf_str(&p, sp->counters[i].name);
+    ppt_buf_str(&p, "");
+    ppt_buf_str(&p, "");
+    ppt_buf_uv(&p, 0);
+  }
+  tw_chunk(f, PPT_CHUNK_SRCLOC, &p, &seq);
+  uint64_t events = 0;
+  if (nz) {
+    ppt_buf_uv(&p, 1);    /* tid */
+    ppt_buf_uv(&p, 1000); /* base tick */
+    int most = 0;
+    for (int i = 0; i < nz; i++)
+      if (sp->zones[i].n > most)
+        most = sp->zones[i].n;
+    unsigned seed = sp->seed * 2654435761u + 1;
+    for (int k = 0; k < most; k++)
+      for (int i = 0; i < nz; i++) {
+        const tw_zone *z = &sp->zones[i];
+        if (k >= z->n)
+          continue;
+        seed = seed * 1103515245u + 12345u;
+        double u = (double)((seed >> 8) % 2001) / 1000.0 - 1.0;
+        int64_t dur = (int64_t)(z->median_ns * (1 + z->spread * u) + 0.5);
+        unsigned char b = PPT_EV_ZONE_BEGIN, e = PPT_EV_ZONE_END;
+        ppt_buf_bytes(&p, &b, 1);
+        ppt_buf_sv(&p, k || i ? 1000 : 0); /* a gap between instances */
+        ppt_buf_uv(&p, (uint64_t)i);
+        ppt_buf_bytes(&p, &e, 1);
+        ppt_buf_sv(&p, dur);
+        ppt_buf_uv(&p, (uint64_t)i);
+        events += 2;
+      }
+    tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
+  }
+  for (int i = 0; i < nc; i++) {
+    ppt_buf_uv(&p, 2);
+    ppt_buf_uv(&p, 1000);
+    for (int k = 0; k < sp->counters[i].n; k++) {
+      unsigned char t = PPT_EV_COUNTER_SETF;
+      ppt_buf_bytes(&p, &t, 1);
+      ppt_buf_sv(&p, k ? 1000000 : 0);
+      ppt_buf_uv(&p, (uint64_t)(nz + i));
+      ppt_buf_f64(&p, sp->counters[i].v[k]);
+      events++;
+    }
+    tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
+  }
+  ppt_buf_uv(&p, events);
+  ppt_buf_uv(&p, 0);
+  tw_chunk(f, PPT_CHUNK_END, &p, &seq);
+  ppt_buf_free(&p);
+  CHECK_EQ(fclose(f), 0);
 }
 
 static char *tpath(const char *name) {
-  static char buf[8][512];
+  static char buf[16][512];
   static int k;
-  char *p = buf[k++ % 8];
+  char *p = buf[k++ % 16];
   snprintf(p, sizeof buf[0], "%s/%s", pp_test_tmpdir(), name);
   return p;
 }
@@ -511,6 +677,8 @@ static const char *row_of(const char *out, const char *name) {
 }
 
 static int line_contains(const char *line, const char *needle) {
+  if (!line)
+    return 0;
   const char *end = strchr(line, '\n');
   size_t n = end ? (size_t)(end - line) : strlen(line);
   char buf[1024];
@@ -521,12 +689,20 @@ static int line_contains(const char *line, const char *needle) {
   return strstr(buf, needle) != NULL;
 }
 
+/* "work" (300 instances around work_us, +-2%) and "steady" (20 us). */
+static void make_trace(const char *path, double work_us, unsigned seed) {
+  tw_spec sp = {.zones = {{"work", work_us * 1000, 0.02, 300},
+                          {"steady", 20000, 0.02, 300}},
+                .seed = seed};
+  tw_write(path, &sp);
+}
+
 PP_TEST_T(diff_cli_traces, 120) {
   char *a = tpath("a.pptrace"), *b = tpath("b.pptrace"),
        *a2 = tpath("a2.pptrace");
-  make_trace(a, 50);
-  make_trace(b, 80);
-  make_trace(a2, 50);
+  make_trace(a, 50, 1);
+  make_trace(b, 80, 2);
+  make_trace(a2, 50, 3);
 
   pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
   printf("%s", r.out);
@@ -539,7 +715,17 @@ PP_TEST_T(diff_cli_traces, 120) {
   const char *s = row_of(r.out, "steady");
   CHECK(s != NULL);
   CHECK(!line_contains(s, "worse"));
-  CHECK_CONTAINS(r.out, "threshold 5%");
+  CHECK_CONTAINS(r.out, "min effect 5%");
+  /* one run per side: the within-run caveat and the run figures' rule */
+  CHECK_CONTAINS(r.out, "ignores run-to-run variation");
+  CHECK_CONTAINS(r.out, "one run per side: no significance test possible; "
+                        "threshold 5%");
+  /* the wall time (the traces' span) is a row, judged without a test */
+  CHECK(line_contains(row_of(r.out, "wall time"), "worse (no test)"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "1/1"));
+  /* no CPU time or RSS in these files: said, not made up */
+  CHECK_CONTAINS(r.out, "CPU time: unavailable: ");
+  CHECK_CONTAINS(r.out, "max RSS: unavailable: ");
   pp_cli_result_free(&r);
 
   /* The other way round it is an improvement: exit 0. */
@@ -548,7 +734,7 @@ PP_TEST_T(diff_cli_traces, 120) {
   CHECK(line_contains(row_of(r.out, "work"), "better"));
   pp_cli_result_free(&r);
 
-  /* Two recordings of the same workload: no regression. */
+  /* Two runs of the same workload: no regression. */
   r = pp_test_cli("diff '%s' '%s'", a, a2);
   printf("%s", r.out);
   CHECK_EQ(r.rc, 0);
@@ -556,12 +742,14 @@ PP_TEST_T(diff_cli_traces, 120) {
   CHECK(line_contains(row_of(r.out, "work"), "no change"));
   pp_cli_result_free(&r);
 
-  /* Repetitions per side and --metric. */
+  /* One run against two: the pooled instances, and --metric. */
   r = pp_test_cli("diff --metric work '%s' '%s' -- '%s'", a, a2, b);
   CHECK_EQ(r.rc, 1);
   CHECK(line_contains(row_of(r.out, "work"), "600/300"));
   CHECK(row_of(r.out, "steady") == NULL);
+  CHECK(row_of(r.out, "wall time") == NULL);
   CHECK_CONTAINS(r.out, "base (2 runs)");
+  CHECK_CONTAINS(r.out, "one run on the new side");
   pp_cli_result_free(&r);
   r = pp_test_cli("diff --metric steady '%s' '%s'", a, b);
   CHECK_EQ(r.rc, 0);
@@ -578,13 +766,15 @@ PP_TEST_T(diff_cli_traces, 120) {
   free(txt);
   pp_cli_result_free(&r);
 
-  /* Markdown for a PR comment. */
+  /* Markdown for a PR comment: work and the wall time regressed. */
   r = pp_test_cli("diff --format markdown '%s' '%s'", a, b);
   CHECK_EQ(r.rc, 1);
-  CHECK_CONTAINS(r.out, "### pipeprof diff: 1 regression");
+  CHECK_CONTAINS(r.out, "### pipeprof diff: 2 regressions");
   CHECK_CONTAINS(r.out, "|---|");
   CHECK_CONTAINS(r.out, "| `work` | 300 / 300 |");
   CHECK_CONTAINS(r.out, "**worse**");
+  CHECK_CONTAINS(r.out, "> note: one run per side");
+  CHECK_CONTAINS(r.out, "- max RSS: unavailable: ");
   pp_cli_result_free(&r);
 
   /* JSON. */
@@ -602,17 +792,31 @@ PP_TEST_T(diff_cli_traces, 120) {
   CHECK(json_is_true(json_object_get(root, "regression")));
   CHECK_STR(json_string_value(json_object_get(root, "mode")), "samples");
   CHECK_NEAR(json_real_value(json_object_get(root, "threshold")), 0.05, 0);
+  CHECK_NEAR(json_real_value(json_object_get(root, "min_effect")), 0.05, 0);
+  CHECK_EQ(json_integer_value(json_object_get(root, "min_runs_per_side")), 4);
+  CHECK(json_is_string(
+      json_object_get(json_object_get(root, "unavailable"), "CPU time")));
   json_t *counts = json_object_get(root, "counts");
-  CHECK_EQ(json_integer_value(json_object_get(counts, "worse")), 1);
+  CHECK_EQ(json_integer_value(json_object_get(counts, "worse")), 2);
   json_t *rows = json_object_get(root, "rows");
   CHECK(json_is_array(rows));
-  CHECK_EQ(json_array_size(rows), 2);
+  CHECK_EQ(json_array_size(rows), 3);
   int found = 0;
   for (size_t i = 0; i < json_array_size(rows); i++) {
     json_t *row = json_array_get(rows, i);
     const char *name = json_string_value(json_object_get(row, "name"));
-    CHECK_STR(json_string_value(json_object_get(row, "kind")), "zone");
     CHECK_STR(json_string_value(json_object_get(row, "unit")), "ns");
+    if (strcmp(name, "wall time") == 0) {
+      CHECK_EQ(i, 0);
+      CHECK_STR(json_string_value(json_object_get(row, "kind")), "run");
+      CHECK_STR(json_string_value(json_object_get(row, "verdict_basis")),
+                "threshold");
+      CHECK(json_is_null(json_object_get(row, "p")));
+      CHECK(json_is_null(json_object_get(row, "mann_whitney")));
+      continue;
+    }
+    CHECK_STR(json_string_value(json_object_get(row, "kind")), "zone");
+    CHECK_STR(json_string_value(json_object_get(row, "test")), "within_run");
     if (strcmp(name, "work") != 0)
       continue;
     found = 1;
@@ -624,8 +828,8 @@ PP_TEST_T(diff_cli_traces, 120) {
     double bm = json_number_value(json_object_get(base, "median"));
     double nm = json_number_value(
         json_object_get(json_object_get(row, "new"), "median"));
-    CHECK(bm >= 50000 && bm < 60000);
-    CHECK(nm >= 80000 && nm < 90000);
+    CHECK(bm >= 49000 && bm <= 51000);
+    CHECK(nm >= 78400 && nm <= 81600);
     double ch = json_number_value(json_object_get(row, "median_change"));
     CHECK_NEAR(ch, (nm - bm) / bm, 1e-9);
     json_t *shift = json_object_get(row, "shift");
@@ -633,7 +837,7 @@ PP_TEST_T(diff_cli_traces, 120) {
     double hi = json_number_value(json_object_get(shift, "hi"));
     double est = json_number_value(json_object_get(shift, "estimate"));
     CHECK(lo <= est && est <= hi);
-    CHECK(lo > 20000 && hi < 40000);
+    CHECK(lo > 28000 && hi < 32000);
     CHECK_NEAR(json_number_value(json_object_get(shift, "confidence")), 0.95,
                1e-9);
     double p = json_number_value(json_object_get(row, "p"));
@@ -648,6 +852,257 @@ PP_TEST_T(diff_cli_traces, 120) {
   pp_cli_result_free(&r);
 }
 
+/* "BASE... -- NEW..." with the inputs named name0.pptrace ... */
+static void list_of(char *buf, size_t len, const char *prefix, int n) {
+  buf[0] = 0;
+  for (int i = 0; i < n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%d.pptrace", prefix, i);
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, " '%s'", tpath(name));
+  }
+}
+
+/* Runs whose medians spread by +-15% from run to run, with a tight spread
+ * (+-2%) inside each run. */
+static void make_runs(const char *prefix, const double *medians_us,
+                      const double *wall_s, int n, unsigned seed) {
+  for (int i = 0; i < n; i++) {
+    char name[64], wall[32];
+    snprintf(name, sizeof name, "%s%d.pptrace", prefix, i);
+    snprintf(wall, sizeof wall, "%.0f", wall_s[i] * 1e9);
+    tw_spec sp = {.zones = {{"infer", medians_us[i] * 1000, 0.02, 200}},
+                  .meta = {{"run.wall_ns", wall}},
+                  .seed = seed + (unsigned)i};
+    tw_write(tpath(name), &sp);
+  }
+}
+
+/* Between-run spread larger than a small shift: pooled instances call
+ * the shift significant, the run-level test does not. */
+PP_TEST_T(diff_cli_runs_between_run_spread, 120) {
+  static const double base[5] = {850, 950, 1000, 1050, 1150};
+  static const double cur[5] = {900, 1000, 1060, 1200, 1250}; /* +6% */
+  static const double wb[5] = {1.70, 1.90, 2.00, 2.10, 2.30};
+  static const double wn[5] = {1.80, 2.00, 2.12, 2.40, 2.50};
+  make_runs("sb", base, wb, 5, 10);
+  make_runs("sn", cur, wn, 5, 20);
+  char lb[4096], ln[4096];
+  list_of(lb, sizeof lb, "sb", 5);
+  list_of(ln, sizeof ln, "sn", 5);
+  pp_cli_result r = pp_test_cli("diff %s --%s", lb, ln);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK_STR(r.err, "");
+  CHECK(!strstr(r.out, "worse"));
+  CHECK_CONTAINS(r.out, "note: several runs per side");
+  CHECK(line_contains(row_of(r.out, "infer"), "5/5"));
+  CHECK(line_contains(row_of(r.out, "infer"), "+6."));
+  CHECK(line_contains(row_of(r.out, "infer"), "need more samples"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "+6.0%"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "5/5"));
+  pp_cli_result_free(&r);
+}
+
+/* A 20% slowdown in every one of 5 runs per side: worse, exit 1. */
+PP_TEST_T(diff_cli_runs_slowdown, 120) {
+  static const double base[5] = {970, 990, 1000, 1010, 1030};
+  static const double cur[5] = {1164, 1188, 1200, 1212, 1236};
+  static const double wb[5] = {1.60, 1.61, 1.62, 1.63, 1.64};
+  static const double wn[5] = {1.92, 1.93, 1.94, 1.96, 1.97};
+  make_runs("fb", base, wb, 5, 30);
+  make_runs("fn", cur, wn, 5, 40);
+  char lb[4096], ln[4096];
+  list_of(lb, sizeof lb, "fb", 5);
+  list_of(ln, sizeof ln, "fn", 5);
+  pp_cli_result r = pp_test_cli("diff %s --%s", lb, ln);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "infer"), "worse"));
+  CHECK(line_contains(row_of(r.out, "infer"), "0.00794")); /* 2/252 */
+  CHECK(line_contains(row_of(r.out, "wall time"), "worse"));
+  CHECK(!line_contains(row_of(r.out, "wall time"), "no test"));
+  pp_cli_result_free(&r);
+  /* Above the minimum effect only: --min-effect 25 turns both to no
+   * verdict of change. */
+  r = pp_test_cli("diff --min-effect 25 %s --%s", lb, ln);
+  CHECK_EQ(r.rc, 0);
+  CHECK(!strstr(r.out, "worse"));
+  CHECK_CONTAINS(r.out, "min effect 25%");
+  pp_cli_result_free(&r);
+  /* Three runs per side cannot reach p <= 0.05 (at best 0.1): said, with
+   * the number of runs that can. */
+  list_of(lb, sizeof lb, "fb", 3);
+  list_of(ln, sizeof ln, "fn", 3);
+  r = pp_test_cli("diff %s --%s", lb, ln);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "infer"),
+                      "need more samples (4 runs per side)"));
+  CHECK(!strstr(r.out, "20 runs per side"));
+  pp_cli_result_free(&r);
+  /* At alpha 0.01 five runs are the fewest. */
+  r = pp_test_cli("diff --alpha 0.01 %s --%s", lb, ln);
+  CHECK(line_contains(row_of(r.out, "infer"), "(5 runs per side)"));
+  pp_cli_result_free(&r);
+}
+
+/* The wall time (and CPU time) alone changed: rows and a verdict. */
+PP_TEST_T(diff_cli_wall_time_alone, 60) {
+  char *a = tpath("wa.pptrace"), *b = tpath("wb.pptrace"),
+       *c = tpath("wc.pptrace");
+  tw_spec sp = {.zones = {{"decode", 100000, 0.02, 100}},
+                .meta = {{"run.wall_ns", "1610000000"},
+                         {"run.user_ns", "1200000000"},
+                         {"run.system_ns", "100000000"},
+                         {"run.maxrss_bytes", "104857600"}},
+                .seed = 5};
+  tw_write(a, &sp);
+  sp.meta[0][1] = "2720000000";
+  sp.meta[1][1] = "1800000000";
+  tw_write(b, &sp);
+  sp.meta[0][1] = "1650000000"; /* +2.5% */
+  sp.meta[1][1] = "1220000000";
+  tw_write(c, &sp);
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "wall time"), "+68.9%"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "worse (no test)"));
+  CHECK(line_contains(row_of(r.out, "CPU time"), "+46.2%"));
+  CHECK(line_contains(row_of(r.out, "CPU time"), "worse (no test)"));
+  CHECK(line_contains(row_of(r.out, "max RSS"), "100.00 MiB"));
+  CHECK(line_contains(row_of(r.out, "max RSS"), "no change (no test)"));
+  CHECK(line_contains(row_of(r.out, "decode"), "no change"));
+  pp_cli_result_free(&r);
+  /* Below the minimum effect: no change, exit 0. */
+  r = pp_test_cli("diff '%s' '%s'", a, c);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "wall time"), "+2.5%"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "no change (no test)"));
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --min-effect 2%% '%s' '%s'", a, c);
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "wall time"), "worse (no test)"));
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  r = pp_test_cli("diff --format json '%s' '%s'", a, b);
+  json_error_t jerr;
+  json_t *root = json_loads(r.out, 0, &jerr);
+  CHECK(root != NULL);
+  json_t *row = json_array_get(json_object_get(root, "rows"), 0);
+  CHECK_STR(json_string_value(json_object_get(row, "name")), "wall time");
+  CHECK_STR(json_string_value(json_object_get(row, "source")), "pipeprof run");
+  CHECK_NEAR(
+      json_number_value(json_object_get(json_object_get(row, "new"), "median")),
+      2.72e9, 0);
+  row = json_array_get(json_object_get(root, "rows"), 2);
+  CHECK_STR(json_string_value(json_object_get(row, "name")), "max RSS");
+  CHECK_STR(json_string_value(json_object_get(row, "unit")), "bytes");
+  json_decref(root);
+  pp_cli_result_free(&r);
+#endif
+}
+
+/* Cumulative counters: a total and a rate per second, not a
+ * distribution of their running values. */
+PP_TEST_T(diff_cli_cumulative_counters, 60) {
+  /* Base: 1000 page faults over 10 samples; new: 1500 over 10. Sampled as
+   * distributions the running values differ by every test; as totals
+   * they differ by +50%. An RSS gauge stays a distribution. */
+  double fb[10], fn[10], fs[20], rb[10], rn[10];
+  for (int i = 0; i < 10; i++) {
+    fb[i] = 100.0 * (i + 1);
+    fn[i] = 150.0 * (i + 1);
+    rb[i] = rn[i] = 50e6 + 1e6 * (i % 3);
+  }
+  for (int i = 0; i < 20; i++)
+    fs[i] = 50.0 * (i + 1); /* the base total, sampled twice as often */
+  char *a = tpath("ca.pptrace"), *b = tpath("cb.pptrace"),
+       *c = tpath("cc.pptrace");
+  tw_spec sp = {
+      .counters = {{"proc.minflt_total", fb, 10}, {"proc.rss_bytes", rb, 10}},
+      .meta = {{"run.wall_ns", "2000000000"}}};
+  tw_write(a, &sp);
+  sp.counters[0].v = fn;
+  sp.counters[1].v = rn;
+  tw_write(b, &sp);
+  sp.counters[0].v = fs;
+  sp.counters[0].n = 20;
+  tw_write(c, &sp);
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0); /* counters read higher / lower, they never gate */
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "1000"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "1500"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "+50.0%"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "1/1"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "higher (no test)"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total per s"), "500"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total per s"), "750"));
+  /* the gauge is still compared as samples; max RSS is its largest */
+  CHECK(line_contains(row_of(r.out, "proc.rss_bytes"), "10/10"));
+  CHECK(line_contains(row_of(r.out, "proc.rss_bytes"), "48.64 MiB"));
+  CHECK(line_contains(row_of(r.out, "max RSS"), "49.59 MiB"));
+  pp_cli_result_free(&r);
+  /* The same total sampled twice as often: no change (as a distribution
+   * of running values it would differ). */
+  r = pp_test_cli("diff '%s' '%s'", a, c);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "0.0%"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "no change"));
+  CHECK(line_contains(row_of(r.out, "proc.minflt_total"), "1/1"));
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  r = pp_test_cli("diff --format json --metric minflt '%s' '%s'", a, b);
+  json_error_t jerr;
+  json_t *root = json_loads(r.out, 0, &jerr);
+  CHECK(root != NULL);
+  json_t *rows = json_object_get(root, "rows");
+  CHECK_EQ(json_array_size(rows), 2);
+  CHECK_STR(json_string_value(json_object_get(json_array_get(rows, 0), "kind")),
+            "total");
+  CHECK_STR(json_string_value(json_object_get(json_array_get(rows, 1), "kind")),
+            "rate");
+  CHECK_STR(
+      json_string_value(json_object_get(json_array_get(rows, 0), "verdict")),
+      "higher");
+  json_decref(root);
+  pp_cli_result_free(&r);
+#endif
+}
+
+/* One run per side: a significant change below the minimum effect is no
+ * change; --min-effect lowers the bar. */
+PP_TEST_T(diff_cli_single_run_min_effect, 60) {
+  char *a = tpath("ma.pptrace"), *b = tpath("mb.pptrace");
+  tw_spec sp = {.zones = {{"infer", 1000000, 0.01, 400}},
+                .meta = {{"run.wall_ns", "1000000000"}},
+                .seed = 7};
+  tw_write(a, &sp);
+  sp.zones[0].median_ns = 1030000; /* +3% */
+  sp.seed = 8;
+  tw_write(b, &sp);
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "infer"), "<1e-4"));
+  CHECK(line_contains(row_of(r.out, "infer"), "no change"));
+  CHECK_CONTAINS(r.out, "ignores run-to-run variation");
+  CHECK_CONTAINS(r.out, "one run per side: no significance test possible");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --min-effect 2 '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "infer"), "worse"));
+  CHECK_CONTAINS(r.out, "threshold 2%");
+  pp_cli_result_free(&r);
+  /* --per-run with one run per side: no test, the minimum effect only */
+  r = pp_test_cli("diff --per-run '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "infer"), "no change (no test)"));
+  CHECK(!strstr(r.out, "20 runs per side"));
+  pp_cli_result_free(&r);
+}
+
 /* Summary JSON inputs (no raw samples): one p50 and p99 per run. */
 PP_TEST_T(diff_cli_summaries, 120) {
   char *list_base = calloc(1, 4096), *list_new = calloc(1, 4096);
@@ -656,7 +1111,7 @@ PP_TEST_T(diff_cli_summaries, 120) {
     char name[64];
     snprintf(name, sizeof name, "base%d.pptrace", i);
     char *t = tpath(name);
-    make_trace(t, 50);
+    make_trace(t, 50 + i, 100 + (unsigned)i);
     snprintf(name, sizeof name, "base%d.json", i);
     char *j = tpath(name);
     pp_cli_result r = pp_test_cli("export '%s' --format json -o '%s'", t, j);
@@ -666,7 +1121,7 @@ PP_TEST_T(diff_cli_summaries, 120) {
     snprintf(list_base + len, 4096 - len, " '%s'", j);
     snprintf(name, sizeof name, "new%d.pptrace", i);
     t = tpath(name);
-    make_trace(t, 80);
+    make_trace(t, 80 + i, 200 + (unsigned)i);
     len = strlen(list_new);
     snprintf(list_new + len, 4096 - len, " '%s'", t);
   }
@@ -675,15 +1130,18 @@ PP_TEST_T(diff_cli_summaries, 120) {
   pp_cli_result r = pp_test_cli("diff %s --%s", list_base, list_new);
   printf("%s", r.out);
   CHECK_EQ(r.rc, 1);
-  CHECK_CONTAINS(r.out, "each run counts as one sample");
+  CHECK_CONTAINS(r.out, "each run counting as one sample");
   CHECK(line_contains(row_of(r.out, "work"), "worse"));
   CHECK(line_contains(row_of(r.out, "work"), "4/4"));
+  CHECK(line_contains(row_of(r.out, "wall time"), "4/4"));
   pp_cli_result_free(&r);
-  /* One run per side: undecided, and says how many runs it needs. */
+  /* One run per side: no test, the minimum effect decides, and it says
+   * so (it used to ask for "20 runs per side"). */
   r = pp_test_cli("diff '%s' '%s'", tpath("base0.json"), tpath("new0.pptrace"));
-  CHECK_EQ(r.rc, 0);
-  CHECK(line_contains(row_of(r.out, "work"), "need more samples"));
-  CHECK(line_contains(row_of(r.out, "work"), "runs per side"));
+  CHECK_EQ(r.rc, 1);
+  CHECK(line_contains(row_of(r.out, "work"), "worse (no test)"));
+  CHECK_CONTAINS(r.out, "one run per side: no significance test possible");
+  CHECK(!strstr(r.out, "runs per side)"));
   pp_cli_result_free(&r);
   /* Not a summary. */
   char *bad = tpath("other.json");
@@ -706,7 +1164,7 @@ PP_TEST_T(diff_cli_summaries, 120) {
   CHECK_EQ(r.rc, 2);
   pp_cli_result_free(&r);
 #endif
-  /* --per-run on traces: the same per-run comparison, no JSON needed. */
+  /* Several traces per side: per-run figures without --per-run. */
   list_base[0] = 0;
   for (int i = 0; i < 4; i++) {
     char name[64];
@@ -714,18 +1172,32 @@ PP_TEST_T(diff_cli_summaries, 120) {
     size_t len = strlen(list_base);
     snprintf(list_base + len, 4096 - len, " '%s'", tpath(name));
   }
+  r = pp_test_cli("diff %s --%s", list_base, list_new);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "note: several runs per side");
+  CHECK(line_contains(row_of(r.out, "work"), "4/4"));
+  CHECK(line_contains(row_of(r.out, "work"), "worse"));
+  pp_cli_result_free(&r);
   r = pp_test_cli("diff --per-run %s --%s", list_base, list_new);
   CHECK_EQ(r.rc, 1);
   CHECK_CONTAINS(r.out, "note: --per-run");
-  CHECK(line_contains(row_of(r.out, "work"), "4/4"));
-  CHECK(line_contains(row_of(r.out, "work"), "worse"));
   pp_cli_result_free(&r);
   free(list_base);
   free(list_new);
 }
 
-/* Ranges (requests) and sys.* / proc.* counters become rows; other
- * counters do not; sampled metrics say higher / lower and never fail. */
+static void spin_ns(int64_t ns) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+/* Ranges (requests) and sys.* / proc.* counters recorded by the library
+ * become rows; other counters do not; sampled metrics say higher / lower
+ * and never fail. (Only verdicts of the counters' fixed values are
+ * asserted: the durations depend on the machine.) */
 static void make_trace_ranges(const char *path, double level) {
   pp_config cfg;
   pp_config_init(&cfg);
@@ -745,24 +1217,27 @@ PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
   char *a = tpath("ra.pptrace"), *b = tpath("rb.pptrace");
   make_trace_ranges(a, 10);
   make_trace_ranges(b, 20);
-  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  pp_cli_result r = pp_test_cli(
+      "diff --metric request --metric sys. --metric app. '%s' '%s'", a, b);
   printf("%s", r.out);
   CHECK_EQ(r.rc, 0);
   CHECK(line_contains(row_of(r.out, "range request"), "100/100"));
   CHECK(line_contains(row_of(r.out, "sys.test.level"), "higher"));
   CHECK(row_of(r.out, "app.queue") == NULL);
   pp_cli_result_free(&r);
-  r = pp_test_cli("diff --format json '%s' '%s'", b, a);
+  r = pp_test_cli("diff --format json --metric sys. '%s' '%s'", b, a);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.out, "\"kind\":\"sampled\"");
-  CHECK_CONTAINS(r.out, "\"kind\":\"range\"");
   CHECK_CONTAINS(r.out, "\"verdict\":\"lower\"");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --format json --metric request '%s' '%s'", b, a);
+  CHECK_CONTAINS(r.out, "\"kind\":\"range\"");
   pp_cli_result_free(&r);
 }
 
 PP_TEST(diff_cli_usage_errors) {
   char *a = tpath("u.pptrace");
-  make_trace(a, 1);
+  make_trace(a, 1, 9);
   char *junk = tpath("junk.pptrace");
   FILE *f = fopen(junk, "wb");
   CHECK(f != NULL);
@@ -780,6 +1255,13 @@ PP_TEST(diff_cli_usage_errors) {
       {"diff --threshold abc A A", "--threshold"},
       {"diff --threshold 5 A A", "--threshold"},
       {"diff --threshold", "--threshold"},
+      {"diff --min-effect -3 A A", "--min-effect '-3'"},
+      {"diff --min-effect abc A A", "--min-effect 'abc'"},
+      {"diff --min-effect=5x A A", "--min-effect '5x'"},
+      {"diff --min-effect 1001 A A", "--min-effect '1001'"},
+      {"diff --min-effect nan A A", "--min-effect 'nan'"},
+      {"diff --min-effect= A A", "--min-effect ''"},
+      {"diff A A --min-effect", "--min-effect"},
       {"diff --alpha 2 A A", "--alpha"},
       {"diff --format xml A A", "xml"},
       {"diff A --", "NEW"},
@@ -811,5 +1293,17 @@ PP_TEST(diff_cli_usage_errors) {
   CHECK_EQ(r.rc, 0);
   CHECK_STR(r.err, "");
   CHECK_CONTAINS(r.out, "usage: pipeprof diff");
+  CHECK_CONTAINS(r.out, "--min-effect PCT");
+  /* the help says what --per-run needs, as the output does */
+  CHECK_CONTAINS(r.out, ">= 4 runs per side");
+  pp_cli_result_free(&r);
+  /* valid values */
+  r = pp_test_cli("diff --min-effect 0 '%s' '%s'", a, a);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "min effect 0%");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --min-effect=12.5%% '%s' '%s'", a, a);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "min effect 12.5%");
   pp_cli_result_free(&r);
 }

@@ -554,7 +554,13 @@ PP_TEST_T(history_cli, 120) {
   pp_cli_result_free(&r);
   r = pp_test_cli("history --db '%s' show wall", db);
   CHECK_EQ(r.rc, 0);
-  CHECK_CONTAINS(r.out, "# wall (ns)");
+  CHECK_CONTAINS(r.out, "# wall (durations)");
+  /* values carry units, as `list` prints the wall time */
+  CHECK(line_of_run(r.out, 1) != NULL);
+  CHECK(line_has(line_of_run(r.out, 1), " s") ||
+        line_has(line_of_run(r.out, 1), " ms") ||
+        line_has(line_of_run(r.out, 1), " us") ||
+        line_has(line_of_run(r.out, 1), " ns"));
   pp_cli_result_free(&r);
 
   /* usage errors: exit 2, one line */
@@ -602,11 +608,23 @@ PP_TEST(history_cli_trend) {
   pp_cli_result r = pp_test_cli("history --db '%s' show work --stat p50", db);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.out, "1 change point");
+  CHECK_CONTAINS(r.out, "zone:work p50 (durations)");
   for (long id = 1; id <= 20; id++) {
     const char *l = line_of_run(r.out, id);
     CHECK(l != NULL);
     CHECK_EQ(line_has(l, "change +"), id == 11);
+    /* 2 ms then 3 ms (+-2%): printed in ms, never as raw nanoseconds */
+    CHECK(line_has(l, id <= 10 ? "  1.9" : "  2.9") ||
+          line_has(l, id <= 10 ? "  2.0" : "  3.0"));
+    CHECK(line_has(l, " ms"));
+    CHECK(!line_has(l, "000000"));
   }
+  /* a count stays a plain number */
+  pp_cli_result_free(&r);
+  r = pp_test_cli("history --db '%s' show work --stat count", db);
+  CHECK_EQ(r.rc, 0);
+  CHECK(!strstr(r.out, "(durations)"));
+  CHECK(!line_has(line_of_run(r.out, 1), " ms"));
   pp_cli_result_free(&r);
   r = pp_test_cli("history --db '%s' show queue --stat last", db);
   CHECK_EQ(r.rc, 0);

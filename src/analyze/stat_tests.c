@@ -155,6 +155,18 @@ double pp_stat_mw_exact_cdf(size_t n, size_t m, double k) {
   return acc / ways;
 }
 
+size_t pp_stat_mw_min_n(double alpha) {
+  double c = 2; /* C(2n, n) */
+  for (size_t n = 1; n < PP_STAT_ENOUGH; n++) {
+    /* C(2n, n) = C(2n - 2, n - 1) (2n - 1) 2n / n^2 */
+    if (n > 1)
+      c = c * (double)(2 * n - 1) * (double)(2 * n) / ((double)n * (double)n);
+    if (2 / c <= alpha)
+      return n;
+  }
+  return PP_STAT_ENOUGH;
+}
+
 /* ---- Mann-Whitney U ----------------------------------------------------- */
 
 static int use_exact(size_t n, size_t m) {

@@ -59,6 +59,12 @@ typedef struct pp_mw_result {
 int pp_stat_mann_whitney(const double *x, size_t n, const double *y, size_t m,
                          pp_mw_result *r);
 
+/* The fewest values per side (n = m) with which the exact two-sided
+ * Mann-Whitney test can reach p <= alpha: the smallest n with
+ * 2 / C(2n, n) <= alpha (4 at alpha 0.05: 3 per side give at best 0.1).
+ * Capped at PP_STAT_ENOUGH. */
+size_t pp_stat_mw_min_n(double alpha);
+
 /* P(U <= k) under the null hypothesis, with no ties, for samples of n and m
  * values (n + m <= PP_STAT_EXACT_MAX_N); -1 when out of memory or too
  * large. */

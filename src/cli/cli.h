@@ -65,6 +65,9 @@ int pp_cli_is_help(const char *a);
 
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);
+/* diff's argument parsing alone (for a fuzz target): its exit code (0
+ * --help, 2 usage error), or -1 when the arguments are valid. */
+int pp_cli_diff_check_args(int argc, char **argv);
 int pp_cli_history(int argc, char **argv);
 
 #endif /* PP_CLI_H */

@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `pipeprof diff [options] BASE... -- NEW...`: compare two sets of runs and
- * decide, per zone, request range and sampled system metric, whether the
- * new runs are worse, better, unchanged, or too few to tell. Each input is
- * a .pptrace file, a `pipeprof run` directory or a summary JSON; several
- * inputs on one side are repetitions of the same experiment.
+ * decide, for the run's wall time, CPU time and max RSS, per zone, request
+ * range, sampled system metric and cumulative counter, whether the new runs
+ * are worse, better, unchanged, or too few to tell. Each input is a
+ * .pptrace file, a `pipeprof run` directory or a summary JSON; several
+ * inputs on one side are repetitions (runs) of the same experiment.
  *
- * From traces the samples are the raw values (every zone instance's
- * duration, every closed range, every sys.* / proc.* counter sample) pooled
- * over the side's runs. When any input has no raw values (a summary JSON,
- * a stats-mode trace) every input contributes one value per run instead:
- * its p50 for the median tests and its p99 for the p99 column. The
- * statistics are in src/analyze/stat_tests.c; the verdict rules, exit codes
- * and the JSON schema are specified in docs/diff.md.
+ * With two or more runs on each side (or an input without raw samples, or
+ * --per-run) every row compares one figure per run: a zone's median and
+ * p99 in that run, a gauge's median sample, the run figures and counter
+ * totals as they are; the exact Mann-Whitney test then accounts for the
+ * variation between runs. With one run on a side, zones, ranges and gauges
+ * are compared on their raw values pooled over the side's runs (tests that
+ * ignore between-run variation, and the output says so), and the per-run
+ * rows have one value on that side: no test, the minimum effect alone
+ * decides. The statistics are in src/analyze/stat_tests.c; the verdict
+ * rules, exit codes and the JSON schema are specified in docs/diff.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +39,7 @@
 #include "pipeprof.h"
 
 int pp_cli_diff(int argc, char **argv);
+int pp_cli_diff_check_args(int argc, char **argv);
 
 enum { EXIT_OK = 0, EXIT_REGRESSION = 1, EXIT_USAGE = 2 };
 
@@ -42,27 +47,38 @@ static const char diff_usage[] =
     "usage: pipeprof diff [options] BASE NEW\n"
     "       pipeprof diff [options] BASE... -- NEW...\n"
     "\n"
-    "Compare runs: per zone, request range and sampled system metric\n"
-    "(sys.*, proc.*), the median and p99 of base and new, their relative\n"
-    "change, the Hodges-Lehmann shift of the median with its confidence\n"
-    "interval, Mann-Whitney and Kolmogorov-Smirnov p-values, and a verdict:\n"
-    "worse, better, no change or need more samples. Each input is a\n"
+    "Compare runs and gate CI. Rows: the run's wall time, CPU time (user +\n"
+    "system) and max RSS; per zone and request range the median and p99;\n"
+    "sampled system metrics (sys.*, proc.*); cumulative counters (*_total,\n"
+    "proc.cpu_*_s) as totals and rates per second. Each input is a\n"
     ".pptrace file, a `pipeprof run` directory or a summary JSON; several\n"
-    "inputs per side are repetitions. Summary JSON carries no raw samples:\n"
-    "then each run counts as one sample (its p50 and p99).\n"
+    "inputs per side are repetitions (runs).\n"
     "\n"
-    "  --threshold T   smallest relative change that matters: 5% or 0.05\n"
-    "                  (default 5%)\n"
-    "  --alpha A       significance level, 0 < A <= 0.5 (default 0.05)\n"
-    "  --format F      table (default), markdown (for a PR comment) or json\n"
-    "  --metric NAME   only rows whose name contains NAME (repeatable)\n"
-    "  --per-run       one sample per run (its p50 and p99) even from\n"
-    "                  traces: judges run-to-run variation (needs >= 4\n"
-    "                  runs per side at alpha 0.05)\n"
-    "  -o, --output F  write to F instead of standard output\n"
+    "Verdicts: worse, better, no change, need more samples (sampled\n"
+    "metrics and counters: higher, lower). With several runs per side\n"
+    "(2 or more on each) every row compares per-run figures (a zone's\n"
+    "per-run median) with the exact Mann-Whitney test: decisions need 4\n"
+    "runs per side at alpha 0.05, 5 are recommended. With one run on a\n"
+    "side, zone and range rows test that run's instances, which ignores\n"
+    "run-to-run variation, and run figures get no test at all: the\n"
+    "minimum effect alone decides. Either way a row is worse only when it\n"
+    "grew by at least the minimum effect.\n"
     "\n"
-    "Exit status: 0 no regression, 1 at least one row is worse, 2 usage or\n"
-    "input error.\n";
+    "  --min-effect PCT  smallest change that counts, in percent: 5 or 5%\n"
+    "                    (default 5)\n"
+    "  --threshold T     the same as a fraction or percentage: 0.05 or 5%\n"
+    "  --alpha A         significance level, 0 < A <= 0.5 (default 0.05)\n"
+    "  --format F        table (default), markdown (for a PR comment) or\n"
+    "                    json\n"
+    "  --metric NAME     only rows whose name contains NAME (repeatable)\n"
+    "  --per-run         one figure per run (median and p99) even with one\n"
+    "                    run on a side; decisions need >= 4 runs per side\n"
+    "                    at alpha 0.05 (one run per side: the minimum\n"
+    "                    effect alone decides)\n"
+    "  -o, --output F    write to F instead of standard output\n"
+    "\n"
+    "Exit status: 0 no row is worse, 1 at least one row (wall time, CPU\n"
+    "time, max RSS, a zone or a range) is worse, 2 usage or input error.\n";
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -100,6 +116,22 @@ static int parse_threshold(const char *s, double *out) {
   if (!(v >= 0 && v < 1))
     return -1;
   *out = v;
+  return 0;
+}
+
+/* "5", "5%" or "2.5" (percent) -> 0.05, 0.05, 0.025; -1 when malformed,
+ * negative, not finite or above 1000%. */
+static int parse_min_effect(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s)
+    return -1;
+  if (*end == '%')
+    end++;
+  if (*end || !(v >= 0 && v <= 1000))
+    return -1;
+  *out = v / 100;
   return 0;
 }
 
@@ -163,6 +195,14 @@ static int parse_args(int argc, char **argv, diff_opts *o) {
         rc = usage("bad --threshold '%s' (a percentage like 5%% or a "
                    "fraction like 0.05)",
                    v);
+    } else if ((v = opt_value(argc, argv, &i, "--min-effect", NULL,
+                              &missing))) {
+      if (missing)
+        rc = usage("%s needs a value (e.g. 5 for 5%%)", a);
+      else if (parse_min_effect(v, &o->threshold) != 0)
+        rc = usage("bad --min-effect '%s' (a percentage from 0 to 1000, "
+                   "like 5 or 5%%)",
+                   v);
     } else if ((v = opt_value(argc, argv, &i, "--alpha", NULL, &missing))) {
       if (missing)
         rc = usage("%s needs a value", a);
@@ -222,18 +262,50 @@ static int parse_args(int argc, char **argv, diff_opts *o) {
 
 /* ---- samples ------------------------------------------------------------ */
 
-typedef enum row_kind { K_ZONE, K_RANGE, K_SAMPLED } row_kind;
-static const char *const kind_names[] = {"zone", "range", "sampled"};
+/* Row kinds, in table order. Run figures, zones and ranges gate (worse /
+ * better); sampled metrics and cumulative counters only read higher /
+ * lower, since their direction has no fixed meaning. */
+typedef enum row_kind {
+  K_RUN,     /* wall time, CPU time, max RSS: one value per run */
+  K_ZONE,    /* zone durations */
+  K_RANGE,   /* closed range durations */
+  K_SAMPLED, /* sys.* / proc.* gauges: their sample values */
+  K_TOTAL,   /* cumulative sys.* / proc.* counters: the run's total */
+  K_RATE     /* the same per second of the run's wall time */
+} row_kind;
+static const char *const kind_names[] = {"run",     "zone",  "range",
+                                         "sampled", "total", "rate"};
+
+static int kind_gates(row_kind k) {
+  return k == K_RUN || k == K_ZONE || k == K_RANGE;
+}
+
+/* Kinds with one value per run whatever the mode. */
+static int kind_per_run(row_kind k) {
+  return k == K_RUN || k == K_TOTAL || k == K_RATE;
+}
+
+/* The run figures, in table order. */
+static const char *const run_fig_names[] = {"wall time", "CPU time", "max RSS"};
+static const char *const run_fig_missing[] = {
+    "the inputs hold neither run.wall_ns (pipeprof run) nor timed events",
+    "the inputs hold no rusage (pipeprof run), proc.cpu_*_s samples or "
+    "process_cpu_ns",
+    "the inputs hold neither run.maxrss_bytes (pipeprof run) nor proc.rss_* "
+    "samples (PIPEPROF_SAMPLE_HZ)"};
+#define N_RUN_FIGS 3
 
 /* The values of one metric on one side. */
 typedef struct series {
   char *name;
   row_kind kind;
-  double *v; /* raw values, or per-run p50 */
+  const char *unit; /* "ns", "bytes", "s", "" (static) */
+  const char *src;  /* run figures: where the first value came from */
+  double *v;        /* raw values, or per-run median */
   size_t n, cap;
-  double *p99; /* per-run p99 (per-run mode) */
+  double *p99; /* per-run p99 (per-run values) */
   size_t np99, cap99;
-  size_t last_run;     /* per-run mode: run that gave the last value, +1 */
+  size_t last_run;     /* per-run values: run that gave the last value, +1 */
   uint64_t last_count; /* its instance count (sites sharing a name) */
 } series;
 
@@ -243,7 +315,7 @@ typedef struct series_set {
 } series_set;
 
 typedef struct side {
-  series_set raw, run; /* raw samples; one value per run */
+  series_set raw, run; /* raw samples pooled over runs; values per run */
   size_t runs;
   int no_raw; /* an input had no raw samples */
 } side;
@@ -265,6 +337,10 @@ static series *set_find(const series_set *set, row_kind k, const char *name) {
   return NULL;
 }
 
+static const char *default_unit(row_kind k) {
+  return k == K_ZONE || k == K_RANGE ? "ns" : "";
+}
+
 /* Index of (k, name) in set, added when absent; -1 when out of memory. */
 static long set_get(series_set *set, row_kind k, const char *name) {
   series *s = set_find(set, k, name);
@@ -275,6 +351,7 @@ static long set_get(series_set *set, row_kind k, const char *name) {
   s = &set->s[set->n];
   memset(s, 0, sizeof *s);
   s->kind = k;
+  s->unit = default_unit(k);
   s->name = pp__strdup(name);
   if (!s->name)
     return -1;
@@ -288,13 +365,15 @@ static int push(double **v, size_t *n, size_t *cap, double x) {
   return 0;
 }
 
-/* One run's p50 and p99 of a metric; of the sites sharing a name within a
- * run, the one with the most instances. */
-static int add_run_value(series_set *set, size_t run, const char *name,
-                         uint64_t count, double p50, double p99) {
-  long i = set_get(set, K_ZONE, name);
+/* One run's median (or only value) and p99 of a metric; of the sites
+ * sharing a name within a run, the one with the most instances. Returns
+ * the series, or NULL when out of memory. */
+static series *add_run_value(series_set *set, row_kind k, size_t run,
+                             const char *name, uint64_t count, double p50,
+                             double p99) {
+  long i = set_get(set, k, name);
   if (i < 0)
-    return -1;
+    return NULL;
   series *s = &set->s[i];
   if (s->last_run == run + 1) {
     if (count > s->last_count && s->n && s->np99) {
@@ -302,18 +381,32 @@ static int add_run_value(series_set *set, size_t run, const char *name,
       s->p99[s->np99 - 1] = p99;
       s->last_count = count;
     }
-    return 0;
+    return s;
   }
   if (push(&s->v, &s->n, &s->cap, p50) ||
       push(&s->p99, &s->np99, &s->cap99, p99))
-    return -1;
+    return NULL;
   s->last_run = run + 1;
   s->last_count = count;
-  return 0;
+  return s;
 }
 
 static int is_sampled_name(const char *n) {
   return strncmp(n, "sys.", 4) == 0 || strncmp(n, "proc.", 5) == 0;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Is a sampled counter a running total? The sampler records no kind with
+ * a counter, so the name tells: Prometheus's `_total` suffix (page faults,
+ * context switches, disk bytes, throttle events), and the tree's CPU
+ * seconds, which it records as proc.cpu_user_s / proc.cpu_system_s. */
+static int is_cumulative_name(const char *n) {
+  return ends_with(n, "_total") || strcmp(n, "proc.cpu_user_s") == 0 ||
+         strcmp(n, "proc.cpu_system_s") == 0;
 }
 
 /* Per loc: its series index for each kind (-1 unknown, -2 not wanted), and
@@ -329,16 +422,19 @@ static long loc_series(series_set *set, const pp_trace *t, uint32_t loc,
                        long *slot, row_kind k) {
   if (*slot == -1) {
     const char *name = pp_trace_loc_name(t, loc);
-    if (k == K_SAMPLED && !is_sampled_name(name))
+    if (k == K_SAMPLED && (!is_sampled_name(name) || is_cumulative_name(name)))
       *slot = -2;
     else
       *slot = set_get(set, k, name);
     if (*slot == -1)
       return -3; /* out of memory */
+    if (k == K_SAMPLED && ends_with(name, "_bytes"))
+      set->s[*slot].unit = "bytes";
   }
   return *slot;
 }
 
+/* The raw samples of one trace: zone and range durations, gauge values. */
 static int collect_raw(series_set *set, const pp_trace *t) {
   loc_state *ls = pp__malloc((t->nlocs ? t->nlocs : 1) * sizeof *ls);
   if (!ls)
@@ -410,15 +506,165 @@ out:
   return rc;
 }
 
+/* One trace with raw samples: pooled into sd->raw (when keep_raw), and its
+ * median and p99 per metric into sd->run. */
+static int collect_trace_raw(side *sd, size_t run, const pp_trace *t,
+                             int keep_raw) {
+  series_set one = {0};
+  int rc = collect_raw(&one, t);
+  for (size_t i = 0; rc == 0 && i < one.n; i++) {
+    series *s = &one.s[i];
+    if (!s->n)
+      continue;
+    if (keep_raw) {
+      long k = set_get(&sd->raw, s->kind, s->name);
+      if (k < 0) {
+        rc = -1;
+        break;
+      }
+      series *d = &sd->raw.s[k];
+      d->unit = s->unit;
+      if (pp__grow((void **)&d->v, &d->cap, d->n + s->n, sizeof *d->v)) {
+        rc = -1;
+        break;
+      }
+      memcpy(d->v + d->n, s->v, s->n * sizeof *s->v);
+      d->n += s->n;
+    }
+    pp_stat_sort(s->v, s->n);
+    series *r = add_run_value(&sd->run, s->kind, run, s->name, s->n,
+                              pp_stat_median(s->v, s->n),
+                              pp_stat_quantile(s->v, s->n, 0.99));
+    if (r)
+      r->unit = s->unit;
+    else
+      rc = -1;
+  }
+  set_free(&one);
+  return rc;
+}
+
+/* Zones of a trace without raw samples (stats mode): the histograms'
+ * p50 and p99. */
 static int collect_runs_trace(series_set *set, size_t run, const pp_trace *t) {
   for (size_t i = 0; i < t->prof.nzones; i++) {
     const pp_zone_stats *z = &t->prof.zones[i];
     if (!z->count)
       continue;
-    if (add_run_value(set, run, pp_trace_loc_name(t, z->loc), z->count,
-                      (double)pp_hist_percentile(&z->hist, 50),
-                      (double)pp_hist_percentile(&z->hist, 99)))
+    if (!add_run_value(set, K_ZONE, run, pp_trace_loc_name(t, z->loc), z->count,
+                       (double)pp_hist_percentile(&z->hist, 50),
+                       (double)pp_hist_percentile(&z->hist, 99)))
       return -1;
+  }
+  return 0;
+}
+
+/* A run figure or counter total: one value for this run. */
+static int add_fig(series_set *set, row_kind k, size_t run, const char *name,
+                   double v, const char *unit, const char *src) {
+  if (!isfinite(v))
+    return 0;
+  series *s = add_run_value(set, k, run, name, 1, v, v);
+  if (!s)
+    return -1;
+  s->unit = unit;
+  if (!s->src)
+    s->src = src;
+  else if (src && strcmp(s->src, src) != 0)
+    s->src = "mixed";
+  return 0;
+}
+
+static int meta_num(const pp_trace *t, const char *key, double *out) {
+  const char *s = pp_trace_meta(t, key);
+  if (!s || !*s)
+    return 0;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v) || v < 0)
+    return 0;
+  *out = v;
+  return 1;
+}
+
+static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
+  for (size_t i = 0; i < t->prof.ncounters; i++)
+    if (t->prof.counters[i].samples &&
+        strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+      return &t->prof.counters[i];
+  return NULL;
+}
+
+/* Units of a cumulative counter's total, from its name. */
+static const char *total_unit(const char *name) {
+  if (ends_with(name, "_bytes_total"))
+    return "bytes";
+  if (ends_with(name, "_s"))
+    return "s";
+  return "";
+}
+
+/* The run's wall time, CPU time, max RSS and cumulative counters (as
+ * totals and rates per second of wall time); docs/diff.md says where each
+ * comes from. */
+static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
+  double wall = NAN, v, u, sy;
+  if (meta_num(t, "run.wall_ns", &v)) {
+    wall = v;
+    if (add_fig(set, K_RUN, run, "wall time", v, "ns", "pipeprof run"))
+      return -1;
+  } else if (t->prof.wall_ns > 0) {
+    wall = (double)t->prof.wall_ns;
+    if (add_fig(set, K_RUN, run, "wall time", wall, "ns",
+                "trace span (first to last event)"))
+      return -1;
+  }
+  const pp_counter_stats *cu = counter(t, "proc.cpu_user_s");
+  const pp_counter_stats *cs = counter(t, "proc.cpu_system_s");
+  int rc = 0;
+  if (meta_num(t, "run.user_ns", &u) && meta_num(t, "run.system_ns", &sy))
+    rc = add_fig(set, K_RUN, run, "CPU time", u + sy, "ns",
+                 "rusage of the run (user + system)");
+  else if (cu && cs)
+    rc = add_fig(set, K_RUN, run, "CPU time", (cu->last + cs->last) * 1e9, "ns",
+                 "sampled from /proc (user + system)");
+  else if (t->prof.process_cpu_ns >= 0)
+    rc = add_fig(set, K_RUN, run, "CPU time", (double)t->prof.process_cpu_ns,
+                 "ns", "the profiled process at session end (rusage)");
+  if (rc)
+    return -1;
+  const pp_counter_stats *pk = counter(t, "proc.rss_peak_bytes");
+  const pp_counter_stats *rss = counter(t, "proc.rss_bytes");
+  if (meta_num(t, "run.maxrss_bytes", &v))
+    rc = add_fig(set, K_RUN, run, "max RSS", v, "bytes",
+                 "rusage of the run (largest process)");
+  else if (pk)
+    rc = add_fig(set, K_RUN, run, "max RSS", pk->max, "bytes",
+                 "sampled (process tree peak)");
+  else if (rss)
+    rc = add_fig(set, K_RUN, run, "max RSS", rss->max, "bytes",
+                 "sampled (process tree)");
+  if (rc)
+    return -1;
+  /* Cumulative counters: the process tree's counters start with the tree,
+   * so the last value is the run's total; host-wide ones (sys.*) count
+   * since boot, so the run's total is their increase. */
+  for (size_t i = 0; i < t->prof.ncounters; i++) {
+    const pp_counter_stats *c = &t->prof.counters[i];
+    const char *name = pp_trace_loc_name(t, c->loc);
+    if (!c->samples || !is_sampled_name(name) || !is_cumulative_name(name))
+      continue;
+    double total = strncmp(name, "proc.", 5) == 0 ? c->last : c->last - c->min;
+    if (add_fig(set, K_TOTAL, run, name, total, total_unit(name), NULL))
+      return -1;
+    if (wall > 0) {
+      char rname[512];
+      snprintf(rname, sizeof rname, "%s per s", name);
+      if (add_fig(set, K_RATE, run, rname, total / (wall * 1e-9),
+                  total_unit(name), NULL))
+        return -1;
+    }
   }
   return 0;
 }
@@ -434,6 +680,43 @@ static int looks_like_json(const char *path) {
   fclose(f);
   return c == '{';
 }
+
+#ifdef PP_HAVE_JANSSON
+/* A non-negative number at obj.key, else NAN. */
+static double jnum(json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  double d = json_is_number(v) ? json_number_value(v) : NAN;
+  return isfinite(d) && d >= 0 ? d : NAN;
+}
+
+/* Wall time, CPU time and max RSS of a summary JSON (docs/diff.md). */
+static int summary_run_figs(series_set *set, size_t run, json_t *root) {
+  json_t *sys = json_object_get(root, "system");
+  json_t *r = json_object_get(sys, "run");
+  json_t *tree = json_object_get(sys, "process_tree");
+  double w = jnum(r, "wall_s") * 1e9;
+  const char *wsrc = "pipeprof run";
+  if (!isfinite(w)) {
+    w = jnum(root, "wall_ns");
+    wsrc = "trace span (first to last event)";
+  }
+  if (w > 0 && add_fig(set, K_RUN, run, "wall time", w, "ns", wsrc))
+    return -1;
+  double cpu = (jnum(r, "user_s") + jnum(r, "system_s")) * 1e9;
+  const char *csrc = "rusage of the run (user + system)";
+  if (!isfinite(cpu)) {
+    cpu = (jnum(tree, "cpu_user_s") + jnum(tree, "cpu_system_s")) * 1e9;
+    csrc = "sampled from /proc (user + system)";
+  }
+  if (add_fig(set, K_RUN, run, "CPU time", cpu, "ns", csrc))
+    return -1;
+  double rss = jnum(r, "maxrss_bytes");
+  if (!isfinite(rss))
+    rss = jnum(tree, "maxrss_bytes");
+  return add_fig(set, K_RUN, run, "max RSS", rss, "bytes",
+                 "rusage of the run (largest process)");
+}
+#endif
 
 static int load_summary(series_set *set, size_t run, const char *path) {
 #ifdef PP_HAVE_JANSSON
@@ -478,12 +761,16 @@ static int load_summary(series_set *set, size_t run, const char *path) {
                 path, i);
         rc = -1;
       } else if (json_integer_value(c) > 0 &&
-                 add_run_value(set, run, name, (uint64_t)json_integer_value(c),
-                               json_number_value(p50),
-                               json_number_value(p99))) {
+                 !add_run_value(
+                     set, K_ZONE, run, name, (uint64_t)json_integer_value(c),
+                     json_number_value(p50), json_number_value(p99))) {
         fprintf(stderr, "pipeprof diff: out of memory\n");
         rc = -1;
       }
+    }
+    if (rc == 0 && summary_run_figs(set, run, root) != 0) {
+      fprintf(stderr, "pipeprof diff: out of memory\n");
+      rc = -1;
     }
   }
   json_decref(root);
@@ -499,7 +786,9 @@ static int load_summary(series_set *set, size_t run, const char *path) {
 #endif
 }
 
-static int load_input(side *sd, const char *path, int need_raw) {
+/* Load one input (a run) into sd: its per-run figures, and its raw
+ * samples pooled with the side's other runs when keep_raw. */
+static int load_input(side *sd, const char *path, int keep_raw) {
   struct stat st;
   if (stat(path, &st) != 0) {
     fprintf(stderr, "pipeprof diff: cannot open %s: %s\n", path,
@@ -514,13 +803,15 @@ static int load_input(side *sd, const char *path, int need_raw) {
   pp_trace t;
   if (pp_cli_load(path, &t) != 0)
     return -1;
-  int rc = collect_runs_trace(&sd->run, run, &t);
-  if (rc == 0) {
-    if (t.from_stats)
-      sd->no_raw = 1;
-    else if (need_raw)
-      rc = collect_raw(&sd->raw, &t);
+  int rc;
+  if (t.from_stats) {
+    sd->no_raw = 1;
+    rc = collect_runs_trace(&sd->run, run, &t);
+  } else {
+    rc = collect_trace_raw(sd, run, &t, keep_raw);
   }
+  if (rc == 0)
+    rc = collect_run_figs(&sd->run, run, &t);
   pp_trace_free(&t);
   if (rc != 0)
     fprintf(stderr, "pipeprof diff: out of memory while reading %s\n", path);
@@ -552,10 +843,13 @@ static const char *const verdict_keys[] = {
 typedef struct row {
   const char *name;
   row_kind kind;
+  const char *unit, *src;
   size_t nb, nn;
   pp_compare c; /* filled when both sides have values */
   double base_med, new_med, base_p99, new_p99; /* also for one side */
   verdict v;
+  int runs;    /* the values are one per run */
+  int no_test; /* one run on a side: the minimum effect alone decided */
 } row;
 
 static void side_stats(series *s, int per_run, double *med, double *p99) {
@@ -572,37 +866,85 @@ static void side_stats(series *s, int per_run, double *med, double *p99) {
   }
 }
 
-static int compute_row(row *r, series *b, series *c, int per_run,
+/* (n - b) / |b|, also from a zero base (+-inf, or 0 when both are 0). */
+static double rel_from(double b, double n) {
+  if (!isfinite(b) || !isfinite(n))
+    return NAN;
+  if (b == n)
+    return 0;
+  if (b == 0)
+    return n > 0 ? INFINITY : -INFINITY;
+  return (n - b) / fabs(b);
+}
+
+static verdict dir_verdict(row_kind k, int up) {
+  if (kind_gates(k))
+    return up ? V_WORSE : V_BETTER;
+  return up ? V_HIGHER : V_LOWER;
+}
+
+static int compute_row(row *r, series *b, series *c, int runs,
                        const diff_opts *o) {
   series *any = b ? b : c;
   memset(r, 0, sizeof *r);
   r->name = any->name;
   r->kind = any->kind;
+  r->unit = any->unit;
+  r->src = any->src;
+  r->runs = runs;
   r->nb = b ? b->n : 0;
   r->nn = c ? c->n : 0;
-  side_stats(b, per_run, &r->base_med, &r->base_p99);
-  side_stats(c, per_run, &r->new_med, &r->new_p99);
+  side_stats(b, runs, &r->base_med, &r->base_p99);
+  side_stats(c, runs, &r->new_med, &r->new_p99);
   if (!r->nb || !r->nn) {
     r->v = r->nb ? V_ONLY_BASE : V_ONLY_NEW;
     r->c.rel_med = r->c.rel_p99 = r->c.p = NAN;
     return 0;
   }
-  if (pp_stat_compare(b->v, b->n, c->v, c->n, per_run ? b->p99 : NULL, b->np99,
-                      per_run ? c->p99 : NULL, c->np99, o->threshold, o->alpha,
+  if (runs && (r->nb == 1 || r->nn == 1)) {
+    /* One run on a side: nothing estimates the run-to-run variation, so
+     * no test; the change of the median (or only value) against the
+     * minimum effect decides. */
+    r->no_test = 1;
+    r->c.nb = r->nb;
+    r->c.nn = r->nn;
+    r->c.base_med = r->base_med;
+    r->c.new_med = r->new_med;
+    r->c.rel_med = rel_from(r->base_med, r->new_med);
+    r->c.rel_p99 = rel_from(r->base_p99, r->new_p99);
+    r->c.p = r->c.rel_shift = r->c.rel_lo = r->c.rel_hi = NAN;
+    r->c.hl.shift = r->c.hl.lo = r->c.hl.hi = NAN;
+    double e = r->c.rel_med;
+    if (!isnan(e) && e != 0 && fabs(e) >= o->threshold)
+      r->v = dir_verdict(r->kind, e > 0);
+    else
+      r->v = V_NO_CHANGE;
+    return 0;
+  }
+  if (pp_stat_compare(b->v, b->n, c->v, c->n, runs ? b->p99 : NULL, b->np99,
+                      runs ? c->p99 : NULL, c->np99, o->threshold, o->alpha,
                       &r->c) != 0)
     return -1;
   switch (r->c.verdict) {
   case PP_VERDICT_WORSE:
-    r->v = r->kind == K_SAMPLED ? V_HIGHER : V_WORSE;
+    r->v = dir_verdict(r->kind, 1);
     break;
   case PP_VERDICT_BETTER:
-    r->v = r->kind == K_SAMPLED ? V_LOWER : V_BETTER;
+    r->v = dir_verdict(r->kind, 0);
     break;
   case PP_VERDICT_NO_CHANGE:
     r->v = V_NO_CHANGE;
     break;
   default:
     r->v = V_NEED_MORE;
+    /* Runs: the exact test cannot decide with fewer than min per side,
+     * so below that the answer is min, not an extrapolation from an
+     * interval that is unbounded anyway. */
+    if (runs) {
+      size_t min = pp_stat_mw_min_n(o->alpha);
+      if (r->c.need < min || (r->nb < min || r->nn < min))
+        r->c.need = min;
+    }
     break;
   }
   return 0;
@@ -617,43 +959,66 @@ static int wanted(const diff_opts *o, const char *name) {
   return 0;
 }
 
+static int run_fig_index(const char *name) {
+  for (int i = 0; i < N_RUN_FIGS; i++)
+    if (strcmp(name, run_fig_names[i]) == 0)
+      return i;
+  return N_RUN_FIGS;
+}
+
 static int cmp_row(const void *a, const void *b) {
   const row *x = a, *y = b;
   if (x->kind != y->kind)
     return (int)x->kind - (int)y->kind;
+  if (x->kind == K_RUN)
+    return run_fig_index(x->name) - run_fig_index(y->name);
   return strcmp(x->name, y->name);
 }
 
-/* Rows for the union of the two sides' metrics, sorted by kind and name. */
-static int build_rows(side *sb, side *sn, int per_run, const diff_opts *o,
-                      row **out, size_t *nout) {
-  series_set *b = per_run ? &sb->run : &sb->raw;
-  series_set *c = per_run ? &sn->run : &sn->raw;
-  row *rows = pp__calloc(b->n + c->n, sizeof *rows);
-  if (!rows)
-    return -1;
-  size_t n = 0;
+/* Rows of the kinds that per_run_kinds selects, from sets b and c. */
+static int rows_from(series_set *b, series_set *c, int per_run_kinds, int runs,
+                     const diff_opts *o, row *rows, size_t *n) {
   for (size_t i = 0; i < b->n; i++) {
     series *s = &b->s[i];
-    if (wanted(o, s->name) &&
-        compute_row(&rows[n++], s, set_find(c, s->kind, s->name), per_run, o) !=
-            0)
-      goto oom;
+    if (kind_per_run(s->kind) != per_run_kinds || !wanted(o, s->name))
+      continue;
+    if (compute_row(&rows[(*n)++], s, set_find(c, s->kind, s->name), runs, o) !=
+        0)
+      return -1;
   }
   for (size_t i = 0; i < c->n; i++) {
     series *s = &c->s[i];
-    if (wanted(o, s->name) && !set_find(b, s->kind, s->name) &&
-        compute_row(&rows[n++], NULL, s, per_run, o) != 0)
-      goto oom;
+    if (kind_per_run(s->kind) != per_run_kinds || !wanted(o, s->name) ||
+        set_find(b, s->kind, s->name))
+      continue;
+    if (compute_row(&rows[(*n)++], NULL, s, runs, o) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Rows for the union of the two sides' metrics, sorted by kind and name:
+ * zones, ranges and gauges from the pooled samples (one run on a side) or
+ * the per-run figures (run_level); run figures and counter totals always
+ * per run. */
+static int build_rows(side *sb, side *sn, int run_level, const diff_opts *o,
+                      row **out, size_t *nout) {
+  series_set *b = run_level ? &sb->run : &sb->raw;
+  series_set *c = run_level ? &sn->run : &sn->raw;
+  row *rows = pp__calloc(b->n + c->n + sb->run.n + sn->run.n + 1, sizeof *rows);
+  if (!rows)
+    return -1;
+  size_t n = 0;
+  if (rows_from(b, c, 0, run_level, o, rows, &n) != 0 ||
+      rows_from(&sb->run, &sn->run, 1, 1, o, rows, &n) != 0) {
+    pp__free(rows);
+    return -1;
   }
   if (n > 1)
     qsort(rows, n, sizeof *rows, cmp_row);
   *out = rows;
   *nout = n;
   return 0;
-oom:
-  pp__free(rows);
-  return -1;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -662,21 +1027,37 @@ typedef struct diff_result {
   const diff_opts *o;
   row *rows;
   size_t nrows;
-  int per_run;
+  int per_run; /* run-level: rows compare per-run figures */
+  int no_raw;  /* because an input had no raw samples */
   size_t runs_base, runs_new;
   size_t count[V_COUNT_];
+  const char *unavailable[N_RUN_FIGS]; /* reason, or NULL */
 } diff_result;
 
-/* A value for humans: durations in ns/us/ms/s with three significant
- * digits, other metrics with four. sign: prefix '+' on positives. */
-static void fmt_value(char *buf, size_t len, double v, row_kind k, int sign) {
+/* A value for humans: durations ("ns" unit) in ns/us/ms/s with three
+ * significant digits, bytes in B/KiB/MiB/GiB, other metrics with four
+ * digits and their unit. sign: prefix '+' on positives. */
+static void fmt_value(char *buf, size_t len, double v, const char *unit,
+                      int sign) {
   if (!isfinite(v)) {
     snprintf(buf, len, "%s", isnan(v) ? "n/a" : v > 0 ? "+inf" : "-inf");
     return;
   }
   const char *plus = sign && v > 0 ? "+" : "";
-  if (k == K_SAMPLED) {
-    snprintf(buf, len, "%s%.4g", plus, v);
+  if (strncmp(unit, "bytes", 5) == 0) {
+    static const char *const bu[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    double x = v;
+    while (u + 1 < sizeof bu / sizeof bu[0] && fabs(x) >= 1023.5) {
+      x /= 1024;
+      u++;
+    }
+    snprintf(buf, len, "%s%.*f %s%s", plus, u ? 2 : 0, x, bu[u], unit + 5);
+    return;
+  }
+  if (strcmp(unit, "ns") != 0) {
+    snprintf(buf, len, "%s%.4g%s%s", plus, v, *unit && *unit != '/' ? " " : "",
+             unit);
     return;
   }
   static const struct {
@@ -717,10 +1098,14 @@ static void fmt_shift(char *buf, size_t len, const row *r) {
     snprintf(buf, len, "n/a");
     return;
   }
+  if (r->no_test) {
+    snprintf(buf, len, "no test");
+    return;
+  }
   if (!isfinite(r->c.rel_shift)) {
-    fmt_value(a, sizeof a, r->c.hl.shift, r->kind, 1);
-    fmt_value(lo, sizeof lo, r->c.hl.lo, r->kind, 1);
-    fmt_value(hi, sizeof hi, r->c.hl.hi, r->kind, 1);
+    fmt_value(a, sizeof a, r->c.hl.shift, r->unit, 1);
+    fmt_value(lo, sizeof lo, r->c.hl.lo, r->unit, 1);
+    fmt_value(hi, sizeof hi, r->c.hl.hi, r->unit, 1);
   } else {
     fmt_pct(a, sizeof a, r->c.rel_shift);
     if (isfinite(r->c.rel_lo))
@@ -735,13 +1120,15 @@ static void fmt_shift(char *buf, size_t len, const row *r) {
   snprintf(buf, len, "%s [%s, %s]", a, lo, hi);
 }
 
-static void fmt_verdict(char *buf, size_t len, const row *r, int per_run) {
+static void fmt_verdict(char *buf, size_t len, const row *r) {
   if (r->v == V_NEED_MORE)
     snprintf(buf, len, "need more samples (%zu %s per side)", r->c.need,
-             per_run ? "runs" : "values");
+             r->runs ? "runs" : "values");
   else
     snprintf(buf, len, "%s%s", verdict_names[r->v],
-             r->c.by_p99 ? " (p99)" : "");
+             r->no_test    ? " (no test)"
+             : r->c.by_p99 ? " (p99)"
+                           : "");
 }
 
 static void fmt_conf(char *buf, size_t len, const diff_opts *o) {
@@ -766,14 +1153,48 @@ static void print_counts(FILE *f, const diff_result *d) {
   fputc('\n', f);
 }
 
-static void print_mode_note(FILE *f, const diff_result *d) {
+/* How the rows were judged; pre starts each line ("" or "> "). */
+static void print_mode_note(FILE *f, const diff_result *d, const char *pre) {
+  const diff_opts *o = d->o;
+  size_t min = pp_stat_mw_min_n(o->alpha);
+  int one_b = d->runs_base == 1, one_n = d->runs_new == 1;
   if (d->per_run)
     fprintf(f,
-            "note: %s: each run counts as one sample (its p50 and p99), "
-            "so decisions need several runs per side\n",
-            d->o->per_run ? "--per-run"
-                          : "a summary JSON or stats-mode input has no "
-                            "raw samples");
+            "%snote: %s: every row compares one figure per run (zones: the "
+            "run's median and p99), each run counting as one sample, with "
+            "the exact Mann-Whitney test; a decision needs >= %zu runs per "
+            "side at alpha %.3g\n",
+            pre,
+            o->per_run  ? "--per-run"
+            : d->no_raw ? "a summary JSON or stats-mode input has no raw "
+                          "samples"
+                        : "several runs per side",
+            min, o->alpha);
+  else
+    fprintf(
+        f,
+        "%snote: one run on a side: zone, range and sampled rows test "
+        "that run's instances, which treats them as independent and "
+        "ignores run-to-run variation (CPU frequency, placement, other "
+        "load); a regression needs p <= alpha and a change >= %.3g%%; for a "
+        "run-level test give each side >= %zu runs (5 recommended)\n",
+        pre, o->threshold * 100, min);
+  if (one_b || one_n)
+    fprintf(f,
+            "%snote: %s: no significance test possible; threshold %.3g%% "
+            "(wall time, CPU time, max RSS, counter totals and rates%s)\n",
+            pre,
+            one_b && one_n ? "one run per side"
+            : one_b        ? "one run on the base side"
+                           : "one run on the new side",
+            o->threshold * 100, d->per_run ? ", zones" : "");
+}
+
+static void print_unavailable(FILE *f, const diff_result *d, const char *pre) {
+  for (int i = 0; i < N_RUN_FIGS; i++)
+    if (d->unavailable[i])
+      fprintf(f, "%s%s: unavailable: %s\n", pre, run_fig_names[i],
+              d->unavailable[i]);
 }
 
 #define NCOLS 10
@@ -785,10 +1206,10 @@ static int write_table(FILE *f, const diff_result *d) {
   print_inputs(f, "base", o->base, o->nbase);
   print_inputs(f, "new ", o->cur, o->ncur);
   fprintf(f,
-          "threshold %.3g%%, alpha %.3g; p = min(Mann-Whitney, "
+          "min effect %.3g%%, alpha %.3g; p = min(Mann-Whitney, "
           "Kolmogorov-Smirnov); shift = Hodges-Lehmann, %s CI\n",
           o->threshold * 100, o->alpha, conf);
-  print_mode_note(f, d);
+  print_mode_note(f, d, "");
   fputc('\n', f);
   static const char *const head[NCOLS] = {
       "metric",   "n base/new", "median base", "median new", "change",
@@ -809,15 +1230,15 @@ static int write_table(FILE *f, const diff_result *d) {
     const char *pre = r->kind == K_RANGE ? "range " : "";
     snprintf(c[0], sizeof c[0], "%s%.60s", pre, r->name);
     snprintf(c[1], sizeof c[1], "%zu/%zu", r->nb, r->nn);
-    fmt_value(c[2], sizeof c[2], r->base_med, r->kind, 0);
-    fmt_value(c[3], sizeof c[3], r->new_med, r->kind, 0);
+    fmt_value(c[2], sizeof c[2], r->base_med, r->unit, 0);
+    fmt_value(c[3], sizeof c[3], r->new_med, r->unit, 0);
     fmt_pct(c[4], sizeof c[4], r->c.rel_med);
-    fmt_value(c[5], sizeof c[5], r->base_p99, r->kind, 0);
-    fmt_value(c[6], sizeof c[6], r->new_p99, r->kind, 0);
+    fmt_value(c[5], sizeof c[5], r->base_p99, r->unit, 0);
+    fmt_value(c[6], sizeof c[6], r->new_p99, r->unit, 0);
     fmt_pct(c[7], sizeof c[7], r->c.rel_p99);
     fmt_shift(c[8], sizeof c[8], r);
     fmt_p(c[9], sizeof c[9], r->c.p);
-    fmt_verdict(verd[i + 1], sizeof verd[i + 1], r, d->per_run);
+    fmt_verdict(verd[i + 1], sizeof verd[i + 1], r);
   }
   int width[NCOLS];
   for (int c = 0; c < NCOLS; c++) {
@@ -835,6 +1256,7 @@ static int write_table(FILE *f, const diff_result *d) {
   }
   pp__free(cells);
   pp__free(verd);
+  print_unavailable(f, d, "");
   fputc('\n', f);
   print_counts(f, d);
   return 0;
@@ -867,18 +1289,14 @@ static int write_markdown(FILE *f, const diff_result *d) {
   else
     fprintf(f, "### pipeprof diff: no regression\n\n");
   fprintf(f,
-          "Base: %zu run%s, new: %zu run%s. Threshold %.3g%%, alpha "
+          "Base: %zu run%s, new: %zu run%s. Min effect %.3g%%, alpha "
           "%.3g; p = min(Mann-Whitney, Kolmogorov-Smirnov); shift = "
           "Hodges-Lehmann estimate with its %s confidence interval, "
           "relative to the base median.\n\n",
           o->nbase, o->nbase == 1 ? "" : "s", o->ncur, o->ncur == 1 ? "" : "s",
           o->threshold * 100, o->alpha, conf);
-  if (d->per_run) {
-    fputc('>', f);
-    fputc(' ', f);
-    print_mode_note(f, d);
-    fputc('\n', f);
-  }
+  print_mode_note(f, d, "> ");
+  fputc('\n', f);
   fprintf(f, "| metric | n base / new | median base → new | change | "
              "p99 base → new | change | shift [CI] | p | verdict |\n"
              "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -886,15 +1304,15 @@ static int write_markdown(FILE *f, const diff_result *d) {
     const row *r = &d->rows[i];
     char b[32], n[32], pm[32], b9[32], n9[32], p9[32], sh[128], p[32];
     char v[64];
-    fmt_value(b, sizeof b, r->base_med, r->kind, 0);
-    fmt_value(n, sizeof n, r->new_med, r->kind, 0);
+    fmt_value(b, sizeof b, r->base_med, r->unit, 0);
+    fmt_value(n, sizeof n, r->new_med, r->unit, 0);
     fmt_pct(pm, sizeof pm, r->c.rel_med);
-    fmt_value(b9, sizeof b9, r->base_p99, r->kind, 0);
-    fmt_value(n9, sizeof n9, r->new_p99, r->kind, 0);
+    fmt_value(b9, sizeof b9, r->base_p99, r->unit, 0);
+    fmt_value(n9, sizeof n9, r->new_p99, r->unit, 0);
     fmt_pct(p9, sizeof p9, r->c.rel_p99);
     fmt_shift(sh, sizeof sh, r);
     fmt_p(p, sizeof p, r->c.p);
-    fmt_verdict(v, sizeof v, r, d->per_run);
+    fmt_verdict(v, sizeof v, r);
     fputs("| ", f);
     if (r->kind == K_RANGE)
       fputs("range ", f);
@@ -907,6 +1325,10 @@ static int write_markdown(FILE *f, const diff_result *d) {
             bold ? "**" : "");
   }
   fputc('\n', f);
+  if (d->unavailable[0] || d->unavailable[1] || d->unavailable[2]) {
+    print_unavailable(f, d, "- ");
+    fputc('\n', f);
+  }
   print_counts(f, d);
   return 0;
 }
@@ -952,8 +1374,16 @@ static int write_json(FILE *f, const diff_result *d) {
   pp_jsonw_kv_str(&w, "version", pp_version_string());
   pp_jsonw_obj_end(&w);
   kv_num(&w, "threshold", o->threshold);
+  kv_num(&w, "min_effect", o->threshold);
   kv_num(&w, "alpha", o->alpha);
   pp_jsonw_kv_str(&w, "mode", d->per_run ? "per_run" : "samples");
+  pp_jsonw_kv_uint(&w, "min_runs_per_side", pp_stat_mw_min_n(o->alpha));
+  pp_jsonw_key(&w, "unavailable");
+  pp_jsonw_obj_begin(&w);
+  for (int i = 0; i < N_RUN_FIGS; i++)
+    if (d->unavailable[i])
+      pp_jsonw_kv_str(&w, run_fig_names[i], d->unavailable[i]);
+  pp_jsonw_obj_end(&w);
   json_side(&w, "base", o->base, o->nbase);
   json_side(&w, "new", o->cur, o->ncur);
   pp_jsonw_kv_bool(&w, "regression", d->count[V_WORSE] > 0);
@@ -966,11 +1396,18 @@ static int write_json(FILE *f, const diff_result *d) {
   pp_jsonw_arr_begin_lines(&w);
   for (size_t i = 0; i < d->nrows; i++) {
     const row *r = &d->rows[i];
-    int both = r->nb && r->nn;
+    int both = r->nb && r->nn && !r->no_test;
     pp_jsonw_obj_begin(&w);
     pp_jsonw_kv_str(&w, "name", r->name);
     pp_jsonw_kv_str(&w, "kind", kind_names[r->kind]);
-    pp_jsonw_kv_str(&w, "unit", r->kind == K_SAMPLED ? "" : "ns");
+    pp_jsonw_kv_str(&w, "unit", r->unit);
+    if (r->src)
+      pp_jsonw_kv_str(&w, "source", r->src);
+    pp_jsonw_kv_str(&w, "test",
+                    !r->nb || !r->nn ? "none"
+                    : r->no_test     ? "none (one run on a side)"
+                    : r->runs        ? "runs"
+                                     : "within_run");
     json_stats(&w, "base", r->nb, r->base_med, r->base_p99);
     json_stats(&w, "new", r->nn, r->new_med, r->new_p99);
     kv_num(&w, "median_change", r->c.rel_med);
@@ -1013,7 +1450,9 @@ static int write_json(FILE *f, const diff_result *d) {
     pp_jsonw_key(&w, "verdict_basis");
     if (r->v == V_WORSE || r->v == V_BETTER || r->v == V_HIGHER ||
         r->v == V_LOWER)
-      pp_jsonw_str(&w, r->c.by_p99 ? "p99" : "median");
+      pp_jsonw_str(&w, r->no_test    ? "threshold"
+                       : r->c.by_p99 ? "p99"
+                                     : "median");
     else
       pp_jsonw_null(&w);
     pp_jsonw_key(&w, "need_per_side");
@@ -1064,6 +1503,18 @@ static int write_result(const diff_result *d) {
 
 /* ---- the command -------------------------------------------------------- */
 
+/* Parse diff's arguments and nothing else (for the CLI-arguments fuzz
+ * target): the exit code parsing alone gives (0 for --help, 2 for a usage
+ * error, printed as the command prints them), or -1 when they are valid. */
+int pp_cli_diff_check_args(int argc, char **argv) {
+  diff_opts o = {.threshold = 0.05, .alpha = 0.05, .format = FMT_TABLE};
+  int rc = parse_args(argc, argv, &o);
+  if (rc < 0)
+    pp__free(o.base);
+  pp__free(o.metrics);
+  return rc;
+}
+
 int pp_cli_diff(int argc, char **argv) {
   diff_opts o = {.threshold = 0.05, .alpha = 0.05, .format = FMT_TABLE};
   int rc = parse_args(argc, argv, &o);
@@ -1075,37 +1526,50 @@ int pp_cli_diff(int argc, char **argv) {
   row *rows = NULL;
   size_t nrows = 0;
   rc = EXIT_USAGE;
+  /* Several runs on each side: rows compare per-run figures, and the
+   * pooled samples are not needed. */
+  int run_level = o.per_run || (o.nbase >= 2 && o.ncur >= 2);
   for (size_t i = 0; i < o.nbase; i++)
-    if (load_input(&sb, o.base[i], !o.per_run) != 0)
+    if (load_input(&sb, o.base[i], !run_level) != 0)
       goto done;
   for (size_t i = 0; i < o.ncur; i++)
-    if (load_input(&sn, o.cur[i], !o.per_run) != 0)
+    if (load_input(&sn, o.cur[i], !run_level) != 0)
       goto done;
-  int per_run = o.per_run || sb.no_raw || sn.no_raw;
-  if (build_rows(&sb, &sn, per_run, &o, &rows, &nrows) != 0) {
+  int no_raw = sb.no_raw || sn.no_raw;
+  run_level = run_level || no_raw;
+  if (build_rows(&sb, &sn, run_level, &o, &rows, &nrows) != 0) {
     fputs("pipeprof diff: out of memory\n", stderr);
     goto done;
   }
   if (!nrows) {
     if (o.nmetrics)
       fprintf(stderr,
-              "pipeprof diff: nothing to compare: no zone, range "
-              "or sampled metric matches --metric '%s'\n",
+              "pipeprof diff: nothing to compare: no metric matches "
+              "--metric '%s'\n",
               o.metrics[0]);
     else
-      fputs("pipeprof diff: nothing to compare: the inputs hold no zones, "
-            "ranges or sys.*/proc.* samples\n",
+      fputs("pipeprof diff: nothing to compare: the inputs hold no run "
+            "figures, zones, ranges or sys.*/proc.* samples\n",
             stderr);
     goto done;
   }
   diff_result d = {.o = &o,
                    .rows = rows,
                    .nrows = nrows,
-                   .per_run = per_run,
+                   .per_run = run_level,
+                   .no_raw = no_raw,
                    .runs_base = sb.runs,
                    .runs_new = sn.runs};
   for (size_t i = 0; i < nrows; i++)
     d.count[rows[i].v]++;
+  for (int k = 0; k < N_RUN_FIGS; k++) {
+    int have = 0;
+    for (size_t i = 0; i < nrows && !have; i++)
+      have =
+          rows[i].kind == K_RUN && strcmp(rows[i].name, run_fig_names[k]) == 0;
+    if (!have && wanted(&o, run_fig_names[k]))
+      d.unavailable[k] = run_fig_missing[k];
+  }
   if (write_result(&d) != 0)
     goto done;
   rc = d.count[V_WORSE] ? EXIT_REGRESSION : EXIT_OK;

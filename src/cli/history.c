@@ -208,17 +208,22 @@ static int cmd_show(const char *db, const char *metric, const char *stat,
     pp_history_points_free(pts, n);
     return fail("out of memory");
   }
+  /* Durations print as `list` prints the wall time (ns, us, ms or s);
+   * counts and counter values as plain numbers. */
   int ns = strcmp(stat, "count") != 0 && !is_counter;
   int is_wall = strcmp(name, "wall") == 0;
   printf("# %s%s%s%s: %zu run%s, %d change point%s\n", name, is_wall ? "" : " ",
-         is_wall ? "" : stat, ns ? " (ns)" : "", n, n == 1 ? "" : "s", changes,
-         changes == 1 ? "" : "s");
+         is_wall ? "" : stat, ns ? " (durations)" : "", n, n == 1 ? "" : "s",
+         changes, changes == 1 ? "" : "s");
   printf("%6s  %-20s  %-16s  %14s  %s\n", "id", "time (UTC)", "label", "value",
          "flag");
   for (size_t i = 0; i < n; i++) {
     char when[64], val[64];
     fmt_time(pts[i].time_s, when, sizeof when);
-    fmt_value(pts[i].value, val, sizeof val);
+    if (ns)
+      fmt_ns(pts[i].value, val, sizeof val);
+    else
+      fmt_value(pts[i].value, val, sizeof val);
     printf("%6lld  %-20s  %-16s  %14s", (long long)pts[i].run_id, when,
            pts[i].label, val);
     if (pts[i].change)
