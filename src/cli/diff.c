@@ -36,6 +36,7 @@
 #include "export/jsonw.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "metrics/registry.h"
 #include "pipeprof.h"
 
 int pp_cli_diff(int argc, char **argv);
@@ -400,13 +401,15 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Is a sampled counter a running total? The sampler records no kind with
- * a counter, so the name tells: Prometheus's `_total` suffix (page faults,
- * context switches, disk bytes, throttle events), and the tree's CPU
- * seconds, which it records as proc.cpu_user_s / proc.cpu_system_s. */
+/* Is a sampled counter a running total? The metric registry says for
+ * the library's metrics (kind total: page faults, context switches, disk
+ * bytes, throttle events, the tree's CPU seconds); a name it does not know
+ * is one when it ends in Prometheus's `_total`. */
 static int is_cumulative_name(const char *n) {
-  return ends_with(n, "_total") || strcmp(n, "proc.cpu_user_s") == 0 ||
-         strcmp(n, "proc.cpu_system_s") == 0;
+  pp_metric_id id = pp_metric_lookup(n, NULL, NULL, NULL);
+  if (id != PP_METRIC_NONE)
+    return pp_metric_def_of(id)->kind == PP_METRIC_TOTAL;
+  return ends_with(n, "_total");
 }
 
 /* Per loc: its series index for each kind (-1 unknown, -2 not wanted), and
@@ -919,6 +922,13 @@ static int compute_row(row *r, series *b, series *c, int runs,
       r->v = dir_verdict(r->kind, e > 0);
     else
       r->v = V_NO_CHANGE;
+    /* The wall time of one run measures the machine's load as much as
+     * the program (40% of identical single-run pairs beside a CPU hog
+     * moved it past 5%, docs/diff.md): with one run per side it is shown
+     * as higher or lower, and the CPU time and the zones gate. */
+    if (r->kind == K_RUN && strcmp(r->name, "wall time") == 0 &&
+        (r->v == V_WORSE || r->v == V_BETTER))
+      r->v = r->v == V_WORSE ? V_HIGHER : V_LOWER;
     return 0;
   }
   if (pp_stat_compare(b->v, b->n, c->v, c->n, runs ? b->p99 : NULL, b->np99,
