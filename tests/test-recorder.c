@@ -1907,3 +1907,41 @@ PP_TEST(recorder_write_failure) {
   CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
   pp_trace_free(&t);
 }
+
+/* A flight session does not truncate an earlier dump at its start
+ * (docs/formats/pptrace.md, Durability): the old file stays whole and
+ * readable until the new session dumps. Before the fix pp_init opened the
+ * path with O_TRUNC and a kill -9 then left an empty file. */
+PP_TEST(recorder_flight_start_keeps_earlier_dump) {
+  char path[4200];
+  tpath(path, sizeof path, "flight-keep.pptrace");
+  start_session(PP_MODE_FLIGHT, path, 64);
+  {
+    PP_ZONE("first-session");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  size_t len1;
+  char *first = pp_test_slurp(path, &len1);
+  CHECK(first != NULL);
+  CHECK_GT(len1, PPT_FILE_HEADER_SIZE);
+  start_session(PP_MODE_FLIGHT, path, 64);
+  size_t len2;
+  char *during = pp_test_slurp(path, &len2);
+  CHECK(during != NULL);
+  CHECK_EQ(len2, len1);
+  CHECK(memcmp(first, during, len1) == 0);
+  {
+    PP_ZONE("second-session");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  int second = 0;
+  for (size_t i = 0; i < t.nlocs; i++)
+    second |= loc_is(&t, (uint32_t)i, "second-session");
+  CHECK(second);
+  pp_trace_free(&t);
+  free(first);
+  free(during);
+}

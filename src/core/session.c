@@ -1321,8 +1321,9 @@ int pp_init(const pp_config *user) {
       return PP_EIO;
     }
   } else {
-    /* Check now that the dump target can be written. */
-    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Check now that the dump target can be written; an earlier dump
+     * there stays whole until this session writes one (no O_TRUNC). */
+    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
       pthread_mutex_unlock(&ctl_lock);
