@@ -1403,15 +1403,23 @@ int pp_init(const pp_config *user) {
  * fails while another live process holds it. 1: claimed (claim_fd); 0:
  * not claimed but usable (locks do not work there, or pp_init will report
  * that the path cannot be created); -1: taken. */
-static int claim_output(const char *path) {
+static int claim_output(const char *path, int *created) {
+  *created = 0;
   if (claim_fd >= 0)
     return 0; /* a session of ours holds one already */
-  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    *created = 1;
+  else if (errno == EEXIST)
+    fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int taken = errno == EWOULDBLOCK;
     close(fd);
+    if (*created) /* locks do not work there: pp_init creates it */
+      unlink(path);
+    *created = 0;
     return taken ? -1 : 0;
   }
   claim_fd = fd;
@@ -1640,6 +1648,20 @@ int pp_init_from_env(void) {
               v);
   }
   cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
+  /* All of the configuration is checked before any file is created:
+   * pp_init reads these two again. */
+  {
+    pp__live_cfg lc;
+    char lerr[sizeof last_error];
+    pp__live_cfg_default(&lc);
+    if (pp__live_parse(getenv("PIPEPROF_LIVE"), &lc, lerr, sizeof lerr) !=
+            0 ||
+        pp__alerts_parse(getenv("PIPEPROF_ALERTS"), &lc, lerr,
+                         sizeof lerr) != 0) {
+      fprintf(stderr, "pipeprof: %s; profiling is off\n", lerr);
+      return PP_EENV;
+    }
+  }
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a
    * file of its own instead of clobbering its parent's. */
   char path[PATH_MAX];
@@ -1647,12 +1669,12 @@ int pp_init_from_env(void) {
   const char *owner = getenv("PIPEPROF_OWNER_PID");
   char me[32];
   snprintf(me, sizeof me, "%ld", (long)getpid());
-  int claimed = 0;
+  int claimed = 0, created = 0;
   if (out && *out) {
     /* Descendants of the owner, and processes that find the file claimed
      * by another live one (a sibling), write OUT.<pid>. */
     if ((owner && *owner && strcmp(owner, me) != 0) ||
-        (claimed = claim_output(out)) < 0)
+        (claimed = claim_output(out, &created)) < 0)
       snprintf(path, sizeof path, "%s.%s", out, me);
     else
       snprintf(path, sizeof path, "%s", out);
@@ -1664,6 +1686,8 @@ int pp_init_from_env(void) {
   if (rc != PP_OK) {
     if (claimed > 0) {
       pthread_mutex_lock(&ctl_lock);
+      if (created) /* no session: leave no empty file behind */
+        unlink(out);
       release_claim();
       pthread_mutex_unlock(&ctl_lock);
     }
