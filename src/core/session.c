@@ -39,6 +39,7 @@
 #include "../internal.h"
 #include "aggregate.h"
 #include "clock.h"
+#include "env.h"
 #include "live.h"
 #include "gpu.h"
 #include "recorder.h"
@@ -1307,8 +1308,8 @@ int pp_init(const pp_config *user) {
     snprintf(S.out_path, sizeof S.out_path, "pipeprof-%ld.pptrace",
              (long)S.pid);
   if (cfg.process_name && *cfg.process_name)
-    snprintf(S.process_name, sizeof S.process_name, "%s",
-             cfg.process_name);
+    pp__env_cut_utf8(S.process_name, sizeof S.process_name,
+                     cfg.process_name);
   else
     default_process_name(S.process_name, sizeof S.process_name);
   S.cfg.out_path = S.out_path;
@@ -1524,35 +1525,28 @@ int pp__session_cuda_start(void) {
 /* ---- environment ----------------------------------------------------------
  */
 
+/* Every PIPEPROF_* value goes through env.c, one rule for all (see env.h
+ * and docs/api.md): nothing trimmed, numbers are plain digits, keywords
+ * ignore case, an invalid value prints one line and leaves profiling off. */
+
 static int env_bool(const char *name, const char *v, int *out) {
-  static const char *const yes[] = {"1", "on", "true", "yes"};
-  static const char *const no[] = {"0", "off", "false", "no", ""};
-  for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
-    if (strcasecmp(v, yes[i]) == 0)
-      return *out = 1, 0;
-  for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
-    if (strcasecmp(v, no[i]) == 0)
-      return *out = 0, 0;
-  fprintf(stderr,
-          "pipeprof: invalid %s=\"%s\": expected 1 or 0; profiling is off\n",
-          name, v);
+  if (pp__env_bool(v, out) == 0)
+    return 0;
+  pp__env_invalid(name, v, "expected 1 or 0 (on/off, true/false, yes/no)");
   return -1;
 }
 
 static int env_uint(const char *name, const char *v, unsigned lo,
                     unsigned hi, unsigned *out) {
-  char *end;
-  errno = 0;
-  unsigned long x = strtoul(v, &end, 10);
-  if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi) {
-    fprintf(stderr,
-            "pipeprof: invalid %s=\"%s\": expected a number from %u to %u; "
-            "profiling is off\n",
-            name, v, lo, hi);
-    return -1;
+  uint64_t x;
+  if (pp__env_uint(v, lo, hi, &x) == 0) {
+    *out = (unsigned)x;
+    return 0;
   }
-  *out = (unsigned)x;
-  return 0;
+  char want[96];
+  snprintf(want, sizeof want, "expected a number from %u to %u", lo, hi);
+  pp__env_invalid(name, v, want);
+  return -1;
 }
 
 int pp_init_from_env(void) {
@@ -1570,32 +1564,25 @@ int pp_init_from_env(void) {
   pp_config_init(&cfg);
   const char *v;
   if ((v = getenv("PIPEPROF_MODE")) != NULL) {
-    if (strcmp(v, "stats") == 0)
-      cfg.mode = PP_MODE_STATS;
-    else if (strcmp(v, "trace") == 0)
-      cfg.mode = PP_MODE_TRACE;
-    else if (strcmp(v, "flight") == 0)
-      cfg.mode = PP_MODE_FLIGHT;
-    else {
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_MODE=\"%s\": expected stats, trace "
-              "or flight; profiling is off\n",
-              v);
+    static const char *const modes[] = {"stats", "trace", "flight"};
+    static const pp_mode mv[] = {PP_MODE_STATS, PP_MODE_TRACE,
+                                 PP_MODE_FLIGHT};
+    int i = pp__env_enum(v, modes, PP__ARRAY_LEN(modes));
+    if (i < 0) {
+      pp__env_invalid("PIPEPROF_MODE", v, "expected stats, trace or flight");
       return PP_EENV;
     }
+    cfg.mode = mv[i];
   }
   unsigned u;
   if ((v = getenv("PIPEPROF_BUFFER_KIB")) != NULL) {
-    if (env_uint("PIPEPROF_BUFFER_KIB", v, 16, 1048576, &u) != 0)
-      return PP_EENV;
-    if (u & (u - 1)) {
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_BUFFER_KIB=\"%s\": expected a power "
-              "of two; profiling is off\n",
-              v);
+    uint64_t x;
+    if (pp__env_uint(v, 16, 1048576, &x) != 0 || (x & (x - 1))) {
+      pp__env_invalid("PIPEPROF_BUFFER_KIB", v,
+                      "expected a power of two from 16 to 1048576");
       return PP_EENV;
     }
-    cfg.buffer_kib = u;
+    cfg.buffer_kib = (unsigned)x;
   }
   if ((v = getenv("PIPEPROF_FLUSH_MS")) != NULL) {
     if (env_uint("PIPEPROF_FLUSH_MS", v, 1, 1000, &u) != 0)
@@ -1608,12 +1595,9 @@ int pp_init_from_env(void) {
       return PP_EENV;
     cfg.install_signals = b;
   }
-  if ((v = getenv("PIPEPROF_CLOCK")) != NULL && strcmp(v, "tsc") != 0 &&
-      strcmp(v, "monotonic") != 0) {
-    fprintf(stderr,
-            "pipeprof: invalid PIPEPROF_CLOCK=\"%s\": expected tsc or "
-            "monotonic; profiling is off\n",
-            v);
+  if ((v = getenv("PIPEPROF_CLOCK")) != NULL &&
+      pp__env_enum(v, pp__clock_names, 2) < 0) {
+    pp__env_invalid("PIPEPROF_CLOCK", v, "expected tsc or monotonic");
     return PP_EENV;
   }
   if ((v = getenv("PIPEPROF_SAMPLE_HZ")) != NULL) {
@@ -1623,31 +1607,39 @@ int pp_init_from_env(void) {
   }
   if ((v = getenv("PIPEPROF_GPU_SLOTS")) != NULL &&
       pp__gpu_parse_slots(v) == 0) {
-    fprintf(stderr,
-            "pipeprof: invalid PIPEPROF_GPU_SLOTS=\"%s\": expected a number "
-            "from 2 to 65536; profiling is off\n",
-            v);
+    pp__env_invalid("PIPEPROF_GPU_SLOTS", v,
+                    "expected a number from 2 to 65536");
     return PP_EENV;
   }
-  /* An invalid PIPEPROF_CUDA leaves CUDA tracing off, not profiling. */
+  /* An invalid PIPEPROF_CUDA is invalid like any other value: profiling
+   * stays off (it used to leave only CUDA tracing off). */
   int cuda = 0;
-  if ((v = getenv("PIPEPROF_CUDA")) != NULL) {
-    static const char *const yes[] = {"1", "on", "true", "yes"};
-    static const char *const no[] = {"0", "off", "false", "no", ""};
-    int known = 0;
-    for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
-      if (strcasecmp(v, yes[i]) == 0)
-        cuda = known = 1;
-    for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
-      if (strcasecmp(v, no[i]) == 0)
-        known = 1;
-    if (!known)
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_CUDA=\"%s\": expected 1 or 0; "
-              "CUDA tracing is off\n",
-              v);
+  if ((v = getenv("PIPEPROF_CUDA")) != NULL &&
+      env_bool("PIPEPROF_CUDA", v, &cuda) != 0)
+    return PP_EENV;
+  if ((v = getenv("PIPEPROF_PROCESS_NAME")) != NULL) {
+    if (pp__env_name(v) != 0) {
+      pp__env_invalid("PIPEPROF_PROCESS_NAME", v,
+                      "expected a name without control characters");
+      return PP_EENV;
+    }
+    cfg.process_name = v; /* pp_init cuts it at a UTF-8 boundary */
   }
-  cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
+  const char *specs[] = {"PIPEPROF_LIVE", "PIPEPROF_ALERTS"};
+  for (size_t i = 0; i < PP__ARRAY_LEN(specs); i++)
+    if ((v = getenv(specs[i])) != NULL && pp__env_spec(v) != 0) {
+      pp__env_invalid(specs[i], v,
+                      "expected no whitespace or control characters");
+      return PP_EENV;
+    }
+  const char *out = getenv("PIPEPROF_OUT");
+  if (out && strlen(out) + 24 > sizeof S.out_path) { /* room for .<pid> */
+    char want[64];
+    snprintf(want, sizeof want, "expected a path shorter than %zu bytes",
+             sizeof S.out_path - 24);
+    pp__env_invalid("PIPEPROF_OUT", out, want);
+    return PP_EENV;
+  }
   /* All of the configuration is checked before any file is created:
    * pp_init reads these two again. */
   {
@@ -1658,6 +1650,7 @@ int pp_init_from_env(void) {
             0 ||
         pp__alerts_parse(getenv("PIPEPROF_ALERTS"), &lc, lerr,
                          sizeof lerr) != 0) {
+      /* No control character can be in it: checked above. */
       fprintf(stderr, "pipeprof: %s; profiling is off\n", lerr);
       return PP_EENV;
     }
@@ -1665,7 +1658,6 @@ int pp_init_from_env(void) {
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a
    * file of its own instead of clobbering its parent's. */
   char path[PATH_MAX];
-  const char *out = getenv("PIPEPROF_OUT");
   const char *owner = getenv("PIPEPROF_OWNER_PID");
   char me[32];
   snprintf(me, sizeof me, "%ld", (long)getpid());
