@@ -69,6 +69,15 @@ typedef struct session {
   uint64_t events_written;
   uint64_t drops_written;
   int io_failed;
+  /* Disk full and other write failures (trace and stats modes): the file
+   * offset up to which every chunk is whole, the events in it, and the
+   * errno of the first failed write (0: none). */
+  uint64_t good_off;
+  uint64_t pending_events; /* in evbuf, not yet in a staged chunk */
+  uint64_t stage_events;   /* in stage's EVENTS chunks */
+  uint64_t events_flushed;
+  int io_errno;
+  int in_dump; /* a flight dump has swapped its own descriptor into fd */
   double event_cost_ns;
   double ticks_per_ns; /* first estimate, for files with one sync point */
   pthread_mutex_t write_lock;
@@ -205,6 +214,31 @@ static int write_all(int fd, struct iovec *iov, int n) {
   return 0;
 }
 
+/* The META chunk that records a failed write: its errno as text and the
+ * events not in the file (so far). */
+static int write_loss_meta(int fd, uint32_t *seq);
+
+/* The first write to the session's file failed (ENOSPC, EFBIG, EIO...):
+ * say so once on stderr, cut the file back to its last whole chunk (which
+ * also frees the space a partial write took) and record the failure there
+ * while a small chunk still fits. Recording goes on; what is drained from
+ * now on is counted as lost (events_written - events_flushed). */
+static void io_fail(int err) {
+  if (S.io_failed)
+    return;
+  S.io_failed = 1;
+  if (S.io_errno || S.in_dump) /* a dump reports its own failure */
+    return;
+  S.io_errno = err ? err : EIO;
+  fprintf(stderr,
+          "pipeprof: writing %s failed: %s; the program runs on, events "
+          "from now on are counted as lost\n",
+          S.out_path, strerror(S.io_errno));
+  if (S.fd >= 0 && ftruncate(S.fd, (off_t)S.good_off) == 0 &&
+      lseek(S.fd, (off_t)S.good_off, SEEK_SET) == (off_t)S.good_off)
+    write_loss_meta(S.fd, &S.seq);
+}
+
 static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
                            ppt_buf *b) {
   if (b->oom || fd < 0) {
@@ -215,8 +249,18 @@ static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
   unsigned char hdr[PPT_CHUNK_HEADER_SIZE];
   ppt_chunk_header(hdr, type, b->data, (uint32_t)b->len, (*seq)++);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {b->data, b->len}};
-  if (write_all(fd, iov, b->len ? 2 : 1) != 0)
-    S.io_failed = 1;
+  if (write_all(fd, iov, b->len ? 2 : 1) != 0) {
+    if (fd == S.fd)
+      io_fail(errno);
+    else
+      S.io_failed = 1;
+  } else if (fd == S.fd) {
+    S.good_off += sizeof hdr + b->len;
+    if (type == PPT_CHUNK_EVENTS)
+      S.events_flushed += S.pending_events;
+  }
+  if (type == PPT_CHUNK_EVENTS)
+    S.pending_events = 0;
   b->len = 0;
 }
 
@@ -232,14 +276,21 @@ static void stage_flush(void) {
     return;
   if (S.fd >= 0 && !S.io_failed) {
     struct iovec iov = {S.stage.data, S.stage.len};
-    if (write_all(S.fd, &iov, 1) != 0)
-      S.io_failed = 1;
+    if (write_all(S.fd, &iov, 1) != 0) {
+      io_fail(errno);
+    } else {
+      S.good_off += S.stage.len;
+      S.events_flushed += S.stage_events;
+    }
   }
+  S.stage_events = 0;
   S.stage.len = 0;
 }
 
 static void write_chunk(uint16_t type, ppt_buf *b) {
   if (S.io_failed || S.fd < 0 || b->oom) {
+    if (type == PPT_CHUNK_EVENTS)
+      S.pending_events = 0; /* lost: counted by events_flushed */
     b->len = 0;
     b->oom = 0;
     return;
@@ -258,7 +309,38 @@ static void write_chunk(uint16_t type, ppt_buf *b) {
   if (b->len)
     memcpy(hdr + PPT_CHUNK_HEADER_SIZE, b->data, b->len);
   S.stage.len += need;
+  if (type == PPT_CHUNK_EVENTS) {
+    S.stage_events += S.pending_events;
+    S.pending_events = 0;
+  }
   b->len = 0;
+}
+
+/* 0 when the chunk was written whole. */
+static int write_loss_meta(int fd, uint32_t *seq) {
+  char what[PATH_MAX + 128], num[32];
+  snprintf(what, sizeof what, "write to %s failed: %s", S.out_path,
+           strerror(S.io_errno));
+  /* Stats mode keeps its events in memory for the STATS chunk: a failed
+   * write loses them only if that chunk cannot be written at the end. */
+  int trace = S.cfg.mode == PP_MODE_TRACE;
+  uint64_t lost = S.events_written - S.events_flushed;
+  snprintf(num, sizeof num, "%llu", (unsigned long long)lost);
+  ppt_buf m = {0};
+  ppt_buf_uv(&m, trace ? 2 : 1);
+  ppt_buf_str(&m, "write_error");
+  ppt_buf_str(&m, what);
+  if (trace) {
+    ppt_buf_str(&m, "events_lost");
+    ppt_buf_str(&m, num);
+  }
+  uint64_t before = S.good_off;
+  int failed = S.io_failed;
+  S.io_failed = 1; /* io_fail() returns at once if this write fails too */
+  write_chunk_fd(fd, seq, PPT_CHUNK_META, &m);
+  S.io_failed = failed;
+  ppt_buf_free(&m);
+  return S.good_off > before ? 0 : -1;
 }
 
 /* ---- loc ids ------------------------------------------------------------- */
@@ -417,6 +499,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     }
     out->len = (size_t)(p - out->data);
     n++;
+    S.pending_events++;
   }
   if (to_file && started)
     flush_events();
@@ -521,6 +604,7 @@ static void write_gpu_events(pp__gpu_rec *recs, size_t n) {
       p += ppt_put_uv(p, r->dur_ns);
       out->len = (size_t)(p - out->data);
       S.events_written++;
+      S.pending_events++;
     }
     flush_events();
     i = j;
@@ -923,6 +1007,9 @@ static int flight_dump_locked(const char *path) {
   int saved_fd = S.fd;
   uint32_t saved_seq = S.seq;
   int saved_failed = S.io_failed;
+  uint64_t saved_off = S.good_off, saved_flushed = S.events_flushed;
+  S.pending_events = S.stage_events = 0;
+  S.in_dump = 1;
   S.fd = fd;
   S.seq = seq;
   S.io_failed = 0;
@@ -1003,6 +1090,10 @@ static int flight_dump_locked(const char *path) {
   S.events_written = saved_events;
   S.drops_written = saved_drops;
   S.io_failed = saved_failed;
+  S.good_off = saved_off;
+  S.events_flushed = saved_flushed;
+  S.pending_events = S.stage_events = 0;
+  S.in_dump = 0;
   locmap_clear();
   S.defs.len = 0;
   if (failed) {
@@ -1058,6 +1149,13 @@ static void *writer_main(void *arg) {
   if (S.cfg.mode == PP_MODE_FLIGHT) {
     flight_dump_locked(S.out_path);
   } else {
+    if (S.io_errno && S.fd >= 0 &&
+        ftruncate(S.fd, (off_t)S.good_off) == 0 &&
+        lseek(S.fd, (off_t)S.good_off, SEEK_SET) == (off_t)S.good_off) {
+      /* A write failed: try once more to finish the file (the space may
+       * be back), with the final count of lost events. */
+      S.io_failed = write_loss_meta(S.fd, &S.seq) != 0;
+    }
     write_cost_meta();
     if (S.agg) {
       pp__aggregate_finish(S.agg, pp__mono_ns());
@@ -1069,6 +1167,8 @@ static void *writer_main(void *arg) {
     write_end();
   }
   stage_flush();
+  if (S.io_errno && S.fd >= 0) /* no partial chunk after the last whole */
+    (void)!ftruncate(S.fd, (off_t)S.good_off);
   if (S.fd >= 0)
     close(S.fd);
   S.fd = -1;
@@ -1316,6 +1416,7 @@ int pp_init(const pp_config *user) {
   S.cfg.process_name = S.process_name;
   if (cfg.mode != PP_MODE_FLIGHT) {
     S.fd = open_output(S.out_path);
+    S.good_off = PPT_FILE_HEADER_SIZE;
     if (S.fd < 0) {
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
       pthread_mutex_unlock(&ctl_lock);
@@ -1453,7 +1554,7 @@ int pp_shutdown(void) {
   dispatch_notes(); /* from the writer's last regular pass */
   atomic_store(&S.cuda, 0);
   restore_signals();
-  int failed = S.io_failed;
+  int failed = S.io_failed || S.io_errno;
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
   pp__live_free(S.live);
