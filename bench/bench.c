@@ -648,9 +648,12 @@ static void print_pipeline(int json, int have, const overhead *pw,
 
 /* bench/sampler.c: the sampler's own CPU cost (--sampler). */
 int pp_bench_sampler(int json, int quick);
+/* bench/kill9.c: what a kill -9 loses in trace mode (--kill9 FLUSH_MS). */
+int pp_bench_kill9(const char *dir, unsigned flush_ms);
 
 int main(int argc, char **argv) {
   int json = 0, pipeline = 1, sampler = 0, only_pipeline = 0;
+  long kill9 = 0;
   const char *base = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
@@ -683,9 +686,20 @@ int main(int argc, char **argv) {
     }
     else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
       base = argv[++i];
+    else if (strcmp(argv[i], "--kill9") == 0 && i + 1 < argc) {
+      char *end;
+      kill9 = strtol(argv[++i], &end, 10);
+      if (*end || kill9 < 1 || kill9 > 1000) {
+        fprintf(stderr, "pipeprof-bench: --kill9: expected 1 to 1000\n");
+        return 2;
+      }
+    }
     else if (strcmp(argv[i], "--help") == 0) {
       printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline] "
              "[--pipeline-only] [--pairs N] [--frames N] [--sampler] [--dir DIR]\n"
+             "       pipeprof-bench --kill9 FLUSH_MS [--dir DIR]\n"
+             "  --kill9 MS what kill -9 loses in trace mode at flush_ms MS\n"
+             "             (min / median / max of 10 kills; nothing else)\n"
              "  --pairs N  runs of the example pipeline with and without\n"
              "             instrumentation (default 21; 5 with --quick)\n"
              "  --frames N frames per run of the example pipeline (default\n"
@@ -709,6 +723,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   unsetenv("PIPEPROF");
+  if (kill9) {
+    int rc = pp_bench_kill9(tmpdir, (unsigned)kill9);
+    rmdir(tmpdir);
+    return rc;
+  }
   if (sampler) {
     rmdir(tmpdir); /* bench/sampler.c makes a directory of its own */
     return pp_bench_sampler(json, quick);

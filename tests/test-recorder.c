@@ -1903,7 +1903,118 @@ PP_TEST(recorder_write_failure) {
   pp_trace t = {0};
   char err[256] = "";
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(t.diag.clean_end, 0);
+  /* The file is cut back to its last whole chunk and, space permitting,
+   * finished with the failure recorded (write_error) and an END. */
+  CHECK_EQ(t.diag.truncated, 0);
+  CHECK_CONTAINS(pp_trace_meta(&t, "write_error"), "File too large");
   CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
   pp_trace_free(&t);
+}
+
+/* A flight session does not truncate an earlier dump at its start
+ * (docs/formats/pptrace.md, Durability): the old file stays whole and
+ * readable until the new session dumps. Before the fix pp_init opened the
+ * path with O_TRUNC and a kill -9 then left an empty file. */
+PP_TEST(recorder_flight_start_keeps_earlier_dump) {
+  char path[4200];
+  tpath(path, sizeof path, "flight-keep.pptrace");
+  start_session(PP_MODE_FLIGHT, path, 64);
+  {
+    PP_ZONE("first-session");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  size_t len1;
+  char *first = pp_test_slurp(path, &len1);
+  CHECK(first != NULL);
+  CHECK_GT(len1, PPT_FILE_HEADER_SIZE);
+  start_session(PP_MODE_FLIGHT, path, 64);
+  size_t len2;
+  char *during = pp_test_slurp(path, &len2);
+  CHECK(during != NULL);
+  CHECK_EQ(len2, len1);
+  CHECK(memcmp(first, during, len1) == 0);
+  {
+    PP_ZONE("second-session");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  load_trace(path, &t);
+  check_clean(&t);
+  int second = 0;
+  for (size_t i = 0; i < t.nlocs; i++)
+    second |= loc_is(&t, (uint32_t)i, "second-session");
+  CHECK(second);
+  pp_trace_free(&t);
+  free(first);
+  free(during);
+}
+
+/* A write to the trace fails (here EFBIG from RLIMIT_FSIZE, with SIGXFSZ
+ * ignored: the same boundary as a full disk, ENOSPC): the program runs on,
+ * the library says so in one stderr line (once, not per write), counts
+ * the events it could not write, cuts the file back to its last whole
+ * chunk and records the failure there, and the report states it instead
+ * of "process killed?". Every recorded event is either in the file,
+ * counted lost or counted dropped. Before: nothing said, "0 dropped". */
+PP_TEST_T(recorder_write_failure_is_counted_and_reported, 120) {
+  char path[4200], errp[4200];
+  tpath(path, sizeof path, "full.pptrace");
+  tpath(errp, sizeof errp, "full-stderr.txt");
+  enum { N = 300000, LIMIT = 256 << 10 };
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(e, 2);
+    close(e);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {LIMIT, LIMIT};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+      _exit(3);
+    start_session(PP_MODE_TRACE, path, 65536);
+    for (int i = 0; i < N; i++) {
+      PP_ZONE("wf-zone");
+    }
+    int rc = pp_shutdown();
+    _exit(rc == PP_EIO ? 0 : 4);
+  }
+  int st;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  char *err = pp_test_slurp(errp, NULL);
+  CHECK(err != NULL);
+  if (count_lines(err) != 1)
+    PP_FAIL("expected one line on stderr, got:\n%s", err);
+  CHECK_CONTAINS(err, path);
+  CHECK_CONTAINS(err, "File too large");
+  free(err);
+  pp_trace t;
+  load_trace(path, &t);
+  CHECK_LE(t.diag.file_bytes, LIMIT);
+  CHECK_EQ(t.diag.chunks_bad, 0);
+  CHECK_EQ(t.diag.truncated, 0); /* cut back to a whole chunk */
+  const char *werr = pp_trace_meta(&t, "write_error");
+  const char *lost = pp_trace_meta(&t, "events_lost");
+  CHECK(werr != NULL && lost != NULL);
+  CHECK_CONTAINS(werr, "File too large");
+  uint64_t in_file = 0, dropped = 0;
+  for (size_t i = 0; i < t.nthreads; i++) {
+    in_file += t.threads[i].nev;
+    dropped += t.threads[i].dropped;
+  }
+  uint64_t nlost = strtoull(lost, NULL, 10);
+  char lost_s[32];
+  snprintf(lost_s, sizeof lost_s, "%s", lost);
+  CHECK_GT(nlost, 0);
+  CHECK_EQ_U(in_file + nlost + dropped, 2 * (uint64_t)N);
+  pp_trace_free(&t);
+  pp_cli_result r = pp_test_cli("report '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  char want[4400];
+  snprintf(want, sizeof want, "%s events lost: write to %s failed: File "
+           "too large", lost_s, path);
+  CHECK_CONTAINS(r.out, want);
+  CHECK(strstr(r.out, "process killed?") == NULL);
+  pp_cli_result_free(&r);
 }

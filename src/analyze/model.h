@@ -138,6 +138,7 @@ typedef struct pp_read_diag {
   uint64_t events_bad;     /* events dropped as undecodable */
   int clean_end;           /* an END chunk was found */
   int truncated;           /* file ends inside a chunk */
+  int out_of_memory;       /* an allocation failed: the read was abandoned */
 } pp_read_diag;
 
 /* An anomaly or alert raised by the live statistics inside the profiled
@@ -544,8 +545,14 @@ size_t pp_trace_pids(const pp_trace *t, uint32_t **pids);
 const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc);
 
 /* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line
- * reason in err (which is always NUL-terminated). A damaged file still
- * returns 0 when anything could be recovered; see t->diag. */
+ * reason in err (which is always NUL-terminated), or PP_TRACE_ENOMEM when
+ * memory ran out ("out of memory reading FILE (...)" in err; nothing is
+ * kept, a partial trace is never returned). A damaged file still returns 0
+ * when anything could be recovered; see t->diag. pp_trace_read_file checks
+ * the file header from the first bytes and reads the rest chunk by chunk
+ * (one chunk buffered at a time), so a FIFO, /dev/zero or any non-trace
+ * input fails at once. */
+#define PP_TRACE_ENOMEM (-2)
 int pp_trace_read_file(const char *path, pp_trace *t, char *err,
                        size_t errlen);
 int pp_trace_read_mem(const unsigned char *data, size_t len, pp_trace *t,

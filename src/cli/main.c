@@ -35,13 +35,13 @@ typedef struct command {
 } command;
 
 
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too). */
 static int read_one(const char *path, pp_trace *t) {
   char err[512];
-  if (pp_trace_read_file(path, t, err, sizeof err) != 0) {
+  int rc = pp_trace_read_file(path, t, err, sizeof err);
+  if (rc != 0)
     fprintf(stderr, "pipeprof: %s\n", err);
-    return -1;
-  }
-  return 0;
+  return rc;
 }
 
 void pp_cli_remove_children(const char *dir) {
@@ -58,7 +58,8 @@ void pp_cli_remove_children(const char *dir) {
   closedir(d);
 }
 
-/* Merge src into *have (or make it the first trace). */
+/* Merge src into *have (or make it the first trace). -1: out of memory
+ * (src is freed, *t is kept for the caller to free). */
 static int add_trace(pp_trace *t, int *have, pp_trace *src) {
   if (!*have) {
     *t = *src;
@@ -73,9 +74,13 @@ static int add_trace(pp_trace *t, int *have, pp_trace *src) {
   return rc == -1 ? -1 : 0;
 }
 
+/* A run directory: app.pptrace, the app.pptrace.<pid> of its children and
+ * system.pptrace. A child's unreadable file is skipped (its one line is
+ * printed); running out of memory anywhere fails the whole load, never
+ * leaving a report of part of the run. */
 static int load_dir(const char *dir, pp_trace *t) {
   char p[PATH_MAX];
-  int have = 0;
+  int have = 0, failed = 0;
   pp_trace part;
   snprintf(p, sizeof p, "%s/app.pptrace", dir);
   if (access(p, F_OK) == 0) {
@@ -85,20 +90,37 @@ static int load_dir(const char *dir, pp_trace *t) {
   }
   DIR *d = opendir(dir);
   struct dirent *e;
-  while (d && (e = readdir(d)) != NULL) {
+  while (!failed && d && (e = readdir(d)) != NULL) {
     if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
       continue;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    if (read_one(p, &part) == 0 && add_trace(t, &have, &part) != 0)
-      break;
+    int rc = read_one(p, &part);
+    if (rc == PP_TRACE_ENOMEM)
+      failed = 1; /* the line is printed */
+    else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
+                      "%s)\n",
+              dir, e->d_name);
+      failed = 1;
+    }
   }
   if (d)
     closedir(d);
   snprintf(p, sizeof p, "%s/system.pptrace", dir);
-  if (access(p, F_OK) == 0 && read_one(p, &part) == 0 &&
-      add_trace(t, &have, &part) != 0) {
-    pp_trace_free(t);
-    fprintf(stderr, "pipeprof: %s: out of memory while merging\n", dir);
+  if (!failed && access(p, F_OK) == 0) {
+    int rc = read_one(p, &part);
+    if (rc == PP_TRACE_ENOMEM) {
+      failed = 1;
+    } else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
+                      "system.pptrace)\n",
+              dir);
+      failed = 1;
+    }
+  }
+  if (failed) {
+    if (have)
+      pp_trace_free(t);
     return -1;
   }
   if (!have) {
@@ -116,7 +138,9 @@ int pp_cli_load(const char *path, pp_trace *t) {
   if (is_dir ? load_dir(path, t) != 0 : read_one(path, t) != 0)
     return -1;
   if (pp_analyze(t) != 0) {
-    fprintf(stderr, "pipeprof: %s: out of memory while analysing\n", path);
+    fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
+                    "it)\n",
+            path);
     pp_trace_free(t);
     return -1;
   }

@@ -10,16 +10,19 @@
 
 #include "../internal.h"
 #include "clock.h"
+#include "env.h"
 
 int pp__tick_is_tsc = 0;
 static int clock_ready = 0;
+
+const char *const pp__clock_names[2] = {"tsc", "monotonic"};
 
 void pp__clock_init(void) {
   if (clock_ready)
     return;
   const char *e = getenv("PIPEPROF_CLOCK");
   int tsc = pp__cpu_has(PP_CPU_INVARIANT_TSC);
-  if (e && strcmp(e, "monotonic") == 0)
+  if (e && pp__env_enum(e, pp__clock_names, 2) == 1) /* see env.h */
     tsc = 0;
   pp__tick_is_tsc = tsc;
   clock_ready = 1;

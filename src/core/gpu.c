@@ -39,6 +39,7 @@
 
 #include "../internal.h"
 #include "clock.h"
+#include "env.h"
 #include "gpu.h"
 #include "recorder.h"
 
@@ -159,9 +160,8 @@ void pp__gpu_mem_period(int64_t ns) {
 uint32_t pp__gpu_parse_slots(const char *v) {
   if (!v)
     return DEFAULT_SLOTS;
-  char *end;
-  unsigned long x = strtoul(v, &end, 10);
-  if (end == v || *end || v[0] == '-' || x < 2 || x > 65536)
+  uint64_t x;
+  if (pp__env_uint(v, 2, 65536, &x) != 0) /* the rule of env.h */
     return 0;
   return (uint32_t)x;
 }

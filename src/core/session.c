@@ -8,13 +8,14 @@
  * Durability: in trace mode the writer drains rings every flush_ms (10 ms by
  * default), partial rings included, and hands each pass's chunks to the
  * kernel with one write(); what reached the kernel survives the process
- * being killed, so after kill -9 everything recorded more than about one
- * writer period earlier is in the file. While events trickle (every ring
- * found less than 1/16 full) the period doubles pass after pass up to
- * IDLE_FLUSH_MS (50 ms, or flush_ms if larger), and falls back to flush_ms
- * at the first busier pass or producer wake-up: each pass costs the
- * program a few tens of microseconds of CPU and evicts some of its cache,
- * whatever it carries. SIGINT and SIGTERM (when the program has no handler of its
+ * being killed, so after kill -9 everything recorded more than one writer
+ * period (flush_ms) plus the pass in progress earlier is in the file. The
+ * period never grows: it used to double up to 50 ms while events
+ * trickled, which made the kill -9 loss up to 50 ms whatever flush_ms
+ * said. The price is the writer's CPU while events trickle (measured at
+ * flush_ms 10, 1000 zones/s: 6.6 ms of CPU per second, 1.7 ms/s with the
+ * backoff; 3.1 ms/s with no events; docs/api.md). SIGINT and SIGTERM (when the
+ * program has no handler of its
  * own) make the writer drain everything and finish the file before the
  * signal's default action runs.
  */
@@ -39,6 +40,7 @@
 #include "../internal.h"
 #include "aggregate.h"
 #include "clock.h"
+#include "env.h"
 #include "live.h"
 #include "gpu.h"
 #include "recorder.h"
@@ -70,6 +72,15 @@ typedef struct session {
   uint64_t events_written;
   uint64_t drops_written;
   int io_failed;
+  /* Disk full and other write failures (trace and stats modes): the file
+   * offset up to which every chunk is whole, the events in it, and the
+   * errno of the first failed write (0: none). */
+  uint64_t good_off;
+  uint64_t pending_events; /* in evbuf, not yet in a staged chunk */
+  uint64_t stage_events;   /* in stage's EVENTS chunks */
+  uint64_t events_flushed;
+  int io_errno;
+  int in_dump; /* a flight dump has swapped its own descriptor into fd */
   double event_cost_ns;
   double ticks_per_ns; /* first estimate, for files with one sync point */
   pthread_mutex_t write_lock;
@@ -212,6 +223,31 @@ static int write_all(int fd, struct iovec *iov, int n) {
   return 0;
 }
 
+/* The META chunk that records a failed write: its errno as text and the
+ * events not in the file (so far). */
+static int write_loss_meta(int fd, uint32_t *seq);
+
+/* The first write to the session's file failed (ENOSPC, EFBIG, EIO...):
+ * say so once on stderr, cut the file back to its last whole chunk (which
+ * also frees the space a partial write took) and record the failure there
+ * while a small chunk still fits. Recording goes on; what is drained from
+ * now on is counted as lost (events_written - events_flushed). */
+static void io_fail(int err) {
+  if (S.io_failed)
+    return;
+  S.io_failed = 1;
+  if (S.io_errno || S.in_dump) /* a dump reports its own failure */
+    return;
+  S.io_errno = err ? err : EIO;
+  fprintf(stderr,
+          "pipeprof: writing %s failed: %s; the program runs on, events "
+          "from now on are counted as lost\n",
+          S.out_path, strerror(S.io_errno));
+  if (S.fd >= 0 && ftruncate(S.fd, (off_t)S.good_off) == 0 &&
+      lseek(S.fd, (off_t)S.good_off, SEEK_SET) == (off_t)S.good_off)
+    write_loss_meta(S.fd, &S.seq);
+}
+
 static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
                            ppt_buf *b) {
   if (b->oom || fd < 0) {
@@ -222,8 +258,18 @@ static void write_chunk_fd(int fd, uint32_t *seq, uint16_t type,
   unsigned char hdr[PPT_CHUNK_HEADER_SIZE];
   ppt_chunk_header(hdr, type, b->data, (uint32_t)b->len, (*seq)++);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {b->data, b->len}};
-  if (write_all(fd, iov, b->len ? 2 : 1) != 0)
-    S.io_failed = 1;
+  if (write_all(fd, iov, b->len ? 2 : 1) != 0) {
+    if (fd == S.fd)
+      io_fail(errno);
+    else
+      S.io_failed = 1;
+  } else if (fd == S.fd) {
+    S.good_off += sizeof hdr + b->len;
+    if (type == PPT_CHUNK_EVENTS)
+      S.events_flushed += S.pending_events;
+  }
+  if (type == PPT_CHUNK_EVENTS)
+    S.pending_events = 0;
   b->len = 0;
 }
 
@@ -239,14 +285,21 @@ static void stage_flush(void) {
     return;
   if (S.fd >= 0 && !S.io_failed) {
     struct iovec iov = {S.stage.data, S.stage.len};
-    if (write_all(S.fd, &iov, 1) != 0)
-      S.io_failed = 1;
+    if (write_all(S.fd, &iov, 1) != 0) {
+      io_fail(errno);
+    } else {
+      S.good_off += S.stage.len;
+      S.events_flushed += S.stage_events;
+    }
   }
+  S.stage_events = 0;
   S.stage.len = 0;
 }
 
 static void write_chunk(uint16_t type, ppt_buf *b) {
   if (S.io_failed || S.fd < 0 || b->oom) {
+    if (type == PPT_CHUNK_EVENTS)
+      S.pending_events = 0; /* lost: counted by events_flushed */
     b->len = 0;
     b->oom = 0;
     return;
@@ -265,7 +318,38 @@ static void write_chunk(uint16_t type, ppt_buf *b) {
   if (b->len)
     memcpy(hdr + PPT_CHUNK_HEADER_SIZE, b->data, b->len);
   S.stage.len += need;
+  if (type == PPT_CHUNK_EVENTS) {
+    S.stage_events += S.pending_events;
+    S.pending_events = 0;
+  }
   b->len = 0;
+}
+
+/* 0 when the chunk was written whole. */
+static int write_loss_meta(int fd, uint32_t *seq) {
+  char what[PATH_MAX + 128], num[32];
+  snprintf(what, sizeof what, "write to %s failed: %s", S.out_path,
+           strerror(S.io_errno));
+  /* Stats mode keeps its events in memory for the STATS chunk: a failed
+   * write loses them only if that chunk cannot be written at the end. */
+  int trace = S.cfg.mode == PP_MODE_TRACE;
+  uint64_t lost = S.events_written - S.events_flushed;
+  snprintf(num, sizeof num, "%llu", (unsigned long long)lost);
+  ppt_buf m = {0};
+  ppt_buf_uv(&m, trace ? 2 : 1);
+  ppt_buf_str(&m, "write_error");
+  ppt_buf_str(&m, what);
+  if (trace) {
+    ppt_buf_str(&m, "events_lost");
+    ppt_buf_str(&m, num);
+  }
+  uint64_t before = S.good_off;
+  int failed = S.io_failed;
+  S.io_failed = 1; /* io_fail() returns at once if this write fails too */
+  write_chunk_fd(fd, seq, PPT_CHUNK_META, &m);
+  S.io_failed = failed;
+  ppt_buf_free(&m);
+  return S.good_off > before ? 0 : -1;
 }
 
 /* ---- loc ids ------------------------------------------------------------- */
@@ -424,6 +508,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     }
     out->len = (size_t)(p - out->data);
     n++;
+    S.pending_events++;
   }
   if (to_file && started)
     flush_events();
@@ -528,6 +613,7 @@ static void write_gpu_events(pp__gpu_rec *recs, size_t n) {
       p += ppt_put_uv(p, r->dur_ns);
       out->len = (size_t)(p - out->data);
       S.events_written++;
+      S.pending_events++;
     }
     flush_events();
     i = j;
@@ -930,6 +1016,9 @@ static int flight_dump_locked(const char *path) {
   int saved_fd = S.fd;
   uint32_t saved_seq = S.seq;
   int saved_failed = S.io_failed;
+  uint64_t saved_off = S.good_off, saved_flushed = S.events_flushed;
+  S.pending_events = S.stage_events = 0;
+  S.in_dump = 1;
   S.fd = fd;
   S.seq = seq;
   S.io_failed = 0;
@@ -1010,6 +1099,10 @@ static int flight_dump_locked(const char *path) {
   S.events_written = saved_events;
   S.drops_written = saved_drops;
   S.io_failed = saved_failed;
+  S.good_off = saved_off;
+  S.events_flushed = saved_flushed;
+  S.pending_events = S.stage_events = 0;
+  S.in_dump = 0;
   locmap_clear();
   S.defs.len = 0;
   if (failed) {
@@ -1032,12 +1125,9 @@ int pp_flight_dump(const char *path) {
 
 /* ---- writer thread ------------------------------------------------------- */
 
-/* The longest writer period while events trickle (see the top comment). */
-#define IDLE_FLUSH_MS 50u
-
-static unsigned idle_flush_ms(unsigned flush_ms) {
-  return flush_ms > IDLE_FLUSH_MS ? flush_ms : IDLE_FLUSH_MS;
-}
+/* The writer's period: flush_ms, busy or idle, so that a kill -9 loses at
+ * most one period (see the top comment). */
+static unsigned idle_flush_ms(unsigned flush_ms) { return flush_ms; }
 
 static void *writer_main(void *arg) {
   (void)arg;
@@ -1045,7 +1135,7 @@ static void *writer_main(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
-  unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
+  unsigned period = idle_flush_ms(S.cfg.flush_ms);
   while (!atomic_load(&S.stop)) {
     atomic_store(&S.wake_pending, 0); /* before seen: a later wake shows */
     uint32_t seen = atomic_load(&S.wake_word);
@@ -1055,8 +1145,6 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&S.write_lock);
     S.pass_busy = atomic_load(&S.wake_word) != seen; /* woken: a full ring */
     writer_pass(0);
-    period = S.pass_busy ? S.cfg.flush_ms
-                         : period * 2 < idle ? period * 2 : idle;
     pthread_mutex_unlock(&S.write_lock);
     dispatch_notes();
   }
@@ -1066,6 +1154,13 @@ static void *writer_main(void *arg) {
   if (S.cfg.mode == PP_MODE_FLIGHT) {
     flight_dump_locked(S.out_path);
   } else {
+    if (S.io_errno && S.fd >= 0 &&
+        ftruncate(S.fd, (off_t)S.good_off) == 0 &&
+        lseek(S.fd, (off_t)S.good_off, SEEK_SET) == (off_t)S.good_off) {
+      /* A write failed: try once more to finish the file (the space may
+       * be back), with the final count of lost events. */
+      S.io_failed = write_loss_meta(S.fd, &S.seq) != 0;
+    }
     write_cost_meta();
     if (S.agg) {
       pp__aggregate_finish(S.agg, pp__mono_ns());
@@ -1077,6 +1172,8 @@ static void *writer_main(void *arg) {
     write_end();
   }
   stage_flush();
+  if (S.io_errno && S.fd >= 0) /* no partial chunk after the last whole */
+    (void)!ftruncate(S.fd, (off_t)S.good_off);
   if (S.fd >= 0)
     close(S.fd);
   S.fd = -1;
@@ -1316,22 +1413,24 @@ int pp_init(const pp_config *user) {
     snprintf(S.out_path, sizeof S.out_path, "pipeprof-%ld.pptrace",
              (long)S.pid);
   if (cfg.process_name && *cfg.process_name)
-    snprintf(S.process_name, sizeof S.process_name, "%s",
-             cfg.process_name);
+    pp__env_cut_utf8(S.process_name, sizeof S.process_name,
+                     cfg.process_name);
   else
     default_process_name(S.process_name, sizeof S.process_name);
   S.cfg.out_path = S.out_path;
   S.cfg.process_name = S.process_name;
   if (cfg.mode != PP_MODE_FLIGHT) {
     S.fd = open_output(S.out_path);
+    S.good_off = PPT_FILE_HEADER_SIZE;
     if (S.fd < 0) {
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
       pthread_mutex_unlock(&ctl_lock);
       return PP_EIO;
     }
   } else {
-    /* Check now that the dump target can be written. */
-    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Check now that the dump target can be written; an earlier dump
+     * there stays whole until this session writes one (no O_TRUNC). */
+    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
       pthread_mutex_unlock(&ctl_lock);
@@ -1411,15 +1510,23 @@ int pp_init(const pp_config *user) {
  * fails while another live process holds it. 1: claimed (claim_fd); 0:
  * not claimed but usable (locks do not work there, or pp_init will report
  * that the path cannot be created); -1: taken. */
-static int claim_output(const char *path) {
+static int claim_output(const char *path, int *created) {
+  *created = 0;
   if (claim_fd >= 0)
     return 0; /* a session of ours holds one already */
-  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    *created = 1;
+  else if (errno == EEXIST)
+    fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int taken = errno == EWOULDBLOCK;
     close(fd);
+    if (*created) /* locks do not work there: pp_init creates it */
+      unlink(path);
+    *created = 0;
     return taken ? -1 : 0;
   }
   claim_fd = fd;
@@ -1452,7 +1559,7 @@ int pp_shutdown(void) {
   dispatch_notes(); /* from the writer's last regular pass */
   atomic_store(&S.cuda, 0);
   restore_signals();
-  int failed = S.io_failed;
+  int failed = S.io_failed || S.io_errno;
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
   pp__live_free(S.live);
@@ -1524,35 +1631,28 @@ int pp__session_cuda_start(void) {
 /* ---- environment ----------------------------------------------------------
  */
 
+/* Every PIPEPROF_* value goes through env.c, one rule for all (see env.h
+ * and docs/api.md): nothing trimmed, numbers are plain digits, keywords
+ * ignore case, an invalid value prints one line and leaves profiling off. */
+
 static int env_bool(const char *name, const char *v, int *out) {
-  static const char *const yes[] = {"1", "on", "true", "yes"};
-  static const char *const no[] = {"0", "off", "false", "no", ""};
-  for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
-    if (strcasecmp(v, yes[i]) == 0)
-      return *out = 1, 0;
-  for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
-    if (strcasecmp(v, no[i]) == 0)
-      return *out = 0, 0;
-  fprintf(stderr,
-          "pipeprof: invalid %s=\"%s\": expected 1 or 0; profiling is off\n",
-          name, v);
+  if (pp__env_bool(v, out) == 0)
+    return 0;
+  pp__env_invalid(name, v, "expected 1 or 0 (on/off, true/false, yes/no)");
   return -1;
 }
 
 static int env_uint(const char *name, const char *v, unsigned lo,
                     unsigned hi, unsigned *out) {
-  char *end;
-  errno = 0;
-  unsigned long x = strtoul(v, &end, 10);
-  if (errno || end == v || *end || v[0] == '-' || x < lo || x > hi) {
-    fprintf(stderr,
-            "pipeprof: invalid %s=\"%s\": expected a number from %u to %u; "
-            "profiling is off\n",
-            name, v, lo, hi);
-    return -1;
+  uint64_t x;
+  if (pp__env_uint(v, lo, hi, &x) == 0) {
+    *out = (unsigned)x;
+    return 0;
   }
-  *out = (unsigned)x;
-  return 0;
+  char want[96];
+  snprintf(want, sizeof want, "expected a number from %u to %u", lo, hi);
+  pp__env_invalid(name, v, want);
+  return -1;
 }
 
 int pp_init_from_env(void) {
@@ -1570,32 +1670,25 @@ int pp_init_from_env(void) {
   pp_config_init(&cfg);
   const char *v;
   if ((v = getenv("PIPEPROF_MODE")) != NULL) {
-    if (strcmp(v, "stats") == 0)
-      cfg.mode = PP_MODE_STATS;
-    else if (strcmp(v, "trace") == 0)
-      cfg.mode = PP_MODE_TRACE;
-    else if (strcmp(v, "flight") == 0)
-      cfg.mode = PP_MODE_FLIGHT;
-    else {
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_MODE=\"%s\": expected stats, trace "
-              "or flight; profiling is off\n",
-              v);
+    static const char *const modes[] = {"stats", "trace", "flight"};
+    static const pp_mode mv[] = {PP_MODE_STATS, PP_MODE_TRACE,
+                                 PP_MODE_FLIGHT};
+    int i = pp__env_enum(v, modes, PP__ARRAY_LEN(modes));
+    if (i < 0) {
+      pp__env_invalid("PIPEPROF_MODE", v, "expected stats, trace or flight");
       return PP_EENV;
     }
+    cfg.mode = mv[i];
   }
   unsigned u;
   if ((v = getenv("PIPEPROF_BUFFER_KIB")) != NULL) {
-    if (env_uint("PIPEPROF_BUFFER_KIB", v, 16, 1048576, &u) != 0)
-      return PP_EENV;
-    if (u & (u - 1)) {
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_BUFFER_KIB=\"%s\": expected a power "
-              "of two; profiling is off\n",
-              v);
+    uint64_t x;
+    if (pp__env_uint(v, 16, 1048576, &x) != 0 || (x & (x - 1))) {
+      pp__env_invalid("PIPEPROF_BUFFER_KIB", v,
+                      "expected a power of two from 16 to 1048576");
       return PP_EENV;
     }
-    cfg.buffer_kib = u;
+    cfg.buffer_kib = (unsigned)x;
   }
   if ((v = getenv("PIPEPROF_FLUSH_MS")) != NULL) {
     if (env_uint("PIPEPROF_FLUSH_MS", v, 1, 1000, &u) != 0)
@@ -1608,12 +1701,9 @@ int pp_init_from_env(void) {
       return PP_EENV;
     cfg.install_signals = b;
   }
-  if ((v = getenv("PIPEPROF_CLOCK")) != NULL && strcmp(v, "tsc") != 0 &&
-      strcmp(v, "monotonic") != 0) {
-    fprintf(stderr,
-            "pipeprof: invalid PIPEPROF_CLOCK=\"%s\": expected tsc or "
-            "monotonic; profiling is off\n",
-            v);
+  if ((v = getenv("PIPEPROF_CLOCK")) != NULL &&
+      pp__env_enum(v, pp__clock_names, 2) < 0) {
+    pp__env_invalid("PIPEPROF_CLOCK", v, "expected tsc or monotonic");
     return PP_EENV;
   }
   if ((v = getenv("PIPEPROF_SAMPLE_HZ")) != NULL) {
@@ -1623,44 +1713,66 @@ int pp_init_from_env(void) {
   }
   if ((v = getenv("PIPEPROF_GPU_SLOTS")) != NULL &&
       pp__gpu_parse_slots(v) == 0) {
-    fprintf(stderr,
-            "pipeprof: invalid PIPEPROF_GPU_SLOTS=\"%s\": expected a number "
-            "from 2 to 65536; profiling is off\n",
-            v);
+    pp__env_invalid("PIPEPROF_GPU_SLOTS", v,
+                    "expected a number from 2 to 65536");
     return PP_EENV;
   }
-  /* An invalid PIPEPROF_CUDA leaves CUDA tracing off, not profiling. */
+  /* An invalid PIPEPROF_CUDA is invalid like any other value: profiling
+   * stays off (it used to leave only CUDA tracing off). */
   int cuda = 0;
-  if ((v = getenv("PIPEPROF_CUDA")) != NULL) {
-    static const char *const yes[] = {"1", "on", "true", "yes"};
-    static const char *const no[] = {"0", "off", "false", "no", ""};
-    int known = 0;
-    for (size_t i = 0; i < PP__ARRAY_LEN(yes); i++)
-      if (strcasecmp(v, yes[i]) == 0)
-        cuda = known = 1;
-    for (size_t i = 0; i < PP__ARRAY_LEN(no); i++)
-      if (strcasecmp(v, no[i]) == 0)
-        known = 1;
-    if (!known)
-      fprintf(stderr,
-              "pipeprof: invalid PIPEPROF_CUDA=\"%s\": expected 1 or 0; "
-              "CUDA tracing is off\n",
-              v);
+  if ((v = getenv("PIPEPROF_CUDA")) != NULL &&
+      env_bool("PIPEPROF_CUDA", v, &cuda) != 0)
+    return PP_EENV;
+  if ((v = getenv("PIPEPROF_PROCESS_NAME")) != NULL) {
+    if (pp__env_name(v) != 0) {
+      pp__env_invalid("PIPEPROF_PROCESS_NAME", v,
+                      "expected a name without control characters");
+      return PP_EENV;
+    }
+    cfg.process_name = v; /* pp_init cuts it at a UTF-8 boundary */
   }
-  cfg.process_name = getenv("PIPEPROF_PROCESS_NAME");
+  const char *specs[] = {"PIPEPROF_LIVE", "PIPEPROF_ALERTS"};
+  for (size_t i = 0; i < PP__ARRAY_LEN(specs); i++)
+    if ((v = getenv(specs[i])) != NULL && pp__env_spec(v) != 0) {
+      pp__env_invalid(specs[i], v,
+                      "expected no whitespace or control characters");
+      return PP_EENV;
+    }
+  const char *out = getenv("PIPEPROF_OUT");
+  if (out && strlen(out) + 24 > sizeof S.out_path) { /* room for .<pid> */
+    char want[64];
+    snprintf(want, sizeof want, "expected a path shorter than %zu bytes",
+             sizeof S.out_path - 24);
+    pp__env_invalid("PIPEPROF_OUT", out, want);
+    return PP_EENV;
+  }
+  /* All of the configuration is checked before any file is created:
+   * pp_init reads these two again. */
+  {
+    pp__live_cfg lc;
+    char lerr[sizeof last_error];
+    pp__live_cfg_default(&lc);
+    if (pp__live_parse(getenv("PIPEPROF_LIVE"), &lc, lerr, sizeof lerr) !=
+            0 ||
+        pp__alerts_parse(getenv("PIPEPROF_ALERTS"), &lc, lerr,
+                         sizeof lerr) != 0) {
+      /* No control character can be in it: checked above. */
+      fprintf(stderr, "pipeprof: %s; profiling is off\n", lerr);
+      return PP_EENV;
+    }
+  }
   /* A program exec'd by the profiled one inherits PIPEPROF_OUT; give it a
    * file of its own instead of clobbering its parent's. */
   char path[PATH_MAX];
-  const char *out = getenv("PIPEPROF_OUT");
   const char *owner = getenv("PIPEPROF_OWNER_PID");
   char me[32];
   snprintf(me, sizeof me, "%ld", (long)getpid());
-  int claimed = 0;
+  int claimed = 0, created = 0;
   if (out && *out) {
     /* Descendants of the owner, and processes that find the file claimed
      * by another live one (a sibling), write OUT.<pid>. */
     if ((owner && *owner && strcmp(owner, me) != 0) ||
-        (claimed = claim_output(out)) < 0)
+        (claimed = claim_output(out, &created)) < 0)
       snprintf(path, sizeof path, "%s.%s", out, me);
     else
       snprintf(path, sizeof path, "%s", out);
@@ -1672,6 +1784,8 @@ int pp_init_from_env(void) {
   if (rc != PP_OK) {
     if (claimed > 0) {
       pthread_mutex_lock(&ctl_lock);
+      if (created) /* no session: leave no empty file behind */
+        unlink(out);
       release_claim();
       pthread_mutex_unlock(&ctl_lock);
     }

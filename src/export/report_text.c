@@ -325,7 +325,17 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
             d->events_bad);
   if (d->truncated)
     fputs("warning: trace truncated inside a chunk\n", out);
-  if (d->file_bytes && !d->clean_end)
+  /* A write failure the library recorded (disk full...): the events it
+   * could not write, and why, instead of a guess about a killed process. */
+  const char *werr = pp_trace_meta(t, "write_error");
+  if (werr) {
+    const char *lost = pp_trace_meta(t, "events_lost");
+    if (lost)
+      fprintf(out, "warning: %s events lost: %s\n", lost, werr);
+    else
+      fprintf(out, "warning: %s\n", werr);
+  }
+  if (d->file_bytes && !d->clean_end && !werr)
     fputs("warning: trace ended without END chunk (process killed?)\n", out);
 }
 

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../analyze/analyze.h"
 #include "../analyze/model.h"
@@ -33,13 +36,26 @@ static void err_set(char *err, size_t errlen, const char *fmt, ...) {
   va_end(ap);
 }
 
-static char *dup_n(const char *s, size_t n) {
+/* Running out of memory is not damage: every allocation failure while
+ * decoding sets t->diag.out_of_memory, which stops the walk with an error
+ * instead of counting a bad chunk and showing a partial trace. */
+static char *dup_n(pp_trace *t, const char *s, size_t n) {
   char *d = pp__malloc(n + 1);
   if (d) {
     memcpy(d, s, n);
     d[n] = 0;
+  } else {
+    t->diag.out_of_memory = 1;
   }
   return d;
+}
+
+static int grow(pp_trace *t, void **arr, size_t *cap, size_t need,
+                size_t elem) {
+  if (pp__grow(arr, cap, need, elem) == 0)
+    return 0;
+  t->diag.out_of_memory = 1;
+  return -1;
 }
 
 /* Bounds that keep memory and time proportional to the input: every
@@ -60,13 +76,13 @@ static pp_thread *thread_for(pp_trace *t, uint64_t tid) {
     if (t->threads[i].tid == tid)
       return &t->threads[i];
   if (t->nthreads >= thread_limit(t) ||
-      pp__grow((void **)&t->threads, &t->cap_threads, t->nthreads + 1,
+      grow(t, (void **)&t->threads, &t->cap_threads, t->nthreads + 1,
                sizeof(pp_thread)) != 0)
     return NULL;
   pp_thread *th = &t->threads[t->nthreads];
   memset(th, 0, sizeof *th);
   th->tid = tid;
-  th->name = dup_n("", 0);
+  th->name = dup_n(t, "", 0);
   if (!th->name)
     return NULL;
   t->nthreads++;
@@ -78,7 +94,7 @@ static pp_loc *loc_slot(pp_trace *t, uint64_t id) {
   if (id >= loc_limit(t))
     return NULL;
   if (id >= t->nlocs) {
-    if (pp__grow((void **)&t->locs, &t->cap_locs, (size_t)id + 1,
+    if (grow(t, (void **)&t->locs, &t->cap_locs, (size_t)id + 1,
                  sizeof(pp_loc)) != 0)
       return NULL;
     for (size_t i = t->nlocs; i <= id; i++) {
@@ -98,12 +114,12 @@ static int decode_meta(pp_trace *t, ppt_cursor *c) {
     const char *v = ppt_get_str(c, &vl);
     if (c->err)
       break;
-    if (pp__grow((void **)&t->meta, &t->cap_meta, t->nmeta + 1,
+    if (grow(t, (void **)&t->meta, &t->cap_meta, t->nmeta + 1,
                  sizeof(pp_meta)) != 0)
       return -1;
     pp_meta *m = &t->meta[t->nmeta];
-    m->key = dup_n(k, kl);
-    m->value = dup_n(v, vl);
+    m->key = dup_n(t, k, kl);
+    m->value = dup_n(t, v, vl);
     if (!m->key || !m->value) {
       pp__free(m->key);
       pp__free(m->value);
@@ -122,7 +138,7 @@ static int decode_clock(pp_trace *t, ppt_cursor *c) {
     s.real_ns = ppt_get_sv(c);
     if (c->err)
       break;
-    if (pp__grow((void **)&t->clock, &t->cap_clock, t->nclock + 1,
+    if (grow(t, (void **)&t->clock, &t->cap_clock, t->nclock + 1,
                  sizeof s) != 0)
       return -1;
     t->clock[t->nclock++] = s;
@@ -148,9 +164,9 @@ static int decode_srcloc(pp_trace *t, ppt_cursor *c) {
     pp__free(l->function);
     pp__free(l->file);
     l->kind = (uint32_t)(kind > 255 ? 0 : kind);
-    l->name = dup_n(name, nl);
-    l->function = dup_n(fn, fl);
-    l->file = dup_n(file, sl);
+    l->name = dup_n(t, name, nl);
+    l->function = dup_n(t, fn, fl);
+    l->file = dup_n(t, file, sl);
     l->line = (uint32_t)(line > UINT32_MAX ? 0 : line);
     if (!l->name || !l->function || !l->file)
       return -1;
@@ -166,7 +182,7 @@ static int decode_thread(pp_trace *t, ppt_cursor *c) {
     if (c->err)
       break;
     pp_thread *th = thread_for(t, tid);
-    char *n = dup_n(name, nl);
+    char *n = dup_n(t, name, nl);
     if (!th || !n) {
       pp__free(n);
       return -1;
@@ -210,12 +226,12 @@ static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
     return -1;
   n.ts = (int64_t)tick;
   n.type = (uint8_t)type;
-  if (pp__grow((void **)&t->notes, &t->cap_notes, t->nnotes + 1,
+  if (grow(t, (void **)&t->notes, &t->cap_notes, t->nnotes + 1,
                sizeof n) != 0)
     return -1;
-  n.what = dup_n(what, lw);
-  n.which = dup_n(which, lh);
-  n.message = dup_n(msg, lm);
+  n.what = dup_n(t, what, lw);
+  n.which = dup_n(t, which, lh);
+  n.message = dup_n(t, msg, lm);
   if (!n.what || !n.which || !n.message) {
     pp__free(n.what);
     pp__free(n.which);
@@ -241,7 +257,7 @@ static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
     return -1;
   }
   if (!loc_slot(t, id) || !thread_for(t, tid) ||
-      pp__grow((void **)&t->gpu, &t->cap_gpu, t->ngpu + 1,
+      grow(t, (void **)&t->gpu, &t->cap_gpu, t->ngpu + 1,
                sizeof(pp_gpu_zone_rec)) != 0)
     return -1;
   pp_gpu_zone_rec *g = &t->gpu[t->ngpu++];
@@ -314,7 +330,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
     ev.loc = (uint32_t)id;
     if (!loc_slot(t, id))
       return -1;
-    if (pp__grow((void **)&th->ev, &th->cap_ev, th->nev + 1,
+    if (grow(t, (void **)&th->ev, &th->cap_ev, th->nev + 1,
                  sizeof(pp_event)) != 0)
       return -1;
     th->ev[th->nev++] = ev;
@@ -356,13 +372,13 @@ static int cuda_string(pp_trace *t, ppt_cursor *c) {
     return -1;
   if (id >= g->nnames) {
     size_t cap = g->nnames;
-    if (pp__grow((void **)&g->names, &cap, (size_t)id + 1, sizeof(char *)))
+    if (grow(t, (void **)&g->names, &cap, (size_t)id + 1, sizeof(char *)))
       return -1;
     memset(g->names + g->nnames, 0,
            ((size_t)id + 1 - g->nnames) * sizeof(char *));
     g->nnames = (size_t)id + 1;
   }
-  char *d = dup_n(s, n);
+  char *d = dup_n(t, s, n);
   if (!d)
     return -1;
   pp__free(g->names[id]);
@@ -373,9 +389,9 @@ static int cuda_string(pp_trace *t, ppt_cursor *c) {
 /* Grow one record array; *arr holds *n of *cap elements. */
 /* Append a decoded CUDA record of elem bytes to *arr: -1 when the cursor
  * ran out (a cut record) or out of memory, else 0. */
-static int cuda_append(const ppt_cursor *c, void **arr, size_t *n,
+static int cuda_append(pp_trace *t, const ppt_cursor *c, void **arr, size_t *n,
                        size_t *cap, const void *rec, size_t elem) {
-  if (c->err || pp__grow(arr, cap, *n + 1, elem) != 0)
+  if (c->err || grow(t, arr, cap, *n + 1, elem) != 0)
     return -1;
   memcpy((unsigned char *)*arr + *n * elem, rec, elem);
   (*n)++;
@@ -404,7 +420,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     k.static_smem = get_i32(c);
     k.dynamic_smem = get_i32(c);
     k.registers = get_u32(c);
-    return cuda_append(c, (void **)&g->kernels, &g->nkernels,
+    return cuda_append(t, c, (void **)&g->kernels, &g->nkernels,
                        &g->cap_kernels, &k, sizeof k);
   }
   case PPT_CUDA_MEMCPY: {
@@ -421,7 +437,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     m.context = get_u32(c);
     m.stream = get_u32(c);
     m.correlation = get_u32(c);
-    return cuda_append(c, (void **)&g->memcpys, &g->nmemcpys,
+    return cuda_append(t, c, (void **)&g->memcpys, &g->nmemcpys,
                        &g->cap_memcpys, &m, sizeof m);
   }
   case PPT_CUDA_MEMSET: {
@@ -434,7 +450,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     m.context = get_u32(c);
     m.stream = get_u32(c);
     m.correlation = get_u32(c);
-    return cuda_append(c, (void **)&g->memsets, &g->nmemsets,
+    return cuda_append(t, c, (void **)&g->memsets, &g->nmemsets,
                        &g->cap_memsets, &m, sizeof m);
   }
   case PPT_CUDA_SYNC: {
@@ -445,7 +461,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     y.stream = get_u32(c);
     y.correlation = get_u32(c);
     y.event = get_u32(c);
-    return cuda_append(c, (void **)&g->syncs, &g->nsyncs,
+    return cuda_append(t, c, (void **)&g->syncs, &g->nsyncs,
                        &g->cap_syncs, &y, sizeof y);
   }
   case PPT_CUDA_API: {
@@ -457,7 +473,7 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
     a.tid = ppt_get_uv(c);
     a.correlation = get_u32(c);
     a.result = get_u32(c);
-    return cuda_append(c, (void **)&g->apis, &g->napis,
+    return cuda_append(t, c, (void **)&g->apis, &g->napis,
                        &g->cap_apis, &a, sizeof a);
   }
   case PPT_CUDA_DROPPED: {
@@ -537,7 +553,7 @@ static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
                     (device == prev->device && g.stream > prev->stream)));
     if (b.err || !g.count || device > UINT32_MAX || !ordered ||
         !loc_slot(t, loc) || get_hist(&b, &g.hist) ||
-        pp__grow((void **)&t->gpu_agg, &t->cap_gpu_agg, t->ngpu_agg + 1,
+        grow(t, (void **)&t->gpu_agg, &t->cap_gpu_agg, t->ngpu_agg + 1,
                  sizeof g) != 0) {
       pp_hist_free(&g.hist);
       return -1;
@@ -580,7 +596,7 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
     z.mean_ns = pp_hist_mean(&z.hist);
     z.std_ns = pp_hist_stddev(&z.hist);
     size_t cap = p->nzones;
-    if (pp__grow((void **)&p->zones, &cap, p->nzones + 1, sizeof z) != 0) {
+    if (grow(t, (void **)&p->zones, &cap, p->nzones + 1, sizeof z) != 0) {
       pp_hist_free(&z.hist);
       pp_hist_free(&z.self_hist);
       return -1;
@@ -622,7 +638,7 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
     f.mean_ns = pp_hist_mean(&f.hist);
     f.std_ns = pp_hist_stddev(&f.hist);
     size_t cap = p->nframes;
-    if (pp__grow((void **)&p->frames, &cap, p->nframes + 1, sizeof f) != 0) {
+    if (grow(t, (void **)&p->frames, &cap, p->nframes + 1, sizeof f) != 0) {
       pp_hist_free(&f.hist);
       return -1;
     }
@@ -645,7 +661,7 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
       return -1;
     k.loc = (uint32_t)loc;
     size_t cap = p->ncounters;
-    if (pp__grow((void **)&p->counters, &cap, p->ncounters + 1, sizeof k))
+    if (grow(t, (void **)&p->counters, &cap, p->ncounters + 1, sizeof k))
       return -1;
     p->counters[p->ncounters++] = k;
   }
@@ -860,28 +876,125 @@ static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
   }
 }
 
-static size_t find_magic(const unsigned char *d, size_t from, size_t len) {
-  for (size_t i = from; i + 4 <= len; i++)
-    if (d[i] == 0x50 && d[i + 1] == 0x50 && d[i + 2] == 0x43 &&
-        d[i + 3] == 0x4B)
-      return i;
-  return len;
+/* ---- input: a memory buffer, or a descriptor read in bounded pieces ----
+ *
+ * The walk sees the input through a window buf[pos..end): in memory it is
+ * the whole buffer; from a descriptor it holds at most one chunk (its
+ * header and payload, at most PPT_CHUNK_HEADER_SIZE + PPT_MAX_PAYLOAD
+ * bytes) plus what the last read() brought, and consumed bytes are
+ * dropped before the next fill. */
+
+#define RD_READ_SIZE (1u << 16)
+
+typedef struct rd_src {
+  const unsigned char *buf; /* the window's storage (mem, or own) */
+  unsigned char *own;       /* descriptor mode: malloc'd storage */
+  size_t cap;               /* size of own */
+  size_t pos, end;          /* the window */
+  size_t gran;              /* bytes a read() asks for at least */
+  uint64_t base;            /* file offset of buf[0] */
+  int fd;                   /* -1: memory */
+  int eof;
+  int io_errno; /* read() failed with this errno */
+  int oom;
+} rd_src;
+
+/* Make n bytes available at pos if the input has them (never more than
+ * the bound above); returns how many are (fewer only at the end of input,
+ * on a read error or out of memory). */
+static size_t rd_need(rd_src *s, size_t n) {
+  while (s->end - s->pos < n && !s->eof) {
+    if (s->pos > 0) { /* drop what was consumed */
+      memmove(s->own, s->own + s->pos, s->end - s->pos);
+      s->base += s->pos;
+      s->end -= s->pos;
+      s->pos = 0;
+    }
+    size_t want = n > s->gran ? n : s->gran;
+    if (want > s->cap) {
+      unsigned char *nb = pp__realloc(s->own, want);
+      if (!nb) {
+        s->oom = 1;
+        s->eof = 1;
+        break;
+      }
+      s->own = nb;
+      s->buf = nb;
+      s->cap = want;
+    }
+    ssize_t k = read(s->fd, s->own + s->end, s->cap - s->end);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0) {
+      s->io_errno = errno;
+      s->eof = 1;
+    } else if (k == 0) {
+      s->eof = 1;
+    } else {
+      s->end += (size_t)k;
+    }
+  }
+  size_t have = s->end - s->pos;
+  return have < n ? have : n;
 }
 
-int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
-                      char *err, size_t errlen) {
+/* Skip to the next chunk magic after the current position (at least one
+ * byte); returns the number of bytes skipped. */
+static uint64_t rd_resync(rd_src *s) {
+  uint64_t skipped = 1;
+  s->pos++;
+  for (;;) {
+    const unsigned char *d = s->buf;
+    size_t i = s->pos;
+    for (; i + 4 <= s->end; i++)
+      if (d[i] == 0x50 && d[i + 1] == 0x50 && d[i + 2] == 0x43 &&
+          d[i + 3] == 0x4B) {
+        skipped += i - s->pos;
+        s->pos = i;
+        return skipped;
+      }
+    /* Keep a possible partial magic (the last 3 bytes) and read on. */
+    size_t keep = s->end - s->pos < 3 ? s->end - s->pos : 3;
+    skipped += s->end - keep - s->pos;
+    s->pos = s->end - keep;
+    if (s->eof || rd_need(s, keep + 1) <= keep) {
+      skipped += s->end - s->pos;
+      s->pos = s->end;
+      return skipped;
+    }
+  }
+}
+
+static uint64_t rd_offset(const rd_src *s) { return s->base + s->pos; }
+
+static uint64_t count_events(const pp_trace *t) {
+  uint64_t n = t->ngpu;
+  for (size_t i = 0; i < t->nthreads; i++)
+    n += t->threads[i].nev;
+  return n;
+}
+
+/* Header, chunks, names, ticks. 0, -1 (err set) or PP_TRACE_ENOMEM. */
+static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
+                    size_t errlen) {
   memset(t, 0, sizeof *t);
-  t->diag.file_bytes = len;
-  if (len == 0) {
+  t->diag.file_bytes = size_hint;
+  size_t have = rd_need(s, PPT_FILE_HEADER_SIZE);
+  const unsigned char *d = s->buf + s->pos;
+  if (s->io_errno) {
+    err_set(err, errlen, "cannot read: %s", strerror(s->io_errno));
+    return -1;
+  }
+  if (have == 0) {
     err_set(err, errlen, "empty file");
     return -1;
   }
-  if (len < 8 || memcmp(d, PPT_FILE_MAGIC, 8) != 0) {
+  if (have < 8 || memcmp(d, PPT_FILE_MAGIC, 8) != 0) {
     err_set(err, errlen, "not a pipeprof trace (bad magic)");
     return -1;
   }
-  if (len < PPT_FILE_HEADER_SIZE) {
-    err_set(err, errlen, "truncated file header (%zu bytes)", len);
+  if (have < PPT_FILE_HEADER_SIZE) {
+    err_set(err, errlen, "truncated file header (%zu bytes)", have);
     return -1;
   }
   if (ppt_get_u16(d + 8) != PPT_VERSION_MAJOR) {
@@ -890,46 +1003,62 @@ int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
     return -1;
   }
   t->pid = ppt_get_u32(d + 20);
-  size_t pos = PPT_FILE_HEADER_SIZE;
-  while (pos + PPT_CHUNK_HEADER_SIZE <= len) {
-    const unsigned char *h = d + pos;
+  s->pos += PPT_FILE_HEADER_SIZE;
+  s->gran = RD_READ_SIZE;
+  for (;;) {
+    have = rd_need(s, PPT_CHUNK_HEADER_SIZE);
+    /* The id bounds grow with the input seen (a FIFO has no size). */
+    if (s->base + s->end > t->diag.file_bytes)
+      t->diag.file_bytes = s->base + s->end;
+    if (have < PPT_CHUNK_HEADER_SIZE)
+      break;
+    const unsigned char *h = s->buf + s->pos;
     uint32_t plen = ppt_get_u32(h + 8);
     if (ppt_get_u32(h) != PPT_CHUNK_MAGIC ||
         ppt_get_u32(h + 20) != pp__crc32c(0, h, 20) ||
         plen > PPT_MAX_PAYLOAD) {
       if (ppt_get_u32(h) == PPT_CHUNK_MAGIC)
         t->diag.chunks_bad++;
-      size_t next = find_magic(d, pos + 1, len);
-      t->diag.bytes_skipped += next - pos;
-      pos = next;
+      t->diag.bytes_skipped += rd_resync(s);
       continue;
     }
-    if (plen > len - pos - PPT_CHUNK_HEADER_SIZE) {
+    size_t total = PPT_CHUNK_HEADER_SIZE + plen;
+    have = rd_need(s, total);
+    if (have < total) {
+      if (s->oom)
+        break;
       t->diag.truncated = 1;
-      t->diag.bytes_skipped += len - pos;
-      pos = len;
+      t->diag.bytes_skipped += have;
+      s->pos += have;
       break;
     }
+    h = s->buf + s->pos; /* the window may have moved */
     const unsigned char *payload = h + PPT_CHUNK_HEADER_SIZE;
-    size_t total = PPT_CHUNK_HEADER_SIZE + plen;
+    s->pos += total;
     if (ppt_get_u32(h + 12) != pp__crc32c(0, payload, plen)) {
       t->diag.chunks_bad++;
       t->diag.bytes_skipped += total;
-      pos += total;
       continue;
     }
-    if (decode_chunk(t, ppt_get_u16(h + 4), payload, plen) != 0)
+    if (decode_chunk(t, ppt_get_u16(h + 4), payload, plen) != 0) {
+      if (t->diag.out_of_memory)
+        break;
       t->diag.chunks_bad++;
-    else
+    } else {
       t->diag.chunks_ok++;
-    pos += total;
+    }
   }
-  if (pos < len) {
+  if (s->end > s->pos && !s->oom && !t->diag.out_of_memory) {
     t->diag.truncated = 1;
-    t->diag.bytes_skipped += len - pos;
+    t->diag.bytes_skipped += s->end - s->pos;
+    s->pos = s->end;
   }
+  uint64_t offset = rd_offset(s);
+  if (offset > t->diag.file_bytes)
+    t->diag.file_bytes = offset;
   /* Name every loc an event or statistic refers to. */
-  for (size_t i = 0; i < t->nlocs; i++) {
+  for (size_t i = 0; i < t->nlocs && !s->oom && !t->diag.out_of_memory;
+       i++) {
     pp_loc *l = &t->locs[i];
     if (!l->name) {
       char buf[32];
@@ -937,56 +1066,78 @@ int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
       l->name = pp__strdup(buf);
       l->function = pp__strdup("");
       l->file = pp__strdup("");
-      if (!l->name || !l->function || !l->file) {
-        pp_trace_free(t);
-        err_set(err, errlen, "out of memory");
-        return -1;
-      }
+      if (!l->name || !l->function || !l->file)
+        t->diag.out_of_memory = 1;
     }
+  }
+  if (s->oom || t->diag.out_of_memory) {
+    uint64_t events = count_events(t);
+    pp_trace_free(t);
+    t->diag.out_of_memory = 1;
+    err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
+            (unsigned long long)offset,
+            (unsigned long long)(size_hint > offset ? size_hint : offset),
+            (unsigned long long)events);
+    return PP_TRACE_ENOMEM;
+  }
+  if (s->io_errno) {
+    pp_trace_free(t);
+    err_set(err, errlen, "cannot read after %llu bytes: %s",
+            (unsigned long long)offset, strerror(s->io_errno));
+    return -1;
   }
   convert_ticks(t);
   return 0;
 }
 
+int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
+                      char *err, size_t errlen) {
+  rd_src s;
+  memset(&s, 0, sizeof s);
+  s.buf = d;
+  s.end = d ? len : 0;
+  s.fd = -1;
+  s.eof = 1;
+  char inner[200] = "";
+  int rc = read_src(&s, t, len, inner, sizeof inner);
+  if (rc == PP_TRACE_ENOMEM)
+    err_set(err, errlen, "out of memory reading the trace %s", inner);
+  else if (rc != 0)
+    err_set(err, errlen, "%s", inner);
+  return rc;
+}
+
 int pp_trace_read_file(const char *path, pp_trace *t, char *err,
                        size_t errlen) {
   memset(t, 0, sizeof *t);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return -1;
   }
-  size_t cap = 1 << 16, len = 0;
-  unsigned char *buf = pp__malloc(cap);
-  for (;;) {
-    if (!buf) {
-      fclose(f);
-      err_set(err, errlen, "%s: out of memory", path);
-      return -1;
-    }
-    size_t k = fread(buf + len, 1, cap - len, f);
-    len += k;
-    if (k == 0)
-      break;
-    if (len == cap) {
-      unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : pp__realloc(buf, cap * 2);
-      if (!nb)
-        pp__free(buf);
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  int rd_err = ferror(f);
-  fclose(f);
-  if (rd_err) {
-    pp__free(buf);
-    err_set(err, errlen, "cannot read %s", path);
-    return -1;
-  }
+  struct stat st;
+  uint64_t size = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    size = (uint64_t)st.st_size;
+  rd_src s;
+  memset(&s, 0, sizeof s);
+  s.fd = fd;
+  /* The header alone first: a non-trace input is refused after reading
+   * PPT_FILE_HEADER_SIZE bytes. */
+  s.cap = s.gran = PPT_FILE_HEADER_SIZE;
+  s.own = pp__malloc(s.cap);
+  s.buf = s.own;
   char inner[200] = "";
-  int rc = pp_trace_read_mem(buf, len, t, inner, sizeof inner);
-  pp__free(buf);
-  if (rc != 0)
+  int rc;
+  if (!s.own)
+    rc = PP_TRACE_ENOMEM;
+  else
+    rc = read_src(&s, t, size, inner, sizeof inner);
+  pp__free(s.own);
+  close(fd);
+  if (rc == PP_TRACE_ENOMEM)
+    err_set(err, errlen, "out of memory reading %s %s", path, inner);
+  else if (rc != 0)
     err_set(err, errlen, "%s: %s", path, inner);
   return rc;
 }
