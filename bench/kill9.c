@@ -8,7 +8,7 @@
  * recorded. Printed as min / median / max over 10 kills, never asserted:
  * on a loaded machine the writer thread may wait for a CPU, and no bound a
  * test could check holds then (docs/formats/pptrace.md, Durability, states
- * the bound: one flush period plus the pass in progress).
+ * the bound: one writer period, up to 50 ms while events trickle).
  */
 #define PP_ENABLE 1
 #include <fcntl.h>

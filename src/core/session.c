@@ -9,15 +9,17 @@
  * default), partial rings included, and hands each pass's chunks to the
  * kernel with one write(); what reached the kernel survives the process
  * being killed, so after kill -9 everything recorded more than one writer
- * period (flush_ms) plus the pass in progress earlier is in the file. The
- * period never grows: it used to double up to 50 ms while events
- * trickled, which made the kill -9 loss up to 50 ms whatever flush_ms
- * said. The price is the writer's CPU while events trickle (measured at
- * flush_ms 10, 1000 zones/s: 6.6 ms of CPU per second, 1.7 ms/s with the
- * backoff; 3.1 ms/s with no events; docs/api.md). SIGINT and SIGTERM (when the
- * program has no handler of its
- * own) make the writer drain everything and finish the file before the
- * signal's default action runs.
+ * period earlier is in the file. While events trickle (every ring found
+ * less than 1/16 full) the period doubles pass after pass up to
+ * IDLE_FLUSH_MS (50 ms, or flush_ms if larger), and falls back to flush_ms
+ * at the first busier pass or producer wake-up: each pass costs the
+ * program CPU and evicts some of its cache, whatever it carries (without
+ * the backoff, at flush_ms 10 the writer used 3.1 ms of CPU per second
+ * with no events and 6.6 ms/s at 1000 zones/s, against 1.7 ms/s with it),
+ * so a kill -9 of a program whose events trickle loses up to 50 ms of
+ * them (docs/formats/pptrace.md). SIGINT and SIGTERM (when the program has
+ * no handler of its own) make the writer drain everything and finish the
+ * file before the signal's default action runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1125,9 +1127,12 @@ int pp_flight_dump(const char *path) {
 
 /* ---- writer thread ------------------------------------------------------- */
 
-/* The writer's period: flush_ms, busy or idle, so that a kill -9 loses at
- * most one period (see the top comment). */
-static unsigned idle_flush_ms(unsigned flush_ms) { return flush_ms; }
+/* The longest writer period while events trickle (see the top comment). */
+#define IDLE_FLUSH_MS 50u
+
+static unsigned idle_flush_ms(unsigned flush_ms) {
+  return flush_ms > IDLE_FLUSH_MS ? flush_ms : IDLE_FLUSH_MS;
+}
 
 static void *writer_main(void *arg) {
   (void)arg;
@@ -1135,7 +1140,7 @@ static void *writer_main(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
-  unsigned period = idle_flush_ms(S.cfg.flush_ms);
+  unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
   while (!atomic_load(&S.stop)) {
     atomic_store(&S.wake_pending, 0); /* before seen: a later wake shows */
     uint32_t seen = atomic_load(&S.wake_word);
@@ -1145,6 +1150,8 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&S.write_lock);
     S.pass_busy = atomic_load(&S.wake_word) != seen; /* woken: a full ring */
     writer_pass(0);
+    period = S.pass_busy ? S.cfg.flush_ms
+                         : period * 2 < idle ? period * 2 : idle;
     pthread_mutex_unlock(&S.write_lock);
     dispatch_notes();
   }
