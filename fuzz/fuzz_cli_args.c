@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the argument parsing of the pipeprof command's
- * report, export and demo subcommands (src/cli/args.c), run without
- * executing the command: no file is read or written.
+ * report, export, demo (src/cli/args.c) and diff (src/cli/diff.c)
+ * subcommands, run without executing the command: no file is read or
+ * written.
  *
  * Input: lines ('\n' or NUL separated). The first line names the
- * subcommand (report, export or demo; anything else: all three in turn),
+ * subcommand (report, export, demo or diff; anything else: all in turn),
  * the others are its arguments, at most 64. A line "PIPEPROF_SLO=SPEC"
  * sets that variable for report (its default SLOs) instead of being an
  * argument. After a successful parse the filled struct must keep the
@@ -60,6 +61,13 @@ static void check_demo(int argc, char **argv) {
   }
 }
 
+/* diff: -1 valid, 0 --help, 2 usage error; anything else is a bug. */
+static void check_diff(int argc, char **argv) {
+  int rc = pp_cli_diff_check_args(argc, argv);
+  if (rc != -1 && rc != PP_CLI_EXIT_OK && rc != PP_CLI_EXIT_USAGE)
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* A NUL-terminated copy cut into lines in place. */
   char *buf = malloc(size + 1);
@@ -93,13 +101,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsetenv("PIPEPROF_SLO");
   const char *cmd = argv[0];
   int all = strcmp(cmd, "report") && strcmp(cmd, "export") &&
-            strcmp(cmd, "demo");
+            strcmp(cmd, "demo") && strcmp(cmd, "diff");
   if (all || strcmp(cmd, "report") == 0)
     check_report(argc, argv);
   if (all || strcmp(cmd, "export") == 0)
     check_export(argc, argv);
   if (all || strcmp(cmd, "demo") == 0)
     check_demo(argc, argv);
+  if (all || strcmp(cmd, "diff") == 0)
+    check_diff(argc, argv);
   fflush(stdout);
   unsetenv("PIPEPROF_SLO");
   free(buf);

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the pipeprof command's subcommands share: loading a trace file or a
+ * run directory (its app.pptrace, the files of the processes it started,
+ * system.pptrace) into one trace, writing an export to a file or standard
+ * output, emptying a run directory. Failures print one line on stderr.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/model.h"
+#include "cli.h"
+#include "export/export.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1 };
+
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too). */
+static int read_one(const char *path, pp_trace *t) {
+  char err[512];
+  int rc = pp_trace_read_file(path, t, err, sizeof err);
+  if (rc != 0)
+    fprintf(stderr, "pipeprof: %s\n", err);
+  return rc;
+}
+
+void pp_cli_remove_children(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  char p[PATH_MAX];
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, "app.pptrace.", 12) == 0) {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+  closedir(d);
+}
+
+/* Merge src into *have (or make it the first trace). -1: out of memory
+ * (src is freed, *t is kept for the caller to free). */
+static int add_trace(pp_trace *t, int *have, pp_trace *src) {
+  if (!*have) {
+    *t = *src;
+    *have = 1;
+    return 0;
+  }
+  int rc = pp_trace_merge(t, src);
+  pp_trace_free(src);
+  if (rc == -2)
+    fprintf(stderr, "pipeprof: note: a stats-mode trace holds no events; "
+                    "samples are not merged into it\n");
+  return rc == -1 ? -1 : 0;
+}
+
+/* A run directory: app.pptrace, the app.pptrace.<pid> of its children and
+ * system.pptrace. A child's unreadable file is skipped (its one line is
+ * printed); running out of memory anywhere fails the whole load, never
+ * leaving a report of part of the run. */
+static int load_dir(const char *dir, pp_trace *t) {
+  char p[PATH_MAX];
+  int have = 0, failed = 0;
+  pp_trace part;
+  snprintf(p, sizeof p, "%s/app.pptrace", dir);
+  if (access(p, F_OK) == 0) {
+    if (read_one(p, &part) != 0)
+      return -1;
+    add_trace(t, &have, &part);
+  }
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (!failed && d && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+      continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    int rc = read_one(p, &part);
+    if (rc == PP_TRACE_ENOMEM)
+      failed = 1; /* the line is printed */
+    else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
+                      "%s)\n",
+              dir, e->d_name);
+      failed = 1;
+    }
+  }
+  if (d)
+    closedir(d);
+  snprintf(p, sizeof p, "%s/system.pptrace", dir);
+  if (!failed && access(p, F_OK) == 0) {
+    int rc = read_one(p, &part);
+    if (rc == PP_TRACE_ENOMEM) {
+      failed = 1;
+    } else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
+                      "system.pptrace)\n",
+              dir);
+      failed = 1;
+    }
+  }
+  if (failed) {
+    if (have)
+      pp_trace_free(t);
+    return -1;
+  }
+  if (!have) {
+    fprintf(stderr, "pipeprof: %s: no trace files (app.pptrace, "
+                    "system.pptrace) in this directory\n",
+            dir);
+    return -1;
+  }
+  return 0;
+}
+
+int pp_cli_load(const char *path, pp_trace *t) {
+  struct stat st;
+  int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  if (is_dir ? load_dir(path, t) != 0 : read_one(path, t) != 0)
+    return -1;
+  if (pp_analyze(t) != 0) {
+    fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
+                    "it)\n",
+            path);
+    pp_trace_free(t);
+    return -1;
+  }
+  if (t->nthreads == 0 && !t->from_stats && t->diag.chunks_ok == 0) {
+    fprintf(stderr, "pipeprof: %s: no intact chunk found (%llu bytes "
+                    "skipped)\n",
+            path, (unsigned long long)t->diag.bytes_skipped);
+    pp_trace_free(t);
+    return -1;
+  }
+  return 0;
+}
+
+int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,
+                     const char *out) {
+  int to_stdout = !out || strcmp(out, "-") == 0;
+  FILE *f = to_stdout ? stdout : fopen(out, "w");
+  if (!f) {
+    fprintf(stderr, "pipeprof: cannot create %s: %s\n", out, strerror(errno));
+    return EXIT_FAIL;
+  }
+  int rc = fn(f, t);
+  if (fflush(f) != 0)
+    rc = -1;
+  if (!to_stdout && fclose(f) != 0)
+    rc = -1;
+  if (rc != 0) {
+    fprintf(stderr, "pipeprof: cannot write %s\n",
+            to_stdout ? "standard output" : out);
+    return EXIT_FAIL;
+  }
+  return EXIT_OK;
+}
+
