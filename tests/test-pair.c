@@ -229,3 +229,44 @@ PP_TEST(pair_ids_bound_counts_lost) {
   CHECK_EQ(pp__idpairs_put(&p, &h, &b, &e), 1);
   pp__idpairs_free(&p);
 }
+
+/* The inline fast paths follow the same rules as the general functions:
+ * random sequences (backwards steps, stray and lost ends, deep nesting)
+ * through both give the same zones and counts. */
+PP_TEST(pair_fast_paths_match_general) {
+  static got a, b;
+  uint64_t rng = 0x9E3779B97F4A7C15ULL;
+  for (int round = 0; round < 200; round++) {
+    pp_zone_stack sa, sb;
+    pp_pair_counts ca = {0}, cb = {0};
+    pp__zstack_init(&sa);
+    pp__zstack_init(&sb);
+    a.n = b.n = 0;
+    int64_t ts = 1000;
+    for (int i = 0; i < 400 && a.n < MAXZ - 300; i++) {
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      unsigned r = (unsigned)(rng % 100);
+      uint64_t site = 1 + rng % 5;
+      ts += (int64_t)(rng >> 40) % 50 - (r < 5 ? 80 : 0); /* some go back */
+      if (r < 55) {
+        pp__zstack_begin(&sa, site, ts, (uint64_t)i, &ca);
+        if (pp__zstack_begin_fast(&sb, site, ts, (uint64_t)i) != 0)
+          pp__zstack_begin(&sb, site, ts, (uint64_t)i, &cb);
+      } else {
+        pp__zstack_end(&sa, site, ts, &ca, collect, &a);
+        pp_zone_closed z;
+        if (pp__zstack_end_fast(&sb, site, ts, &cb, &z) == 0)
+          collect(&b, &z);
+        else
+          pp__zstack_end(&sb, site, ts, &cb, collect, &b);
+      }
+    }
+    pp__zstack_finish(&sa, ts, &ca, collect, &a);
+    pp__zstack_finish(&sb, ts, &cb, collect, &b);
+    CHECK_EQ(a.n, b.n);
+    CHECK(memcmp(a.z, b.z, a.n * sizeof a.z[0]) == 0);
+    CHECK(memcmp(&ca, &cb, sizeof ca) == 0);
+    pp__zstack_free(&sa);
+    pp__zstack_free(&sb);
+  }
+}

@@ -268,12 +268,17 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
         e->loc >= nlocs)
       continue;
     if (e->type == PPT_EV_ZONE_END) {
-      pp__zstack_end(&s, e->loc, e->ts, &p->pairing, zone_closed, &zc);
+      pp_zone_closed z;
+      if (pp__zstack_end_fast(&s, e->loc, e->ts, &p->pairing, &z) == 0)
+        zone_closed(&zc, &z);
+      else
+        pp__zstack_end(&s, e->loc, e->ts, &p->pairing, zone_closed, &zc);
       continue;
     }
     uint32_t depth = s.n;
     int32_t parent = s.n ? (int32_t)s.v[s.n - 1].cookie : -1;
-    if (pp__zstack_begin(&s, e->loc, e->ts, th->nzones, &p->pairing))
+    if (pp__zstack_begin_fast(&s, e->loc, e->ts, th->nzones) != 0 &&
+        pp__zstack_begin(&s, e->loc, e->ts, th->nzones, &p->pairing) != 0)
       continue; /* too deep (or no memory): not a zone */
     pp_zone_inst *z = &th->zones[th->nzones++];
     z->start = z->end = s.v[s.n - 1].start;

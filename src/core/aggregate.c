@@ -231,11 +231,16 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
   site *s;
   switch (type) {
   case PPT_EV_ZONE_BEGIN:
-    pp__zstack_begin(&t->zs, id, ns, 0, &a->pc);
+    if (pp__zstack_begin_fast(&t->zs, id, ns, 0) != 0)
+      pp__zstack_begin(&t->zs, id, ns, 0, &a->pc);
     return;
   case PPT_EV_ZONE_END: {
     close_ctx cc = {a, t};
-    pp__zstack_end(&t->zs, id, ns, &a->pc, zone_closed, &cc);
+    pp_zone_closed z;
+    if (pp__zstack_end_fast(&t->zs, id, ns, &a->pc, &z) == 0)
+      zone_closed(&cc, &z);
+    else
+      pp__zstack_end(&t->zs, id, ns, &a->pc, zone_closed, &cc);
     pp__zstack_trim(&t->zs);
     return;
   }

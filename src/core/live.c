@@ -937,16 +937,21 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
   switch (type) {
   case PPT_EV_ZONE_BEGIN: {
     tstack *t = thread_get(l, tid);
-    if (t)
-      pp__zstack_begin(&t->zs, (uint64_t)(uintptr_t)loc, ns, 0, &l->pc);
+    uint64_t site = (uint64_t)(uintptr_t)loc;
+    if (t && pp__zstack_begin_fast(&t->zs, site, ns, 0) != 0)
+      pp__zstack_begin(&t->zs, site, ns, 0, &l->pc);
     return;
   }
   case PPT_EV_ZONE_END: {
     tstack *t = thread_get(l, tid);
     if (!t)
       return;
-    pp__zstack_end(&t->zs, (uint64_t)(uintptr_t)loc, ns, &l->pc, zone_closed,
-                   l);
+    uint64_t site = (uint64_t)(uintptr_t)loc;
+    pp_zone_closed z;
+    if (pp__zstack_end_fast(&t->zs, site, ns, &l->pc, &z) == 0)
+      zone_closed(l, &z);
+    else
+      pp__zstack_end(&t->zs, site, ns, &l->pc, zone_closed, l);
     pp__zstack_trim(&t->zs);
     return;
   }

@@ -14,7 +14,7 @@ void pp__zstack_free(pp_zone_stack *s) {
   pp__zstack_init(s);
 }
 
-void pp__zstack_trim(pp_zone_stack *s) {
+void pp__zstack_trim_slow(pp_zone_stack *s) {
   if (s->n || s->deep || s->cap <= PP_PAIR_KEEP)
     return;
   pp__free(s->v);
