@@ -632,8 +632,8 @@ PP_TEST(report_measured_overhead) {
   CHECK_EQ(t.prof.sampler_cpu_ns, -1);
   CHECK_EQ(t.prof.process_cpu_ns, -1);
   s = render(&t, NULL);
-  CHECK_CONTAINS(s, "profiler overhead: 3.00 ms [writer and sampler "
-                    "measured, recording estimated]\n  recording 260 ns "
+  CHECK_CONTAINS(s, "profiler overhead: 3.00 ms [writer measured, "
+                    "recording estimated]\n  recording 260 ns "
                     "(estimated: 13 events x 20 ns), writer thread 3.00 ms "
                     "(measured CPU time)\n");
   free(s);

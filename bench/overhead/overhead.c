@@ -14,8 +14,8 @@
  *
  * Workloads: empty (ZONES empty PP_ZONEs in a tight loop), work (zones
  * around about 2 us of integer work each) and the example pipeline. Per
- * workload and mode: the median and range over the pairs of the measured
- * difference, the median of the printed figure, and their ratio (printed
+ * workload and mode: the median over the pairs of the measured difference
+ * with a distribution-free 95% interval, the median of the printed figure, and their ratio (printed
  * over measured; 1.00 is exact). The measured difference is noisy on a
  * loaded machine (other processes steal cache and cores): alternate,
  * use many pairs, and read the range.
@@ -40,6 +40,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/model.h"
+#include "core/clock.h"
 #include "core/recorder.h"
 
 enum { MAX_PAIRS = 200 };
@@ -54,6 +55,30 @@ static double cpu_of(const struct rusage *ru) {
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+/* A distribution-free 95% interval for the median of v: the k-th smallest
+ * and k-th largest, k the largest rank with P[Binomial(n, 1/2) < k] <=
+ * 0.025 (1 when n is too small for 95%: the whole range). */
+static void median_interval(const double *v, int n, double *lo, double *hi) {
+  double s[MAX_PAIRS];
+  memcpy(s, v, (size_t)n * sizeof *v);
+  qsort(s, (size_t)n, sizeof *s, cmp_d);
+  int k = 0;
+  double cdf = 0, pk = 1;
+  for (int j = 0; j < n; j++)
+    pk /= 2; /* P[X = 0] */
+  for (int j = 0; j < n; j++) {
+    if (cdf + pk > 0.025)
+      break;
+    cdf += pk;
+    k = j + 1;
+    pk = pk * (double)(n - j) / (double)(j + 1);
+  }
+  if (k < 1)
+    k = 1;
+  *lo = s[k - 1];
+  *hi = s[n - k];
 }
 
 static double median(const double *v, int n) {
@@ -180,16 +205,24 @@ static void measure(const workload *w, int pairs) {
     printf("%-9s %-5s unavailable: no run succeeded\n", w->name, w->mode);
     return;
   }
-  double m = median(meas, n), p = median(pri, n), lo = meas[0], hi = meas[0];
-  for (int i = 1; i < n; i++) {
-    lo = meas[i] < lo ? meas[i] : lo;
-    hi = meas[i] > hi ? meas[i] : hi;
-  }
+  double m = median(meas, n), p = median(pri, n), lo, hi;
+  median_interval(meas, n, &lo, &hi);
   printf("%-9s %-5s %3d %9.1f %9.1f %9.1f %9.1f %6.2f %8.1f %8.1f %9.0f "
          "%8.1f %8.1f\n",
          w->name, w->mode, n, median(off_cpu, n) / 1e6, m / 1e6, lo / 1e6,
          hi / 1e6, m > 0 ? p / m : 0.0, m / w->units, p / w->units,
          median(drop, n), median(rec, n) / 1e6, median(thr, n) / 1e6);
+  /* Within 20%: the printed figure over the measured median. Where the
+   * measured median's 95% interval is wider than that, the pairs cannot
+   * tell: say whether the printed figure lies inside the interval. */
+  double r = m > 0 ? p / m : 0;
+  printf("%-9s %-5s    verdict: %s\n", "", "",
+         r >= 0.8 && r <= 1.2 ? "printed within 20% of measured"
+         : (lo > 0 && (p < 0.8 * lo || p > 1.2 * hi)) ||
+                 (lo <= 0 && p > 1.2 * hi)
+             ? "printed off by more than 20% (outside the 95% interval)"
+             : "not resolved: printed outside 20% of the median but inside "
+               "the measured 95% interval");
   printf("%-9s %-5s    per-pair ms measured/printed:", "", "");
   for (int i = 0; i < n; i++)
     printf(" %.1f/%.1f", meas[i] / 1e6, pri[i] / 1e6);
@@ -213,6 +246,7 @@ static long opt_long(const char *flag, const char *v, long lo, long hi) {
  * measurement (what pp_init runs) and without it (the calibration before
  * drops were measured), interleaved. */
 static void time_calibration(void) {
+  pp__clock_init(); /* the clock pp_init picks, as in a session */
   double with[21], without[21], cost = 0, drop = 0;
   for (int i = 0; i < 21; i++) {
     struct timespec a, b, c;
@@ -299,7 +333,7 @@ int main(int argc, char **argv) {
   printf("measured = profiled run's process CPU - uninstrumented run's "
          "(wait4 rusage); printed = the report's overhead figure\n");
   printf("%-9s %-5s %3s %9s %9s %9s %9s %6s %8s %8s %9s %8s %8s\n", "workload",
-         "mode", "n", "off_ms", "meas_ms", "min_ms", "max_ms", "ratio",
+         "mode", "n", "off_ms", "meas_ms", "ci95_lo", "ci95_hi", "ratio",
          "meas/u", "prnt/u", "dropped", "rec_ms", "thr_ms");
   printf("%-9s %-5s %3s %9s %9s %9s %9s %6s %8s %8s %9s %8s %8s\n", "", "", "",
          "median", "median", "", "", "pr/ms", "ns", "ns", "median",

@@ -698,7 +698,10 @@ static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
       fprintf(out, ", %.2f%% of the process's CPU time (%s)",
               total / (double)p->process_cpu_ns * 100.0,
               pp_format_ns(c, sizeof c, (double)p->process_cpu_ns));
-    fputs(" [writer and sampler measured, recording estimated]", out);
+    fputs(p->sampler_cpu_ns >= 0
+              ? " [writer and sampler measured, recording estimated]"
+              : " [writer measured, recording estimated]",
+          out);
     fprintf(out, "\n  recording %s (estimated: %" PRIu64 " events x %s",
             pp_format_ns(b, sizeof b, est), p->events,
             pp_format_ns(c, sizeof c, p->event_cost_ns));
