@@ -15,10 +15,10 @@
  * Workloads: empty (ZONES empty PP_ZONEs in a tight loop), work (zones
  * around about 2 us of integer work each) and the example pipeline. Per
  * workload and mode: the median over the pairs of the measured difference
- * with a distribution-free 95% interval, the median of the printed figure, and their ratio (printed
- * over measured; 1.00 is exact). The measured difference is noisy on a
- * loaded machine (other processes steal cache and cores): alternate,
- * use many pairs, and read the range.
+ * with a distribution-free 95% interval, the median of the printed figure, and
+ * their ratio (printed over measured; 1.00 is exact). The measured difference
+ * is noisy on a loaded machine (other processes steal cache and cores):
+ * alternate, use many pairs, and read the interval.
  *
  * It also times the start-up calibration (pp__measure_event_cost) that
  * every profiled process runs in pp_init.
@@ -255,10 +255,10 @@ static void time_calibration(void) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     pp__measure_event_cost(NULL);
     clock_gettime(CLOCK_MONOTONIC, &c);
-    with[i] = (double)(b.tv_sec - a.tv_sec) * 1e9 +
-              (double)(b.tv_nsec - a.tv_nsec);
-    without[i] = (double)(c.tv_sec - b.tv_sec) * 1e9 +
-                 (double)(c.tv_nsec - b.tv_nsec);
+    with[i] =
+        (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+    without[i] =
+        (double)(c.tv_sec - b.tv_sec) * 1e9 + (double)(c.tv_nsec - b.tv_nsec);
   }
   printf("calibration run in pp_init (pp__measure_event_cost): %.1f us per "
          "call (median of 21; %.1f us without the drop measurement), last "
@@ -336,22 +336,38 @@ int main(int argc, char **argv) {
          "mode", "n", "off_ms", "meas_ms", "ci95_lo", "ci95_hi", "ratio",
          "meas/u", "prnt/u", "dropped", "rec_ms", "thr_ms");
   printf("%-9s %-5s %3s %9s %9s %9s %9s %6s %8s %8s %9s %8s %8s\n", "", "", "",
-         "median", "median", "", "", "pr/ms", "ns", "ns", "median",
-         "median", "median");
+         "median", "median", "", "", "pr/ms", "ns", "ns", "median", "median",
+         "median");
   const workload ws[] = {
-      {"empty", "trace", {worker, "empty", zones_s, NULL}, (double)zones,
+      {"empty",
+       "trace",
+       {worker, "empty", zones_s, NULL},
+       (double)zones,
        "zone"},
-      {"empty", "stats", {worker, "empty", zones_s, NULL}, (double)zones,
+      {"empty",
+       "stats",
+       {worker, "empty", zones_s, NULL},
+       (double)zones,
        "zone"},
-      {"work", "trace", {worker, "work", wz_s, steps_s, NULL},
-       (double)work_zones, "zone"},
-      {"work", "stats", {worker, "work", wz_s, steps_s, NULL},
-       (double)work_zones, "zone"},
-      {"pipeline", "trace",
-       {example, "--frames", frames_s, "--quiet", NULL}, (double)frames,
+      {"work",
+       "trace",
+       {worker, "work", wz_s, steps_s, NULL},
+       (double)work_zones,
+       "zone"},
+      {"work",
+       "stats",
+       {worker, "work", wz_s, steps_s, NULL},
+       (double)work_zones,
+       "zone"},
+      {"pipeline",
+       "trace",
+       {example, "--frames", frames_s, "--quiet", NULL},
+       (double)frames,
        "frame"},
-      {"pipeline", "stats",
-       {example, "--frames", frames_s, "--quiet", NULL}, (double)frames,
+      {"pipeline",
+       "stats",
+       {example, "--frames", frames_s, "--quiet", NULL},
+       (double)frames,
        "frame"},
   };
   for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)

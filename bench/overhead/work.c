@@ -47,8 +47,8 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &a);
     uint64_t x = work(1, steps);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 +
-                (double)(b.tv_nsec - a.tv_nsec);
+    double ns =
+        (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
     printf("%.6f %llu\n", ns / (double)steps, (unsigned long long)(x & 1));
     return 0;
   }

@@ -882,8 +882,8 @@ static __attribute__((noinline)) void calib_end(pp__prod *p, pp_zone z) {
   push1(p, ticks_of(word), tag(PPT_EV_ZONE_END, z.loc), 0);
 }
 
-static pp_zone (*volatile calib_begin_fn)(pp__prod *, const pp_srcloc *) =
-    calib_begin;
+static pp_zone (*volatile calib_begin_fn)(pp__prod *,
+                                          const pp_srcloc *) = calib_begin;
 static void (*volatile calib_end_fn)(pp__prod *, pp_zone) = calib_end;
 
 double pp__measure_event_cost(double *drop_cost_ns) {
@@ -903,8 +903,13 @@ double pp__measure_event_cost(double *drop_cost_ns) {
    * made to look full (reader at 0, writer at its capacity), so every
    * begin takes the drop path; nothing is written to the ring. 4 rounds
    * of 256 drops, the fastest round is the figure. */
-  enum { SLOTS = 2 * RING_AHEAD_MIN / sizeof(pp__slot), PAIRS = 256,
-         ROUNDS = 7, DROPS = 256, DROP_ROUNDS = 4 };
+  enum {
+    SLOTS = 2 * RING_AHEAD_MIN / sizeof(pp__slot),
+    PAIRS = 256,
+    ROUNDS = 7,
+    DROPS = 256,
+    DROP_ROUNDS = 4
+  };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
   pp__tstate *t = alloc_tstate();
   double best = 0, best_drop = 0;
@@ -925,8 +930,8 @@ double pp__measure_event_cost(double *drop_cost_ns) {
     atomic_store(&t->r, 0);
     v.w = t->capacity;
     v.limit = 0;
-    for (int r = 0; drop_cost_ns && r < DROP_ROUNDS &&
-                    !atomic_load(&pp__overwrite_mode);
+    for (int r = 0;
+         drop_cost_ns && r < DROP_ROUNDS && !atomic_load(&pp__overwrite_mode);
          r++) {
       int64_t t0 = pp__mono_ns();
       for (int i = 0; i < DROPS; i++)

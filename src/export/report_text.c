@@ -709,8 +709,10 @@ static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
       fprintf(out, " + %" PRIu64 " dropped x %s", p->dropped,
               pp_format_ns(c, sizeof c, o.dropped_ns / (double)p->dropped));
     else if (o.dropped_ns < 0)
-      fprintf(out, "; %" PRIu64 " dropped not counted: drop cost not "
-              "recorded", p->dropped);
+      fprintf(out,
+              "; %" PRIu64 " dropped not counted: drop cost not "
+              "recorded",
+              p->dropped);
     fputc(')', out);
     fprintf(out, ", writer thread %s",
             pp_format_ns(d, sizeof d, (double)p->writer_cpu_ns));
