@@ -40,6 +40,18 @@ endif()
 # false-positive and detection rates); a figure, never a test.
 add_executable(pipeprof-diff-workload bench/diff/workload.c)
 target_link_libraries(pipeprof-diff-workload PRIVATE pipeprof Threads::Threads m)
+# pipeprof-overhead (bench/overhead/): the profiler's overhead measured
+# with and without recording against the figure the report prints. The
+# workloads run in pipeprof-overhead-work, linked to libpipeprof like any
+# instrumented program.
+add_executable(pipeprof-overhead-work bench/overhead/work.c)
+target_link_libraries(pipeprof-overhead-work PRIVATE pipeprof)
+add_executable(pipeprof-overhead bench/overhead/overhead.c ${PP_CORE_SRC})
+target_compile_definitions(pipeprof-overhead PRIVATE PP_STATIC_BUILD)
+target_include_directories(pipeprof-overhead PRIVATE include src)
+target_link_libraries(pipeprof-overhead PRIVATE pptools ${PP_LIB_LINK})
+add_dependencies(pipeprof-overhead pipeprof-overhead-work
+                 pipeprof-example-pipeline)
 
 include(cmake/fuzz.cmake OPTIONAL)
 

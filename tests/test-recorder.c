@@ -1837,6 +1837,8 @@ PP_TEST(recorder_measured_costs) {
   CHECK(p->writer_cpu_ns <= p->process_cpu_ns);
   CHECK_EQ(p->sampler_cpu_ns, -1); /* no sampler in this session */
   CHECK(p->event_cost_ns > 0);
+  const char *drop = pp_trace_meta(&t, "drop_cost_ns"); /* issue 12 */
+  CHECK(drop != NULL && strtod(drop, NULL) > 0);
   pp_trace_free(&t);
 }
 

@@ -533,6 +533,13 @@ static void meta_costs(const pp_trace *t, pp_profile *p) {
   p->process_cpu_ns = meta_ns(t, "process_cpu_ns");
 }
 
+/* The profiler's own cost (issue 12). Measured where the library can
+ * measure it: the writer's and the sampler's CPU time (META writer_cpu_ns,
+ * sampler_cpu_ns). Estimated on the recording threads, whose CPU time
+ * holds the program's work too: each recorded event at the cost the
+ * session measured at start (META event_cost_ns) and each dropped event
+ * (a begin that found its ring full) at the measured cost of a drop (META
+ * drop_cost_ns). */
 void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
   const pp_profile *p = &t->prof;
   memset(o, 0, sizeof *o);
@@ -540,7 +547,16 @@ void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
   if (!(p->event_cost_ns > 0))
     return;
   o->known = 1;
-  o->recording_ns = (double)p->events * p->event_cost_ns;
+  o->events_ns = (double)p->events * p->event_cost_ns;
+  if (p->dropped > 0) {
+    const char *v = pp_trace_meta(t, "drop_cost_ns");
+    char *end = NULL;
+    double c = v ? strtod(v, &end) : 0;
+    o->dropped_ns = v && end != v && !*end && isfinite(c) && c > 0
+                        ? (double)p->dropped * c
+                        : -1;
+  }
+  o->recording_ns = o->events_ns + (o->dropped_ns > 0 ? o->dropped_ns : 0);
   for (size_t i = 0; i < t->nthreads; i++)
     o->busy_ns += (double)t->threads[i].busy_ns;
   if (p->writer_cpu_ns >= 0)

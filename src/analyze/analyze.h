@@ -54,7 +54,13 @@ void pp__zone_stats_finish(pp_zone_stats *zs, size_t n);
  * summary JSON. */
 typedef struct pp_overhead {
   int known;           /* 0: no event cost recorded, nothing below is set */
-  double recording_ns; /* events x event cost: estimated, all threads */
+  double recording_ns; /* estimated, all threads: events x event cost
+                          + dropped_ns */
+  double events_ns;    /* events x event cost (META event_cost_ns) */
+  double dropped_ns;   /* dropped events x drop cost (META drop_cost_ns);
+                          0 when nothing was dropped or -1 when events were
+                          dropped and the trace has no drop cost (older
+                          traces), which recording_ns then leaves out */
   double busy_ns;      /* summed busy time of all threads */
   double total_ns;     /* recording + the writer's and sampler's measured
                           CPU time; -1 when the writer's is not recorded */

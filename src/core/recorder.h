@@ -140,8 +140,10 @@ void pp__queue_after_fork_child(void);
 /* Interned run-time names: returns a srcloc that lives until exit. */
 const pp_srcloc *pp__intern(const char *name, uint32_t kind);
 
-/* Measure the cost of one recorded event (ns), on a scratch ring. */
-double pp__measure_event_cost(void);
+/* Measure the cost of one recorded event (ns), on a scratch ring, and,
+ * when drop_cost_ns is not NULL, the cost of one dropped event (a begin
+ * that finds its ring full) there; 0 where not measured. */
+double pp__measure_event_cost(double *drop_cost_ns);
 
 /* Session hooks implemented in session.c. */
 /* Add a key/value to the trace's metadata (copied; written by the writer on

@@ -84,6 +84,7 @@ typedef struct session {
   int io_errno;
   int in_dump; /* a flight dump has swapped its own descriptor into fd */
   double event_cost_ns;
+  double drop_cost_ns; /* of a dropped event; 0: not measured */
   double ticks_per_ns; /* first estimate, for files with one sync point */
   pthread_mutex_t write_lock;
   pp__aggregate *agg; /* stats mode */
@@ -939,7 +940,7 @@ static void write_meta(int fd, uint32_t *seq) {
       {"tick_source", pp__clock_source()},
   };
   size_t nkv = PP__ARRAY_LEN(kv);
-  ppt_buf_uv(&b, nkv + 5);
+  ppt_buf_uv(&b, nkv + 6);
   for (size_t i = 0; i < nkv; i++) {
     ppt_buf_str(&b, kv[i][0]);
     ppt_buf_str(&b, kv[i][1]);
@@ -955,6 +956,9 @@ static void write_meta(int fd, uint32_t *seq) {
   ppt_buf_str(&b, num);
   ppt_buf_str(&b, "event_cost_ns");
   snprintf(num, sizeof num, "%.3f", S.event_cost_ns);
+  ppt_buf_str(&b, num);
+  ppt_buf_str(&b, "drop_cost_ns");
+  snprintf(num, sizeof num, "%.3f", S.drop_cost_ns);
   ppt_buf_str(&b, num);
   ppt_buf_str(&b, "ticks_per_ns");
   snprintf(num, sizeof num, "%.9f", S.ticks_per_ns);
@@ -1456,7 +1460,7 @@ int pp_init(const pp_config *user) {
   }
   pp__clock_sync before;
   pp__clock_sync_now(&before);
-  S.event_cost_ns = pp__measure_event_cost();
+  S.event_cost_ns = pp__measure_event_cost(&S.drop_cost_ns);
   pp__clock_sync_now(&S.sync0);
   S.ticks_per_ns = pp__clock_rate(&before, &S.sync0);
   S.last_sync = S.sync0;

@@ -693,9 +693,22 @@ static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
       fprintf(out, ", %.2f%% of the process's CPU time (%s)",
               total / (double)p->process_cpu_ns * 100.0,
               pp_format_ns(c, sizeof c, (double)p->process_cpu_ns));
-    fprintf(out, "\n  recording %s (estimated: %" PRIu64 " events x %s)",
+    fputs(p->sampler_cpu_ns >= 0
+              ? " [writer and sampler measured, recording estimated]"
+              : " [writer measured, recording estimated]",
+          out);
+    fprintf(out, "\n  recording %s (estimated: %" PRIu64 " events x %s",
             pp_format_ns(b, sizeof b, est), p->events,
             pp_format_ns(c, sizeof c, p->event_cost_ns));
+    if (o.dropped_ns > 0)
+      fprintf(out, " + %" PRIu64 " dropped x %s", p->dropped,
+              pp_format_ns(c, sizeof c, o.dropped_ns / (double)p->dropped));
+    else if (o.dropped_ns < 0)
+      fprintf(out,
+              "; %" PRIu64 " dropped not counted: drop cost not "
+              "recorded",
+              p->dropped);
+    fputc(')', out);
     fprintf(out, ", writer thread %s",
             pp_format_ns(d, sizeof d, (double)p->writer_cpu_ns));
     if (p->sampler_cpu_ns >= 0)
@@ -707,6 +720,9 @@ static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   fprintf(out, "profiler overhead (estimated): %s (%" PRIu64 " events x %s",
           pp_format_ns(b, sizeof b, est), p->events,
           pp_format_ns(c, sizeof c, p->event_cost_ns));
+  if (o.dropped_ns > 0)
+    fprintf(out, " + %" PRIu64 " dropped x %s", p->dropped,
+            pp_format_ns(c, sizeof c, o.dropped_ns / (double)p->dropped));
   if (o.busy_ns > 0)
     fprintf(out, "; %.2f%% of busy thread time", est / o.busy_ns * 100.0);
   fputs(")\n", out);

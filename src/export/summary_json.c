@@ -28,7 +28,8 @@
  * 6 = device_memory; 7 = system.run's pids, system.process_tree's
  * processes and threads, the run_* fields of overhead;
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
- * inconsistent. */
+ * inconsistent, overhead's events_estimated_ns, dropped_events and
+ * dropped_estimated_ns. */
 #define SUMMARY_SCHEMA_MINOR 8
 #define TOP_SELF_N 3
 
@@ -258,6 +259,13 @@ static void write_overhead(pp_jsonw *w, const pp_trace *t) {
   } else {
     pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
     pp_jsonw_kv_double(w, "estimated_ns", o.recording_ns);
+    pp_jsonw_kv_double(w, "events_estimated_ns", o.events_ns);
+    pp_jsonw_kv_uint(w, "dropped_events", p->dropped);
+    pp_jsonw_key(w, "dropped_estimated_ns"); /* null: no drop cost */
+    if (o.dropped_ns >= 0)
+      pp_jsonw_double(w, o.dropped_ns);
+    else
+      pp_jsonw_null(w);
     kv_pct(w, "estimated_pct", o.recording_ns, o.busy_ns);
     if (o.total_ns >= 0) { /* measured at the end of the session */
       pp_jsonw_kv_int(w, "writer_cpu_ns", p->writer_cpu_ns);
