@@ -137,31 +137,12 @@ static int build_ranges(pp_trace *t, int64_t t_end) {
 
 /* ---- sorting helpers ----------------------------------------------------- */
 
-/* Sort key for the profile arrays: primary descending, then name, then loc;
- * idx is the element's position before sorting. */
-typedef struct sort_key {
-  int64_t primary;
-  const char *name;
-  uint32_t loc;
-  size_t idx;
-} sort_key;
-
-static int cmp_key(const void *a, const void *b) {
-  const sort_key *x = a, *y = b;
-  if (x->primary != y->primary)
-    return x->primary > y->primary ? -1 : 1;
-  int c = strcmp(x->name, y->name);
-  if (c)
-    return c;
-  return x->loc < y->loc ? -1 : x->loc > y->loc;
-}
-
 /* Reorder arr (n elements of elem bytes) as keys[] says after sorting them.
  * Returns 0, or -1 when out of memory (arr unchanged). */
-static int apply_order(void *arr, size_t n, size_t elem, sort_key *keys) {
+static int apply_order(void *arr, size_t n, size_t elem, pp_sort_key *keys) {
   if (n < 2)
     return 0;
-  qsort(keys, n, sizeof *keys, cmp_key);
+  qsort(keys, n, sizeof *keys, pp_sort_key_cmp);
   unsigned char *tmp = pp__malloc(n * elem);
   if (!tmp)
     return -1;
@@ -319,7 +300,7 @@ static int zone_stats(pp_trace *t) {
     return 0;
   }
   p->zones = pp__calloc(n, sizeof *p->zones);
-  sort_key *keys = pp__malloc(n * sizeof *keys);
+  pp_sort_key *keys = pp__malloc(n * sizeof *keys);
   if (!p->zones || !keys) {
     pp__free(keys);
     pp__free(slot);
@@ -352,7 +333,7 @@ static int zone_stats(pp_trace *t) {
   pp__zone_stats_finish(p->zones, n);
   for (size_t i = 0; i < n; i++) {
     pp_zone_stats *zs = &p->zones[i];
-    keys[i] = (sort_key){zs->total_ns, pp_trace_loc_name(t, zs->loc),
+    keys[i] = (pp_sort_key){zs->total_ns, pp_trace_loc_name(t, zs->loc),
                          zs->loc, i};
   }
   int rc = apply_order(p->zones, n, sizeof *p->zones, keys);
@@ -413,7 +394,7 @@ static int frame_stats(pp_trace *t, const uint32_t *canon) {
     return 0;
   size_t g = count_groups(r, n);
   p->frames = pp__calloc(g, sizeof *p->frames);
-  sort_key *keys = pp__malloc(g * sizeof *keys);
+  pp_sort_key *keys = pp__malloc(g * sizeof *keys);
   if (!p->frames || !keys) {
     pp__free(keys);
     pp__free(r);
@@ -426,7 +407,7 @@ static int frame_stats(pp_trace *t, const uint32_t *canon) {
       j++;
     pp_frame_stats *f = &p->frames[k];
     one_frame_loc(f, r + i, j - i);
-    keys[k] = (sort_key){0, pp_trace_loc_name(t, f->loc), f->loc, k};
+    keys[k] = (pp_sort_key){0, pp_trace_loc_name(t, f->loc), f->loc, k};
     p->nframes = ++k;
     i = j;
   }
@@ -478,7 +459,7 @@ static int counter_stats(pp_trace *t, const uint32_t *canon) {
     return 0;
   size_t g = count_groups(r, n);
   p->counters = pp__calloc(g, sizeof *p->counters);
-  sort_key *keys = pp__malloc(g * sizeof *keys);
+  pp_sort_key *keys = pp__malloc(g * sizeof *keys);
   if (!p->counters || !keys) {
     pp__free(keys);
     pp__free(r);
@@ -491,7 +472,7 @@ static int counter_stats(pp_trace *t, const uint32_t *canon) {
       j++;
     pp_counter_stats *c = &p->counters[k];
     one_counter_loc(c, r + i, j - i);
-    keys[k] = (sort_key){0, pp_trace_loc_name(t, c->loc), c->loc, k};
+    keys[k] = (pp_sort_key){0, pp_trace_loc_name(t, c->loc), c->loc, k};
     p->ncounters = ++k;
     i = j;
   }

@@ -71,15 +71,8 @@ const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc) {
 
 /* ---- series sites --------------------------------------------------------- */
 
-typedef struct loc_key {
-  int64_t primary; /* 1: a library metric (its own namespace) */
-  const char *name;
-  uint32_t loc;
-  size_t idx;
-} loc_key;
-
-static int cmp_loc_key(const void *a, const void *b) {
-  const loc_key *x = a, *y = b;
+int pp_sort_key_cmp(const void *a, const void *b) {
+  const pp_sort_key *x = a, *y = b;
   if (x->primary != y->primary)
     return x->primary > y->primary ? -1 : 1;
   int c = strcmp(x->name, y->name);
@@ -97,7 +90,7 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out) {
   if (!t->nlocs)
     return 0;
   uint32_t *canon = pp__malloc(t->nlocs * sizeof *canon);
-  loc_key *keys = pp__malloc(t->nlocs * sizeof *keys);
+  pp_sort_key *keys = pp__malloc(t->nlocs * sizeof *keys);
   if (!canon || !keys) {
     pp__free(canon);
     pp__free(keys);
@@ -106,9 +99,9 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out) {
   /* Library metrics (PP_KIND_METRIC) are a namespace of their own: a user
    * counter with the same name is another series. */
   for (size_t i = 0; i < t->nlocs; i++)
-    keys[i] = (loc_key){t->locs[i].kind == PP_KIND_METRIC,
+    keys[i] = (pp_sort_key){t->locs[i].kind == PP_KIND_METRIC,
                          pp_trace_loc_name(t, (uint32_t)i), (uint32_t)i, i};
-  qsort(keys, t->nlocs, sizeof *keys, cmp_loc_key);
+  qsort(keys, t->nlocs, sizeof *keys, pp_sort_key_cmp);
   for (size_t i = 0; i < t->nlocs; i++) {
     const char *n = t->locs[keys[i].loc].name;
     int named = n && n[0];

@@ -11,6 +11,18 @@
 
 #include "analyze/model.h"
 
+/* A sort key for sites and the arrays of results about them: primary
+ * descending, then name, then loc; idx is the element's position before
+ * sorting. pp_sort_key_cmp is its qsort comparator. */
+typedef struct pp_sort_key {
+  int64_t primary;
+  const char *name;
+  uint32_t loc;
+  size_t idx;
+} pp_sort_key;
+
+int pp_sort_key_cmp(const void *a, const void *b);
+
 /* Index in th->zones of the innermost zone instance with
  * start <= ts <= end, or -1 when none. At a boundary shared by two
  * adjacent zones, the later one wins. O(log n + depth). Needs th's zone
