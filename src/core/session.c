@@ -1145,14 +1145,19 @@ static void *writer_main(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
+  uint32_t seen = atomic_load(&S.wake_word);
   while (!atomic_load(&S.stop)) {
-    atomic_store(&S.wake_pending, 0); /* before seen: a later wake shows */
-    uint32_t seen = atomic_load(&S.wake_word);
     writer_sleep(seen, period);
     if (atomic_load(&S.stop))
       break;
+    /* Take wake-ups again before the pass, and note the word: a producer
+     * that asks during the pass bumps it, and the next sleep returns at
+     * once, as if it had asked one system call per ring crossing. */
+    atomic_store(&S.wake_pending, 0);
+    uint32_t now = atomic_load(&S.wake_word);
     pthread_mutex_lock(&S.write_lock);
-    S.pass_busy = atomic_load(&S.wake_word) != seen; /* woken: a full ring */
+    S.pass_busy = now != seen; /* woken: a ring half full or full */
+    seen = now;
     writer_pass(0);
     period = S.pass_busy ? S.cfg.flush_ms
                          : period * 2 < idle ? period * 2 : idle;
