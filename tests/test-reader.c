@@ -1008,10 +1008,16 @@ static child_read read_in_child(const char *path, uint64_t extra) {
  * the trace with "bad chunks". The limits are set relative to the memory
  * the events need (n x sizeof(pp_event)), not to an absolute figure.
  * AddressSanitizer reserves terabytes of shadow memory, so RLIMIT_AS
- * cannot work under it: the test is skipped there. */
+ * cannot work under it, and ThreadSanitizer's allocator ends the process
+ * when an allocation fails instead of returning NULL: the test is skipped
+ * under both. */
 PP_TEST_T(reader_out_of_memory_is_an_error, 120) {
 #if defined(__SANITIZE_ADDRESS__)
   printf("# skipped: RLIMIT_AS cannot work under AddressSanitizer\n");
+  return;
+#endif
+#if defined(__SANITIZE_THREAD__)
+  printf("# skipped: ThreadSanitizer aborts on a failed allocation\n");
   return;
 #endif
   signal(SIGPIPE, SIG_IGN);
