@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the argument parsing of the pipeprof command's
- * report, export, demo (src/cli/args.c) and diff (src/cli/diff.c)
+ * report, export, demo, run (src/cli/args.c) and diff (src/cli/diff.c)
  * subcommands, run without executing the command: no file is read or
  * written.
  *
  * Input: lines ('\n' or NUL separated). The first line names the
- * subcommand (report, export, demo or diff; anything else: all in turn),
+ * subcommand (report, export, demo, run or diff; anything else: all in
+ * turn),
  * the others are its arguments, at most 64. A line "PIPEPROF_SLO=SPEC"
  * sets that variable for report (its default SLOs) instead of being an
  * argument. After a successful parse the filled struct must keep the
@@ -61,6 +62,18 @@ static void check_demo(int argc, char **argv) {
   }
 }
 
+static void check_run(int argc, char **argv) {
+  pp_cli_run_args a;
+  int rc = pp_cli_parse_run(argc, argv, &a);
+  if (rc == PP_CLI_PARSED) {
+    if (!a.out || !a.mode || !a.cmd || !a.cmd[0] || a.hz < 1 ||
+        a.hz > 1000 || !(a.duration >= 0) || !(a.grid >= 0))
+      abort();
+  } else if (rc != PP_CLI_EXIT_OK && rc != PP_CLI_EXIT_USAGE) {
+    abort();
+  }
+}
+
 /* diff: -1 valid, 0 --help, 2 usage error; anything else is a bug. */
 static void check_diff(int argc, char **argv) {
   int rc = pp_cli_diff_check_args(argc, argv);
@@ -101,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsetenv("PIPEPROF_SLO");
   const char *cmd = argv[0];
   int all = strcmp(cmd, "report") && strcmp(cmd, "export") &&
-            strcmp(cmd, "demo") && strcmp(cmd, "diff");
+            strcmp(cmd, "demo") && strcmp(cmd, "diff") && strcmp(cmd, "run");
   if (all || strcmp(cmd, "report") == 0)
     check_report(argc, argv);
   if (all || strcmp(cmd, "export") == 0)
@@ -110,6 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_demo(argc, argv);
   if (all || strcmp(cmd, "diff") == 0)
     check_diff(argc, argv);
+  if (all || strcmp(cmd, "run") == 0)
+    check_run(argc, argv);
   fflush(stdout);
   unsetenv("PIPEPROF_SLO");
   free(buf);

@@ -6,6 +6,7 @@
  * one usage-error line to stderr, and touches no file. See cli.h.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,3 +201,120 @@ int pp_cli_parse_demo(int argc, char **argv, pp_cli_demo_args *a) {
   }
   return PP_CLI_PARSED;
 }
+
+/* ---- run ---------------------------------------------------------------- */
+
+const char pp_cli_run_usage[] =
+    "usage: pipeprof run [options] -- CMD [ARGS...]\n"
+    "\n"
+    "Run CMD with profiling on (programs linked with libpipeprof record\n"
+    "their zones), sample its process tree and the system, then print one\n"
+    "report: CMD and its processes, CPU per thread of the tree, and\n"
+    "pipeprof's own CPU time over the tree's as the profiler overhead.\n"
+    "The exit status is CMD's.\n"
+    "\n"
+    "  -o, --out DIR       output directory (default pipeprof-run)\n"
+    "      --hz N          samples per second, 1..1000 (default 10)\n"
+    "      --mode MODE     recording mode of CMD: trace (default), stats,\n"
+    "                      flight\n"
+    "      --duration S    after S seconds stop sampling and send SIGINT\n"
+    "      --no-system     sample only CMD's process tree\n"
+    "      --cuda          trace CMD's CUDA kernels, copies, memsets,\n"
+    "                      synchronization and API calls with CUPTI\n"
+    "                      (PIPEPROF_CUDA=1; CUDA_INJECTION64_PATH is set\n"
+    "                      to libpipeprof.so unless already set)\n"
+    "      --grid G        grid carbon intensity in gCO2eq/kWh for the\n"
+    "                      energy's carbon estimate (default 475)\n"
+    "  -q, --quiet         no live status line\n"
+    "      --json          print the summary JSON instead of the report\n"
+    "\n"
+    "NVTX ranges of CMD (PyTorch, TensorRT, ...) are captured too:\n"
+    "NVTX_INJECTION64_PATH is set to libpipeprof.so unless already set.\n"
+    "\n"
+    "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
+    "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
+    "DIR/summary.json and DIR/report.html (self-contained HTML report).\n";
+
+static int run_usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "pipeprof run: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (see 'pipeprof run --help')\n");
+  return PP_CLI_EXIT_USAGE;
+}
+
+int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *o) {
+  o->out = "pipeprof-run";
+  o->hz = 10;
+  o->mode = "trace";
+  o->duration = 0;
+  o->grid = 475.0;
+  o->system = 1;
+  o->quiet = o->json = o->cuda = 0;
+  o->cmd = NULL;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(pp_cli_run_usage, stdout);
+      return PP_CLI_EXIT_OK;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
+      if (!val)
+        return run_usage_error("%s needs a directory", a);
+      o->out = argv[++i];
+    } else if (strcmp(a, "--hz") == 0) {
+      char *end;
+      errno = 0;
+      long v = val ? strtol(val, &end, 10) : 0;
+      if (!val || errno || end == val || *end || v < 1 || v > 1000)
+        return run_usage_error("bad --hz value '%s' (expected 1 to 1000)",
+                               val ? val : "");
+      o->hz = (unsigned)v;
+      i++;
+    } else if (strcmp(a, "--mode") == 0) {
+      if (!val || (strcmp(val, "trace") && strcmp(val, "stats") &&
+                   strcmp(val, "flight")))
+        return run_usage_error(
+            "bad --mode '%s' (expected trace, stats or flight)",
+            val ? val : "");
+      o->mode = argv[++i];
+    } else if (strcmp(a, "--duration") == 0) {
+      char *end;
+      double v = val ? strtod(val, &end) : 0;
+      if (!val || end == val || *end || !isfinite(v) || v <= 0 || v > 1e7)
+        return run_usage_error("bad --duration value '%s' (seconds > 0)",
+                               val ? val : "");
+      o->duration = v;
+      i++;
+    } else if (strcmp(a, "--grid") == 0) {
+      char *end;
+      double v = val ? strtod(val, &end) : 0;
+      if (!val || end == val || *end || !isfinite(v) || v < 0 || v > 1e4)
+        return run_usage_error("bad --grid value '%s' (gCO2eq/kWh, 0 to "
+                               "10000)",
+                               val ? val : "");
+      o->grid = v;
+      i++;
+    } else if (strcmp(a, "--cuda") == 0) {
+      o->cuda = 1;
+    } else if (strcmp(a, "--no-system") == 0) {
+      o->system = 0;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      o->quiet = 1;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = 1;
+    } else if (a[0] == '-') {
+      return run_usage_error("unknown option '%s'", a);
+    } else {
+      break; /* the command starts here */
+    }
+  }
+  if (i >= argc)
+    return run_usage_error("no command given%s", "");
+  o->cmd = argv + i;
+  return PP_CLI_PARSED;
+}
+

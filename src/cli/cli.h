@@ -51,6 +51,17 @@ typedef struct pp_cli_demo_args {
   long frames;
 } pp_cli_demo_args;
 
+typedef struct pp_cli_run_args {
+  const char *out; /* the run directory */
+  double grid;     /* gCO2eq/kWh */
+  unsigned hz;
+  const char *mode;
+  double duration; /* s; 0: until CMD exits */
+  int system, quiet, json, cuda;
+  char **cmd;      /* CMD and its arguments, in argv */
+} pp_cli_run_args;
+
+extern const char pp_cli_run_usage[];
 extern const char pp_cli_report_usage[];
 extern const char pp_cli_export_usage[];
 extern const char pp_cli_demo_usage[];
@@ -58,6 +69,7 @@ extern const char pp_cli_demo_usage[];
 int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a);
 int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a);
 int pp_cli_parse_demo(int argc, char **argv, pp_cli_demo_args *a);
+int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *a);
 /* "pipeprof CMD: <fmt with arg> (see 'pipeprof CMD --help')" on stderr;
  * returns PP_CLI_EXIT_USAGE. cmd NULL: the top level. */
 int pp_cli_usage_error(const char *cmd, const char *fmt, const char *arg);

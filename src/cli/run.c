@@ -34,50 +34,11 @@
 #include "export/export.h"
 #include "pipeprof.h"
 
-static const char run_usage[] =
-    "usage: pipeprof run [options] -- CMD [ARGS...]\n"
-    "\n"
-    "Run CMD with profiling on (programs linked with libpipeprof record\n"
-    "their zones), sample its process tree and the system, then print one\n"
-    "report: CMD and its processes, CPU per thread of the tree, and\n"
-    "pipeprof's own CPU time over the tree's as the profiler overhead.\n"
-    "The exit status is CMD's.\n"
-    "\n"
-    "  -o, --out DIR       output directory (default pipeprof-run)\n"
-    "      --hz N          samples per second, 1..1000 (default 10)\n"
-    "      --mode MODE     recording mode of CMD: trace (default), stats,\n"
-    "                      flight\n"
-    "      --duration S    after S seconds stop sampling and send SIGINT\n"
-    "      --no-system     sample only CMD's process tree\n"
-    "      --cuda          trace CMD's CUDA kernels, copies, memsets,\n"
-    "                      synchronization and API calls with CUPTI\n"
-    "                      (PIPEPROF_CUDA=1; CUDA_INJECTION64_PATH is set\n"
-    "                      to libpipeprof.so unless already set)\n"
-    "      --grid G        grid carbon intensity in gCO2eq/kWh for the\n"
-    "                      energy's carbon estimate (default 475)\n"
-    "  -q, --quiet         no live status line\n"
-    "      --json          print the summary JSON instead of the report\n"
-    "\n"
-    "NVTX ranges of CMD (PyTorch, TensorRT, ...) are captured too:\n"
-    "NVTX_INJECTION64_PATH is set to libpipeprof.so unless already set.\n"
-    "\n"
-    "Writes DIR/app.pptrace (CMD's zones, when linked with libpipeprof),\n"
-    "DIR/system.pptrace (samples), DIR/trace.json (Chrome/Perfetto) and\n"
-    "DIR/summary.json and DIR/report.html (self-contained HTML report).\n";
-
 /* Processes and threads of CMD's tree tracked one by one; later ones are
  * counted (the report says how many were left out). */
 #define RUN_MAX_THREADS 256
 
-typedef struct run_opts {
-  const char *out;
-  double grid;
-  unsigned hz;
-  const char *mode;
-  double duration;
-  int system, quiet, json, cuda;
-  char **cmd;
-} run_opts;
+typedef pp_cli_run_args run_opts;
 
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t got_signal;
@@ -91,89 +52,6 @@ static void forward(int sig, siginfo_t *si, void *ctx) {
     return;
   if (child_pid > 0)
     kill((pid_t)child_pid, sig);
-}
-
-static int run_usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "pipeprof run: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, " (see 'pipeprof run --help')\n");
-  return 2;
-}
-
-static int parse_opts(int argc, char **argv, run_opts *o) {
-  o->out = "pipeprof-run";
-  o->hz = 10;
-  o->mode = "trace";
-  o->duration = 0;
-  o->grid = 475.0;
-  o->system = 1;
-  o->quiet = o->json = o->cuda = 0;
-  o->cmd = NULL;
-  int i = 1;
-  for (; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(run_usage, stdout);
-      return -1;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) {
-      if (!val)
-        return run_usage_error("%s needs a directory", a);
-      o->out = argv[++i];
-    } else if (strcmp(a, "--hz") == 0) {
-      char *end;
-      errno = 0;
-      long v = val ? strtol(val, &end, 10) : 0;
-      if (!val || errno || end == val || *end || v < 1 || v > 1000)
-        return run_usage_error("bad --hz value '%s' (expected 1 to 1000)",
-                               val ? val : "");
-      o->hz = (unsigned)v;
-      i++;
-    } else if (strcmp(a, "--mode") == 0) {
-      if (!val || (strcmp(val, "trace") && strcmp(val, "stats") &&
-                   strcmp(val, "flight")))
-        return run_usage_error(
-            "bad --mode '%s' (expected trace, stats or flight)",
-            val ? val : "");
-      o->mode = argv[++i];
-    } else if (strcmp(a, "--duration") == 0) {
-      char *end;
-      double v = val ? strtod(val, &end) : 0;
-      if (!val || end == val || *end || !isfinite(v) || v <= 0 || v > 1e7)
-        return run_usage_error("bad --duration value '%s' (seconds > 0)",
-                               val ? val : "");
-      o->duration = v;
-      i++;
-    } else if (strcmp(a, "--grid") == 0) {
-      char *end;
-      double v = val ? strtod(val, &end) : 0;
-      if (!val || end == val || *end || !isfinite(v) || v < 0 || v > 1e4)
-        return run_usage_error("bad --grid value '%s' (gCO2eq/kWh, 0 to "
-                               "10000)",
-                               val ? val : "");
-      o->grid = v;
-      i++;
-    } else if (strcmp(a, "--cuda") == 0) {
-      o->cuda = 1;
-    } else if (strcmp(a, "--no-system") == 0) {
-      o->system = 0;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      o->quiet = 1;
-    } else if (strcmp(a, "--json") == 0) {
-      o->json = 1;
-    } else if (a[0] == '-') {
-      return run_usage_error("unknown option '%s'", a);
-    } else {
-      break; /* the command starts here */
-    }
-  }
-  if (i >= argc)
-    return run_usage_error("no command given%s", "");
-  o->cmd = argv + i;
-  return 0;
 }
 
 /* Find cmd as execvp would; 0 with the path in out, or -1. */
@@ -351,9 +229,9 @@ static void print_written(const char *dir) {
 
 int pp_cli_run(int argc, char **argv) {
   run_opts o;
-  int rc = parse_opts(argc, argv, &o);
-  if (rc != 0)
-    return rc < 0 ? 0 : rc;
+  int rc = pp_cli_parse_run(argc, argv, &o);
+  if (rc != PP_CLI_PARSED)
+    return rc;
   char exe[PATH_MAX];
   if (resolve(o.cmd[0], exe, sizeof exe) != 0) {
     fprintf(stderr, "pipeprof run: command not found: %s\n", o.cmd[0]);
