@@ -59,6 +59,7 @@
 #include "analyze/model.h"
 #include "core/clock.h"
 #include "core/recorder.h"
+#include "core/wake.h"
 #include "export/export.h"
 #include "pipeprof.h"
 #include "stats/histogram.h"
@@ -140,7 +141,7 @@ static void wait_for_writer(void) {
     return;
   uint64_t cap = t->capacity;
   while (atomic_load(&t->w) - atomic_load(&t->r) > cap / 4) {
-    pp__session_wake_writer();
+    pp__wake_force();
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
   }

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "internal.h"
 #include "core/clock.h"
+#include "core/meta.h"
 #include "core/recorder.h"
 #include "core/sampler.h"
 #include "export/export.h"

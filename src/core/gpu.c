@@ -41,6 +41,7 @@
 #include "clock.h"
 #include "env.h"
 #include "gpu.h"
+#include "meta.h"
 #include "recorder.h"
 
 /* ---- the driver API, declared locally ----------------------------------- */

@@ -17,6 +17,7 @@
 #include "../format/pptrace.h"
 #include "clock.h"
 #include "recorder.h"
+#include "wake.h"
 
 /* Generation 1, recording off: no word ever carries generation 0, the
  * generation of a thread's zeroed view, so a view that was never made (or
@@ -365,13 +366,13 @@ static __attribute__((noinline)) int room_slow(pp__prod *p, uint64_t w,
   uint64_t r = atomic_load_explicit(&t->r, memory_order_acquire);
   uint64_t need = w - r + n + (is_begin ? reserve : 0);
   if (need > cap) {
-    pp__session_wake_writer();
+    pp__wake_writer();
     p->limit = 0;
     return 0;
   }
   uint64_t half = r + cap / 2;
   if (w + n > half) {
-    pp__session_wake_writer();
+    pp__wake_writer();
     p->limit = r + cap - reserve;
   } else {
     p->limit = half;
@@ -948,15 +949,3 @@ double pp__measure_event_cost(double *drop_cost_ns) {
   return best;
 }
 
-/* ---- start from the environment when the library is loaded ------------- */
-
-/* A program that runs sessions of its own (the pipeprof command) defines
- * this as nonzero so that PIPEPROF=1 in its environment, meant for the
- * program it profiles, does not start one at load time. */
-extern const int pp__no_autostart __attribute__((weak));
-
-__attribute__((constructor)) static void pp__autostart(void) {
-  if (&pp__no_autostart && pp__no_autostart)
-    return;
-  pp_init_from_env();
-}

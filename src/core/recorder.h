@@ -146,12 +146,6 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind);
 double pp__measure_event_cost(double *drop_cost_ns);
 
 /* Session hooks implemented in session.c. */
-/* Add a key/value to the trace's metadata (copied; written by the writer on
- * its next pass). For the sampler: "unavailable.<metric>" reasons and run
- * facts. Control path: takes a lock. Returns 0, or -1 when not running or
- * out of memory. */
-int pp__session_meta(const char *key, const char *value);
-void pp__session_wake_writer(void);
 /* Start CUPTI activity tracing in the running session (PIPEPROF_CUDA=1,
  * CUDA injection). Records META "cuda.*" facts, or "unavailable.cuda" with
  * the reason when it cannot start (no libcupti, not trace mode, ...).

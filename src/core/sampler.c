@@ -21,6 +21,7 @@
 #include "../collect/proc.h"
 #include "../internal.h"
 #include "clock.h"
+#include "meta.h"
 #include "recorder.h"
 #include "sampler.h"
 

@@ -45,7 +45,9 @@
 #include "env.h"
 #include "live.h"
 #include "gpu.h"
+#include "meta.h"
 #include "recorder.h"
+#include "wake.h"
 #include "sampler.h"
 
 typedef struct locmap_entry {
@@ -62,9 +64,6 @@ typedef struct session {
   pid_t pid;
   pthread_t writer;
   _Atomic int stop;
-  _Atomic uint32_t wake_word;
-  _Atomic int wake_pending; /* a producer asked for a pass since the
-                               writer last went to sleep */
   _Atomic int finished;
   pp__clock_sync sync0, last_sync;
   locmap_entry *locmap;
@@ -91,9 +90,6 @@ typedef struct session {
   pp__tstate **snap;
   size_t nsnap, cap_snap;
   pp__sampler *sampler; /* sample_hz > 0 */
-  pthread_mutex_t meta_lock;
-  ppt_buf meta_pending; /* key/value pairs waiting for the writer */
-  uint64_t meta_count;
   pp__live *live;       /* live statistics; NULL when off. Touched by the
                            writer (and flight dumps) under write_lock; its
                            lifetime is guarded by live_lock */
@@ -184,24 +180,6 @@ const char *pp_output_path(void) {
 
 /* ---- writer wake-up (futex: the only call producers make, once per half
  * ring) -------------------------------------------------------------------- */
-
-/* Producers call this when a ring passes half full or is full (every
- * event of a full ring comes here): one futex wake per writer sleep, not
- * one system call per event. A thread whose ring fills after another
- * thread's wake was taken waits at most one writer period. */
-void pp__session_wake_writer(void) {
-  if (!atomic_load_explicit(&running, memory_order_relaxed) ||
-      atomic_load_explicit(&S.wake_pending, memory_order_relaxed) ||
-      atomic_exchange(&S.wake_pending, 1))
-    return;
-  atomic_fetch_add(&S.wake_word, 1);
-  syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static void writer_sleep(uint32_t seen, unsigned ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  syscall(SYS_futex, &S.wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-}
 
 /* ---- file output --------------------------------------------------------- */
 
@@ -691,31 +669,11 @@ static void write_drops(void) {
   ppt_buf_free(&b);
 }
 
-int pp__session_meta(const char *key, const char *value) {
-  if (!atomic_load(&running) || !key || !value)
-    return -1;
-  pthread_mutex_lock(&S.meta_lock);
-  ppt_buf_str(&S.meta_pending, key);
-  ppt_buf_str(&S.meta_pending, value);
-  S.meta_count++;
-  int rc = S.meta_pending.oom ? -1 : 0;
-  pthread_mutex_unlock(&S.meta_lock);
-  return rc;
-}
-
 static void write_pending_meta(void) {
-  pthread_mutex_lock(&S.meta_lock);
-  if (S.meta_count && !S.meta_pending.oom) {
-    ppt_buf b = {0};
-    ppt_buf_uv(&b, S.meta_count);
-    ppt_buf_bytes(&b, S.meta_pending.data, S.meta_pending.len);
+  ppt_buf b = {0};
+  if (pp__meta_take(&b))
     write_chunk(PPT_CHUNK_META, &b);
-    ppt_buf_free(&b);
-  }
-  S.meta_pending.len = 0;
-  S.meta_pending.oom = 0;
-  S.meta_count = 0;
-  pthread_mutex_unlock(&S.meta_lock);
+  ppt_buf_free(&b);
 }
 
 /* ---- live statistics ----------------------------------------------------- */
@@ -1145,16 +1103,15 @@ static void *writer_main(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   unsigned period = S.cfg.flush_ms, idle = idle_flush_ms(S.cfg.flush_ms);
-  uint32_t seen = atomic_load(&S.wake_word);
+  uint32_t seen = pp__wake_word();
   while (!atomic_load(&S.stop)) {
-    writer_sleep(seen, period);
+    pp__wake_wait(seen, period);
     if (atomic_load(&S.stop))
       break;
     /* Take wake-ups again before the pass, and note the word: a producer
      * that asks during the pass bumps it, and the next sleep returns at
      * once, as if it had asked one system call per ring crossing. */
-    atomic_store(&S.wake_pending, 0);
-    uint32_t now = atomic_load(&S.wake_word);
+    uint32_t now = pp__wake_rearm();
     pthread_mutex_lock(&S.write_lock);
     S.pass_busy = now != seen; /* woken: a ring half full or full */
     seen = now;
@@ -1205,8 +1162,7 @@ static void on_signal(int sig) {
   if (atomic_load(&running) && S.pid == getpid()) {
     pp__recorder_publish(0);
     atomic_store(&S.stop, 1);
-    atomic_fetch_add(&S.wake_word, 1);
-    syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pp__wake_force();
     struct timespec ts = {0, 2000000}; /* wait up to 3 s for the writer */
     for (int i = 0; i < 1500 && !atomic_load(&S.finished); i++)
       nanosleep(&ts, NULL);
@@ -1275,15 +1231,14 @@ static void fork_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&ctl_lock, &fresh, sizeof fresh);
   memcpy(&S.write_lock, &fresh, sizeof fresh);
-  memcpy(&S.meta_lock, &fresh, sizeof fresh);
   memcpy(&live_lock, &fresh, sizeof fresh);
   memcpy(&cb_lock, &fresh, sizeof fresh);
   S.live = NULL; /* the parent's; leaked in the child on purpose */
   S.peek = NULL;
   S.cap_peek = 0;
   S.nnotes = 0;
-  memset(&S.meta_pending, 0, sizeof S.meta_pending);
-  S.meta_count = 0;
+  pp__meta_after_fork();
+  pp__wake_close();
   S.fd = -1;
   S.agg = NULL; /* the parent's copy; leaked in the child on purpose */
   S.snap = NULL;
@@ -1422,7 +1377,6 @@ int pp_init(const pp_config *user) {
   S.pid = getpid();
   S.fd = -1;
   pthread_mutex_init(&S.write_lock, NULL);
-  pthread_mutex_init(&S.meta_lock, NULL);
   if (cfg.out_path && *cfg.out_path)
     snprintf(S.out_path, sizeof S.out_path, "%s", cfg.out_path);
   else
@@ -1480,8 +1434,10 @@ int pp_init(const pp_config *user) {
   pp__recorder_reset_positions();
   pp__gpu_session_start();
   atomic_store(&running, 1);
+  pp__meta_open(1);
   if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
     atomic_store(&running, 0);
+    pp__meta_open(0);
     if (S.fd >= 0)
       close(S.fd);
     pp__aggregate_free(S.agg);
@@ -1569,15 +1525,16 @@ int pp_shutdown(void) {
     pp__cupti_stop();
   pp__recorder_publish(0);
   atomic_store(&S.stop, 1);
-  atomic_fetch_add(&S.wake_word, 1);
-  syscall(SYS_futex, &S.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  pp__wake_force();
   pthread_join(S.writer, NULL);
+  pp__wake_close();
   dispatch_notes(); /* from the writer's last regular pass */
   atomic_store(&S.cuda, 0);
   restore_signals();
   int failed = S.io_failed || S.io_errno;
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
+  pp__meta_open(0);
   pp__live_free(S.live);
   S.live = NULL;
   pthread_mutex_unlock(&live_lock);
@@ -1590,7 +1547,6 @@ int pp_shutdown(void) {
   ppt_buf_free(&S.defs);
   ppt_buf_free(&S.evbuf);
   ppt_buf_free(&S.stage);
-  ppt_buf_free(&S.meta_pending);
   pp__free(S.gpu);
   S.gpu = NULL;
   S.ngpu = S.cap_gpu = S.gpu_total = 0;
@@ -1639,7 +1595,7 @@ int pp__session_cuda_start(void) {
     if (*miss)
       pp__session_meta("unavailable.cuda.kinds", miss);
   }
-  pp__session_wake_writer();
+  pp__wake_writer();
   pthread_mutex_unlock(&ctl_lock);
   return rc;
 }
@@ -1810,4 +1766,17 @@ int pp_init_from_env(void) {
   else if (cuda)
     pp__session_cuda_start();
   return rc;
+}
+
+/* ---- start from the environment when the library is loaded ------------- */
+
+/* A program that runs sessions of its own (the pipeprof command) defines
+ * this as nonzero so that PIPEPROF=1 in its environment, meant for the
+ * program it profiles, does not start one at load time. */
+extern const int pp__no_autostart __attribute__((weak));
+
+__attribute__((constructor)) static void pp__autostart(void) {
+  if (&pp__no_autostart && pp__no_autostart)
+    return;
+  pp_init_from_env();
 }

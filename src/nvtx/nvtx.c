@@ -26,6 +26,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "core/meta.h"
 #include "core/recorder.h"
 #include "internal.h"
 #include "pipeprof.h"

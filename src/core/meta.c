@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Metadata waiting for the writer (meta.h).
+ */
+#include "meta.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ppt_buf pending; /* key/value pairs */
+static uint64_t count;
+static _Atomic int open_;
+
+void pp__meta_open(int open) { atomic_store(&open_, open); }
+
+int pp__session_meta(const char *key, const char *value) {
+  if (!atomic_load(&open_) || !key || !value)
+    return -1;
+  pthread_mutex_lock(&lock);
+  ppt_buf_str(&pending, key);
+  ppt_buf_str(&pending, value);
+  count++;
+  int rc = pending.oom ? -1 : 0;
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+uint64_t pp__meta_take(ppt_buf *out) {
+  pthread_mutex_lock(&lock);
+  uint64_t n = pending.oom ? 0 : count;
+  if (n) {
+    ppt_buf_uv(out, n);
+    ppt_buf_bytes(out, pending.data, pending.len);
+  }
+  pending.len = 0;
+  pending.oom = 0;
+  count = 0;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+void pp__meta_after_fork(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&lock, &fresh, sizeof fresh);
+  pending.len = 0;
+  pending.oom = 0;
+  count = 0;
+  atomic_store(&open_, 0);
+}
