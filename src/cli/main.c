@@ -34,7 +34,6 @@ typedef struct command {
   const char *usage;
 } command;
 
-
 /* ---- report ------------------------------------------------------------- */
 
 static int cmd_report(int argc, char **argv) {

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "../internal.h"
+
 static const pp_metric_def table[PP_METRIC_COUNT] = {
 #define PP_METRIC_ROW_(id, name, unit, kind, group, help)                    \
   [PP_METRIC_##id] = {name, PP_UNIT_##unit, PP_METRIC_##kind,                \
@@ -25,14 +27,11 @@ static int match(const char *p, const char *name, long *index,
   const char *n = name;
   while (*p) {
     if (strncmp(p, "{N}", 3) == 0) {
-      if (*n < '0' || *n > '9' || (*n == '0' && n[1] >= '0' && n[1] <= '9'))
-        return 0; /* digits, no leading zero */
-      long v = 0;
-      while (*n >= '0' && *n <= '9') {
-        if (v > 99999999)
-          return 0;
-        v = v * 10 + (*n++ - '0');
-      }
+      if (*n == '0' && n[1] >= '0' && n[1] <= '9')
+        return 0; /* no leading zero */
+      long v = pp__name_index(n, "", &n);
+      if (v < 0)
+        return 0;
       *index = v;
       p += 3;
       continue;
