@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Events of several threads in one time order, for the analyses that pair
+ * or sequence events across threads (requests, queues, frames, ranges):
+ * the contract every such streaming analysis is fed by, from a model held
+ * in memory (pp_feed_in_time_order, an exact merge) or from the trace
+ * reader streaming a file (pp_order, a bounded reorder buffer).
+ *
+ * The order: non-decreasing time across threads; within a thread, always
+ * recording order (a thread whose clock went backwards is never reordered:
+ * its events come as recorded, so the merged stream may step back in time
+ * there); at equal times the lower thread index first.
+ */
+#ifndef PP_MODEL_FEED_H
+#define PP_MODEL_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/model.h"
+
+/* A bit set of event types (enum ppt_event_type): 1u << type each. */
+#define PP_FEED_TYPE(type) (UINT32_C(1) << (type))
+#define PP_FEED_ALL UINT32_MAX
+
+/* One event handed over: thread is the index in t->threads (stable while
+ * the feed runs), e->loc < t->nlocs. Returns 0 to go on; anything else
+ * stops the feed, which returns it. */
+typedef int (*pp_feed_fn)(void *arg, const pp_trace *t, uint32_t thread,
+                          const pp_event *e);
+
+/* Every stored event of t whose type is in `types` and whose loc is
+ * defined, in the order above. Returns 0 after the last event, fn's
+ * non-zero value when fn stopped it, or -1 when out of memory (nothing
+ * was fed). */
+int pp_feed_in_time_order(const pp_trace *t, uint32_t types, pp_feed_fn fn,
+                          void *arg);
+
+/* The reorder buffer of a streaming read: events put in per-thread
+ * recording order (threads interleaved in any way) come out to fn in the
+ * order above, as far as a buffer of `cap` events allows: when it is
+ * full, the earliest waiting event is handed over, and an event put
+ * later with an earlier time than one already handed over is handed over
+ * at once and counted late (pp_order_late). Memory: at most cap events. */
+typedef struct pp_order pp_order;
+
+pp_order *pp_order_new(size_t cap, pp_feed_fn fn, void *arg);
+/* Queue e (copied) of thread `thread`. Returns 0, fn's non-zero value, or
+ * -1 when out of memory. */
+int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
+                 const pp_event *e);
+/* Hand over everything still waiting. Returns 0, fn's value or -1. */
+int pp_order_flush(pp_order *o, const pp_trace *t);
+/* Events handed over out of order because the buffer was full. */
+uint64_t pp_order_late(const pp_order *o);
+void pp_order_free(pp_order *o);
+
+#endif /* PP_MODEL_FEED_H */
