@@ -139,6 +139,11 @@ typedef struct pp_read_diag {
   int clean_end;           /* an END chunk was found */
   int truncated;           /* file ends inside a chunk */
   int out_of_memory;       /* an allocation failed: the read was abandoned */
+  uint64_t events;         /* thread events decoded, stored or not */
+  uint64_t events_kept;    /* of them, stored in the threads' ev */
+  int64_t first_unkept_ns; /* the earliest time of an event not stored:
+                              stored events are complete before it;
+                              INT64_MAX when every event was stored */
 } pp_read_diag;
 
 /* An anomaly or alert raised by the live statistics inside the profiled
@@ -544,6 +549,25 @@ size_t pp_trace_pids(const pp_trace *t, uint32_t **pids);
 /* Name of a loc (never NULL). */
 const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc);
 
+/* One event handed to a streaming consumer: thread is the index in
+ * t->threads (stable while the read or feed runs; the array itself may
+ * move between calls), e->loc < t->nlocs. Returns 0 to go on; anything
+ * else stops the read or feed, which fails. (src/model/feed.h says in
+ * what order each producer hands events over.) */
+typedef int (*pp_feed_fn)(void *arg, const pp_trace *t, uint32_t thread,
+                          const pp_event *e);
+
+/* How to read: which events to store, and who else sees them. */
+typedef struct pp_read_opts {
+  uint64_t keep_events; /* most thread events stored in the threads' ev, in
+                           file order; UINT64_MAX: all */
+  pp_feed_fn on_event;  /* each decoded thread event, stored or not, in
+                           file order (each thread's in recording order,
+                           threads interleaved chunk by chunk), its time
+                           already in ns; NULL: none */
+  void *arg;
+} pp_read_opts;
+
 /* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line
  * reason in err (which is always NUL-terminated), or PP_TRACE_ENOMEM when
  * memory ran out ("out of memory reading FILE (...)" in err; nothing is
@@ -557,6 +581,19 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
                        size_t errlen);
 int pp_trace_read_mem(const unsigned char *data, size_t len, pp_trace *t,
                       char *err, size_t errlen);
+/* The same with options (NULL: store everything, as above). A regular
+ * file is read in two passes: every chunk but the events first (sites,
+ * threads, clock), then the event chunks again by offset, each decoded,
+ * handed to o->on_event and stored only while o->keep_events allows, so
+ * memory stays bounded whatever the file's length. A pipe or FIFO cannot
+ * be read twice: its event chunks are held, still encoded (a few bytes an
+ * event), until the second pass. On a failure of on_event the read fails
+ * with PP_TRACE_ENOMEM. */
+int pp_trace_read_file_opts(const char *path, pp_trace *t,
+                            const pp_read_opts *o, char *err, size_t errlen);
+int pp_trace_read_mem_opts(const unsigned char *data, size_t len,
+                           pp_trace *t, const pp_read_opts *o, char *err,
+                           size_t errlen);
 void pp_trace_free(pp_trace *t);
 
 /* Analysis (src/analyze/analyze.c): zone instances per thread and the

@@ -209,7 +209,7 @@ static int decode_drops(pp_trace *t, ppt_cursor *c) {
 
 
 /* An anomaly or alert (since 1.2): its fields after type and delta. The
- * time stays in ticks until convert_ticks(). */
+ * time stays in ticks until convert_rest(). */
 static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
                        uint64_t tick) {
   size_t lw, lh, lm;
@@ -243,7 +243,7 @@ static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
 }
 
 /* A GPU_ZONE event (since 1.2): device, stream, launch delta (ticks),
- * duration (ns). Ticks are kept in start/launch until convert_ticks(); the
+ * duration (ns). Ticks are kept in start/launch until convert_rest(); the
  * end is set from the duration there. */
 static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
                            uint64_t tick, uint64_t id) {
@@ -264,7 +264,7 @@ static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
   memset(g, 0, sizeof *g);
   g->start = (int64_t)tick;
   g->launch = (int64_t)(tick + (uint64_t)launch);
-  g->end = (int64_t)dur; /* the duration until convert_ticks() */
+  g->end = (int64_t)dur; /* the duration until convert_rest() */
   g->tid = tid;
   g->stream = stream;
   g->device = (uint32_t)device;
@@ -273,14 +273,39 @@ static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
   return 0;
 }
 
-/* Events keep raw ticks in ts until convert_ticks(). */
-static int decode_events(pp_trace *t, ppt_cursor *c) {
+/* ---- ticks to ns ------------------------------------------------------- */
+
+/* What converting a tick needs, prepared once all CLOCK chunks are read
+ * (prepare_clock): the sorted, filtered synchronisation points, the
+ * fallback and overall rates, and a cursor that moves locally because
+ * events come nearly in time order. */
+typedef struct tick_conv {
+  int identity; /* ticks are monotonic ns already */
+  double fallback, overall;
+  size_t seg;
+} tick_conv;
+
+/* What the second pass carries from event to event. */
+typedef struct ev_pass {
+  tick_conv conv;
+  const pp_read_opts *opts;
+  int consumer_failed; /* on_event returned non-zero */
+} ev_pass;
+
+static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
+
+/* An EVENTS chunk (second pass): each thread event is decoded, its time
+ * converted to ns, handed to the consumer and stored while the budget
+ * allows; anomalies, alerts and GPU zones are kept in ticks until
+ * convert_rest(). */
+static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
   uint64_t tid = ppt_get_uv(c);
   uint64_t tick = ppt_get_uv(c);
   if (c->err)
     return -1;
   pp_thread *th = NULL; /* looked up at the first thread event: a chunk
                            of anomalies and alerts belongs to no thread */
+  size_t thi = 0;
   while (c->p < c->end) {
     unsigned type = *c->p++;
     int64_t delta = ppt_get_sv(c);
@@ -292,8 +317,11 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
       tick += (uint64_t)delta;
       continue;
     }
-    if (!th && !(th = thread_for(t, tid)))
-      return -1;
+    if (!th) {
+      if (!(th = thread_for(t, tid)))
+        return -1;
+      thi = (size_t)(th - t->threads);
+    }
     uint64_t id = ppt_get_uv(c);
     pp_event ev;
     memset(&ev, 0, sizeof ev);
@@ -301,6 +329,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
     if (type == PPT_EV_GPU_ZONE) {
       if (decode_gpu_zone(t, c, tid, tick + (uint64_t)delta, id) != 0)
         return -1;
+      th = &t->threads[thi]; /* thread_for may have moved the array */
       tick += (uint64_t)delta;
       continue;
     }
@@ -330,10 +359,24 @@ static int decode_events(pp_trace *t, ppt_cursor *c) {
     ev.loc = (uint32_t)id;
     if (!loc_slot(t, id))
       return -1;
+    ev.ts = conv_tick(t, &ps->conv, tick);
+    t->diag.events++;
+    if (ps->opts->on_event &&
+        ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, &ev) != 0) {
+      ps->consumer_failed = 1;
+      t->diag.out_of_memory = 1;
+      return -1;
+    }
+    if (t->diag.events_kept >= ps->opts->keep_events) {
+      if (ev.ts < t->diag.first_unkept_ns)
+        t->diag.first_unkept_ns = ev.ts;
+      continue;
+    }
     if (grow(t, (void **)&th->ev, &th->cap_ev, th->nev + 1,
                  sizeof(pp_event)) != 0)
       return -1;
     th->ev[th->nev++] = ev;
+    t->diag.events_kept++;
   }
   return 0;
 }
@@ -695,7 +738,7 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   return 0;
 }
 
-/* ---- ticks to ns ------------------------------------------------------ */
+/* ---- ticks to ns (the rest) -------------------------------------------- */
 
 static int cmp_sync(const void *a, const void *b) {
   const pp_clock_sync *x = a, *y = b;
@@ -718,29 +761,57 @@ static int64_t sat_ns(double v) {
   return (int64_t)llround(v);
 }
 
-/* One tick to ns, as the event loop of convert_ticks() does it (binary
- * search for the segment; used for the few GPU zones). t->clock is sorted
- * and filtered. */
-static int64_t tick_to_ns(const pp_trace *t, uint64_t tick, int identity,
-                          double fallback, double overall) {
+/* Sort the synchronisation points, drop those that would make time go
+ * backwards, and derive the rates (all arithmetic in double: ticks and ns
+ * from a damaged file may be anywhere in their 64-bit ranges). */
+static void prepare_clock(pp_trace *t, tick_conv *v) {
+  const char *src = pp_trace_meta(t, "tick_source");
+  memset(v, 0, sizeof *v);
+  v->identity = src && strcmp(src, "monotonic") == 0;
+  v->fallback = 1.0;
+  const char *r = pp_trace_meta(t, "ticks_per_ns");
+  if (r) {
+    double x = strtod(r, NULL);
+    if (isfinite(x) && x > 0.01 && x < 100)
+      v->fallback = x;
+  }
+  if (t->nclock > 1)
+    qsort(t->clock, t->nclock, sizeof *t->clock, cmp_sync);
+  size_t k = 0;
+  for (size_t i = 0; i < t->nclock; i++)
+    if (k == 0 || (t->clock[i].tick > t->clock[k - 1].tick &&
+                   t->clock[i].mono_ns > t->clock[k - 1].mono_ns))
+      t->clock[k++] = t->clock[i];
+  t->nclock = k;
+  v->overall = v->fallback;
+  if (k >= 2) {
+    double dt = (double)t->clock[k - 1].tick - (double)t->clock[0].tick;
+    double dn = (double)t->clock[k - 1].mono_ns - (double)t->clock[0].mono_ns;
+    if (dt > 0 && dn > 0)
+      v->overall = dt / dn;
+  }
+}
+
+/* One tick to ns: linear between the synchronisation points around it,
+ * at the overall rate outside them. The cursor v->seg moves from where the
+ * last conversion left it. */
+static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
   size_t k = t->nclock;
-  if (identity)
+  if (v->identity)
     return (int64_t)tick;
   if (k == 0)
-    return sat_ns((double)tick / fallback);
-  size_t lo = 0, hi = k; /* last point with point.tick <= tick, else 0 */
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (t->clock[mid].tick <= tick)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  const pp_clock_sync *a = &t->clock[lo];
-  double rate = overall;
-  if (lo + 1 < k && tick >= a->tick) {
-    double dt = (double)t->clock[lo + 1].tick - (double)a->tick;
-    double dn = (double)t->clock[lo + 1].mono_ns - (double)a->mono_ns;
+    return sat_ns((double)tick / v->fallback);
+  if (v->seg >= k)
+    v->seg = 0;
+  while (v->seg + 1 < k && t->clock[v->seg + 1].tick <= tick)
+    v->seg++;
+  while (v->seg > 0 && t->clock[v->seg].tick > tick)
+    v->seg--;
+  const pp_clock_sync *a = &t->clock[v->seg];
+  double rate = v->overall;
+  if (v->seg + 1 < k && tick >= a->tick) {
+    double dt = (double)t->clock[v->seg + 1].tick - (double)a->tick;
+    double dn = (double)t->clock[v->seg + 1].mono_ns - (double)a->mono_ns;
     if (dt > 0 && dn > 0)
       rate = dt / dn;
   }
@@ -748,100 +819,18 @@ static int64_t tick_to_ns(const pp_trace *t, uint64_t tick, int identity,
   return sat_ns((double)a->mono_ns + d);
 }
 
-static void convert_ticks(pp_trace *t) {
-  const char *src = pp_trace_meta(t, "tick_source");
-  int identity = src && strcmp(src, "monotonic") == 0;
-  double fallback = 1.0;
-  const char *r = pp_trace_meta(t, "ticks_per_ns");
-  if (r) {
-    double v = strtod(r, NULL);
-    if (isfinite(v) && v > 0.01 && v < 100)
-      fallback = v;
-  }
-  if (t->nclock > 1)
-    qsort(t->clock, t->nclock, sizeof *t->clock, cmp_sync);
-  /* Drop syncs that would make time go backwards. */
-  size_t k = 0;
-  for (size_t i = 0; i < t->nclock; i++)
-    if (k == 0 || (t->clock[i].tick > t->clock[k - 1].tick &&
-                   t->clock[i].mono_ns > t->clock[k - 1].mono_ns))
-      t->clock[k++] = t->clock[i];
-  t->nclock = k;
-  /* All arithmetic in double: ticks and ns from a damaged file may be
-   * anywhere in their 64-bit ranges. */
-  double overall = fallback;
-  if (k >= 2) {
-    double dt = (double)t->clock[k - 1].tick - (double)t->clock[0].tick;
-    double dn = (double)t->clock[k - 1].mono_ns - (double)t->clock[0].mono_ns;
-    if (dt > 0 && dn > 0)
-      overall = dt / dn;
-  }
+/* GPU zones and notes, decoded in ticks, once every event is read. */
+static void convert_rest(pp_trace *t, tick_conv *v) {
   for (size_t i = 0; i < t->ngpu; i++) {
     pp_gpu_zone_rec *g = &t->gpu[i];
     int64_t dur = g->end;
-    g->start = tick_to_ns(t, (uint64_t)g->start, identity, fallback, overall);
-    g->launch = tick_to_ns(t, (uint64_t)g->launch, identity, fallback,
-                           overall);
+    g->start = conv_tick(t, v, (uint64_t)g->start);
+    g->launch = conv_tick(t, v, (uint64_t)g->launch);
     if (__builtin_add_overflow(g->start, dur, &g->end))
       g->end = INT64_MAX;
   }
-  for (size_t i = 0; i < t->nthreads; i++) {
-    pp_thread *th = &t->threads[i];
-    size_t seg = 0;
-    for (size_t j = 0; j < th->nev; j++) {
-      uint64_t tick = (uint64_t)th->ev[j].ts;
-      if (identity) {
-        continue; /* ticks are monotonic ns already */
-      }
-      if (k == 0) {
-        th->ev[j].ts = sat_ns((double)tick / fallback);
-        continue;
-      }
-      /* Events are nearly sorted: move the segment cursor locally. */
-      while (seg + 1 < k && t->clock[seg + 1].tick <= tick)
-        seg++;
-      while (seg > 0 && t->clock[seg].tick > tick)
-        seg--;
-      const pp_clock_sync *a = &t->clock[seg];
-      double rate = overall;
-      if (seg + 1 < k && tick >= a->tick) {
-        double dt = (double)t->clock[seg + 1].tick - (double)a->tick;
-        double dn = (double)t->clock[seg + 1].mono_ns - (double)a->mono_ns;
-        if (dt > 0 && dn > 0)
-          rate = dt / dn;
-      }
-      double d = ((double)tick - (double)a->tick) / rate;
-      th->ev[j].ts = sat_ns((double)a->mono_ns + d);
-    }
-  }
-  /* Anomalies and alerts: few, so a binary search each. */
-  for (size_t i = 0; i < t->nnotes; i++) {
-    uint64_t tick = (uint64_t)t->notes[i].ts;
-    if (identity)
-      continue;
-    if (k == 0) {
-      t->notes[i].ts = sat_ns((double)tick / fallback);
-      continue;
-    }
-    size_t lo = 0, hi = k; /* last sync with tick <= this one, or 0 */
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (t->clock[mid].tick <= tick)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    const pp_clock_sync *a = &t->clock[lo];
-    double rate = overall;
-    if (lo + 1 < k && tick >= a->tick) {
-      double dt = (double)t->clock[lo + 1].tick - (double)a->tick;
-      double dn = (double)t->clock[lo + 1].mono_ns - (double)a->mono_ns;
-      if (dt > 0 && dn > 0)
-        rate = dt / dn;
-    }
-    t->notes[i].ts =
-        sat_ns((double)a->mono_ns + ((double)tick - (double)a->tick) / rate);
-  }
+  for (size_t i = 0; i < t->nnotes; i++)
+    t->notes[i].ts = conv_tick(t, v, (uint64_t)t->notes[i].ts);
   if (t->nnotes > 1)
     qsort(t->notes, t->nnotes, sizeof *t->notes, cmp_note);
 }
@@ -861,7 +850,7 @@ static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
   case PPT_CHUNK_THREAD:
     return decode_thread(t, &c);
   case PPT_CHUNK_EVENTS:
-    return decode_events(t, &c);
+    return 0; /* indexed by the first pass, decoded by the second */
   case PPT_CHUNK_DROPS:
     return decode_drops(t, &c);
   case PPT_CHUNK_STATS:
@@ -894,6 +883,7 @@ typedef struct rd_src {
   size_t gran;              /* bytes a read() asks for at least */
   uint64_t base;            /* file offset of buf[0] */
   int fd;                   /* -1: memory */
+  int seekable;             /* fd is a regular file: pread() by offset */
   int eof;
   int io_errno; /* read() failed with this errno */
   int oom;
@@ -974,11 +964,137 @@ static uint64_t count_events(const pp_trace *t) {
   return n;
 }
 
+/* ---- the event chunks: indexed by the first pass, decoded by the second --
+ *
+ * The first pass decodes every chunk but EVENTS and notes where each
+ * intact EVENTS chunk is; once the clock is known the second pass decodes
+ * them in file order, so no event needs storing to be converted. */
+
+typedef struct ev_chunk {
+  uint64_t off;        /* payload offset in the input */
+  uint32_t len;
+  uint32_t crc;        /* the payload's CRC-32C, checked again on pread */
+  unsigned char *copy; /* a pipe's payload, held (NULL otherwise) */
+} ev_chunk;
+
+typedef struct ev_index {
+  ev_chunk *v;
+  size_t n, cap;
+} ev_index;
+
+static void ev_index_free(ev_index *x) {
+  for (size_t i = 0; i < x->n; i++)
+    pp__free(x->v[i].copy);
+  pp__free(x->v);
+  memset(x, 0, sizeof *x);
+}
+
+/* The thread an EVENTS payload belongs to exists from the first pass on,
+ * as when every chunk was decoded in one pass (the order of t->threads
+ * stays the order of first appearance). A chunk of only anomalies and
+ * alerts (thread 0) creates no thread. */
+static int ev_chunk_thread(pp_trace *t, const unsigned char *p, size_t n) {
+  ppt_cursor c = {p, p + n, 0};
+  uint64_t tid = ppt_get_uv(&c);
+  ppt_get_uv(&c);
+  if (c.err || c.p >= c.end || ppt_is_note(*c.p))
+    return 0;
+  return thread_for(t, tid) ? 0 : -1;
+}
+
+static int ev_index_add(pp_trace *t, ev_index *x, const rd_src *s,
+                        const unsigned char *payload, uint32_t len) {
+  if (grow(t, (void **)&x->v, &x->cap, x->n + 1, sizeof *x->v) != 0)
+    return -1;
+  ev_chunk *e = &x->v[x->n];
+  memset(e, 0, sizeof *e);
+  e->len = len;
+  e->crc = pp__crc32c(0, payload, len);
+  if (s->fd < 0 || s->seekable) {
+    e->off = s->fd < 0 ? (uint64_t)(payload - s->buf)
+                       : s->base + (uint64_t)(payload - s->buf);
+  } else {
+    e->copy = pp__malloc(len ? len : 1);
+    if (!e->copy) {
+      t->diag.out_of_memory = 1;
+      return -1;
+    }
+    memcpy(e->copy, payload, len);
+  }
+  x->n++;
+  return ev_chunk_thread(t, payload, len);
+}
+
+/* The second pass. 0, -1 (err set) or PP_TRACE_ENOMEM. */
+static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
+                          const pp_read_opts *o) {
+  ev_pass ps;
+  memset(&ps, 0, sizeof ps);
+  ps.opts = o;
+  prepare_clock(t, &ps.conv);
+  unsigned char *buf = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (size_t i = 0; i < x->n && rc == 0; i++) {
+    const ev_chunk *e = &x->v[i];
+    const unsigned char *p;
+    if (e->copy) {
+      p = e->copy;
+    } else if (s->fd < 0) {
+      p = s->buf + e->off;
+    } else {
+      if (e->len > cap) {
+        unsigned char *nb = pp__realloc(buf, e->len);
+        if (!nb) {
+          t->diag.out_of_memory = 1;
+          break;
+        }
+        buf = nb;
+        cap = e->len;
+      }
+      size_t got = 0;
+      while (got < e->len) {
+        ssize_t k = pread(s->fd, buf + got, e->len - got,
+                          (off_t)(e->off + got));
+        if (k < 0 && errno == EINTR)
+          continue;
+        if (k <= 0) {
+          s->io_errno = k < 0 ? errno : EIO; /* the file shrank */
+          break;
+        }
+        got += (size_t)k;
+      }
+      if (got < e->len)
+        break;
+      if (pp__crc32c(0, buf, e->len) != e->crc) {
+        t->diag.chunks_bad++; /* the file changed under the reader */
+        continue;
+      }
+      p = buf;
+    }
+    ppt_cursor c = {p, p + e->len, 0};
+    if (decode_events(t, &c, &ps) != 0) {
+      if (t->diag.out_of_memory)
+        break;
+      t->diag.chunks_bad++;
+    } else {
+      t->diag.chunks_ok++;
+    }
+  }
+  pp__free(buf);
+  if (!t->diag.out_of_memory && !s->io_errno)
+    convert_rest(t, &ps.conv);
+  return 0;
+}
+
 /* Header, chunks, names, ticks. 0, -1 (err set) or PP_TRACE_ENOMEM. */
-static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
-                    size_t errlen) {
+static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
+                    const pp_read_opts *o, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   t->diag.file_bytes = size_hint;
+  t->diag.first_unkept_ns = INT64_MAX;
+  ev_index idx;
+  memset(&idx, 0, sizeof idx);
   size_t have = rd_need(s, PPT_FILE_HEADER_SIZE);
   const unsigned char *d = s->buf + s->pos;
   if (s->io_errno) {
@@ -1040,7 +1156,14 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
       t->diag.bytes_skipped += total;
       continue;
     }
-    if (decode_chunk(t, ppt_get_u16(h + 4), payload, plen) != 0) {
+    unsigned type = ppt_get_u16(h + 4);
+    if (type == PPT_CHUNK_EVENTS) {
+      if (ev_index_add(t, &idx, s, payload, plen) != 0 &&
+          t->diag.out_of_memory)
+        break; /* counted ok or bad when decoded */
+      continue;
+    }
+    if (decode_chunk(t, type, payload, plen) != 0) {
       if (t->diag.out_of_memory)
         break;
       t->diag.chunks_bad++;
@@ -1056,6 +1179,9 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
   uint64_t offset = rd_offset(s);
   if (offset > t->diag.file_bytes)
     t->diag.file_bytes = offset;
+  if (!s->oom && !t->diag.out_of_memory && !s->io_errno)
+    decode_indexed(s, t, &idx, o);
+  ev_index_free(&idx);
   /* Name every loc an event or statistic refers to. */
   for (size_t i = 0; i < t->nlocs && !s->oom && !t->diag.out_of_memory;
        i++) {
@@ -1071,7 +1197,8 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
     }
   }
   if (s->oom || t->diag.out_of_memory) {
-    uint64_t events = count_events(t);
+    uint64_t events = t->diag.events > count_events(t) ? t->diag.events
+                                                        : count_events(t);
     pp_trace_free(t);
     t->diag.out_of_memory = 1;
     err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
@@ -1086,12 +1213,13 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint, char *err,
             (unsigned long long)offset, strerror(s->io_errno));
     return -1;
   }
-  convert_ticks(t);
   return 0;
 }
 
-int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
-                      char *err, size_t errlen) {
+static const pp_read_opts keep_all = {UINT64_MAX, NULL, NULL};
+
+int pp_trace_read_mem_opts(const unsigned char *d, size_t len, pp_trace *t,
+                           const pp_read_opts *o, char *err, size_t errlen) {
   rd_src s;
   memset(&s, 0, sizeof s);
   s.buf = d;
@@ -1099,7 +1227,7 @@ int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
   s.fd = -1;
   s.eof = 1;
   char inner[200] = "";
-  int rc = read_src(&s, t, len, inner, sizeof inner);
+  int rc = read_src(&s, t, len, o ? o : &keep_all, inner, sizeof inner);
   if (rc == PP_TRACE_ENOMEM)
     err_set(err, errlen, "out of memory reading the trace %s", inner);
   else if (rc != 0)
@@ -1107,8 +1235,14 @@ int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
   return rc;
 }
 
-int pp_trace_read_file(const char *path, pp_trace *t, char *err,
-                       size_t errlen) {
+int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
+                      char *err, size_t errlen) {
+  return pp_trace_read_mem_opts(d, len, t, NULL, err, errlen);
+}
+
+int pp_trace_read_file_opts(const char *path, pp_trace *t,
+                            const pp_read_opts *o, char *err,
+                            size_t errlen) {
   memset(t, 0, sizeof *t);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -1117,11 +1251,13 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
   }
   struct stat st;
   uint64_t size = 0;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && st.st_size > 0)
     size = (uint64_t)st.st_size;
   rd_src s;
   memset(&s, 0, sizeof s);
   s.fd = fd;
+  s.seekable = regular;
   /* The header alone first: a non-trace input is refused after reading
    * PPT_FILE_HEADER_SIZE bytes. */
   s.cap = s.gran = PPT_FILE_HEADER_SIZE;
@@ -1132,7 +1268,7 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
   if (!s.own)
     rc = PP_TRACE_ENOMEM;
   else
-    rc = read_src(&s, t, size, inner, sizeof inner);
+    rc = read_src(&s, t, size, o ? o : &keep_all, inner, sizeof inner);
   pp__free(s.own);
   close(fd);
   if (rc == PP_TRACE_ENOMEM)
@@ -1140,6 +1276,11 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
   else if (rc != 0)
     err_set(err, errlen, "%s: %s", path, inner);
   return rc;
+}
+
+int pp_trace_read_file(const char *path, pp_trace *t, char *err,
+                       size_t errlen) {
+  return pp_trace_read_file_opts(path, t, NULL, err, errlen);
 }
 
 void pp_trace_free(pp_trace *t) {

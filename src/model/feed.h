@@ -23,11 +23,7 @@
 #define PP_FEED_TYPE(type) (UINT32_C(1) << (type))
 #define PP_FEED_ALL UINT32_MAX
 
-/* One event handed over: thread is the index in t->threads (stable while
- * the feed runs), e->loc < t->nlocs. Returns 0 to go on; anything else
- * stops the feed, which returns it. */
-typedef int (*pp_feed_fn)(void *arg, const pp_trace *t, uint32_t thread,
-                          const pp_event *e);
+/* Consumers are pp_feed_fn (analyze/model.h). */
 
 /* Every stored event of t whose type is in `types` and whose loc is
  * defined, in the order above. Returns 0 after the last event, fn's
