@@ -23,7 +23,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/model.h"
-#include "core/aggregate.h"
+#include "sink/stats.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"

@@ -8,7 +8,9 @@
  * running backwards, zones open at the end, and ranges ended on another
  * thread (so their halves reach each road in another order) or never. Times are chosen by the
  * test (pp__test_record with the CLOCK_MONOTONIC tick source), so
- * durations are the same in every run and every mode.
+ * durations are the same in every run and every mode. Trace and flight
+ * files are also read as the tools read them: every event streamed
+ * through the figures, only the first KEEP stored.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
+#include "analyze/stream.h"
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
@@ -30,6 +33,7 @@
 #define DEEP 300   /* nested D zones */
 #define RANGES 10  /* ranges begun per thread, ended by the next thread */
 #define OPEN 2     /* of which never ended */
+#define KEEP 100   /* events a streamed read stores */
 
 static const pp_srcloc L_A = {"id-a", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_B = {"id-b", NULL, NULL, 0, PP_KIND_ZONE};
@@ -116,6 +120,36 @@ typedef struct figures {
   uint64_t lost_ends, stray_ends, too_deep, backwards, unended, unbegun;
 } figures;
 
+/* The report's figures of an analysed-to-be trace. */
+static void report_figures(pp_trace *t, pp_mode mode, figures *f) {
+  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(t->from_stats, mode == PP_MODE_STATS);
+  CHECK_EQ_U(t->prof.dropped, 0);
+  for (size_t n = 0; n < NNAMES; n++) {
+    const pp_zone_stats *z = NULL;
+    for (size_t i = 0; i < t->prof.nzones; i++)
+      if (!strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), names[n]))
+        z = &t->prof.zones[i];
+    if (!z)
+      PP_FAIL("%s: no zone %s", pp_trace_meta(t, "mode"), names[n]);
+    f->count[n] = z->count;
+    f->total[n] = z->total_ns;
+    f->min[n] = z->min_ns;
+    f->max[n] = z->max_ns;
+    f->p50[n] = pp_hist_percentile(&z->hist, 50);
+    f->p99[n] = pp_hist_percentile(&z->hist, 99);
+    for (int q = 0; q <= 1000; q++)
+      f->pct[n][q] = pp_hist_percentile(&z->hist, q / 10.0);
+    f->mean[n] = z->mean_ns;
+  }
+  f->lost_ends = t->prof.unclosed;
+  f->stray_ends = t->prof.unmatched_ends;
+  f->too_deep = t->prof.pairing.too_deep;
+  f->backwards = t->prof.pairing.backwards;
+  f->unended = t->prof.ranges_unclosed;
+  f->unbegun = t->prof.ranges_unbegun;
+}
+
 static void record_mode(pp_mode mode, const char *path, figures *f) {
   pp_config cfg;
   pp_config_init(&cfg);
@@ -158,33 +192,38 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
   char err[512] = "";
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.from_stats, mode == PP_MODE_STATS);
-  CHECK_EQ_U(t.prof.dropped, 0);
-  for (size_t n = 0; n < NNAMES; n++) {
-    const pp_zone_stats *z = NULL;
-    for (size_t i = 0; i < t.prof.nzones; i++)
-      if (!strcmp(pp_trace_loc_name(&t, t.prof.zones[i].loc), names[n]))
-        z = &t.prof.zones[i];
-    if (!z)
-      PP_FAIL("%s: no zone %s", pp_trace_meta(&t, "mode"), names[n]);
-    f->count[n] = z->count;
-    f->total[n] = z->total_ns;
-    f->min[n] = z->min_ns;
-    f->max[n] = z->max_ns;
-    f->p50[n] = pp_hist_percentile(&z->hist, 50);
-    f->p99[n] = pp_hist_percentile(&z->hist, 99);
-    for (int q = 0; q <= 1000; q++)
-      f->pct[n][q] = pp_hist_percentile(&z->hist, q / 10.0);
-    f->mean[n] = z->mean_ns;
-  }
-  f->lost_ends = t.prof.unclosed;
-  f->stray_ends = t.prof.unmatched_ends;
-  f->too_deep = t.prof.pairing.too_deep;
-  f->backwards = t.prof.pairing.backwards;
-  f->unended = t.prof.ranges_unclosed;
-  f->unbegun = t.prof.ranges_unbegun;
+  report_figures(&t, mode, f);
   pp_trace_free(&t);
+  if (mode == PP_MODE_STATS)
+    return;
+  /* One more road: the file read as the tools read it, every event
+   * streamed through the figures and only the first KEEP stored. */
+  pp_stream *s = pp__stream_new();
+  CHECK(s != NULL);
+  pp_read_opts o = {KEEP, pp__stream_event, s};
+  if (pp_trace_read_file_opts(path, &t, &o, err, sizeof err) != 0)
+    PP_FAIL("cannot read %s: %s", path, err);
+  t.stream = s;
+  CHECK_EQ_U(t.diag.events_kept, KEEP);
+  CHECK(t.diag.events > 10 * KEEP);
+  static figures g;
+  memset(&g, 0, sizeof g);
+  report_figures(&t, mode, &g);
+  pp_trace_free(&t);
+  for (size_t n = 0; n < NNAMES; n++) {
+    CHECK_EQ_U(g.count[n], f->count[n]);
+    CHECK_EQ(g.total[n], f->total[n]);
+    CHECK_EQ(g.min[n], f->min[n]);
+    CHECK_EQ(g.max[n], f->max[n]);
+    CHECK(memcmp(g.pct[n], f->pct[n], sizeof g.pct[n]) == 0);
+    CHECK_NEAR(g.mean[n], f->mean[n], 1e-9 * f->mean[n]);
+  }
+  CHECK_EQ_U(g.lost_ends, f->lost_ends);
+  CHECK_EQ_U(g.stray_ends, f->stray_ends);
+  CHECK_EQ_U(g.too_deep, f->too_deep);
+  CHECK_EQ_U(g.backwards, f->backwards);
+  CHECK_EQ_U(g.unended, f->unended);
+  CHECK_EQ_U(g.unbegun, f->unbegun);
 }
 
 PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {

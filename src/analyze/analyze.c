@@ -22,15 +22,9 @@
 #include "internal.h"
 #include "pair/intervals.h"
 #include "pair/zones.h"
+#include "analyze/stream.h"
 
 #define NO_SLOT UINT32_MAX
-
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
 
 /* ---- freeing ------------------------------------------------------------- */
 
@@ -154,66 +148,12 @@ static int apply_order(void *arr, size_t n, size_t elem, pp_sort_key *keys) {
   return 0;
 }
 
-/* A reference to one event, for merging the threads in time order; key is
- * the canonical loc of the event's loc. */
-typedef struct ev_ref {
-  const pp_event *ev;
-  uint32_t key;
-  uint32_t th;
-  size_t seq;
-} ev_ref;
-
-static int cmp_ev_ref(const void *a, const void *b) {
-  const ev_ref *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key < y->key ? -1 : 1;
-  if (x->ev->ts != y->ev->ts)
-    return x->ev->ts < y->ev->ts ? -1 : 1;
-  if (x->th != y->th)
-    return x->th < y->th ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Collect every event whose type satisfies want() (and whose loc is valid),
- * sorted by canonical loc then time. *out is NULL when there are none. */
-static int collect_events(const pp_trace *t, const uint32_t *canon,
-                          int (*want)(uint8_t), ev_ref **out, size_t *nout) {
-  size_t n = 0;
-  *out = NULL;
-  *nout = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (want(e->type) && e->loc < t->nlocs)
-        n++;
-    }
-  if (!n)
-    return 0;
-  if (n > SIZE_MAX / sizeof(ev_ref))
-    return -1;
-  ev_ref *r = pp__malloc(n * sizeof *r);
-  if (!r)
-    return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (want(e->type) && e->loc < t->nlocs)
-        r[k++] = (ev_ref){e, canon[e->loc], (uint32_t)i, j};
-    }
-  qsort(r, n, sizeof *r, cmp_ev_ref);
-  *out = r;
-  *nout = n;
-  return 0;
-}
-
 /* ---- zone instances ------------------------------------------------------ */
 
 /* Zones of one thread through the shared pairing (pair/zones.h); the
  * cookie of a zone is its index in th->zones. */
 typedef struct zone_ctx {
   pp_thread *th;
-  pp_profile *p;
 } zone_ctx;
 
 static void zone_closed(void *ctx, const pp_zone_closed *c) {
@@ -222,12 +162,10 @@ static void zone_closed(void *ctx, const pp_zone_closed *c) {
   z->end = c->end;
   z->self = c->self;
   z->unclosed = (uint32_t)c->lost_end;
-  if (c->depth == 0)
-    zc->th->busy_ns = sat_add(zc->th->busy_ns, c->covered);
 }
 
 static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
-                       pp_profile *p) {
+                       pp_pair_counts *pc) {
   size_t nbegin = 0;
   for (size_t i = 0; i < th->nev; i++)
     if (th->ev[i].type == PPT_EV_ZONE_BEGIN && th->ev[i].loc < nlocs)
@@ -242,7 +180,7 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
   th->cap_zones = nbegin;
   pp_zone_stack s;
   pp__zstack_init(&s);
-  zone_ctx zc = {th, p};
+  zone_ctx zc = {th};
   for (size_t i = 0; i < th->nev; i++) {
     const pp_event *e = &th->ev[i];
     if ((e->type != PPT_EV_ZONE_BEGIN && e->type != PPT_EV_ZONE_END) ||
@@ -250,16 +188,16 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
       continue;
     if (e->type == PPT_EV_ZONE_END) {
       pp_zone_closed z;
-      if (pp__zstack_end_fast(&s, e->loc, e->ts, &p->pairing, &z) == 0)
+      if (pp__zstack_end_fast(&s, e->loc, e->ts, pc, &z) == 0)
         zone_closed(&zc, &z);
       else
-        pp__zstack_end(&s, e->loc, e->ts, &p->pairing, zone_closed, &zc);
+        pp__zstack_end(&s, e->loc, e->ts, pc, zone_closed, &zc);
       continue;
     }
     uint32_t depth = s.n;
     int32_t parent = s.n ? (int32_t)s.v[s.n - 1].cookie : -1;
     if (pp__zstack_begin_fast(&s, e->loc, e->ts, th->nzones) != 0 &&
-        pp__zstack_begin(&s, e->loc, e->ts, th->nzones, &p->pairing) != 0)
+        pp__zstack_begin(&s, e->loc, e->ts, th->nzones, pc) != 0)
       continue; /* too deep (or no memory): not a zone */
     pp_zone_inst *z = &th->zones[th->nzones++];
     z->start = z->end = s.v[s.n - 1].start;
@@ -269,217 +207,9 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
     z->parent = parent;
     z->unclosed = 0;
   }
-  pp__zstack_finish(&s, t_end, &p->pairing, zone_closed, &zc);
+  pp__zstack_finish(&s, t_end, pc, zone_closed, &zc);
   pp__zstack_free(&s);
   return 0;
-}
-
-/* ---- aggregation --------------------------------------------------------- */
-
-static int zone_stats(pp_trace *t) {
-  pp_profile *p = &t->prof;
-  if (!t->nlocs)
-    return 0;
-  uint32_t *slot = pp__malloc(t->nlocs * sizeof *slot);
-  if (!slot)
-    return -1;
-  for (size_t i = 0; i < t->nlocs; i++)
-    slot[i] = NO_SLOT;
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    for (size_t j = 0; j < th->nzones; j++)
-      if (!th->zones[j].unclosed && slot[th->zones[j].loc] == NO_SLOT)
-        slot[th->zones[j].loc] = (uint32_t)n++;
-  }
-  for (size_t i = 0; i < t->nranges; i++)
-    if (!t->ranges[i].unclosed && slot[t->ranges[i].loc] == NO_SLOT)
-      slot[t->ranges[i].loc] = (uint32_t)n++;
-  if (!n) {
-    pp__free(slot);
-    return 0;
-  }
-  p->zones = pp__calloc(n, sizeof *p->zones);
-  pp_sort_key *keys = pp__malloc(n * sizeof *keys);
-  if (!p->zones || !keys) {
-    pp__free(keys);
-    pp__free(slot);
-    return -1;
-  }
-  p->nzones = n;
-  pp__zone_stats_init(p->zones, n);
-  for (size_t i = 0; i < t->nlocs; i++)
-    if (slot[i] != NO_SLOT)
-      p->zones[slot[i]].loc = (uint32_t)i;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    for (size_t j = 0; j < th->nzones; j++) {
-      const pp_zone_inst *z = &th->zones[j];
-      if (z->unclosed)
-        continue; /* no measured duration (pair/zones.h) */
-      pp__zone_stats_add(&p->zones[slot[z->loc]], pp__span(z->start, z->end),
-                         z->self);
-    }
-  }
-  /* A range's self time is its duration: ranges do not nest. */
-  for (size_t i = 0; i < t->nranges; i++) {
-    const pp_range *r = &t->ranges[i];
-    if (r->unclosed)
-      continue; /* no measured duration (pair/intervals.h) */
-    int64_t d = pp__span(r->start, r->end);
-    pp__zone_stats_add(&p->zones[slot[r->loc]], d, d);
-  }
-  pp__free(slot);
-  pp__zone_stats_finish(p->zones, n);
-  for (size_t i = 0; i < n; i++) {
-    pp_zone_stats *zs = &p->zones[i];
-    keys[i] = (pp_sort_key){zs->total_ns, pp_trace_loc_name(t, zs->loc),
-                         zs->loc, i};
-  }
-  int rc = apply_order(p->zones, n, sizeof *p->zones, keys);
-  pp__free(keys);
-  return rc;
-}
-
-static int is_frame(uint8_t type) { return type == PPT_EV_FRAME; }
-
-static int is_counter(uint8_t type) {
-  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
-         type == PPT_EV_COUNTER_SETF;
-}
-
-/* Number of distinct keys in a key-sorted ev_ref array. */
-static size_t count_groups(const ev_ref *r, size_t n) {
-  size_t g = 0;
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || r[i].key != r[i - 1].key)
-      g++;
-  return g;
-}
-
-static void one_frame_loc(pp_frame_stats *f, const ev_ref *r, size_t n) {
-  f->loc = r[0].key;
-  f->frames = n;
-  pp_hist_init(&f->hist);
-  if (n < 2)
-    return;
-  int64_t span = pp__span(r[0].ev->ts, r[n - 1].ev->ts);
-  if (span > 0)
-    f->fps = (double)(n - 1) / ((double)span / 1e9);
-  double mean = 0, m2 = 0, jit = 0;
-  int64_t prev_dt = 0;
-  for (size_t i = 1; i < n; i++) {
-    int64_t dt = pp__span(r[i - 1].ev->ts, r[i].ev->ts);
-    double delta = (double)dt - mean;
-    mean += delta / (double)i;
-    m2 += delta * ((double)dt - mean);
-    if (i >= 2)
-      jit += fabs((double)dt - (double)prev_dt);
-    prev_dt = dt;
-    pp_hist_record(&f->hist, (uint64_t)dt);
-  }
-  f->mean_ns = mean;
-  f->std_ns = sqrt(m2 / (double)(n - 1));
-  if (n >= 3)
-    f->jitter_ns = jit / (double)(n - 2);
-}
-
-static int frame_stats(pp_trace *t, const uint32_t *canon) {
-  pp_profile *p = &t->prof;
-  ev_ref *r;
-  size_t n;
-  if (collect_events(t, canon, is_frame, &r, &n))
-    return -1;
-  if (!n)
-    return 0;
-  size_t g = count_groups(r, n);
-  p->frames = pp__calloc(g, sizeof *p->frames);
-  pp_sort_key *keys = pp__malloc(g * sizeof *keys);
-  if (!p->frames || !keys) {
-    pp__free(keys);
-    pp__free(r);
-    return -1;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i + 1;
-    while (j < n && r[j].key == r[i].key)
-      j++;
-    pp_frame_stats *f = &p->frames[k];
-    one_frame_loc(f, r + i, j - i);
-    keys[k] = (pp_sort_key){0, pp_trace_loc_name(t, f->loc), f->loc, k};
-    p->nframes = ++k;
-    i = j;
-  }
-  pp__free(r);
-  int rc = apply_order(p->frames, g, sizeof *p->frames, keys);
-  pp__free(keys);
-  return rc;
-}
-
-static void one_counter_loc(pp_counter_stats *c, const ev_ref *r, size_t n) {
-  int64_t iv = 0;
-  double fv = 0, mean = 0;
-  int cur_float = 0;
-  c->loc = r[0].key;
-  for (size_t i = 0; i < n; i++) {
-    const pp_event *e = r[i].ev;
-    if (e->type == PPT_EV_COUNTER_SET) {
-      iv = e->v.i;
-      cur_float = 0;
-    } else if (e->type == PPT_EV_COUNTER_ADD) {
-      if (cur_float)
-        fv += (double)e->v.i;
-      else /* wraps instead of overflowing */
-        iv = (int64_t)((uint64_t)iv + (uint64_t)e->v.i);
-    } else {
-      fv = e->v.f;
-      cur_float = 1;
-      c->is_float = 1;
-    }
-    double v = cur_float ? fv : (double)iv;
-    if (i == 0 || v < c->min)
-      c->min = v;
-    if (i == 0 || v > c->max)
-      c->max = v;
-    mean += (v - mean) / (double)(i + 1);
-    c->last = v;
-  }
-  c->samples = n;
-  c->mean = mean;
-}
-
-static int counter_stats(pp_trace *t, const uint32_t *canon) {
-  pp_profile *p = &t->prof;
-  ev_ref *r;
-  size_t n;
-  if (collect_events(t, canon, is_counter, &r, &n))
-    return -1;
-  if (!n)
-    return 0;
-  size_t g = count_groups(r, n);
-  p->counters = pp__calloc(g, sizeof *p->counters);
-  pp_sort_key *keys = pp__malloc(g * sizeof *keys);
-  if (!p->counters || !keys) {
-    pp__free(keys);
-    pp__free(r);
-    return -1;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i + 1;
-    while (j < n && r[j].key == r[i].key)
-      j++;
-    pp_counter_stats *c = &p->counters[k];
-    one_counter_loc(c, r + i, j - i);
-    keys[k] = (pp_sort_key){0, pp_trace_loc_name(t, c->loc), c->loc, k};
-    p->ncounters = ++k;
-    i = j;
-  }
-  pp__free(r);
-  int rc = apply_order(p->counters, g, sizeof *p->counters, keys);
-  pp__free(keys);
-  return rc;
 }
 
 /* ---- entry point --------------------------------------------------------- */
@@ -582,6 +312,60 @@ static int analyze_from_stats(pp_trace *t) {
   return 0;
 }
 
+/* The streamed figures of a trace-mode file: finished from t->stream when
+ * a read fed it (and kept in t->streamed for later analyses: the events
+ * are not all stored), or computed again from the stored events of a
+ * model in memory, which may have changed since the last analysis. */
+static int streamed_figures(pp_trace *t) {
+  pp_stream *s = t->stream;
+  if (!s && t->streamed && t->streamed_by_read)
+    return 0;
+  pp__free(t->streamed);
+  t->streamed = NULL;
+  t->nstreamed = 0;
+  t->streamed_by_read = s != NULL;
+  if (!s && (!(s = pp__stream_new()) ||
+             pp__stream_feed_threads(s, t, 0) != 0)) {
+    pp__stream_free(s);
+    return -1;
+  }
+  int rc = pp__stream_finish(s, t, &t->streamed, &t->nstreamed);
+  pp__stream_free(s);
+  t->stream = NULL;
+  return rc;
+}
+
+/* Sort the streamed figures as trace mode always has: zones by total
+ * time, frames and counters by name. */
+static int order_figures(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  size_t most = p->nzones > p->nframes ? p->nzones : p->nframes;
+  if (p->ncounters > most)
+    most = p->ncounters;
+  if (!most)
+    return 0;
+  pp_sort_key *keys = pp__malloc(most * sizeof *keys);
+  if (!keys)
+    return -1;
+  for (size_t i = 0; i < p->nzones; i++)
+    keys[i] = (pp_sort_key){p->zones[i].total_ns,
+                            pp_trace_loc_name(t, p->zones[i].loc),
+                            p->zones[i].loc, i};
+  int rc = apply_order(p->zones, p->nzones, sizeof *p->zones, keys);
+  for (size_t i = 0; i < p->nframes && rc == 0; i++)
+    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->frames[i].loc),
+                            p->frames[i].loc, i};
+  if (rc == 0)
+    rc = apply_order(p->frames, p->nframes, sizeof *p->frames, keys);
+  for (size_t i = 0; i < p->ncounters && rc == 0; i++)
+    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->counters[i].loc),
+                            p->counters[i].loc, i};
+  if (rc == 0)
+    rc = apply_order(p->counters, p->ncounters, sizeof *p->counters, keys);
+  pp__free(keys);
+  return rc;
+}
+
 int pp_analyze(pp_trace *t) {
   if (!t)
     return -1;
@@ -590,20 +374,14 @@ int pp_analyze(pp_trace *t) {
   pp__analysis_free(t);
   pp_profile *p = &t->prof;
 
-  int any = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    p->events += th->nev;
-    p->dropped += th->dropped;
-    for (size_t j = 0; j < th->nev; j++) {
-      int64_t ts = th->ev[j].ts;
-      if (!any || ts < p->t0)
-        p->t0 = ts;
-      if (!any || ts > p->t1)
-        p->t1 = ts;
-      any = 1;
-    }
-  }
+  /* The figures: one engine for every road (analyze/stream.h). */
+  if (streamed_figures(t) != 0 ||
+      pp__trace_apply_stats(t, t->streamed, t->nstreamed) != 0 ||
+      order_figures(t) != 0)
+    goto oom;
+  int any = p->events > 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    p->dropped += t->threads[i].dropped;
   for (size_t i = 0; i < t->ngpu; i++) { /* GPU work may outlast the CPU */
     const pp_gpu_zone_rec *g = &t->gpu[i];
     int64_t lo = g->launch < g->start ? g->launch : g->start;
@@ -614,26 +392,28 @@ int pp_analyze(pp_trace *t) {
     any = 1;
   }
   p->wall_ns = any ? pp__span(p->t0, p->t1) : 0;
-
   meta_costs(t, p);
 
-  uint32_t *canon = NULL;
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (build_zones(&t->threads[i], t->nlocs, p->t1, p))
+  /* The details, from the events stored (all of them unless the read kept
+   * fewer: t->diag.events_kept): zone instances for timelines, flows and
+   * GPU zones, the ranges' list, requests, queues, pools. Their pairing
+   * counts are the figures' already. */
+  pp_pair_counts detail = {0};
+  uint64_t r_unended = p->ranges_unclosed, r_unbegun = p->ranges_unbegun;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    if (build_zones(&t->threads[i], t->nlocs, p->t1, &detail))
       goto oom;
-  p->unclosed = p->pairing.lost_ends;
-  p->unmatched_ends = p->pairing.stray_ends;
-  if (build_ranges(t, p->t1) || zone_stats(t) || pp_loc_canon(t, &canon) ||
-      frame_stats(t, canon) ||
-      counter_stats(t, canon) || pp_analyze_requests(t) ||
-      pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
+  }
+  if (build_ranges(t, p->t1))
+    goto oom;
+  p->ranges_unclosed = r_unended;
+  p->ranges_unbegun = r_unbegun;
+  if (pp_analyze_requests(t) || pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
       pp_analyze_pipeline(t)) /* last: its advice reads the GPU figures */
     goto oom;
-  pp__free(canon);
   t->analyzed = 1;
   return 0;
 oom:
-  pp__free(canon);
   pp__analysis_free(t);
   return -1;
 }

@@ -105,6 +105,9 @@ typedef struct pp_thread {
   pp_zone_inst *zones; /* filled by pp_analyze */
   size_t nzones, cap_zones;
   int64_t busy_ns;     /* time covered by top-level zones */
+  uint64_t events;     /* events recorded, stored in ev or not (from the
+                          streamed figures, pp_analyze) */
+  uint64_t zones_measured; /* zones with a measured duration (idem) */
 } pp_thread;
 
 /* A range that may start and end on different threads (pp_range_start,
@@ -532,6 +535,13 @@ typedef struct pp_trace {
   size_t ngpu_agg, cap_gpu_agg;
   int64_t gpu_agg_lost; /* zones the writer could not aggregate; -1 when
                            the STATS chunk has no GPU part */
+  struct pp_stream *stream; /* trace mode: the streaming figures
+                               (analyze/stream.h) while events are fed */
+  unsigned char *streamed;  /* ... and once finished, as a STATS payload
+                               that pp_analyze decodes (owned) */
+  size_t nstreamed;
+  int streamed_by_read; /* 1: from a read's stream, kept; 0: recomputed
+                           from the stored events at each pp_analyze */
 } pp_trace;
 
 /* Look up a META value; NULL when absent. */
@@ -595,6 +605,11 @@ int pp_trace_read_mem_opts(const unsigned char *data, size_t len,
                            pp_trace *t, const pp_read_opts *o, char *err,
                            size_t errlen);
 void pp_trace_free(pp_trace *t);
+/* Decode a STATS payload into t's profile, threads and pairing counts as
+ * the reader does for a stats-mode file, without marking t as one
+ * (pp_analyze, for the streamed figures of a trace-mode file). 0, or -1
+ * when it is malformed or memory ran out. */
+int pp__trace_apply_stats(pp_trace *t, const unsigned char *p, size_t n);
 
 /* Analysis (src/analyze/analyze.c): zone instances per thread and the
  * profile. Returns 0, or -1 when out of memory. */

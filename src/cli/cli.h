@@ -5,6 +5,7 @@
 #ifndef PP_CLI_H
 #define PP_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "analyze/model.h"
@@ -12,7 +13,16 @@
 /* Load and analyse a trace file, or a run directory written by `pipeprof
  * run` (its app.pptrace, the app.pptrace.<pid> files of programs it
  * started, and system.pptrace, merged). Prints one line on stderr and
- * returns -1 on failure. */
+ * returns -1 on failure.
+ *
+ * Every figure comes from all events, streamed (analyze/stream.h); the
+ * details that need the events themselves (zone instances for timelines,
+ * flows, stages, requests, queues, pools) come from the events stored:
+ * the first `keep` of the main trace (UINT64_MAX: all), every event of the
+ * other files of a run directory. pp_cli_load keeps PP_CLI_KEEP_EVENTS:
+ * about 64 MiB of events and 40 MiB of zone instances at most. */
+#define PP_CLI_KEEP_EVENTS UINT64_C(2000000)
+int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
 int pp_cli_load(const char *path, pp_trace *t);
 
 /* Write t with an exporter to a file ("-" or NULL: stdout). Returns the exit

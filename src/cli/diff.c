@@ -804,7 +804,7 @@ static int load_input(side *sd, const char *path, int keep_raw) {
     return load_summary(&sd->run, run, path);
   }
   pp_trace t;
-  if (pp_cli_load(path, &t) != 0)
+  if (pp_cli_load_keep(path, &t, UINT64_MAX) != 0) /* raw samples */
     return -1;
   int rc;
   if (t.from_stats) {

@@ -15,17 +15,35 @@
 #include <unistd.h>
 
 #include "analyze/model.h"
+#include "analyze/stream.h"
 #include "cli.h"
 #include "export/export.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
 
-/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too). */
-static int read_one(const char *path, pp_trace *t) {
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
+ * With keep < UINT64_MAX the events stream through the figures
+ * (analyze/stream.h) and at most keep of them are stored for the details;
+ * otherwise all are stored, as pp_analyze needs for a trace merged into
+ * another. */
+static int read_one(const char *path, pp_trace *t, uint64_t keep) {
   char err[512];
-  int rc = pp_trace_read_file(path, t, err, sizeof err);
-  if (rc != 0)
+  pp_stream *s = NULL;
+  pp_read_opts o = {UINT64_MAX, NULL, NULL};
+  if (keep != UINT64_MAX) {
+    if (!(s = pp__stream_new())) {
+      fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
+      return PP_TRACE_ENOMEM;
+    }
+    o = (pp_read_opts){keep, pp__stream_event, s};
+  }
+  int rc = pp_trace_read_file_opts(path, t, &o, err, sizeof err);
+  if (rc != 0) {
     fprintf(stderr, "pipeprof: %s\n", err);
+    pp__stream_free(s);
+  } else {
+    t->stream = s;
+  }
   return rc;
 }
 
@@ -43,16 +61,21 @@ void pp_cli_remove_children(const char *dir) {
   closedir(d);
 }
 
-/* Merge src into *have (or make it the first trace). -1: out of memory
- * (src is freed, *t is kept for the caller to free). */
+/* Merge src into *have (or make it the first trace). A trace merged into
+ * a streamed one adds its events to the stream. -1: out of memory (src is
+ * freed, *t is kept for the caller to free). */
 static int add_trace(pp_trace *t, int *have, pp_trace *src) {
   if (!*have) {
     *t = *src;
     *have = 1;
     return 0;
   }
+  size_t first = t->nthreads;
   int rc = pp_trace_merge(t, src);
   pp_trace_free(src);
+  if (rc == 0 && t->stream &&
+      pp__stream_feed_threads(t->stream, t, first) != 0)
+    rc = -1;
   if (rc == -2)
     fprintf(stderr, "pipeprof: note: a stats-mode trace holds no events; "
                     "samples are not merged into it\n");
@@ -63,13 +86,13 @@ static int add_trace(pp_trace *t, int *have, pp_trace *src) {
  * system.pptrace. A child's unreadable file is skipped (its one line is
  * printed); running out of memory anywhere fails the whole load, never
  * leaving a report of part of the run. */
-static int load_dir(const char *dir, pp_trace *t) {
+static int load_dir(const char *dir, pp_trace *t, uint64_t keep) {
   char p[PATH_MAX];
   int have = 0, failed = 0;
   pp_trace part;
   snprintf(p, sizeof p, "%s/app.pptrace", dir);
   if (access(p, F_OK) == 0) {
-    if (read_one(p, &part) != 0)
+    if (read_one(p, &part, keep) != 0)
       return -1;
     add_trace(t, &have, &part);
   }
@@ -79,7 +102,7 @@ static int load_dir(const char *dir, pp_trace *t) {
     if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
       continue;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    int rc = read_one(p, &part);
+    int rc = read_one(p, &part, have ? UINT64_MAX : keep);
     if (rc == PP_TRACE_ENOMEM)
       failed = 1; /* the line is printed */
     else if (rc == 0 && add_trace(t, &have, &part) != 0) {
@@ -93,7 +116,7 @@ static int load_dir(const char *dir, pp_trace *t) {
     closedir(d);
   snprintf(p, sizeof p, "%s/system.pptrace", dir);
   if (!failed && access(p, F_OK) == 0) {
-    int rc = read_one(p, &part);
+    int rc = read_one(p, &part, have ? UINT64_MAX : keep);
     if (rc == PP_TRACE_ENOMEM) {
       failed = 1;
     } else if (rc == 0 && add_trace(t, &have, &part) != 0) {
@@ -117,10 +140,10 @@ static int load_dir(const char *dir, pp_trace *t) {
   return 0;
 }
 
-int pp_cli_load(const char *path, pp_trace *t) {
+int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (is_dir ? load_dir(path, t) != 0 : read_one(path, t) != 0)
+  if (is_dir ? load_dir(path, t, keep) != 0 : read_one(path, t, keep) != 0)
     return -1;
   if (pp_analyze(t) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
@@ -137,6 +160,10 @@ int pp_cli_load(const char *path, pp_trace *t) {
     return -1;
   }
   return 0;
+}
+
+int pp_cli_load(const char *path, pp_trace *t) {
+  return pp_cli_load_keep(path, t, PP_CLI_KEEP_EVENTS);
 }
 
 int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,

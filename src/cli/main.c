@@ -82,7 +82,10 @@ static int cmd_export(int argc, char **argv) {
   const char *file = a.file, *out = a.out;
   pp_cli_export_fn fn = a.fn;
   pp_trace t;
-  if (pp_cli_load(file, &t) != 0)
+  /* The Chrome trace holds every event: it is not streamed yet. */
+  if (pp_cli_load_keep(file, &t,
+                       fn == pp_export_chrome ? UINT64_MAX
+                                              : PP_CLI_KEEP_EVENTS) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&t, fn, out);
   pp_trace_free(&t);
@@ -163,7 +166,7 @@ static int cmd_demo(int argc, char **argv) {
     return EXIT_FAIL;
   }
   pp_trace t;
-  if (pp_cli_load(trace, &t) != 0)
+  if (pp_cli_load_keep(trace, &t, UINT64_MAX) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&t, pp_export_chrome, chrome);
   if (rc == EXIT_OK)

@@ -40,7 +40,7 @@
 #include "../collect/cupti.h"
 #include "../format/pptrace.h"
 #include "../internal.h"
-#include "aggregate.h"
+#include "sink/stats.h"
 #include "clock.h"
 #include "env.h"
 #include "live.h"

@@ -325,6 +325,15 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
             d->events_bad);
   if (d->truncated)
     fputs("warning: trace truncated inside a chunk\n", out);
+  /* Figures come from every event; the details that need the events
+   * themselves from those the reader stored (pp_cli_load). */
+  if (d->events_kept < d->events)
+    fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
+            "details (timeline, zone instances, requests, queues, pools, "
+            "flows, stages) cover the first %" PRIu64 " events read, "
+            "complete up to %.3f s after the start\n",
+            d->events, d->events_kept,
+            (double)pp__span(p->t0, d->first_unkept_ns) / 1e9);
   /* A write failure the library recorded (disk full...): the events it
    * could not write, and why, instead of a guess about a killed process. */
   const char *werr = pp_trace_meta(t, "write_error");
@@ -487,8 +496,8 @@ static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
     put_dur(out, (double)th->busy_ns);
     put_pct(out, (double)th->busy_ns, (double)p->wall_ns);
-    fprintf(out, "%10zu%12zu%10" PRIu64 "\n", th->nzones, th->nev,
-            th->dropped);
+    fprintf(out, "%10" PRIu64 "%12" PRIu64 "%10" PRIu64 "\n",
+            th->zones_measured, th->events, th->dropped);
   }
 }
 
@@ -628,7 +637,7 @@ static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   for (size_t i = 0; i < t->nthreads; i++)
     if (!is_profiler_thread(t, rt, &t->threads[i])) {
       app = 1;
-      app_events += t->threads[i].nev;
+      app_events += t->threads[i].events;
     }
   if (!isfinite(prof)) {
     fputs("profiler overhead: unavailable: pipeprof's own CPU time was not "

@@ -30,7 +30,7 @@
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns. */
-#define SUMMARY_SCHEMA_MINOR 8
+#define SUMMARY_SCHEMA_MINOR 9
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -291,6 +291,14 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_uint(w, "chunks_bad", d->chunks_bad);
   pp_jsonw_kv_uint(w, "bytes_skipped", d->bytes_skipped);
   pp_jsonw_kv_uint(w, "events_bad", d->events_bad);
+  /* schema_minor 9: events decoded and stored for the details */
+  pp_jsonw_kv_uint(w, "events_read", d->events);
+  pp_jsonw_kv_uint(w, "events_kept", d->events_kept);
+  pp_jsonw_key(w, "details_complete_until_ns");
+  if (d->events_kept < d->events)
+    pp_jsonw_int(w, pp__span(t->prof.t0, d->first_unkept_ns));
+  else
+    pp_jsonw_null(w);
   pp_jsonw_kv_bool(w, "truncated", d->truncated);
   pp_jsonw_kv_bool(w, "clean_end", d->clean_end);
   pp_jsonw_obj_end(w);

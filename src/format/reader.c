@@ -19,6 +19,7 @@
 
 #include "../analyze/analyze.h"
 #include "../analyze/model.h"
+#include "../analyze/stream.h"
 #include "../internal.h"
 #include "pptrace.h"
 
@@ -652,12 +653,14 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   for (uint64_t i = 0; i < nt; i++) {
     uint64_t tid = ppt_get_uv(c);
     uint64_t busy = ppt_get_uv(c);
-    ppt_get_uv(c); /* events */
-    ppt_get_uv(c); /* zones */
+    uint64_t events = ppt_get_uv(c);
+    uint64_t zones = ppt_get_uv(c);
     pp_thread *th = c->err ? NULL : thread_for(t, tid);
     if (!th)
       return -1;
     th->busy_ns = (int64_t)busy;
+    th->events = events;
+    th->zones_measured = zones;
   }
   uint64_t nf = ppt_get_uv(c);
   if (c->err || nf > MAX_LOCS)
@@ -716,6 +719,8 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   if (c->err)
     return -1;
   p->wall_ns = pp__span(p->t0, p->t1);
+  p->pairing.lost_ends = p->unclosed;
+  p->pairing.stray_ends = p->unmatched_ends;
   t->from_stats = 1;
   t->gpu_agg_lost = -1;
   if (c->p == c->end)
@@ -1283,10 +1288,22 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
   return pp_trace_read_file_opts(path, t, NULL, err, errlen);
 }
 
+int pp__trace_apply_stats(pp_trace *t, const unsigned char *p, size_t n) {
+  ppt_cursor c = {p, p + n, 0};
+  int was = t->from_stats;
+  int64_t lost = t->gpu_agg_lost;
+  int rc = decode_stats(t, &c);
+  t->from_stats = was;
+  t->gpu_agg_lost = lost;
+  return rc;
+}
+
 void pp_trace_free(pp_trace *t) {
   if (!t)
     return;
   pp__analysis_free(t);
+  pp__stream_free(t->stream);
+  pp__free(t->streamed);
   for (size_t i = 0; i < t->nmeta; i++) {
     pp__free(t->meta[i].key);
     pp__free(t->meta[i].value);

@@ -12,8 +12,8 @@
  *
  * Not thread-safe: only the writer thread touches it.
  */
-#ifndef PP_AGGREGATE_H
-#define PP_AGGREGATE_H
+#ifndef PP_SINK_STATS_H
+#define PP_SINK_STATS_H
 
 #include <stdint.h>
 
@@ -40,4 +40,4 @@ void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns);
 /* The STATS chunk payload (docs/formats/pptrace.md). */
 void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out);
 
-#endif /* PP_AGGREGATE_H */
+#endif /* PP_SINK_STATS_H */

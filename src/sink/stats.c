@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Stats-mode aggregation (see aggregate.h): zone stacks per thread, per-site
+ * Stats-mode aggregation (see sink/stats.h): zone stacks per thread, per-site
  * histograms, frame and counter summaries, GPU zones per (site, device,
  * stream), and the STATS chunk encoder.
  */
@@ -12,7 +12,7 @@
 #include "../pair/intervals.h"
 #include "../pair/zones.h"
 #include "../stats/histogram.h"
-#include "aggregate.h"
+#include "sink/stats.h"
 
 typedef struct site {
   uint32_t kind;

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The streaming figures of a trace (stream.h): the stats sink fed with a
+ * trace's events, zone events directly, the rest through the reorder
+ * buffer.
+ */
+#include <string.h>
+
+#include "analyze/stream.h"
+#include "sink/stats.h"
+#include "format/pptrace.h"
+#include "internal.h"
+#include "model/feed.h"
+
+/* Events of other types waiting for their turn in time order: at 32 bytes
+ * each, 32 MiB at most. A writer pass spans milliseconds, so the buffer
+ * holds far more than threads lag behind each other in a file. */
+#define REORDER_CAP (1u << 20)
+
+struct pp_stream {
+  pp__aggregate *agg;
+  pp_order *order;
+  size_t defined; /* sites 0..defined-1 are defined in agg */
+  int failed;
+};
+
+static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
+                        const pp_event *e);
+
+pp_stream *pp__stream_new(void) {
+  pp_stream *s = pp__calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->agg = pp__aggregate_new();
+  s->order = pp_order_new(REORDER_CAP, to_aggregate, s);
+  if (!s->agg || !s->order) {
+    pp__stream_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void pp__stream_free(pp_stream *s) {
+  if (!s)
+    return;
+  pp__aggregate_free(s->agg);
+  pp_order_free(s->order);
+  pp__free(s);
+}
+
+uint64_t pp__stream_late(const pp_stream *s) {
+  return s ? pp_order_late(s->order) : 0;
+}
+
+/* Counters and frame streams are series by name: the sink learns each
+ * site's kind and name before its first event. */
+static void define_upto(pp_stream *s, const pp_trace *t, uint32_t loc) {
+  for (; s->defined <= loc && s->defined < t->nlocs; s->defined++) {
+    const pp_loc *l = &t->locs[s->defined];
+    pp_srcloc p = {l->name ? l->name : "", l->function, l->file, l->line,
+                   l->kind};
+    pp__aggregate_define(s->agg, (uint32_t)s->defined, &p);
+  }
+}
+
+/* The sink's value word: a counter's bits, a range's id. */
+static uint64_t value_of(const pp_event *e) {
+  uint64_t v;
+  if (e->type == PPT_EV_COUNTER_SETF) {
+    memcpy(&v, &e->v.f, sizeof v);
+    return v;
+  }
+  return e->v.id;
+}
+
+static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
+                        const pp_event *e) {
+  pp_stream *s = arg;
+  uint64_t tid = t->threads[thread].tid;
+  if (e->loc >= t->nlocs) { /* a site never defined: an event at its time,
+                               nothing more (a mark carries no figure) */
+    pp__aggregate_event(s->agg, tid, PPT_EV_MARK, 0, e->ts, 0);
+    return 0;
+  }
+  if (e->loc >= s->defined)
+    define_upto(s, t, e->loc);
+  pp__aggregate_event(s->agg, tid, e->type, e->loc, e->ts, value_of(e));
+  return 0;
+}
+
+static int is_zone(uint8_t type) {
+  return type == PPT_EV_ZONE_BEGIN || type == PPT_EV_ZONE_END;
+}
+
+int pp__stream_event(void *arg, const pp_trace *t, uint32_t thread,
+                     const pp_event *e) {
+  pp_stream *s = arg;
+  if (is_zone(e->type) || e->loc >= t->nlocs)
+    return to_aggregate(s, t, thread, e);
+  return pp_order_put(s->order, t, thread, e);
+}
+
+int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
+  if (pp_order_flush(s->order, t) != 0)
+    return -1; /* what a read streamed comes first */
+  for (size_t i = first; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    for (size_t j = 0; j < th->nev; j++)
+      if (is_zone(th->ev[j].type) || th->ev[j].loc >= t->nlocs)
+        to_aggregate(s, t, (uint32_t)i, &th->ev[j]);
+  }
+  /* The rest in time order: a merge of these threads only. */
+  pp_trace view = *t;
+  view.threads = t->threads + first;
+  view.nthreads = t->nthreads - first;
+  return pp_feed_in_time_order(&view,
+                               PP_FEED_ALL &
+                                   ~(PP_FEED_TYPE(PPT_EV_ZONE_BEGIN) |
+                                     PP_FEED_TYPE(PPT_EV_ZONE_END)),
+                               to_aggregate, s) == 0
+             ? 0
+             : -1;
+}
+
+int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
+                      size_t *len) {
+  *out = NULL;
+  *len = 0;
+  if (pp_order_flush(s->order, t) != 0)
+    return -1;
+  pp__aggregate_finish(s->agg, INT64_MAX);
+  ppt_buf b = {0};
+  pp__aggregate_encode(s->agg, &b);
+  if (b.oom) {
+    ppt_buf_free(&b);
+    return -1;
+  }
+  *out = b.data;
+  *len = b.len;
+  return 0;
+}
