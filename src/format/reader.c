@@ -284,6 +284,8 @@ typedef struct tick_conv {
   int identity; /* ticks are monotonic ns already */
   double fallback, overall;
   size_t seg;
+  double *rate; /* ticks per ns from each point to the next (the overall
+                   rate after the last); NULL: every segment at overall */
 } tick_conv;
 
 /* What the second pass carries from event to event. */
@@ -291,7 +293,47 @@ typedef struct ev_pass {
   tick_conv conv;
   const pp_read_opts *opts;
   int consumer_failed; /* on_event returned non-zero */
+  int64_t cut;         /* when cut_set: events at or after this time are
+                          not stored */
+  int cut_set;
 } ev_pass;
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* More events are stored than the budget allows: move the cut earlier, to
+ * the time below which about three quarters of the stored events lie, and
+ * drop every thread's stored events at or after it (from the end of each
+ * thread: they are in recording order). What stays is every event before
+ * the cut, on every thread: a window of the trace, complete. */
+static void lower_cut(pp_trace *t, ev_pass *ps) {
+  enum { SAMPLES = 4096 };
+  int64_t sample[SAMPLES];
+  while (t->diag.events_kept > ps->opts->keep_events) {
+    uint64_t stride = t->diag.events_kept / SAMPLES + 1;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nthreads; i++)
+      for (size_t j = 0; j < t->threads[i].nev && n < SAMPLES; j += stride)
+        sample[n++] = t->threads[i].ev[j].ts;
+    qsort(sample, n, sizeof *sample, cmp_i64);
+    int64_t cut = n ? sample[n * 3 / 4] : INT64_MIN;
+    if (ps->cut_set && cut >= ps->cut)
+      cut = ps->cut == INT64_MIN ? INT64_MIN : ps->cut - 1;
+    ps->cut = cut;
+    ps->cut_set = 1;
+    for (size_t i = 0; i < t->nthreads; i++) {
+      pp_thread *th = &t->threads[i];
+      while (th->nev > 0 && th->ev[th->nev - 1].ts >= cut) {
+        int64_t ts = th->ev[--th->nev].ts;
+        if (ts < t->diag.first_unkept_ns)
+          t->diag.first_unkept_ns = ts;
+        t->diag.events_kept--;
+      }
+    }
+  }
+}
 
 static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
 
@@ -368,7 +410,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
       t->diag.out_of_memory = 1;
       return -1;
     }
-    if (t->diag.events_kept >= ps->opts->keep_events) {
+    if ((ps->cut_set && ev.ts >= ps->cut) || !ps->opts->keep_events) {
       if (ev.ts < t->diag.first_unkept_ns)
         t->diag.first_unkept_ns = ev.ts;
       continue;
@@ -377,7 +419,8 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
                  sizeof(pp_event)) != 0)
       return -1;
     th->ev[th->nev++] = ev;
-    t->diag.events_kept++;
+    if (++t->diag.events_kept > ps->opts->keep_events)
+      lower_cut(t, ps);
   }
   return 0;
 }
@@ -755,7 +798,8 @@ static int cmp_note(const void *a, const void *b) {
   return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* Saturating conversion of a double number of ns to int64. */
+/* Saturating conversion of a double number of ns to int64, rounded half
+ * away from zero (as llround, without its call: this runs per event). */
 static int64_t sat_ns(double v) {
   if (!(v == v))
     return 0;
@@ -763,7 +807,7 @@ static int64_t sat_ns(double v) {
     return INT64_MAX;
   if (v <= -9.2e18)
     return INT64_MIN;
-  return (int64_t)llround(v);
+  return v < 0 ? -(int64_t)(0.5 - v) : (int64_t)(v + 0.5);
 }
 
 /* Sort the synchronisation points, drop those that would make time go
@@ -795,6 +839,20 @@ static void prepare_clock(pp_trace *t, tick_conv *v) {
     if (dt > 0 && dn > 0)
       v->overall = dt / dn;
   }
+  /* Each segment's rate once, not per event. */
+  v->rate = k ? pp__malloc(k * sizeof *v->rate) : NULL;
+  if (k && !v->rate)
+    t->diag.out_of_memory = 1;
+  for (size_t i = 0; v->rate && i < k; i++) {
+    v->rate[i] = v->overall;
+    if (i + 1 < k) {
+      double dt = (double)t->clock[i + 1].tick - (double)t->clock[i].tick;
+      double dn =
+          (double)t->clock[i + 1].mono_ns - (double)t->clock[i].mono_ns;
+      if (dt > 0 && dn > 0)
+        v->rate[i] = dt / dn;
+    }
+  }
 }
 
 /* One tick to ns: linear between the synchronisation points around it,
@@ -806,22 +864,18 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
     return (int64_t)tick;
   if (k == 0)
     return sat_ns((double)tick / v->fallback);
-  if (v->seg >= k)
-    v->seg = 0;
-  while (v->seg + 1 < k && t->clock[v->seg + 1].tick <= tick)
-    v->seg++;
-  while (v->seg > 0 && t->clock[v->seg].tick > tick)
-    v->seg--;
-  const pp_clock_sync *a = &t->clock[v->seg];
-  double rate = v->overall;
-  if (v->seg + 1 < k && tick >= a->tick) {
-    double dt = (double)t->clock[v->seg + 1].tick - (double)a->tick;
-    double dn = (double)t->clock[v->seg + 1].mono_ns - (double)a->mono_ns;
-    if (dt > 0 && dn > 0)
-      rate = dt / dn;
+  const pp_clock_sync *c = t->clock;
+  size_t g = v->seg < k ? v->seg : 0;
+  if (tick < c[g].tick || (g + 1 < k && c[g + 1].tick <= tick)) {
+    while (g + 1 < k && c[g + 1].tick <= tick)
+      g++;
+    while (g > 0 && c[g].tick > tick)
+      g--;
+    v->seg = g;
   }
-  double d = ((double)tick - (double)a->tick) / rate;
-  return sat_ns((double)a->mono_ns + d);
+  double rate = tick >= c[g].tick ? v->rate[g] : v->overall;
+  double d = ((double)tick - (double)c[g].tick) / rate;
+  return sat_ns((double)c[g].mono_ns + d);
 }
 
 /* GPU zones and notes, decoded in ticks, once every event is read. */
@@ -1040,6 +1094,8 @@ static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
   unsigned char *buf = NULL;
   size_t cap = 0;
   int rc = 0;
+  if (t->diag.out_of_memory)
+    return 0;
   for (size_t i = 0; i < x->n && rc == 0; i++) {
     const ev_chunk *e = &x->v[i];
     const unsigned char *p;
@@ -1089,6 +1145,7 @@ static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
   pp__free(buf);
   if (!t->diag.out_of_memory && !s->io_errno)
     convert_rest(t, &ps.conv);
+  pp__free(ps.conv.rate);
   return 0;
 }
 
