@@ -284,8 +284,8 @@ typedef struct tick_conv {
   int identity; /* ticks are monotonic ns already */
   double fallback, overall;
   size_t seg;
-  double *rate; /* ticks per ns from each point to the next (the overall
-                   rate after the last); NULL: every segment at overall */
+  double *ns_per_tick; /* from each point to the next (the overall rate
+                          after the last) */
 } tick_conv;
 
 /* What the second pass carries from event to event. */
@@ -400,7 +400,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.ts = (int64_t)tick;
     ev.type = (uint8_t)type;
     ev.loc = (uint32_t)id;
-    if (!loc_slot(t, id))
+    if (id >= t->nlocs && !loc_slot(t, id))
       return -1;
     ev.ts = conv_tick(t, &ps->conv, tick);
     t->diag.events++;
@@ -840,17 +840,17 @@ static void prepare_clock(pp_trace *t, tick_conv *v) {
       v->overall = dt / dn;
   }
   /* Each segment's rate once, not per event. */
-  v->rate = k ? pp__malloc(k * sizeof *v->rate) : NULL;
-  if (k && !v->rate)
+  v->ns_per_tick = k ? pp__malloc(k * sizeof *v->ns_per_tick) : NULL;
+  if (k && !v->ns_per_tick)
     t->diag.out_of_memory = 1;
-  for (size_t i = 0; v->rate && i < k; i++) {
-    v->rate[i] = v->overall;
+  for (size_t i = 0; v->ns_per_tick && i < k; i++) {
+    v->ns_per_tick[i] = 1.0 / v->overall;
     if (i + 1 < k) {
       double dt = (double)t->clock[i + 1].tick - (double)t->clock[i].tick;
       double dn =
           (double)t->clock[i + 1].mono_ns - (double)t->clock[i].mono_ns;
       if (dt > 0 && dn > 0)
-        v->rate[i] = dt / dn;
+        v->ns_per_tick[i] = dn / dt;
     }
   }
 }
@@ -873,9 +873,11 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
       g--;
     v->seg = g;
   }
-  double rate = tick >= c[g].tick ? v->rate[g] : v->overall;
-  double d = ((double)tick - (double)c[g].tick) / rate;
-  return sat_ns((double)c[g].mono_ns + d);
+  /* A multiplication, not a division: this runs for every event. */
+  double scale = tick >= c[g].tick ? v->ns_per_tick[g] : 1.0 / v->overall;
+  double d = tick >= c[g].tick ? (double)(tick - c[g].tick)
+                               : -(double)(c[g].tick - tick);
+  return sat_ns((double)c[g].mono_ns + d * scale);
 }
 
 /* GPU zones and notes, decoded in ticks, once every event is read. */
@@ -1145,7 +1147,7 @@ static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
   pp__free(buf);
   if (!t->diag.out_of_memory && !s->io_errno)
     convert_rest(t, &ps.conv);
-  pp__free(ps.conv.rate);
+  pp__free(ps.conv.ns_per_tick);
   return 0;
 }
 
