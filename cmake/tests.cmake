@@ -40,6 +40,10 @@ endif()
 # false-positive and detection rates); a figure, never a test.
 add_executable(pipeprof-diff-workload bench/diff/workload.c)
 target_link_libraries(pipeprof-diff-workload PRIVATE pipeprof Threads::Threads m)
+# The trace recorder behind bench/report_scale.sh (the report's peak RSS
+# and events per second on 10^7..10^9-event traces); a figure, never a test.
+add_executable(pipeprof-tracegen bench/report/tracegen.c)
+target_link_libraries(pipeprof-tracegen PRIVATE pipeprof Threads::Threads)
 # pipeprof-overhead (bench/overhead/): the profiler's overhead measured
 # with and without recording against the figure the report prints. The
 # workloads run in pipeprof-overhead-work, linked to libpipeprof like any
