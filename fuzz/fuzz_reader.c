@@ -5,7 +5,9 @@
  * pp_analyze(), then printed by the text report and every exporter (Chrome
  * JSON, summary JSON, CSV, HTML) into /dev/null, and freed; then the same
  * again for the trace merged with a copy of itself as from another process
- * (pp_trace_merge). Any crash, sanitizer report or leak is a bug: the
+ * (pp_trace_merge); and once more read as the CLI reads it: every event
+ * streamed through the figures (analyze/stream.h) and only a few stored
+ * (the stored window's cut moves as the budget fills). Any crash, sanitizer report or leak is a bug: the
  * reader promises to survive any input.
  * Seeds live in fuzz/corpus/reader/; fuzz/replay.c replays them as a
  * regression test (ctest fuzz_replay_reader).
@@ -20,6 +22,7 @@
 #include <stdio.h>
 
 #include "analyze/model.h"
+#include "analyze/stream.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "internal.h"
@@ -105,6 +108,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       print_all(&t);
     pp_trace_free(&u);
   }
+  pp_trace_free(&t);
+  /* Streamed, with a budget of 7 stored events. */
+  pp_stream *s = pp__stream_new();
+  if (!s)
+    return 0;
+  pp_read_opts o = {7, pp__stream_event, s};
+  if (pp_trace_read_mem_opts(data, size, &t, &o, err, sizeof err) != 0) {
+    pp__stream_free(s);
+    return 0;
+  }
+  t.stream = s;
+  print_all(&t);
   pp_trace_free(&t);
   return 0;
 }

@@ -64,6 +64,8 @@ struct pp__aggregate {
   size_t nsites, cap_sites;
   tstat **threads;
   size_t nthreads, cap_threads;
+  uint32_t *thread_map; /* open addressing by tid: index + 1, 0 empty */
+  size_t thread_map_cap;
   tstat *last;
   int64_t t0, t1;
   int have_t;
@@ -91,6 +93,7 @@ void pp__aggregate_free(pp__aggregate *a) {
     pp__free(a->threads[i]);
   }
   pp__free(a->threads);
+  pp__free(a->thread_map);
   for (size_t i = 0; i < a->ngpu; i++)
     pp_hist_free(&a->gpu[i].dur);
   pp__free(a->gpu);
@@ -144,19 +147,58 @@ static site *series_site(pp__aggregate *a, uint32_t id) {
   return s && s->defined && s->alias != id ? get_site(a, s->alias) : s;
 }
 
+static size_t tid_slot(uint64_t tid, size_t cap) {
+  return (size_t)((tid * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+}
+
+/* Index tid -> thread, kept at most half full: events of many threads
+ * come interleaved (a reader's time-ordered stream), so a lookup must not
+ * walk every thread. */
+static int thread_map_put(pp__aggregate *a, uint64_t tid, size_t idx) {
+  if ((a->nthreads + 1) * 2 > a->thread_map_cap) {
+    size_t cap = a->thread_map_cap ? a->thread_map_cap * 2 : 64;
+    uint32_t *m = pp__calloc(cap, sizeof *m);
+    if (!m)
+      return -1;
+    for (size_t i = 0; i < a->nthreads; i++) {
+      size_t k = tid_slot(a->threads[i]->tid, cap);
+      while (m[k])
+        k = (k + 1) & (cap - 1);
+      m[k] = (uint32_t)i + 1;
+    }
+    pp__free(a->thread_map);
+    a->thread_map = m;
+    a->thread_map_cap = cap;
+  }
+  size_t k = tid_slot(tid, a->thread_map_cap);
+  while (a->thread_map[k])
+    k = (k + 1) & (a->thread_map_cap - 1);
+  a->thread_map[k] = (uint32_t)idx + 1;
+  return 0;
+}
+
 static tstat *get_thread(pp__aggregate *a, uint64_t tid) {
   if (a->last && a->last->tid == tid)
     return a->last;
-  for (size_t i = 0; i < a->nthreads; i++)
-    if (a->threads[i]->tid == tid)
-      return a->last = a->threads[i];
-  if (pp__grow((void **)&a->threads, &a->cap_threads, a->nthreads + 1,
+  if (a->thread_map_cap) {
+    size_t k = tid_slot(tid, a->thread_map_cap);
+    for (uint32_t i; (i = a->thread_map[k]) != 0;
+         k = (k + 1) & (a->thread_map_cap - 1))
+      if (a->threads[i - 1]->tid == tid)
+        return a->last = a->threads[i - 1];
+  }
+  if (a->nthreads >= UINT32_MAX - 1 ||
+      pp__grow((void **)&a->threads, &a->cap_threads, a->nthreads + 1,
                sizeof(tstat *)) != 0)
     return NULL;
   tstat *t = pp__calloc(1, sizeof *t);
   if (!t)
     return NULL;
   t->tid = tid;
+  if (thread_map_put(a, tid, a->nthreads) != 0) {
+    pp__free(t);
+    return NULL;
+  }
   a->threads[a->nthreads++] = t;
   return a->last = t;
 }
