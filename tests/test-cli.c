@@ -309,6 +309,42 @@ PP_TEST(cli_report_valid_trace) {
   cli_free(&r);
 }
 
+/* --details: the statistics from every event, the details from a window. */
+PP_TEST(cli_report_details_window) {
+  char trace[4096];
+  tpath(trace, sizeof trace, "t.pptrace");
+  make_trace(trace, 1); /* 20 iterations: about 140 events */
+  cli_result all = cli("report '%s'", trace);
+  CHECK_EQ(all.rc, 0);
+  CHECK(strstr(all.out, "note: the statistics count all") == NULL);
+  cli_result few = cli("report --details 10 '%s'", trace);
+  CHECK_EQ(few.rc, 0);
+  CHECK_CONTAINS(few.out, "note: the statistics count all ");
+  CHECK_CONTAINS(few.out, "--details N keeps more");
+  /* the zone table is the same line for line */
+  const char *za = strstr(all.out, "\nzones"), *zf = strstr(few.out, "\nzones");
+  CHECK(za && zf);
+  const char *ea = strstr(za, "\n\n"), *ef = strstr(zf, "\n\n");
+  CHECK(ea && ef);
+  CHECK_EQ(ea - za, ef - zf);
+  CHECK(memcmp(za, zf, (size_t)(ea - za)) == 0);
+  cli_free(&all);
+  cli_free(&few);
+  cli_result j = cli("export --details 10 --format json '%s'", trace);
+  CHECK_EQ(j.rc, 0);
+  CHECK_CONTAINS(j.out, "\"events_kept\":");
+  CHECK(strstr(j.out, "\"details_complete_until_ns\":null") == NULL);
+  cli_free(&j);
+  j = cli("export --details all --format json '%s'", trace);
+  CHECK_EQ(j.rc, 0);
+  CHECK_CONTAINS(j.out, "\"details_complete_until_ns\":null");
+  cli_free(&j);
+  cli_result bad = cli("report --details lots '%s'", trace);
+  CHECK_EQ(bad.rc, 2);
+  CHECK_CONTAINS(bad.err, "bad --details value 'lots'");
+  cli_free(&bad);
+}
+
 /* ---- export ------------------------------------------------------------- */
 
 PP_TEST(cli_export_formats) {

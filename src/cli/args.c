@@ -16,7 +16,8 @@
 
 const char pp_cli_report_usage[] =
     "usage: pipeprof report [--top N] [--slo SPEC] [--warmup N]\n"
-    "                       [--html OUT] FILE.pptrace|RUN_DIR\n"
+    "                       [--details N|all] [--html OUT] "
+    "FILE.pptrace|RUN_DIR\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
     "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
@@ -28,19 +29,24 @@ const char pp_cli_report_usage[] =
     "ttft=200ms,tpot=40ms,e2e=2s\n"
     "                (default: $PIPEPROF_SLO)\n"
     "  --warmup N    leave the first N requests out of the request figures\n"
+    "  --details N   events kept for the details (timeline, requests,\n"
+    "                queues, pools, flows, stages; default 2000000; all:\n"
+    "                every event); the statistics always count every event\n"
     "  --html OUT    also write the HTML report (one self-contained file)\n"
     "                to OUT\n";
 
 const char pp_cli_export_usage[] =
     "usage: pipeprof export FILE.pptrace|RUN_DIR --format "
     "chrome|json|csv|html [-o OUT]\n"
+    "                       [--details N|all]\n"
     "\n"
     "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
     "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
     "  --format csv     per-zone table as CSV\n"
     "  --format html    HTML report: one self-contained file, works "
     "offline\n"
-    "  -o, --output OUT output file; '-' or absent: standard output\n";
+    "  -o, --output OUT output file; '-' or absent: standard output\n"
+    "  --details N      as for report (chrome keeps every event)\n";
 
 const char pp_cli_demo_usage[] =
     "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"
@@ -66,6 +72,22 @@ int pp_cli_is_help(const char *a) {
   return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+/* --details N|all: events kept for the details (pp_cli_load_keep). */
+static int parse_details(const char *s, uint64_t *out) {
+  if (strcmp(s, "all") == 0) {
+    *out = UINT64_MAX;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || *s < '0' || *s > '9' ||
+      v > UINT64_C(1000000000000))
+    return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
 static int parse_int(const char *s, long lo, long hi, long *out) {
   char *end;
   errno = 0;
@@ -78,6 +100,7 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 
 int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
   memset(a, 0, sizeof *a);
+  a->details = PP_CLI_KEEP_EVENTS;
   const char *slo_spec = getenv("PIPEPROF_SLO");
   const char *slo_from = "PIPEPROF_SLO";
   for (int i = 1; i < argc; i++) {
@@ -102,6 +125,13 @@ int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
         return pp_cli_usage_error("report", "%s needs a number", "--warmup");
       if (parse_int(argv[++i], 0, 1000000000L, &a->warmup) != 0)
         return pp_cli_usage_error("report", "bad --warmup value '%s'", argv[i]);
+    } else if (strcmp(argv[i], "--details") == 0) {
+      if (i + 1 >= argc)
+        return pp_cli_usage_error("report", "%s needs a number or all",
+                                  "--details");
+      if (parse_details(argv[++i], &a->details) != 0)
+        return pp_cli_usage_error("report", "bad --details value '%s'",
+                                  argv[i]);
     } else if (strcmp(argv[i], "--html") == 0) {
       if (i + 1 >= argc)
         return pp_cli_usage_error("report", "%s needs a file", "--html");
@@ -140,6 +170,7 @@ static pp_cli_export_fn find_format(const char *name) {
 
 int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
   memset(a, 0, sizeof *a);
+  a->details = PP_CLI_KEEP_EVENTS;
   const char *format = NULL;
   for (int i = 1; i < argc; i++) {
     if (pp_cli_is_help(argv[i])) {
@@ -151,6 +182,13 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
       format = argv[++i];
     } else if (strncmp(argv[i], "--format=", 9) == 0) {
       format = argv[i] + 9;
+    } else if (strcmp(argv[i], "--details") == 0) {
+      if (i + 1 >= argc)
+        return pp_cli_usage_error("export", "%s needs a number or all",
+                                  "--details");
+      if (parse_details(argv[++i], &a->details) != 0)
+        return pp_cli_usage_error("export", "bad --details value '%s'",
+                                  argv[i]);
     } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
       if (i + 1 >= argc)
         return pp_cli_usage_error("export", "%s needs a file", argv[i]);

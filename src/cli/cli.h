@@ -49,11 +49,13 @@ typedef struct pp_cli_report_args {
   int top_n;               /* pp_report_opts.top_n */
   long warmup;
   pp_slo slo; /* from --slo, else $PIPEPROF_SLO; zeros: none */
+  uint64_t details; /* --details: events kept (pp_cli_load_keep) */
 } pp_cli_report_args;
 
 typedef struct pp_cli_export_args {
   const char *file, *out; /* out: NULL or "-" for standard output */
   pp_cli_export_fn fn;
+  uint64_t details; /* --details (chrome: every event regardless) */
 } pp_cli_export_args;
 
 typedef struct pp_cli_demo_args {

@@ -47,7 +47,7 @@ static int cmd_report(int argc, char **argv) {
   pp_report_opts opts = {0};
   opts.top_n = a.top_n;
   pp_trace t;
-  if (pp_cli_load(file, &t) != 0)
+  if (pp_cli_load_keep(file, &t, a.details) != 0)
     return EXIT_FAIL;
   t.req_slo = slo;
   t.req_warmup = (uint64_t)warmup;
@@ -84,8 +84,7 @@ static int cmd_export(int argc, char **argv) {
   pp_trace t;
   /* The Chrome trace holds every event: it is not streamed yet. */
   if (pp_cli_load_keep(file, &t,
-                       fn == pp_export_chrome ? UINT64_MAX
-                                              : PP_CLI_KEEP_EVENTS) != 0)
+                       fn == pp_export_chrome ? UINT64_MAX : a.details) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&t, fn, out);
   pp_trace_free(&t);

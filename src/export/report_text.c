@@ -327,13 +327,16 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fputs("warning: trace truncated inside a chunk\n", out);
   /* Figures come from every event; the details that need the events
    * themselves from those the reader stored (pp_cli_load). */
-  if (d->events_kept < d->events)
+  if (d->events_kept < d->events) {
+    char win[32];
+    pp_format_ns(win, sizeof win,
+                 (double)pp__span(p->t0, d->first_unkept_ns));
     fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
             "details (timeline, zone instances, requests, queues, pools, "
-            "flows, stages) cover the first %.3f s (%" PRIu64 " events, "
-            "every thread)\n",
-            d->events, (double)pp__span(p->t0, d->first_unkept_ns) / 1e9,
-            d->events_kept);
+            "flows, stages) cover the first %s (%" PRIu64 " events, every "
+            "thread; --details N keeps more)\n",
+            d->events, win, d->events_kept);
+  }
   /* A write failure the library recorded (disk full...): the events it
    * could not write, and why, instead of a guess about a killed process. */
   const char *werr = pp_trace_meta(t, "write_error");
