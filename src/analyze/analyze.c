@@ -400,11 +400,17 @@ int pp_analyze(pp_trace *t) {
    * counts are the figures' already. */
   pp_pair_counts detail = {0};
   uint64_t r_unended = p->ranges_unclosed, r_unbegun = p->ranges_unbegun;
+  /* A window ends where the stored events do: what is open there is
+   * drawn to its end, not to the trace's. */
+  int64_t d_end = t->diag.events_kept < t->diag.events &&
+                          t->diag.first_unkept_ns < p->t1
+                      ? t->diag.first_unkept_ns
+                      : p->t1;
   for (size_t i = 0; i < t->nthreads; i++) {
-    if (build_zones(&t->threads[i], t->nlocs, p->t1, &detail))
+    if (build_zones(&t->threads[i], t->nlocs, d_end, &detail))
       goto oom;
   }
-  if (build_ranges(t, p->t1))
+  if (build_ranges(t, d_end))
     goto oom;
   p->ranges_unclosed = r_unended;
   p->ranges_unbegun = r_unbegun;

@@ -46,7 +46,7 @@ const char pp_cli_export_usage[] =
     "  --format html    HTML report: one self-contained file, works "
     "offline\n"
     "  -o, --output OUT output file; '-' or absent: standard output\n"
-    "  --details N      as for report (chrome keeps every event)\n";
+    "  --details N      as for report; chrome: the events written\n";
 
 const char pp_cli_demo_usage[] =
     "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"

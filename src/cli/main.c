@@ -82,10 +82,21 @@ static int cmd_export(int argc, char **argv) {
   const char *file = a.file, *out = a.out;
   pp_cli_export_fn fn = a.fn;
   pp_trace t;
-  /* The Chrome trace holds every event: it is not streamed yet. */
-  if (pp_cli_load_keep(file, &t,
-                       fn == pp_export_chrome ? UINT64_MAX : a.details) != 0)
+  if (pp_cli_load_keep(file, &t, a.details) != 0)
     return EXIT_FAIL;
+  /* The Chrome trace is the events themselves: say when it holds only the
+   * window (the summary JSON and HTML say it in their own pages). */
+  if (fn == pp_export_chrome && t.diag.events_kept < t.diag.events) {
+    char win[32];
+    pp_format_ns(win, sizeof win,
+                 (double)pp__span(t.prof.t0, t.diag.first_unkept_ns));
+    fprintf(stderr,
+            "pipeprof: note: the Chrome trace holds the first %s of the "
+            "trace (%llu of %llu events, every thread; --details all for "
+            "every event)\n",
+            win, (unsigned long long)t.diag.events_kept,
+            (unsigned long long)t.diag.events);
+  }
   int rc = pp_cli_export_to(&t, fn, out);
   pp_trace_free(&t);
   return rc;

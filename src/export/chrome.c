@@ -905,6 +905,15 @@ static void write_metadata(chrome_ctx *c) {
   pp_jsonw_kv_uint(w, "events_bad", t->diag.events_bad);
   pp_jsonw_kv_bool(w, "truncated", t->diag.truncated);
   pp_jsonw_kv_bool(w, "clean_end", t->diag.clean_end);
+  /* The events written: every one, or the window the reader kept (every
+   * event before details_complete_until_ns after t0; --details). */
+  pp_jsonw_kv_uint(w, "events_read", t->diag.events);
+  pp_jsonw_kv_uint(w, "events_kept", t->diag.events_kept);
+  pp_jsonw_key(w, "details_complete_until_ns");
+  if (t->diag.events_kept < t->diag.events)
+    pp_jsonw_int(w, pp__span(p->t0, t->diag.first_unkept_ns));
+  else
+    pp_jsonw_null(w);
   pp_jsonw_obj_end(w);
   pp_jsonw_obj_end(w);
 }
