@@ -263,10 +263,12 @@ PP_TEST(report_system_full) {
                     "50.0 J\n");
   CHECK_CONTAINS(s, "  package total:         mean 30.0 W, max 40.0 W, energy "
                     "600 J\n");
-  CHECK_CONTAINS(s, "  per frame (estimate):  200 J (package energy / 3 frames "
-                    "of \"frame\")\n");
-  CHECK_CONTAINS(s, "  per call (estimate):   150 J (package energy / 4 calls "
-                    "of zone \"decode\")\n");
+  CHECK_CONTAINS(
+      s, "  per frame (estimate):  200 J (CPU package energy / 3 frames "
+         "of \"frame\")\n");
+  CHECK_CONTAINS(s,
+                 "  per call (estimate):   150 J (CPU package energy / 4 calls "
+                 "of zone \"decode\")\n");
   /* 600 J / 3.6e6 * 475 = 0.0791667 g */
   CHECK_CONTAINS(s, "  carbon (estimate):     0.0792 gCO2eq at 475 gCO2eq/kWh "
                     "(default: world average)\n");
