@@ -1219,6 +1219,8 @@ static void spin_ns(int64_t ns) {
  * turn its verdict. */
 static void make_trace_ranges(const char *path, double level) {
   static const pp_srcloc load = {"sys.load1", NULL, NULL, 0, PP_KIND_METRIC};
+  static const pp_srcloc minflt = {"proc.minflt_total", NULL, NULL, 0,
+                                   PP_KIND_METRIC};
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.out_path = path;
@@ -1230,6 +1232,9 @@ static void make_trace_ranges(const char *path, double level) {
     pp_counter_setf_loc(&load, level + (i % 10) * 0.1);
     pp_counter_setf("sys.load1", 1000 - level * 10);
     pp_counter_setf("sys.cpu.busy_pct", level);
+    /* running totals: the library's is a total row, the user's none */
+    pp_counter_set_loc(&minflt, (int64_t)(level * i));
+    pp_counter_set("proc.majflt_total", i);
     pp_counter_set("app.queue", i);
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
@@ -1248,6 +1253,18 @@ PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
   CHECK(line_contains(row_of(r.out, "sys.load1"), "100/100"));
   CHECK(row_of(r.out, "sys.cpu.busy_pct") == NULL);
   CHECK(row_of(r.out, "app.queue") == NULL);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --format json --metric proc. '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 0);
+  /* the library's proc.minflt_total: a total (the tree's last value, 990
+   * then 1980) and a rate */
+  CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total\",\"kind\":\"total\","
+                        "\"unit\":\"\",\"test\":\"none (one run on a side)\","
+                        "\"base\":{\"n\":1,\"median\":990,\"p99\":990},"
+                        "\"new\":{\"n\":1,\"median\":1980,");
+  CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total per s\",\"kind\":"
+                        "\"rate\"");
+  CHECK(strstr(r.out, "proc.majflt_total") == NULL);
   pp_cli_result_free(&r);
   r = pp_test_cli("diff --format json --metric sys. '%s' '%s'", b, a);
   CHECK_EQ(r.rc, 0);
