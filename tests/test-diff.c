@@ -1209,11 +1209,18 @@ static void spin_ns(int64_t ns) {
   while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
 }
 
-/* Ranges (requests) and sys.* / proc.* counters recorded by the library
- * become rows; other counters do not; sampled metrics say higher / lower
- * and never fail. (Only verdicts of the counters' fixed values are
- * asserted: the durations depend on the machine.) */
+/* Ranges (requests) and the sys.* / proc.* metrics recorded by the
+ * library (sites of kind PP_KIND_METRIC, as the sampler records them)
+ * become rows; other counters do not, even when named like a library
+ * metric; sampled metrics say higher / lower and never fail. (Only
+ * verdicts of the counters' fixed values are asserted: the durations
+ * depend on the machine.) The user's "sys.load1" moves the other way from
+ * the library's, so that a user value mixed into the library's row would
+ * turn its verdict. */
 static void make_trace_ranges(const char *path, double level) {
+  static const pp_srcloc load = {"sys.load1", NULL, NULL, 0, PP_KIND_METRIC};
+  static const pp_srcloc minflt = {"proc.minflt_total", NULL, NULL, 0,
+                                   PP_KIND_METRIC};
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.out_path = path;
@@ -1222,7 +1229,12 @@ static void make_trace_ranges(const char *path, double level) {
     uint64_t id = pp_range_start("request");
     spin_ns(30000);
     pp_range_end(id);
-    pp_counter_setf("sys.test.level", level + (i % 10) * 0.1);
+    pp_counter_setf_loc(&load, level + (i % 10) * 0.1);
+    pp_counter_setf("sys.load1", 1000 - level * 10);
+    pp_counter_setf("sys.cpu.busy_pct", level);
+    /* running totals: the library's is a total row, the user's none */
+    pp_counter_set_loc(&minflt, (int64_t)(level * i));
+    pp_counter_set("proc.majflt_total", i);
     pp_counter_set("app.queue", i);
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
@@ -1237,8 +1249,22 @@ PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
   printf("%s", r.out);
   CHECK_EQ(r.rc, 0);
   CHECK(line_contains(row_of(r.out, "range request"), "100/100"));
-  CHECK(line_contains(row_of(r.out, "sys.test.level"), "higher"));
+  CHECK(line_contains(row_of(r.out, "sys.load1"), "higher"));
+  CHECK(line_contains(row_of(r.out, "sys.load1"), "100/100"));
+  CHECK(row_of(r.out, "sys.cpu.busy_pct") == NULL);
   CHECK(row_of(r.out, "app.queue") == NULL);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --format json --metric proc. '%s' '%s'", a, b);
+  CHECK_EQ(r.rc, 0);
+  /* the library's proc.minflt_total: a total (the tree's last value, 990
+   * then 1980) and a rate */
+  CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total\",\"kind\":\"total\","
+                        "\"unit\":\"\",\"test\":\"none (one run on a side)\","
+                        "\"base\":{\"n\":1,\"median\":990,\"p99\":990},"
+                        "\"new\":{\"n\":1,\"median\":1980,");
+  CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total per s\",\"kind\":"
+                        "\"rate\"");
+  CHECK(strstr(r.out, "proc.majflt_total") == NULL);
   pp_cli_result_free(&r);
   r = pp_test_cli("diff --format json --metric sys. '%s' '%s'", b, a);
   CHECK_EQ(r.rc, 0);

@@ -890,3 +890,38 @@ PP_TEST_T(html_chromium_frame_energy, 120) {
     free(dom);
   }
 }
+
+/* Counters: the program's, and the library's sampled series apart (in a
+ * <details>), told apart by the summary's library_metric, not by name: a
+ * program counter named "sys.cpu.busy_pct" is the program's. */
+PP_TEST_T(html_chromium_user_counter_named_like_a_metric, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  build_pipeline(&t, plain_names);
+  uint32_t lib = tb_loc(&t, "sys.load1", PP_KIND_METRIC);
+  uint32_t user = tb_loc(&t, "sys.cpu.busy_pct", PP_KIND_COUNTER);
+  tb_ev(&t, 0, 200, lib, PPT_EV_COUNTER_SETF)->v.f = 1.5;
+  tb_ev(&t, 0, 200, user, PPT_EV_COUNTER_SETF)->v.f = 42.0;
+  CHECK_EQ(pp_analyze(&t), 0);
+  size_t n;
+  char *html = export_html(&t, NULL, &n);
+  pp_trace_free(&t);
+  CHECK_CONTAINS(html, "\"name\":\"sys.cpu.busy_pct\",\"library_metric\":"
+                       "false");
+  CHECK_CONTAINS(html, "\"name\":\"sys.load1\",\"library_metric\":true");
+  char page[4096];
+  tpath(page, sizeof page, "counters.html");
+  write_text(page, html, n);
+  free(html);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  const char *sampled = strstr(dom, "sampled counters (1)");
+  const char *u = strstr(dom, "data-k=\"name\">sys.cpu.busy_pct</td>");
+  const char *l = strstr(dom, "data-k=\"name\">sys.load1</td>");
+  CHECK(sampled != NULL);
+  CHECK(u != NULL && u < sampled); /* in the program's table */
+  CHECK(l != NULL && l > sampled); /* in the sampled ones */
+  free(dom);
+}

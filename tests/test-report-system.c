@@ -263,10 +263,12 @@ PP_TEST(report_system_full) {
                     "50.0 J\n");
   CHECK_CONTAINS(s, "  package total:         mean 30.0 W, max 40.0 W, energy "
                     "600 J\n");
-  CHECK_CONTAINS(s, "  per frame (estimate):  200 J (package energy / 3 frames "
-                    "of \"frame\")\n");
-  CHECK_CONTAINS(s, "  per call (estimate):   150 J (package energy / 4 calls "
-                    "of zone \"decode\")\n");
+  CHECK_CONTAINS(
+      s, "  per frame (estimate):  200 J (CPU package energy / 3 frames "
+         "of \"frame\")\n");
+  CHECK_CONTAINS(s,
+                 "  per call (estimate):   150 J (CPU package energy / 4 calls "
+                 "of zone \"decode\")\n");
   /* 600 J / 3.6e6 * 475 = 0.0791667 g */
   CHECK_CONTAINS(s, "  carbon (estimate):     0.0792 gCO2eq at 475 gCO2eq/kWh "
                     "(default: world average)\n");
@@ -539,6 +541,192 @@ PP_TEST(report_system_json) {
   CHECK_CONTAINS(js, "\"cpu_time_source\":\"rusage\"");
   CHECK_CONTAINS(js, "\"cpufreq\":\"no cpufreq driver, common in VMs\"");
 #endif
+  free(js);
+  trace_free(&t);
+}
+
+/* ---- user counters named like library metrics --------------------------- */
+
+/* Samples of a series on a site of kind `kind`. */
+static void series(pp_trace *t, const char *name, uint32_t kind, int n,
+                   const double *v) {
+  uint32_t l = loc_add(t, name, kind);
+  for (int i = 0; i < n; i++)
+    ev_add(t, 1000 * (i + 1), l, PPT_EV_COUNTER_SETF)->v.f = v[i];
+}
+
+#define SERIES(t, name, kind, ...)                                             \
+  series(t, name, kind,                                                        \
+         (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)),              \
+         (double[]){__VA_ARGS__})
+
+/* User counters named like library metrics (recorded with
+ * pp_counter_set: PP_KIND_COUNTER), with values the library's are not. */
+static void user_lookalikes(pp_trace *t) {
+  SERIES(t, "sys.mem.total_bytes", PP_KIND_COUNTER, 1.0, 2.0);
+  SERIES(t, "sys.cpu.busy_pct", PP_KIND_COUNTER, 5.0, 7.0);
+  SERIES(t, "sys.cpu7.busy_pct", PP_KIND_COUNTER, 99.0);
+  SERIES(t, "gpu0.power_w", PP_KIND_COUNTER, 1.0, 3.0);
+  SERIES(t, "energy.package_j", PP_KIND_COUNTER, 500.0);
+  SERIES(t, "sys.temp.fake.x_c", PP_KIND_COUNTER, 900.0);
+}
+
+/* The rows of the text report's user counter table (from its heading to
+ * the next blank line), malloc'ed; "" when there is none. */
+static char *counter_rows(const char *report) {
+  const char *s = strstr(report, "\ncounters\n");
+  if (!s)
+    return tb_strdup("");
+  s += strlen("\ncounters\n");
+  const char *e = strstr(s, "\n\n");
+  size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
+  char *r = tb_strdup(s);
+  r[n] = '\0';
+  return r;
+}
+
+/* With the library's own metrics (PP_KIND_METRIC) beside the lookalikes:
+ * the system and GPU figures are the library's, and the user's counters
+ * are listed as user counters. */
+PP_TEST(report_system_user_counters_are_not_figures) {
+  pp_trace t;
+  trace_init(&t);
+  meta_add(&t, "sampler.hz", "10");
+  SERIES(&t, "sys.mem.total_bytes", PP_KIND_METRIC, 16.0 * 1073741824.0,
+         16.0 * 1073741824.0);
+  SERIES(&t, "sys.cpu.busy_pct", PP_KIND_METRIC, 50.0, 60.0);
+  SERIES(&t, "gpu0.power_w", PP_KIND_METRIC, 100.0, 200.0);
+  user_lookalikes(&t);
+  CHECK_EQ(pp_analyze(&t), 0);
+
+  char *s = render(&t);
+  printf("%s", s);
+  CHECK_CONTAINS(s, "\nsystem (sampled at 10 Hz, 2 samples)\n");
+  CHECK_CONTAINS(s, "  CPU busy:              mean 55.0%, max 60.0%\n");
+  CHECK_CONTAINS(s, "  memory:                total 16.0 GiB\n");
+  CHECK(strstr(s, "per core") == NULL);     /* the user's sys.cpu7.busy_pct */
+  CHECK(strstr(s, "temperatures") == NULL); /* the user's sensor */
+  CHECK(strstr(s, "energy") == NULL);       /* the user's energy.package_j */
+  CHECK(strstr(s, "900") == NULL);
+  free(s);
+
+  char *all = tb_report_text(&t);
+  CHECK_CONTAINS(all, "    power:               mean 150 W, max 200 W\n");
+  CHECK(strstr(all, "energy per frame: unavailable: no energy counter") ||
+        !strstr(all, "energy per frame"));
+  char *rows = counter_rows(all);
+  printf("%s", rows);
+  static const char *const user[] = {
+      "sys.mem.total_bytes", "sys.cpu.busy_pct", "sys.cpu7.busy_pct",
+      "gpu0.power_w",        "energy.package_j", "sys.temp.fake.x_c"};
+  for (size_t i = 0; i < sizeof user / sizeof user[0]; i++)
+    CHECK_CONTAINS(rows, user[i]);
+  /* One row per name: the library's series are not in the user table. */
+  const char *p = strstr(rows, "sys.cpu.busy_pct");
+  CHECK(p && !strstr(p + 1, "sys.cpu.busy_pct"));
+  free(rows);
+  free(all);
+
+  char *js = render_json(&t);
+  CHECK(strstr(js, "cpu_busy_max_pct") == NULL);
+  CHECK(strstr(js, "temperatures") == NULL);
+  CHECK(strstr(js, "\"energy\"") == NULL);
+#ifdef PP_HAVE_JANSSON
+  json_error_t err;
+  json_t *root = json_loads(js, 0, &err);
+  if (!root)
+    PP_FAIL("bad JSON: %s\n%s", err.text, js);
+  json_t *host = json_object_get(json_object_get(root, "system"), "host");
+  json_t *busy = json_object_get(host, "cpu_busy_pct");
+  CHECK_NEAR(json_number_value(json_object_get(busy, "mean")), 55.0, 1e-12);
+  CHECK_NEAR(json_number_value(json_object_get(busy, "min")), 50.0, 0);
+  CHECK_NEAR(json_number_value(json_object_get(
+                 json_object_get(host, "mem_total_bytes"), "max")),
+             16.0 * 1073741824.0, 0);
+  json_decref(root);
+#else
+  CHECK_CONTAINS(js, "\"cpu_busy_pct\":{\"mean\":55,");
+#endif
+  free(js);
+
+  pp_energy e;
+  CHECK_EQ(pp_run_energy(&t, &e), 0); /* the user's energy.package_j */
+  trace_free(&t);
+}
+
+/* With no library metric at all (the machine could not be read): the
+ * system section gives the reasons, never a user's value, and the user's
+ * counters are listed as user counters. */
+PP_TEST(report_system_user_counters_without_metrics) {
+  pp_trace t;
+  trace_init(&t);
+  meta_add(&t, "unavailable.cpu", "unavailable: no /proc/stat");
+  meta_add(&t, "unavailable.meminfo", "no /proc/meminfo");
+  meta_add(&t, "unavailable.gpu", "no NVIDIA driver");
+  /* A library metric of another group marks this as a trace written with
+   * PP_KIND_METRIC (else names alone decide, as in older traces). */
+  SERIES(&t, "proc.threads", PP_KIND_METRIC, 4.0);
+  user_lookalikes(&t);
+  CHECK_EQ(pp_analyze(&t), 0);
+
+  char *s = render(&t);
+  printf("%s", s);
+  CHECK_CONTAINS(s, "\nsystem\n  CPU busy:              unavailable: no "
+                    "/proc/stat\n");
+  CHECK_CONTAINS(s, "  memory:                unavailable: no /proc/meminfo\n");
+  CHECK(strstr(s, "5.0%") == NULL && strstr(s, "6.0%") == NULL);
+  CHECK(strstr(s, "per core") == NULL);
+  CHECK(strstr(s, "temperatures:") == NULL);
+  CHECK(strstr(s, "\nenergy") == NULL);
+  CHECK_CONTAINS(s, "  threads:               max 4\n");
+  free(s);
+
+  char *all = tb_report_text(&t);
+  CHECK(strstr(all, "GPU (NVML)") == NULL); /* the user's gpu0.power_w */
+  CHECK_CONTAINS(all, "  GPU:                   unavailable: no NVIDIA "
+                      "driver\n");
+  char *rows = counter_rows(all);
+  CHECK_CONTAINS(rows, "sys.mem.total_bytes");
+  CHECK_CONTAINS(rows, "gpu0.power_w");
+  CHECK(strstr(rows, "proc.threads") == NULL);
+  free(rows);
+  free(all);
+
+  char *js = render_json(&t);
+  CHECK(strstr(js, "\"host\"") == NULL);
+  CHECK_CONTAINS(js, "\"cpu\":\"no /proc/stat\"");
+  free(js);
+  trace_free(&t);
+}
+
+/* Energy per frame and per call in the system section: the run's energy
+ * (CPU package + the run's GPUs, pp_run_energy), the figure the frame
+ * table and the summary's frames[].energy give too. */
+PP_TEST(report_system_energy_per_frame_is_the_runs) {
+  pp_trace t;
+  trace_init(&t);
+  uint32_t fr = loc_add(&t, "cam", PP_KIND_FRAME);
+  for (int i = 0; i < 4; i++)
+    ev_add(&t, 1000 * (i + 1), fr, PPT_EV_FRAME);
+  SERIES(&t, "energy.package_j", PP_KIND_METRIC, 1.0, 6.0);
+  SERIES(&t, "power.package_w", PP_KIND_METRIC, 10.0, 20.0);
+  SERIES(&t, "gpu.run_energy_j", PP_KIND_METRIC, 0.5, 2.0);
+  CHECK_EQ(pp_analyze(&t), 0);
+  char *s = render(&t);
+  printf("%s", s);
+  /* (6 + 2) J / 4 frames */
+  CHECK_CONTAINS(s, "  per frame (estimate):  2.00 J (CPU package + GPU "
+                    "energy / 4 frames of \"cam\")\n");
+  free(s);
+  char *all = tb_report_text(&t);
+  CHECK_CONTAINS(all, "  energy per frame (cam): 2 J (CPU package 1.5 J + "
+                      "GPU 0.5 J), 4 frames\n");
+  free(all);
+  char *js = render_json(&t);
+  CHECK_CONTAINS(js, "\"joules_per_frame_estimate\":2,");
+  CHECK_CONTAINS(js, "\"run_energy_sources\":\"CPU package + GPU\"");
+  /* 8 J / 3.6e6 J/kWh * 475 g/kWh */
+  CHECK_CONTAINS(js, "\"carbon_g_estimate\":0.0010555");
   free(js);
   trace_free(&t);
 }

@@ -1,41 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The energy a run used, from the running totals the samplers record: the
- * CPU package energy (RAPL, counter "energy.package_j") and the GPU energy
- * of the GPUs the run used (NVML, "gpu.run_energy_j"; all GPUs'
- * "gpu.energy_j" when the run used none it could tell). Each total is the
- * counter's last value, so the figure covers the whole sampled run, warm-up
- * and idle time included. Energy per frame and per request divide it
- * (src/export/report_text.c, summary_json.c); this is the one place that
- * decides which counters count.
+ * CPU package energy (RAPL, PP_METRIC_ENERGY_PACKAGE) and the GPU energy
+ * of the GPUs the run used (NVML, PP_METRIC_GPU_RUN_ENERGY; all GPUs'
+ * PP_METRIC_GPU_ENERGY_ALL when the run used none it could tell). Each
+ * total is the series' last value, so the figure covers the whole sampled
+ * run, warm-up and idle time included. Only library metrics count
+ * (analyze/system.h): a user counter of the same name is the user's.
+ * Energy per frame, per call and per request divide it (analyze/system.c,
+ * the text report, summary_json.c); this is the one place that decides
+ * which series count.
  */
 #include <math.h>
 #include <string.h>
 
 #include "analyze.h"
+#include "analyze/system.h"
 #include "model.h"
 
-/* The counter named name with a finite last value, or NULL. */
-static const pp_counter_stats *last_counter(const pp_trace *t,
-                                            const char *name) {
+/* The library metric id with a finite last value, or NULL. */
+static const pp_counter_stats *last_metric(const pp_trace *t, uint32_t mkind,
+                                           pp_metric_id id) {
   for (size_t i = 0; i < t->prof.ncounters; i++) {
     const pp_counter_stats *c = &t->prof.counters[i];
     if (c->samples && isfinite(c->last) &&
-        strcmp(pp_trace_loc_name(t, c->loc), name) == 0)
+        pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) == id)
       return c;
   }
   return NULL;
 }
 
 int pp_run_energy(const pp_trace *t, pp_energy *e) {
-  static const char *const gpu_names[] = {"gpu.run_energy_j", "gpu.energy_j"};
+  static const pp_metric_id gpu_ids[] = {PP_METRIC_GPU_RUN_ENERGY,
+                                         PP_METRIC_GPU_ENERGY_ALL};
   memset(e, 0, sizeof *e);
-  const pp_counter_stats *cpu = last_counter(t, "energy.package_j");
+  uint32_t mkind = pp_trace_metric_kind(t);
+  const pp_counter_stats *cpu = last_metric(t, mkind, PP_METRIC_ENERGY_PACKAGE);
   const pp_counter_stats *gpu = NULL;
-  for (size_t i = 0; !gpu && i < sizeof gpu_names / sizeof gpu_names[0]; i++) {
-    gpu = last_counter(t, gpu_names[i]);
+  for (size_t i = 0; !gpu && i < sizeof gpu_ids / sizeof gpu_ids[0]; i++) {
+    gpu = last_metric(t, mkind, gpu_ids[i]);
     if (gpu)
-      e->gpu_counter = gpu_names[i];
+      e->gpu_counter = pp_metric_def_of(gpu_ids[i])->name;
   }
   e->has_cpu = cpu != NULL;
   e->has_gpu = gpu != NULL;

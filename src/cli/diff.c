@@ -32,6 +32,7 @@
 
 #include "analyze/model.h"
 #include "analyze/stat_tests.h"
+#include "analyze/system.h"
 #include "cli.h"
 #include "export/jsonw.h"
 #include "format/pptrace.h"
@@ -392,24 +393,26 @@ static series *add_run_value(series_set *set, row_kind k, size_t run,
   return s;
 }
 
-static int is_sampled_name(const char *n) {
-  return strncmp(n, "sys.", 4) == 0 || strncmp(n, "proc.", 5) == 0;
+/* The registry row of site loc when it is a library metric of the machine
+ * or the process tree (the sys.* and proc.* rows), the sampled metrics
+ * diff compares; else PP_METRIC_NONE. The site's kind decides
+ * (analyze/system.h): a user counter named "sys.cpu.busy_pct" is a user
+ * counter, and user counters are not compared. */
+static pp_metric_id sampled_metric(const pp_trace *t, uint32_t mkind,
+                                   uint32_t loc) {
+  pp_metric_id id = pp_loc_metric(t, loc, mkind, NULL, NULL, NULL);
+  if (id == PP_METRIC_NONE)
+    return id;
+  pp_metric_group g = pp_metric_def_of(id)->group;
+  return pp_metric_group_is_host(g) || g == PP_GROUP_PROCESS ? id
+                                                             : PP_METRIC_NONE;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* Is a sampled counter a running total? The metric registry says for
- * the library's metrics (kind total: page faults, context switches, disk
- * bytes, throttle events, the tree's CPU seconds); a name it does not know
- * is one when it ends in Prometheus's `_total`. */
-static int is_cumulative_name(const char *n) {
-  pp_metric_id id = pp_metric_lookup(n, NULL, NULL, NULL);
-  if (id != PP_METRIC_NONE)
-    return pp_metric_def_of(id)->kind == PP_METRIC_TOTAL;
-  return ends_with(n, "_total");
+/* Is a library metric a running total (registry kind total: page faults,
+ * context switches, disk bytes, throttle events, the tree's CPU seconds)
+ * rather than a level? */
+static int is_total(pp_metric_id id) {
+  return pp_metric_def_of(id)->kind == PP_METRIC_TOTAL;
 }
 
 /* Per loc: its series index for each kind (-1 unknown, -2 not wanted), and
@@ -421,17 +424,20 @@ typedef struct loc_state {
   int is_float;
 } loc_state;
 
-static long loc_series(series_set *set, const pp_trace *t, uint32_t loc,
-                       long *slot, row_kind k) {
+static long loc_series(series_set *set, const pp_trace *t, uint32_t mkind,
+                       uint32_t loc, long *slot, row_kind k) {
   if (*slot == -1) {
     const char *name = pp_trace_loc_name(t, loc);
-    if (k == K_SAMPLED && (!is_sampled_name(name) || is_cumulative_name(name)))
+    pp_metric_id id =
+        k == K_SAMPLED ? sampled_metric(t, mkind, loc) : PP_METRIC_NONE;
+    if (k == K_SAMPLED && (id == PP_METRIC_NONE || is_total(id)))
       *slot = -2;
     else
       *slot = set_get(set, k, name);
     if (*slot == -1)
       return -3; /* out of memory */
-    if (k == K_SAMPLED && ends_with(name, "_bytes"))
+    if (*slot >= 0 && k == K_SAMPLED &&
+        pp_metric_def_of(id)->unit == PP_UNIT_BYTES)
       set->s[*slot].unit = "bytes";
   }
   return *slot;
@@ -444,6 +450,7 @@ static int collect_raw(series_set *set, const pp_trace *t) {
     return -1;
   for (size_t i = 0; i < t->nlocs; i++)
     ls[i] = (loc_state){-1, -1, -1, 0, 0, 0};
+  uint32_t mkind = pp_trace_metric_kind(t);
   int rc = -1;
   for (size_t ti = 0; ti < t->nthreads; ti++) {
     const pp_thread *th = &t->threads[ti];
@@ -451,7 +458,7 @@ static int collect_raw(series_set *set, const pp_trace *t) {
       const pp_zone_inst *zi = &th->zones[z];
       if (zi->unclosed || zi->loc >= t->nlocs)
         continue;
-      long s = loc_series(set, t, zi->loc, &ls[zi->loc].zone, K_ZONE);
+      long s = loc_series(set, t, mkind, zi->loc, &ls[zi->loc].zone, K_ZONE);
       if (s == -3)
         goto out;
       series *se = &set->s[s];
@@ -467,7 +474,7 @@ static int collect_raw(series_set *set, const pp_trace *t) {
           ev->loc >= t->nlocs)
         continue;
       loc_state *l = &ls[ev->loc];
-      long s = loc_series(set, t, ev->loc, &l->sampled, K_SAMPLED);
+      long s = loc_series(set, t, mkind, ev->loc, &l->sampled, K_SAMPLED);
       if (s == -3)
         goto out;
       if (s < 0)
@@ -496,7 +503,7 @@ static int collect_raw(series_set *set, const pp_trace *t) {
     const pp_range *rg = &t->ranges[r];
     if (rg->unclosed || rg->loc >= t->nlocs)
       continue;
-    long s = loc_series(set, t, rg->loc, &ls[rg->loc].range, K_RANGE);
+    long s = loc_series(set, t, mkind, rg->loc, &ls[rg->loc].range, K_RANGE);
     if (s == -3)
       goto out;
     series *se = &set->s[s];
@@ -591,21 +598,27 @@ static int meta_num(const pp_trace *t, const char *key, double *out) {
   return 1;
 }
 
-static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
+/* The series of library metric id, or NULL. */
+static const pp_counter_stats *metric(const pp_trace *t, uint32_t mkind,
+                                      pp_metric_id id) {
   for (size_t i = 0; i < t->prof.ncounters; i++)
     if (t->prof.counters[i].samples &&
-        strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+        pp_loc_metric(t, t->prof.counters[i].loc, mkind, NULL, NULL, NULL) ==
+            id)
       return &t->prof.counters[i];
   return NULL;
 }
 
-/* Units of a cumulative counter's total, from its name. */
-static const char *total_unit(const char *name) {
-  if (ends_with(name, "_bytes_total"))
+/* Units of a running total, from the registry. */
+static const char *total_unit(pp_metric_id id) {
+  switch (pp_metric_def_of(id)->unit) {
+  case PP_UNIT_BYTES:
     return "bytes";
-  if (ends_with(name, "_s"))
+  case PP_UNIT_SECONDS:
     return "s";
-  return "";
+  default:
+    return "";
+  }
 }
 
 /* The run's wall time, CPU time, max RSS and cumulative counters (as
@@ -623,8 +636,9 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
                 "trace span (first to last event)"))
       return -1;
   }
-  const pp_counter_stats *cu = counter(t, "proc.cpu_user_s");
-  const pp_counter_stats *cs = counter(t, "proc.cpu_system_s");
+  uint32_t mkind = pp_trace_metric_kind(t);
+  const pp_counter_stats *cu = metric(t, mkind, PP_METRIC_PROC_CPU_USER_S);
+  const pp_counter_stats *cs = metric(t, mkind, PP_METRIC_PROC_CPU_SYSTEM_S);
   int rc = 0;
   if (meta_num(t, "run.user_ns", &u) && meta_num(t, "run.system_ns", &sy))
     rc = add_fig(set, K_RUN, run, "CPU time", u + sy, "ns",
@@ -637,8 +651,8 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
                  "ns", "the profiled process at session end (rusage)");
   if (rc)
     return -1;
-  const pp_counter_stats *pk = counter(t, "proc.rss_peak_bytes");
-  const pp_counter_stats *rss = counter(t, "proc.rss_bytes");
+  const pp_counter_stats *pk = metric(t, mkind, PP_METRIC_PROC_RSS_PEAK);
+  const pp_counter_stats *rss = metric(t, mkind, PP_METRIC_PROC_RSS);
   if (meta_num(t, "run.maxrss_bytes", &v))
     rc = add_fig(set, K_RUN, run, "max RSS", v, "bytes",
                  "rusage of the run (largest process)");
@@ -656,16 +670,18 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
   for (size_t i = 0; i < t->prof.ncounters; i++) {
     const pp_counter_stats *c = &t->prof.counters[i];
     const char *name = pp_trace_loc_name(t, c->loc);
-    if (!c->samples || !is_sampled_name(name) || !is_cumulative_name(name))
+    pp_metric_id id = sampled_metric(t, mkind, c->loc);
+    if (!c->samples || id == PP_METRIC_NONE || !is_total(id))
       continue;
-    double total = strncmp(name, "proc.", 5) == 0 ? c->last : c->last - c->min;
-    if (add_fig(set, K_TOTAL, run, name, total, total_unit(name), NULL))
+    int tree = pp_metric_def_of(id)->group == PP_GROUP_PROCESS;
+    double total = tree ? c->last : c->last - c->min;
+    if (add_fig(set, K_TOTAL, run, name, total, total_unit(id), NULL))
       return -1;
     if (wall > 0) {
       char rname[512];
       snprintf(rname, sizeof rname, "%s per s", name);
       if (add_fig(set, K_RATE, run, rname, total / (wall * 1e-9),
-                  total_unit(name), NULL))
+                  total_unit(id), NULL))
         return -1;
     }
   }

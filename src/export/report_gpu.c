@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/system.h"
 #include "export/report_gpu.h"
 #include "internal.h"
 
@@ -129,19 +130,27 @@ static void reason_line(FILE *out, int indent, const char *l,
 
 /* ---- lookups ----------------------------------------------------------- */
 
-static const pp_counter_stats *ctr(const pp_trace *t, int gpu,
-                                   const char *what) {
-  char name[64];
-  int k = gpu >= 0 ? snprintf(name, sizeof name, "gpu%d.%s", gpu, what)
-                   : snprintf(name, sizeof name, "gpu.%s", what);
-  if (k < 0 || (size_t)k >= sizeof name)
-    return NULL;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    if (c->samples && strcmp(pp_trace_loc_name(t, c->loc), name) == 0)
-      return c;
-  }
+/* The library metrics of the trace (analyze/system.h), found by registry
+ * id: a user counter named like one is not a GPU figure. */
+typedef struct gpu_metrics {
+  pp_metric_ref *r;
+  size_t n;
+} gpu_metrics;
+
+/* The series of row id for GPU gpu (-1: a row without {N}), or NULL. */
+static const pp_counter_stats *ctr(const gpu_metrics *m, int gpu,
+                                   pp_metric_id id) {
+  for (size_t i = 0; i < m->n; i++)
+    if (m->r[i].id == id && m->r[i].index == gpu)
+      return m->r[i].c;
   return NULL;
+}
+
+/* A gpu{N}.* row (NVML), not cuda{N}.* nor the all-GPU totals. */
+static int is_nvml_row(pp_metric_id id, long index) {
+  const pp_metric_def *d = pp_metric_def_of(id);
+  return d && d->group == PP_GROUP_GPU && index >= 0 &&
+         id != PP_METRIC_CUDA_MEM_USED && id != PP_METRIC_CUDA_MEM_TOTAL;
 }
 
 static const char *meta(const pp_trace *t, const char *f, int gpu,
@@ -171,17 +180,19 @@ static int gpu_index(const char *s) {
 }
 
 int pp_counter_is_gpu(const char *name) {
-  return name && (strncmp(name, "gpu.", 4) == 0 || gpu_index(name) >= 0);
+  long ix;
+  pp_metric_id id = pp_metric_lookup(name, &ix, NULL, NULL);
+  return id == PP_METRIC_GPU_ENERGY_ALL || id == PP_METRIC_GPU_RUN_ENERGY ||
+         (id != PP_METRIC_NONE && is_nvml_row(id, ix));
 }
 
 /* Number of GPU slots mentioned by counters or META (max index + 1). */
-static int gpu_slots(const pp_trace *t) {
+static int gpu_slots(const pp_trace *t, const gpu_metrics *m) {
   int n = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    int g = gpu_index(pp_trace_loc_name(t, t->prof.counters[i].loc));
-    if (g >= n)
-      n = g + 1;
-  }
+  for (size_t i = 0; i < m->n; i++)
+    if (is_nvml_row(m->r[i].id, m->r[i].index) && m->r[i].index < MAX_GPUS &&
+        m->r[i].index >= n)
+      n = (int)m->r[i].index + 1;
   for (size_t i = 0; i < t->nmeta; i++) {
     const char *k = t->meta[i].key;
     if (!k)
@@ -198,16 +209,17 @@ static int gpu_slots(const pp_trace *t) {
 /* ---- the section ------------------------------------------------------- */
 
 /* mean/max of a percentage gauge, or its reason. */
-static void pct_line(FILE *out, const pp_trace *t, int g, const char *l,
-                     const char *counter, const char *metric) {
-  const pp_counter_stats *c = ctr(t, g, counter);
+static void pct_line(FILE *out, const pp_trace *t, const gpu_metrics *m, int g,
+                     const char *l, pp_metric_id id, const char *metric) {
+  const pp_counter_stats *c = ctr(m, g, id);
   if (c)
     line(out, l, "mean %s, max %s", pct(c->mean).s, pct(c->max).s);
   else if (why(t, g, metric))
     reason_line(out, 4, l, why(t, g, metric));
 }
 
-static void gpu_block(FILE *out, const pp_trace *t, int g) {
+static void gpu_block(FILE *out, const pp_trace *t, const gpu_metrics *m,
+                      int g) {
   char gl[16];
   snprintf(gl, sizeof gl, "gpu%d", g);
   const char *lost = meta(t, "unavailable.gpu%d%s", g, "");
@@ -233,8 +245,8 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
     reason_line(out, 4, "state", lost);
 
   const pp_counter_stats *c, *c2;
-  if ((c = ctr(t, g, "util_pct"))) {
-    c2 = ctr(t, g, "mem_util_pct");
+  if ((c = ctr(m, g, PP_METRIC_GPU_UTIL))) {
+    c2 = ctr(m, g, PP_METRIC_GPU_MEM_UTIL);
     label(out, 4, "utilization");
     fprintf(out, "mean %s, max %s", pct(c->mean).s, pct(c->max).s);
     if (c2)
@@ -243,9 +255,9 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
   } else if (why(t, g, "util")) {
     reason_line(out, 4, "utilization", why(t, g, "util"));
   }
-  if ((c = ctr(t, g, "mem_used_bytes"))) {
-    c2 = ctr(t, g, "mem_total_bytes");
-    const pp_counter_stats *r = ctr(t, g, "mem_reserved_bytes");
+  if ((c = ctr(m, g, PP_METRIC_GPU_MEM_USED))) {
+    c2 = ctr(m, g, PP_METRIC_GPU_MEM_TOTAL);
+    const pp_counter_stats *r = ctr(m, g, PP_METRIC_GPU_MEM_RESERVED);
     label(out, 4, "memory used");
     fprintf(out, "mean %s, max %s", bytes(c->mean).s, bytes(c->max).s);
     if (c2)
@@ -256,30 +268,30 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
   } else if (why(t, g, "mem")) {
     reason_line(out, 4, "memory used", why(t, g, "mem"));
   }
-  if ((c = ctr(t, g, "proc_mem_bytes")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_PROC_MEM)))
     line(out, "run's memory", "max %s", bytes(c->max).s);
   else if (why(t, g, "procs"))
     reason_line(out, 4, "run's memory", why(t, g, "procs"));
-  if ((c = ctr(t, g, "power_w")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_POWER)))
     line(out, "power", "mean %s W, max %s W", sig3(c->mean).s,
          sig3(c->max).s);
   else if (why(t, g, "power"))
     reason_line(out, 4, "power", why(t, g, "power"));
-  if ((c = ctr(t, g, "energy_j")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_ENERGY)))
     line(out, "energy", "%s", joules(c->last).s);
   else if (why(t, g, "energy"))
     reason_line(out, 4, "energy", why(t, g, "energy"));
-  if ((c = ctr(t, g, "temp_c")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_TEMP)))
     line(out, "temperature", "mean %s C, max %s C", sig3(c->mean).s,
          sig3(c->max).s);
   else if (why(t, g, "temp"))
     reason_line(out, 4, "temperature", why(t, g, "temp"));
-  if ((c = ctr(t, g, "sm_clock_mhz")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_SM_CLOCK)))
     line(out, "SM clock", "mean %s MHz, min %s MHz, max %s MHz",
          sig3(c->mean).s, sig3(c->min).s, sig3(c->max).s);
   else if (why(t, g, "sm_clock"))
     reason_line(out, 4, "SM clock", why(t, g, "sm_clock"));
-  if ((c = ctr(t, g, "mem_clock_mhz")))
+  if ((c = ctr(m, g, PP_METRIC_GPU_MEM_CLOCK)))
     line(out, "memory clock", "mean %s MHz", sig3(c->mean).s);
   else if (why(t, g, "mem_clock"))
     reason_line(out, 4, "memory clock", why(t, g, "mem_clock"));
@@ -291,8 +303,8 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
   } else if (why(t, g, "clock_reasons")) {
     reason_line(out, 4, "clock limits seen", why(t, g, "clock_reasons"));
   }
-  if ((c = ctr(t, g, "pcie_tx_bytes_per_s"))) {
-    c2 = ctr(t, g, "pcie_rx_bytes_per_s");
+  if ((c = ctr(m, g, PP_METRIC_GPU_PCIE_TX))) {
+    c2 = ctr(m, g, PP_METRIC_GPU_PCIE_RX);
     label(out, 4, "PCIe");
     fprintf(out, "TX mean %s, max %s", byte_rate(c->mean).s,
             byte_rate(c->max).s);
@@ -307,16 +319,17 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
   const char *w0 = why(t, g, "sm_active"), *w1 = why(t, g, "sm_occupancy");
   const char *w2 = why(t, g, "tensor_active"), *w3 = why(t, g, "dram_bw");
   if (w0 && w1 && w2 && w3 && !strcmp(w0, w1) && !strcmp(w0, w2) &&
-      !strcmp(w0, w3) && !ctr(t, g, "sm_active_pct")) {
+      !strcmp(w0, w3) && !ctr(m, g, PP_METRIC_GPU_SM_ACTIVE)) {
     reason_line(out, 4, "GPM activity", w0);
   } else {
-    pct_line(out, t, g, "SM active", "sm_active_pct", "sm_active");
-    pct_line(out, t, g, "SM occupancy", "sm_occupancy_pct", "sm_occupancy");
-    pct_line(out, t, g, "tensor active", "tensor_active_pct",
+    pct_line(out, t, m, g, "SM active", PP_METRIC_GPU_SM_ACTIVE, "sm_active");
+    pct_line(out, t, m, g, "SM occupancy", PP_METRIC_GPU_SM_OCCUPANCY,
+             "sm_occupancy");
+    pct_line(out, t, m, g, "tensor active", PP_METRIC_GPU_TENSOR_ACTIVE,
              "tensor_active");
-    pct_line(out, t, g, "DRAM bandwidth", "dram_bw_pct", "dram_bw");
+    pct_line(out, t, m, g, "DRAM bandwidth", PP_METRIC_GPU_DRAM_BW, "dram_bw");
   }
-  if ((c = ctr(t, g, "xid_total")) && c->last > 0) {
+  if ((c = ctr(m, g, PP_METRIC_GPU_XID)) && c->last > 0) {
     const char *last = gmeta(t, g, "xid_last");
     label(out, 4, "XID errors");
     fprintf(out, "%.0f", c->last);
@@ -336,20 +349,24 @@ static void gpu_block(FILE *out, const pp_trace *t, int g) {
 int pp_report_gpu(FILE *out, const pp_trace *t) {
   if (!out || !t || !t->analyzed)
     return -1;
-  int n = gpu_slots(t);
+  gpu_metrics m;
+  if (pp_trace_metrics(t, &m.r, &m.n))
+    return -1;
+  int n = gpu_slots(t, &m);
   const char *none = pp_trace_meta(t, "unavailable.gpu");
   if (n == 0) {
     if (none) {
       fputs("\nGPU\n", out);
       reason_line(out, 2, "GPU", none);
     }
+    pp__free(m.r);
     return ferror(out) ? -1 : 0;
   }
   fputs("\nGPU (NVML)\n", out);
   for (int g = 0; g < n; g++)
-    gpu_block(out, t, g);
-  const pp_counter_stats *all = ctr(t, -1, "energy_j");
-  const pp_counter_stats *run = ctr(t, -1, "run_energy_j");
+    gpu_block(out, t, &m, g);
+  const pp_counter_stats *all = ctr(&m, -1, PP_METRIC_GPU_ENERGY_ALL);
+  const pp_counter_stats *run = ctr(&m, -1, PP_METRIC_GPU_RUN_ENERGY);
   if (run) {
     label(out, 2, "energy, run's GPUs");
     fprintf(out, "%s", joules(run->last).s);
@@ -360,5 +377,6 @@ int pp_report_gpu(FILE *out, const pp_trace *t) {
     label(out, 2, "energy, all GPUs");
     fprintf(out, "%s\n", joules(all->last).s);
   }
+  pp__free(m.r);
   return ferror(out) ? -1 : 0;
 }

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The system part of the report and of the summary JSON: what the run-time
- * sampler (src/core/sampler.h, whose header fixes the counter names and
- * META keys) and `pipeprof run` recorded about the machine, the process
- * tree, the perf_event counters and the energy, read back from an analysed
- * pp_trace. Counters come from t->prof.counters by name; run facts
- * ("run.*"), the sampler rate and the reasons a metric group could not be
- * measured ("unavailable.<group>") from META.
+ * The system part of the report and of the summary JSON: the run, the
+ * machine, the process tree, the perf_event counters and the energy, as
+ * computed once by pp_system_get() (analyze/system.c: library metrics by
+ * registry id, run facts and reasons from META). This file only renders
+ * them; the thread table comes from export/run_tree.c.
  *
  * Rules: a metric that was not measured is never printed as 0. It prints
  * "unavailable: <reason>" when META gives a reason for its group and is
@@ -23,6 +21,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/system.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/run_tree.h"
@@ -31,72 +30,24 @@
 #define LABEL_W 25          /* values start in this column */
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
-#define DEFAULT_G_PER_KWH 475.0
-#define THREADS_LISTED 15 /* rows of the tree's thread table */
+#define THREADS_LISTED 15   /* rows of the tree's thread table */
 #define THREAD_NAME_W 20
 
-/* ---- small lookups ------------------------------------------------------- */
+/* A figure of the registry row PP_METRIC_<id>. */
+#define M(s, id) (&(s)->m[PP_METRIC_##id])
+
+#define REASON(t, ...)                                                         \
+  pp_system_reason((t), (const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- META reasons ------------------------------------------------------- */
 
 static int has_prefix(const char *s, const char *p) {
   return strncmp(s, p, strlen(p)) == 0;
 }
 
-static int has_suffix(const char *s, const char *x) {
-  size_t n = strlen(s), m = strlen(x);
-  return n >= m && memcmp(s + n - m, x, m) == 0;
-}
-
-static const char *cname(const pp_trace *t, const pp_counter_stats *c) {
-  return pp_trace_loc_name(t, c->loc);
-}
-
-/* The library metric named `name`, or NULL (never a user counter). */
-static const pp_counter_stats *ctr(const pp_trace *t, const char *name) {
-  return pp_profile_metric(t, name);
-}
-
-/* A finite number from META key, or 0 when absent or not a number. */
-static int meta_num(const pp_trace *t, const char *key, double *out) {
-  const char *s = pp_trace_meta(t, key);
-  if (!s || !*s)
-    return 0;
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v))
-    return 0;
-  *out = v;
-  return 1;
-}
-
-/* A reason text without the "unavailable: " its producer may have put in
- * front (the report adds its own). Never NULL for a non-NULL input. */
-static const char *strip_reason(const char *r) {
-  static const char *const pre[] = {"hardware counters unavailable: ",
-                                    "unavailable: "};
-  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-    if (has_prefix(r, pre[i]))
-      return r + strlen(pre[i]);
-  return r;
-}
-
-/* The reason of the first group (NULL-terminated list) that has one. */
-static const char *reason_v(const pp_trace *t, const char *const *groups) {
-  char key[128];
-  for (; *groups; groups++) {
-    int n = snprintf(key, sizeof key, "unavailable.%s", *groups);
-    if (n < 0 || (size_t)n >= sizeof key)
-      continue;
-    const char *r = pp_trace_meta(t, key);
-    if (r)
-      return strip_reason(r);
-  }
-  return NULL;
-}
-
-#define REASON(t, ...) reason_v((t), (const char *const[]){__VA_ARGS__, NULL})
-
 /* Groups the sections below explain; other "unavailable.*" keys go to a
- * section of their own. Keys starting "perf" belong to the perf section. */
+ * section of their own. Keys starting "perf" belong to the perf section,
+ * "gpu" to the GPU section (report_gpu.c). */
 static const char *const known_groups[] = {
     "sys",    "cpu",       "loadavg",     "meminfo", "psi_cpu", "psi_memory",
     "psi_io", "cpufreq",   "throttle",    "hwmon",   "thermal", "numa",
@@ -104,7 +55,7 @@ static const char *const known_groups[] = {
     "rapl",   "threads",   NULL};
 
 static int known_group(const char *g) {
-  if (has_prefix(g, "perf") || has_prefix(g, "gpu")) /* GPU: report_gpu.c */
+  if (has_prefix(g, "perf") || has_prefix(g, "gpu"))
     return 1;
   for (size_t i = 0; known_groups[i]; i++)
     if (strcmp(g, known_groups[i]) == 0)
@@ -118,139 +69,6 @@ static int meta_is_last(const pp_trace *t, size_t i) {
     if (t->meta[j].key && strcmp(t->meta[j].key, t->meta[i].key) == 0)
       return 0;
   return 1;
-}
-
-static int any_counter(const pp_trace *t, const char *const *prefixes) {
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const char *n = cname(t, &t->prof.counters[i]);
-    for (size_t k = 0; prefixes[k]; k++)
-      if (has_prefix(n, prefixes[k]))
-        return 1;
-  }
-  return 0;
-}
-
-static int any_meta(const pp_trace *t, const char *prefix) {
-  for (size_t i = 0; i < t->nmeta; i++)
-    if (t->meta[i].key && has_prefix(t->meta[i].key, prefix))
-      return 1;
-  return 0;
-}
-
-static int has_system_data(const pp_trace *t) {
-  static const char *const pre[] = {"sys.",   "proc.",   "perf.",
-                                    "power.", "energy.", NULL};
-  return any_counter(t, pre) || any_meta(t, "unavailable.");
-}
-
-/* ---- indexed families: sys.cpu<N>.busy_pct, sys.numa<N>.used_bytes -------- */
-
-typedef struct idx_ctr {
-  unsigned long n;
-  const pp_counter_stats *c;
-} idx_ctr;
-
-static int cmp_idx(const void *a, const void *b) {
-  const idx_ctr *x = a, *y = b;
-  return x->n < y->n ? -1 : x->n > y->n;
-}
-
-/* N when name is exactly <pre><digits><suf>; -1 otherwise. */
-static long family_index(const char *name, const char *pre, const char *suf) {
-  const char *rest;
-  long n = pp__name_index(name, pre, &rest);
-  return n >= 0 && strcmp(rest, suf) == 0 ? n : -1;
-}
-
-/* The counters <pre>N<suf> in order of N into *out (malloc'ed; NULL when
- * there are none). Returns their number, or -1 when out of memory. */
-static long family(const pp_trace *t, const char *pre, const char *suf,
-                   idx_ctr **out) {
-  *out = NULL;
-  size_t n = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (family_index(cname(t, &t->prof.counters[i]), pre, suf) >= 0)
-      n++;
-  if (!n)
-    return 0;
-  idx_ctr *v = pp__malloc(n * sizeof *v);
-  if (!v)
-    return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    long ix = family_index(cname(t, &t->prof.counters[i]), pre, suf);
-    if (ix >= 0)
-      v[k++] = (idx_ctr){(unsigned long)ix, &t->prof.counters[i]};
-  }
-  qsort(v, n, sizeof *v, cmp_idx);
-  *out = v;
-  return (long)n;
-}
-
-/* ---- energy domains -------------------------------------------------------- */
-
-typedef struct domain {
-  const char *name; /* points into a counter name; len bytes */
-  size_t len;
-  const pp_counter_stats *w, *j; /* power.<d>_w, energy.<d>_j */
-} domain;
-
-static domain *find_domain(domain *d, size_t n, const char *s, size_t len) {
-  for (size_t i = 0; i < n; i++)
-    if (d[i].len == len && memcmp(d[i].name, s, len) == 0)
-      return &d[i];
-  return NULL;
-}
-
-static int cmp_domain(const void *a, const void *b) {
-  const domain *x = a, *y = b;
-  int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
-  if (c)
-    return c;
-  return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* Energy domains other than the "package" total, in name order, into *out
- * (malloc'ed; NULL when none). Returns their number or -1 (no memory). */
-static long domains(const pp_trace *t, domain **out) {
-  *out = NULL;
-  size_t cap = t->prof.ncounters, n = 0;
-  if (!cap)
-    return 0;
-  domain *d = pp__malloc(cap * sizeof *d);
-  if (!d)
-    return -1;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    const char *nm = cname(t, c);
-    int is_w = has_prefix(nm, "power.") && has_suffix(nm, "_w");
-    int is_j = has_prefix(nm, "energy.") && has_suffix(nm, "_j");
-    if (!is_w && !is_j)
-      continue;
-    const char *s = nm + (is_w ? 6 : 7);
-    size_t len = strlen(s);
-    if (len <= 2)
-      continue;
-    len -= 2;
-    if (len == 7 && memcmp(s, "package", 7) == 0)
-      continue;
-    domain *e = find_domain(d, n, s, len);
-    if (!e) {
-      e = &d[n++];
-      *e = (domain){s, len, NULL, NULL};
-    }
-    if (is_w)
-      e->w = c;
-    else
-      e->j = c;
-  }
-  if (!n) {
-    pp__free(d);
-    return 0;
-  }
-  qsort(d, n, sizeof *d, cmp_domain);
-  *out = d;
-  return (long)n;
 }
 
 /* ---- number formatting -------------------------------------------------- */
@@ -452,282 +270,202 @@ static void part(sep *s, const char *fmt, ...) {
 
 /* ---- run ------------------------------------------------------------------ */
 
-static void section_run(FILE *out, const pp_trace *t) {
-  const char *cmd = pp_trace_meta(t, "run.command");
-  const char *ex = pp_trace_meta(t, "run.exit");
-  double wall = 0, user = 0, sys = 0;
-  int has_wall = meta_num(t, "run.wall_ns", &wall);
-  int has_user = meta_num(t, "run.user_ns", &user);
-  int has_sys = meta_num(t, "run.system_ns", &sys);
-  if (!cmd && !ex && !has_wall && !has_user && !has_sys)
+static void section_run(FILE *out, const pp_system *s) {
+  if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
+      !s->has_system)
     return;
   fputs("\nrun\n", out);
-  if (cmd) {
+  if (s->run_command) {
     put_label(out, "command");
-    put_clean(out, cmd, strlen(cmd));
+    put_clean(out, s->run_command, strlen(s->run_command));
     fputc('\n', out);
   }
-  if (ex) {
+  if (s->run_exit) {
     put_label(out, "exit");
-    put_clean(out, ex, strlen(ex));
+    put_clean(out, s->run_exit, strlen(s->run_exit));
     fputc('\n', out);
   }
-  if (has_wall)
-    line(out, "wall time", "%s", fmt_secs(wall / 1e9).s);
-  if (has_user || has_sys) {
+  if (s->has_wall)
+    line(out, "wall time", "%s", fmt_secs(s->wall_ns / 1e9).s);
+  if (s->has_user || s->has_system) {
     put_label(out, "CPU time");
-    sep s = {out, 0};
-    if (has_user)
-      part(&s, "user %s", fmt_secs(user / 1e9).s);
-    if (has_sys)
-      part(&s, "system %s", fmt_secs(sys / 1e9).s);
+    sep p = {out, 0};
+    if (s->has_user)
+      part(&p, "user %s", fmt_secs(s->user_ns / 1e9).s);
+    if (s->has_system)
+      part(&p, "system %s", fmt_secs(s->system_ns / 1e9).s);
     fputs(" (rusage)\n", out);
   }
 }
 
 /* ---- system --------------------------------------------------------------- */
 
-static const char *const system_groups[] = {
-    "sys",      "cpu",      "loadavg", "meminfo", "psi_cpu", "psi_memory",
-    "psi_io",   "cpufreq",  "throttle", "hwmon",  "thermal", "numa", NULL};
-
-static int any_reason(const pp_trace *t, const char *const *groups) {
-  return reason_v(t, groups) != NULL;
-}
-
-/* Samples of the system sampler: those of sys.cpu.busy_pct, else the most
- * of any sys.* counter. */
-static uint64_t system_samples(const pp_trace *t) {
-  const pp_counter_stats *c = ctr(t, "sys.cpu.busy_pct");
-  if (c)
-    return c->samples;
-  uint64_t n = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *x = &t->prof.counters[i];
-    if (has_prefix(cname(t, x), "sys.") && x->samples > n)
-      n = x->samples;
-  }
-  return n;
-}
-
-static void sys_cpu(FILE *out, const pp_trace *t) {
-  const pp_counter_stats *busy = ctr(t, "sys.cpu.busy_pct");
-  static const char *const parts[][2] = {{"user", "sys.cpu.user_pct"},
-                                         {"system", "sys.cpu.system_pct"},
-                                         {"iowait", "sys.cpu.iowait_pct"},
-                                         {"steal", "sys.cpu.steal_pct"}};
-  const pp_counter_stats *pc[4];
+static void sys_cpu(FILE *out, const pp_system *s) {
+  const pp_sys_fig *busy = M(s, SYS_CPU_BUSY);
+  static const char *const names[] = {"user", "system", "iowait", "steal"};
+  const pp_sys_fig *pc[4] = {M(s, SYS_CPU_USER), M(s, SYS_CPU_SYSTEM),
+                             M(s, SYS_CPU_IOWAIT), M(s, SYS_CPU_STEAL)};
   int nparts = 0;
   for (size_t i = 0; i < 4; i++)
-    nparts += (pc[i] = ctr(t, parts[i][1])) != NULL;
-  if (!busy && !nparts) {
-    const char *r = REASON(t, "cpu", "sys");
-    if (r)
-      reason_line(out, "CPU busy", r);
+    nparts += pc[i]->ok;
+  if (!busy->ok && !nparts) {
+    if (busy->why)
+      reason_line(out, "CPU busy", busy->why);
     return;
   }
   put_label(out, "CPU busy");
-  sep s = {out, 0};
-  if (busy) {
-    part(&s, "mean %s", fmt_pct(busy->mean).s);
-    part(&s, "max %s", fmt_pct(busy->max).s);
+  sep p = {out, 0};
+  if (busy->ok) {
+    part(&p, "mean %s", fmt_pct(busy->mean).s);
+    part(&p, "max %s", fmt_pct(busy->max).s);
   }
   if (nparts) {
-    fputs(busy ? " (means: " : "means: ", out);
-    sep s2 = {out, 0};
+    fputs(busy->ok ? " (means: " : "means: ", out);
+    sep p2 = {out, 0};
     for (size_t i = 0; i < 4; i++)
-      if (pc[i])
-        part(&s2, "%s %s", parts[i][0], fmt_pct(pc[i]->mean).s);
-    if (busy)
+      if (pc[i]->ok)
+        part(&p2, "%s %s", names[i], fmt_pct(pc[i]->mean).s);
+    if (busy->ok)
       fputc(')', out);
   }
   fputc('\n', out);
 }
 
-static int sys_per_core(FILE *out, const pp_trace *t) {
-  idx_ctr *v;
-  long n = family(t, "sys.cpu", ".busy_pct", &v);
-  if (n < 0)
-    return -1;
-  if (n > 0 && n <= MAX_CORES_LISTED) {
+static void sys_per_core(FILE *out, const pp_system *s) {
+  const pp_sys_family *f = &s->core_busy;
+  if (f->n > 0 && f->n <= MAX_CORES_LISTED) {
     put_label(out, "per core busy max");
-    for (long i = 0; i < n; i++)
-      fprintf(out, "%s%s", i ? " " : "", fmt_fixed(v[i].c->max, 0).s);
+    for (size_t i = 0; i < f->n; i++)
+      fprintf(out, "%s%s", i ? " " : "", fmt_fixed(f->v[i].f.max, 0).s);
     fputc('\n', out);
   }
-  pp__free(v);
-  return 0;
 }
 
-static void sys_load_mem(FILE *out, const pp_trace *t) {
-  const pp_counter_stats *c = ctr(t, "sys.load1");
-  const char *r;
-  if (c)
+static void sys_load_mem(FILE *out, const pp_system *s) {
+  const pp_sys_fig *c = M(s, SYS_LOAD1);
+  if (c->ok)
     line(out, "load1", "max %s, mean %s", fmt_fixed(c->max, 2).s,
          fmt_fixed(c->mean, 2).s);
-  else if ((r = REASON(t, "loadavg", "sys")))
-    reason_line(out, "load1", r);
+  else if (c->why)
+    reason_line(out, "load1", c->why);
 
-  const pp_counter_stats *used = ctr(t, "sys.mem.used_bytes");
-  const pp_counter_stats *total = ctr(t, "sys.mem.total_bytes");
-  const pp_counter_stats *avail = ctr(t, "sys.mem.available_bytes");
-  const pp_counter_stats *swap = ctr(t, "sys.swap.used_bytes");
-  const char *mr = REASON(t, "meminfo", "sys");
-  if (used || avail || total) {
+  const pp_sys_fig *used = M(s, SYS_MEM_USED), *total = M(s, SYS_MEM_TOTAL);
+  const pp_sys_fig *avail = M(s, SYS_MEM_AVAIL), *swap = M(s, SYS_SWAP_USED);
+  if (used->ok || avail->ok || total->ok) {
     put_label(out, "memory");
-    sep s = {out, 0};
-    if (used) {
-      part(&s, "used mean %s", fmt_bytes(used->mean).s);
-      part(&s, "max %s", fmt_bytes(used->max).s);
-      if (total)
+    sep p = {out, 0};
+    if (used->ok) {
+      part(&p, "used mean %s", fmt_bytes(used->mean).s);
+      part(&p, "max %s", fmt_bytes(used->max).s);
+      if (total->ok)
         fprintf(out, " of %s total", fmt_bytes(total->max).s);
-    } else if (total) {
-      part(&s, "total %s", fmt_bytes(total->max).s);
+    } else if (total->ok) {
+      part(&p, "total %s", fmt_bytes(total->max).s);
     }
-    if (avail)
-      part(&s, "available min %s", fmt_bytes(avail->min).s);
+    if (avail->ok)
+      part(&p, "available min %s", fmt_bytes(avail->min).s);
     fputc('\n', out);
-  } else if (mr) {
-    reason_line(out, "memory", mr);
+  } else if (used->why) {
+    reason_line(out, "memory", used->why);
   }
-  if (swap)
+  if (swap->ok)
     line(out, "swap used", "max %s", fmt_bytes(swap->max).s);
-  else if (mr)
-    reason_line(out, "swap used", mr);
+  else if (swap->why)
+    reason_line(out, "swap used", swap->why);
 }
 
-static void sys_psi(FILE *out, const pp_trace *t) {
-  static const char *const res[] = {"cpu", "memory", "io"};
+static void sys_psi(FILE *out, const pp_system *s) {
   for (size_t i = 0; i < 3; i++) {
-    char some[64], full[64], lbl[32], grp[32];
-    snprintf(some, sizeof some, "sys.psi.%s.some_pct", res[i]);
-    snprintf(full, sizeof full, "sys.psi.%s.full_pct", res[i]);
-    snprintf(lbl, sizeof lbl, "pressure %s", res[i]);
-    snprintf(grp, sizeof grp, "psi_%s", res[i]);
-    const pp_counter_stats *cs = ctr(t, some), *cf = ctr(t, full);
-    if (!cs && !cf) {
-      const char *r = REASON(t, grp, "sys");
-      if (r)
-        reason_line(out, lbl, r);
+    const pp_sys_psi *p = &s->psi[i];
+    char lbl[32];
+    snprintf(lbl, sizeof lbl, "pressure %s", p->resource);
+    if (!p->some.ok && !p->full.ok) {
+      if (p->some.why)
+        reason_line(out, lbl, p->some.why);
       continue;
     }
     put_label(out, lbl);
-    sep s = {out, 0};
-    if (cs)
-      part(&s, "some %s", fmt_pct(cs->mean).s);
-    if (cf)
-      part(&s, "full %s", fmt_pct(cf->mean).s);
+    sep q = {out, 0};
+    if (p->some.ok)
+      part(&q, "some %s", fmt_pct(p->some.mean).s);
+    if (p->full.ok)
+      part(&q, "full %s", fmt_pct(p->full.mean).s);
     fputs(" (mean)\n", out);
   }
 }
 
-static void sys_rates(FILE *out, const pp_trace *t) {
-  const pp_counter_stats *cx = ctr(t, "sys.ctxt_per_s");
-  const pp_counter_stats *in = ctr(t, "sys.intr_per_s");
-  const char *r = REASON(t, "cpu", "sys");
-  if (cx)
-    line(out, "context switches", "mean %s, max %s", fmt_rate(cx->mean).s,
-         fmt_rate(cx->max).s);
-  else if (r)
-    reason_line(out, "context switches", r);
-  if (in)
-    line(out, "interrupts", "mean %s, max %s", fmt_rate(in->mean).s,
-         fmt_rate(in->max).s);
-  else if (r)
-    reason_line(out, "interrupts", r);
+static void rate_line(FILE *out, const char *l, const pp_sys_fig *f) {
+  if (f->ok)
+    line(out, l, "mean %s, max %s", fmt_rate(f->mean).s, fmt_rate(f->max).s);
+  else if (f->why)
+    reason_line(out, l, f->why);
 }
 
-static int sys_freq_throttle(FILE *out, const pp_trace *t) {
-  idx_ctr *v;
-  long n = family(t, "sys.cpu", ".freq_mhz", &v);
-  if (n < 0)
-    return -1;
-  const char *r;
-  if (n > 0) {
+static void sys_rates(FILE *out, const pp_system *s) {
+  rate_line(out, "context switches", M(s, SYS_CTXT_RATE));
+  rate_line(out, "interrupts", M(s, SYS_INTR_RATE));
+}
+
+static void sys_freq_throttle(FILE *out, const pp_system *s) {
+  const pp_sys_family *f = &s->core_freq;
+  if (f->n > 0) {
     double lo = INFINITY, hi = -INFINITY;
-    for (long i = 0; i < n; i++) {
-      double m = v[i].c->mean;
+    for (size_t i = 0; i < f->n; i++) {
+      double m = f->v[i].f.mean;
       if (isfinite(m)) {
         lo = m < lo ? m : lo;
         hi = m > hi ? m : hi;
       }
     }
     if (lo <= hi)
-      line(out, "CPU frequency", "mean per core %.0f..%.0f MHz (%ld cores)",
-           lo, hi, n);
+      line(out, "CPU frequency", "mean per core %.0f..%.0f MHz (%zu cores)", lo,
+           hi, f->n);
     else
       line(out, "CPU frequency", "-");
-  } else if ((r = REASON(t, "cpufreq", "sys"))) {
-    reason_line(out, "CPU frequency", r);
+  } else if (f->why) {
+    reason_line(out, "CPU frequency", f->why);
   }
-  pp__free(v);
 
-  n = family(t, "sys.cpu", ".throttle_total", &v);
-  if (n < 0)
-    return -1;
-  if (n > 0) {
+  f = &s->core_throttle;
+  if (f->n > 0) {
     /* A sum over the cores; NaN (printed "-") when a core has no value. */
     double last = 0, grew = 0;
-    for (long i = 0; i < n; i++) {
-      last += v[i].c->last;
-      grew += v[i].c->last - v[i].c->min;
+    for (size_t i = 0; i < f->n; i++) {
+      last += f->v[i].f.last;
+      grew += f->v[i].f.last - f->v[i].f.min;
     }
     put_label(out, "thermal throttling");
-    fprintf(out, "%s events (counter total, %ld cores), %s while sampled",
-            fmt_count(last).s, n, fmt_count(grew).s);
-    if (n <= MAX_CORES_LISTED && grew > 0) {
+    fprintf(out, "%s events (counter total, %zu cores), %s while sampled",
+            fmt_count(last).s, f->n, fmt_count(grew).s);
+    if (f->n <= MAX_CORES_LISTED && grew > 0) {
       fputs(":", out);
-      for (long i = 0; i < n; i++) {
-        double d = v[i].c->last - v[i].c->min;
+      for (size_t i = 0; i < f->n; i++) {
+        double d = f->v[i].f.last - f->v[i].f.min;
         if (isfinite(d) && d > 0)
-          fprintf(out, " cpu%lu +%s", v[i].n, fmt_count(d).s);
+          fprintf(out, " cpu%lu +%s", f->v[i].index, fmt_count(d).s);
       }
     }
     fputc('\n', out);
-  } else if ((r = REASON(t, "throttle", "sys"))) {
-    reason_line(out, "thermal throttling", r);
+  } else if (f->why) {
+    reason_line(out, "thermal throttling", f->why);
   }
-  pp__free(v);
-  return 0;
 }
 
-/* sys.temp.<chip>.<label>_c -> "<chip>.<label>" (pointer and length). */
-static int temp_sensor(const char *name, const char **s, size_t *len) {
-  static const char pre[] = "sys.temp.";
-  if (!has_prefix(name, pre) || !has_suffix(name, "_c"))
-    return 0;
-  size_t n = strlen(name);
-  if (n <= sizeof pre - 1 + 2)
-    return 0;
-  *s = name + sizeof pre - 1;
-  *len = n - (sizeof pre - 1) - 2;
-  return 1;
-}
-
-static void sys_temps(FILE *out, const pp_trace *t) {
-  size_t n = 0, shown = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    const char *s;
-    size_t len;
-    if (!temp_sensor(cname(t, c), &s, &len))
-      continue;
-    if (!n++)
+static void sys_temps(FILE *out, const pp_system *s) {
+  size_t shown = 0;
+  for (size_t i = 0; i < s->ntemps; i++) {
+    if (!i)
       fputs("  temperatures (max):\n", out);
     if (shown >= MAX_SENSORS)
       continue;
     shown++;
-    put_label_at(out, 4, s, len);
-    fprintf(out, "%s C\n", fmt_fixed(c->max, 1).s);
+    put_label_at(out, 4, s->temps[i].name, s->temps[i].len);
+    fprintf(out, "%s C\n", fmt_fixed(s->temps[i].f.max, 1).s);
   }
-  if (n > shown)
-    fprintf(out, "    ... %zu more sensors\n", n - shown);
-  if (n)
-    return;
-  const char *h = REASON(t, "hwmon"), *th = REASON(t, "thermal");
-  if (!h && !th)
-    h = REASON(t, "sys");
-  if (!h && !th)
+  if (s->ntemps > shown)
+    fprintf(out, "    ... %zu more sensors\n", s->ntemps - shown);
+  const char *h = s->temp_why_hwmon, *th = s->temp_why_thermal;
+  if (s->ntemps || (!h && !th))
     return;
   put_label(out, "temperatures");
   fputs("unavailable: ", out);
@@ -740,170 +478,122 @@ static void sys_temps(FILE *out, const pp_trace *t) {
   fputc('\n', out);
 }
 
-static int sys_numa(FILE *out, const pp_trace *t) {
-  idx_ctr *v;
-  long n = family(t, "sys.numa", ".used_bytes", &v);
-  if (n < 0)
-    return -1;
-  const char *r;
-  if (n > 0) {
+static void sys_numa(FILE *out, const pp_system *s) {
+  const pp_sys_family *f = &s->numa;
+  if (f->n > 0) {
     put_label(out, "NUMA used max");
-    sep s = {out, 0};
-    for (long i = 0; i < n; i++)
-      part(&s, "node%lu %s", v[i].n, fmt_bytes(v[i].c->max).s);
+    sep p = {out, 0};
+    for (size_t i = 0; i < f->n; i++)
+      part(&p, "node%lu %s", f->v[i].index, fmt_bytes(f->v[i].f.max).s);
     fputc('\n', out);
-  } else if ((r = REASON(t, "numa"))) {
-    reason_line(out, "NUMA", r);
+  } else if (f->why) {
+    reason_line(out, "NUMA", f->why);
   }
-  pp__free(v);
-  return 0;
 }
 
-static int section_system(FILE *out, const pp_trace *t) {
-  static const char *const pre[] = {"sys.", NULL};
-  if (!any_counter(t, pre) && !any_reason(t, system_groups))
-    return 0;
-  double hz;
-  uint64_t ns = system_samples(t);
-  int has_hz = meta_num(t, "sampler.hz", &hz) && hz > 0;
+static void section_system(FILE *out, const pp_system *s) {
+  if (!s->show_system)
+    return;
+  int has_hz = s->has_hz && s->hz > 0;
   fputs("\nsystem", out);
-  if (has_hz && ns)
-    fprintf(out, " (sampled at %s Hz, %s samples)", numf("%.6g", hz).s,
-            fmt_count((double)ns).s);
+  if (has_hz && s->samples)
+    fprintf(out, " (sampled at %s Hz, %s samples)", numf("%.6g", s->hz).s,
+            fmt_count((double)s->samples).s);
   else if (has_hz)
-    fprintf(out, " (sampled at %s Hz)", numf("%.6g", hz).s);
-  else if (ns)
-    fprintf(out, " (%s samples)", fmt_count((double)ns).s);
+    fprintf(out, " (sampled at %s Hz)", numf("%.6g", s->hz).s);
+  else if (s->samples)
+    fprintf(out, " (%s samples)", fmt_count((double)s->samples).s);
   fputc('\n', out);
-  sys_cpu(out, t);
-  if (sys_per_core(out, t))
-    return -1;
-  sys_load_mem(out, t);
-  sys_psi(out, t);
-  sys_rates(out, t);
-  if (sys_freq_throttle(out, t))
-    return -1;
-  sys_temps(out, t);
-  return sys_numa(out, t);
+  sys_cpu(out, s);
+  sys_per_core(out, s);
+  sys_load_mem(out, s);
+  sys_psi(out, s);
+  sys_rates(out, s);
+  sys_freq_throttle(out, s);
+  sys_temps(out, s);
+  sys_numa(out, s);
 }
 
 /* ---- process tree ------------------------------------------------------- */
 
-/* CPU seconds of the tree: rusage when `pipeprof run` recorded it, else the
- * last sample. Returns 1 (rusage), 2 (sampled) or 0 (neither). */
-static int tree_cpu_time(const pp_trace *t, double *user, double *sys) {
-  double u, s;
-  int hu = meta_num(t, "run.user_ns", &u);
-  int hs = meta_num(t, "run.system_ns", &s);
-  *user = *sys = NAN;
-  if (hu || hs) {
-    if (hu)
-      *user = u / 1e9;
-    if (hs)
-      *sys = s / 1e9;
-    return 1;
-  }
-  const pp_counter_stats *cu = ctr(t, "proc.cpu_user_s");
-  const pp_counter_stats *cs = ctr(t, "proc.cpu_system_s");
-  if (cu)
-    *user = cu->last;
-  if (cs)
-    *sys = cs->last;
-  return cu || cs ? 2 : 0;
-}
-
-static const char *const tree_groups[] = {"proc", "proc_stat", "proc_status",
-                                          "proc_io", NULL};
-
-static void tree_line_max(FILE *out, const pp_trace *t, const char *label,
-                          const char *name, int bytes, const char *grp) {
-  const pp_counter_stats *c = ctr(t, name);
-  const char *r;
-  if (c)
+static void tree_line_max(FILE *out, const char *label, const pp_sys_fig *c,
+                          int bytes) {
+  if (c->ok)
     line(out, label, "max %s",
          bytes ? fmt_bytes(c->max).s : fmt_count(c->max).s);
-  else if ((r = REASON(t, grp, "proc")))
-    reason_line(out, label, r);
+  else if (c->why)
+    reason_line(out, label, c->why);
 }
 
 /* Two cumulative totals on one line, e.g. "minor 12, major 0". */
-static void tree_pair(FILE *out, const pp_trace *t, const char *label,
-                      const char *k1, const char *n1, const char *k2,
-                      const char *n2, int bytes, const char *grp) {
-  const pp_counter_stats *a = ctr(t, n1), *b = ctr(t, n2);
-  const char *r;
-  if (!a && !b) {
-    if ((r = REASON(t, grp, "proc")))
-      reason_line(out, label, r);
+static void tree_pair(FILE *out, const char *label, const char *k1,
+                      const pp_sys_fig *a, const char *k2, const pp_sys_fig *b,
+                      int bytes) {
+  if (!a->ok && !b->ok) {
+    if (a->why)
+      reason_line(out, label, a->why);
     return;
   }
   put_label(out, label);
   sep s = {out, 0};
-  if (a)
+  if (a->ok)
     part(&s, "%s %s", k1, bytes ? fmt_bytes(a->last).s : fmt_count(a->last).s);
-  if (b)
+  if (b->ok)
     part(&s, "%s %s", k2, bytes ? fmt_bytes(b->last).s : fmt_count(b->last).s);
   fputc('\n', out);
 }
 
-static void section_tree(FILE *out, const pp_trace *t) {
-  static const char *const pre[] = {"proc.", NULL};
-  double maxrss = 0;
-  int has_maxrss = meta_num(t, "run.maxrss_bytes", &maxrss);
-  if (!any_counter(t, pre) && !any_reason(t, tree_groups) && !has_maxrss)
+static void section_tree(FILE *out, const pp_system *s) {
+  if (!s->show_tree)
     return;
   fputs("\nprocess tree\n", out);
-  const char *r;
-  double user, sys;
-  int src = tree_cpu_time(t, &user, &sys);
-  if (src) {
+  if (s->cpu_time_src) {
     put_label(out, "CPU time");
-    sep s = {out, 0};
-    if (isfinite(user))
-      part(&s, "user %s", fmt_secs(user).s);
-    if (isfinite(sys))
-      part(&s, "system %s", fmt_secs(sys).s);
-    fputs(src == 1 ? " (rusage of the run)\n" : " (sampled from /proc)\n",
+    sep p = {out, 0};
+    if (isfinite(s->cpu_user_s))
+      part(&p, "user %s", fmt_secs(s->cpu_user_s).s);
+    if (isfinite(s->cpu_system_s))
+      part(&p, "system %s", fmt_secs(s->cpu_system_s).s);
+    fputs(s->cpu_time_src == 1 ? " (rusage of the run)\n"
+                               : " (sampled from /proc)\n",
           out);
-  } else if ((r = REASON(t, "proc_stat", "proc"))) {
-    reason_line(out, "CPU time", r);
+  } else if (s->cpu_time_why) {
+    reason_line(out, "CPU time", s->cpu_time_why);
   }
-  const pp_counter_stats *c = ctr(t, "proc.cpu_pct");
-  if (c)
+  const pp_sys_fig *c = M(s, PROC_CPU);
+  if (c->ok)
     line(out, "CPU", "mean %s, max %s (100%% = one core)", fmt_pct(c->mean).s,
          fmt_pct(c->max).s);
-  else if ((r = REASON(t, "proc_stat", "proc")))
-    reason_line(out, "CPU", r);
-  tree_line_max(out, t, "threads", "proc.threads", 0, "proc_stat");
-  tree_line_max(out, t, "processes", "proc.procs", 0, "proc_stat");
+  else if (c->why)
+    reason_line(out, "CPU", c->why);
+  tree_line_max(out, "threads", M(s, PROC_THREADS), 0);
+  tree_line_max(out, "processes", M(s, PROC_PROCS), 0);
 
-  const pp_counter_stats *pk = ctr(t, "proc.rss_peak_bytes");
-  const pp_counter_stats *rss = ctr(t, "proc.rss_bytes");
-  if (pk || has_maxrss) {
+  const pp_sys_fig *pk = M(s, PROC_RSS_PEAK), *rss = M(s, PROC_RSS);
+  if (pk->ok || s->has_maxrss) {
     put_label(out, "RSS peak");
-    sep s = {out, 0};
-    if (pk)
-      part(&s, "%s (tree total, sampled)", fmt_bytes(pk->last).s);
-    if (has_maxrss)
-      part(&s, "%s (largest process, rusage)", fmt_bytes(maxrss).s);
+    sep p = {out, 0};
+    if (pk->ok)
+      part(&p, "%s (tree total, sampled)", fmt_bytes(pk->last).s);
+    if (s->has_maxrss)
+      part(&p, "%s (largest process, rusage)", fmt_bytes(s->maxrss_bytes).s);
     fputc('\n', out);
-  } else if ((r = REASON(t, "proc_status", "proc_stat", "proc"))) {
-    reason_line(out, "RSS peak", r);
+  } else if (pk->why) {
+    reason_line(out, "RSS peak", pk->why);
   }
-  if (rss)
+  if (rss->ok)
     line(out, "RSS", "mean %s, max %s", fmt_bytes(rss->mean).s,
          fmt_bytes(rss->max).s);
-  tree_line_max(out, t, "VmHWM", "proc.hwm_bytes", 1, "proc_status");
-  tree_line_max(out, t, "virtual memory", "proc.vsize_bytes", 1,
-                "proc_stat");
-  tree_pair(out, t, "page faults", "minor", "proc.minflt_total", "major",
-            "proc.majflt_total", 0, "proc_stat");
+  tree_line_max(out, "VmHWM", M(s, PROC_HWM), 1);
+  tree_line_max(out, "virtual memory", M(s, PROC_VSIZE), 1);
+  tree_pair(out, "page faults", "minor", M(s, PROC_MINFLT), "major",
+            M(s, PROC_MAJFLT), 0);
   /* /proc/PID/status counts the main thread of each process only; the
    * perf_event section counts every thread */
-  tree_pair(out, t, "ctx sw (main thr)", "voluntary", "proc.vol_ctxt_total",
-            "involuntary", "proc.nonvol_ctxt_total", 0, "proc_status");
-  tree_pair(out, t, "disk I/O", "read", "proc.read_bytes_total", "write",
-            "proc.write_bytes_total", 1, "proc_io");
+  tree_pair(out, "ctx sw (main thr)", "voluntary", M(s, PROC_VOL_CTXT),
+            "involuntary", M(s, PROC_NONVOL_CTXT), 0);
+  tree_pair(out, "disk I/O", "read", M(s, PROC_READ_BYTES), "write",
+            M(s, PROC_WRITE_BYTES), 1);
 }
 
 /* ---- threads of the profiled programs ------------------------------------ */
@@ -931,7 +621,8 @@ static void thread_row_cells(FILE *out, double user, double sys, double cpu,
  * the top THREADS_LISTED by CPU, the rest summed in one row, and the CPU
  * no sampled thread accounts for (threads that ended between samples or
  * past the bound), so that the shares add up to the tree's CPU. */
-static int section_tree_threads(FILE *out, const pp_trace *t) {
+static int section_tree_threads(FILE *out, const pp_trace *t,
+                                const pp_system *sy) {
   pp_run_tree rt;
   if (pp_run_tree_get(t, &rt) != 0)
     return -1;
@@ -946,9 +637,8 @@ static int section_tree_threads(FILE *out, const pp_trace *t) {
     return 0;
   }
   fputs("\nthreads of the profiled programs (CPU as last sampled", out);
-  double hz;
-  if (meta_num(t, "sampler.hz", &hz))
-    fprintf(out, " at %g Hz", hz);
+  if (sy->has_hz)
+    fprintf(out, " at %g Hz", sy->hz);
   fprintf(out, "; share of the tree's CPU time, %s", fmt_secs(whole).s);
   if (rt.tree_cpu_src && whole == rt.tree_cpu_s)
     fprintf(out, " %s",
@@ -1003,197 +693,95 @@ static int section_tree_threads(FILE *out, const pp_trace *t) {
   return 0;
 }
 
-/* ---- perf_event ------------------------------------------------------------ */
+/* ---- perf_event ------------------------------------------------------------
+ */
 
-typedef struct perf_ev {
-  const char *name;
-  int hardware;
-} perf_ev;
-
-/* The events the perf collector opens, in its table order. */
-static const perf_ev perf_events[] = {
-    {"cycles", 1},           {"instructions", 1},
-    {"cache-references", 1}, {"cache-misses", 1},
-    {"branches", 1},         {"branch-misses", 1},
-    {"L1-dcache-load-misses", 1}, {"LLC-load-misses", 1},
-    {"task-clock", 0},       {"context-switches", 0},
-    {"cpu-migrations", 0},   {"page-faults", 0}};
-#define N_PERF_EVENTS (sizeof perf_events / sizeof perf_events[0])
-
-static int perf_ratio_name(const char *n) {
-  return strcmp(n, "perf.ipc") == 0 ||
-         strcmp(n, "perf.cache_miss_ratio") == 0 ||
-         strcmp(n, "perf.branch_miss_ratio") == 0;
+static int is_task_clock(const char *ev) {
+  return strcmp(ev, "task-clock") == 0;
 }
 
-/* Why perf event `ev` has no value: "unavailable.perf.<event>", then the
- * hardware or software group, then "perf". */
-static const char *perf_reason(const pp_trace *t, const char *ev, int hw) {
-  char g[96];
-  int n = snprintf(g, sizeof g, "perf.%s", ev);
-  const char *r = NULL;
-  if (n > 0 && (size_t)n < sizeof g)
-    r = REASON(t, g);
-  if (!r)
-    r = hw ? REASON(t, "perf_hw", "perf") : REASON(t, "perf_sw", "perf");
-  return r;
-}
-
-/* META perf.<event>.running_pct, when below 100. */
-static int perf_running(const pp_trace *t, const char *ev, double *pct) {
-  char k[128];
-  int n = snprintf(k, sizeof k, "%s.running_pct", ev);
-  return n > 0 && (size_t)n < sizeof k && meta_num(t, k, pct) && *pct < 100;
-}
-
-static const pp_counter_stats *perf_ctr(const pp_trace *t, const char *ev) {
-  char k[96];
-  int n = snprintf(k, sizeof k, "perf.%s", ev);
-  return n > 0 && (size_t)n < sizeof k ? ctr(t, k) : NULL;
-}
-
-/* A ratio from its counter, else from two events' last values. */
-static int perf_ratio(const pp_trace *t, const char *name, const char *num_ev,
-                      const char *den_ev, double *out) {
-  const pp_counter_stats *c = ctr(t, name);
-  if (c && isfinite(c->last)) {
-    *out = c->last;
-    return 1;
-  }
-  const pp_counter_stats *a = perf_ctr(t, num_ev), *b = perf_ctr(t, den_ev);
-  if (a && b && b->last > 0 && isfinite(a->last) && isfinite(b->last)) {
-    *out = a->last / b->last;
-    return 1;
-  }
-  return 0;
-}
-
-static void perf_value_line(FILE *out, const pp_trace *t, const char *ev,
-                            const pp_counter_stats *c) {
-  char full[96];
-  int n = snprintf(full, sizeof full, "perf.%s", ev);
-  put_label(out, ev);
-  if (strcmp(ev, "task-clock") == 0)
-    fprintf(out, "%s ms", fmt_fixed(c->last, 2).s);
+static void perf_value_line(FILE *out, const pp_sys_perf_event *e) {
+  put_label(out, e->name);
+  if (is_task_clock(e->name))
+    fprintf(out, "%s ms", fmt_fixed(e->f.last, 2).s);
   else
-    fputs(fmt_count(c->last).s, out);
-  double run;
-  if (n > 0 && (size_t)n < sizeof full && perf_running(t, full, &run))
-    fprintf(out, " (running %s%%)", run >= 1 ? numf("%.0f", run).s : "<1");
+    fputs(fmt_count(e->f.last).s, out);
+  if (e->has_running && e->running_pct < 100)
+    fprintf(out, " (running %s%%)",
+            e->running_pct >= 1 ? numf("%.0f", e->running_pct).s : "<1");
   fputc('\n', out);
 }
 
-static void section_perf(FILE *out, const pp_trace *t) {
-  static const char *const pre[] = {"perf.", NULL};
-  if (!any_counter(t, pre) && !any_meta(t, "unavailable.perf"))
+static void section_perf(FILE *out, const pp_system *s) {
+  if (!s->show_perf)
     return;
   fputs("\nhardware counters (perf_event, whole process tree)\n", out);
-  for (size_t i = 0; i < N_PERF_EVENTS; i++) {
-    const pp_counter_stats *c = perf_ctr(t, perf_events[i].name);
-    const char *r;
-    if (c)
-      perf_value_line(out, t, perf_events[i].name, c);
-    else if ((r = perf_reason(t, perf_events[i].name, perf_events[i].hardware)))
-      reason_line(out, perf_events[i].name, r);
+  for (size_t i = 0; i < s->nperf; i++) {
+    const pp_sys_perf_event *e = &s->perf[i];
+    if (e->f.ok)
+      perf_value_line(out, e);
+    else if (e->f.why)
+      reason_line(out, e->name, e->f.why);
   }
-  /* Events this report does not know by name, as recorded. */
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    const char *n = cname(t, c);
-    if (!has_prefix(n, "perf.") || perf_ratio_name(n))
-      continue;
-    int known = 0;
-    for (size_t k = 0; k < N_PERF_EVENTS && !known; k++)
-      known = strcmp(n + 5, perf_events[k].name) == 0;
-    if (!known)
-      perf_value_line(out, t, n + 5, c);
-  }
-  double v;
-  if (perf_ratio(t, "perf.ipc", "instructions", "cycles", &v))
-    line(out, "IPC", "%s instructions per cycle", fmt_fixed(v, 2).s);
-  if (perf_ratio(t, "perf.cache_miss_ratio", "cache-misses",
-                 "cache-references", &v))
+  if (s->ipc.ok)
+    line(out, "IPC", "%s instructions per cycle", fmt_fixed(s->ipc.v, 2).s);
+  if (s->cache_miss.ok)
     line(out, "cache miss ratio", "%s of cache references",
-         fmt_pct(v * 100.0).s);
-  if (perf_ratio(t, "perf.branch_miss_ratio", "branch-misses", "branches",
-                 &v))
-    line(out, "branch miss ratio", "%s of branches", fmt_pct(v * 100.0).s);
+         fmt_pct(s->cache_miss.v * 100.0).s);
+  if (s->branch_miss.ok)
+    line(out, "branch miss ratio", "%s of branches",
+         fmt_pct(s->branch_miss.v * 100.0).s);
 }
 
 /* ---- energy ----------------------------------------------------------------- */
 
-/* Grid intensity in gCO2eq/kWh: META carbon.g_per_kwh when a positive
- * number, else the default (*is_default set). */
-static double carbon_intensity(const pp_trace *t, int *is_default) {
-  double g;
-  *is_default = !(meta_num(t, "carbon.g_per_kwh", &g) && g > 0);
-  return *is_default ? DEFAULT_G_PER_KWH : g;
-}
-
 static void power_energy(FILE *out, const char *lbl, size_t len,
-                         const pp_counter_stats *w,
-                         const pp_counter_stats *j) {
+                         const pp_sys_fig *w, const pp_sys_fig *j) {
   put_labeln(out, lbl, len);
   sep s = {out, 0};
-  if (w) {
+  if (w->ok) {
     part(&s, "mean %s W", fmt_sig3(w->mean).s);
     part(&s, "max %s W", fmt_sig3(w->max).s);
   }
-  if (j)
+  if (j->ok)
     part(&s, "energy %s", fmt_joules(j->last).s);
   fputc('\n', out);
 }
 
-static int section_energy(FILE *out, const pp_trace *t) {
-  static const char *const pre[] = {"power.", "energy.", NULL};
-  const char *r = REASON(t, "power", "energy", "rapl");
-  if (!any_counter(t, pre)) {
-    if (r) {
+/* "per frame (estimate):  2 J (CPU package + GPU energy / 4 frames of
+ * "camera0")" */
+static void energy_per(FILE *out, const pp_system *s, const char *label,
+                       const pp_sys_energy_per *p, const char *unit) {
+  if (!p->ok)
+    return;
+  put_label(out, label);
+  fprintf(out, "%s (%s energy / %s %s \"", fmt_joules(p->joules).s,
+          s->energy.sources, fmt_count((double)p->n).s, unit);
+  put_clean(out, p->what, strlen(p->what));
+  fputs("\")\n", out);
+}
+
+static void section_energy(FILE *out, const pp_system *s) {
+  if (!s->has_power) {
+    if (s->power_why) {
       fputs("\nenergy\n", out);
-      reason_line(out, "energy", r);
+      reason_line(out, "energy", s->power_why);
     }
-    return 0;
+    return;
   }
   fputs("\nenergy (RAPL, whole host)\n", out);
-  domain *d;
-  long nd = domains(t, &d);
-  if (nd < 0)
-    return -1;
-  for (long i = 0; i < nd; i++)
-    power_energy(out, d[i].name, d[i].len, d[i].w, d[i].j);
-  pp__free(d);
-  const pp_counter_stats *pw = ctr(t, "power.package_w");
-  const pp_counter_stats *pj = ctr(t, "energy.package_j");
-  if (pw || pj)
+  for (size_t i = 0; i < s->ndomains; i++)
+    power_energy(out, s->domains[i].name, s->domains[i].len, &s->domains[i].w,
+                 &s->domains[i].j);
+  const pp_sys_fig *pw = M(s, POWER_PACKAGE), *pj = M(s, ENERGY_PACKAGE);
+  if (pw->ok || pj->ok)
     power_energy(out, "package total", strlen("package total"), pw, pj);
-  if (!pj || !isfinite(pj->last))
-    return 0;
-  double joules = pj->last;
-  const pp_profile *p = &t->prof;
-  if (p->nframes && p->frames[0].frames) {
-    const char *fn = pp_trace_loc_name(t, p->frames[0].loc);
-    put_label(out, "per frame (estimate)");
-    fprintf(out, "%s (package energy / %s frames of \"",
-            fmt_joules(joules / (double)p->frames[0].frames).s,
-            fmt_count((double)p->frames[0].frames).s);
-    put_clean(out, fn, strlen(fn));
-    fputs("\")\n", out);
-  }
-  if (p->nzones && p->zones[0].count) {
-    const char *zn = pp_trace_loc_name(t, p->zones[0].loc);
-    put_label(out, "per call (estimate)");
-    fprintf(out, "%s (package energy / %s calls of zone \"",
-            fmt_joules(joules / (double)p->zones[0].count).s,
-            fmt_count((double)p->zones[0].count).s);
-    put_clean(out, zn, strlen(zn));
-    fputs("\")\n", out);
-  }
-  int dflt;
-  double g_kwh = carbon_intensity(t, &dflt);
-  line(out, "carbon (estimate)", "%s gCO2eq at %s gCO2eq/kWh%s",
-       fmt_sig3(joules / 3.6e6 * g_kwh).s, fmt_sig3(g_kwh).s,
-       dflt ? " (default: world average)" : "");
-  return 0;
+  energy_per(out, s, "per frame (estimate)", &s->per_frame, "frames of");
+  energy_per(out, s, "per call (estimate)", &s->per_call, "calls of zone");
+  if (s->has_carbon)
+    line(out, "carbon (estimate)", "%s gCO2eq at %s gCO2eq/kWh%s",
+         fmt_sig3(s->carbon_g).s, fmt_sig3(s->g_per_kwh).s,
+         s->g_per_kwh_default ? " (default: world average)" : "");
 }
 
 /* ---- other reasons -------------------------------------------------------- */
@@ -1209,33 +797,38 @@ static void section_other(FILE *out, const pp_trace *t) {
       continue;
     if (!any++)
       fputs("\nother metrics\n", out);
-    reason_line(out, g, strip_reason(m->value ? m->value : ""));
+    const char *r = pp_system_strip_reason(m->value ? m->value : "");
+    reason_line(out, g, r);
   }
 }
 
 int pp_report_system(FILE *out, const pp_trace *t) {
   if (!out || !t || !t->analyzed)
     return -1;
-  if (!has_system_data(t))
-    return 0;
-  section_run(out, t);
-  if (section_system(out, t))
+  pp_system s;
+  if (pp_system_get(t, &s))
     return -1;
-  section_tree(out, t);
-  if (section_tree_threads(out, t))
-    return -1;
-  section_perf(out, t);
-  if (section_energy(out, t))
-    return -1;
-  section_other(out, t);
-  return ferror(out) ? -1 : 0;
+  int rc = 0;
+  if (s.any) {
+    section_run(out, &s);
+    section_system(out, &s);
+    section_tree(out, &s);
+    rc = section_tree_threads(out, t, &s);
+    if (!rc) {
+      section_perf(out, &s);
+      section_energy(out, &s);
+      section_other(out, t);
+    }
+  }
+  pp_system_free(&s);
+  return rc || ferror(out) ? -1 : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
 
 /* "key": {"mean","min","max","last","samples"} of a sampled gauge. */
-static void j_stats(pp_jsonw *w, const char *key, const pp_counter_stats *c) {
-  if (!c)
+static void j_stats(pp_jsonw *w, const char *key, const pp_sys_fig *c) {
+  if (!c->ok)
     return;
   pp_jsonw_key(w, key);
   pp_jsonw_obj_begin(w);
@@ -1247,38 +840,34 @@ static void j_stats(pp_jsonw *w, const char *key, const pp_counter_stats *c) {
   pp_jsonw_obj_end(w);
 }
 
-/* "key": the last value of a cumulative counter. */
-static void j_last(pp_jsonw *w, const char *key, const pp_counter_stats *c) {
-  if (c)
+/* "key": the last value of a cumulative series. */
+static void j_last(pp_jsonw *w, const char *key, const pp_sys_fig *c) {
+  if (c->ok)
     pp_jsonw_kv_double(w, key, c->last);
 }
 
-/* Gauges of a list {json key, counter name}. */
-static void j_stats_list(pp_jsonw *w, const pp_trace *t,
-                         const char *const (*list)[2], size_t n) {
+/* A JSON key and the registry row it shows. */
+typedef struct j_row {
+  const char *key;
+  pp_metric_id id;
+} j_row;
+
+static void j_stats_list(pp_jsonw *w, const pp_system *s, const j_row *list,
+                         size_t n) {
   for (size_t i = 0; i < n; i++)
-    j_stats(w, list[i][0], ctr(t, list[i][1]));
+    j_stats(w, list[i].key, &s->m[list[i].id]);
 }
 
-static void j_run(pp_jsonw *w, const pp_trace *t) {
-  const char *cmd = pp_trace_meta(t, "run.command");
-  const char *ex = pp_trace_meta(t, "run.exit");
-  double v[4];
-  static const char *const keys[4][2] = {{"run.wall_ns", "wall_s"},
-                                         {"run.user_ns", "user_s"},
-                                         {"run.system_ns", "system_s"},
-                                         {"run.maxrss_bytes", "maxrss_bytes"}};
-  int has[4], any = cmd || ex;
-  for (size_t i = 0; i < 4; i++)
-    any |= has[i] = meta_num(t, keys[i][0], &v[i]);
-  if (!any)
+static void j_run(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
+  if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
+      !s->has_system && !s->has_maxrss)
     return;
   pp_jsonw_key(w, "run");
   pp_jsonw_obj_begin(w);
-  if (cmd)
-    pp_jsonw_kv_str(w, "command", cmd);
-  if (ex)
-    pp_jsonw_kv_str(w, "exit", ex);
+  if (s->run_command)
+    pp_jsonw_kv_str(w, "command", s->run_command);
+  if (s->run_exit)
+    pp_jsonw_kv_str(w, "exit", s->run_exit);
   pp_run_tree rt;
   if (pp_run_tree_get(t, &rt) == 0) { /* no tables needed: cannot fail */
     if (rt.has_pid)
@@ -1289,98 +878,91 @@ static void j_run(pp_jsonw *w, const pp_trace *t) {
       pp_jsonw_kv_double(w, "profiler_cpu_s", rt.profiler_cpu_s);
     pp_run_tree_free(&rt);
   }
-  for (size_t i = 0; i < 4; i++)
-    if (has[i])
-      pp_jsonw_kv_double(w, keys[i][1], i < 3 ? v[i] / 1e9 : v[i]);
+  if (s->has_wall)
+    pp_jsonw_kv_double(w, "wall_s", s->wall_ns / 1e9);
+  if (s->has_user)
+    pp_jsonw_kv_double(w, "user_s", s->user_ns / 1e9);
+  if (s->has_system)
+    pp_jsonw_kv_double(w, "system_s", s->system_ns / 1e9);
+  if (s->has_maxrss)
+    pp_jsonw_kv_double(w, "maxrss_bytes", s->maxrss_bytes);
   pp_jsonw_obj_end(w);
 }
 
-/* "key": [{"<idx>": N, "<field>": value}, ...] of a family. */
-static int j_family(pp_jsonw *w, const pp_trace *t, const char *key,
-                    const char *pre, const char *suf, const char *idx,
-                    const char *field, int use_max) {
-  idx_ctr *v;
-  long n = family(t, pre, suf, &v);
-  if (n <= 0)
-    return (int)n;
+/* "key": [{"<idx>": N, "<field>": value}, ...] of a family; what: 1 max,
+ * 0 mean, 2 last. */
+static void j_family(pp_jsonw *w, const pp_sys_family *f, const char *key,
+                     const char *idx, const char *field, int what) {
+  if (!f->n)
+    return;
   pp_jsonw_key(w, key);
   pp_jsonw_arr_begin(w);
-  for (long i = 0; i < n; i++) {
+  for (size_t i = 0; i < f->n; i++) {
+    const pp_sys_fig *c = &f->v[i].f;
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, idx, v[i].n);
-    pp_jsonw_kv_double(w, field, use_max == 1   ? v[i].c->max
-                                 : use_max == 0 ? v[i].c->mean
-                                                : v[i].c->last);
+    pp_jsonw_kv_uint(w, idx, f->v[i].index);
+    pp_jsonw_kv_double(w, field,
+                       what == 1   ? c->max
+                       : what == 0 ? c->mean
+                                   : c->last);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
-  pp__free(v);
-  return 0;
 }
 
-static int j_host(pp_jsonw *w, const pp_trace *t) {
-  static const char *const gauges[][2] = {
-      {"cpu_busy_pct", "sys.cpu.busy_pct"},
-      {"cpu_user_pct", "sys.cpu.user_pct"},
-      {"cpu_system_pct", "sys.cpu.system_pct"},
-      {"cpu_iowait_pct", "sys.cpu.iowait_pct"},
-      {"cpu_steal_pct", "sys.cpu.steal_pct"},
-      {"load1", "sys.load1"},
-      {"mem_used_bytes", "sys.mem.used_bytes"},
-      {"mem_available_bytes", "sys.mem.available_bytes"},
-      {"mem_total_bytes", "sys.mem.total_bytes"},
-      {"swap_used_bytes", "sys.swap.used_bytes"},
-      {"psi_cpu_some_pct", "sys.psi.cpu.some_pct"},
-      {"psi_cpu_full_pct", "sys.psi.cpu.full_pct"},
-      {"psi_memory_some_pct", "sys.psi.memory.some_pct"},
-      {"psi_memory_full_pct", "sys.psi.memory.full_pct"},
-      {"psi_io_some_pct", "sys.psi.io.some_pct"},
-      {"psi_io_full_pct", "sys.psi.io.full_pct"},
-      {"ctxt_per_s", "sys.ctxt_per_s"},
-      {"intr_per_s", "sys.intr_per_s"}};
-  static const char *const pre[] = {"sys.", NULL};
-  if (!any_counter(t, pre))
-    return 0;
+/* The PSI gauges as "psi_<resource>_some_pct" / "_full_pct". */
+static void j_psi(pp_jsonw *w, const pp_system *s) {
+  for (size_t i = 0; i < 3; i++) {
+    char k[48];
+    snprintf(k, sizeof k, "psi_%s_some_pct", s->psi[i].resource);
+    j_stats(w, k, &s->psi[i].some);
+    snprintf(k, sizeof k, "psi_%s_full_pct", s->psi[i].resource);
+    j_stats(w, k, &s->psi[i].full);
+  }
+}
+
+static void j_host(pp_jsonw *w, const pp_system *s) {
+  static const j_row before[] = {
+      {"cpu_busy_pct", PP_METRIC_SYS_CPU_BUSY},
+      {"cpu_user_pct", PP_METRIC_SYS_CPU_USER},
+      {"cpu_system_pct", PP_METRIC_SYS_CPU_SYSTEM},
+      {"cpu_iowait_pct", PP_METRIC_SYS_CPU_IOWAIT},
+      {"cpu_steal_pct", PP_METRIC_SYS_CPU_STEAL},
+      {"load1", PP_METRIC_SYS_LOAD1},
+      {"mem_used_bytes", PP_METRIC_SYS_MEM_USED},
+      {"mem_available_bytes", PP_METRIC_SYS_MEM_AVAIL},
+      {"mem_total_bytes", PP_METRIC_SYS_MEM_TOTAL},
+      {"swap_used_bytes", PP_METRIC_SYS_SWAP_USED}};
+  static const j_row after[] = {{"ctxt_per_s", PP_METRIC_SYS_CTXT_RATE},
+                                {"intr_per_s", PP_METRIC_SYS_INTR_RATE}};
+  if (!s->has_host)
+    return;
   pp_jsonw_key(w, "host");
   pp_jsonw_obj_begin(w);
-  double hz;
-  if (meta_num(t, "sampler.hz", &hz))
-    pp_jsonw_kv_double(w, "sampler_hz", hz);
-  pp_jsonw_kv_uint(w, "samples", system_samples(t));
-  j_stats_list(w, t, gauges, sizeof gauges / sizeof gauges[0]);
-  int rc = j_family(w, t, "cpu_busy_max_pct", "sys.cpu", ".busy_pct", "cpu",
-                    "max_pct", 1);
-  if (!rc)
-    rc = j_family(w, t, "cpu_freq_mean_mhz", "sys.cpu", ".freq_mhz", "cpu",
-                  "mean_mhz", 0);
-  if (!rc)
-    rc = j_family(w, t, "cpu_throttle_total", "sys.cpu", ".throttle_total",
-                  "cpu", "total", 2);
-  if (!rc)
-    rc = j_family(w, t, "numa_used_max_bytes", "sys.numa", ".used_bytes",
-                  "node", "max_bytes", 1);
-  int any = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    const char *s;
-    size_t len;
-    if (!temp_sensor(cname(t, c), &s, &len))
-      continue;
-    if (!any++) {
-      pp_jsonw_key(w, "temperatures");
-      pp_jsonw_arr_begin(w);
+  if (s->has_hz)
+    pp_jsonw_kv_double(w, "sampler_hz", s->hz);
+  pp_jsonw_kv_uint(w, "samples", s->samples);
+  j_stats_list(w, s, before, sizeof before / sizeof before[0]);
+  j_psi(w, s);
+  j_stats_list(w, s, after, sizeof after / sizeof after[0]);
+  j_family(w, &s->core_busy, "cpu_busy_max_pct", "cpu", "max_pct", 1);
+  j_family(w, &s->core_freq, "cpu_freq_mean_mhz", "cpu", "mean_mhz", 0);
+  j_family(w, &s->core_throttle, "cpu_throttle_total", "cpu", "total", 2);
+  j_family(w, &s->numa, "numa_used_max_bytes", "node", "max_bytes", 1);
+  if (s->ntemps) {
+    pp_jsonw_key(w, "temperatures");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < s->ntemps; i++) {
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_key(w, "sensor");
+      pp_jsonw_strn(w, s->temps[i].name, s->temps[i].len);
+      pp_jsonw_kv_double(w, "max_c", s->temps[i].f.max);
+      pp_jsonw_kv_double(w, "mean_c", s->temps[i].f.mean);
+      pp_jsonw_obj_end(w);
     }
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_key(w, "sensor");
-    pp_jsonw_strn(w, s, len);
-    pp_jsonw_kv_double(w, "max_c", c->max);
-    pp_jsonw_kv_double(w, "mean_c", c->mean);
-    pp_jsonw_obj_end(w);
-  }
-  if (any)
     pp_jsonw_arr_end(w);
+  }
   pp_jsonw_obj_end(w);
-  return rc;
 }
 
 /* A double, or null when not finite. */
@@ -1446,150 +1028,141 @@ static int j_tree_tables(pp_jsonw *w, const pp_trace *t) {
   return 0;
 }
 
-static int j_tree(pp_jsonw *w, const pp_trace *t) {
-  static const char *const gauges[][2] = {
-      {"cpu_pct", "proc.cpu_pct"},
-      {"user_pct", "proc.user_pct"},
-      {"system_pct", "proc.system_pct"},
-      {"threads", "proc.threads"},
-      {"procs", "proc.procs"},
-      {"rss_bytes", "proc.rss_bytes"},
-      {"hwm_bytes", "proc.hwm_bytes"},
-      {"vsize_bytes", "proc.vsize_bytes"},
-      {"minflt_per_s", "proc.minflt_per_s"},
-      {"majflt_per_s", "proc.majflt_per_s"},
-      {"read_bytes_per_s", "proc.read_bytes_per_s"},
-      {"write_bytes_per_s", "proc.write_bytes_per_s"}};
-  static const char *const totals[][2] = {
-      {"rss_peak_bytes", "proc.rss_peak_bytes"},
-      {"minflt_total", "proc.minflt_total"},
-      {"majflt_total", "proc.majflt_total"},
-      {"vol_ctxt_total", "proc.vol_ctxt_total"},
-      {"nonvol_ctxt_total", "proc.nonvol_ctxt_total"},
-      {"read_bytes_total", "proc.read_bytes_total"},
-      {"write_bytes_total", "proc.write_bytes_total"}};
-  static const char *const pre[] = {"proc.", NULL};
-  double user, sys, maxrss;
-  int src = tree_cpu_time(t, &user, &sys);
-  int has_maxrss = meta_num(t, "run.maxrss_bytes", &maxrss);
-  if (!any_counter(t, pre) && !src && !has_maxrss)
+static int j_tree(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
+  static const j_row gauges[] = {
+      {"cpu_pct", PP_METRIC_PROC_CPU},
+      {"user_pct", PP_METRIC_PROC_USER},
+      {"system_pct", PP_METRIC_PROC_SYSTEM},
+      {"threads", PP_METRIC_PROC_THREADS},
+      {"procs", PP_METRIC_PROC_PROCS},
+      {"rss_bytes", PP_METRIC_PROC_RSS},
+      {"hwm_bytes", PP_METRIC_PROC_HWM},
+      {"vsize_bytes", PP_METRIC_PROC_VSIZE},
+      {"minflt_per_s", PP_METRIC_PROC_MINFLT_RATE},
+      {"majflt_per_s", PP_METRIC_PROC_MAJFLT_RATE},
+      {"read_bytes_per_s", PP_METRIC_PROC_READ_RATE},
+      {"write_bytes_per_s", PP_METRIC_PROC_WRITE_RATE}};
+  static const j_row totals[] = {
+      {"rss_peak_bytes", PP_METRIC_PROC_RSS_PEAK},
+      {"minflt_total", PP_METRIC_PROC_MINFLT},
+      {"majflt_total", PP_METRIC_PROC_MAJFLT},
+      {"vol_ctxt_total", PP_METRIC_PROC_VOL_CTXT},
+      {"nonvol_ctxt_total", PP_METRIC_PROC_NONVOL_CTXT},
+      {"read_bytes_total", PP_METRIC_PROC_READ_BYTES},
+      {"write_bytes_total", PP_METRIC_PROC_WRITE_BYTES}};
+  if (!s->has_tree && !s->cpu_time_src && !s->has_maxrss)
     return 0;
-  int rc;
   pp_jsonw_key(w, "process_tree");
   pp_jsonw_obj_begin(w);
-  if (src) {
-    if (isfinite(user))
-      pp_jsonw_kv_double(w, "cpu_user_s", user);
-    if (isfinite(sys))
-      pp_jsonw_kv_double(w, "cpu_system_s", sys);
-    pp_jsonw_kv_str(w, "cpu_time_source", src == 1 ? "rusage" : "sampled");
+  if (s->cpu_time_src) {
+    if (isfinite(s->cpu_user_s))
+      pp_jsonw_kv_double(w, "cpu_user_s", s->cpu_user_s);
+    if (isfinite(s->cpu_system_s))
+      pp_jsonw_kv_double(w, "cpu_system_s", s->cpu_system_s);
+    pp_jsonw_kv_str(w, "cpu_time_source",
+                    s->cpu_time_src == 1 ? "rusage" : "sampled");
   }
-  if (has_maxrss)
-    pp_jsonw_kv_double(w, "maxrss_bytes", maxrss);
-  j_stats_list(w, t, gauges, sizeof gauges / sizeof gauges[0]);
+  if (s->has_maxrss)
+    pp_jsonw_kv_double(w, "maxrss_bytes", s->maxrss_bytes);
+  j_stats_list(w, s, gauges, sizeof gauges / sizeof gauges[0]);
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
-    j_last(w, totals[i][0], ctr(t, totals[i][1]));
-  rc = j_tree_tables(w, t);
+    j_last(w, totals[i].key, &s->m[totals[i].id]);
+  int rc = j_tree_tables(w, t);
   pp_jsonw_obj_end(w);
   return rc;
 }
 
-static void j_perf(pp_jsonw *w, const pp_trace *t) {
-  static const char *const pre[] = {"perf.", NULL};
-  if (!any_counter(t, pre))
-    return;
+static int cmp_perf_order(const void *a, const void *b) {
+  const pp_sys_perf_event *const *x = a, *const *y = b;
+  return strcmp((*x)->name, (*y)->name);
+}
+
+static int j_perf(pp_jsonw *w, const pp_system *s) {
+  if (!s->has_perf)
+    return 0;
+  /* The recorded events by name, as the trace's series are sorted. */
+  const pp_sys_perf_event **ev =
+      pp__malloc((s->nperf ? s->nperf : 1) * sizeof *ev);
+  if (!ev)
+    return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < s->nperf; i++)
+    if (s->perf[i].f.ok)
+      ev[n++] = &s->perf[i];
+  qsort(ev, n, sizeof *ev, cmp_perf_order);
   pp_jsonw_key(w, "perf");
   pp_jsonw_obj_begin(w);
   pp_jsonw_key(w, "events");
   pp_jsonw_obj_begin(w);
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
-    const char *n = cname(t, c);
-    if (!has_prefix(n, "perf.") || perf_ratio_name(n))
-      continue;
-    pp_jsonw_key(w, n + 5);
+  for (size_t i = 0; i < n; i++) {
+    pp_jsonw_key(w, ev[i]->name);
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_double(w, "value", c->last);
-    if (strcmp(n + 5, "task-clock") == 0)
-      pp_jsonw_kv_double(w, "seconds", c->last / 1e3);
-    double run;
-    char k[128];
-    int kn = snprintf(k, sizeof k, "%s.running_pct", n);
-    if (kn > 0 && (size_t)kn < sizeof k && meta_num(t, k, &run))
-      pp_jsonw_kv_double(w, "running_pct", run);
+    pp_jsonw_kv_double(w, "value", ev[i]->f.last);
+    if (is_task_clock(ev[i]->name))
+      pp_jsonw_kv_double(w, "seconds", ev[i]->f.last / 1e3);
+    if (ev[i]->has_running)
+      pp_jsonw_kv_double(w, "running_pct", ev[i]->running_pct);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_obj_end(w);
-  double v;
-  if (perf_ratio(t, "perf.ipc", "instructions", "cycles", &v))
-    pp_jsonw_kv_double(w, "ipc", v);
-  if (perf_ratio(t, "perf.cache_miss_ratio", "cache-misses",
-                 "cache-references", &v))
-    pp_jsonw_kv_double(w, "cache_miss_pct", v * 100.0);
-  if (perf_ratio(t, "perf.branch_miss_ratio", "branch-misses", "branches",
-                 &v))
-    pp_jsonw_kv_double(w, "branch_miss_pct", v * 100.0);
+  pp__free(ev);
+  if (s->ipc.ok)
+    pp_jsonw_kv_double(w, "ipc", s->ipc.v);
+  if (s->cache_miss.ok)
+    pp_jsonw_kv_double(w, "cache_miss_pct", s->cache_miss.v * 100.0);
+  if (s->branch_miss.ok)
+    pp_jsonw_kv_double(w, "branch_miss_pct", s->branch_miss.v * 100.0);
   pp_jsonw_obj_end(w);
+  return 0;
 }
 
 static void j_power(pp_jsonw *w, const char *pw_key, const char *j_key,
-                    const pp_counter_stats *pw, const pp_counter_stats *j) {
-  if (pw) {
+                    const pp_sys_fig *pw, const pp_sys_fig *j) {
+  if (pw->ok) {
     char k[48];
     snprintf(k, sizeof k, "%s_mean_w", pw_key);
     pp_jsonw_kv_double(w, k, pw->mean);
     snprintf(k, sizeof k, "%s_max_w", pw_key);
     pp_jsonw_kv_double(w, k, pw->max);
   }
-  if (j)
+  if (j->ok)
     pp_jsonw_kv_double(w, j_key, j->last);
 }
 
-static int j_energy(pp_jsonw *w, const pp_trace *t) {
-  static const char *const pre[] = {"power.", "energy.", NULL};
-  if (!any_counter(t, pre))
-    return 0;
-  domain *d;
-  long nd = domains(t, &d);
-  if (nd < 0)
-    return -1;
+static void j_energy(pp_jsonw *w, const pp_system *s) {
+  if (!s->has_power)
+    return;
   pp_jsonw_key(w, "energy");
   pp_jsonw_obj_begin(w);
   pp_jsonw_key(w, "domains");
   pp_jsonw_arr_begin(w);
-  for (long i = 0; i < nd; i++) {
+  for (size_t i = 0; i < s->ndomains; i++) {
+    const pp_sys_domain *d = &s->domains[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_key(w, "name");
-    pp_jsonw_strn(w, d[i].name, d[i].len);
-    j_power(w, "power", "energy_j", d[i].w, d[i].j);
+    pp_jsonw_strn(w, d->name, d->len);
+    j_power(w, "power", "energy_j", &d->w, &d->j);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
-  pp__free(d);
-  const pp_counter_stats *pw = ctr(t, "power.package_w");
-  const pp_counter_stats *pj = ctr(t, "energy.package_j");
-  j_power(w, "package_power", "package_energy_j", pw, pj);
-  if (pj && isfinite(pj->last)) {
-    const pp_profile *p = &t->prof;
-    if (p->nframes && p->frames[0].frames) {
-      pp_jsonw_kv_str(w, "frame_stream",
-                      pp_trace_loc_name(t, p->frames[0].loc));
-      pp_jsonw_kv_double(w, "joules_per_frame_estimate",
-                         pj->last / (double)p->frames[0].frames);
-    }
-    if (p->nzones && p->zones[0].count) {
-      pp_jsonw_kv_str(w, "top_zone", pp_trace_loc_name(t, p->zones[0].loc));
-      pp_jsonw_kv_double(w, "joules_per_zone_call_estimate",
-                         pj->last / (double)p->zones[0].count);
-    }
-    int dflt;
-    double g = carbon_intensity(t, &dflt);
-    pp_jsonw_kv_double(w, "carbon_g_estimate", pj->last / 3.6e6 * g);
-    pp_jsonw_kv_double(w, "carbon_g_per_kwh", g);
-    pp_jsonw_kv_bool(w, "carbon_g_per_kwh_default", dflt);
+  j_power(w, "package_power", "package_energy_j", M(s, POWER_PACKAGE),
+          M(s, ENERGY_PACKAGE));
+  if (s->has_carbon)
+    pp_jsonw_kv_str(w, "run_energy_sources", s->energy.sources);
+  if (s->per_frame.ok) {
+    pp_jsonw_kv_str(w, "frame_stream", s->per_frame.what);
+    pp_jsonw_kv_double(w, "joules_per_frame_estimate", s->per_frame.joules);
+  }
+  if (s->per_call.ok) {
+    pp_jsonw_kv_str(w, "top_zone", s->per_call.what);
+    pp_jsonw_kv_double(w, "joules_per_zone_call_estimate", s->per_call.joules);
+  }
+  if (s->has_carbon) {
+    pp_jsonw_kv_double(w, "carbon_g_estimate", s->carbon_g);
+    pp_jsonw_kv_double(w, "carbon_g_per_kwh", s->g_per_kwh);
+    pp_jsonw_kv_bool(w, "carbon_g_per_kwh_default", s->g_per_kwh_default);
   }
   pp_jsonw_obj_end(w);
-  return 0;
 }
 
 static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
@@ -1600,7 +1173,7 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
     if (!m->key || !has_prefix(m->key, "unavailable.") || !meta_is_last(t, i))
       continue;
     pp_jsonw_kv_str(w, m->key + strlen("unavailable."),
-                    strip_reason(m->value ? m->value : ""));
+                    pp_system_strip_reason(m->value ? m->value : ""));
   }
   pp_jsonw_obj_end(w);
 }
@@ -1608,22 +1181,26 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
 int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t) {
   if (!w || !t || !t->analyzed)
     return -1;
+  pp_system s;
+  if (pp_system_get(t, &s))
+    return -1;
   pp_jsonw_key(w, "system");
-  if (!has_system_data(t)) {
+  if (!s.any) {
     pp_jsonw_null(w);
+    pp_system_free(&s);
     return w->err ? -1 : 0;
   }
   pp_jsonw_obj_begin(w);
-  j_run(w, t);
-  int rc = j_host(w, t);
+  j_run(w, t, &s);
+  j_host(w, &s);
+  int rc = j_tree(w, t, &s);
   if (!rc)
-    rc = j_tree(w, t);
+    rc = j_perf(w, &s);
   if (!rc) {
-    j_perf(w, t);
-    rc = j_energy(w, t);
-  }
-  if (!rc)
+    j_energy(w, &s);
     j_unavailable(w, t);
+  }
   pp_jsonw_obj_end(w);
+  pp_system_free(&s);
   return rc || w->err ? -1 : 0;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/system.h"
 #include "export/export.h"
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
@@ -507,7 +508,9 @@ static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
 /* "0.52 J (CPU package 0.31 J + GPU 0.21 J)": the run's energy e over n,
  * with its parts where both sources were measured. */
 static void put_energy(FILE *out, const pp_energy *e, double n) {
-  int all = e->gpu_counter && strcmp(e->gpu_counter, "gpu.energy_j") == 0;
+  int all = e->gpu_counter &&
+            strcmp(e->gpu_counter,
+                   pp_metric_def_of(PP_METRIC_GPU_ENERGY_ALL)->name) == 0;
   const char *gpu = all ? "all GPUs" : "GPU";
   fprintf(out, "%.4g J (", e->joules / n);
   if (e->has_cpu && e->has_gpu)
@@ -586,22 +589,27 @@ static void frame_table(FILE *out, const pp_trace *t, int cap) {
   frame_energy(out, t, cap);
 }
 
-/* Counters recorded by the sampler have their own report sections. */
+/* Names of the library's metrics (metrics/registry.h). The counter table
+ * goes by the series' kind instead (pp_loc_metric), so that a user counter
+ * named like a library metric is listed as the user's. */
 int pp_counter_is_sampled(const char *name) {
-  static const char *const prefix[] = {"sys.", "proc.", "perf.", "power.",
-                                       "energy."};
-  for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
-    if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
-      return 1;
-  return pp_counter_is_gpu(name) || pp_counter_is_cuda_mem(name);
+  return pp_metric_lookup(name, NULL, NULL, NULL) != PP_METRIC_NONE;
+}
+
+/* Library metrics have their own report sections (report_system.c,
+ * report_gpu.c, report_gpuzones.c). */
+static int is_library(const pp_trace *t, uint32_t mkind,
+                      const pp_counter_stats *c) {
+  return pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) != PP_METRIC_NONE;
 }
 
 static void counter_table(FILE *out, const pp_trace *t, int cap) {
   const pp_profile *p = &t->prof;
+  uint32_t mkind = pp_trace_metric_kind(t);
   int longest = 0, shown = 0;
   for (size_t i = 0; i < p->ncounters; i++) {
     const char *name = pp_trace_loc_name(t, p->counters[i].loc);
-    if (pp_counter_is_sampled(name))
+    if (is_library(t, mkind, &p->counters[i]))
       continue;
     longest = max_int(longest, name_cols(name));
     shown++;
@@ -615,7 +623,7 @@ static void counter_table(FILE *out, const pp_trace *t, int cap) {
           "last");
   for (size_t i = 0; i < p->ncounters; i++) {
     const pp_counter_stats *c = &p->counters[i];
-    if (pp_counter_is_sampled(pp_trace_loc_name(t, c->loc)))
+    if (is_library(t, mkind, c))
       continue;
     put_name(out, pp_trace_loc_name(t, c->loc), nw, 1);
     fprintf(out, "%10" PRIu64, c->samples);

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "internal.h"
+#include "metrics/registry.h"
 
 /* A plain non-negative decimal number: digits, optionally '.' and digits;
  * nothing else (no sign, no blanks, no exponent). */
@@ -42,11 +44,9 @@ static int meta_num(const pp_trace *t, const char *key, double *out) {
   return plain_num(pp_trace_meta(t, key), out);
 }
 
-static const pp_counter_stats *ctr(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
-  return NULL;
+/* The library's series (never a user counter of the same name). */
+static const pp_counter_stats *ctr(const pp_trace *t, pp_metric_id id) {
+  return pp_profile_metric(t, pp_metric_def_of(id)->name);
 }
 
 typedef struct field_ref {
@@ -198,8 +198,8 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
     rt->tree_cpu_s = ((hu ? u : 0) + (hs ? s : 0)) / 1e9;
     rt->tree_cpu_src = "rusage";
   } else {
-    const pp_counter_stats *cu = ctr(t, "proc.cpu_user_s");
-    const pp_counter_stats *cs = ctr(t, "proc.cpu_system_s");
+    const pp_counter_stats *cu = ctr(t, PP_METRIC_PROC_CPU_USER_S);
+    const pp_counter_stats *cs = ctr(t, PP_METRIC_PROC_CPU_SYSTEM_S);
     double x = (cu && isfinite(cu->last) ? cu->last : 0) +
                (cs && isfinite(cs->last) ? cs->last : 0);
     if ((cu || cs) && isfinite(x)) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/system.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
@@ -192,12 +193,18 @@ static void write_frames(pp_jsonw *w, const pp_trace *t) {
 
 static void write_counters(pp_jsonw *w, const pp_trace *t) {
   const pp_profile *p = &t->prof;
+  uint32_t mkind = pp_trace_metric_kind(t);
   pp_jsonw_key(w, "counters");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->ncounters; i++) {
     const pp_counter_stats *c = &p->counters[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, c->loc));
+    /* a series the library sampled (analyze/system.h), not the program's,
+     * whatever its name */
+    pp_jsonw_kv_bool(w, "library_metric",
+                     pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) !=
+                         PP_METRIC_NONE);
     pp_jsonw_kv_str(w, "type", c->is_float ? "float" : "int");
     pp_jsonw_kv_uint(w, "samples", c->samples);
     pp_jsonw_kv_double(w, "min", c->min);

@@ -82,6 +82,11 @@ pp_metric_id pp_metric_lookup(const char *name, long *index,
   return id;
 }
 
+int pp_metric_group_is_host(pp_metric_group g) {
+  return g == PP_GROUP_CPU || g == PP_GROUP_MEMORY || g == PP_GROUP_PRESSURE ||
+         g == PP_GROUP_THERMAL;
+}
+
 const char *pp_metric_unit_name(pp_metric_unit u) {
   static const char *const names[] = {
       "", "percent", "bytes", "seconds", "per second", "bytes per second",

@@ -177,6 +177,12 @@ typedef enum pp_metric_group {
   X(GPU_SM_CLOCK, "gpu{N}.sm_clock_mhz", MHZ, GAUGE, GPU, "SM clock")       \
   X(GPU_MEM_CLOCK, "gpu{N}.mem_clock_mhz", MHZ, GAUGE, GPU,                  \
     "memory clock")                                                          \
+  X(GPU_CLOCK_REASONS, "gpu{N}.clock_reasons", NONE, GAUGE, GPU,           \
+    "NVML bit mask of the reasons the clocks are held down")                 \
+  X(GPU_PCIE_TX, "gpu{N}.pcie_tx_bytes_per_s", BYTES_PER_SECOND, GAUGE, GPU, \
+    "PCIe bytes sent per second")                                            \
+  X(GPU_PCIE_RX, "gpu{N}.pcie_rx_bytes_per_s", BYTES_PER_SECOND, GAUGE, GPU, \
+    "PCIe bytes received per second")                                        \
   X(GPU_SM_ACTIVE, "gpu{N}.sm_active_pct", PERCENT, GAUGE, GPU,              \
     "SM activity (NVML GPM)")                                                \
   X(GPU_SM_OCCUPANCY, "gpu{N}.sm_occupancy_pct", PERCENT, GAUGE, GPU,        \
@@ -219,6 +225,11 @@ const pp_metric_def *pp_metric_def_of(pp_metric_id id);
  * listed before a general one (perf.ipc before perf.{*}) wins. */
 pp_metric_id pp_metric_lookup(const char *name, long *index,
                               const char **free, size_t *free_len);
+
+/* Does group g describe the machine as a whole (the sys.* rows: cpu,
+ * memory, pressure, thermal)? The process tree, perf_event, power and GPU
+ * groups do not. */
+int pp_metric_group_is_host(pp_metric_group g);
 
 /* Unit and group names for documents and exporters ("bytes", "memory"). */
 const char *pp_metric_unit_name(pp_metric_unit u);

@@ -772,8 +772,12 @@
     }
   }
 
-  function isSampled(name) {
-    name = String(name);
+  /* A series the library sampled: the summary says so (library_metric),
+   * so that a program's counter named like one stays the program's; older
+   * summaries only have the name to go by. */
+  function isSampled(c) {
+    if (typeof c.library_metric === 'boolean') return c.library_metric;
+    var name = String(c.name);
     return SAMPLED_PREFIXES.some(function (p) { return name.indexOf(p) === 0; });
   }
 
@@ -794,8 +798,8 @@
     var cs = Array.isArray(d.counters) ? d.counters : [];
     if (!cs.length) return;
     var s = section(app, 'pp-counters', 'counters');
-    var prog = cs.filter(function (c) { return !isSampled(c.name); });
-    var samp = cs.filter(function (c) { return isSampled(c.name); });
+    var prog = cs.filter(function (c) { return !isSampled(c); });
+    var samp = cs.filter(function (c) { return isSampled(c); });
     if (prog.length) counterTable(s, prog);
     else note(s, 'no program counters');
     if (samp.length) {

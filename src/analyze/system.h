@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The system figures of an analysed trace, computed once: the run
+ * (`pipeprof run`'s META run.*), the machine (CPU, per core, load, memory,
+ * pressure, rates, frequency, throttling, temperatures, NUMA), the process
+ * tree, the perf_event counters and ratios, RAPL power and energy and the
+ * run's energy per frame and per call. The text report, the summary JSON
+ * and (through the JSON) the HTML report only render this struct.
+ *
+ * Library metrics are found by their registry ids (metrics/registry.h):
+ * only series recorded as PP_KIND_METRIC count (in a trace written before
+ * that kind existed, where no site has it, counters of a registered name),
+ * so a user counter named like a library metric is never a system figure.
+ *
+ * Every figure is either measured (ok = 1, its statistics set) or not,
+ * with the reason META "unavailable.<group>" gives (why; its producer's
+ * "unavailable: " prefix stripped), or NULL when no reason was recorded:
+ * an unmeasured figure is never 0.
+ *
+ * Lifetime: strings (names, reasons, run facts) point into the trace; the
+ * result lives no longer than it. pp_system_free() releases the arrays.
+ */
+#ifndef PP_ANALYZE_SYSTEM_H
+#define PP_ANALYZE_SYSTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/model.h"
+#include "metrics/registry.h"
+
+/* ---- library metrics among a trace's series ------------------------------ */
+
+/* The kind library metrics have in t: PP_KIND_METRIC, or PP_KIND_COUNTER
+ * in a trace written before that kind existed (no site has it). O(nlocs):
+ * call once per pass. */
+uint32_t pp_trace_metric_kind(const pp_trace *t);
+
+/* The registry row of site loc when it is a library metric of t (its name
+ * is registered and, when mkind from pp_trace_metric_kind is
+ * PP_KIND_METRIC, its kind is too), else PP_METRIC_NONE. index, free, free_len
+ * as pp_metric_lookup; may be NULL. */
+pp_metric_id pp_loc_metric(const pp_trace *t, uint32_t loc, uint32_t mkind,
+                           long *index, const char **free, size_t *free_len);
+
+/* One library metric among t->prof.counters. */
+typedef struct pp_metric_ref {
+  const pp_counter_stats *c;
+  pp_metric_id id;
+  long index;       /* the {N} number, -1 without one */
+  const char *free; /* the {*} part (free_len bytes), NULL without one */
+  size_t free_len;
+} pp_metric_ref;
+
+/* The library metrics among t's counters, in t->prof.counters order, into
+ * *out (malloc'ed, pp__free; NULL when none) and *n. 0, or -1 when out of
+ * memory. */
+int pp_trace_metrics(const pp_trace *t, pp_metric_ref **out, size_t *n);
+
+/* Is counter c of t a library metric (to list apart from user counters)? */
+int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c);
+
+/* ---- the system figures ----------------------------------------------- */
+
+/* A sampled series, or why it was not measured. */
+typedef struct pp_sys_fig {
+  int ok; /* 1: measured, the figures below are set */
+  double mean, min, max, last;
+  uint64_t samples;
+  const char *why; /* !ok: the reason, or NULL (no reason: leave it out) */
+} pp_sys_fig;
+
+/* A member of a numbered family (per core, per NUMA node). */
+typedef struct pp_sys_indexed {
+  unsigned long index;
+  pp_sys_fig f;
+} pp_sys_indexed;
+
+typedef struct pp_sys_family {
+  pp_sys_indexed *v; /* in order of index */
+  size_t n;
+  const char *why; /* n == 0: why the family was not measured, or NULL */
+} pp_sys_family;
+
+/* A member of a named family (temperature sensors). */
+typedef struct pp_sys_named {
+  const char *name; /* len bytes, from the machine: not clean text */
+  size_t len;
+  pp_sys_fig f;
+} pp_sys_named;
+
+/* A RAPL domain other than the package total: power and energy. */
+typedef struct pp_sys_domain {
+  const char *name; /* len bytes, from the machine */
+  size_t len;
+  pp_sys_fig w, j;
+} pp_sys_domain;
+
+/* A perf_event counter. */
+typedef struct pp_sys_perf_event {
+  const char *name; /* the event, e.g. "cycles" (NUL-terminated) */
+  int known;        /* one of the events the perf collector opens */
+  int hardware;     /* known: a hardware event */
+  pp_sys_fig f;     /* f.last is the count over the run; why when absent */
+  int has_running;  /* META perf.<event>.running_pct */
+  double running_pct;
+} pp_sys_perf_event;
+
+/* A ratio of perf events: the sampler's figure, else one event's count
+ * over another's. */
+typedef struct pp_sys_ratio {
+  int ok;
+  double v;
+} pp_sys_ratio;
+
+/* Pressure stall information of one resource (cpu, memory, io). */
+typedef struct pp_sys_psi {
+  const char *resource;
+  pp_sys_fig some, full; /* a shared why when neither was measured */
+} pp_sys_psi;
+
+/* Energy per unit of work: the run's energy (pp_run_energy) over n. */
+typedef struct pp_sys_energy_per {
+  int ok;
+  const char *what; /* the frame stream or the zone, a trace name */
+  uint64_t n;       /* frames, or calls */
+  double joules, cpu_j, gpu_j;
+} pp_sys_energy_per;
+
+typedef struct pp_system {
+  int any; /* anything to report (a library metric of the system, process,
+              perf or power groups, or an "unavailable.*" reason) */
+
+  /* run: META run.* of `pipeprof run` */
+  const char *run_command, *run_exit;
+  int has_wall, has_user, has_system, has_maxrss;
+  double wall_ns, user_ns, system_ns, maxrss_bytes;
+
+  /* sampler */
+  int has_hz;
+  double hz;
+  uint64_t samples; /* of sys.cpu.busy_pct, else the most of any sys.* */
+
+  /* Statistics of every library metric that is not a family member, by
+   * id (m[PP_METRIC_SYS_LOAD1], ...), with the reason of its group when
+   * not measured. Entries of family rows ({N}, {*}) stay unset. */
+  pp_sys_fig m[PP_METRIC_COUNT];
+
+  /* the machine */
+  int has_host;    /* a sys.* metric was recorded */
+  int show_system; /* has_host, or a reason for a system group */
+  pp_sys_family core_busy, core_freq, core_throttle, numa;
+  pp_sys_psi psi[3];
+  pp_sys_named *temps; /* in the counters' order */
+  size_t ntemps;
+  const char *temp_why_hwmon, *temp_why_thermal; /* no sensor: why */
+
+  /* the process tree */
+  int has_tree;     /* a proc.* metric was recorded */
+  int show_tree;    /* has_tree, a reason for a process group, or maxrss */
+  int cpu_time_src; /* 1 rusage of the run, 2 sampled, 0 neither */
+  double cpu_user_s, cpu_system_s; /* NAN where not known */
+  const char *cpu_time_why;        /* cpu_time_src == 0: why, or NULL */
+
+  /* perf_event */
+  int show_perf; /* a perf.* metric, or an "unavailable.perf*" reason */
+  int has_perf;  /* a perf.* metric */
+  pp_sys_perf_event *perf; /* the known events in the collector's order
+                              (measured or with a reason; those with
+                              neither are left out), then the recorded
+                              events it does not know, in counter order */
+  size_t nperf;
+  pp_sys_ratio ipc, cache_miss, branch_miss; /* ratios (0..1) */
+
+  /* power and energy */
+  int has_power;          /* a power.* or energy.* metric */
+  const char *power_why;  /* !has_power: why, or NULL */
+  pp_sys_domain *domains; /* by name */
+  size_t ndomains;
+  pp_energy energy;            /* the run's (pp_run_energy) */
+  pp_sys_energy_per per_frame; /* over the first frame stream */
+  pp_sys_energy_per per_call;  /* over the top zone's calls */
+  int has_carbon;
+  double carbon_g, g_per_kwh; /* of the run's energy */
+  int g_per_kwh_default;      /* no META carbon.g_per_kwh: world average */
+} pp_system;
+
+/* Compute the system figures of the analysed trace t into *s. 0, or -1
+ * (out of memory, or t not analysed) with *s empty. */
+int pp_system_get(const pp_trace *t, pp_system *s);
+/* Release what pp_system_get allocated; safe on a zeroed struct, twice. */
+void pp_system_free(pp_system *s);
+
+/* The reason META gives for the first group of groups (NULL-terminated)
+ * that has one ("unavailable.<group>"), its "unavailable: " prefix
+ * stripped; NULL when none has. */
+const char *pp_system_reason(const pp_trace *t, const char *const *groups);
+/* A reason text without the "unavailable: " (or "hardware counters
+ * unavailable: ") its producer may have put in front. */
+const char *pp_system_strip_reason(const char *r);
+
+/* The run's energy over n (n > 0) into *per. */
+void pp_energy_per_unit(const pp_energy *e, uint64_t n, pp_sys_energy_per *per);
+
+#endif /* PP_ANALYZE_SYSTEM_H */
