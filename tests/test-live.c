@@ -450,6 +450,26 @@ PP_TEST(live_engine_requests_and_ranges_pair_in_any_order) {
   pp__live_free(l);
 }
 
+PP_TEST(live_engine_first_token_drained_after_the_end_gives_ttft) {
+  pp__live *l = engine(SEC);
+  /* the begin and end drained first, the first token (another thread)
+   * later: the request is held until its end is older than the grace */
+  pp__live_event(l, 1, PPT_EV_REQ_BEGIN, &req_loc, 100 * MS, 8, 0);
+  pp__live_event(l, 1, PPT_EV_REQ_END, &req_loc, 300 * MS, 8, 0);
+  pp__live_event(l, 2, PPT_EV_REQ_FIRST, &req_loc, 160 * MS, 8, 0);
+  /* a token later than the end is not the request's */
+  pp__live_event(l, 2, PPT_EV_REQ_TOKENS, &req_loc, 310 * MS, 8, 1);
+  pp__live_tick(l, SEC + 10 * MS);
+  pp_live_stats st;
+  CHECK_EQ(pp__live_query(l, 1, NULL, 1, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1);
+  CHECK_EQ_U(st.max_ns, 200 * MS);
+  CHECK_EQ(pp__live_query(l, 2, NULL, 1, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1);
+  CHECK_EQ_U(st.max_ns, 60 * MS);
+  pp__live_free(l);
+}
+
 static void counter(pp__live *l, const pp_srcloc *loc, int64_t ns, double v) {
   uint64_t bits;
   memcpy(&bits, &v, sizeof bits);

@@ -12,8 +12,10 @@
 #include <time.h>
 
 #include "analyze/model.h"
+#include "analyze/requests.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -402,5 +404,240 @@ PP_TEST(requests_energy_per_request_and_token) {
   CHECK_CONTAINS(out, "\"energy\":{\"sources\":\"GPU\",\"gpu_counter\":"
                       "\"gpu.run_energy_j\",\"joules\":3,\"gpu_joules\":3}");
   free(out);
+  pp_trace_free(&t);
+}
+
+/* ---- the streaming analysis (analyze/requests.h) ------------------------ */
+
+/* Every figure of two results, field by field (histograms by count,
+ * extremes, sum, lost and a few percentiles). */
+static void check_hist_same(const pp_hist *a, const pp_hist *b) {
+  CHECK_EQ_U(a->count, b->count);
+  CHECK_EQ_U(a->lost, b->lost);
+  CHECK_EQ_U(a->min, b->min);
+  CHECK_EQ_U(a->max, b->max);
+  CHECK_EQ_U(a->sum_lo, b->sum_lo);
+  CHECK_EQ_U(a->sum_hi, b->sum_hi);
+  static const double pct[] = {10, 50, 90, 99, 99.9};
+  for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++)
+    CHECK_EQ_U(pp_hist_percentile(a, pct[i]), pp_hist_percentile(b, pct[i]));
+}
+
+static void check_same(const pp_request_stats *a, const pp_request_stats *b) {
+  CHECK_EQ_U(a->requests, b->requests);
+  CHECK_EQ_U(a->warmup, b->warmup);
+  CHECK_EQ_U(a->completed, b->completed);
+  CHECK_EQ_U(a->failed, b->failed);
+  CHECK_EQ_U(a->unfinished, b->unfinished);
+  CHECK_EQ_U(a->orphans, b->orphans);
+  CHECK_EQ_U(a->lost, b->lost);
+  CHECK_EQ_U(a->output_tokens, b->output_tokens);
+  CHECK_EQ(a->span_ns, b->span_ns);
+  CHECK(a->req_per_s == b->req_per_s);
+  CHECK(a->tokens_per_s == b->tokens_per_s);
+  check_hist_same(&a->e2e, &b->e2e);
+  check_hist_same(&a->ttft, &b->ttft);
+  check_hist_same(&a->tpot, &b->tpot);
+  check_hist_same(&a->itl, &b->itl);
+  CHECK_EQ(a->slo_set, b->slo_set);
+  CHECK_EQ_U(a->good, b->good);
+  CHECK(a->goodput_per_s == b->goodput_per_s);
+  CHECK(a->compliance == b->compliance);
+  CHECK_EQ_U(a->batches, b->batches);
+  CHECK_EQ_U(a->batch_items, b->batch_items);
+  CHECK_EQ_U(a->batch_padded, b->batch_padded);
+  CHECK_EQ_U(a->nsizes, b->nsizes);
+  for (size_t i = 0; i < a->nsizes && i < b->nsizes; i++) {
+    CHECK_EQ_U(a->sizes[i].size, b->sizes[i].size);
+    CHECK_EQ_U(a->sizes[i].batches, b->sizes[i].batches);
+  }
+}
+
+/* A serving run of GEN_REQ requests: begins on threads 0-1, first tokens
+ * and token chunks on 2-3, ends on any thread; some fail, some never end,
+ * ids are reused, a few token events belong to no request, batches on
+ * thread 0. Times are distinct. `scatter` puts every event on a thread
+ * drawn at random instead (the same events, other threads). */
+#define GEN_REQ 600
+#define GEN_NT 4
+
+typedef struct gen_ev {
+  int64_t ts;
+  uint64_t id, v2;
+  uint8_t type;
+  uint32_t thread;
+} gen_ev;
+
+static int cmp_gen(const void *a, const void *b) {
+  const gen_ev *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void gen_trace(pp_trace *t, int scatter) {
+  static gen_ev ev[GEN_REQ * 10 + 64];
+  size_t n = 0;
+  unsigned seed = 99;
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xffff)
+  for (uint64_t i = 0; i < GEN_REQ; i++) {
+    uint64_t id = i % 97 + 1; /* reused, never while open */
+    int64_t ts = (int64_t)i * 5000 + RND() % 2000;
+    ev[n++] = (gen_ev){ts, id, 0, PPT_EV_REQ_BEGIN, (uint32_t)(i % 2)};
+    if (i % 3 == 0)
+      ev[n++] = (gen_ev){ts += 50 + RND() % 300, id, 0, PPT_EV_REQ_FIRST, 2};
+    for (uint64_t k = 0; k < i % 6; k++)
+      ev[n++] = (gen_ev){ts += 20 + RND() % 400, id, 1 + k % 3,
+                         PPT_EV_REQ_TOKENS, (uint32_t)(2 + (i + k) % 2)};
+    if (i % 11 == 5)
+      continue; /* never ends */
+    ev[n++] =
+        (gen_ev){ts += 10 + RND() % 500, id, ppt_zigzag(i % 7 == 3 ? -2 : 0),
+                 PPT_EV_REQ_END, (uint32_t)(i % GEN_NT)};
+  }
+  for (uint64_t i = 0; i < 40; i++) {
+    int64_t ts = (int64_t)(RND() % (GEN_REQ * 5000));
+    if (i % 2)
+      ev[n++] = (gen_ev){ts, 1000 + i, 2, PPT_EV_REQ_TOKENS, 3};
+    else
+      ev[n++] = (gen_ev){ts, 4 + i % 3, 8, PPT_EV_BATCH, 0};
+  }
+  qsort(ev, n, sizeof *ev, cmp_gen);
+  for (size_t i = 1; i < n; i++) /* distinct times, order kept */
+    if (ev[i].ts <= ev[i - 1].ts)
+      ev[i].ts = ev[i - 1].ts + 1;
+  memset(t, 0, sizeof *t);
+  uint32_t rq = tb_loc(t, "(request)", 0);
+  for (uint32_t k = 0; k < GEN_NT; k++)
+    tb_thread(t, 10 + k, "");
+  for (size_t i = 0; i < n; i++) {
+    uint32_t th = scatter ? (uint32_t)(RND() % GEN_NT) : ev[i].thread;
+    tb_ev7(t, th, ev[i].ts, rq, ev[i].type, ev[i].id, ev[i].v2);
+  }
+#undef RND
+}
+
+PP_TEST(requests_stream_same_figures_whatever_the_threads) {
+  pp_trace a, b;
+  gen_trace(&a, 0);
+  gen_trace(&b, 1);
+  CHECK_EQ(pp_slo_parse("ttft=400ns,e2e=1500ns", &a.req_slo, NULL, 0), 0);
+  b.req_slo = a.req_slo;
+  a.req_warmup = b.req_warmup = 25;
+  CHECK_EQ(pp_analyze_requests(&a), 0);
+  CHECK_EQ(pp_analyze_requests(&b), 0);
+  const pp_request_stats *r = &a.prof.req;
+  /* the run holds what it should, so that the comparison means something */
+  CHECK_EQ_U(r->warmup, 25);
+  CHECK(r->completed > 300 && r->failed > 30 && r->unfinished > 30);
+  CHECK_EQ_U(r->orphans, 20);
+  CHECK(r->itl.count > 500 && r->tpot.count > 100 && r->ttft.count > 300);
+  CHECK(r->good > 0 && r->good < r->completed);
+  CHECK_EQ_U(r->batches, 20);
+  CHECK_EQ_U(r->lost, 0);
+  check_same(&a.prof.req, &b.prof.req);
+  pp_trace_free(&a);
+  pp_trace_free(&b);
+}
+
+/* The events of each thread put into a reorder buffer in bursts, thread
+ * after thread, as the streaming reader meets them in a file. */
+static int stream_through_order(const pp_trace *t, size_t cap, size_t burst,
+                                pp_request_stats *out, uint64_t *late) {
+  pp_req_stream *s = pp__req_stream_new(t->req_warmup, &t->req_slo, 0);
+  CHECK(s != NULL);
+  pp_order *o = pp_order_new(cap, pp__req_stream_event, s);
+  CHECK(o != NULL);
+  size_t pos[GEN_NT] = {0};
+  for (int left = 1; left;) {
+    left = 0;
+    for (uint32_t k = GEN_NT; k-- > 0;) /* the last thread first */
+      for (size_t i = 0; i < burst && pos[k] < t->threads[k].nev; i++) {
+        CHECK_EQ(pp_order_put(o, t, k, &t->threads[k].ev[pos[k]++]), 0);
+        left = 1;
+      }
+  }
+  CHECK_EQ(pp_order_flush(o, t), 0);
+  *late = pp_order_late(o);
+  pp_order_free(o);
+  int rc = pp__req_stream_finish(s, 0, out);
+  pp__req_stream_free(s);
+  return rc;
+}
+
+PP_TEST(requests_stream_through_reorder_buffer_same_as_in_memory) {
+  pp_trace t;
+  gen_trace(&t, 1);
+  CHECK_EQ(pp_slo_parse("tpot=300ns", &t.req_slo, NULL, 0), 0);
+  t.req_warmup = 3;
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  pp_request_stats got;
+  uint64_t late = 0;
+  CHECK_EQ(stream_through_order(&t, 512, 40, &got, &late), 0);
+  CHECK_EQ_U(late, 0);
+  CHECK(got.completed > 300);
+  check_same(&t.prof.req, &got);
+  pp_request_stats_free(&got);
+  pp_trace_free(&t);
+}
+
+PP_TEST(requests_stream_bound_counts_lost_and_says_so) {
+  enum { N = 8, K = 3 };
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t rq = tb_loc(&t, "(request)", 0);
+  size_t a = tb_thread(&t, 1, ""), b = tb_thread(&t, 2, "");
+  /* N + K requests open at once, then all end */
+  for (uint64_t id = 1; id <= N + K; id++)
+    tb_ev7(&t, a, (int64_t)id * MS, rq, PPT_EV_REQ_BEGIN, id, 0);
+  for (uint64_t id = 1; id <= N + K; id++) {
+    tb_ev7(&t, b, (int64_t)(50 + id) * MS, rq, PPT_EV_REQ_TOKENS, id, 1);
+    tb_ev7(&t, b, (int64_t)(80 + id) * MS, rq, PPT_EV_REQ_END, id, 0);
+  }
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ_U(t.prof.req.lost, 0);
+  CHECK_EQ_U(t.prof.req.completed, N + K);
+
+  pp_req_stream *s = pp__req_stream_new(0, NULL, N);
+  CHECK(s != NULL);
+  CHECK_EQ(
+      pp_feed_in_time_order(&t, PP_REQ_STREAM_TYPES, pp__req_stream_event, s),
+      0);
+  pp_request_stats_free(&t.prof.req);
+  CHECK_EQ(pp__req_stream_finish(s, 0, &t.prof.req), 0);
+  pp__req_stream_free(s);
+  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ_U(r->lost, K);
+  CHECK_EQ_U(r->requests, N);
+  CHECK_EQ_U(r->completed, N);
+  CHECK_EQ_U(r->e2e.count, N);
+  /* the lost requests' token and end events found no request */
+  CHECK_EQ_U(r->orphans, 2 * K);
+  char *txt = tb_report_text(&t);
+  CHECK_CONTAINS(txt, "3 requests lost: more open at once than the pairing "
+                      "table holds");
+  free(txt);
+  char *js = tb_summary_json(&t);
+  CHECK_CONTAINS(js, "\"lost\":3");
+  free(js);
+  pp_trace_free(&t);
+}
+
+PP_TEST(requests_stream_token_at_the_end_time_on_another_thread_joins) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t rq = tb_loc(&t, "(request)", 0);
+  size_t a = tb_thread(&t, 1, ""), b = tb_thread(&t, 2, "");
+  /* the end comes first in the stream (lower thread at an equal time) */
+  tb_ev7(&t, a, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
+  tb_ev7(&t, a, 100 * MS, rq, PPT_EV_REQ_END, 1, 0);
+  tb_ev7(&t, b, 100 * MS, rq, PPT_EV_REQ_TOKENS, 1, 4);
+  /* a token after the end is an orphan */
+  tb_ev7(&t, b, 101 * MS, rq, PPT_EV_REQ_TOKENS, 1, 4);
+  CHECK_EQ(pp_analyze_requests(&t), 0);
+  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ_U(r->completed, 1);
+  CHECK_EQ_U(r->output_tokens, 4);
+  CHECK_EQ_U(r->ttft.count, 1);
+  CHECK_EQ_U(r->ttft.min, 100 * MS);
+  CHECK_EQ_U(r->orphans, 1);
   pp_trace_free(&t);
 }

@@ -275,6 +275,8 @@ typedef struct pp_request_stats {
   uint64_t failed;        /* ended with another status */
   uint64_t unfinished;    /* no end in the trace */
   uint64_t orphans;       /* request events of no begun request */
+  uint64_t lost;          /* requests not analysed: the pairing table
+                             (pair/requests.h) had no room for them */
   uint64_t output_tokens; /* sum over completed requests */
   int64_t span_ns;        /* first begin to last end (counted requests) */
   double req_per_s;       /* completed / span */

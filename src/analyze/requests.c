@@ -14,6 +14,12 @@
  * Only successful requests (status 0) enter the latency figures. An id may
  * be reused: a REQ_BEGIN starts a new request, and one still open is then
  * counted unfinished.
+ *
+ * It is a streaming analysis (requests.h): the events come one at a time
+ * in time order (model/feed.h), are gathered into requests by the one
+ * request pairing table (pair/requests.h, whose policy says what is
+ * unfinished, orphan or lost), and each request's figures are taken when
+ * it leaves the table. pp_analyze_requests() feeds it a model in memory.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,57 +29,91 @@
 #include "analyze.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "model/feed.h"
+#include "pair/requests.h"
 #include "pipeline.h"
+#include "requests.h"
 
-typedef struct req_ev {
-  int64_t ts;
-  uint64_t id;
-  uint64_t extra;
-  uint64_t seq; /* input order, for a stable sort */
-  uint32_t pid; /* ids are per process in merged traces */
-  uint8_t type;
-} req_ev;
+/* Inter-token gaps of an open request wait in chunks until its outcome is
+ * known (only successful requests enter ITL). */
+#define GAPS_PER_CHUNK 6
+#define MAX_CHUNKS (UINT32_C(1) << 19)
 
-/* One request as rebuilt from its events. */
-typedef struct req {
-  int64_t begin, first, end, last_tok;
-  uint64_t tokens, chunks;
-  size_t ev_from, ev_to; /* its events in the sorted array */
-  int status, ended, has_first;
-} req;
+typedef struct gap_chunk {
+  uint64_t g[GAPS_PER_CHUNK];
+  uint32_t next; /* index + 1, 0 none */
+  uint32_t n;
+} gap_chunk;
 
-static int type_rank(uint8_t type) {
-  switch (type) {
-  case PPT_EV_REQ_BEGIN:
-    return 0;
-  case PPT_EV_REQ_FIRST:
-    return 1;
-  case PPT_EV_REQ_TOKENS:
-    return 2;
-  default:
-    return 3;
+struct pp_req_stream {
+  pp_req_table tab;
+  uint64_t warmup;
+  pp_request_stats r;
+  int64_t first, last; /* begins and ends of the counted requests */
+  int any;
+  size_t cap_sizes;
+  gap_chunk *chunk;
+  size_t nchunk, cap_chunk;
+  uint32_t free_chunk; /* index + 1 of the first free chunk, 0 none */
+  int err;
+};
+
+/* A request's user fields: user[0] = first chunk + 1 | (last chunk + 1)
+ * << 32, user[1] = gaps that found no room. */
+static uint32_t chunk_head(const pp_req *q) { return (uint32_t)q->user[0]; }
+static uint32_t chunk_tail(const pp_req *q) {
+  return (uint32_t)(q->user[0] >> 32);
+}
+
+static uint32_t chunk_new(pp_req_stream *s) {
+  uint32_t k = s->free_chunk;
+  if (k) {
+    s->free_chunk = s->chunk[k - 1].next;
+  } else {
+    if (s->nchunk >= MAX_CHUNKS ||
+        pp__grow((void **)&s->chunk, &s->cap_chunk, s->nchunk + 1,
+                 sizeof *s->chunk) != 0)
+      return 0;
+    k = (uint32_t)++s->nchunk;
   }
+  s->chunk[k - 1].next = 0;
+  s->chunk[k - 1].n = 0;
+  return k;
 }
 
-static int cmp_ev(const void *a, const void *b) {
-  const req_ev *x = a, *y = b;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
-  if (x->id != y->id)
-    return x->id < y->id ? -1 : 1;
-  if (x->ts != y->ts)
-    return x->ts < y->ts ? -1 : 1;
-  int rx = type_rank(x->type), ry = type_rank(y->type);
-  if (rx != ry)
-    return rx < ry ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
+static void gap_push(pp_req_stream *s, pp_req *q, uint64_t gap) {
+  uint32_t tail = chunk_tail(q);
+  if (!tail || s->chunk[tail - 1].n == GAPS_PER_CHUNK) {
+    uint32_t k = chunk_new(s);
+    if (!k) {
+      q->user[1]++;
+      return;
+    }
+    if (tail)
+      s->chunk[tail - 1].next = k;
+    else
+      q->user[0] = k;
+    q->user[0] = (q->user[0] & UINT32_MAX) | (uint64_t)k << 32;
+    tail = k;
+  }
+  gap_chunk *c = &s->chunk[tail - 1];
+  c->g[c->n++] = gap;
 }
 
-static int cmp_req_begin(const void *a, const void *b) {
-  const req *x = a, *y = b;
-  if (x->begin != y->begin)
-    return x->begin < y->begin ? -1 : 1;
-  return x->ev_from < y->ev_from ? -1 : x->ev_from > y->ev_from;
+/* Hand q's gaps to itl (when itl is not NULL) and free their chunks. */
+static void gaps_release(pp_req_stream *s, const pp_req *q, pp_hist *itl) {
+  for (uint32_t k = chunk_head(q); k;) {
+    gap_chunk *c = &s->chunk[k - 1];
+    if (itl)
+      for (uint32_t i = 0; i < c->n; i++)
+        pp_hist_record(itl, c->g[i]);
+    uint32_t next = c->next;
+    c->next = s->free_chunk;
+    s->free_chunk = k;
+    k = next;
+  }
+  if (itl)
+    itl->lost += q->user[1];
 }
 
 static int cmp_size(const void *a, const void *b) {
@@ -97,204 +137,185 @@ static uint64_t pos_ns(int64_t a, int64_t b) {
   return (uint64_t)pp__span(a, b);
 }
 
-static int batch_stats(const pp_trace *t, pp_request_stats *r) {
-  size_t cap = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    for (size_t j = 0; j < th->nev; j++) {
-      const pp_event *e = &th->ev[j];
-      if (e->type != PPT_EV_BATCH)
-        continue;
-      uint64_t size = e->v.id, padded = e->v2 < size ? size : e->v2;
-      r->batches++;
-      r->batch_items += size;
-      r->batch_padded += padded;
-      uint32_t s32 = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-      size_t k = 0;
-      while (k < r->nsizes && r->sizes[k].size != s32)
-        k++;
-      if (k == r->nsizes) {
-        if (pp__grow((void **)&r->sizes, &cap, r->nsizes + 1,
-                     sizeof *r->sizes) != 0)
-          return -1;
-        r->sizes[r->nsizes++] = (pp_batch_size){s32, 0};
-      }
-      r->sizes[k].batches++;
-    }
+static int batch_add(pp_req_stream *s, const pp_event *e) {
+  pp_request_stats *r = &s->r;
+  uint64_t size = e->v.id, padded = e->v2 < size ? size : e->v2;
+  r->batches++;
+  r->batch_items += size;
+  r->batch_padded += padded;
+  uint32_t s32 = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+  size_t k = 0;
+  while (k < r->nsizes && r->sizes[k].size != s32)
+    k++;
+  if (k == r->nsizes) {
+    if (pp__grow((void **)&r->sizes, &s->cap_sizes, r->nsizes + 1,
+                 sizeof *r->sizes) != 0)
+      return -1;
+    r->sizes[r->nsizes++] = (pp_batch_size){s32, 0};
   }
-  if (r->nsizes > 1)
-    qsort(r->sizes, r->nsizes, sizeof *r->sizes, cmp_size);
-  if (r->batches)
-    r->batch_mean = (double)r->batch_items / (double)r->batches;
-  if (r->batch_padded)
-    r->padding_waste =
-        1.0 - (double)r->batch_items / (double)r->batch_padded;
+  r->sizes[k].batches++;
   return 0;
 }
 
-static int meets_slo(const pp_slo *s, const req *q) {
+static int meets_slo(const pp_slo *s, const pp_req *q, uint64_t tokens) {
+  int has_first = (q->flags & PP_REQ_FIRST) != 0;
   int64_t e2e = pp__span(q->begin, q->end);
   if (s->e2e_ns && e2e > s->e2e_ns)
     return 0;
-  if (s->ttft_ns &&
-      (!q->has_first || pp__span(q->begin, q->first) > s->ttft_ns))
+  if (s->ttft_ns && (!has_first || pp__span(q->begin, q->first) > s->ttft_ns))
     return 0;
-  if (s->tpot_ns && q->has_first && q->tokens > 1) {
-    double tpot =
-        (double)pp__span(q->first, q->end) / (double)(q->tokens - 1);
+  if (s->tpot_ns && has_first && tokens > 1) {
+    double tpot = (double)pp__span(q->first, q->end) / (double)(tokens - 1);
     if (tpot > (double)s->tpot_ns)
       return 0;
   }
   return 1;
 }
 
-int pp_analyze_requests(pp_trace *t) {
-  if (!t)
-    return -1;
-  pp_request_stats *r = &t->prof.req;
-  pp_request_stats_free(r);
+/* A request leaves the pairing table: its figures. */
+static void settle(void *ctx, const pp_req *q, int outcome) {
+  pp_req_stream *s = ctx;
+  pp_request_stats *r = &s->r;
+  if (outcome == PP_REQ_ORPHANED) { /* counted by the table */
+    gaps_release(s, q, NULL);
+    return;
+  }
+  if (q->seq < s->warmup) {
+    gaps_release(s, q, NULL);
+    return;
+  }
+  r->requests++;
+  if (!s->any || q->begin < s->first)
+    s->first = q->begin;
+  if (!s->any || q->begin > s->last)
+    s->last = q->begin;
+  s->any = 1;
+  if (outcome != PP_REQ_DONE) {
+    r->unfinished++;
+    gaps_release(s, q, NULL);
+    return;
+  }
+  if (q->end > s->last)
+    s->last = q->end;
+  if (q->status != 0) {
+    r->failed++;
+    gaps_release(s, q, NULL);
+    return;
+  }
+  r->completed++;
+  int has_first = (q->flags & PP_REQ_FIRST) != 0;
+  /* An explicit first token with no chunk counts one token. */
+  uint64_t tokens = q->chunks ? q->tokens : has_first ? 1 : 0;
+  r->output_tokens += tokens;
+  pp_hist_record(&r->e2e, pos_ns(q->begin, q->end));
+  if (has_first)
+    pp_hist_record(&r->ttft, pos_ns(q->begin, q->first));
+  if (has_first && tokens > 1) {
+    double tpot = (double)pos_ns(q->first, q->end) / (double)(tokens - 1);
+    pp_hist_record(&r->tpot, (uint64_t)llround(tpot));
+  }
+  gaps_release(s, q, &r->itl);
+  if (r->slo_set && meets_slo(&r->slo, q, tokens))
+    r->good++;
+}
+
+pp_req_stream *pp__req_stream_new(uint64_t warmup, const pp_slo *slo,
+                                  size_t max_open) {
+  pp_req_stream *s = pp__calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->warmup = warmup;
+  pp_request_stats *r = &s->r;
   pp_hist_init(&r->e2e);
   pp_hist_init(&r->ttft);
   pp_hist_init(&r->tpot);
   pp_hist_init(&r->itl);
-  r->slo = t->req_slo;
+  if (slo)
+    r->slo = *slo;
   r->slo_set = r->slo.ttft_ns || r->slo.tpot_ns || r->slo.e2e_ns;
-  if (batch_stats(t, r) != 0)
-    return -1;
+  pp__reqs_init(&s->tab, max_open, settle, s);
+  return s;
+}
 
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      uint8_t ty = t->threads[i].ev[j].type;
-      n += ty >= PPT_EV_REQ_BEGIN && ty <= PPT_EV_REQ_END;
-    }
-  if (!n)
+int pp__req_stream_event(void *arg, const pp_trace *t, uint32_t thread,
+                         const pp_event *e) {
+  pp_req_stream *s = arg;
+  if (e->type == PPT_EV_BATCH) {
+    if (batch_add(s, e) != 0)
+      s->err = 1;
+    return s->err ? -1 : 0;
+  }
+  if (e->type < PPT_EV_REQ_BEGIN || e->type > PPT_EV_REQ_END)
     return 0;
-  req_ev *ev = pp__malloc(n * sizeof *ev);
-  req *q = pp__malloc(n * sizeof *q);
-  if (!ev || !q) {
-    pp__free(ev);
-    pp__free(q);
-    return -1;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (e->type < PPT_EV_REQ_BEGIN || e->type > PPT_EV_REQ_END)
-        continue;
-      ev[k] = (req_ev){e->ts, e->v.id, e->v2, k,
-                       pp_thread_pid(t, &t->threads[i]), e->type};
-      k++;
-    }
-  qsort(ev, n, sizeof *ev, cmp_ev);
+  /* Ids are per process in merged traces. */
+  uint32_t pid =
+      thread < t->nthreads ? pp_thread_pid(t, &t->threads[thread]) : 0;
+  /* Requests that ended before this event are settled: no event of
+   * theirs can follow in a stream in time order. */
+  pp__reqs_settle_before(&s->tab, e->ts);
+  pp_req *q = pp__reqs_put(&s->tab, pid, e->v.id, e->type, e->v2, e->ts);
+  /* ITL: the gap to the request's previous chunk, in stream order (time
+   * order); warm-up requests need none. */
+  if (q && e->type == PPT_EV_REQ_TOKENS && q->chunks > 1 &&
+      !((q->flags & PP_REQ_BEGUN) && q->seq < s->warmup))
+    gap_push(s, q, pos_ns(q->prev_tok, q->last_tok));
+  return 0;
+}
 
-  /* Rebuild requests: per id, in time order. */
-  size_t nq = 0;
-  req *cur = NULL;
-  for (size_t i = 0; i < n; i++) {
-    const req_ev *e = &ev[i];
-    if (cur &&
-        (i == 0 || ev[i - 1].id != e->id || ev[i - 1].pid != e->pid)) {
-      cur = NULL;
-    }
-    if (e->type == PPT_EV_REQ_BEGIN) {
-      cur = &q[nq++];
-      memset(cur, 0, sizeof *cur);
-      cur->begin = e->ts;
-      cur->ev_from = cur->ev_to = i;
-      continue;
-    }
-    if (!cur || cur->ended) {
-      r->orphans++;
-      continue;
-    }
-    cur->ev_to = i;
-    switch (e->type) {
-    case PPT_EV_REQ_FIRST:
-      if (!cur->has_first) {
-        cur->has_first = 1;
-        cur->first = e->ts;
-      }
-      break;
-    case PPT_EV_REQ_TOKENS:
-      if (!cur->has_first) {
-        cur->has_first = 1;
-        cur->first = e->ts;
-      }
-      cur->tokens += e->extra;
-      cur->chunks++;
-      cur->last_tok = e->ts;
-      break;
-    default: /* REQ_END */
-      cur->ended = 1;
-      cur->end = e->ts;
-      cur->status = (int)ppt_unzigzag(e->extra);
-      break;
-    }
-  }
-  qsort(q, nq, sizeof *q, cmp_req_begin);
-
-  uint64_t warm = t->req_warmup < nq ? t->req_warmup : nq;
-  r->warmup = warm;
-  int64_t first = 0, last = 0;
-  int any = 0;
-  for (size_t i = warm; i < nq; i++) {
-    req *x = &q[i];
-    r->requests++;
-    if (!any || x->begin < first)
-      first = x->begin;
-    if (!any || x->begin > last)
-      last = x->begin;
-    any = 1;
-    if (!x->ended) {
-      r->unfinished++;
-      continue;
-    }
-    if (x->end > last)
-      last = x->end;
-    if (x->status != 0) {
-      r->failed++;
-      continue;
-    }
-    r->completed++;
-    /* An explicit first token with no chunk counts one token. */
-    uint64_t tokens = x->chunks ? x->tokens : x->has_first ? 1 : 0;
-    x->tokens = tokens;
-    r->output_tokens += tokens;
-    pp_hist_record(&r->e2e, pos_ns(x->begin, x->end));
-    if (x->has_first)
-      pp_hist_record(&r->ttft, pos_ns(x->begin, x->first));
-    if (x->has_first && tokens > 1) {
-      double tpot =
-          (double)pos_ns(x->first, x->end) / (double)(tokens - 1);
-      pp_hist_record(&r->tpot, (uint64_t)llround(tpot));
-    }
-    int64_t prev = 0;
-    int have_prev = 0;
-    for (size_t j = x->ev_from; j <= x->ev_to; j++) {
-      if (ev[j].type != PPT_EV_REQ_TOKENS)
-        continue;
-      if (have_prev)
-        pp_hist_record(&r->itl, pos_ns(prev, ev[j].ts));
-      prev = ev[j].ts;
-      have_prev = 1;
-    }
-    if (r->slo_set && meets_slo(&r->slo, x))
-      r->good++;
-  }
-  r->span_ns = any && last > first ? last - first : 0;
+int pp__req_stream_finish(pp_req_stream *s, int64_t t_end,
+                          pp_request_stats *out) {
+  (void)t_end;
+  pp__reqs_finish(&s->tab);
+  pp_request_stats *r = &s->r;
+  r->warmup = s->warmup < s->tab.c.begins ? s->warmup : s->tab.c.begins;
+  r->lost = s->tab.c.lost;
+  r->orphans = s->tab.c.orphans;
+  r->span_ns = s->any && s->last > s->first ? s->last - s->first : 0;
   if (r->span_ns > 0) {
-    double s = (double)r->span_ns / 1e9;
-    r->req_per_s = (double)r->completed / s;
-    r->tokens_per_s = (double)r->output_tokens / s;
-    r->goodput_per_s = (double)r->good / s;
+    double sec = (double)r->span_ns / 1e9;
+    r->req_per_s = (double)r->completed / sec;
+    r->tokens_per_s = (double)r->output_tokens / sec;
+    r->goodput_per_s = (double)r->good / sec;
   }
   if (r->completed + r->failed)
     r->compliance = (double)r->good / (double)(r->completed + r->failed);
-  pp__free(ev);
-  pp__free(q);
-  return 0;
+  if (r->nsizes > 1)
+    qsort(r->sizes, r->nsizes, sizeof *r->sizes, cmp_size);
+  if (r->batches)
+    r->batch_mean = (double)r->batch_items / (double)r->batches;
+  if (r->batch_padded)
+    r->padding_waste = 1.0 - (double)r->batch_items / (double)r->batch_padded;
+  *out = *r;
+  memset(r, 0, sizeof *r);
+  pp_hist_init(&r->e2e);
+  pp_hist_init(&r->ttft);
+  pp_hist_init(&r->tpot);
+  pp_hist_init(&r->itl);
+  return s->err ? -1 : 0;
+}
+
+void pp__req_stream_free(pp_req_stream *s) {
+  if (!s)
+    return;
+  pp__reqs_free(&s->tab);
+  pp_request_stats_free(&s->r);
+  pp__free(s->chunk);
+  pp__free(s);
+}
+
+int pp_analyze_requests(pp_trace *t) {
+  if (!t)
+    return -1;
+  pp_request_stats_free(&t->prof.req);
+  pp_req_stream *s = pp__req_stream_new(t->req_warmup, &t->req_slo, 0);
+  if (!s)
+    return -1;
+  int rc =
+      pp_feed_in_time_order(t, PP_REQ_STREAM_TYPES, pp__req_stream_event, s);
+  if (pp__req_stream_finish(s, 0, &t->prof.req) != 0 || rc != 0)
+    rc = -1;
+  pp__req_stream_free(s);
+  return rc;
 }
 
 /* ---- SLO parsing ---------------------------------------------------------- */

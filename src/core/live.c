@@ -17,13 +17,15 @@
 #include "../internal.h"
 #include "../metrics/registry.h"
 #include "../pair/intervals.h"
+#include "../pair/requests.h"
 #include "../pair/zones.h"
 #include "../stats/live.h"
 #include "live.h"
 
 #define MAX_SERIES 1024u   /* names tracked; later ones are ignored */
 #define MAX_THREADS 4096u  /* threads with zone stacks */
-#define PAIR_CAP 65536u    /* open ranges and requests (power of two) */
+#define PAIR_CAP 65536u    /* open ranges (power of two) */
+#define REQ_OPEN 49152u    /* open requests (pair/requests.h) */
 #define PAIR_MAX_AGE_NS (600 * INT64_C(1000000000))
 #define NOTE_QUEUE 256u
 #define MAX_CPUS 1024u
@@ -65,21 +67,6 @@ typedef struct tstack {
   pp_zone_stack zs; /* memory only while zones are open */
 } tstack;
 
-#define PAIR_BEGIN 1
-#define PAIR_FIRST 2
-#define PAIR_END 4
-#define PAIR_TTFT_DONE 8
-
-typedef struct pair {
-  uint64_t id;   /* 0 free; PAIR_TOMB deleted */
-  uint8_t space; /* 0 range, 1 request */
-  uint8_t flags;
-  int status;
-  int64_t begin, first, end;
-  const pp_srcloc *loc;
-} pair;
-#define PAIR_TOMB UINT64_MAX
-
 struct pp__live {
   pp__live_cfg cfg;
   int64_t origin;
@@ -101,9 +88,8 @@ struct pp__live {
   const pp_srcloc *last_loc; /* one-entry cache in front of zone_series */
   int last_series;
   int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
-  pair *pairs; /* PAIR_CAP, allocated on first use */
-  size_t npairs;
-  uint64_t pairs_lost;
+  pp_req_table reqs; /* requests open (pair/requests.h); user[0]: TTFT
+                        given */
   int req_series[2]; /* series of E2E and TTFT, -1 until the first */
   pp_lhist scratch;
   /* notes */
@@ -594,48 +580,6 @@ static tstack *thread_get(pp__live *l, uint64_t tid) {
   return l->last_th = t;
 }
 
-static pair *pair_find(pp__live *l, int space, uint64_t id, int create) {
-  if (id == 0 || id == PAIR_TOMB)
-    return NULL;
-  if (!l->pairs) {
-    if (!create || !(l->pairs = pp__calloc(PAIR_CAP, sizeof *l->pairs)))
-      return NULL;
-  }
-  uint64_t h = (id * 0x9E3779B97F4A7C15ULL + (uint64_t)space) >> 40;
-  pair *free_slot = NULL;
-  for (uint32_t k = 0; k < PAIR_CAP; k++) {
-    pair *p = &l->pairs[(h + k) & (PAIR_CAP - 1)];
-    if (p->id == 0) {
-      if (!free_slot)
-        free_slot = p;
-      break;
-    }
-    if (p->id == PAIR_TOMB) {
-      if (!free_slot)
-        free_slot = p;
-      continue;
-    }
-    if (p->id == id && p->space == space)
-      return p;
-  }
-  if (!create)
-    return NULL;
-  if (!free_slot || l->npairs >= PAIR_CAP * 3 / 4) {
-    l->pairs_lost++;
-    return NULL;
-  }
-  memset(free_slot, 0, sizeof *free_slot);
-  free_slot->id = id;
-  free_slot->space = (uint8_t)space;
-  l->npairs++;
-  return free_slot;
-}
-
-static void pair_drop(pp__live *l, pair *p) {
-  p->id = PAIR_TOMB;
-  l->npairs--;
-}
-
 static void req_series_value(pp__live *l, int which, int64_t ns,
                              int64_t dur) {
   if (l->req_series[which] < 0)
@@ -645,19 +589,17 @@ static void req_series_value(pp__live *l, int which, int64_t ns,
   series_value(l, l->req_series[which], ns, dur > 0 ? (uint64_t)dur : 0);
 }
 
-/* A request's figures once the halves that give them have been seen (the
- * writer drains thread after thread, so they come in any order). */
-static void request_settle(pp__live *l, pair *p) {
-  if ((p->flags & PAIR_BEGIN) && (p->flags & PAIR_FIRST) &&
-      !(p->flags & PAIR_TTFT_DONE)) {
-    req_series_value(l, 1, p->first, p->first - p->begin);
-    p->flags |= PAIR_TTFT_DONE;
-  }
-  if ((p->flags & (PAIR_BEGIN | PAIR_END)) == (PAIR_BEGIN | PAIR_END)) {
-    if (p->status == 0)
-      req_series_value(l, 0, p->end, p->end - p->begin);
-    pair_drop(l, p);
-  }
+/* A request's TTFT once its begin and first token are both seen, and its
+ * E2E (successful requests) once complete: the pairing table gathers the
+ * halves, which the writer drains in any order. */
+static void request_settled(void *ctx, const pp_req *q, int outcome) {
+  pp__live *l = ctx;
+  if (outcome != PP_REQ_DONE)
+    return; /* unfinished or orphaned: no figure */
+  if ((q->flags & PP_REQ_FIRST) && !q->user[0])
+    req_series_value(l, 1, q->first, q->first - q->begin);
+  if (q->status == 0)
+    req_series_value(l, 0, q->end, q->end - q->begin);
 }
 
 /* A range half: a value of its series once the other half is seen
@@ -675,46 +617,17 @@ static void range_event(pp__live *l, int is_end, const pp_srcloc *loc,
 
 static void request_event(pp__live *l, unsigned type, uint64_t id,
                           uint64_t extra, int64_t ns) {
-  pair *p = pair_find(l, 1, id, 1);
-  if (!p)
-    return;
-  switch (type) {
-  case PPT_EV_REQ_BEGIN:
-    p->flags |= PAIR_BEGIN;
-    p->begin = ns;
-    break;
-  case PPT_EV_REQ_FIRST:
-  case PPT_EV_REQ_TOKENS:
-    if (!(p->flags & PAIR_FIRST) || ns < p->first) {
-      if (!(p->flags & PAIR_TTFT_DONE)) {
-        p->flags |= PAIR_FIRST;
-        p->first = ns;
-      }
-    }
-    break;
-  case PPT_EV_REQ_END:
-    p->flags |= PAIR_END;
-    p->end = ns;
-    p->status = (int)ppt_unzigzag(extra);
-    break;
-  default:
-    return;
+  pp_req *q = pp__reqs_put(&l->reqs, 0, id, type, extra, ns);
+  if (q && (q->flags & PP_REQ_BEGUN) && (q->flags & PP_REQ_FIRST) &&
+      !q->user[0]) {
+    req_series_value(l, 1, q->first, q->first - q->begin);
+    q->user[0] = 1;
   }
-  request_settle(l, p);
 }
 
 static void pairs_sweep(pp__live *l, int64_t now) {
   pp__idpairs_expire(&l->ranges, now - PAIR_MAX_AGE_NS);
-  if (!l->pairs || !l->npairs)
-    return;
-  for (uint32_t i = 0; i < PAIR_CAP; i++) {
-    pair *p = &l->pairs[i];
-    if (p->id == 0 || p->id == PAIR_TOMB)
-      continue;
-    int64_t t = p->flags & PAIR_BEGIN ? p->begin : p->end;
-    if (now - t > PAIR_MAX_AGE_NS)
-      pair_drop(l, p);
-  }
+  pp__reqs_expire(&l->reqs, now - PAIR_MAX_AGE_NS);
 }
 
 /* ---- alerts -------------------------------------------------------------- */
@@ -1061,6 +974,9 @@ static void close_interval(pp__live *l, int64_t i) {
 void pp__live_tick(pp__live *l, int64_t now) {
   if (!l)
     return;
+  /* Complete requests whose ends are older than the grace: their halves
+   * have all been drained, and their E2E goes to an interval still open. */
+  pp__reqs_settle_before(&l->reqs, now - l->cfg.grace_ns);
   int64_t due = now - l->cfg.grace_ns - l->origin;
   if (due < l->cfg.interval_ns)
     return;
@@ -1087,6 +1003,7 @@ pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   l->closed = -1;
   l->req_series[0] = l->req_series[1] = -1;
   pp__idpairs_init(&l->ranges, PAIR_CAP / 2);
+  pp__reqs_init(&l->reqs, REQ_OPEN, request_settled, l);
   pthread_mutex_init(&l->lock, NULL);
   pp_lhist_init(&l->scratch);
   return l;
@@ -1110,7 +1027,7 @@ void pp__live_free(pp__live *l) {
   for (size_t i = 0; i < l->nth; i++)
     pp__zstack_free(&l->th[i].zs);
   pp__free(l->th);
-  pp__free(l->pairs);
+  pp__reqs_free(&l->reqs);
   pp__idpairs_free(&l->ranges);
   pp__free(l->cpu_thr);
   pp_lhist_free(&l->scratch);

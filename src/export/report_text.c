@@ -802,7 +802,7 @@ static void request_table(FILE *out, const pp_trace *t) {
             out);
     return;
   }
-  if (!r->requests && !r->warmup && !r->batches && !r->orphans)
+  if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
     return;
   char b[CELL_MAX];
   fputs("\nrequests (E2E: begin to end; TTFT: begin to first token; TPOT: "
@@ -817,6 +817,11 @@ static void request_table(FILE *out, const pp_trace *t) {
   if (r->orphans)
     fprintf(out, "  %" PRIu64 " request events without a begin\n",
             r->orphans);
+  if (r->lost)
+    fprintf(out,
+            "  %" PRIu64 " requests lost: more open at once than the "
+            "pairing table holds\n",
+            r->lost);
   if (r->requests) {
     fprintf(out,
             "  throughput %.2f req/s, %.1f output tokens/s (%" PRIu64

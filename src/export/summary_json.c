@@ -347,7 +347,7 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
     }
     return;
   }
-  if (!r->requests && !r->warmup && !r->batches && !r->orphans)
+  if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
     return;
   pp_jsonw_key(w, "requests");
   pp_jsonw_obj_begin(w);
@@ -358,6 +358,7 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_uint(w, "failed", r->failed);
   pp_jsonw_kv_uint(w, "unfinished", r->unfinished);
   pp_jsonw_kv_uint(w, "orphan_events", r->orphans);
+  pp_jsonw_kv_uint(w, "lost", r->lost);
   pp_jsonw_kv_uint(w, "output_tokens", r->output_tokens);
   pp_jsonw_kv_int(w, "span_ns", r->span_ns);
   pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
