@@ -329,7 +329,8 @@ static int streamed_figures(pp_trace *t) {
     pp__stream_free(s);
     return -1;
   }
-  int rc = pp__stream_finish(s, t, &t->streamed, &t->nstreamed);
+  int rc = pp__stream_finish(s, t, &t->streamed, &t->nstreamed,
+                             t->streamed_by_read ? &t->streamres : NULL);
   pp__stream_free(s);
   t->stream = NULL;
   return rc;
@@ -414,7 +415,15 @@ int pp_analyze(pp_trace *t) {
     goto oom;
   p->ranges_unclosed = r_unended;
   p->ranges_unbegun = r_unbegun;
-  if (pp_analyze_requests(t) || pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
+  /* Requests from every event when the read's stream followed them. */
+  const pp_stream_results *sr = t->streamres;
+  if (sr && sr->have_requests) {
+    if (pp__request_stats_copy(&p->req, &sr->req) != 0)
+      goto oom;
+  } else if (pp_analyze_requests(t)) {
+    goto oom;
+  }
+  if (pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
       pp_analyze_pipeline(t)) /* last: its advice reads the GPU figures */
     goto oom;
   t->analyzed = 1;

@@ -544,6 +544,8 @@ typedef struct pp_trace {
   size_t nstreamed;
   int streamed_by_read; /* 1: from a read's stream, kept; 0: recomputed
                            from the stored events at each pp_analyze */
+  struct pp_stream_results *streamres; /* a read's stream: the figures
+                           beyond STATS (requests), from every event */
 } pp_trace;
 
 /* Look up a META value; NULL when absent. */

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "analyze/requests.h"
 #include "analyze/stream.h"
 #include "sink/stats.h"
 #include "format/pptrace.h"
@@ -20,6 +21,7 @@
 struct pp_stream {
   pp__aggregate *agg;
   pp_order *order;
+  pp_req_stream *req; /* NULL: requests not followed */
   size_t defined; /* sites 0..defined-1 are defined in agg */
   int failed;
 };
@@ -43,9 +45,47 @@ pp_stream *pp__stream_new(void) {
 void pp__stream_free(pp_stream *s) {
   if (!s)
     return;
+  pp__req_stream_free(s->req);
   pp__aggregate_free(s->agg);
   pp_order_free(s->order);
   pp__free(s);
+}
+
+int pp__stream_requests(pp_stream *s, uint64_t warmup, const pp_slo *slo) {
+  pp__req_stream_free(s->req);
+  s->req = pp__req_stream_new(warmup, slo, 0);
+  return s->req ? 0 : -1;
+}
+
+void pp__stream_results_free(pp_stream_results *r) {
+  if (!r)
+    return;
+  pp_request_stats_free(&r->req);
+  pp__free(r);
+}
+
+int pp__request_stats_copy(pp_request_stats *dst,
+                           const pp_request_stats *src) {
+  *dst = *src;
+  pp_hist *h[4] = {&dst->e2e, &dst->ttft, &dst->tpot, &dst->itl};
+  const pp_hist *g[4] = {&src->e2e, &src->ttft, &src->tpot, &src->itl};
+  dst->sizes = NULL;
+  int rc = 0;
+  for (int i = 0; i < 4; i++) {
+    pp_hist_init(h[i]);
+    if (pp_hist_merge(h[i], g[i]) != 0)
+      rc = -1;
+  }
+  if (src->nsizes) {
+    dst->sizes = pp__malloc(src->nsizes * sizeof *dst->sizes);
+    if (dst->sizes)
+      memcpy(dst->sizes, src->sizes, src->nsizes * sizeof *dst->sizes);
+    else
+      rc = -1;
+  }
+  if (rc != 0)
+    pp_request_stats_free(dst);
+  return rc;
 }
 
 uint64_t pp__stream_late(const pp_stream *s) {
@@ -77,6 +117,10 @@ static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
                         const pp_event *e) {
   pp_stream *s = arg;
   uint64_t tid = t->threads[thread].tid;
+  if (s->req && e->type < 32 &&
+      (PP_REQ_STREAM_TYPES & (UINT32_C(1) << e->type)) &&
+      pp__req_stream_event(s->req, t, thread, e) != 0)
+    return -1;
   if (e->loc >= t->nlocs) { /* a site never defined: an event at its time,
                                nothing more (a mark carries no figure) */
     pp__aggregate_event(s->agg, tid, PPT_EV_MARK, 0, e->ts, 0);
@@ -123,16 +167,33 @@ int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
 }
 
 int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
-                      size_t *len) {
+                      size_t *len, pp_stream_results **res) {
   *out = NULL;
   *len = 0;
+  if (res)
+    *res = NULL;
   if (pp_order_flush(s->order, t) != 0)
     return -1;
+  if (res && s->req) {
+    pp_stream_results *r = pp__calloc(1, sizeof *r);
+    if (!r)
+      return -1;
+    if (pp__req_stream_finish(s->req, INT64_MAX, &r->req) != 0) {
+      pp__stream_results_free(r);
+      return -1;
+    }
+    r->have_requests = 1;
+    *res = r;
+  }
   pp__aggregate_finish(s->agg, INT64_MAX);
   ppt_buf b = {0};
   pp__aggregate_encode(s->agg, &b);
   if (b.oom) {
     ppt_buf_free(&b);
+    if (res) {
+      pp__stream_results_free(*res);
+      *res = NULL;
+    }
     return -1;
   }
   *out = b.data;

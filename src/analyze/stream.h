@@ -27,7 +27,21 @@
 
 typedef struct pp_stream pp_stream;
 
+/* What the stream computes beyond the STATS payload, for the details that
+ * would otherwise come from the stored window only: the request figures
+ * from every request event (analyze/requests.h). Owned by the trace
+ * (pp_trace.streamres) once a read's stream is finished. */
+typedef struct pp_stream_results {
+  int have_requests;
+  pp_request_stats req;
+} pp_stream_results;
+
+void pp__stream_results_free(pp_stream_results *r);
+
 pp_stream *pp__stream_new(void);
+/* Also follow requests, with the analysis options a report gives
+ * (warm-up, SLOs). 0, or -1 when out of memory. */
+int pp__stream_requests(pp_stream *s, uint64_t warmup, const pp_slo *slo);
 void pp__stream_free(pp_stream *s);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,
@@ -36,10 +50,15 @@ int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,
  * the rest in time order. 0, or -1 when out of memory. */
 int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first);
 /* Close what is open at the end of the stream and encode the figures as
- * a STATS payload (malloc'd into *out, *len); the stream is spent.
- * Returns 0, or -1 when out of memory. */
+ * a STATS payload (malloc'd into *out, *len), and, when res is not NULL,
+ * the other figures into a new *res (NULL when there are none); the
+ * stream is spent. Returns 0, or -1 when out of memory. */
 int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
-                      size_t *len);
+                      size_t *len, pp_stream_results **res);
+/* Copy src's request figures into dst (pp_request_stats_free frees it). 0,
+ * or -1 when out of memory (dst then holds nothing). */
+int pp__request_stats_copy(pp_request_stats *dst,
+                           const pp_request_stats *src);
 /* Events the reorder buffer handed over out of time order (it was full). */
 uint64_t pp__stream_late(const pp_stream *s);
 

@@ -23,6 +23,10 @@
  * about 64 MiB of events and 40 MiB of zone instances at most. */
 #define PP_CLI_KEEP_EVENTS UINT64_C(2000000)
 int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
+/* The same with the request analysis's options (pp_trace.req_warmup,
+ * req_slo), which the stream needs before the events go by. */
+int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
+                         uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t);
 
 /* Write t with an exporter to a file ("-" or NULL: stdout). Returns the exit

@@ -26,12 +26,18 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1 };
  * (analyze/stream.h) and at most keep of them are stored for the details;
  * otherwise all are stored, as pp_analyze needs for a trace merged into
  * another. */
+/* The request options of the load under way (pp_cli_load_requests). */
+static uint64_t req_warmup;
+static pp_slo req_slo;
+
 static int read_one(const char *path, pp_trace *t, uint64_t keep) {
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts o = {UINT64_MAX, NULL, NULL};
   if (keep != UINT64_MAX) {
-    if (!(s = pp__stream_new())) {
+    if (!(s = pp__stream_new()) ||
+        pp__stream_requests(s, req_warmup, &req_slo) != 0) {
+      pp__stream_free(s);
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
@@ -43,6 +49,8 @@ static int read_one(const char *path, pp_trace *t, uint64_t keep) {
     pp__stream_free(s);
   } else {
     t->stream = s;
+    t->req_warmup = req_warmup;
+    t->req_slo = req_slo;
   }
   return rc;
 }
@@ -164,6 +172,16 @@ int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
 
 int pp_cli_load(const char *path, pp_trace *t) {
   return pp_cli_load_keep(path, t, PP_CLI_KEEP_EVENTS);
+}
+
+int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
+                         uint64_t warmup, const pp_slo *slo) {
+  req_warmup = warmup;
+  req_slo = *slo;
+  int rc = pp_cli_load_keep(path, t, keep);
+  req_warmup = 0;
+  memset(&req_slo, 0, sizeof req_slo);
+  return rc;
 }
 
 int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,

@@ -47,16 +47,8 @@ static int cmd_report(int argc, char **argv) {
   pp_report_opts opts = {0};
   opts.top_n = a.top_n;
   pp_trace t;
-  if (pp_cli_load_keep(file, &t, a.details) != 0)
+  if (pp_cli_load_requests(file, &t, a.details, (uint64_t)warmup, &slo) != 0)
     return EXIT_FAIL;
-  t.req_slo = slo;
-  t.req_warmup = (uint64_t)warmup;
-  if ((slo.ttft_ns || slo.tpot_ns || slo.e2e_ns || warmup) &&
-      !t.from_stats && pp_analyze_requests(&t) != 0) {
-    fprintf(stderr, "pipeprof: %s: out of memory while analysing\n", file);
-    pp_trace_free(&t);
-    return EXIT_FAIL;
-  }
   /* The HTML file first: a failure to create it then leaves nothing but
    * its one error line. */
   if (html && pp_cli_export_to(&t, pp_export_html, html) != EXIT_OK) {

@@ -1363,6 +1363,7 @@ void pp_trace_free(pp_trace *t) {
   pp__analysis_free(t);
   pp__stream_free(t->stream);
   pp__free(t->streamed);
+  pp__stream_results_free(t->streamres);
   for (size_t i = 0; i < t->nmeta; i++) {
     pp__free(t->meta[i].key);
     pp__free(t->meta[i].value);
