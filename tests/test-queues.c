@@ -588,3 +588,36 @@ PP_TEST(queue_stream_long_run_keeps_what_is_in_flight_only) {
   pp_pipeline_free(&p);
   pp_trace_free(&t);
 }
+
+PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
+  size_t a = tb_thread(&t, 1, "a"), b = tb_thread(&t, 2, "b");
+  qev(&t, a, 10, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_FULL, 1);
+  qev(&t, a, 20, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_FULL, 1); /* 10: no end */
+  qev(&t, a, 30, q, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL, 1);   /* 20-30 */
+  qev(&t, b, 40, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_EMPTY, 0); /* no end */
+  qev(&t, b, 50, q, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL, 0);    /* no begin */
+  qev(&t, a, 100, q, PPT_EV_QUEUE_PUSH, 1, 1);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK(s != NULL);
+  /* Begins without an end are closed at the queue's last event (100). */
+  CHECK_EQ_U(s->waits_full, 2);
+  CHECK_EQ(s->blocked_full_ns, 90 + 10);
+  CHECK_EQ_U(s->waits_empty, 1);
+  CHECK_EQ(s->blocked_empty_ns, 60);
+  CHECK_EQ_U(s->waits_unclosed, 2);
+  const pp_pipeline *p = &t.prof.pipe;
+  CHECK_EQ_U(p->stall_periods, 3);
+  CHECK_EQ_U(p->nstalls, 3);
+  CHECK_EQ(p->stalls[0].start, 10);
+  CHECK_EQ(p->stalls[0].end, 100);
+  CHECK_EQ_U(p->stalls[0].full, 1);
+  CHECK_EQ(p->stalls[1].start, 40);
+  CHECK_EQ_U(p->stalls[1].full, 0);
+  CHECK_EQ(p->stalls[2].start, 20);
+  CHECK_EQ(p->stalls[2].end, 30);
+  pp_trace_free(&t);
+}

@@ -219,8 +219,9 @@ static void depth_step(qstate *q, int64_t ts, int64_t d) {
     if (ts > q->t_last) {
       /* Unclosed waits last until the queue's last event. */
       for (int k = 0; k < 2; k++)
-        q->unclosed_ns[k] = pp__add_sat(
-            q->unclosed_ns[k], mul_sat(q->unclosed[k], ts - q->t_last));
+        q->unclosed_ns[k] =
+            pp__add_sat(q->unclosed_ns[k],
+                        mul_sat(q->unclosed[k], pp__span(q->t_last, ts)));
       q->t_last = ts;
     }
     if (d < q->depth_min)
