@@ -11,8 +11,10 @@
 
 #include "analyze/analyze.h"
 #include "analyze/model.h"
+#include "analyze/pools.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -241,5 +243,214 @@ PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
   CHECK_CONTAINS(r, "\"inconsistent\":null");
   CHECK(strstr(r, "-146800640") == NULL); /* -140 MiB in bytes */
   free(r);
+  pp_trace_free(&t);
+}
+
+/* ---- the pool stream (pools.c) ------------------------------------------ */
+
+/* Four threads' MEM_* events, random but in each thread's time order: two
+ * sites named "kv" (one pool per device) and "act", pointers shared by the
+ * threads (frees of pointers not live, pointers allocated twice), equal
+ * times across threads, reservations. */
+static void scrambled_pools(pp_trace *t, int nev) {
+  memset(t, 0, sizeof *t);
+  uint32_t loc[3] = {tb_loc(t, "kv", PP_KIND_POOL),
+                     tb_loc(t, "act", PP_KIND_POOL),
+                     tb_loc(t, "kv", PP_KIND_POOL)};
+  unsigned seed = 99;
+  for (int k = 0; k < 4; k++) {
+    size_t th = tb_thread(t, (uint64_t)k + 1, "w");
+    int64_t ts = k;
+    for (int i = 0; i < nev; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 8;
+      ts += (int64_t)(r % 5) * 4;
+      unsigned kind = (r >> 3) % 10;
+      uint8_t type = kind < 5   ? PPT_EV_MEM_ALLOC
+                     : kind < 9 ? PPT_EV_MEM_FREE
+                                : PPT_EV_MEM_RESERVE;
+      mem(t, th, ts, loc[(r >> 7) % 3], type, (r >> 9) % 64,
+          type == PPT_EV_MEM_FREE ? 0 : 1 + (r >> 15) % 5000, (r >> 6) & 1);
+    }
+  }
+}
+
+static void check_same_pools(const pp_profile *a, const pp_profile *b) {
+  CHECK_EQ_U(a->npools, b->npools);
+  for (size_t i = 0; i < a->npools && i < b->npools; i++) {
+    const pp_mem_pool_stats *x = &a->pools[i], *y = &b->pools[i];
+    CHECK_EQ_U(x->loc, y->loc);
+    CHECK_EQ_U(x->device, y->device);
+    CHECK_EQ_U(x->allocs, y->allocs);
+    CHECK_EQ_U(x->frees, y->frees);
+    CHECK_EQ_U(x->unmatched_frees, y->unmatched_frees);
+    CHECK_EQ_U(x->untracked_allocs, y->untracked_allocs);
+    CHECK_EQ_U(x->peak, y->peak);
+    CHECK_EQ(x->peak_ts, y->peak_ts);
+    CHECK_EQ_U(x->reserved_at_peak, y->reserved_at_peak);
+    CHECK_EQ(x->unused_at_peak, y->unused_at_peak);
+    CHECK(x->mean_in_use == y->mean_in_use);
+    CHECK(x->mean_unused == y->mean_unused);
+    CHECK_EQ_U(x->steady, y->steady);
+    CHECK_EQ_U(x->final_in_use, y->final_in_use);
+    CHECK_EQ_U(x->leaks, y->leaks);
+    CHECK_EQ_U(x->leaked_bytes, y->leaked_bytes);
+    CHECK_EQ_U(x->nlevels, y->nlevels);
+    CHECK_EQ_U(x->levels_stride, y->levels_stride);
+    for (size_t j = 0; j < x->nlevels && j < y->nlevels; j++) {
+      CHECK_EQ(x->levels[j].ts, y->levels[j].ts);
+      CHECK_EQ_U(x->levels[j].in_use, y->levels[j].in_use);
+      CHECK_EQ_U(x->levels[j].reserved, y->levels[j].reserved);
+    }
+  }
+}
+
+PP_TEST(mem_pools_stream_scrambled_bursts_give_the_same_stats) {
+  pp_trace t;
+  scrambled_pools(&t, 4000);
+  CHECK_EQ(pp_analyze(&t), 0);
+  /* "kv" twice (devices 0 and 1; two sites of that name are one pool) and
+   * "act" twice. */
+  CHECK_EQ_U(t.prof.npools, 4);
+  for (size_t i = 0; i < t.prof.npools; i++) {
+    CHECK_GT(t.prof.pools[i].unmatched_frees, 100);
+    CHECK_GT(t.prof.pools[i].leaks, 0);
+    CHECK(t.prof.pools[i].has_reserve);
+  }
+  /* Past 4096 events the series merged: the road must not matter then
+   * either. */
+  CHECK_GT(pool(&t, "kv", 0)->levels_stride, 1);
+
+  pp_pool_stream *s = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
+  CHECK(s != NULL);
+  pp_order *o = pp_order_new(4 * 500, pp__pool_stream_event, s);
+  CHECK(o != NULL);
+  size_t pos[4] = {0};
+  for (int left = 1; left;) {
+    left = 0;
+    for (uint32_t k = 0; k < 4; k++)
+      for (size_t i = 0; i < 50 && pos[k] < t.threads[k].nev; i++) {
+        CHECK_EQ(pp_order_put(o, &t, k, &t.threads[k].ev[pos[k]++]), 0);
+        left = 1;
+      }
+  }
+  CHECK_EQ(pp_order_flush(o, &t), 0);
+  CHECK_EQ_U(pp_order_late(o), 0);
+  pp_order_free(o);
+  pp_profile got;
+  memset(&got, 0, sizeof got);
+  CHECK_EQ(pp__pool_stream_finish(s, &t, t.prof.t0, t.prof.t1, &got), 0);
+  pp__pool_stream_free(s);
+  check_same_pools(&t.prof, &got);
+  pp_gpu_stats_free(&got);
+  pp_trace_free(&t);
+}
+
+PP_TEST(mem_pools_live_bound_counts_and_reports_untracked) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t kv = tb_loc(&t, "kv", PP_KIND_POOL);
+  size_t a = tb_thread(&t, 1, "main");
+  for (int i = 0; i < 6; i++)
+    mem(&t, a, i * 10, kv, PPT_EV_MEM_ALLOC, 0x1000 + (uint64_t)i, 100, 0);
+  for (int i = 0; i < 6; i++)
+    mem(&t, a, 100 + i * 10, kv, PPT_EV_MEM_FREE, 0x1000 + (uint64_t)i, 0, 0);
+  mem(&t, a, 200, kv, PPT_EV_MEM_FREE, 0x9999, 0, 0); /* never allocated */
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_mem_pool_stats *p = pool(&t, "kv", 0);
+  CHECK_EQ_U(p->untracked_allocs, 0);
+  CHECK_EQ_U(p->unmatched_frees, 1);
+  CHECK_EQ_U(p->final_in_use, 0);
+  /* The same events through a stream that keeps 4 live pointers. */
+  pp_gpu_stats_free(&t.prof);
+  pp_pool_stream *s = pp__pool_stream_new(4, PP_POOL_LEVELS_MAX);
+  CHECK(s != NULL);
+  CHECK_EQ(pp_feed_in_time_order(&t, PP_FEED_ALL, pp__pool_stream_event, s), 0);
+  CHECK_EQ_U(pp__pool_stream_live(s), 0);
+  CHECK_EQ(pp__pool_stream_finish(s, &t, t.prof.t0, t.prof.t1, &t.prof), 0);
+  pp__pool_stream_free(s);
+  p = pool(&t, "kv", 0);
+  CHECK_EQ_U(p->allocs, 6);
+  CHECK_EQ_U(p->frees, 7);
+  CHECK_EQ_U(p->untracked_allocs, 2);
+  CHECK_EQ_U(p->untracked_frees, 2);
+  CHECK_EQ_U(p->unmatched_frees, 1);
+  CHECK_EQ_U(p->peak, 600);
+  /* An upper bound: the untracked bytes are never taken off. */
+  CHECK_EQ_U(p->final_in_use, 200);
+  char *r = tb_report_text(&t);
+  CHECK_CONTAINS(r, "note: 2 allocations untracked (live-pointer table "
+                    "full), 2 frees taken as theirs");
+  free(r);
+  r = tb_summary_json(&t);
+  CHECK_CONTAINS(r, "\"untracked_allocs\":2,\"untracked_frees\":2");
+  free(r);
+  pp_trace_free(&t);
+}
+
+static int pool_ev(pp_pool_stream *s, const pp_trace *t, int64_t ts,
+                   uint8_t type, uint64_t ptr, uint64_t bytes) {
+  pp_event e;
+  memset(&e, 0, sizeof e);
+  e.ts = ts;
+  e.type = type;
+  e.loc = 0;
+  e.v.id = ptr;
+  e.v2 = bytes;
+  return pp__pool_stream_event(s, t, 0, &e);
+}
+
+PP_TEST(mem_pools_level_series_is_bounded_and_keeps_the_peak) {
+  /* 10^6 events streamed with none stored: 1000 bytes held all along,
+   * 10 more for 1 ns of every 4, one spike of 5000 bytes in the middle. */
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  tb_loc(&t, "kv", PP_KIND_POOL);
+  pp_pool_stream *s = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
+  CHECK(s != NULL);
+  CHECK_EQ(pool_ev(s, &t, 0, PPT_EV_MEM_ALLOC, 1, 1000), 0);
+  int64_t ts = 0, spike_ts = 0;
+  const int n = 500000;
+  for (int i = 0; i < n; i++) {
+    uint64_t bytes = i == 123457 ? 5000 : 10;
+    if (bytes == 5000)
+      spike_ts = ts + 3;
+    CHECK_EQ(pool_ev(s, &t, ts += 3, PPT_EV_MEM_ALLOC, 2, bytes), 0);
+    CHECK_EQ(pool_ev(s, &t, ts += 1, PPT_EV_MEM_FREE, 2, 0), 0);
+  }
+  CHECK_EQ_U(pp__pool_stream_live(s), 1);
+  pp_profile p;
+  memset(&p, 0, sizeof p);
+  CHECK_EQ(pp__pool_stream_finish(s, &t, 0, ts, &p), 0);
+  pp__pool_stream_free(s);
+  CHECK_EQ_U(p.npools, 1);
+  const pp_mem_pool_stats *ps = &p.pools[0];
+  CHECK_EQ_U(ps->allocs, n + 1);
+  CHECK_EQ_U(ps->peak, 6000);
+  CHECK_EQ(ps->peak_ts, spike_ts);
+  CHECK_EQ_U(ps->final_in_use, 1000);
+  CHECK_EQ_U(ps->leaks, 1);
+  /* Exact whatever the bound: 1000 bytes over [0, 4n] ns, 10 more for
+   * 1 ns in each of n - 1 rounds, 5000 more for 1 ns once. */
+  double area = 1000.0 * 4 * n + 10.0 * (n - 1) + 5000.0;
+  CHECK_NEAR(ps->mean_in_use, area / (4.0 * n), 1e-6);
+  /* The series: within its bound, in time order, the spike visible. */
+  CHECK_LE(ps->nlevels, PP_POOL_LEVELS_MAX);
+  CHECK_GT(ps->nlevels, PP_POOL_LEVELS_MAX / 2);
+  /* The power of two that fits 10^6 + 1 events into 4096 points. */
+  CHECK_EQ_U(ps->levels_stride, 256);
+  uint64_t top = 0;
+  for (size_t i = 0; i < ps->nlevels; i++) {
+    if (i)
+      CHECK_LT(ps->levels[i - 1].ts, ps->levels[i].ts);
+    if (ps->levels[i].in_use > top)
+      top = ps->levels[i].in_use;
+  }
+  CHECK_EQ_U(top, 6000);
+  /* Steady from merged points: their mean levels, within the levels
+   * merged (1000 to 1010; 1000 exactly, time-weighted, the median). */
+  CHECK_GE(ps->steady, 1000);
+  CHECK_LE(ps->steady, 1010);
+  pp_gpu_stats_free(&p);
   pp_trace_free(&t);
 }

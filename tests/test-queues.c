@@ -13,11 +13,14 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
+#include "analyze/pipeline.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 static void tpath(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
@@ -330,4 +333,291 @@ PP_TEST_T(queue_cli_report_example, 180) {
   CHECK_CONTAINS(r.out, "critical path of flow \"frame\": 24 items");
   CHECK_CONTAINS(r.out, "\nrecommendations\n");
   pp_cli_result_free(&r);
+}
+
+/* ---- the queue stream (queues.c) ---------------------------------------- */
+
+static pp_event *qev(pp_trace *t, size_t th, int64_t ts, uint32_t q,
+                     uint8_t type, uint64_t v, int64_t depth) {
+  pp_event *e = tb_ev(t, th, ts, q, type);
+  e->v.id = v;
+  e->v2 = ppt_zigzag(depth);
+  return e;
+}
+
+/* Four threads' queue events on two bounded queues, random but in each
+ * thread's time order: pushes and pops of a few reused ids (pops before
+ * their push, ids in flight twice), waits of both kinds with ends lost,
+ * equal times across threads, negative depths. */
+static void scrambled_queues(pp_trace *t, int nev) {
+  memset(t, 0, sizeof *t);
+  uint32_t q[2] = {tb_loc(t, "qa", PP_KIND_QUEUE),
+                   tb_loc(t, "qb", PP_KIND_QUEUE)};
+  t->locs[q[0]].line = 4;
+  t->locs[q[1]].line = 2;
+  unsigned seed = 12345;
+  for (int k = 0; k < 4; k++) {
+    size_t th = tb_thread(t, (uint64_t)k + 1, "w");
+    int64_t ts = k;
+    for (int i = 0; i < nev; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 8;
+      ts += (int64_t)(r % 7) * 5; /* often the same time as others */
+      uint32_t qi = q[(r >> 3) & 1];
+      int64_t depth = (int64_t)((r >> 4) % 7) - 1;
+      unsigned kind = (r >> 8) % 10;
+      if (kind < 4)
+        qev(t, th, ts, qi, PPT_EV_QUEUE_PUSH, (r >> 12) % 24, depth);
+      else if (kind < 8)
+        qev(t, th, ts, qi, PPT_EV_QUEUE_POP, (r >> 12) % 24, depth);
+      else
+        qev(t, th, ts, qi,
+            kind == 8 ? PPT_EV_QUEUE_WAIT_BEGIN : PPT_EV_QUEUE_WAIT_END,
+            (r >> 12) % 2 ? PP_QUEUE_FULL : PP_QUEUE_EMPTY, depth);
+    }
+  }
+}
+
+static void check_same_queues(const pp_pipeline *a, const pp_pipeline *b) {
+  CHECK_EQ_U(a->nqueues, b->nqueues);
+  for (size_t i = 0; i < a->nqueues && i < b->nqueues; i++) {
+    const pp_queue_stats *x = &a->queues[i], *y = &b->queues[i];
+    CHECK_EQ_U(x->loc, y->loc);
+    CHECK_EQ(x->t_first, y->t_first);
+    CHECK_EQ(x->t_last, y->t_last);
+    CHECK_EQ_U(x->pushes, y->pushes);
+    CHECK_EQ_U(x->pops, y->pops);
+    CHECK_EQ_U(x->matched, y->matched);
+    CHECK_EQ_U(x->unmatched_pops, y->unmatched_pops);
+    CHECK_EQ_U(x->items_untracked, y->items_untracked);
+    CHECK_EQ(x->depth_min, y->depth_min);
+    CHECK_EQ(x->depth_max, y->depth_max);
+    CHECK_EQ(x->depth_last, y->depth_last);
+    CHECK(x->depth_mean == y->depth_mean);
+    CHECK_EQ(x->full_ns, y->full_ns);
+    CHECK_EQ(x->empty_ns, y->empty_ns);
+    CHECK_EQ_U(x->waits_full, y->waits_full);
+    CHECK_EQ_U(x->waits_empty, y->waits_empty);
+    CHECK_EQ(x->blocked_full_ns, y->blocked_full_ns);
+    CHECK_EQ(x->blocked_empty_ns, y->blocked_empty_ns);
+    CHECK_EQ_U(x->waits_unclosed, y->waits_unclosed);
+    CHECK_EQ_U(x->wait.count, y->wait.count);
+    CHECK_EQ_U(x->wait.min, y->wait.min);
+    CHECK_EQ_U(x->wait.max, y->wait.max);
+    CHECK_EQ_U(pp_hist_percentile(&x->wait, 50.0),
+               pp_hist_percentile(&y->wait, 50.0));
+  }
+  CHECK_EQ_U(a->stall_periods, b->stall_periods);
+  CHECK_EQ_U(a->nstalls, b->nstalls);
+  for (size_t i = 0; i < a->nstalls && i < b->nstalls; i++) {
+    CHECK_EQ_U(a->stalls[i].queue, b->stalls[i].queue);
+    CHECK_EQ_U(a->stalls[i].full, b->stalls[i].full);
+    CHECK_EQ_U(a->stalls[i].recorded, b->stalls[i].recorded);
+    CHECK_EQ(a->stalls[i].start, b->stalls[i].start);
+    CHECK_EQ(a->stalls[i].end, b->stalls[i].end);
+  }
+}
+
+/* The threads' events put into a reorder buffer in bursts, as a file's
+ * chunks bring them, and streamed into s. Returns the late count. */
+static uint64_t stream_in_bursts(const pp_trace *t, pp_queue_stream *s,
+                                 size_t cap, size_t burst) {
+  pp_order *o = pp_order_new(cap, pp__queue_stream_event, s);
+  CHECK(o != NULL);
+  size_t pos[8] = {0};
+  CHECK(t->nthreads <= 8);
+  for (int left = 1; left;) {
+    left = 0;
+    for (uint32_t k = 0; k < t->nthreads; k++)
+      for (size_t i = 0; i < burst && pos[k] < t->threads[k].nev; i++) {
+        CHECK_EQ(pp_order_put(o, t, k, &t->threads[k].ev[pos[k]++]), 0);
+        left = 1;
+      }
+  }
+  CHECK_EQ(pp_order_flush(o, t), 0);
+  uint64_t late = pp_order_late(o);
+  pp_order_free(o);
+  return late;
+}
+
+PP_TEST(queue_stream_scrambled_bursts_give_the_same_stats) {
+  pp_trace t;
+  scrambled_queues(&t, 3000);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_pipeline *want = &t.prof.pipe;
+  CHECK_EQ_U(want->nqueues, 2);
+  /* The generator reaches every path: a test that compares zeros proves
+   * nothing. */
+  for (size_t i = 0; i < want->nqueues; i++) {
+    CHECK_GT(want->queues[i].matched, 100);
+    CHECK_GT(want->queues[i].unmatched_pops, 100);
+    CHECK_GT(want->queues[i].waits_unclosed, 10);
+    CHECK_GT(want->queues[i].full_ns, 0);
+    CHECK_GT(want->queues[i].empty_ns, 0);
+  }
+  CHECK_EQ_U(want->nstalls, PP_STALLS_MAX);
+
+  pp_pipeline got;
+  memset(&got, 0, sizeof got);
+  pp_queue_stream *s = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
+  CHECK(s != NULL);
+  /* The buffer holds the lag of bursts of 50 events of 4 threads. */
+  CHECK_EQ_U(stream_in_bursts(&t, s, 4 * 60, 50), 0);
+  CHECK_EQ(pp__queue_stream_finish(s, &t, t.prof.t1, &got), 0);
+  pp__queue_stream_free(s);
+  check_same_queues(want, &got);
+  pp_pipeline_free(&got);
+  pp_trace_free(&t);
+}
+
+PP_TEST(queue_stream_pairs_first_in_first_out_and_at_equal_times) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
+  size_t a = tb_thread(&t, 1, "a"), b = tb_thread(&t, 2, "b");
+  /* Id 5 in flight twice: the earliest push goes first (20 and 30 ns). */
+  qev(&t, a, 0, q, PPT_EV_QUEUE_PUSH, 5, 1);
+  qev(&t, a, 10, q, PPT_EV_QUEUE_PUSH, 5, 2);
+  qev(&t, b, 20, q, PPT_EV_QUEUE_POP, 5, 1);
+  qev(&t, b, 40, q, PPT_EV_QUEUE_POP, 5, 0);
+  /* A pop on the lower thread at the time of its push pairs (0 ns); id 0
+   * is an id like any other. */
+  qev(&t, a, 50, q, PPT_EV_QUEUE_POP, 7, 0);
+  qev(&t, b, 50, q, PPT_EV_QUEUE_PUSH, 7, 1);
+  qev(&t, b, 60, q, PPT_EV_QUEUE_PUSH, 0, 1);
+  qev(&t, a, 70, q, PPT_EV_QUEUE_POP, 0, 0);
+  qev(&t, a, 80, q, PPT_EV_QUEUE_POP, 9, 0); /* never pushed */
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK(s != NULL);
+  CHECK_EQ_U(s->matched, 4);
+  CHECK_EQ_U(s->unmatched_pops, 1);
+  CHECK_EQ_U(s->wait.count, 4);
+  CHECK_EQ_U(s->wait.min, 0);
+  CHECK_EQ_U(s->wait.max, 30);
+  CHECK_EQ_U(pp_hist_percentile(&s->wait, 75.0), 20);
+  pp_trace_free(&t);
+}
+
+PP_TEST(queue_stream_item_bound_counts_and_reports_untracked) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
+  size_t a = tb_thread(&t, 1, "a");
+  for (int i = 0; i < 20; i++)
+    qev(&t, a, i, q, PPT_EV_QUEUE_PUSH, (uint64_t)i + 100, i + 1);
+  for (int i = 0; i < 20; i++)
+    qev(&t, a, 100 + i, q, PPT_EV_QUEUE_POP, (uint64_t)i + 100, 19 - i);
+  qev(&t, a, 200, q, PPT_EV_QUEUE_POP, 999, 0); /* unmatched all the same */
+  CHECK_EQ(pp_analyze(&t), 0);
+  /* The same events through a stream that keeps at most 8 items. */
+  pp_pipeline_free(&t.prof.pipe);
+  pp_queue_stream *s = pp__queue_stream_new(8);
+  CHECK(s != NULL);
+  CHECK_EQ(pp_feed_in_time_order(&t, PP_FEED_ALL, pp__queue_stream_event, s),
+           0);
+  CHECK_EQ_U(pp__queue_stream_items_high(s), 8);
+  CHECK_EQ_U(pp__queue_stream_items_kept(s), 0);
+  CHECK_EQ(pp__queue_stream_finish(s, &t, t.prof.t1, &t.prof.pipe), 0);
+  pp__queue_stream_free(s);
+  const pp_queue_stats *st = find_queue(&t, "q");
+  CHECK(st != NULL);
+  CHECK_EQ_U(st->pushes, 20);
+  CHECK_EQ_U(st->matched, 8);
+  CHECK_EQ_U(st->items_untracked, 12);
+  CHECK_EQ_U(st->unmatched_pops, 1);
+  CHECK_EQ_U(st->wait.count, 8);
+  char *r = tb_report_text(&t);
+  CHECK_CONTAINS(r, "12 items untracked (item table full)");
+  /* The unmatched pop, not the untracked items. */
+  CHECK_CONTAINS(r, "; 1 items not paired by id");
+  free(r);
+  r = tb_summary_json(&t);
+  CHECK_CONTAINS(r, "\"unmatched_pops\":1,\"items_untracked\":12");
+  free(r);
+  pp_trace_free(&t);
+}
+
+static int feed_one(pp_queue_stream *s, const pp_trace *t, int64_t ts,
+                    uint8_t type, uint64_t id, int64_t depth) {
+  pp_event e;
+  memset(&e, 0, sizeof e);
+  e.ts = ts;
+  e.type = type;
+  e.loc = 0;
+  e.v.id = id;
+  e.v2 = ppt_zigzag(depth);
+  return pp__queue_stream_event(s, t, 0, &e);
+}
+
+PP_TEST(queue_stream_long_run_keeps_what_is_in_flight_only) {
+  /* 10^6 items through one queue, 100 in flight at a time, streamed with
+   * no event stored: the stream keeps the items in flight, not the run. */
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  tb_loc(&t, "q", PP_KIND_QUEUE);
+  t.locs[0].line = 128;
+  pp_queue_stream *s = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
+  CHECK(s != NULL);
+  const int n = 1000000, lag = 100;
+  int64_t ts = 0;
+  for (int i = 0; i < n + lag; i++) {
+    if (i < n)
+      CHECK_EQ(feed_one(s, &t, ts += 3, PPT_EV_QUEUE_PUSH, (uint64_t)i + 1,
+                        i < lag ? i + 1 : lag + 1),
+               0);
+    if (i >= lag)
+      CHECK_EQ(feed_one(s, &t, ts += 2, PPT_EV_QUEUE_POP,
+                        (uint64_t)(i - lag) + 1, i < n ? lag : n + lag - i - 1),
+               0);
+    if (i % 100000 == 0)
+      CHECK_LE(pp__queue_stream_items_kept(s), (size_t)lag + 1);
+  }
+  CHECK_EQ_U(pp__queue_stream_items_kept(s), 0);
+  CHECK_EQ_U(pp__queue_stream_items_high(s), lag + 1);
+  pp_pipeline p;
+  memset(&p, 0, sizeof p);
+  CHECK_EQ(pp__queue_stream_finish(s, &t, ts, &p), 0);
+  pp__queue_stream_free(s);
+  CHECK_EQ_U(p.nqueues, 1);
+  CHECK_EQ_U(p.queues[0].matched, n);
+  CHECK_EQ_U(p.queues[0].unmatched_pops, 0);
+  CHECK_EQ_U(p.queues[0].items_untracked, 0);
+  CHECK_EQ_U(p.queues[0].wait.count, n);
+  CHECK_EQ(p.queues[0].depth_max, lag + 1);
+  pp_pipeline_free(&p);
+  pp_trace_free(&t);
+}
+
+PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
+  size_t a = tb_thread(&t, 1, "a"), b = tb_thread(&t, 2, "b");
+  qev(&t, a, 10, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_FULL, 1);
+  qev(&t, a, 20, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_FULL, 1); /* 10: no end */
+  qev(&t, a, 30, q, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL, 1);   /* 20-30 */
+  qev(&t, b, 40, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_EMPTY, 0); /* no end */
+  qev(&t, b, 50, q, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL, 0);    /* no begin */
+  qev(&t, a, 100, q, PPT_EV_QUEUE_PUSH, 1, 1);
+  CHECK_EQ(pp_analyze(&t), 0);
+  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK(s != NULL);
+  /* Begins without an end are closed at the queue's last event (100). */
+  CHECK_EQ_U(s->waits_full, 2);
+  CHECK_EQ(s->blocked_full_ns, 90 + 10);
+  CHECK_EQ_U(s->waits_empty, 1);
+  CHECK_EQ(s->blocked_empty_ns, 60);
+  CHECK_EQ_U(s->waits_unclosed, 2);
+  const pp_pipeline *p = &t.prof.pipe;
+  CHECK_EQ_U(p->stall_periods, 3);
+  CHECK_EQ_U(p->nstalls, 3);
+  CHECK_EQ(p->stalls[0].start, 10);
+  CHECK_EQ(p->stalls[0].end, 100);
+  CHECK_EQ_U(p->stalls[0].full, 1);
+  CHECK_EQ(p->stalls[1].start, 40);
+  CHECK_EQ_U(p->stalls[1].full, 0);
+  CHECK_EQ(p->stalls[2].start, 20);
+  CHECK_EQ(p->stalls[2].end, 30);
+  pp_trace_free(&t);
 }

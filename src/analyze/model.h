@@ -310,6 +310,9 @@ typedef struct pp_queue_stats {
   uint64_t pushes, pops;
   uint64_t matched;          /* items whose push and pop were both seen */
   uint64_t unmatched_pops;   /* pops of no earlier push of that id */
+  uint64_t items_untracked;  /* pushes the analysis's item table had no
+                                room for (PP_QUEUE_ITEMS_MAX_OPEN items in
+                                flight): no wait measured for them */
   int64_t depth_min, depth_max, depth_last;
   double depth_mean;         /* time-weighted over the window */
   int64_t full_ns;           /* depth >= capacity (capacity > 0) */
@@ -442,6 +445,13 @@ typedef struct pp_mem_pool_stats {
   uint32_t device;
   uint64_t allocs, frees;
   uint64_t unmatched_frees; /* frees of a pointer not allocated (or twice) */
+  uint64_t untracked_allocs; /* allocations the analysis's live-pointer
+                               table had no room for (PP_POOL_LIVE_MAX live
+                               pointers, all pools): they add to in use and
+                               are never taken off, so in use, peak, means,
+                               steady and final are upper bounds */
+  uint64_t untracked_frees;  /* frees of unknown pointers taken as frees of
+                                those (not in unmatched_frees) */
   uint64_t peak;            /* high watermark of in-use bytes */
   int64_t peak_ts;          /* first time it was reached, ns */
   int has_reserve;          /* pp_mem_reserve was called */
@@ -456,8 +466,12 @@ typedef struct pp_mem_pool_stats {
   uint64_t final_in_use;
   uint64_t leaks;           /* allocations never freed */
   uint64_t leaked_bytes;
-  struct pp_mem_level *levels; /* in use and reserved after each event */
+  struct pp_mem_level *levels; /* in use and reserved after each event, at
+                               most PP_POOL_LEVELS_MAX points: past that,
+                               each point covers levels_stride events and
+                               holds the highest of their levels */
   size_t nlevels;
+  uint64_t levels_stride; /* events per point of levels (1: every event) */
 } pp_mem_pool_stats;
 
 typedef struct pp_mem_level {

@@ -14,6 +14,30 @@
 #include "model.h"
 
 int pp__queues_analyze(pp_trace *t);
+
+/* Queues as a stream (queues.c; docs/internals/streaming.md): feed it every
+ * event (pp__queue_stream_event is a pp_feed_fn; other types are skipped)
+ * in the order of model/feed.h, then finish fills out->queues, nqueues,
+ * stalls, nstalls and stall_periods (out's queues must be empty: a cleared
+ * pipe); t is the model as read by then (queue sites and their names,
+ * which the stats point into). t_end is the trace's end, unused today (a
+ * queue's window ends at its own last event). The stream keeps at most
+ * max_open_items pushes waiting for their pop (48 bytes each, the table
+ * at most 3/4 full); pushes past it are counted in items_untracked.
+ * Memory otherwise: a fixed record per queue and an open-wait slot per
+ * thread and kind. new returns NULL, event and finish -1, when out of
+ * memory; free accepts NULL. */
+#define PP_QUEUE_ITEMS_MAX_OPEN ((size_t)1 << 18)
+typedef struct pp_queue_stream pp_queue_stream;
+pp_queue_stream *pp__queue_stream_new(size_t max_open_items);
+int pp__queue_stream_event(void *arg, const pp_trace *t, uint32_t thread,
+                           const pp_event *e);
+int pp__queue_stream_finish(pp_queue_stream *s, const pp_trace *t,
+                            int64_t t_end, pp_pipeline *out);
+void pp__queue_stream_free(pp_queue_stream *s);
+/* Pushes waiting for their pop now, and the most at any time. */
+size_t pp__queue_stream_items_kept(const pp_queue_stream *s);
+size_t pp__queue_stream_items_high(const pp_queue_stream *s);
 int pp__stages_analyze(pp_trace *t);
 int pp__flows_analyze(pp_trace *t);
 int pp__advice_build(pp_trace *t);

@@ -368,6 +368,13 @@ static void pool_section(FILE *out, const pp_trace *t) {
       fprintf(out, "  note: %" PRIu64 " frees of pointers not allocated "
                    "from this pool were ignored\n",
               s->unmatched_frees);
+    /* Past the analysis's bound on live pointers: said, never silent. */
+    if (s->untracked_allocs)
+      fprintf(out,
+              "  note: %" PRIu64 " allocations untracked (live-pointer "
+              "table full), %" PRIu64 " frees taken as theirs: in-use "
+              "figures are upper bounds\n",
+              s->untracked_allocs, s->untracked_frees);
     if (bad) {
       char note[160];
       pool_inconsistent_why(s, note, sizeof note);
@@ -510,6 +517,8 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
       pp_jsonw_null(w);
     pp_jsonw_kv_uint(w, "leaks", s->leaks);
     pp_jsonw_kv_uint(w, "leaked_bytes", s->leaked_bytes);
+    pp_jsonw_kv_uint(w, "untracked_allocs", s->untracked_allocs);
+    pp_jsonw_kv_uint(w, "untracked_frees", s->untracked_frees);
     pp_jsonw_key(w, "inconsistent");
     if (bad) {
       char note[160];

@@ -102,10 +102,17 @@ static void queue_table(FILE *out, const pp_trace *t) {
     /* Pushes still queued at the end have no pop: not a pairing failure. */
     uint64_t queued = q->depth_last > 0 ? (uint64_t)q->depth_last : 0;
     uint64_t unpaired = q->unmatched_pops;
-    if (q->pushes > q->matched + queued)
-      unpaired += q->pushes - q->matched - queued;
+    uint64_t known = q->matched + queued + q->items_untracked;
+    if (q->pushes > known)
+      unpaired += q->pushes - known;
     if (unpaired)
       fprintf(out, "; %" PRIu64 " items not paired by id", unpaired);
+    /* Items in flight past the analysis's bound: said, never silent. */
+    if (q->items_untracked)
+      fprintf(out,
+              "; %" PRIu64 " items untracked (item table full), no "
+              "wait measured",
+              q->items_untracked);
     fputc('\n', out);
   }
 }

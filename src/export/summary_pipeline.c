@@ -56,6 +56,7 @@ static void write_queues(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_uint(w, "pops", q->pops);
     pp_jsonw_kv_uint(w, "paired", q->matched);
     pp_jsonw_kv_uint(w, "unmatched_pops", q->unmatched_pops);
+    pp_jsonw_kv_uint(w, "items_untracked", q->items_untracked);
     pp_jsonw_kv_double(w, "in_per_s", q->in_per_s);
     pp_jsonw_kv_double(w, "out_per_s", q->out_per_s);
     pp_jsonw_key(w, "depth");

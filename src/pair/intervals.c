@@ -66,10 +66,10 @@ static void erase(pp_id_pairs *p, size_t j) {
   p->n--;
 }
 
-int pp__idpairs_put(pp_id_pairs *p, const pp_half *h, pp_half *begin,
-                    pp_half *end) {
-  if (h->id == 0)
-    return -1;
+/* Slot of the kept half h pairs with (the policy in intervals.h; oldest:
+ * the farthest in time on the right side, for pp__idpairs_match), or
+ * SIZE_MAX. */
+static size_t partner(const pp_id_pairs *p, const pp_half *h, int oldest) {
   size_t best = SIZE_MAX;
   int best_wrong = 2;
   uint64_t best_gap = UINT64_MAX;
@@ -83,6 +83,8 @@ int pp__idpairs_put(pp_id_pairs *p, const pp_half *h, pp_half *begin,
       int wrong = b > e;
       uint64_t gap = wrong ? (uint64_t)b - (uint64_t)e
                            : (uint64_t)e - (uint64_t)b;
+      if (oldest && !wrong)
+        gap = UINT64_MAX - gap;
       if (wrong < best_wrong || (wrong == best_wrong && gap < best_gap)) {
         best = j;
         best_wrong = wrong;
@@ -90,6 +92,28 @@ int pp__idpairs_put(pp_id_pairs *p, const pp_half *h, pp_half *begin,
       }
     }
   }
+  return best;
+}
+
+int pp__idpairs_match(pp_id_pairs *p, const pp_half *h, pp_half *begin,
+                      pp_half *end) {
+  if (h->id == 0)
+    return -1;
+  size_t best = partner(p, h, 1);
+  if (best == SIZE_MAX)
+    return 0;
+  *begin = h->is_end ? p->v[best] : *h;
+  *end = h->is_end ? *h : p->v[best];
+  erase(p, best);
+  p->c.paired++;
+  return 1;
+}
+
+int pp__idpairs_put(pp_id_pairs *p, const pp_half *h, pp_half *begin,
+                    pp_half *end) {
+  if (h->id == 0)
+    return -1;
+  size_t best = partner(p, h, 0);
   if (best != SIZE_MAX) {
     *begin = h->is_end ? p->v[best] : *h;
     *end = h->is_end ? *h : p->v[best];

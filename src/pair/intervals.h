@@ -59,6 +59,15 @@ void pp__idpairs_free(pp_id_pairs *p);
  * or no room: counted in lost). */
 int pp__idpairs_put(pp_id_pairs *p, const pp_half *h, pp_half *begin,
                     pp_half *end);
+/* For a consumer whose halves come in time order (a queue's pops): pair h
+ * with the kept opposite half of its space and id that has waited longest
+ * (the earliest on the right side: first in, first out; else the closest
+ * on the wrong side), and never keep h, so that a half finding no partner
+ * is counted by the caller at once. Returns 1 when paired (*begin and
+ * *end set, counted in paired), 0 when not (h is not counted), -1 for id
+ * 0. */
+int pp__idpairs_match(pp_id_pairs *p, const pp_half *h, pp_half *begin,
+                      pp_half *end);
 /* Forget halves recorded before ts (a long-running process whose other
  * halves never came), counted as at the finish. Returns how many. */
 size_t pp__idpairs_expire(pp_id_pairs *p, int64_t ts);
