@@ -27,25 +27,45 @@ static const pp_srcloc L_WORK = {"s-work", NULL, NULL, 0, PP_KIND_ZONE};
 static const pp_srcloc L_FRAME = {"s-frame", NULL, NULL, 0, PP_KIND_FRAME};
 static const pp_srcloc L_LEVEL = {"s-level", NULL, NULL, 0,
                                   PP_KIND_COUNTER};
+static const pp_srcloc L_REQ = {"s-req", NULL, NULL, 0, PP_KIND_MARK};
+static const pp_srcloc L_QUEUE = {"s-queue", NULL, NULL, 0, PP_KIND_QUEUE};
+static const pp_srcloc L_POOL = {"s-pool", NULL, NULL, 0, PP_KIND_POOL};
 
 typedef struct worker {
   int k;
   int64_t base;
 } worker;
 
-/* Thread k marks frame i at base + 1000 * (i * NTHREADS + k): the marks
- * of all threads form one stream, 1000 ns apart, only in time order. */
+static void rec(unsigned type, const pp_srcloc *loc, int64_t ts,
+                uint64_t value, uint64_t extra) {
+  CHECK_EQ(pp__test_record(type, loc, (uint64_t)ts, value, extra), 1);
+}
+
+/* Thread k marks frame i at base + 1000 * g, g = i * NTHREADS + k: the
+ * marks of all threads form one stream, 1000 ns apart, only in time
+ * order. It also begins request g and ends request g - 1 (begun by
+ * another thread), pushes item g and pops item g - 1, and allocates and
+ * frees a block: pairs whose halves are on two threads. Each thread's
+ * own times only go forward. */
 static void *work(void *arg) {
   worker *w = arg;
   for (int i = 0; i < REPS; i++) {
-    int64_t t = w->base + 1000 * (i * NTHREADS + w->k);
+    uint64_t g = (uint64_t)(i * NTHREADS + w->k);
+    int64_t t = w->base + 1000 * (int64_t)g;
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &L_WORK, (uint64_t)t, 0, 0),
              1);
-    CHECK_EQ(pp__test_record(PPT_EV_FRAME, &L_FRAME, (uint64_t)t + 1, 0, 0),
-             1);
-    CHECK_EQ(pp__test_record(PPT_EV_COUNTER_SET, &L_LEVEL, (uint64_t)t + 2,
-                             (uint64_t)(i * NTHREADS + w->k), 0),
-             1);
+    rec(PPT_EV_FRAME, &L_FRAME, t + 1, 0, 0);
+    rec(PPT_EV_COUNTER_SET, &L_LEVEL, t + 2, g, 0);
+    rec(PPT_EV_REQ_BEGIN, &L_REQ, t + 3, g + 1, 0);
+    rec(PPT_EV_QUEUE_PUSH, &L_QUEUE, t + 4, g + 1, 2);
+    rec(PPT_EV_MEM_ALLOC, &L_POOL, t + 5, 0x1000 + g,
+        (uint64_t)(1000 + w->k) << 8);
+    rec(PPT_EV_REQ_FIRST, &L_REQ, t + 10 + w->k, g + 1, 0);
+    if (g > 0) {
+      rec(PPT_EV_REQ_END, &L_REQ, t + 20 + w->k, g, 0);
+      rec(PPT_EV_QUEUE_POP, &L_QUEUE, t + 60, g, 0);
+    }
+    rec(PPT_EV_MEM_FREE, &L_POOL, t + 70, 0x1000 + g, 0);
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &L_WORK,
                              (uint64_t)(t + 100 + 7 * w->k + i), 0, 0),
              1);
@@ -89,6 +109,7 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ(pp_analyze(&all), 0);
   pp_stream *s = pp__stream_new();
   CHECK(s != NULL);
+  CHECK_EQ(pp__stream_details(s, 0, NULL), 0); /* as pp_cli_load does */
   pp_read_opts o = {KEEP, pp__stream_event, s};
   if (pp_trace_read_file_opts(path, &win, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
@@ -96,13 +117,18 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ(pp_analyze(&win), 0);
 
   /* The window: at most KEEP stored, and every event before the cut. */
-  CHECK_EQ_U(win.diag.events, (uint64_t)NTHREADS * REPS * 4);
+  CHECK_EQ_U(win.diag.events, (uint64_t)NTHREADS * REPS * 11 - 2);
   CHECK(win.diag.events_kept <= KEEP && win.diag.events_kept > 0);
-  uint64_t before = 0;
+  uint64_t before = 0, kept_before = 0;
   for (size_t i = 0; i < all.nthreads; i++)
     for (size_t j = 0; j < all.threads[i].nev; j++)
       before += all.threads[i].ev[j].ts < win.diag.first_unkept_ns;
-  CHECK_EQ_U(before, win.diag.events_kept);
+  for (size_t i = 0; i < win.nthreads; i++)
+    for (size_t j = 0; j < win.threads[i].nev; j++)
+      kept_before += win.threads[i].ev[j].ts < win.diag.first_unkept_ns;
+  CHECK(before > 0);
+  CHECK_EQ_U(kept_before, before);
+  CHECK_EQ_U(kept_before, win.diag.events_kept);
 
   /* The figures: equal, and right. */
   const pp_zone_stats *za = zone(&all, "s-work"), *zw = zone(&win, "s-work");
@@ -131,9 +157,46 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_NEAR(win.prof.counters[0].mean, all.prof.counters[0].mean, 1e-9);
   /* per-thread figures from the stream */
   for (size_t i = 0; i < win.nthreads; i++) {
-    CHECK_EQ_U(win.threads[i].events, (uint64_t)REPS * 4);
+    /* 11 events an iteration; thread 0's first ends nothing */
+    CHECK(win.threads[i].events == (uint64_t)REPS * 11 ||
+          win.threads[i].events == (uint64_t)REPS * 11 - 2);
     CHECK_EQ_U(win.threads[i].zones_measured, (uint64_t)REPS);
   }
+  /* requests, queues and pools: from every event, not the window */
+  const pp_request_stats *ra = &all.prof.req, *rw = &win.prof.req;
+  CHECK_EQ_U(ra->completed, (uint64_t)NTHREADS * REPS - 1); /* not the last */
+  CHECK_EQ_U(ra->unfinished, 1);
+  CHECK_EQ_U(rw->requests, ra->requests);
+  CHECK_EQ_U(rw->completed, ra->completed);
+  CHECK_EQ_U(rw->unfinished, ra->unfinished);
+  CHECK_EQ_U(rw->orphans, ra->orphans);
+  CHECK_EQ_U(rw->e2e.count, ra->e2e.count);
+  CHECK_EQ_U(rw->e2e.max, ra->e2e.max);
+  CHECK_EQ_U(rw->ttft.max, ra->ttft.max);
+  CHECK_EQ_U(all.prof.pipe.nqueues, 1);
+  CHECK_EQ_U(win.prof.pipe.nqueues, 1);
+  const pp_queue_stats *qa = &all.prof.pipe.queues[0],
+                       *qw = &win.prof.pipe.queues[0];
+  CHECK_EQ_U(qa->matched, (uint64_t)NTHREADS * REPS - 1);
+  CHECK_EQ_U(qw->pushes, qa->pushes);
+  CHECK_EQ_U(qw->pops, qa->pops);
+  CHECK_EQ_U(qw->matched, qa->matched);
+  CHECK_EQ_U(qw->wait.count, qa->wait.count);
+  CHECK_EQ_U(qw->wait.max, qa->wait.max);
+  CHECK_EQ_U(all.prof.npools, 1);
+  CHECK_EQ_U(win.prof.npools, 1);
+  const pp_mem_pool_stats *pa = &all.prof.pools[0], *pw = &win.prof.pools[0];
+  CHECK_EQ_U(pa->allocs, (uint64_t)NTHREADS * REPS);
+  CHECK_EQ_U(pw->allocs, pa->allocs);
+  CHECK_EQ_U(pw->frees, pa->frees);
+  CHECK_EQ_U(pw->peak, pa->peak);
+  CHECK_EQ_U(pw->leaks, pa->leaks);
+  CHECK_NEAR(pw->mean_in_use, pa->mean_in_use, 1e-9 * pa->mean_in_use);
+  /* analysing again gives the same (the streamed results are kept) */
+  CHECK_EQ(pp_analyze(&win), 0);
+  CHECK_EQ_U(win.prof.req.completed, ra->completed);
+  CHECK_EQ_U(win.prof.pipe.queues[0].matched, qa->matched);
+  CHECK_EQ_U(win.prof.pools[0].allocs, pa->allocs);
   pp_trace_free(&all);
   pp_trace_free(&win);
 }

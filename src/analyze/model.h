@@ -559,8 +559,29 @@ typedef struct pp_trace {
   int streamed_by_read; /* 1: from a read's stream, kept; 0: recomputed
                            from the stored events at each pp_analyze */
   struct pp_stream_results *streamres; /* a read's stream: the figures
-                           beyond STATS (requests), from every event */
+                           beyond STATS, from every event (below) */
 } pp_trace;
+
+/* What a read's stream computed beyond the STATS payload
+ * (analyze/stream.h), from every event rather than the stored window:
+ * requests, finished with the stream; queues and memory pools, fed and
+ * finished by the first pp_analyze (their figures need the trace's final
+ * times), which then copies them into the profile as every later analysis
+ * does. Owned by the trace; pp__stream_results_free releases it. */
+struct pp_queue_stream;
+struct pp_pool_stream;
+typedef struct pp_stream_results {
+  int have_requests;
+  pp_request_stats req;
+  struct pp_queue_stream *queues_open; /* fed, not yet finished */
+  int have_queues;
+  pp_pipeline queues; /* only queues, nqueues, stalls, nstalls,
+                         stall_periods */
+  struct pp_pool_stream *pools_open;   /* fed, not yet finished */
+  int have_pools;
+  pp_mem_pool_stats *pools;
+  size_t npools;
+} pp_stream_results;
 
 /* Look up a META value; NULL when absent. */
 const char *pp_trace_meta(const pp_trace *t, const char *key);

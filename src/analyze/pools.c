@@ -468,7 +468,49 @@ int pp__pool_stream_finish(pp_pool_stream *s, const pp_trace *t,
   return rc;
 }
 
+/* The pool figures a read's stream computed from every event
+ * (pp_stream_results): finished at the first analysis with the trace's
+ * times, copied at each. */
+static int streamed_pools(pp_trace *t) {
+  pp_stream_results *sr = t->streamres;
+  pp_profile *prof = &t->prof;
+  if (sr->pools_open) {
+    pp_profile tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int rc = pp__pool_stream_finish(sr->pools_open, t, prof->t0, prof->t1,
+                                    &tmp);
+    pp__pool_stream_free(sr->pools_open);
+    sr->pools_open = NULL;
+    sr->pools = tmp.pools;
+    sr->npools = tmp.npools;
+    if (rc != 0)
+      return -1;
+    sr->have_pools = 1;
+  }
+  if (!sr->npools)
+    return 0;
+  prof->pools = pp__calloc(sr->npools, sizeof *prof->pools);
+  if (!prof->pools)
+    return -1;
+  for (size_t i = 0; i < sr->npools; i++) {
+    const pp_mem_pool_stats *src = &sr->pools[i];
+    pp_mem_pool_stats *dst = &prof->pools[i];
+    *dst = *src;
+    dst->levels = NULL;
+    prof->npools = i + 1;
+    if (src->nlevels) {
+      dst->levels = pp__malloc(src->nlevels * sizeof *dst->levels);
+      if (!dst->levels)
+        return -1;
+      memcpy(dst->levels, src->levels, src->nlevels * sizeof *dst->levels);
+    }
+  }
+  return 0;
+}
+
 int pp__pools_analyze(pp_trace *t) {
+  if (t->streamres && (t->streamres->pools_open || t->streamres->have_pools))
+    return streamed_pools(t);
   pp_pool_stream *s = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
   if (!s)
     return -1;

@@ -485,6 +485,40 @@ int pp__queue_stream_finish(pp_queue_stream *s, const pp_trace *t,
 }
 
 /* Queues of a model in memory: its events through the stream. */
+/* The queue figures a read's stream computed from every event
+ * (pp_stream_results): finished at the first analysis, copied at each. */
+static int streamed_queues(pp_trace *t, pp_pipeline *p) {
+  pp_stream_results *sr = t->streamres;
+  if (sr->queues_open) {
+    int rc = pp__queue_stream_finish(sr->queues_open, t, t->prof.t1,
+                                     &sr->queues);
+    pp__queue_stream_free(sr->queues_open);
+    sr->queues_open = NULL;
+    if (rc != 0) {
+      pp_pipeline_free(&sr->queues);
+      return -1;
+    }
+    sr->have_queues = 1;
+  }
+  const pp_pipeline *q = &sr->queues;
+  memcpy(p->stalls, q->stalls, sizeof p->stalls);
+  p->nstalls = q->nstalls;
+  p->stall_periods = q->stall_periods;
+  if (!q->nqueues)
+    return 0;
+  p->queues = pp__calloc(q->nqueues, sizeof *p->queues);
+  if (!p->queues)
+    return -1;
+  for (size_t i = 0; i < q->nqueues; i++) {
+    p->queues[i] = q->queues[i];
+    pp_hist_init(&p->queues[i].wait);
+    p->nqueues = i + 1;
+    if (pp_hist_merge(&p->queues[i].wait, &q->queues[i].wait) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int pp__queues_analyze(pp_trace *t) {
   pp_pipeline *p = &t->prof.pipe;
   if (t->from_stats) {
@@ -493,6 +527,9 @@ int pp__queues_analyze(pp_trace *t) {
         p->queues_unavailable = 1;
     return 0;
   }
+  if (t->streamres &&
+      (t->streamres->queues_open || t->streamres->have_queues))
+    return streamed_queues(t, p);
   pp_queue_stream *s = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
   if (!s)
     return -1;

@@ -6,6 +6,8 @@
  */
 #include <string.h>
 
+#include "analyze/pipeline.h"
+#include "analyze/pools.h"
 #include "analyze/requests.h"
 #include "analyze/stream.h"
 #include "sink/stats.h"
@@ -22,6 +24,8 @@ struct pp_stream {
   pp__aggregate *agg;
   pp_order *order;
   pp_req_stream *req; /* NULL: requests not followed */
+  pp_queue_stream *queues; /* NULL: queues not followed */
+  pp_pool_stream *pools;   /* NULL: pools not followed */
   size_t defined; /* sites 0..defined-1 are defined in agg */
   int failed;
 };
@@ -46,21 +50,33 @@ void pp__stream_free(pp_stream *s) {
   if (!s)
     return;
   pp__req_stream_free(s->req);
+  pp__queue_stream_free(s->queues);
+  pp__pool_stream_free(s->pools);
   pp__aggregate_free(s->agg);
   pp_order_free(s->order);
   pp__free(s);
 }
 
-int pp__stream_requests(pp_stream *s, uint64_t warmup, const pp_slo *slo) {
+int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo) {
   pp__req_stream_free(s->req);
+  pp__queue_stream_free(s->queues);
+  pp__pool_stream_free(s->pools);
   s->req = pp__req_stream_new(warmup, slo, 0);
-  return s->req ? 0 : -1;
+  s->queues = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
+  s->pools = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
+  return s->req && s->queues && s->pools ? 0 : -1;
 }
 
 void pp__stream_results_free(pp_stream_results *r) {
   if (!r)
     return;
   pp_request_stats_free(&r->req);
+  pp__queue_stream_free(r->queues_open);
+  pp_pipeline_free(&r->queues);
+  pp__pool_stream_free(r->pools_open);
+  for (size_t i = 0; i < r->npools; i++)
+    pp__free(r->pools[i].levels);
+  pp__free(r->pools);
   pp__free(r);
 }
 
@@ -121,6 +137,13 @@ static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
       (PP_REQ_STREAM_TYPES & (UINT32_C(1) << e->type)) &&
       pp__req_stream_event(s->req, t, thread, e) != 0)
     return -1;
+  if (s->queues && e->type >= PPT_EV_QUEUE_PUSH &&
+      e->type <= PPT_EV_QUEUE_WAIT_END && e->loc < t->nlocs &&
+      pp__queue_stream_event(s->queues, t, thread, e) != 0)
+    return -1;
+  if (s->pools && ppt_is_mem(e->type) && e->loc < t->nlocs &&
+      pp__pool_stream_event(s->pools, t, thread, e) != 0)
+    return -1;
   if (e->loc >= t->nlocs) { /* a site never defined: an event at its time,
                                nothing more (a mark carries no figure) */
     pp__aggregate_event(s->agg, tid, PPT_EV_MARK, 0, e->ts, 0);
@@ -174,15 +197,22 @@ int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
     *res = NULL;
   if (pp_order_flush(s->order, t) != 0)
     return -1;
-  if (res && s->req) {
+  if (res && (s->req || s->queues || s->pools)) {
     pp_stream_results *r = pp__calloc(1, sizeof *r);
     if (!r)
       return -1;
-    if (pp__req_stream_finish(s->req, INT64_MAX, &r->req) != 0) {
-      pp__stream_results_free(r);
-      return -1;
+    if (s->req) {
+      if (pp__req_stream_finish(s->req, INT64_MAX, &r->req) != 0) {
+        pp__stream_results_free(r);
+        return -1;
+      }
+      r->have_requests = 1;
     }
-    r->have_requests = 1;
+    /* finished by the first analysis, which knows the trace's times */
+    r->queues_open = s->queues;
+    s->queues = NULL;
+    r->pools_open = s->pools;
+    s->pools = NULL;
     *res = r;
   }
   pp__aggregate_finish(s->agg, INT64_MAX);

@@ -27,21 +27,14 @@
 
 typedef struct pp_stream pp_stream;
 
-/* What the stream computes beyond the STATS payload, for the details that
- * would otherwise come from the stored window only: the request figures
- * from every request event (analyze/requests.h). Owned by the trace
- * (pp_trace.streamres) once a read's stream is finished. */
-typedef struct pp_stream_results {
-  int have_requests;
-  pp_request_stats req;
-} pp_stream_results;
-
+/* Release what a pp_stream_results (analyze/model.h) holds, and it. */
 void pp__stream_results_free(pp_stream_results *r);
 
 pp_stream *pp__stream_new(void);
-/* Also follow requests, with the analysis options a report gives
- * (warm-up, SLOs). 0, or -1 when out of memory. */
-int pp__stream_requests(pp_stream *s, uint64_t warmup, const pp_slo *slo);
+/* Also follow requests (with the analysis options a report gives:
+ * warm-up, SLOs), queues and memory pools, so that their figures come
+ * from every event (pp_stream_results). 0, or -1 when out of memory. */
+int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo);
 void pp__stream_free(pp_stream *s);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,

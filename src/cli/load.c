@@ -36,7 +36,7 @@ static int read_one(const char *path, pp_trace *t, uint64_t keep) {
   pp_read_opts o = {UINT64_MAX, NULL, NULL};
   if (keep != UINT64_MAX) {
     if (!(s = pp__stream_new()) ||
-        pp__stream_requests(s, req_warmup, &req_slo) != 0) {
+        pp__stream_details(s, req_warmup, &req_slo) != 0) {
       pp__stream_free(s);
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
