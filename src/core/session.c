@@ -482,7 +482,7 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
       e.device = extra & 0xff;
     }
     prev = ts;
-    out->len += ppt_ev_put(out->data + out->len, &e);
+    out->len += ppt_ev_put_fixed(out->data + out->len, &e);
     n++;
     S.pending_events++;
   }
@@ -587,7 +587,7 @@ static void write_gpu_events(pp__gpu_rec *recs, size_t n) {
       e.launch = (int64_t)(r->launch_tick - r->start_tick);
       e.dur = r->dur_ns;
       prev = r->start_tick;
-      out->len += ppt_ev_put(out->data + out->len, &e);
+      out->len += ppt_ev_put_fixed(out->data + out->len, &e);
       S.events_written++;
       S.pending_events++;
     }

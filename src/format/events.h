@@ -140,6 +140,16 @@ static inline unsigned ppt_ev_layout(unsigned type) {
   }
 }
 
+/* 1 when type has layout: with a constant layout, a test the compiler
+ * folds into one bit test of the type. */
+__attribute__((always_inline)) static inline int ppt_ev_is(unsigned type,
+                                                           unsigned layout) {
+#define PPT__IS(name, code, since, lay)                                        \
+  || (type == code && layout == PPT_L_##lay)
+  return 0 PPT_EVENT_TABLE(PPT__IS);
+#undef PPT__IS
+}
+
 /* Bytes an event without strings takes at most: type, delta, and the
  * widest layout (GPU: five varints). */
 #define PPT_EV_MAX_FIXED (1u + 10u + 5u * 10u)
@@ -166,31 +176,50 @@ static inline size_t ppt_ev_bound(const ppt_ev *r) {
   return n;
 }
 
-/* Encode event r at p, which has room for ppt_ev_bound(r) bytes
- * (PPT_EV_MAX_FIXED for every layout but NOTE); returns the bytes written.
- * A type with no layout is written as its type and delta alone (which a
- * reader refuses): callers pass known types. Inline: the writer calls it
- * once per event. */
+/* Encode event r, of any layout but NOTE, at p, which has room for
+ * PPT_EV_MAX_FIXED bytes; returns the bytes written. A type with no
+ * layout (or NOTE) is written as its type and delta alone, which a reader
+ * refuses: callers pass the ring's types. Inline and without the string
+ * fields: the writer calls it once per event. */
+static inline size_t ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
+  unsigned char *q = p;
+  unsigned t = r->type;
+  *q++ = (unsigned char)t;
+  q += ppt_put_uv(q, ppt_zigzag(r->delta));
+  /* Every layout here starts with the site (as ppt_ev_site reads it);
+   * then a chain of ppt_ev_is tests, the commonest layout first: each
+   * folds to one bit test of the type, where a switch cost the writer a
+   * table load and an indirect jump per event. */
+  q += ppt_put_uv(q, r->loc);
+#define PPT__ENC_REST(coding, member, max)                                     \
+  if (offsetof(ppt_ev, member) != offsetof(ppt_ev, loc)) {                     \
+    PPT__ENC(coding, member, max)                                              \
+  }
+#define PPT__ENC_IF(layout)                                                    \
+  if (ppt_ev_is(t, PPT_L_##layout)) {                                          \
+    PPT_LAYOUT_##layout(PPT__ENC_REST)                                         \
+  } else
+  PPT__ENC_IF(SITE)
+  PPT__ENC_IF(SITE_SV)
+  PPT__ENC_IF(SITE_F64)
+  PPT__ENC_IF(MEM)
+  PPT__ENC_IF(SITE_UV2)
+  PPT__ENC_IF(SITE_UV)
+  PPT__ENC_IF(GPU) {}
+#undef PPT__ENC_IF
+#undef PPT__ENC_REST
+  return (size_t)(q - p);
+}
+
+/* Encode event r of any layout at p, which has room for ppt_ev_bound(r)
+ * bytes; returns the bytes written. */
 static inline size_t ppt_ev_put(unsigned char *p, const ppt_ev *r) {
+  if (ppt_ev_layout(r->type) != PPT_L_NOTE)
+    return ppt_ev_put_fixed(p, r);
   unsigned char *q = p;
   *q++ = (unsigned char)r->type;
   q += ppt_put_uv(q, ppt_zigzag(r->delta));
-  switch (ppt_ev_layout(r->type)) {
-#define PPT__ENC_CASE(layout)                                                  \
-  case PPT_L_##layout:                                                         \
-    PPT_LAYOUT_##layout(PPT__ENC) break;
-    PPT__ENC_CASE(SITE)
-    PPT__ENC_CASE(SITE_SV)
-    PPT__ENC_CASE(SITE_F64)
-    PPT__ENC_CASE(SITE_UV)
-    PPT__ENC_CASE(SITE_UV2)
-    PPT__ENC_CASE(MEM)
-    PPT__ENC_CASE(GPU)
-    PPT__ENC_CASE(NOTE)
-#undef PPT__ENC_CASE
-  default:
-    break;
-  }
+  PPT_LAYOUT_NOTE(PPT__ENC)
   return (size_t)(q - p);
 }
 
