@@ -595,9 +595,11 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
       return -1;
     }
     f.loc = (uint32_t)loc;
-    f.fps = last > first && f.frames > 1
-                ? (double)(f.frames - 1) / ((double)(last - first) * 1e-9)
-                : 0;
+    /* in double: first and last may be anywhere in int64 */
+    f.fps =
+        last > first && f.frames > 1
+            ? (double)(f.frames - 1) / (((double)last - (double)first) * 1e-9)
+            : 0;
     f.mean_ns = pp_hist_mean(&f.hist);
     f.std_ns = pp_hist_stddev(&f.hist);
     size_t cap = p->nframes;
