@@ -109,6 +109,19 @@ PP_TEST(format_event_table_matches_ring_predicates) {
     unsigned layout = ppt_ev_layout(type);
     CHECK_EQ(ppt_type_known(type), layout != PPT_L_NONE);
     CHECK_EQ(ppt_event_infos[type].layout, layout);
+    ppt_ev e;
+    memset(&e, 0, sizeof e);
+    e.type = type;
+    e.delta = INT64_MIN;
+    e.loc = e.value = e.extra = UINT64_MAX;
+    e.device = UINT64_MAX;
+    e.launch = INT64_MIN;
+    e.dur = UINT64_MAX;
+    unsigned char buf[PPT_EV_MAX_FIXED + 64];
+    /* ppt_buf_ev reserves the bound: no type may write past it */
+    CHECK_LE(ppt_ev_put(buf, &e), ppt_ev_bound(&e));
+    if (layout != PPT_L_NOTE)
+      CHECK_LE(ppt_ev_put_fixed(buf, &e), PPT_EV_MAX_FIXED);
     if (layout == PPT_L_NONE)
       continue;
     CHECK(ppt_event_infos[type].name != NULL);
@@ -124,18 +137,6 @@ PP_TEST(format_event_table_matches_ring_predicates) {
     CHECK_EQ(ppt_event_infos[type].since_minor, type <= 12   ? 0
                                                 : type <= 17 ? 1
                                                              : 2);
-    ppt_ev e;
-    memset(&e, 0, sizeof e);
-    e.type = type;
-    e.delta = INT64_MIN;
-    e.loc = e.value = e.extra = UINT64_MAX;
-    e.device = UINT64_MAX;
-    e.launch = INT64_MIN;
-    e.dur = UINT64_MAX;
-    unsigned char buf[PPT_EV_MAX_FIXED + 64];
-    if (layout != PPT_L_NOTE)
-      CHECK_LE(ppt_ev_put(buf, &e), PPT_EV_MAX_FIXED);
-    CHECK_LE(ppt_ev_put(buf, &e), ppt_ev_bound(&e));
   }
 }
 

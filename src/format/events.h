@@ -8,8 +8,8 @@
  *
  * An event is its type (one byte), the time since the previous event of
  * the chunk (zigzag varint, ticks) and the fields of its layout. Each
- * layout is a field list in codec.h's notation; the fourth column of a
- * layout's doc says where the reader puts each field in memory.
+ * layout is a field list in codec.h's notation; the comment beside each
+ * field says where the reader puts it in memory.
  */
 #ifndef PP_FORMAT_EVENTS_H
 #define PP_FORMAT_EVENTS_H
@@ -154,7 +154,8 @@ __attribute__((always_inline)) static inline int ppt_ev_is(unsigned type,
  * widest layout (GPU: five varints). */
 #define PPT_EV_MAX_FIXED (1u + 10u + 5u * 10u)
 
-/* Bytes event e takes at most (any layout). */
+/* Bytes event e takes at most (any layout; a type with none is written
+ * with a site, as ppt_ev_put_fixed does). */
 static inline size_t ppt_ev_bound(const ppt_ev *r) {
   size_t n = 1 + 10;
   switch (ppt_ev_layout(r->type)) {
@@ -171,6 +172,7 @@ static inline size_t ppt_ev_bound(const ppt_ev *r) {
     PPT__BOUND_CASE(NOTE)
 #undef PPT__BOUND_CASE
   default:
+    n += 10;
     break;
   }
   return n;
@@ -178,7 +180,7 @@ static inline size_t ppt_ev_bound(const ppt_ev *r) {
 
 /* Encode event r, of any layout but NOTE, at p, which has room for
  * PPT_EV_MAX_FIXED bytes; returns the bytes written. A type with no
- * layout (or NOTE) is written as its type and delta alone, which a reader
+ * layout (or NOTE) is written as its type, delta and site, which a reader
  * refuses: callers pass the ring's types. Inline and without the string
  * fields: the writer calls it once per event. */
 static inline size_t ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
