@@ -44,8 +44,8 @@
 #define PPT_REC_STATS_ZONE(F)                                                  \
   F(UV, loc, PPT_ANY)                                                          \
   F(UV, count, PPT_ANY)                                                        \
-  F(UV, total, PPT_ANY) F(UV, self, PPT_ANY) F(HIST, hist, )                   \
-      F(HIST, self_hist, )
+  F(UV, total, PPT_ANY)                                                        \
+  F(UV, self, PPT_ANY) F(HIST, hist, ) F(HIST, self_hist, )
 #define PPT_REC_STATS_THREAD(F)                                                \
   F(UV, tid, PPT_ANY)                                                          \
   F(UV, busy, PPT_ANY) F(UV, events, PPT_ANY) F(UV, zones, PPT_ANY)
@@ -56,24 +56,23 @@
 #define PPT_REC_STATS_COUNTER(F)                                               \
   F(UV, loc, PPT_ANY)                                                          \
   F(UV, samples, PPT_ANY)                                                      \
-  F(F64, min, ) F(F64, max, ) F(F64, mean, ) F(F64, last, )                    \
-      F(UV, is_float, PPT_ANY)
+  F(F64, min, )                                                                \
+  F(F64, max, ) F(F64, mean, ) F(F64, last, ) F(UV, is_float, PPT_ANY)
 #define PPT_REC_STATS_TOTALS(F)                                                \
   F(SV, t0, )                                                                  \
   F(SV, t1, )                                                                  \
-  F(UV, events, PPT_ANY) F(UV, unmatched_ends, PPT_ANY)                        \
-      F(UV, unclosed, PPT_ANY)
+  F(UV, events, PPT_ANY) F(UV, unmatched_ends, PPT_ANY) F(UV, unclosed, PPT_ANY)
 #define PPT_REC_STATS_GPU(F)                                                   \
   F(UV, loc, PPT_ANY)                                                          \
   F(UV, device, UINT32_MAX)                                                    \
-  F(UV, stream, PPT_ANY) F(UV, tid, PPT_ANY) F(UV, count, PPT_ANY)             \
-      F(UV, total, PPT_ANY) F(SV, launch_ns, ) F(SV, start_ns, )               \
-          F(SV, end_ns, ) F(HIST, hist, )
+  F(UV, stream, PPT_ANY)                                                       \
+  F(UV, tid, PPT_ANY) F(UV, count, PPT_ANY) F(UV, total, PPT_ANY)              \
+      F(SV, launch_ns, ) F(SV, start_ns, ) F(SV, end_ns, ) F(HIST, hist, )
 #define PPT_REC_STATS_PAIRING(F)                                               \
   F(UV, too_deep, PPT_ANY)                                                     \
   F(UV, backwards, PPT_ANY)                                                    \
-  F(UV, ranges_unclosed, PPT_ANY) F(UV, ranges_unbegun, PPT_ANY)               \
-      F(UV, ranges_lost, PPT_ANY)
+  F(UV, ranges_unclosed, PPT_ANY)                                              \
+  F(UV, ranges_unbegun, PPT_ANY) F(UV, ranges_lost, PPT_ANY)
 
 /* CUDA: records of kind (one byte), body length (varint), body
  * (ppt_cuda_head_enc/get). A reader skips unknown kinds and fields past
@@ -83,32 +82,35 @@
 #define PPT_REC_CUDA_KERNEL(F)                                                 \
   F(UV, start, INT64_MAX)                                                      \
   F(UV, dur, PPT_ANY)                                                          \
-  F(UV, queued, PPT_ANY) F(U32, device, ) F(U32, context, ) F(U32, stream, )   \
-      F(U32, correlation, ) F(U32, name, ) F(S32, grid_x, ) F(S32, grid_y, )   \
-          F(S32, grid_z, ) F(S32, block_x, ) F(S32, block_y, )                 \
-              F(S32, block_z, ) F(S32, static_smem, ) F(S32, dynamic_smem, )   \
-                  F(U32, registers, )
+  F(UV, queued, PPT_ANY)                                                       \
+  F(U32, device, ) F(U32, context, ) F(U32, stream, ) F(U32, correlation, )    \
+      F(U32, name, ) F(S32, grid_x, ) F(S32, grid_y, ) F(S32, grid_z, )        \
+          F(S32, block_x, ) F(S32, block_y, ) F(S32, block_z, )                \
+              F(S32, static_smem, ) F(S32, dynamic_smem, ) F(U32, registers, )
 #define PPT_REC_CUDA_MEMCPY(F)                                                 \
   F(UV, start, INT64_MAX)                                                      \
   F(UV, dur, PPT_ANY)                                                          \
-  F(UV, bytes, PPT_ANY) F(U32, copy_kind, ) F(U32, src_kind, )                 \
-      F(U32, dst_kind, ) F(U32, flags, ) F(U32, device, ) F(U32, context, )    \
-          F(U32, stream, ) F(U32, correlation, )
+  F(UV, bytes, PPT_ANY)                                                        \
+  F(U32, copy_kind, ) F(U32, src_kind, ) F(U32, dst_kind, ) F(U32, flags, )    \
+      F(U32, device, ) F(U32, context, ) F(U32, stream, )                      \
+          F(U32, correlation, )
 #define PPT_REC_CUDA_MEMSET(F)                                                 \
   F(UV, start, INT64_MAX)                                                      \
   F(UV, dur, PPT_ANY)                                                          \
-  F(UV, bytes, PPT_ANY) F(U32, value, ) F(U32, memory_kind, ) F(U32, device, ) \
-      F(U32, context, ) F(U32, stream, ) F(U32, correlation, )
+  F(UV, bytes, PPT_ANY)                                                        \
+  F(U32, value, ) F(U32, memory_kind, ) F(U32, device, ) F(U32, context, )     \
+      F(U32, stream, ) F(U32, correlation, )
 #define PPT_REC_CUDA_SYNC(F)                                                   \
   F(UV, start, INT64_MAX)                                                      \
   F(UV, dur, PPT_ANY)                                                          \
-  F(U32, type, ) F(U32, context, ) F(U32, stream, ) F(U32, correlation, )      \
-      F(U32, event, )
+  F(U32, type, )                                                               \
+  F(U32, context, ) F(U32, stream, ) F(U32, correlation, ) F(U32, event, )
 #define PPT_REC_CUDA_API(F)                                                    \
   F(UV, start, INT64_MAX)                                                      \
   F(UV, dur, PPT_ANY)                                                          \
-  F(U32, domain, ) F(U32, cbid, ) F(U32, name, ) F(UV, tid, PPT_ANY)           \
-      F(U32, correlation, ) F(U32, result, )
+  F(U32, domain, )                                                             \
+  F(U32, cbid, ) F(U32, name, ) F(UV, tid, PPT_ANY) F(U32, correlation, )      \
+      F(U32, result, )
 #define PPT_REC_CUDA_DROPPED(F) F(UV, count, PPT_ANY)
 
 /* Every record: X(name, layout). */
