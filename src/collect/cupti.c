@@ -23,6 +23,7 @@
 
 #include "collect/cupti.h"
 #include "core/clock.h"
+#include "format/records.h"
 #include "internal.h"
 
 #define BUF_SIZE (4u << 20)      /* bytes per CUPTI buffer */
@@ -141,50 +142,45 @@ static uint64_t conv(uint64_t ts) {
 
 /* ---- encoding (under lock) --------------------------------------------- */
 
-typedef struct rec {
-  unsigned char b[256];
-  size_t n;
-} rec;
-
-static void put(rec *r, uint64_t v) { r->n += ppt_put_uv(r->b + r->n, v); }
-static void puts_(rec *r, int64_t v) { put(r, ppt_zigzag(v)); }
-/* A record's time span as the reader's get_span() takes it: the start on
- * our clock, then the duration (0 when CUPTI reports an end before it). */
-static void put_span(rec *r, uint64_t start, uint64_t end) {
-  uint64_t s = conv(start), e = conv(end);
-  put(r, s);
-  put(r, e > s ? e - s : 0);
+/* A record's start and duration on our clock, as the format has them
+ * (the duration 0 when CUPTI reports an end before the start). */
+static void span(uint64_t start, uint64_t end, uint64_t *s, uint64_t *dur) {
+  uint64_t e = conv(end);
+  *s = conv(start);
+  *dur = e > *s ? e - *s : 0;
 }
 
-/* Append one record; when the writer has fallen PENDING_CAP behind, the
- * record is counted as dropped instead. */
-static void emit(unsigned kind, const rec *r, const char *str, size_t slen) {
-  size_t body = r->n + (str ? 10 + slen : 0);
-  if (pending.len + body + 11 > PENDING_CAP ||
-      ppt_buf_reserve(&pending, body + 11) != 0) {
+/* Append one record, its body encoded by the format's table
+ * (format/records.h) at body; when the writer has fallen PENDING_CAP
+ * behind, the record is counted as dropped instead. */
+static void emit(unsigned kind, const unsigned char *body, size_t blen) {
+  if (pending.len + blen + 11 > PENDING_CAP ||
+      ppt_buf_reserve(&pending, blen + 11) != 0) {
     pending.oom = 0;
     pending_dropped++;
     return;
   }
   unsigned char *p = pending.data + pending.len;
-  size_t blen = r->n;
-  unsigned char lenbuf[10];
-  size_t sl = 0;
-  if (str) {
-    sl = ppt_put_uv(lenbuf, slen);
-    blen += sl + slen;
-  }
-  *p++ = (unsigned char)kind;
-  p += ppt_put_uv(p, blen);
-  memcpy(p, r->b, r->n);
-  p += r->n;
-  if (str) {
-    memcpy(p, lenbuf, sl);
-    p += sl;
-    memcpy(p, str, slen);
-    p += slen;
-  }
-  pending.len = (size_t)(p - pending.data);
+  p += ppt_cuda_head_enc(p, kind, blen);
+  memcpy(p, body, blen);
+  pending.len = (size_t)(p + blen - pending.data);
+}
+
+/* Encode record r of a table into a stack buffer and emit it. */
+#define EMIT(kind, name, r)                                                    \
+  do {                                                                         \
+    unsigned char body_[256];                                                  \
+    emit(kind, body_, ppt_##name##_enc(body_, r));                             \
+  } while (0)
+
+/* The drops counted since the last DROPPED record, as one (kept for later
+ * when even that record finds no room). */
+static void emit_dropped(void) {
+  ppt_cuda_dropped r = {pending_dropped};
+  size_t before = pending.len;
+  EMIT(PPT_CUDA_DROPPED, cuda_dropped, &r);
+  if (pending.len != before)
+    pending_dropped = 0;
 }
 
 static uint64_t hash_str(const char *s) {
@@ -240,10 +236,10 @@ static uint32_t define(name_ent **tab, size_t *cap, size_t *count,
   (*tab)[j].id = id;
   (*tab)[j].used = 1;
   (*count)++;
-  rec r = {.n = 0};
-  put(&r, id);
   size_t len = strlen(text);
-  emit(PPT_CUDA_STRING, &r, text, len > NAME_CAP ? NAME_CAP : len);
+  ppt_cuda_string r = {id, {text, len > NAME_CAP ? NAME_CAP : len}};
+  unsigned char body[NAME_CAP + 20];
+  emit(PPT_CUDA_STRING, body, ppt_cuda_string_enc(body, &r));
   return id;
 }
 
@@ -273,69 +269,71 @@ static uint32_t api_name(CUpti_CallbackDomain dom, uint32_t cbid) {
 }
 
 static void encode(const CUpti_Activity *a) {
-  rec r = {.n = 0};
   switch (a->kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
     const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
-    uint32_t name = kernel_name(k->name);
-    put_span(&r, k->start, k->end);
-    put(&r, conv(k->queued)); /* 0: not collected */
-    put(&r, k->deviceId);
-    put(&r, k->contextId);
-    put(&r, k->streamId);
-    put(&r, k->correlationId);
-    put(&r, name);
-    puts_(&r, k->gridX);
-    puts_(&r, k->gridY);
-    puts_(&r, k->gridZ);
-    puts_(&r, k->blockX);
-    puts_(&r, k->blockY);
-    puts_(&r, k->blockZ);
-    puts_(&r, k->staticSharedMemory);
-    puts_(&r, k->dynamicSharedMemory);
-    put(&r, k->registersPerThread);
-    emit(PPT_CUDA_KERNEL, &r, NULL, 0);
+    ppt_cuda_kernel r;
+    r.name = kernel_name(k->name);
+    span(k->start, k->end, &r.start, &r.dur);
+    r.queued = conv(k->queued); /* 0: not collected */
+    r.device = k->deviceId;
+    r.context = k->contextId;
+    r.stream = k->streamId;
+    r.correlation = k->correlationId;
+    r.grid_x = k->gridX;
+    r.grid_y = k->gridY;
+    r.grid_z = k->gridZ;
+    r.block_x = k->blockX;
+    r.block_y = k->blockY;
+    r.block_z = k->blockZ;
+    r.static_smem = k->staticSharedMemory;
+    r.dynamic_smem = k->dynamicSharedMemory;
+    r.registers = k->registersPerThread;
+    EMIT(PPT_CUDA_KERNEL, cuda_kernel, &r);
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY: {
     const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
-    put_span(&r, m->start, m->end);
-    put(&r, m->bytes);
-    put(&r, m->copyKind);
-    put(&r, m->srcKind);
-    put(&r, m->dstKind);
-    put(&r, m->flags);
-    put(&r, m->deviceId);
-    put(&r, m->contextId);
-    put(&r, m->streamId);
-    put(&r, m->correlationId);
-    emit(PPT_CUDA_MEMCPY, &r, NULL, 0);
+    ppt_cuda_memcpy r;
+    span(m->start, m->end, &r.start, &r.dur);
+    r.bytes = m->bytes;
+    r.copy_kind = m->copyKind;
+    r.src_kind = m->srcKind;
+    r.dst_kind = m->dstKind;
+    r.flags = m->flags;
+    r.device = m->deviceId;
+    r.context = m->contextId;
+    r.stream = m->streamId;
+    r.correlation = m->correlationId;
+    EMIT(PPT_CUDA_MEMCPY, cuda_memcpy, &r);
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
-    put_span(&r, m->start, m->end);
-    put(&r, m->bytes);
-    put(&r, m->value);
-    put(&r, m->memoryKind);
-    put(&r, m->deviceId);
-    put(&r, m->contextId);
-    put(&r, m->streamId);
-    put(&r, m->correlationId);
-    emit(PPT_CUDA_MEMSET, &r, NULL, 0);
+    ppt_cuda_memset r;
+    span(m->start, m->end, &r.start, &r.dur);
+    r.bytes = m->bytes;
+    r.value = m->value;
+    r.memory_kind = m->memoryKind;
+    r.device = m->deviceId;
+    r.context = m->contextId;
+    r.stream = m->streamId;
+    r.correlation = m->correlationId;
+    EMIT(PPT_CUDA_MEMSET, cuda_memset, &r);
     break;
   }
   case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
     const CUpti_ActivitySynchronization2 *y =
         (const CUpti_ActivitySynchronization2 *)a;
-    put_span(&r, y->start, y->end);
-    put(&r, (uint64_t)y->type);
-    put(&r, y->contextId);
-    put(&r, y->streamId);
-    put(&r, y->correlationId);
-    put(&r, y->cudaEventId);
-    emit(PPT_CUDA_SYNC, &r, NULL, 0);
+    ppt_cuda_sync r;
+    span(y->start, y->end, &r.start, &r.dur);
+    r.type = (uint64_t)y->type;
+    r.context = y->contextId;
+    r.stream = y->streamId;
+    r.correlation = y->correlationId;
+    r.event = y->cudaEventId;
+    EMIT(PPT_CUDA_SYNC, cuda_sync, &r);
     break;
   }
   case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -344,15 +342,15 @@ static void encode(const CUpti_Activity *a) {
     CUpti_CallbackDomain dom = a->kind == CUPTI_ACTIVITY_KIND_DRIVER
                                    ? CUPTI_CB_DOMAIN_DRIVER_API
                                    : CUPTI_CB_DOMAIN_RUNTIME_API;
-    uint32_t name = api_name(dom, p->cbid);
-    put_span(&r, p->start, p->end);
-    put(&r, (uint64_t)dom);
-    put(&r, p->cbid);
-    put(&r, name);
-    put(&r, p->threadId);
-    put(&r, p->correlationId);
-    put(&r, p->returnValue);
-    emit(PPT_CUDA_API, &r, NULL, 0);
+    ppt_cuda_api r;
+    r.name = api_name(dom, p->cbid);
+    span(p->start, p->end, &r.start, &r.dur);
+    r.domain = (uint64_t)dom;
+    r.cbid = p->cbid;
+    r.tid = p->threadId;
+    r.correlation = p->correlationId;
+    r.result = p->returnValue;
+    EMIT(PPT_CUDA_API, cuda_api, &r);
     break;
   }
   default:
@@ -399,12 +397,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
   if (F.dropped(NULL, 0, &lost) == CUPTI_SUCCESS)
     pending_dropped += lost;
   if (pending_dropped && take) {
-    rec r = {.n = 0};
-    put(&r, pending_dropped);
-    size_t before = pending.len;
-    emit(PPT_CUDA_DROPPED, &r, NULL, 0);
-    if (pending.len != before)
-      pending_dropped = 0;
+    emit_dropped();
   }
   if (npool < POOL_MAX) {
     pool[npool++] = buffer;
@@ -611,12 +604,7 @@ void pp__cupti_flush(int forced) {
 void pp__cupti_take(ppt_buf *out) {
   pthread_mutex_lock(&lock);
   if (pending_dropped && atomic_load(&accepting)) {
-    rec r = {.n = 0};
-    put(&r, pending_dropped);
-    size_t before = pending.len;
-    emit(PPT_CUDA_DROPPED, &r, NULL, 0);
-    if (pending.len != before)
-      pending_dropped = 0;
+    emit_dropped();
   }
   if (pending.len)
     ppt_buf_bytes(out, pending.data, pending.len);
@@ -638,12 +626,7 @@ void pp__cupti_stop(void) {
   pthread_mutex_lock(&lock);
   /* The last drops still go out with the records. */
   if (pending_dropped) {
-    rec r = {.n = 0};
-    put(&r, pending_dropped);
-    size_t before = pending.len;
-    emit(PPT_CUDA_DROPPED, &r, NULL, 0);
-    if (pending.len != before)
-      pending_dropped = 0;
+    emit_dropped();
   }
   atomic_store(&accepting, 0);
   started = 0;

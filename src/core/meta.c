@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../format/records.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ppt_buf pending; /* key/value pairs */
 static uint64_t count;
@@ -19,8 +21,8 @@ int pp__session_meta(const char *key, const char *value) {
   if (!atomic_load(&open_) || !key || !value)
     return -1;
   pthread_mutex_lock(&lock);
-  ppt_buf_str(&pending, key);
-  ppt_buf_str(&pending, value);
+  ppt_meta kv = {ppt_str_of(key), ppt_str_of(value)};
+  ppt_meta_put(&pending, &kv);
   count++;
   int rc = pending.oom ? -1 : 0;
   pthread_mutex_unlock(&lock);
@@ -31,7 +33,7 @@ uint64_t pp__meta_take(ppt_buf *out) {
   pthread_mutex_lock(&lock);
   uint64_t n = pending.oom ? 0 : count;
   if (n) {
-    ppt_buf_uv(out, n);
+    ppt_count_put_n(out, n);
     ppt_buf_bytes(out, pending.data, pending.len);
   }
   pending.len = 0;

@@ -39,16 +39,17 @@
 
 #include "../collect/cupti.h"
 #include "../format/pptrace.h"
+#include "../format/records.h"
 #include "../internal.h"
 #include "sink/stats.h"
 #include "clock.h"
 #include "env.h"
-#include "live.h"
 #include "gpu.h"
+#include "live.h"
 #include "meta.h"
 #include "recorder.h"
-#include "wake.h"
 #include "sampler.h"
+#include "wake.h"
 
 typedef struct locmap_entry {
   const pp_srcloc *p;
@@ -317,12 +318,12 @@ static int write_loss_meta(int fd, uint32_t *seq) {
   uint64_t lost = S.events_written - S.events_flushed;
   snprintf(num, sizeof num, "%llu", (unsigned long long)lost);
   ppt_buf m = {0};
-  ppt_buf_uv(&m, trace ? 2 : 1);
-  ppt_buf_str(&m, "write_error");
-  ppt_buf_str(&m, what);
+  ppt_count_put_n(&m, trace ? 2 : 1);
+  ppt_meta kv = {ppt_str_of("write_error"), ppt_str_of(what)};
+  ppt_meta_put(&m, &kv);
   if (trace) {
-    ppt_buf_str(&m, "events_lost");
-    ppt_buf_str(&m, num);
+    kv = (ppt_meta){ppt_str_of("events_lost"), ppt_str_of(num)};
+    ppt_meta_put(&m, &kv);
   }
   uint64_t before = S.good_off;
   int failed = S.io_failed;
@@ -361,12 +362,13 @@ static int locmap_grow(void) {
 }
 
 static void def_loc(ppt_buf *defs, uint32_t id, const pp_srcloc *p) {
-  ppt_buf_uv(defs, id);
-  ppt_buf_uv(defs, p->kind);
-  ppt_buf_str(defs, p->name ? p->name : "");
-  ppt_buf_str(defs, p->function);
-  ppt_buf_str(defs, p->file);
-  ppt_buf_uv(defs, p->line);
+  ppt_srcloc r = {id,
+                  p->kind,
+                  ppt_str_of(p->name),
+                  ppt_str_of(p->function),
+                  ppt_str_of(p->file),
+                  p->line};
+  ppt_srcloc_put(defs, &r);
 }
 
 /* Id of a site; new sites get a definition appended to S.defs. Returns
@@ -460,34 +462,27 @@ static uint64_t encode_range(const pp__slot *ring, uint64_t mask,
     if (!started || out->len > (256u << 10)) {
       if (started)
         flush_events();
-      ppt_buf_uv(out, tid);
-      ppt_buf_uv(out, ts);
+      ppt_events_base base = {tid, ts};
+      ppt_events_base_put(out, &base);
       prev = ts;
       started = 1;
     }
-    /* Worst case: type + five varints (memory events). */
-    if (ppt_buf_reserve(out, 1 + 5 * 10) != 0)
+    if (ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0)
       continue;
-    unsigned char *p = out->data + out->len;
-    *p++ = (unsigned char)type;
-    p += ppt_put_uv(p, ppt_zigzag((int64_t)(ts - prev)));
-    prev = ts;
-    p += ppt_put_uv(p, id);
-    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD) {
-      p += ppt_put_uv(p, ppt_zigzag((int64_t)value));
-    } else if (type == PPT_EV_COUNTER_SETF) {
-      ppt_put_u64(p, value);
-      p += 8;
-    } else if (ppt_is_mem(type)) { /* value, bytes, device */
-      p += ppt_put_uv(p, value);
-      p += ppt_put_uv(p, extra >> 8);
-      p += ppt_put_uv(p, extra & 0xff);
-    } else if (ppt_has_value(type)) {
-      p += ppt_put_uv(p, value);
-      if (ppt_has_extra(type))
-        p += ppt_put_uv(p, extra);
+    /* The ring keeps a memory event's bytes << 8 | device in the extra
+     * number; the file has them as two fields (format/events.h). */
+    ppt_ev e;
+    e.type = type;
+    e.delta = (int64_t)(ts - prev);
+    e.loc = id;
+    e.value = value;
+    e.extra = extra;
+    if (ppt_is_mem(type)) {
+      e.extra = extra >> 8;
+      e.device = extra & 0xff;
     }
-    out->len = (size_t)(p - out->data);
+    prev = ts;
+    out->len += ppt_ev_put_fixed(out->data + out->len, &e);
     n++;
     S.pending_events++;
   }
@@ -574,25 +569,25 @@ static void write_gpu_events(pp__gpu_rec *recs, size_t n) {
   for (size_t i = 0; i < n;) {
     size_t j = i;
     ppt_buf *out = &S.evbuf;
-    ppt_buf_uv(out, recs[i].tid);
-    ppt_buf_uv(out, recs[i].start_tick);
+    ppt_events_base base = {recs[i].tid, recs[i].start_tick};
+    ppt_events_base_put(out, &base);
     uint64_t prev = recs[i].start_tick;
     for (; j < n && recs[j].tid == recs[i].tid && out->len < (256u << 10);
          j++) {
       const pp__gpu_rec *r = &recs[j];
       uint32_t id = loc_id(r->loc);
-      if (id == UINT32_MAX || ppt_buf_reserve(out, 1 + 6 * 10) != 0)
+      if (id == UINT32_MAX || ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0)
         continue;
-      unsigned char *p = out->data + out->len;
-      *p++ = PPT_EV_GPU_ZONE;
-      p += ppt_put_uv(p, ppt_zigzag((int64_t)(r->start_tick - prev)));
+      ppt_ev e;
+      e.type = PPT_EV_GPU_ZONE;
+      e.delta = (int64_t)(r->start_tick - prev);
+      e.loc = id;
+      e.device = r->device;
+      e.extra = r->stream;
+      e.launch = (int64_t)(r->launch_tick - r->start_tick);
+      e.dur = r->dur_ns;
       prev = r->start_tick;
-      p += ppt_put_uv(p, id);
-      p += ppt_put_uv(p, r->device);
-      p += ppt_put_uv(p, r->stream);
-      p += ppt_put_uv(p, ppt_zigzag((int64_t)(r->launch_tick - r->start_tick)));
-      p += ppt_put_uv(p, r->dur_ns);
-      out->len = (size_t)(p - out->data);
+      out->len += ppt_ev_put_fixed(out->data + out->len, &e);
       S.events_written++;
       S.pending_events++;
     }
@@ -627,8 +622,8 @@ static void snapshot_threads(ppt_buf *threads) {
                  sizeof *S.snap) == 0)
       S.snap[S.nsnap++] = t;
     if (t->name_dirty || !t->announced) {
-      ppt_buf_uv(threads, t->tid);
-      ppt_buf_str(threads, t->name);
+      ppt_thread r = {t->tid, ppt_str_of(t->name)};
+      ppt_thread_put(threads, &r);
       if (S.agg)
         pp__aggregate_thread(S.agg, t->tid, t->name);
       t->name_dirty = 0;
@@ -643,9 +638,8 @@ static void write_clock(void) {
   pp__clock_sync_now(&s);
   S.last_sync = s;
   ppt_buf b = {0};
-  ppt_buf_uv(&b, s.tick);
-  ppt_buf_sv(&b, s.mono_ns);
-  ppt_buf_sv(&b, s.real_ns);
+  ppt_clock r = {s.tick, s.mono_ns, s.real_ns};
+  ppt_clock_put(&b, &r);
   write_chunk(PPT_CHUNK_CLOCK, &b);
   ppt_buf_free(&b);
 }
@@ -656,8 +650,8 @@ static void write_drops(void) {
     pp__tstate *t = S.snap[i];
     uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
     if (d != t->written_dropped) {
-      ppt_buf_uv(&b, t->tid);
-      ppt_buf_uv(&b, d - t->written_dropped);
+      ppt_drops r = {t->tid, d - t->written_dropped};
+      ppt_drops_put(&b, &r);
       if (S.agg)
         pp__aggregate_drops(S.agg, t->tid, d - t->written_dropped);
       S.drops_written += d - t->written_dropped;
@@ -720,21 +714,22 @@ static void write_notes(const pp__live_note *nt, size_t n) {
                     (uint64_t)(int64_t)((double)(nt[i].ns - S.sync0.mono_ns) *
                                         rate);
     if (i == 0) {
-      ppt_buf_uv(&b, 0);
-      ppt_buf_uv(&b, tick);
+      ppt_events_base base = {0, tick};
+      ppt_events_base_put(&b, &base);
       prev = tick;
     }
-    unsigned char type = (unsigned char)nt[i].type;
-    ppt_buf_bytes(&b, &type, 1);
-    ppt_buf_uv(&b, ppt_zigzag((int64_t)(tick - prev)));
+    ppt_ev e;
+    e.type = (unsigned char)nt[i].type;
+    e.delta = (int64_t)(tick - prev);
+    e.what = ppt_str_of(nt[i].what);
+    e.which = ppt_str_of(nt[i].which);
+    e.message = ppt_str_of(nt[i].message);
+    e.nvalue = nt[i].value;
+    e.baseline = nt[i].baseline;
+    e.spread = nt[i].spread;
+    e.threshold = nt[i].threshold;
     prev = tick;
-    ppt_buf_str(&b, nt[i].what);
-    ppt_buf_str(&b, nt[i].which);
-    ppt_buf_str(&b, nt[i].message);
-    ppt_buf_f64(&b, nt[i].value);
-    ppt_buf_f64(&b, nt[i].baseline);
-    ppt_buf_f64(&b, nt[i].spread);
-    ppt_buf_f64(&b, nt[i].threshold);
+    ppt_buf_ev(&b, &e);
   }
   if (b.len)
     write_chunk(PPT_CHUNK_EVENTS, &b);
@@ -898,43 +893,37 @@ static void write_meta(int fd, uint32_t *seq) {
       {"tick_source", pp__clock_source()},
   };
   size_t nkv = PP__ARRAY_LEN(kv);
-  ppt_buf_uv(&b, nkv + 6);
+  ppt_count_put_n(&b, nkv + 6);
   for (size_t i = 0; i < nkv; i++) {
-    ppt_buf_str(&b, kv[i][0]);
-    ppt_buf_str(&b, kv[i][1]);
+    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
+    ppt_meta_put(&b, &m);
   }
-  ppt_buf_str(&b, "pid");
-  snprintf(num, sizeof num, "%ld", (long)S.pid);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "start_mono_ns");
-  snprintf(num, sizeof num, "%lld", (long long)S.sync0.mono_ns);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "start_realtime_ns");
-  snprintf(num, sizeof num, "%lld", (long long)S.sync0.real_ns);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "event_cost_ns");
-  snprintf(num, sizeof num, "%.3f", S.event_cost_ns);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "drop_cost_ns");
-  snprintf(num, sizeof num, "%.3f", S.drop_cost_ns);
-  ppt_buf_str(&b, num);
-  ppt_buf_str(&b, "ticks_per_ns");
-  snprintf(num, sizeof num, "%.9f", S.ticks_per_ns);
-  ppt_buf_str(&b, num);
+#define PUT_NUM(key, ...)                                                      \
+  do {                                                                         \
+    snprintf(num, sizeof num, __VA_ARGS__);                                    \
+    ppt_meta m = {ppt_str_of(key), ppt_str_of(num)};                           \
+    ppt_meta_put(&b, &m);                                                      \
+  } while (0)
+  PUT_NUM("pid", "%ld", (long)S.pid);
+  PUT_NUM("start_mono_ns", "%lld", (long long)S.sync0.mono_ns);
+  PUT_NUM("start_realtime_ns", "%lld", (long long)S.sync0.real_ns);
+  PUT_NUM("event_cost_ns", "%.3f", S.event_cost_ns);
+  PUT_NUM("drop_cost_ns", "%.3f", S.drop_cost_ns);
+  PUT_NUM("ticks_per_ns", "%.9f", S.ticks_per_ns);
+#undef PUT_NUM
   write_chunk_fd(fd, seq, PPT_CHUNK_META, &b);
   ppt_buf_free(&b);
   /* The clock origin. */
-  ppt_buf_uv(&b, S.sync0.tick);
-  ppt_buf_sv(&b, S.sync0.mono_ns);
-  ppt_buf_sv(&b, S.sync0.real_ns);
+  ppt_clock origin = {S.sync0.tick, S.sync0.mono_ns, S.sync0.real_ns};
+  ppt_clock_put(&b, &origin);
   write_chunk_fd(fd, seq, PPT_CHUNK_CLOCK, &b);
   ppt_buf_free(&b);
 }
 
 static void write_end(void) {
   ppt_buf b = {0};
-  ppt_buf_uv(&b, S.events_written);
-  ppt_buf_uv(&b, S.drops_written);
+  ppt_end r = {S.events_written, S.drops_written};
+  ppt_end_put(&b, &r);
   write_chunk(PPT_CHUNK_END, &b);
   ppt_buf_free(&b);
 }
@@ -967,9 +956,9 @@ static int flight_dump_locked(const char *path) {
     char num[32];
     ppt_buf m = {0};
     snprintf(num, sizeof num, "%llu", (unsigned long long)S.flight_released);
-    ppt_buf_uv(&m, 1);
-    ppt_buf_str(&m, "flight_threads_released");
-    ppt_buf_str(&m, num);
+    ppt_count_put_n(&m, 1);
+    ppt_meta kv = {ppt_str_of("flight_threads_released"), ppt_str_of(num)};
+    ppt_meta_put(&m, &kv);
     write_chunk_fd(fd, &seq, PPT_CHUNK_META, &m);
     ppt_buf_free(&m);
   }
@@ -992,8 +981,8 @@ static int flight_dump_locked(const char *path) {
   ppt_buf threads = {0};
   pp__registry_lock();
   for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
-    ppt_buf_uv(&threads, t->tid);
-    ppt_buf_str(&threads, t->name);
+    ppt_thread r = {t->tid, ppt_str_of(t->name)};
+    ppt_thread_put(&threads, &r);
   }
   pp__registry_unlock();
   write_chunk(PPT_CHUNK_THREAD, &threads);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The native trace format (.pptrace): constants, the varint codec and the
- * chunk builder used by the writer. docs/formats/pptrace.md is the spec;
- * keep the two in step.
+ * chunk builder used by the writer. The layouts of every record and event
+ * are tables in codec.h's notation (events.h, records.h), expanded into
+ * both ends' encoders and decoders. docs/formats/pptrace.md is the spec;
+ * keep the two in step (docs/internals/format.md).
  *
  * A file is a 64-byte file header followed by chunks. Each chunk has a
  * 24-byte header (magic, type, flags, payload length, payload CRC-32C,
@@ -62,12 +64,16 @@ enum ppt_cuda_kind {
   PPT_CUDA_DROPPED = 7  /* records CUPTI (or the collector) dropped */
 };
 
-/* Event types, shared by the in-memory ring and the EVENTS payload. */
+/* Event types, shared by the in-memory ring and the EVENTS payload. Their
+ * payload layouts are the table of format/events.h (PPT_EVENT_TABLE),
+ * which checks these numbers at build time; the predicates below serve
+ * the ring's hot path and tests/test-format.c checks them against the
+ * table. */
 enum ppt_event_type {
   PPT_EV_ZONE_BEGIN = 1,
   PPT_EV_ZONE_END = 2,
-  PPT_EV_COUNTER_SET = 3, /* int64 value */
-  PPT_EV_COUNTER_ADD = 4, /* int64 delta */
+  PPT_EV_COUNTER_SET = 3,  /* int64 value */
+  PPT_EV_COUNTER_ADD = 4,  /* int64 delta */
   PPT_EV_COUNTER_SETF = 5, /* double value */
   PPT_EV_MARK = 6,
   PPT_EV_FRAME = 7,
@@ -104,8 +110,8 @@ enum ppt_event_type {
    * docs/formats/pptrace.md. */
   PPT_EV_GPU_ZONE = 24,    /* device, stream, launch delta, duration ns */
   PPT_EV_MEM_ALLOC = 25,   /* ptr, bytes, device */
-  PPT_EV_MEM_FREE = 26,    /* ptr, device */
-  PPT_EV_MEM_RESERVE = 27, /* reserved bytes now, device */
+  PPT_EV_MEM_FREE = 26,    /* ptr, 0, device */
+  PPT_EV_MEM_RESERVE = 27, /* 0, reserved bytes now, device */
   PPT_EV_MAX_ = 27 /* the last type defined; 22-24 never sit in a ring */
 };
 

@@ -22,6 +22,7 @@
 #include "../analyze/stream.h"
 #include "../internal.h"
 #include "pptrace.h"
+#include "records.h"
 
 #define MAX_LOCS (1u << 22)
 #define MAX_THREADS 65536u
@@ -108,19 +109,18 @@ static pp_loc *loc_slot(pp_trace *t, uint64_t id) {
 }
 
 static int decode_meta(pp_trace *t, ppt_cursor *c) {
-  uint64_t n = ppt_get_uv(c);
-  for (uint64_t i = 0; i < n && !c->err; i++) {
-    size_t kl, vl;
-    const char *k = ppt_get_str(c, &kl);
-    const char *v = ppt_get_str(c, &vl);
-    if (c->err)
+  ppt_count n;
+  ppt_count_get(c, &n);
+  for (uint64_t i = 0; i < n.n && !c->err; i++) {
+    ppt_meta r;
+    if (ppt_meta_get(c, &r) != 0)
       break;
     if (grow(t, (void **)&t->meta, &t->cap_meta, t->nmeta + 1,
                  sizeof(pp_meta)) != 0)
       return -1;
     pp_meta *m = &t->meta[t->nmeta];
-    m->key = dup_n(t, k, kl);
-    m->value = dup_n(t, v, vl);
+    m->key = dup_n(t, r.key.s, r.key.n);
+    m->value = dup_n(t, r.value.s, r.value.n);
     if (!m->key || !m->value) {
       pp__free(m->key);
       pp__free(m->value);
@@ -133,12 +133,13 @@ static int decode_meta(pp_trace *t, ppt_cursor *c) {
 
 static int decode_clock(pp_trace *t, ppt_cursor *c) {
   while (c->p < c->end && !c->err) {
-    pp_clock_sync s;
-    s.tick = ppt_get_uv(c);
-    s.mono_ns = ppt_get_sv(c);
-    s.real_ns = ppt_get_sv(c);
-    if (c->err)
+    ppt_clock r;
+    if (ppt_clock_get(c, &r) != 0)
       break;
+    pp_clock_sync s;
+    s.tick = r.tick;
+    s.mono_ns = r.mono_ns;
+    s.real_ns = r.real_ns;
     if (grow(t, (void **)&t->clock, &t->cap_clock, t->nclock + 1,
                  sizeof s) != 0)
       return -1;
@@ -149,26 +150,20 @@ static int decode_clock(pp_trace *t, ppt_cursor *c) {
 
 static int decode_srcloc(pp_trace *t, ppt_cursor *c) {
   while (c->p < c->end && !c->err) {
-    uint64_t id = ppt_get_uv(c);
-    uint64_t kind = ppt_get_uv(c);
-    size_t nl, fl, sl;
-    const char *name = ppt_get_str(c, &nl);
-    const char *fn = ppt_get_str(c, &fl);
-    const char *file = ppt_get_str(c, &sl);
-    uint64_t line = ppt_get_uv(c);
-    if (c->err)
+    ppt_srcloc r;
+    if (ppt_srcloc_get(c, &r) != 0)
       break;
-    pp_loc *l = loc_slot(t, id);
+    pp_loc *l = loc_slot(t, r.id);
     if (!l)
       return -1;
     pp__free(l->name);
     pp__free(l->function);
     pp__free(l->file);
-    l->kind = (uint32_t)(kind > 255 ? 0 : kind);
-    l->name = dup_n(t, name, nl);
-    l->function = dup_n(t, fn, fl);
-    l->file = dup_n(t, file, sl);
-    l->line = (uint32_t)(line > UINT32_MAX ? 0 : line);
+    l->kind = (uint32_t)(r.kind > 255 ? 0 : r.kind);
+    l->name = dup_n(t, r.name.s, r.name.n);
+    l->function = dup_n(t, r.function.s, r.function.n);
+    l->file = dup_n(t, r.file.s, r.file.n);
+    l->line = (uint32_t)(r.line > UINT32_MAX ? 0 : r.line);
     if (!l->name || !l->function || !l->file)
       return -1;
   }
@@ -177,13 +172,11 @@ static int decode_srcloc(pp_trace *t, ppt_cursor *c) {
 
 static int decode_thread(pp_trace *t, ppt_cursor *c) {
   while (c->p < c->end && !c->err) {
-    uint64_t tid = ppt_get_uv(c);
-    size_t nl;
-    const char *name = ppt_get_str(c, &nl);
-    if (c->err)
+    ppt_thread r;
+    if (ppt_thread_get(c, &r) != 0)
       break;
-    pp_thread *th = thread_for(t, tid);
-    char *n = dup_n(t, name, nl);
+    pp_thread *th = thread_for(t, r.tid);
+    char *n = dup_n(t, r.name.s, r.name.n);
     if (!th || !n) {
       pp__free(n);
       return -1;
@@ -196,14 +189,13 @@ static int decode_thread(pp_trace *t, ppt_cursor *c) {
 
 static int decode_drops(pp_trace *t, ppt_cursor *c) {
   while (c->p < c->end && !c->err) {
-    uint64_t tid = ppt_get_uv(c);
-    uint64_t n = ppt_get_uv(c);
-    if (c->err)
+    ppt_drops r;
+    if (ppt_drops_get(c, &r) != 0)
       break;
-    pp_thread *th = thread_for(t, tid);
+    pp_thread *th = thread_for(t, r.tid);
     if (!th)
       return -1;
-    th->dropped += n;
+    th->dropped += r.n;
   }
   return c->err ? -1 : 0;
 }
@@ -213,26 +205,24 @@ static int decode_drops(pp_trace *t, ppt_cursor *c) {
  * time stays in ticks until convert_rest(). */
 static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
                        uint64_t tick) {
-  size_t lw, lh, lm;
-  const char *what = ppt_get_str(c, &lw);
-  const char *which = ppt_get_str(c, &lh);
-  const char *msg = ppt_get_str(c, &lm);
+  ppt_ev r;
+  r.type = type;
+  if (ppt_ev_body(c, &r) != 0)
+    return -1;
   pp_note n;
   memset(&n, 0, sizeof n);
-  n.value = ppt_get_f64(c);
-  n.baseline = ppt_get_f64(c);
-  n.spread = ppt_get_f64(c);
-  n.threshold = ppt_get_f64(c);
-  if (c->err)
-    return -1;
+  n.value = r.nvalue;
+  n.baseline = r.baseline;
+  n.spread = r.spread;
+  n.threshold = r.threshold;
   n.ts = (int64_t)tick;
   n.type = (uint8_t)type;
   if (grow(t, (void **)&t->notes, &t->cap_notes, t->nnotes + 1,
                sizeof n) != 0)
     return -1;
-  n.what = dup_n(t, what, lw);
-  n.which = dup_n(t, which, lh);
-  n.message = dup_n(t, msg, lm);
+  n.what = dup_n(t, r.what.s, r.what.n);
+  n.which = dup_n(t, r.which.s, r.which.n);
+  n.message = dup_n(t, r.message.s, r.message.n);
   if (!n.what || !n.which || !n.message) {
     pp__free(n.what);
     pp__free(n.which);
@@ -248,12 +238,10 @@ static int decode_note(pp_trace *t, ppt_cursor *c, unsigned type,
  * end is set from the duration there. */
 static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
                            uint64_t tick, uint64_t id) {
-  uint64_t device = ppt_get_uv(c);
-  uint64_t stream = ppt_get_uv(c);
-  int64_t launch = ppt_get_sv(c);
-  uint64_t dur = ppt_get_uv(c);
-  if (c->err || id >= loc_limit(t) || device > UINT32_MAX ||
-      dur > (uint64_t)INT64_MAX) {
+  ppt_ev r;
+  r.type = PPT_EV_GPU_ZONE;
+  r.loc = id;
+  if (ppt_ev_body(c, &r) != 0 || id >= loc_limit(t)) {
     t->diag.events_bad++;
     return -1;
   }
@@ -264,11 +252,11 @@ static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
   pp_gpu_zone_rec *g = &t->gpu[t->ngpu++];
   memset(g, 0, sizeof *g);
   g->start = (int64_t)tick;
-  g->launch = (int64_t)(tick + (uint64_t)launch);
-  g->end = (int64_t)dur; /* the duration until convert_rest() */
+  g->launch = (int64_t)(tick + (uint64_t)r.launch);
+  g->end = (int64_t)r.dur; /* the duration until convert_rest() */
   g->tid = tid;
-  g->stream = stream;
-  g->device = (uint32_t)device;
+  g->stream = r.extra;
+  g->device = (uint32_t)r.device;
   g->loc = (uint32_t)id;
   g->cpu_zone = -1;
   return 0;
@@ -342,16 +330,19 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
  * allows; anomalies, alerts and GPU zones are kept in ticks until
  * convert_rest(). */
 static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
-  uint64_t tid = ppt_get_uv(c);
-  uint64_t tick = ppt_get_uv(c);
-  if (c->err)
+  ppt_events_base base;
+  if (ppt_events_base_get(c, &base) != 0)
     return -1;
+  uint64_t tid = base.tid;
+  uint64_t tick = base.tick;
   pp_thread *th = NULL; /* looked up at the first thread event: a chunk
                            of anomalies and alerts belongs to no thread */
   size_t thi = 0;
   while (c->p < c->end) {
-    unsigned type = *c->p++;
-    int64_t delta = ppt_get_sv(c);
+    ppt_ev r;
+    ppt_ev_head(c, &r);
+    unsigned type = r.type;
+    int64_t delta = r.delta;
     if (ppt_is_note(type)) {
       if (c->err || decode_note(t, c, type, tick + (uint64_t)delta) != 0) {
         t->diag.events_bad++;
@@ -365,10 +356,10 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
         return -1;
       thi = (size_t)(th - t->threads);
     }
-    uint64_t id = ppt_get_uv(c);
+    ppt_ev_site(c, &r);
+    uint64_t id = r.loc;
     pp_event ev;
     memset(&ev, 0, sizeof ev);
-    uint64_t device = 0;
     if (type == PPT_EV_GPU_ZONE) {
       if (decode_gpu_zone(t, c, tid, tick + (uint64_t)delta, id) != 0)
         return -1;
@@ -376,26 +367,15 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
       tick += (uint64_t)delta;
       continue;
     }
-    if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD) {
-      ev.v.i = ppt_get_sv(c);
-    } else if (type == PPT_EV_COUNTER_SETF) {
-      ev.v.f = ppt_get_f64(c);
-    } else if (ppt_is_mem(type)) {
-      ev.v.id = ppt_get_uv(c);
-      ev.v2 = ppt_get_uv(c);
-      device = ppt_get_uv(c);
-    } else if (ppt_has_value(type)) {
-      ev.v.id = ppt_get_uv(c);
-      if (ppt_has_extra(type))
-        ev.v2 = ppt_get_uv(c);
-    }
-    if (c->err || !ppt_type_known(type) || id >= loc_limit(t) ||
-        device > 255 || (ppt_is_mem(type) && ev.v2 > PPT_MEM_MAX_BYTES)) {
+    /* The fields the table gives this type (format/events.h), into the
+     * members its layout names: v holds the value's 64 bits whatever its
+     * coding (.id, .i or .f); MEM keeps the device in v2's top byte. */
+    if (c->err || ppt_ev_body(c, &r) != 0 || id >= loc_limit(t)) {
       t->diag.events_bad++;
       return -1;
     }
-    if (ppt_is_mem(type))
-      ev.v2 |= device << 56;
+    ev.v.id = r.value;
+    ev.v2 = r.extra | r.device << 56;
     tick += (uint64_t)delta;
     ev.ts = (int64_t)tick;
     ev.type = (uint8_t)type;
@@ -427,24 +407,11 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
 
 /* ---- CUDA chunk (CUPTI activity, since 1.2) ------------------------------ */
 
-static uint32_t get_u32(ppt_cursor *c) {
-  uint64_t v = ppt_get_uv(c);
-  if (v > UINT32_MAX)
-    c->err = 1;
-  return (uint32_t)v;
-}
-
-static int32_t get_i32(ppt_cursor *c) {
-  int64_t v = ppt_get_sv(c);
-  if (v > INT32_MAX || v < INT32_MIN)
-    c->err = 1;
-  return (int32_t)v;
-}
-
-/* start and duration: saturated to int64 ns. */
-static void get_span(ppt_cursor *c, int64_t *start, int64_t *end) {
-  uint64_t s = ppt_get_uv(c), d = ppt_get_uv(c);
-  if (s > (uint64_t)INT64_MAX || d > (uint64_t)INT64_MAX - s)
+/* A record's start and duration (the table bounds the start by
+ * INT64_MAX) as start and end: an end past INT64_MAX makes it bad. */
+static void set_span(ppt_cursor *c, uint64_t s, uint64_t d, int64_t *start,
+                     int64_t *end) {
+  if (d > (uint64_t)INT64_MAX - s)
     c->err = 1;
   *start = (int64_t)s;
   *end = (int64_t)(s + d);
@@ -452,11 +419,12 @@ static void get_span(ppt_cursor *c, int64_t *start, int64_t *end) {
 
 static int cuda_string(pp_trace *t, ppt_cursor *c) {
   pp_cuda_trace *g = &t->cuda;
-  uint64_t id = ppt_get_uv(c);
-  size_t n;
-  const char *s = ppt_get_str(c, &n);
-  if (c->err || id >= loc_limit(t))
+  ppt_cuda_string r;
+  if (ppt_cuda_string_get(c, &r) != 0 || r.id >= loc_limit(t))
     return -1;
+  uint64_t id = r.id;
+  size_t n = r.text.n;
+  const char *s = r.text.s;
   if (id >= g->nnames) {
     size_t cap = g->nnames;
     if (grow(t, (void **)&g->names, &cap, (size_t)id + 1, sizeof(char *)))
@@ -491,83 +459,92 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
   case PPT_CUDA_STRING:
     return cuda_string(t, c);
   case PPT_CUDA_KERNEL: {
+    ppt_cuda_kernel r;
     pp_cuda_kernel k;
-    get_span(c, &k.start, &k.end);
-    uint64_t q = ppt_get_uv(c);
-    k.queued = q > (uint64_t)INT64_MAX ? 0 : (int64_t)q;
-    k.device = get_u32(c);
-    k.context = get_u32(c);
-    k.stream = get_u32(c);
-    k.correlation = get_u32(c);
-    k.name = get_u32(c);
-    for (int i = 0; i < 3; i++)
-      k.grid[i] = get_i32(c);
-    for (int i = 0; i < 3; i++)
-      k.block[i] = get_i32(c);
-    k.static_smem = get_i32(c);
-    k.dynamic_smem = get_i32(c);
-    k.registers = get_u32(c);
+    ppt_cuda_kernel_get(c, &r);
+    set_span(c, r.start, r.dur, &k.start, &k.end);
+    k.queued = r.queued > (uint64_t)INT64_MAX ? 0 : (int64_t)r.queued;
+    k.device = (uint32_t)r.device;
+    k.context = (uint32_t)r.context;
+    k.stream = (uint32_t)r.stream;
+    k.correlation = (uint32_t)r.correlation;
+    k.name = (uint32_t)r.name;
+    k.grid[0] = (int32_t)r.grid_x;
+    k.grid[1] = (int32_t)r.grid_y;
+    k.grid[2] = (int32_t)r.grid_z;
+    k.block[0] = (int32_t)r.block_x;
+    k.block[1] = (int32_t)r.block_y;
+    k.block[2] = (int32_t)r.block_z;
+    k.static_smem = (int32_t)r.static_smem;
+    k.dynamic_smem = (int32_t)r.dynamic_smem;
+    k.registers = (uint32_t)r.registers;
     return cuda_append(t, c, (void **)&g->kernels, &g->nkernels,
                        &g->cap_kernels, &k, sizeof k);
   }
   case PPT_CUDA_MEMCPY: {
+    ppt_cuda_memcpy r;
     pp_cuda_memcpy m;
-    get_span(c, &m.start, &m.end);
-    m.bytes = ppt_get_uv(c);
-    uint32_t ck = get_u32(c), sk = get_u32(c), dk = get_u32(c),
-             fl = get_u32(c);
-    m.copy_kind = (uint8_t)(ck > 255 ? 0 : ck);
-    m.src_kind = (uint8_t)(sk > 255 ? 0 : sk);
-    m.dst_kind = (uint8_t)(dk > 255 ? 0 : dk);
-    m.flags = (uint8_t)fl;
-    m.device = get_u32(c);
-    m.context = get_u32(c);
-    m.stream = get_u32(c);
-    m.correlation = get_u32(c);
+    ppt_cuda_memcpy_get(c, &r);
+    set_span(c, r.start, r.dur, &m.start, &m.end);
+    m.bytes = r.bytes;
+    m.copy_kind = (uint8_t)(r.copy_kind > 255 ? 0 : r.copy_kind);
+    m.src_kind = (uint8_t)(r.src_kind > 255 ? 0 : r.src_kind);
+    m.dst_kind = (uint8_t)(r.dst_kind > 255 ? 0 : r.dst_kind);
+    m.flags = (uint8_t)r.flags;
+    m.device = (uint32_t)r.device;
+    m.context = (uint32_t)r.context;
+    m.stream = (uint32_t)r.stream;
+    m.correlation = (uint32_t)r.correlation;
     return cuda_append(t, c, (void **)&g->memcpys, &g->nmemcpys,
                        &g->cap_memcpys, &m, sizeof m);
   }
   case PPT_CUDA_MEMSET: {
+    ppt_cuda_memset r;
     pp_cuda_memset m;
-    get_span(c, &m.start, &m.end);
-    m.bytes = ppt_get_uv(c);
-    m.value = get_u32(c);
-    m.memory_kind = get_u32(c);
-    m.device = get_u32(c);
-    m.context = get_u32(c);
-    m.stream = get_u32(c);
-    m.correlation = get_u32(c);
+    ppt_cuda_memset_get(c, &r);
+    set_span(c, r.start, r.dur, &m.start, &m.end);
+    m.bytes = r.bytes;
+    m.value = (uint32_t)r.value;
+    m.memory_kind = (uint32_t)r.memory_kind;
+    m.device = (uint32_t)r.device;
+    m.context = (uint32_t)r.context;
+    m.stream = (uint32_t)r.stream;
+    m.correlation = (uint32_t)r.correlation;
     return cuda_append(t, c, (void **)&g->memsets, &g->nmemsets,
                        &g->cap_memsets, &m, sizeof m);
   }
   case PPT_CUDA_SYNC: {
+    ppt_cuda_sync r;
     pp_cuda_sync y;
-    get_span(c, &y.start, &y.end);
-    y.type = get_u32(c);
-    y.context = get_u32(c);
-    y.stream = get_u32(c);
-    y.correlation = get_u32(c);
-    y.event = get_u32(c);
+    ppt_cuda_sync_get(c, &r);
+    set_span(c, r.start, r.dur, &y.start, &y.end);
+    y.type = (uint32_t)r.type;
+    y.context = (uint32_t)r.context;
+    y.stream = (uint32_t)r.stream;
+    y.correlation = (uint32_t)r.correlation;
+    y.event = (uint32_t)r.event;
     return cuda_append(t, c, (void **)&g->syncs, &g->nsyncs,
                        &g->cap_syncs, &y, sizeof y);
   }
   case PPT_CUDA_API: {
+    ppt_cuda_api r;
     pp_cuda_api a;
-    get_span(c, &a.start, &a.end);
-    a.domain = get_u32(c);
-    a.cbid = get_u32(c);
-    a.name = get_u32(c);
-    a.tid = ppt_get_uv(c);
-    a.correlation = get_u32(c);
-    a.result = get_u32(c);
+    ppt_cuda_api_get(c, &r);
+    set_span(c, r.start, r.dur, &a.start, &a.end);
+    a.domain = (uint32_t)r.domain;
+    a.cbid = (uint32_t)r.cbid;
+    a.name = (uint32_t)r.name;
+    a.tid = r.tid;
+    a.correlation = (uint32_t)r.correlation;
+    a.result = (uint32_t)r.result;
     return cuda_append(t, c, (void **)&g->apis, &g->napis,
                        &g->cap_apis, &a, sizeof a);
   }
   case PPT_CUDA_DROPPED: {
-    uint64_t n = ppt_get_uv(c);
-    if (c->err)
+    ppt_cuda_dropped r;
+    if (ppt_cuda_dropped_get(c, &r) != 0)
       return -1;
-    g->dropped = pp__add_sat_u64(g->dropped, n);
+    g->dropped = pp__add_sat_u64(g->dropped, r.count);
     return 0;
   }
   default:
@@ -580,12 +557,10 @@ static int cuda_record(pp_trace *t, unsigned kind, ppt_cursor *c) {
 static int decode_cuda(pp_trace *t, ppt_cursor *c) {
   t->cuda.chunks++;
   while (c->p < c->end) {
-    unsigned kind = *c->p++;
-    uint64_t len = ppt_get_uv(c);
-    if (c->err || len > (uint64_t)(c->end - c->p))
+    unsigned kind;
+    ppt_cursor body;
+    if (ppt_cuda_head_get(c, &kind, &body) != 0)
       return -1;
-    ppt_cursor body = {c->p, c->p + len, 0};
-    c->p += len;
     if (cuda_record(t, kind, &body) != 0)
       return -1;
   }
@@ -594,43 +569,29 @@ static int decode_cuda(pp_trace *t, ppt_cursor *c) {
 
 /* ---- STATS chunk (stats mode) ------------------------------------------ */
 
-static int get_hist(ppt_cursor *c, pp_hist *h) {
-  uint64_t n = ppt_get_uv(c);
-  if (c->err || n > (uint64_t)(c->end - c->p))
-    return c->err = 1, -1;
-  long k = pp_hist_decode(h, c->p, (size_t)n);
-  if (k < 0)
-    return c->err = 1, -1;
-  c->p += n;
-  return 0;
-}
-
 /* The GPU zone records that end a STATS chunk since 1.3: a count, records
  * of their own length (fields past the known ones are skipped), and the
  * zones the writer could not aggregate. A bad record makes the chunk bad;
  * the statistics before it stay. */
 static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
-  uint64_t n = ppt_get_uv(c);
-  if (c->err || n > PPT_STATS_GPU_MAX)
+  ppt_count n;
+  if (ppt_count_get(c, &n) != 0 || n.n > PPT_STATS_GPU_MAX)
     return -1;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t len = ppt_get_uv(c);
-    if (c->err || len > (uint64_t)(c->end - c->p))
-      return -1;
-    ppt_cursor b = {c->p, c->p + len, 0};
-    c->p += len;
+  for (uint64_t i = 0; i < n.n; i++) {
     pp_gpu_zone_agg g;
     memset(&g, 0, sizeof g);
     pp_hist_init(&g.hist);
-    uint64_t loc = ppt_get_uv(&b);
-    uint64_t device = ppt_get_uv(&b);
-    g.stream = ppt_get_uv(&b);
-    g.tid = ppt_get_uv(&b);
-    g.count = ppt_get_uv(&b);
-    uint64_t total = ppt_get_uv(&b);
-    g.launch_ns = ppt_get_sv(&b);
-    g.start_ns = ppt_get_sv(&b);
-    g.end_ns = ppt_get_sv(&b);
+    ppt_stats_gpu r;
+    r.hist.in = NULL;
+    r.hist.out = &g.hist;
+    int bad = ppt_stats_gpu_get_framed(c, &r) != 0;
+    uint64_t loc = r.loc, device = r.device, total = r.total;
+    g.stream = r.stream;
+    g.tid = r.tid;
+    g.count = r.count;
+    g.launch_ns = r.launch_ns;
+    g.start_ns = r.start_ns;
+    g.end_ns = r.end_ns;
     /* Keys in increasing (site, device, stream) order, each once. */
     const pp_gpu_zone_agg *prev =
         t->ngpu_agg ? &t->gpu_agg[t->ngpu_agg - 1] : NULL;
@@ -638,10 +599,9 @@ static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
                   (loc == prev->loc &&
                    (device > prev->device ||
                     (device == prev->device && g.stream > prev->stream)));
-    if (b.err || !g.count || device > UINT32_MAX || !ordered ||
-        !loc_slot(t, loc) || get_hist(&b, &g.hist) ||
+    if (bad || !g.count || !ordered || !loc_slot(t, loc) ||
         grow(t, (void **)&t->gpu_agg, &t->cap_gpu_agg, t->ngpu_agg + 1,
-                 sizeof g) != 0) {
+             sizeof g) != 0) {
       pp_hist_free(&g.hist);
       return -1;
     }
@@ -650,29 +610,32 @@ static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
     g.total_ns = total > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)total;
     t->gpu_agg[t->ngpu_agg++] = g;
   }
-  uint64_t lost = ppt_get_uv(c);
-  if (c->err)
+  ppt_count lost;
+  if (ppt_count_get(c, &lost) != 0)
     return -1;
-  t->gpu_agg_lost = lost > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lost;
+  t->gpu_agg_lost = lost.n > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lost.n;
   return 0;
 }
 
 static int decode_stats(pp_trace *t, ppt_cursor *c) {
   pp_profile *p = &t->prof;
-  uint64_t nz = ppt_get_uv(c);
-  if (c->err || nz > MAX_LOCS)
+  ppt_count nz;
+  if (ppt_count_get(c, &nz) != 0 || nz.n > MAX_LOCS)
     return -1;
-  for (uint64_t i = 0; i < nz; i++) {
+  for (uint64_t i = 0; i < nz.n; i++) {
     pp_zone_stats z;
     memset(&z, 0, sizeof z);
     pp_hist_init(&z.hist);
     pp_hist_init(&z.self_hist);
-    uint64_t loc = ppt_get_uv(c);
-    z.count = ppt_get_uv(c);
-    z.total_ns = (int64_t)ppt_get_uv(c);
-    z.self_ns = (int64_t)ppt_get_uv(c);
-    if (c->err || !loc_slot(t, loc) || get_hist(c, &z.hist) ||
-        get_hist(c, &z.self_hist)) {
+    ppt_stats_zone r;
+    r.hist = (ppt_hist){NULL, &z.hist};
+    r.self_hist = (ppt_hist){NULL, &z.self_hist};
+    int bad = ppt_stats_zone_get(c, &r) != 0;
+    uint64_t loc = r.loc;
+    z.count = r.count;
+    z.total_ns = (int64_t)r.total;
+    z.self_ns = (int64_t)r.self;
+    if (bad || !loc_slot(t, loc)) {
       pp_hist_free(&z.hist);
       pp_hist_free(&z.self_hist);
       return -1;
@@ -690,40 +653,42 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
     }
     p->zones[p->nzones++] = z;
   }
-  uint64_t nt = ppt_get_uv(c);
-  if (c->err || nt > MAX_THREADS)
+  ppt_count nt;
+  if (ppt_count_get(c, &nt) != 0 || nt.n > MAX_THREADS)
     return -1;
-  for (uint64_t i = 0; i < nt; i++) {
-    uint64_t tid = ppt_get_uv(c);
-    uint64_t busy = ppt_get_uv(c);
-    uint64_t events = ppt_get_uv(c);
-    uint64_t zones = ppt_get_uv(c);
-    pp_thread *th = c->err ? NULL : thread_for(t, tid);
+  for (uint64_t i = 0; i < nt.n; i++) {
+    ppt_stats_thread r;
+    pp_thread *th = ppt_stats_thread_get(c, &r) ? NULL : thread_for(t, r.tid);
     if (!th)
       return -1;
-    th->busy_ns = (int64_t)busy;
-    th->events = events;
-    th->zones_measured = zones;
+    th->busy_ns = (int64_t)r.busy;
+    th->events = r.events;
+    th->zones_measured = r.zones;
   }
-  uint64_t nf = ppt_get_uv(c);
-  if (c->err || nf > MAX_LOCS)
+  ppt_count nf;
+  if (ppt_count_get(c, &nf) != 0 || nf.n > MAX_LOCS)
     return -1;
-  for (uint64_t i = 0; i < nf; i++) {
+  for (uint64_t i = 0; i < nf.n; i++) {
     pp_frame_stats f;
     memset(&f, 0, sizeof f);
     pp_hist_init(&f.hist);
-    uint64_t loc = ppt_get_uv(c);
-    f.frames = ppt_get_uv(c);
-    int64_t first = ppt_get_sv(c), last = ppt_get_sv(c);
-    f.jitter_ns = ppt_get_f64(c);
-    if (c->err || !loc_slot(t, loc) || get_hist(c, &f.hist)) {
+    ppt_stats_frame r;
+    r.hist = (ppt_hist){NULL, &f.hist};
+    int bad = ppt_stats_frame_get(c, &r) != 0;
+    uint64_t loc = r.loc;
+    f.frames = r.frames;
+    int64_t first = r.first_ns, last = r.last_ns;
+    f.jitter_ns = r.jitter_ns;
+    if (bad || !loc_slot(t, loc)) {
       pp_hist_free(&f.hist);
       return -1;
     }
     f.loc = (uint32_t)loc;
-    f.fps = last > first && f.frames > 1
-                ? (double)(f.frames - 1) / ((double)(last - first) * 1e-9)
-                : 0;
+    /* in double: first and last may be anywhere in int64 */
+    f.fps =
+        last > first && f.frames > 1
+            ? (double)(f.frames - 1) / (((double)last - (double)first) * 1e-9)
+            : 0;
     f.mean_ns = pp_hist_mean(&f.hist);
     f.std_ns = pp_hist_stddev(&f.hist);
     size_t cap = p->nframes;
@@ -733,34 +698,36 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
     }
     p->frames[p->nframes++] = f;
   }
-  uint64_t nc = ppt_get_uv(c);
-  if (c->err || nc > MAX_LOCS)
+  ppt_count nc;
+  if (ppt_count_get(c, &nc) != 0 || nc.n > MAX_LOCS)
     return -1;
-  for (uint64_t i = 0; i < nc; i++) {
+  for (uint64_t i = 0; i < nc.n; i++) {
     pp_counter_stats k;
     memset(&k, 0, sizeof k);
-    uint64_t loc = ppt_get_uv(c);
-    k.samples = ppt_get_uv(c);
-    k.min = ppt_get_f64(c);
-    k.max = ppt_get_f64(c);
-    k.mean = ppt_get_f64(c);
-    k.last = ppt_get_f64(c);
-    k.is_float = ppt_get_uv(c) != 0;
-    if (c->err || !loc_slot(t, loc))
+    ppt_stats_counter r;
+    if (ppt_stats_counter_get(c, &r) != 0 || !loc_slot(t, r.loc))
       return -1;
+    uint64_t loc = r.loc;
+    k.samples = r.samples;
+    k.min = r.min;
+    k.max = r.max;
+    k.mean = r.mean;
+    k.last = r.last;
+    k.is_float = r.is_float != 0;
     k.loc = (uint32_t)loc;
     size_t cap = p->ncounters;
     if (grow(t, (void **)&p->counters, &cap, p->ncounters + 1, sizeof k))
       return -1;
     p->counters[p->ncounters++] = k;
   }
-  p->t0 = ppt_get_sv(c);
-  p->t1 = ppt_get_sv(c);
-  p->events = ppt_get_uv(c);
-  p->unmatched_ends = ppt_get_uv(c);
-  p->unclosed = ppt_get_uv(c);
-  if (c->err)
+  ppt_stats_totals tot;
+  if (ppt_stats_totals_get(c, &tot) != 0)
     return -1;
+  p->t0 = tot.t0;
+  p->t1 = tot.t1;
+  p->events = tot.events;
+  p->unmatched_ends = tot.unmatched_ends;
+  p->unclosed = tot.unclosed;
   p->wall_ns = pp__span(p->t0, p->t1);
   p->pairing.lost_ends = p->unclosed;
   p->pairing.stray_ends = p->unmatched_ends;
@@ -773,16 +740,14 @@ static int decode_stats(pp_trace *t, ppt_cursor *c) {
   if (c->p == c->end)
     return 0;
   /* 1.4: the rest of the pairing's counts; a part cut short is ignored */
-  uint64_t deep = ppt_get_uv(c), back = ppt_get_uv(c);
-  uint64_t unended = ppt_get_uv(c), unbegun = ppt_get_uv(c),
-           rlost = ppt_get_uv(c);
-  if (c->err)
+  ppt_stats_pairing pr;
+  if (ppt_stats_pairing_get(c, &pr) != 0)
     return 0;
-  p->pairing.too_deep = deep;
-  p->pairing.backwards = back;
-  p->ranges_unclosed = unended;
-  p->ranges_unbegun = unbegun;
-  p->ranges_lost = rlost;
+  p->pairing.too_deep = pr.too_deep;
+  p->pairing.backwards = pr.backwards;
+  p->ranges_unclosed = pr.ranges_unclosed;
+  p->ranges_unbegun = pr.ranges_unbegun;
+  p->ranges_lost = pr.ranges_lost;
   return 0;
 }
 
@@ -1056,11 +1021,11 @@ static void ev_index_free(ev_index *x) {
  * alerts (thread 0) creates no thread. */
 static int ev_chunk_thread(pp_trace *t, const unsigned char *p, size_t n) {
   ppt_cursor c = {p, p + n, 0};
-  uint64_t tid = ppt_get_uv(&c);
-  ppt_get_uv(&c);
-  if (c.err || c.p >= c.end || ppt_is_note(*c.p))
+  ppt_events_base base;
+  if (ppt_events_base_get(&c, &base) != 0 || c.p >= c.end ||
+      ppt_is_note(*c.p))
     return 0;
-  return thread_for(t, tid) ? 0 : -1;
+  return thread_for(t, base.tid) ? 0 : -1;
 }
 
 static int ev_index_add(pp_trace *t, ev_index *x, const rd_src *s,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../format/records.h"
 #include "../internal.h"
 #include "../pair/intervals.h"
 #include "../pair/zones.h"
@@ -444,8 +445,6 @@ static int cmp_gpu_key(const void *x, const void *y) {
   return a->stream < b->stream ? -1 : a->stream > b->stream;
 }
 
-static void put_hist(ppt_buf *out, const pp_hist *h);
-
 /* Since format 1.3: the GPU zone records after `unclosed`
  * (docs/formats/pptrace.md), each with its length so that later writers
  * can append fields. */
@@ -456,44 +455,21 @@ static void encode_gpu(const pp__aggregate *a, ppt_buf *out) {
     order[i] = &a->gpu[i];
   if (n > 1)
     qsort(order, n, sizeof *order, cmp_gpu_key);
-  ppt_buf_uv(out, n);
-  ppt_buf rec = {0};
-  for (size_t i = 0; i < n; i++) {
+  ppt_count_put_n(out, n);
+  for (size_t i = 0; i < n && !out->oom; i++) {
     const gpu_key *k = order[i];
-    rec.len = 0;
-    ppt_buf_uv(&rec, k->loc);
-    ppt_buf_uv(&rec, k->device);
-    ppt_buf_uv(&rec, k->stream);
-    ppt_buf_uv(&rec, k->tid);
-    ppt_buf_uv(&rec, k->count);
-    ppt_buf_uv(&rec, k->total);
-    ppt_buf_sv(&rec, k->launch);
-    ppt_buf_sv(&rec, k->start);
-    ppt_buf_sv(&rec, k->end);
-    put_hist(&rec, &k->dur);
-    if (rec.oom) {
-      out->oom = 1; /* the chunk is discarded rather than written short */
-      break;
-    }
-    ppt_buf_uv(out, rec.len);
-    ppt_buf_bytes(out, rec.data, rec.len);
+    ppt_stats_gpu r = {k->loc,   k->device, k->stream, k->tid, k->count,
+                       k->total, k->launch, k->start,  k->end, {&k->dur, NULL}};
+    /* out of memory: the chunk is discarded rather than written short */
+    ppt_stats_gpu_put_framed(out, &r);
   }
-  ppt_buf_free(&rec);
+  pp__free(order);
   /* Zones whose key found no room, and those of every key left out for
    * lack of memory for the sort. */
   uint64_t lost = a->gpu_lost;
   for (size_t i = n; i < a->ngpu; i++)
     lost += a->gpu[i].count;
-  ppt_buf_uv(out, lost);
-}
-
-static void put_hist(ppt_buf *out, const pp_hist *h) {
-  size_t n = pp_hist_encode(h, NULL, 0);
-  ppt_buf_uv(out, n);
-  if (ppt_buf_reserve(out, n) == 0) {
-    pp_hist_encode(h, out->data + out->len, n);
-    out->len += n;
-  }
+  ppt_count_put_n(out, lost);
 }
 
 void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
@@ -504,63 +480,57 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
     nf += s->frames > 0;
     nc += s->samples > 0;
   }
-  ppt_buf_uv(out, nz);
+  ppt_count_put_n(out, nz);
   for (size_t i = 0; i < a->nsites; i++) {
     const site *s = &a->sites[i];
     if (!s->count)
       continue;
-    ppt_buf_uv(out, i);
-    ppt_buf_uv(out, s->count);
-    ppt_buf_uv(out, s->total);
-    ppt_buf_uv(out, s->self);
-    put_hist(out, &s->dur);
-    put_hist(out, &s->selfh);
+    ppt_stats_zone r = {i,       s->count,        s->total,
+                        s->self, {&s->dur, NULL}, {&s->selfh, NULL}};
+    ppt_stats_zone_put(out, &r);
   }
-  ppt_buf_uv(out, a->nthreads);
+  ppt_count_put_n(out, a->nthreads);
   for (size_t i = 0; i < a->nthreads; i++) {
     const tstat *t = a->threads[i];
-    ppt_buf_uv(out, t->tid);
-    ppt_buf_uv(out, t->busy);
-    ppt_buf_uv(out, t->events);
-    ppt_buf_uv(out, t->zones);
+    ppt_stats_thread r = {t->tid, t->busy, t->events, t->zones};
+    ppt_stats_thread_put(out, &r);
   }
-  ppt_buf_uv(out, nf);
+  ppt_count_put_n(out, nf);
   for (size_t i = 0; i < a->nsites; i++) {
     const site *s = &a->sites[i];
     if (!s->frames)
       continue;
-    ppt_buf_uv(out, i);
-    ppt_buf_uv(out, s->frames);
-    ppt_buf_sv(out, s->first_ns);
-    ppt_buf_sv(out, s->last_ns);
-    ppt_buf_f64(out, s->jitter_n ? s->jitter_sum / (double)s->jitter_n : 0);
-    put_hist(out, &s->dur);
+    ppt_stats_frame r = {i,
+                         s->frames,
+                         s->first_ns,
+                         s->last_ns,
+                         s->jitter_n ? s->jitter_sum / (double)s->jitter_n : 0,
+                         {&s->dur, NULL}};
+    ppt_stats_frame_put(out, &r);
   }
-  ppt_buf_uv(out, nc);
+  ppt_count_put_n(out, nc);
   for (size_t i = 0; i < a->nsites; i++) {
     const site *s = &a->sites[i];
     if (!s->samples)
       continue;
-    ppt_buf_uv(out, i);
-    ppt_buf_uv(out, s->samples);
-    ppt_buf_f64(out, s->cmin);
-    ppt_buf_f64(out, s->cmax);
-    ppt_buf_f64(out, s->csum / (double)s->samples);
-    ppt_buf_f64(out, s->cur);
-    ppt_buf_uv(out, (uint64_t)s->is_float);
+    ppt_stats_counter r = {i,
+                           s->samples,
+                           s->cmin,
+                           s->cmax,
+                           s->csum / (double)s->samples,
+                           s->cur,
+                           (uint64_t)s->is_float};
+    ppt_stats_counter_put(out, &r);
   }
-  ppt_buf_sv(out, a->t0);
-  ppt_buf_sv(out, a->t1);
-  ppt_buf_uv(out, a->events);
-  ppt_buf_uv(out, a->pc.stray_ends);
-  ppt_buf_uv(out, a->pc.lost_ends);
+  ppt_stats_totals tot = {a->t0, a->t1, a->events, a->pc.stray_ends,
+                          a->pc.lost_ends};
+  ppt_stats_totals_put(out, &tot);
   encode_gpu(a, out);
   /* Since 1.4: the rest of what the pairing saw (pair/zones.h,
    * pair/intervals.h), so a stats-mode report says what a trace-mode one
    * says. */
-  ppt_buf_uv(out, a->pc.too_deep + a->pc.no_memory);
-  ppt_buf_uv(out, a->pc.backwards);
-  ppt_buf_uv(out, a->ranges.c.unended);
-  ppt_buf_uv(out, a->ranges.c.unbegun);
-  ppt_buf_uv(out, a->ranges.c.lost);
+  ppt_stats_pairing pr = {a->pc.too_deep + a->pc.no_memory, a->pc.backwards,
+                          a->ranges.c.unended, a->ranges.c.unbegun,
+                          a->ranges.c.lost};
+  ppt_stats_pairing_put(out, &pr);
 }
