@@ -433,6 +433,18 @@ oom:
   return -1;
 }
 
+/* ---- the whole trace ---------------------------------------------------- */
+
+void pp_trace_free(pp_trace *t) {
+  if (!t)
+    return;
+  pp__analysis_free(t);
+  pp__stream_free(t->stream);
+  pp__free(t->streamed);
+  pp__stream_results_free(t->streamres);
+  pp__trace_model_free(t);
+}
+
 /* ---- queries ------------------------------------------------------------- */
 
 const pp_counter_stats *pp_profile_metric(const pp_trace *t,

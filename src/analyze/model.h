@@ -645,7 +645,11 @@ int pp_trace_read_file_opts(const char *path, pp_trace *t,
 int pp_trace_read_mem_opts(const unsigned char *data, size_t len,
                            pp_trace *t, const pp_read_opts *o, char *err,
                            size_t errlen);
+/* Release everything t holds: the model, and the analysis and streamed
+ * figures (src/analyze/analyze.c, above the reader). */
 void pp_trace_free(pp_trace *t);
+/* The reader's part of it: what reading allocates (src/format/reader.c). */
+void pp__trace_model_free(pp_trace *t);
 /* Decode a STATS payload into t's profile, threads and pairing counts as
  * the reader does for a stats-mode file, without marking t as one
  * (pp_analyze, for the streamed figures of a trace-mode file). 0, or -1

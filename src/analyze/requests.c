@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "model.h"
+#include "model/trace.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "model/feed.h"

@@ -31,17 +31,7 @@
 
 /* ---- library metrics among a trace's series ------------------------------ */
 
-/* The kind library metrics have in t: PP_KIND_METRIC, or PP_KIND_COUNTER
- * in a trace written before that kind existed (no site has it). O(nlocs):
- * call once per pass. */
-uint32_t pp_trace_metric_kind(const pp_trace *t);
-
-/* The registry row of site loc when it is a library metric of t (its name
- * is registered and, when mkind from pp_trace_metric_kind is
- * PP_KIND_METRIC, its kind is too), else PP_METRIC_NONE. index, free, free_len
- * as pp_metric_lookup; may be NULL. */
-pp_metric_id pp_loc_metric(const pp_trace *t, uint32_t loc, uint32_t mkind,
-                           long *index, const char **free, size_t *free_len);
+/* pp_trace_metric_kind and pp_loc_metric: model/trace.h. */
 
 /* One library metric among t->prof.counters. */
 typedef struct pp_metric_ref {

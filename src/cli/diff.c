@@ -31,6 +31,7 @@
 #endif
 
 #include "analyze/model.h"
+#include "model/trace.h"
 #include "analyze/stat_tests.h"
 #include "analyze/system.h"
 #include "cli.h"

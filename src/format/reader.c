@@ -17,9 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyze/analyze.h"
 #include "../analyze/model.h"
-#include "../analyze/stream.h"
 #include "../internal.h"
 #include "pptrace.h"
 #include "records.h"
@@ -1228,7 +1226,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
   if (s->oom || t->diag.out_of_memory) {
     uint64_t events = t->diag.events > count_events(t) ? t->diag.events
                                                         : count_events(t);
-    pp_trace_free(t);
+    pp__trace_model_free(t);
     t->diag.out_of_memory = 1;
     err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
             (unsigned long long)offset,
@@ -1237,7 +1235,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
     return PP_TRACE_ENOMEM;
   }
   if (s->io_errno) {
-    pp_trace_free(t);
+    pp__trace_model_free(t);
     err_set(err, errlen, "cannot read after %llu bytes: %s",
             (unsigned long long)offset, strerror(s->io_errno));
     return -1;
@@ -1322,13 +1320,21 @@ int pp__trace_apply_stats(pp_trace *t, const unsigned char *p, size_t n) {
   return rc;
 }
 
-void pp_trace_free(pp_trace *t) {
+void pp__trace_model_free(pp_trace *t) {
   if (!t)
     return;
-  pp__analysis_free(t);
-  pp__stream_free(t->stream);
-  pp__free(t->streamed);
-  pp__stream_results_free(t->streamres);
+  /* What a stats-mode file's STATS chunk decoded into the profile (the
+   * analysis frees the rest, and this too when it ran first). */
+  pp_profile *p = &t->prof;
+  for (size_t i = 0; i < p->nzones; i++) {
+    pp_hist_free(&p->zones[i].hist);
+    pp_hist_free(&p->zones[i].self_hist);
+  }
+  for (size_t i = 0; i < p->nframes; i++)
+    pp_hist_free(&p->frames[i].hist);
+  pp__free(p->zones);
+  pp__free(p->frames);
+  pp__free(p->counters);
   for (size_t i = 0; i < t->nmeta; i++) {
     pp__free(t->meta[i].key);
     pp__free(t->meta[i].value);

@@ -139,3 +139,20 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
   return i >= 0 && i <= INT32_MAX ? (int)i : -1;
 }
 
+/* ---- library metrics among a trace's sites ------------------------------ */
+
+uint32_t pp_trace_metric_kind(const pp_trace *t) {
+  for (size_t i = 0; i < t->nlocs; i++)
+    if (t->locs[i].kind == PP_KIND_METRIC)
+      return PP_KIND_METRIC;
+  return PP_KIND_COUNTER;
+}
+
+pp_metric_id pp_loc_metric(const pp_trace *t, uint32_t loc, uint32_t mkind,
+                           long *index, const char **free, size_t *free_len) {
+  /* Before PP_KIND_METRIC, a series' name was all that told */
+  if (loc >= t->nlocs ||
+      (mkind == PP_KIND_METRIC && t->locs[loc].kind != PP_KIND_METRIC))
+    return pp_metric_lookup(NULL, index, free, free_len);
+  return pp_metric_lookup(pp_trace_loc_name(t, loc), index, free, free_len);
+}

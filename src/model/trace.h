@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analyze/model.h"
+#include "metrics/registry.h"
 
 /* A sort key for sites and the arrays of results about them: primary
  * descending, then name, then loc; idx is the element's position before
@@ -35,5 +36,19 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts);
  * name are two series. malloc'ed array of t->nlocs entries (NULL when
  * there are no locs). Returns 0, or -1 when out of memory. */
 int pp_loc_canon(const pp_trace *t, uint32_t **out);
+
+/* ---- library metrics among a trace's sites ---------------------------- */
+
+/* The kind library metrics have in t: PP_KIND_METRIC, or PP_KIND_COUNTER
+ * in a trace written before that kind existed (no site has it). O(nlocs):
+ * call once per pass. */
+uint32_t pp_trace_metric_kind(const pp_trace *t);
+
+/* The registry row of site loc when it is a library metric of t (its name
+ * is registered and, when mkind from pp_trace_metric_kind is
+ * PP_KIND_METRIC, its kind is too), else PP_METRIC_NONE. index, free, free_len
+ * as pp_metric_lookup; may be NULL. */
+pp_metric_id pp_loc_metric(const pp_trace *t, uint32_t loc, uint32_t mkind,
+                           long *index, const char **free, size_t *free_len);
 
 #endif /* PP_MODEL_TRACE_H */
