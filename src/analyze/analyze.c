@@ -397,7 +397,8 @@ int pp_analyze(pp_trace *t) {
 
   /* The details, from the events stored (all of them unless the read kept
    * fewer: t->diag.events_kept): zone instances for timelines, flows and
-   * GPU zones, the ranges' list, requests, queues, pools. Their pairing
+   * GPU zones, the ranges' list; requests, queues and pools too unless the
+   * read streamed them (t->streamres). Their pairing
    * counts are the figures' already. */
   pp_pair_counts detail = {0};
   uint64_t r_unended = p->ranges_unclosed, r_unbegun = p->ranges_unbegun;

@@ -29,9 +29,9 @@ const char pp_cli_report_usage[] =
     "ttft=200ms,tpot=40ms,e2e=2s\n"
     "                (default: $PIPEPROF_SLO)\n"
     "  --warmup N    leave the first N requests out of the request figures\n"
-    "  --details N   events kept for the details (timeline, requests,\n"
-    "                queues, pools, flows, stages; default 2000000; all:\n"
-    "                every event); the statistics always count every event\n"
+    "  --details N   events kept for the details (timeline, zone\n"
+    "                instances, flows, stages; default 2000000; all: every\n"
+    "                event); every statistic counts every event\n"
     "  --html OUT    also write the HTML report (one self-contained file)\n"
     "                to OUT\n";
 

@@ -17,7 +17,8 @@
  *
  * Every figure comes from all events, streamed (analyze/stream.h); the
  * details that need the events themselves (zone instances for timelines,
- * flows, stages, requests, queues, pools) come from the events stored:
+ * flows, stages; requests, queues and pools stream too) come from the
+ * events stored:
  * the first `keep` of the main trace (UINT64_MAX: all), every event of the
  * other files of a run directory. pp_cli_load keeps PP_CLI_KEEP_EVENTS:
  * about 64 MiB of events and 40 MiB of zone instances at most. */

@@ -333,8 +333,8 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     pp_format_ns(win, sizeof win,
                  (double)pp__span(p->t0, d->first_unkept_ns));
     fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
-            "details (timeline, zone instances, requests, queues, pools, "
-            "flows, stages) cover the first %s (%" PRIu64 " events, every "
+            "details (timeline, zone instances, flows, stages; requests, "
+            "queues and pools count every event) cover the first %s (%" PRIu64 " events, every "
             "thread; --details N keeps more)\n",
             d->events, win, d->events_kept);
   }
