@@ -39,15 +39,7 @@ void pp__analysis_free(pp_trace *t) {
     th->busy_ns = 0;
   }
   pp_profile *p = &t->prof;
-  for (size_t i = 0; i < p->nzones; i++) {
-    pp_hist_free(&p->zones[i].hist);
-    pp_hist_free(&p->zones[i].self_hist);
-  }
-  for (size_t i = 0; i < p->nframes; i++)
-    pp_hist_free(&p->frames[i].hist);
-  pp__free(p->zones);
-  pp__free(p->frames);
-  pp__free(p->counters);
+  pp_profile_figures_free(p);
   pp_request_stats_free(&p->req);
   pp_pipeline_free(&p->pipe);
   pp_gpu_stats_free(p);

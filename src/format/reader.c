@@ -19,6 +19,7 @@
 
 #include "../analyze/model.h"
 #include "../internal.h"
+#include "../model/trace.h"
 #include "pptrace.h"
 #include "records.h"
 
@@ -1325,16 +1326,7 @@ void pp__trace_model_free(pp_trace *t) {
     return;
   /* What a stats-mode file's STATS chunk decoded into the profile (the
    * analysis frees the rest, and this too when it ran first). */
-  pp_profile *p = &t->prof;
-  for (size_t i = 0; i < p->nzones; i++) {
-    pp_hist_free(&p->zones[i].hist);
-    pp_hist_free(&p->zones[i].self_hist);
-  }
-  for (size_t i = 0; i < p->nframes; i++)
-    pp_hist_free(&p->frames[i].hist);
-  pp__free(p->zones);
-  pp__free(p->frames);
-  pp__free(p->counters);
+  pp_profile_figures_free(&t->prof);
   for (size_t i = 0; i < t->nmeta; i++) {
     pp__free(t->meta[i].key);
     pp__free(t->meta[i].value);

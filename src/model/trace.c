@@ -139,6 +139,22 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
   return i >= 0 && i <= INT32_MAX ? (int)i : -1;
 }
 
+void pp_profile_figures_free(pp_profile *p) {
+  for (size_t i = 0; i < p->nzones; i++) {
+    pp_hist_free(&p->zones[i].hist);
+    pp_hist_free(&p->zones[i].self_hist);
+  }
+  for (size_t i = 0; i < p->nframes; i++)
+    pp_hist_free(&p->frames[i].hist);
+  pp__free(p->zones);
+  pp__free(p->frames);
+  pp__free(p->counters);
+  p->zones = NULL;
+  p->frames = NULL;
+  p->counters = NULL;
+  p->nzones = p->nframes = p->ncounters = 0;
+}
+
 /* ---- library metrics among a trace's sites ------------------------------ */
 
 uint32_t pp_trace_metric_kind(const pp_trace *t) {

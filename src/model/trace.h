@@ -37,6 +37,10 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts);
  * there are no locs). Returns 0, or -1 when out of memory. */
 int pp_loc_canon(const pp_trace *t, uint32_t **out);
 
+/* Free the per-site figures of a profile (zones, frames, counters: what a
+ * STATS payload decodes into) and zero their counts. */
+void pp_profile_figures_free(pp_profile *p);
+
 /* ---- library metrics among a trace's sites ---------------------------- */
 
 /* The kind library metrics have in t: PP_KIND_METRIC, or PP_KIND_COUNTER
