@@ -847,6 +847,39 @@ PP_TEST_T(html_chromium_generic_sections, 120) {
   free(html);
 }
 
+/* What the reader says in the page: a write failure (not "process
+ * killed?") and a details window shorter than the trace. */
+PP_TEST_T(html_chromium_write_error_and_window, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  build_pipeline(&t, plain_names);
+  tb_meta(&t, "write_error", "write to app.pptrace failed: No space left");
+  tb_meta(&t, "events_lost", "4242");
+  CHECK_EQ(pp_analyze(&t), 0);
+  t.diag.file_bytes = 1000; /* read from a file with no END chunk */
+  t.diag.clean_end = 0;
+  t.diag.events = 5000;
+  t.diag.events_kept = 120;
+  t.diag.first_unkept_ns = t.prof.t0 + 2500000;
+  char *html = export_html(&t, NULL, NULL);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "window.html");
+  write_spliced(page, html, "");
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "<p class=\"pp-warn\">4242 events lost: write to "
+                      "app.pptrace failed: No space left</p>");
+  CHECK(strstr(dom, "<p class=\"pp-warn\">trace ended without END chunk") ==
+        NULL);
+  CHECK_CONTAINS(dom, "<p class=\"pp-warn\">the statistics count all 5000 events; the timeline "
+                      "and flows cover the first 2.50 ms (120 events");
+  free(dom);
+  free(html);
+}
+
 /* Energy per frame (frames[].energy): a column per part with its unit and
  * what the figure means; without an energy counter, the reason. */
 PP_TEST_T(html_chromium_frame_energy, 120) {

@@ -308,6 +308,22 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_null(w);
   pp_jsonw_kv_bool(w, "truncated", d->truncated);
   pp_jsonw_kv_bool(w, "clean_end", d->clean_end);
+  /* schema_minor 9: a write failure the library recorded (disk full),
+   * which explains a missing END chunk */
+  const char *werr = pp_trace_meta(t, "write_error");
+  const char *lost = pp_trace_meta(t, "events_lost");
+  pp_jsonw_key(w, "write_error");
+  if (werr)
+    pp_jsonw_str(w, werr);
+  else
+    pp_jsonw_null(w);
+  char *end = NULL;
+  unsigned long long nl = lost ? strtoull(lost, &end, 10) : 0;
+  pp_jsonw_key(w, "events_lost");
+  if (lost && end != lost && !*end)
+    pp_jsonw_uint(w, nl);
+  else
+    pp_jsonw_null(w);
   pp_jsonw_obj_end(w);
 }
 

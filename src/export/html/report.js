@@ -519,8 +519,17 @@
       if (r.events_bad > 0)
         warn(app, r.events_bad + ' undecodable events ignored');
       if (r.truncated) warn(app, 'trace truncated inside a chunk');
-      if (r.clean_end === false)
+      if (typeof r.write_error === 'string')
+        warn(app, (typeof r.events_lost === 'number' ?
+          r.events_lost + ' events lost: ' : '') + r.write_error);
+      else if (r.clean_end === false)
         warn(app, 'trace ended without END chunk (process killed?)');
+      if (typeof r.events_kept === 'number' &&
+          typeof r.events_read === 'number' && r.events_kept < r.events_read)
+        warn(app, 'the statistics count all ' + r.events_read +
+          ' events; the timeline and flows cover the first ' +
+          fmtNs(r.details_complete_until_ns) + ' (' + r.events_kept +
+          ' events, every thread; pipeprof export --details N keeps more)');
     }
     if (d.unclosed_zones > 0)
       warn(app, d.unclosed_zones + ' zones lost their end (closed at the ' +
