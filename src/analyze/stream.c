@@ -10,10 +10,10 @@
 #include "analyze/pools.h"
 #include "analyze/requests.h"
 #include "analyze/stream.h"
-#include "sink/stats.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "model/feed.h"
+#include "sink/stats.h"
 
 /* Events of other types waiting for their turn in time order: at 32 bytes
  * each, 32 MiB at most. A writer pass spans milliseconds, so the buffer
@@ -23,10 +23,10 @@
 struct pp_stream {
   pp__aggregate *agg;
   pp_order *order;
-  pp_req_stream *req; /* NULL: requests not followed */
+  pp_req_stream *req;      /* NULL: requests not followed */
   pp_queue_stream *queues; /* NULL: queues not followed */
   pp_pool_stream *pools;   /* NULL: pools not followed */
-  size_t defined; /* sites 0..defined-1 are defined in agg */
+  size_t defined;          /* sites 0..defined-1 are defined in agg */
   int failed;
 };
 
@@ -80,8 +80,7 @@ void pp__stream_results_free(pp_stream_results *r) {
   pp__free(r);
 }
 
-int pp__request_stats_copy(pp_request_stats *dst,
-                           const pp_request_stats *src) {
+int pp__request_stats_copy(pp_request_stats *dst, const pp_request_stats *src) {
   *dst = *src;
   pp_hist *h[4] = {&dst->e2e, &dst->ttft, &dst->tpot, &dst->itl};
   const pp_hist *g[4] = {&src->e2e, &src->ttft, &src->tpot, &src->itl};
@@ -177,14 +176,11 @@ int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
         to_aggregate(s, t, (uint32_t)i, &th->ev[j]);
   }
   /* The rest in time order: a merge of these threads only. */
-  pp_trace view = *t;
-  view.threads = t->threads + first;
-  view.nthreads = t->nthreads - first;
-  return pp_feed_in_time_order(&view,
-                               PP_FEED_ALL &
-                                   ~(PP_FEED_TYPE(PPT_EV_ZONE_BEGIN) |
-                                     PP_FEED_TYPE(PPT_EV_ZONE_END)),
-                               to_aggregate, s) == 0
+  return pp_feed_threads_in_time_order(t, first,
+                                       PP_FEED_ALL &
+                                           ~(PP_FEED_TYPE(PPT_EV_ZONE_BEGIN) |
+                                             PP_FEED_TYPE(PPT_EV_ZONE_END)),
+                                       to_aggregate, s) == 0
              ? 0
              : -1;
 }

@@ -57,7 +57,8 @@ static int wanted(const pp_trace *t, uint32_t types, const pp_event *e) {
          (types & PP_FEED_TYPE(e->type)) != 0;
 }
 
-/* ---- a model in memory ---------------------------------------------------- */
+/* ---- a model in memory ----------------------------------------------------
+ */
 
 /* Index of th's next wanted event at or after i, or th->nev. */
 static size_t next_wanted(const pp_trace *t, const pp_thread *th, size_t i,
@@ -69,7 +70,12 @@ static size_t next_wanted(const pp_trace *t, const pp_thread *th, size_t i,
 
 int pp_feed_in_time_order(const pp_trace *t, uint32_t types, pp_feed_fn fn,
                           void *arg) {
-  if (!t->nthreads)
+  return pp_feed_threads_in_time_order(t, 0, types, fn, arg);
+}
+
+int pp_feed_threads_in_time_order(const pp_trace *t, size_t first,
+                                  uint32_t types, pp_feed_fn fn, void *arg) {
+  if (first >= t->nthreads)
     return 0;
   head *h = pp__malloc(t->nthreads * sizeof *h);
   size_t *pos = pp__malloc(t->nthreads * sizeof *pos);
@@ -79,7 +85,7 @@ int pp_feed_in_time_order(const pp_trace *t, uint32_t types, pp_feed_fn fn,
     return -1;
   }
   size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
+  for (size_t i = first; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
     pos[i] = next_wanted(t, th, 0, types);
     if (pos[i] < th->nev) {

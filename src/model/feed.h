@@ -31,6 +31,9 @@
  * was fed). */
 int pp_feed_in_time_order(const pp_trace *t, uint32_t types, pp_feed_fn fn,
                           void *arg);
+/* The same for threads first.. of t only (their indices as in t). */
+int pp_feed_threads_in_time_order(const pp_trace *t, size_t first,
+                                  uint32_t types, pp_feed_fn fn, void *arg);
 
 /* The reorder buffer of a streaming read: events put in per-thread
  * recording order (threads interleaved in any way) come out to fn in the
