@@ -162,6 +162,8 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   dst->diag.chunks_bad += src->diag.chunks_bad;
   dst->diag.bytes_skipped += src->diag.bytes_skipped;
   dst->diag.events_bad += src->diag.events_bad;
+  dst->diag.events += src->diag.events; /* all of them stored */
+  dst->diag.events_kept += src->diag.events_kept;
   dst->diag.truncated |= src->diag.truncated;
   return 0;
 }
