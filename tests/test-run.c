@@ -346,9 +346,14 @@ PP_TEST_T(run_example_pipeline, 300) {
   CHECK_STR(pp_trace_meta(&sys, "sampler.hz"), "50");
   CHECK_STR(pp_trace_meta(&sys, "run.exit"), "exit 0");
   CHECK(pp_trace_meta(&sys, "run.stopped") == NULL);
+  uint64_t read_events = app.diag.events + sys.diag.events;
   CHECK_EQ(pp_trace_merge(&app, &sys), 0);
   pp_trace_free(&sys);
   CHECK_EQ(pp_analyze(&app), 0);
+  /* the reader's counts cover both files, as the profile does */
+  CHECK_EQ_U(app.diag.events, read_events);
+  CHECK_EQ_U(app.diag.events_kept, read_events);
+  CHECK_EQ_U(app.prof.events, read_events);
   CHECK(has_zone(&app, "detect"));
   CHECK(has_zone(&app, "motion"));
   for (size_t i = 0; i < 3; i++)
