@@ -286,6 +286,13 @@ PP_TEST(requests_live_two_threads) {
   CHECK_CONTAINS(c.out, "goodput ");
   CHECK_CONTAINS(c.out, "35 of 36 finished requests");
   pp_cli_result_free(&c);
+  /* the same options when every event is stored and nothing streams */
+  c = pp_test_cli("report --details all --slo ttft=10s,e2e=10s --warmup 4 "
+                  "'%s'", path);
+  CHECK_EQ(c.rc, 0);
+  CHECK_CONTAINS(c.out, "warm-up excluded 4");
+  CHECK_CONTAINS(c.out, "35 of 36 finished requests");
+  pp_cli_result_free(&c);
   c = pp_test_cli("report --slo ttft=fast '%s'", path);
   CHECK_ONE_LINE_ERROR_FROM(c, 2, "--slo");
   pp_cli_result_free(&c);

@@ -267,11 +267,35 @@ void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
                   (p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0);
 }
 
-static int cmp_zone_total(const void *a, const void *b) {
-  const pp_zone_stats *x = a, *y = b;
-  if (x->total_ns != y->total_ns)
-    return x->total_ns > y->total_ns ? -1 : 1;
-  return x->loc < y->loc ? -1 : x->loc > y->loc;
+/* Sort the per-site figures, whichever road they came by: zones by total
+ * time, frames and counters by name (ties by name, then site). */
+static int order_figures(pp_trace *t) {
+  pp_profile *p = &t->prof;
+  size_t most = p->nzones > p->nframes ? p->nzones : p->nframes;
+  if (p->ncounters > most)
+    most = p->ncounters;
+  if (!most)
+    return 0;
+  pp_sort_key *keys = pp__malloc(most * sizeof *keys);
+  if (!keys)
+    return -1;
+  for (size_t i = 0; i < p->nzones; i++)
+    keys[i] = (pp_sort_key){p->zones[i].total_ns,
+                            pp_trace_loc_name(t, p->zones[i].loc),
+                            p->zones[i].loc, i};
+  int rc = apply_order(p->zones, p->nzones, sizeof *p->zones, keys);
+  for (size_t i = 0; i < p->nframes && rc == 0; i++)
+    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->frames[i].loc),
+                            p->frames[i].loc, i};
+  if (rc == 0)
+    rc = apply_order(p->frames, p->nframes, sizeof *p->frames, keys);
+  for (size_t i = 0; i < p->ncounters && rc == 0; i++)
+    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->counters[i].loc),
+                            p->counters[i].loc, i};
+  if (rc == 0)
+    rc = apply_order(p->counters, p->ncounters, sizeof *p->counters, keys);
+  pp__free(keys);
+  return rc;
 }
 
 /* A stats-mode file: the reader already filled the profile from the STATS
@@ -282,8 +306,8 @@ static int analyze_from_stats(pp_trace *t) {
   for (size_t i = 0; i < t->nthreads; i++)
     p->dropped += t->threads[i].dropped;
   meta_costs(t, p);
-  if (p->nzones > 1)
-    qsort(p->zones, p->nzones, sizeof *p->zones, cmp_zone_total);
+  if (order_figures(t) != 0)
+    return -1;
   /* GPU work may outlast the CPU (as in pp_analyze): the GPU zones'
    * earliest launch or start and latest end widen the time range. */
   int any = p->events > 0;
@@ -328,37 +352,6 @@ static int streamed_figures(pp_trace *t) {
   return rc;
 }
 
-/* Sort the streamed figures as trace mode always has: zones by total
- * time, frames and counters by name. */
-static int order_figures(pp_trace *t) {
-  pp_profile *p = &t->prof;
-  size_t most = p->nzones > p->nframes ? p->nzones : p->nframes;
-  if (p->ncounters > most)
-    most = p->ncounters;
-  if (!most)
-    return 0;
-  pp_sort_key *keys = pp__malloc(most * sizeof *keys);
-  if (!keys)
-    return -1;
-  for (size_t i = 0; i < p->nzones; i++)
-    keys[i] = (pp_sort_key){p->zones[i].total_ns,
-                            pp_trace_loc_name(t, p->zones[i].loc),
-                            p->zones[i].loc, i};
-  int rc = apply_order(p->zones, p->nzones, sizeof *p->zones, keys);
-  for (size_t i = 0; i < p->nframes && rc == 0; i++)
-    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->frames[i].loc),
-                            p->frames[i].loc, i};
-  if (rc == 0)
-    rc = apply_order(p->frames, p->nframes, sizeof *p->frames, keys);
-  for (size_t i = 0; i < p->ncounters && rc == 0; i++)
-    keys[i] = (pp_sort_key){0, pp_trace_loc_name(t, p->counters[i].loc),
-                            p->counters[i].loc, i};
-  if (rc == 0)
-    rc = apply_order(p->counters, p->ncounters, sizeof *p->counters, keys);
-  pp__free(keys);
-  return rc;
-}
-
 int pp_analyze(pp_trace *t) {
   if (!t)
     return -1;
@@ -396,7 +389,7 @@ int pp_analyze(pp_trace *t) {
   uint64_t r_unended = p->ranges_unclosed, r_unbegun = p->ranges_unbegun;
   /* A window ends where the stored events do: what is open there is
    * drawn to its end, not to the trace's. */
-  int64_t d_end = t->diag.events_kept < t->diag.events &&
+  int64_t d_end = pp_details_window_ns(t) >= 0 &&
                           t->diag.first_unkept_ns < p->t1
                       ? t->diag.first_unkept_ns
                       : p->t1;

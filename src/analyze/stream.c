@@ -103,10 +103,6 @@ int pp__request_stats_copy(pp_request_stats *dst, const pp_request_stats *src) {
   return rc;
 }
 
-uint64_t pp__stream_late(const pp_stream *s) {
-  return s ? pp_order_late(s->order) : 0;
-}
-
 /* Counters and frame streams are series by name: the sink learns each
  * site's kind and name before its first event. */
 static void define_upto(pp_stream *s, const pp_trace *t, uint32_t loc) {
@@ -132,22 +128,22 @@ static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
                         const pp_event *e) {
   pp_stream *s = arg;
   uint64_t tid = t->threads[thread].tid;
-  if (s->req && e->type < 32 &&
-      (PP_REQ_STREAM_TYPES & (UINT32_C(1) << e->type)) &&
-      pp__req_stream_event(s->req, t, thread, e) != 0)
-    return -1;
-  if (s->queues && e->type >= PPT_EV_QUEUE_PUSH &&
-      e->type <= PPT_EV_QUEUE_WAIT_END && e->loc < t->nlocs &&
-      pp__queue_stream_event(s->queues, t, thread, e) != 0)
-    return -1;
-  if (s->pools && ppt_is_mem(e->type) && e->loc < t->nlocs &&
-      pp__pool_stream_event(s->pools, t, thread, e) != 0)
-    return -1;
   if (e->loc >= t->nlocs) { /* a site never defined: an event at its time,
                                nothing more (a mark carries no figure) */
     pp__aggregate_event(s->agg, tid, PPT_EV_MARK, 0, e->ts, 0);
     return 0;
   }
+  if (s->req && e->type < 32 &&
+      (PP_REQ_STREAM_TYPES & (UINT32_C(1) << e->type)) &&
+      pp__req_stream_event(s->req, t, thread, e) != 0)
+    return -1;
+  if (s->queues && e->type >= PPT_EV_QUEUE_PUSH &&
+      e->type <= PPT_EV_QUEUE_WAIT_END &&
+      pp__queue_stream_event(s->queues, t, thread, e) != 0)
+    return -1;
+  if (s->pools && ppt_is_mem(e->type) &&
+      pp__pool_stream_event(s->pools, t, thread, e) != 0)
+    return -1;
   if (e->loc >= s->defined)
     define_upto(s, t, e->loc);
   pp__aggregate_event(s->agg, tid, e->type, e->loc, e->ts, value_of(e));

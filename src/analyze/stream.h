@@ -52,7 +52,5 @@ int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
  * or -1 when out of memory (dst then holds nothing). */
 int pp__request_stats_copy(pp_request_stats *dst,
                            const pp_request_stats *src);
-/* Events the reorder buffer handed over out of time order (it was full). */
-uint64_t pp__stream_late(const pp_stream *s);
 
 #endif /* PP_ANALYZE_STREAM_H */

@@ -21,36 +21,39 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
 
-/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
- * With keep < UINT64_MAX the events stream through the figures
- * (analyze/stream.h) and at most keep of them are stored for the details;
- * otherwise all are stored, as pp_analyze needs for a trace merged into
- * another. */
-/* The request options of the load under way (pp_cli_load_requests). */
-static uint64_t req_warmup;
-static pp_slo req_slo;
+/* How a load reads: events kept for the details, and the request
+ * analysis's options, which a streamed read needs before the events go by. */
+typedef struct load_opts {
+  uint64_t keep;
+  uint64_t warmup;
+  pp_slo slo;
+} load_opts;
 
-static int read_one(const char *path, pp_trace *t, uint64_t keep) {
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
+ * Unless whole (or o->keep is UINT64_MAX) the events stream through the
+ * figures (analyze/stream.h) and at most o->keep of them are stored for
+ * the details; otherwise all are stored, as pp_analyze needs for a trace
+ * merged into another. */
+static int read_one(const char *path, pp_trace *t, const load_opts *o,
+                    int whole) {
   char err[512];
   pp_stream *s = NULL;
-  pp_read_opts o = {UINT64_MAX, NULL, NULL};
-  if (keep != UINT64_MAX) {
+  pp_read_opts ro = {UINT64_MAX, NULL, NULL};
+  if (!whole && o->keep != UINT64_MAX) {
     if (!(s = pp__stream_new()) ||
-        pp__stream_details(s, req_warmup, &req_slo) != 0) {
+        pp__stream_details(s, o->warmup, &o->slo) != 0) {
       pp__stream_free(s);
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
-    o = (pp_read_opts){keep, pp__stream_event, s};
+    ro = (pp_read_opts){o->keep, pp__stream_event, s};
   }
-  int rc = pp_trace_read_file_opts(path, t, &o, err, sizeof err);
+  int rc = pp_trace_read_file_opts(path, t, &ro, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "pipeprof: %s\n", err);
     pp__stream_free(s);
   } else {
     t->stream = s;
-    t->req_warmup = req_warmup;
-    t->req_slo = req_slo;
   }
   return rc;
 }
@@ -94,13 +97,13 @@ static int add_trace(pp_trace *t, int *have, pp_trace *src) {
  * system.pptrace. A child's unreadable file is skipped (its one line is
  * printed); running out of memory anywhere fails the whole load, never
  * leaving a report of part of the run. */
-static int load_dir(const char *dir, pp_trace *t, uint64_t keep) {
+static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   char p[PATH_MAX];
   int have = 0, failed = 0;
   pp_trace part;
   snprintf(p, sizeof p, "%s/app.pptrace", dir);
   if (access(p, F_OK) == 0) {
-    if (read_one(p, &part, keep) != 0)
+    if (read_one(p, &part, o, 0) != 0)
       return -1;
     add_trace(t, &have, &part);
   }
@@ -110,7 +113,7 @@ static int load_dir(const char *dir, pp_trace *t, uint64_t keep) {
     if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
       continue;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    int rc = read_one(p, &part, have ? UINT64_MAX : keep);
+    int rc = read_one(p, &part, o, have);
     if (rc == PP_TRACE_ENOMEM)
       failed = 1; /* the line is printed */
     else if (rc == 0 && add_trace(t, &have, &part) != 0) {
@@ -124,7 +127,7 @@ static int load_dir(const char *dir, pp_trace *t, uint64_t keep) {
     closedir(d);
   snprintf(p, sizeof p, "%s/system.pptrace", dir);
   if (!failed && access(p, F_OK) == 0) {
-    int rc = read_one(p, &part, have ? UINT64_MAX : keep);
+    int rc = read_one(p, &part, o, have);
     if (rc == PP_TRACE_ENOMEM) {
       failed = 1;
     } else if (rc == 0 && add_trace(t, &have, &part) != 0) {
@@ -148,11 +151,15 @@ static int load_dir(const char *dir, pp_trace *t, uint64_t keep) {
   return 0;
 }
 
-int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
+int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
+                         uint64_t warmup, const pp_slo *slo) {
+  load_opts o = {keep, warmup, *slo};
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (is_dir ? load_dir(path, t, keep) != 0 : read_one(path, t, keep) != 0)
+  if (is_dir ? load_dir(path, t, &o) != 0 : read_one(path, t, &o, 0) != 0)
     return -1;
+  t->req_warmup = warmup; /* for requests analysed from stored events */
+  t->req_slo = *slo;
   if (pp_analyze(t) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
                     "it)\n",
@@ -170,18 +177,13 @@ int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
   return 0;
 }
 
-int pp_cli_load(const char *path, pp_trace *t) {
-  return pp_cli_load_keep(path, t, PP_CLI_KEEP_EVENTS);
+int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
+  static const pp_slo none;
+  return pp_cli_load_requests(path, t, keep, 0, &none);
 }
 
-int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
-                         uint64_t warmup, const pp_slo *slo) {
-  req_warmup = warmup;
-  req_slo = *slo;
-  int rc = pp_cli_load_keep(path, t, keep);
-  req_warmup = 0;
-  memset(&req_slo, 0, sizeof req_slo);
-  return rc;
+int pp_cli_load(const char *path, pp_trace *t) {
+  return pp_cli_load_keep(path, t, PP_CLI_KEEP_EVENTS);
 }
 
 int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,

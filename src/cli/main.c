@@ -19,6 +19,7 @@
 #include "analyze/model.h"
 #include "cli.h"
 #include "export/export.h"
+#include "model/trace.h"
 #include "pipeprof.h"
 
 /* The command runs sessions of its own (`pipeprof run`): PIPEPROF=1 in its
@@ -78,10 +79,10 @@ static int cmd_export(int argc, char **argv) {
     return EXIT_FAIL;
   /* The Chrome trace is the events themselves: say when it holds only the
    * window (the summary JSON and HTML say it in their own pages). */
-  if (fn == pp_export_chrome && t.diag.events_kept < t.diag.events) {
+  int64_t window = pp_details_window_ns(&t);
+  if (fn == pp_export_chrome && window >= 0) {
     char win[32];
-    pp_format_ns(win, sizeof win,
-                 (double)pp__span(t.prof.t0, t.diag.first_unkept_ns));
+    pp_format_ns(win, sizeof win, (double)window);
     fprintf(stderr,
             "pipeprof: note: the Chrome trace holds the first %s of the "
             "trace (%llu of %llu events, every thread; --details all for "

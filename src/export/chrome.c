@@ -910,8 +910,9 @@ static void write_metadata(chrome_ctx *c) {
   pp_jsonw_kv_uint(w, "events_read", t->diag.events);
   pp_jsonw_kv_uint(w, "events_kept", t->diag.events_kept);
   pp_jsonw_key(w, "details_complete_until_ns");
-  if (t->diag.events_kept < t->diag.events)
-    pp_jsonw_int(w, pp__span(p->t0, t->diag.first_unkept_ns));
+  int64_t window = pp_details_window_ns(t);
+  if (window >= 0)
+    pp_jsonw_int(w, window);
   else
     pp_jsonw_null(w);
   pp_jsonw_obj_end(w);

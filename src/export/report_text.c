@@ -328,10 +328,10 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fputs("warning: trace truncated inside a chunk\n", out);
   /* Figures come from every event; the details that need the events
    * themselves from those the reader stored (pp_cli_load). */
-  if (d->events_kept < d->events) {
+  int64_t window = pp_details_window_ns(t);
+  if (window >= 0) {
     char win[32];
-    pp_format_ns(win, sizeof win,
-                 (double)pp__span(p->t0, d->first_unkept_ns));
+    pp_format_ns(win, sizeof win, (double)window);
     fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
             "details (timeline, zone instances, flows, stages; requests, "
             "queues and pools count every event) cover the first %s (%" PRIu64 " events, every "

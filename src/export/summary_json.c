@@ -302,8 +302,9 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_uint(w, "events_read", d->events);
   pp_jsonw_kv_uint(w, "events_kept", d->events_kept);
   pp_jsonw_key(w, "details_complete_until_ns");
-  if (d->events_kept < d->events)
-    pp_jsonw_int(w, pp__span(t->prof.t0, d->first_unkept_ns));
+  int64_t window = pp_details_window_ns(t);
+  if (window >= 0)
+    pp_jsonw_int(w, window);
   else
     pp_jsonw_null(w);
   pp_jsonw_kv_bool(w, "truncated", d->truncated);

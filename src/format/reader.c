@@ -279,7 +279,6 @@ typedef struct tick_conv {
 typedef struct ev_pass {
   tick_conv conv;
   const pp_read_opts *opts;
-  int consumer_failed; /* on_event returned non-zero */
   int64_t cut;         /* when cut_set: events at or after this time are
                           not stored */
   int cut_set;
@@ -376,7 +375,6 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.v.id = r.value;
     ev.v2 = r.extra | r.device << 56;
     tick += (uint64_t)delta;
-    ev.ts = (int64_t)tick;
     ev.type = (uint8_t)type;
     ev.loc = (uint32_t)id;
     if (id >= t->nlocs && !loc_slot(t, id))
@@ -385,7 +383,6 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     t->diag.events++;
     if (ps->opts->on_event &&
         ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, &ev) != 0) {
-      ps->consumer_failed = 1;
       t->diag.out_of_memory = 1;
       return -1;
     }
@@ -982,13 +979,6 @@ static uint64_t rd_resync(rd_src *s) {
 
 static uint64_t rd_offset(const rd_src *s) { return s->base + s->pos; }
 
-static uint64_t count_events(const pp_trace *t) {
-  uint64_t n = t->ngpu;
-  for (size_t i = 0; i < t->nthreads; i++)
-    n += t->threads[i].nev;
-  return n;
-}
-
 /* ---- the event chunks: indexed by the first pass, decoded by the second --
  *
  * The first pass decodes every chunk but EVENTS and notes where each
@@ -1225,8 +1215,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
     }
   }
   if (s->oom || t->diag.out_of_memory) {
-    uint64_t events = t->diag.events > count_events(t) ? t->diag.events
-                                                        : count_events(t);
+    uint64_t events = t->diag.events + t->ngpu; /* stored or not */
     pp__trace_model_free(t);
     t->diag.out_of_memory = 1;
     err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",

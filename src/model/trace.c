@@ -139,6 +139,12 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
   return i >= 0 && i <= INT32_MAX ? (int)i : -1;
 }
 
+int64_t pp_details_window_ns(const pp_trace *t) {
+  if (t->diag.events_kept >= t->diag.events)
+    return -1;
+  return pp__span(t->prof.t0, t->diag.first_unkept_ns);
+}
+
 void pp_profile_figures_free(pp_profile *p) {
   for (size_t i = 0; i < p->nzones; i++) {
     pp_hist_free(&p->zones[i].hist);

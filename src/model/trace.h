@@ -37,6 +37,11 @@ int pp_zone_enclosing(const pp_thread *th, int64_t ts);
  * there are no locs). Returns 0, or -1 when out of memory. */
 int pp_loc_canon(const pp_trace *t, uint32_t **out);
 
+/* How much of the trace its stored events cover (pp_read_opts.keep_events):
+ * ns from the first event (prof.t0) to the earliest event not stored, or
+ * -1 when every event was stored. */
+int64_t pp_details_window_ns(const pp_trace *t);
+
 /* Free the per-site figures of a profile (zones, frames, counters: what a
  * STATS payload decodes into) and zero their counts. */
 void pp_profile_figures_free(pp_profile *p);
