@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "analyze/model.h"
-#include "core/live.h"
+#include "sink/live.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"

@@ -183,7 +183,8 @@ static inline size_t ppt_ev_bound(const ppt_ev *r) {
  * layout (or NOTE) is written as its type, delta and site, which a reader
  * refuses: callers pass the ring's types. Inline and without the string
  * fields: the writer calls it once per event. */
-static inline size_t ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
+__attribute__((always_inline)) static inline size_t
+ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
   unsigned char *q = p;
   unsigned t = r->type;
   *q++ = (unsigned char)t;
@@ -210,6 +211,23 @@ static inline size_t ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
   PPT__ENC_IF(GPU) {}
 #undef PPT__ENC_IF
 #undef PPT__ENC_REST
+  return (size_t)(q - p);
+}
+
+/* Encode an event of layout SITE (zone begin and end, marks, frames) at
+ * p, which has room for PPT_EV_MAX_FIXED bytes; returns the bytes written.
+ * The writer's fast path: the same bytes as ppt_ev_put_fixed, without the
+ * event struct or the layout tests (tests/test-format.c compares them). */
+__attribute__((always_inline)) static inline size_t
+ppt_ev_put_site(unsigned char *p, unsigned type, int64_t delta,
+                uint64_t loc) {
+  struct {
+    uint64_t loc;
+  } site = {loc}, *r = &site;
+  unsigned char *q = p;
+  *q++ = (unsigned char)type;
+  q += ppt_put_uv(q, ppt_zigzag(delta));
+  PPT_LAYOUT_SITE(PPT__ENC)
   return (size_t)(q - p);
 }
 

@@ -13,13 +13,14 @@
  * (which owns the engine); pp__live_query() may be called from any thread
  * and only touches the published snapshots, under the engine's lock.
  */
-#ifndef PP_CORE_LIVE_H
-#define PP_CORE_LIVE_H
+#ifndef PP_SINK_LIVE_H
+#define PP_SINK_LIVE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pipeprof.h"
+#include "sink.h"
 
 typedef struct pp__live_cfg {
   int on;               /* 0: PIPEPROF_LIVE=off */
@@ -48,14 +49,7 @@ int pp__live_parse(const char *spec, pp__live_cfg *c, char *err, size_t n);
 int pp__alerts_parse(const char *spec, pp__live_cfg *c, char *err, size_t n);
 
 /* One anomaly or alert, as queued for the writer. */
-typedef struct pp__live_note {
-  int type;             /* PPT_EV_ANOMALY or PPT_EV_ALERT */
-  int64_t ns;
-  char what[16];
-  char which[64];
-  char message[256];
-  double value, baseline, spread, threshold;
-} pp__live_note;
+typedef pp__note pp__live_note;
 
 typedef struct pp__live pp__live;
 
@@ -63,6 +57,9 @@ typedef struct pp__live pp__live;
  * memory or cfg->on is 0. */
 pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns);
 void pp__live_free(pp__live *l);
+/* The engine as the writer's live sink (slots: every event to
+ * pp__live_event). */
+pp__sink *pp__live_sink(pp__live *l);
 /* One drained event (types of enum ppt_event_type); extra as in the ring. */
 void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
                     const pp_srcloc *loc, int64_t ns, uint64_t value,
@@ -81,4 +78,4 @@ size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max);
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out);
 
-#endif /* PP_CORE_LIVE_H */
+#endif /* PP_SINK_LIVE_H */

@@ -68,6 +68,7 @@ typedef struct tstack {
 } tstack;
 
 struct pp__live {
+  pp__sink sink; /* the writer's view: pp__live_sink */
   pp__live_cfg cfg;
   int64_t origin;
   double interval_s;
@@ -991,12 +992,37 @@ void pp__live_tick(pp__live *l, int64_t now) {
   pairs_sweep(l, now);
 }
 
+/* ---- the writer's live sink ---------------------------------------------- */
+
+static uint64_t live_slots(pp__sink *k, const pp__slots *s) {
+  pp__live *l = (pp__live *)k;
+  pp__slot_ev e;
+  uint64_t n = 0;
+  for (uint64_t i = s->from; i < s->to;) {
+    int r = pp__slot_read(s, &i, &e);
+    if (r < 0)
+      break;
+    if (r == 0)
+      continue;
+    pp__live_event(l, s->tid, e.type, e.loc, pp__clockmap_ns(&s->clock, e.ts),
+                   e.value, e.extra);
+    n++;
+  }
+  return n;
+}
+
+static const pp__sink_ops live_sink_ops = {.name = "live",
+                                           .slots = live_slots};
+
+pp__sink *pp__live_sink(pp__live *l) { return l ? &l->sink : NULL; }
+
 pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   if (!cfg || !cfg->on)
     return NULL;
   pp__live *l = pp__calloc(1, sizeof *l);
   if (!l)
     return NULL;
+  l->sink.ops = &live_sink_ops;
   l->cfg = *cfg;
   l->origin = origin_ns;
   l->interval_s = (double)cfg->interval_ns * 1e-9;

@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer thread (see writer.h): passes over the rings, the sinks of
+ * the session's mode, the file's own chunks, flight dumps and the alert
+ * callback.
+ *
+ * Durability: in trace mode the writer drains rings every flush_ms (10 ms by
+ * default), partial rings included, and hands each pass's chunks to the
+ * kernel with one write(); what reached the kernel survives the process
+ * being killed, so after kill -9 everything recorded more than one writer
+ * period earlier is in the file. While events trickle (every ring found
+ * less than 1/16 full) the period doubles pass after pass up to
+ * IDLE_FLUSH_MS (50 ms, or flush_ms if larger), and falls back to flush_ms
+ * at the first busier pass or producer wake-up: each pass costs the
+ * program CPU and evicts some of its cache, whatever it carries (without
+ * the backoff, at flush_ms 10 the writer used 3.1 ms of CPU per second
+ * with no events and 6.6 ms/s at 1000 zones/s, against 1.7 ms/s with it),
+ * so a kill -9 of a program whose events trickle loses up to 50 ms of
+ * them (docs/formats/pptrace.md).
+ *
+ * Slots go to the sinks in blocks of BLOCK_SLOTS, each sink in turn over
+ * the same block: the first sink brings the block into the writer's cache
+ * from the recording thread's, the second reads it there.
+ */
+#include "writer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collect/cupti.h"
+#include "../format/records.h"
+#include "../internal.h"
+#include "../sink/flight.h"
+#include "../sink/out.h"
+#include "../sink/sites.h"
+#include "../sink/stats_sink.h"
+#include "../sink/trace.h"
+#include "gpu.h"
+#include "meta.h"
+#include "recorder.h"
+#include "wake.h"
+
+/* The longest writer period while events trickle (see the top comment). */
+#define IDLE_FLUSH_MS 50u
+/* Slots each sink takes at a time (256 KiB of ring). */
+#define BLOCK_SLOTS 16384u
+/* Flight mode keeps the rings of this many threads that exited last (the
+ * rest are freed: memory stays bounded when a program keeps starting
+ * threads). */
+#define FLIGHT_KEEP_EXITED 64u
+#define MAX_SINKS 3
+
+typedef struct writer {
+  pp_mode mode;
+  unsigned flush_ms;
+  char out_path[PATH_MAX];
+  char process_name[64];
+  pid_t pid;
+  pthread_t thread;
+  _Atomic int stop;
+  _Atomic int finished;
+  pp__clock_sync sync0, last_sync;
+  double ticks_per_ns, event_cost_ns, drop_cost_ns;
+  pthread_mutex_t lock;       /* a pass, or a flight dump */
+  pp__out out;                /* trace and stats modes */
+  pp__sites sites;            /* of out */
+  pp__sink *rec;              /* trace or stats sink: writes to out */
+  pp__sink *flight;           /* flight mode */
+  pp__live *live;             /* the session's; its sink is in sinks */
+  pp__sink *sinks[MAX_SINKS]; /* drained slots, GPU zones, threads */
+  size_t nsinks;
+  uint64_t events_written; /* taken by rec (END's count) */
+  uint64_t drops_written;
+  pp__tstate **snap;
+  size_t nsnap, cap_snap;
+  pp__slot *peek; /* flight mode: copy of new ring slots for live */
+  size_t cap_peek;
+  pp__note notes[64]; /* taken this pass, dispatched after it */
+  size_t nnotes;
+  pp__gpu_rec *gpu; /* GPU zones resolved this pass */
+  size_t ngpu, cap_gpu;
+  _Atomic int cuda;         /* CUPTI activity tracing on (trace mode only) */
+  int64_t cuda_flush_ns;    /* last periodic CUPTI flush */
+  int pass_busy;            /* this pass found a ring >= 1/16 full */
+  int exiting;              /* the process is going: the kernel frees */
+  uint64_t flight_released; /* exited threads whose rings were freed */
+} writer;
+
+static writer W;
+
+/* The alert callback (pp_on_alert); kept across sessions. */
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pp_alert_fn cb_fn;
+static void *cb_user;
+
+unsigned pp__writer_idle_ms(unsigned flush_ms) {
+  return flush_ms > IDLE_FLUSH_MS ? flush_ms : IDLE_FLUSH_MS;
+}
+
+/* Ticks to ns at the running rate (the first pass: the start-up one). */
+static pp__clockmap clock_now(void) {
+  pp__clockmap m = {W.sync0.tick, W.sync0.mono_ns,
+                    1.0 / pp__clock_rate(&W.sync0, &W.last_sync)};
+  return m;
+}
+
+/* ---- the file's own chunks ----------------------------------------------- */
+
+static void put_chunk(pp__out *o, uint16_t type, ppt_buf *b) {
+  pp__out_chunk(o, type, b, 0);
+  ppt_buf_free(b);
+}
+
+static void write_meta(pp__out *o) {
+  ppt_buf b = {0};
+  char num[64];
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  static const char *const modes[] = {"stats", "trace", "flight"};
+  const char *kv[][2] = {
+      {"process_name", W.process_name},
+      {"mode", modes[W.mode]},
+      {"hostname", host},
+      {"lib_version", PP_VERSION_STRING},
+      {"tick_source", pp__clock_source()},
+  };
+  size_t nkv = PP__ARRAY_LEN(kv);
+  ppt_count_put_n(&b, nkv + 6);
+  for (size_t i = 0; i < nkv; i++) {
+    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
+    ppt_meta_put(&b, &m);
+  }
+#define PUT_NUM(key, ...)                                                      \
+  do {                                                                         \
+    snprintf(num, sizeof num, __VA_ARGS__);                                    \
+    ppt_meta m = {ppt_str_of(key), ppt_str_of(num)};                           \
+    ppt_meta_put(&b, &m);                                                      \
+  } while (0)
+  PUT_NUM("pid", "%ld", (long)W.pid);
+  PUT_NUM("start_mono_ns", "%lld", (long long)W.sync0.mono_ns);
+  PUT_NUM("start_realtime_ns", "%lld", (long long)W.sync0.real_ns);
+  PUT_NUM("event_cost_ns", "%.3f", W.event_cost_ns);
+  PUT_NUM("drop_cost_ns", "%.3f", W.drop_cost_ns);
+  PUT_NUM("ticks_per_ns", "%.9f", W.ticks_per_ns);
+#undef PUT_NUM
+  put_chunk(o, PPT_CHUNK_META, &b);
+  /* The clock origin. */
+  ppt_clock origin = {W.sync0.tick, W.sync0.mono_ns, W.sync0.real_ns};
+  ppt_clock_put(&b, &origin);
+  put_chunk(o, PPT_CHUNK_CLOCK, &b);
+}
+
+static void write_clock(pp__out *o) {
+  pp__clock_sync s;
+  pp__clock_sync_now(&s);
+  W.last_sync = s;
+  ppt_buf b = {0};
+  ppt_clock r = {s.tick, s.mono_ns, s.real_ns};
+  ppt_clock_put(&b, &r);
+  put_chunk(o, PPT_CHUNK_CLOCK, &b);
+}
+
+static void write_pending_meta(void) {
+  ppt_buf b = {0};
+  if (pp__meta_take(&b))
+    pp__out_chunk(&W.out, PPT_CHUNK_META, &b, 0);
+  ppt_buf_free(&b);
+}
+
+static void write_end(pp__out *o, uint64_t events, uint64_t drops) {
+  ppt_buf b = {0};
+  ppt_end r = {events, drops};
+  ppt_end_put(&b, &r);
+  put_chunk(o, PPT_CHUNK_END, &b);
+}
+
+/* META writer_cpu_ns and process_cpu_ns at the end of a session: the CPU
+ * time the writer thread has used (measured, not estimated) and the whole
+ * process's, so the report can put the profiler's own cost beside the
+ * program's. */
+static void write_cost_meta(void) {
+  struct timespec ts;
+  struct rusage ru;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 ||
+      getrusage(RUSAGE_SELF, &ru) != 0)
+    return;
+  char num[32];
+  snprintf(num, sizeof num, "%lld",
+           (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+  pp__session_meta("writer_cpu_ns", num);
+  snprintf(num, sizeof num, "%lld",
+           (((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL +
+            ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+               1000LL);
+  pp__session_meta("process_cpu_ns", num);
+  write_pending_meta();
+}
+
+/* ---- sinks --------------------------------------------------------------- */
+
+#define EACH_SINK(k, op)                                                       \
+  for (size_t k##_i = 0; k##_i < W.nsinks; k##_i++)                            \
+    for (pp__sink *k = W.sinks[k##_i]; k && k->ops->op; k = NULL)
+
+/* Slots [from, to) of s's thread to every sink, block by block (a block
+ * never ends between the two slots of an event). Returns the events the
+ * recording sink took. */
+static uint64_t feed_slots(pp__slots *s, uint64_t from, uint64_t to) {
+  uint64_t n = 0;
+  while (from < to) {
+    uint64_t end = to - from > BLOCK_SLOTS ? from + BLOCK_SLOTS : to;
+    if (end < to) {
+      uint64_t a = atomic_load_explicit(&s->ring[(end - 1) & s->mask].a,
+                                        memory_order_relaxed);
+      if (ppt_has_value((unsigned)(a >> PP__TAG_SHIFT)))
+        end++;
+    }
+    s->from = from;
+    s->to = end;
+    s->last = end == to;
+    EACH_SINK(k, slots) {
+      uint64_t took = k->ops->slots(k, s);
+      if (k == W.rec)
+        n += took;
+    }
+    from = end;
+  }
+  return n;
+}
+
+static void sinks_free(void) {
+  for (size_t i = 0; i < W.nsinks; i++)
+    if (W.sinks[i] != pp__live_sink(W.live) && W.sinks[i]->ops->free)
+      W.sinks[i]->ops->free(W.sinks[i]);
+  W.nsinks = 0;
+  W.rec = W.flight = NULL;
+}
+
+/* ---- draining rings ------------------------------------------------------ */
+
+/* A pass found n new slots in t's ring, up to w: note whether the ring is
+ * filling (the writer's period) and populate it ahead of the producer,
+ * unless this is the last pass (nothing will be recorded after it). */
+static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
+  if (n * 16 > t->capacity)
+    W.pass_busy = 1;
+  if (!atomic_load(&W.stop))
+    pp__ring_prefault(t, w, n);
+}
+
+static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+  uint64_t r = atomic_load_explicit(&t->r, memory_order_relaxed);
+  if (w == r)
+    return;
+  pass_saw(t, w - r, w);
+  pp__slots s = {t->tid, t->ring, t->mask, r, w, 0, *clock};
+  W.events_written += feed_slots(&s, r, w);
+  atomic_store_explicit(&t->r, w, memory_order_release);
+}
+
+/* Flight mode: what was recorded since the last look, to the live sink. */
+static void peek_thread(pp__tstate *t, const pp__clockmap *clock) {
+  pp__slots s;
+  uint64_t seen;
+  int got = pp__flight_peek(t, &s, &W.peek, &W.cap_peek, &seen);
+  if (seen)
+    pass_saw(t, seen, atomic_load_explicit(&t->w, memory_order_relaxed));
+  if (got) {
+    s.clock = *clock;
+    feed_slots(&s, s.from, s.to);
+  }
+}
+
+/* Done with a ring: drained (trace and stats modes), or, in flight mode,
+ * fed to the live statistics when they are on. */
+static int drained(const pp__tstate *t) {
+  return atomic_load(&t->r) == atomic_load(&t->w);
+}
+
+static int peeked(const pp__tstate *t) {
+  return !W.live || t->live_r == atomic_load(&t->w);
+}
+
+static void snapshot_threads(ppt_buf *threads) {
+  pp__registry_lock();
+  W.nsnap = 0;
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
+    if (pp__grow((void **)&W.snap, &W.cap_snap, W.nsnap + 1, sizeof *W.snap) ==
+        0)
+      W.snap[W.nsnap++] = t;
+    if (t->name_dirty || !t->announced) {
+      ppt_thread r = {t->tid, ppt_str_of(t->name)};
+      ppt_thread_put(threads, &r);
+      EACH_SINK(k, thread) { k->ops->thread(k, t->tid, t->name); }
+      t->name_dirty = 0;
+      t->announced = 1;
+    }
+  }
+  pp__registry_unlock();
+}
+
+static void write_drops(void) {
+  ppt_buf b = {0};
+  for (size_t i = 0; i < W.nsnap; i++) {
+    pp__tstate *t = W.snap[i];
+    uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    if (d != t->written_dropped) {
+      ppt_drops r = {t->tid, d - t->written_dropped};
+      ppt_drops_put(&b, &r);
+      EACH_SINK(k, drops) { k->ops->drops(k, t->tid, d - t->written_dropped); }
+      W.drops_written += d - t->written_dropped;
+      t->written_dropped = d;
+    }
+  }
+  if (b.len)
+    pp__out_chunk(&W.out, PPT_CHUNK_DROPS, &b, 0);
+  ppt_buf_free(&b);
+}
+
+/* ---- GPU zones (resolved by pp__gpu_poll in the writer thread) ---------- */
+
+static void gpu_collect(const pp__gpu_rec *r, void *arg) {
+  (void)arg;
+  if (pp__grow((void **)&W.gpu, &W.cap_gpu, W.ngpu + 1, sizeof *W.gpu) == 0)
+    W.gpu[W.ngpu++] = *r;
+}
+
+/* The rate zones are placed with: the running rate once 100 ms of clock
+ * points exist, else the start-up estimate. */
+static double gpu_rate(void) {
+  if (W.last_sync.mono_ns - W.sync0.mono_ns >= 100000000)
+    return pp__clock_rate(&W.sync0, &W.last_sync);
+  return W.ticks_per_ns > 0 ? W.ticks_per_ns : 1.0;
+}
+
+static void gpu_pass(int final) {
+  double rate = gpu_rate();
+  pp__gpu_poll(rate, final, gpu_collect, NULL);
+  if (!W.ngpu)
+    return;
+  pp__clockmap clock = {W.sync0.tick, W.sync0.mono_ns, 1.0 / rate};
+  EACH_SINK(k, gpu) { k->ops->gpu(k, W.gpu, W.ngpu, &clock); }
+  if (W.rec)
+    W.events_written += W.ngpu;
+  W.ngpu = 0;
+}
+
+/* ---- CUPTI ----------------------------------------------------------------
+ */
+
+/* CUPTI records encoded since the last pass go out as one CUDA chunk;
+ * every 500 ms the writer also asks CUPTI for its completed buffers (CUPTI
+ * hands them over on its own only when they fill up or at its own pace). */
+static void write_cuda(int final) {
+  int64_t now = pp__mono_ns();
+  if (!final && now - W.cuda_flush_ns >= 500000000) {
+    pp__cupti_flush(0);
+    W.cuda_flush_ns = now;
+  }
+  ppt_buf b = {0};
+  pp__cupti_take(&b);
+  if (b.len)
+    pp__out_chunk(&W.out, PPT_CHUNK_CUDA, &b, 0);
+  ppt_buf_free(&b);
+}
+
+void pp__writer_cuda_on(int on) {
+  if (on)
+    W.cuda_flush_ns = pp__mono_ns();
+  atomic_store(&W.cuda, on);
+}
+
+int pp__writer_cuda(void) { return atomic_load(&W.cuda); }
+
+/* ---- alerts ---------------------------------------------------------------
+ */
+
+/* Call the alert callback for the notes of the last pass. Writer thread,
+ * its lock not held: the callback may call pp_flight_dump(). */
+static void dispatch_notes(void) {
+  size_t n = W.nnotes;
+  W.nnotes = 0;
+  if (!n)
+    return;
+  pthread_mutex_lock(&cb_lock);
+  pp_alert_fn fn = cb_fn;
+  void *user = cb_user;
+  pthread_mutex_unlock(&cb_lock);
+  if (!fn)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const pp__note *nt = &W.notes[i];
+    pp_alert a = {sizeof a,
+                  nt->type == PPT_EV_ANOMALY ? PP_ALERT_ANOMALY
+                                             : PP_ALERT_RESOURCE,
+                  nt->what,
+                  nt->which,
+                  nt->message,
+                  nt->value,
+                  nt->baseline,
+                  nt->spread,
+                  nt->threshold,
+                  nt->ns};
+    fn(&a, user);
+  }
+}
+
+int pp_on_alert(pp_alert_fn fn, void *user) {
+  pthread_mutex_lock(&cb_lock);
+  cb_fn = fn;
+  cb_user = fn ? user : NULL;
+  pthread_mutex_unlock(&cb_lock);
+  return PP_OK;
+}
+
+/* ---- a pass ---------------------------------------------------------------
+ */
+
+/* One writer pass. Caller holds W.lock. */
+static void writer_pass(int final) {
+  gpu_pass(final); /* may add META */
+  write_pending_meta();
+  ppt_buf threads = {0};
+  snapshot_threads(&threads);
+  if (threads.len)
+    pp__out_chunk(&W.out, PPT_CHUNK_THREAD, &threads, 0);
+  ppt_buf_free(&threads);
+  int64_t now = pp__mono_ns();
+  if (final || now - W.last_sync.mono_ns >= 1000000000 ||
+      W.last_sync.mono_ns == W.sync0.mono_ns)
+    write_clock(&W.out);
+  pp__clockmap clock = clock_now();
+  if (W.mode != PP_MODE_FLIGHT)
+    for (size_t i = 0; i < W.nsnap; i++)
+      drain_thread(W.snap[i], &clock);
+  else if (W.live)
+    for (size_t i = 0; i < W.nsnap; i++)
+      peek_thread(W.snap[i], &clock);
+  write_drops();
+  if (atomic_load(&W.cuda))
+    write_cuda(final);
+  pp__registry_lock();
+  if (final && W.exiting)
+    ; /* unmapping rings now costs TLB shootdowns on every CPU the program
+         runs on; the process's exit unmaps everything at once */
+  else if (W.mode != PP_MODE_FLIGHT)
+    pp__registry_reap(drained, 0);
+  else
+    W.flight_released += pp__registry_reap(peeked, FLIGHT_KEEP_EXITED);
+  pp__registry_unlock();
+  W.nsnap = 0; /* the snapshot may point at reaped threads now */
+  if (W.live && !final) {
+    pp__live_tick(W.live, now);
+    W.nnotes = pp__live_take(W.live, W.notes, PP__ARRAY_LEN(W.notes));
+    if (W.nnotes && W.rec) {
+      pp__clockmap nc = clock_now();
+      EACH_SINK(k, notes) { k->ops->notes(k, W.notes, W.nnotes, &nc); }
+    }
+  }
+  EACH_SINK(k, pass_end) { k->ops->pass_end(k, now, final); }
+  pp__out_flush(&W.out);
+}
+
+/* ---- flight dumps -------------------------------------------------------- */
+
+static int dump_locked(const char *path, char *err, size_t errlen) {
+  pp__out o;
+  if (pp__out_open(&o, path, (uint32_t)W.pid) != 0) {
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    return PP_EIO;
+  }
+  o.quiet = 1;
+  pp__sites sites = {0};
+  pp__sink *trace = pp__trace_sink_new(&o, &sites);
+  write_meta(&o);
+  pp__out_flush(&o);
+  if (W.flight_released) {
+    char num[32];
+    ppt_buf m = {0};
+    snprintf(num, sizeof num, "%llu", (unsigned long long)W.flight_released);
+    ppt_count_put_n(&m, 1);
+    ppt_meta kv = {ppt_str_of("flight_threads_released"), ppt_str_of(num)};
+    ppt_meta_put(&m, &kv);
+    put_chunk(&o, PPT_CHUNK_META, &m);
+  }
+  ppt_buf threads = {0};
+  pp__registry_lock();
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
+    ppt_thread r = {t->tid, ppt_str_of(t->name)};
+    ppt_thread_put(&threads, &r);
+  }
+  pp__registry_unlock();
+  put_chunk(&o, PPT_CHUNK_THREAD, &threads);
+  write_clock(&o);
+  uint64_t events = 0;
+  pp__clockmap clock = clock_now();
+  pp__registry_lock();
+  for (pp__tstate *t = pp__registry_head(); t && trace; t = t->next) {
+    pp__slots s;
+    pp__slot *copy;
+    if (!pp__flight_copy_ring(t, &s, &copy))
+      continue;
+    s.clock = clock;
+    events += trace->ops->slots(trace, &s);
+    pp__free(copy);
+  }
+  pp__registry_unlock();
+  if (W.live && trace) {
+    pp__note recent[PP__LIVE_KEEP];
+    size_t nr = pp__live_recent(W.live, recent, PP__LIVE_KEEP);
+    if (nr)
+      trace->ops->notes(trace, recent, nr, &clock);
+  }
+  pp__gpu_rec *g;
+  size_t ng = pp__flight_sink_gpu(W.flight, &g);
+  if (ng && trace) {
+    trace->ops->gpu(trace, g, ng, &clock);
+    events += ng;
+  }
+  pp__free(g);
+  if (trace)
+    trace->ops->pass_end(trace, pp__mono_ns(), 1);
+  write_end(&o, events, 0);
+  int failed = pp__out_close(&o) != 0 || !trace;
+  if (trace)
+    trace->ops->free(trace);
+  pp__sites_free(&sites);
+  pp__out_free(&o);
+  if (failed) {
+    snprintf(err, errlen, "write to %s failed", path);
+    return PP_EIO;
+  }
+  return PP_OK;
+}
+
+int pp__writer_dump(const char *path, char *err, size_t n) {
+  pthread_mutex_lock(&W.lock);
+  int rc = dump_locked(path && *path ? path : W.out_path, err, n);
+  pthread_mutex_unlock(&W.lock);
+  return rc;
+}
+
+/* ---- the thread ---------------------------------------------------------- */
+
+static void finish_file(void) {
+  /* A write failed: try once more to finish the file (the space may be
+   * back), with the final count of lost events. */
+  pp__out_retry_after_failure(&W.out);
+  write_cost_meta();
+  int64_t end = pp__mono_ns();
+  EACH_SINK(k, finish) { k->ops->finish(k, end); }
+  write_end(&W.out, W.events_written, W.drops_written);
+}
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  pp__name_own_thread("pp-writer");
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  unsigned period = W.flush_ms, idle = pp__writer_idle_ms(W.flush_ms);
+  uint32_t seen = pp__wake_word();
+  while (!atomic_load(&W.stop)) {
+    pp__wake_wait(seen, period);
+    if (atomic_load(&W.stop))
+      break;
+    /* Take wake-ups again before the pass, and note the word: a producer
+     * that asks during the pass bumps it, and the next sleep returns at
+     * once, as if it had asked one system call per ring crossing. */
+    uint32_t now = pp__wake_rearm();
+    pthread_mutex_lock(&W.lock);
+    W.pass_busy = now != seen; /* woken: a ring half full or full */
+    seen = now;
+    writer_pass(0);
+    period = W.pass_busy ? W.flush_ms : period * 2 < idle ? period * 2 : idle;
+    pthread_mutex_unlock(&W.lock);
+    dispatch_notes();
+  }
+  /* Final drain. */
+  pthread_mutex_lock(&W.lock);
+  writer_pass(1);
+  if (W.mode == PP_MODE_FLIGHT) {
+    char err[PATH_MAX + 64];
+    dump_locked(W.out_path, err, sizeof err);
+  } else {
+    finish_file();
+  }
+  pp__out_close(&W.out);
+  pthread_mutex_unlock(&W.lock);
+  atomic_store(&W.finished, 1);
+  return NULL;
+}
+
+/* ---- control ------------------------------------------------------------- */
+
+int pp__writer_open(const pp__writer_cfg *c) {
+  /* W is zero before the first session: clearing it again would fault in
+   * its pages, which it may never use (10 us a page on some VMs). */
+  static int used;
+  if (used)
+    memset(&W, 0, sizeof W);
+  used = 1;
+  W.mode = c->mode;
+  W.flush_ms = c->flush_ms;
+  snprintf(W.out_path, sizeof W.out_path, "%s", c->out_path);
+  snprintf(W.process_name, sizeof W.process_name, "%s", c->process_name);
+  W.pid = c->pid;
+  W.sync0 = W.last_sync = c->sync0;
+  W.ticks_per_ns = c->ticks_per_ns;
+  W.event_cost_ns = c->event_cost_ns;
+  W.drop_cost_ns = c->drop_cost_ns;
+  W.live = c->live;
+  W.out.fd = -1;
+  pthread_mutex_init(&W.lock, NULL);
+  if (W.mode != PP_MODE_FLIGHT) {
+    if (pp__out_open(&W.out, W.out_path, (uint32_t)W.pid) != 0)
+      return PP_EIO;
+    W.out.count_lost = W.mode == PP_MODE_TRACE;
+    W.rec = W.mode == PP_MODE_TRACE ? pp__trace_sink_new(&W.out, &W.sites)
+                                    : pp__stats_sink_new(&W.out, &W.sites);
+    if (!W.rec)
+      goto oom;
+    W.sinks[W.nsinks++] = W.rec;
+  } else {
+    W.flight = pp__flight_sink_new();
+    if (!W.flight)
+      goto oom;
+    W.sinks[W.nsinks++] = W.flight;
+  }
+  if (W.live)
+    W.sinks[W.nsinks++] = pp__live_sink(W.live);
+  if (W.out.fd >= 0) { /* in the file at once, before any event */
+    write_meta(&W.out);
+    pp__out_flush(&W.out);
+  }
+  return PP_OK;
+oom:
+  pp__out_close(&W.out);
+  pp__writer_free();
+  errno = ENOMEM;
+  return PP_ENOMEM;
+}
+
+int pp__writer_start(void) {
+  if (pthread_create(&W.thread, NULL, writer_main, NULL) != 0) {
+    pp__out_close(&W.out);
+    pp__writer_free();
+    return PP_ENOMEM;
+  }
+  return PP_OK;
+}
+
+void pp__writer_stop(void) {
+  atomic_store(&W.stop, 1);
+  pp__wake_force();
+  pthread_join(W.thread, NULL);
+  pp__wake_close();
+  dispatch_notes(); /* from the writer's last regular pass */
+  atomic_store(&W.cuda, 0);
+}
+
+int pp__writer_free(void) {
+  int failed = W.out.failed || W.out.err;
+  sinks_free();
+  pp__out_free(&W.out);
+  pp__sites_free(&W.sites);
+  pp__free(W.peek);
+  W.peek = NULL;
+  W.cap_peek = 0;
+  pp__free(W.gpu);
+  W.gpu = NULL;
+  W.ngpu = W.cap_gpu = 0;
+  pp__free(W.snap);
+  W.snap = NULL;
+  W.nsnap = W.cap_snap = 0;
+  W.live = NULL;
+  return failed ? -1 : 0;
+}
+
+void pp__writer_stop_async(void) {
+  atomic_store(&W.stop, 1);
+  pp__wake_force();
+}
+
+int pp__writer_finished(void) { return atomic_load(&W.finished); }
+
+void pp__writer_set_exiting(int exiting) { W.exiting = exiting; }
+
+/* Around fork: let the writer finish its pass first, so the child does not
+ * inherit it halfway through (holding the allocator's or our locks). The
+ * order matches the writer's: its lock, then the registry. */
+void pp__writer_fork_prepare(void) {
+  pthread_mutex_lock(&W.lock);
+  pp__registry_lock();
+}
+
+void pp__writer_fork_parent(void) {
+  pp__registry_unlock();
+  pthread_mutex_unlock(&W.lock);
+}
+
+/* The child does not own the parent's trace: what the writer holds is the
+ * parent's and is leaked in the child on purpose. */
+void pp__writer_fork_child(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&W.lock, &fresh, sizeof fresh);
+  memcpy(&cb_lock, &fresh, sizeof fresh);
+  memset(&W.out, 0, sizeof W.out);
+  W.out.fd = -1;
+  memset(&W.sites, 0, sizeof W.sites);
+  W.nsinks = 0;
+  W.rec = W.flight = NULL;
+  W.live = NULL;
+  W.peek = NULL;
+  W.cap_peek = 0;
+  W.nnotes = 0;
+  W.snap = NULL;
+  W.nsnap = W.cap_snap = 0;
+  W.gpu = NULL;
+  W.ngpu = W.cap_gpu = 0;
+  atomic_store(&W.cuda, 0);
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where the writer thread sends what it drains: one interface that every
+ * sink implements (as curl's client writers share one). The sinks:
+ *
+ *   trace   EVENTS chunks in the session's file, or in a flight dump
+ *           (sink/trace.c)
+ *   stats   per-site statistics written as one STATS chunk at the end
+ *           (sink/stats_sink.c over sink/stats.c, which the tools share)
+ *   live    rolling windows, anomalies and alerts (sink/live.c)
+ *   flight  the newest GPU zones, kept for a dump (sink/flight.c); the
+ *           rings themselves are the flight recorder's events
+ *
+ * The writer (core/writer.c) chooses the sinks for the session's mode
+ * (trace: trace + live; stats: stats + live; flight: live + flight) and
+ * calls, in this order each pass: thread() for threads new or renamed,
+ * slots() for each thread's new ring slots (in blocks, each sink in turn
+ * over the same block, so the second reads it from the cache), drops(),
+ * gpu() with the GPU zones resolved, notes() with the anomalies and alerts of
+ * the pass, pass_end(); after the last pass finish(). A NULL entry is a
+ * call the sink does not take.
+ *
+ * Every call comes from the writer thread (or a flight dump holding the
+ * writer's lock); sinks are not thread-safe.
+ */
+#ifndef PP_SINK_SINK_H
+#define PP_SINK_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/gpu.h"
+#include "../core/recorder.h"
+#include "../format/pptrace.h"
+
+/* Ticks to CLOCK_MONOTONIC ns from the session's first clock point at the
+ * writer's running rate (the reader interpolates between clock points
+ * instead). */
+typedef struct pp__clockmap {
+  uint64_t tick0;
+  int64_t ns0;
+  double ns_per_tick;
+} pp__clockmap;
+
+static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
+  return m->ns0 + (int64_t)((double)(int64_t)(t - m->tick0) * m->ns_per_tick);
+}
+
+/* Slots [from, to) of one thread's ring (indices taken modulo mask + 1; a
+ * copy has mask UINT64_MAX). */
+typedef struct pp__slots {
+  uint64_t tid;
+  const pp__slot *ring;
+  uint64_t mask;
+  uint64_t from, to;
+  int last; /* the thread's last block of this pass */
+  pp__clockmap clock;
+} pp__slots;
+
+/* One event read from a ring. */
+typedef struct pp__slot_ev {
+  unsigned type;
+  const pp_srcloc *loc;
+  uint64_t ts, value, extra;
+} pp__slot_ev;
+
+/* Read the event at slot *i of s into e and move *i past it. Returns 1 for
+ * an event, 0 for a slot to skip (a continuation or an unknown type), -1
+ * when its value slot is past s->to (stop there). Relaxed loads: a flight
+ * ring may be written meanwhile (the caller rechecks). */
+static inline int pp__slot_read(const pp__slots *s, uint64_t *i,
+                                pp__slot_ev *e) {
+  const pp__slot *p = &s->ring[*i & s->mask];
+  e->ts = atomic_load_explicit(&p->ts, memory_order_relaxed);
+  uint64_t a = atomic_load_explicit(&p->a, memory_order_relaxed);
+  e->type = (unsigned)(a >> PP__TAG_SHIFT);
+  e->loc = (const pp_srcloc *)(uintptr_t)(a & PP__PTR_MASK);
+  e->value = e->extra = 0;
+  ++*i;
+  if (e->type == PPT_SLOT_CONT || !ppt_type_known(e->type))
+    return 0;
+  if (ppt_has_value(e->type)) {
+    if (*i >= s->to)
+      return -1;
+    const pp__slot *v = &s->ring[*i & s->mask];
+    e->value = atomic_load_explicit(&v->ts, memory_order_relaxed);
+    e->extra = atomic_load_explicit(&v->a, memory_order_relaxed) & PP__PTR_MASK;
+    ++*i;
+  }
+  return 1;
+}
+
+/* One anomaly or alert (docs/live.md), as the live sink queues it for the
+ * writer to record and dispatch. */
+typedef struct pp__note {
+  int type; /* PPT_EV_ANOMALY or PPT_EV_ALERT */
+  int64_t ns;
+  char what[16];
+  char which[64];
+  char message[256];
+  double value, baseline, spread, threshold;
+} pp__note;
+
+typedef struct pp__sink pp__sink;
+
+typedef struct pp__sink_ops {
+  const char *name;
+  void (*thread)(pp__sink *k, uint64_t tid, const char *name);
+  /* Returns the events it took (counted in the file's END by the writer
+   * for the sink that writes them). */
+  uint64_t (*slots)(pp__sink *k, const pp__slots *s);
+  void (*drops)(pp__sink *k, uint64_t tid, uint64_t n);
+  /* The GPU zones resolved this pass (the sink may reorder them); clock
+   * at the rate the resolver placed them with. */
+  void (*gpu)(pp__sink *k, pp__gpu_rec *recs, size_t n,
+              const pp__clockmap *clock);
+  /* Anomalies and alerts to record (times in ns; clock: the current
+   * rate). */
+  void (*notes)(pp__sink *k, const pp__note *n, size_t count,
+                const pp__clockmap *clock);
+  void (*pass_end)(pp__sink *k, int64_t now_ns, int final);
+  /* After the last pass: write what the sink holds (end_ns: now). */
+  void (*finish)(pp__sink *k, int64_t end_ns);
+  void (*free)(pp__sink *k);
+} pp__sink_ops;
+
+struct pp__sink {
+  const pp__sink_ops *ops;
+};
+
+#endif /* PP_SINK_SINK_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Site ids of an output file (see sites.h).
+ */
+#include "sites.h"
+
+#include "../format/records.h"
+#include "../internal.h"
+
+static size_t slot_of(const pp_srcloc *p, size_t cap) {
+  return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+}
+
+static int grow(pp__sites *s) {
+  size_t ncap = s->cap ? s->cap * 2 : 1024;
+  pp__site_entry *n = pp__calloc(ncap, sizeof *n);
+  if (!n)
+    return -1;
+  for (size_t i = 0; i < s->cap; i++) {
+    if (!s->map[i].p)
+      continue;
+    size_t j = slot_of(s->map[i].p, ncap);
+    while (n[j].p)
+      j = (j + 1) & (ncap - 1);
+    n[j] = s->map[i];
+  }
+  pp__free(s->map);
+  s->map = n;
+  s->cap = ncap;
+  return 0;
+}
+
+uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
+  if ((s->n + 1) * 2 > s->cap && grow(s) != 0)
+    return UINT32_MAX;
+  size_t j = slot_of(p, s->cap);
+  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
+    if (s->map[j].p == p)
+      return s->map[j].id;
+  uint32_t id = (uint32_t)s->n++;
+  s->map[j].p = p;
+  s->map[j].id = id;
+  ppt_srcloc r = {id,
+                  p->kind,
+                  ppt_str_of(p->name),
+                  ppt_str_of(p->function),
+                  ppt_str_of(p->file),
+                  p->line};
+  ppt_srcloc_put(&s->defs, &r);
+  return id;
+}
+
+void pp__sites_write(pp__sites *s, pp__out *o) {
+  if (s->defs.len || s->defs.oom)
+    pp__out_chunk(o, PPT_CHUNK_SRCLOC, &s->defs, 0);
+}
+
+void pp__sites_free(pp__sites *s) {
+  pp__free(s->map);
+  ppt_buf_free(&s->defs);
+  s->map = NULL;
+  s->cap = s->n = 0;
+}

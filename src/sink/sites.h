@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sites of one output file: each pp_srcloc met gets the next small id
+ * (0, 1, 2...) and a SRCLOC definition, gathered until the owner writes
+ * them (pp__sites_write) before any chunk that uses the ids. A flight dump
+ * starts a table of its own, so that its file defines every site it uses.
+ *
+ * Not thread-safe: the writer thread owns it.
+ */
+#ifndef PP_SINK_SITES_H
+#define PP_SINK_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../format/pptrace.h"
+#include "out.h"
+#include "pipeprof.h"
+
+typedef struct pp__site_entry {
+  const pp_srcloc *p;
+  uint32_t id;
+} pp__site_entry;
+
+typedef struct pp__sites {
+  pp__site_entry *map; /* open addressing, power-of-two capacity */
+  size_t cap, n;       /* n: ids given, 0..n-1 */
+  ppt_buf defs;        /* SRCLOC records of ids not yet written */
+} pp__sites;
+
+/* The id of site p, defining it when new. UINT32_MAX when out of memory. */
+uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p);
+/* Write the pending definitions as a SRCLOC chunk (none: nothing). */
+void pp__sites_write(pp__sites *s, pp__out *o);
+/* Forget every site (ids start again at 0) and free the memory. */
+void pp__sites_free(pp__sites *s);
+
+#endif /* PP_SINK_SITES_H */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stats sink (see stats_sink.h) over the aggregate the tools share.
+ */
+#include "stats_sink.h"
+
+#include "../internal.h"
+#include "stats.h"
+#include "trace.h"
+
+typedef struct stats_sink {
+  pp__sink sink;
+  pp__out *out;
+  pp__sites *sites;
+  pp__aggregate *agg;
+} stats_sink;
+
+/* The id of site p; a site new to the file is defined in the aggregate
+ * too. UINT32_MAX when out of memory. */
+static uint32_t site_id(stats_sink *st, const pp_srcloc *p) {
+  size_t before = st->sites->n;
+  uint32_t id = pp__sites_id(st->sites, p);
+  if (id != UINT32_MAX && st->sites->n != before)
+    pp__aggregate_define(st->agg, id, p);
+  return id;
+}
+
+static void stats_thread(pp__sink *k, uint64_t tid, const char *name) {
+  pp__aggregate_thread(((stats_sink *)k)->agg, tid, name);
+}
+
+static uint64_t stats_slots(pp__sink *k, const pp__slots *s) {
+  stats_sink *st = (stats_sink *)k;
+  const pp_srcloc *last_loc = NULL;
+  uint32_t last_id = 0;
+  uint64_t n = 0;
+  pp__slot_ev e;
+  for (uint64_t i = s->from; i < s->to;) {
+    int r = pp__slot_read(s, &i, &e);
+    if (r < 0)
+      break;
+    if (r == 0)
+      continue;
+    if (e.loc != last_loc) {
+      uint32_t id = site_id(st, e.loc);
+      if (id == UINT32_MAX)
+        continue;
+      last_loc = e.loc;
+      last_id = id;
+    }
+    pp__aggregate_event(st->agg, s->tid, e.type, last_id,
+                        pp__clockmap_ns(&s->clock, e.ts), e.value);
+    n++;
+  }
+  return n;
+}
+
+static void stats_drops(pp__sink *k, uint64_t tid, uint64_t n) {
+  pp__aggregate_drops(((stats_sink *)k)->agg, tid, n);
+}
+
+static void stats_gpu(pp__sink *k, pp__gpu_rec *recs, size_t n,
+                      const pp__clockmap *clock) {
+  stats_sink *st = (stats_sink *)k;
+  for (size_t i = 0; i < n; i++) {
+    const pp__gpu_rec *r = &recs[i];
+    uint32_t id = site_id(st, r->loc);
+    if (id == UINT32_MAX)
+      continue;
+    pp__aggregate_gpu(st->agg, id, r->device, r->stream, r->tid,
+                      pp__clockmap_ns(clock, r->launch_tick),
+                      pp__clockmap_ns(clock, r->start_tick), r->dur_ns);
+  }
+}
+
+static void stats_notes(pp__sink *k, const pp__note *n, size_t count,
+                        const pp__clockmap *clock) {
+  pp__notes_write(((stats_sink *)k)->out, n, count, clock);
+}
+
+static void stats_pass_end(pp__sink *k, int64_t now_ns, int final) {
+  (void)now_ns;
+  (void) final;
+  stats_sink *st = (stats_sink *)k;
+  pp__sites_write(st->sites, st->out);
+}
+
+static void stats_finish(pp__sink *k, int64_t end_ns) {
+  stats_sink *st = (stats_sink *)k;
+  pp__aggregate_finish(st->agg, end_ns);
+  ppt_buf b = {0};
+  pp__aggregate_encode(st->agg, &b);
+  pp__out_chunk(st->out, PPT_CHUNK_STATS, &b, 0);
+  ppt_buf_free(&b);
+}
+
+static void stats_free(pp__sink *k) {
+  stats_sink *st = (stats_sink *)k;
+  if (!st)
+    return;
+  pp__aggregate_free(st->agg);
+  pp__free(st);
+}
+
+static const pp__sink_ops stats_ops = {.name = "stats",
+                                       .thread = stats_thread,
+                                       .slots = stats_slots,
+                                       .drops = stats_drops,
+                                       .gpu = stats_gpu,
+                                       .notes = stats_notes,
+                                       .pass_end = stats_pass_end,
+                                       .finish = stats_finish,
+                                       .free = stats_free};
+
+pp__sink *pp__stats_sink_new(pp__out *out, pp__sites *sites) {
+  stats_sink *st = pp__calloc(1, sizeof *st);
+  if (!st)
+    return NULL;
+  st->agg = pp__aggregate_new();
+  if (!st->agg) {
+    pp__free(st);
+    return NULL;
+  }
+  st->sink.ops = &stats_ops;
+  st->out = out;
+  st->sites = sites;
+  return &st->sink;
+}

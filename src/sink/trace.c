@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace sink (see trace.h): ring slots, GPU zones and notes encoded
+ * as EVENTS chunks through format/events.h's table.
+ *
+ * Ring slots are the bulk of a trace and the writer's main cost, so
+ * slots() has a fast path for the commonest case, a zone begin or end at
+ * the same site as the event before it: the type byte, the delta and the
+ * site id written straight into the chunk (ppt_ev_put_site: the SITE
+ * layout of the table) with no lookup. Everything else goes through the
+ * table's general encoder.
+ */
+#include "trace.h"
+
+#include <stdlib.h>
+
+#include "../format/events.h"
+#include "../format/records.h"
+#include "../internal.h"
+
+/* An EVENTS chunk is closed past this many bytes. */
+#define CHUNK_BYTES (256u << 10)
+
+typedef struct trace_sink {
+  pp__sink sink;
+  pp__out *out;
+  pp__sites *sites;
+  ppt_buf ev;    /* the EVENTS chunk being built */
+  uint64_t ev_n; /* events in it */
+  uint64_t prev; /* tick of its last event */
+  int open;      /* ev holds a base and maybe events */
+} trace_sink;
+
+/* Close the chunk being built: the sites it uses first. */
+static void chunk_close(trace_sink *t) {
+  if (!t->open)
+    return;
+  pp__sites_write(t->sites, t->out);
+  pp__out_chunk(t->out, PPT_CHUNK_EVENTS, &t->ev, t->ev_n);
+  t->ev_n = 0;
+  t->open = 0;
+}
+
+static void chunk_open(trace_sink *t, uint64_t tid, uint64_t tick) {
+  ppt_events_base base = {tid, tick};
+  ppt_events_base_put(&t->ev, &base);
+  t->prev = tick;
+  t->open = 1;
+}
+
+static uint64_t trace_slots(pp__sink *k, const pp__slots *s) {
+  trace_sink *t = (trace_sink *)k;
+  ppt_buf *out = &t->ev;
+  const pp_srcloc *last_loc = NULL; /* one-entry cache before the ids */
+  uint64_t last_id = 0, n = 0;
+  pp__slot_ev e;
+  for (uint64_t i = s->from; i < s->to;) {
+    int r = pp__slot_read(s, &i, &e);
+    if (r < 0)
+      break;
+    if (r == 0)
+      continue;
+    if (pp__unlikely(!t->open || out->len > CHUNK_BYTES)) {
+      chunk_close(t);
+      chunk_open(t, s->tid, e.ts);
+    }
+    if (pp__unlikely(ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0))
+      continue;
+    int64_t delta = (int64_t)(e.ts - t->prev);
+    t->prev = e.ts;
+    if (pp__likely(e.loc == last_loc) &&
+        (e.type == PPT_EV_ZONE_BEGIN || e.type == PPT_EV_ZONE_END)) {
+      out->len += ppt_ev_put_site(out->data + out->len, e.type, delta, last_id);
+      n++;
+      continue;
+    }
+    if (e.loc != last_loc) {
+      uint32_t id = pp__sites_id(t->sites, e.loc);
+      if (id == UINT32_MAX)
+        continue;
+      last_loc = e.loc;
+      last_id = id;
+    }
+    /* The ring keeps a memory event's bytes << 8 | device in the extra
+     * number; the file has them as two fields (format/events.h). */
+    ppt_ev v;
+    v.type = e.type;
+    v.delta = delta;
+    v.loc = last_id;
+    v.value = e.value;
+    v.extra = e.extra;
+    v.device = 0;
+    v.launch = 0;
+    v.dur = 0;
+    if (ppt_is_mem(e.type)) {
+      v.extra = e.extra >> 8;
+      v.device = e.extra & 0xff;
+    }
+    out->len += ppt_ev_put_fixed(out->data + out->len, &v);
+    n++;
+  }
+  t->ev_n += n;
+  if (s->last)
+    chunk_close(t);
+  return n;
+}
+
+static int cmp_gpu_rec(const void *a, const void *b) {
+  const pp__gpu_rec *x = a, *y = b;
+  if (x->tid != y->tid)
+    return x->tid < y->tid ? -1 : 1;
+  return x->start_tick < y->start_tick ? -1 : x->start_tick > y->start_tick;
+}
+
+/* GPU_ZONE events in one EVENTS chunk per launching thread (more past
+ * CHUNK_BYTES). */
+static void trace_gpu(pp__sink *k, pp__gpu_rec *recs, size_t n,
+                      const pp__clockmap *clock) {
+  trace_sink *t = (trace_sink *)k;
+  (void)clock;
+  chunk_close(t);
+  qsort(recs, n, sizeof *recs, cmp_gpu_rec);
+  for (size_t i = 0; i < n;) {
+    chunk_open(t, recs[i].tid, recs[i].start_tick);
+    size_t j = i;
+    for (; j < n && recs[j].tid == recs[i].tid && t->ev.len < CHUNK_BYTES;
+         j++) {
+      const pp__gpu_rec *r = &recs[j];
+      uint32_t id = pp__sites_id(t->sites, r->loc);
+      if (id == UINT32_MAX || ppt_buf_reserve(&t->ev, PPT_EV_MAX_FIXED) != 0)
+        continue;
+      ppt_ev e;
+      e.type = PPT_EV_GPU_ZONE;
+      e.delta = (int64_t)(r->start_tick - t->prev);
+      e.loc = id;
+      e.device = r->device;
+      e.extra = r->stream;
+      e.launch = (int64_t)(r->launch_tick - r->start_tick);
+      e.dur = r->dur_ns;
+      t->prev = r->start_tick;
+      t->ev.len += ppt_ev_put_fixed(t->ev.data + t->ev.len, &e);
+      t->ev_n++;
+    }
+    chunk_close(t);
+    i = j;
+  }
+}
+
+void pp__notes_write(pp__out *o, const pp__note *nt, size_t n,
+                     const pp__clockmap *clock) {
+  ppt_buf b = {0};
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t tick =
+        clock->tick0 + (uint64_t)(int64_t)((double)(nt[i].ns - clock->ns0) /
+                                           clock->ns_per_tick);
+    if (i == 0) {
+      ppt_events_base base = {0, tick};
+      ppt_events_base_put(&b, &base);
+      prev = tick;
+    }
+    ppt_ev e;
+    e.type = (unsigned char)nt[i].type;
+    e.delta = (int64_t)(tick - prev);
+    e.what = ppt_str_of(nt[i].what);
+    e.which = ppt_str_of(nt[i].which);
+    e.message = ppt_str_of(nt[i].message);
+    e.nvalue = nt[i].value;
+    e.baseline = nt[i].baseline;
+    e.spread = nt[i].spread;
+    e.threshold = nt[i].threshold;
+    prev = tick;
+    ppt_buf_ev(&b, &e);
+  }
+  if (b.len) /* notes are not counted among the events */
+    pp__out_chunk(o, PPT_CHUNK_EVENTS, &b, 0);
+  ppt_buf_free(&b);
+}
+
+static void trace_notes(pp__sink *k, const pp__note *nt, size_t n,
+                        const pp__clockmap *clock) {
+  trace_sink *t = (trace_sink *)k;
+  chunk_close(t);
+  pp__notes_write(t->out, nt, n, clock);
+}
+
+static void trace_pass_end(pp__sink *k, int64_t now_ns, int final) {
+  (void)now_ns;
+  (void) final;
+  chunk_close((trace_sink *)k);
+}
+
+static void trace_free(pp__sink *k) {
+  trace_sink *t = (trace_sink *)k;
+  if (!t)
+    return;
+  ppt_buf_free(&t->ev);
+  pp__free(t);
+}
+
+static const pp__sink_ops trace_ops = {.name = "trace",
+                                       .slots = trace_slots,
+                                       .gpu = trace_gpu,
+                                       .notes = trace_notes,
+                                       .pass_end = trace_pass_end,
+                                       .free = trace_free};
+
+pp__sink *pp__trace_sink_new(pp__out *out, pp__sites *sites) {
+  trace_sink *t = pp__calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  t->sink.ops = &trace_ops;
+  t->out = out;
+  t->sites = sites;
+  return &t->sink;
+}
