@@ -140,6 +140,37 @@ PP_TEST(format_event_table_matches_ring_predicates) {
   }
 }
 
+/* The writer's fast path for zone begins and ends (ppt_ev_put_site)
+ * writes the bytes the general encoder writes, for every SITE type and
+ * for deltas and site ids at each varint length. */
+PP_TEST(format_site_fast_path_matches_table_encoder) {
+  static const int64_t deltas[] = {0,         1,         -1,       63,
+                                   64,        -65,       8191,     1 << 20,
+                                   -(1 << 27), INT64_MAX, INT64_MIN};
+  static const uint64_t locs[] = {0, 1, 127, 128, 16383, 16384, UINT32_MAX};
+  unsigned checked = 0;
+  for (unsigned type = 0; type < 256; type++) {
+    if (ppt_ev_layout(type) != PPT_L_SITE)
+      continue;
+    for (size_t d = 0; d < PP__ARRAY_LEN(deltas); d++)
+      for (size_t l = 0; l < PP__ARRAY_LEN(locs); l++) {
+        ppt_ev e;
+        memset(&e, 0, sizeof e);
+        e.type = type;
+        e.delta = deltas[d];
+        e.loc = locs[l];
+        unsigned char a[PPT_EV_MAX_FIXED], b[PPT_EV_MAX_FIXED];
+        size_t na = ppt_ev_put_fixed(a, &e);
+        size_t nb = ppt_ev_put_site(b, type, deltas[d], locs[l]);
+        CHECK_EQ(nb, na);
+        CHECK(memcmp(a, b, na) == 0);
+        checked++;
+      }
+  }
+  /* zone begin, zone end, mark, frame */
+  CHECK_EQ(checked, 4 * PP__ARRAY_LEN(deltas) * PP__ARRAY_LEN(locs));
+}
+
 /* Bytes of known events, as docs/formats/pptrace.md lays them out: the
  * table must not drift from the spec (a reordered field would still
  * round-trip). */

@@ -29,6 +29,7 @@
 #include "analyze/analyze.h"
 #include "analyze/model.h"
 #include "core/recorder.h"
+#include "sink/sink.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
@@ -1876,6 +1877,57 @@ PP_TEST(recorder_ring_populated_ahead) {
   CHECK_EQ(resident, npages);
   free(vec);
   CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+/* The writer hands a ring to its sinks in blocks; a block never ends
+ * between the two slots of an event (pp__slots_block_end), and the values
+ * of 40,001 slots of counter updates all arrive, in trace and stats
+ * mode. */
+PP_TEST(recorder_two_slot_event_across_sink_blocks) {
+  for (int mode = 0; mode < 2; mode++) {
+    char path[4096];
+    tpath(path, sizeof path, mode ? "blocks-stats.pptrace" : "blocks.pptrace");
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.mode = mode ? PP_MODE_STATS : PP_MODE_TRACE;
+    cfg.out_path = path;
+    cfg.buffer_kib = 4096; /* 262,144 slots: half is far above 40,001 */
+    cfg.flush_ms = 1000;
+    CHECK_EQ(pp_init(&cfg), PP_OK);
+    {
+      PP_ZONE("blocks-first");
+    }
+    for (int i = 0; i < 20000; i++)
+      PP_COUNTER_SET("blocks-counter", i);
+    CHECK_EQ(pp_shutdown(), PP_OK);
+    pp_trace t;
+    load_trace(path, &t);
+    CHECK_EQ(total_dropped(&t), 0);
+    const pp_counter_stats *c = cstats(&t, "blocks-counter");
+    CHECK(c != NULL);
+    CHECK_EQ(c->samples, 20000);
+    CHECK(c->min == 0 && c->max == 19999 && c->last == 19999);
+    CHECK(c->mean == 9999.5);
+    pp_trace_free(&t);
+  }
+  /* A ring of a zone begin (one slot), then counter updates (two slots):
+   * blocks of 4 end at 4 or 5 as the slot before the cut is a head or a
+   * value slot. */
+  pp__slot ring[16];
+  uint64_t tag1 = (uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT;
+  uint64_t tag2 = (uint64_t)PPT_EV_COUNTER_SET << PP__TAG_SHIFT;
+  uint64_t cont = (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT;
+  atomic_init(&ring[0].a, tag1);
+  for (int i = 1; i < 16; i++)
+    atomic_init(&ring[i].a, i % 2 ? tag2 : cont);
+  for (int i = 0; i < 16; i++)
+    atomic_init(&ring[i].ts, 0);
+  CHECK_EQ(pp__slots_block_end(ring, 15, 0, 16, 4), 5); /* [3] is a head */
+  CHECK_EQ(pp__slots_block_end(ring, 15, 1, 16, 4), 5); /* [4] is a value */
+  CHECK_EQ(pp__slots_block_end(ring, 15, 1, 16, 3), 5); /* [3]: head */
+  CHECK_EQ(pp__slots_block_end(ring, 15, 12, 16, 4), 16); /* the rest */
+  /* indices wrap with the mask */
+  CHECK_EQ(pp__slots_block_end(ring, 15, 16, 32, 4), 21);
 }
 
 /* A file that stops accepting writes mid-session (RLIMIT_FSIZE: writes

@@ -106,9 +106,8 @@ unsigned pp__writer_idle_ms(unsigned flush_ms) {
 
 /* Ticks to ns at the running rate (the first pass: the start-up one). */
 static pp__clockmap clock_now(void) {
-  pp__clockmap m = {W.sync0.tick, W.sync0.mono_ns,
-                    1.0 / pp__clock_rate(&W.sync0, &W.last_sync)};
-  return m;
+  return pp__clockmap_make(W.sync0.tick, W.sync0.mono_ns,
+                           1.0 / pp__clock_rate(&W.sync0, &W.last_sync));
 }
 
 /* ---- the file's own chunks ----------------------------------------------- */
@@ -215,13 +214,8 @@ static void write_cost_meta(void) {
 static uint64_t feed_slots(pp__slots *s, uint64_t from, uint64_t to) {
   uint64_t n = 0;
   while (from < to) {
-    uint64_t end = to - from > BLOCK_SLOTS ? from + BLOCK_SLOTS : to;
-    if (end < to) {
-      uint64_t a = atomic_load_explicit(&s->ring[(end - 1) & s->mask].a,
-                                        memory_order_relaxed);
-      if (ppt_has_value((unsigned)(a >> PP__TAG_SHIFT)))
-        end++;
-    }
+    uint64_t end = pp__slots_block_end(s->ring, s->mask, from, to,
+                                       BLOCK_SLOTS);
     s->from = from;
     s->to = end;
     s->last = end == to;
@@ -346,7 +340,8 @@ static void gpu_pass(int final) {
   pp__gpu_poll(rate, final, gpu_collect, NULL);
   if (!W.ngpu)
     return;
-  pp__clockmap clock = {W.sync0.tick, W.sync0.mono_ns, 1.0 / rate};
+  pp__clockmap clock =
+      pp__clockmap_make(W.sync0.tick, W.sync0.mono_ns, 1.0 / rate);
   EACH_SINK(k, gpu) { k->ops->gpu(k, W.gpu, W.ngpu, &clock); }
   if (W.rec)
     W.events_written += W.ngpu;

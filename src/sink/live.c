@@ -843,32 +843,38 @@ static void zone_closed(void *ctx, const pp_zone_closed *z) {
                  z->end, (uint64_t)z->dur);
 }
 
+static inline void zone_begin(pp__live *l, tstack *t, const pp_srcloc *loc,
+                              int64_t ns) {
+  uint64_t site = (uint64_t)(uintptr_t)loc;
+  if (t && pp__zstack_begin_fast(&t->zs, site, ns, 0) != 0)
+    pp__zstack_begin(&t->zs, site, ns, 0, &l->pc);
+}
+
+static inline void zone_end(pp__live *l, tstack *t, const pp_srcloc *loc,
+                            int64_t ns) {
+  if (!t)
+    return;
+  uint64_t site = (uint64_t)(uintptr_t)loc;
+  pp_zone_closed z;
+  if (pp__zstack_end_fast(&t->zs, site, ns, &l->pc, &z) == 0)
+    zone_closed(l, &z);
+  else
+    pp__zstack_end(&t->zs, site, ns, &l->pc, zone_closed, l);
+  pp__zstack_trim(&t->zs);
+}
+
 void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
                     const pp_srcloc *loc, int64_t ns, uint64_t value,
                     uint64_t extra) {
   if (!l || !loc)
     return;
   switch (type) {
-  case PPT_EV_ZONE_BEGIN: {
-    tstack *t = thread_get(l, tid);
-    uint64_t site = (uint64_t)(uintptr_t)loc;
-    if (t && pp__zstack_begin_fast(&t->zs, site, ns, 0) != 0)
-      pp__zstack_begin(&t->zs, site, ns, 0, &l->pc);
+  case PPT_EV_ZONE_BEGIN:
+    zone_begin(l, thread_get(l, tid), loc, ns);
     return;
-  }
-  case PPT_EV_ZONE_END: {
-    tstack *t = thread_get(l, tid);
-    if (!t)
-      return;
-    uint64_t site = (uint64_t)(uintptr_t)loc;
-    pp_zone_closed z;
-    if (pp__zstack_end_fast(&t->zs, site, ns, &l->pc, &z) == 0)
-      zone_closed(l, &z);
-    else
-      pp__zstack_end(&t->zs, site, ns, &l->pc, zone_closed, l);
-    pp__zstack_trim(&t->zs);
+  case PPT_EV_ZONE_END:
+    zone_end(l, thread_get(l, tid), loc, ns);
     return;
-  }
   case PPT_EV_RANGE_BEGIN:
   case PPT_EV_RANGE_END:
     range_event(l, type == PPT_EV_RANGE_END, loc, value, ns);
@@ -994,19 +1000,35 @@ void pp__live_tick(pp__live *l, int64_t now) {
 
 /* ---- the writer's live sink ---------------------------------------------- */
 
+/* Zone begins and ends, most of what a ring holds, are paired here with
+ * the thread's stack looked up once per block; the rest goes through
+ * pp__live_event. */
 static uint64_t live_slots(pp__sink *k, const pp__slots *s) {
   pp__live *l = (pp__live *)k;
+  tstack *t = NULL;
+  int have_t = 0;
   pp__slot_ev e;
   uint64_t n = 0;
   for (uint64_t i = s->from; i < s->to;) {
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
-    if (r == 0)
+    if (r == 0 || !e.loc)
       continue;
-    pp__live_event(l, s->tid, e.type, e.loc, pp__clockmap_ns(&s->clock, e.ts),
-                   e.value, e.extra);
     n++;
+    int64_t ns = pp__clockmap_ns(&s->clock, e.ts);
+    if (e.type == PPT_EV_ZONE_BEGIN || e.type == PPT_EV_ZONE_END) {
+      if (!have_t) {
+        t = thread_get(l, s->tid);
+        have_t = 1;
+      }
+      if (e.type == PPT_EV_ZONE_BEGIN)
+        zone_begin(l, t, e.loc, ns);
+      else
+        zone_end(l, t, e.loc, ns);
+      continue;
+    }
+    pp__live_event(l, s->tid, e.type, e.loc, ns, e.value, e.extra);
   }
   return n;
 }
