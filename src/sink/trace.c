@@ -55,6 +55,7 @@ static uint64_t trace_slots(pp__sink *k, const pp__slots *s) {
   uint64_t last_id = 0, n = 0;
   pp__slot_ev e;
   for (uint64_t i = s->from; i < s->to;) {
+    __builtin_prefetch(&s->ring[(i + 64) & s->mask]);
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;

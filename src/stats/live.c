@@ -12,14 +12,6 @@
 
 /* ---- compact histogram --------------------------------------------------- */
 
-unsigned pp_lhist_index(uint64_t v) {
-  if (v < PP_LHIST_SUB)
-    return (unsigned)v;
-  unsigned o = 63u - (unsigned)__builtin_clzll(v); /* 5..63 */
-  unsigned sub = (unsigned)(v >> (o - 5u)) & (PP_LHIST_SUB - 1u);
-  return (o - 4u) * PP_LHIST_SUB + sub;
-}
-
 uint64_t pp_lhist_highest(unsigned index) {
   unsigned g = index / PP_LHIST_SUB, sub = index % PP_LHIST_SUB;
   if (g == 0)
@@ -70,7 +62,8 @@ static int cover(pp_lhist *h, unsigned lo, unsigned hi) {
   return 0;
 }
 
-void pp_lhist_record(pp_lhist *h, uint64_t v) {
+/* A value outside the groups held: grow them, then count it. */
+void pp__lhist_record_slow(pp_lhist *h, uint64_t v) {
   unsigned ix = pp_lhist_index(v), g = ix / PP_LHIST_SUB;
   if (cover(h, g, g) != 0 || h->c[ix - h->glo * PP_LHIST_SUB] == UINT32_MAX) {
     h->lost++;
@@ -145,20 +138,6 @@ void pp_roll_free(pp_roll *r) {
   for (unsigned i = 0; i < PP_ROLL_SLOTS; i++)
     pp_lhist_free(&r->slot[i]);
   pp_roll_init(r);
-}
-
-int pp_roll_record(pp_roll *r, int64_t i, uint64_t v) {
-  if (i < 0)
-    return -1;
-  unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
-  if (r->ix[s] != i) {
-    if (r->ix[s] > i)
-      return -1; /* a newer interval owns the slot */
-    pp_lhist_reset(&r->slot[s]);
-    r->ix[s] = i;
-  }
-  pp_lhist_record(&r->slot[s], v);
-  return 0;
 }
 
 uint64_t pp_roll_count(const pp_roll *r, int64_t i) {

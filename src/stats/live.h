@@ -41,7 +41,29 @@ void pp_lhist_init(pp_lhist *h);
 void pp_lhist_free(pp_lhist *h);
 /* Empty h, keeping its counters' memory. */
 void pp_lhist_reset(pp_lhist *h);
-void pp_lhist_record(pp_lhist *h, uint64_t v);
+void pp__lhist_record_slow(pp_lhist *h, uint64_t v);
+static inline unsigned pp_lhist_index(uint64_t v);
+/* Count v. Inline: the live sink records a value per zone; the slow path
+ * (a group not held yet, or a full counter) is out of line. */
+static inline void pp_lhist_record(pp_lhist *h, uint64_t v) {
+  unsigned ix = pp_lhist_index(v), g = ix / PP_LHIST_SUB;
+  if (__builtin_expect(!h->c || g < h->glo || g > h->ghi, 0)) {
+    pp__lhist_record_slow(h, v);
+    return;
+  }
+  uint32_t *c = &h->c[ix - (unsigned)h->glo * PP_LHIST_SUB];
+  if (__builtin_expect(*c == UINT32_MAX, 0)) {
+    h->lost++;
+    return;
+  }
+  ++*c;
+  h->count++;
+  h->sum += (double)v;
+  if (v < h->min)
+    h->min = v;
+  if (v > h->max)
+    h->max = v;
+}
 /* dst += src. Returns 0, or -1 when out of memory (src's count then goes to
  * dst->lost). */
 int pp_lhist_merge(pp_lhist *dst, const pp_lhist *src);
@@ -49,8 +71,14 @@ int pp_lhist_merge(pp_lhist *dst, const pp_lhist *src);
  * the ceil(p/100 * count)-th smallest value (at least the first), clamped
  * to [min, max]. 0 when empty. */
 uint64_t pp_lhist_percentile(const pp_lhist *h, double p);
-/* Bucket geometry (tests): index of v's bucket and its highest value. */
-unsigned pp_lhist_index(uint64_t v);
+/* Bucket geometry: index of v's bucket and its highest value. */
+static inline unsigned pp_lhist_index(uint64_t v) {
+  if (v < PP_LHIST_SUB)
+    return (unsigned)v;
+  unsigned o = 63u - (unsigned)__builtin_clzll(v); /* 5..63 */
+  unsigned sub = (unsigned)(v >> (o - 5u)) & (PP_LHIST_SUB - 1u);
+  return (o - 4u) * PP_LHIST_SUB + sub;
+}
 uint64_t pp_lhist_highest(unsigned index);
 
 /* ---- rolling window ------------------------------------------------------
@@ -71,7 +99,19 @@ void pp_roll_free(pp_roll *r);
 /* Record v in interval i (>= 0). Returns 0, or -1 when interval i has
  * left the ring (older than PP_ROLL_SLOTS - 1 intervals before a newer one
  * recorded in its slot): the value is not recorded. */
-int pp_roll_record(pp_roll *r, int64_t i, uint64_t v);
+static inline int pp_roll_record(pp_roll *r, int64_t i, uint64_t v) {
+  if (i < 0)
+    return -1;
+  unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
+  if (r->ix[s] != i) {
+    if (r->ix[s] > i)
+      return -1; /* a newer interval owns the slot */
+    pp_lhist_reset(&r->slot[s]);
+    r->ix[s] = i;
+  }
+  pp_lhist_record(&r->slot[s], v);
+  return 0;
+}
 /* Merge intervals [last - n + 1, last] (n in 1..PP_ROLL_MAX_WINDOW) into
  * out (reset first). Intervals with no value count as empty. Returns 0 or
  * -1 (out of memory). */
