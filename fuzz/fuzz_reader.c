@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pp_stream *s = pp__stream_new();
   if (!s)
     return 0;
-  pp_read_opts o = {7, pp__stream_event, s};
+  pp_read_opts o = {7, pp__stream_event, s, 0};
   if (pp_trace_read_mem_opts(data, size, &t, &o, err, sizeof err) != 0) {
     pp__stream_free(s);
     return 0;

@@ -200,7 +200,7 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
    * streamed through the figures and only the first KEEP stored. */
   pp_stream *s = pp__stream_new();
   CHECK(s != NULL);
-  pp_read_opts o = {KEEP, pp__stream_event, s};
+  pp_read_opts o = {KEEP, pp__stream_event, s, 0};
   if (pp_trace_read_file_opts(path, &t, &o, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
   t.stream = s;

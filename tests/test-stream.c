@@ -110,7 +110,7 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   pp_stream *s = pp__stream_new();
   CHECK(s != NULL);
   CHECK_EQ(pp__stream_details(s, 0, NULL), 0); /* as pp_cli_load does */
-  pp_read_opts o = {KEEP, pp__stream_event, s};
+  pp_read_opts o = {KEEP, pp__stream_event, s, 0};
   if (pp_trace_read_file_opts(path, &win, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   win.stream = s;

@@ -147,6 +147,11 @@ typedef struct pp_read_diag {
   int64_t first_unkept_ns; /* the earliest time of an event not stored:
                               the stored events are every event before it;
                               INT64_MAX when every event was stored */
+  int64_t first_ns;        /* the earliest event time (GPU zones' launch
+                              and start too), when have_first: set by a
+                              read with pp_read_opts.scan_first before
+                              its first on_event */
+  int have_first;
 } pp_read_diag;
 
 /* An anomaly or alert raised by the live statistics inside the profiled
@@ -617,6 +622,10 @@ typedef struct pp_read_opts {
                            threads interleaved chunk by chunk), its time
                            already in ns; NULL: none */
   void *arg;
+  int scan_first; /* before the first on_event, decode every event
+                     once more to find the trace's earliest time
+                     (diag.first_ns), for a consumer that writes
+                     times relative to it as the events go by */
 } pp_read_opts;
 
 /* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line

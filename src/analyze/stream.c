@@ -67,6 +67,12 @@ int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo) {
   return s->req && s->queues && s->pools ? 0 : -1;
 }
 
+int pp__stream_pools(pp_stream *s) {
+  pp__pool_stream_free(s->pools);
+  s->pools = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
+  return s->pools ? 0 : -1;
+}
+
 void pp__stream_results_free(pp_stream_results *r) {
   if (!r)
     return;

@@ -35,6 +35,9 @@ pp_stream *pp__stream_new(void);
  * warm-up, SLOs), queues and memory pools, so that their figures come
  * from every event (pp_stream_results). 0, or -1 when out of memory. */
 int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo);
+/* Follow memory pools only (what the Chrome export draws from the
+ * figures). 0, or -1 when out of memory. */
+int pp__stream_pools(pp_stream *s);
 void pp__stream_free(pp_stream *s);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,

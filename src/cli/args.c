@@ -46,7 +46,8 @@ const char pp_cli_export_usage[] =
     "  --format html    HTML report: one self-contained file, works "
     "offline\n"
     "  -o, --output OUT output file; '-' or absent: standard output\n"
-    "  --details N      as for report; chrome: the events written\n";
+    "  --details N      as for report; chrome: a run directory only (a\n"
+    "                   trace file streams every event)\n";
 
 const char pp_cli_demo_usage[] =
     "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"
@@ -189,6 +190,7 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
       if (parse_details(argv[++i], &a->details) != 0)
         return pp_cli_usage_error("export", "bad --details value '%s'",
                                   argv[i]);
+      a->details_set = 1;
     } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
       if (i + 1 >= argc)
         return pp_cli_usage_error("export", "%s needs a file", argv[i]);

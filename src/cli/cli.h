@@ -35,6 +35,13 @@ int pp_cli_load(const char *path, pp_trace *t);
 int pp_cli_export_to(const pp_trace *t, int (*fn)(FILE *, const pp_trace *),
                      const char *out);
 
+/* `export --format chrome`: a trace file streams every event into the
+ * Chrome JSON as it is read, in bounded memory (export.h
+ * pp_chrome_stream_new); a run directory is merged in memory, keep events
+ * kept (UINT64_MAX: all). Returns the exit code: 0, or 1 after printing one
+ * line (no output file is left behind then). Bounds hit are said on stderr. */
+int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep);
+
 /* Remove DIR/app.pptrace.<pid> files left by an earlier run. */
 void pp_cli_remove_children(const char *dir);
 
@@ -60,7 +67,8 @@ typedef struct pp_cli_report_args {
 typedef struct pp_cli_export_args {
   const char *file, *out; /* out: NULL or "-" for standard output */
   pp_cli_export_fn fn;
-  uint64_t details; /* --details (chrome: every event regardless) */
+  uint64_t details; /* --details (chrome: a run directory only) */
+  int details_set;  /* --details was given */
 } pp_cli_export_args;
 
 typedef struct pp_cli_demo_args {

@@ -18,6 +18,7 @@
 #include "analyze/stream.h"
 #include "cli.h"
 #include "export/export.h"
+#include "pair/zones.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
 
@@ -38,7 +39,7 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
                     int whole) {
   char err[512];
   pp_stream *s = NULL;
-  pp_read_opts ro = {UINT64_MAX, NULL, NULL};
+  pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};
   if (!whole && o->keep != UINT64_MAX) {
     if (!(s = pp__stream_new()) ||
         pp__stream_details(s, o->warmup, &o->slo) != 0) {
@@ -46,7 +47,7 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
-    ro = (pp_read_opts){o->keep, pp__stream_event, s};
+    ro = (pp_read_opts){o->keep, pp__stream_event, s, 0};
   }
   int rc = pp_trace_read_file_opts(path, t, &ro, err, sizeof err);
   if (rc != 0) {
@@ -207,3 +208,145 @@ int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,
   return EXIT_OK;
 }
 
+/* ---- the Chrome export of a trace file, streamed ----------------------- */
+
+/* The read's consumer: the figures' stream and the Chrome writer, which
+ * starts with the first event, so that a file that is no trace creates
+ * no output. */
+typedef struct chrome_tee {
+  pp_stream *s;
+  pp_chrome *c;
+  const char *out;
+  FILE *f;
+  int open_errno; /* the output could not be created */
+} chrome_tee;
+
+static int tee_open(chrome_tee *x) {
+  int to_stdout = !x->out || strcmp(x->out, "-") == 0;
+  x->f = to_stdout ? stdout : fopen(x->out, "w");
+  if (!x->f) {
+    x->open_errno = errno ? errno : EIO;
+    return -1;
+  }
+  if (!(x->c = pp_chrome_stream_new(x->f)))
+    return -1;
+  return 0;
+}
+
+static int tee_event(void *arg, const pp_trace *t, uint32_t thread,
+                     const pp_event *e) {
+  chrome_tee *x = arg;
+  if (pp__stream_event(x->s, t, thread, e) != 0 || (!x->c && tee_open(x) != 0))
+    return -1;
+  return pp_chrome_stream_event(x->c, t, thread, e);
+}
+
+static const char *out_name(const char *out) {
+  return !out || strcmp(out, "-") == 0 ? "standard output" : out;
+}
+
+/* Say what a bound cut from the file (also in its metadata.reader). */
+static void chrome_notes(const pp_chrome_limits *l) {
+  if (l->zones_too_deep)
+    fprintf(stderr,
+            "pipeprof: note: the Chrome trace leaves out %llu zones "
+            "nested deeper than %u (metadata.reader.zones_too_deep)\n",
+            (unsigned long long)l->zones_too_deep, PP_PAIR_MAX_DEPTH);
+  if (l->flow_chains_cut)
+    fprintf(stderr,
+            "pipeprof: note: %llu flow chains were ended early: more "
+            "than %u open at once or %u points waiting "
+            "(metadata.reader.flow_chains_cut)\n",
+            (unsigned long long)l->flow_chains_cut, PP_CHROME_CHAINS_MAX,
+            PP_CHROME_POINTS_MAX);
+  if (l->ranges_lost)
+    fprintf(stderr,
+            "pipeprof: note: the Chrome trace leaves out %llu "
+            "ranges: more than %u begun and not ended at once "
+            "(metadata.reader.ranges_lost)\n",
+            (unsigned long long)l->ranges_lost, PP_CHROME_RANGES_MAX);
+}
+
+int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* A run directory's files are merged in memory. */
+    pp_trace t;
+    if (pp_cli_load_keep(path, &t, keep) != 0)
+      return EXIT_FAIL;
+    int rc = pp_cli_export_to(&t, pp_export_chrome, out);
+    pp_trace_free(&t);
+    return rc;
+  }
+  char err[512];
+  chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0};
+  if (!x.s || pp__stream_pools(x.s) != 0) {
+    pp__stream_free(x.s);
+    fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
+    return EXIT_FAIL;
+  }
+  pp_read_opts ro = {0, tee_event, &x, 1};
+  pp_trace t;
+  int rc = pp_trace_read_file_opts(path, &t, &ro, err, sizeof err);
+  if (rc != 0) {
+    if (x.open_errno)
+      fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
+              strerror(x.open_errno));
+    else if (x.f && ferror(x.f))
+      fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
+    else
+      fprintf(stderr, "pipeprof: %s\n", err);
+    pp__stream_free(x.s);
+    goto fail;
+  }
+  t.stream = x.s;
+  if (pp_analyze(&t) != 0) {
+    fprintf(stderr,
+            "pipeprof: out of memory reading %s (while analysing "
+            "it)\n",
+            path);
+    pp_trace_free(&t);
+    goto fail;
+  }
+  if (t.nthreads == 0 && !t.from_stats && t.diag.chunks_ok == 0) {
+    fprintf(stderr,
+            "pipeprof: %s: no intact chunk found (%llu bytes "
+            "skipped)\n",
+            path, (unsigned long long)t.diag.bytes_skipped);
+    pp_trace_free(&t);
+    goto fail;
+  }
+  if (!x.c && tee_open(&x) != 0) {
+    if (x.open_errno)
+      fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
+              strerror(x.open_errno));
+    else
+      fprintf(stderr, "pipeprof: out of memory writing %s\n", out_name(out));
+    pp_trace_free(&t);
+    goto fail;
+  }
+  rc = pp_chrome_stream_finish(x.c, &t);
+  pp_trace_free(&t);
+  if (fflush(x.f) != 0)
+    rc = -1;
+  if (x.f != stdout && fclose(x.f) != 0)
+    rc = -1;
+  x.f = NULL;
+  if (rc != 0) {
+    fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
+    pp_chrome_stream_free(x.c);
+    if (out && strcmp(out, "-") != 0)
+      unlink(out);
+    return EXIT_FAIL;
+  }
+  chrome_notes(pp_chrome_stream_limits(x.c));
+  pp_chrome_stream_free(x.c);
+  return EXIT_OK;
+fail:
+  pp_chrome_stream_free(x.c);
+  if (x.f && x.f != stdout) { /* no half-written file is left */
+    fclose(x.f);
+    unlink(out);
+  }
+  return EXIT_FAIL;
+}

@@ -74,22 +74,12 @@ static int cmd_export(int argc, char **argv) {
     return prc;
   const char *file = a.file, *out = a.out;
   pp_cli_export_fn fn = a.fn;
+  if (fn == pp_export_chrome) /* every event; --details: a run dir only */
+    return pp_cli_export_chrome(file, out,
+                                a.details_set ? a.details : UINT64_MAX);
   pp_trace t;
   if (pp_cli_load_keep(file, &t, a.details) != 0)
     return EXIT_FAIL;
-  /* The Chrome trace is the events themselves: say when it holds only the
-   * window (the summary JSON and HTML say it in their own pages). */
-  int64_t window = pp_details_window_ns(&t);
-  if (fn == pp_export_chrome && window >= 0) {
-    char win[32];
-    pp_format_ns(win, sizeof win, (double)window);
-    fprintf(stderr,
-            "pipeprof: note: the Chrome trace holds the first %s of the "
-            "trace (%llu of %llu events, every thread; --details all for "
-            "every event)\n",
-            win, (unsigned long long)t.diag.events_kept,
-            (unsigned long long)t.diag.events);
-  }
   int rc = pp_cli_export_to(&t, fn, out);
   pp_trace_free(&t);
   return rc;

@@ -5,26 +5,37 @@
  * marks (thread scope) and frame marks (process scope), `M` events naming
  * the process and threads, and flows. Timestamps are microseconds with
  * three decimals (exact nanoseconds), relative to the trace's first event
- * (prof.t0, given in metadata with the wall-clock anchor).
+ * (t0, given in metadata with the wall-clock anchor).
  *
- * Flows: the points of one flow (same flow name and id, from a FLOW_BEGIN
- * to the point before the next FLOW_BEGIN) form a chain, ordered by time.
- * A chain is written with flows v2 (bind_id + flow_out/flow_in on the X
- * events of the zones enclosing its points: the first zone flow_out, the
- * last flow_in, those between both) when every point has an enclosing zone,
- * none of those zones carries another chain, and the zones start in
- * strictly increasing order (Perfetto binds v2 flows while it walks slices
- * by start time). Consecutive points in the same zone count once.
- * Otherwise the whole chain is written as flow v1 events (`s`, `t`, `f`
- * with "bp":"e"), which bind at the points' own timestamps. The bind_id /
- * id is a string of 16 hex digits: a 64-bit hash of the flow name, the id
- * and the chain's ordinal among chains with that name and id (Perfetto
- * reads string ids as hex; chrome://tracing compares them as strings).
+ * One writer, fed events in the order of model/feed.h (time order across
+ * threads, recording order within one): by a streamed read through a
+ * reorder buffer (pp_chrome_stream_*), or by a model in memory
+ * (pp_export_chrome). Each event is written as it comes, or when what it
+ * belongs to is complete: a zone when it closes (pair/zones.h, the one
+ * pairing policy), a range when its halves pair (pair/intervals.h), a flow
+ * chain when it ends. The state kept is bounded (export.h PP_CHROME_*):
+ * a zone stack per thread, the ranges and flow chains open, one counter
+ * value per counter name; a bound hit is counted (pp_chrome_limits).
+ *
+ * Flows: the points of one flow (same flow name, process and id) from a
+ * FLOW_BEGIN to its FLOW_END (or to the point before the next FLOW_BEGIN,
+ * or the end of the trace) form a chain, in feed order. A chain is written
+ * with flows v2 (bind_id + flow_out/flow_in on the X events of the zones
+ * enclosing its points: the first zone flow_out, the last flow_in, those
+ * between both) when every point has an enclosing zone (the innermost open
+ * on its thread), the zones start in strictly increasing order (Perfetto
+ * binds v2 flows while it walks slices by start time) and no other chain
+ * claimed one of them first. Consecutive points in the same zone count
+ * once. Otherwise the whole chain is written as flow v1 events (`s`, `t`,
+ * `f` with "bp":"e"), which bind at the points' own timestamps. The
+ * bind_id / id is a string of 16 hex digits: a 64-bit hash of the flow
+ * name, the id and the chain's ordinal among all chains (Perfetto reads
+ * string ids as hex; chrome://tracing compares them as strings).
  *
  * Counters follow pp_analyze(): per counter name (call sites sharing a
- * name feed one counter), events of all threads in time order (ties by thread,
- * then recording order); ADD events emit the running value; non-finite values
- * are skipped (JSON cannot hold them).
+ * name feed one counter), events of all threads in time order (ties by
+ * thread, then recording order); ADD events emit the running value;
+ * non-finite values are skipped (JSON cannot hold them).
  */
 #include <errno.h>
 #include <math.h>
@@ -40,54 +51,102 @@
 #include "export/run_tree.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "model/feed.h"
+#include "pair/intervals.h"
+#include "pair/zones.h"
 #include "pipeprof/version.h"
 
 #define FLOW_OUT 1u
 #define FLOW_IN 2u
 
-/* One flow event, for building chains. */
-typedef struct flow_pt {
+/* Bounds of the streaming state (export.h, docs/internals/streaming.md). */
+#define CHAINS_MAX PP_CHROME_CHAINS_MAX
+#define POINTS_MAX PP_CHROME_POINTS_MAX
+#define RANGES_MAX ((size_t)PP_CHROME_RANGES_MAX)
+#define REORDER_CAP ((size_t)PP_CHROME_REORDER_CAP)
+
+/* The flow binding of a thread's open zone at one depth. */
+enum { ZB_NONE, ZB_PENDING, ZB_BOUND };
+typedef struct zbind {
+  uint64_t serial; /* the zone's (its stack cookie) */
+  uint64_t key;    /* ZB_BOUND: the chain's bind id */
+  uint32_t chain;  /* ZB_PENDING: the undecided chain's slot */
+  uint32_t pt;     /* ZB_PENDING: the point of that chain that claimed it */
+  uint8_t state, flags;
+} zbind;
+
+typedef struct cthread {
+  pp_zone_stack zs;
+  zbind *zb;    /* PP_PAIR_MAX_DEPTH entries from its first flow point */
+  char pre[64]; /* ,"pid":P,"tid":T,"ts": */
+  uint8_t npre;
+  uint8_t ready;
+} cthread;
+
+/* One point of a flow chain; a point that claimed a zone for the chain
+ * also holds that zone's figures once it closed (parked) while the chain
+ * was undecided. */
+typedef struct fpoint {
   int64_t ts;
-  uint64_t id;
-  uint64_t key; /* the chain's bind id */
-  uint32_t cls; /* flow name class (locs with equal names share one) */
-  uint32_t th;  /* thread index */
-  uint32_t pid; /* its process: ids are per process in merged traces */
-  size_t seq;   /* event index in the thread */
-  int32_t zone; /* enclosing zone instance, -1 when none */
-  uint8_t type; /* PPT_EV_FLOW_* */
-  char v1;      /* phase when written as a v1 event, 0 when bound v2 */
-} flow_pt;
+  uint64_t zone; /* serial of the enclosing zone; 0: none */
+  int64_t zstart, zend, zself;
+  uint32_t th, loc, zloc, depth;
+  uint8_t type, claimed, parked, zunclosed;
+} fpoint;
 
-/* A counter event reference, for the time-ordered merge. */
-typedef struct ctr_ref {
-  const pp_event *ev;
-  uint32_t key; /* canonical loc */
-  uint32_t th;
-  size_t seq;
-} ctr_ref;
+/* A chain: the points of one (flow name, process, id) from a FLOW_BEGIN
+ * to its FLOW_END (or the next FLOW_BEGIN, or the end of the stream). */
+typedef struct chain {
+  uint64_t id, key;
+  uint32_t cls, pid;
+  fpoint *pt;
+  uint32_t n, cap;
+  uint32_t ndistinct;
+  int64_t prev_start;
+  int v1;   /* cannot be bound as v2 */
+  int used; /* the slot holds an open chain */
+} chain;
 
-/* Per-thread flow bindings (arrays of nzones, NULL without flows). */
-typedef struct thread_binds {
-  uint64_t *key;
-  uint8_t *flags;
-} thread_binds;
+/* A counter series (by canonical site). */
+typedef struct cseries {
+  int64_t iv;
+  double fv;
+  uint8_t is_f, label; /* label: 0 not looked up, 1 none, 2 in text */
+  char *text;
+} cseries;
 
-typedef struct chrome_ctx {
-  const pp_trace *t;
+struct pp_chrome {
+  const pp_trace *t; /* the trace of the current call */
+  FILE *out;
   pp_jsonw w;
-  char **qname; /* per loc: quoted, escaped name */
+  int started, streamed, failed;
+  int64_t t0;
+  char **qname; /* per loc: quoted, escaped name (NULL: not made yet) */
   size_t *qlen;
-  char *thr; /* per thread: ,"pid":P,"tid":T,"ts": */
-  size_t *thr_off, *thr_len;
+  size_t nnames;
   uint32_t *canon; /* per loc, see pp_loc_canon() */
-  thread_binds *binds;
-  flow_pt *flows;
-  size_t nflows;
-  uint64_t chains_v1, chains_v2;
+  size_t ncanon;
+  cthread *th;
+  size_t nth;
+  cseries *ctr;
+  size_t nctr;
+  pp_run_tree rt;
+  int have_rt;
+  pp_id_pairs ranges;
+  pp_order *order; /* streamed: the reorder buffer */
+  /* flows */
+  chain *ch;
+  uint32_t nch, nopen;
+  uint32_t *hash; /* open chains by key: slot + 1, 0 empty */
+  uint32_t hcap;
+  uint64_t npoints, chains_started;
+  uint64_t serial; /* zones begun */
+  pp_pair_counts pc;
+  pp_chrome_limits lim;
   size_t last_tid_th; /* tid_pid's last answer */
-} chrome_ctx;
+};
 
+typedef pp_chrome chrome_ctx;
 static const char unknown_q[] = "\"(unknown)\"";
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -102,12 +161,39 @@ static int64_t diff_sat(int64_t a, int64_t b) {
 
 /* ts relative to t0 in ns. */
 static int64_t rel_ns(const chrome_ctx *c, int64_t ts) {
-  return diff_sat(ts, c->t->prof.t0);
+  return diff_sat(ts, c->t0);
+}
+
+/* The quoted name of site loc, made at its first use (a streamed read
+ * adds placeholder sites as it meets them). NULL when out of memory. */
+static const char *qname_of(chrome_ctx *c, uint32_t loc, size_t *len) {
+  const pp_trace *t = c->t;
+  if (loc >= c->nnames) {
+    size_t n = c->nnames, m = t->nlocs > loc ? t->nlocs : (size_t)loc + 1;
+    if (pp__grow((void **)&c->qname, &n, m, sizeof *c->qname))
+      return NULL;
+    n = c->nnames;
+    if (pp__grow((void **)&c->qlen, &n, m, sizeof *c->qlen))
+      return NULL;
+    for (size_t i = c->nnames; i < n; i++)
+      c->qname[i] = NULL;
+    c->nnames = n;
+  }
+  if (!c->qname[loc]) {
+    const char *s = pp_trace_loc_name(t, loc);
+    c->qname[loc] = pp_jsonw_quote(s, strlen(s), &c->qlen[loc]);
+    if (!c->qname[loc])
+      return NULL;
+  }
+  *len = c->qlen[loc];
+  return c->qname[loc];
 }
 
 static void put_name(chrome_ctx *c, uint32_t loc) {
-  if (loc < c->t->nlocs && c->qname[loc])
-    pp_jsonw_put(&c->w, c->qname[loc], c->qlen[loc]);
+  size_t n;
+  const char *q = loc < c->t->nlocs ? qname_of(c, loc, &n) : NULL;
+  if (q)
+    pp_jsonw_put(&c->w, q, n);
   else
     pp_jsonw_put(&c->w, unknown_q, sizeof unknown_q - 1);
 }
@@ -126,9 +212,44 @@ static uint32_t tid_pid(chrome_ctx *c, uint64_t tid) {
   return pp_thread_pid(t, &t->threads[i]);
 }
 
+/* Thread i's state, made at its first use. NULL when out of memory. */
+static cthread *thread_of(chrome_ctx *c, size_t i) {
+  if (i >= c->nth) {
+    size_t n = c->nth;
+    if (pp__grow((void **)&c->th, &n, i + 1, sizeof *c->th))
+      return NULL;
+    memset(c->th + c->nth, 0, (n - c->nth) * sizeof *c->th);
+    c->nth = n;
+  }
+  cthread *h = &c->th[i];
+  if (!h->ready) {
+    const pp_trace *t = c->t;
+    const pp_thread *th = &t->threads[i];
+    char *p = h->pre;
+    size_t n = 0;
+    memcpy(p + n, ",\"pid\":", 7);
+    n += 7;
+    n += pp_jsonw_fmt_uint(p + n, pp_thread_pid(t, th));
+    memcpy(p + n, ",\"tid\":", 7);
+    n += 7;
+    n += pp_jsonw_fmt_uint(p + n, th->tid);
+    memcpy(p + n, ",\"ts\":", 6);
+    n += 6;
+    h->npre = (uint8_t)n;
+    pp__zstack_init(&h->zs);
+    h->ready = 1;
+  }
+  return h;
+}
+
 /* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i. */
 static void put_thread_ts(chrome_ctx *c, size_t i, int64_t ts) {
-  pp_jsonw_put(&c->w, c->thr + c->thr_off[i], c->thr_len[i]);
+  cthread *h = i < c->t->nthreads ? thread_of(c, i) : NULL;
+  if (!h) {
+    c->failed = 1;
+    return;
+  }
+  pp_jsonw_put(&c->w, h->pre, h->npre);
   pp_jsonw_put_us(&c->w, rel_ns(c, ts));
 }
 
@@ -160,223 +281,6 @@ static uint64_t chain_key(const char *name, uint64_t id, uint64_t gen) {
   h = mix64(h ^ mix64(id + UINT64_C(0x9e3779b97f4a7c15)));
   h = mix64(h ^ gen);
   return h ? h : 1;
-}
-
-/* ---- setup -------------------------------------------------------------- */
-
-static int build_names(chrome_ctx *c) {
-  const pp_trace *t = c->t;
-  if (!t->nlocs)
-    return 0;
-  c->qname = pp__calloc(t->nlocs, sizeof *c->qname);
-  c->qlen = pp__calloc(t->nlocs, sizeof *c->qlen);
-  if (!c->qname || !c->qlen)
-    return -1;
-  for (size_t i = 0; i < t->nlocs; i++) {
-    const char *n = pp_trace_loc_name(t, (uint32_t)i);
-    c->qname[i] = pp_jsonw_quote(n, strlen(n), &c->qlen[i]);
-    if (!c->qname[i])
-      return -1;
-  }
-  return 0;
-}
-
-static int build_threads(chrome_ctx *c) {
-  const pp_trace *t = c->t;
-  if (!t->nthreads)
-    return 0;
-  size_t per = 64;
-  if (t->nthreads > SIZE_MAX / per)
-    return -1;
-  c->thr = pp__malloc(t->nthreads * per);
-  c->thr_off = pp__malloc(t->nthreads * sizeof *c->thr_off);
-  c->thr_len = pp__malloc(t->nthreads * sizeof *c->thr_len);
-  if (!c->thr || !c->thr_off || !c->thr_len)
-    return -1;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    char *p = c->thr + i * per;
-    size_t n = 0;
-    memcpy(p + n, ",\"pid\":", 7);
-    n += 7;
-    n += pp_jsonw_fmt_uint(p + n, pp_thread_pid(t, &t->threads[i]));
-    memcpy(p + n, ",\"tid\":", 7);
-    n += 7;
-    n += pp_jsonw_fmt_uint(p + n, t->threads[i].tid);
-    memcpy(p + n, ",\"ts\":", 6);
-    n += 6;
-    c->thr_off[i] = i * per;
-    c->thr_len[i] = n;
-  }
-  return 0;
-}
-
-
-static int is_flow(uint8_t type) {
-  return type == PPT_EV_FLOW_BEGIN || type == PPT_EV_FLOW_STEP ||
-         type == PPT_EV_FLOW_END;
-}
-
-static int cmp_flow(const void *a, const void *b) {
-  const flow_pt *x = a, *y = b;
-  if (x->cls != y->cls)
-    return x->cls < y->cls ? -1 : 1;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
-  if (x->id != y->id)
-    return x->id < y->id ? -1 : 1;
-  if (x->ts != y->ts)
-    return x->ts < y->ts ? -1 : 1;
-  if (x->th != y->th)
-    return x->th < y->th ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Try to bind chain p[0..n-1] with flows v2; returns 1 when done. */
-static int bind_v2(chrome_ctx *c, flow_pt *p, size_t n) {
-  const pp_trace *t = c->t;
-  int64_t prev_start = 0;
-  size_t distinct = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (p[i].zone < 0)
-      return 0;
-    if (i && p[i].th == p[i - 1].th && p[i].zone == p[i - 1].zone)
-      continue;
-    const pp_zone_inst *z = &t->threads[p[i].th].zones[p[i].zone];
-    if (c->binds[p[i].th].key[p[i].zone] != 0)
-      return 0;
-    if (distinct && z->start <= prev_start)
-      return 0;
-    prev_start = z->start;
-    distinct++;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    p[i].v1 = 0;
-    if (i && p[i].th == p[i - 1].th && p[i].zone == p[i - 1].zone)
-      continue;
-    uint8_t f;
-    if (distinct == 1)
-      f = p[i].type == PPT_EV_FLOW_BEGIN ? FLOW_OUT
-          : p[i].type == PPT_EV_FLOW_END ? FLOW_IN
-                                         : FLOW_IN | FLOW_OUT;
-    else
-      f = (uint8_t)((k > 0 ? FLOW_IN : 0) | (k + 1 < distinct ? FLOW_OUT : 0));
-    c->binds[p[i].th].key[p[i].zone] = p[i].key;
-    c->binds[p[i].th].flags[p[i].zone] = f;
-    k++;
-  }
-  return 1;
-}
-
-static void mark_v1(flow_pt *p, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (n == 1)
-      p[i].v1 = p[i].type == PPT_EV_FLOW_BEGIN ? 's'
-                : p[i].type == PPT_EV_FLOW_END ? 'f'
-                                               : 't';
-    else
-      p[i].v1 = i == 0 ? 's' : i + 1 == n ? 'f' : 't';
-  }
-}
-
-static int plan_flows(chrome_ctx *c) {
-  const pp_trace *t = c->t;
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (is_flow(e->type) && e->loc < t->nlocs)
-        n++;
-    }
-  if (!n)
-    return 0;
-  if (n > SIZE_MAX / sizeof(flow_pt))
-    return -1;
-  c->flows = pp__malloc(n * sizeof *c->flows);
-  c->binds = pp__calloc(t->nthreads, sizeof *c->binds);
-  if (!c->flows || !c->binds)
-    return -1;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    size_t nz = t->threads[i].nzones;
-    if (!nz)
-      continue;
-    c->binds[i].key = pp__calloc(nz, sizeof(uint64_t));
-    c->binds[i].flags = pp__calloc(nz, 1);
-    if (!c->binds[i].key || !c->binds[i].flags)
-      return -1;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    for (size_t j = 0; j < th->nev; j++) {
-      const pp_event *e = &th->ev[j];
-      if (!is_flow(e->type) || e->loc >= t->nlocs)
-        continue;
-      c->flows[k++] = (flow_pt){
-          .ts = e->ts,
-          .id = e->v.id,
-          .cls = c->canon[e->loc],
-          .th = (uint32_t)i,
-          .pid = pp_thread_pid(t, th),
-          .seq = j,
-          .zone = (int32_t)pp_zone_enclosing(th, e->ts),
-          .type = e->type,
-      };
-    }
-  }
-  c->nflows = n;
-  qsort(c->flows, n, sizeof *c->flows, cmp_flow);
-
-  /* Split into chains: a group is one (name, process, id); a FLOW_BEGIN
-   * starts a new chain within it. */
-  uint64_t gen = 0;
-  for (size_t i = 0; i < n;) {
-    flow_pt *p = &c->flows[i];
-    if (i == 0 || p->cls != p[-1].cls || p->pid != p[-1].pid ||
-        p->id != p[-1].id)
-      gen = 0;
-    else
-      gen++;
-    size_t j = i + 1;
-    while (j < n && c->flows[j].cls == p->cls && c->flows[j].pid == p->pid &&
-           c->flows[j].id == p->id && c->flows[j].type != PPT_EV_FLOW_BEGIN)
-      j++;
-    /* the name of the class: every point's loc has it */
-    const char *name = pp_trace_loc_name(t, t->threads[p->th].ev[p->seq].loc);
-    uint64_t key = chain_key(name, p->id, gen);
-    if (p->pid != t->pid) /* another process's chain of the same id */
-      key = mix64(key ^ p->pid);
-    for (size_t m = i; m < j; m++)
-      c->flows[m].key = key;
-    if (bind_v2(c, p, j - i)) {
-      c->chains_v2++;
-    } else {
-      mark_v1(p, j - i);
-      c->chains_v1++;
-    }
-    i = j;
-  }
-  return 0;
-}
-
-static void free_ctx(chrome_ctx *c) {
-  const pp_trace *t = c->t;
-  if (c->qname)
-    for (size_t i = 0; i < t->nlocs; i++)
-      pp__free(c->qname[i]);
-  pp__free(c->qname);
-  pp__free(c->qlen);
-  pp__free(c->thr);
-  pp__free(c->thr_off);
-  pp__free(c->thr_len);
-  if (c->binds)
-    for (size_t i = 0; i < t->nthreads; i++) {
-      pp__free(c->binds[i].key);
-      pp__free(c->binds[i].flags);
-    }
-  pp__free(c->binds);
-  pp__free(c->flows);
-  pp__free(c->canon);
 }
 
 /* ---- events ------------------------------------------------------------- */
@@ -497,8 +401,9 @@ static void write_gpu(chrome_ctx *c) {
     pp_jsonw_put(w, S(",\"args\":{\"launch_delay_us\":"));
     pp_jsonw_put_us(w, diff_sat(z->start, z->launch));
     pp_jsonw_put(w, S("}}"));
-    if (z->cpu_zone < 0)
-      continue;
+    size_t ti = thread_index(t, z->tid);
+    if (ti >= t->nthreads || t->threads[ti].tid != z->tid)
+      continue; /* no launching thread to start from */
     /* The flow: starts in the launching CPU zone at the begin call, ends
      * in this GPU zone at its start ("bp":"e": the enclosing slice). */
     uint64_t id = mix64(0x6770757ull ^ mix64(i + 1));
@@ -519,7 +424,7 @@ static void write_gpu(chrome_ctx *c) {
         pp_jsonw_put(w, S(",\"ts\":"));
         pp_jsonw_put_us(w, rel_ns(c, z->start));
       } else {
-        put_thread_ts(c, thread_index(t, z->tid), z->launch);
+        put_thread_ts(c, ti, z->launch);
       }
       pp_jsonw_putc(w, '}');
     }
@@ -549,64 +454,6 @@ static void write_gpu(chrome_ctx *c) {
       }
       pp_jsonw_put(w, S("}}"));
     }
-  }
-}
-
-static void write_zones(chrome_ctx *c, size_t ti) {
-  const pp_thread *th = &c->t->threads[ti];
-  pp_jsonw *w = &c->w;
-  const thread_binds *b = c->binds ? &c->binds[ti] : NULL;
-  for (size_t i = 0; i < th->nzones; i++) {
-    const pp_zone_inst *z = &th->zones[i];
-    pp_jsonw_elem(w);
-    pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
-    put_name(c, z->loc);
-    pp_jsonw_put(w, S(",\"cat\":\"zone\""));
-    put_thread_ts(c, ti, z->start);
-    pp_jsonw_put(w, S(",\"dur\":"));
-    int64_t dur;
-    if (__builtin_sub_overflow(z->end, z->start, &dur) || dur < 0)
-      dur = dur < 0 ? 0 : INT64_MAX;
-    pp_jsonw_put_us(w, dur);
-    pp_jsonw_put(w, S(",\"args\":{\"self_us\":"));
-    pp_jsonw_put_us(w, z->self);
-    if (z->unclosed)
-      pp_jsonw_put(w, S(",\"unclosed\":true"));
-    pp_jsonw_putc(w, '}');
-    if (b && b->key && b->key[i]) {
-      pp_jsonw_put(w, S(",\"bind_id\":"));
-      put_hex64(w, b->key[i]);
-      if (b->flags[i] & FLOW_OUT)
-        pp_jsonw_put(w, S(",\"flow_out\":true"));
-      if (b->flags[i] & FLOW_IN)
-        pp_jsonw_put(w, S(",\"flow_in\":true"));
-    }
-    pp_jsonw_putc(w, '}');
-  }
-}
-
-static void write_instants(chrome_ctx *c, size_t ti) {
-  const pp_thread *th = &c->t->threads[ti];
-  pp_jsonw *w = &c->w;
-  for (size_t i = 0; i < th->nev; i++) {
-    const pp_event *e = &th->ev[i];
-    if (e->loc >= c->t->nlocs)
-      continue;
-    if (e->type == PPT_EV_MARK) {
-      pp_jsonw_elem(w);
-      pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"t\",\"name\":"));
-      put_name(c, e->loc);
-      pp_jsonw_put(w, S(",\"cat\":\"mark\""));
-    } else if (e->type == PPT_EV_FRAME) {
-      pp_jsonw_elem(w);
-      pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"p\",\"name\":"));
-      put_name(c, e->loc);
-      pp_jsonw_put(w, S(",\"cat\":\"frame\""));
-    } else {
-      continue;
-    }
-    put_thread_ts(c, ti, e->ts);
-    pp_jsonw_putc(w, '}');
   }
 }
 
@@ -640,75 +487,11 @@ static void write_notes(chrome_ctx *c) {
   }
 }
 
-static void write_flows_v1(chrome_ctx *c) {
-  pp_jsonw *w = &c->w;
-  for (size_t i = 0; i < c->nflows; i++) {
-    const flow_pt *p = &c->flows[i];
-    if (!p->v1)
-      continue;
-    const pp_event *e = &c->t->threads[p->th].ev[p->seq];
-    char ph[] = "{\"ph\":\"?\",\"name\":";
-    ph[7] = p->v1;
-    pp_jsonw_elem(w);
-    pp_jsonw_put(w, ph, sizeof ph - 1);
-    put_name(c, e->loc);
-    pp_jsonw_put(w, S(",\"cat\":\"flow\",\"id\":"));
-    put_hex64(w, p->key);
-    if (p->v1 == 'f')
-      pp_jsonw_put(w, S(",\"bp\":\"e\""));
-    put_thread_ts(c, p->th, p->ts);
-    pp_jsonw_putc(w, '}');
-  }
-}
-
 static size_t thread_index(const pp_trace *t, uint64_t tid) {
   for (size_t i = 0; i < t->nthreads; i++)
     if (t->threads[i].tid == tid)
       return i;
   return 0;
-}
-
-/* Ranges that may cross threads: async slices ("b"/"e", one id each), so
- * they never break the per-thread nesting of X events. */
-static void write_ranges(chrome_ctx *c) {
-  const pp_trace *t = c->t;
-  pp_jsonw *w = &c->w;
-  if (!t->nthreads)
-    return;
-  for (size_t i = 0; i < t->nranges; i++) {
-    const pp_range *r = &t->ranges[i];
-    for (int end = 0; end < 2; end++) {
-      pp_jsonw_elem(w);
-      if (end)
-        pp_jsonw_put(w, S("{\"ph\":\"e\",\"name\":"));
-      else
-        pp_jsonw_put(w, S("{\"ph\":\"b\",\"name\":"));
-      put_name(c, r->loc);
-      pp_jsonw_put(w, S(",\"cat\":\"range\",\"id\":"));
-      put_hex64(w, r->id);
-      if (end && r->unclosed)
-        pp_jsonw_put(w, S(",\"args\":{\"unclosed\":true}"));
-      put_thread_ts(c, thread_index(t, end ? r->tid_end : r->tid_start),
-                    end ? r->end : r->start);
-      pp_jsonw_putc(w, '}');
-    }
-  }
-}
-
-static int is_counter(uint8_t type) {
-  return type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
-         type == PPT_EV_COUNTER_SETF;
-}
-
-static int cmp_ctr(const void *a, const void *b) {
-  const ctr_ref *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key < y->key ? -1 : 1;
-  if (x->ev->ts != y->ev->ts)
-    return x->ev->ts < y->ev->ts ? -1 : 1;
-  if (x->th != y->th)
-    return x->th < y->th ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The track of a sampled thread of the profiled tree,
@@ -727,103 +510,553 @@ static int thread_track_label(const pp_trace *t, const pp_run_tree *rt,
   return k > 0 && (size_t)k < len;
 }
 
-static int write_counters(chrome_ctx *c) {
-  const pp_trace *t = c->t;
+/* ---- zones ------------------------------------------------------------- */
+
+static void write_x(chrome_ctx *c, size_t ti, uint32_t loc, int64_t start,
+                    int64_t end, int64_t self, int unclosed, uint64_t key,
+                    unsigned flags) {
   pp_jsonw *w = &c->w;
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (is_counter(e->type) && e->loc < t->nlocs)
-        n++;
-    }
-  if (!n)
-    return 0;
-  if (n > SIZE_MAX / sizeof(ctr_ref))
-    return -1;
-  ctr_ref *r = pp__malloc(n * sizeof *r);
-  if (!r)
-    return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if (is_counter(e->type) && e->loc < t->nlocs)
-        r[k++] = (ctr_ref){e, c->canon[e->loc], (uint32_t)i, j};
-    }
-  qsort(r, n, sizeof *r, cmp_ctr);
-  pp_run_tree rt;
-  int have_rt = pp_run_tree_get(t, &rt) == 0;
-  char label[128];
-  int has_label = 0;
-  int64_t iv = 0;
-  double fv = 0;
-  int is_f = 0;
-  for (size_t i = 0; i < n; i++) {
-    const pp_event *e = r[i].ev;
-    if (i == 0 || r[i].key != r[i - 1].key) {
-      iv = 0;
-      fv = 0;
-      is_f = 0;
-      has_label =
-          have_rt && thread_track_label(t, &rt, e->loc, label, sizeof label);
-    }
-    if (e->type == PPT_EV_COUNTER_SET) {
-      iv = e->v.i;
-      is_f = 0;
-    } else if (e->type == PPT_EV_COUNTER_ADD) {
-      if (is_f)
-        fv += (double)e->v.i;
-      else /* wraps like the analysis does */
-        iv = (int64_t)((uint64_t)iv + (uint64_t)e->v.i);
-    } else {
-      fv = e->v.f;
-      is_f = 1;
-    }
-    if (is_f && !isfinite(fv))
-      continue;
-    pp_jsonw_elem(w);
-    pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
-    if (has_label)
-      pp_jsonw_put_str(w, label, strlen(label));
-    else
-      put_name(c, e->loc);
-    put_thread_ts(c, r[i].th, e->ts);
-    pp_jsonw_put(w, S(",\"args\":{\"value\":"));
-    if (is_f)
-      pp_jsonw_put_double(w, fv);
-    else
-      pp_jsonw_put_int(w, iv);
-    pp_jsonw_put(w, S("}}"));
+  pp_jsonw_elem(w);
+  pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
+  put_name(c, loc);
+  pp_jsonw_put(w, S(",\"cat\":\"zone\""));
+  put_thread_ts(c, ti, start);
+  pp_jsonw_put(w, S(",\"dur\":"));
+  int64_t dur;
+  if (__builtin_sub_overflow(end, start, &dur) || dur < 0)
+    dur = dur < 0 ? 0 : INT64_MAX;
+  pp_jsonw_put_us(w, dur);
+  pp_jsonw_put(w, S(",\"args\":{\"self_us\":"));
+  pp_jsonw_put_us(w, self);
+  if (unclosed)
+    pp_jsonw_put(w, S(",\"unclosed\":true"));
+  pp_jsonw_putc(w, '}');
+  if (key) {
+    pp_jsonw_put(w, S(",\"bind_id\":"));
+    put_hex64(w, key);
+    if (flags & FLOW_OUT)
+      pp_jsonw_put(w, S(",\"flow_out\":true"));
+    if (flags & FLOW_IN)
+      pp_jsonw_put(w, S(",\"flow_in\":true"));
   }
-  pp__free(r);
-  if (have_rt)
-    pp_run_tree_free(&rt);
+  pp_jsonw_putc(w, '}');
+}
+
+/* The callback of a thread's zone stack: the zone is written, or parked
+ * in the point of the undecided flow chain that claimed it. */
+typedef struct zclose_ctx {
+  chrome_ctx *c;
+  size_t ti;
+} zclose_ctx;
+
+static void zone_closed(void *arg, const pp_zone_closed *z) {
+  zclose_ctx *x = arg;
+  chrome_ctx *c = x->c;
+  cthread *h = &c->th[x->ti];
+  zbind *b = h->zb && z->depth < PP_PAIR_MAX_DEPTH ? &h->zb[z->depth] : NULL;
+  if (b && b->serial == z->cookie && b->state == ZB_PENDING) {
+    fpoint *p = &c->ch[b->chain].pt[b->pt];
+    p->zstart = z->start;
+    p->zend = z->end;
+    p->zself = z->self;
+    p->zloc = (uint32_t)z->site;
+    p->zunclosed = (uint8_t)z->lost_end;
+    p->parked = 1;
+    b->state = ZB_NONE;
+    return;
+  }
+  int bound = b && b->serial == z->cookie && b->state == ZB_BOUND;
+  write_x(c, x->ti, (uint32_t)z->site, z->start, z->end, z->self, z->lost_end,
+          bound ? b->key : 0, bound ? b->flags : 0);
+  if (b && b->serial == z->cookie)
+    b->state = ZB_NONE;
+}
+
+static void zone_event(chrome_ctx *c, size_t ti, cthread *h,
+                       const pp_event *e) {
+  zclose_ctx x = {c, ti};
+  if (e->type == PPT_EV_ZONE_END) {
+    pp_zone_closed z;
+    if (pp__zstack_end_fast(&h->zs, e->loc, e->ts, &c->pc, &z) == 0)
+      zone_closed(&x, &z);
+    else
+      pp__zstack_end(&h->zs, e->loc, e->ts, &c->pc, zone_closed, &x);
+    return;
+  }
+  uint64_t serial = ++c->serial;
+  if (pp__zstack_begin_fast(&h->zs, e->loc, e->ts, serial) != 0)
+    pp__zstack_begin(&h->zs, e->loc, e->ts, serial, &c->pc);
+}
+
+/* ---- flows --------------------------------------------------------------
+ * A chain is decided when it ends: at its FLOW_END, at the next FLOW_BEGIN
+ * of its name, process and id, or at the end of the stream. It is bound
+ * with flows v2 when every point lies in a zone, consecutive points in one
+ * zone counting once, the zones start in strictly increasing order and
+ * none of them was claimed by another chain first; otherwise it is written
+ * as v1 events. Until then the zones it claimed wait: open on their
+ * thread's stack, or parked in the claiming point once closed. */
+
+static uint32_t chain_hash(uint32_t cls, uint32_t pid, uint64_t id) {
+  return (uint32_t)mix64(id ^ ((uint64_t)cls << 32 | pid));
+}
+
+static int chain_is(const chain *k, uint32_t cls, uint32_t pid, uint64_t id) {
+  return k->cls == cls && k->pid == pid && k->id == id;
+}
+
+/* The open chain's slot, or UINT32_MAX. */
+static uint32_t chain_find(chrome_ctx *c, uint32_t cls, uint32_t pid,
+                           uint64_t id) {
+  if (!c->hcap)
+    return UINT32_MAX;
+  uint32_t m = c->hcap - 1;
+  for (uint32_t i = chain_hash(cls, pid, id) & m;; i = (i + 1) & m) {
+    uint32_t v = c->hash[i];
+    if (!v)
+      return UINT32_MAX;
+    if (chain_is(&c->ch[v - 1], cls, pid, id))
+      return v - 1;
+  }
+}
+
+/* Remove slot k from the hash (backward-shift deletion). */
+static void chain_unhash(chrome_ctx *c, uint32_t k) {
+  const chain *x = &c->ch[k];
+  uint32_t m = c->hcap - 1;
+  uint32_t i = chain_hash(x->cls, x->pid, x->id) & m;
+  while (c->hash[i] != k + 1)
+    i = (i + 1) & m;
+  for (uint32_t j = (i + 1) & m; c->hash[j]; j = (j + 1) & m) {
+    const chain *y = &c->ch[c->hash[j] - 1];
+    uint32_t h = chain_hash(y->cls, y->pid, y->id) & m;
+    /* j's entry may move to i when its home is not in (i, j] */
+    if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+      c->hash[i] = c->hash[j];
+      i = j;
+    }
+  }
+  c->hash[i] = 0;
+}
+
+/* A free slot for a new chain (the table sized for CHAINS_MAX open). */
+static uint32_t chain_new(chrome_ctx *c, uint32_t cls, uint32_t pid,
+                          uint64_t id, uint32_t loc) {
+  if (!c->hcap) {
+    c->hash = pp__calloc(2 * CHAINS_MAX, sizeof *c->hash);
+    c->ch = pp__calloc(CHAINS_MAX, sizeof *c->ch);
+    if (!c->hash || !c->ch)
+      return UINT32_MAX;
+    c->hcap = 2 * CHAINS_MAX;
+  }
+  uint32_t k = c->nch < CHAINS_MAX ? c->nch++ : UINT32_MAX;
+  if (k == UINT32_MAX)
+    for (k = 0; c->ch[k].used; k++) /* a slot freed earlier */
+      ;
+  chain *x = &c->ch[k];
+  fpoint *keep = x->pt;
+  uint32_t cap = x->cap;
+  memset(x, 0, sizeof *x);
+  x->pt = keep;
+  x->cap = cap;
+  x->id = id;
+  x->cls = cls;
+  x->pid = pid;
+  x->used = 1;
+  x->key = chain_key(pp_trace_loc_name(c->t, loc), id, c->chains_started++);
+  if (pid != c->t->pid) /* another process's chain of the same id */
+    x->key = mix64(x->key ^ pid);
+  uint32_t m = c->hcap - 1;
+  uint32_t i = chain_hash(cls, pid, id) & m;
+  while (c->hash[i])
+    i = (i + 1) & m;
+  c->hash[i] = k + 1;
+  c->nopen++;
+  return k;
+}
+
+/* The claimed zone of point p: its binding on its thread's stack. */
+static zbind *claim_of(chrome_ctx *c, const fpoint *p) {
+  cthread *h = &c->th[p->th];
+  zbind *b = &h->zb[p->depth];
+  return b->serial == p->zone && b->state == ZB_PENDING ? b : NULL;
+}
+
+/* The chain cannot be bound: give back the zones it claimed. */
+static void chain_fail(chrome_ctx *c, chain *x) {
+  x->v1 = 1;
+  for (uint32_t i = 0; i < x->n; i++) {
+    fpoint *p = &x->pt[i];
+    if (!p->claimed)
+      continue;
+    if (p->parked)
+      write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zself, p->zunclosed, 0,
+              0);
+    else {
+      zbind *b = claim_of(c, p);
+      if (b)
+        b->state = ZB_NONE;
+    }
+    p->claimed = p->parked = 0;
+  }
+}
+
+static void write_v1(chrome_ctx *c, const chain *x) {
+  pp_jsonw *w = &c->w;
+  for (uint32_t i = 0; i < x->n; i++) {
+    const fpoint *p = &x->pt[i];
+    char ph[] = "{\"ph\":\"?\",\"name\":";
+    if (x->n == 1)
+      ph[7] = p->type == PPT_EV_FLOW_BEGIN ? 's'
+              : p->type == PPT_EV_FLOW_END ? 'f'
+                                           : 't';
+    else
+      ph[7] = i == 0 ? 's' : i + 1 == x->n ? 'f' : 't';
+    pp_jsonw_elem(w);
+    pp_jsonw_put(w, ph, sizeof ph - 1);
+    put_name(c, p->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"flow\",\"id\":"));
+    put_hex64(w, x->key);
+    if (ph[7] == 'f')
+      pp_jsonw_put(w, S(",\"bp\":\"e\""));
+    put_thread_ts(c, p->th, p->ts);
+    pp_jsonw_putc(w, '}');
+  }
+}
+
+/* The chain in slot k ends: bind or write it, and free the slot. */
+static void chain_decide(chrome_ctx *c, uint32_t k) {
+  chain *x = &c->ch[k];
+  if (x->v1) {
+    write_v1(c, x);
+    c->lim.chains_v1++;
+  } else {
+    uint32_t n = x->ndistinct, j = 0;
+    for (uint32_t i = 0; i < x->n; i++) {
+      fpoint *p = &x->pt[i];
+      if (!p->claimed)
+        continue;
+      uint8_t f;
+      if (n == 1)
+        f = p->type == PPT_EV_FLOW_BEGIN ? FLOW_OUT
+            : p->type == PPT_EV_FLOW_END ? FLOW_IN
+                                         : FLOW_IN | FLOW_OUT;
+      else
+        f = (uint8_t)((j > 0 ? FLOW_IN : 0) | (j + 1 < n ? FLOW_OUT : 0));
+      j++;
+      if (p->parked) {
+        write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zself, p->zunclosed,
+                x->key, f);
+      } else {
+        zbind *b = claim_of(c, p);
+        if (b) {
+          b->state = ZB_BOUND;
+          b->key = x->key;
+          b->flags = f;
+        }
+      }
+    }
+    c->lim.chains_v2++;
+  }
+  chain_unhash(c, k);
+  c->npoints -= x->n;
+  x->n = 0;
+  x->used = 0;
+  if (x->cap > 64) { /* a long chain gives its room back */
+    pp__free(x->pt);
+    x->pt = NULL;
+    x->cap = 0;
+  }
+  c->nopen--;
+}
+
+/* A bound was reached: every open chain ends here (counted). */
+static void chains_cut(chrome_ctx *c) {
+  for (uint32_t k = 0; k < c->nch; k++)
+    if (c->ch[k].used) {
+      c->lim.flow_chains_cut++;
+      chain_decide(c, k);
+    }
+}
+
+static int flow_event(chrome_ctx *c, size_t ti, cthread *h, const pp_event *e) {
+  const pp_trace *t = c->t;
+  uint32_t cls = e->loc < c->ncanon ? c->canon[e->loc] : e->loc;
+  uint32_t pid = pp_thread_pid(t, &t->threads[ti]);
+  uint32_t k = chain_find(c, cls, pid, e->v.id);
+  if (k != UINT32_MAX && e->type == PPT_EV_FLOW_BEGIN) {
+    chain_decide(c, k);
+    k = UINT32_MAX;
+  }
+  if (c->npoints >= POINTS_MAX || (k == UINT32_MAX && c->nopen >= CHAINS_MAX)) {
+    chains_cut(c);
+    k = UINT32_MAX;
+  }
+  if (k == UINT32_MAX &&
+      (k = chain_new(c, cls, pid, e->v.id, e->loc)) == UINT32_MAX)
+    return -1;
+  chain *x = &c->ch[k];
+  if (x->n == x->cap) {
+    size_t cap = x->cap;
+    if (pp__grow((void **)&x->pt, &cap, (size_t)x->n + 1, sizeof *x->pt))
+      return -1;
+    x->cap = (uint32_t)cap;
+  }
+  fpoint *p = &x->pt[x->n];
+  memset(p, 0, sizeof *p);
+  p->ts = e->ts;
+  p->th = (uint32_t)ti;
+  p->loc = e->loc;
+  p->type = e->type;
+  const pp_zone_stack *zs = &h->zs;
+  if (zs->n) {
+    p->zone = zs->v[zs->n - 1].cookie;
+    p->depth = zs->n - 1;
+  }
+  if (!x->v1) {
+    const fpoint *last = x->n ? &x->pt[x->n - 1] : NULL;
+    if (!p->zone) {
+      chain_fail(c, x);
+    } else if (last && last->th == p->th && last->zone == p->zone) {
+      /* the same zone as the point before: counts once */
+    } else {
+      if (!h->zb && !(h->zb = pp__calloc(PP_PAIR_MAX_DEPTH, sizeof *h->zb)))
+        return -1;
+      zbind *b = &h->zb[p->depth];
+      int64_t start = zs->v[zs->n - 1].start;
+      if ((b->serial == p->zone && b->state != ZB_NONE) ||
+          (x->ndistinct && start <= x->prev_start)) {
+        chain_fail(c, x);
+      } else {
+        *b = (zbind){p->zone, 0, k, x->n, ZB_PENDING, 0};
+        p->claimed = 1;
+        x->ndistinct++;
+        x->prev_start = start;
+      }
+    }
+  }
+  x->n++;
+  c->npoints++;
+  if (e->type == PPT_EV_FLOW_END)
+    chain_decide(c, k);
   return 0;
+}
+
+/* ---- ranges: async slices ("b"/"e", one id each), so that they never
+ * break the per-thread nesting of X events; paired as the analysis pairs
+ * them (pair/intervals.h). */
+
+static size_t thread_index(const pp_trace *t, uint64_t tid);
+
+static void write_range(chrome_ctx *c, uint32_t loc, uint64_t id, int64_t start,
+                        uint64_t tid_start, int64_t end, uint64_t tid_end,
+                        int unclosed) {
+  pp_jsonw *w = &c->w;
+  const pp_trace *t = c->t;
+  for (int k = 0; k < 2; k++) {
+    pp_jsonw_elem(w);
+    if (k)
+      pp_jsonw_put(w, S("{\"ph\":\"e\",\"name\":"));
+    else
+      pp_jsonw_put(w, S("{\"ph\":\"b\",\"name\":"));
+    put_name(c, loc);
+    pp_jsonw_put(w, S(",\"cat\":\"range\",\"id\":"));
+    put_hex64(w, id);
+    if (k && unclosed)
+      pp_jsonw_put(w, S(",\"args\":{\"unclosed\":true}"));
+    put_thread_ts(c, thread_index(t, k ? tid_end : tid_start), k ? end : start);
+    pp_jsonw_putc(w, '}');
+  }
+}
+
+static void range_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  pp_half h = {e->v.id, e->ts,
+               e->loc,  c->t->threads[ti].tid,
+               0,       e->type == PPT_EV_RANGE_END},
+          b, x;
+  if (pp__idpairs_put(&c->ranges, &h, &b, &x) == 1)
+    write_range(c, (uint32_t)b.cookie, b.id, b.ts, b.tid,
+                x.ts < b.ts ? b.ts : x.ts, x.tid, 0);
+}
+
+typedef struct unended_ctx {
+  chrome_ctx *c;
+  int64_t end;
+} unended_ctx;
+
+static void range_unended(void *arg, const pp_half *h) {
+  unended_ctx *u = arg;
+  if (!h->is_end)
+    write_range(u->c, (uint32_t)h->cookie, h->id, h->ts, h->tid,
+                u->end < h->ts ? h->ts : u->end, h->tid, 1);
+}
+
+/* ---- counters, instants, queue depths ------------------------------------
+ * Counters: per counter name (call sites sharing a name feed one counter),
+ * events of all threads in the feed's time order; ADD events emit the
+ * running value; non-finite values are skipped (JSON cannot hold them). */
+
+static int counter_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  uint32_t key = e->loc < c->ncanon ? c->canon[e->loc] : e->loc;
+  if (key >= c->nctr) {
+    size_t n = c->nctr;
+    if (pp__grow((void **)&c->ctr, &n, (size_t)key + 1, sizeof *c->ctr))
+      return -1;
+    memset(c->ctr + c->nctr, 0, (n - c->nctr) * sizeof *c->ctr);
+    c->nctr = n;
+  }
+  cseries *s = &c->ctr[key];
+  if (!s->label) {
+    char label[128];
+    s->label = 1;
+    if (c->have_rt &&
+        thread_track_label(c->t, &c->rt, key, label, sizeof label)) {
+      if (!(s->text = pp__strdup(label)))
+        return -1;
+      s->label = 2;
+    }
+  }
+  if (e->type == PPT_EV_COUNTER_SET) {
+    s->iv = e->v.i;
+    s->is_f = 0;
+  } else if (e->type == PPT_EV_COUNTER_ADD) {
+    if (s->is_f)
+      s->fv += (double)e->v.i;
+    else /* wraps like the analysis does */
+      s->iv = (int64_t)((uint64_t)s->iv + (uint64_t)e->v.i);
+  } else {
+    s->fv = e->v.f;
+    s->is_f = 1;
+  }
+  if (s->is_f && !isfinite(s->fv))
+    return 0;
+  pp_jsonw *w = &c->w;
+  pp_jsonw_elem(w);
+  pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
+  if (s->label == 2)
+    pp_jsonw_put_str(w, s->text, strlen(s->text));
+  else
+    put_name(c, e->loc);
+  put_thread_ts(c, ti, e->ts);
+  pp_jsonw_put(w, S(",\"args\":{\"value\":"));
+  if (s->is_f)
+    pp_jsonw_put_double(w, s->fv);
+  else
+    pp_jsonw_put_int(w, s->iv);
+  pp_jsonw_put(w, S("}}"));
+  return 0;
+}
+
+static void instant_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  pp_jsonw *w = &c->w;
+  pp_jsonw_elem(w);
+  if (e->type == PPT_EV_MARK) {
+    pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"t\",\"name\":"));
+    put_name(c, e->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"mark\""));
+  } else {
+    pp_jsonw_put(w, S("{\"ph\":\"i\",\"s\":\"p\",\"name\":"));
+    put_name(c, e->loc);
+    pp_jsonw_put(w, S(",\"cat\":\"frame\""));
+  }
+  put_thread_ts(c, ti, e->ts);
+  pp_jsonw_putc(w, '}');
 }
 
 /* Queue depth as a counter track per queue ("<queue> depth", series
  * "depth"): the depth the library recorded with each push and pop. */
-static void write_queue_depths(chrome_ctx *c) {
-  const pp_trace *t = c->t;
+static void queue_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  size_t n;
+  const char *q = qname_of(c, e->loc, &n);
+  if (!q || n < 2)
+    return;
+  int64_t d = ppt_unzigzag(e->v2);
   pp_jsonw *w = &c->w;
-  for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nev; j++) {
-      const pp_event *e = &t->threads[i].ev[j];
-      if ((e->type != PPT_EV_QUEUE_PUSH && e->type != PPT_EV_QUEUE_POP) ||
-          e->loc >= t->nlocs || !c->qname[e->loc] || c->qlen[e->loc] < 2)
-        continue;
-      int64_t d = ppt_unzigzag(e->v2);
-      pp_jsonw_elem(w);
-      pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
-      /* the quoted name without its closing quote, then " depth" */
-      pp_jsonw_put(w, c->qname[e->loc], c->qlen[e->loc] - 1);
-      pp_jsonw_put(w, S(" depth\""));
-      put_thread_ts(c, i, e->ts);
-      pp_jsonw_put(w, S(",\"args\":{\"depth\":"));
-      pp_jsonw_put_int(w, d > 0 ? d : 0);
-      pp_jsonw_put(w, S("}}"));
-    }
+  pp_jsonw_elem(w);
+  pp_jsonw_put(w, S("{\"ph\":\"C\",\"name\":"));
+  /* the quoted name without its closing quote, then " depth" */
+  pp_jsonw_put(w, q, n - 1);
+  pp_jsonw_put(w, S(" depth\""));
+  put_thread_ts(c, ti, e->ts);
+  pp_jsonw_put(w, S(",\"args\":{\"depth\":"));
+  pp_jsonw_put_int(w, d > 0 ? d : 0);
+  pp_jsonw_put(w, S("}}"));
+}
+
+/* ---- the stream ---------------------------------------------------------- */
+
+static void write_names(chrome_ctx *c);
+
+/* The document's head and the names, at the first event (or the finish):
+ * a streamed read knows its threads and sites from its first pass. */
+static int start(chrome_ctx *c) {
+  const pp_trace *t = c->t;
+  if (c->started)
+    return 0;
+  c->started = 1;
+  c->t0 = c->streamed && t->diag.have_first ? t->diag.first_ns : t->prof.t0;
+  if (t->nlocs && pp_loc_canon(t, &c->canon) != 0)
+    return -1;
+  c->ncanon = t->nlocs;
+  c->have_rt = pp_run_tree_get(t, &c->rt) == 0;
+  if (pp_jsonw_init(&c->w, c->out) != 0)
+    return -1;
+  pp_jsonw *w = &c->w;
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_key(w, "traceEvents");
+  pp_jsonw_arr_begin_lines(w);
+  write_names(c);
+  return 0;
+}
+
+/* One event, in the order of model/feed.h. */
+static int ordered_event(void *arg, const pp_trace *t, uint32_t thread,
+                         const pp_event *e) {
+  chrome_ctx *c = arg;
+  c->t = t;
+  if (c->failed || (!c->started && start(c) != 0)) {
+    c->failed = 1;
+    return -1;
+  }
+  if (e->loc >= t->nlocs || thread >= t->nthreads)
+    return 0;
+  cthread *h = thread_of(c, thread);
+  if (!h)
+    return c->failed = 1, -1;
+  c->lim.events++;
+  switch (e->type) {
+  case PPT_EV_ZONE_BEGIN:
+  case PPT_EV_ZONE_END:
+    zone_event(c, thread, h, e);
+    break;
+  case PPT_EV_MARK:
+  case PPT_EV_FRAME:
+    instant_event(c, thread, e);
+    break;
+  case PPT_EV_FLOW_BEGIN:
+  case PPT_EV_FLOW_STEP:
+  case PPT_EV_FLOW_END:
+    if (flow_event(c, thread, h, e) != 0)
+      c->failed = 1;
+    break;
+  case PPT_EV_RANGE_BEGIN:
+  case PPT_EV_RANGE_END:
+    range_event(c, thread, e);
+    break;
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_COUNTER_SETF:
+    if (counter_event(c, thread, e) != 0)
+      c->failed = 1;
+    break;
+  case PPT_EV_QUEUE_PUSH:
+  case PPT_EV_QUEUE_POP:
+    queue_event(c, thread, e);
+    break;
+  default:
+    break;
+  }
+  return c->failed || c->w.err ? -1 : 0;
 }
 
 /* ---- metadata ----------------------------------------------------------- */
@@ -863,7 +1096,7 @@ static void write_metadata(chrome_ctx *c) {
   if (mode)
     pp_jsonw_kv_str(w, "mode", mode);
   pp_jsonw_kv_str(w, "clock", "monotonic");
-  pp_jsonw_kv_int(w, "t0_ns", p->t0);
+  pp_jsonw_kv_int(w, "t0_ns", c->t0);
   int64_t smono = 0, sreal = 0;
   int has_mono, has_real;
   kv_meta_num(w, t, "start_mono_ns", &smono, &has_mono);
@@ -881,7 +1114,7 @@ static void write_metadata(chrome_ctx *c) {
     real = sreal;
     have = 1;
   }
-  if (have && !__builtin_sub_overflow(p->t0, mono, &d) &&
+  if (have && !__builtin_sub_overflow(c->t0, mono, &d) &&
       !__builtin_add_overflow(real, d, &r))
     pp_jsonw_kv_int(w, "t0_realtime_ns", r);
   pp_jsonw_kv_uint(w, "dropped_events", p->dropped);
@@ -895,8 +1128,8 @@ static void write_metadata(chrome_ctx *c) {
   pp_jsonw_obj_end(w);
   pp_jsonw_kv_uint(w, "unclosed_zones", p->unclosed);
   pp_jsonw_kv_uint(w, "unmatched_zone_ends", p->unmatched_ends);
-  pp_jsonw_kv_uint(w, "flow_chains_v2", c->chains_v2);
-  pp_jsonw_kv_uint(w, "flow_chains_v1", c->chains_v1);
+  pp_jsonw_kv_uint(w, "flow_chains_v2", c->lim.chains_v2);
+  pp_jsonw_kv_uint(w, "flow_chains_v1", c->lim.chains_v1);
   pp_jsonw_key(w, "reader");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_uint(w, "chunks_ok", t->diag.chunks_ok);
@@ -905,16 +1138,27 @@ static void write_metadata(chrome_ctx *c) {
   pp_jsonw_kv_uint(w, "events_bad", t->diag.events_bad);
   pp_jsonw_kv_bool(w, "truncated", t->diag.truncated);
   pp_jsonw_kv_bool(w, "clean_end", t->diag.clean_end);
-  /* The events written: every one, or the window the reader kept (every
-   * event before details_complete_until_ns after t0; --details). */
+  /* The events written: every one (streamed from the read, or all kept
+   * in memory), or the window a read kept (every event before
+   * details_complete_until_ns after t0; --details of a run directory). */
   pp_jsonw_kv_uint(w, "events_read", t->diag.events);
-  pp_jsonw_kv_uint(w, "events_kept", t->diag.events_kept);
+  pp_jsonw_kv_bool(w, "streamed", c->streamed);
+  pp_jsonw_kv_uint(w, "events_kept",
+                   c->streamed ? t->diag.events : t->diag.events_kept);
   pp_jsonw_key(w, "details_complete_until_ns");
-  int64_t window = pp_details_window_ns(t);
+  int64_t window = c->streamed ? -1 : pp_details_window_ns(t);
   if (window >= 0)
     pp_jsonw_int(w, window);
   else
     pp_jsonw_null(w);
+  /* Bounds of the export's own state; any non-zero figure means the file
+   * is less than the trace says (docs/cli.md). */
+  const pp_chrome_limits *l = &c->lim;
+  pp_jsonw_kv_bool(w, "complete", window < 0 && !pp_chrome_limited(l));
+  pp_jsonw_kv_uint(w, "events_late", l->events_late);
+  pp_jsonw_kv_uint(w, "zones_too_deep", l->zones_too_deep);
+  pp_jsonw_kv_uint(w, "flow_chains_cut", l->flow_chains_cut);
+  pp_jsonw_kv_uint(w, "ranges_lost", l->ranges_lost);
   pp_jsonw_obj_end(w);
   pp_jsonw_obj_end(w);
 }
@@ -1152,43 +1396,116 @@ static int write_cuda(chrome_ctx *c) {
   return w->err ? -1 : 0;
 }
 
+static pp_chrome *chrome_new(FILE *out, int streamed) {
+  pp_chrome *c = pp__calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->out = out;
+  c->streamed = streamed;
+  pp__idpairs_init(&c->ranges, streamed ? RANGES_MAX : SIZE_MAX);
+  if (streamed && !(c->order = pp_order_new(REORDER_CAP, ordered_event, c))) {
+    pp__free(c);
+    return NULL;
+  }
+  return c;
+}
+
+pp_chrome *pp_chrome_stream_new(FILE *out) { return chrome_new(out, 1); }
+
+int pp_chrome_stream_event(void *arg, const pp_trace *t, uint32_t thread,
+                           const pp_event *e) {
+  pp_chrome *c = arg;
+  return pp_order_put(c->order, t, thread, e) == 0 && !c->failed ? 0 : -1;
+}
+
+const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c) {
+  return &c->lim;
+}
+
+void pp_chrome_stream_free(pp_chrome *c) {
+  if (!c)
+    return;
+  if (c->started)
+    pp_jsonw_finish(&c->w); /* abandoned: release the buffer */
+  for (size_t i = 0; i < c->nnames; i++)
+    pp__free(c->qname[i]);
+  pp__free(c->qname);
+  pp__free(c->qlen);
+  pp__free(c->canon);
+  for (size_t i = 0; i < c->nth; i++) {
+    pp__zstack_free(&c->th[i].zs);
+    pp__free(c->th[i].zb);
+  }
+  pp__free(c->th);
+  for (size_t i = 0; i < c->nctr; i++)
+    pp__free(c->ctr[i].text);
+  pp__free(c->ctr);
+  if (c->have_rt)
+    pp_run_tree_free(&c->rt);
+  pp__idpairs_free(&c->ranges);
+  pp_order_free(c->order);
+  for (uint32_t i = 0; i < c->nch; i++)
+    pp__free(c->ch[i].pt);
+  pp__free(c->ch);
+  pp__free(c->hash);
+  pp__free(c);
+}
+
+int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
+  c->t = t;
+  if (!t->analyzed || (c->order && pp_order_flush(c->order, t) != 0) ||
+      c->failed || (!c->started && start(c) != 0)) {
+    c->failed = 1;
+    return -1;
+  }
+  if (c->order)
+    c->lim.events_late = pp_order_late(c->order);
+  /* What is open at the end is drawn to it: the trace's end, or the end
+   * of the window of events a read stored. */
+  const pp_profile *p = &t->prof;
+  int64_t end = !c->streamed && pp_details_window_ns(t) >= 0 &&
+                        t->diag.first_unkept_ns < p->t1
+                    ? t->diag.first_unkept_ns
+                    : p->t1;
+  for (size_t i = 0; i < c->nth; i++) {
+    zclose_ctx x = {c, i};
+    if (c->th[i].ready)
+      pp__zstack_finish(&c->th[i].zs, end, &c->pc, zone_closed, &x);
+  }
+  for (uint32_t k = 0; k < c->nch; k++)
+    if (c->ch[k].used)
+      chain_decide(c, k);
+  unended_ctx u = {c, end};
+  pp__idpairs_finish(&c->ranges, range_unended, &u);
+  c->lim.ranges_lost = c->ranges.c.lost;
+  c->lim.zones_too_deep = c->pc.too_deep;
+  pp_jsonw *w = &c->w;
+  write_notes(c);
+  write_gpu(c);
+  if (write_cuda(c) != 0 || c->failed) {
+    c->failed = 1;
+    return -1;
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_str(w, "displayTimeUnit", "ns");
+  write_metadata(c);
+  pp_jsonw_obj_end(w);
+  pp_jsonw_putc(w, '\n');
+  c->started = 0; /* the writer is finished here */
+  return pp_jsonw_finish(w) == 0 && !c->failed ? 0 : -1;
+}
+
 int pp_export_chrome(FILE *out, const pp_trace *t) {
   if (!out || !t || !t->analyzed)
     return -1;
-  chrome_ctx c;
-  memset(&c, 0, sizeof c);
-  c.t = t;
+  pp_chrome *c = chrome_new(out, 0);
+  if (!c)
+    return -1;
+  c->t = t;
   int rc = -1;
-  if (t->nlocs && pp_loc_canon(t, &c.canon) != 0)
-    goto done;
-  if (pp_jsonw_init(&c.w, out) != 0 || build_names(&c) != 0 ||
-      build_threads(&c) != 0 || plan_flows(&c) != 0)
-    goto done;
-  pp_jsonw *w = &c.w;
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_key(w, "traceEvents");
-  pp_jsonw_arr_begin_lines(w);
-  write_names(&c);
-  for (size_t i = 0; i < t->nthreads && !w->err; i++) {
-    write_zones(&c, i);
-    write_instants(&c, i);
-  }
-  write_flows_v1(&c);
-  write_ranges(&c);
-  write_notes(&c);
-  write_gpu(&c);
-  if (write_counters(&c) != 0 || write_cuda(&c) != 0)
-    goto done;
-  write_queue_depths(&c);
-  pp_jsonw_arr_end(w);
-  pp_jsonw_kv_str(w, "displayTimeUnit", "ns");
-  write_metadata(&c);
-  pp_jsonw_obj_end(w);
-  pp_jsonw_putc(w, '\n');
-  rc = 0;
-done:
-  if (pp_jsonw_finish(&c.w) != 0)
-    rc = -1;
-  free_ctx(&c);
+  if (start(c) == 0 &&
+      pp_feed_in_time_order(t, PP_FEED_ALL, ordered_event, c) == 0)
+    rc = pp_chrome_stream_finish(c, t);
+  pp_chrome_stream_free(c);
   return rc;
 }

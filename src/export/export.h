@@ -70,6 +70,53 @@ int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_trace *t);
  * was not analysed, memory ran out or writing failed. */
 int pp_export_chrome(FILE *out, const pp_trace *t);
 
+/* The same document written as a read streams the events by, in memory
+ * bounded whatever the trace's length (docs/internals/streaming.md):
+ *
+ *   c = pp_chrome_stream_new(out);
+ *   pp_read_opts o = {0, pp_chrome_stream_event, c, 1};  (scan_first: the
+ *                         times are written relative to the earliest)
+ *   read; pp_analyze; pp_chrome_stream_finish(c, &t); pp_chrome_stream_free(c);
+ *
+ * The events pass through a reorder buffer into the order of model/feed.h
+ * and are written as they come (zones as they close, ranges as they pair,
+ * flow chains as they end); the finish writes what needs the whole trace
+ * (zones and ranges still open, GPU zones and pools, CUDA, anomalies) and
+ * the metadata. pp_export_chrome feeds a model in memory to the same
+ * writer, so both give the same events. Bounds hit are counted in
+ * pp_chrome_limits and written to metadata.reader. */
+#define PP_CHROME_CHAINS_MAX (1u << 16)  /* flow chains open at once */
+#define PP_CHROME_POINTS_MAX (1u << 19)  /* points of open chains */
+#define PP_CHROME_RANGES_MAX (1u << 18)  /* range halves waiting */
+#define PP_CHROME_REORDER_CAP (1u << 20) /* events in the reorder buffer */
+
+typedef struct pp_chrome pp_chrome;
+typedef struct pp_chrome_limits {
+  uint64_t events;          /* events of defined sites taken */
+  uint64_t events_late;     /* handed on out of time order: the reorder
+                               buffer was full (counters and flow chains
+                               then see them late) */
+  uint64_t zones_too_deep;  /* begins past PP_PAIR_MAX_DEPTH: not drawn */
+  uint64_t flow_chains_cut; /* chains ended early: too many open at once */
+  uint64_t ranges_lost;     /* range begins not kept: too many open */
+  uint64_t chains_v1, chains_v2;
+} pp_chrome_limits;
+
+pp_chrome *pp_chrome_stream_new(FILE *out);
+/* A pp_feed_fn for pp_read_opts.on_event. 0, or -1 when memory ran out or
+ * writing failed (the read then stops). */
+int pp_chrome_stream_event(void *c, const pp_trace *t, uint32_t thread,
+                           const pp_event *e);
+/* t read and analysed: write the rest. 0, or -1 (memory, writing). The
+ * output is flushed, not closed. */
+int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t);
+const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c);
+/* Whether a bound cut anything (events_late cuts nothing). */
+static inline int pp_chrome_limited(const pp_chrome_limits *l) {
+  return l->zones_too_deep || l->flow_chains_cut || l->ranges_lost;
+}
+void pp_chrome_stream_free(pp_chrome *c);
+
 /* The machine-readable summary (schema "pipeprof.summary", version 1; see
  * docs/formats/summary-json.md): zones with percentiles, top self time,
  * threads, frames, counters, overhead estimate, reader diagnostics.

@@ -1040,6 +1040,88 @@ static int ev_index_add(pp_trace *t, ev_index *x, const rd_src *s,
   return ev_chunk_thread(t, payload, len);
 }
 
+/* Chunk e's payload: in memory, or read again into *buf (grown to *cap).
+ * NULL when it cannot be had: an I/O error (s->io_errno set), memory
+ * (diag.out_of_memory set), or *changed set when its bytes are no longer
+ * those of the first pass. */
+static const unsigned char *chunk_bytes(rd_src *s, pp_trace *t,
+                                        const ev_chunk *e, unsigned char **buf,
+                                        size_t *cap, int *changed) {
+  *changed = 0;
+  if (e->copy)
+    return e->copy;
+  if (s->fd < 0)
+    return s->buf + e->off;
+  if (e->len > *cap) {
+    unsigned char *nb = pp__realloc(*buf, e->len);
+    if (!nb) {
+      t->diag.out_of_memory = 1;
+      return NULL;
+    }
+    *buf = nb;
+    *cap = e->len;
+  }
+  size_t got = 0;
+  while (got < e->len) {
+    ssize_t k = pread(s->fd, *buf + got, e->len - got, (off_t)(e->off + got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      s->io_errno = k < 0 ? errno : EIO; /* the file shrank */
+      return NULL;
+    }
+    got += (size_t)k;
+  }
+  if (pp__crc32c(0, *buf, e->len) != e->crc) {
+    *changed = 1; /* the file changed under the reader */
+    return NULL;
+  }
+  return *buf;
+}
+
+/* The earliest time in one EVENTS payload, as decode_events would convert
+ * it: thread events and GPU zones' launch and start, up to the first bad
+ * event (where decode_events stops too). The conversion never runs
+ * backwards, so only the chunk's earliest tick is converted. */
+static void scan_first(pp_trace *t, ppt_cursor *c, tick_conv *v, int64_t *first,
+                       int *any) {
+  ppt_events_base base;
+  if (ppt_events_base_get(c, &base) != 0)
+    return;
+  uint64_t tick = base.tick, lo = 0;
+  int have = 0;
+  /* identity: ticks are ns as int64_t, so compare them that way */
+  uint64_t flip = v->identity ? UINT64_C(1) << 63 : 0;
+  while (c->p < c->end) {
+    ppt_ev r;
+    if (ppt_ev_head(c, &r) != 0)
+      break;
+    if (ppt_is_note(r.type)) {
+      if (ppt_ev_body(c, &r) != 0 || c->err)
+        break;
+      tick += (uint64_t)r.delta;
+      continue;
+    }
+    if (ppt_ev_site(c, &r) != 0 || ppt_ev_body(c, &r) != 0 || c->err ||
+        r.loc >= loc_limit(t))
+      break;
+    tick += (uint64_t)r.delta;
+    uint64_t k[2] = {tick, tick + (uint64_t)r.launch};
+    for (int i = 0; i < (r.type == PPT_EV_GPU_ZONE ? 2 : 1); i++)
+      if (!have || (k[i] ^ flip) < (lo ^ flip)) {
+        lo = k[i];
+        have = 1;
+      }
+  }
+  if (!have)
+    return;
+  int64_t ns = conv_tick(t, v, lo);
+  if (!*any || ns < *first) {
+    *first = ns;
+    *any = 1;
+  }
+}
+
 /* The second pass. 0, -1 (err set) or PP_TRACE_ENOMEM. */
 static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
                           const pp_read_opts *o) {
@@ -1049,45 +1131,34 @@ static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
   prepare_clock(t, &ps.conv);
   unsigned char *buf = NULL;
   size_t cap = 0;
-  int rc = 0;
+  int changed;
   if (t->diag.out_of_memory)
     return 0;
-  for (size_t i = 0; i < x->n && rc == 0; i++) {
-    const ev_chunk *e = &x->v[i];
-    const unsigned char *p;
-    if (e->copy) {
-      p = e->copy;
-    } else if (s->fd < 0) {
-      p = s->buf + e->off;
-    } else {
-      if (e->len > cap) {
-        unsigned char *nb = pp__realloc(buf, e->len);
-        if (!nb) {
-          t->diag.out_of_memory = 1;
-          break;
-        }
-        buf = nb;
-        cap = e->len;
-      }
-      size_t got = 0;
-      while (got < e->len) {
-        ssize_t k = pread(s->fd, buf + got, e->len - got,
-                          (off_t)(e->off + got));
-        if (k < 0 && errno == EINTR)
-          continue;
-        if (k <= 0) {
-          s->io_errno = k < 0 ? errno : EIO; /* the file shrank */
-          break;
-        }
-        got += (size_t)k;
-      }
-      if (got < e->len)
+  if (o->scan_first) { /* the earliest time before any event is handed */
+    int any = 0;
+    int64_t first = 0;
+    for (size_t i = 0; i < x->n; i++) {
+      const unsigned char *p =
+          chunk_bytes(s, t, &x->v[i], &buf, &cap, &changed);
+      if (!p && !changed)
         break;
-      if (pp__crc32c(0, buf, e->len) != e->crc) {
-        t->diag.chunks_bad++; /* the file changed under the reader */
-        continue;
+      if (p) {
+        ppt_cursor c = {p, p + x->v[i].len, 0};
+        scan_first(t, &c, &ps.conv, &first, &any);
       }
-      p = buf;
+    }
+    t->diag.first_ns = first;
+    t->diag.have_first = any;
+    s->io_errno = 0; /* the pass below meets it again and says so */
+  }
+  for (size_t i = 0; i < x->n && !t->diag.out_of_memory; i++) {
+    const ev_chunk *e = &x->v[i];
+    const unsigned char *p = chunk_bytes(s, t, e, &buf, &cap, &changed);
+    if (!p) {
+      if (!changed)
+        break;
+      t->diag.chunks_bad++;
+      continue;
     }
     ppt_cursor c = {p, p + e->len, 0};
     if (decode_events(t, &c, &ps) != 0) {
@@ -1233,7 +1304,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
   return 0;
 }
 
-static const pp_read_opts keep_all = {UINT64_MAX, NULL, NULL};
+static const pp_read_opts keep_all = {UINT64_MAX, NULL, NULL, 0};
 
 int pp_trace_read_mem_opts(const unsigned char *d, size_t len, pp_trace *t,
                            const pp_read_opts *o, char *err, size_t errlen) {
