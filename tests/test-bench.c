@@ -44,7 +44,11 @@ PP_TEST_T(bench_json_has_every_figure, 120) {
                                      "trace_write_events_per_s",
                                      "ratio_trace_to_floor",
                                      "ratio_stats_to_floor",
-                                     "ratio_2threads_to_1"};
+                                     "ratio_2threads_to_1",
+                                     "zone_trace_ns_cpu_per_zone_to_floor",
+                                     "zone_stats_ns_cpu_per_zone_to_floor",
+                                     "zone_trace_ns_others_cpu_per_zone_ns",
+                                     "zone_stats_ns_others_cpu_per_zone_ns"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     json_t *v = json_object_get(root, keys[i]);
     if (!json_is_number(v))
@@ -55,6 +59,11 @@ PP_TEST_T(bench_json_has_every_figure, 120) {
   }
   CHECK_EQ(json_integer_value(json_object_get(root, "zone_trace_ns_dropped")),
            0);
+  /* The process's CPU per zone holds the other threads' part of it. */
+  CHECK(json_number_value(
+            json_object_get(root, "zone_trace_ns_others_cpu_per_zone_ns")) <
+        json_number_value(
+            json_object_get(root, "zone_trace_ns_cpu_per_zone_ns")));
   CHECK_STR(json_string_value(json_object_get(root, "pipeline_overhead")),
             "unavailable: not measured (--no-pipeline)");
   json_decref(root);
