@@ -233,5 +233,6 @@ int pp_order_flush(pp_order *o, const pp_trace *t) {
   int rc = 0;
   while (rc == 0 && o->nheap > 0)
     rc = pop_one(o, t);
+  o->any_handed = 0; /* a new sequence: nothing put later is late */
   return rc;
 }
