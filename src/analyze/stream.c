@@ -28,6 +28,8 @@ struct pp_stream {
   pp_pool_stream *pools;   /* NULL: pools not followed */
   size_t defined;          /* sites 0..defined-1 are defined in agg */
   int failed;
+  pp_feed_fn tap; /* pp__stream_tap */
+  void *tap_arg;
   /* A part being read (pp__stream_part_begin): the trace as the merge
    * will number it, its sites and threads after the main trace's. Only
    * the members the consumers read are set: pid, locs, nlocs, threads
@@ -162,9 +164,16 @@ static int is_zone(uint8_t type) {
   return type == PPT_EV_ZONE_BEGIN || type == PPT_EV_ZONE_END;
 }
 
+void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg) {
+  s->tap = fn;
+  s->tap_arg = arg;
+}
+
 int pp__stream_event(void *arg, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   pp_stream *s = arg;
+  if (s->tap && s->tap(s->tap_arg, t, thread, e) != 0)
+    return -1;
   if (is_zone(e->type) || e->loc >= t->nlocs)
     return to_aggregate(s, t, thread, e);
   return pp_order_put(s->order, t, thread, e);

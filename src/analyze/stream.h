@@ -36,6 +36,13 @@ pp_stream *pp__stream_new(void);
  * from every event (pp_stream_results). 0, or -1 when out of memory. */
 int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo);
 void pp__stream_free(pp_stream *s);
+/* Also hand every event to fn (with arg) before the figures take it, as
+ * the reader decodes it: each thread's events in recording order, threads
+ * interleaved chunk by chunk, the events of a part (below) numbered as
+ * the merge will number them. fn's non-zero value fails the read. For a
+ * consumer of the same read that needs more than the figures (diff's
+ * samples). */
+void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,
                      const pp_event *e);

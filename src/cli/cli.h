@@ -31,6 +31,12 @@ int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
 int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
                          uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t);
+/* The same, streamed (keep < UINT64_MAX), also handing every event of
+ * every file to tap as it is read (analyze/stream.h pp__stream_tap: sites
+ * and threads numbered as in the loaded trace; zone events of a thread in
+ * its recording order). */
+int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
+                    pp_feed_fn tap, void *arg);
 
 /* Write t with an exporter to a file ("-" or NULL: stdout). Returns the exit
  * code: 0, or 1 after printing one line. */

@@ -27,6 +27,8 @@ typedef struct load_opts {
   uint64_t keep;
   uint64_t warmup;
   pp_slo slo;
+  pp_feed_fn tap; /* every event as read (pp__stream_tap); NULL: none */
+  void *tap_arg;
 } load_opts;
 
 /* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
@@ -56,6 +58,7 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
+    pp__stream_tap(s, o->tap, o->tap_arg);
     ro = (pp_read_opts){o->keep, pp__stream_event, s};
   }
   int rc = pp_trace_read_file_opts(path, t, &ro, err, sizeof err);
@@ -170,15 +173,13 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   return 0;
 }
 
-int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
-                         uint64_t warmup, const pp_slo *slo) {
-  load_opts o = {keep, warmup, *slo};
+static int load(const char *path, pp_trace *t, const load_opts *o) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (is_dir ? load_dir(path, t, &o) != 0 : read_one(path, t, &o, NULL) != 0)
+  if (is_dir ? load_dir(path, t, o) != 0 : read_one(path, t, o, NULL) != 0)
     return -1;
-  t->req_warmup = warmup; /* for requests analysed from stored events */
-  t->req_slo = *slo;
+  t->req_warmup = o->warmup; /* for requests analysed from stored events */
+  t->req_slo = o->slo;
   if (pp_analyze(t) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
                     "it)\n",
@@ -194,6 +195,22 @@ int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
     return -1;
   }
   return 0;
+}
+
+int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
+                         uint64_t warmup, const pp_slo *slo) {
+  load_opts o = {keep, warmup, *slo, NULL, NULL};
+  return load(path, t, &o);
+}
+
+int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
+                    pp_feed_fn tap, void *arg) {
+  load_opts o = {keep, 0, {0, 0, 0}, tap, arg};
+  if (keep == UINT64_MAX) {
+    fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
+    return -1;
+  }
+  return load(path, t, &o);
 }
 
 int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
