@@ -314,7 +314,7 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   pp_read_opts po = {KEEP, pp__stream_part_event, s};
   if (pp_trace_read_file_opts(sys, &part, &po, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  CHECK_EQ(pp__stream_part_end(s), 0);
+  CHECK_EQ(pp__stream_part_end(s, 0), 0);
   CHECK_EQ_U(part.diag.events, sys_events);
   CHECK(part.diag.events_kept <= KEEP); /* never stored whole */
   CHECK_EQ(pp_trace_merge(&win, &part), 0);

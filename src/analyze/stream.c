@@ -35,6 +35,7 @@ struct pp_stream {
    * the members the consumers read are set: pid, locs, nlocs, threads
    * (tid and pid), nthreads; copies of pointers the traces own. */
   int in_part;
+  uint64_t part_fed; /* the part's events handed to pp__stream_event */
   pp_trace view;
   size_t loc_base, thread_base, cap_locs, cap_threads;
 };
@@ -58,7 +59,7 @@ pp_stream *pp__stream_new(void) {
 void pp__stream_free(pp_stream *s) {
   if (!s)
     return;
-  (void)pp__stream_part_end(s);
+  (void)pp__stream_part_end(s, 1);
   pp__req_stream_free(s->req);
   pp__queue_stream_free(s->queues);
   pp__pool_stream_free(s->pools);
@@ -230,7 +231,7 @@ static int view_threads(pp_stream *s, const pp_trace *part, size_t from) {
 }
 
 int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
-  if (pp__stream_part_end(s) != 0 || pp_order_flush(s->order, t) != 0)
+  if (pp__stream_part_end(s, 0) != 0 || pp_order_flush(s->order, t) != 0)
     return -1; /* what the main read streamed comes first */
   pp_trace *v = &s->view;
   memset(v, 0, sizeof *v);
@@ -242,7 +243,7 @@ int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
                sizeof *v->locs) ||
       pp__grow((void **)&v->threads, &s->cap_threads, t->nthreads + 1,
                sizeof *v->threads)) {
-    (void)pp__stream_part_end(s);
+    (void)pp__stream_part_end(s, 1);
     return -1;
   }
   if (t->nlocs)
@@ -273,15 +274,25 @@ int pp__stream_part_event(void *arg, const pp_trace *part, uint32_t thread,
     return -1;
   pp_event m = *e;
   m.loc = (uint32_t)(e->loc + s->loc_base);
+  s->part_fed++;
   return pp__stream_event(s, v, (uint32_t)(thread + s->thread_base), &m);
 }
 
-int pp__stream_part_end(pp_stream *s) {
+int pp__stream_part_end(pp_stream *s, int read_failed) {
   if (!s->in_part)
     return 0;
   /* The part's events still waiting refer to the view's sites and
-   * threads: hand them over while it is valid. */
-  int rc = pp_order_flush(s->order, &s->view) == 0 ? 0 : -1;
+   * threads: hand them over while it is valid; after a failed read the
+   * part's names are gone, so nothing more is handed over, and figures
+   * already fed from it fail the whole read. */
+  int rc;
+  if (read_failed) {
+    pp_order_drop(s->order);
+    rc = s->part_fed ? -1 : 0;
+  } else {
+    rc = pp_order_flush(s->order, &s->view) == 0 ? 0 : -1;
+  }
+  s->part_fed = 0;
   pp__free(s->view.locs);
   pp__free(s->view.threads);
   memset(&s->view, 0, sizeof s->view);

@@ -60,9 +60,12 @@ int pp__stream_part_begin(pp_stream *s, const pp_trace *t);
 /* A pp_feed_fn: one event of thread `thread` of the part being read. */
 int pp__stream_part_event(void *s, const pp_trace *part, uint32_t thread,
                           const pp_event *e);
-/* Hand over the part's events still waiting and forget the part. 0, or -1
- * when out of memory (the figures are then incomplete: fail the read). */
-int pp__stream_part_end(pp_stream *s);
+/* Hand over the part's events still waiting and forget the part. After a
+ * failed read of the part (read_failed), nothing more is handed over (the
+ * part's names are freed with it). 0, or -1 when out of memory or when
+ * the failed part's events already reached the figures: they are then
+ * wrong, and the read of the whole must fail. */
+int pp__stream_part_end(pp_stream *s, int read_failed);
 /* The stored events of threads first.. of t: zone events thread by thread,
  * the rest in time order. 0, or -1 when out of memory. */
 int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first);

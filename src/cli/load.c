@@ -31,7 +31,9 @@ typedef struct load_opts {
   void *tap_arg;
 } load_opts;
 
-/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too: out
+ * of memory, or a failure that leaves the figures wrong; fatal to a run
+ * directory's load).
  * Unless o->keep is UINT64_MAX the events stream through the figures
  * (analyze/stream.h) and at most o->keep of them are stored for the
  * details; otherwise all are stored. dst: the trace this one will be
@@ -63,12 +65,16 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
   }
   int rc = pp_trace_read_file_opts(path, t, &ro, err, sizeof err);
   /* A part's events waiting in the reorder buffer go before the merge
-   * (they name the part's sites). A part that failed after some of its
-   * events streamed (the file shrank while read) leaves those counted. */
+   * (they name the part's sites). A part whose read failed after some of
+   * its events reached the figures (the file shrank while read) fails the
+   * whole load, as running out of memory does: the figures would count
+   * part of a file the load skips. */
   if (ro.on_event == pp__stream_part_event &&
-      pp__stream_part_end(dst->stream) != 0 && rc == 0) {
-    pp_trace_free(t);
-    snprintf(err, sizeof err, "out of memory reading %s", path);
+      pp__stream_part_end(dst->stream, rc != 0) != 0) {
+    if (rc == 0) {
+      pp_trace_free(t);
+      snprintf(err, sizeof err, "out of memory reading %s", path);
+    }
     rc = PP_TRACE_ENOMEM;
   }
   if (rc != 0) {

@@ -152,6 +152,16 @@ void pp_order_free(pp_order *o) {
 
 uint64_t pp_order_late(const pp_order *o) { return o->late; }
 
+void pp_order_drop(pp_order *o) {
+  for (size_t i = 0; i < o->nq; i++) {
+    pp__free(o->q[i].ev);
+    memset(&o->q[i], 0, sizeof o->q[i]);
+  }
+  o->nheap = 0;
+  o->waiting = 0;
+  o->any_handed = 0;
+}
+
 static int hand_over(pp_order *o, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   o->handed = e->ts;

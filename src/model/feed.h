@@ -54,6 +54,9 @@ int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
  * directory starts again at its own first event). Returns 0, fn's value
  * or -1. */
 int pp_order_flush(pp_order *o, const pp_trace *t);
+/* Forget everything still waiting, handing nothing over (the input they
+ * came from failed), and start a new sequence. */
+void pp_order_drop(pp_order *o);
 /* Events handed over out of order because the buffer was full. */
 uint64_t pp_order_late(const pp_order *o);
 void pp_order_free(pp_order *o);
