@@ -604,9 +604,9 @@ static void tw_write(const char *path, const tw_spec *sp) {
     ppt_buf_str(&p, "synthetic.c");
     ppt_buf_uv(&p, (uint64_t)i + 1);
   }
-  for (int i = 0; i < nc; i++) {
+  for (int i = 0; i < nc; i++) { /* the library's metrics, as sampled */
     ppt_buf_uv(&p, (uint64_t)(nz + i));
-    ppt_buf_uv(&p, PP_KIND_COUNTER);
+    ppt_buf_uv(&p, PP_KIND_METRIC);
     ppt_buf_str(&p, sp->counters[i].name);
     ppt_buf_str(&p, "");
     ppt_buf_str(&p, "");

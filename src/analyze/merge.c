@@ -163,6 +163,8 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
     if (add_meta(dst, src->meta[i].key, src->meta[i].value) != 0)
       return -1;
   }
+  if (src->format_minor < dst->format_minor)
+    dst->format_minor = src->format_minor;
   dst->diag.file_bytes += src->diag.file_bytes;
   dst->diag.chunks_ok += src->diag.chunks_ok;
   dst->diag.chunks_bad += src->diag.chunks_bad;

@@ -541,6 +541,9 @@ typedef struct pp_trace {
   struct pp_gpu_activity *cuda_an; /* their
                                   analysis (pp_analyze; NULL when
                                   the trace has no CUDA chunk) */
+  uint16_t format_minor;           /* the file's minor format version (reader; a
+                                      merge keeps the lower); 0 for a model built
+                                      in memory */
   int from_stats;         /* stats-mode file: the reader filled prof (zones,
                              frames, counters, t0/t1, events, unclosed,
                              unmatched_ends) and threads' busy_ns from the

@@ -1151,6 +1151,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
     return -1;
   }
   t->pid = ppt_get_u32(d + 20);
+  t->format_minor = ppt_get_u16(d + 10);
   s->pos += PPT_FILE_HEADER_SIZE;
   s->gran = RD_READ_SIZE;
   for (;;) {
