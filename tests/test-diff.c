@@ -1334,6 +1334,18 @@ PP_TEST(reservoir_merge_uniform) {
     CHECK_NEAR(a.v[i], i, 0);
   pp_reservoir_free(&a);
   pp_reservoir_free(&b);
+  /* into an empty sample (nothing allocated yet): src's values */
+  pp_reservoir_init(&a, 10, 7);
+  pp_reservoir_init(&b, 10, 8);
+  for (int i = 0; i < 50; i++)
+    CHECK_EQ(pp_reservoir_add(&b, 1000 + i), 0);
+  CHECK_EQ(pp_reservoir_merge(&a, &b), 0);
+  CHECK_EQ_U(a.n, 10);
+  CHECK_EQ_U(a.seen, 50);
+  for (size_t j = 0; j < a.n; j++)
+    CHECK(a.v[j] >= 1000 && a.v[j] < 1050);
+  pp_reservoir_free(&a);
+  pp_reservoir_free(&b);
   static unsigned kept[100];
   memset(kept, 0, sizeof kept);
   for (uint64_t seed = 1; seed <= 4000; seed++) {

@@ -74,6 +74,8 @@ int pp_reservoir_add(pp_reservoir *r, double x) {
  * out (a partial Fisher-Yates shuffle of a copy, into out's tail). */
 static void draw(pp_reservoir *r, const double *v, size_t n, size_t k,
                  double *out, double *tmp) {
+  if (!k)
+    return; /* v may be NULL */
   memcpy(tmp, v, n * sizeof *v);
   for (size_t i = 0; i < k; i++) {
     size_t j = i + (size_t)below(r, n - i);
