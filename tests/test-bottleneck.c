@@ -296,6 +296,94 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   pp_trace_free(&t);
 }
 
+/* ---- advice from library metrics, never from a user's counter -------- */
+
+static const char *const counter_rules[] = {
+    "cpu-steal", "iowait", "swap-growth", "major-faults", "memory-pressure"};
+
+/* Series named like the metrics the counter rules read, on sites of kind
+ * `kind`, with values past every threshold. */
+static void lookalike_series(pp_trace *t, size_t th, uint32_t kind) {
+  static const struct {
+    const char *name;
+    double v0, step;
+  } s[] = {{"sys.cpu.steal_pct", 40, 1},
+           {"sys.cpu.iowait_pct", 60, 1},
+           {"sys.swap.used_bytes", 0, 512.0 * 1048576},
+           {"proc.majflt_per_s", 500, 1},
+           {"sys.psi.memory.some_pct", 70, 1}};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    uint32_t l = tb_loc(t, s[i].name, kind);
+    for (int k = 0; k < 4; k++)
+      tb_ev(t, th, (k + 1) * MS + (int64_t)i, l, PPT_EV_COUNTER_SETF)->v.f =
+          s[i].v0 + s[i].step * k;
+  }
+}
+
+/* Advice rules on sampled metrics find them by registry id and site kind
+ * (as analyze/system.c): the same names on user counters (kind counter)
+ * beside a library metric fire none of them; on the library's metric
+ * sites every one fires. */
+PP_TEST(bottleneck_advice_from_library_metrics_only) {
+  pp_trace t;
+  memset(&t, 0, sizeof t);
+  size_t th = tb_thread(&t, 1, "w");
+  /* a library metric: this trace has PP_KIND_METRIC sites */
+  uint32_t threads = tb_loc(&t, "proc.threads", PP_KIND_METRIC);
+  tb_ev(&t, th, 0, threads, PPT_EV_COUNTER_SETF)->v.f = 4;
+  lookalike_series(&t, th, PP_KIND_COUNTER);
+  CHECK_EQ(pp_analyze(&t), 0);
+  for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
+    if (find_advice(&t, counter_rules[i]))
+      PP_FAIL("a user counter fired rule %s", counter_rules[i]);
+  pp_trace_free(&t);
+
+  memset(&t, 0, sizeof t);
+  th = tb_thread(&t, 1, "w");
+  lookalike_series(&t, th, PP_KIND_METRIC);
+  CHECK_EQ(pp_analyze(&t), 0);
+  for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
+    if (!find_advice(&t, counter_rules[i]))
+      PP_FAIL("the library's metric did not fire rule %s", counter_rules[i]);
+  const pp_advice *a = find_advice(&t, "memory-pressure");
+  CHECK_CONTAINS(a->evidence, "(PSI some) 72% on average");
+  a = find_advice(&t, "swap-growth");
+  CHECK_CONTAINS(a->evidence, "grew by 1.54e+03 MiB");
+  pp_trace_free(&t);
+}
+
+/* A program that samples nothing but sets counters named like library
+ * metrics with pp_counter_set: its trace (format 1.4: the library's
+ * metrics have their own kind) gives no library advice, though no library
+ * metric is there to mark the kind. */
+PP_TEST(bottleneck_user_counters_in_a_file_give_no_advice) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/user.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_TRACE;
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  for (int k = 0; k < 4; k++) {
+    PP_COUNTER_SET("sys.cpu.steal_pct", 40 + k);
+    PP_COUNTER_SET("sys.cpu.iowait_pct", 60 + k);
+    PP_COUNTER_SET("sys.swap.used_bytes", (int64_t)k * 512 * 1048576);
+    PP_COUNTER_SET("proc.majflt_per_s", 500 + k);
+    PP_COUNTER_SET("sys.psi.memory.some_pct", 70 + k);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ_U(t.prof.ncounters, 5);
+  for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
+    if (find_advice(&t, counter_rules[i]))
+      PP_FAIL("a user counter fired rule %s", counter_rules[i]);
+  pp_trace_free(&t);
+}
+
 /* Without queues: no stages, flows still analysed, no invented advice. */
 PP_TEST(bottleneck_without_queues) {
   pp_trace t;

@@ -8,8 +8,10 @@
  * codes, one run against several per side, run figures, cumulative
  * counters, the table, Markdown and JSON outputs, summary-JSON inputs) and
  * on traces recorded by the library (ranges, sampled counters), and its
- * usage errors. No verdict asserted here depends on how busy the machine
- * is.
+ * usage errors; and the bounded samples diff keeps (analyze/reservoir.h:
+ * whole below the cap, uniform above it, merged uniformly) with a diff of
+ * traces holding more instances than it keeps. No verdict asserted here
+ * depends on how busy the machine is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include <jansson.h>
 #endif
 
+#include "analyze/reservoir.h"
 #include "analyze/stat_tests.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
@@ -601,9 +604,9 @@ static void tw_write(const char *path, const tw_spec *sp) {
     ppt_buf_str(&p, "synthetic.c");
     ppt_buf_uv(&p, (uint64_t)i + 1);
   }
-  for (int i = 0; i < nc; i++) {
+  for (int i = 0; i < nc; i++) { /* the library's metrics, as sampled */
     ppt_buf_uv(&p, (uint64_t)(nz + i));
-    ppt_buf_uv(&p, PP_KIND_COUNTER);
+    ppt_buf_uv(&p, PP_KIND_METRIC);
     ppt_buf_str(&p, sp->counters[i].name);
     ppt_buf_str(&p, "");
     ppt_buf_str(&p, "");
@@ -1260,7 +1263,8 @@ PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
    * then 1980) and a rate */
   CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total\",\"kind\":\"total\","
                         "\"unit\":\"\",\"test\":\"none (one run on a side)\","
-                        "\"base\":{\"n\":1,\"median\":990,\"p99\":990},"
+                        "\"base\":{\"n\":1,\"median\":990,\"p99\":990,"
+                        "\"instances\":1},"
                         "\"new\":{\"n\":1,\"median\":1980,");
   CHECK_CONTAINS(r.out, "{\"name\":\"proc.minflt_total per s\",\"kind\":"
                         "\"rate\"");
@@ -1273,6 +1277,135 @@ PP_TEST_T(diff_cli_ranges_and_sampled, 60) {
   pp_cli_result_free(&r);
   r = pp_test_cli("diff --format json --metric request '%s' '%s'", b, a);
   CHECK_CONTAINS(r.out, "\"kind\":\"range\"");
+  pp_cli_result_free(&r);
+}
+
+/* ---- bounded samples ------------------------------------------------------
+ */
+
+/* Below the cap a reservoir holds every value, in order; above it, cap of
+ * them, each value of the stream equally likely to be kept: over 4000
+ * seeds (fixed: the counts are the same every run), value i of 100 kept in
+ * 10 is kept about 400 times (binomial sd 19; bounds at 5 sd). */
+PP_TEST(reservoir_whole_then_uniform) {
+  pp_reservoir r;
+  pp_reservoir_init(&r, 10, 1);
+  for (int i = 0; i < 10; i++)
+    CHECK_EQ(pp_reservoir_add(&r, i), 0);
+  CHECK(pp_reservoir_complete(&r));
+  CHECK_EQ_U(r.n, 10);
+  for (int i = 0; i < 10; i++)
+    CHECK_NEAR(r.v[i], i, 0);
+  pp_reservoir_free(&r);
+  static unsigned kept[100];
+  memset(kept, 0, sizeof kept);
+  for (uint64_t seed = 1; seed <= 4000; seed++) {
+    pp_reservoir_init(&r, 10, seed);
+    for (int i = 0; i < 100; i++)
+      CHECK_EQ(pp_reservoir_add(&r, i), 0);
+    CHECK(!pp_reservoir_complete(&r));
+    CHECK_EQ_U(r.n, 10);
+    CHECK_EQ_U(r.seen, 100);
+    for (size_t j = 0; j < r.n; j++)
+      kept[(int)r.v[j]]++;
+    pp_reservoir_free(&r);
+  }
+  for (int i = 0; i < 100; i++) {
+    CHECK_GT(kept[i], 400 - 95);
+    CHECK_LT(kept[i], 400 + 95);
+  }
+}
+
+/* Merging: whole samples append; otherwise the result is a uniform sample
+ * of both streams together, whatever their sizes (70 values and 30, cap
+ * 10: each of the 100 kept about 400 times in 4000 seeds). */
+PP_TEST(reservoir_merge_uniform) {
+  pp_reservoir a, b;
+  pp_reservoir_init(&a, 10, 7);
+  pp_reservoir_init(&b, 10, 8);
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ(pp_reservoir_add(&a, i), 0);
+  for (int i = 4; i < 9; i++)
+    CHECK_EQ(pp_reservoir_add(&b, i), 0);
+  CHECK_EQ(pp_reservoir_merge(&a, &b), 0);
+  CHECK(pp_reservoir_complete(&a));
+  CHECK_EQ_U(a.n, 9);
+  for (int i = 0; i < 9; i++)
+    CHECK_NEAR(a.v[i], i, 0);
+  pp_reservoir_free(&a);
+  pp_reservoir_free(&b);
+  /* into an empty sample (nothing allocated yet): src's values */
+  pp_reservoir_init(&a, 10, 7);
+  pp_reservoir_init(&b, 10, 8);
+  for (int i = 0; i < 50; i++)
+    CHECK_EQ(pp_reservoir_add(&b, 1000 + i), 0);
+  CHECK_EQ(pp_reservoir_merge(&a, &b), 0);
+  CHECK_EQ_U(a.n, 10);
+  CHECK_EQ_U(a.seen, 50);
+  for (size_t j = 0; j < a.n; j++)
+    CHECK(a.v[j] >= 1000 && a.v[j] < 1050);
+  pp_reservoir_free(&a);
+  pp_reservoir_free(&b);
+  static unsigned kept[100];
+  memset(kept, 0, sizeof kept);
+  for (uint64_t seed = 1; seed <= 4000; seed++) {
+    pp_reservoir_init(&a, 10, seed);
+    pp_reservoir_init(&b, 10, seed + 100000);
+    for (int i = 0; i < 70; i++)
+      CHECK_EQ(pp_reservoir_add(&a, i), 0);
+    for (int i = 70; i < 100; i++)
+      CHECK_EQ(pp_reservoir_add(&b, i), 0);
+    CHECK_EQ(pp_reservoir_merge(&a, &b), 0);
+    CHECK_EQ_U(a.n, 10);
+    CHECK_EQ_U(a.seen, 100);
+    for (size_t j = 0; j < a.n; j++)
+      kept[(int)a.v[j]]++;
+    pp_reservoir_free(&a);
+    pp_reservoir_free(&b);
+  }
+  for (int i = 0; i < 100; i++) {
+    CHECK_GT(kept[i], 400 - 95);
+    CHECK_LT(kept[i], 400 + 95);
+  }
+}
+
+/* More instances than diff keeps (16384 per metric and side): the row
+ * says so (`*`, JSON sampled, n the values tested, instances all of
+ * them), two traces of one distribution still show no change, and 10%
+ * more work is still worse; a zone under the cap is compared whole. */
+PP_TEST_T(diff_cli_sampled_past_the_cap, 120) {
+  tw_spec sp = {
+      .zones = {{"many", 100000, 0.05, 40000}, {"few", 20000, 0.02, 300}},
+      .seed = 1};
+  tw_write(tpath("m1.pptrace"), &sp);
+  sp.seed = 2;
+  tw_write(tpath("m2.pptrace"), &sp);
+  sp.zones[0].median_ns = 110000;
+  sp.seed = 3;
+  tw_write(tpath("m3.pptrace"), &sp);
+  pp_cli_result r =
+      pp_test_cli("diff '%s' '%s'", tpath("m1.pptrace"), tpath("m2.pptrace"));
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK(line_contains(row_of(r.out, "many"), "40000/40000*"));
+  CHECK(line_contains(row_of(r.out, "many"), "no change"));
+  CHECK(line_contains(row_of(r.out, "few"), "300/300 "));
+  CHECK_CONTAINS(r.out, "uniform random sample of 16384");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("diff --format json '%s' '%s'", tpath("m1.pptrace"),
+                  tpath("m3.pptrace"));
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "\"sample_cap\":16384");
+  const char *many = strstr(r.out, "{\"name\":\"many\"");
+  CHECK(many != NULL);
+  CHECK(line_contains(many, "\"n\":16384,"));
+  CHECK(line_contains(many, "\"instances\":40000}"));
+  CHECK(line_contains(many, "\"verdict\":\"worse\""));
+  CHECK(line_contains(many, "\"sampled\":true"));
+  const char *few = strstr(r.out, "{\"name\":\"few\"");
+  CHECK(few != NULL);
+  CHECK(line_contains(few, "\"n\":300,"));
+  CHECK(line_contains(few, "\"sampled\":false"));
   pp_cli_result_free(&r);
 }
 

@@ -1290,10 +1290,11 @@ PP_TEST(export_summary_json) {
     CHECK_STR(jstr(th, "name"), t.threads[k].name);
     CHECK_EQ(json_integer_value(json_object_get(th, "busy_ns")),
              t.threads[k].busy_ns);
+    /* from every event, as the text report's threads table */
     CHECK_EQ_U(json_integer_value(json_object_get(th, "zones")),
-               t.threads[k].nzones);
+               t.threads[k].zones_measured);
     CHECK_EQ_U(json_integer_value(json_object_get(th, "events")),
-               t.threads[k].nev);
+               t.threads[k].events);
     CHECK_EQ_U(json_integer_value(json_object_get(th, "dropped")),
                t.threads[k].dropped);
     CHECK_NEAR(json_number_value(json_object_get(th, "busy_pct")),

@@ -4,12 +4,14 @@
  * many threads whose frame marks and counter updates of one series
  * interleave in time, recorded with fixed times, give the same zones,
  * frames and counters whether every event is stored or only a window of
- * a few hundred, and the window holds every event before its cut.
+ * a few hundred, and the window holds every event before its cut; and a
+ * run directory's second file streams into the first one's figures.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze/analyze.h"
 #include "analyze/stream.h"
@@ -199,4 +201,226 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ_U(win.prof.pools[0].allocs, pa->allocs);
   pp_trace_free(&all);
   pp_trace_free(&win);
+}
+
+/* ---- a run directory: the merged file streams too ------------------------ */
+
+#define M_THREADS 8
+#define M_REPS 300
+
+static const pp_srcloc M_WORK = {"m-work", NULL, NULL, 0, PP_KIND_ZONE};
+static const pp_srcloc M_FRAME = {"m-frame", NULL, NULL, 0, PP_KIND_FRAME};
+static const pp_srcloc M_LEVEL = {"m-level", NULL, NULL, 0, PP_KIND_COUNTER};
+static const pp_srcloc M_QUEUE = {"m-queue", NULL, NULL, 0, PP_KIND_QUEUE};
+static const pp_srcloc M_POOL = {"m-pool", NULL, NULL, 0, PP_KIND_POOL};
+
+/* The merged file's threads: their own sites (a pool or a series of the
+ * same name in two files would be one, fed file after file), the same
+ * shape of cross-thread pairs as work(), 8 events an iteration, starting
+ * before the main file's threads and ending after them. */
+static void *merged_work(void *arg) {
+  worker *w = arg;
+  for (int i = 0; i < M_REPS; i++) {
+    uint64_t g = (uint64_t)(i * M_THREADS + w->k);
+    int64_t t = w->base + 700 * (int64_t)g;
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &M_WORK, (uint64_t)t, 0, 0), 1);
+    rec(PPT_EV_FRAME, &M_FRAME, t + 1, 0, 0);
+    rec(PPT_EV_COUNTER_SET, &M_LEVEL, t + 2, g, 0);
+    rec(PPT_EV_QUEUE_PUSH, &M_QUEUE, t + 4, g + 1, 1);
+    rec(PPT_EV_MEM_ALLOC, &M_POOL, t + 5, 0x1000 + g,
+        (uint64_t)(500 + w->k) << 8);
+    if (g > 0)
+      rec(PPT_EV_QUEUE_POP, &M_QUEUE, t + 60, g, 0);
+    rec(PPT_EV_MEM_FREE, &M_POOL, t + 90, 0x1000 + g, 0);
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &M_WORK,
+                             (uint64_t)(t + 200 + 11 * w->k + i), 0, 0),
+             1);
+  }
+  return NULL;
+}
+
+static void record_file(const char *path, int nthreads, void *(*fn)(void *),
+                        int64_t base) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_TRACE;
+  cfg.out_path = path;
+  cfg.buffer_kib = 1024;
+  if (pp_init(&cfg) != PP_OK)
+    PP_FAIL("pp_init: %s", pp_last_error());
+  worker w[NTHREADS];
+  pthread_t th[NTHREADS];
+  for (int k = 0; k < nthreads; k++) {
+    w[k] = (worker){k, base};
+    CHECK_EQ(pthread_create(&th[k], NULL, fn, &w[k]), 0);
+  }
+  for (int k = 0; k < nthreads; k++)
+    CHECK_EQ(pthread_join(th[k], NULL), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+/* The lines of report section `title` (from its heading to the blank line
+ * after it), malloc'ed; fails the test when absent. */
+static char *section(const char *report, const char *title) {
+  char head[64];
+  snprintf(head, sizeof head, "\n%s", title);
+  const char *s = strstr(report, head);
+  if (!s)
+    PP_FAIL("no section '%s' in:\n%s", title, report);
+  const char *e = strstr(s + 1, "\n\n");
+  size_t n = e ? (size_t)(e - s) : strlen(s);
+  char *out = malloc(n + 1);
+  CHECK(out != NULL);
+  memcpy(out, s, n);
+  out[n] = 0;
+  return out;
+}
+
+/* A run directory whose second file is large next to a small details
+ * window: read as `pipeprof report` reads it (the second file streamed
+ * into the first one's stream, numbered as merged, then merged and its
+ * window made one), every figure equals the road that stores every event,
+ * the stored events are at most the window's budget, and the report's
+ * sections are the same line for line. */
+PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  char dir[4096], app[4200], sys[4200];
+  snprintf(dir, sizeof dir, "%s/run", pp_test_tmpdir());
+  CHECK_EQ(mkdir(dir, 0700), 0);
+  snprintf(app, sizeof app, "%s/app.pptrace", dir);
+  snprintf(sys, sizeof sys, "%s/system.pptrace", dir);
+  int64_t base = pp__mono_ns() + 1000000;
+  record_file(app, NTHREADS, work, base);
+  record_file(sys, M_THREADS, merged_work, base - 500000);
+
+  /* The API road of cli/load.c, with a budget of KEEP events. */
+  pp_trace all, win, part;
+  char err[512];
+  if (pp_trace_read_file(app, &all, err, sizeof err) != 0 ||
+      pp_trace_read_file(sys, &part, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  uint64_t sys_events = part.diag.events;
+  CHECK_EQ(pp_trace_merge(&all, &part), 0);
+  pp_trace_free(&part);
+  CHECK_EQ(pp_analyze(&all), 0);
+  pp_stream *s = pp__stream_new();
+  CHECK(s != NULL);
+  CHECK_EQ(pp__stream_details(s, 0, NULL), 0);
+  pp_read_opts o = {KEEP, pp__stream_event, s, 0};
+  if (pp_trace_read_file_opts(app, &win, &o, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  win.stream = s;
+  CHECK_EQ(pp__stream_part_begin(s, &win), 0);
+  pp_read_opts po = {KEEP, pp__stream_part_event, s, 0};
+  if (pp_trace_read_file_opts(sys, &part, &po, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp__stream_part_end(s, 0), 0);
+  CHECK_EQ_U(part.diag.events, sys_events);
+  CHECK(part.diag.events_kept <= KEEP); /* never stored whole */
+  CHECK_EQ(pp_trace_merge(&win, &part), 0);
+  pp_trace_free(&part);
+  pp__trace_window(&win, INT64_MAX, KEEP);
+  CHECK_EQ(pp_analyze(&win), 0);
+
+  /* The window: at most KEEP stored, every event before the cut of both
+   * files, nothing at or after it. */
+  CHECK_EQ_U(win.diag.events, all.diag.events);
+  CHECK(win.diag.events_kept <= KEEP && win.diag.events_kept > 0);
+  uint64_t before = 0, kept = 0;
+  for (size_t i = 0; i < all.nthreads; i++)
+    for (size_t j = 0; j < all.threads[i].nev; j++)
+      before += all.threads[i].ev[j].ts < win.diag.first_unkept_ns;
+  for (size_t i = 0; i < win.nthreads; i++)
+    for (size_t j = 0; j < win.threads[i].nev; j++) {
+      CHECK_LT(win.threads[i].ev[j].ts, win.diag.first_unkept_ns);
+      kept++;
+    }
+  CHECK_EQ_U(kept, win.diag.events_kept);
+  CHECK_EQ_U(kept, before);
+
+  /* Every figure of both files, from every event. */
+  CHECK_EQ_U(win.prof.events, all.prof.events);
+  CHECK_EQ_U(win.prof.nzones, all.prof.nzones);
+  for (size_t i = 0; i < all.prof.nzones; i++) {
+    const pp_zone_stats *za = &all.prof.zones[i], *zw = &win.prof.zones[i];
+    CHECK_STR(pp_trace_loc_name(&win, zw->loc),
+              pp_trace_loc_name(&all, za->loc));
+    CHECK_EQ_U(zw->count, za->count);
+    CHECK_EQ(zw->total_ns, za->total_ns);
+    CHECK_EQ(zw->self_ns, za->self_ns);
+    CHECK_EQ(zw->max_ns, za->max_ns);
+    CHECK_EQ_U(pp_hist_percentile(&zw->hist, 99),
+               pp_hist_percentile(&za->hist, 99));
+  }
+  const pp_zone_stats *mz = zone(&win, "m-work");
+  CHECK(mz != NULL);
+  CHECK_EQ_U(mz->count, (uint64_t)M_THREADS * M_REPS);
+  CHECK_EQ_U(win.prof.nframes, 2);
+  CHECK_EQ_U(all.prof.nframes, 2);
+  for (size_t i = 0; i < 2; i++) {
+    CHECK_EQ_U(win.prof.frames[i].frames, all.prof.frames[i].frames);
+    CHECK_EQ_U(win.prof.frames[i].hist.min, all.prof.frames[i].hist.min);
+    CHECK_EQ_U(win.prof.frames[i].hist.max, all.prof.frames[i].hist.max);
+  }
+  CHECK_EQ_U(win.prof.ncounters, 2);
+  CHECK_EQ_U(all.prof.ncounters, 2);
+  for (size_t i = 0; i < 2; i++) {
+    CHECK_NEAR(win.prof.counters[i].last, all.prof.counters[i].last, 0);
+    CHECK_NEAR(win.prof.counters[i].mean, all.prof.counters[i].mean, 1e-9);
+    CHECK_EQ_U(win.prof.counters[i].samples, all.prof.counters[i].samples);
+  }
+  CHECK_EQ_U(win.prof.pipe.nqueues, 2);
+  CHECK_EQ_U(all.prof.pipe.nqueues, 2);
+  for (size_t i = 0; i < 2; i++) {
+    const pp_queue_stats *qa = &all.prof.pipe.queues[i],
+                         *qw = &win.prof.pipe.queues[i];
+    CHECK_EQ_U(qw->pushes, qa->pushes);
+    CHECK_EQ_U(qw->matched, qa->matched);
+    CHECK_EQ_U(qw->wait.count, qa->wait.count);
+    CHECK_EQ_U(qw->wait.max, qa->wait.max);
+  }
+  CHECK_EQ_U(win.prof.npools, 2);
+  CHECK_EQ_U(all.prof.npools, 2);
+  for (size_t i = 0; i < 2; i++) {
+    const pp_mem_pool_stats *pa = &all.prof.pools[i], *pw = &win.prof.pools[i];
+    CHECK_EQ_U(pw->allocs, pa->allocs);
+    CHECK_EQ_U(pw->frees, pa->frees);
+    CHECK_EQ_U(pw->peak, pa->peak);
+    CHECK_NEAR(pw->mean_in_use, pa->mean_in_use, 1e-9 * pa->mean_in_use);
+  }
+  CHECK_EQ_U(win.prof.req.completed, all.prof.req.completed);
+  CHECK_EQ_U(win.prof.req.e2e.max, all.prof.req.e2e.max);
+  for (size_t i = 0; i < win.nthreads; i++) {
+    CHECK_EQ_U(win.threads[i].events, all.threads[i].events);
+    CHECK_EQ_U(win.threads[i].zones_measured, all.threads[i].zones_measured);
+  }
+  pp_trace_free(&all);
+  pp_trace_free(&win);
+
+  /* The command: the same sections with a window of 10 events. */
+  pp_cli_result a = pp_test_cli("report --details all '%s'", dir);
+  pp_cli_result w = pp_test_cli("report --details 10 '%s'", dir);
+  CHECK_EQ(a.rc, 0);
+  CHECK_EQ(w.rc, 0);
+  CHECK_CONTAINS(w.out, "note: the statistics count all ");
+  static const char *const titles[] = {"zones (",  "threads (", "frames",
+                                       "counters", "queues",    "memory pools",
+                                       "requests"};
+  for (size_t i = 0; i < sizeof titles / sizeof *titles; i++) {
+    char *sa = section(a.out, titles[i]), *sw = section(w.out, titles[i]);
+    if (strcmp(sa, sw) != 0)
+      PP_FAIL("section '%s' differs:\n%s\n--- with --details 10:\n%s",
+              titles[i], sa, sw);
+    free(sa);
+    free(sw);
+  }
+  pp_cli_result_free(&a);
+  pp_cli_result_free(&w);
+  /* ... storing at most the 10 events asked for, of both files */
+  pp_cli_result j = pp_test_cli("export --format json --details 10 '%s'", dir);
+  CHECK_EQ(j.rc, 0);
+  const char *k = strstr(j.out, "\"events_kept\":");
+  CHECK(k != NULL);
+  CHECK_LE(strtoull(k + strlen("\"events_kept\":"), NULL, 10), 10);
+  pp_cli_result_free(&j);
 }

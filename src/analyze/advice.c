@@ -19,6 +19,8 @@
 #include "analyze.h"
 #include "gpu_activity.h"
 #include "internal.h"
+#include "metrics/registry.h"
+#include "model/trace.h"
 #include "pipeline.h"
 
 typedef enum subject {
@@ -47,82 +49,89 @@ typedef struct rule {
   const char *id;
   subject subj;
   metric m;
-  const char *counter; /* M_COUNTER_*: the counter's name */
-  int above;           /* fires when value >= threshold, else <= */
-  int chain;           /* queues: skip one whose cause lies further along
-                          the chain (full: the consumer's output queue is
-                          full as often; empty: the producer is busy less
-                          than 50% of the time) */
+  pp_metric_id counter; /* M_COUNTER_*: the library metric (registry id;
+                           a user counter of the same name is not it) */
+  const char *member;   /* ... and its {*} part ("memory" of
+                           sys.psi.{*}.some_pct), NULL: none */
+  int above;            /* fires when value >= threshold, else <= */
+  int chain;            /* queues: skip one whose cause lies further along
+                           the chain (full: the consumer's output queue is
+                           full as often; empty: the producer is busy less
+                           than 50% of the time) */
   double threshold;
-  double scale;        /* display value = value / scale (counters) */
-  int severity;        /* 2 high, 1 medium, 0 low */
+  double scale; /* display value = value / scale (counters) */
+  int severity; /* 2 high, 1 medium, 0 low */
   const char *advice;
   const char *evidence;
 } rule;
 
-/* The rule table (docs/analysis.md, "Recommendations"). */
+/* The rule table (docs/analysis.md, "Recommendations"). M(X): library
+ * metric PP_METRIC_X, no {*} part; NONE: no counter. */
+#define M(x) PP_METRIC_##x, NULL
+#define NONE PP_METRIC_NONE, NULL
 static const rule rules[] = {
-    {"stage-bound", SUBJ_PIPELINE, M_BOUND_UTIL, NULL, 1, 0, 90, 1, 2,
+    {"stage-bound", SUBJ_PIPELINE, M_BOUND_UTIL, NONE, 1, 0, 90, 1, 2,
      "{stage} bounds throughput: add workers to {stage} or make it faster "
      "(batch its work, or move it to the GPU)",
      "{stage} busy {value}% ({workers} worker(s), {service} per item, at "
      "most {capacity} items/s){contrast}"},
-    {"no-stage-saturated", SUBJ_PIPELINE, M_BOUND_UTIL, NULL, 0, 0, 60, 1, 0,
+    {"no-stage-saturated", SUBJ_PIPELINE, M_BOUND_UTIL, NONE, 0, 0, 60, 1, 0,
      "no stage is saturated: throughput is set by the input rate or by "
      "time spent outside the stage zones, not by a stage",
      "the slowest stage, {stage}, is busy only {value}% of the time"},
-    {"queue-full", SUBJ_QUEUE, M_QUEUE_FULL, NULL, 1, 1, 25, 1, 2,
+    {"queue-full", SUBJ_QUEUE, M_QUEUE_FULL, NONE, 1, 1, 25, 1, 2,
      "the consumer {to} is the bottleneck of queue {queue}: speed up {to} "
      "or give it more workers (a longer queue only absorbs bursts)",
      "queue {queue} ({from} -> {to}) full {value}% of the time (depth at "
      "capacity {depth_pct}%, producer blocked {blocked_pct}%)"},
-    {"queue-empty", SUBJ_QUEUE, M_QUEUE_EMPTY, NULL, 1, 1, 75, 1, 1,
+    {"queue-empty", SUBJ_QUEUE, M_QUEUE_EMPTY, NONE, 1, 1, 75, 1, 1,
      "{to} is starved by its producer {from}: speed up {from} or what "
      "feeds it",
      "queue {queue} ({from} -> {to}) empty {value}% of the time (depth 0 "
      "{depth_pct}%, consumer waiting {blocked_pct}%) while {from} is busy "
      "{producer_util}%"},
-    {"low-efficiency", SUBJ_PIPELINE, M_EFFICIENCY, NULL, 0, 0, 80, 1, 1,
+    {"low-efficiency", SUBJ_PIPELINE, M_EFFICIENCY, NONE, 0, 0, 80, 1, 1,
      "the pipeline delivers {value}% of what its slowest stage {stage} "
      "could: look at the stall periods for where it waits",
      "{achieved} items/s achieved, {stage} could do {capacity} items/s"},
-    {"flow-waiting", SUBJ_FLOW, M_FLOW_WAIT, NULL, 1, 0, 50, 1, 1,
+    {"flow-waiting", SUBJ_FLOW, M_FLOW_WAIT, NONE, 1, 0, 50, 1, 1,
      "{flow} latency is mostly time spent queued, not work: smaller queues "
      "before the slowest stage cut latency without costing throughput",
      "{flow} items spend {value}% of their latency between stages, most "
      "of it at {where}"},
-    {"cpu-steal", SUBJ_COUNTER, M_COUNTER_MEAN, "sys.cpu.steal_pct", 1, 0, 5, 1,
-     2,
+    {"cpu-steal", SUBJ_COUNTER, M_COUNTER_MEAN, M(SYS_CPU_STEAL), 1, 0, 5, 1, 2,
      "the hypervisor takes CPU time from this machine: use dedicated cores "
      "or a less loaded host",
      "CPU steal {value}% on average"},
-    {"iowait", SUBJ_COUNTER, M_COUNTER_MEAN, "sys.cpu.iowait_pct", 1, 0, 20, 1,
-     1, "the CPUs often wait for disk I/O: prefetch or cache the inputs",
+    {"iowait", SUBJ_COUNTER, M_COUNTER_MEAN, M(SYS_CPU_IOWAIT), 1, 0, 20, 1, 1,
+     "the CPUs often wait for disk I/O: prefetch or cache the inputs",
      "I/O wait {value}% of CPU time on average"},
-    {"swap-growth", SUBJ_COUNTER, M_COUNTER_RISE, "sys.swap.used_bytes", 1, 0,
+    {"swap-growth", SUBJ_COUNTER, M_COUNTER_RISE, M(SYS_SWAP_USED), 1, 0,
      64.0 * 1048576, 1048576, 2,
      "the host is short of memory and swaps: reduce memory use or add RAM",
      "swap in use grew by {value} MiB while profiling"},
-    {"major-faults", SUBJ_COUNTER, M_COUNTER_MEAN, "proc.majflt_per_s", 1, 0,
+    {"major-faults", SUBJ_COUNTER, M_COUNTER_MEAN, M(PROC_MAJFLT_RATE), 1, 0,
      10, 1, 1,
      "the process waits for pages from disk (swapped memory or re-read "
      "files): keep the working set in RAM",
      "{value} major page faults/s on average"},
-    {"memory-pressure", SUBJ_COUNTER, M_COUNTER_MEAN,
-     "sys.psi.memory.some_pct", 1, 0, 10, 1, 1,
+    {"memory-pressure", SUBJ_COUNTER, M_COUNTER_MEAN, PP_METRIC_SYS_PSI_SOME,
+     "memory", 1, 0, 10, 1, 1,
      "tasks stall on memory: reduce memory use or add RAM",
      "memory pressure (PSI some) {value}% on average"},
-    {"pageable-copies", SUBJ_GPU_STAGE, M_STAGE_COPY, NULL, 1, 0, 20, 1, 2,
+    {"pageable-copies", SUBJ_GPU_STAGE, M_STAGE_COPY, NONE, 1, 0, 20, 1, 2,
      "use pinned (page-locked) host buffers for {stage}'s copies "
      "(cudaHostAlloc / pin_memory): copies from pageable memory are staged "
      "through a driver buffer, run slower and cannot overlap kernels",
      "{value}% of {stage} is host<->device copy ({copy} of {wall}, "
      "{mib} MiB), {pageable}% of the bytes from pageable memory"},
-    {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NULL, 1, 0, 1, 1, 1,
+    {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NONE, 1, 0, 1, 1, 1,
      "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
      "is incomplete",
      "{value} events were dropped because thread buffers were full"},
 };
+#undef M
+#undef NONE
 
 #define NVARS 12
 
@@ -252,11 +261,22 @@ static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
   return 1;
 }
 
-static const pp_counter_stats *find_counter(const pp_trace *t,
-                                            const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
+/* The series of library metric id (with {*} part member, when not NULL)
+ * among t's counters, found by registry id and site kind as
+ * analyze/system.c finds them: a user counter named like it is not it. */
+static const pp_counter_stats *find_metric(const pp_trace *t, pp_metric_id id,
+                                           const char *member) {
+  uint32_t mkind = pp_trace_metric_kind(t);
+  for (size_t i = 0; i < t->prof.ncounters; i++) {
+    const char *free = NULL;
+    size_t len = 0;
+    if (pp_loc_metric(t, t->prof.counters[i].loc, mkind, NULL, &free, &len) !=
+        id)
+      continue;
+    if (!member ||
+        (free && len == strlen(member) && memcmp(free, member, len) == 0))
       return &t->prof.counters[i];
+  }
   return NULL;
 }
 
@@ -377,12 +397,13 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
   }
   case M_COUNTER_MEAN:
   case M_COUNTER_RISE: {
-    const pp_counter_stats *c = find_counter(t, r->counter);
+    const pp_counter_stats *c = find_metric(t, r->counter, r->member);
     if (!c || !c->samples)
       return 0;
     *value = r->m == M_COUNTER_MEAN ? c->mean : c->max - c->min;
     double shown = *value / r->scale;
-    if (r->m == M_COUNTER_MEAN && strstr(r->counter, "_pct"))
+    if (r->m == M_COUNTER_MEAN &&
+        pp_metric_def_of(r->counter)->unit == PP_UNIT_PERCENT)
       setpct(v, "value", shown);
     else
       setv(v, "value", "%.3g", shown);

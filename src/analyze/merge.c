@@ -85,6 +85,12 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
   return 0;
 }
 
+/* Where t's stored events end (INT64_MAX: every event is stored). */
+static int64_t window_end(const pp_trace *t) {
+  return t->diag.events_kept < t->diag.events ? t->diag.first_unkept_ns
+                                              : INT64_MAX;
+}
+
 int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   if (dst->from_stats || src->from_stats)
     return -2; /* aggregated files hold no events to merge */
@@ -157,13 +163,24 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
     if (add_meta(dst, src->meta[i].key, src->meta[i].value) != 0)
       return -1;
   }
+  if (src->format_minor < dst->format_minor)
+    dst->format_minor = src->format_minor;
   dst->diag.file_bytes += src->diag.file_bytes;
   dst->diag.chunks_ok += src->diag.chunks_ok;
   dst->diag.chunks_bad += src->diag.chunks_bad;
   dst->diag.bytes_skipped += src->diag.bytes_skipped;
   dst->diag.events_bad += src->diag.events_bad;
-  dst->diag.events += src->diag.events; /* all of them stored */
+  int64_t cut = window_end(dst), src_cut = window_end(src);
+  if (src_cut < cut)
+    cut = src_cut;
+  dst->diag.events += src->diag.events; /* decoded, stored or not */
   dst->diag.events_kept += src->diag.events_kept;
   dst->diag.truncated |= src->diag.truncated;
+  if (src_cut < dst->diag.first_unkept_ns)
+    dst->diag.first_unkept_ns = src_cut;
+  /* Each read stored a window of its own (every event before its cut):
+   * the merged trace's window ends at the earlier cut, on every thread. */
+  if (cut != INT64_MAX)
+    pp__trace_window(dst, cut, UINT64_MAX);
   return 0;
 }

@@ -546,6 +546,9 @@ typedef struct pp_trace {
   struct pp_gpu_activity *cuda_an; /* their
                                   analysis (pp_analyze; NULL when
                                   the trace has no CUDA chunk) */
+  uint16_t format_minor;           /* the file's minor format version (reader; a
+                                      merge keeps the lower); 0 for a model built
+                                      in memory */
   int from_stats;         /* stats-mode file: the reader filled prof (zones,
                              frames, counters, t0/t1, events, unclosed,
                              unmatched_ends) and threads' busy_ns from the
@@ -659,6 +662,13 @@ int pp_trace_read_mem_opts(const unsigned char *data, size_t len,
 void pp_trace_free(pp_trace *t);
 /* The reader's part of it: what reading allocates (src/format/reader.c). */
 void pp__trace_model_free(pp_trace *t);
+/* Make t's stored events a window of the trace again after traces with
+ * windows of their own were merged into it (pp_trace_merge): every stored
+ * event at or after cut is dropped (diag.first_unkept_ns, events_kept
+ * follow), then, while more than keep are stored, the cut moves earlier
+ * as the reader's does. What stays is every event before the cut, on
+ * every thread. cut INT64_MAX: only the keep bound. */
+void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep);
 /* Decode a STATS payload into t's profile, threads and pairing counts as
  * the reader does for a stats-mode file, without marking t as one
  * (pp_analyze, for the streamed figures of a trace-mode file). 0, or -1

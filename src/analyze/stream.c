@@ -28,6 +28,16 @@ struct pp_stream {
   pp_pool_stream *pools;   /* NULL: pools not followed */
   size_t defined;          /* sites 0..defined-1 are defined in agg */
   int failed;
+  pp_feed_fn tap; /* pp__stream_tap */
+  void *tap_arg;
+  /* A part being read (pp__stream_part_begin): the trace as the merge
+   * will number it, its sites and threads after the main trace's. Only
+   * the members the consumers read are set: pid, locs, nlocs, threads
+   * (tid and pid), nthreads; copies of pointers the traces own. */
+  int in_part;
+  uint64_t part_fed; /* the part's events handed to pp__stream_event */
+  pp_trace view;
+  size_t loc_base, thread_base, cap_locs, cap_threads;
 };
 
 static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
@@ -49,6 +59,7 @@ pp_stream *pp__stream_new(void) {
 void pp__stream_free(pp_stream *s) {
   if (!s)
     return;
+  (void)pp__stream_part_end(s, 1);
   pp__req_stream_free(s->req);
   pp__queue_stream_free(s->queues);
   pp__pool_stream_free(s->pools);
@@ -160,9 +171,16 @@ static int is_zone(uint8_t type) {
   return type == PPT_EV_ZONE_BEGIN || type == PPT_EV_ZONE_END;
 }
 
+void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg) {
+  s->tap = fn;
+  s->tap_arg = arg;
+}
+
 int pp__stream_event(void *arg, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   pp_stream *s = arg;
+  if (s->tap && s->tap(s->tap_arg, t, thread, e) != 0)
+    return -1;
   if (is_zone(e->type) || e->loc >= t->nlocs)
     return to_aggregate(s, t, thread, e);
   return pp_order_put(s->order, t, thread, e);
@@ -185,6 +203,108 @@ int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
                                        to_aggregate, s) == 0
              ? 0
              : -1;
+}
+
+/* The view's copy of the part's sites and threads, from index `from`
+ * (the reader adds a site when an event names one never defined). */
+static int view_sites(pp_stream *s, const pp_trace *part, size_t from) {
+  pp_trace *v = &s->view;
+  if (pp__grow((void **)&v->locs, &s->cap_locs, s->loc_base + part->nlocs,
+               sizeof *v->locs))
+    return -1;
+  for (size_t i = from; i < part->nlocs; i++) {
+    v->locs[s->loc_base + i] = part->locs[i];
+    v->locs[s->loc_base + i].id = (uint32_t)(s->loc_base + i);
+  }
+  v->nlocs = s->loc_base + part->nlocs;
+  return 0;
+}
+
+static int view_threads(pp_stream *s, const pp_trace *part, size_t from) {
+  pp_trace *v = &s->view;
+  if (pp__grow((void **)&v->threads, &s->cap_threads,
+               s->thread_base + part->nthreads, sizeof *v->threads))
+    return -1;
+  for (size_t i = from; i < part->nthreads; i++) {
+    pp_thread *th = &v->threads[s->thread_base + i];
+    memset(th, 0, sizeof *th);
+    th->tid = part->threads[i].tid;
+    th->pid = pp_thread_pid(part, &part->threads[i]);
+    th->name = part->threads[i].name;
+  }
+  v->nthreads = s->thread_base + part->nthreads;
+  return 0;
+}
+
+int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
+  if (pp__stream_part_end(s, 0) != 0 || pp_order_flush(s->order, t) != 0)
+    return -1; /* what the main read streamed comes first */
+  pp_trace *v = &s->view;
+  memset(v, 0, sizeof *v);
+  v->pid = t->pid;
+  s->loc_base = t->nlocs;
+  s->thread_base = t->nthreads;
+  s->in_part = 1;
+  if (pp__grow((void **)&v->locs, &s->cap_locs, t->nlocs + 1,
+               sizeof *v->locs) ||
+      pp__grow((void **)&v->threads, &s->cap_threads, t->nthreads + 1,
+               sizeof *v->threads)) {
+    (void)pp__stream_part_end(s, 1);
+    return -1;
+  }
+  if (t->nlocs)
+    memcpy(v->locs, t->locs, t->nlocs * sizeof *v->locs);
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp_thread *th = &v->threads[i];
+    memset(th, 0, sizeof *th);
+    th->tid = t->threads[i].tid;
+    th->pid = pp_thread_pid(t, &t->threads[i]);
+    th->name = t->threads[i].name;
+  }
+  v->nlocs = t->nlocs;
+  v->nthreads = t->nthreads;
+  return 0;
+}
+
+int pp__stream_part_event(void *arg, const pp_trace *part, uint32_t thread,
+                          const pp_event *e) {
+  pp_stream *s = arg;
+  pp_trace *v = &s->view;
+  if (!s->in_part)
+    return -1;
+  if (v->nlocs - s->loc_base != part->nlocs &&
+      view_sites(s, part, v->nlocs - s->loc_base) != 0)
+    return -1;
+  if (v->nthreads - s->thread_base != part->nthreads &&
+      view_threads(s, part, v->nthreads - s->thread_base) != 0)
+    return -1;
+  pp_event m = *e;
+  m.loc = (uint32_t)(e->loc + s->loc_base);
+  s->part_fed++;
+  return pp__stream_event(s, v, (uint32_t)(thread + s->thread_base), &m);
+}
+
+int pp__stream_part_end(pp_stream *s, int read_failed) {
+  if (!s->in_part)
+    return 0;
+  /* The part's events still waiting refer to the view's sites and
+   * threads: hand them over while it is valid; after a failed read the
+   * part's names are gone, so nothing more is handed over, and figures
+   * already fed from it fail the whole read. */
+  int rc;
+  if (read_failed) {
+    pp_order_drop(s->order);
+    rc = s->part_fed ? -1 : 0;
+  } else {
+    rc = pp_order_flush(s->order, &s->view) == 0 ? 0 : -1;
+  }
+  s->part_fed = 0;
+  pp__free(s->view.locs);
+  pp__free(s->view.threads);
+  memset(&s->view, 0, sizeof s->view);
+  s->cap_locs = s->cap_threads = 0;
+  s->in_part = 0;
+  return rc;
 }
 
 int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,

@@ -39,9 +39,36 @@ int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo);
  * figures). 0, or -1 when out of memory. */
 int pp__stream_pools(pp_stream *s);
 void pp__stream_free(pp_stream *s);
+/* Also hand every event to fn (with arg) before the figures take it, as
+ * the reader decodes it: each thread's events in recording order, threads
+ * interleaved chunk by chunk, the events of a part (below) numbered as
+ * the merge will number them. fn's non-zero value fails the read. For a
+ * consumer of the same read that needs more than the figures (diff's
+ * samples). */
+void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,
                      const pp_event *e);
+/* A trace read after t's, to be merged into t (pp_trace_merge) once read:
+ * its events stream through s as they are decoded, numbered as they will
+ * be in t after the merge (its sites after t's nlocs sites, its threads
+ * after t's nthreads threads), so the figures need none of them stored.
+ * Between pp__stream_part_begin and pp__stream_part_end (called before
+ * the merge) the read's on_event is pp__stream_part_event with s; t must
+ * not change in between. What t's read left in the reorder buffer is
+ * handed over first, and the part's events are ordered among themselves
+ * (as pp__stream_feed_threads does for a part read whole). 0, or -1 when
+ * out of memory. */
+int pp__stream_part_begin(pp_stream *s, const pp_trace *t);
+/* A pp_feed_fn: one event of thread `thread` of the part being read. */
+int pp__stream_part_event(void *s, const pp_trace *part, uint32_t thread,
+                          const pp_event *e);
+/* Hand over the part's events still waiting and forget the part. After a
+ * failed read of the part (read_failed), nothing more is handed over (the
+ * part's names are freed with it). 0, or -1 when out of memory or when
+ * the failed part's events already reached the figures: they are then
+ * wrong, and the read of the whole must fail. */
+int pp__stream_part_end(pp_stream *s, int read_failed);
 /* The stored events of threads first.. of t: zone events thread by thread,
  * the rest in time order. 0, or -1 when out of memory. */
 int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first);

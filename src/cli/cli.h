@@ -19,8 +19,10 @@
  * details that need the events themselves (zone instances for timelines,
  * flows, stages; requests, queues and pools stream too) come from the
  * events stored:
- * the first `keep` of the main trace (UINT64_MAX: all), every event of the
- * other files of a run directory. pp_cli_load keeps PP_CLI_KEEP_EVENTS:
+ * every event before a time at which at most `keep` of them fit, on every
+ * thread of every file of a run directory (UINT64_MAX: all; the other
+ * files of a run directory stream into the first one's figures as they
+ * are read). pp_cli_load keeps PP_CLI_KEEP_EVENTS:
  * about 64 MiB of events and 40 MiB of zone instances at most. */
 #define PP_CLI_KEEP_EVENTS UINT64_C(2000000)
 int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
@@ -29,6 +31,12 @@ int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
 int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
                          uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t);
+/* The same, streamed (keep < UINT64_MAX), also handing every event of
+ * every file to tap as it is read (analyze/stream.h pp__stream_tap: sites
+ * and threads numbered as in the loaded trace; zone events of a thread in
+ * its recording order). */
+int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
+                    pp_feed_fn tap, void *arg);
 
 /* Write t with an exporter to a file ("-" or NULL: stdout). Returns the exit
  * code: 0, or 1 after printing one line. */

@@ -31,7 +31,7 @@
 #endif
 
 #include "analyze/model.h"
-#include "model/trace.h"
+#include "analyze/reservoir.h"
 #include "analyze/stat_tests.h"
 #include "analyze/system.h"
 #include "cli.h"
@@ -39,6 +39,9 @@
 #include "format/pptrace.h"
 #include "internal.h"
 #include "metrics/registry.h"
+#include "model/trace.h"
+#include "pair/intervals.h"
+#include "pair/zones.h"
 #include "pipeprof.h"
 
 int pp_cli_diff(int argc, char **argv);
@@ -298,15 +301,26 @@ static const char *const run_fig_missing[] = {
     "samples (PIPEPROF_SAMPLE_HZ)"};
 #define N_RUN_FIGS 3
 
+/* Values kept of one zone, range or gauge per run and per side: a uniform
+ * sample of at most this many (analyze/reservoir.h), every value while
+ * there are no more (docs/diff.md). 128 KiB each. */
+#define DIFF_SAMPLE_CAP 16384
+/* Ranges open at once that one input's read follows (pair/intervals.h):
+ * 48 bytes each, the table at most 3/4 full: 16 MiB at most. */
+#define DIFF_RANGES_OPEN 262144
+
 /* The values of one metric on one side. */
 typedef struct series {
   char *name;
   row_kind kind;
   const char *unit; /* "ns", "bytes", "s", "" (static) */
   const char *src;  /* run figures: where the first value came from */
-  double *v;        /* raw values, or per-run median */
+  double *v;        /* raw values (from res), or per-run median */
   size_t n, cap;
-  double *p99; /* per-run p99 (per-run values) */
+  pp_reservoir res; /* raw values while collected (cap 0: none) */
+  uint64_t seen;    /* raw values: how many the sample stands for */
+  int sampled;      /* per-run values: one came from a sample */
+  double *p99;      /* per-run p99 (per-run values) */
   size_t np99, cap99;
   size_t last_run;     /* per-run values: run that gave the last value, +1 */
   uint64_t last_count; /* its instance count (sites sharing a name) */
@@ -325,6 +339,7 @@ typedef struct side {
 
 static void set_free(series_set *set) {
   for (size_t i = 0; i < set->n; i++) {
+    pp_reservoir_free(&set->s[i].res);
     pp__free(set->s[i].name);
     pp__free(set->s[i].v);
     pp__free(set->s[i].p99);
@@ -416,116 +431,233 @@ static int is_total(pp_metric_id id) {
   return pp_metric_def_of(id)->kind == PP_METRIC_TOTAL;
 }
 
-/* Per loc: its series index for each kind (-1 unknown, -2 not wanted), and
- * the running value of a counter. */
-typedef struct loc_state {
-  long zone, range, sampled;
+/* A seed for the sample of (k, name): the same input gives the same
+ * sample every time (FNV-1a of the name, mixed with the kind and salt). */
+static uint64_t seed_of(row_kind k, const char *name, uint64_t salt) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * UINT64_C(0x100000001b3);
+  return h ^ ((uint64_t)k << 56) ^ (salt * UINT64_C(0x9E3779B97F4A7C15));
+}
+
+/* ---- the read: samples taken as events stream by -------------------------
+ * The tap (pp_cli_load_tap) sees every event of every file of an input,
+ * sites and threads numbered as in the loaded trace: zones are paired per
+ * thread by pair/zones.h (a zone closed without its end has no duration
+ * and is left out, as the report leaves it out), ranges across threads by
+ * pair/intervals.h, and library counters are followed per site in the
+ * order the events come (each thread's in recording order). Each site
+ * keeps a bounded sample of its values; nothing else grows with the
+ * trace. */
+
+typedef struct loc_acc {
+  pp_reservoir zone, range, sampled;
   int64_t iv;
   double fv;
   int is_float;
-} loc_state;
+  int named; /* counters: -1 not looked at, 0 no library metric's name */
+} loc_acc;
 
-static long loc_series(series_set *set, const pp_trace *t, uint32_t mkind,
-                       uint32_t loc, long *slot, row_kind k) {
-  if (*slot == -1) {
-    const char *name = pp_trace_loc_name(t, loc);
-    pp_metric_id id =
-        k == K_SAMPLED ? sampled_metric(t, mkind, loc) : PP_METRIC_NONE;
-    if (k == K_SAMPLED && (id == PP_METRIC_NONE || is_total(id)))
-      *slot = -2;
+typedef struct diff_tap {
+  loc_acc *locs;
+  size_t nlocs, cap_locs;
+  pp_zone_stack *stacks; /* by thread index */
+  size_t nstacks, cap_stacks;
+  pp_pair_counts pc;
+  pp_id_pairs ranges;
+  uint64_t salt;
+  int oom;
+} diff_tap;
+
+static void tap_init(diff_tap *tp, uint64_t salt) {
+  memset(tp, 0, sizeof *tp);
+  pp__idpairs_init(&tp->ranges, DIFF_RANGES_OPEN);
+  tp->salt = salt;
+}
+
+static void tap_free(diff_tap *tp) {
+  for (size_t i = 0; i < tp->nlocs; i++) {
+    pp_reservoir_free(&tp->locs[i].zone);
+    pp_reservoir_free(&tp->locs[i].range);
+    pp_reservoir_free(&tp->locs[i].sampled);
+  }
+  for (size_t i = 0; i < tp->nstacks; i++)
+    pp__zstack_free(&tp->stacks[i]);
+  pp__free(tp->locs);
+  pp__free(tp->stacks);
+  pp__idpairs_free(&tp->ranges);
+}
+
+static loc_acc *tap_loc(diff_tap *tp, uint32_t loc) {
+  if (loc >= tp->nlocs) {
+    if (pp__grow((void **)&tp->locs, &tp->cap_locs, (size_t)loc + 1,
+                 sizeof *tp->locs))
+      return NULL;
+    for (size_t i = tp->nlocs; i <= loc; i++) {
+      loc_acc *l = &tp->locs[i];
+      memset(l, 0, sizeof *l);
+      uint64_t seed = tp->salt * 3 + i * UINT64_C(0x2545F4914F6CDD1D);
+      pp_reservoir_init(&l->zone, DIFF_SAMPLE_CAP, seed);
+      pp_reservoir_init(&l->range, DIFF_SAMPLE_CAP, seed + 1);
+      pp_reservoir_init(&l->sampled, DIFF_SAMPLE_CAP, seed + 2);
+      l->named = -1;
+    }
+    tp->nlocs = (size_t)loc + 1;
+  }
+  return &tp->locs[loc];
+}
+
+static void tap_zone_closed(void *ctx, const pp_zone_closed *z) {
+  diff_tap *tp = ctx;
+  if (!pp__zone_counts(z))
+    return;
+  loc_acc *l = tap_loc(tp, (uint32_t)z->site);
+  if (!l || pp_reservoir_add(&l->zone, (double)z->dur) != 0)
+    tp->oom = 1;
+}
+
+static void tap_zone(diff_tap *tp, uint32_t thread, const pp_event *e) {
+  if (thread >= tp->nstacks) {
+    if (pp__grow((void **)&tp->stacks, &tp->cap_stacks, (size_t)thread + 1,
+                 sizeof *tp->stacks)) {
+      tp->oom = 1;
+      return;
+    }
+    for (size_t i = tp->nstacks; i <= thread; i++)
+      pp__zstack_init(&tp->stacks[i]);
+    tp->nstacks = (size_t)thread + 1;
+  }
+  pp_zone_stack *st = &tp->stacks[thread];
+  if (e->type == PPT_EV_ZONE_BEGIN) {
+    if (pp__zstack_begin_fast(st, e->loc, e->ts, 0) != 0)
+      (void)pp__zstack_begin(st, e->loc, e->ts, 0, &tp->pc);
+    return;
+  }
+  pp_zone_closed z;
+  if (pp__zstack_end_fast(st, e->loc, e->ts, &tp->pc, &z) == 0)
+    tap_zone_closed(tp, &z);
+  else
+    pp__zstack_end(st, e->loc, e->ts, &tp->pc, tap_zone_closed, tp);
+  pp__zstack_trim(st);
+}
+
+static void tap_range(diff_tap *tp, const pp_trace *t, uint32_t thread,
+                      const pp_event *e) {
+  pp_half h = {e->v.id, e->ts,
+               e->loc,  t->threads[thread].tid,
+               0,       e->type == PPT_EV_RANGE_END},
+          b, x;
+  if (pp__idpairs_put(&tp->ranges, &h, &b, &x) != 1)
+    return; /* kept, id 0, or no room (counted in lost) */
+  loc_acc *l = tap_loc(tp, (uint32_t)b.cookie);
+  double d = x.ts < b.ts ? 0 : (double)(x.ts - b.ts);
+  if (!l || pp_reservoir_add(&l->range, d) != 0)
+    tp->oom = 1;
+}
+
+/* A counter's value after each event, for sites named like a library
+ * metric (whether the site is one, its kind says once the whole input is
+ * read: collect_samples). */
+static void tap_counter(diff_tap *tp, const pp_trace *t, const pp_event *e) {
+  loc_acc *l = tap_loc(tp, e->loc);
+  if (!l) {
+    tp->oom = 1;
+    return;
+  }
+  if (l->named < 0)
+    l->named = pp_metric_lookup(pp_trace_loc_name(t, e->loc), NULL, NULL,
+                                NULL) != PP_METRIC_NONE;
+  if (!l->named)
+    return;
+  if (e->type == PPT_EV_COUNTER_SET) {
+    l->iv = e->v.i;
+    l->is_float = 0;
+  } else if (e->type == PPT_EV_COUNTER_ADD) {
+    if (l->is_float)
+      l->fv += (double)e->v.i;
     else
-      *slot = set_get(set, k, name);
-    if (*slot == -1)
-      return -3; /* out of memory */
-    if (*slot >= 0 && k == K_SAMPLED &&
-        pp_metric_def_of(id)->unit == PP_UNIT_BYTES)
-      set->s[*slot].unit = "bytes";
+      l->iv = (int64_t)((uint64_t)l->iv + (uint64_t)e->v.i);
+  } else {
+    l->fv = e->v.f;
+    l->is_float = 1;
   }
-  return *slot;
+  double val = l->is_float ? l->fv : (double)l->iv;
+  if (isfinite(val) && pp_reservoir_add(&l->sampled, val) != 0)
+    tp->oom = 1;
 }
 
-/* The raw samples of one trace: zone and range durations, gauge values. */
-static int collect_raw(series_set *set, const pp_trace *t) {
-  loc_state *ls = pp__malloc((t->nlocs ? t->nlocs : 1) * sizeof *ls);
-  if (!ls)
-    return -1;
-  for (size_t i = 0; i < t->nlocs; i++)
-    ls[i] = (loc_state){-1, -1, -1, 0, 0, 0};
+static int tap_event(void *arg, const pp_trace *t, uint32_t thread,
+                     const pp_event *e) {
+  diff_tap *tp = arg;
+  if (e->loc >= t->nlocs)
+    return 0;
+  switch (e->type) {
+  case PPT_EV_ZONE_BEGIN:
+  case PPT_EV_ZONE_END:
+    tap_zone(tp, thread, e);
+    break;
+  case PPT_EV_RANGE_BEGIN:
+  case PPT_EV_RANGE_END:
+    tap_range(tp, t, thread, e);
+    break;
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_COUNTER_SETF:
+    tap_counter(tp, t, e);
+    break;
+  default:
+    break;
+  }
+  return tp->oom ? -1 : 0;
+}
+
+/* The samples of one input by name (sites sharing a name pooled into one
+ * sample), from the tap, into set. */
+static int collect_samples(series_set *set, const pp_trace *t, diff_tap *tp) {
   uint32_t mkind = pp_trace_metric_kind(t);
-  int rc = -1;
-  for (size_t ti = 0; ti < t->nthreads; ti++) {
-    const pp_thread *th = &t->threads[ti];
-    for (size_t z = 0; z < th->nzones; z++) {
-      const pp_zone_inst *zi = &th->zones[z];
-      if (zi->unclosed || zi->loc >= t->nlocs)
+  for (size_t i = 0; i < tp->nlocs && i < t->nlocs; i++) {
+    loc_acc *l = &tp->locs[i];
+    const char *name = pp_trace_loc_name(t, (uint32_t)i);
+    struct {
+      pp_reservoir *r;
+      row_kind k;
+    } parts[3] = {
+        {&l->zone, K_ZONE}, {&l->range, K_RANGE}, {&l->sampled, K_SAMPLED}};
+    for (int j = 0; j < 3; j++) {
+      if (!parts[j].r->seen)
         continue;
-      long s = loc_series(set, t, mkind, zi->loc, &ls[zi->loc].zone, K_ZONE);
-      if (s == -3)
-        goto out;
-      series *se = &set->s[s];
-      if (push(&se->v, &se->n, &se->cap, (double)(zi->end - zi->start)))
-        goto out;
-    }
-    /* Counters: followed per thread in recording order (the sampler
-     * records sys.* and proc.* from one thread). */
-    for (size_t e = 0; e < th->nev; e++) {
-      const pp_event *ev = &th->ev[e];
-      if ((ev->type != PPT_EV_COUNTER_SET && ev->type != PPT_EV_COUNTER_ADD &&
-           ev->type != PPT_EV_COUNTER_SETF) ||
-          ev->loc >= t->nlocs)
-        continue;
-      loc_state *l = &ls[ev->loc];
-      long s = loc_series(set, t, mkind, ev->loc, &l->sampled, K_SAMPLED);
-      if (s == -3)
-        goto out;
-      if (s < 0)
-        continue;
-      if (ev->type == PPT_EV_COUNTER_SET) {
-        l->iv = ev->v.i;
-        l->is_float = 0;
-      } else if (ev->type == PPT_EV_COUNTER_ADD) {
-        if (l->is_float)
-          l->fv += (double)ev->v.i;
-        else
-          l->iv = (int64_t)((uint64_t)l->iv + (uint64_t)ev->v.i);
-      } else {
-        l->fv = ev->v.f;
-        l->is_float = 1;
+      const char *unit = default_unit(parts[j].k);
+      if (parts[j].k == K_SAMPLED) {
+        pp_metric_id id = sampled_metric(t, mkind, (uint32_t)i);
+        if (id == PP_METRIC_NONE || is_total(id))
+          continue; /* a user counter, or a running total */
+        if (pp_metric_def_of(id)->unit == PP_UNIT_BYTES)
+          unit = "bytes";
       }
-      double val = l->is_float ? l->fv : (double)l->iv;
-      if (!isfinite(val))
-        continue;
-      series *se = &set->s[s];
-      if (push(&se->v, &se->n, &se->cap, val))
-        goto out;
+      long k = set_get(set, parts[j].k, name);
+      if (k < 0)
+        return -1;
+      series *s = &set->s[k];
+      s->unit = unit;
+      if (!s->res.cap)
+        pp_reservoir_init(&s->res, DIFF_SAMPLE_CAP,
+                          seed_of(parts[j].k, name, tp->salt));
+      if (pp_reservoir_merge(&s->res, parts[j].r) != 0)
+        return -1;
     }
   }
-  for (size_t r = 0; r < t->nranges; r++) {
-    const pp_range *rg = &t->ranges[r];
-    if (rg->unclosed || rg->loc >= t->nlocs)
-      continue;
-    long s = loc_series(set, t, mkind, rg->loc, &ls[rg->loc].range, K_RANGE);
-    if (s == -3)
-      goto out;
-    series *se = &set->s[s];
-    if (push(&se->v, &se->n, &se->cap, (double)(rg->end - rg->start)))
-      goto out;
-  }
-  rc = 0;
-out:
-  pp__free(ls);
-  return rc;
+  return 0;
 }
 
-/* One trace with raw samples: pooled into sd->raw (when keep_raw), and its
- * median and p99 per metric into sd->run. */
-static int collect_trace_raw(side *sd, size_t run, const pp_trace *t,
+/* One input's samples: pooled into sd->raw (when keep_raw), and its median
+ * and p99 per metric (of the sample: exact while it holds every value)
+ * into sd->run. */
+static int collect_trace_raw(side *sd, size_t run, series_set *one,
                              int keep_raw) {
-  series_set one = {0};
-  int rc = collect_raw(&one, t);
-  for (size_t i = 0; rc == 0 && i < one.n; i++) {
-    series *s = &one.s[i];
-    if (!s->n)
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < one->n; i++) {
+    series *s = &one->s[i];
+    if (!s->res.n)
       continue;
     if (keep_raw) {
       long k = set_get(&sd->raw, s->kind, s->name);
@@ -535,24 +667,39 @@ static int collect_trace_raw(side *sd, size_t run, const pp_trace *t,
       }
       series *d = &sd->raw.s[k];
       d->unit = s->unit;
-      if (pp__grow((void **)&d->v, &d->cap, d->n + s->n, sizeof *d->v)) {
+      if (!d->res.cap)
+        pp_reservoir_init(&d->res, DIFF_SAMPLE_CAP,
+                          seed_of(s->kind, s->name, 0));
+      if (pp_reservoir_merge(&d->res, &s->res) != 0) {
         rc = -1;
         break;
       }
-      memcpy(d->v + d->n, s->v, s->n * sizeof *s->v);
-      d->n += s->n;
     }
-    pp_stat_sort(s->v, s->n);
-    series *r = add_run_value(&sd->run, s->kind, run, s->name, s->n,
-                              pp_stat_median(s->v, s->n),
-                              pp_stat_quantile(s->v, s->n, 0.99));
-    if (r)
+    pp_stat_sort(s->res.v, s->res.n);
+    series *r = add_run_value(&sd->run, s->kind, run, s->name, s->res.seen,
+                              pp_stat_median(s->res.v, s->res.n),
+                              pp_stat_quantile(s->res.v, s->res.n, 0.99));
+    if (r) {
       r->unit = s->unit;
-    else
+      r->sampled |= !pp_reservoir_complete(&s->res);
+    } else
       rc = -1;
   }
-  set_free(&one);
   return rc;
+}
+
+/* The pooled samples become the series' values (sorted later). */
+static void raw_values(series_set *set) {
+  for (size_t i = 0; i < set->n; i++) {
+    series *s = &set->s[i];
+    if (!s->res.cap || s->v)
+      continue;
+    s->v = s->res.v;
+    s->n = s->cap = s->res.n;
+    s->seen = s->res.seen;
+    s->res.v = NULL;
+    pp_reservoir_free(&s->res);
+  }
 }
 
 /* Zones of a trace without raw samples (stats mode): the histograms'
@@ -820,18 +967,38 @@ static int load_input(side *sd, const char *path, int keep_raw) {
     sd->no_raw = 1;
     return load_summary(&sd->run, run, path);
   }
+  /* Every event streams (no details kept); the tap takes the samples. */
   pp_trace t;
-  if (pp_cli_load_keep(path, &t, UINT64_MAX) != 0) /* raw samples */
+  diff_tap tp;
+  tap_init(&tp, (uint64_t)run + 1);
+  if (pp_cli_load_tap(path, &t, 0, tap_event, &tp) != 0) {
+    tap_free(&tp);
     return -1;
-  int rc;
+  }
+  int rc, tapped = 1;
+  series_set one = {0};
   if (t.from_stats) {
     sd->no_raw = 1;
     rc = collect_runs_trace(&sd->run, run, &t);
   } else {
-    rc = collect_trace_raw(sd, run, &t, keep_raw);
+    rc = collect_samples(&one, &t, &tp);
+    uint64_t lost = tp.ranges.c.lost;
+    tap_free(&tp); /* before the pooling: one sample at a time */
+    tapped = 0;
+    if (lost)
+      fprintf(stderr,
+              "pipeprof diff: note: %s: %llu range begins or ends found "
+              "more than %d ranges open at once: those ranges are not "
+              "compared\n",
+              path, (unsigned long long)lost, DIFF_RANGES_OPEN);
+    if (rc == 0)
+      rc = collect_trace_raw(sd, run, &one, keep_raw);
   }
   if (rc == 0)
     rc = collect_run_figs(&sd->run, run, &t);
+  set_free(&one);
+  if (tapped)
+    tap_free(&tp);
   pp_trace_free(&t);
   if (rc != 0)
     fprintf(stderr, "pipeprof diff: out of memory while reading %s\n", path);
@@ -864,8 +1031,10 @@ typedef struct row {
   const char *name;
   row_kind kind;
   const char *unit, *src;
-  size_t nb, nn;
-  pp_compare c; /* filled when both sides have values */
+  size_t nb, nn;   /* values tested (runs for run-level rows) */
+  uint64_t ib, in; /* instances they stand for */
+  int sampled;     /* values from a sample of the instances */
+  pp_compare c;    /* filled when both sides have values */
   double base_med, new_med, base_p99, new_p99; /* also for one side */
   verdict v;
   int runs;    /* the values are one per run */
@@ -914,6 +1083,10 @@ static int compute_row(row *r, series *b, series *c, int runs,
   r->runs = runs;
   r->nb = b ? b->n : 0;
   r->nn = c ? c->n : 0;
+  r->ib = b && b->seen > b->n ? b->seen : r->nb;
+  r->in = c && c->seen > c->n ? c->seen : r->nn;
+  r->sampled =
+      r->ib > r->nb || r->in > r->nn || (b && b->sampled) || (c && c->sampled);
   side_stats(b, runs, &r->base_med, &r->base_p99);
   side_stats(c, runs, &r->new_med, &r->new_p99);
   if (!r->nb || !r->nn) {
@@ -1217,6 +1390,20 @@ static void print_mode_note(FILE *f, const diff_result *d, const char *pre) {
             o->threshold * 100, d->per_run ? ", zones" : "");
 }
 
+/* Rows whose values are a sample (more instances than DIFF_SAMPLE_CAP on a
+ * side): marked '*' in the n column, and said once. */
+static void print_sampled(FILE *f, const diff_result *d, const char *star) {
+  for (size_t i = 0; i < d->nrows; i++)
+    if (d->rows[i].sampled) {
+      fprintf(f,
+              "%s more instances in a run than the %d values kept per "
+              "metric: that row's figures and tests come from a uniform "
+              "random sample of %d of them (docs/diff.md)\n",
+              star, DIFF_SAMPLE_CAP, DIFF_SAMPLE_CAP);
+      return;
+    }
+}
+
 static void print_unavailable(FILE *f, const diff_result *d, const char *pre) {
   for (int i = 0; i < N_RUN_FIGS; i++)
     if (d->unavailable[i])
@@ -1256,7 +1443,8 @@ static int write_table(FILE *f, const diff_result *d) {
     char(*c)[96] = cells[i + 1];
     const char *pre = r->kind == K_RANGE ? "range " : "";
     snprintf(c[0], sizeof c[0], "%s%.60s", pre, r->name);
-    snprintf(c[1], sizeof c[1], "%zu/%zu", r->nb, r->nn);
+    snprintf(c[1], sizeof c[1], "%llu/%llu%s", (unsigned long long)r->ib,
+             (unsigned long long)r->in, r->sampled ? "*" : "");
     fmt_value(c[2], sizeof c[2], r->base_med, r->unit, 0);
     fmt_value(c[3], sizeof c[3], r->new_med, r->unit, 0);
     fmt_pct(c[4], sizeof c[4], r->c.rel_med);
@@ -1283,6 +1471,7 @@ static int write_table(FILE *f, const diff_result *d) {
   }
   pp__free(cells);
   pp__free(verd);
+  print_sampled(f, d, "*");
   print_unavailable(f, d, "");
   fputc('\n', f);
   print_counts(f, d);
@@ -1346,12 +1535,14 @@ static int write_markdown(FILE *f, const diff_result *d) {
     md_name(f, r->name);
     int bold = r->v == V_WORSE || r->v == V_BETTER;
     fprintf(f,
-            " | %zu / %zu | %s → %s | %s | %s → %s | %s | %s | %s | "
+            " | %llu / %llu%s | %s → %s | %s | %s → %s | %s | %s | %s | "
             "%s%s%s |\n",
-            r->nb, r->nn, b, n, pm, b9, n9, p9, sh, p, bold ? "**" : "", v,
-            bold ? "**" : "");
+            (unsigned long long)r->ib, (unsigned long long)r->in,
+            r->sampled ? "\\*" : "", b, n, pm, b9, n9, p9, sh, p,
+            bold ? "**" : "", v, bold ? "**" : "");
   }
   fputc('\n', f);
+  print_sampled(f, d, "\\*");
   if (d->unavailable[0] || d->unavailable[1] || d->unavailable[2]) {
     print_unavailable(f, d, "- ");
     fputc('\n', f);
@@ -1378,13 +1569,14 @@ static void json_side(pp_jsonw *w, const char *k, const char **paths,
   pp_jsonw_obj_end(w);
 }
 
-static void json_stats(pp_jsonw *w, const char *k, size_t n, double med,
-                       double p99) {
+static void json_stats(pp_jsonw *w, const char *k, size_t n, uint64_t instances,
+                       double med, double p99) {
   pp_jsonw_key(w, k);
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_uint(w, "n", n);
   kv_num(w, "median", med);
   kv_num(w, "p99", p99);
+  pp_jsonw_kv_uint(w, "instances", instances);
   pp_jsonw_obj_end(w);
 }
 
@@ -1405,6 +1597,7 @@ static int write_json(FILE *f, const diff_result *d) {
   kv_num(&w, "alpha", o->alpha);
   pp_jsonw_kv_str(&w, "mode", d->per_run ? "per_run" : "samples");
   pp_jsonw_kv_uint(&w, "min_runs_per_side", pp_stat_mw_min_n(o->alpha));
+  pp_jsonw_kv_uint(&w, "sample_cap", DIFF_SAMPLE_CAP);
   pp_jsonw_key(&w, "unavailable");
   pp_jsonw_obj_begin(&w);
   for (int i = 0; i < N_RUN_FIGS; i++)
@@ -1435,8 +1628,8 @@ static int write_json(FILE *f, const diff_result *d) {
                     : r->no_test     ? "none (one run on a side)"
                     : r->runs        ? "runs"
                                      : "within_run");
-    json_stats(&w, "base", r->nb, r->base_med, r->base_p99);
-    json_stats(&w, "new", r->nn, r->new_med, r->new_p99);
+    json_stats(&w, "base", r->nb, r->ib, r->base_med, r->base_p99);
+    json_stats(&w, "new", r->nn, r->in, r->new_med, r->new_p99);
     kv_num(&w, "median_change", r->c.rel_med);
     kv_num(&w, "p99_change", r->c.rel_p99);
     pp_jsonw_key(&w, "shift");
@@ -1487,6 +1680,7 @@ static int write_json(FILE *f, const diff_result *d) {
       pp_jsonw_uint(&w, r->c.need);
     else
       pp_jsonw_null(&w);
+    pp_jsonw_kv_bool(&w, "sampled", r->sampled);
     pp_jsonw_obj_end(&w);
   }
   pp_jsonw_arr_end(&w);
@@ -1564,6 +1758,8 @@ int pp_cli_diff(int argc, char **argv) {
       goto done;
   int no_raw = sb.no_raw || sn.no_raw;
   run_level = run_level || no_raw;
+  raw_values(&sb.raw);
+  raw_values(&sn.raw);
   if (build_rows(&sb, &sn, run_level, &o, &rows, &nrows) != 0) {
     fputs("pipeprof diff: out of memory\n", stderr);
     goto done;

@@ -28,28 +28,56 @@ typedef struct load_opts {
   uint64_t keep;
   uint64_t warmup;
   pp_slo slo;
+  pp_feed_fn tap; /* every event as read (pp__stream_tap); NULL: none */
+  void *tap_arg;
 } load_opts;
 
-/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too).
- * Unless whole (or o->keep is UINT64_MAX) the events stream through the
- * figures (analyze/stream.h) and at most o->keep of them are stored for
- * the details; otherwise all are stored, as pp_analyze needs for a trace
- * merged into another. */
+/* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too: out
+ * of memory, or a failure that leaves the figures wrong; fatal to a run
+ * directory's load).
+ * Unless o->keep is UINT64_MAX the events stream through the figures
+ * (analyze/stream.h) and at most o->keep of them are stored for the
+ * details; otherwise all are stored. dst: the trace this one will be
+ * merged into (NULL for the first file of a load); its stream takes this
+ * file's events too, numbered as the merge will number them, so no file
+ * of a run directory is stored whole. */
 static int read_one(const char *path, pp_trace *t, const load_opts *o,
-                    int whole) {
+                    pp_trace *dst) {
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};
-  if (!whole && o->keep != UINT64_MAX) {
+  if (dst && dst->from_stats) {
+    ro.keep_events = 0; /* not merged (add_trace says so): count only */
+  } else if (dst && dst->stream) {
+    if (pp__stream_part_begin(dst->stream, dst) != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
+      return PP_TRACE_ENOMEM;
+    }
+    ro = (pp_read_opts){o->keep, pp__stream_part_event, dst->stream, 0};
+  } else if (!dst && o->keep != UINT64_MAX) {
     if (!(s = pp__stream_new()) ||
         pp__stream_details(s, o->warmup, &o->slo) != 0) {
       pp__stream_free(s);
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
+    pp__stream_tap(s, o->tap, o->tap_arg);
     ro = (pp_read_opts){o->keep, pp__stream_event, s, 0};
   }
   int rc = pp_trace_read_file_opts(path, t, &ro, err, sizeof err);
+  /* A part's events waiting in the reorder buffer go before the merge
+   * (they name the part's sites). A part whose read failed after some of
+   * its events reached the figures (the file shrank while read) fails the
+   * whole load, as running out of memory does: the figures would count
+   * part of a file the load skips. */
+  if (ro.on_event == pp__stream_part_event &&
+      pp__stream_part_end(dst->stream, rc != 0) != 0) {
+    if (rc == 0) {
+      pp_trace_free(t);
+      snprintf(err, sizeof err, "out of memory reading %s", path);
+    }
+    rc = PP_TRACE_ENOMEM;
+  }
   if (rc != 0) {
     fprintf(stderr, "pipeprof: %s\n", err);
     pp__stream_free(s);
@@ -73,21 +101,21 @@ void pp_cli_remove_children(const char *dir) {
   closedir(d);
 }
 
-/* Merge src into *have (or make it the first trace). A trace merged into
- * a streamed one adds its events to the stream. -1: out of memory (src is
- * freed, *t is kept for the caller to free). */
-static int add_trace(pp_trace *t, int *have, pp_trace *src) {
+/* Merge src into *have (or make it the first trace); src's events went
+ * through t's stream as it was read (read_one). The stored events stay a
+ * window of at most o->keep. -1: out of memory (src is freed, *t is kept
+ * for the caller to free). */
+static int add_trace(pp_trace *t, int *have, pp_trace *src,
+                     const load_opts *o) {
   if (!*have) {
     *t = *src;
     *have = 1;
     return 0;
   }
-  size_t first = t->nthreads;
   int rc = pp_trace_merge(t, src);
   pp_trace_free(src);
-  if (rc == 0 && t->stream &&
-      pp__stream_feed_threads(t->stream, t, first) != 0)
-    rc = -1;
+  if (rc == 0 && o->keep != UINT64_MAX)
+    pp__trace_window(t, INT64_MAX, o->keep);
   if (rc == -2)
     fprintf(stderr, "pipeprof: note: a stats-mode trace holds no events; "
                     "samples are not merged into it\n");
@@ -104,9 +132,9 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   pp_trace part;
   snprintf(p, sizeof p, "%s/app.pptrace", dir);
   if (access(p, F_OK) == 0) {
-    if (read_one(p, &part, o, 0) != 0)
+    if (read_one(p, &part, o, NULL) != 0)
       return -1;
-    add_trace(t, &have, &part);
+    add_trace(t, &have, &part, o);
   }
   DIR *d = opendir(dir);
   struct dirent *e;
@@ -114,10 +142,10 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
     if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
       continue;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    int rc = read_one(p, &part, o, have);
+    int rc = read_one(p, &part, o, have ? t : NULL);
     if (rc == PP_TRACE_ENOMEM)
       failed = 1; /* the line is printed */
-    else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+    else if (rc == 0 && add_trace(t, &have, &part, o) != 0) {
       fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
                       "%s)\n",
               dir, e->d_name);
@@ -128,10 +156,10 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
     closedir(d);
   snprintf(p, sizeof p, "%s/system.pptrace", dir);
   if (!failed && access(p, F_OK) == 0) {
-    int rc = read_one(p, &part, o, have);
+    int rc = read_one(p, &part, o, have ? t : NULL);
     if (rc == PP_TRACE_ENOMEM) {
       failed = 1;
-    } else if (rc == 0 && add_trace(t, &have, &part) != 0) {
+    } else if (rc == 0 && add_trace(t, &have, &part, o) != 0) {
       fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
                       "system.pptrace)\n",
               dir);
@@ -152,15 +180,13 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   return 0;
 }
 
-int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
-                         uint64_t warmup, const pp_slo *slo) {
-  load_opts o = {keep, warmup, *slo};
+static int load(const char *path, pp_trace *t, const load_opts *o) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (is_dir ? load_dir(path, t, &o) != 0 : read_one(path, t, &o, 0) != 0)
+  if (is_dir ? load_dir(path, t, o) != 0 : read_one(path, t, o, NULL) != 0)
     return -1;
-  t->req_warmup = warmup; /* for requests analysed from stored events */
-  t->req_slo = *slo;
+  t->req_warmup = o->warmup; /* for requests analysed from stored events */
+  t->req_slo = o->slo;
   if (pp_analyze(t) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
                     "it)\n",
@@ -176,6 +202,22 @@ int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
     return -1;
   }
   return 0;
+}
+
+int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
+                         uint64_t warmup, const pp_slo *slo) {
+  load_opts o = {keep, warmup, *slo, NULL, NULL};
+  return load(path, t, &o);
+}
+
+int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
+                    pp_feed_fn tap, void *arg) {
+  load_opts o = {keep, 0, {0, 0, 0}, tap, arg};
+  if (keep == UINT64_MAX) {
+    fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
+    return -1;
+  }
+  return load(path, t, &o);
 }
 
 int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {

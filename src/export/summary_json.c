@@ -125,8 +125,8 @@ static void write_threads(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
     pp_jsonw_kv_int(w, "busy_ns", th->busy_ns);
     kv_pct(w, "busy_pct", (double)th->busy_ns, (double)t->prof.wall_ns);
-    pp_jsonw_kv_uint(w, "zones", th->nzones);
-    pp_jsonw_kv_uint(w, "events", th->nev);
+    pp_jsonw_kv_uint(w, "zones", th->zones_measured);
+    pp_jsonw_kv_uint(w, "events", th->events);
     pp_jsonw_kv_uint(w, "dropped", th->dropped);
     pp_jsonw_obj_end(w);
   }
@@ -243,7 +243,7 @@ static void run_overhead(pp_jsonw *w, const pp_trace *t) {
     if (!rt.has_profiler_pid ||
         pp_thread_pid(t, &t->threads[i]) != rt.profiler_pid) {
       app = 1;
-      ev += t->threads[i].nev;
+      ev += t->threads[i].events;
     }
   if (app && p->event_cost_ns > 0) {
     double in = (double)ev * p->event_cost_ns +

@@ -289,15 +289,30 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* More events are stored than the budget allows: move the cut earlier, to
- * the time below which about three quarters of the stored events lie, and
- * drop every thread's stored events at or after it (from the end of each
- * thread: they are in recording order). What stays is every event before
- * the cut, on every thread: a window of the trace, complete. */
-static void lower_cut(pp_trace *t, ev_pass *ps) {
+/* Drop every stored event at or after cut, on every thread (from the end
+ * of each: they are in recording order). */
+static void drop_from(pp_trace *t, int64_t cut) {
+  for (size_t i = 0; i < t->nthreads; i++) {
+    pp_thread *th = &t->threads[i];
+    while (th->nev > 0 && th->ev[th->nev - 1].ts >= cut) {
+      int64_t ts = th->ev[--th->nev].ts;
+      if (ts < t->diag.first_unkept_ns)
+        t->diag.first_unkept_ns = ts;
+      t->diag.events_kept--;
+    }
+  }
+}
+
+/* More events are stored than keep allows: move the cut (*cut, set when
+ * *cut_set) earlier, to the time below which about three quarters of the
+ * stored events lie, and drop every thread's stored events at or after
+ * it. What stays is every event before the cut, on every thread: a window
+ * of the trace, complete. */
+static void lower_cut(pp_trace *t, uint64_t keep, int64_t *cut_at,
+                      int *cut_set) {
   enum { SAMPLES = 4096 };
   int64_t sample[SAMPLES];
-  while (t->diag.events_kept > ps->opts->keep_events) {
+  while (t->diag.events_kept > keep) {
     uint64_t stride = t->diag.events_kept / SAMPLES + 1;
     size_t n = 0;
     for (size_t i = 0; i < t->nthreads; i++)
@@ -305,20 +320,19 @@ static void lower_cut(pp_trace *t, ev_pass *ps) {
         sample[n++] = t->threads[i].ev[j].ts;
     qsort(sample, n, sizeof *sample, cmp_i64);
     int64_t cut = n ? sample[n * 3 / 4] : INT64_MIN;
-    if (ps->cut_set && cut >= ps->cut)
-      cut = ps->cut == INT64_MIN ? INT64_MIN : ps->cut - 1;
-    ps->cut = cut;
-    ps->cut_set = 1;
-    for (size_t i = 0; i < t->nthreads; i++) {
-      pp_thread *th = &t->threads[i];
-      while (th->nev > 0 && th->ev[th->nev - 1].ts >= cut) {
-        int64_t ts = th->ev[--th->nev].ts;
-        if (ts < t->diag.first_unkept_ns)
-          t->diag.first_unkept_ns = ts;
-        t->diag.events_kept--;
-      }
-    }
+    if (*cut_set && cut >= *cut_at)
+      cut = *cut_at == INT64_MIN ? INT64_MIN : *cut_at - 1;
+    *cut_at = cut;
+    *cut_set = 1;
+    drop_from(t, cut);
   }
+}
+
+void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep) {
+  int set = cut != INT64_MAX;
+  if (set)
+    drop_from(t, cut);
+  lower_cut(t, keep, &cut, &set);
 }
 
 static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
@@ -396,7 +410,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
       return -1;
     th->ev[th->nev++] = ev;
     if (++t->diag.events_kept > ps->opts->keep_events)
-      lower_cut(t, ps);
+      lower_cut(t, ps->opts->keep_events, &ps->cut, &ps->cut_set);
   }
   return 0;
 }
@@ -1208,6 +1222,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
     return -1;
   }
   t->pid = ppt_get_u32(d + 20);
+  t->format_minor = ppt_get_u16(d + 10);
   s->pos += PPT_FILE_HEADER_SIZE;
   s->gran = RD_READ_SIZE;
   for (;;) {

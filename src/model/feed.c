@@ -152,6 +152,16 @@ void pp_order_free(pp_order *o) {
 
 uint64_t pp_order_late(const pp_order *o) { return o->late; }
 
+void pp_order_drop(pp_order *o) {
+  for (size_t i = 0; i < o->nq; i++) {
+    pp__free(o->q[i].ev);
+    memset(&o->q[i], 0, sizeof o->q[i]);
+  }
+  o->nheap = 0;
+  o->waiting = 0;
+  o->any_handed = 0;
+}
+
 static int hand_over(pp_order *o, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   o->handed = e->ts;
@@ -233,5 +243,6 @@ int pp_order_flush(pp_order *o, const pp_trace *t) {
   int rc = 0;
   while (rc == 0 && o->nheap > 0)
     rc = pop_one(o, t);
+  o->any_handed = 0; /* a new sequence: nothing put later is late */
   return rc;
 }

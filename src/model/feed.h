@@ -48,8 +48,15 @@ pp_order *pp_order_new(size_t cap, pp_feed_fn fn, void *arg);
  * -1 when out of memory. */
 int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
                  const pp_event *e);
-/* Hand over everything still waiting. Returns 0, fn's value or -1. */
+/* Hand over everything still waiting, and start a new sequence: events put
+ * afterwards are ordered among themselves, none of them late for being
+ * earlier than what was handed over before (the next file of a run
+ * directory starts again at its own first event). Returns 0, fn's value
+ * or -1. */
 int pp_order_flush(pp_order *o, const pp_trace *t);
+/* Forget everything still waiting, handing nothing over (the input they
+ * came from failed), and start a new sequence. */
+void pp_order_drop(pp_order *o);
 /* Events handed over out of order because the buffer was full. */
 uint64_t pp_order_late(const pp_order *o);
 void pp_order_free(pp_order *o);

@@ -164,6 +164,10 @@ void pp_profile_figures_free(pp_profile *p) {
 /* ---- library metrics among a trace's sites ------------------------------ */
 
 uint32_t pp_trace_metric_kind(const pp_trace *t) {
+  /* Files since 1.4 give the library's metrics that kind, sampled or not:
+   * a counter of another kind there is the user's, whatever its name. */
+  if (t->format_minor >= 4)
+    return PP_KIND_METRIC;
   for (size_t i = 0; i < t->nlocs; i++)
     if (t->locs[i].kind == PP_KIND_METRIC)
       return PP_KIND_METRIC;

@@ -48,9 +48,10 @@ void pp_profile_figures_free(pp_profile *p);
 
 /* ---- library metrics among a trace's sites ---------------------------- */
 
-/* The kind library metrics have in t: PP_KIND_METRIC, or PP_KIND_COUNTER
- * in a trace written before that kind existed (no site has it). O(nlocs):
- * call once per pass. */
+/* The kind library metrics have in t: PP_KIND_METRIC for a file of format
+ * 1.4 or later (t->format_minor) or when any site has it; PP_KIND_COUNTER
+ * for an older file or a model built in memory without such a site (names
+ * alone then tell). O(nlocs): call once per pass. */
 uint32_t pp_trace_metric_kind(const pp_trace *t);
 
 /* The registry row of site loc when it is a library metric of t (its name
