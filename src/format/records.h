@@ -4,8 +4,8 @@
  * in codec.h's notation, from which records.c generates for each record
  * ppt_<name> (the struct), ppt_<name>_bound (bytes at most),
  * ppt_<name>_enc (into raw memory), ppt_<name>_put (onto a ppt_buf) and
- * ppt_<name>_get (0, or -1 with c->err set). The writer (core/session.c,
- * core/meta.c, core/aggregate.c, collect/cupti.c) encodes with them and
+ * ppt_<name>_get (0, or -1 with c->err set). The writer (core/writer.c,
+ * core/meta.c, the sinks of sink/, collect/cupti.c) encodes with them and
  * the reader (format/reader.c) decodes with them. The order of records in
  * a chunk is docs/formats/pptrace.md's; the helpers below the tables
  * handle the framing that is not a flat record.

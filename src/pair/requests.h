@@ -2,7 +2,7 @@
 /*
  * Request pairing: the REQ_BEGIN, REQ_FIRST, REQ_TOKENS and REQ_END
  * events of pp_request_*() gathered by the caller's id into requests, for
- * the live engine (src/core/live.c) and the report's streaming analysis
+ * the live engine (src/sink/live.c) and the report's streaming analysis
  * (src/analyze/requests.c) alike (docs/internals/pairing.md).
  *
  * A request's events may be recorded on several threads, and the writer

@@ -64,18 +64,12 @@ static int cover(pp_lhist *h, unsigned lo, unsigned hi) {
 
 /* A value outside the groups held: grow them, then count it. */
 void pp__lhist_record_slow(pp_lhist *h, uint64_t v) {
-  unsigned ix = pp_lhist_index(v), g = ix / PP_LHIST_SUB;
-  if (cover(h, g, g) != 0 || h->c[ix - h->glo * PP_LHIST_SUB] == UINT32_MAX) {
+  unsigned g = pp_lhist_index(v) / PP_LHIST_SUB;
+  if (cover(h, g, g) != 0) {
     h->lost++;
     return;
   }
-  h->c[ix - h->glo * PP_LHIST_SUB]++;
-  h->count++;
-  h->sum += (double)v;
-  if (v < h->min)
-    h->min = v;
-  if (v > h->max)
-    h->max = v;
+  pp_lhist_record(h, v); /* the fast path now holds */
 }
 
 int pp_lhist_merge(pp_lhist *dst, const pp_lhist *src) {

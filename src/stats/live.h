@@ -7,7 +7,7 @@
  * a robust anomaly detector (rolling median and MAD).
  *
  * Plain data structures with no session state and no locking: the
- * session's writer thread owns them (src/core/live.c).
+ * session's writer thread owns them (src/sink/live.c).
  *
  * Invariants: pp_lhist counts equal the sum of its counters; a pp_roll
  * slot holds the interval number it was last reset for (-1: never), and a
