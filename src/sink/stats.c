@@ -103,19 +103,27 @@ void pp__aggregate_free(pp__aggregate *a) {
   pp__free(a);
 }
 
-static site *get_site(pp__aggregate *a, uint32_t id) {
-  if (id >= a->nsites) {
-    size_t old = a->cap_sites;
-    if (pp__grow((void **)&a->sites, &a->cap_sites, (size_t)id + 1,
-                 sizeof(site)) != 0)
-      return NULL;
-    for (size_t i = old; i < a->cap_sites; i++) {
-      memset(&a->sites[i], 0, sizeof(site));
-      pp_hist_init(&a->sites[i].dur);
-      pp_hist_init(&a->sites[i].selfh);
-    }
-    a->nsites = (size_t)id + 1;
+static site *grow_sites(pp__aggregate *a, uint32_t id);
+
+/* The site of id, created (zeroed) on first use; NULL when out of
+ * memory. */
+static inline site *get_site(pp__aggregate *a, uint32_t id) {
+  if (__builtin_expect(id < a->nsites, 1))
+    return &a->sites[id];
+  return grow_sites(a, id);
+}
+
+static site *grow_sites(pp__aggregate *a, uint32_t id) {
+  size_t old = a->cap_sites;
+  if (pp__grow((void **)&a->sites, &a->cap_sites, (size_t)id + 1,
+               sizeof(site)) != 0)
+    return NULL;
+  for (size_t i = old; i < a->cap_sites; i++) {
+    memset(&a->sites[i], 0, sizeof(site));
+    pp_hist_init(&a->sites[i].dur);
+    pp_hist_init(&a->sites[i].selfh);
   }
+  a->nsites = (size_t)id + 1;
   return &a->sites[id];
 }
 
