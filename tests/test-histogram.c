@@ -678,3 +678,102 @@ PP_TEST(hist_edge_cases) {
   pp_hist_free(&h);
   pp_hist_free(&o);
 }
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef __int128 i128;
+
+/* The moments of values v0 + d[i] against the exact integer reference:
+ * n * m2 = n * sum(d^2) - sum(d)^2 whatever v0, computed in 128 bits, and
+ * rounded once; the histogram's 256-bit arithmetic must give that double
+ * to the bit. */
+static void check_exact_moments(const pp_hist *h, uint64_t v0,
+                                const int64_t *d, size_t n) {
+  i128 s1 = 0, s2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    s1 += d[i];
+    s2 += (i128)d[i] * d[i];
+  }
+  i128 nm2 = (i128)n * s2 - s1 * s1;
+  CHECK(nm2 >= 0);
+  double m2 = (double)nm2 / (double)n;
+  double got;
+  pp_hist_moments(h, NULL, &got);
+  CHECK(got == m2);
+  CHECK(pp_hist_stddev(h) == (m2 > 0 ? sqrt(m2 / (double)n) : 0.0));
+  (void)v0;
+}
+
+PP_TEST(hist_moments_exact) {
+  /* Large values, small spread: a running floating-point update loses
+   * digits here, the integer sums do not. */
+  enum { N = 300000 };
+  static int64_t d[N];
+  uint64_t v0 = UINT64_C(1000000000000000);
+  pp_hist h, a, b, r;
+  pp_hist_init(&h);
+  pp_hist_init(&a);
+  pp_hist_init(&b);
+  pp_hist_init(&r);
+  for (size_t i = 0; i < N; i++) {
+    d[i] = (int64_t)(i % 3);
+    pp_hist_record(&h, v0 + (uint64_t)d[i]);
+    pp_hist_record(i & 1 ? &a : &b, v0 + (uint64_t)d[i]);
+  }
+  check_exact_moments(&h, v0, d, N);
+  CHECK_NEAR(pp_hist_mean(&h), (double)v0 + 1.0, 1.0); /* S1 rounded */
+  /* record_n and merge keep the same integers: identical figures */
+  pp_hist_record_n(&r, v0, N / 3);
+  pp_hist_record_n(&r, v0 + 1, N / 3);
+  pp_hist_record_n(&r, v0 + 2, N / 3);
+  CHECK_EQ(pp_hist_merge(&a, &b), 0);
+  CHECK(pp_hist_mean(&a) == pp_hist_mean(&h));
+  CHECK(pp_hist_stddev(&a) == pp_hist_stddev(&h));
+  CHECK(pp_hist_mean(&r) == pp_hist_mean(&h));
+  CHECK(pp_hist_stddev(&r) == pp_hist_stddev(&h));
+  CHECK(memcmp(a.sq, h.sq, sizeof h.sq) == 0);
+  CHECK(memcmp(r.sq, h.sq, sizeof h.sq) == 0);
+
+  /* Values around 2^63, spread 2^61: the squares fill all three words
+   * of the sum and n * S2 and S1^2 cross into the fourth. */
+  int64_t e[7] = {0, INT64_C(1) << 61, -(INT64_C(1) << 61), 12345,
+                  -(INT64_C(1) << 60) - 7, (INT64_C(1) << 61) - 1, 1};
+  uint64_t w0 = UINT64_C(1) << 63;
+  pp_hist_reset(&h);
+  for (size_t i = 0; i < 7; i++)
+    pp_hist_record(&h, w0 + (uint64_t)e[i]);
+  check_exact_moments(&h, w0, e, 7);
+  int64_t es = 0;
+  for (size_t i = 0; i < 7; i++)
+    es += e[i];
+  CHECK_NEAR(pp_hist_mean(&h), 0x1p63 + (double)es / 7, 0x1p63 * 1e-15);
+
+  /* A decoded histogram carries doubles; merging it makes the result
+   * approximate, with Chan's formula, and a copy of it keeps its figures */
+  size_t len = pp_hist_encode(&a, NULL, 0);
+  unsigned char *buf = malloc(len);
+  CHECK(buf != NULL);
+  pp_hist_encode(&a, buf, len);
+  pp_hist_reset(&b);
+  CHECK_EQ(pp_hist_decode(&b, buf, len), (long)len);
+  CHECK_EQ(b.approx, 1);
+  CHECK(pp_hist_mean(&b) == pp_hist_mean(&a));
+  CHECK(pp_hist_stddev(&b) == pp_hist_stddev(&a));
+  pp_hist c;
+  pp_hist_init(&c);
+  CHECK_EQ(pp_hist_merge(&c, &b), 0);
+  CHECK_EQ(c.approx, 1);
+  CHECK(pp_hist_stddev(&c) == pp_hist_stddev(&a));
+  pp_hist_record(&c, v0 + 1); /* the slow path: Welford on the doubles */
+  CHECK_EQ_U(c.count, a.count + 1);
+  double m2a;
+  pp_hist_moments(&a, NULL, &m2a); /* one more value at the mean */
+  CHECK_NEAR(pp_hist_stddev(&c), sqrt(m2a / (double)c.count),
+             1e-6 * pp_hist_stddev(&a));
+  free(buf);
+  pp_hist_free(&c);
+  pp_hist_free(&h);
+  pp_hist_free(&a);
+  pp_hist_free(&b);
+  pp_hist_free(&r);
+}
+#endif

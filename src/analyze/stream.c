@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The streaming figures of a trace (stream.h): the stats sink fed with a
- * trace's events, zone events directly, the rest through the reorder
- * buffer.
+ * trace's events, zone events directly (in batches of one thread's), the
+ * rest through the reorder buffer.
  */
 #include <string.h>
 
@@ -20,6 +20,12 @@
  * holds far more than threads lag behind each other in a file. */
 #define REORDER_CAP (1u << 20)
 
+/* Zone events wait in a batch of one thread's (pp__aggregate_events) until
+ * it is full, another thread's event comes, or anything else reaches the
+ * aggregate: the aggregate sees the calls of one event at a time, in the
+ * same order. */
+#define ZBATCH 256u
+
 struct pp_stream {
   pp__aggregate *agg;
   pp_order *order;
@@ -28,6 +34,9 @@ struct pp_stream {
   pp_pool_stream *pools;   /* NULL: pools not followed */
   size_t defined;          /* sites 0..defined-1 are defined in agg */
   int failed;
+  pp__agg_ev zb[ZBATCH]; /* zone events of thread zb_tid, waiting */
+  size_t nzb;
+  uint64_t zb_tid;
   pp_feed_fn tap; /* pp__stream_tap */
   void *tap_arg;
   /* A part being read (pp__stream_part_begin): the trace as the merge
@@ -141,9 +150,17 @@ static uint64_t value_of(const pp_event *e) {
   return e->v.id;
 }
 
+static void zb_flush(pp_stream *s) {
+  if (s->nzb) {
+    pp__aggregate_events(s->agg, s->zb_tid, s->zb, s->nzb);
+    s->nzb = 0;
+  }
+}
+
 static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
                         const pp_event *e) {
   pp_stream *s = arg;
+  zb_flush(s);
   uint64_t tid = t->threads[thread].tid;
   if (e->loc >= t->nlocs) { /* a site never defined: an event at its time,
                                nothing more (a mark carries no figure) */
@@ -171,6 +188,25 @@ static int is_zone(uint8_t type) {
   return type == PPT_EV_ZONE_BEGIN || type == PPT_EV_ZONE_END;
 }
 
+/* A zone event, or one of a site never defined (an event at its time,
+ * nothing more, as to_aggregate says), into the batch: what to_aggregate
+ * does for them, later. */
+static void to_batch(pp_stream *s, const pp_trace *t, uint32_t thread,
+                     const pp_event *e) {
+  uint64_t tid = t->threads[thread].tid;
+  if (s->nzb && (tid != s->zb_tid || s->nzb == ZBATCH))
+    zb_flush(s);
+  s->zb_tid = tid;
+  pp__agg_ev *b = &s->zb[s->nzb++];
+  if (e->loc >= t->nlocs) {
+    *b = (pp__agg_ev){PPT_EV_MARK, 0, e->ts, 0};
+    return;
+  }
+  if (e->loc >= s->defined)
+    define_upto(s, t, e->loc);
+  *b = (pp__agg_ev){e->type, e->loc, e->ts, value_of(e)};
+}
+
 void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg) {
   s->tap = fn;
   s->tap_arg = arg;
@@ -181,8 +217,10 @@ int pp__stream_event(void *arg, const pp_trace *t, uint32_t thread,
   pp_stream *s = arg;
   if (s->tap && s->tap(s->tap_arg, t, thread, e) != 0)
     return -1;
-  if (is_zone(e->type) || e->loc >= t->nlocs)
-    return to_aggregate(s, t, thread, e);
+  if (is_zone(e->type) || e->loc >= t->nlocs) {
+    to_batch(s, t, thread, e);
+    return 0;
+  }
   return pp_order_put(s->order, t, thread, e);
 }
 
@@ -193,8 +231,9 @@ int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
     const pp_thread *th = &t->threads[i];
     for (size_t j = 0; j < th->nev; j++)
       if (is_zone(th->ev[j].type) || th->ev[j].loc >= t->nlocs)
-        to_aggregate(s, t, (uint32_t)i, &th->ev[j]);
+        to_batch(s, t, (uint32_t)i, &th->ev[j]);
   }
+  zb_flush(s);
   /* The rest in time order: a merge of these threads only. */
   return pp_feed_threads_in_time_order(t, first,
                                        PP_FEED_ALL &
@@ -237,6 +276,7 @@ static int view_threads(pp_stream *s, const pp_trace *part, size_t from) {
 }
 
 int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
+  zb_flush(s);
   if (pp__stream_part_end(s, 0) != 0 || pp_order_flush(s->order, t) != 0)
     return -1; /* what the main read streamed comes first */
   pp_trace *v = &s->view;
@@ -287,6 +327,7 @@ int pp__stream_part_event(void *arg, const pp_trace *part, uint32_t thread,
 int pp__stream_part_end(pp_stream *s, int read_failed) {
   if (!s->in_part)
     return 0;
+  zb_flush(s);
   /* The part's events still waiting refer to the view's sites and
    * threads: hand them over while it is valid; after a failed read the
    * part's names are gone, so nothing more is handed over, and figures
@@ -313,6 +354,7 @@ int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
   *len = 0;
   if (res)
     *res = NULL;
+  zb_flush(s);
   if (pp_order_flush(s->order, t) != 0)
     return -1;
   if (res && (s->req || s->queues || s->pools)) {

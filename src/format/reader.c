@@ -273,6 +273,12 @@ typedef struct tick_conv {
   size_t seg;
   double *ns_per_tick; /* from each point to the next (the overall rate
                           after the last) */
+  /* The segment of the last conversion, for one compare and one
+   * multiply-add per event (conv_fast): ticks lo .. lo + span are
+   * base + (tick - lo) * scale, the very operations of conv_tick. */
+  int cached;
+  uint64_t lo, span;
+  double base, scale;
 } tick_conv;
 
 /* What the second pass carries from event to event. */
@@ -336,6 +342,8 @@ void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep) {
 }
 
 static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
+static inline int64_t conv_fast(const pp_trace *t, tick_conv *v,
+                                uint64_t tick);
 
 /* An EVENTS chunk (second pass): each thread event is decoded, its time
  * converted to ns, handed to the consumer and stored while the budget
@@ -393,7 +401,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.loc = (uint32_t)id;
     if (id >= t->nlocs && !loc_slot(t, id))
       return -1;
-    ev.ts = conv_tick(t, &ps->conv, tick);
+    ev.ts = conv_fast(t, &ps->conv, tick);
     t->diag.events++;
     if (ps->opts->on_event &&
         ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, &ev) != 0) {
@@ -848,11 +856,33 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
       g--;
     v->seg = g;
   }
+  if (tick >= c[g].tick) {
+    v->cached = 1;
+    v->lo = c[g].tick;
+    v->span = (g + 1 < k ? c[g + 1].tick - 1 : UINT64_MAX) - v->lo;
+    v->base = (double)c[g].mono_ns;
+    v->scale = v->ns_per_tick[g];
+  }
   /* A multiplication, not a division: this runs for every event. */
   double scale = tick >= c[g].tick ? v->ns_per_tick[g] : 1.0 / v->overall;
   double d = tick >= c[g].tick ? (double)(tick - c[g].tick)
                                : -(double)(c[g].tick - tick);
   return sat_ns((double)c[g].mono_ns + d * scale);
+}
+
+/* conv_tick for a tick in the segment of the last conversion, the same
+ * result (the same operations on the same doubles: a tick difference below
+ * 2^63 converts as a signed one, exactly as unsigned); else conv_tick. */
+static inline int64_t conv_fast(const pp_trace *t, tick_conv *v,
+                                uint64_t tick) {
+  if (v->identity)
+    return (int64_t)tick;
+  uint64_t d = tick - v->lo;
+  if (__builtin_expect(v->cached && d <= v->span, 1)) {
+    double x = d < (UINT64_C(1) << 63) ? (double)(int64_t)d : (double)d;
+    return sat_ns(v->base + x * v->scale);
+  }
+  return conv_tick(t, v, tick);
 }
 
 /* GPU zones and notes, decoded in ticks, once every event is read. */

@@ -103,19 +103,27 @@ void pp__aggregate_free(pp__aggregate *a) {
   pp__free(a);
 }
 
-static site *get_site(pp__aggregate *a, uint32_t id) {
-  if (id >= a->nsites) {
-    size_t old = a->cap_sites;
-    if (pp__grow((void **)&a->sites, &a->cap_sites, (size_t)id + 1,
-                 sizeof(site)) != 0)
-      return NULL;
-    for (size_t i = old; i < a->cap_sites; i++) {
-      memset(&a->sites[i], 0, sizeof(site));
-      pp_hist_init(&a->sites[i].dur);
-      pp_hist_init(&a->sites[i].selfh);
-    }
-    a->nsites = (size_t)id + 1;
+static site *grow_sites(pp__aggregate *a, uint32_t id);
+
+/* The site of id, created (zeroed) on first use; NULL when out of
+ * memory. */
+static inline site *get_site(pp__aggregate *a, uint32_t id) {
+  if (__builtin_expect(id < a->nsites, 1))
+    return &a->sites[id];
+  return grow_sites(a, id);
+}
+
+static site *grow_sites(pp__aggregate *a, uint32_t id) {
+  size_t old = a->cap_sites;
+  if (pp__grow((void **)&a->sites, &a->cap_sites, (size_t)id + 1,
+               sizeof(site)) != 0)
+    return NULL;
+  for (size_t i = old; i < a->cap_sites; i++) {
+    memset(&a->sites[i], 0, sizeof(site));
+    pp_hist_init(&a->sites[i].dur);
+    pp_hist_init(&a->sites[i].selfh);
   }
+  a->nsites = (size_t)id + 1;
   return &a->sites[id];
 }
 
@@ -259,18 +267,10 @@ static void zone_closed(void *ctx, const pp_zone_closed *z) {
   }
 }
 
-void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
-                         uint32_t id, int64_t ns, uint64_t value) {
-  tstat *t = get_thread(a, tid);
-  if (!t)
-    return;
-  a->events++;
-  t->events++;
-  if (!a->have_t || ns < a->t0)
-    a->t0 = ns;
-  if (!a->have_t || ns > a->t1)
-    a->t1 = ns;
-  a->have_t = 1;
+/* One event of thread t (the rules of every road: pair/zones.h for
+ * zones, pair/intervals.h for ranges; frames and counters per series). */
+static inline void one_event(pp__aggregate *a, tstat *t, unsigned type,
+                             uint32_t id, int64_t ns, uint64_t value) {
   site *s;
   switch (type) {
   case PPT_EV_ZONE_BEGIN:
@@ -336,6 +336,36 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
   default:
     return; /* marks and flows carry no statistics */
   }
+}
+
+void pp__aggregate_events(pp__aggregate *a, uint64_t tid,
+                          const pp__agg_ev *ev, size_t n) {
+  if (n == 0)
+    return;
+  tstat *t = get_thread(a, tid);
+  if (!t)
+    return;
+  a->events += n;
+  t->events += n;
+  int64_t lo = ev[0].ns, hi = ev[0].ns;
+  for (size_t i = 0; i < n; i++) {
+    const pp__agg_ev *e = &ev[i];
+    int64_t ns = e->ns;
+    lo = ns < lo ? ns : lo;
+    hi = ns > hi ? ns : hi;
+    one_event(a, t, e->type, e->id, ns, e->value);
+  }
+  if (!a->have_t || lo < a->t0)
+    a->t0 = lo;
+  if (!a->have_t || hi > a->t1)
+    a->t1 = hi;
+  a->have_t = 1;
+}
+
+void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
+                         uint32_t id, int64_t ns, uint64_t value) {
+  pp__agg_ev e = {type, id, ns, value};
+  pp__aggregate_events(a, tid, &e, 1);
 }
 
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {

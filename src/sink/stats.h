@@ -15,6 +15,7 @@
 #ifndef PP_SINK_STATS_H
 #define PP_SINK_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../format/pptrace.h"
@@ -26,8 +27,24 @@ pp__aggregate *pp__aggregate_new(void);
 void pp__aggregate_free(pp__aggregate *a);
 void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p);
 void pp__aggregate_thread(pp__aggregate *a, uint64_t tid, const char *name);
+/* One event of thread tid: type (PPT_EV_*), site id, time in ns, value
+ * word (a counter's bits, a range's id). */
 void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
                          uint32_t id, int64_t ns, uint64_t value);
+
+/* A batch of events of one thread, in its recording order: what n calls
+ * of pp__aggregate_event would do, with the thread looked up once and the
+ * trace's first and last times updated once (the one code path:
+ * pp__aggregate_event is a batch of one). Both the stats sink and the
+ * tools' stream (analyze/stream.c) feed their events this way. */
+typedef struct pp__agg_ev {
+  uint32_t type, id;
+  int64_t ns;
+  uint64_t value;
+} pp__agg_ev;
+
+void pp__aggregate_events(pp__aggregate *a, uint64_t tid,
+                          const pp__agg_ev *ev, size_t n);
 void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n);
 /* One resolved GPU zone of site id (already defined) on device/stream,
  * launched by thread tid at launch_ns, run on the GPU from start_ns for

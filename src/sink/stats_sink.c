@@ -29,11 +29,18 @@ static void stats_thread(pp__sink *k, uint64_t tid, const char *name) {
   pp__aggregate_thread(((stats_sink *)k)->agg, tid, name);
 }
 
+/* Events go to the aggregate in batches of this many (one thread's, in
+ * recording order): the thread is looked up once a batch. */
+#define BATCH 256
+
 static uint64_t stats_slots(pp__sink *k, const pp__slots *s) {
   stats_sink *st = (stats_sink *)k;
   const pp_srcloc *last_loc = NULL;
   uint32_t last_id = 0;
   uint64_t n = 0;
+  pp__agg_ev batch[BATCH];
+  size_t nb = 0;
+  const pp__clockmap clock = s->clock;
   pp__slot_ev e;
   for (uint64_t i = s->from; i < s->to;) {
     int r = pp__slot_read(s, &i, &e);
@@ -48,10 +55,17 @@ static uint64_t stats_slots(pp__sink *k, const pp__slots *s) {
       last_loc = e.loc;
       last_id = id;
     }
-    pp__aggregate_event(st->agg, s->tid, e.type, last_id,
-                        pp__clockmap_ns(&s->clock, e.ts), e.value);
+    batch[nb].type = e.type;
+    batch[nb].id = last_id;
+    batch[nb].ns = pp__clockmap_ns(&clock, e.ts);
+    batch[nb].value = e.value;
+    if (++nb == BATCH) {
+      pp__aggregate_events(st->agg, s->tid, batch, nb);
+      nb = 0;
+    }
     n++;
   }
+  pp__aggregate_events(st->agg, s->tid, batch, nb);
   return n;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Log-linear histogram (see histogram.h for the layout and invariants):
- * lazy block allocation, a 128-bit exact sum plus Welford's sum of squared
- * deviations, exact merging (Chan's parallel formula for the squared
- * deviations), percentile and cumulative queries that walk slot totals,
+ * lazy block allocation, exact integer moments (a 128-bit sum and a 192-bit
+ * sum of squares, mean and squared deviations derived from them when asked;
+ * decoded histograms carry doubles, merged by Chan's parallel formula),
+ * exact merging, percentile and cumulative queries that walk slot totals,
  * then group sums, then counters, and a compact varint serialisation whose
  * decoder checks every field against the invariants before accepting it.
  */
@@ -75,6 +76,108 @@ static void double_to_u128(double d, uint64_t *lo, uint64_t *hi) {
   }
 }
 
+/* r[0..3] = a[0..2] * b (192 x 64 -> 256 bits). */
+static void mul192_64(const uint64_t a[3], uint64_t b, uint64_t r[4]) {
+  uint64_t carry = 0;
+  for (unsigned i = 0; i < 3; i++) {
+    uint64_t lo, hi;
+    mul64(a[i], b, &lo, &hi);
+    lo += carry;
+    hi += lo < carry;
+    r[i] = lo;
+    carry = hi;
+  }
+  r[3] = carry;
+}
+
+/* r[0..3] = (hi:lo)^2 (128 -> 256 bits). */
+static void sqr128(uint64_t lo, uint64_t hi, uint64_t r[4]) {
+  uint64_t ll_lo, ll_hi, lh_lo, lh_hi, hh_lo, hh_hi;
+  mul64(lo, lo, &ll_lo, &ll_hi);
+  mul64(lo, hi, &lh_lo, &lh_hi);
+  mul64(hi, hi, &hh_lo, &hh_hi);
+  /* 2 * lo * hi, 129 bits: top bit into the high half */
+  uint64_t top = lh_hi >> 63;
+  lh_hi = lh_hi << 1 | lh_lo >> 63;
+  lh_lo <<= 1;
+  r[0] = ll_lo;
+  uint64_t t = ll_hi + lh_lo, c = t < lh_lo;
+  r[1] = t;
+  t = hh_lo + lh_hi;
+  uint64_t c2 = t < lh_hi;
+  uint64_t t2 = t + c;
+  c2 += t2 < c;
+  r[2] = t2;
+  r[3] = hh_hi + top + c2;
+}
+
+/* a -= b (256 bits); returns the borrow. */
+static int sub256(uint64_t a[4], const uint64_t b[4]) {
+  uint64_t borrow = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    uint64_t x = a[i], y = b[i];
+    uint64_t d = x - y - borrow;
+    borrow = (x < y) || (x == y && borrow);
+    a[i] = d;
+  }
+  return borrow != 0;
+}
+
+/* A 256-bit integer rounded to the nearest double: its top 64 bits, with
+ * any lower bit set folded into the lowest (sticky), so the one rounding
+ * of (double) a uint64_t is the correct one. */
+static double u256_to_double(const uint64_t a[4]) {
+  int w = 3;
+  while (w >= 0 && a[w] == 0)
+    w--;
+  if (w < 0)
+    return 0.0;
+  unsigned lz = (unsigned)__builtin_clzll(a[w]);
+  uint64_t top = a[w] << lz;
+  uint64_t sticky = 0;
+  if (w > 0) {
+    if (lz)
+      top |= a[w - 1] >> (64 - lz);
+    sticky = a[w - 1] << lz;
+    for (int i = w - 2; i >= 0; i--)
+      sticky |= a[i];
+  } else if (lz) {
+    /* the value fits in 64 bits: exact */
+    return (double)a[0];
+  }
+  if (sticky)
+    top |= 1;
+  return ldexp((double)top, 64 * w - (int)lz);
+}
+
+/* Mean and sum of squared deviations (histogram.h). */
+void pp_hist_moments(const pp_hist *h, double *mean_out, double *m2_out) {
+  double mean = 0, m2 = 0;
+  if (h->count && h->approx) {
+    mean = h->mean;
+    m2 = h->m2;
+  } else if (h->count) {
+    /* as the running mean was kept (times the reciprocal), so a mean is
+     * the same to the bit as before the integer moments */
+    mean = u128_to_double(h->sum_lo, h->sum_hi) * (1.0 / (double)h->count);
+    if (!(mean >= (double)h->min))
+      mean = (double)h->min;
+    if (!(mean <= (double)h->max))
+      mean = (double)h->max;
+    /* n * S2 - S1^2 = n * m2, exactly (S1 wraps only past 2^128: then
+     * the difference may too, and m2 is taken as 0) */
+    uint64_t d[4], s1sq[4];
+    mul192_64(h->sq, h->count, d);
+    sqr128(h->sum_lo, h->sum_hi, s1sq);
+    if (sub256(d, s1sq) == 0)
+      m2 = u256_to_double(d) / (double)h->count;
+  }
+  if (mean_out)
+    *mean_out = mean;
+  if (m2_out)
+    *m2_out = m2;
+}
+
 void pp_hist_init(pp_hist *h) {
   memset(h, 0, sizeof *h);
   h->min = UINT64_MAX;
@@ -96,7 +199,9 @@ void pp_hist_reset(pp_hist *h) {
   h->min = UINT64_MAX;
   h->max = 0;
   h->sum_lo = h->sum_hi = 0;
-  h->mean = h->m2[0] = h->m2[1] = 0;
+  h->sq[0] = h->sq[1] = h->sq[2] = 0;
+  h->approx = 0;
+  h->mean = h->m2 = 0;
 }
 
 static pp_hist_block *get_block(pp_hist *h, unsigned s) {
@@ -130,10 +235,29 @@ void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
   uint64_t plo, phi;
   mul64(v, n, &plo, &phi);
   add128(&h->sum_lo, &h->sum_hi, plo, phi);
-  /* Welford for n equal values (Chan's formula with m2_b = 0). */
-  double x = (double)v, old_mean = h->mean;
-  h->mean = u128_to_double(h->sum_lo, h->sum_hi) / (double)h->count;
-  h->m2[0] += (double)n * (x - old_mean) * (x - h->mean);
+  if (h->approx) {
+    /* Welford for n equal values (Chan's formula with m2_b = 0). */
+    double x = (double)v, old_mean = h->mean;
+    h->mean = u128_to_double(h->sum_lo, h->sum_hi) / (double)h->count;
+    h->m2 += (double)n * (x - old_mean) * (x - h->mean);
+    return;
+  }
+  /* n * v^2 into the sum of squares */
+  uint64_t qlo, qhi, q[3], r[4];
+  mul64(v, v, &qlo, &qhi);
+  q[0] = qlo;
+  q[1] = qhi;
+  q[2] = 0;
+  mul192_64(q, n, r);
+  uint64_t carry = 0;
+  for (unsigned i = 0; i < 3; i++) {
+    uint64_t t = h->sq[i] + r[i];
+    uint64_t c = t < r[i];
+    uint64_t t2 = t + carry;
+    c += t2 < carry;
+    h->sq[i] = t2;
+    carry = c;
+  }
 }
 
 void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n) {
@@ -156,7 +280,13 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
   }
   /* Snapshot src's scalars: dst may be src. */
   uint64_t nb = src->count, slo = src->sum_lo, shi = src->sum_hi;
-  double mean_b = src->mean, m2_b = src->m2[0] + src->m2[1];
+  uint64_t sq_b[3] = {src->sq[0], src->sq[1], src->sq[2]};
+  int exact = !src->approx && !dst->approx;
+  double mean_b = 0, m2_b = 0, mean_a = 0, m2_a = 0;
+  if (!exact) {
+    pp_hist_moments(src, &mean_b, &m2_b);
+    pp_hist_moments(dst, &mean_a, &m2_a);
+  }
   for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
     uint64_t t = src->slot_total[s];
     if (!t)
@@ -180,16 +310,31 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
   if (src->max > dst->max)
     dst->max = src->max;
   dst->lost = pp__add_sat_u64(dst->lost, src->lost);
+  if (exact) {
+    /* integer moments add exactly */
+    uint64_t carry = 0;
+    for (unsigned i = 0; i < 3; i++) {
+      uint64_t t = dst->sq[i] + sq_b[i];
+      uint64_t c = t < sq_b[i];
+      uint64_t t2 = t + carry;
+      c += t2 < carry;
+      dst->sq[i] = t2;
+      carry = c;
+    }
+    dst->count += nb;
+    add128(&dst->sum_lo, &dst->sum_hi, slo, shi);
+    return 0;
+  }
   /* Chan et al.: m2 = m2_a + m2_b + delta^2 * na * nb / n. */
-  double na = (double)dst->count, delta = mean_b - dst->mean;
-  double m2 = dst->m2[0] + dst->m2[1] + m2_b;
+  double na = (double)dst->count, delta = mean_b - mean_a;
+  double m2 = m2_a + m2_b;
   if (dst->count)
     m2 += delta * delta * (na * (double)nb / (na + (double)nb));
   dst->count += nb;
   add128(&dst->sum_lo, &dst->sum_hi, slo, shi);
   dst->mean = u128_to_double(dst->sum_lo, dst->sum_hi) / (double)dst->count;
-  dst->m2[0] = m2;
-  dst->m2[1] = 0;
+  dst->m2 = m2;
+  dst->approx = 1;
   return 0;
 }
 
@@ -251,10 +396,15 @@ uint64_t pp_hist_count_le(const pp_hist *h, uint64_t v) {
   return n;
 }
 
-double pp_hist_mean(const pp_hist *h) { return h->count ? h->mean : 0.0; }
+double pp_hist_mean(const pp_hist *h) {
+  double mean;
+  pp_hist_moments(h, &mean, NULL);
+  return mean;
+}
 
 double pp_hist_stddev(const pp_hist *h) {
-  double m2 = h->m2[0] + h->m2[1];
+  double m2;
+  pp_hist_moments(h, NULL, &m2);
   if (h->count == 0 || !(m2 > 0))
     return 0.0;
   return sqrt(m2 / (double)h->count);
@@ -337,8 +487,8 @@ size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
   /* Rounding can leave the moments a hair outside what the decoder accepts
    * (a mean just below min, an m2 just below 0 when every value is the
    * same): clamp them, so that what is encoded always decodes. */
-  double mean = h->count ? h->mean : 0.0;
-  double m2 = h->count ? h->m2[0] + h->m2[1] : 0.0;
+  double mean, m2;
+  pp_hist_moments(h, &mean, &m2);
   if (h->count && !(mean >= (double)h->min))
     mean = (double)h->min;
   if (h->count && !(mean <= (double)h->max))
@@ -438,9 +588,11 @@ static int decode_body(pp_hist *h, reader *r) {
   }
   h->min = mn;
   h->max = mx;
+  /* The file keeps the moments as doubles: the histogram is approx
+   * (histogram.h) from here on, its sum rebuilt from them. */
   h->mean = mean;
-  h->m2[0] = m2;
-  h->m2[1] = 0;
+  h->m2 = m2;
+  h->approx = h->count != 0;
   if (h->count)
     double_to_u128(mean * (double)h->count, &h->sum_lo, &h->sum_hi);
   h->lost = lost;
