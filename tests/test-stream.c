@@ -17,7 +17,9 @@
 #include "analyze/stream.h"
 #include "core/clock.h"
 #include "core/recorder.h"
+#include "format/events.h"
 #include "format/pptrace.h"
+#include "format/records.h"
 #include "pipeprof.h"
 #include "runner.h"
 
@@ -423,4 +425,88 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   CHECK(k != NULL);
   CHECK_LE(strtoull(k + strlen("\"events_kept\":"), NULL, 10), 10);
   pp_cli_result_free(&j);
+}
+
+/* A file whose first EVENTS chunk holds more counter updates of one thread
+ * than the reorder buffer takes (2^20), all later than the next chunk's,
+ * another thread's: one of those reaches the figures out of time order.
+ * The read loses no event, and the report and the summary JSON say how
+ * many came late. */
+PP_TEST(stream_late_events_are_reported) {
+  enum { MANY = (1 << 20) + 5000, FEW = 10 };
+  ppt_buf file = {0}, b = {0};
+  uint32_t seq = 0;
+  unsigned char hdr[PPT_FILE_HEADER_SIZE];
+  ppt_file_header(hdr, 4242);
+  ppt_buf_bytes(&file, hdr, sizeof hdr);
+#define CHUNK(type)                                                            \
+  do {                                                                         \
+    unsigned char ch[PPT_CHUNK_HEADER_SIZE];                                   \
+    ppt_chunk_header(ch, type, b.data, (uint32_t)b.len, seq++);                \
+    ppt_buf_bytes(&file, ch, sizeof ch);                                       \
+    ppt_buf_bytes(&file, b.data, b.len);                                       \
+    b.len = 0;                                                                 \
+  } while (0)
+  ppt_count_put_n(&b, 1);
+  ppt_meta m = {ppt_str_of("tick_source"), ppt_str_of("monotonic")};
+  ppt_meta_put(&b, &m);
+  CHUNK(PPT_CHUNK_META);
+  ppt_clock c = {0, 0, 0};
+  ppt_clock_put(&b, &c);
+  CHUNK(PPT_CHUNK_CLOCK);
+  ppt_srcloc site = {0, PP_KIND_COUNTER, ppt_str_of("late-level"),
+                     ppt_str_of(NULL), ppt_str_of(NULL), 0};
+  ppt_srcloc_put(&b, &site);
+  CHUNK(PPT_CHUNK_SRCLOC);
+  ppt_thread ta = {1, ppt_str_of("first")}, tb = {2, ppt_str_of("second")};
+  ppt_thread_put(&b, &ta);
+  ppt_thread_put(&b, &tb);
+  CHUNK(PPT_CHUNK_THREAD);
+  for (int th = 0; th < 2; th++) {
+    /* thread 1: times 1,000,000 on; thread 2: 0..FEW-1, in a later chunk */
+    ppt_events_base base = {th ? 2u : 1u, th ? 0u : 1000000u};
+    ppt_events_base_put(&b, &base);
+    int n = th ? FEW : MANY;
+    for (int i = 0; i < n; i++) {
+      ppt_ev e;
+      memset(&e, 0, sizeof e);
+      e.type = PPT_EV_COUNTER_SET;
+      e.delta = i ? 1 : 0;
+      e.loc = 0;
+      e.value = (uint64_t)i;
+      ppt_buf_ev(&b, &e);
+    }
+    CHUNK(PPT_CHUNK_EVENTS);
+  }
+  ppt_end end = {(uint64_t)MANY + FEW, 0};
+  ppt_end_put(&b, &end);
+  CHUNK(PPT_CHUNK_END);
+#undef CHUNK
+  CHECK(!file.oom && !b.oom);
+  char path[4096], *out = NULL;
+  snprintf(path, sizeof path, "%s/late.pptrace", pp_test_tmpdir());
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  CHECK_EQ(fwrite(file.data, 1, file.len, f), file.len);
+  CHECK_EQ(fclose(f), 0);
+  ppt_buf_free(&file);
+  ppt_buf_free(&b);
+
+  CHECK_EQ(pp_test_run(&out, "'%s/pipeprof' report '%s' 2>&1",
+                       pp_test_bindir(), path),
+           0);
+  /* The second thread's first update comes after 2^20 of the first's
+   * were queued and one handed over: it is earlier, so it goes at once,
+   * late; its others then precede the queued ones, in order. */
+  CHECK_CONTAINS(out, "warning: 1 events reached the figures out of time "
+                      "order");
+  CHECK_CONTAINS(out, "events:         1053586\n");
+  CHECK_CONTAINS(out, "late-level");
+  free(out);
+  CHECK_EQ(pp_test_run(&out, "'%s/pipeprof' export --format json '%s'",
+                       pp_test_bindir(), path),
+           0);
+  CHECK_CONTAINS(out, "\"events_late\":1,");
+  CHECK_CONTAINS(out, "\"events_read\":1053586,");
+  free(out);
 }

@@ -347,6 +347,7 @@ static int streamed_figures(pp_trace *t) {
   }
   int rc = pp__stream_finish(s, t, &t->streamed, &t->nstreamed,
                              t->streamed_by_read ? &t->streamres : NULL);
+  t->diag.events_late = pp__stream_late(s);
   pp__stream_free(s);
   t->stream = NULL;
   return rc;

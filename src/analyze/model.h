@@ -152,6 +152,10 @@ typedef struct pp_read_diag {
                               read with pp_read_opts.scan_first before
                               its first on_event */
   int have_first;
+  uint64_t events_late;    /* events the streamed figures took out of time
+                              order (set by pp_analyze): the reorder buffer
+                              was full. Series spread over threads (frame
+                              marks, counters) may then be off by them */
 } pp_read_diag;
 
 /* An anomaly or alert raised by the live statistics inside the profiled

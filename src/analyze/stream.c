@@ -348,6 +348,10 @@ int pp__stream_part_end(pp_stream *s, int read_failed) {
   return rc;
 }
 
+uint64_t pp__stream_late(const pp_stream *s) {
+  return pp_order_late(s->order);
+}
+
 int pp__stream_finish(pp_stream *s, const pp_trace *t, unsigned char **out,
                       size_t *len, pp_stream_results **res) {
   *out = NULL;

@@ -72,6 +72,9 @@ int pp__stream_part_end(pp_stream *s, int read_failed);
 /* The stored events of threads first.. of t: zone events thread by thread,
  * the rest in time order. 0, or -1 when out of memory. */
 int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first);
+/* Events the reorder buffer handed over out of time order because it was
+ * full (pp_order_late). */
+uint64_t pp__stream_late(const pp_stream *s);
 /* Close what is open at the end of the stream and encode the figures as
  * a STATS payload (malloc'd into *out, *len), and, when res is not NULL,
  * the other figures into a new *res (NULL when there are none); the

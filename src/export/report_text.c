@@ -338,6 +338,14 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
             "thread; --details N keeps more)\n",
             d->events, win, d->events_kept);
   }
+  /* The reorder buffer overflowed: figures of series spread over threads
+   * took some events out of time order (they are counted, not lost). */
+  if (d->events_late)
+    fprintf(out,
+            "warning: %" PRIu64 " events reached the figures out of time "
+            "order (the reader's reorder buffer was full): frame times and "
+            "counters written from several threads may be off by them\n",
+            d->events_late);
   /* A write failure the library recorded (disk full...): the events it
    * could not write, and why, instead of a guess about a killed process. */
   const char *werr = pp_trace_meta(t, "write_error");

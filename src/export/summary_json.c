@@ -31,7 +31,7 @@
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns. */
-#define SUMMARY_SCHEMA_MINOR 9
+#define SUMMARY_SCHEMA_MINOR 10
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -307,6 +307,8 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_int(w, window);
   else
     pp_jsonw_null(w);
+  /* schema_minor 10: events the figures took out of time order */
+  pp_jsonw_kv_uint(w, "events_late", d->events_late);
   pp_jsonw_kv_bool(w, "truncated", d->truncated);
   pp_jsonw_kv_bool(w, "clean_end", d->clean_end);
   /* schema_minor 9: a write failure the library recorded (disk full),
