@@ -863,6 +863,7 @@ PP_TEST_T(html_chromium_write_error_and_window, 120) {
   t.diag.events = 5000;
   t.diag.events_kept = 120;
   t.diag.first_unkept_ns = t.prof.t0 + 2500000;
+  t.diag.events_late = 7;
   char *html = export_html(&t, NULL, NULL);
   pp_trace_free(&t);
   char page[4096];
@@ -876,6 +877,8 @@ PP_TEST_T(html_chromium_write_error_and_window, 120) {
         NULL);
   CHECK_CONTAINS(dom, "<p class=\"pp-warn\">the statistics count all 5000 events; the timeline "
                       "and flows cover the first 2.50 ms (120 events");
+  CHECK_CONTAINS(dom, "<p class=\"pp-warn\">7 events reached the figures "
+                      "out of time order");
   free(dom);
   free(html);
 }

@@ -530,6 +530,10 @@
           ' events; the timeline and flows cover the first ' +
           fmtNs(r.details_complete_until_ns) + ' (' + r.events_kept +
           ' events, every thread; pipeprof export --details N keeps more)');
+      if (r.events_late > 0)
+        warn(app, r.events_late + ' events reached the figures out of ' +
+          'time order (the reader\'s reorder buffer was full): frame times ' +
+          'and counters written from several threads may be off by them');
     }
     if (d.unclosed_zones > 0)
       warn(app, d.unclosed_zones + ' zones lost their end (closed at the ' +
