@@ -114,7 +114,7 @@ int pp_feed_threads_in_time_order(const pp_trace *t, size_t first,
 
 typedef struct tqueue {
   pp_event *ev; /* ring */
-  size_t first, n, cap;
+  size_t first, n, cap; /* cap: 0 or a power of two */
 } tqueue;
 
 struct pp_order {
@@ -174,7 +174,7 @@ static int pop_one(pp_order *o, const pp_trace *t) {
   uint32_t k = o->heap[0].thread;
   tqueue *q = &o->q[k];
   pp_event e = q->ev[q->first];
-  q->first = (q->first + 1) % q->cap;
+  q->first = (q->first + 1) & (q->cap - 1);
   q->n--;
   o->waiting--;
   if (q->n) {
@@ -198,13 +198,13 @@ static int queue_push(tqueue *q, const pp_event *e) {
     if (!nb)
       return -1;
     for (size_t i = 0; i < q->n; i++)
-      nb[i] = q->ev[(q->first + i) % q->cap];
+      nb[i] = q->ev[(q->first + i) & (q->cap - 1)];
     pp__free(q->ev);
     q->ev = nb;
     q->cap = cap;
     q->first = 0;
   }
-  q->ev[(q->first + q->n) % q->cap] = *e;
+  q->ev[(q->first + q->n) & (q->cap - 1)] = *e;
   q->n++;
   return 0;
 }
