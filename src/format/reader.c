@@ -273,6 +273,12 @@ typedef struct tick_conv {
   size_t seg;
   double *ns_per_tick; /* from each point to the next (the overall rate
                           after the last) */
+  /* The segment the last conversion used when the tick was past its
+   * point: [lo, hi) (hi_open: to the end of ticks), its point's ns and
+   * rate; have_last 0 until then. */
+  uint64_t lo, hi;
+  double base, scale;
+  int have_last, hi_open;
 } tick_conv;
 
 /* What the second pass carries from event to event. */
@@ -335,7 +341,8 @@ void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep) {
   lower_cut(t, keep, &cut, &set);
 }
 
-static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
+static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
+                                uint64_t tick);
 
 /* An EVENTS chunk (second pass): each thread event is decoded, its time
  * converted to ns, handed to the consumer and stored while the budget
@@ -834,10 +841,21 @@ static void prepare_clock(pp_trace *t, tick_conv *v) {
 /* One tick to ns: linear between the synchronisation points around it,
  * at the overall rate outside them. The cursor v->seg moves from where the
  * last conversion left it. */
-static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
-  size_t k = t->nclock;
+static int64_t conv_tick_seg(const pp_trace *t, tick_conv *v, uint64_t tick);
+
+/* The same in the segment of the last conversion without a call: the
+ * same arithmetic on the same values. */
+static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
+                                uint64_t tick) {
   if (v->identity)
     return (int64_t)tick;
+  if (v->have_last && tick >= v->lo && (tick < v->hi || v->hi_open))
+    return sat_ns(v->base + (double)(tick - v->lo) * v->scale);
+  return conv_tick_seg(t, v, tick);
+}
+
+static int64_t conv_tick_seg(const pp_trace *t, tick_conv *v, uint64_t tick) {
+  size_t k = t->nclock;
   if (k == 0)
     return sat_ns((double)tick / v->fallback);
   const pp_clock_sync *c = t->clock;
@@ -848,6 +866,15 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
     while (g > 0 && c[g].tick > tick)
       g--;
     v->seg = g;
+  }
+  if (tick >= c[g].tick) { /* the next conversions here take the path
+                              above */
+    v->lo = c[g].tick;
+    v->hi_open = g + 1 >= k;
+    v->hi = v->hi_open ? 0 : c[g + 1].tick;
+    v->base = (double)c[g].mono_ns;
+    v->scale = v->ns_per_tick[g];
+    v->have_last = 1;
   }
   /* A multiplication, not a division: this runs for every event. */
   double scale = tick >= c[g].tick ? v->ns_per_tick[g] : 1.0 / v->overall;
