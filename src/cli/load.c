@@ -18,6 +18,7 @@
 #include "analyze/stream.h"
 #include "cli.h"
 #include "export/export.h"
+#include "format/pptrace.h"
 #include "pair/zones.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
@@ -261,6 +262,12 @@ typedef struct chrome_tee {
   const char *out;
   FILE *f;
   int open_errno; /* the output could not be created */
+  /* The figures need no zone statistics here (the document has none):
+   * zone events skip them, and the writer's pairing gives their counts
+   * (pp_chrome_stream_zones_unfed); the latest zone event's time. */
+  int zones_unfed;
+  int have_zone_last;
+  int64_t zone_last;
 } chrome_tee;
 
 static int tee_open(chrome_tee *x) {
@@ -278,7 +285,16 @@ static int tee_open(chrome_tee *x) {
 static int tee_event(void *arg, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   chrome_tee *x = arg;
-  if (pp__stream_event(x->s, t, thread, e) != 0 || (!x->c && tee_open(x) != 0))
+  if (x->zones_unfed &&
+      (e->type == PPT_EV_ZONE_BEGIN || e->type == PPT_EV_ZONE_END) &&
+      e->loc < t->nlocs) {
+    if (!x->have_zone_last || e->ts > x->zone_last)
+      x->zone_last = e->ts;
+    x->have_zone_last = 1;
+  } else if (pp__stream_event(x->s, t, thread, e) != 0) {
+    return -1;
+  }
+  if (!x->c && tee_open(x) != 0)
     return -1;
   return pp_chrome_stream_event(x->c, t, thread, e);
 }
@@ -343,6 +359,8 @@ static int chrome_end(chrome_tee *x, pp_trace *t, const char *path,
     pp_trace_free(t);
     return chrome_fail(x, out);
   }
+  if (x->zones_unfed)
+    pp_chrome_stream_zones_unfed(x->c, x->have_zone_last, x->zone_last);
   int rc = pp_chrome_stream_finish(x->c, t);
   pp_trace_free(t);
   if (fflush(x->f) != 0)
@@ -569,6 +587,27 @@ static int dir_open(chrome_dir *d, const char *dir) {
   return 0;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* 1 when no two threads of t share an id (processes of a run may reuse
+ * one); 0 otherwise or when out of memory. */
+static int distinct_tids(const pp_trace *t) {
+  uint64_t *v = pp__malloc((t->nthreads ? t->nthreads : 1) * sizeof *v);
+  if (!v)
+    return 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    v[i] = t->threads[i].tid;
+  qsort(v, t->nthreads, sizeof *v, cmp_u64);
+  int ok = 1;
+  for (size_t i = 1; i < t->nthreads && ok; i++)
+    ok = v[i] != v[i - 1];
+  pp__free(v);
+  return ok;
+}
+
 static void dir_free(chrome_dir *d) {
   for (size_t i = 0; i < d->n; i++)
     if (d->p[i].r) {
@@ -588,7 +627,7 @@ static int export_chrome_dir(const char *dir, const char *out,
                              uint64_t keep) {
   chrome_dir d;
   memset(&d, 0, sizeof d);
-  d.x = (chrome_tee){pp__stream_new(), NULL, out, NULL, 0};
+  d.x = (chrome_tee){pp__stream_new(), NULL, out, NULL, 0, 0, 0, 0};
   if (!d.x.s || pp__stream_pools(d.x.s) != 0) {
     pp__stream_free(d.x.s);
     fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
@@ -608,6 +647,7 @@ static int export_chrome_dir(const char *dir, const char *out,
   }
   if (rc != 0)
     goto fail;
+  d.x.zones_unfed = distinct_tids(&d.view);
   /* The chunks, earliest first across the files. */
   for (;;) {
     dir_part *best = NULL;
@@ -678,13 +718,13 @@ int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
     return rc;
   }
   char err[512];
-  chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0};
+  chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0, 1, 0, 0};
   if (!x.s || pp__stream_pools(x.s) != 0) {
     pp__stream_free(x.s);
     fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
     return EXIT_FAIL;
   }
-  pp_read_opts ro = {0, tee_event, &x, 1};
+  pp_read_opts ro = {0, tee_event, &x, 1}; /* a file: one thread per id */
   pp_trace t;
   if (pp_trace_read_file_opts(path, &t, &ro, err, sizeof err) != 0) {
     chrome_read_error(&x, out, err);

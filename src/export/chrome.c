@@ -144,6 +144,9 @@ struct pp_chrome {
   pp_pair_counts pc;
   pp_chrome_limits lim;
   size_t last_tid_th; /* tid_pid's last answer */
+  int zones_unfed;    /* pp_chrome_stream_zones_unfed */
+  int have_zone_last;
+  int64_t zone_last;
 };
 
 typedef pp_chrome chrome_ctx;
@@ -1180,8 +1183,10 @@ static void write_metadata(chrome_ctx *c) {
     pp_jsonw_kv_uint(w, k, t->threads[i].dropped);
   }
   pp_jsonw_obj_end(w);
-  pp_jsonw_kv_uint(w, "unclosed_zones", p->unclosed);
-  pp_jsonw_kv_uint(w, "unmatched_zone_ends", p->unmatched_ends);
+  pp_jsonw_kv_uint(w, "unclosed_zones",
+                   c->zones_unfed ? c->pc.lost_ends : p->unclosed);
+  pp_jsonw_kv_uint(w, "unmatched_zone_ends",
+                   c->zones_unfed ? c->pc.stray_ends : p->unmatched_ends);
   pp_jsonw_kv_uint(w, "flow_chains_v2", c->lim.chains_v2);
   pp_jsonw_kv_uint(w, "flow_chains_v1", c->lim.chains_v1);
   pp_jsonw_key(w, "reader");
@@ -1472,6 +1477,12 @@ int pp_chrome_stream_event(void *arg, const pp_trace *t, uint32_t thread,
   return pp_order_put(c->order, t, thread, e) == 0 && !c->failed ? 0 : -1;
 }
 
+void pp_chrome_stream_zones_unfed(pp_chrome *c, int have, int64_t last_ns) {
+  c->zones_unfed = 1;
+  c->have_zone_last = have;
+  c->zone_last = last_ns;
+}
+
 const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c) {
   return &c->lim;
 }
@@ -1517,10 +1528,13 @@ int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
   /* What is open at the end is drawn to it: the trace's end, or the end
    * of the window of events a read stored. */
   const pp_profile *p = &t->prof;
+  int64_t t1 = c->zones_unfed && c->have_zone_last && c->zone_last > p->t1
+                   ? c->zone_last
+                   : p->t1;
   int64_t end = !c->streamed && pp_details_window_ns(t) >= 0 &&
-                        t->diag.first_unkept_ns < p->t1
+                        t->diag.first_unkept_ns < t1
                     ? t->diag.first_unkept_ns
-                    : p->t1;
+                    : t1;
   for (size_t i = 0; i < c->nth; i++) {
     zclose_ctx x = {c, i};
     if (c->th[i].ready)

@@ -111,6 +111,14 @@ int pp_chrome_stream_event(void *c, const pp_trace *t, uint32_t thread,
  * output is flushed, not closed. */
 int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t);
 const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c);
+/* The figures' stream of the read was not fed the zone events (their
+ * statistics are not in the document): the writer's own pairing, the one
+ * pairing of pair/zones.h over the same events of each thread, gives the
+ * unclosed zones and unmatched ends, and the trace ends no earlier than
+ * last_ns, the latest zone event (have: there was one). Only for a trace
+ * whose threads have distinct ids (the figures pair by thread id). Call
+ * before pp_chrome_stream_finish. */
+void pp_chrome_stream_zones_unfed(pp_chrome *c, int have, int64_t last_ns);
 /* Whether a bound cut anything (events_late cuts nothing). */
 static inline int pp_chrome_limited(const pp_chrome_limits *l) {
   return l->zones_too_deep || l->flow_chains_cut || l->ranges_lost;
