@@ -679,6 +679,9 @@ int pp__trace_reader_open(const char *path, pp_trace *t,
                           char *err, size_t errlen);
 int pp__trace_reader_next(const pp__trace_reader *r, int64_t *first_ns);
 int pp__trace_reader_step(pp__trace_reader *r);
+/* With o->scan_first: no event still to be decoded is earlier than this
+ * (INT64_MAX: none is left); without: INT64_MIN. */
+int64_t pp__trace_reader_horizon(const pp__trace_reader *r);
 int pp__trace_reader_finish(pp__trace_reader *r, char *err, size_t errlen);
 /* Release everything t holds: the model, and the analysis and streamed
  * figures (src/analyze/analyze.c, above the reader). */

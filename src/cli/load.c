@@ -661,6 +661,13 @@ static int export_chrome_dir(const char *dir, const char *out,
     if (!best)
       break;
     (void)pp__trace_reader_step(best->r);
+    /* What no event still to be decoded can precede is written. */
+    int64_t horizon = INT64_MAX;
+    for (size_t i = 0; i < d.n; i++)
+      if (d.p[i].r && (ns = pp__trace_reader_horizon(d.p[i].r)) < horizon)
+        horizon = ns;
+    if (d.x.c)
+      (void)pp_chrome_stream_release(d.x.c, &d.view, horizon);
   }
   /* Each file's read ends; they merge as load_dir merges them. */
   pp_trace t;
@@ -726,7 +733,18 @@ int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
   }
   pp_read_opts ro = {0, tee_event, &x, 1}; /* a file: one thread per id */
   pp_trace t;
-  if (pp_trace_read_file_opts(path, &t, &ro, err, sizeof err) != 0) {
+  pp__trace_reader *r;
+  if (pp__trace_reader_open(path, &t, &ro, &r, err, sizeof err) != 0) {
+    chrome_read_error(&x, out, err);
+    return chrome_fail(&x, out);
+  }
+  /* Chunk by chunk: what no later event can precede is written at once
+   * (the first pass knows each chunk's earliest time). */
+  int64_t ns;
+  while (pp__trace_reader_next(r, &ns) && pp__trace_reader_step(r) == 0)
+    if (x.c)
+      (void)pp_chrome_stream_release(x.c, &t, pp__trace_reader_horizon(r));
+  if (pp__trace_reader_finish(r, err, sizeof err) != 0) {
     chrome_read_error(&x, out, err);
     return chrome_fail(&x, out);
   }

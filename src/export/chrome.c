@@ -1477,6 +1477,12 @@ int pp_chrome_stream_event(void *arg, const pp_trace *t, uint32_t thread,
   return pp_order_put(c->order, t, thread, e) == 0 && !c->failed ? 0 : -1;
 }
 
+int pp_chrome_stream_release(pp_chrome *c, const pp_trace *t, int64_t before) {
+  if (c->order && pp_order_release(c->order, t, before) != 0)
+    c->failed = 1;
+  return c->failed ? -1 : 0;
+}
+
 void pp_chrome_stream_zones_unfed(pp_chrome *c, int have, int64_t last_ns) {
   c->zones_unfed = 1;
   c->have_zone_last = have;

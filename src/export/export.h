@@ -107,6 +107,10 @@ pp_chrome *pp_chrome_stream_new(FILE *out);
  * writing failed (the read then stops). */
 int pp_chrome_stream_event(void *c, const pp_trace *t, uint32_t thread,
                            const pp_event *e);
+/* No event given from now on is earlier than `before` (the reader knows
+ * from its first pass): write what waits for no other event, keeping the
+ * reorder buffer to what may still be overtaken. 0, or -1 as above. */
+int pp_chrome_stream_release(pp_chrome *c, const pp_trace *t, int64_t before);
 /* t read and analysed: write the rest. 0, or -1 (memory, writing). The
  * output is flushed, not closed. */
 int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t);

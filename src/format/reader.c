@@ -1036,6 +1036,8 @@ typedef struct ev_chunk {
   uint64_t lo_u, lo_s; /* the earliest tick, as unsigned and as signed */
   uint64_t limit;      /* the site bound the scan used (loc_limit) */
   int64_t first_ns;    /* lo converted, once the clock is known */
+  int64_t rest_ns;     /* the least first_ns of this chunk and those after
+                          it (INT64_MAX: none has an event) */
   uint32_t maxloc;     /* the highest site named */
   uint8_t have;        /* an event was found: the fields above hold */
   uint8_t cut;         /* the scan stopped at a site past limit */
@@ -1252,6 +1254,13 @@ static void first_times(rd_src *s, pp_trace *t, ev_index *x, tick_conv *v,
     if (!anyloc || e->maxloc > maxloc)
       maxloc = e->maxloc;
     anyloc = 1;
+  }
+  int64_t rest = INT64_MAX;
+  for (size_t i = x->n; i-- > 0;) {
+    ev_chunk *e = &x->v[i];
+    if (e->have && e->first_ns < rest)
+      rest = e->first_ns;
+    e->rest_ns = rest;
   }
   s->io_errno = 0;
   t->diag.first_ns = first;
@@ -1627,6 +1636,14 @@ int pp__trace_reader_next(const pp__trace_reader *x, int64_t *first_ns) {
   const ev_chunk *e = &r->idx.v[r->next];
   *first_ns = e->have ? e->first_ns : INT64_MIN;
   return 1;
+}
+
+int64_t pp__trace_reader_horizon(const pp__trace_reader *x) {
+  const rd_state *r = &x->r;
+  if (!r->o.scan_first || r->stopped || r->next >= r->idx.n ||
+      r->t->diag.out_of_memory)
+    return r->o.scan_first ? INT64_MAX : INT64_MIN;
+  return r->idx.v[r->next].rest_ns;
 }
 
 int pp__trace_reader_step(pp__trace_reader *x) {

@@ -121,6 +121,7 @@ struct pp_order {
   pp_feed_fn fn;
   void *arg;
   size_t cap, waiting;
+  size_t room; /* events the queues' rings hold room for */
   tqueue *q; /* by thread index */
   size_t nq;
   head *heap; /* threads with waiting events, by their first one */
@@ -157,6 +158,7 @@ void pp_order_drop(pp_order *o) {
     pp__free(o->q[i].ev);
     memset(&o->q[i], 0, sizeof o->q[i]);
   }
+  o->room = 0;
   o->nheap = 0;
   o->waiting = 0;
   o->any_handed = 0;
@@ -186,7 +188,11 @@ static int pop_one(pp_order *o, const pp_trace *t) {
       return hand_over(o, t, k, &e);
   } else {
     o->heap[0] = o->heap[--o->nheap];
-    if (q->cap > 4096) { /* a burst is over: give its room back */
+    /* A burst is over: give its room back once the rings hold room for
+     * more than the buffer's bound (a queue emptied often, as when the
+     * caller releases events, keeps its ring while they fit in it). */
+    if (q->cap > 4096 && o->room > o->cap) {
+      o->room -= q->cap;
       pp__free(q->ev);
       q->ev = NULL;
       q->cap = q->first = 0;
@@ -196,7 +202,7 @@ static int pop_one(pp_order *o, const pp_trace *t) {
   return hand_over(o, t, k, &e);
 }
 
-static int queue_push(tqueue *q, const pp_event *e) {
+static int queue_push(pp_order *o, tqueue *q, const pp_event *e) {
   if (q->n == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 64;
     pp_event *nb = pp__malloc(cap * sizeof *nb);
@@ -205,6 +211,7 @@ static int queue_push(tqueue *q, const pp_event *e) {
     for (size_t i = 0; i < q->n; i++)
       nb[i] = q->ev[(q->first + i) & (q->cap - 1)];
     pp__free(q->ev);
+    o->room += cap - q->cap;
     q->ev = nb;
     q->cap = cap;
     q->first = 0;
@@ -235,11 +242,18 @@ int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
     o->heap[o->nheap] = (head){e->ts, thread};
     heap_up(o->heap, o->nheap++);
   }
-  if (queue_push(q, e) != 0)
+  if (queue_push(o, q, e) != 0)
     return -1;
   o->waiting++;
   int rc = 0;
   while (rc == 0 && o->waiting > o->cap)
+    rc = pop_one(o, t);
+  return rc;
+}
+
+int pp_order_release(pp_order *o, const pp_trace *t, int64_t before) {
+  int rc = 0;
+  while (rc == 0 && o->nheap > 0 && o->heap[0].ts < before)
     rc = pop_one(o, t);
   return rc;
 }
