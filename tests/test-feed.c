@@ -152,3 +152,48 @@ PP_TEST(feed_reorder_buffer_too_small_counts_late_and_loses_nothing) {
     CHECK_EQ(got.ts[i], ev[k][next[k]++].ts);
   }
 }
+
+/* Released at each burst's horizon (the least time of every event not put
+ * yet, as the reader knows it from its first pass), a buffer of any size
+ * gives the merge exactly, holding only what may still be overtaken. */
+PP_TEST(feed_reorder_buffer_released_at_the_horizon_is_the_merge) {
+  static pp_event ev[NT][NE];
+  pp_thread th[NT];
+  pp_loc loc;
+  pp_trace t;
+  make_trace(&t, th, ev, &loc);
+  static seen want, got;
+  memset(&want, 0, sizeof want);
+  memset(&got, 0, sizeof got);
+  CHECK_EQ(pp_feed_in_time_order(&t, PP_FEED_ALL, record, &want), 0);
+  pp_order *o = pp_order_new((size_t)NT * NE, record, &got);
+  CHECK(o != NULL);
+  const size_t burst = 25;
+  size_t most = 0;
+  for (size_t at = 0; at < NE; at += burst) {
+    for (int k = 0; k < NT; k++)
+      for (size_t i = at; i < at + burst && i < NE; i++)
+        CHECK_EQ(pp_order_put(o, &t, (uint32_t)k, &ev[k][i]), 0);
+    int64_t horizon = INT64_MAX;
+    for (int k = 0; k < NT; k++)
+      for (size_t i = at + burst; i < NE; i++)
+        if (ev[k][i].ts < horizon)
+          horizon = ev[k][i].ts;
+    size_t before = got.n;
+    CHECK_EQ(pp_order_release(o, &t, horizon), 0);
+    for (size_t i = before; i < got.n; i++)
+      CHECK(got.ts[i] < horizon);
+    size_t waiting = (at + burst < NE ? at + burst : NE) * NT - got.n;
+    if (waiting > most)
+      most = waiting;
+  }
+  CHECK_EQ(pp_order_flush(o, &t), 0);
+  CHECK_EQ_U(pp_order_late(o), 0);
+  pp_order_free(o);
+  CHECK(most < (size_t)NT * NE / 2); /* it did hand events over early */
+  CHECK_EQ_U(got.n, want.n);
+  for (size_t i = 0; i < got.n; i++) {
+    CHECK_EQ_U(got.thread[i], want.thread[i]);
+    CHECK_EQ(got.ts[i], want.ts[i]);
+  }
+}

@@ -629,10 +629,12 @@ typedef struct pp_read_opts {
                            threads interleaved chunk by chunk), its time
                            already in ns; NULL: none */
   void *arg;
-  int scan_first; /* before the first on_event, decode every event
-                     once more to find the trace's earliest time
-                     (diag.first_ns), for a consumer that writes
-                     times relative to it as the events go by */
+  int scan_first; /* before the first on_event, find the trace's
+                     earliest time (diag.first_ns), for a consumer that
+                     writes times relative to it as the events go by:
+                     the first pass decodes each event chunk it checks
+                     (no second read), and every site an event names
+                     exists before the first on_event */
 } pp_read_opts;
 
 /* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line
@@ -661,6 +663,30 @@ int pp_trace_read_file_opts(const char *path, pp_trace *t,
 int pp_trace_read_mem_opts(const unsigned char *data, size_t len,
                            pp_trace *t, const pp_read_opts *o, char *err,
                            size_t errlen);
+/* The same read of a file, its second pass stepped by the caller, chunk
+ * by chunk, so that several files can be read side by side (the Chrome
+ * export of a run directory merges their events in time order).
+ * pp__trace_reader_open reads the header and the first pass: t then holds
+ * the sites (with those the events name but none defines), threads, clock
+ * and meta, and with o->scan_first diag.first_ns; it returns 0 and *r, or
+ * what pp_trace_read_file_opts returns on failure (nothing to free then).
+ * pp__trace_reader_next: 1 while an event chunk is left, with the
+ * earliest time in it (INT64_MIN when it holds no thread event or
+ * o->scan_first is 0); 0 when the pass is over. pp__trace_reader_step
+ * decodes that chunk, handing its events to o->on_event: 0, or -1 when the
+ * pass is over. pp__trace_reader_finish ends the read, frees r, and
+ * returns what pp_trace_read_file_opts would have (t is freed on
+ * failure). */
+typedef struct pp__trace_reader pp__trace_reader;
+int pp__trace_reader_open(const char *path, pp_trace *t,
+                          const pp_read_opts *o, pp__trace_reader **r,
+                          char *err, size_t errlen);
+int pp__trace_reader_next(const pp__trace_reader *r, int64_t *first_ns);
+int pp__trace_reader_step(pp__trace_reader *r);
+/* With o->scan_first: no event still to be decoded is earlier than this
+ * (INT64_MAX: none is left); without: INT64_MIN. */
+int64_t pp__trace_reader_horizon(const pp__trace_reader *r);
+int pp__trace_reader_finish(pp__trace_reader *r, char *err, size_t errlen);
 /* Release everything t holds: the model, and the analysis and streamed
  * figures (src/analyze/analyze.c, above the reader). */
 void pp_trace_free(pp_trace *t);

@@ -46,8 +46,9 @@ const char pp_cli_export_usage[] =
     "  --format html    HTML report: one self-contained file, works "
     "offline\n"
     "  -o, --output OUT output file; '-' or absent: standard output\n"
-    "  --details N      as for report; chrome: a run directory only (a\n"
-    "                   trace file streams every event)\n";
+    "  --details N      as for report; chrome: a run directory only, its\n"
+    "                   files merged in memory (without it, or with all,\n"
+    "                   every event of every file streams)\n";
 
 const char pp_cli_demo_usage[] =
     "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"

@@ -18,6 +18,7 @@
 #include "analyze/stream.h"
 #include "cli.h"
 #include "export/export.h"
+#include "format/pptrace.h"
 #include "pair/zones.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
@@ -261,6 +262,12 @@ typedef struct chrome_tee {
   const char *out;
   FILE *f;
   int open_errno; /* the output could not be created */
+  /* The figures need no zone statistics here (the document has none):
+   * zone events skip them, and the writer's pairing gives their counts
+   * (pp_chrome_stream_zones_unfed); the latest zone event's time. */
+  int zones_unfed;
+  int have_zone_last;
+  int64_t zone_last;
 } chrome_tee;
 
 static int tee_open(chrome_tee *x) {
@@ -278,7 +285,16 @@ static int tee_open(chrome_tee *x) {
 static int tee_event(void *arg, const pp_trace *t, uint32_t thread,
                      const pp_event *e) {
   chrome_tee *x = arg;
-  if (pp__stream_event(x->s, t, thread, e) != 0 || (!x->c && tee_open(x) != 0))
+  if (x->zones_unfed &&
+      (e->type == PPT_EV_ZONE_BEGIN || e->type == PPT_EV_ZONE_END) &&
+      e->loc < t->nlocs) {
+    if (!x->have_zone_last || e->ts > x->zone_last)
+      x->zone_last = e->ts;
+    x->have_zone_last = 1;
+  } else if (pp__stream_event(x->s, t, thread, e) != 0) {
+    return -1;
+  }
+  if (!x->c && tee_open(x) != 0)
     return -1;
   return pp_chrome_stream_event(x->c, t, thread, e);
 }
@@ -309,10 +325,398 @@ static void chrome_notes(const pp_chrome_limits *l) {
             (unsigned long long)l->ranges_lost, PP_CHROME_RANGES_MAX);
 }
 
+static int chrome_fail(chrome_tee *x, const char *out);
+
+/* The export's end once every event went by: t read whole (its stream
+ * x->s taken), analysed, the document finished. EXIT_OK, or EXIT_FAIL
+ * with one line said and no output file left. t is freed. */
+static int chrome_end(chrome_tee *x, pp_trace *t, const char *path,
+                      const char *out) {
+  t->stream = x->s;
+  x->s = NULL;
+  if (pp_analyze(t) != 0) {
+    fprintf(stderr,
+            "pipeprof: out of memory reading %s (while analysing "
+            "it)\n",
+            path);
+    pp_trace_free(t);
+    return chrome_fail(x, out);
+  }
+  if (t->nthreads == 0 && !t->from_stats && t->diag.chunks_ok == 0) {
+    fprintf(stderr,
+            "pipeprof: %s: no intact chunk found (%llu bytes "
+            "skipped)\n",
+            path, (unsigned long long)t->diag.bytes_skipped);
+    pp_trace_free(t);
+    return chrome_fail(x, out);
+  }
+  if (!x->c && tee_open(x) != 0) {
+    if (x->open_errno)
+      fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
+              strerror(x->open_errno));
+    else
+      fprintf(stderr, "pipeprof: out of memory writing %s\n", out_name(out));
+    pp_trace_free(t);
+    return chrome_fail(x, out);
+  }
+  if (x->zones_unfed)
+    pp_chrome_stream_zones_unfed(x->c, x->have_zone_last, x->zone_last);
+  int rc = pp_chrome_stream_finish(x->c, t);
+  pp_trace_free(t);
+  if (fflush(x->f) != 0)
+    rc = -1;
+  if (x->f != stdout && fclose(x->f) != 0)
+    rc = -1;
+  x->f = NULL;
+  if (rc != 0) {
+    fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
+    pp_chrome_stream_free(x->c);
+    x->c = NULL;
+    if (out && strcmp(out, "-") != 0)
+      unlink(out);
+    return EXIT_FAIL;
+  }
+  chrome_notes(pp_chrome_stream_limits(x->c));
+  pp_chrome_stream_free(x->c);
+  x->c = NULL;
+  return EXIT_OK;
+}
+
+/* What failed was said: free the writer, leave no half-written file. */
+static int chrome_fail(chrome_tee *x, const char *out) {
+  pp__stream_free(x->s);
+  x->s = NULL;
+  pp_chrome_stream_free(x->c);
+  x->c = NULL;
+  if (x->f && x->f != stdout) {
+    fclose(x->f);
+    unlink(out);
+  }
+  x->f = NULL;
+  return EXIT_FAIL;
+}
+
+/* A read's failure, as the single file's road says it. */
+static void chrome_read_error(const chrome_tee *x, const char *out,
+                              const char *err) {
+  if (x->open_errno)
+    fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
+            strerror(x->open_errno));
+  else if (x->f && ferror(x->f))
+    fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
+  else
+    fprintf(stderr, "pipeprof: %s\n", err);
+}
+
+/* ---- the Chrome export of a run directory, streamed --------------------
+ *
+ * Every file is read side by side (format/reader pp__trace_reader): the
+ * first passes give each file's sites and threads, numbered as
+ * pp_trace_merge will number them in the merged trace (a view, made of
+ * copies of their headers merged in load_dir's order); then the files'
+ * event chunks are decoded earliest first (the chunks' earliest times
+ * from the first pass), each event renumbered into the view and handed
+ * to the figures' stream and the Chrome writer, whose reorder buffer
+ * puts them in time order across every file, as the export of the merged
+ * trace in memory does. Once every chunk is read the files are merged
+ * (no event is stored) and the document is finished from that trace. */
+
+typedef struct dir_part {
+  pp_trace t;
+  pp__trace_reader *r; /* NULL once finished, or when it failed to open */
+  size_t loc_base, thread_base;
+  int opened;
+  struct chrome_dir *d;
+  char path[PATH_MAX];
+} dir_part;
+
+typedef struct chrome_dir {
+  chrome_tee x;
+  pp_trace view;
+  dir_part *p;
+  size_t n;
+} chrome_dir;
+
+static int part_event(void *arg, const pp_trace *t, uint32_t thread,
+                      const pp_event *e) {
+  dir_part *p = arg;
+  (void)t;
+  pp_event m = *e;
+  m.loc = (uint32_t)(e->loc + p->loc_base);
+  return tee_event(&p->d->x, &p->d->view,
+                   (uint32_t)(thread + p->thread_base), &m);
+}
+
+/* A copy of t's header (meta, sites, threads without events, pid) that
+ * pp_trace_merge can consume. 0, or -1 when out of memory. */
+static int header_copy(const pp_trace *t, pp_trace *h) {
+  memset(h, 0, sizeof *h);
+  h->pid = t->pid;
+  h->format_minor = t->format_minor;
+  h->meta = pp__calloc(t->nmeta ? t->nmeta : 1, sizeof *h->meta);
+  h->locs = pp__calloc(t->nlocs ? t->nlocs : 1, sizeof *h->locs);
+  h->threads = pp__calloc(t->nthreads ? t->nthreads : 1, sizeof *h->threads);
+  if (!h->meta || !h->locs || !h->threads)
+    return -1;
+  h->cap_meta = t->nmeta ? t->nmeta : 1;
+  h->cap_locs = t->nlocs ? t->nlocs : 1;
+  h->cap_threads = t->nthreads ? t->nthreads : 1;
+  for (size_t i = 0; i < t->nmeta; i++, h->nmeta++) {
+    h->meta[i].key = pp__strdup(t->meta[i].key);
+    h->meta[i].value = pp__strdup(t->meta[i].value);
+    if (!h->meta[i].key || !h->meta[i].value)
+      return h->nmeta++, -1;
+  }
+  for (size_t i = 0; i < t->nlocs; i++, h->nlocs++) {
+    const pp_loc *l = &t->locs[i];
+    h->locs[i] = *l;
+    h->locs[i].name = pp__strdup(l->name);
+    h->locs[i].function = pp__strdup(l->function);
+    h->locs[i].file = pp__strdup(l->file);
+    if ((l->name && !h->locs[i].name) ||
+        (l->function && !h->locs[i].function) ||
+        (l->file && !h->locs[i].file))
+      return h->nlocs++, -1;
+  }
+  for (size_t i = 0; i < t->nthreads; i++, h->nthreads++) {
+    const pp_thread *th = &t->threads[i];
+    pp_thread *d = &h->threads[i];
+    d->tid = th->tid;
+    d->pid = th->pid;
+    d->dropped = th->dropped;
+    d->name = pp__strdup(th->name);
+    if (th->name && !d->name)
+      return h->nthreads++, -1;
+  }
+  return 0;
+}
+
+/* Open every file of the directory, as load_dir would read them: an
+ * unreadable app.pptrace fails, another unreadable file is skipped (its
+ * line said). 0; 1 when a file is a stats-mode one (the merge in memory
+ * says what it does with it); -1 (said). */
+static int dir_open(chrome_dir *d, const char *dir) {
+  char p[PATH_MAX];
+  size_t cap = 0;
+  /* The files, in load_dir's order. */
+  for (int pass = 0; pass < 3; pass++) {
+    DIR *dd = pass == 1 ? opendir(dir) : NULL;
+    struct dirent *e = NULL;
+    for (;;) {
+      if (pass == 1) {
+        if (!dd || !(e = readdir(dd)))
+          break;
+        if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+          continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      } else {
+        snprintf(p, sizeof p, "%s/%s", dir,
+                 pass ? "system.pptrace" : "app.pptrace");
+        if (access(p, F_OK) != 0)
+          break;
+      }
+      if (pp__grow((void **)&d->p, &cap, d->n + 1, sizeof *d->p)) {
+        if (dd)
+          closedir(dd);
+        fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
+        return -1;
+      }
+      memset(&d->p[d->n], 0, sizeof d->p[d->n]);
+      snprintf(d->p[d->n].path, sizeof d->p[d->n].path, "%s", p);
+      d->n++;
+      if (pass != 1)
+        break;
+    }
+    if (dd)
+      closedir(dd);
+  }
+  int have = 0;
+  for (size_t i = 0; i < d->n; i++) {
+    dir_part *q = &d->p[i];
+    char err[512];
+    q->d = d;
+    pp_read_opts ro = {0, part_event, q, 1};
+    int rc = pp__trace_reader_open(q->path, &q->t, &ro, &q->r, err,
+                                   sizeof err);
+    if (rc != 0) {
+      fprintf(stderr, "pipeprof: %s\n", err);
+      if (rc == PP_TRACE_ENOMEM ||
+          (i == 0 && strcmp(strrchr(q->path, '/'), "/app.pptrace") == 0))
+        return -1;
+      continue;
+    }
+    q->opened = 1;
+    have = 1;
+    if (q->t.from_stats)
+      return 1;
+  }
+  if (!have) {
+    fprintf(stderr, "pipeprof: %s: no trace files (app.pptrace, "
+                    "system.pptrace) in this directory\n",
+            dir);
+    return -1;
+  }
+  /* The view: the headers merged as the files will be. */
+  int first = 1;
+  for (size_t i = 0; i < d->n; i++) {
+    dir_part *q = &d->p[i];
+    if (!q->opened)
+      continue;
+    pp_trace h;
+    int rc = header_copy(&q->t, &h);
+    q->loc_base = first ? 0 : d->view.nlocs;
+    q->thread_base = first ? 0 : d->view.nthreads;
+    if (rc == 0 && first)
+      d->view = h;
+    else if (rc == 0)
+      rc = pp_trace_merge(&d->view, &h);
+    if (!first || rc != 0)
+      pp_trace_free(&h);
+    first = 0;
+    if (rc != 0) {
+      fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
+      return -1;
+    }
+    if (q->t.diag.have_first &&
+        (!d->view.diag.have_first ||
+         q->t.diag.first_ns < d->view.diag.first_ns)) {
+      d->view.diag.first_ns = q->t.diag.first_ns;
+      d->view.diag.have_first = 1;
+    }
+  }
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* 1 when no two threads of t share an id (processes of a run may reuse
+ * one); 0 otherwise or when out of memory. */
+static int distinct_tids(const pp_trace *t) {
+  uint64_t *v = pp__malloc((t->nthreads ? t->nthreads : 1) * sizeof *v);
+  if (!v)
+    return 0;
+  for (size_t i = 0; i < t->nthreads; i++)
+    v[i] = t->threads[i].tid;
+  qsort(v, t->nthreads, sizeof *v, cmp_u64);
+  int ok = 1;
+  for (size_t i = 1; i < t->nthreads && ok; i++)
+    ok = v[i] != v[i - 1];
+  pp__free(v);
+  return ok;
+}
+
+static void dir_free(chrome_dir *d) {
+  for (size_t i = 0; i < d->n; i++)
+    if (d->p[i].r) {
+      char err[512];
+      (void)pp__trace_reader_finish(d->p[i].r, err, sizeof err);
+      d->p[i].r = NULL;
+      pp_trace_free(&d->p[i].t);
+    } else if (d->p[i].opened) {
+      pp_trace_free(&d->p[i].t);
+    }
+  pp__free(d->p);
+  d->p = NULL;
+  d->n = 0;
+}
+
+static int export_chrome_dir(const char *dir, const char *out,
+                             uint64_t keep) {
+  chrome_dir d;
+  memset(&d, 0, sizeof d);
+  d.x = (chrome_tee){pp__stream_new(), NULL, out, NULL, 0, 0, 0, 0};
+  if (!d.x.s || pp__stream_pools(d.x.s) != 0) {
+    pp__stream_free(d.x.s);
+    fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
+    return EXIT_FAIL;
+  }
+  int rc = dir_open(&d, dir);
+  if (rc == 1) { /* a stats-mode file: merged in memory */
+    dir_free(&d);
+    pp_trace_free(&d.view);
+    pp__stream_free(d.x.s);
+    pp_trace t;
+    if (pp_cli_load_keep(dir, &t, keep) != 0)
+      return EXIT_FAIL;
+    rc = pp_cli_export_to(&t, pp_export_chrome, out);
+    pp_trace_free(&t);
+    return rc;
+  }
+  if (rc != 0)
+    goto fail;
+  d.x.zones_unfed = distinct_tids(&d.view);
+  /* The chunks, earliest first across the files. */
+  for (;;) {
+    dir_part *best = NULL;
+    int64_t best_ns = 0, ns;
+    for (size_t i = 0; i < d.n; i++)
+      if (d.p[i].r && pp__trace_reader_next(d.p[i].r, &ns) &&
+          (!best || ns < best_ns)) {
+        best = &d.p[i];
+        best_ns = ns;
+      }
+    if (!best)
+      break;
+    (void)pp__trace_reader_step(best->r);
+    /* What no event still to be decoded can precede is written. */
+    int64_t horizon = INT64_MAX;
+    for (size_t i = 0; i < d.n; i++)
+      if (d.p[i].r && (ns = pp__trace_reader_horizon(d.p[i].r)) < horizon)
+        horizon = ns;
+    if (d.x.c)
+      (void)pp_chrome_stream_release(d.x.c, &d.view, horizon);
+  }
+  /* Each file's read ends; they merge as load_dir merges them. */
+  pp_trace t;
+  int have = 0;
+  for (size_t i = 0; i < d.n; i++) {
+    dir_part *q = &d.p[i];
+    if (!q->r)
+      continue;
+    char err[512];
+    int frc = pp__trace_reader_finish(q->r, err, sizeof err);
+    q->r = NULL;
+    q->opened = 0;
+    if (frc != 0) { /* its events went out: the document would lack some */
+      chrome_read_error(&d.x, out, err);
+      goto fail_merged;
+    }
+    int mrc = have ? pp_trace_merge(&t, &q->t) : 0;
+    if (!have)
+      t = q->t;
+    else
+      pp_trace_free(&q->t);
+    have = 1;
+    if (mrc == -1) {
+      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
+                      "%s)\n",
+              dir, q->path);
+      goto fail_merged;
+    }
+  }
+  dir_free(&d);
+  rc = chrome_end(&d.x, &t, dir, out);
+  pp_trace_free(&d.view);
+  return rc;
+fail_merged:
+  if (have)
+    pp_trace_free(&t);
+fail:
+  dir_free(&d);
+  rc = chrome_fail(&d.x, out);
+  pp_trace_free(&d.view);
+  return rc;
+}
+
 int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    /* A run directory's files are merged in memory. */
+    if (keep == UINT64_MAX) /* every event: streamed */
+      return export_chrome_dir(path, out, keep);
+    /* --details N: the window of a merge in memory */
     pp_trace t;
     if (pp_cli_load_keep(path, &t, keep) != 0)
       return EXIT_FAIL;
@@ -321,74 +725,28 @@ int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
     return rc;
   }
   char err[512];
-  chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0};
+  chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0, 1, 0, 0};
   if (!x.s || pp__stream_pools(x.s) != 0) {
     pp__stream_free(x.s);
     fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
     return EXIT_FAIL;
   }
-  pp_read_opts ro = {0, tee_event, &x, 1};
+  pp_read_opts ro = {0, tee_event, &x, 1}; /* a file: one thread per id */
   pp_trace t;
-  int rc = pp_trace_read_file_opts(path, &t, &ro, err, sizeof err);
-  if (rc != 0) {
-    if (x.open_errno)
-      fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
-              strerror(x.open_errno));
-    else if (x.f && ferror(x.f))
-      fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
-    else
-      fprintf(stderr, "pipeprof: %s\n", err);
-    pp__stream_free(x.s);
-    goto fail;
+  pp__trace_reader *r;
+  if (pp__trace_reader_open(path, &t, &ro, &r, err, sizeof err) != 0) {
+    chrome_read_error(&x, out, err);
+    return chrome_fail(&x, out);
   }
-  t.stream = x.s;
-  if (pp_analyze(&t) != 0) {
-    fprintf(stderr,
-            "pipeprof: out of memory reading %s (while analysing "
-            "it)\n",
-            path);
-    pp_trace_free(&t);
-    goto fail;
+  /* Chunk by chunk: what no later event can precede is written at once
+   * (the first pass knows each chunk's earliest time). */
+  int64_t ns;
+  while (pp__trace_reader_next(r, &ns) && pp__trace_reader_step(r) == 0)
+    if (x.c)
+      (void)pp_chrome_stream_release(x.c, &t, pp__trace_reader_horizon(r));
+  if (pp__trace_reader_finish(r, err, sizeof err) != 0) {
+    chrome_read_error(&x, out, err);
+    return chrome_fail(&x, out);
   }
-  if (t.nthreads == 0 && !t.from_stats && t.diag.chunks_ok == 0) {
-    fprintf(stderr,
-            "pipeprof: %s: no intact chunk found (%llu bytes "
-            "skipped)\n",
-            path, (unsigned long long)t.diag.bytes_skipped);
-    pp_trace_free(&t);
-    goto fail;
-  }
-  if (!x.c && tee_open(&x) != 0) {
-    if (x.open_errno)
-      fprintf(stderr, "pipeprof: cannot create %s: %s\n", out,
-              strerror(x.open_errno));
-    else
-      fprintf(stderr, "pipeprof: out of memory writing %s\n", out_name(out));
-    pp_trace_free(&t);
-    goto fail;
-  }
-  rc = pp_chrome_stream_finish(x.c, &t);
-  pp_trace_free(&t);
-  if (fflush(x.f) != 0)
-    rc = -1;
-  if (x.f != stdout && fclose(x.f) != 0)
-    rc = -1;
-  x.f = NULL;
-  if (rc != 0) {
-    fprintf(stderr, "pipeprof: cannot write %s\n", out_name(out));
-    pp_chrome_stream_free(x.c);
-    if (out && strcmp(out, "-") != 0)
-      unlink(out);
-    return EXIT_FAIL;
-  }
-  chrome_notes(pp_chrome_stream_limits(x.c));
-  pp_chrome_stream_free(x.c);
-  return EXIT_OK;
-fail:
-  pp_chrome_stream_free(x.c);
-  if (x.f && x.f != stdout) { /* no half-written file is left */
-    fclose(x.f);
-    unlink(out);
-  }
-  return EXIT_FAIL;
+  return chrome_end(&x, &t, path, out);
 }

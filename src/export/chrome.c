@@ -144,6 +144,9 @@ struct pp_chrome {
   pp_pair_counts pc;
   pp_chrome_limits lim;
   size_t last_tid_th; /* tid_pid's last answer */
+  int zones_unfed;    /* pp_chrome_stream_zones_unfed */
+  int have_zone_last;
+  int64_t zone_last;
 };
 
 typedef pp_chrome chrome_ctx;
@@ -164,6 +167,10 @@ static int64_t rel_ns(const chrome_ctx *c, int64_t ts) {
   return diff_sat(ts, c->t0);
 }
 
+/* Quoted names shorter than this are stored in this many bytes, so that
+ * they are copied in one fixed-size move. */
+#define QNAME_PAD 32
+
 /* The quoted name of site loc, made at its first use (a streamed read
  * adds placeholder sites as it meets them). NULL when out of memory. */
 static const char *qname_of(chrome_ctx *c, uint32_t loc, size_t *len) {
@@ -181,9 +188,18 @@ static const char *qname_of(chrome_ctx *c, uint32_t loc, size_t *len) {
   }
   if (!c->qname[loc]) {
     const char *s = pp_trace_loc_name(t, loc);
-    c->qname[loc] = pp_jsonw_quote(s, strlen(s), &c->qlen[loc]);
-    if (!c->qname[loc])
+    char *q = pp_jsonw_quote(s, strlen(s), &c->qlen[loc]);
+    if (!q)
       return NULL;
+    if (c->qlen[loc] < QNAME_PAD) { /* room for one fixed-size copy */
+      char *r = pp__realloc(q, QNAME_PAD);
+      if (!r) {
+        pp__free(q);
+        return NULL;
+      }
+      q = r;
+    }
+    c->qname[loc] = q;
   }
   *len = c->qlen[loc];
   return c->qname[loc];
@@ -191,6 +207,17 @@ static const char *qname_of(chrome_ctx *c, uint32_t loc, size_t *len) {
 
 static void put_name(chrome_ctx *c, uint32_t loc) {
   size_t n;
+  if (loc < c->nnames && c->qname[loc] && loc < c->t->nlocs) {
+    n = c->qlen[loc];
+    char *p;
+    if (n < QNAME_PAD && (p = pp_jsonw_room(&c->w, QNAME_PAD))) {
+      memcpy(p, c->qname[loc], QNAME_PAD);
+      pp_jsonw_commit(&c->w, p + n);
+    } else {
+      pp_jsonw_put(&c->w, c->qname[loc], n);
+    }
+    return;
+  }
   const char *q = loc < c->t->nlocs ? qname_of(c, loc, &n) : NULL;
   if (q)
     pp_jsonw_put(&c->w, q, n);
@@ -242,25 +269,41 @@ static cthread *thread_of(chrome_ctx *c, size_t i) {
   return h;
 }
 
-/* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i. */
-static void put_thread_ts(chrome_ctx *c, size_t i, int64_t ts) {
-  cthread *h = i < c->t->nthreads ? thread_of(c, i) : NULL;
+/* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i at p (at most
+ * PRE_TS_MAX bytes); returns the end (p when out of memory). */
+#define PRE_TS_MAX (64 + 26)
+static char *w_thread_ts(chrome_ctx *c, char *p, size_t i, int64_t ts) {
+  cthread *h = i < c->nth && c->th[i].ready ? &c->th[i]
+               : i < c->t->nthreads       ? thread_of(c, i)
+                                          : NULL;
   if (!h) {
     c->failed = 1;
-    return;
+    return p;
   }
-  pp_jsonw_put(&c->w, h->pre, h->npre);
-  pp_jsonw_put_us(&c->w, rel_ns(c, ts));
+  memcpy(p, h->pre, sizeof h->pre); /* one fixed-size copy */
+  return pp_jsonw_w_us(p + h->npre, rel_ns(c, ts));
+}
+
+/* Writes ,"pid":P,"tid":T,"ts":<rel ts> for thread i. */
+static void put_thread_ts(chrome_ctx *c, size_t i, int64_t ts) {
+  char *p = pp_jsonw_room(&c->w, PRE_TS_MAX);
+  if (p)
+    pp_jsonw_commit(&c->w, w_thread_ts(c, p, i, ts));
+}
+
+/* v as a string of 16 hex digits at p (18 bytes); returns the end. */
+static char *w_hex64(char *p, uint64_t v) {
+  static const char hx[] = "0123456789abcdef";
+  p[0] = '"';
+  for (int i = 0; i < 16; i++)
+    p[1 + i] = hx[(v >> (60 - 4 * i)) & 15];
+  p[17] = '"';
+  return p + 18;
 }
 
 static void put_hex64(pp_jsonw *w, uint64_t v) {
-  static const char hx[] = "0123456789abcdef";
   char b[18];
-  b[0] = '"';
-  for (int i = 0; i < 16; i++)
-    b[1 + i] = hx[(v >> (60 - 4 * i)) & 15];
-  b[17] = '"';
-  pp_jsonw_put(w, b, sizeof b);
+  pp_jsonw_put(w, b, (size_t)(w_hex64(b, v) - b));
 }
 
 static uint64_t mix64(uint64_t x) {
@@ -517,29 +560,37 @@ static void write_x(chrome_ctx *c, size_t ti, uint32_t loc, int64_t start,
                     unsigned flags) {
   pp_jsonw *w = &c->w;
   pp_jsonw_elem(w);
-  pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
+  char *p = pp_jsonw_room(w, 17);
+  if (!p)
+    return;
+  pp_jsonw_commit(w, pp_jsonw_w_lit(p, S("{\"ph\":\"X\",\"name\":")));
   put_name(c, loc);
-  pp_jsonw_put(w, S(",\"cat\":\"zone\""));
-  put_thread_ts(c, ti, start);
-  pp_jsonw_put(w, S(",\"dur\":"));
   int64_t dur;
   if (__builtin_sub_overflow(end, start, &dur) || dur < 0)
     dur = dur < 0 ? 0 : INT64_MAX;
-  pp_jsonw_put_us(w, dur);
-  pp_jsonw_put(w, S(",\"args\":{\"self_us\":"));
-  pp_jsonw_put_us(w, self);
+  /* the rest: at most 13 + PRE_TS_MAX + 7 + 25 + 20 + 25 + 16 + 2 + 11 + 18
+   * + 16 + 15 + 1 bytes */
+  if (!(p = pp_jsonw_room(w, 300)))
+    return;
+  p = pp_jsonw_w_lit(p, S(",\"cat\":\"zone\""));
+  p = w_thread_ts(c, p, ti, start);
+  p = pp_jsonw_w_lit(p, S(",\"dur\":"));
+  p = pp_jsonw_w_us(p, dur);
+  p = pp_jsonw_w_lit(p, S(",\"args\":{\"self_us\":"));
+  p = pp_jsonw_w_us(p, self);
   if (unclosed)
-    pp_jsonw_put(w, S(",\"unclosed\":true"));
-  pp_jsonw_putc(w, '}');
+    p = pp_jsonw_w_lit(p, S(",\"unclosed\":true"));
+  *p++ = '}';
   if (key) {
-    pp_jsonw_put(w, S(",\"bind_id\":"));
-    put_hex64(w, key);
+    p = pp_jsonw_w_lit(p, S(",\"bind_id\":"));
+    p = w_hex64(p, key);
     if (flags & FLOW_OUT)
-      pp_jsonw_put(w, S(",\"flow_out\":true"));
+      p = pp_jsonw_w_lit(p, S(",\"flow_out\":true"));
     if (flags & FLOW_IN)
-      pp_jsonw_put(w, S(",\"flow_in\":true"));
+      p = pp_jsonw_w_lit(p, S(",\"flow_in\":true"));
   }
-  pp_jsonw_putc(w, '}');
+  *p++ = '}';
+  pp_jsonw_commit(w, p);
 }
 
 /* The callback of a thread's zone stack: the zone is written, or parked
@@ -937,13 +988,19 @@ static int counter_event(chrome_ctx *c, size_t ti, const pp_event *e) {
     pp_jsonw_put_str(w, s->text, strlen(s->text));
   else
     put_name(c, e->loc);
-  put_thread_ts(c, ti, e->ts);
-  pp_jsonw_put(w, S(",\"args\":{\"value\":"));
-  if (s->is_f)
+  char *p = pp_jsonw_room(w, PRE_TS_MAX + 36);
+  if (!p)
+    return 0;
+  p = w_thread_ts(c, p, ti, e->ts);
+  p = pp_jsonw_w_lit(p, S(",\"args\":{\"value\":"));
+  if (s->is_f) {
+    pp_jsonw_commit(w, p);
     pp_jsonw_put_double(w, s->fv);
-  else
-    pp_jsonw_put_int(w, s->iv);
-  pp_jsonw_put(w, S("}}"));
+    pp_jsonw_put(w, S("}}"));
+  } else {
+    p = pp_jsonw_w_int(p, s->iv);
+    pp_jsonw_commit(w, pp_jsonw_w_lit(p, S("}}")));
+  }
   return 0;
 }
 
@@ -1126,8 +1183,10 @@ static void write_metadata(chrome_ctx *c) {
     pp_jsonw_kv_uint(w, k, t->threads[i].dropped);
   }
   pp_jsonw_obj_end(w);
-  pp_jsonw_kv_uint(w, "unclosed_zones", p->unclosed);
-  pp_jsonw_kv_uint(w, "unmatched_zone_ends", p->unmatched_ends);
+  pp_jsonw_kv_uint(w, "unclosed_zones",
+                   c->zones_unfed ? c->pc.lost_ends : p->unclosed);
+  pp_jsonw_kv_uint(w, "unmatched_zone_ends",
+                   c->zones_unfed ? c->pc.stray_ends : p->unmatched_ends);
   pp_jsonw_kv_uint(w, "flow_chains_v2", c->lim.chains_v2);
   pp_jsonw_kv_uint(w, "flow_chains_v1", c->lim.chains_v1);
   pp_jsonw_key(w, "reader");
@@ -1418,6 +1477,18 @@ int pp_chrome_stream_event(void *arg, const pp_trace *t, uint32_t thread,
   return pp_order_put(c->order, t, thread, e) == 0 && !c->failed ? 0 : -1;
 }
 
+int pp_chrome_stream_release(pp_chrome *c, const pp_trace *t, int64_t before) {
+  if (c->order && pp_order_release(c->order, t, before) != 0)
+    c->failed = 1;
+  return c->failed ? -1 : 0;
+}
+
+void pp_chrome_stream_zones_unfed(pp_chrome *c, int have, int64_t last_ns) {
+  c->zones_unfed = 1;
+  c->have_zone_last = have;
+  c->zone_last = last_ns;
+}
+
 const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c) {
   return &c->lim;
 }
@@ -1463,10 +1534,13 @@ int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
   /* What is open at the end is drawn to it: the trace's end, or the end
    * of the window of events a read stored. */
   const pp_profile *p = &t->prof;
+  int64_t t1 = c->zones_unfed && c->have_zone_last && c->zone_last > p->t1
+                   ? c->zone_last
+                   : p->t1;
   int64_t end = !c->streamed && pp_details_window_ns(t) >= 0 &&
-                        t->diag.first_unkept_ns < p->t1
+                        t->diag.first_unkept_ns < t1
                     ? t->diag.first_unkept_ns
-                    : p->t1;
+                    : t1;
   for (size_t i = 0; i < c->nth; i++) {
     zclose_ctx x = {c, i};
     if (c->th[i].ready)

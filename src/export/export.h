@@ -107,10 +107,22 @@ pp_chrome *pp_chrome_stream_new(FILE *out);
  * writing failed (the read then stops). */
 int pp_chrome_stream_event(void *c, const pp_trace *t, uint32_t thread,
                            const pp_event *e);
+/* No event given from now on is earlier than `before` (the reader knows
+ * from its first pass): write what waits for no other event, keeping the
+ * reorder buffer to what may still be overtaken. 0, or -1 as above. */
+int pp_chrome_stream_release(pp_chrome *c, const pp_trace *t, int64_t before);
 /* t read and analysed: write the rest. 0, or -1 (memory, writing). The
  * output is flushed, not closed. */
 int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t);
 const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c);
+/* The figures' stream of the read was not fed the zone events (their
+ * statistics are not in the document): the writer's own pairing, the one
+ * pairing of pair/zones.h over the same events of each thread, gives the
+ * unclosed zones and unmatched ends, and the trace ends no earlier than
+ * last_ns, the latest zone event (have: there was one). Only for a trace
+ * whose threads have distinct ids (the figures pair by thread id). Call
+ * before pp_chrome_stream_finish. */
+void pp_chrome_stream_zones_unfed(pp_chrome *c, int have, int64_t last_ns);
 /* Whether a bound cut anything (events_late cuts nothing). */
 static inline int pp_chrome_limited(const pp_chrome_limits *l) {
   return l->zones_too_deep || l->flow_chains_cut || l->ranges_lost;

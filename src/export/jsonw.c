@@ -17,7 +17,7 @@
 
 /* Write out the buffer. A memory writer (no FILE) has nowhere to flush:
  * running out of room there is an error. */
-static void flush_buf(pp_jsonw *w) {
+void pp__jsonw_flush(pp_jsonw *w) {
   if (w->len && !w->err) {
     if (!w->out || fwrite(w->buf, 1, w->len, w->out) != w->len)
       w->err = 1;
@@ -28,7 +28,7 @@ static void flush_buf(pp_jsonw *w) {
 /* Make room for n more bytes in the buffer (n <= w->cap). */
 static inline int reserve(pp_jsonw *w, size_t n) {
   if (pp__unlikely(w->len + n > w->cap))
-    flush_buf(w);
+    pp__jsonw_flush(w);
   return !w->err;
 }
 
@@ -40,7 +40,7 @@ void pp_jsonw_put(pp_jsonw *w, const char *s, size_t n) {
     w->len += n;
     return;
   }
-  flush_buf(w);
+  pp__jsonw_flush(w);
   if (n <= w->cap / 2) {
     memcpy(w->buf, s, n);
     w->len = n;
@@ -73,7 +73,7 @@ int pp_jsonw_init(pp_jsonw *w, FILE *out) {
 
 int pp_jsonw_finish(pp_jsonw *w) {
   if (w->buf)
-    flush_buf(w);
+    pp__jsonw_flush(w);
   pp__free(w->buf);
   w->buf = NULL;
   if (w->out && fflush(w->out) != 0)
@@ -85,54 +85,43 @@ int pp_jsonw_finish(pp_jsonw *w) {
 
 /* ---- numbers ---- */
 
-static const char digit_pairs[201] =
+const uint64_t pp__jsonw_pow10[20] = {
+    UINT64_C(1),
+    UINT64_C(10),
+    UINT64_C(100),
+    UINT64_C(1000),
+    UINT64_C(10000),
+    UINT64_C(100000),
+    UINT64_C(1000000),
+    UINT64_C(10000000),
+    UINT64_C(100000000),
+    UINT64_C(1000000000),
+    UINT64_C(10000000000),
+    UINT64_C(100000000000),
+    UINT64_C(1000000000000),
+    UINT64_C(10000000000000),
+    UINT64_C(100000000000000),
+    UINT64_C(1000000000000000),
+    UINT64_C(10000000000000000),
+    UINT64_C(100000000000000000),
+    UINT64_C(1000000000000000000),
+    UINT64_C(10000000000000000000)};
+
+const char pp__jsonw_digits[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233"
     "34353637383940414243444546474849505152535455565758596061626364656667"
     "6869707172737475767778798081828384858687888990919293949596979899";
 
 size_t pp_jsonw_fmt_uint(char *buf, uint64_t v) {
-  char tmp[24];
-  char *p = tmp + sizeof tmp;
-  while (v >= 100) {
-    unsigned d = (unsigned)(v % 100) * 2;
-    v /= 100;
-    *--p = digit_pairs[d + 1];
-    *--p = digit_pairs[d];
-  }
-  if (v >= 10) {
-    unsigned d = (unsigned)v * 2;
-    *--p = digit_pairs[d + 1];
-    *--p = digit_pairs[d];
-  } else {
-    *--p = (char)('0' + v);
-  }
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(buf, p, n);
-  return n;
+  return (size_t)(pp_jsonw_w_uint(buf, v) - buf);
 }
 
 size_t pp_jsonw_fmt_int(char *buf, int64_t v) {
-  if (v < 0) {
-    buf[0] = '-';
-    return 1 + pp_jsonw_fmt_uint(buf + 1, 0 - (uint64_t)v);
-  }
-  return pp_jsonw_fmt_uint(buf, (uint64_t)v);
+  return (size_t)(pp_jsonw_w_int(buf, v) - buf);
 }
 
 size_t pp_jsonw_fmt_us(char *buf, int64_t ns) {
-  size_t n = 0;
-  uint64_t m = (uint64_t)ns;
-  if (ns < 0) {
-    buf[n++] = '-';
-    m = 0 - m;
-  }
-  n += pp_jsonw_fmt_uint(buf + n, m / 1000);
-  unsigned f = (unsigned)(m % 1000);
-  buf[n++] = '.';
-  buf[n++] = (char)('0' + f / 100);
-  buf[n++] = digit_pairs[(f % 100) * 2];
-  buf[n++] = digit_pairs[(f % 100) * 2 + 1];
-  return n;
+  return (size_t)(pp_jsonw_w_us(buf, ns) - buf);
 }
 
 size_t pp_jsonw_fmt_double(char *buf, double v) {

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define PP_JSONW_BUF_SIZE 65536u
 #define PP_JSONW_MAX_DEPTH 32
@@ -99,6 +100,83 @@ void pp_jsonw_put_us(pp_jsonw *w, int64_t ns);
 void pp_jsonw_put_double(pp_jsonw *w, double v);
 /* A quoted, escaped JSON string. */
 void pp_jsonw_put_str(pp_jsonw *w, const char *s, size_t n);
+
+/* ---- direct output: hot loops that know a bound on what they write ----
+ *
+ *   char *p = pp_jsonw_room(w, 96);   (NULL: the writer has failed)
+ *   p = pp_jsonw_w_lit(p, "{\"ts\":", 6);
+ *   p = pp_jsonw_w_us(p, ns);
+ *   pp_jsonw_commit(w, p);
+ *
+ * Between room and commit nothing else may write to w, and at most the
+ * bytes asked for (at most PP_JSONW_ROOM_MAX) are written. */
+#define PP_JSONW_ROOM_MAX 4096u
+
+/* Flushes the buffer (jsonw.c); the inline calls below use it. */
+void pp__jsonw_flush(pp_jsonw *w);
+extern const char pp__jsonw_digits[201];  /* "00" "01" .. "99" */
+extern const uint64_t pp__jsonw_pow10[20]; /* 1, 10, .. 10^19 */
+
+static inline char *pp_jsonw_room(pp_jsonw *w, size_t n) {
+  if (w->len + n > w->cap)
+    pp__jsonw_flush(w);
+  return w->err ? NULL : w->buf + w->len;
+}
+
+static inline void pp_jsonw_commit(pp_jsonw *w, char *end) {
+  w->len = (size_t)(end - w->buf);
+}
+
+/* n bytes of s at p; returns the end. */
+static inline char *pp_jsonw_w_lit(char *p, const char *s, size_t n) {
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* Decimal digits of v at p (at most 20); returns the end. */
+static inline char *pp_jsonw_w_uint(char *p, uint64_t v) {
+  size_t n = 1;
+  while (n < 20 && v >= pp__jsonw_pow10[n])
+    n++;
+  char *e = p + n, *q = e;
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100) * 2;
+    v /= 100;
+    *--q = pp__jsonw_digits[d + 1];
+    *--q = pp__jsonw_digits[d];
+  }
+  if (v >= 10) {
+    *--q = pp__jsonw_digits[v * 2 + 1];
+    *--q = pp__jsonw_digits[v * 2];
+  } else {
+    *--q = (char)('0' + v);
+  }
+  return e;
+}
+
+static inline char *pp_jsonw_w_int(char *p, int64_t v) {
+  if (v < 0) {
+    *p++ = '-';
+    return pp_jsonw_w_uint(p, 0 - (uint64_t)v);
+  }
+  return pp_jsonw_w_uint(p, (uint64_t)v);
+}
+
+/* Integer nanoseconds as microseconds with three decimals (as
+ * pp_jsonw_us), at most 25 bytes; returns the end. */
+static inline char *pp_jsonw_w_us(char *p, int64_t ns) {
+  uint64_t m = (uint64_t)ns;
+  if (ns < 0) {
+    *p++ = '-';
+    m = 0 - m;
+  }
+  p = pp_jsonw_w_uint(p, m / 1000);
+  unsigned f = (unsigned)(m % 1000);
+  p[0] = '.';
+  p[1] = (char)('0' + f / 100);
+  memcpy(p + 2, pp__jsonw_digits + (f % 100) * 2, 2);
+  return p + 4;
+}
 
 /* ---- formatting helpers usable without a writer ---- */
 

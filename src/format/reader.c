@@ -273,12 +273,12 @@ typedef struct tick_conv {
   size_t seg;
   double *ns_per_tick; /* from each point to the next (the overall rate
                           after the last) */
-  /* The segment of the last conversion, for one compare and one
-   * multiply-add per event (conv_fast): ticks lo .. lo + span are
-   * base + (tick - lo) * scale, the very operations of conv_tick. */
-  int cached;
-  uint64_t lo, span;
+  /* The segment the last conversion used when the tick was past its
+   * point: [lo, hi) (hi_open: to the end of ticks), its point's ns and
+   * rate; have_last 0 until then. */
+  uint64_t lo, hi;
   double base, scale;
+  int have_last, hi_open;
 } tick_conv;
 
 /* What the second pass carries from event to event. */
@@ -341,8 +341,7 @@ void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep) {
   lower_cut(t, keep, &cut, &set);
 }
 
-static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick);
-static inline int64_t conv_fast(const pp_trace *t, tick_conv *v,
+static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
                                 uint64_t tick);
 
 /* An EVENTS chunk (second pass): each thread event is decoded, its time
@@ -390,7 +389,8 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     /* The fields the table gives this type (format/events.h), into the
      * members its layout names: v holds the value's 64 bits whatever its
      * coding (.id, .i or .f); MEM keeps the device in v2's top byte. */
-    if (c->err || ppt_ev_body(c, &r) != 0 || id >= loc_limit(t)) {
+    if (c->err || (!ppt_ev_is(type, PPT_L_SITE) && ppt_ev_body(c, &r) != 0) ||
+        id >= loc_limit(t)) { /* a SITE layout has no body past the site */
       t->diag.events_bad++;
       return -1;
     }
@@ -401,7 +401,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.loc = (uint32_t)id;
     if (id >= t->nlocs && !loc_slot(t, id))
       return -1;
-    ev.ts = conv_fast(t, &ps->conv, tick);
+    ev.ts = conv_tick(t, &ps->conv, tick);
     t->diag.events++;
     if (ps->opts->on_event &&
         ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, &ev) != 0) {
@@ -841,10 +841,21 @@ static void prepare_clock(pp_trace *t, tick_conv *v) {
 /* One tick to ns: linear between the synchronisation points around it,
  * at the overall rate outside them. The cursor v->seg moves from where the
  * last conversion left it. */
-static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
-  size_t k = t->nclock;
+static int64_t conv_tick_seg(const pp_trace *t, tick_conv *v, uint64_t tick);
+
+/* The same in the segment of the last conversion without a call: the
+ * same arithmetic on the same values. */
+static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
+                                uint64_t tick) {
   if (v->identity)
     return (int64_t)tick;
+  if (v->have_last && tick >= v->lo && (tick < v->hi || v->hi_open))
+    return sat_ns(v->base + (double)(tick - v->lo) * v->scale);
+  return conv_tick_seg(t, v, tick);
+}
+
+static int64_t conv_tick_seg(const pp_trace *t, tick_conv *v, uint64_t tick) {
+  size_t k = t->nclock;
   if (k == 0)
     return sat_ns((double)tick / v->fallback);
   const pp_clock_sync *c = t->clock;
@@ -856,33 +867,20 @@ static int64_t conv_tick(const pp_trace *t, tick_conv *v, uint64_t tick) {
       g--;
     v->seg = g;
   }
-  if (tick >= c[g].tick) {
-    v->cached = 1;
+  if (tick >= c[g].tick) { /* the next conversions here take the path
+                              above */
     v->lo = c[g].tick;
-    v->span = (g + 1 < k ? c[g + 1].tick - 1 : UINT64_MAX) - v->lo;
+    v->hi_open = g + 1 >= k;
+    v->hi = v->hi_open ? 0 : c[g + 1].tick;
     v->base = (double)c[g].mono_ns;
     v->scale = v->ns_per_tick[g];
+    v->have_last = 1;
   }
   /* A multiplication, not a division: this runs for every event. */
   double scale = tick >= c[g].tick ? v->ns_per_tick[g] : 1.0 / v->overall;
   double d = tick >= c[g].tick ? (double)(tick - c[g].tick)
                                : -(double)(c[g].tick - tick);
   return sat_ns((double)c[g].mono_ns + d * scale);
-}
-
-/* conv_tick for a tick in the segment of the last conversion, the same
- * result (the same operations on the same doubles: a tick difference below
- * 2^63 converts as a signed one, exactly as unsigned); else conv_tick. */
-static inline int64_t conv_fast(const pp_trace *t, tick_conv *v,
-                                uint64_t tick) {
-  if (v->identity)
-    return (int64_t)tick;
-  uint64_t d = tick - v->lo;
-  if (__builtin_expect(v->cached && d <= v->span, 1)) {
-    double x = d < (UINT64_C(1) << 63) ? (double)(int64_t)d : (double)d;
-    return sat_ns(v->base + x * v->scale);
-  }
-  return conv_tick(t, v, tick);
 }
 
 /* GPU zones and notes, decoded in ticks, once every event is read. */
@@ -1034,6 +1032,15 @@ typedef struct ev_chunk {
   uint32_t len;
   uint32_t crc;        /* the payload's CRC-32C, checked again on pread */
   unsigned char *copy; /* a pipe's payload, held (NULL otherwise) */
+  /* pp_read_opts.scan_first: what the first pass found (scan_chunk) */
+  uint64_t lo_u, lo_s; /* the earliest tick, as unsigned and as signed */
+  uint64_t limit;      /* the site bound the scan used (loc_limit) */
+  int64_t first_ns;    /* lo converted, once the clock is known */
+  int64_t rest_ns;     /* the least first_ns of this chunk and those after
+                          it (INT64_MAX: none has an event) */
+  uint32_t maxloc;     /* the highest site named */
+  uint8_t have;        /* an event was found: the fields above hold */
+  uint8_t cut;         /* the scan stopped at a site past limit */
 } ev_chunk;
 
 typedef struct ev_index {
@@ -1061,8 +1068,12 @@ static int ev_chunk_thread(pp_trace *t, const unsigned char *p, size_t n) {
   return thread_for(t, base.tid) ? 0 : -1;
 }
 
+static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
+                       ev_chunk *e);
+
 static int ev_index_add(pp_trace *t, ev_index *x, const rd_src *s,
-                        const unsigned char *payload, uint32_t len) {
+                        const unsigned char *payload, uint32_t len,
+                        int scan) {
   if (grow(t, (void **)&x->v, &x->cap, x->n + 1, sizeof *x->v) != 0)
     return -1;
   ev_chunk *e = &x->v[x->n];
@@ -1080,6 +1091,8 @@ static int ev_index_add(pp_trace *t, ev_index *x, const rd_src *s,
     }
     memcpy(e->copy, payload, len);
   }
+  if (scan)
+    scan_chunk(payload, len, loc_limit(t), e);
   x->n++;
   return ev_chunk_thread(t, payload, len);
 }
@@ -1123,111 +1136,233 @@ static const unsigned char *chunk_bytes(rd_src *s, pp_trace *t,
   return *buf;
 }
 
-/* The earliest time in one EVENTS payload, as decode_events would convert
- * it: thread events and GPU zones' launch and start, up to the first bad
- * event (where decode_events stops too). The conversion never runs
- * backwards, so only the chunk's earliest tick is converted. */
-static void scan_first(pp_trace *t, ppt_cursor *c, tick_conv *v, int64_t *first,
-                       int *any) {
+/* The earliest tick in one EVENTS payload and the highest site it names,
+ * as decode_events would take them: thread events and GPU zones' launch
+ * and start, up to the first bad event (where decode_events stops too).
+ * Ticks are kept as the lowest unsigned and the lowest signed value: which
+ * one counts depends on the clock (identity ticks are ns as int64_t),
+ * known once every chunk is read. The conversion never runs backwards, so
+ * only the chunk's earliest tick is converted (first_times). */
+static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
+                       ev_chunk *e) {
+  ppt_cursor c = {p, p + n, 0};
+  e->have = e->cut = 0;
+  e->maxloc = 0;
+  e->limit = limit;
   ppt_events_base base;
-  if (ppt_events_base_get(c, &base) != 0)
+  if (ppt_events_base_get(&c, &base) != 0)
     return;
-  uint64_t tick = base.tick, lo = 0;
+  uint64_t tick = base.tick, lo_u = 0, lo_s = 0;
+  uint64_t maxloc = 0;
   int have = 0;
-  /* identity: ticks are ns as int64_t, so compare them that way */
-  uint64_t flip = v->identity ? UINT64_C(1) << 63 : 0;
-  while (c->p < c->end) {
+  while (c.p < c.end) {
     ppt_ev r;
-    if (ppt_ev_head(c, &r) != 0)
+    if (ppt_ev_is(*c.p, PPT_L_SITE)) { /* the commonest: type, delta, site */
+      c.p++;
+      int64_t delta = ppt_get_sv(&c);
+      uint64_t loc = ppt__dec_UV(&c, UINT32_MAX);
+      if (c.err)
+        break;
+      if (loc >= limit) {
+        e->cut = 1;
+        break;
+      }
+      tick += (uint64_t)delta;
+      if (!have) {
+        lo_u = lo_s = tick;
+        have = 1;
+      }
+      if (loc > maxloc)
+        maxloc = loc;
+      if (tick < lo_u)
+        lo_u = tick;
+      if ((int64_t)tick < (int64_t)lo_s)
+        lo_s = tick;
+      continue;
+    }
+    if (ppt_ev_head(&c, &r) != 0)
       break;
     if (ppt_is_note(r.type)) {
-      if (ppt_ev_body(c, &r) != 0 || c->err)
+      if (ppt_ev_body(&c, &r) != 0 || c.err)
         break;
       tick += (uint64_t)r.delta;
       continue;
     }
-    if (ppt_ev_site(c, &r) != 0 || ppt_ev_body(c, &r) != 0 || c->err ||
-        r.loc >= loc_limit(t))
+    if (ppt_ev_site(&c, &r) != 0 || ppt_ev_body(&c, &r) != 0 || c.err)
       break;
+    if (r.loc >= limit) {
+      e->cut = 1;
+      break;
+    }
     tick += (uint64_t)r.delta;
+    if (!have) {
+      lo_u = lo_s = tick;
+      have = 1;
+    }
+    if (r.loc > maxloc)
+      maxloc = r.loc;
     uint64_t k[2] = {tick, tick + (uint64_t)r.launch};
-    for (int i = 0; i < (r.type == PPT_EV_GPU_ZONE ? 2 : 1); i++)
-      if (!have || (k[i] ^ flip) < (lo ^ flip)) {
-        lo = k[i];
-        have = 1;
-      }
+    for (int i = 0; i < (r.type == PPT_EV_GPU_ZONE ? 2 : 1); i++) {
+      if (k[i] < lo_u)
+        lo_u = k[i];
+      if ((int64_t)k[i] < (int64_t)lo_s)
+        lo_s = k[i];
+    }
   }
-  if (!have)
-    return;
-  int64_t ns = conv_tick(t, v, lo);
-  if (!*any || ns < *first) {
-    *first = ns;
-    *any = 1;
-  }
+  e->lo_u = lo_u;
+  e->lo_s = lo_s;
+  e->maxloc = (uint32_t)maxloc;
+  e->have = (uint8_t)have;
 }
 
-/* The second pass. 0, -1 (err set) or PP_TRACE_ENOMEM. */
-static int decode_indexed(rd_src *s, pp_trace *t, const ev_index *x,
-                          const pp_read_opts *o) {
-  ev_pass ps;
-  memset(&ps, 0, sizeof ps);
-  ps.opts = o;
-  prepare_clock(t, &ps.conv);
-  unsigned char *buf = NULL;
-  size_t cap = 0;
-  int changed;
-  if (t->diag.out_of_memory)
-    return 0;
-  if (o->scan_first) { /* the earliest time before any event is handed */
-    int any = 0;
-    int64_t first = 0;
-    for (size_t i = 0; i < x->n; i++) {
-      const unsigned char *p =
-          chunk_bytes(s, t, &x->v[i], &buf, &cap, &changed);
-      if (!p && !changed)
-        break;
-      if (p) {
-        ppt_cursor c = {p, p + x->v[i].len, 0};
-        scan_first(t, &c, &ps.conv, &first, &any);
-      }
+static const unsigned char *chunk_bytes(rd_src *s, pp_trace *t,
+                                        const ev_chunk *e, unsigned char **buf,
+                                        size_t *cap, int *changed);
+
+/* The earliest time before any event is handed on (diag.first_ns), from
+ * the first pass's scans, and each chunk's earliest time (first_ns). A
+ * chunk whose scan stopped at the site bound is scanned again when the
+ * bound grew since (a file that grew while read). Sites an event names
+ * beyond those defined are made now, as decode_events would make them,
+ * so that the trace's sites are final before its first event. */
+static void first_times(rd_src *s, pp_trace *t, ev_index *x, tick_conv *v,
+                        unsigned char **buf, size_t *cap) {
+  int any = 0, anyloc = 0;
+  int64_t first = 0;
+  uint32_t maxloc = 0;
+  uint64_t limit = loc_limit(t);
+  int stop = 0, changed;
+  for (size_t i = 0; i < x->n; i++) {
+    ev_chunk *e = &x->v[i];
+    if (e->cut && e->limit != limit && !stop) {
+      const unsigned char *p = chunk_bytes(s, t, e, buf, cap, &changed);
+      if (p)
+        scan_chunk(p, e->len, limit, e);
+      else
+        e->have = 0;
+      stop = !p && !changed; /* an I/O error: the decode meets it too */
+    } else if (e->cut && e->limit != limit) {
+      e->have = 0;
     }
-    t->diag.first_ns = first;
-    t->diag.have_first = any;
-    s->io_errno = 0; /* the pass below meets it again and says so */
-  }
-  for (size_t i = 0; i < x->n && !t->diag.out_of_memory; i++) {
-    const ev_chunk *e = &x->v[i];
-    const unsigned char *p = chunk_bytes(s, t, e, &buf, &cap, &changed);
-    if (!p) {
-      if (!changed)
-        break;
-      t->diag.chunks_bad++;
+    if (!e->have)
       continue;
+    e->first_ns = conv_tick(t, v, v->identity ? e->lo_s : e->lo_u);
+    if (!any || e->first_ns < first) {
+      first = e->first_ns;
+      any = 1;
     }
-    ppt_cursor c = {p, p + e->len, 0};
-    if (decode_events(t, &c, &ps) != 0) {
-      if (t->diag.out_of_memory)
-        break;
-      t->diag.chunks_bad++;
-    } else {
-      t->diag.chunks_ok++;
-    }
+    if (!anyloc || e->maxloc > maxloc)
+      maxloc = e->maxloc;
+    anyloc = 1;
   }
-  pp__free(buf);
-  if (!t->diag.out_of_memory && !s->io_errno)
-    convert_rest(t, &ps.conv);
-  pp__free(ps.conv.ns_per_tick);
+  int64_t rest = INT64_MAX;
+  for (size_t i = x->n; i-- > 0;) {
+    ev_chunk *e = &x->v[i];
+    if (e->have && e->first_ns < rest)
+      rest = e->first_ns;
+    e->rest_ns = rest;
+  }
+  s->io_errno = 0;
+  t->diag.first_ns = first;
+  t->diag.have_first = any;
+  if (anyloc && maxloc >= t->nlocs && !loc_slot(t, maxloc))
+    t->diag.out_of_memory = 1;
+}
+
+/* The read of one input in its stages: the header and the first pass
+ * (read_first), the second pass chunk by chunk (dec_begin, dec_chunk,
+ * dec_end), then the names and the verdict (read_last). read_src runs
+ * them in a row; a pp__trace_reader runs the second pass as its caller
+ * steps it. */
+typedef struct rd_state {
+  rd_src s;
+  pp_trace *t;
+  pp_read_opts o;
+  ev_index idx;
+  ev_pass ps;
+  unsigned char *buf; /* a chunk read again */
+  size_t cap;
+  size_t next; /* the next chunk of idx to decode */
+  uint64_t size_hint;
+  int decoding; /* dec_begin ran and dec_end did not */
+  int stopped;  /* the second pass is over */
+} rd_state;
+
+/* The second pass's start: the clock, and the earliest time when asked. */
+static void dec_begin(rd_state *r) {
+  pp_trace *t = r->t;
+  memset(&r->ps, 0, sizeof r->ps);
+  r->ps.opts = &r->o;
+  r->next = 0;
+  r->stopped = 0;
+  if (r->s.oom || t->diag.out_of_memory || r->s.io_errno) {
+    r->stopped = 1; /* nothing to decode: read_last says why */
+    return;
+  }
+  r->decoding = 1;
+  prepare_clock(t, &r->ps.conv);
+  if (!t->diag.out_of_memory && r->o.scan_first)
+    first_times(&r->s, t, &r->idx, &r->ps.conv, &r->buf, &r->cap);
+  if (t->diag.out_of_memory)
+    r->stopped = 1;
+}
+
+/* Decode the next chunk; 0, or -1 when the pass is over (every chunk
+ * done, or it had to stop). */
+static int dec_chunk(rd_state *r) {
+  pp_trace *t = r->t;
+  if (r->stopped || r->next >= r->idx.n || t->diag.out_of_memory) {
+    r->stopped = 1;
+    return -1;
+  }
+  const ev_chunk *e = &r->idx.v[r->next++];
+  int changed;
+  const unsigned char *p =
+      chunk_bytes(&r->s, t, e, &r->buf, &r->cap, &changed);
+  if (!p) {
+    if (!changed) {
+      r->stopped = 1;
+      return -1;
+    }
+    t->diag.chunks_bad++;
+    return 0;
+  }
+  ppt_cursor c = {p, p + e->len, 0};
+  if (decode_events(t, &c, &r->ps) != 0) {
+    if (t->diag.out_of_memory) {
+      r->stopped = 1;
+      return -1;
+    }
+    t->diag.chunks_bad++;
+  } else {
+    t->diag.chunks_ok++;
+  }
   return 0;
 }
 
-/* Header, chunks, names, ticks. 0, -1 (err set) or PP_TRACE_ENOMEM. */
-static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
-                    const pp_read_opts *o, char *err, size_t errlen) {
+static void dec_end(rd_state *r) {
+  if (!r->decoding)
+    return;
+  r->decoding = 0;
+  pp__free(r->buf);
+  r->buf = NULL;
+  r->cap = 0;
+  if (!r->t->diag.out_of_memory && !r->s.io_errno)
+    convert_rest(r->t, &r->ps.conv);
+  pp__free(r->ps.conv.ns_per_tick);
+  r->ps.conv.ns_per_tick = NULL;
+}
+
+/* The header and the first pass. 0, or -1 (err set). */
+static int read_first(rd_state *r, char *err, size_t errlen) {
+  rd_src *s = &r->s;
+  pp_trace *t = r->t;
+  const pp_read_opts *o = &r->o;
+  ev_index *idx = &r->idx;
+  uint64_t size_hint = r->size_hint;
   memset(t, 0, sizeof *t);
   t->diag.file_bytes = size_hint;
   t->diag.first_unkept_ns = INT64_MAX;
-  ev_index idx;
-  memset(&idx, 0, sizeof idx);
   size_t have = rd_need(s, PPT_FILE_HEADER_SIZE);
   const unsigned char *d = s->buf + s->pos;
   if (s->io_errno) {
@@ -1292,7 +1427,7 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
     }
     unsigned type = ppt_get_u16(h + 4);
     if (type == PPT_CHUNK_EVENTS) {
-      if (ev_index_add(t, &idx, s, payload, plen) != 0 &&
+      if (ev_index_add(t, idx, s, payload, plen, o->scan_first) != 0 &&
           t->diag.out_of_memory)
         break; /* counted ok or bad when decoded */
       continue;
@@ -1313,9 +1448,17 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
   uint64_t offset = rd_offset(s);
   if (offset > t->diag.file_bytes)
     t->diag.file_bytes = offset;
-  if (!s->oom && !t->diag.out_of_memory && !s->io_errno)
-    decode_indexed(s, t, &idx, o);
-  ev_index_free(&idx);
+  return 0;
+}
+
+/* Names, and the verdict. 0, -1 (err set) or PP_TRACE_ENOMEM. */
+static int read_last(rd_state *r, char *err, size_t errlen) {
+  rd_src *s = &r->s;
+  pp_trace *t = r->t;
+  uint64_t size_hint = r->size_hint;
+  uint64_t offset = rd_offset(s);
+  dec_end(r);
+  ev_index_free(&r->idx);
   /* Name every loc an event or statistic refers to. */
   for (size_t i = 0; i < t->nlocs && !s->oom && !t->diag.out_of_memory;
        i++) {
@@ -1349,18 +1492,33 @@ static int read_src(rd_src *s, pp_trace *t, uint64_t size_hint,
   return 0;
 }
 
+/* Header, chunks, names, ticks. 0, -1 (err set) or PP_TRACE_ENOMEM. */
+static int read_src(rd_state *r, char *err, size_t errlen) {
+  if (read_first(r, err, errlen) != 0) {
+    ev_index_free(&r->idx);
+    return -1;
+  }
+  dec_begin(r);
+  while (dec_chunk(r) == 0)
+    ;
+  return read_last(r, err, errlen);
+}
+
 static const pp_read_opts keep_all = {UINT64_MAX, NULL, NULL, 0};
 
 int pp_trace_read_mem_opts(const unsigned char *d, size_t len, pp_trace *t,
                            const pp_read_opts *o, char *err, size_t errlen) {
-  rd_src s;
-  memset(&s, 0, sizeof s);
-  s.buf = d;
-  s.end = d ? len : 0;
-  s.fd = -1;
-  s.eof = 1;
+  rd_state r;
+  memset(&r, 0, sizeof r);
+  r.s.buf = d;
+  r.s.end = d ? len : 0;
+  r.s.fd = -1;
+  r.s.eof = 1;
+  r.t = t;
+  r.o = o ? *o : keep_all;
+  r.size_hint = len;
   char inner[200] = "";
-  int rc = read_src(&s, t, len, o ? o : &keep_all, inner, sizeof inner);
+  int rc = read_src(&r, inner, sizeof inner);
   if (rc == PP_TRACE_ENOMEM)
     err_set(err, errlen, "out of memory reading the trace %s", inner);
   else if (rc != 0)
@@ -1373,10 +1531,12 @@ int pp_trace_read_mem(const unsigned char *d, size_t len, pp_trace *t,
   return pp_trace_read_mem_opts(d, len, t, NULL, err, errlen);
 }
 
-int pp_trace_read_file_opts(const char *path, pp_trace *t,
-                            const pp_read_opts *o, char *err,
-                            size_t errlen) {
-  memset(t, 0, sizeof *t);
+/* Open path for r (r->t and r->o set by the caller). 0, or -1 with err
+ * set as pp_trace_read_file_opts sets it; r then holds the descriptor
+ * (file_done closes it). */
+static int open_file(rd_state *r, const char *path, char *err,
+                     size_t errlen) {
+  memset(r->t, 0, sizeof *r->t);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -1387,27 +1547,115 @@ int pp_trace_read_file_opts(const char *path, pp_trace *t,
   int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   if (regular && st.st_size > 0)
     size = (uint64_t)st.st_size;
-  rd_src s;
-  memset(&s, 0, sizeof s);
-  s.fd = fd;
-  s.seekable = regular;
+  rd_src *s = &r->s;
+  memset(s, 0, sizeof *s);
+  s->fd = fd;
+  s->seekable = regular;
+  r->size_hint = size;
   /* The header alone first: a non-trace input is refused after reading
    * PPT_FILE_HEADER_SIZE bytes. */
-  s.cap = s.gran = PPT_FILE_HEADER_SIZE;
-  s.own = pp__malloc(s.cap);
-  s.buf = s.own;
-  char inner[200] = "";
-  int rc;
-  if (!s.own)
-    rc = PP_TRACE_ENOMEM;
-  else
-    rc = read_src(&s, t, size, o ? o : &keep_all, inner, sizeof inner);
-  pp__free(s.own);
-  close(fd);
+  s->cap = s->gran = PPT_FILE_HEADER_SIZE;
+  s->own = pp__malloc(s->cap);
+  s->buf = s->own;
+  return 0;
+}
+
+static int file_done(rd_state *r, int rc, const char *path,
+                     const char *inner, char *err, size_t errlen) {
+  pp__free(r->buf);
+  r->buf = NULL;
+  pp__free(r->s.own);
+  r->s.own = NULL;
+  close(r->s.fd);
+  r->s.fd = -1;
   if (rc == PP_TRACE_ENOMEM)
     err_set(err, errlen, "out of memory reading %s %s", path, inner);
   else if (rc != 0)
     err_set(err, errlen, "%s: %s", path, inner);
+  return rc;
+}
+
+int pp_trace_read_file_opts(const char *path, pp_trace *t,
+                            const pp_read_opts *o, char *err,
+                            size_t errlen) {
+  rd_state r;
+  memset(&r, 0, sizeof r);
+  r.t = t;
+  r.o = o ? *o : keep_all;
+  if (open_file(&r, path, err, errlen) != 0)
+    return -1;
+  char inner[200] = "";
+  int rc = r.s.own ? read_src(&r, inner, sizeof inner) : PP_TRACE_ENOMEM;
+  return file_done(&r, rc, path, inner, err, errlen);
+}
+
+/* ---- a file read as its caller steps it (model.h pp__trace_reader) ---- */
+
+struct pp__trace_reader {
+  rd_state r;
+  char *path;
+};
+
+int pp__trace_reader_open(const char *path, pp_trace *t,
+                          const pp_read_opts *o, pp__trace_reader **out,
+                          char *err, size_t errlen) {
+  *out = NULL;
+  memset(t, 0, sizeof *t);
+  pp__trace_reader *x = pp__calloc(1, sizeof *x);
+  if (!x || !(x->path = pp__strdup(path))) {
+    pp__free(x);
+    err_set(err, errlen, "out of memory reading %s", path);
+    return PP_TRACE_ENOMEM;
+  }
+  x->r.t = t;
+  x->r.o = o ? *o : keep_all;
+  if (open_file(&x->r, path, err, errlen) != 0) {
+    pp__free(x->path);
+    pp__free(x);
+    return -1;
+  }
+  char inner[200] = "";
+  int rc = PP_TRACE_ENOMEM;
+  if (x->r.s.own && (rc = read_first(&x->r, inner, sizeof inner)) == 0) {
+    dec_begin(&x->r);
+    *out = x;
+    return 0;
+  }
+  ev_index_free(&x->r.idx);
+  pp__trace_model_free(t);
+  rc = file_done(&x->r, rc, path, inner, err, errlen);
+  pp__free(x->path);
+  pp__free(x);
+  return rc;
+}
+
+int pp__trace_reader_next(const pp__trace_reader *x, int64_t *first_ns) {
+  const rd_state *r = &x->r;
+  if (r->stopped || r->next >= r->idx.n || r->t->diag.out_of_memory)
+    return 0;
+  const ev_chunk *e = &r->idx.v[r->next];
+  *first_ns = e->have ? e->first_ns : INT64_MIN;
+  return 1;
+}
+
+int64_t pp__trace_reader_horizon(const pp__trace_reader *x) {
+  const rd_state *r = &x->r;
+  if (!r->o.scan_first || r->stopped || r->next >= r->idx.n ||
+      r->t->diag.out_of_memory)
+    return r->o.scan_first ? INT64_MAX : INT64_MIN;
+  return r->idx.v[r->next].rest_ns;
+}
+
+int pp__trace_reader_step(pp__trace_reader *x) {
+  return dec_chunk(&x->r) == 0 ? 0 : -1;
+}
+
+int pp__trace_reader_finish(pp__trace_reader *x, char *err, size_t errlen) {
+  char inner[200] = "";
+  int rc = read_last(&x->r, inner, sizeof inner);
+  rc = file_done(&x->r, rc, x->path, inner, err, errlen);
+  pp__free(x->path);
+  pp__free(x);
   return rc;
 }
 

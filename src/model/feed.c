@@ -114,13 +114,14 @@ int pp_feed_threads_in_time_order(const pp_trace *t, size_t first,
 
 typedef struct tqueue {
   pp_event *ev; /* ring */
-  size_t first, n, cap;
+  size_t first, n, cap; /* cap: 0 or a power of two */
 } tqueue;
 
 struct pp_order {
   pp_feed_fn fn;
   void *arg;
   size_t cap, waiting;
+  size_t room; /* events the queues' rings hold room for */
   tqueue *q; /* by thread index */
   size_t nq;
   head *heap; /* threads with waiting events, by their first one */
@@ -157,6 +158,7 @@ void pp_order_drop(pp_order *o) {
     pp__free(o->q[i].ev);
     memset(&o->q[i], 0, sizeof o->q[i]);
   }
+  o->room = 0;
   o->nheap = 0;
   o->waiting = 0;
   o->any_handed = 0;
@@ -174,14 +176,23 @@ static int pop_one(pp_order *o, const pp_trace *t) {
   uint32_t k = o->heap[0].thread;
   tqueue *q = &o->q[k];
   pp_event e = q->ev[q->first];
-  q->first = (q->first + 1) % q->cap;
+  q->first = (q->first + 1) & (q->cap - 1);
   q->n--;
   o->waiting--;
   if (q->n) {
-    o->heap[0].ts = q->ev[q->first].ts;
+    head *h = o->heap;
+    h[0].ts = q->ev[q->first].ts;
+    /* mostly the same thread stays first: two compares, no call */
+    if ((o->nheap < 2 || head_before(&h[0], &h[1])) &&
+        (o->nheap < 3 || head_before(&h[0], &h[2])))
+      return hand_over(o, t, k, &e);
   } else {
     o->heap[0] = o->heap[--o->nheap];
-    if (q->cap > 4096) { /* a burst is over: give its room back */
+    /* A burst is over: give its room back once the rings hold room for
+     * more than the buffer's bound (a queue emptied often, as when the
+     * caller releases events, keeps its ring while they fit in it). */
+    if (q->cap > 4096 && o->room > o->cap) {
+      o->room -= q->cap;
       pp__free(q->ev);
       q->ev = NULL;
       q->cap = q->first = 0;
@@ -191,20 +202,21 @@ static int pop_one(pp_order *o, const pp_trace *t) {
   return hand_over(o, t, k, &e);
 }
 
-static int queue_push(tqueue *q, const pp_event *e) {
+static int queue_push(pp_order *o, tqueue *q, const pp_event *e) {
   if (q->n == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 64;
     pp_event *nb = pp__malloc(cap * sizeof *nb);
     if (!nb)
       return -1;
     for (size_t i = 0; i < q->n; i++)
-      nb[i] = q->ev[(q->first + i) % q->cap];
+      nb[i] = q->ev[(q->first + i) & (q->cap - 1)];
     pp__free(q->ev);
+    o->room += cap - q->cap;
     q->ev = nb;
     q->cap = cap;
     q->first = 0;
   }
-  q->ev[(q->first + q->n) % q->cap] = *e;
+  q->ev[(q->first + q->n) & (q->cap - 1)] = *e;
   q->n++;
   return 0;
 }
@@ -230,11 +242,18 @@ int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
     o->heap[o->nheap] = (head){e->ts, thread};
     heap_up(o->heap, o->nheap++);
   }
-  if (queue_push(q, e) != 0)
+  if (queue_push(o, q, e) != 0)
     return -1;
   o->waiting++;
   int rc = 0;
   while (rc == 0 && o->waiting > o->cap)
+    rc = pop_one(o, t);
+  return rc;
+}
+
+int pp_order_release(pp_order *o, const pp_trace *t, int64_t before) {
+  int rc = 0;
+  while (rc == 0 && o->nheap > 0 && o->heap[0].ts < before)
     rc = pop_one(o, t);
   return rc;
 }

@@ -48,6 +48,12 @@ pp_order *pp_order_new(size_t cap, pp_feed_fn fn, void *arg);
  * -1 when out of memory. */
 int pp_order_put(pp_order *o, const pp_trace *t, uint32_t thread,
                  const pp_event *e);
+/* The caller knows that no event put from now on is earlier than
+ * `before`: hand over the waiting events that come before any such
+ * event, in the order above (those earlier than `before`), so that the
+ * buffer holds only what may still be overtaken. Returns 0, fn's value or
+ * -1. */
+int pp_order_release(pp_order *o, const pp_trace *t, int64_t before);
 /* Hand over everything still waiting, and start a new sequence: events put
  * afterwards are ordered among themselves, none of them late for being
  * earlier than what was handed over before (the next file of a run
