@@ -84,10 +84,10 @@ static const pp_zone_stats *zone(const pp_trace *t, const char *name) {
   return NULL;
 }
 
-PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
-  setenv("PIPEPROF_CLOCK", "monotonic", 1);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/stream.pptrace", pp_test_tmpdir());
+/* Record a trace-mode file: nthreads threads running fn on workers based
+ * at base. */
+static void record_file(const char *path, int nthreads, void *(*fn)(void *),
+                        int64_t base) {
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.mode = PP_MODE_TRACE;
@@ -97,14 +97,20 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
     PP_FAIL("pp_init: %s", pp_last_error());
   worker w[NTHREADS];
   pthread_t th[NTHREADS];
-  int64_t base = pp__mono_ns() + 1000000;
-  for (int k = 0; k < NTHREADS; k++) {
+  for (int k = 0; k < nthreads; k++) {
     w[k] = (worker){k, base};
-    CHECK_EQ(pthread_create(&th[k], NULL, work, &w[k]), 0);
+    CHECK_EQ(pthread_create(&th[k], NULL, fn, &w[k]), 0);
   }
-  for (int k = 0; k < NTHREADS; k++)
+  for (int k = 0; k < nthreads; k++)
     CHECK_EQ(pthread_join(th[k], NULL), 0);
   CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stream.pptrace", pp_test_tmpdir());
+  record_file(path, NTHREADS, work, pp__mono_ns() + 1000000);
 
   pp_trace all, win;
   char err[512];
@@ -241,25 +247,6 @@ static void *merged_work(void *arg) {
   return NULL;
 }
 
-static void record_file(const char *path, int nthreads, void *(*fn)(void *),
-                        int64_t base) {
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = PP_MODE_TRACE;
-  cfg.out_path = path;
-  cfg.buffer_kib = 1024;
-  if (pp_init(&cfg) != PP_OK)
-    PP_FAIL("pp_init: %s", pp_last_error());
-  worker w[NTHREADS];
-  pthread_t th[NTHREADS];
-  for (int k = 0; k < nthreads; k++) {
-    w[k] = (worker){k, base};
-    CHECK_EQ(pthread_create(&th[k], NULL, fn, &w[k]), 0);
-  }
-  for (int k = 0; k < nthreads; k++)
-    CHECK_EQ(pthread_join(th[k], NULL), 0);
-  CHECK_EQ(pp_shutdown(), PP_OK);
-}
 
 /* The lines of report section `title` (from its heading to the blank line
  * after it), malloc'ed; fails the test when absent. */
