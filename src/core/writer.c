@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "../collect/cupti.h"
+#include "../format/events.h"
 #include "../format/records.h"
 #include "../internal.h"
 #include "../sink/flight.h"
@@ -180,6 +181,40 @@ static void write_end(pp__out *o, uint64_t events, uint64_t drops) {
   put_chunk(o, PPT_CHUNK_END, &b);
 }
 
+/* Anomalies and alerts as one EVENTS chunk of the process-wide pseudo
+ * thread 0 (docs/formats/pptrace.md, event types 22 and 23), their times
+ * converted back to ticks by clock; not counted among the events. */
+static void write_notes(pp__out *o, const pp__note *nt, size_t n,
+                        const pp__clockmap *clock) {
+  ppt_buf b = {0};
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t tick =
+        clock->tick0 + (uint64_t)(int64_t)((double)(nt[i].ns - clock->ns0) /
+                                           clock->ns_per_tick);
+    if (i == 0) {
+      ppt_events_base base = {0, tick};
+      ppt_events_base_put(&b, &base);
+      prev = tick;
+    }
+    ppt_ev e;
+    e.type = (unsigned char)nt[i].type;
+    e.delta = (int64_t)(tick - prev);
+    e.what = ppt_str_of(nt[i].what);
+    e.which = ppt_str_of(nt[i].which);
+    e.message = ppt_str_of(nt[i].message);
+    e.nvalue = nt[i].value;
+    e.baseline = nt[i].baseline;
+    e.spread = nt[i].spread;
+    e.threshold = nt[i].threshold;
+    prev = tick;
+    ppt_buf_ev(&b, &e);
+  }
+  if (b.len)
+    pp__out_chunk(o, PPT_CHUNK_EVENTS, &b, 0);
+  ppt_buf_free(&b);
+}
+
 /* META writer_cpu_ns and process_cpu_ns at the end of a session: the CPU
  * time the writer thread has used (measured, not estimated) and the whole
  * process's, so the report can put the profiler's own cost beside the
@@ -208,19 +243,19 @@ static void write_cost_meta(void) {
   for (size_t k##_i = 0; k##_i < W.nsinks; k##_i++)                            \
     for (pp__sink *k = W.sinks[k##_i]; k && k->ops->op; k = NULL)
 
-/* Slots [from, to) of s's thread to every sink, block by block (a block
- * never ends between the two slots of an event). Returns the events the
- * recording sink took. */
-static uint64_t feed_slots(pp__slots *s, uint64_t from, uint64_t to) {
-  uint64_t n = 0;
+/* The slots s describes to every sink, block by block (a block never ends
+ * between the two slots of an event). Returns the events the recording
+ * sink took. */
+static uint64_t feed_slots(pp__slots s) {
+  uint64_t n = 0, from = s.from, to = s.to;
   while (from < to) {
-    uint64_t end = pp__slots_block_end(s->ring, s->mask, from, to,
-                                       BLOCK_SLOTS);
-    s->from = from;
-    s->to = end;
-    s->last = end == to;
+    uint64_t end =
+        pp__slots_block_end(s.ring, s.mask, from, to, BLOCK_SLOTS);
+    s.from = from;
+    s.to = end;
+    s.last = end == to;
     EACH_SINK(k, slots) {
-      uint64_t took = k->ops->slots(k, s);
+      uint64_t took = k->ops->slots(k, &s);
       if (k == W.rec)
         n += took;
     }
@@ -230,8 +265,8 @@ static uint64_t feed_slots(pp__slots *s, uint64_t from, uint64_t to) {
 }
 
 static void sinks_free(void) {
-  for (size_t i = 0; i < W.nsinks; i++)
-    if (W.sinks[i] != pp__live_sink(W.live) && W.sinks[i]->ops->free)
+  for (size_t i = 0; i < W.nsinks; i++) /* the live sink is the session's */
+    if (W.sinks[i]->ops->free)
       W.sinks[i]->ops->free(W.sinks[i]);
   W.nsinks = 0;
   W.rec = W.flight = NULL;
@@ -256,7 +291,7 @@ static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
     return;
   pass_saw(t, w - r, w);
   pp__slots s = {t->tid, t->ring, t->mask, r, w, 0, *clock};
-  W.events_written += feed_slots(&s, r, w);
+  W.events_written += feed_slots(s);
   atomic_store_explicit(&t->r, w, memory_order_release);
 }
 
@@ -269,7 +304,7 @@ static void peek_thread(pp__tstate *t, const pp__clockmap *clock) {
     pass_saw(t, seen, atomic_load_explicit(&t->w, memory_order_relaxed));
   if (got) {
     s.clock = *clock;
-    feed_slots(&s, s.from, s.to);
+    feed_slots(s);
   }
 }
 
@@ -455,9 +490,9 @@ static void writer_pass(int final) {
   if (W.live && !final) {
     pp__live_tick(W.live, now);
     W.nnotes = pp__live_take(W.live, W.notes, PP__ARRAY_LEN(W.notes));
-    if (W.nnotes && W.rec) {
+    if (W.nnotes && W.mode != PP_MODE_FLIGHT) {
       pp__clockmap nc = clock_now();
-      EACH_SINK(k, notes) { k->ops->notes(k, W.notes, W.nnotes, &nc); }
+      write_notes(&W.out, W.notes, W.nnotes, &nc);
     }
   }
   EACH_SINK(k, pass_end) { k->ops->pass_end(k, now, final); }
@@ -475,6 +510,12 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
   o.quiet = 1;
   pp__sites sites = {0};
   pp__sink *trace = pp__trace_sink_new(&o, &sites);
+  if (!trace) {
+    pp__out_close(&o);
+    pp__out_free(&o);
+    snprintf(err, errlen, "cannot write %s: out of memory", path);
+    return PP_EIO;
+  }
   write_meta(&o);
   pp__out_flush(&o);
   if (W.flight_released) {
@@ -498,7 +539,7 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
   uint64_t events = 0;
   pp__clockmap clock = clock_now();
   pp__registry_lock();
-  for (pp__tstate *t = pp__registry_head(); t && trace; t = t->next) {
+  for (pp__tstate *t = pp__registry_head(); t; t = t->next) {
     pp__slots s;
     pp__slot *copy;
     if (!pp__flight_copy_ring(t, &s, &copy))
@@ -508,25 +549,22 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
     pp__free(copy);
   }
   pp__registry_unlock();
-  if (W.live && trace) {
+  if (W.live) {
     pp__note recent[PP__LIVE_KEEP];
     size_t nr = pp__live_recent(W.live, recent, PP__LIVE_KEEP);
-    if (nr)
-      trace->ops->notes(trace, recent, nr, &clock);
+    write_notes(&o, recent, nr, &clock);
   }
   pp__gpu_rec *g;
   size_t ng = pp__flight_sink_gpu(W.flight, &g);
-  if (ng && trace) {
+  if (ng) {
     trace->ops->gpu(trace, g, ng, &clock);
     events += ng;
   }
   pp__free(g);
-  if (trace)
-    trace->ops->pass_end(trace, pp__mono_ns(), 1);
+  trace->ops->pass_end(trace, pp__mono_ns(), 1);
   write_end(&o, events, 0);
-  int failed = pp__out_close(&o) != 0 || !trace;
-  if (trace)
-    trace->ops->free(trace);
+  int failed = pp__out_close(&o) != 0;
+  trace->ops->free(trace);
   pp__sites_free(&sites);
   pp__out_free(&o);
   if (failed) {

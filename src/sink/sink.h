@@ -13,12 +13,13 @@
  *
  * The writer (core/writer.c) chooses the sinks for the session's mode
  * (trace: trace + live; stats: stats + live; flight: live + flight) and
- * calls, in this order each pass: thread() for threads new or renamed,
- * slots() for each thread's new ring slots (in blocks, each sink in turn
- * over the same block, so the second reads it from the cache), drops(),
- * gpu() with the GPU zones resolved, notes() with the anomalies and alerts of
- * the pass, pass_end(); after the last pass finish(). A NULL entry is a
- * call the sink does not take.
+ * calls, in this order each pass: gpu() with the GPU zones resolved,
+ * thread() for threads new or renamed, slots() for each thread's new ring
+ * slots (in blocks, each sink in turn over the same block, so the second
+ * reads it from the cache), drops(), pass_end(); after the last pass
+ * finish(). A NULL entry is a call the sink does not take. The file's own
+ * chunks (META, THREAD, CLOCK, DROPS, CUDA, the anomalies and alerts, END)
+ * are the writer's, not a sink's.
  *
  * Every call comes from the writer thread (or a flight dump holding the
  * writer's lock); sinks are not thread-safe.
@@ -116,8 +117,8 @@ static inline int pp__slot_read(const pp__slots *s, uint64_t *i,
   return 1;
 }
 
-/* One anomaly or alert (docs/live.md), as the live sink queues it for the
- * writer to record and dispatch. */
+/* One anomaly or alert (docs/live.md), as the live engine queues it for
+ * the writer to record and dispatch. */
 typedef struct pp__note {
   int type; /* PPT_EV_ANOMALY or PPT_EV_ALERT */
   int64_t ns;
@@ -156,10 +157,6 @@ typedef struct pp__sink_ops {
    * at the rate the resolver placed them with. */
   void (*gpu)(pp__sink *k, pp__gpu_rec *recs, size_t n,
               const pp__clockmap *clock);
-  /* Anomalies and alerts to record (times in ns; clock: the current
-   * rate). */
-  void (*notes)(pp__sink *k, const pp__note *n, size_t count,
-                const pp__clockmap *clock);
   void (*pass_end)(pp__sink *k, int64_t now_ns, int final);
   /* After the last pass: write what the sink holds (end_ns: now). */
   void (*finish)(pp__sink *k, int64_t end_ns);

@@ -6,7 +6,6 @@
 
 #include "../internal.h"
 #include "stats.h"
-#include "trace.h"
 
 typedef struct stats_sink {
   pp__sink sink;
@@ -87,11 +86,6 @@ static void stats_gpu(pp__sink *k, pp__gpu_rec *recs, size_t n,
   }
 }
 
-static void stats_notes(pp__sink *k, const pp__note *n, size_t count,
-                        const pp__clockmap *clock) {
-  pp__notes_write(((stats_sink *)k)->out, n, count, clock);
-}
-
 static void stats_pass_end(pp__sink *k, int64_t now_ns, int final) {
   (void)now_ns;
   (void) final;
@@ -121,7 +115,6 @@ static const pp__sink_ops stats_ops = {.name = "stats",
                                        .slots = stats_slots,
                                        .drops = stats_drops,
                                        .gpu = stats_gpu,
-                                       .notes = stats_notes,
                                        .pass_end = stats_pass_end,
                                        .finish = stats_finish,
                                        .free = stats_free};

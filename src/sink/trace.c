@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace sink (see trace.h): ring slots, GPU zones and notes encoded
- * as EVENTS chunks through format/events.h's table.
+ * The trace sink (see trace.h): ring slots and GPU zones encoded as
+ * EVENTS chunks through format/events.h's table.
  *
  * Ring slots are the bulk of a trace and the writer's main cost, so
  * slots() has a fast path for the commonest case, a zone begin or end at
@@ -187,44 +187,6 @@ static void trace_gpu(pp__sink *k, pp__gpu_rec *recs, size_t n,
   }
 }
 
-void pp__notes_write(pp__out *o, const pp__note *nt, size_t n,
-                     const pp__clockmap *clock) {
-  ppt_buf b = {0};
-  uint64_t prev = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t tick =
-        clock->tick0 + (uint64_t)(int64_t)((double)(nt[i].ns - clock->ns0) /
-                                           clock->ns_per_tick);
-    if (i == 0) {
-      ppt_events_base base = {0, tick};
-      ppt_events_base_put(&b, &base);
-      prev = tick;
-    }
-    ppt_ev e;
-    e.type = (unsigned char)nt[i].type;
-    e.delta = (int64_t)(tick - prev);
-    e.what = ppt_str_of(nt[i].what);
-    e.which = ppt_str_of(nt[i].which);
-    e.message = ppt_str_of(nt[i].message);
-    e.nvalue = nt[i].value;
-    e.baseline = nt[i].baseline;
-    e.spread = nt[i].spread;
-    e.threshold = nt[i].threshold;
-    prev = tick;
-    ppt_buf_ev(&b, &e);
-  }
-  if (b.len) /* notes are not counted among the events */
-    pp__out_chunk(o, PPT_CHUNK_EVENTS, &b, 0);
-  ppt_buf_free(&b);
-}
-
-static void trace_notes(pp__sink *k, const pp__note *nt, size_t n,
-                        const pp__clockmap *clock) {
-  trace_sink *t = (trace_sink *)k;
-  chunk_close(t);
-  pp__notes_write(t->out, nt, n, clock);
-}
-
 static void trace_pass_end(pp__sink *k, int64_t now_ns, int final) {
   (void)now_ns;
   (void) final;
@@ -242,7 +204,6 @@ static void trace_free(pp__sink *k) {
 static const pp__sink_ops trace_ops = {.name = "trace",
                                        .slots = trace_slots,
                                        .gpu = trace_gpu,
-                                       .notes = trace_notes,
                                        .pass_end = trace_pass_end,
                                        .free = trace_free};
 
