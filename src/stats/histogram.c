@@ -53,6 +53,19 @@ static void add128(uint64_t *lo, uint64_t *hi, uint64_t blo, uint64_t bhi) {
   *lo = l;
 }
 
+/* a += b (192 bits). */
+static void add192(uint64_t a[3], const uint64_t b[3]) {
+  uint64_t carry = 0;
+  for (unsigned i = 0; i < 3; i++) {
+    uint64_t t = a[i] + b[i];
+    uint64_t c = t < b[i];
+    uint64_t t2 = t + carry;
+    c += t2 < carry;
+    a[i] = t2;
+    carry = c;
+  }
+}
+
 static void mul64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi) {
   uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
   uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
@@ -249,15 +262,13 @@ void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
   q[1] = qhi;
   q[2] = 0;
   mul192_64(q, n, r);
-  uint64_t carry = 0;
-  for (unsigned i = 0; i < 3; i++) {
-    uint64_t t = h->sq[i] + r[i];
-    uint64_t c = t < r[i];
-    uint64_t t2 = t + carry;
-    c += t2 < carry;
-    h->sq[i] = t2;
-    carry = c;
-  }
+  add192(h->sq, r); /* r[3] is 0: n * v^2 < 2^192 */
+}
+
+void pp__hist_add_square(pp_hist *h, uint64_t v) {
+  uint64_t q[3] = {0, 0, 0};
+  mul64(v, v, &q[0], &q[1]);
+  add192(h->sq, q);
 }
 
 void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n) {
@@ -311,16 +322,7 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
     dst->max = src->max;
   dst->lost = pp__add_sat_u64(dst->lost, src->lost);
   if (exact) {
-    /* integer moments add exactly */
-    uint64_t carry = 0;
-    for (unsigned i = 0; i < 3; i++) {
-      uint64_t t = dst->sq[i] + sq_b[i];
-      uint64_t c = t < sq_b[i];
-      uint64_t t2 = t + carry;
-      c += t2 < carry;
-      dst->sq[i] = t2;
-      carry = c;
-    }
+    add192(dst->sq, sq_b); /* integer moments add exactly */
     dst->count += nb;
     add128(&dst->sum_lo, &dst->sum_hi, slo, shi);
     return 0;

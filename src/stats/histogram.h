@@ -150,6 +150,9 @@ long pp_hist_decode(pp_hist *h, const unsigned char *buf, size_t len);
 
 /* Slow path of pp_hist_record (block allocation); not API. */
 void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n);
+/* v^2 into the sum of squares, for compilers without a 128-bit type; not
+ * API. */
+void pp__hist_add_square(pp_hist *h, uint64_t v);
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 pp__hist_u128;
@@ -189,18 +192,7 @@ inline void pp_hist_record(pp_hist *h, uint64_t v) {
   h->sq[0] = (uint64_t)a;
   h->sq[1] = (uint64_t)(a >> 64);
 #else
-  uint64_t v0 = v & 0xffffffffu, v1 = v >> 32;
-  uint64_t p00 = v0 * v0, p01 = v0 * v1, p11 = v1 * v1;
-  uint64_t mid = (p00 >> 32) + ((p01 & 0xffffffffu) << 1);
-  uint64_t qlo = (mid << 32) | (p00 & 0xffffffffu);
-  uint64_t qhi = p11 + ((p01 >> 32) << 1) + (mid >> 32);
-  uint64_t s0 = h->sq[0] + qlo, c0 = s0 < qlo;
-  uint64_t s1 = h->sq[1] + qhi, c1 = s1 < qhi;
-  uint64_t s1c = s1 + c0;
-  c1 += s1c < c0;
-  h->sq[0] = s0;
-  h->sq[1] = s1c;
-  h->sq[2] += c1;
+  pp__hist_add_square(h, v);
 #endif
 }
 
