@@ -123,50 +123,80 @@ static int add_trace(pp_trace *t, int *have, pp_trace *src,
   return rc == -1 ? -1 : 0;
 }
 
-/* A run directory: app.pptrace, the app.pptrace.<pid> of its children and
- * system.pptrace. A child's unreadable file is skipped (its one line is
- * printed); running out of memory anywhere fails the whole load, never
- * leaving a report of part of the run. */
+typedef char run_path[PATH_MAX];
+
+/* The files of run directory dir in the order they merge: app.pptrace,
+ * the app.pptrace.<pid> of its children, system.pptrace (those present).
+ * *out is malloc'd (NULL when there are none); returns how many, or -1
+ * when out of memory (said). */
+static long run_files(const char *dir, run_path **out) {
+  run_path *v = NULL;
+  size_t n = 0, cap = 0;
+  DIR *d = NULL;
+  *out = NULL;
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1 && !(d = opendir(dir)))
+      continue;
+    struct dirent *e = NULL;
+    while (pass != 1 || (e = readdir(d)) != NULL) {
+      if (pass == 1 && strncmp(e->d_name, "app.pptrace.", 12) != 0)
+        continue;
+      char p[PATH_MAX];
+      snprintf(p, sizeof p, "%s/%s", dir,
+               pass == 1 ? e->d_name
+                         : pass ? "system.pptrace" : "app.pptrace");
+      if (pass != 1 && access(p, F_OK) != 0)
+        break;
+      if (pp__grow((void **)&v, &cap, n + 1, sizeof *v) != 0) {
+        if (d)
+          closedir(d);
+        pp__free(v);
+        fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
+        return -1;
+      }
+      memcpy(v[n++], p, sizeof p);
+      if (pass != 1)
+        break;
+    }
+    if (d)
+      closedir(d);
+    d = NULL;
+  }
+  *out = v;
+  return (long)n;
+}
+
+static int is_main_file(const char *path) {
+  const char *base = strrchr(path, '/');
+  return strcmp(base ? base + 1 : path, "app.pptrace") == 0;
+}
+
+/* A run directory (run_files). An unreadable app.pptrace fails the load;
+ * another unreadable file is skipped (its one line is printed); running
+ * out of memory anywhere fails the whole load, never leaving a report of
+ * part of the run. */
 static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
-  char p[PATH_MAX];
+  run_path *files;
+  long nf = run_files(dir, &files);
+  if (nf < 0)
+    return -1;
   int have = 0, failed = 0;
   pp_trace part;
-  snprintf(p, sizeof p, "%s/app.pptrace", dir);
-  if (access(p, F_OK) == 0) {
-    if (read_one(p, &part, o, NULL) != 0)
-      return -1;
-    add_trace(t, &have, &part, o);
-  }
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (!failed && d && (e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+  for (long i = 0; i < nf && !failed; i++) {
+    int rc = read_one(files[i], &part, o, have ? t : NULL);
+    if (rc != 0) {
+      /* the line is printed; a child or sampler file is skipped */
+      failed = rc == PP_TRACE_ENOMEM || (i == 0 && is_main_file(files[i]));
       continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    int rc = read_one(p, &part, o, have ? t : NULL);
-    if (rc == PP_TRACE_ENOMEM)
-      failed = 1; /* the line is printed */
-    else if (rc == 0 && add_trace(t, &have, &part, o) != 0) {
+    }
+    if (add_trace(t, &have, &part, o) != 0) {
       fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
                       "%s)\n",
-              dir, e->d_name);
+              dir, strrchr(files[i], '/') + 1);
       failed = 1;
     }
   }
-  if (d)
-    closedir(d);
-  snprintf(p, sizeof p, "%s/system.pptrace", dir);
-  if (!failed && access(p, F_OK) == 0) {
-    int rc = read_one(p, &part, o, have ? t : NULL);
-    if (rc == PP_TRACE_ENOMEM) {
-      failed = 1;
-    } else if (rc == 0 && add_trace(t, &have, &part, o) != 0) {
-      fprintf(stderr, "pipeprof: out of memory reading %s (while merging "
-                      "system.pptrace)\n",
-              dir);
-      failed = 1;
-    }
-  }
+  pp__free(files);
   if (failed) {
     if (have)
       pp_trace_free(t);
@@ -496,40 +526,19 @@ static int header_copy(const pp_trace *t, pp_trace *h) {
  * line said). 0; 1 when a file is a stats-mode one (the merge in memory
  * says what it does with it); -1 (said). */
 static int dir_open(chrome_dir *d, const char *dir) {
-  char p[PATH_MAX];
-  size_t cap = 0;
-  /* The files, in load_dir's order. */
-  for (int pass = 0; pass < 3; pass++) {
-    DIR *dd = pass == 1 ? opendir(dir) : NULL;
-    struct dirent *e = NULL;
-    for (;;) {
-      if (pass == 1) {
-        if (!dd || !(e = readdir(dd)))
-          break;
-        if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
-          continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      } else {
-        snprintf(p, sizeof p, "%s/%s", dir,
-                 pass ? "system.pptrace" : "app.pptrace");
-        if (access(p, F_OK) != 0)
-          break;
-      }
-      if (pp__grow((void **)&d->p, &cap, d->n + 1, sizeof *d->p)) {
-        if (dd)
-          closedir(dd);
-        fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
-        return -1;
-      }
-      memset(&d->p[d->n], 0, sizeof d->p[d->n]);
-      snprintf(d->p[d->n].path, sizeof d->p[d->n].path, "%s", p);
-      d->n++;
-      if (pass != 1)
-        break;
-    }
-    if (dd)
-      closedir(dd);
+  run_path *files;
+  long nf = run_files(dir, &files);
+  if (nf < 0)
+    return -1;
+  if (nf && !(d->p = pp__calloc((size_t)nf, sizeof *d->p))) {
+    pp__free(files);
+    fprintf(stderr, "pipeprof: out of memory reading %s\n", dir);
+    return -1;
   }
+  for (long i = 0; i < nf; i++)
+    memcpy(d->p[i].path, files[i], sizeof files[i]);
+  d->n = (size_t)nf;
+  pp__free(files);
   int have = 0;
   for (size_t i = 0; i < d->n; i++) {
     dir_part *q = &d->p[i];
@@ -540,8 +549,7 @@ static int dir_open(chrome_dir *d, const char *dir) {
                                    sizeof err);
     if (rc != 0) {
       fprintf(stderr, "pipeprof: %s\n", err);
-      if (rc == PP_TRACE_ENOMEM ||
-          (i == 0 && strcmp(strrchr(q->path, '/'), "/app.pptrace") == 0))
+      if (rc == PP_TRACE_ENOMEM || (i == 0 && is_main_file(q->path)))
         return -1;
       continue;
     }
