@@ -27,6 +27,7 @@
 #include "pair/zones.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define NTHREADS 6
 #define REPS 40
@@ -42,10 +43,7 @@ static const pp_srcloc L_FRAME = {"c-frame", NULL, NULL, 0, PP_KIND_FRAME};
 static const pp_srcloc L_QUEUE = {"c-queue", NULL, NULL, 0, PP_KIND_QUEUE};
 static const pp_srcloc L_POOL = {"c-pool", NULL, NULL, 0, PP_KIND_POOL};
 
-typedef struct worker {
-  int k;
-  int64_t base;
-} worker;
+typedef tb_worker worker;
 
 static void rec(unsigned type, const pp_srcloc *loc, int64_t ts, uint64_t value,
                 uint64_t extra) {
@@ -106,22 +104,7 @@ static void *work(void *arg) {
 
 static void record_trace_at(const char *path, int64_t base) {
   setenv("PIPEPROF_CLOCK", "monotonic", 1);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = PP_MODE_TRACE;
-  cfg.out_path = path;
-  cfg.buffer_kib = 1024;
-  if (pp_init(&cfg) != PP_OK)
-    PP_FAIL("pp_init: %s", pp_last_error());
-  worker w[NTHREADS];
-  pthread_t th[NTHREADS];
-  for (int k = 0; k < NTHREADS; k++) {
-    w[k] = (worker){k, base};
-    CHECK_EQ(pthread_create(&th[k], NULL, work, &w[k]), 0);
-  }
-  for (int k = 0; k < NTHREADS; k++)
-    CHECK_EQ(pthread_join(th[k], NULL), 0);
-  CHECK_EQ(pp_shutdown(), PP_OK);
+  tb_record_threads(path, NTHREADS, work, base);
 }
 
 static void record_trace(const char *path) {

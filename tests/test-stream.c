@@ -22,6 +22,7 @@
 #include "format/records.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define NTHREADS 40
 #define REPS 60
@@ -35,10 +36,7 @@ static const pp_srcloc L_REQ = {"s-req", NULL, NULL, 0, PP_KIND_MARK};
 static const pp_srcloc L_QUEUE = {"s-queue", NULL, NULL, 0, PP_KIND_QUEUE};
 static const pp_srcloc L_POOL = {"s-pool", NULL, NULL, 0, PP_KIND_POOL};
 
-typedef struct worker {
-  int k;
-  int64_t base;
-} worker;
+typedef tb_worker worker;
 
 static void rec(unsigned type, const pp_srcloc *loc, int64_t ts,
                 uint64_t value, uint64_t extra) {
@@ -84,33 +82,11 @@ static const pp_zone_stats *zone(const pp_trace *t, const char *name) {
   return NULL;
 }
 
-/* Record a trace-mode file: nthreads threads running fn on workers based
- * at base. */
-static void record_file(const char *path, int nthreads, void *(*fn)(void *),
-                        int64_t base) {
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = PP_MODE_TRACE;
-  cfg.out_path = path;
-  cfg.buffer_kib = 1024;
-  if (pp_init(&cfg) != PP_OK)
-    PP_FAIL("pp_init: %s", pp_last_error());
-  worker w[NTHREADS];
-  pthread_t th[NTHREADS];
-  for (int k = 0; k < nthreads; k++) {
-    w[k] = (worker){k, base};
-    CHECK_EQ(pthread_create(&th[k], NULL, fn, &w[k]), 0);
-  }
-  for (int k = 0; k < nthreads; k++)
-    CHECK_EQ(pthread_join(th[k], NULL), 0);
-  CHECK_EQ(pp_shutdown(), PP_OK);
-}
-
 PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   setenv("PIPEPROF_CLOCK", "monotonic", 1);
   char path[4096];
   snprintf(path, sizeof path, "%s/stream.pptrace", pp_test_tmpdir());
-  record_file(path, NTHREADS, work, pp__mono_ns() + 1000000);
+  tb_record_threads(path, NTHREADS, work, pp__mono_ns() + 1000000);
 
   pp_trace all, win;
   char err[512];
@@ -279,8 +255,8 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   snprintf(app, sizeof app, "%s/app.pptrace", dir);
   snprintf(sys, sizeof sys, "%s/system.pptrace", dir);
   int64_t base = pp__mono_ns() + 1000000;
-  record_file(app, NTHREADS, work, base);
-  record_file(sys, M_THREADS, merged_work, base - 500000);
+  tb_record_threads(app, NTHREADS, work, base);
+  tb_record_threads(sys, M_THREADS, merged_work, base - 500000);
 
   /* The API road of cli/load.c, with a budget of KEEP events. */
   pp_trace all, win, part;

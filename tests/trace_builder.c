@@ -2,11 +2,13 @@
 /*
  * Test helpers that build pp_trace objects by hand (see trace_builder.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/export.h"
+#include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -88,4 +90,25 @@ char *tb_summary_json(const pp_trace *t) {
   CHECK_EQ(pp_export_summary_json(f, t), 0);
   CHECK_EQ(fclose(f), 0);
   return out;
+}
+
+void tb_record_threads(const char *path, int n, void *(*fn)(void *),
+                       int64_t base) {
+  CHECK(n >= 1 && n <= TB_MAX_WORKERS);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_TRACE;
+  cfg.out_path = path;
+  cfg.buffer_kib = 1024;
+  if (pp_init(&cfg) != PP_OK)
+    PP_FAIL("pp_init: %s", pp_last_error());
+  tb_worker w[TB_MAX_WORKERS];
+  pthread_t th[TB_MAX_WORKERS];
+  for (int k = 0; k < n; k++) {
+    w[k] = (tb_worker){k, base};
+    CHECK_EQ(pthread_create(&th[k], NULL, fn, &w[k]), 0);
+  }
+  for (int k = 0; k < n; k++)
+    CHECK_EQ(pthread_join(th[k], NULL), 0);
+  CHECK_EQ(pp_shutdown(), PP_OK);
 }

@@ -28,4 +28,17 @@ void tb_meta(pp_trace *t, const char *key, const char *value);
 char *tb_report_text(const pp_trace *t);
 char *tb_summary_json(const pp_trace *t);
 
+/* What a recording thread of tb_record_threads gets: its number (0 ..
+ * n - 1) and the time base the test chose. */
+typedef struct tb_worker {
+  int k;
+  int64_t base;
+} tb_worker;
+#define TB_MAX_WORKERS 64
+/* Record a trace-mode file (1 MiB rings) at path: n (<= TB_MAX_WORKERS)
+ * threads running fn on a tb_worker each; fails the test when the session
+ * cannot start or end cleanly. */
+void tb_record_threads(const char *path, int n, void *(*fn)(void *),
+                       int64_t base);
+
 #endif /* PP_TRACE_BUILDER_H */
