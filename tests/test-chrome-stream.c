@@ -45,10 +45,6 @@ static const pp_srcloc L_POOL = {"c-pool", NULL, NULL, 0, PP_KIND_POOL};
 
 typedef tb_worker worker;
 
-static void rec(unsigned type, const pp_srcloc *loc, int64_t ts, uint64_t value,
-                uint64_t extra) {
-  CHECK_EQ(pp__test_record(type, loc, (uint64_t)ts, value, extra), 1);
-}
 
 /* Thread k, iteration i, at t = base + 1000 * (i * NTHREADS + k): an
  * outer zone with an inner one; a flow begins in the outer zone when g
@@ -62,42 +58,42 @@ static void *work(void *arg) {
   for (int i = 0; i < REPS; i++) {
     uint64_t g = (uint64_t)(i * NTHREADS + w->k);
     int64_t t = w->base + 1000 * (int64_t)g;
-    rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t, 0, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t, 0, 0);
     if (g % 3 == 0) /* one chain's point per zone: bound v2 */
-      rec(PPT_EV_FLOW_BEGIN, &L_FLOW, t + 1, g, 0);
+      tb_rec(PPT_EV_FLOW_BEGIN, &L_FLOW, t + 1, g, 0);
     else
-      rec(g % 3 == 1 ? PPT_EV_FLOW_STEP : PPT_EV_FLOW_END, &L_FLOW, t + 1,
+      tb_rec(g % 3 == 1 ? PPT_EV_FLOW_STEP : PPT_EV_FLOW_END, &L_FLOW, t + 1,
           g - g % 3, 0);
-    rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 10, 0, 0);
-    rec(PPT_EV_COUNTER_ADD, &L_LEVEL, t + 11, 3, 0);
-    rec(PPT_EV_MARK, &L_MARK, t + 12, 0, 0);
-    rec(PPT_EV_RANGE_BEGIN, &L_RANGE, t + 13, g + 1, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 10, 0, 0);
+    tb_rec(PPT_EV_COUNTER_ADD, &L_LEVEL, t + 11, 3, 0);
+    tb_rec(PPT_EV_MARK, &L_MARK, t + 12, 0, 0);
+    tb_rec(PPT_EV_RANGE_BEGIN, &L_RANGE, t + 13, g + 1, 0);
     if (g >= 1)
-      rec(PPT_EV_RANGE_END, &L_RANGE, t + 14, g, 0);
-    rec(PPT_EV_QUEUE_PUSH, &L_QUEUE, t + 15, g + 1, (uint64_t)(i % 5) << 1);
-    rec(PPT_EV_MEM_ALLOC, &L_POOL, t + 16, 0x1000 + g, 64ull << 8);
-    rec(PPT_EV_ZONE_END, &L_INNER, t + 200 + w->k, 0, 0);
-    rec(PPT_EV_FRAME, &L_FRAME, t + 300, 0, 0);
-    rec(PPT_EV_MEM_FREE, &L_POOL, t + 301, 0x1000 + g, 0);
-    rec(PPT_EV_FLOW_STEP, &L_FLOW, t + 302, g + 1000000, 0); /* no zone */
-    rec(PPT_EV_ZONE_END, &L_OUTER, t + 900 + w->k, 0, 0);
-    rec(PPT_EV_FLOW_END, &L_FLOW, t + 901, g + 1000000, 0);
+      tb_rec(PPT_EV_RANGE_END, &L_RANGE, t + 14, g, 0);
+    tb_rec(PPT_EV_QUEUE_PUSH, &L_QUEUE, t + 15, g + 1, (uint64_t)(i % 5) << 1);
+    tb_rec(PPT_EV_MEM_ALLOC, &L_POOL, t + 16, 0x1000 + g, 64ull << 8);
+    tb_rec(PPT_EV_ZONE_END, &L_INNER, t + 200 + w->k, 0, 0);
+    tb_rec(PPT_EV_FRAME, &L_FRAME, t + 300, 0, 0);
+    tb_rec(PPT_EV_MEM_FREE, &L_POOL, t + 301, 0x1000 + g, 0);
+    tb_rec(PPT_EV_FLOW_STEP, &L_FLOW, t + 302, g + 1000000, 0); /* no zone */
+    tb_rec(PPT_EV_ZONE_END, &L_OUTER, t + 900 + w->k, 0, 0);
+    tb_rec(PPT_EV_FLOW_END, &L_FLOW, t + 901, g + 1000000, 0);
   }
   if (w->k == 0) {
     int64_t t = w->base + 1000 * (REPS * NTHREADS + 10);
     for (int d = 0; d < 300; d++)
-      rec(PPT_EV_ZONE_BEGIN, &L_DEEP, t + d, 0, 0);
+      tb_rec(PPT_EV_ZONE_BEGIN, &L_DEEP, t + d, 0, 0);
     for (int d = 0; d < 300; d++)
-      rec(PPT_EV_ZONE_END, &L_DEEP, t + 400 + d, 0, 0);
-    rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t + 800, 0, 0);
-    rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 801, 0, 0);
-    rec(PPT_EV_ZONE_END, &L_OUTER, t + 850, 0, 0); /* inner lost its end */
-    rec(PPT_EV_ZONE_END, &L_DEEP, t + 860, 0, 0);  /* never begun */
-    rec(PPT_EV_COUNTER_SETF, &L_LEVEL, t + 870, 0, 0);
-    rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t + 700, 0, 0);      /* clock back */
-    rec(PPT_EV_RANGE_BEGIN, &L_RANGE, t + 880, 99999, 0); /* never ends */
-    rec(PPT_EV_ZONE_END, &L_OUTER, t + 890, 0, 0);
-    rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 900, 0, 0); /* open at the end */
+      tb_rec(PPT_EV_ZONE_END, &L_DEEP, t + 400 + d, 0, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t + 800, 0, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 801, 0, 0);
+    tb_rec(PPT_EV_ZONE_END, &L_OUTER, t + 850, 0, 0); /* inner lost its end */
+    tb_rec(PPT_EV_ZONE_END, &L_DEEP, t + 860, 0, 0);  /* never begun */
+    tb_rec(PPT_EV_COUNTER_SETF, &L_LEVEL, t + 870, 0, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_OUTER, t + 700, 0, 0);      /* clock back */
+    tb_rec(PPT_EV_RANGE_BEGIN, &L_RANGE, t + 880, 99999, 0); /* never ends */
+    tb_rec(PPT_EV_ZONE_END, &L_OUTER, t + 890, 0, 0);
+    tb_rec(PPT_EV_ZONE_BEGIN, &L_INNER, t + 900, 0, 0); /* open at the end */
   }
   return NULL;
 }

@@ -38,10 +38,6 @@ static const pp_srcloc L_POOL = {"s-pool", NULL, NULL, 0, PP_KIND_POOL};
 
 typedef tb_worker worker;
 
-static void rec(unsigned type, const pp_srcloc *loc, int64_t ts,
-                uint64_t value, uint64_t extra) {
-  CHECK_EQ(pp__test_record(type, loc, (uint64_t)ts, value, extra), 1);
-}
 
 /* Thread k marks frame i at base + 1000 * g, g = i * NTHREADS + k: the
  * marks of all threads form one stream, 1000 ns apart, only in time
@@ -56,18 +52,18 @@ static void *work(void *arg) {
     int64_t t = w->base + 1000 * (int64_t)g;
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &L_WORK, (uint64_t)t, 0, 0),
              1);
-    rec(PPT_EV_FRAME, &L_FRAME, t + 1, 0, 0);
-    rec(PPT_EV_COUNTER_SET, &L_LEVEL, t + 2, g, 0);
-    rec(PPT_EV_REQ_BEGIN, &L_REQ, t + 3, g + 1, 0);
-    rec(PPT_EV_QUEUE_PUSH, &L_QUEUE, t + 4, g + 1, 2);
-    rec(PPT_EV_MEM_ALLOC, &L_POOL, t + 5, 0x1000 + g,
+    tb_rec(PPT_EV_FRAME, &L_FRAME, t + 1, 0, 0);
+    tb_rec(PPT_EV_COUNTER_SET, &L_LEVEL, t + 2, g, 0);
+    tb_rec(PPT_EV_REQ_BEGIN, &L_REQ, t + 3, g + 1, 0);
+    tb_rec(PPT_EV_QUEUE_PUSH, &L_QUEUE, t + 4, g + 1, 2);
+    tb_rec(PPT_EV_MEM_ALLOC, &L_POOL, t + 5, 0x1000 + g,
         (uint64_t)(1000 + w->k) << 8);
-    rec(PPT_EV_REQ_FIRST, &L_REQ, t + 10 + w->k, g + 1, 0);
+    tb_rec(PPT_EV_REQ_FIRST, &L_REQ, t + 10 + w->k, g + 1, 0);
     if (g > 0) {
-      rec(PPT_EV_REQ_END, &L_REQ, t + 20 + w->k, g, 0);
-      rec(PPT_EV_QUEUE_POP, &L_QUEUE, t + 60, g, 0);
+      tb_rec(PPT_EV_REQ_END, &L_REQ, t + 20 + w->k, g, 0);
+      tb_rec(PPT_EV_QUEUE_POP, &L_QUEUE, t + 60, g, 0);
     }
-    rec(PPT_EV_MEM_FREE, &L_POOL, t + 70, 0x1000 + g, 0);
+    tb_rec(PPT_EV_MEM_FREE, &L_POOL, t + 70, 0x1000 + g, 0);
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &L_WORK,
                              (uint64_t)(t + 100 + 7 * w->k + i), 0, 0),
              1);
@@ -208,14 +204,14 @@ static void *merged_work(void *arg) {
     uint64_t g = (uint64_t)(i * M_THREADS + w->k);
     int64_t t = w->base + 700 * (int64_t)g;
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &M_WORK, (uint64_t)t, 0, 0), 1);
-    rec(PPT_EV_FRAME, &M_FRAME, t + 1, 0, 0);
-    rec(PPT_EV_COUNTER_SET, &M_LEVEL, t + 2, g, 0);
-    rec(PPT_EV_QUEUE_PUSH, &M_QUEUE, t + 4, g + 1, 1);
-    rec(PPT_EV_MEM_ALLOC, &M_POOL, t + 5, 0x1000 + g,
+    tb_rec(PPT_EV_FRAME, &M_FRAME, t + 1, 0, 0);
+    tb_rec(PPT_EV_COUNTER_SET, &M_LEVEL, t + 2, g, 0);
+    tb_rec(PPT_EV_QUEUE_PUSH, &M_QUEUE, t + 4, g + 1, 1);
+    tb_rec(PPT_EV_MEM_ALLOC, &M_POOL, t + 5, 0x1000 + g,
         (uint64_t)(500 + w->k) << 8);
     if (g > 0)
-      rec(PPT_EV_QUEUE_POP, &M_QUEUE, t + 60, g, 0);
-    rec(PPT_EV_MEM_FREE, &M_POOL, t + 90, 0x1000 + g, 0);
+      tb_rec(PPT_EV_QUEUE_POP, &M_QUEUE, t + 60, g, 0);
+    tb_rec(PPT_EV_MEM_FREE, &M_POOL, t + 90, 0x1000 + g, 0);
     CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &M_WORK,
                              (uint64_t)(t + 200 + 11 * w->k + i), 0, 0),
              1);

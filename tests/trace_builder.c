@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/recorder.h"
 #include "export/export.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -111,4 +112,9 @@ void tb_record_threads(const char *path, int n, void *(*fn)(void *),
   for (int k = 0; k < n; k++)
     CHECK_EQ(pthread_join(th[k], NULL), 0);
   CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+void tb_rec(unsigned type, const pp_srcloc *loc, int64_t ts, uint64_t value,
+            uint64_t extra) {
+  CHECK_EQ(pp__test_record(type, loc, (uint64_t)ts, value, extra), 1);
 }

@@ -28,6 +28,12 @@ void tb_meta(pp_trace *t, const char *key, const char *value);
 char *tb_report_text(const pp_trace *t);
 char *tb_summary_json(const pp_trace *t);
 
+/* Record one event of the calling thread at tick ts, through the
+ * recorder's test hook (pp__test_record); fails the test when it is not
+ * recorded. */
+void tb_rec(unsigned type, const pp_srcloc *loc, int64_t ts, uint64_t value,
+            uint64_t extra);
+
 /* What a recording thread of tb_record_threads gets: its number (0 ..
  * n - 1) and the time base the test chose. */
 typedef struct tb_worker {
