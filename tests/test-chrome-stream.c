@@ -383,7 +383,8 @@ PP_TEST_T(chrome_stream_run_directory_equals_merge_in_memory, 90) {
   fputs("not a trace either\n", f);
   CHECK_EQ(fclose(f), 0);
   unlink(out);
-  pp_cli_result r = pp_test_cli("export '%s' --format chrome -o '%s'", dir, out);
+  pp_cli_result r =
+      pp_test_cli("export '%s' --format chrome -o '%s'", dir, out);
   CHECK_ONE_LINE_ERROR_FROM(r, 1, "pipeprof:");
   CHECK_CONTAINS(r.err, "not a pipeprof trace");
   CHECK(access(out, F_OK) != 0);

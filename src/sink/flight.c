@@ -77,6 +77,25 @@ static void copy_slots(pp__slot *dst, const pp__slot *ring, uint64_t mask,
   }
 }
 
+/* The oldest slot of t not yet overwritten by its producer, now. */
+static uint64_t oldest_valid(const pp__tstate *t) {
+  uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
+  return w > t->capacity ? w - t->capacity : 0;
+}
+
+/* s: slots [start, from + n) of t, held in copy from slot `from` on. */
+static void describe_copy(pp__slots *s, const pp__tstate *t,
+                          const pp__slot *copy, uint64_t from, uint64_t start,
+                          size_t n) {
+  memset(s, 0, sizeof *s);
+  s->tid = t->tid;
+  s->ring = copy;
+  s->mask = UINT64_MAX;
+  s->from = start - from;
+  s->to = n;
+  s->last = 1;
+}
+
 int pp__flight_copy_ring(pp__tstate *t, pp__slots *s, pp__slot **buf) {
   *buf = NULL;
   uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
@@ -95,8 +114,7 @@ int pp__flight_copy_ring(pp__tstate *t, pp__slots *s, pp__slot **buf) {
   while (start > from) {
     uint64_t b0 = start - from > 4096 ? start - 4096 : from;
     copy_slots(copy + (b0 - from), t->ring, t->mask, b0, start);
-    uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
-    uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
+    uint64_t safe = oldest_valid(t);
     if (b0 < safe) {
       start = safe < start ? safe : start;
       break;
@@ -107,13 +125,7 @@ int pp__flight_copy_ring(pp__tstate *t, pp__slots *s, pp__slot **buf) {
     pp__free(copy);
     return 0;
   }
-  memset(s, 0, sizeof *s);
-  s->tid = t->tid;
-  s->ring = copy;
-  s->mask = UINT64_MAX;
-  s->from = start - from;
-  s->to = n;
-  s->last = 1;
+  describe_copy(s, t, copy, from, start, n);
   *buf = copy;
   return 1;
 }
@@ -132,18 +144,11 @@ int pp__flight_peek(pp__tstate *t, pp__slots *s, pp__slot **buf, size_t *cap,
   if (pp__grow((void **)buf, cap, n, sizeof **buf) != 0)
     return 0;
   copy_slots(*buf, t->ring, t->mask, from, w);
-  uint64_t w2 = atomic_load_explicit(&t->w, memory_order_acquire);
-  uint64_t safe = w2 > t->capacity ? w2 - t->capacity : 0;
+  uint64_t safe = oldest_valid(t);
   uint64_t start = from < safe ? safe : from;
   t->live_r = w;
   if (start >= w)
     return 0;
-  memset(s, 0, sizeof *s);
-  s->tid = t->tid;
-  s->ring = *buf;
-  s->mask = UINT64_MAX;
-  s->from = start - from;
-  s->to = n;
-  s->last = 1;
+  describe_copy(s, t, *buf, from, start, n);
   return 1;
 }
