@@ -259,18 +259,22 @@ static int view_sites(pp_stream *s, const pp_trace *part, size_t from) {
   return 0;
 }
 
+/* The view's entry of thread i of src: its id, process and name (the
+ * pointer src owns). */
+static void view_thread(pp_thread *th, const pp_trace *src, size_t i) {
+  memset(th, 0, sizeof *th);
+  th->tid = src->threads[i].tid;
+  th->pid = pp_thread_pid(src, &src->threads[i]);
+  th->name = src->threads[i].name;
+}
+
 static int view_threads(pp_stream *s, const pp_trace *part, size_t from) {
   pp_trace *v = &s->view;
   if (pp__grow((void **)&v->threads, &s->cap_threads,
                s->thread_base + part->nthreads, sizeof *v->threads))
     return -1;
-  for (size_t i = from; i < part->nthreads; i++) {
-    pp_thread *th = &v->threads[s->thread_base + i];
-    memset(th, 0, sizeof *th);
-    th->tid = part->threads[i].tid;
-    th->pid = pp_thread_pid(part, &part->threads[i]);
-    th->name = part->threads[i].name;
-  }
+  for (size_t i = from; i < part->nthreads; i++)
+    view_thread(&v->threads[s->thread_base + i], part, i);
   v->nthreads = s->thread_base + part->nthreads;
   return 0;
 }
@@ -294,13 +298,8 @@ int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
   }
   if (t->nlocs)
     memcpy(v->locs, t->locs, t->nlocs * sizeof *v->locs);
-  for (size_t i = 0; i < t->nthreads; i++) {
-    pp_thread *th = &v->threads[i];
-    memset(th, 0, sizeof *th);
-    th->tid = t->threads[i].tid;
-    th->pid = pp_thread_pid(t, &t->threads[i]);
-    th->name = t->threads[i].name;
-  }
+  for (size_t i = 0; i < t->nthreads; i++)
+    view_thread(&v->threads[i], t, i);
   v->nlocs = t->nlocs;
   v->nthreads = t->nthreads;
   return 0;
