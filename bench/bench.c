@@ -59,12 +59,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "core/wake.h"
 #include "export/export.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "stats/histogram.h"
 
@@ -417,6 +418,7 @@ static const char *const zone_names[] = {"decode", "infer", "post", "nms"};
 static double bench_export_chrome(void) {
   /* A synthetic analysed trace: one thread, nested zones. */
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   t.nlocs = t.cap_locs = 4;
   t.locs = calloc(4, sizeof *t.locs);
@@ -444,13 +446,14 @@ static double bench_export_chrome(void) {
     th->ev[k++] = (pp_event){ts + 1000, outer, 2, {0}, 0};
     ts += 1237;
   }
-  pp_analyze(&t);
+  pp_analyze(&t, &a);
   FILE *f = fopen("/dev/null", "w");
   double t0 = now_ns();
-  pp_export_chrome(f, &t);
+  pp_export_chrome(f, &a);
   fflush(f);
   double dt = now_ns() - t0;
   fclose(f);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return (double)(nzones * 2) / (dt * 1e-9);
 }
@@ -569,15 +572,17 @@ static double accounted_pct(void) {
   char path[512], err[256];
   snprintf(path, sizeof path, "%s/pipeline.pptrace", tmpdir);
   pp_trace t;
+  pp_analysis a = {0};
   double pct = NAN;
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     return pct;
-  if (pp_analyze(&t) == 0) {
+  if (pp_analyze(&t, &a) == 0) {
     pp_overhead o;
-    pp_profile_overhead(&t, &o);
-    if (o.total_ns >= 0 && t.prof.process_cpu_ns > 0)
-      pct = o.total_ns / (double)t.prof.process_cpu_ns * 100.0;
+    pp_profile_overhead(&a, &o);
+    if (o.total_ns >= 0 && a.prof.process_cpu_ns > 0)
+      pct = o.total_ns / (double)a.prof.process_cpu_ns * 100.0;
   }
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return pct;
 }

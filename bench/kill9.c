@@ -21,8 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 
 int pp_bench_kill9(const char *dir, unsigned flush_ms);

@@ -21,10 +21,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "analyze/stream.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -74,28 +75,30 @@ static FILE *sink(void) {
   return null;
 }
 
-static void print_all(pp_trace *t) {
-  if (pp_analyze(t) != 0)
+static void print_all(pp_trace *t, pp_analysis *a) {
+  if (pp_analyze(t, a) != 0)
     return;
   FILE *out = sink();
   if (!out)
     return;
   pp_report_opts opts = {0, 5};
-  pp_report_text(out, t, &opts);
-  pp_export_chrome(out, t);
-  pp_export_summary_json(out, t);
-  pp_export_csv(out, t);
-  pp_export_html(out, t);
+  pp_report_text(out, a, &opts);
+  pp_export_chrome(out, a);
+  pp_export_summary_json(out, a);
+  pp_export_csv(out, a);
+  pp_export_html(out, a);
   fflush(out);
   clearerr(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pp_trace t, u;
+  pp_analysis a = {0};
   char err[256];
   if (pp_trace_read_mem(data, size, &t, err, sizeof err) != 0)
     return 0;
-  print_all(&t);
+  print_all(&t, &a);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   /* The trace merged with a copy of itself recorded by another process, as
    * `pipeprof report DIR` merges a run's traces: equal thread, flow and
@@ -105,9 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (pp_trace_read_mem(data, size, &u, err, sizeof err) == 0) {
     u.pid ^= 1;
     if (pp_trace_merge(&t, &u) == 0)
-      print_all(&t);
+      print_all(&t, &a);
     pp_trace_free(&u);
   }
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   /* Streamed, with a budget of 7 stored events. */
   pp_stream *s = pp__stream_new();
@@ -118,8 +122,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pp__stream_free(s);
     return 0;
   }
-  t.stream = s;
-  print_all(&t);
+  a.stream = s;
+  print_all(&t, &a);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return 0;
 }

@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
+#include "format/reader.h"
 #include "format/records.h"
 #include "internal.h"
 #include "stats/histogram.h"
@@ -859,9 +860,9 @@ static int rt_compare_cuda(const rt_gen *g, const pp_trace *t, char *why,
   return 0;
 }
 
-static int rt_compare_stats(const rt_gen *g, const pp_trace *t, char *why,
-                            size_t len) {
-  const pp_profile *p = &t->prof;
+static int rt_compare_stats(const rt_gen *g, const pp_trace *t,
+                            const pp_analysis *an, char *why, size_t len) {
+  const pp_profile *p = &an->prof;
   RT_CHECK(t->from_stats == g->has_stats, "from_stats");
   if (!g->has_stats)
     return 0;
@@ -902,12 +903,12 @@ static int rt_compare_stats(const rt_gen *g, const pp_trace *t, char *why,
                p->unclosed == tot->unclosed,
            "stats totals");
   if (g->stats_minor < 3) {
-    RT_CHECK(t->ngpu_agg == 0 && t->gpu_agg_lost == -1, "no GPU part");
+    RT_CHECK(an->ngpu_agg == 0 && an->gpu_agg_lost == -1, "no GPU part");
   } else {
-    RT_CHECK(t->ngpu_agg == g->nsgpu, "stats gpu %zu", t->ngpu_agg);
+    RT_CHECK(an->ngpu_agg == g->nsgpu, "stats gpu %zu", an->ngpu_agg);
     for (size_t i = 0; i < g->nsgpu; i++) {
       const ppt_stats_gpu *w = &g->sgpu[i];
-      const pp_gpu_zone_agg *a = &t->gpu_agg[i];
+      const pp_gpu_zone_agg *a = &an->gpu_agg[i];
       RT_CHECK(a->loc == w->loc && a->device == w->device &&
                    a->stream == w->stream && a->tid == w->tid &&
                    a->count == w->count &&
@@ -918,9 +919,9 @@ static int rt_compare_stats(const rt_gen *g, const pp_trace *t, char *why,
                    a->end_ns == w->end_ns && rt_same_hist(&a->hist, w->hist.in),
                "stats gpu %zu", i);
     }
-    RT_CHECK(t->gpu_agg_lost == (g->sgpu_lost > (uint64_t)INT64_MAX
-                                     ? INT64_MAX
-                                     : (int64_t)g->sgpu_lost),
+    RT_CHECK(an->gpu_agg_lost == (g->sgpu_lost > (uint64_t)INT64_MAX
+                                      ? INT64_MAX
+                                      : (int64_t)g->sgpu_lost),
              "stats gpu lost");
   }
   const ppt_stats_pairing *w = &g->spairing;
@@ -937,8 +938,8 @@ static int rt_compare_stats(const rt_gen *g, const pp_trace *t, char *why,
   return 0;
 }
 
-static int rt_compare(const rt_gen *g, const pp_trace *t, char *why,
-                      size_t len) {
+static int rt_compare(const rt_gen *g, const pp_trace *t, const pp_analysis *an,
+                      char *why, size_t len) {
   const pp_read_diag *d = &t->diag;
   RT_CHECK(d->chunks_ok == g->chunks && d->chunks_bad == 0 &&
                d->bytes_skipped == 0 && d->events_bad == 0 && !d->truncated &&
@@ -986,7 +987,7 @@ static int rt_compare(const rt_gen *g, const pp_trace *t, char *why,
     const rt_thread *w = &g->threads[i];
     if (th->tid != w->tid || !rt_str_is(th->name, w->name) ||
         th->dropped != w->dropped ||
-        th->busy_ns != (w->has_busy ? w->busy : 0)) {
+        an->threads[i].busy_ns != (w->has_busy ? w->busy : 0)) {
       free(seen);
       return rt_fail(why, len, "thread %zu (tid %llu)", i,
                      (unsigned long long)w->tid);
@@ -1015,17 +1016,42 @@ static int rt_compare(const rt_gen *g, const pp_trace *t, char *why,
   free(seen);
   RT_CHECK(!extra, "thread %zu has %zu events more", where, extra);
   RT_CHECK(t->ngpu == g->ngpu, "GPU zones %zu vs %zu", t->ngpu, g->ngpu);
-  for (size_t i = 0; i < g->ngpu; i++) {
+  /* The model holds them in (device, stream, start, site) order: each
+   * written zone is found once among them, and they are in that order. */
+  unsigned char *used = calloc(g->ngpu + 1, 1);
+  if (!used)
+    return rt_fail(why, len, "out of memory");
+  size_t missing = SIZE_MAX;
+  for (size_t i = 0; i < g->ngpu && missing == SIZE_MAX; i++) {
     const rt_gpu *w = &g->gpu[i];
-    const pp_gpu_zone_rec *z = &t->gpu[i];
     int64_t start = (int64_t)w->tick, end;
     if (__builtin_add_overflow(start, (int64_t)w->e.dur, &end))
       end = INT64_MAX;
-    RT_CHECK(z->start == start &&
-                 z->launch == (int64_t)(w->tick + (uint64_t)w->e.launch) &&
-                 z->end == end && z->tid == w->tid && z->stream == w->e.extra &&
-                 z->device == w->e.device && z->loc == w->e.loc,
-             "GPU zone %zu", i);
+    size_t k = 0;
+    for (; k < t->ngpu; k++) {
+      const pp_gpu_zone_rec *z = &t->gpu[k];
+      if (!used[k] && z->start == start &&
+          z->launch == (int64_t)(w->tick + (uint64_t)w->e.launch) &&
+          z->end == end && z->tid == w->tid && z->stream == w->e.extra &&
+          z->device == w->e.device && z->loc == w->e.loc)
+        break;
+    }
+    if (k == t->ngpu)
+      missing = i;
+    else
+      used[k] = 1;
+  }
+  free(used);
+  RT_CHECK(missing == SIZE_MAX, "GPU zone %zu", missing);
+  for (size_t k = 1; k < t->ngpu; k++) {
+    const pp_gpu_zone_rec *x = &t->gpu[k - 1], *y = &t->gpu[k];
+    RT_CHECK(x->device < y->device ||
+                 (x->device == y->device &&
+                  (x->stream < y->stream ||
+                   (x->stream == y->stream &&
+                    (x->start < y->start ||
+                     (x->start == y->start && x->loc <= y->loc))))),
+             "GPU zones out of order at %zu", k);
   }
   RT_CHECK(t->nnotes == g->nnotes, "notes %zu vs %zu", t->nnotes, g->nnotes);
   for (size_t i = 0; i < g->nnotes; i++) {
@@ -1041,7 +1067,7 @@ static int rt_compare(const rt_gen *g, const pp_trace *t, char *why,
                  rt_same_f64(n->threshold, w->e.threshold),
              "note %zu", i);
   }
-  if (rt_compare_stats(g, t, why, len) != 0)
+  if (rt_compare_stats(g, t, an, why, len) != 0)
     return -1;
   return rt_compare_cuda(g, t, why, len);
 }
@@ -1058,6 +1084,26 @@ static void rt_free(rt_gen *g) {
     pp_hist_free(&g->sgpu_h[i]);
 }
 
+/* Compare the trace t read from g's file with g: the model, and a
+ * stats-mode file's figures as the analysis decodes them (in the file's
+ * order: no sorting). 0, -1 with the first difference in why, 1 when out
+ * of memory. */
+static int rt_compare_trace(const rt_gen *g, const pp_trace *t, char *why,
+                            size_t len) {
+  pp_analysis an = {0};
+  int rc;
+  an.trace = t;
+  an.nthreads = t->nthreads;
+  if (!(an.threads = pp__calloc(t->nthreads + 1, sizeof *an.threads)))
+    rc = 1;
+  else if (t->from_stats && pp__figures_apply(&an, t->stats, t->nstats) != 0)
+    rc = rt_fail(why, len, "the STATS payload does not decode");
+  else
+    rc = rt_compare(g, t, &an, why, len);
+  pp_analysis_free(&an);
+  return rc;
+}
+
 /* Read g's file back and compare: 0, -1 with the first difference in
  * why, or 1 when the encoders ran out of memory (no verdict). */
 static int rt_verify(const rt_gen *g, char *why, size_t len) {
@@ -1069,7 +1115,7 @@ static int rt_verify(const rt_gen *g, char *why, size_t len) {
   if (pp_trace_read_mem(g->file.data, g->file.len, &t, err, sizeof err) != 0)
     rc = rt_fail(why, len, "read failed: %s", err);
   else
-    rc = rt_compare(g, &t, why, len);
+    rc = rt_compare_trace(g, &t, why, len);
   pp_trace_free(&t);
   return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "analyze/analyze.h"
 #include "fake_cuda_harness.h"
+#include "format/reader.h"
 #include "runner.h"
 
 char fcu_trace_path[512], fcu_log_path[512];
@@ -76,9 +77,9 @@ void fcu_session(const char *name, pp_mode mode) {
   CHECK_EQ(pp_init(&cfg), PP_OK);
 }
 
-void fcu_finish(pp_trace *t) {
+void fcu_finish(pp_trace *t, pp_analysis *a) {
   CHECK_EQ(pp_shutdown(), PP_OK);
   char err[256];
   CHECK_EQ(pp_trace_read_file(fcu_trace_path, t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }

@@ -8,7 +8,7 @@
 #ifndef PP_FAKE_CUDA_HARNESS_H
 #define PP_FAKE_CUDA_HARNESS_H
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "pipeprof.h"
 
 /* The session's trace and the fake's log of calls (fcu_script,
@@ -28,6 +28,6 @@ void *fcu_program_stream(const char *lib);
 /* Start a session in mode recording to name in the test's directory. */
 void fcu_session(const char *name, pp_mode mode);
 /* End the session; read and analyse its trace into t. */
-void fcu_finish(pp_trace *t);
+void fcu_finish(pp_trace *t, pp_analysis *a);
 
 #endif /* PP_FAKE_CUDA_HARNESS_H */

@@ -48,12 +48,12 @@ static void tb_counter(pp_trace *t, size_t th, int64_t ts, uint32_t loc,
 static void tb_free(pp_trace *t) { pp_trace_free(t); }
 
 /* Render the report into a malloc'ed string. */
-static char *render(const pp_trace *t, const pp_report_opts *o) {
+static char *render(const pp_analysis *a, const pp_report_opts *o) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, o), 0);
+  CHECK_EQ(pp_report_text(f, a, o), 0);
   CHECK_EQ(fclose(f), 0);
   CHECK(buf != NULL);
   return buf;
@@ -95,19 +95,20 @@ static void check_zone(const pp_zone_inst *z, int64_t start, int64_t end,
 
 PP_TEST(analyze_nesting_self) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a, b, c;
   build_nested(&t, &a, &b, &c);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.analyzed, 1);
-  const pp_thread *th = &t.threads[0];
-  CHECK_EQ(th->nzones, 4);
-  check_zone(&th->zones[0], 0, 100, 30, a, 0, -1, 0);
-  check_zone(&th->zones[1], 10, 60, 40, b, 1, 0, 0);
-  check_zone(&th->zones[2], 20, 30, 10, c, 2, 1, 0);
-  check_zone(&th->zones[3], 70, 90, 20, b, 1, 0, 0);
-  CHECK_EQ(th->busy_ns, 100);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(an.analyzed, 1);
+  const pp_thread_figures *thf = &an.threads[0];
+  CHECK_EQ(thf->nzones, 4);
+  check_zone(&thf->zones[0], 0, 100, 30, a, 0, -1, 0);
+  check_zone(&thf->zones[1], 10, 60, 40, b, 1, 0, 0);
+  check_zone(&thf->zones[2], 20, 30, 10, c, 2, 1, 0);
+  check_zone(&thf->zones[3], 70, 90, 20, b, 1, 0, 0);
+  CHECK_EQ(thf->busy_ns, 100);
 
-  const pp_profile *p = &t.prof;
+  const pp_profile *p = &an.prof;
   CHECK_EQ(p->t0, 0);
   CHECK_EQ(p->t1, 100);
   CHECK_EQ(p->wall_ns, 100);
@@ -137,12 +138,14 @@ PP_TEST(analyze_nesting_self) {
   CHECK_EQ(p->zones[2].total_ns, 10);
   /* Self times add up to the busy time. */
   CHECK_EQ(p->zones[0].self_ns + p->zones[1].self_ns + p->zones[2].self_ns,
-           th->busy_ns);
+           thf->busy_ns);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
 PP_TEST(analyze_two_threads) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
   size_t t0 = tb_thread(&t, 1, "main");
@@ -155,17 +158,17 @@ PP_TEST(analyze_two_threads) {
   tb_end(&t, t1, 250, a);
   t.threads[t0].dropped = 3;
   t.threads[t1].dropped = 4;
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.wall_ns, 250);
-  CHECK_EQ(t.prof.events, 6);
-  CHECK_EQ(t.prof.dropped, 7);
-  CHECK_EQ(t.threads[t0].nzones, 1);
-  CHECK_EQ(t.threads[t1].nzones, 2);
-  CHECK_EQ(t.threads[t0].busy_ns, 100);
-  CHECK_EQ(t.threads[t1].busy_ns, 200);
-  check_zone(&t.threads[t1].zones[0], 50, 250, 180, a, 0, -1, 0);
-  check_zone(&t.threads[t1].zones[1], 60, 80, 20, b, 1, 0, 0);
-  const pp_zone_stats *za = pp_profile_zone(&t, a);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(an.prof.wall_ns, 250);
+  CHECK_EQ(an.prof.events, 6);
+  CHECK_EQ(an.prof.dropped, 7);
+  CHECK_EQ(an.threads[t0].nzones, 1);
+  CHECK_EQ(an.threads[t1].nzones, 2);
+  CHECK_EQ(an.threads[t0].busy_ns, 100);
+  CHECK_EQ(an.threads[t1].busy_ns, 200);
+  check_zone(&an.threads[t1].zones[0], 50, 250, 180, a, 0, -1, 0);
+  check_zone(&an.threads[t1].zones[1], 60, 80, 20, b, 1, 0, 0);
+  const pp_zone_stats *za = pp_profile_zone(&an, a);
   CHECK(za != NULL);
   CHECK_EQ(za->count, 2);
   CHECK_EQ(za->total_ns, 300);
@@ -174,11 +177,13 @@ PP_TEST(analyze_two_threads) {
   CHECK_EQ(za->max_ns, 200);
   CHECK_NEAR(za->mean_ns, 150.0, 1e-9);
   CHECK_NEAR(za->std_ns, 50.0, 1e-9);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
 PP_TEST(analyze_unmatched_end) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
   size_t th = tb_thread(&t, 1, "main");
@@ -186,18 +191,20 @@ PP_TEST(analyze_unmatched_end) {
   tb_begin(&t, th, 10, a);
   tb_end(&t, th, 15, b); /* matches nothing open */
   tb_end(&t, th, 20, a);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.unmatched_ends, 2);
-  CHECK_EQ(t.prof.unclosed, 0);
-  CHECK_EQ(t.threads[0].nzones, 1);
-  check_zone(&t.threads[0].zones[0], 10, 20, 10, a, 0, -1, 0);
-  CHECK_EQ(t.prof.nzones, 1);
-  CHECK(pp_profile_zone(&t, b) == NULL);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(an.prof.unmatched_ends, 2);
+  CHECK_EQ(an.prof.unclosed, 0);
+  CHECK_EQ(an.threads[0].nzones, 1);
+  check_zone(&an.threads[0].zones[0], 10, 20, 10, a, 0, -1, 0);
+  CHECK_EQ(an.prof.nzones, 1);
+  CHECK(pp_profile_zone(&an, b) == NULL);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
 PP_TEST(analyze_unclosed_at_end) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
   uint32_t f = tb_loc(&t, "F", PP_KIND_FRAME);
@@ -208,27 +215,29 @@ PP_TEST(analyze_unclosed_at_end) {
   tb_end(&t, t0, 20, b);
   tb_begin(&t, t0, 30, b); /* neither B nor A ever ends */
   tb_frame(&t, t1, 500, f); /* the trace ends at 500 */
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.t1, 500);
-  CHECK_EQ(t.prof.unclosed, 2);
-  const pp_thread *th = &t.threads[t0];
-  CHECK_EQ(th->nzones, 3);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(an.prof.t1, 500);
+  CHECK_EQ(an.prof.unclosed, 2);
+  const pp_thread_figures *thf = &an.threads[t0];
+  CHECK_EQ(thf->nzones, 3);
   /* Zones that lost their end are shown but have no measured duration:
    * only the measured B counts, in A's child time and in the busy time. */
-  check_zone(&th->zones[0], 0, 500, 490, a, 0, -1, 1);
-  check_zone(&th->zones[1], 10, 20, 10, b, 1, 0, 0);
-  check_zone(&th->zones[2], 30, 500, 470, b, 1, 0, 1);
-  CHECK_EQ(th->busy_ns, 10);
-  CHECK(pp_profile_zone(&t, a) == NULL);
-  const pp_zone_stats *zb = pp_profile_zone(&t, b);
+  check_zone(&thf->zones[0], 0, 500, 490, a, 0, -1, 1);
+  check_zone(&thf->zones[1], 10, 20, 10, b, 1, 0, 0);
+  check_zone(&thf->zones[2], 30, 500, 470, b, 1, 0, 1);
+  CHECK_EQ(thf->busy_ns, 10);
+  CHECK(pp_profile_zone(&an, a) == NULL);
+  const pp_zone_stats *zb = pp_profile_zone(&an, b);
   CHECK(zb != NULL);
   CHECK_EQ(zb->count, 1);
   CHECK_EQ(zb->max_ns, 10);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
 PP_TEST(analyze_mismatched_end_closes_intermediates) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
   uint32_t c = tb_loc(&t, "C", PP_KIND_ZONE);
@@ -240,27 +249,29 @@ PP_TEST(analyze_mismatched_end_closes_intermediates) {
   tb_end(&t, th, 60, b); /* late: nothing open matches any more */
   tb_begin(&t, th, 70, c);
   tb_end(&t, th, 80, c);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_thread *z = &t.threads[0];
-  CHECK_EQ(z->nzones, 4);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_thread_figures *zf = &an.threads[0];
+  CHECK_EQ(zf->nzones, 4);
   /* B and C have no measured duration: A's self time is all of it. */
-  check_zone(&z->zones[0], 0, 50, 50, a, 0, -1, 0);
-  check_zone(&z->zones[1], 10, 50, 40, b, 1, 0, 1);
-  check_zone(&z->zones[2], 20, 50, 30, c, 2, 1, 1);
-  check_zone(&z->zones[3], 70, 80, 10, c, 0, -1, 0);
-  CHECK_EQ(t.prof.unclosed, 2);
-  CHECK_EQ(t.prof.unmatched_ends, 1);
-  CHECK_EQ(z->busy_ns, 60);
-  const pp_zone_stats *zc = pp_profile_zone(&t, c);
+  check_zone(&zf->zones[0], 0, 50, 50, a, 0, -1, 0);
+  check_zone(&zf->zones[1], 10, 50, 40, b, 1, 0, 1);
+  check_zone(&zf->zones[2], 20, 50, 30, c, 2, 1, 1);
+  check_zone(&zf->zones[3], 70, 80, 10, c, 0, -1, 0);
+  CHECK_EQ(an.prof.unclosed, 2);
+  CHECK_EQ(an.prof.unmatched_ends, 1);
+  CHECK_EQ(zf->busy_ns, 60);
+  const pp_zone_stats *zc = pp_profile_zone(&an, c);
   CHECK(zc != NULL);
   CHECK_EQ(zc->count, 1); /* only the measured one */
   CHECK_EQ(zc->total_ns, 10);
-  CHECK(pp_profile_zone(&t, b) == NULL);
+  CHECK(pp_profile_zone(&an, b) == NULL);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
 PP_TEST(analyze_clock_glitch_and_bad_loc) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
   size_t th = tb_thread(&t, 1, "main");
@@ -270,15 +281,16 @@ PP_TEST(analyze_clock_glitch_and_bad_loc) {
   tb_end(&t, th, 200, a);
   tb_begin(&t, th, 210, 99); /* loc out of range: ignored */
   tb_end(&t, th, 220, 99);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_thread *z = &t.threads[0];
-  CHECK_EQ(z->nzones, 2);
-  check_zone(&z->zones[0], 100, 200, 100, a, 0, -1, 0);
-  check_zone(&z->zones[1], 100, 100, 0, b, 1, 0, 0);
-  CHECK_EQ(t.prof.t0, 90);
-  CHECK_EQ(t.prof.t1, 220);
-  CHECK_EQ(t.prof.events, 6);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_thread_figures *zf = &an.threads[0];
+  CHECK_EQ(zf->nzones, 2);
+  check_zone(&zf->zones[0], 100, 200, 100, a, 0, -1, 0);
+  check_zone(&zf->zones[1], 100, 100, 0, b, 1, 0, 0);
+  CHECK_EQ(an.prof.t0, 90);
+  CHECK_EQ(an.prof.t1, 220);
+  CHECK_EQ(an.prof.events, 6);
+  CHECK_EQ(an.prof.unmatched_ends, 0);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
@@ -286,6 +298,7 @@ PP_TEST(analyze_clock_glitch_and_bad_loc) {
 
 PP_TEST(analyze_frames) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   uint32_t disp = tb_loc(&t, "disp", PP_KIND_FRAME);
   uint32_t cam = tb_loc(&t, "cam", PP_KIND_FRAME);
   size_t t0 = tb_thread(&t, 1, "a");
@@ -296,9 +309,9 @@ PP_TEST(analyze_frames) {
   tb_frame(&t, t1, 10 * MS, cam);
   tb_frame(&t, t1, 40 * MS, cam);
   tb_frame(&t, t1, 5 * MS, disp);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.nframes, 2);
-  const pp_frame_stats *f = &t.prof.frames[0]; /* sorted by name */
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.nframes, 2);
+  const pp_frame_stats *f = &a.prof.frames[0]; /* sorted by name */
   CHECK_EQ(f->loc, cam);
   CHECK_EQ(f->frames, 4);
   CHECK_NEAR(f->fps, 75.0, 1e-9);              /* 3 gaps in 40 ms */
@@ -308,18 +321,20 @@ PP_TEST(analyze_frames) {
   CHECK_EQ(f->hist.count, 3);
   CHECK_EQ(f->hist.min, 10 * MS);
   CHECK_EQ(f->hist.max, 20 * MS);
-  const pp_frame_stats *g = &t.prof.frames[1];
+  const pp_frame_stats *g = &a.prof.frames[1];
   CHECK_EQ(g->loc, disp);
   CHECK_EQ(g->frames, 1);
   CHECK_NEAR(g->fps, 0.0, 0);
   CHECK_NEAR(g->jitter_ns, 0.0, 0);
   CHECK_EQ(g->hist.count, 0);
-  CHECK_EQ(t.prof.nzones, 0);
+  CHECK_EQ(a.prof.nzones, 0);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(analyze_counters) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   uint32_t queue = tb_loc(&t, "queue", PP_KIND_COUNTER);
   uint32_t temp = tb_loc(&t, "temp", PP_KIND_COUNTER);
   uint32_t acc = tb_loc(&t, "acc", PP_KIND_COUNTER);
@@ -337,9 +352,9 @@ PP_TEST(analyze_counters) {
   /* acc: ADDs start from 0. */
   tb_counter(&t, t1, 0, acc, PPT_EV_COUNTER_ADD, 1, 0);
   tb_counter(&t, t1, 5, acc, PPT_EV_COUNTER_ADD, 1, 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.ncounters, 3);
-  const pp_counter_stats *c = t.prof.counters;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.ncounters, 3);
+  const pp_counter_stats *c = a.prof.counters;
   CHECK_EQ(c[0].loc, acc);
   CHECK_EQ(c[1].loc, queue);
   CHECK_EQ(c[2].loc, temp);
@@ -363,11 +378,13 @@ PP_TEST(analyze_counters) {
   CHECK_NEAR(c[2].mean, 4, 1e-12); /* (1.5 + 3.5 + 7) / 3 */
   CHECK_NEAR(c[2].last, 7, 0);
   CHECK_EQ(c[2].is_float, 1);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(analyze_counters_and_frames_merge_by_name) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   uint32_t push = tb_loc(&t, "queue", PP_KIND_COUNTER);
   uint32_t other = tb_loc(&t, "other", PP_KIND_COUNTER);
   uint32_t pop = tb_loc(&t, "queue", PP_KIND_COUNTER);
@@ -383,20 +400,21 @@ PP_TEST(analyze_counters_and_frames_merge_by_name) {
   tb_frame(&t, t0, 0, f1);
   tb_frame(&t, t1, 10, f2);
   tb_frame(&t, t0, 20, f1);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.ncounters, 2);
-  const pp_counter_stats *q = &t.prof.counters[1];
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.ncounters, 2);
+  const pp_counter_stats *q = &a.prof.counters[1];
   CHECK_EQ(q->loc, push); /* the lowest loc of the name */
   CHECK_EQ(q->samples, 4);  /* 1, 0, 1, 0 */
   CHECK_NEAR(q->min, 0, 0);
   CHECK_NEAR(q->max, 1, 0);
   CHECK_NEAR(q->mean, 0.5, 1e-12);
   CHECK_NEAR(q->last, 0, 0);
-  CHECK_EQ(t.prof.counters[0].loc, other);
-  CHECK_EQ(t.prof.nframes, 1);
-  CHECK_EQ(t.prof.frames[0].loc, f1);
-  CHECK_EQ(t.prof.frames[0].frames, 3);
-  CHECK_NEAR(t.prof.frames[0].mean_ns, 10, 1e-9);
+  CHECK_EQ(a.prof.counters[0].loc, other);
+  CHECK_EQ(a.prof.nframes, 1);
+  CHECK_EQ(a.prof.frames[0].loc, f1);
+  CHECK_EQ(a.prof.frames[0].frames, 3);
+  CHECK_NEAR(a.prof.frames[0].mean_ns, 10, 1e-9);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
@@ -404,6 +422,7 @@ PP_TEST(analyze_counters_and_frames_merge_by_name) {
 
 PP_TEST(analyze_profile_sorted_by_total) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   uint32_t small = tb_loc(&t, "small", PP_KIND_ZONE);
   uint32_t zb = tb_loc(&t, "tie_b", PP_KIND_ZONE);
   uint32_t big = tb_loc(&t, "big", PP_KIND_ZONE);
@@ -419,40 +438,42 @@ PP_TEST(analyze_profile_sorted_by_total) {
     ts += seq[i].d;
     tb_end(&t, th, ts, seq[i].loc);
   }
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.nzones, 4);
-  CHECK_EQ(t.prof.zones[0].loc, big);
-  CHECK_EQ(t.prof.zones[1].loc, za); /* 30 each: by name */
-  CHECK_EQ(t.prof.zones[2].loc, zb);
-  CHECK_EQ(t.prof.zones[3].loc, small);
-  for (size_t i = 0; i < t.prof.nzones; i++)
-    CHECK(pp_profile_zone(&t, t.prof.zones[i].loc) == &t.prof.zones[i]);
-  CHECK_EQ(pp_profile_zone(&t, za)->count, 2);
-  CHECK(pp_profile_zone(&t, 12345) == NULL);
-  CHECK_EQ(t.threads[0].busy_ns, 165);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.nzones, 4);
+  CHECK_EQ(a.prof.zones[0].loc, big);
+  CHECK_EQ(a.prof.zones[1].loc, za); /* 30 each: by name */
+  CHECK_EQ(a.prof.zones[2].loc, zb);
+  CHECK_EQ(a.prof.zones[3].loc, small);
+  for (size_t i = 0; i < a.prof.nzones; i++)
+    CHECK(pp_profile_zone(&a, a.prof.zones[i].loc) == &a.prof.zones[i]);
+  CHECK_EQ(pp_profile_zone(&a, za)->count, 2);
+  CHECK(pp_profile_zone(&a, 12345) == NULL);
+  CHECK_EQ(a.threads[0].busy_ns, 165);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(analyze_zone_enclosing) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a, b, c;
   build_nested(&t, &a, &b, &c);
-  const pp_thread *th = &t.threads[0];
-  CHECK_EQ(pp_zone_enclosing(th, 25), -1); /* not analysed: no zones */
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(pp_zone_enclosing(th, -1), -1);
-  CHECK_EQ(pp_zone_enclosing(th, 0), 0);
-  CHECK_EQ(pp_zone_enclosing(th, 5), 0);
-  CHECK_EQ(pp_zone_enclosing(th, 10), 1);
-  CHECK_EQ(pp_zone_enclosing(th, 25), 2);
-  CHECK_EQ(pp_zone_enclosing(th, 30), 2);
-  CHECK_EQ(pp_zone_enclosing(th, 31), 1);
-  CHECK_EQ(pp_zone_enclosing(th, 60), 1);
-  CHECK_EQ(pp_zone_enclosing(th, 65), 0);
-  CHECK_EQ(pp_zone_enclosing(th, 75), 3);
-  CHECK_EQ(pp_zone_enclosing(th, 95), 0);
-  CHECK_EQ(pp_zone_enclosing(th, 100), 0);
-  CHECK_EQ(pp_zone_enclosing(th, 101), -1);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 25), -1); /* not analysed: no zones */
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, -1), -1);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 0), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 5), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 10), 1);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 25), 2);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 30), 2);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 31), 1);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 60), 1);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 65), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 75), 3);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 95), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 100), 0);
+  CHECK_EQ(pp_zone_enclosing(&an, 0, 101), -1);
+  pp_analysis_free(&an);
   tb_free(&t);
 }
 
@@ -472,6 +493,7 @@ PP_TEST(analyze_meta_and_names) {
 
 PP_TEST(analyze_idempotent) {
   pp_trace t = {0};
+  pp_analysis an = {0};
   uint32_t a, b, c;
   build_nested(&t, &a, &b, &c);
   uint32_t q = tb_loc(&t, "q", PP_KIND_COUNTER);
@@ -482,25 +504,25 @@ PP_TEST(analyze_idempotent) {
   tb_end(&t, 0, 110, b); /* unmatched */
   tb_meta(&t, "event_cost_ns", "12.5");
   for (int round = 0; round < 3; round++) {
-    CHECK_EQ(pp_analyze(&t), 0);
-    CHECK_EQ(t.threads[0].nzones, 4);
-    CHECK_EQ(t.threads[0].busy_ns, 100);
-    CHECK_EQ(t.prof.nzones, 3);
-    CHECK_EQ(pp_profile_zone(&t, b)->count, 2);
-    CHECK_EQ(pp_profile_zone(&t, b)->hist.count, 2);
-    CHECK_EQ(t.prof.ncounters, 1);
-    CHECK_NEAR(t.prof.counters[0].last, 2, 0);
-    CHECK_EQ(t.prof.nframes, 1);
-    CHECK_EQ(t.prof.frames[0].hist.count, 1);
-    CHECK_EQ(t.prof.events, 12);
-    CHECK_EQ(t.prof.unmatched_ends, 1);
-    CHECK_NEAR(t.prof.event_cost_ns, 12.5, 0);
+    CHECK_EQ(pp_analyze(&t, &an), 0);
+    CHECK_EQ(an.threads[0].nzones, 4);
+    CHECK_EQ(an.threads[0].busy_ns, 100);
+    CHECK_EQ(an.prof.nzones, 3);
+    CHECK_EQ(pp_profile_zone(&an, b)->count, 2);
+    CHECK_EQ(pp_profile_zone(&an, b)->hist.count, 2);
+    CHECK_EQ(an.prof.ncounters, 1);
+    CHECK_NEAR(an.prof.counters[0].last, 2, 0);
+    CHECK_EQ(an.prof.nframes, 1);
+    CHECK_EQ(an.prof.frames[0].hist.count, 1);
+    CHECK_EQ(an.prof.events, 12);
+    CHECK_EQ(an.prof.unmatched_ends, 1);
+    CHECK_NEAR(an.prof.event_cost_ns, 12.5, 0);
   }
-  pp__analysis_free(&t);
-  CHECK_EQ(t.analyzed, 0);
-  CHECK_EQ(t.prof.nzones, 0);
-  CHECK(t.threads[0].zones == NULL);
-  pp__analysis_free(&t); /* twice is fine */
+  pp_analysis_free(&an);
+  CHECK_EQ(an.analyzed, 0);
+  CHECK_EQ(an.prof.nzones, 0);
+  CHECK(an.threads == NULL && an.nthreads == 0);
+  pp_analysis_free(&an); /* twice is fine */
   tb_free(&t);
 }
 
@@ -552,9 +574,10 @@ static void build_report_trace(pp_trace *t) {
 
 PP_TEST(report_rows_and_numbers) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   build_report_trace(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "process:        demo (pid 4242)\n");
   CHECK_CONTAINS(s, "mode:           trace\n");
   CHECK_CONTAINS(s, "wall time:      1.00 s\n");
@@ -593,14 +616,15 @@ PP_TEST(report_rows_and_numbers) {
   free(s);
 
   pp_report_opts o = {0, 1};
-  s = render(&t, &o);
+  s = render(&a, &o);
   CHECK_CONTAINS(s, " 1. detect  612 ms self (47.1% of zone time)\n");
   CHECK(strstr(s, " 2. ") == NULL);
   free(s);
   o.top_n = -1;
-  s = render(&t, &o);
+  s = render(&a, &o);
   CHECK(strstr(s, "top bottlenecks") == NULL);
   free(s);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
@@ -609,15 +633,16 @@ PP_TEST(report_rows_and_numbers) {
  * share of the process's CPU time. */
 PP_TEST(report_measured_overhead) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   build_report_trace(&t);
   tb_meta(&t, "writer_cpu_ns", "3000000");
   tb_meta(&t, "sampler_cpu_ns", "1000000");
   tb_meta(&t, "process_cpu_ns", "400026000");
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.writer_cpu_ns, 3000000);
-  CHECK_EQ(t.prof.sampler_cpu_ns, 1000000);
-  CHECK_EQ(t.prof.process_cpu_ns, 400026000);
-  char *s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.writer_cpu_ns, 3000000);
+  CHECK_EQ(a.prof.sampler_cpu_ns, 1000000);
+  CHECK_EQ(a.prof.process_cpu_ns, 400026000);
+  char *s = render(&a, NULL);
   /* 13 events x 20 ns + 3 ms + 1 ms = 4000260 ns of 400.026 ms. */
   CHECK_CONTAINS(s, "profiler overhead: 4.00 ms, 1.00% of the process's CPU "
                     "time (400 ms) [writer and sampler measured, recording "
@@ -628,10 +653,10 @@ PP_TEST(report_measured_overhead) {
   /* Without a sampler, and with a malformed process figure. */
   tb_meta(&t, "sampler_cpu_ns", "");
   tb_meta(&t, "process_cpu_ns", "12x");
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.sampler_cpu_ns, -1);
-  CHECK_EQ(t.prof.process_cpu_ns, -1);
-  s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.sampler_cpu_ns, -1);
+  CHECK_EQ(a.prof.process_cpu_ns, -1);
+  s = render(&a, NULL);
   CHECK_CONTAINS(s, "profiler overhead: 3.00 ms [writer measured, "
                     "recording estimated]\n  recording 260 ns "
                     "(estimated: 13 events x 20 ns), writer thread 3.00 ms "
@@ -639,16 +664,18 @@ PP_TEST(report_measured_overhead) {
   free(s);
   /* A malformed writer figure: back to the estimate alone. */
   tb_meta(&t, "writer_cpu_ns", "-5");
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.writer_cpu_ns, -1);
-  s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.writer_cpu_ns, -1);
+  s = render(&a, NULL);
   CHECK_CONTAINS(s, "profiler overhead (estimated): 260 ns (13 events x ");
   free(s);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(report_dropped_and_damage) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   build_report_trace(&t);
   t.threads[0].dropped = 7;
   t.threads[1].dropped = 2;
@@ -657,8 +684,8 @@ PP_TEST(report_dropped_and_damage) {
   t.diag.bytes_skipped = 48;
   t.diag.truncated = 1;
   t.diag.clean_end = 0;
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "dropped events: 9\n");
   CHECK_CONTAINS(s, "warning: 9 events were dropped");
   CHECK_CONTAINS(s, ": main 7, thread 2 2\n");
@@ -668,16 +695,18 @@ PP_TEST(report_dropped_and_damage) {
   free(s);
 
   t.diag.clean_end = 1;
-  s = render(&t, NULL);
+  s = render(&a, NULL);
   CHECK(strstr(s, "without END chunk") == NULL);
   free(s);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(report_empty_trace) {
   pp_trace t = {0};
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t, NULL);
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "process:        (unknown)\n");
   CHECK_CONTAINS(s, "wall time:      0 ns\n");
   CHECK_CONTAINS(s, "threads:        0\n");
@@ -696,24 +725,26 @@ PP_TEST(report_empty_trace) {
   uint32_t q = tb_loc(&t, "q", PP_KIND_COUNTER);
   size_t th = tb_thread(&t, 9, "");
   tb_counter(&t, th, 100, q, PPT_EV_COUNTER_SET, 1, 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  s = render(&a, NULL);
   CHECK_CONTAINS(s, "no zones recorded\n");
   CHECK_CONTAINS(s, "thread 9     0 ns       -         0           1");
   CHECK(strstr(s, "nan") == NULL);
   free(s);
 
   /* Not analysed: refused. */
-  pp__analysis_free(&t);
+  pp_analysis_free(&a);
   FILE *f = fopen("/dev/null", "w");
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, &t, NULL), -1);
+  CHECK_EQ(pp_report_text(f, &a, NULL), -1);
   fclose(f);
+  pp_analysis_free(&a);
   tb_free(&t);
 }
 
 PP_TEST(report_long_and_odd_names) {
   pp_trace t = {0};
+  pp_analysis a = {0};
   char longname[64];
   memset(longname, 'x', 60);
   longname[60] = 0;
@@ -727,8 +758,8 @@ PP_TEST(report_long_and_odd_names) {
   tb_end(&t, th, 15, odd);
   tb_begin(&t, th, 15, utf);
   tb_end(&t, th, 17, utf);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a, NULL);
   char cut[64];
   memset(cut, 'x', 37);
   memcpy(cut + 37, "...", 4);
@@ -740,10 +771,11 @@ PP_TEST(report_long_and_odd_names) {
   free(s);
 
   pp_report_opts o = {100, 0}; /* a narrow terminal: names cut shorter */
-  s = render(&t, &o);
+  s = render(&a, &o);
   memset(cut, 'x', 9);
   memcpy(cut + 9, "... ", 5);
   CHECK_CONTAINS(s, cut);
   free(s);
+  pp_analysis_free(&a);
   tb_free(&t);
 }

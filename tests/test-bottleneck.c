@@ -12,6 +12,7 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -54,7 +55,7 @@ static uint32_t queue_loc(pp_trace *t, const char *name, const char *from,
  * at 10i+1, pop at 10i+2; a recorded producer wait [5, 7]. Queue qb
  * (b -> c, capacity 2): push at 10i+10, pop when c starts. Flow "item"
  * id i+1: begin in a, step in b, end in c. */
-static void build_pipeline(pp_trace *t) {
+static void build_pipeline(pp_trace *t, pp_analysis *a) {
   memset(t, 0, sizeof *t);
   uint32_t za = tb_loc(t, "a", PP_KIND_ZONE);
   uint32_t zb = tb_loc(t, "b", PP_KIND_ZONE);
@@ -85,20 +86,21 @@ static void build_pipeline(pp_trace *t) {
     zone(t, tc, zc, c0, c0 + 500 * US);
     flow(t, tc, fl, c0 + 200 * US, PPT_EV_FLOW_END, id);
   }
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
-static const pp_advice *find_advice(const pp_trace *t, const char *rule) {
-  for (size_t i = 0; i < t->prof.pipe.nadvice; i++)
-    if (strcmp(t->prof.pipe.advice[i].rule, rule) == 0)
-      return &t->prof.pipe.advice[i];
+static const pp_advice *find_advice(const pp_analysis *a, const char *rule) {
+  for (size_t i = 0; i < a->prof.pipe.nadvice; i++)
+    if (strcmp(a->prof.pipe.advice[i].rule, rule) == 0)
+      return &a->prof.pipe.advice[i];
   return NULL;
 }
 
 PP_TEST(bottleneck_slow_middle_stage) {
   pp_trace t;
-  build_pipeline(&t);
-  const pp_pipeline *p = &t.prof.pipe;
+  pp_analysis a = {0};
+  build_pipeline(&t, &a);
+  const pp_pipeline *p = &a.prof.pipe;
   CHECK_EQ(p->nstages, 3);
   CHECK_STR(p->stages[0].name, "a");
   CHECK_STR(p->stages[1].name, "b");
@@ -120,13 +122,15 @@ PP_TEST(bottleneck_slow_middle_stage) {
   CHECK_EQ(p->stages[0].out_queue, 0);
   CHECK_EQ(p->stages[1].in_queue, 0);
   CHECK_EQ(p->stages[1].out_queue, 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(bottleneck_queue_full_empty_exact) {
   pp_trace t;
-  build_pipeline(&t);
-  const pp_pipeline *p = &t.prof.pipe;
+  pp_analysis a = {0};
+  build_pipeline(&t, &a);
+  const pp_pipeline *p = &a.prof.pipe;
   CHECK_EQ(p->nqueues, 2);
   const pp_queue_stats *qa = &p->queues[0], *qb = &p->queues[1];
   CHECK_STR(qa->name, "qa");
@@ -174,13 +178,15 @@ PP_TEST(bottleneck_queue_full_empty_exact) {
    * at 10(i+1)+10 = 9.5 ms (after item 8's late pop at 81.5: 8.5 ms). */
   CHECK_EQ(p->stalls[0].queue, 1);
   CHECK_EQ(p->stalls[0].end - p->stalls[0].start, 9500 * US);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(bottleneck_flow_critical_path) {
   pp_trace t;
-  build_pipeline(&t);
-  const pp_pipeline *p = &t.prof.pipe;
+  pp_analysis a = {0};
+  build_pipeline(&t, &a);
+  const pp_pipeline *p = &a.prof.pipe;
   CHECK_EQ(p->nflows, 1);
   const pp_flow_stats *f = &p->flows[0];
   CHECK_EQ(f->items, 10);
@@ -205,42 +211,46 @@ PP_TEST(bottleneck_flow_critical_path) {
   /* The largest share of time is b. */
   CHECK_STR(f->where[0].name, "b");
   CHECK_EQ(f->where[0].ns, 80 * MS);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(bottleneck_advice_needs_evidence) {
   pp_trace t;
-  build_pipeline(&t);
+  pp_analysis a = {0};
+  build_pipeline(&t, &a);
   /* b is busy 79%: not saturated (no stage-bound), efficiency 79.2% <=
    * 80 (low-efficiency), qa full 10/91 = 11% (no queue-full), qb empty
    * 93% with its producer b busy (queue-empty), qa empty 89% but its
    * producer a busy only 20% (no queue-empty for qa). */
-  CHECK(find_advice(&t, "stage-bound") == NULL);
-  CHECK(find_advice(&t, "queue-full") == NULL);
-  CHECK(find_advice(&t, "cpu-steal") == NULL);
-  const pp_advice *a = find_advice(&t, "low-efficiency");
-  CHECK(a != NULL);
-  CHECK_CONTAINS(a->text, "79%");
-  CHECK_CONTAINS(a->evidence, "b could do 125 items/s");
-  a = find_advice(&t, "queue-empty");
-  CHECK(a != NULL);
-  CHECK_CONTAINS(a->text, "c is starved by its producer b");
-  CHECK_CONTAINS(a->evidence, "queue qb (b -> c) empty 93% of the time");
-  CHECK_CONTAINS(a->evidence, "consumer waiting not recorded");
-  for (size_t i = 0; i < t.prof.pipe.nadvice; i++)
-    CHECK(strstr(t.prof.pipe.advice[i].evidence, "queue qa") == NULL);
-  for (size_t i = 0; i < t.prof.pipe.nadvice; i++) {
-    CHECK(t.prof.pipe.advice[i].evidence[0] != 0);
+  CHECK(find_advice(&a, "stage-bound") == NULL);
+  CHECK(find_advice(&a, "queue-full") == NULL);
+  CHECK(find_advice(&a, "cpu-steal") == NULL);
+  const pp_advice *adv = find_advice(&a, "low-efficiency");
+  CHECK(adv != NULL);
+  CHECK_CONTAINS(adv->text, "79%");
+  CHECK_CONTAINS(adv->evidence, "b could do 125 items/s");
+  adv = find_advice(&a, "queue-empty");
+  CHECK(adv != NULL);
+  CHECK_CONTAINS(adv->text, "c is starved by its producer b");
+  CHECK_CONTAINS(adv->evidence, "queue qb (b -> c) empty 93% of the time");
+  CHECK_CONTAINS(adv->evidence, "consumer waiting not recorded");
+  for (size_t i = 0; i < a.prof.pipe.nadvice; i++)
+    CHECK(strstr(a.prof.pipe.advice[i].evidence, "queue qa") == NULL);
+  for (size_t i = 0; i < a.prof.pipe.nadvice; i++) {
+    CHECK(a.prof.pipe.advice[i].evidence[0] != 0);
     if (i)
-      CHECK_LE(t.prof.pipe.advice[i].severity,
-               t.prof.pipe.advice[i - 1].severity);
+      CHECK_LE(a.prof.pipe.advice[i].severity,
+               a.prof.pipe.advice[i - 1].severity);
   }
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 /* x -> y with y busy 95% and its input queue full; CPU steal sampled. */
 PP_TEST(bottleneck_saturated_stage_and_counters) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t zx = tb_loc(&t, "x", PP_KIND_ZONE);
   uint32_t zy = tb_loc(&t, "y", PP_KIND_ZONE);
@@ -256,11 +266,11 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   }
   for (int i = 0; i < 4; i++)
     tb_ev(&t, tx, i * MS, steal, PPT_EV_COUNTER_SETF)->v.f = 10 + 2 * i;
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_pipeline *p = &t.prof.pipe;
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_pipeline *p = &an.prof.pipe;
   CHECK_EQ(p->bound, 1);
   CHECK_NEAR(p->stages[1].util, 190.0 / 200.0, 1e-12);
-  const pp_advice *a = find_advice(&t, "stage-bound");
+  const pp_advice *a = find_advice(&an, "stage-bound");
   CHECK(a != NULL);
   CHECK_CONTAINS(a->text, "y bounds throughput");
   CHECK_CONTAINS(a->evidence, "y busy 95%");
@@ -268,18 +278,18 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   /* Depth 2 = capacity from each push to the pop 5 ms later: 20 x 5 ms
    * of a window [0, 195] ms. */
   CHECK_EQ(p->queues[0].full_ns, 100 * MS);
-  a = find_advice(&t, "queue-full");
+  a = find_advice(&an, "queue-full");
   CHECK(a != NULL);
   CHECK_CONTAINS(a->evidence, "full 51% of the time");
   CHECK_CONTAINS(a->text, "the consumer y is the bottleneck");
-  a = find_advice(&t, "cpu-steal");
+  a = find_advice(&an, "cpu-steal");
   CHECK(a != NULL);
   CHECK_CONTAINS(a->evidence, "CPU steal 13% on average");
 
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &an, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\npipeline bottlenecks (");
   CHECK_CONTAINS(buf, "bound: y (lowest capacity");
@@ -287,12 +297,13 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   CHECK_CONTAINS(buf, "[high] y bounds throughput");
   free(buf);
   f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\"schema_minor\":10");
   CHECK_CONTAINS(buf, "\"bound\":\"y\",\"bound_saturated\":true");
   CHECK_CONTAINS(buf, "\"rule\":\"stage-bound\",\"severity\":\"high\"");
   free(buf);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -326,29 +337,32 @@ static void lookalike_series(pp_trace *t, size_t th, uint32_t kind) {
  * sites every one fires. */
 PP_TEST(bottleneck_advice_from_library_metrics_only) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   size_t th = tb_thread(&t, 1, "w");
   /* a library metric: this trace has PP_KIND_METRIC sites */
   uint32_t threads = tb_loc(&t, "proc.threads", PP_KIND_METRIC);
   tb_ev(&t, th, 0, threads, PPT_EV_COUNTER_SETF)->v.f = 4;
   lookalike_series(&t, th, PP_KIND_COUNTER);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
   for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
-    if (find_advice(&t, counter_rules[i]))
+    if (find_advice(&an, counter_rules[i]))
       PP_FAIL("a user counter fired rule %s", counter_rules[i]);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 
   memset(&t, 0, sizeof t);
   th = tb_thread(&t, 1, "w");
   lookalike_series(&t, th, PP_KIND_METRIC);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
   for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
-    if (!find_advice(&t, counter_rules[i]))
+    if (!find_advice(&an, counter_rules[i]))
       PP_FAIL("the library's metric did not fire rule %s", counter_rules[i]);
-  const pp_advice *a = find_advice(&t, "memory-pressure");
+  const pp_advice *a = find_advice(&an, "memory-pressure");
   CHECK_CONTAINS(a->evidence, "(PSI some) 72% on average");
-  a = find_advice(&t, "swap-growth");
+  a = find_advice(&an, "swap-growth");
   CHECK_CONTAINS(a->evidence, "grew by 1.54e+03 MiB");
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -373,20 +387,23 @@ PP_TEST(bottleneck_user_counters_in_a_file_give_no_advice) {
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ_U(t.prof.ncounters, 5);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ_U(a.prof.ncounters, 5);
   for (size_t i = 0; i < sizeof counter_rules / sizeof *counter_rules; i++)
-    if (find_advice(&t, counter_rules[i]))
+    if (find_advice(&a, counter_rules[i]))
       PP_FAIL("a user counter fired rule %s", counter_rules[i]);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 /* Without queues: no stages, flows still analysed, no invented advice. */
 PP_TEST(bottleneck_without_queues) {
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   uint32_t z = tb_loc(&t, "work", PP_KIND_ZONE);
   uint32_t fl = tb_loc(&t, "req", PP_KIND_FLOW);
@@ -397,8 +414,8 @@ PP_TEST(bottleneck_without_queues) {
     flow(&t, th, fl, 10 * i * MS + 1 * MS, PPT_EV_FLOW_END, (uint64_t)i);
   }
   flow(&t, th, fl, 60 * MS, PPT_EV_FLOW_BEGIN, 99); /* never ends */
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_pipeline *p = &t.prof.pipe;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_pipeline *p = &a.prof.pipe;
   CHECK_EQ(p->nqueues, 0);
   CHECK_EQ(p->nstages, 0);
   CHECK_EQ(p->bound, -1);
@@ -411,11 +428,12 @@ PP_TEST(bottleneck_without_queues) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK(strstr(buf, "\nqueues (") == NULL);
   CHECK_CONTAINS(buf, "stages: none");
   CHECK_CONTAINS(buf, "none: no rule found evidence");
   free(buf);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

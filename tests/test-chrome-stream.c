@@ -24,6 +24,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pair/zones.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -110,15 +111,17 @@ static void record_trace(const char *path) {
 /* The export of the whole trace in memory. */
 static char *export_in_memory(const char *path, size_t *len) {
   pp_trace t;
+  pp_analysis a = {0};
   char err[512];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   char *buf = NULL;
   FILE *f = open_memstream(&buf, len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   CHECK_EQ(fclose(f), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return buf;
 }
@@ -147,17 +150,19 @@ static char *export_streamed(const char *path, size_t *len,
   CHECK_EQ(pp__stream_pools(x.s), 0);
   pp_read_opts o = {0, tee_event, &x, 1};
   pp_trace t;
+  pp_analysis a = {0};
   char err[512];
   if (pp_trace_read_file_opts(path, &t, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   CHECK_EQ_U(t.diag.events_kept, 0); /* nothing stored */
-  t.stream = x.s;
-  CHECK_EQ(pp_analyze(&t), 0);
+  a.stream = x.s;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK_EQ(t.diag.have_first, 1);
-  CHECK_EQ(t.diag.first_ns, t.prof.t0);
-  CHECK_EQ(pp_chrome_stream_finish(x.c, &t), 0);
+  CHECK_EQ(t.diag.first_ns, a.prof.t0);
+  CHECK_EQ(pp_chrome_stream_finish(x.c, &a), 0);
   *lim = *pp_chrome_stream_limits(x.c);
   pp_chrome_stream_free(x.c);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   CHECK_EQ(fclose(f), 0);
   return buf;
@@ -322,6 +327,7 @@ static void check_same_but_streamed(const char *mem, const char *str,
 static char *export_merged_in_memory(const char *const *paths, size_t n,
                                      size_t *len) {
   pp_trace t, part;
+  pp_analysis a = {0};
   char err[512];
   for (size_t i = 0; i < n; i++) {
     if (pp_trace_read_file(paths[i], i ? &part : &t, err, sizeof err) != 0)
@@ -331,12 +337,13 @@ static char *export_merged_in_memory(const char *const *paths, size_t n,
       pp_trace_free(&part);
     }
   }
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   char *buf = NULL;
   FILE *f = open_memstream(&buf, len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   CHECK_EQ(fclose(f), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return buf;
 }

@@ -21,6 +21,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -36,10 +37,10 @@ static uint32_t loc_named(const pp_trace *t, const char *name) {
   return 0;
 }
 
-static void read_trace(const char *path, pp_trace *t) {
+static void read_trace(const char *path, pp_trace *t, pp_analysis *a) {
   char err[256];
   CHECK_EQ(pp_trace_read_file(path, t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
 /* Busy/idle against a hand computation, on a model built by hand: thread 7
@@ -48,6 +49,7 @@ static void read_trace(const char *path, pp_trace *t) {
  * [250,300] (in B); device 1 a kernel [300,350] (in B). */
 PP_TEST(cupti_busy_idle_by_hand) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t a = tb_loc(&t, "A", PP_KIND_ZONE);
   uint32_t b = tb_loc(&t, "B", PP_KIND_ZONE);
@@ -89,8 +91,8 @@ PP_TEST(cupti_busy_idle_by_hand) {
   c->cap_memcpys = cap;
   c->memcpys[c->nmemcpys++] = (pp_cuda_memcpy){
       90, 120, 3000, 1, 2, 3, 1, 0, 1, 0, 3};
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_gpu_activity *g = t.cuda_an;
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_gpu_activity *g = an.cuda;
   CHECK(g != NULL);
   CHECK_EQ(g->wall_ns, 400);
   /* union: [10,80] + [90,120] + [250,350] */
@@ -122,9 +124,10 @@ PP_TEST(cupti_busy_idle_by_hand) {
   CHECK_EQ(g->launch.count, 4);
   CHECK_EQ(g->launch.min, 5);   /* [10] - 5 */
   CHECK_EQ(g->launch.max, 80);  /* [300] - 220 */
-  char *rep = tb_report_text(&t);
+  char *rep = tb_report_text(&an);
   CHECK_CONTAINS(rep, "GPU busy: 200 ns of 400 ns (50.0%), idle 200 ns");
   free(rep);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -285,7 +288,8 @@ PP_TEST(cupti_records_land_in_the_trace) {
   pipeline();
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
   CHECK_STR(pp_trace_meta(&t, "cuda.tracing"), "cupti");
   CHECK_STR(pp_trace_meta(&t, "cuda.clock"), "callback");
   CHECK(pp_trace_meta(&t, "unavailable.cuda") == NULL);
@@ -330,7 +334,7 @@ PP_TEST(cupti_records_land_in_the_trace) {
             "cudaMemcpyAsync_v3020");
 
   /* attribution by correlation to the innermost zone and its stage */
-  const pp_gpu_activity *g = t.cuda_an;
+  const pp_gpu_activity *g = a.cuda;
   CHECK(g != NULL);
   uint32_t gemm = loc_named(&t, "gemm"), infer = loc_named(&t, "infer");
   uint32_t pre = loc_named(&t, "preprocess"), post = loc_named(&t, "post");
@@ -369,7 +373,7 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_EQ(g->queued.count, 2);
   CHECK_EQ(g->dropped, 0);
 
-  char *rep = tb_report_text(&t);
+  char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "CUDA activity (CUPTI, clock: callback)");
   CHECK_CONTAINS(rep, "dropped: 0");
   CHECK_CONTAINS(rep, "gemm_kernel");
@@ -377,14 +381,14 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_CONTAINS(rep, "HtoD  1 copies, 1.00 MiB in 100 us");
   CHECK_CONTAINS(rep, "preprocess               HtoD       1   1.00 MiB");
   free(rep);
-  char *js = tb_summary_json(&t);
+  char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"cuda\":{\"clock\":\"callback\"");
   CHECK_CONTAINS(js, "\"name\":\"gemm_kernel\",\"calls\":1,\"total_ns\":50000");
   free(js);
   char *cj = NULL;
   size_t cn = 0;
   FILE *cf = open_memstream(&cj, &cn);
-  CHECK_EQ(pp_export_chrome(cf, &t), 0);
+  CHECK_EQ(pp_export_chrome(cf, &a), 0);
   fclose(cf);
   CHECK_CONTAINS(cj, "\"name\":\"gemm_kernel\",\"cat\":\"kernel\","
                      "\"pid\":1000000000,\"tid\":0");
@@ -392,6 +396,7 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_CONTAINS(cj, "\"flow_in\":true");
   CHECK_CONTAINS(cj, "\"name\":\"GPU 1\"");
   free(cj);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -404,15 +409,17 @@ PP_TEST(cupti_mapped_clock) {
   pipeline();
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
   CHECK_STR(pp_trace_meta(&t, "cuda.clock"), "mapped");
   size_t gi;
   const pp_cuda_kernel *k = kernel_named(&t, "gemm_kernel", &gi);
   CHECK_EQ(k->end - k->start, 50000);
-  CHECK_EQ(t.cuda_an->kernel_attr[gi].zone, loc_named(&t, "gemm"));
+  CHECK_EQ(a.cuda->kernel_attr[gi].zone, loc_named(&t, "gemm"));
   /* within the trace's span, not 1000 s away */
-  CHECK_LE(k->start, t.prof.t1 + 1000000);
-  CHECK_GE(k->start, t.prof.t0);
+  CHECK_LE(k->start, a.prof.t1 + 1000000);
+  CHECK_GE(k->start, a.prof.t0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -422,15 +429,17 @@ PP_TEST(cupti_dropped_records_shown) {
   pipeline();
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
   CHECK_EQ(t.cuda.dropped, 17);
   CHECK_EQ(t.cuda.nkernels, 3); /* several buffers, nothing else lost */
-  char *rep = tb_report_text(&t);
+  char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "dropped: 17 (CUPTI buffers full");
   free(rep);
-  char *js = tb_summary_json(&t);
+  char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"dropped\":17");
   free(js);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -440,14 +449,16 @@ PP_TEST(cupti_kernels_not_supported) {
   { PP_ZONE("still-profiled"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
-  CHECK(t.cuda_an == NULL);
-  CHECK(pp_profile_zone(&t, loc_named(&t, "still-profiled")) != NULL);
-  char *rep = tb_report_text(&t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
+  CHECK(a.cuda == NULL);
+  CHECK(pp_profile_zone(&a, loc_named(&t, "still-profiled")) != NULL);
+  char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "CUDA tracing: unavailable: "
                       "cuptiActivityEnable(CONCURRENT_KERNEL): "
                       "CUPTI_ERROR_NOT_SUPPORTED\n");
   free(rep);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -457,14 +468,16 @@ PP_TEST(cupti_optional_kind_missing) {
   pipeline();
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
   CHECK_EQ(t.cuda.nmemsets, 0);
   CHECK_EQ(t.cuda.nkernels, 3);
   CHECK_CONTAINS(pp_trace_meta(&t, "unavailable.cuda.kinds"),
                  "MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
-  char *rep = tb_report_text(&t);
+  char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "not traced: MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
   free(rep);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -473,9 +486,11 @@ PP_TEST(cupti_version_mismatch_refused) {
   CHECK_EQ(pp__session_cuda_start(), -1);
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(trace_path, &t);
+  pp_analysis a = {0};
+  read_trace(trace_path, &t, &a);
   CHECK_CONTAINS(pp_trace_meta(&t, "unavailable.cuda"),
                  "libcupti API version 28");
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -497,9 +512,10 @@ PP_TEST(cupti_library_missing) {
   { PP_ZONE("work"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  read_trace(out, &t);
-  CHECK(pp_profile_zone(&t, loc_named(&t, "work")) != NULL);
-  char *rep = tb_report_text(&t);
+  pp_analysis a = {0};
+  read_trace(out, &t, &a);
+  CHECK(pp_profile_zone(&a, loc_named(&t, "work")) != NULL);
+  char *rep = tb_report_text(&a);
 #ifdef PP_HAVE_CUPTI
   CHECK_CONTAINS(rep, "CUDA tracing: unavailable: cannot load "
                       "PIPEPROF_LIBCUPTI=/nonexistent/libcupti.so");
@@ -508,9 +524,10 @@ PP_TEST(cupti_library_missing) {
                       "headers\n");
 #endif
   free(rep);
-  char *js = tb_summary_json(&t);
+  char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"cuda\":{\"unavailable\":");
   free(js);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -566,7 +583,8 @@ PP_TEST_T(cupti_run_flag, 120) {
 
 /* One stage "infer" [0, 100) whose call at 5 launches a 40 ns host-to-device
  * copy of 1 MiB from host memory of kind src_kind (1 pageable, 2 pinned). */
-static const pp_advice *copy_advice(pp_trace *t, uint8_t src_kind) {
+static const pp_advice *copy_advice(pp_trace *t, pp_analysis *a,
+                                    uint8_t src_kind) {
   memset(t, 0, sizeof *t);
   uint32_t z = tb_loc(t, "infer", PP_KIND_ZONE);
   size_t th = tb_thread(t, 7, "main");
@@ -585,25 +603,28 @@ static const pp_advice *copy_advice(pp_trace *t, uint8_t src_kind) {
   c->cap_memcpys = cap;
   c->memcpys[c->nmemcpys++] =
       (pp_cuda_memcpy){10, 50, 1048576, 1, src_kind, 3, 0, 0, 1, 0, 9};
-  CHECK_EQ(pp_analyze(t), 0);
-  for (size_t i = 0; i < t->prof.pipe.nadvice; i++)
-    if (strcmp(t->prof.pipe.advice[i].rule, "pageable-copies") == 0)
-      return &t->prof.pipe.advice[i];
+  CHECK_EQ(pp_analyze(t, a), 0);
+  for (size_t i = 0; i < a->prof.pipe.nadvice; i++)
+    if (strcmp(a->prof.pipe.advice[i].rule, "pageable-copies") == 0)
+      return &a->prof.pipe.advice[i];
   return NULL;
 }
 
 PP_TEST(cupti_advice_pageable_copies) {
   pp_trace t;
-  const pp_advice *a = copy_advice(&t, 1);
-  CHECK(a != NULL);
-  CHECK_CONTAINS(a->evidence, "40% of infer is host<->device copy");
-  CHECK_CONTAINS(a->evidence, "100% of the bytes from pageable memory");
-  CHECK_CONTAINS(a->text, "pinned");
-  char *rep = tb_report_text(&t);
+  pp_analysis a = {0};
+  const pp_advice *adv = copy_advice(&t, &a, 1);
+  CHECK(adv != NULL);
+  CHECK_CONTAINS(adv->evidence, "40% of infer is host<->device copy");
+  CHECK_CONTAINS(adv->evidence, "100% of the bytes from pageable memory");
+  CHECK_CONTAINS(adv->text, "pinned");
+  char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "use pinned (page-locked) host buffers for infer");
   free(rep);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   /* The same copy from pinned memory: no evidence, no advice. */
-  CHECK(copy_advice(&t, 2) == NULL);
+  CHECK(copy_advice(&t, &a, 2) == NULL);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

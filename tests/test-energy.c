@@ -93,11 +93,12 @@ static double num(json_t *o, const char *key) {
 /* CPU package + the run's GPUs: all GPUs' larger total is not used. */
 PP_TEST(energy_per_frame_cpu_and_gpu) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, E_CPU | E_GPU_RUN | E_GPU_ALL);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.nframes, 2);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.nframes, 2);
   pp_energy e;
-  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
   CHECK_NEAR(e.joules, 8.0, 0);
   CHECK_NEAR(e.cpu_j, 6.0, 0);
   CHECK_NEAR(e.gpu_j, 2.0, 0);
@@ -105,7 +106,7 @@ PP_TEST(energy_per_frame_cpu_and_gpu) {
   CHECK_STR(e.gpu_counter, "gpu.run_energy_j");
   CHECK_STR(e.sources, "CPU package + GPU");
 
-  char *s = tb_report_text(&t);
+  char *s = tb_report_text(&a);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 2 J (CPU package 1.5 J "
                     "+ GPU 0.5 J), 4 frames\n");
   CHECK_CONTAINS(s, "\n  energy per frame (display): 1 J (CPU package 0.75 J "
@@ -118,7 +119,7 @@ PP_TEST(energy_per_frame_cpu_and_gpu) {
   CHECK(strstr(s, "energy per frame (camera0)") > fr);
   free(s);
 
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 0, &root);
@@ -141,26 +142,28 @@ PP_TEST(energy_per_frame_cpu_and_gpu) {
                     "1.5,\"gpu_joules_per_frame\":0.5");
 #endif
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(energy_per_frame_cpu_only) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, E_CPU);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   pp_energy e;
-  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
   CHECK(e.has_cpu && !e.has_gpu);
   CHECK(e.gpu_counter == NULL);
   CHECK_STR(e.sources, "CPU package");
-  char *s = tb_report_text(&t);
+  char *s = tb_report_text(&a);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 1.5 J (CPU package), "
                     "4 frames\n");
   CHECK_CONTAINS(s, "\n  energy per frame (display): 0.75 J (CPU package), "
                     "8 frames\n");
   CHECK(strstr(s, "GPU") == NULL);
   free(s);
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 0, &root);
@@ -175,23 +178,25 @@ PP_TEST(energy_per_frame_cpu_only) {
                     "\"cpu_package_joules_per_frame\":1.5}");
 #endif
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 /* GPU only: the run's GPUs, then (without them) all GPUs, named so. */
 PP_TEST(energy_per_frame_gpu_only) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, E_GPU_RUN);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   pp_energy e;
-  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
   CHECK(!e.has_cpu && e.has_gpu);
   CHECK_STR(e.sources, "GPU");
-  char *s = tb_report_text(&t);
+  char *s = tb_report_text(&a);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 0.5 J (GPU), 4 frames\n");
   CHECK(strstr(s, "CPU package") == NULL);
   free(s);
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 1, &root);
@@ -206,18 +211,19 @@ PP_TEST(energy_per_frame_gpu_only) {
   CHECK_CONTAINS(s, "\"gpu_counter\":\"gpu.run_energy_j\"");
 #endif
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   build(&t, E_GPU_ALL);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
   CHECK_STR(e.gpu_counter, "gpu.energy_j");
   CHECK_NEAR(e.joules, 100.0, 0);
-  s = tb_report_text(&t);
+  s = tb_report_text(&a);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 25 J (all GPUs), "
                     "4 frames\n");
   free(s);
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
 #ifdef PP_HAVE_JANSSON
   je = frame_energy(s, 0, &root);
   CHECK_STR(json_string_value(json_object_get(je, "gpu_counter")),
@@ -228,15 +234,17 @@ PP_TEST(energy_per_frame_gpu_only) {
   CHECK_CONTAINS(s, "\"gpu_counter\":\"gpu.energy_j\"");
 #endif
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* The split names "all GPUs" next to the CPU package as well. */
   build(&t, E_CPU | E_GPU_ALL);
-  CHECK_EQ(pp_analyze(&t), 0);
-  s = tb_report_text(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  s = tb_report_text(&a);
   CHECK_CONTAINS(s, "\n  energy per frame (camera0): 26.5 J (CPU package "
                     "1.5 J + all GPUs 25 J), 4 frames\n");
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -245,20 +253,21 @@ PP_TEST(energy_per_frame_gpu_only) {
 PP_TEST(energy_per_frame_unavailable) {
   for (int k = 0; k < 2; k++) {
     pp_trace t;
+    pp_analysis a = {0};
     build(&t, k == 0 ? 0 : E_CPU_NAN);
-    CHECK_EQ(pp_analyze(&t), 0);
+    CHECK_EQ(pp_analyze(&t, &a), 0);
     pp_energy e;
-    CHECK_EQ(pp_run_energy(&t, &e), 0);
+    CHECK_EQ(pp_run_energy(&a, &e), 0);
     CHECK(!e.has_cpu && !e.has_gpu);
     CHECK_CONTAINS(e.sources, "no energy counter in this trace");
-    char *s = tb_report_text(&t);
+    char *s = tb_report_text(&a);
     CHECK_CONTAINS(s, "\n  energy per frame: unavailable: no energy counter "
                       "in this trace (RAPL or NVML; run under `pipeprof "
                       "run` or with PIPEPROF_SAMPLE_HZ)\n");
     CHECK(strstr(s, "energy per frame (") == NULL);
     CHECK(strstr(s, " J (") == NULL);
     free(s);
-    s = tb_summary_json(&t);
+    s = tb_summary_json(&a);
     CHECK(strstr(s, "joules_per_frame") == NULL);
 #ifdef PP_HAVE_JANSSON
     json_t *root;
@@ -273,6 +282,7 @@ PP_TEST(energy_per_frame_unavailable) {
     CHECK_CONTAINS(s, "\"energy\":{\"unavailable\":\"no energy counter");
 #endif
     free(s);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
 }

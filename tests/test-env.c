@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "core/env.h"
+#include "format/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"

@@ -120,8 +120,8 @@ static void build_main(pp_trace *t) {
 }
 
 /* Export with fn into a malloc'ed string. */
-static char *export_mem(int (*fn)(FILE *, const pp_trace *), const pp_trace *t,
-                        size_t *len) {
+static char *export_mem(int (*fn)(FILE *, const pp_analysis *),
+                        const pp_analysis *t, size_t *len) {
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -486,22 +486,24 @@ static FILE *failing_file(void) {
 
 PP_TEST(export_write_errors_reported) {
   pp_trace t;
+  pp_analysis a = {0};
   build_main(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  int (*fns[])(FILE *, const pp_trace *) = {
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  int (*fns[])(FILE *, const pp_analysis *) = {
       pp_export_chrome, pp_export_summary_json, pp_export_csv};
   for (size_t i = 0; i < 3; i++) {
     FILE *f = failing_file();
-    CHECK_EQ(fns[i](f, &t), -1);
+    CHECK_EQ(fns[i](f, &a), -1);
     fclose(f);
   }
   /* not analysed: refused */
-  pp__analysis_free(&t);
+  pp_analysis_free(&a);
   FILE *f = fopen("/dev/null", "w");
   CHECK(f != NULL);
   for (size_t i = 0; i < 3; i++)
-    CHECK_EQ(fns[i](f, &t), -1);
+    CHECK_EQ(fns[i](f, &a), -1);
   fclose(f);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -644,7 +646,8 @@ static json_t *find_ev(json_t *evs, const char *ph, const char *name,
 }
 
 /* Generic structural checks of a chrome trace; returns traceEvents. */
-static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
+static json_t *check_chrome_common(json_t *root, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   CHECK(json_is_object(root));
   json_t *evs = json_object_get(root, "traceEvents");
   CHECK(json_is_array(evs));
@@ -652,8 +655,8 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
   json_t *md = json_object_get(root, "metadata");
   CHECK(json_is_object(md));
   CHECK_EQ_U(json_integer_value(json_object_get(md, "dropped_events")),
-             t->prof.dropped);
-  CHECK_EQ(json_integer_value(json_object_get(md, "t0_ns")), t->prof.t0);
+             a->prof.dropped);
+  CHECK_EQ(json_integer_value(json_object_get(md, "t0_ns")), a->prof.t0);
   CHECK_STR(jstr(md, "clock"), "monotonic");
   CHECK(jstr(md, "pipeprof_version") != NULL);
   json_t *rd = json_object_get(md, "reader");
@@ -715,7 +718,7 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
   CHECK_EQ(nesting_violations(xs, nx), 0);
   size_t want_x = 0;
   for (size_t k = 0; k < t->nthreads; k++)
-    want_x += t->threads[k].nzones;
+    want_x += a->threads[k].nzones;
   CHECK_EQ(nx, want_x);
   free(xs);
 
@@ -742,15 +745,16 @@ static json_t *check_chrome_common(json_t *root, const pp_trace *t) {
 
 PP_TEST(export_chrome_main) {
   pp_trace t;
+  pp_analysis a = {0};
   build_main(&t);
   add_meta(&t, "process_name", "pipeline");
   add_meta(&t, "start_mono_ns", "500");
   add_meta(&t, "start_realtime_ns", "1700000000000000000");
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = export_mem(pp_export_chrome, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   json_t *root = parse_or_die(s);
-  json_t *evs = check_chrome_common(root, &t);
+  json_t *evs = check_chrome_common(root, &a);
   json_t *md = json_object_get(root, "metadata");
   CHECK_EQ(json_integer_value(json_object_get(md, "dropped_events")), 4);
   json_t *dbt = json_object_get(md, "dropped_by_thread");
@@ -829,6 +833,7 @@ PP_TEST(export_chrome_main) {
   CHECK_EQ(count_ev(evs, "M", "thread_sort_index"), 2);
   json_decref(root);
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -836,11 +841,12 @@ PP_TEST(export_chrome_main) {
  * carries another flow; reused ids give distinct chains; steps. */
 PP_TEST(export_chrome_flows) {
   pp_trace t;
+  pp_analysis an = {0};
   build_flows(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  char *s = export_mem(pp_export_chrome, &an, NULL);
   json_t *root = parse_or_die(s);
-  json_t *evs = check_chrome_common(root, &t);
+  json_t *evs = check_chrome_common(root, &an);
 
   /* v1 events: x and b, each an s and an f with matching ids */
   CHECK_EQ(count_ev(evs, "s", NULL), 2);
@@ -917,6 +923,7 @@ PP_TEST(export_chrome_flows) {
   CHECK_EQ(json_integer_value(json_object_get(md, "flow_chains_v1")), 2);
   json_decref(root);
   free(s);
+  pp_analysis_free(&an);
   free_trace(&t);
 }
 
@@ -960,27 +967,28 @@ static const char *bind_of(json_t *evs, uint64_t tid) {
  * different processes are different chains. */
 PP_TEST(export_chrome_merged_processes) {
   pp_trace t, u;
+  pp_analysis a = {0};
   build_proc(&t, 100, 1000, "alpha");
   build_proc(&u, 200, 2000, "beta");
   CHECK_EQ(pp_trace_merge(&t, &u), 0);
   free_trace(&u);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK_EQ(t.nthreads, 4);
   CHECK_EQ(pp_thread_pid(&t, &t.threads[0]), 100);
   CHECK_EQ(pp_thread_pid(&t, &t.threads[3]), 200);
   CHECK_STR(pp_trace_process_name(&t, 100), "alpha");
   CHECK_STR(pp_trace_process_name(&t, 200), "beta");
   /* the pipeline analysis follows each process's frame 1 on its own */
-  CHECK_EQ(t.prof.pipe.nflows, 1);
-  CHECK_EQ(t.prof.pipe.flows[0].items, 2);
-  CHECK_EQ(t.prof.pipe.flows[0].incomplete, 0);
+  CHECK_EQ(a.prof.pipe.nflows, 1);
+  CHECK_EQ(a.prof.pipe.flows[0].items, 2);
+  CHECK_EQ(a.prof.pipe.flows[0].incomplete, 0);
   /* so do the requests */
-  CHECK_EQ(t.prof.req.completed + t.prof.req.warmup, 2);
-  CHECK_EQ(t.prof.req.orphans, 0);
-  CHECK_EQ(t.prof.req.unfinished, 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(a.prof.req.completed + a.prof.req.warmup, 2);
+  CHECK_EQ(a.prof.req.orphans, 0);
+  CHECK_EQ(a.prof.req.unfinished, 0);
+  char *s = export_mem(pp_export_chrome, &a, NULL);
   json_t *root = parse_or_die(s);
-  json_t *evs = check_chrome_common(root, &t);
+  json_t *evs = check_chrome_common(root, &a);
   static const struct {
     uint32_t pid;
     const char *name;
@@ -1009,7 +1017,7 @@ PP_TEST(export_chrome_merged_processes) {
   json_decref(root);
   free(s);
   /* the summary lists both processes and the process of every thread */
-  s = export_mem(pp_export_summary_json, &t, NULL);
+  s = export_mem(pp_export_summary_json, &a, NULL);
   root = parse_or_die(s);
   json_t *ps = json_object_get(root, "processes");
   CHECK_EQ(json_array_size(ps), 2);
@@ -1031,15 +1039,17 @@ PP_TEST(export_chrome_merged_processes) {
   size_t n = 0;
   FILE *f = open_memstream(&s, &n);
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(s, "\nprocesses:      2 (100 alpha, 200 beta)\n");
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
 PP_TEST(export_chrome_hostile_names) {
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   t.pid = 1;
   const char *raw[] = {"quote\"back\\slash", "new\nline\ttab\r",
@@ -1059,11 +1069,11 @@ PP_TEST(export_chrome_hostile_names) {
   uint32_t c = add_loc(&t, "ctr\"\x7f\x80", PP_KIND_COUNTER);
   add_i(&t, th, 100, c, PPT_EV_COUNTER_SET, -12);
   add_meta(&t, "process_name", "proc\\\"\x01\xc3");
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = export_mem(pp_export_chrome, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   json_t *root = parse_or_die(s);
-  json_t *evs = check_chrome_common(root, &t);
+  json_t *evs = check_chrome_common(root, &a);
   for (size_t k = 0; k < n; k++)
     CHECK(find_ev(evs, "X", want[k], 0) != NULL);
   json_t *ce = find_ev(evs, "C", "ctr\"\x7f" FFFD, 0);
@@ -1079,7 +1089,7 @@ PP_TEST(export_chrome_hostile_names) {
   free(s);
 
   /* the summary and the CSV carry the same names */
-  s = export_mem(pp_export_summary_json, &t, NULL);
+  s = export_mem(pp_export_summary_json, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   root = parse_or_die(s);
   json_t *zs = json_object_get(root, "zones");
@@ -1093,6 +1103,7 @@ PP_TEST(export_chrome_hostile_names) {
   }
   json_decref(root);
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -1107,8 +1118,9 @@ static size_t count_str(const char *hay, const char *needle) {
 
 PP_TEST(export_chrome_flows) {
   pp_trace t;
+  pp_analysis a = {0};
   build_flows(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   char *s = export_mem(pp_export_chrome, &t, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_EQ(count_str(s, "\"ph\":\"s\""), 2);
@@ -1119,17 +1131,19 @@ PP_TEST(export_chrome_flows) {
   CHECK_EQ(count_str(s, "\"bind_id\":"), 8);
   CHECK_CONTAINS(s, "\"flow_chains_v2\":3,\"flow_chains_v1\":2");
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
 PP_TEST(export_chrome_hostile_names) {
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   size_t th = add_thread(&t, 9, "thr\"\xff", 0);
   uint32_t l =
       add_loc(&t, "q\"b\\n\nc\x01 bad\xff\xED\xA0\x80 t\xE2\x82", PP_KIND_ZONE);
   zone(&t, th, l, 0, 5);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   char *s = export_mem(pp_export_chrome, &t, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s,
@@ -1140,6 +1154,7 @@ PP_TEST(export_chrome_hostile_names) {
   s = export_mem(pp_export_summary_json, &t, NULL);
   CHECK(json_valid(s, strlen(s)));
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -1149,11 +1164,12 @@ PP_TEST(export_chrome_hostile_names) {
  * has the expected pieces. With it, this runs too (cheap). */
 PP_TEST(export_chrome_syntax_and_pieces) {
   pp_trace t;
+  pp_analysis a = {0};
   build_main(&t);
   add_loc(&t, "we\"ird\\\n\x01\xff", PP_KIND_MARK);
   add_ev(&t, 0, 1450, (uint32_t)t.nlocs - 1, PPT_EV_MARK);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = export_mem(pp_export_chrome, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s, "\"traceEvents\":[");
   CHECK_CONTAINS(s, "\"displayTimeUnit\":\"ns\"");
@@ -1171,6 +1187,7 @@ PP_TEST(export_chrome_syntax_and_pieces) {
   CHECK_CONTAINS(s, "\"dropped_events\":4");
   CHECK_CONTAINS(s, "\"dropped_by_thread\":{\"101\":3,\"202\":1}");
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -1178,6 +1195,7 @@ PP_TEST(export_chrome_syntax_and_pieces) {
 
 PP_TEST(export_summary_json) {
   pp_trace t;
+  pp_analysis a = {0};
   build_main(&t);
   add_meta(&t, "process_name", "pipe\"line");
   add_meta(&t, "mode", "trace");
@@ -1188,13 +1206,13 @@ PP_TEST(export_summary_json) {
   uint32_t extra = add_loc(&t, "post", PP_KIND_ZONE);
   for (int k = 0; k < 50; k++)
     zone(&t, 1, extra, 3000 + k * 100, 3000 + k * 100 + 10 + k);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_summary_json, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = export_mem(pp_export_summary_json, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s, "\"schema\":\"pipeprof.summary\"");
   CHECK_CONTAINS(s, "\"schema_version\":1");
 #ifdef PP_HAVE_JANSSON
-  const pp_profile *p = &t.prof;
+  const pp_profile *p = &a.prof;
   json_t *root = parse_or_die(s);
   CHECK_STR(jstr(root, "schema"), "pipeprof.summary");
   CHECK_EQ(json_integer_value(json_object_get(root, "schema_version")), 1);
@@ -1289,16 +1307,16 @@ PP_TEST(export_summary_json) {
                t.threads[k].tid);
     CHECK_STR(jstr(th, "name"), t.threads[k].name);
     CHECK_EQ(json_integer_value(json_object_get(th, "busy_ns")),
-             t.threads[k].busy_ns);
+             a.threads[k].busy_ns);
     /* from every event, as the text report's threads table */
     CHECK_EQ_U(json_integer_value(json_object_get(th, "zones")),
-               t.threads[k].zones_measured);
+               a.threads[k].zones_measured);
     CHECK_EQ_U(json_integer_value(json_object_get(th, "events")),
-               t.threads[k].events);
+               a.threads[k].events);
     CHECK_EQ_U(json_integer_value(json_object_get(th, "dropped")),
                t.threads[k].dropped);
     CHECK_NEAR(json_number_value(json_object_get(th, "busy_pct")),
-               (double)t.threads[k].busy_ns / (double)p->wall_ns * 100, 1e-9);
+               (double)a.threads[k].busy_ns / (double)p->wall_ns * 100, 1e-9);
   }
   /* frame_loop; the decode that never ended is not busy time measured */
   CHECK_EQ(
@@ -1340,7 +1358,7 @@ PP_TEST(export_summary_json) {
   CHECK_NEAR(json_number_value(json_object_get(ov, "event_cost_ns")), 25, 0);
   CHECK_NEAR(json_number_value(json_object_get(ov, "estimated_ns")),
              25.0 * (double)p->events, 1e-6);
-  double busy = (double)(t.threads[0].busy_ns + t.threads[1].busy_ns);
+  double busy = (double)(a.threads[0].busy_ns + a.threads[1].busy_ns);
   CHECK_NEAR(json_number_value(json_object_get(ov, "estimated_pct")),
              25.0 * (double)p->events / busy * 100, 1e-9);
   CHECK(json_object_get(ov, "unavailable") == NULL);
@@ -1362,17 +1380,19 @@ PP_TEST(export_summary_json) {
   json_decref(root);
 #endif
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 
   /* without a measured event cost the overhead says why it is missing */
   build_main(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  s = export_mem(pp_export_summary_json, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  s = export_mem(pp_export_summary_json, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s, "\"overhead\":{\"unavailable\":\"event cost not "
                     "recorded\"}");
   CHECK_CONTAINS(s, "\"mode\":null");
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -1384,14 +1404,15 @@ static const char csv_head[] =
 
 PP_TEST(export_csv) {
   pp_trace t;
+  pp_analysis a = {0};
   build_main(&t);
   uint32_t odd = add_loc(&t, "a,\"b\"", PP_KIND_ZONE);
   free(t.locs[odd].function);
   t.locs[odd].function = dup_str("multi\nline");
   zone(&t, 1, odd, 2600, 2700);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t len;
-  char *s = export_mem(pp_export_csv, &t, &len);
+  char *s = export_mem(pp_export_csv, &a, &len);
   CHECK(strncmp(s, csv_head, sizeof csv_head - 1) == 0);
   /* rows: count CRLF outside quotes */
   size_t rows = 0;
@@ -1405,14 +1426,14 @@ PP_TEST(export_csv) {
     }
   }
   CHECK_EQ(inq, 0);
-  CHECK_EQ(rows, t.prof.nzones + 1);
+  CHECK_EQ(rows, a.prof.nzones + 1);
   CHECK_EQ(s[len - 1], '\n');
   CHECK_CONTAINS(s, "\r\n\"a,\"\"b\"\"\",\"multi\nline\",src/pipe.c,20,1,100,"
                     "100,100,0,100,100,100,100,100,100,100,");
   /* first row: the zone with the largest total, with exact numbers */
-  const pp_zone_stats *z0 = &t.prof.zones[0];
+  const pp_zone_stats *z0 = &a.prof.zones[0];
   CHECK_STR(pp_trace_loc_name(&t, z0->loc), "frame_loop");
-  CHECK_EQ(t.prof.wall_ns, 2200);
+  CHECK_EQ(a.prof.wall_ns, 2200);
   char pct[32], row[256];
   CHECK_GT(pp_jsonw_fmt_double(pct, 1000.0 / 2200.0 * 100.0), 0);
   CHECK(strtod(pct, NULL) == 1000.0 / 2200.0 * 100.0);
@@ -1422,6 +1443,7 @@ PP_TEST(export_csv) {
            pct);
   CHECK_CONTAINS(s, row);
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }
 
@@ -1429,20 +1451,21 @@ PP_TEST(export_csv) {
 
 PP_TEST(export_empty_trace) {
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   t.pid = 3;
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = export_mem(pp_export_chrome, &t, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = export_mem(pp_export_chrome, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s, "\"dropped_by_thread\":{}");
 #ifdef PP_HAVE_JANSSON
   json_t *root = parse_or_die(s);
-  json_t *evs = check_chrome_common(root, &t);
+  json_t *evs = check_chrome_common(root, &a);
   CHECK_EQ(json_array_size(evs), 1); /* process_name only */
   json_decref(root);
 #endif
   free(s);
-  s = export_mem(pp_export_summary_json, &t, NULL);
+  s = export_mem(pp_export_summary_json, &a, NULL);
   CHECK(json_valid(s, strlen(s)));
   CHECK_CONTAINS(s, "\"zones\":[]");
   CHECK_CONTAINS(s, "\"threads\":[]");
@@ -1455,9 +1478,10 @@ PP_TEST(export_empty_trace) {
 #endif
   free(s);
   size_t len;
-  s = export_mem(pp_export_csv, &t, &len);
+  s = export_mem(pp_export_csv, &a, &len);
   CHECK_EQ(len, sizeof csv_head - 1);
   CHECK_STR(s, csv_head);
   free(s);
+  pp_analysis_free(&a);
   free_trace(&t);
 }

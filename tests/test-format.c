@@ -94,9 +94,9 @@ PP_TEST(format_roundtrip_detects_a_changed_field) {
   char err[256] = "", why[256] = "";
   CHECK_EQ(pp_trace_read_mem(g->file.data, g->file.len, &t, err, sizeof err),
            0);
-  CHECK_EQ(rt_compare(g, &t, why, sizeof why), 0);
+  CHECK_EQ(rt_compare_trace(g, &t, why, sizeof why), 0);
   g->ev[g->nev / 2].v2 ^= 1; /* what the reader should have made */
-  CHECK_EQ(rt_compare(g, &t, why, sizeof why), -1);
+  CHECK_EQ(rt_compare_trace(g, &t, why, sizeof why), -1);
   CHECK_CONTAINS(why, "event");
   pp_trace_free(&t);
   rt_free(g);

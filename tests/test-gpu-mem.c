@@ -16,13 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
 #include "core/gpu.h"
 #include "export/export.h"
+#include "fake_cuda_harness.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
-#include "fake_cuda_harness.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -71,10 +71,11 @@ static void one_zone(void) {
   pp_gpu_zone_end(z);
 }
 
-static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
+static const pp_counter_stats *counter(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.counters[i].loc), name) == 0)
+      return &a->prof.counters[i];
   return NULL;
 }
 
@@ -110,7 +111,8 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   one_zone();
   wait_mem_calls(6);
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   /* The GPU zone is unaffected. */
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
@@ -131,8 +133,8 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   CHECK_EQ(tu, tt);
   CHECK_STR(t.threads[tu].name, "pipeprof writer");
   /* Statistics over the samples. */
-  const pp_counter_stats *u = counter(&t, "cuda2.mem_used_bytes");
-  const pp_counter_stats *k = counter(&t, "cuda2.mem_total_bytes");
+  const pp_counter_stats *u = counter(&a, "cuda2.mem_used_bytes");
+  const pp_counter_stats *k = counter(&a, "cuda2.mem_total_bytes");
   CHECK(u && k);
   CHECK_EQ(u->samples, nu);
   CHECK_EQ((int64_t)u->min, 512 * MIB);
@@ -146,7 +148,7 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   CHECK(pp_trace_meta(&t, "cuda_mem.2.unavailable") == NULL);
   CHECK(pp_trace_meta(&t, "cuda_mem.2.failed") == NULL);
 
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "\ndevice memory (cuMemGetInfo about once a second; "
                     "used = total - free, by every process on the "
                     "device)\n");
@@ -163,7 +165,7 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   CHECK(strstr(r, "cuda2.mem_used_bytes") == NULL);
   free(r);
 
-  char *j = tb_summary_json(&t);
+  char *j = tb_summary_json(&a);
   CHECK_CONTAINS(j, "\"device_memory\":{\"source\":\"cuMemGetInfo\","
                     "\"unavailable\":null,\"devices\":[");
   snprintf(line, sizeof line, "{\"device\":2,\"used_bytes\":{\"mean\":");
@@ -182,11 +184,12 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   snprintf(path, sizeof path, "%s/chrome.json", pp_test_tmpdir());
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
   char *c = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(c, "cuda2.mem_used_bytes");
   free(c);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -197,9 +200,10 @@ static void check_mode(pp_mode mode) {
   one_zone();
   wait_mem_calls(5);
   pp_trace t;
-  fcu_finish(&t);
-  const pp_counter_stats *u = counter(&t, "cuda0.mem_used_bytes");
-  const pp_counter_stats *k = counter(&t, "cuda0.mem_total_bytes");
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
+  const pp_counter_stats *u = counter(&a, "cuda0.mem_used_bytes");
+  const pp_counter_stats *k = counter(&a, "cuda0.mem_total_bytes");
   CHECK(u && k);
   CHECK_GE(u->samples, 4);
   CHECK_EQ((int64_t)u->min, 512 * MIB);
@@ -207,10 +211,11 @@ static void check_mode(pp_mode mode) {
   CHECK_EQ((int64_t)u->last, 512 * MIB);
   CHECK_EQ((int64_t)k->min, 16 * GIB);
   CHECK_EQ((int64_t)k->max, 16 * GIB);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "  CUDA device 0: used min 512 MiB, mean ");
   CHECK_CONTAINS(r, ", max 3.00 GiB, last 512 MiB of 16.0 GiB (");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -224,26 +229,28 @@ PP_TEST(gpu_zone_mem_info_failing_is_unavailable) {
   wait_mem_calls(3);
   pp_gpu_zone_end(pp_gpu_zone_begin(stream, "infer")); /* still works */
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(t.ngpu, 2);
   CHECK_STR(pp_trace_meta(&t, "gpu_zones.resolved"), "2");
-  CHECK(counter(&t, "cuda0.mem_used_bytes") == NULL);
-  CHECK(counter(&t, "cuda0.mem_total_bytes") == NULL);
+  CHECK(counter(&a, "cuda0.mem_used_bytes") == NULL);
+  CHECK(counter(&a, "cuda0.mem_total_bytes") == NULL);
   CHECK_EQ(t.nthreads, 1); /* the writer recorded nothing */
   const char *why = pp_trace_meta(&t, "cuda_mem.0.unavailable");
   CHECK(why != NULL);
   CHECK_STR(why, "cuMemGetInfo failed: fake CUDA error (2)");
   CHECK_GE(strtoll(pp_trace_meta(&t, "cuda_mem.0.failed"), NULL, 10), 3);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: cuMemGetInfo failed: "
                     "fake CUDA error (2)\n");
   CHECK_CONTAINS(r, "resolved 2, unresolved at shutdown 0\n");
   free(r);
-  char *j = tb_summary_json(&t);
+  char *j = tb_summary_json(&a);
   CHECK_CONTAINS(j, "{\"device\":0,\"used_bytes\":null,\"total_bytes\":null,"
                     "\"unavailable\":\"cuMemGetInfo failed: fake CUDA "
                     "error (2)\",\"failed_calls\":");
   free(j);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -252,17 +259,19 @@ PP_TEST(gpu_zone_mem_without_the_symbol_is_unavailable) {
   one_zone();
   sleep_ms(100); /* several writer passes, each due for a sample */
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
   CHECK_EQ(mem_calls(), 0);
   CHECK_STR(pp_trace_meta(&t, "cuda_mem.0.unavailable"),
             "libcuda has no cuMemGetInfo_v2");
   CHECK(pp_trace_meta(&t, "cuda_mem.0.failed") == NULL);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: libcuda has no "
                     "cuMemGetInfo_v2\n");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -271,16 +280,18 @@ PP_TEST(gpu_zone_mem_without_libcuda_is_unavailable) {
   fcu_session("mem.pptrace", PP_MODE_TRACE);
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  fcu_finish(&t);
-  char *r = tb_report_text(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "\ndevice memory (cuMemGetInfo): unavailable: cannot "
                     "load /nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
-  char *j = tb_summary_json(&t);
+  char *j = tb_summary_json(&a);
   CHECK_CONTAINS(j, "\"device_memory\":{\"source\":\"cuMemGetInfo\","
                     "\"unavailable\":\"cannot load /nonexistent/"
                     "libcuda.so.1 (no NVIDIA driver?)\",\"devices\":[]}");
   free(j);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -289,13 +300,15 @@ PP_TEST(gpu_zone_mem_absent_without_gpu_zones) {
   start(fcu_lib(), "steps 1\n" SCRIPT_MEM, PP_MODE_TRACE);
   sleep_ms(60);
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(mem_calls(), 0);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK(strstr(r, "device memory") == NULL);
   free(r);
-  char *j = tb_summary_json(&t);
+  char *j = tb_summary_json(&a);
   CHECK_CONTAINS(j, "\"device_memory\":null");
   free(j);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

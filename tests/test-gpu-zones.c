@@ -21,14 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
-#include "sink/stats.h"
 #include "export/export.h"
-#include "format/pptrace.h"
-#include "pipeprof.h"
 #include "fake_cuda_harness.h"
+#include "format/pptrace.h"
+#include "format/reader.h"
+#include "pipeprof.h"
 #include "runner.h"
+#include "sink/stats.h"
 #include "trace_builder.h"
 
 #define MS 1000000LL
@@ -82,9 +83,10 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   }
   sleep_ms(60); /* resolved by the writer while running */
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(t.ngpu, 3);
-  CHECK_EQ(t.prof.gpu.ntracks, 1);
+  CHECK_EQ(a.prof.gpu.ntracks, 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 3);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 0);
   int64_t bound = meta_num(&t, "gpu_zones.calib_error_ns");
@@ -100,7 +102,7 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
     CHECK_LE(g->launch, g->start + bound + 20000);
   }
   /* Per-site statistics. */
-  const pp_gpu_stats *s = &t.prof.gpu;
+  const pp_gpu_stats *s = &a.prof.gpu;
   CHECK_EQ(s->nzones, 2);
   CHECK_STR(pp_trace_loc_name(&t, s->zones[0].loc), "infer");
   CHECK_EQ(s->zones[0].count, 2);
@@ -112,11 +114,12 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   CHECK_EQ(s->zones[0].self_ns, 6500000);
   CHECK_NEAR(s->zones[0].mean_ns, 3250000, 1e-6);
   CHECK_NEAR(s->zones[0].std_ns, 750000, 1e-6);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones (device time");
   CHECK_CONTAINS(r, "track GPU 0 stream 0x");
   CHECK_CONTAINS(r, "resolved 3, unresolved at shutdown 0\n");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -130,7 +133,8 @@ PP_TEST(gpu_zones_nest_keep_order_and_link_to_the_launching_zone) {
     PP_GPU_ZONE_END(outer);
   }
   pp_trace t;
-  fcu_finish(&t); /* resolved by the final pass's bounded wait */
+  pp_analysis a = {0};
+  fcu_finish(&t, &a); /* resolved by the final pass's bounded wait */
   CHECK_EQ(t.ngpu, 2);
   const pp_gpu_zone_rec *o = &t.gpu[0], *in = &t.gpu[1];
   CHECK_STR(pp_trace_loc_name(&t, o->loc), "outer");
@@ -143,15 +147,15 @@ PP_TEST(gpu_zones_nest_keep_order_and_link_to_the_launching_zone) {
   CHECK_EQ(o->stream, (uint64_t)(uintptr_t)stream);
   /* Both tie to the CPU zone open at their launch. */
   CHECK_EQ(t.nthreads, 1);
-  CHECK(o->cpu_zone >= 0 && in->cpu_zone == o->cpu_zone);
-  CHECK_STR(pp_trace_loc_name(&t, t.threads[0].zones[o->cpu_zone].loc),
-            "launch");
+  int o_zone = a.gpu[o - t.gpu].cpu_zone;
+  CHECK(o_zone >= 0 && a.gpu[in - t.gpu].cpu_zone == o_zone);
+  CHECK_STR(pp_trace_loc_name(&t, a.threads[0].zones[o_zone].loc), "launch");
   /* Chrome: the GPU track is a thread of its own, with a flow from the
    * launching zone. */
   char path[512];
   snprintf(path, sizeof path, "%s/chrome.json", pp_test_tmpdir());
   FILE *f = fopen(path, "w");
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
   char *j = pp_test_slurp(path, NULL);
   char name[96];
@@ -162,6 +166,7 @@ PP_TEST(gpu_zones_nest_keep_order_and_link_to_the_launching_zone) {
   CHECK_CONTAINS(j, "{\"ph\":\"s\",\"name\":\"outer\",\"cat\":\"gpu_launch\"");
   CHECK_CONTAINS(j, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"inner\"");
   free(j);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -173,14 +178,16 @@ PP_TEST(gpu_zones_pending_at_shutdown_are_counted) {
   pp_gpu_zone open = pp_gpu_zone_begin(stream, "open");
   CHECK(open.slot != NULL);
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   pp_gpu_zone_end(open); /* after the session: harmless, not recorded */
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 2);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "resolved 1, unresolved at shutdown 2");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -198,16 +205,18 @@ PP_TEST(gpu_zone_pool_exhaustion_and_record_failures_are_counted) {
   }
   CHECK_EQ(got, 4);
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(t.ngpu, 0);
   CHECK_EQ(meta_num(&t, "gpu_zones.slots"), 4);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.pool_exhausted"), 6);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.record_failed"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 4);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones: none resolved");
   CHECK_CONTAINS(r, "pool exhausted 6, record failed 1");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -220,12 +229,14 @@ PP_TEST(gpu_zones_without_libcuda_report_unavailable) {
     pp_gpu_zone_end(z);
   }
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.unavailable"), 3);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones: unavailable: cannot load "
                     "/nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -233,11 +244,13 @@ PP_TEST(gpu_zones_cuinit_failure_and_missing_context) {
   start("init 100\n", 0, PP_MODE_TRACE);
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  fcu_finish(&t);
-  char *r = tb_report_text(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones: unavailable: cuInit failed: fake CUDA "
                     "error (100)\n");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -247,11 +260,13 @@ PP_TEST(gpu_zones_without_a_current_context) {
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_gpu_zone_end(pp_gpu_zone_begin((void *)0, "infer"));
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.no_context"), 2);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones: unavailable: no CUDA context current");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -260,9 +275,11 @@ PP_TEST(gpu_zones_in_flight_mode_dumps) {
   pp_gpu_zone_end(pp_gpu_zone_begin(stream, "infer"));
   sleep_ms(40);
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(t.ngpu, 1);
   CHECK_EQ(t.gpu[0].end - t.gpu[0].start, 2 * MS);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -357,10 +374,11 @@ static uint64_t gz_percentile(const char *site, double p) {
   return r > v[n - 1] ? v[n - 1] : r;
 }
 
-static const pp_zone_stats *gz_zone(const pp_trace *t, const char *site) {
-  for (size_t i = 0; i < t->prof.gpu.nzones; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.gpu.zones[i].loc), site) == 0)
-      return &t->prof.gpu.zones[i];
+static const pp_zone_stats *gz_zone(const pp_analysis *a, const char *site) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.gpu.nzones; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.gpu.zones[i].loc), site) == 0)
+      return &a->prof.gpu.zones[i];
   PP_FAIL("no GPU zone statistics for %s", site);
 }
 
@@ -403,10 +421,12 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   start(script, 1, PP_MODE_STATS);
   gz_run();
   pp_trace s, t;
-  fcu_finish(&s);
+  pp_analysis s_a = {0};
+  pp_analysis an = {0};
+  fcu_finish(&s, &s_a);
   char err[256];
   CHECK_EQ(pp_trace_read_file(tpath, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
   CHECK(!t.from_stats && t.ngpu == NGZ);
 
   /* Stats mode: a STATS chunk, no EVENTS chunk (no GPU_ZONE event). */
@@ -424,13 +444,13 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   free(d);
   CHECK(s.from_stats);
   CHECK_EQ(s.ngpu, 0);
-  CHECK_EQ(s.ngpu_agg, 4); /* infer and copy, each on both streams */
-  CHECK_EQ(s.gpu_agg_lost, 0);
+  CHECK_EQ(s_a.ngpu_agg, 4); /* infer and copy, each on both streams */
+  CHECK_EQ(s_a.gpu_agg_lost, 0);
   CHECK_EQ(meta_num(&s, "gpu_zones.resolved"), NGZ);
   CHECK_EQ(meta_num(&s, "gpu_zones.unresolved"), 0);
 
   /* The statistics are the script's, and trace mode's. */
-  const pp_gpu_stats *gs = &s.prof.gpu, *gt = &t.prof.gpu;
+  const pp_gpu_stats *gs = &s_a.prof.gpu, *gt = &an.prof.gpu;
   CHECK_EQ(gs->nzones, 2);
   CHECK_EQ(gt->nzones, 2);
   static const char *const sites[] = {"infer", "copy"};
@@ -451,7 +471,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
     CHECK_STR(pp_trace_loc_name(&t, gt->zones[k].loc), sites[k]);
     for (int m = 0; m < 2; m++) {
       const pp_zone_stats *z =
-          m ? gz_zone(&t, sites[k]) : gz_zone(&s, sites[k]);
+          m ? gz_zone(&an, sites[k]) : gz_zone(&s_a, sites[k]);
       CHECK_EQ_U(z->count, count);
       CHECK_EQ(z->total_ns, total);
       CHECK_EQ(z->self_ns, total);
@@ -467,7 +487,8 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
                    gz_percentile(sites[k], pct[q]));
       }
     }
-    const pp_zone_stats *a = gz_zone(&s, sites[k]), *b = gz_zone(&t, sites[k]);
+    const pp_zone_stats *a = gz_zone(&s_a, sites[k]),
+                        *b = gz_zone(&an, sites[k]);
     CHECK_NEAR(a->std_ns, b->std_ns, 1e-6 * b->std_ns + 1e-3);
     CHECK_GT(a->std_ns, 0);
   }
@@ -493,12 +514,12 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   int64_t bound = meta_num(&s, "gpu_zones.calib_error_ns") + 20000;
   CHECK_LE(llabs(gs->tracks[0].first_ns - record_time(2)), bound);
   CHECK_LE(llabs(gs->tracks[1].first_ns - record_time(0)), bound);
-  CHECK_LE(llabs(s.prof.t1 - record_time(2 * NGZ - 1)), bound);
-  CHECK_GE(s.prof.wall_ns, record_time(2 * NGZ - 1) - record_time(0));
+  CHECK_LE(llabs(s_a.prof.t1 - record_time(2 * NGZ - 1)), bound);
+  CHECK_GE(s_a.prof.wall_ns, record_time(2 * NGZ - 1) - record_time(0));
 
   /* The report's GPU zone table and the summary's zones read the same in
    * both modes; the tracks differ only by the launching thread's id. */
-  char *rs = tb_report_text(&s), *rt = tb_report_text(&t);
+  char *rs = tb_report_text(&s_a), *rt = tb_report_text(&an);
   char *ss = between(rs, "\nGPU zones (", "  track ");
   char *st = between(rt, "\nGPU zones (", "  track ");
   CHECK_STR(ss, st);
@@ -518,7 +539,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   free(st);
   free(rs);
   free(rt);
-  char *js = tb_summary_json(&s), *jt = tb_summary_json(&t);
+  char *js = tb_summary_json(&s_a), *jt = tb_summary_json(&an);
   ss = between(js, "\"gpu_zones\":", "\"tracks\":");
   st = between(jt, "\"gpu_zones\":", "\"tracks\":");
   CHECK_STR(ss, st);
@@ -531,7 +552,9 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   free(st);
   free(js);
   free(jt);
+  pp_analysis_free(&s_a);
   pp_trace_free(&s);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -547,10 +570,11 @@ PP_TEST(gpu_zone_stats_mode_file_does_not_grow) {
       sleep_ms(3); /* 2 ms of scripted GPU time per 100 zones */
   }
   pp_trace t;
-  fcu_finish(&t);
+  pp_analysis a = {0};
+  fcu_finish(&t, &a);
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 1500);
   CHECK_EQ(t.ngpu, 0);
-  const pp_gpu_stats *g = &t.prof.gpu;
+  const pp_gpu_stats *g = &a.prof.gpu;
   CHECK_EQ(g->nzones, 2);
   CHECK_EQ_U(g->zones[0].count + g->zones[1].count, 1500);
   CHECK_EQ(g->zones[0].total_ns, 1000 * 10000);
@@ -567,12 +591,14 @@ PP_TEST(gpu_zone_stats_mode_file_does_not_grow) {
   /* 1500 GPU_ZONE events would take over 15 KiB. */
   CHECK_LT(len, 6000);
   free(d);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 /* Read len bytes of d through an exact-size heap copy (sanitizers catch a
  * read past the end), analyse and export; returns what was read. */
-static int gz_read(const unsigned char *d, size_t len, pp_trace *t) {
+static int gz_read(const unsigned char *d, size_t len, pp_trace *t,
+                   pp_analysis *a) {
   unsigned char *copy = malloc(len ? len : 1);
   CHECK(copy != NULL);
   memcpy(copy, d, len);
@@ -581,13 +607,13 @@ static int gz_read(const unsigned char *d, size_t len, pp_trace *t) {
   free(copy);
   if (rc != 0)
     return rc;
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
   FILE *null = fopen("/dev/null", "w");
   CHECK(null != NULL);
-  CHECK_EQ(pp_report_text(null, t, NULL), 0);
-  CHECK_EQ(pp_export_summary_json(null, t), 0);
-  CHECK_EQ(pp_export_chrome(null, t), 0);
-  CHECK_EQ(pp_export_html(null, t), 0);
+  CHECK_EQ(pp_report_text(null, a, NULL), 0);
+  CHECK_EQ(pp_export_summary_json(null, a), 0);
+  CHECK_EQ(pp_export_chrome(null, a), 0);
+  CHECK_EQ(pp_export_html(null, a), 0);
   fclose(null);
   return 0;
 }
@@ -608,10 +634,12 @@ PP_TEST_T(gpu_zone_stats_chunk_cut_at_every_byte, 120) {
     gz_run();
   }
   pp_trace full;
-  fcu_finish(&full);
-  CHECK_EQ(full.ngpu_agg, 4);
-  uint64_t nzones = full.prof.nzones;
+  pp_analysis full_a = {0};
+  fcu_finish(&full, &full_a);
+  CHECK_EQ(full_a.ngpu_agg, 4);
+  uint64_t nzones = full_a.prof.nzones;
   CHECK_EQ(nzones, 1);
+  pp_analysis_free(&full_a);
   pp_trace_free(&full);
   size_t len;
   unsigned char *d = (unsigned char *)pp_test_slurp(fcu_trace_path, &len);
@@ -642,7 +670,8 @@ PP_TEST_T(gpu_zone_stats_chunk_cut_at_every_byte, 120) {
     memcpy(m + off + PPT_CHUNK_HEADER_SIZE + k, d + after, len - after);
     size_t mlen = off + PPT_CHUNK_HEADER_SIZE + k + (len - after);
     pp_trace t;
-    CHECK_EQ(gz_read(m, mlen, &t), 0);
+    pp_analysis a = {0};
+    CHECK_EQ(gz_read(m, mlen, &t, &a), 0);
     CHECK(t.diag.clean_end);
     if (!t.from_stats) {
       if (base_end)
@@ -653,23 +682,24 @@ PP_TEST_T(gpu_zone_stats_chunk_cut_at_every_byte, 120) {
     } else if (!base_end) {
       base_end = k; /* the first length that holds all of the 1.2 part */
       CHECK_EQ(t.diag.chunks_bad, 0);
-      CHECK_EQ(t.ngpu_agg, 0);
-      CHECK_EQ(t.gpu_agg_lost, -1);
-      CHECK_EQ(t.prof.nzones, nzones);
-      CHECK(t.prof.gpu.used); /* from META: "none resolved" */
-      CHECK_EQ(t.prof.gpu.nzones, 0);
+      CHECK_EQ(a.ngpu_agg, 0);
+      CHECK_EQ(a.gpu_agg_lost, -1);
+      CHECK_EQ(a.prof.nzones, nzones);
+      CHECK(a.prof.gpu.used); /* from META: "none resolved" */
+      CHECK_EQ(a.prof.gpu.nzones, 0);
     } else {
-      CHECK_EQ(t.prof.nzones, nzones);
+      CHECK_EQ(a.prof.nzones, nzones);
       CHECK_EQ(t.diag.chunks_bad, k < end13);
-      CHECK_LE(t.ngpu_agg, 4);
+      CHECK_LE(a.ngpu_agg, 4);
       if (k < end13)
-        CHECK_EQ(t.gpu_agg_lost, -1);
+        CHECK_EQ(a.gpu_agg_lost, -1);
       else
-        CHECK(t.ngpu_agg == 4 && t.gpu_agg_lost == 0 && t.prof.gpu.nzones == 2);
-      CHECK_EQ_U(t.prof.pairing.too_deep + t.prof.pairing.backwards +
-                     t.prof.ranges_unbegun + t.prof.ranges_lost,
+        CHECK(a.ngpu_agg == 4 && a.gpu_agg_lost == 0 && a.prof.gpu.nzones == 2);
+      CHECK_EQ_U(a.prof.pairing.too_deep + a.prof.pairing.backwards +
+                     a.prof.ranges_unbegun + a.prof.ranges_lost,
                  0);
     }
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
   CHECK_GT(base_end, 0);
@@ -677,9 +707,11 @@ PP_TEST_T(gpu_zone_stats_chunk_cut_at_every_byte, 120) {
   /* The file cut inside the STATS chunk: truncated, read up to it. */
   for (size_t cut = off; cut < after; cut++) {
     pp_trace t;
-    CHECK_EQ(gz_read(d, cut, &t), 0);
+    pp_analysis a = {0};
+    CHECK_EQ(gz_read(d, cut, &t, &a), 0);
     CHECK(!t.from_stats && !t.diag.clean_end);
     CHECK_EQ(t.diag.truncated, cut > off);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
   free(m);
@@ -731,13 +763,14 @@ PP_TEST(gpu_zone_stats_aggregate_caps_keys) {
   ppt_buf_free(&defs);
   ppt_buf_free(&end);
   pp_trace t;
-  CHECK_EQ(gz_read(d, len, &t), 0);
+  pp_analysis an = {0};
+  CHECK_EQ(gz_read(d, len, &t, &an), 0);
   free(d);
   CHECK_EQ(t.diag.chunks_bad, 0);
   CHECK(t.from_stats);
-  CHECK_EQ(t.ngpu_agg, PPT_STATS_GPU_MAX);
-  CHECK_EQ(t.gpu_agg_lost, 4);
-  const pp_gpu_stats *g = &t.prof.gpu;
+  CHECK_EQ(an.ngpu_agg, PPT_STATS_GPU_MAX);
+  CHECK_EQ(an.gpu_agg_lost, 4);
+  const pp_gpu_stats *g = &an.prof.gpu;
   CHECK_EQ(g->nzones, 1);
   CHECK_EQ_U(g->zones[0].count, PPT_STATS_GPU_MAX + 1);
   CHECK_EQ(g->zones[0].min_ns, 64);
@@ -750,12 +783,13 @@ PP_TEST(gpu_zone_stats_aggregate_caps_keys) {
   CHECK_EQ_U(last->stream, nkeys);
   CHECK_EQ_U(last->zones, 2);
   CHECK_EQ_U(last->tid, 78);
-  CHECK_EQ(t.prof.t0, -5); /* no CPU event: the GPU zones' range */
-  char *r = tb_report_text(&t);
+  CHECK_EQ(an.prof.t0, -5); /* no CPU event: the GPU zones' range */
+  char *r = tb_report_text(&an);
   CHECK_CONTAINS(r, "  note: 4 resolved zones are not in the statistics "
                     "(stats mode keeps at most 4096 site/device/stream "
                     "keys)\n");
   free(r);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "cli/history.h"
 #include "format/pptrace.h"
 #include "pipeprof.h"
@@ -82,8 +82,8 @@ static char *tpath(const char *name) {
 
 /* A run: 21 instances of "work" lasting work_ns * (1 + jitter_i) with
  * jitter in [-spread, spread], then a "queue" counter set to 1..5. */
-static void make_run(pp_trace *t, int64_t work_ns, double spread,
-                     unsigned seed) {
+static void make_run(pp_trace *t, pp_analysis *a, int64_t work_ns,
+                     double spread, unsigned seed) {
   memset(t, 0, sizeof *t);
   t->pid = 42;
   tb_meta(t, "process_name", "infer");
@@ -103,17 +103,19 @@ static void make_run(pp_trace *t, int64_t work_ns, double spread,
   }
   for (int i = 1; i <= 5; i++)
     tb_ev(t, th, ts + i, queue, PPT_EV_COUNTER_SET)->v.i = i;
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
 static int64_t record(const char *db, int64_t work_ns, double spread,
                       unsigned seed, const char *label) {
   pp_trace t;
-  make_run(&t, work_ns, spread, seed);
+  pp_analysis a = {0};
+  make_run(&t, &a, work_ns, spread, seed);
   char err[1024];
-  int64_t id = pp_history_record(db, &t, label, err, sizeof err);
+  int64_t id = pp_history_record(db, &a, label, err, sizeof err);
   if (id <= 0)
     PP_FAIL("pp_history_record: %s", err);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return id;
 }
@@ -319,12 +321,14 @@ PP_TEST_T(history_concurrent_writers, 120) {
     if (kids[k] == 0) {
       for (unsigned i = 0; i < 20; i++) {
         pp_trace t;
-        make_run(&t, MS, 0.01, i + 1 + 100u * (unsigned)k);
+        pp_analysis a = {0};
+        make_run(&t, &a, MS, 0.01, i + 1 + 100u * (unsigned)k);
         char err[1024];
-        if (pp_history_record(db, &t, k ? "b" : "a", err, sizeof err) <= 0) {
+        if (pp_history_record(db, &a, k ? "b" : "a", err, sizeof err) <= 0) {
           fprintf(stderr, "# writer %d run %u: %s\n", k, i, err);
           _exit(1);
         }
+        pp_analysis_free(&a);
         pp_trace_free(&t);
       }
       _exit(0);
@@ -368,11 +372,13 @@ static void check_refused(const char *path) {
   char err[1024], want[700];
   snprintf(want, sizeof want, "not a pipeprof history database: %s", path);
   pp_trace t;
-  make_run(&t, MS, 0, 1);
+  pp_analysis a = {0};
+  make_run(&t, &a, MS, 0, 1);
   err[0] = 'x';
-  CHECK_EQ(pp_history_record(path, &t, "l", err, sizeof err), -1);
+  CHECK_EQ(pp_history_record(path, &a, "l", err, sizeof err), -1);
   CHECK_CONTAINS(err, want);
   CHECK(strchr(err, '\n') == NULL);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   pp_history_run *runs;
   size_t n;

@@ -21,6 +21,7 @@
 
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -43,7 +44,7 @@ static void zone(pp_trace *t, size_t th, uint32_t loc, int64_t b, int64_t e) {
   tb_ev(t, th, e, loc, PPT_EV_ZONE_END);
 }
 
-static char *export_html(const pp_trace *t, const pp_html_opts *o,
+static char *export_html(const pp_analysis *t, const pp_html_opts *o,
                          size_t *len) {
   char *buf = NULL;
   size_t n = 0;
@@ -135,10 +136,11 @@ static const char *const hostile_names[3] = {"</script><b>x",
 
 PP_TEST(html_self_contained) {
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, plain_names);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t n;
-  char *html = export_html(&t, NULL, &n);
+  char *html = export_html(&a, NULL, &n);
   CHECK_EQ(strlen(html), n);
   CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
   CHECK_CONTAINS(html, "</html>\n");
@@ -166,17 +168,19 @@ PP_TEST(html_self_contained) {
   CHECK_CONTAINS(html, DATA_OPEN);
   CHECK_CONTAINS(html, "pp-render-ok"); /* the script's success marker */
   free(html);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(html_embedded_json_is_the_summary) {
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, plain_names);
   tb_meta(&t, "event_cost_ns", "12.5");
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *html = export_html(&t, NULL, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *html = export_html(&a, NULL, NULL);
   char *data = data_json(html);
-  char *summary = tb_summary_json(&t);
+  char *summary = tb_summary_json(&a);
 #ifdef PP_HAVE_JANSSON
   json_error_t jerr;
   json_t *got = json_loads(data, 0, &jerr);
@@ -211,13 +215,13 @@ PP_TEST(html_embedded_json_is_the_summary) {
     CHECK_EQ(json_integer_value(json_object_get(th, "omitted")), 0);
     json_t *sp = json_object_get(th, "spans");
     size_t top = 0;
-    for (size_t i = 0; i < t.threads[k].nzones; i++) {
-      const pp_zone_inst *z = &t.threads[k].zones[i];
+    for (size_t i = 0; i < a.threads[k].nzones; i++) {
+      const pp_zone_inst *z = &a.threads[k].zones[i];
       if (z->depth != 0)
         continue;
       json_t *s = json_array_get(sp, top++);
       CHECK_EQ(json_array_size(s), 3);
-      CHECK_EQ(json_integer_value(json_array_get(s, 0)), z->start - t.prof.t0);
+      CHECK_EQ(json_integer_value(json_array_get(s, 0)), z->start - a.prof.t0);
       CHECK_EQ(json_integer_value(json_array_get(s, 1)), z->end - z->start);
       json_t *zo =
           json_array_get(zs, (size_t)json_integer_value(json_array_get(s, 2)));
@@ -242,20 +246,22 @@ PP_TEST(html_embedded_json_is_the_summary) {
   free(summary);
   free(data);
   free(html);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(html_hostile_names_stay_inside_the_data) {
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, hostile_names);
   /* Also in the process, thread and META values the header shows. */
   free(t.threads[1].name);
   t.threads[1].name = tb_strdup("</script><script>alert(1)</script>");
   free(t.meta[0].value);
   t.meta[0].value = tb_strdup("proc</script>&\"x\"");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t n;
-  char *html = export_html(&t, NULL, &n);
+  char *html = export_html(&a, NULL, &n);
   /* The element ends where the page ends it and nowhere else. */
   CHECK_EQ(count_ci(html, "</script"), 2);
   CHECK_EQ(count_ci(html, "<script"), 2);
@@ -292,6 +298,7 @@ PP_TEST(html_hostile_names_stay_inside_the_data) {
 #endif
   free(data);
   free(html);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -315,7 +322,7 @@ static void build_durations(pp_trace *t) {
 }
 
 /* The timeline of an export with at most max spans. */
-static json_t *timeline_of(const pp_trace *t, size_t max) {
+static json_t *timeline_of(const pp_analysis *t, size_t max) {
   pp_html_opts o = {.timeline_max = max};
   char *html = export_html(t, &o, NULL);
   char *data = data_json(html);
@@ -367,29 +374,31 @@ static void check_kept(json_t *tl, const char *want, long om_a, long om_a_ns,
 PP_TEST(html_timeline_keeps_the_longest) {
 #ifdef PP_HAVE_JANSSON
   pp_trace t;
+  pp_analysis a = {0};
   build_durations(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  json_t *tl = timeline_of(&t, 100);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  json_t *tl = timeline_of(&a, 100);
   check_kept(tl, "10,20,30,40,50|50,50,5", 0, 0, 0, 0);
   json_decref(tl);
-  tl = timeline_of(&t, 8); /* exactly enough */
+  tl = timeline_of(&a, 8); /* exactly enough */
   check_kept(tl, "10,20,30,40,50|50,50,5", 0, 0, 0, 0);
   json_decref(tl);
   /* The four longest: 50, 50, 50 and 40. */
-  tl = timeline_of(&t, 4);
+  tl = timeline_of(&a, 4);
   check_kept(tl, "40,50|50,50", 3, 60, 1, 5);
   CHECK_EQ(json_integer_value(json_object_get(tl, "max_spans")), 4);
   json_decref(tl);
   /* Ties at the cut: the earlier thread, then the earlier start. */
-  tl = timeline_of(&t, 3);
+  tl = timeline_of(&a, 3);
   check_kept(tl, "50|50,50", 4, 100, 1, 5);
   json_decref(tl);
-  tl = timeline_of(&t, 2);
+  tl = timeline_of(&a, 2);
   check_kept(tl, "50|50", 4, 100, 2, 55);
   json_decref(tl);
-  tl = timeline_of(&t, 1);
+  tl = timeline_of(&a, 1);
   check_kept(tl, "50|", 4, 100, 3, 105);
   json_decref(tl);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 #else
   printf("# skipped: built without jansson\n");
@@ -409,35 +418,38 @@ PP_TEST(html_stats_mode_and_empty_traces) {
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK(t.from_stats);
-  char *html = export_html(&t, NULL, NULL);
+  char *html = export_html(&a, NULL, NULL);
   char *data = data_json(html);
   CHECK_CONTAINS(data, "stats-zone");
   CHECK_CONTAINS(data, "\"timeline\":{\"available\":false,\"reason\":"
                        "\"stats mode records no zone instances\"}");
   free(data);
   free(html);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* A trace with nothing in it still makes a page. */
   memset(&t, 0, sizeof t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  html = export_html(&t, NULL, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  html = export_html(&a, NULL, NULL);
   data = data_json(html);
   CHECK_CONTAINS(data, "\"timeline\":{\"available\":true,");
   CHECK_CONTAINS(data, "\"spans\":0");
   free(data);
   free(html);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* Not analysed: refused. */
   memset(&t, 0, sizeof t);
   FILE *f = fopen("/dev/null", "w");
   CHECK(f != NULL);
-  CHECK_EQ(pp_export_html(f, &t), -1);
+  CHECK_EQ(pp_export_html(f, &a), -1);
   fclose(f);
 }
 
@@ -772,12 +784,13 @@ PP_TEST_T(html_chromium_hostile_names, 120) {
   if (!chromium)
     return;
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, hostile_names);
   free(t.threads[1].name);
   t.threads[1].name = tb_strdup("<img src=x onerror=alert(1)>");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t n;
-  char *html = export_html(&t, NULL, &n);
+  char *html = export_html(&a, NULL, &n);
   char page[4096];
   tpath(page, sizeof page, "hostile.html");
   write_text(page, html, n);
@@ -792,6 +805,7 @@ PP_TEST_T(html_chromium_hostile_names, 120) {
   CHECK_CONTAINS(dom, "&lt;img src=x onerror=alert(1)&gt;");
   CHECK_EQ(count_ci(dom, "<rect "), 36);
   free(dom);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -803,9 +817,11 @@ PP_TEST_T(html_chromium_generic_sections, 120) {
   if (!chromium)
     return;
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, plain_names);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *html = export_html(&t, NULL, NULL);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *html = export_html(&a, NULL, NULL);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   char page[4096];
   tpath(page, sizeof page, "generic.html");
@@ -854,17 +870,19 @@ PP_TEST_T(html_chromium_write_error_and_window, 120) {
   if (!chromium)
     return;
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, plain_names);
   tb_meta(&t, "write_error", "write to app.pptrace failed: No space left");
   tb_meta(&t, "events_lost", "4242");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   t.diag.file_bytes = 1000; /* read from a file with no END chunk */
   t.diag.clean_end = 0;
   t.diag.events = 5000;
   t.diag.events_kept = 120;
-  t.diag.first_unkept_ns = t.prof.t0 + 2500000;
-  t.diag.events_late = 7;
-  char *html = export_html(&t, NULL, NULL);
+  t.diag.first_unkept_ns = a.prof.t0 + 2500000;
+  a.events_late = 7;
+  char *html = export_html(&a, NULL, NULL);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   char page[4096];
   tpath(page, sizeof page, "window.html");
@@ -891,6 +909,7 @@ PP_TEST_T(html_chromium_frame_energy, 120) {
     return;
   for (int k = 0; k < 2; k++) {
     pp_trace t;
+    pp_analysis a = {0};
     build_pipeline(&t, plain_names); /* 12 frames */
     if (k == 0) {
       uint32_t cpu = tb_loc(&t, "energy.package_j", PP_KIND_COUNTER);
@@ -898,9 +917,10 @@ PP_TEST_T(html_chromium_frame_energy, 120) {
       tb_ev(&t, 0, 200, cpu, PPT_EV_COUNTER_SETF)->v.f = 6.0;
       tb_ev(&t, 0, 200, gpu, PPT_EV_COUNTER_SETF)->v.f = 3.0;
     }
-    CHECK_EQ(pp_analyze(&t), 0);
+    CHECK_EQ(pp_analyze(&t, &a), 0);
     size_t n;
-    char *html = export_html(&t, NULL, &n);
+    char *html = export_html(&a, NULL, &n);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
     char page[4096];
     tpath(page, sizeof page, "energy.html");
@@ -935,14 +955,16 @@ PP_TEST_T(html_chromium_user_counter_named_like_a_metric, 120) {
   if (!chromium)
     return;
   pp_trace t;
+  pp_analysis a = {0};
   build_pipeline(&t, plain_names);
   uint32_t lib = tb_loc(&t, "sys.load1", PP_KIND_METRIC);
   uint32_t user = tb_loc(&t, "sys.cpu.busy_pct", PP_KIND_COUNTER);
   tb_ev(&t, 0, 200, lib, PPT_EV_COUNTER_SETF)->v.f = 1.5;
   tb_ev(&t, 0, 200, user, PPT_EV_COUNTER_SETF)->v.f = 42.0;
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t n;
-  char *html = export_html(&t, NULL, &n);
+  char *html = export_html(&a, NULL, &n);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   CHECK_CONTAINS(html, "\"name\":\"sys.cpu.busy_pct\",\"library_metric\":"
                        "false");

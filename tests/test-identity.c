@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 
@@ -121,15 +122,16 @@ typedef struct figures {
 } figures;
 
 /* The report's figures of an analysed-to-be trace. */
-static void report_figures(pp_trace *t, pp_mode mode, figures *f) {
-  CHECK_EQ(pp_analyze(t), 0);
+static void report_figures(pp_trace *t, pp_analysis *a, pp_mode mode,
+                           figures *f) {
+  CHECK_EQ(pp_analyze(t, a), 0);
   CHECK_EQ(t->from_stats, mode == PP_MODE_STATS);
-  CHECK_EQ_U(t->prof.dropped, 0);
+  CHECK_EQ_U(a->prof.dropped, 0);
   for (size_t n = 0; n < NNAMES; n++) {
     const pp_zone_stats *z = NULL;
-    for (size_t i = 0; i < t->prof.nzones; i++)
-      if (!strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), names[n]))
-        z = &t->prof.zones[i];
+    for (size_t i = 0; i < a->prof.nzones; i++)
+      if (!strcmp(pp_trace_loc_name(t, a->prof.zones[i].loc), names[n]))
+        z = &a->prof.zones[i];
     if (!z)
       PP_FAIL("%s: no zone %s", pp_trace_meta(t, "mode"), names[n]);
     f->count[n] = z->count;
@@ -142,12 +144,12 @@ static void report_figures(pp_trace *t, pp_mode mode, figures *f) {
       f->pct[n][q] = pp_hist_percentile(&z->hist, q / 10.0);
     f->mean[n] = z->mean_ns;
   }
-  f->lost_ends = t->prof.unclosed;
-  f->stray_ends = t->prof.unmatched_ends;
-  f->too_deep = t->prof.pairing.too_deep;
-  f->backwards = t->prof.pairing.backwards;
-  f->unended = t->prof.ranges_unclosed;
-  f->unbegun = t->prof.ranges_unbegun;
+  f->lost_ends = a->prof.unclosed;
+  f->stray_ends = a->prof.unmatched_ends;
+  f->too_deep = a->prof.pairing.too_deep;
+  f->backwards = a->prof.pairing.backwards;
+  f->unended = a->prof.ranges_unclosed;
+  f->unbegun = a->prof.ranges_unbegun;
 }
 
 static void record_mode(pp_mode mode, const char *path, figures *f) {
@@ -189,10 +191,13 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
+
+  pp_analysis a = {0};
   char err[512] = "";
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
-  report_figures(&t, mode, f);
+  report_figures(&t, &a, mode, f);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   if (mode == PP_MODE_STATS)
     return;
@@ -203,12 +208,13 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
   pp_read_opts o = {KEEP, pp__stream_event, s, 0};
   if (pp_trace_read_file_opts(path, &t, &o, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
-  t.stream = s;
+  a.stream = s;
   CHECK(t.diag.events_kept <= KEEP && t.diag.events_kept > 0);
   CHECK(t.diag.events > 10 * KEEP);
   static figures g;
   memset(&g, 0, sizeof g);
-  report_figures(&t, mode, &g);
+  report_figures(&t, &a, mode, &g);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   for (size_t n = 0; n < NNAMES; n++) {
     CHECK_EQ_U(g.count[n], f->count[n]);

@@ -16,12 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/model.h"
-#include "sink/live.h"
+#include "analyze/analysis.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "sink/live.h"
 #include "stats/live.h"
 
 #define MS 1000000LL
@@ -728,6 +729,7 @@ PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
 
   /* the trace file */
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
   CHECK_EQ(t.nnotes, 1);
   CHECK_EQ(t.notes[0].type, PPT_EV_ANOMALY);
@@ -741,25 +743,26 @@ PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
   const char *live = pp_trace_meta(&t, "live");
   CHECK(live != NULL);
   CHECK_CONTAINS(live, "interval 100 ms");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   /* no thread for the pseudo thread 0 of the notes */
   for (size_t i = 0; i < t.nthreads; i++)
     CHECK_NE(t.threads[i].tid, 0);
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\"alerts\":[{\"type\":\"anomaly\"");
   CHECK_CONTAINS(buf, "\"what\":\"p99\",\"which\":\"decode\"");
   free(buf);
   f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"anomaly: decode "
                       "p99 ");
   CHECK_CONTAINS(buf, "\"cat\":\"anomaly\"");
   free(buf);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* pipeprof report */
@@ -785,19 +788,21 @@ PP_TEST_T(live_flight_mode_callback_dumps_the_anomaly, 30) {
   CHECK_EQ(g_seen.anomalies, 1);
   CHECK_EQ(g_seen.dumped, 1);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(g_seen.dump_path, &t, err, sizeof err), 0);
   CHECK_EQ(t.nnotes, 1);
   CHECK_STR(t.notes[0].which, "decode");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   int zones = 0;
-  for (size_t i = 0; i < t.prof.nzones; i++)
-    zones += strcmp(pp_trace_loc_name(&t, t.prof.zones[i].loc), "decode") ==
-             0;
+  for (size_t i = 0; i < a.prof.nzones; i++)
+    zones += strcmp(pp_trace_loc_name(&t, a.prof.zones[i].loc), "decode") == 0;
   CHECK_EQ(zones, 1); /* the dump holds the zones that led up to it */
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   /* the exit dump has it too */
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
   CHECK_EQ(t.nnotes, 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -810,12 +815,14 @@ PP_TEST_T(live_stats_mode_keeps_notes, 30) {
   if (!timing_ok(&jr))
     return;
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
   CHECK(t.from_stats);
   CHECK_EQ(t.nnotes, 1);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   for (size_t i = 0; i < t.nthreads; i++)
     CHECK_NE(t.threads[i].tid, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -854,21 +861,23 @@ PP_TEST_T(live_memory_alert_from_fixture_sysroot, 30) {
   CHECK_STR(g_seen.what[0], "mem");
   CHECK_STR(g_seen.which[0], "system");
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
   CHECK_EQ(t.nnotes, 1);
   CHECK_EQ(t.notes[0].type, PPT_EV_ALERT);
   CHECK_NEAR(t.notes[0].value, 100 * (1 - 400000.0 / 16314564), 1e-6);
   CHECK_NEAR(t.notes[0].threshold, 95, 0);
   CHECK_CONTAINS(t.notes[0].message, "alert: memory 97.5% used");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   char *buf = NULL;
   size_t len = 0;
   f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "anomalies and alerts");
   CHECK_CONTAINS(buf, "alert: memory 97.5% used");
   free(buf);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 

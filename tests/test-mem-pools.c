@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
 #include "analyze/pools.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -28,18 +29,20 @@ static pp_event *mem(pp_trace *t, size_t th, int64_t ts, uint32_t pool,
   return e;
 }
 
-static const pp_mem_pool_stats *pool(const pp_trace *t, const char *name,
+static const pp_mem_pool_stats *pool(const pp_analysis *a, const char *name,
                                      uint32_t dev) {
-  for (size_t i = 0; i < t->prof.npools; i++)
-    if (t->prof.pools[i].device == dev &&
-        strcmp(pp_trace_loc_name(t, t->prof.pools[i].loc), name) == 0)
-      return &t->prof.pools[i];
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.npools; i++)
+    if (a->prof.pools[i].device == dev &&
+        strcmp(pp_trace_loc_name(t, a->prof.pools[i].loc), name) == 0)
+      return &a->prof.pools[i];
   PP_FAIL("no pool %s on device %u", name, dev);
   return NULL;
 }
 
 PP_TEST(mem_pools_match_hand_computed_figures) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t kv = tb_loc(&t, "kv", PP_KIND_POOL);
   uint32_t wt = tb_loc(&t, "weights", PP_KIND_POOL);
@@ -61,13 +64,13 @@ PP_TEST(mem_pools_match_hand_computed_figures) {
   mem(&t, b, 90, kv, PPT_EV_MEM_ALLOC, 0x1000, 7, 1);
   mem(&t, a, 50, wt, PPT_EV_MEM_ALLOC, 0x5000, 64, 1);
   tb_ev(&t, a, 100, mk, PPT_EV_MARK);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.prof.npools, 3);
-  CHECK_STR(pp_trace_loc_name(&t, t.prof.pools[0].loc), "kv");
-  CHECK_EQ(t.prof.pools[0].device, 0);
-  CHECK_EQ(t.prof.pools[1].device, 1);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ(an.prof.npools, 3);
+  CHECK_STR(pp_trace_loc_name(&t, an.prof.pools[0].loc), "kv");
+  CHECK_EQ(an.prof.pools[0].device, 0);
+  CHECK_EQ(an.prof.pools[1].device, 1);
 
-  const pp_mem_pool_stats *p = pool(&t, "kv", 0);
+  const pp_mem_pool_stats *p = pool(&an, "kv", 0);
   CHECK_EQ(p->allocs, 4);
   CHECK_EQ(p->frees, 3);
   CHECK_EQ(p->unmatched_frees, 1);
@@ -86,14 +89,14 @@ PP_TEST(mem_pools_match_hand_computed_figures) {
   CHECK_EQ(p->leaks, 2);
   CHECK_EQ(p->leaked_bytes, 500);
 
-  p = pool(&t, "weights", 1);
+  p = pool(&an, "weights", 1);
   CHECK_EQ(p->peak, 64);
   CHECK(!p->has_reserve);
   CHECK_NEAR(p->mean_in_use, 64.0, 1e-9); /* from its first event on */
   CHECK_EQ(p->steady, 64);
   CHECK_EQ(p->leaks, 1);
 
-  p = pool(&t, "kv", 1);
+  p = pool(&an, "kv", 1);
   /* In the second half: 0 for 40 ns before its first event, 7 for 10. */
   CHECK_EQ(p->steady, 0);
   CHECK_EQ(p->peak, 7);
@@ -102,14 +105,14 @@ PP_TEST(mem_pools_match_hand_computed_figures) {
   char path[512];
   snprintf(path, sizeof path, "%s/out.txt", pp_test_tmpdir());
   FILE *f = fopen(path, "w");
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &an, NULL), 0);
   fclose(f);
   char *r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "\nmemory pools (");
   CHECK_CONTAINS(r, "note: 1 frees of pointers not allocated");
   free(r);
   f = fopen(path, "w");
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
   r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "\"memory_pools\":[");
@@ -120,16 +123,17 @@ PP_TEST(mem_pools_match_hand_computed_figures) {
   CHECK_CONTAINS(r, "\"gpu_zones\":null");
   free(r);
   f = fopen(path, "w");
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &an), 0);
   fclose(f);
   r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "{\"ph\":\"C\",\"name\":\"pool kv (GPU 0) bytes\"");
   CHECK_CONTAINS(r, "\"args\":{\"in_use\":800,\"reserved\":1000}");
   free(r);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
-static void run_session(pp_mode mode, pp_trace *t) {
+static void run_session(pp_mode mode, pp_trace *t, pp_analysis *a) {
   char path[512];
   snprintf(path, sizeof path, "%s/mem.pptrace", pp_test_tmpdir());
   pp_config cfg;
@@ -138,27 +142,28 @@ static void run_session(pp_mode mode, pp_trace *t) {
   cfg.mode = mode;
   cfg.install_signals = 0;
   CHECK_EQ(pp_init(&cfg), PP_OK);
-  static char a, b, c;
+  static char pa, pb, pc;
   uint64_t big = (uint64_t)5 << 40; /* 5 TiB: wider than 32 bits */
   pp_mem_reserve("arena", big + 4096, 2);
-  pp_mem_alloc(&a, big, "arena", 2);
-  pp_mem_alloc(&b, 1024, "arena", 2);
-  PP_MEM_FREE(&a, "arena", 2);
-  PP_MEM_ALLOC(&c, 2048, "arena", 2);
+  pp_mem_alloc(&pa, big, "arena", 2);
+  pp_mem_alloc(&pb, 1024, "arena", 2);
+  PP_MEM_FREE(&pa, "arena", 2);
+  PP_MEM_ALLOC(&pc, 2048, "arena", 2);
   PP_MEM_RESERVE("arena", 8192, 2);
-  pp_mem_alloc(&a, 1, "arena", 256); /* bad device: ignored */
+  pp_mem_alloc(&pa, 1, "arena", 256); /* bad device: ignored */
   CHECK_EQ(pp_shutdown(), PP_OK);
   char err[256];
   CHECK_EQ(pp_trace_read_file(path, t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
 PP_TEST(mem_pools_from_the_library) {
   pp_trace t;
-  run_session(PP_MODE_TRACE, &t);
+  pp_analysis a = {0};
+  run_session(PP_MODE_TRACE, &t, &a);
   CHECK_EQ(t.diag.events_bad, 0);
-  CHECK_EQ(t.prof.npools, 1);
-  const pp_mem_pool_stats *p = pool(&t, "arena", 2);
+  CHECK_EQ(a.prof.npools, 1);
+  const pp_mem_pool_stats *p = pool(&a, "arena", 2);
   CHECK_EQ(p->allocs, 3);
   CHECK_EQ(p->frees, 1);
   CHECK_EQ(p->unmatched_frees, 0);
@@ -168,22 +173,25 @@ PP_TEST(mem_pools_from_the_library) {
   CHECK_EQ(p->final_in_use, 3072);
   CHECK_EQ(p->leaks, 2);
   CHECK_EQ(p->leaked_bytes, 3072);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(mem_pools_in_stats_mode_are_unavailable) {
   pp_trace t;
-  run_session(PP_MODE_STATS, &t);
-  CHECK_EQ(t.prof.npools, 0);
+  pp_analysis a = {0};
+  run_session(PP_MODE_STATS, &t, &a);
+  CHECK_EQ(a.prof.npools, 0);
   char path[512];
   snprintf(path, sizeof path, "%s/out.txt", pp_test_tmpdir());
   FILE *f = fopen(path, "w");
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   char *r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "memory pools: unavailable: stats mode keeps no memory "
                     "pool events");
   free(r);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -193,6 +201,7 @@ PP_TEST(mem_pools_in_stats_mode_are_unavailable) {
  * the summary say so instead of printing the negative figure. */
 PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t kv = tb_loc(&t, "kv", PP_KIND_POOL);
   uint32_t ok = tb_loc(&t, "ok", PP_KIND_POOL);
@@ -205,14 +214,14 @@ PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
   mem(&t, a, 0, ok, PPT_EV_MEM_RESERVE, 0, 1000, 0);
   mem(&t, a, 10, ok, PPT_EV_MEM_ALLOC, 0x2000, 600, 0);
   mem(&t, a, 100, ok, PPT_EV_MEM_FREE, 0x2000, 0, 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_mem_pool_stats *p = pool(&t, "kv", 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_mem_pool_stats *p = pool(&an, "kv", 0);
   CHECK_EQ(p->unused_at_peak, -140 * (int64_t)MiB); /* the analysis' figure */
 
   char path[512];
   snprintf(path, sizeof path, "%s/out.txt", pp_test_tmpdir());
   FILE *f = fopen(path, "w");
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &an, NULL), 0);
   fclose(f);
   char *r = pp_test_slurp(path, NULL);
   printf("%s", strstr(r, "\nmemory pools ("));
@@ -232,7 +241,7 @@ PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
   free(r);
 
   f = fopen(path, "w");
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
   r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "\"name\":\"kv\"");
@@ -243,6 +252,7 @@ PP_TEST(mem_pools_reservation_below_use_is_inconsistent) {
   CHECK_CONTAINS(r, "\"inconsistent\":null");
   CHECK(strstr(r, "-146800640") == NULL); /* -140 MiB in bytes */
   free(r);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -307,19 +317,20 @@ static void check_same_pools(const pp_profile *a, const pp_profile *b) {
 
 PP_TEST(mem_pools_stream_scrambled_bursts_give_the_same_stats) {
   pp_trace t;
+  pp_analysis a = {0};
   scrambled_pools(&t, 4000);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   /* "kv" twice (devices 0 and 1; two sites of that name are one pool) and
    * "act" twice. */
-  CHECK_EQ_U(t.prof.npools, 4);
-  for (size_t i = 0; i < t.prof.npools; i++) {
-    CHECK_GT(t.prof.pools[i].unmatched_frees, 100);
-    CHECK_GT(t.prof.pools[i].leaks, 0);
-    CHECK(t.prof.pools[i].has_reserve);
+  CHECK_EQ_U(a.prof.npools, 4);
+  for (size_t i = 0; i < a.prof.npools; i++) {
+    CHECK_GT(a.prof.pools[i].unmatched_frees, 100);
+    CHECK_GT(a.prof.pools[i].leaks, 0);
+    CHECK(a.prof.pools[i].has_reserve);
   }
   /* Past 4096 events the series merged: the road must not matter then
    * either. */
-  CHECK_GT(pool(&t, "kv", 0)->levels_stride, 1);
+  CHECK_GT(pool(&a, "kv", 0)->levels_stride, 1);
 
   pp_pool_stream *s = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
   CHECK(s != NULL);
@@ -339,15 +350,17 @@ PP_TEST(mem_pools_stream_scrambled_bursts_give_the_same_stats) {
   pp_order_free(o);
   pp_profile got;
   memset(&got, 0, sizeof got);
-  CHECK_EQ(pp__pool_stream_finish(s, &t, t.prof.t0, t.prof.t1, &got), 0);
+  CHECK_EQ(pp__pool_stream_finish(s, &t, a.prof.t0, a.prof.t1, &got), 0);
   pp__pool_stream_free(s);
-  check_same_pools(&t.prof, &got);
+  check_same_pools(&a.prof, &got);
   pp_gpu_stats_free(&got);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(mem_pools_live_bound_counts_and_reports_untracked) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t kv = tb_loc(&t, "kv", PP_KIND_POOL);
   size_t a = tb_thread(&t, 1, "main");
@@ -356,20 +369,20 @@ PP_TEST(mem_pools_live_bound_counts_and_reports_untracked) {
   for (int i = 0; i < 6; i++)
     mem(&t, a, 100 + i * 10, kv, PPT_EV_MEM_FREE, 0x1000 + (uint64_t)i, 0, 0);
   mem(&t, a, 200, kv, PPT_EV_MEM_FREE, 0x9999, 0, 0); /* never allocated */
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_mem_pool_stats *p = pool(&t, "kv", 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_mem_pool_stats *p = pool(&an, "kv", 0);
   CHECK_EQ_U(p->untracked_allocs, 0);
   CHECK_EQ_U(p->unmatched_frees, 1);
   CHECK_EQ_U(p->final_in_use, 0);
   /* The same events through a stream that keeps 4 live pointers. */
-  pp_gpu_stats_free(&t.prof);
+  pp_gpu_stats_free(&an.prof);
   pp_pool_stream *s = pp__pool_stream_new(4, PP_POOL_LEVELS_MAX);
   CHECK(s != NULL);
   CHECK_EQ(pp_feed_in_time_order(&t, PP_FEED_ALL, pp__pool_stream_event, s), 0);
   CHECK_EQ_U(pp__pool_stream_live(s), 0);
-  CHECK_EQ(pp__pool_stream_finish(s, &t, t.prof.t0, t.prof.t1, &t.prof), 0);
+  CHECK_EQ(pp__pool_stream_finish(s, &t, an.prof.t0, an.prof.t1, &an.prof), 0);
   pp__pool_stream_free(s);
-  p = pool(&t, "kv", 0);
+  p = pool(&an, "kv", 0);
   CHECK_EQ_U(p->allocs, 6);
   CHECK_EQ_U(p->frees, 7);
   CHECK_EQ_U(p->untracked_allocs, 2);
@@ -378,13 +391,14 @@ PP_TEST(mem_pools_live_bound_counts_and_reports_untracked) {
   CHECK_EQ_U(p->peak, 600);
   /* An upper bound: the untracked bytes are never taken off. */
   CHECK_EQ_U(p->final_in_use, 200);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&an);
   CHECK_CONTAINS(r, "note: 2 allocations untracked (live-pointer table "
                     "full), 2 frees taken as theirs");
   free(r);
-  r = tb_summary_json(&t);
+  r = tb_summary_json(&an);
   CHECK_CONTAINS(r, "\"untracked_allocs\":2,\"untracked_frees\":2");
   free(r);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 

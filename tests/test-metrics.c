@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
+#include "format/reader.h"
 #include "metrics/registry.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -83,8 +84,9 @@ PP_TEST_T(metrics_sampler_records_only_registered_metrics, 60) {
   nanosleep(&ts, NULL);
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t metrics = 0, user = 0;
   for (size_t i = 0; i < t.nlocs; i++) {
     const char *n = pp_trace_loc_name(&t, (uint32_t)i);
@@ -99,9 +101,10 @@ PP_TEST_T(metrics_sampler_records_only_registered_metrics, 60) {
   CHECK_GE(metrics, 20);
   CHECK_EQ(user, 1);
   /* the system report reads the library's value, not the user's */
-  const pp_counter_stats *m = pp_profile_metric(&t, "sys.mem.total_bytes");
+  const pp_counter_stats *m = pp_profile_metric(&a, "sys.mem.total_bytes");
   CHECK(m != NULL);
   CHECK(m->last != 12345);
   CHECK_GT(m->last, 1e6); /* the fixture's MemTotal */
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

@@ -589,13 +589,13 @@ static void trace_init(pp_trace *t) {
 
 #define trace_free pp_trace_free
 
-static char *render_gpu(pp_trace *t) {
-  CHECK_EQ(pp_analyze(t), 0);
+static char *render_gpu(pp_trace *t, pp_analysis *a) {
+  CHECK_EQ(pp_analyze(t, a), 0);
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_gpu(f, t), 0);
+  CHECK_EQ(pp_report_gpu(f, a), 0);
   fclose(f);
   return buf;
 }
@@ -609,6 +609,7 @@ PP_TEST(nvml_report_section) {
   pp_collect_gpu *g = open_fake(text);
   pp_gpu_sample *s = new_sample();
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   trace_sink sink = {&t, 1000};
   pid_t pid = 1234;
@@ -636,7 +637,7 @@ PP_TEST(nvml_report_section) {
   CHECK(!pp_counter_is_gpu("gpux.power_w"));
   CHECK(!pp_counter_is_gpu("power.package_w"));
 
-  char *r = render_gpu(&t);
+  char *r = render_gpu(&t, &a);
   CHECK_CONTAINS(r, "\nGPU (NVML)\n");
   CHECK_CONTAINS(r, "  gpu0:                  NVIDIA-H100, GPU-aaaa, PCI "
                     "00000000:17:00.0, used by the run\n");
@@ -662,6 +663,7 @@ PP_TEST(nvml_report_section) {
   CHECK_CONTAINS(r, "  energy, run's GPUs:    1.50 kJ (all GPUs 1.50 kJ)\n");
   CHECK(strstr(r, "nan") == NULL);
   free(r);
+  pp_analysis_free(&a);
   trace_free(&t);
   pp_collect_gpu_close(g);
 
@@ -672,10 +674,11 @@ PP_TEST(nvml_report_section) {
   snprintf(path, sizeof path, "%s/nope/libnvidia-ml.so.1", pp_test_tmpdir());
   g = pp_collect_gpu_open(path);
   CHECK_EQ(pp_gpu_sample_meta(g, NULL, sink_meta, &sink), 1);
-  r = render_gpu(&t);
+  r = render_gpu(&t, &a);
   CHECK_CONTAINS(r, "\nGPU\n  GPU:                   unavailable: no NVIDIA "
                     "driver");
   free(r);
+  pp_analysis_free(&a);
   trace_free(&t);
   pp_collect_gpu_close(g);
 
@@ -686,17 +689,19 @@ PP_TEST(nvml_report_section) {
   CHECK_EQ(pp_collect_gpu_read(g, NULL, 0, s), 1);
   pp_gpu_sample_counters(s, sink_counter, &sink);
   pp_gpu_sample_meta(g, s, sink_meta, &sink);
-  r = render_gpu(&t);
+  r = render_gpu(&t, &a);
   CHECK_CONTAINS(r, "    state:               unavailable: GPU is lost");
   free(r);
+  pp_analysis_free(&a);
   trace_free(&t);
   pp_collect_gpu_close(g);
 
   /* an empty trace prints nothing */
   trace_init(&t);
-  r = render_gpu(&t);
+  r = render_gpu(&t, &a);
   CHECK_STR(r, "");
   free(r);
+  pp_analysis_free(&a);
   trace_free(&t);
   free(s);
 }

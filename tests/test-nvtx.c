@@ -19,9 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 #define NVTX_INCLUDE "/usr/local/cuda/include"
 
@@ -110,18 +112,20 @@ static void line_of(const char *out, const char *key, char *buf, size_t size) {
 
 /* ---- trace lookups ------------------------------------------------------ */
 
-static const pp_zone_stats *zone_named(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), name) == 0)
-      return &t->prof.zones[i];
+static const pp_zone_stats *zone_named(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.zones[i].loc), name) == 0)
+      return &a->prof.zones[i];
   PP_FAIL("no zone \"%s\" in the trace", name);
 }
 
-static const pp_counter_stats *counter_named(const pp_trace *t,
+static const pp_counter_stats *counter_named(const pp_analysis *a,
                                              const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.counters[i].loc), name) == 0)
+      return &a->prof.counters[i];
   PP_FAIL("no counter \"%s\" in the trace", name);
 }
 
@@ -138,26 +142,30 @@ static size_t marks_named(const pp_trace *t, const char *name) {
 }
 
 /* The thread that has a zone instance called name. */
-static const pp_thread *thread_with_zone(const pp_trace *t, const char *name) {
+static const pp_thread *thread_with_zone(const pp_analysis *a,
+                                         const char *name) {
+  const pp_trace *t = a->trace;
   for (size_t i = 0; i < t->nthreads; i++)
-    for (size_t j = 0; j < t->threads[i].nzones; j++)
-      if (strcmp(pp_trace_loc_name(t, t->threads[i].zones[j].loc), name) == 0)
+    for (size_t j = 0; j < a->threads[i].nzones; j++)
+      if (strcmp(pp_trace_loc_name(t, a->threads[i].zones[j].loc), name) == 0)
         return &t->threads[i];
   PP_FAIL("no thread has a zone \"%s\"", name);
 }
 
-static const pp_zone_inst *zone_inst(const pp_trace *t, const pp_thread *th,
+static const pp_zone_inst *zone_inst(const pp_analysis *a, const pp_thread *th,
                                      const char *name) {
-  for (size_t j = 0; j < th->nzones; j++)
-    if (strcmp(pp_trace_loc_name(t, th->zones[j].loc), name) == 0)
-      return &th->zones[j];
+  const pp_thread_figures *f = tb_fig(a, th);
+  for (size_t j = 0; j < f->nzones; j++)
+    if (strcmp(pp_trace_loc_name(a->trace, f->zones[j].loc), name) == 0)
+      return &f->zones[j];
   PP_FAIL("no zone \"%s\" on thread %llu", name, (unsigned long long)th->tid);
 }
 
-static const pp_range *range_named(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->nranges; i++)
-    if (strcmp(pp_trace_loc_name(t, t->ranges[i].loc), name) == 0)
-      return &t->ranges[i];
+static const pp_range *range_named(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->nranges; i++)
+    if (strcmp(pp_trace_loc_name(t, a->ranges[i].loc), name) == 0)
+      return &a->ranges[i];
   PP_FAIL("no range \"%s\" in the trace", name);
 }
 
@@ -194,13 +202,15 @@ PP_TEST_T(nvtx_injection_trace, 120) {
   free(out);
 
   pp_trace t;
+
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_file(trace, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK(t.diag.clean_end);
-  CHECK_EQ_U(t.prof.dropped, 0);
-  CHECK_EQ_U(t.prof.unclosed, 0);
-  CHECK_EQ_U(t.prof.unmatched_ends, 0);
+  CHECK_EQ_U(a.prof.dropped, 0);
+  CHECK_EQ_U(a.prof.unclosed, 0);
+  CHECK_EQ_U(a.prof.unmatched_ends, 0);
   CHECK_STR(pp_trace_meta(&t, "nvtx.injection"), "1");
 
   /* push/pop: ASCII, wide (UTF-8 in the trace), Ex with a category and a
@@ -221,39 +231,40 @@ PP_TEST_T(nvtx_injection_trace, 120) {
                                       "lib_outer",
                                       "libdom::lib_inner"};
   for (size_t i = 0; i < sizeof zones / sizeof zones[0]; i++)
-    CHECK_EQ_U(zone_named(&t, zones[i])->count, 1);
-  CHECK_EQ_U(zone_named(&t, "dom::reg_wide")->count, 3);
-  CHECK_GE(zone_named(&t, "io/inner")->total_ns, 900000); /* 1 ms sleep */
+    CHECK_EQ_U(zone_named(&a, zones[i])->count, 1);
+  CHECK_EQ_U(zone_named(&a, "dom::reg_wide")->count, 3);
+  CHECK_GE(zone_named(&a, "io/inner")->total_ns, 900000); /* 1 ms sleep */
 
   /* nesting on the main thread */
-  const pp_thread *main_th = thread_with_zone(&t, "outer");
+  const pp_thread *main_th = thread_with_zone(&a, "outer");
+  const pp_thread_figures *main_thf = tb_fig(&a, main_th);
   CHECK_EQ_U(main_th->tid, t.pid);
-  const pp_zone_inst *outer = zone_inst(&t, main_th, "outer");
-  const pp_zone_inst *mid = zone_inst(&t, main_th, "wide_\xc3\xa9\xe4\xb8\xad");
-  const pp_zone_inst *inner = zone_inst(&t, main_th, "io/inner");
+  const pp_zone_inst *outer = zone_inst(&a, main_th, "outer");
+  const pp_zone_inst *mid = zone_inst(&a, main_th, "wide_\xc3\xa9\xe4\xb8\xad");
+  const pp_zone_inst *inner = zone_inst(&a, main_th, "io/inner");
   CHECK_EQ(outer->depth, 0);
   CHECK_EQ(mid->depth, 1);
   CHECK_EQ(inner->depth, 2);
-  CHECK_EQ(mid->parent, outer - main_th->zones);
-  CHECK_EQ(inner->parent, mid - main_th->zones);
+  CHECK_EQ(mid->parent, outer - main_thf->zones);
+  CHECK_EQ(inner->parent, mid - main_thf->zones);
   CHECK(inner->start >= mid->start && inner->end <= mid->end);
   /* a default-domain push inside two domain pushes nests under them */
-  const pp_zone_inst *second = zone_inst(&t, main_th, "dom::second");
-  const pp_zone_inst *plain = zone_inst(&t, main_th, "plain_in_dom");
-  CHECK_EQ(plain->parent, second - main_th->zones);
+  const pp_zone_inst *second = zone_inst(&a, main_th, "dom::second");
+  const pp_zone_inst *plain = zone_inst(&a, main_th, "plain_in_dom");
+  CHECK_EQ(plain->parent, second - main_thf->zones);
   CHECK_EQ(plain->depth, 3);
   /* the library's zones are on the main thread too, nested */
-  const pp_zone_inst *lo = zone_inst(&t, main_th, "lib_outer");
-  const pp_zone_inst *li = zone_inst(&t, main_th, "libdom::lib_inner");
-  CHECK_EQ(li->parent, lo - main_th->zones);
+  const pp_zone_inst *lo = zone_inst(&a, main_th, "lib_outer");
+  const pp_zone_inst *li = zone_inst(&a, main_th, "libdom::lib_inner");
+  CHECK_EQ(li->parent, lo - main_thf->zones);
 
   /* payloads become counters named after the event */
-  const pp_counter_stats *c = counter_named(&t, "io/inner.payload");
+  const pp_counter_stats *c = counter_named(&a, "io/inner.payload");
   CHECK_EQ_U(c->samples, 1);
   CHECK_NEAR(c->last, 42.0, 0);
-  CHECK_NEAR(counter_named(&t, "wdom::cat3/wmsg.payload")->last, 1.5, 0);
-  CHECK_NEAR(counter_named(&t, "markEx.payload")->last, 2.5, 0);
-  CHECK_NEAR(counter_named(&t, "dom::dstart.payload")->last, 7.0, 0);
+  CHECK_NEAR(counter_named(&a, "wdom::cat3/wmsg.payload")->last, 1.5, 0);
+  CHECK_NEAR(counter_named(&a, "markEx.payload")->last, 2.5, 0);
+  CHECK_NEAR(counter_named(&a, "dom::dstart.payload")->last, 7.0, 0);
 
   /* marks */
   CHECK_EQ_U(marks_named(&t, "markA"), 1);
@@ -262,26 +273,27 @@ PP_TEST_T(nvtx_injection_trace, 120) {
   CHECK_EQ_U(marks_named(&t, "dom::dmark"), 1);
 
   /* start/end: in a domain, and across threads both ways */
-  const pp_thread *pw = thread_with_zone(&t, "in_pworker");
+  const pp_thread *pw = thread_with_zone(&a, "in_pworker");
   CHECK_STR(pw->name, "pworker"); /* pthread_setname_np */
-  const pp_range *r = range_named(&t, "async_req");
+  const pp_range *r = range_named(&a, "async_req");
   CHECK_EQ(r->unclosed, 0);
   CHECK_EQ_U(r->tid_start, main_th->tid);
   CHECK_EQ_U(r->tid_end, pw->tid);
   CHECK_GE(r->end - r->start, 1500000); /* the worker waits 2 ms */
-  r = range_named(&t, "async_w");
+  r = range_named(&a, "async_w");
   CHECK_EQ(r->unclosed, 0);
   CHECK_EQ_U(r->tid_start, pw->tid);
   CHECK_EQ_U(r->tid_end, main_th->tid);
-  r = range_named(&t, "dom::dstart");
+  r = range_named(&a, "dom::dstart");
   CHECK_EQ(r->unclosed, 0);
   CHECK_EQ_U(r->tid_start, r->tid_end);
-  CHECK_EQ_U(t.prof.ranges_unclosed, 0);
-  CHECK_EQ_U(zone_named(&t, "async_req")->count, 1);
+  CHECK_EQ_U(a.prof.ranges_unclosed, 0);
+  CHECK_EQ_U(zone_named(&a, "async_req")->count, 1);
 
   /* thread names given through NVTX: by the thread itself, by another */
-  CHECK_STR(thread_with_zone(&t, "in_nvtx_self")->name, "nvtx_self");
-  CHECK_STR(thread_with_zone(&t, "t3_work")->name, "named_by_main");
+  CHECK_STR(thread_with_zone(&a, "in_nvtx_self")->name, "nvtx_self");
+  CHECK_STR(thread_with_zone(&a, "t3_work")->name, "named_by_main");
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 

@@ -38,7 +38,7 @@ static void build(pp_trace *t, int n, uint64_t dropped, const char *drop_cost) {
   t->threads[th].dropped = dropped;
 }
 
-static char *render(const pp_trace *t) {
+static char *render(const pp_analysis *t) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -53,52 +53,56 @@ static char *render(const pp_trace *t) {
  * + 500 dropped x 30 ns + 3 ms writer + 1 ms sampler. */
 PP_TEST(overhead_counts_dropped_events) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, 500, 500, "30");
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ_U(t.prof.events, 1000);
-  CHECK_EQ_U(t.prof.dropped, 500);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ_U(a.prof.events, 1000);
+  CHECK_EQ_U(a.prof.dropped, 500);
   pp_overhead o;
-  pp_profile_overhead(&t, &o);
+  pp_profile_overhead(&a, &o);
   CHECK_EQ(o.known, 1);
   CHECK_NEAR(o.events_ns, 20000, 1e-6);
   CHECK_NEAR(o.dropped_ns, 15000, 1e-6);
   CHECK_NEAR(o.recording_ns, 35000, 1e-6);
   CHECK_NEAR(o.total_ns, 4035000, 1e-6);
-  char *s = render(&t);
+  char *s = render(&a);
   CHECK_CONTAINS(s, "profiler overhead: 4.04 ms, 8.07% of the process's CPU "
                     "time (50.0 ms) [writer and sampler measured, recording "
                     "estimated]\n  recording 35.0 us (estimated: 1000 events "
                     "x 20 ns + 500 dropped x 30 ns), writer thread 3.00 ms, "
                     "sampler thread 1.00 ms (measured CPU time)\n");
   free(s);
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
   CHECK_CONTAINS(s, "\"estimated_ns\":35000");
   CHECK_CONTAINS(s, "\"events_estimated_ns\":20000");
   CHECK_CONTAINS(s, "\"dropped_events\":500");
   CHECK_CONTAINS(s, "\"dropped_estimated_ns\":15000");
   CHECK_CONTAINS(s, "\"total_ns\":4035000");
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 /* No drops: the drop cost plays no part and the line does not mention it. */
 PP_TEST(overhead_without_drops) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, 500, 0, "30");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   pp_overhead o;
-  pp_profile_overhead(&t, &o);
+  pp_profile_overhead(&a, &o);
   CHECK_NEAR(o.dropped_ns, 0, 0);
   CHECK_NEAR(o.recording_ns, 20000, 1e-6);
   CHECK_NEAR(o.total_ns, 4020000, 1e-6);
-  char *s = render(&t);
+  char *s = render(&a);
   CHECK_CONTAINS(s, "  recording 20.0 us (estimated: 1000 events x 20 ns), "
                     "writer thread");
   CHECK(strstr(s, "dropped x") == NULL);
   free(s);
-  s = tb_summary_json(&t);
+  s = tb_summary_json(&a);
   CHECK_CONTAINS(s, "\"dropped_estimated_ns\":0");
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -108,20 +112,22 @@ PP_TEST(overhead_drops_without_drop_cost) {
   static const char *const bad[] = {NULL, "", "abc", "-3", "nan", "7x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pp_trace t;
+    pp_analysis a = {0};
     build(&t, 500, 40, bad[i]);
-    CHECK_EQ(pp_analyze(&t), 0);
+    CHECK_EQ(pp_analyze(&t, &a), 0);
     pp_overhead o;
-    pp_profile_overhead(&t, &o);
+    pp_profile_overhead(&a, &o);
     CHECK_NEAR(o.dropped_ns, -1, 0);
     CHECK_NEAR(o.recording_ns, 20000, 1e-6);
     CHECK_NEAR(o.total_ns, 4020000, 1e-6);
-    char *s = render(&t);
+    char *s = render(&a);
     CHECK_CONTAINS(s, "(estimated: 1000 events x 20 ns; 40 dropped not "
                       "counted: drop cost not recorded)");
     free(s);
-    s = tb_summary_json(&t);
+    s = tb_summary_json(&a);
     CHECK_CONTAINS(s, "\"dropped_estimated_ns\":null");
     free(s);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
 }
@@ -130,16 +136,18 @@ PP_TEST(overhead_drops_without_drop_cost) {
  * included. */
 PP_TEST(overhead_estimate_only_counts_drops) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t, 500, 100, "30");
   tb_meta(&t, "writer_cpu_ns", "");
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   pp_overhead o;
-  pp_profile_overhead(&t, &o);
+  pp_profile_overhead(&a, &o);
   CHECK_NEAR(o.total_ns, -1, 0);
   CHECK_NEAR(o.recording_ns, 23000, 1e-6);
-  char *s = render(&t);
+  char *s = render(&a);
   CHECK_CONTAINS(s, "profiler overhead (estimated): 23.0 us (1000 events x "
                     "20 ns + 100 dropped x 30 ns");
   free(s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

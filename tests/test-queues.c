@@ -16,6 +16,7 @@
 #include "analyze/pipeline.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "internal.h"
 #include "model/feed.h"
 #include "pipeprof.h"
@@ -31,10 +32,10 @@ static void sleep_us(long us) {
   nanosleep(&ts, NULL);
 }
 
-static const pp_queue_stats *find_queue(const pp_trace *t, const char *n) {
-  for (size_t i = 0; i < t->prof.pipe.nqueues; i++)
-    if (strcmp(t->prof.pipe.queues[i].name, n) == 0)
-      return &t->prof.pipe.queues[i];
+static const pp_queue_stats *find_queue(const pp_analysis *a, const char *n) {
+  for (size_t i = 0; i < a->prof.pipe.nqueues; i++)
+    if (strcmp(a->prof.pipe.queues[i].name, n) == 0)
+      return &a->prof.pipe.queues[i];
   return NULL;
 }
 
@@ -106,12 +107,14 @@ PP_TEST_T(queue_roundtrip, 30) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
+
+  pp_analysis a = {0};
   char err[256];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   CHECK_EQ(t.diag.events_bad, 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_queue_stats *s = find_queue(&t, "rt");
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_queue_stats *s = find_queue(&a, "rt");
   CHECK(s != NULL);
   CHECK_STR(s->from, "make");
   CHECK_STR(s->to, "use");
@@ -191,23 +194,24 @@ PP_TEST_T(queue_roundtrip, 30) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\nqueues (");
   CHECK_CONTAINS(buf, "make -> use: 9 in, 9 out");
   CHECK_CONTAINS(buf, "\nrecommendations\n");
   free(buf);
   f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\"name\":\"rt depth\"");
   free(buf);
   f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\"queues\":[");
   CHECK_CONTAINS(buf, "\"name\":\"rt\",\"from\":\"make\",\"to\":\"use\"");
   free(buf);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -229,21 +233,23 @@ PP_TEST(queue_stats_mode_unavailable) {
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK(t.from_stats);
-  CHECK(t.prof.pipe.queues_unavailable);
-  CHECK_EQ(t.prof.nzones, 1);
-  CHECK_EQ(t.prof.zones[0].count, 100);
+  CHECK(a.prof.pipe.queues_unavailable);
+  CHECK_EQ(a.prof.nzones, 1);
+  CHECK_EQ(a.prof.zones[0].count, 100);
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "unavailable: stats mode keeps no queue statistics");
   free(buf);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -285,28 +291,31 @@ PP_TEST(queue_reader_truncated_event) {
   unsigned char file[512];
   size_t n = truncated_queue_file(file);
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_mem(file, n, &t, err, sizeof err), 0);
   CHECK_EQ(t.diag.events_bad, 1);
   CHECK_EQ(t.nthreads, 1);
   CHECK_EQ(t.threads[0].nev, 2); /* the two complete events are kept */
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_queue_stats *s = find_queue(&a, "q");
   CHECK(s != NULL);
   CHECK_EQ(s->pushes, 1);
   CHECK_EQ(s->matched, 1);
   CHECK_EQ(s->capacity, 4);
   /* Exporters survive the damaged trace. */
   FILE *f = fopen("/dev/null", "w");
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   /* Every cut of the file reads without a crash. */
   for (size_t cut = 0; cut <= n; cut++) {
     if (pp_trace_read_mem(file, cut, &t, err, sizeof err) == 0) {
-      CHECK_EQ(pp_analyze(&t), 0);
+      CHECK_EQ(pp_analyze(&t, &a), 0);
+      pp_analysis_free(&a);
       pp_trace_free(&t);
     }
   }
@@ -442,9 +451,10 @@ static uint64_t stream_in_bursts(const pp_trace *t, pp_queue_stream *s,
 
 PP_TEST(queue_stream_scrambled_bursts_give_the_same_stats) {
   pp_trace t;
+  pp_analysis a = {0};
   scrambled_queues(&t, 3000);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_pipeline *want = &t.prof.pipe;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_pipeline *want = &a.prof.pipe;
   CHECK_EQ_U(want->nqueues, 2);
   /* The generator reaches every path: a test that compares zeros proves
    * nothing. */
@@ -463,15 +473,17 @@ PP_TEST(queue_stream_scrambled_bursts_give_the_same_stats) {
   CHECK(s != NULL);
   /* The buffer holds the lag of bursts of 50 events of 4 threads. */
   CHECK_EQ_U(stream_in_bursts(&t, s, 4 * 60, 50), 0);
-  CHECK_EQ(pp__queue_stream_finish(s, &t, t.prof.t1, &got), 0);
+  CHECK_EQ(pp__queue_stream_finish(s, &t, a.prof.t1, &got), 0);
   pp__queue_stream_free(s);
   check_same_queues(want, &got);
   pp_pipeline_free(&got);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(queue_stream_pairs_first_in_first_out_and_at_equal_times) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
   size_t a = tb_thread(&t, 1, "a"), b = tb_thread(&t, 2, "b");
@@ -487,8 +499,8 @@ PP_TEST(queue_stream_pairs_first_in_first_out_and_at_equal_times) {
   qev(&t, b, 60, q, PPT_EV_QUEUE_PUSH, 0, 1);
   qev(&t, a, 70, q, PPT_EV_QUEUE_POP, 0, 0);
   qev(&t, a, 80, q, PPT_EV_QUEUE_POP, 9, 0); /* never pushed */
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_queue_stats *s = find_queue(&an, "q");
   CHECK(s != NULL);
   CHECK_EQ_U(s->matched, 4);
   CHECK_EQ_U(s->unmatched_pops, 1);
@@ -496,11 +508,13 @@ PP_TEST(queue_stream_pairs_first_in_first_out_and_at_equal_times) {
   CHECK_EQ_U(s->wait.min, 0);
   CHECK_EQ_U(s->wait.max, 30);
   CHECK_EQ_U(pp_hist_percentile(&s->wait, 75.0), 20);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
 PP_TEST(queue_stream_item_bound_counts_and_reports_untracked) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
   size_t a = tb_thread(&t, 1, "a");
@@ -509,32 +523,33 @@ PP_TEST(queue_stream_item_bound_counts_and_reports_untracked) {
   for (int i = 0; i < 20; i++)
     qev(&t, a, 100 + i, q, PPT_EV_QUEUE_POP, (uint64_t)i + 100, 19 - i);
   qev(&t, a, 200, q, PPT_EV_QUEUE_POP, 999, 0); /* unmatched all the same */
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
   /* The same events through a stream that keeps at most 8 items. */
-  pp_pipeline_free(&t.prof.pipe);
+  pp_pipeline_free(&an.prof.pipe);
   pp_queue_stream *s = pp__queue_stream_new(8);
   CHECK(s != NULL);
   CHECK_EQ(pp_feed_in_time_order(&t, PP_FEED_ALL, pp__queue_stream_event, s),
            0);
   CHECK_EQ_U(pp__queue_stream_items_high(s), 8);
   CHECK_EQ_U(pp__queue_stream_items_kept(s), 0);
-  CHECK_EQ(pp__queue_stream_finish(s, &t, t.prof.t1, &t.prof.pipe), 0);
+  CHECK_EQ(pp__queue_stream_finish(s, &t, an.prof.t1, &an.prof.pipe), 0);
   pp__queue_stream_free(s);
-  const pp_queue_stats *st = find_queue(&t, "q");
+  const pp_queue_stats *st = find_queue(&an, "q");
   CHECK(st != NULL);
   CHECK_EQ_U(st->pushes, 20);
   CHECK_EQ_U(st->matched, 8);
   CHECK_EQ_U(st->items_untracked, 12);
   CHECK_EQ_U(st->unmatched_pops, 1);
   CHECK_EQ_U(st->wait.count, 8);
-  char *r = tb_report_text(&t);
+  char *r = tb_report_text(&an);
   CHECK_CONTAINS(r, "12 items untracked (item table full)");
   /* The unmatched pop, not the untracked items. */
   CHECK_CONTAINS(r, "; 1 items not paired by id");
   free(r);
-  r = tb_summary_json(&t);
+  r = tb_summary_json(&an);
   CHECK_CONTAINS(r, "\"unmatched_pops\":1,\"items_untracked\":12");
   free(r);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -591,6 +606,7 @@ PP_TEST(queue_stream_long_run_keeps_what_is_in_flight_only) {
 
 PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t q = tb_loc(&t, "q", PP_KIND_QUEUE);
   size_t a = tb_thread(&t, 1, "a"), b = tb_thread(&t, 2, "b");
@@ -600,8 +616,8 @@ PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
   qev(&t, b, 40, q, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_EMPTY, 0); /* no end */
   qev(&t, b, 50, q, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL, 0);    /* no begin */
   qev(&t, a, 100, q, PPT_EV_QUEUE_PUSH, 1, 1);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_queue_stats *s = find_queue(&t, "q");
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_queue_stats *s = find_queue(&an, "q");
   CHECK(s != NULL);
   /* Begins without an end are closed at the queue's last event (100). */
   CHECK_EQ_U(s->waits_full, 2);
@@ -609,7 +625,7 @@ PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
   CHECK_EQ_U(s->waits_empty, 1);
   CHECK_EQ(s->blocked_empty_ns, 60);
   CHECK_EQ_U(s->waits_unclosed, 2);
-  const pp_pipeline *p = &t.prof.pipe;
+  const pp_pipeline *p = &an.prof.pipe;
   CHECK_EQ_U(p->stall_periods, 3);
   CHECK_EQ_U(p->nstalls, 3);
   CHECK_EQ(p->stalls[0].start, 10);
@@ -619,5 +635,6 @@ PP_TEST(queue_stream_unclosed_waits_last_to_the_queues_last_event) {
   CHECK_EQ_U(p->stalls[1].full, 0);
   CHECK_EQ(p->stalls[2].start, 20);
   CHECK_EQ(p->stalls[2].end, 30);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }

@@ -9,8 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "export/export.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 
@@ -51,10 +52,11 @@ static void record(pp_mode mode, const char *path) {
   CHECK_EQ(pp_range_start("off"), 0);
 }
 
-static const pp_zone_stats *find(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), name) == 0)
-      return &t->prof.zones[i];
+static const pp_zone_stats *find(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.zones[i].loc), name) == 0)
+      return &a->prof.zones[i];
   return NULL;
 }
 
@@ -63,20 +65,21 @@ PP_TEST(ranges_cross_threads_trace) {
   snprintf(path, sizeof path, "%s/r.pptrace", pp_test_tmpdir());
   record(PP_MODE_TRACE, path);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ(t.nranges, NRANGES);
-  CHECK_EQ(t.prof.ranges_unclosed, NRANGES / 10);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.nranges, NRANGES);
+  CHECK_EQ(a.prof.ranges_unclosed, NRANGES / 10);
   size_t crossed = 0;
-  for (size_t i = 0; i < t.nranges; i++) {
-    const pp_range *r = &t.ranges[i];
+  for (size_t i = 0; i < a.nranges; i++) {
+    const pp_range *r = &a.ranges[i];
     CHECK(r->end >= r->start);
     if (i)
-      CHECK(r->start >= t.ranges[i - 1].start);
+      CHECK(r->start >= a.ranges[i - 1].start);
     crossed += !r->unclosed && r->tid_start != r->tid_end;
   }
   CHECK_EQ(crossed, NRANGES - NRANGES / 10);
-  const pp_zone_stats *req = find(&t, "request"), *bat = find(&t, "batch");
+  const pp_zone_stats *req = find(&a, "request"), *bat = find(&a, "batch");
   CHECK(req && bat);
   /* the ranges left open (i % 10 == 9: all "request") have no duration
    * and are not counted, as in stats mode (pair/intervals.h) */
@@ -86,7 +89,7 @@ PP_TEST(ranges_cross_threads_trace) {
   char *json = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&json, &len);
-  CHECK_EQ(pp_export_chrome(f, &t), 0);
+  CHECK_EQ(pp_export_chrome(f, &a), 0);
   fclose(f);
   size_t b = 0, e = 0;
   for (const char *p = json; (p = strstr(p, "\"cat\":\"range\"")); p++) {
@@ -99,6 +102,7 @@ PP_TEST(ranges_cross_threads_trace) {
   CHECK_EQ(b, NRANGES);
   CHECK_EQ(e, NRANGES);
   free(json);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -107,13 +111,15 @@ PP_TEST(ranges_cross_threads_stats) {
   snprintf(path, sizeof path, "%s/s.pptrace", pp_test_tmpdir());
   record(PP_MODE_STATS, path);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK_EQ(t.from_stats, 1);
-  const pp_zone_stats *req = find(&t, "request"), *bat = find(&t, "batch");
+  const pp_zone_stats *req = find(&a, "request"), *bat = find(&a, "batch");
   CHECK(req && bat);
   /* only closed ranges have a duration, as in trace mode */
   CHECK_EQ(req->count, NRANGES / 2 - NRANGES / 10);
   CHECK_EQ(bat->count, NRANGES / 2);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }

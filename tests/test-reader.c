@@ -26,9 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -103,6 +104,7 @@ static read_result read_bytes(const unsigned char *d, size_t len, int deep) {
   if (len)
     memcpy(copy, d, len);
   pp_trace t;
+  pp_analysis a = {0};
   r.rc = pp_trace_read_mem(copy, len, &t, r.err, sizeof r.err);
   free(copy); /* the model must not point into the input */
   if (r.rc == 0) {
@@ -110,15 +112,16 @@ static read_result read_bytes(const unsigned char *d, size_t len, int deep) {
       r.events += t.threads[i].nev;
     r.diag = t.diag;
     if (deep) {
-      CHECK_EQ(pp_analyze(&t), 0);
+      CHECK_EQ(pp_analyze(&t, &a), 0);
       FILE *null = fopen("/dev/null", "w");
       CHECK(null != NULL);
-      CHECK_EQ(pp_report_text(null, &t, NULL), 0);
-      CHECK_EQ(pp_export_chrome(null, &t), 0);
-      CHECK_EQ(pp_export_summary_json(null, &t), 0);
-      CHECK_EQ(pp_export_csv(null, &t), 0);
+      CHECK_EQ(pp_report_text(null, &a, NULL), 0);
+      CHECK_EQ(pp_export_chrome(null, &a), 0);
+      CHECK_EQ(pp_export_summary_json(null, &a), 0);
+      CHECK_EQ(pp_export_csv(null, &a), 0);
       fclose(null);
     }
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   } else {
     CHECK_GT(strlen(r.err), 0);
@@ -580,11 +583,14 @@ PP_TEST(reader_huge_loc_id_bounded) {
   ppt_buf_free(&p);
 
   pp_trace t;
+
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_mem(file, len, &t, err, sizeof err), 0);
   if (t.nlocs > len)
     PP_FAIL("a %zu-byte file produced %zu locs", len, t.nlocs);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -599,17 +605,19 @@ static size_t put_chunk(unsigned char *buf, size_t pos, uint16_t type,
 /* Read a crafted file and return the timestamp of its single event. */
 static int64_t single_event_ts(const unsigned char *file, size_t len) {
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_mem(file, len, &t, err, sizeof err), 0);
   CHECK_EQ(t.nthreads, 1);
   CHECK_EQ(t.threads[0].nev, 1);
   int64_t ts = t.threads[0].ev[0].ts;
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   FILE *null = fopen("/dev/null", "w");
   CHECK(null != NULL);
-  CHECK_EQ(pp_report_text(null, &t, NULL), 0);
-  CHECK_EQ(pp_export_chrome(null, &t), 0);
+  CHECK_EQ(pp_report_text(null, &a, NULL), 0);
+  CHECK_EQ(pp_export_chrome(null, &a), 0);
   fclose(null);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return ts;
 }

@@ -26,14 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
 #include "core/recorder.h"
-#include "sink/sink.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "sink/sink.h"
+#include "trace_builder.h"
 
 /* ---- helpers --------------------------------------------------------------
  */
@@ -81,11 +83,11 @@ static void start_session(pp_mode mode, const char *path, uint32_t kib) {
   CHECK(pp_is_running());
 }
 
-static void load_trace(const char *path, pp_trace *t) {
+static void load_trace(const char *path, pp_trace *t, pp_analysis *a) {
   char err[512] = "";
   if (pp_trace_read_file(path, t, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", path, err);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
 /* The file was finished properly and nothing in it is damaged. */
@@ -111,12 +113,13 @@ static const pp_thread *thread_named(const pp_trace *t, const char *name) {
 
 /* Zone instances called name on th (every thread when th is NULL); closed
  * ones only when closed_only. */
-static uint64_t zones_named(const pp_trace *t, const pp_thread *th,
+static uint64_t zones_named(const pp_analysis *a, const pp_thread *th,
                             const char *name, int closed_only) {
+  const pp_trace *t = a->trace;
   uint64_t n = 0;
   for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *x = &t->threads[i];
-    if (th && x != th)
+    const pp_thread_figures *x = &a->threads[i];
+    if (th && &t->threads[i] != th)
       continue;
     for (size_t j = 0; j < x->nzones; j++)
       if (loc_is(t, x->zones[j].loc, name) &&
@@ -124,6 +127,15 @@ static uint64_t zones_named(const pp_trace *t, const pp_thread *th,
         n++;
   }
   return n;
+}
+
+/* The busy time of the thread called name, -1 when there is none. */
+static int64_t thread_busy(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (t->threads[i].name && strcmp(t->threads[i].name, name) == 0)
+      return a->threads[i].busy_ns;
+  return -1;
 }
 
 /* Events of a type (0: any) called name on th (NULL: every thread). */
@@ -141,24 +153,27 @@ static uint64_t events_named(const pp_trace *t, const pp_thread *th,
   return n;
 }
 
-static const pp_zone_stats *zstats(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (loc_is(t, t->prof.zones[i].loc, name))
-      return &t->prof.zones[i];
+static const pp_zone_stats *zstats(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (loc_is(t, a->prof.zones[i].loc, name))
+      return &a->prof.zones[i];
   return NULL;
 }
 
-static const pp_counter_stats *cstats(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (loc_is(t, t->prof.counters[i].loc, name))
-      return &t->prof.counters[i];
+static const pp_counter_stats *cstats(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (loc_is(t, a->prof.counters[i].loc, name))
+      return &a->prof.counters[i];
   return NULL;
 }
 
-static const pp_frame_stats *fstats(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nframes; i++)
-    if (loc_is(t, t->prof.frames[i].loc, name))
-      return &t->prof.frames[i];
+static const pp_frame_stats *fstats(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nframes; i++)
+    if (loc_is(t, a->prof.frames[i].loc, name))
+      return &a->prof.frames[i];
   return NULL;
 }
 
@@ -177,10 +192,11 @@ static uint64_t total_events(const pp_trace *t) {
 }
 
 /* Name of the zone enclosing ts on th, or "" when none. */
-static const char *enclosing_name(const pp_trace *t, const pp_thread *th,
+static const char *enclosing_name(const pp_analysis *a, const pp_thread *th,
                                   int64_t ts) {
-  int k = pp_zone_enclosing(th, ts);
-  return k < 0 ? "" : pp_trace_loc_name(t, th->zones[k].loc);
+  size_t i = (size_t)(th - a->trace->threads);
+  int k = pp_zone_enclosing(a, i, ts);
+  return k < 0 ? "" : pp_trace_loc_name(a->trace, a->threads[i].zones[k].loc);
 }
 
 static int file_exists(const char *path) {
@@ -271,16 +287,19 @@ PP_TEST(recorder_trace_round_trip) {
   CHECK_STR(pp_output_path(), "");
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK(!t.from_stats);
   CHECK_EQ(t.pid, getpid());
   CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
   CHECK_EQ(total_dropped(&t), 0);
-  CHECK_EQ(t.prof.unclosed, 0);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unmatched_ends, 0);
 
   const pp_thread *mt = thread_named(&t, "rt-main");
+  const pp_thread_figures *mtf = tb_fig(&a, mt);
   const pp_thread *wt = thread_named(&t, "rt-worker");
   CHECK(mt != NULL);
   CHECK(wt != NULL);
@@ -289,31 +308,31 @@ PP_TEST(recorder_trace_round_trip) {
   CHECK_NE(wt->tid, main_tid);
 
   /* Nesting: rt-outer > rt-mid > rt_leaf, three times, on the main thread. */
-  CHECK_EQ(zones_named(&t, mt, "rt-outer", 1), 3);
-  CHECK_EQ(zones_named(&t, mt, "rt-mid", 1), 3);
-  CHECK_EQ(zones_named(&t, mt, "rt_leaf", 1), 3);
-  CHECK_EQ(zones_named(&t, wt, "rt-outer", 0), 0);
+  CHECK_EQ(zones_named(&a, mt, "rt-outer", 1), 3);
+  CHECK_EQ(zones_named(&a, mt, "rt-mid", 1), 3);
+  CHECK_EQ(zones_named(&a, mt, "rt_leaf", 1), 3);
+  CHECK_EQ(zones_named(&a, wt, "rt-outer", 0), 0);
   int leaves = 0;
-  for (size_t j = 0; j < mt->nzones; j++) {
-    const pp_zone_inst *z = &mt->zones[j];
+  for (size_t j = 0; j < mtf->nzones; j++) {
+    const pp_zone_inst *z = &mtf->zones[j];
     if (loc_is(&t, z->loc, "rt-outer")) {
       CHECK_EQ(z->depth, 0);
       CHECK_EQ(z->parent, -1);
     } else if (loc_is(&t, z->loc, "rt-mid")) {
       CHECK_EQ(z->depth, 1);
       CHECK(z->parent >= 0);
-      CHECK(loc_is(&t, mt->zones[z->parent].loc, "rt-outer"));
+      CHECK(loc_is(&t, mtf->zones[z->parent].loc, "rt-outer"));
     } else if (loc_is(&t, z->loc, "rt_leaf")) {
       CHECK_EQ(z->depth, 2);
-      CHECK(loc_is(&t, mt->zones[z->parent].loc, "rt-mid"));
-      const pp_zone_inst *p = &mt->zones[z->parent];
+      CHECK(loc_is(&t, mtf->zones[z->parent].loc, "rt-mid"));
+      const pp_zone_inst *p = &mtf->zones[z->parent];
       CHECK(z->start >= p->start && z->end <= p->end);
       leaves++;
     }
   }
   CHECK_EQ(leaves, 3);
   /* Site metadata of a macro zone. */
-  const pp_zone_stats *outer = zstats(&t, "rt-outer");
+  const pp_zone_stats *outer = zstats(&a, "rt-outer");
   CHECK(outer != NULL);
   CHECK_EQ(outer->count, 3);
   CHECK_CONTAINS(t.locs[outer->loc].file, "test-recorder.c");
@@ -322,19 +341,19 @@ PP_TEST(recorder_trace_round_trip) {
   CHECK_EQ(t.locs[outer->loc].kind, PP_KIND_ZONE);
 
   /* Run-time names: copied at the call, one interned site per name. */
-  CHECK_EQ(zones_named(&t, mt, "rt-dyn-42", 1), 2);
+  CHECK_EQ(zones_named(&a, mt, "rt-dyn-42", 1), 2);
   char xs[32];
   memset(xs, 'X', sizeof xs - 1);
   xs[sizeof xs - 1] = 0;
-  CHECK_EQ(zones_named(&t, mt, xs, 1), 1);
+  CHECK_EQ(zones_named(&a, mt, xs, 1), 1);
   int dyn_sites = 0;
   for (size_t i = 0; i < t.nlocs; i++)
     dyn_sites += loc_is(&t, (uint32_t)i, "rt-dyn-42");
   CHECK_EQ(dyn_sites, 1);
-  for (size_t j = 0; j < mt->nzones; j++)
-    if (loc_is(&t, mt->zones[j].loc, xs)) {
-      CHECK_EQ(mt->zones[j].depth, 1);
-      CHECK(loc_is(&t, mt->zones[mt->zones[j].parent].loc, "rt-dyn-42"));
+  for (size_t j = 0; j < mtf->nzones; j++)
+    if (loc_is(&t, mtf->zones[j].loc, xs)) {
+      CHECK_EQ(mtf->zones[j].depth, 1);
+      CHECK(loc_is(&t, mtf->zones[mtf->zones[j].parent].loc, "rt-dyn-42"));
     }
 
   /* Counters, in recording order, with their values. */
@@ -366,21 +385,21 @@ PP_TEST(recorder_trace_round_trip) {
     k++;
   }
   CHECK_EQ(k, sizeof want / sizeof want[0]);
-  const pp_counter_stats *q = cstats(&t, "rt-queue");
+  const pp_counter_stats *q = cstats(&a, "rt-queue");
   CHECK(q != NULL);
   CHECK_EQ(q->samples, 3);
   CHECK(q->min == 5 && q->max == 8 && q->last == 6 && !q->is_float);
-  const pp_counter_stats *nm = cstats(&t, "rt-named");
+  const pp_counter_stats *nm = cstats(&a, "rt-named");
   CHECK(nm != NULL);
   CHECK(nm->min == -42 && nm->last == -35);
-  const pp_counter_stats *tf = cstats(&t, "rt-temp");
+  const pp_counter_stats *tf = cstats(&a, "rt-temp");
   CHECK(tf != NULL && tf->is_float && tf->last == 36.5);
 
   /* Marks and frame marks (the two "rt-cam" sites are one stream). */
   CHECK_EQ(events_named(&t, mt, PPT_EV_MARK, "rt-mark"), 1);
   CHECK_EQ(events_named(&t, mt, PPT_EV_MARK, "rt-mark-named"), 1);
   CHECK_EQ(events_named(&t, mt, PPT_EV_FRAME, "rt-cam"), 6);
-  const pp_frame_stats *cam = fstats(&t, "rt-cam");
+  const pp_frame_stats *cam = fstats(&a, "rt-cam");
   CHECK(cam != NULL);
   CHECK_EQ(cam->frames, 6);
 
@@ -392,7 +411,7 @@ PP_TEST(recorder_trace_round_trip) {
     if (e->type == PPT_EV_FLOW_BEGIN) {
       CHECK(loc_is(&t, e->loc, "rt-item"));
       CHECK_EQ_U(e->v.id, 1000 + ++nb);
-      CHECK_STR(enclosing_name(&t, mt, e->ts), "rt-produce");
+      CHECK_STR(enclosing_name(&a, mt, e->ts), "rt-produce");
     }
     CHECK(e->type != PPT_EV_FLOW_STEP && e->type != PPT_EV_FLOW_END);
   }
@@ -402,18 +421,19 @@ PP_TEST(recorder_trace_round_trip) {
     if (e->type == PPT_EV_FLOW_STEP) {
       CHECK(loc_is(&t, e->loc, "rt-item"));
       CHECK_EQ_U(e->v.id, 1000 + ++ns);
-      CHECK_STR(enclosing_name(&t, wt, e->ts), "rt-consume");
+      CHECK_STR(enclosing_name(&a, wt, e->ts), "rt-consume");
     } else if (e->type == PPT_EV_FLOW_END) {
       CHECK(loc_is(&t, e->loc, "rt-item"));
       CHECK_EQ_U(e->v.id, 1000 + ++ne);
-      CHECK_STR(enclosing_name(&t, wt, e->ts), "rt-finish");
+      CHECK_STR(enclosing_name(&a, wt, e->ts), "rt-finish");
     }
   }
   CHECK_EQ(nb, RT_FLOWS);
   CHECK_EQ(ns, RT_FLOWS);
   CHECK_EQ(ne, RT_FLOWS);
-  CHECK_EQ(zones_named(&t, wt, "rt-consume", 1), RT_FLOWS);
-  CHECK_EQ(zones_named(&t, wt, "rt-finish", 1), RT_FLOWS);
+  CHECK_EQ(zones_named(&a, wt, "rt-consume", 1), RT_FLOWS);
+  CHECK_EQ(zones_named(&a, wt, "rt-finish", 1), RT_FLOWS);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -464,20 +484,23 @@ PP_TEST_T(recorder_many_threads_no_loss, 240) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK_EQ(total_dropped(&t), 0);
-  CHECK_EQ(t.prof.unclosed, 0);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unmatched_ends, 0);
   for (int i = 0; i < MT_THREADS; i++) {
     char name[32], zname[32];
     snprintf(name, sizeof name, "mt-worker-%d", i);
     snprintf(zname, sizeof zname, "mt-zone-%d", i);
     const pp_thread *x = thread_named(&t, name);
+    const pp_thread_figures *xf = tb_fig(&a, x);
     if (!x)
       PP_FAIL("thread %s missing", name);
     CHECK_EQ(x->nev, 2 * MT_ZONES);
-    CHECK_EQ(x->nzones, MT_ZONES);
+    CHECK_EQ(xf->nzones, MT_ZONES);
     int64_t prev = INT64_MIN;
     for (size_t j = 0; j < x->nev; j++) {
       const pp_event *e = &x->ev[j];
@@ -490,14 +513,15 @@ PP_TEST_T(recorder_many_threads_no_loss, 240) {
                 (long long)e->ts, (long long)prev);
       prev = e->ts;
     }
-    for (size_t j = 0; j < x->nzones; j++) {
-      CHECK_EQ(x->zones[j].depth, 0);
-      CHECK_EQ(x->zones[j].unclosed, 0);
+    for (size_t j = 0; j < xf->nzones; j++) {
+      CHECK_EQ(xf->zones[j].depth, 0);
+      CHECK_EQ(xf->zones[j].unclosed, 0);
     }
-    const pp_zone_stats *zs = zstats(&t, zname);
+    const pp_zone_stats *zs = zstats(&a, zname);
     CHECK(zs != NULL);
     CHECK_EQ(zs->count, MT_ZONES);
   }
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -527,18 +551,21 @@ PP_TEST_T(recorder_drop_accounting, 120) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   /* The file reports exactly the drops the thread counted. */
   CHECK_EQ_U(total_dropped(&t), dropped);
-  CHECK_EQ_U(t.prof.dropped, dropped);
+  CHECK_EQ_U(a.prof.dropped, dropped);
   /* Only begins are dropped (ends keep a reserve): every attempted zone is
    * either recorded whole or counted as one drop. */
-  uint64_t recorded = zones_named(&t, NULL, "burst", 1);
+  uint64_t recorded = zones_named(&a, NULL, "burst", 1);
   CHECK_EQ_U(recorded + dropped, attempted);
-  CHECK_EQ_U(zones_named(&t, NULL, "burst", 0), recorded);
-  CHECK_EQ(t.prof.unclosed, 0);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ_U(zones_named(&a, NULL, "burst", 0), recorded);
+  CHECK_EQ(a.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unmatched_ends, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -587,20 +614,24 @@ PP_TEST(recorder_stats_mode_matches_trace) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace s, t;
-  load_trace(spath, &s);
-  load_trace(tpath_, &t);
+
+  pp_analysis a = {0};
+
+  pp_analysis s_a = {0};
+  load_trace(spath, &s, &s_a);
+  load_trace(tpath_, &t, &a);
   check_clean(&s);
   check_clean(&t);
   CHECK_EQ(s.from_stats, 1);
   CHECK_EQ(t.from_stats, 0);
   CHECK_STR(pp_trace_meta(&s, "mode"), "stats");
-  pp_trace *both[2] = {&s, &t};
+  const pp_analysis *both[2] = {&s_a, &a};
   /* Durations differ between two runs, so totals are compared with what
    * the work guarantees (sleeps are lower bounds, parents contain their
    * children) and with each file's own histogram; counts, counters and
    * frames are deterministic and must be equal. */
   for (int m = 0; m < 2; m++) {
-    const pp_trace *x = both[m];
+    const pp_analysis *x = both[m];
     const pp_zone_stats *fr = zstats(x, "sm-frame");
     const pp_zone_stats *st = zstats(x, "sm-stage");
     const pp_zone_stats *sl = zstats(x, "sm-sleep");
@@ -639,13 +670,14 @@ PP_TEST(recorder_stats_mode_matches_trace) {
     CHECK_EQ(x->prof.unclosed, 0);
     CHECK_EQ(x->prof.unmatched_ends, 0);
     CHECK_EQ(x->prof.dropped, 0);
-    CHECK(thread_named(x, "sm-main") != NULL);
-    CHECK_GT(thread_named(x, "sm-main")->busy_ns, 0);
+    CHECK_GT(thread_busy(x, "sm-main"), 0);
   }
-  CHECK_EQ_U(s.prof.events, t.prof.events);
-  CHECK_EQ_U(t.prof.events, total_events(&t));
+  CHECK_EQ_U(s_a.prof.events, a.prof.events);
+  CHECK_EQ_U(a.prof.events, total_events(&t));
   CHECK_EQ(total_events(&s), 0); /* stats files carry no events */
+  pp_analysis_free(&s_a);
   pp_trace_free(&s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -676,14 +708,16 @@ PP_TEST_T(recorder_flight_dump, 120) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(dump, &t);
+
+  pp_analysis a = {0};
+  load_trace(dump, &t, &a);
   check_clean(&t);
   CHECK_STR(pp_trace_meta(&t, "mode"), "flight");
   uint64_t closed = 0;
   int lowest = FL_ZONES;
   for (size_t i = 0; i < t.nthreads; i++)
-    for (size_t j = 0; j < t.threads[i].nzones; j++) {
-      const pp_zone_inst *z = &t.threads[i].zones[j];
+    for (size_t j = 0; j < a.threads[i].nzones; j++) {
+      const pp_zone_inst *z = &a.threads[i].zones[j];
       const char *n = pp_trace_loc_name(&t, z->loc);
       CHECK(strncmp(n, "fl-after-", 9) != 0);
       int k = -1;
@@ -693,24 +727,26 @@ PP_TEST_T(recorder_flight_dump, 120) {
       closed += !z->unclosed;
     }
   /* The newest zones are there, the oldest were overwritten. */
-  CHECK_EQ(zones_named(&t, NULL, "fl-19999", 1), 1);
-  CHECK_EQ(zones_named(&t, NULL, "fl-18500", 1), 1);
-  CHECK_EQ(zones_named(&t, NULL, "fl-0", 0), 0);
+  CHECK_EQ(zones_named(&a, NULL, "fl-19999", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "fl-18500", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "fl-0", 0), 0);
   CHECK_GE(lowest, FL_ZONES - 2048 - 1);
   CHECK_LE(closed, 2048);
   CHECK_GE(closed, 1500);
-  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* The shutdown dump holds the later zones too. */
-  load_trace(path, &t);
+  load_trace(path, &t, &a);
   check_clean(&t);
   for (int i = 0; i < 100; i++) {
     snprintf(name, sizeof name, "fl-after-%d", i);
-    CHECK_EQ(zones_named(&t, NULL, name, 1), 1);
+    CHECK_EQ(zones_named(&a, NULL, name, 1), 1);
   }
-  CHECK_EQ(zones_named(&t, NULL, "fl-19999", 1), 1);
-  CHECK_EQ(zones_named(&t, NULL, "fl-0", 0), 0);
+  CHECK_EQ(zones_named(&a, NULL, "fl-19999", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "fl-0", 0), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -744,13 +780,15 @@ PP_TEST_T(recorder_flight_exited_threads_bounded, 60) {
   }
   /* The writer frees what it has finished with on its next passes. */
   pp_trace t;
+  pp_analysis a = {0};
   const char *rel = NULL;
   for (int tries = 0; tries < 400; tries++) {
     CHECK_EQ(pp_flight_dump(dump), PP_OK);
-    load_trace(dump, &t);
+    load_trace(dump, &t, &a);
     rel = pp_trace_meta(&t, "flight_threads_released");
     if (rel && atoi(rel) == THREADS - KEEP)
       break;
+    pp_analysis_free(&a);
     pp_trace_free(&t);
     rel = NULL;
     sleep_ms(5);
@@ -760,17 +798,18 @@ PP_TEST_T(recorder_flight_exited_threads_bounded, 60) {
   char name[32];
   for (int i = 0; i < THREADS; i++) {
     snprintf(name, sizeof name, "ex-%d", i);
-    CHECK_EQ(zones_named(&t, NULL, name, 1), (uint64_t)(i >= THREADS - KEEP));
+    CHECK_EQ(zones_named(&a, NULL, name, 1), (uint64_t)(i >= THREADS - KEEP));
   }
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(text,
                  "note: the events of 36 exited threads are not in this dump");
   free(text);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   CHECK_EQ(pp_shutdown(), PP_OK);
 }
@@ -793,9 +832,11 @@ PP_TEST(recorder_flight_dump_modes) {
   { PP_ZONE("fd-zone"); }
   CHECK_EQ(pp_flight_dump(NULL), PP_OK);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "fd-zone", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "fd-zone", 1), 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   CHECK_EQ(pp_shutdown(), PP_OK);
 }
@@ -832,19 +873,22 @@ PP_TEST(recorder_set_enabled) {
   CHECK(!pp_is_enabled());
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "en-before", 1), 1);
-  CHECK_EQ(zones_named(&t, NULL, "en-after", 1), 1);
-  CHECK_EQ(zones_named(&t, NULL, "en-spanning", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "en-before", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "en-after", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "en-spanning", 1), 1);
   CHECK_EQ(events_named(&t, NULL, 0, "en-hidden"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-mark"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-counter"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "en-hidden-dyn"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "en-straddle"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "en-straddle-dyn"), 0);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
-  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unmatched_ends, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -878,18 +922,24 @@ PP_TEST(recorder_new_session_refreshes_thread_views) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t1, t2;
-  load_trace(p1, &t1);
+
+  pp_analysis t1_a = {0};
+
+  pp_analysis t2_a = {0};
+  load_trace(p1, &t1, &t1_a);
   check_clean(&t1);
-  CHECK_EQ(zones_named(&t1, NULL, "gen-first", 1), 1);
+  CHECK_EQ(zones_named(&t1_a, NULL, "gen-first", 1), 1);
   CHECK_EQ(events_named(&t1, NULL, PPT_EV_ZONE_BEGIN, "gen-across"), 1);
   CHECK_EQ(events_named(&t1, NULL, PPT_EV_ZONE_END, "gen-across"), 0);
+  pp_analysis_free(&t1_a);
   pp_trace_free(&t1);
-  load_trace(p2, &t2);
+  load_trace(p2, &t2, &t2_a);
   check_clean(&t2);
-  CHECK_EQ(zones_named(&t2, NULL, "gen-second", 1), 3000);
-  CHECK_EQ(t2.prof.dropped, 0);
+  CHECK_EQ(zones_named(&t2_a, NULL, "gen-second", 1), 3000);
+  CHECK_EQ(t2_a.prof.dropped, 0);
   CHECK_EQ(events_named(&t2, NULL, PPT_EV_ZONE_END, "gen-across"), 1);
-  CHECK_EQ(t2.prof.unmatched_ends, 1);
+  CHECK_EQ(t2_a.prof.unmatched_ends, 1);
+  pp_analysis_free(&t2_a);
   pp_trace_free(&t2);
 }
 
@@ -911,10 +961,12 @@ PP_TEST(recorder_end_without_begin_is_harmless) {
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_zone_end(z); /* after it */
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK_EQ(events_named(&t, NULL, PPT_EV_ZONE_END, "made-up"), 1);
-  CHECK_EQ(t.prof.unmatched_ends, 1);
+  CHECK_EQ(a.prof.unmatched_ends, 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -932,10 +984,12 @@ PP_TEST(recorder_start_disabled) {
   { PP_ZONE("sd-on"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "sd-off", 0), 0);
-  CHECK_EQ(zones_named(&t, NULL, "sd-on", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "sd-off", 0), 0);
+  CHECK_EQ(zones_named(&a, NULL, "sd-on", 1), 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1004,8 +1058,10 @@ PP_TEST(recorder_init_errors) {
   CHECK_EQ(pp_shutdown(), PP_ENOTRUNNING);
   CHECK(!pp_is_running());
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* A second session after the first ended. */
@@ -1156,11 +1212,13 @@ PP_TEST(recorder_env_valid) {
   { PP_ZONE("env-zone"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  load_trace(out, &t);
+  pp_analysis a = {0};
+  load_trace(out, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "env-zone", 1), 1);
+  CHECK_EQ(zones_named(&a, NULL, "env-zone", 1), 1);
   CHECK_STR(pp_trace_meta(&t, "process_name"), "env-proc");
   CHECK_STR(pp_trace_meta(&t, "mode"), "trace");
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* Stats mode from the environment. */
@@ -1171,10 +1229,11 @@ PP_TEST(recorder_env_valid) {
   free(err);
   { PP_ZONE("env-stats-zone"); }
   CHECK_EQ(pp_shutdown(), PP_OK);
-  load_trace(out, &t);
+  load_trace(out, &t, &a);
   CHECK_EQ(t.from_stats, 1);
-  CHECK(zstats(&t, "env-stats-zone") != NULL);
-  CHECK_EQ(zstats(&t, "env-stats-zone")->count, 1);
+  CHECK(zstats(&a, "env-stats-zone") != NULL);
+  CHECK_EQ(zstats(&a, "env-stats-zone")->count, 1);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* An output that cannot be created: one line naming it, not running. */
@@ -1254,15 +1313,18 @@ PP_TEST(recorder_fork_child_not_recorded) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK_EQ(t.pid, getpid());
-  CHECK_EQ(zones_named(&t, NULL, "fork-before", 1), 100);
-  CHECK_EQ(zones_named(&t, NULL, "fork-after", 1), 100);
+  CHECK_EQ(zones_named(&a, NULL, "fork-before", 1), 100);
+  CHECK_EQ(zones_named(&a, NULL, "fork-after", 1), 100);
   CHECK_EQ(events_named(&t, NULL, 0, "fork-child"), 0);
   CHECK_EQ(events_named(&t, NULL, 0, "fork-child-dyn"), 0);
-  CHECK_EQ(t.prof.unclosed, 0);
-  CHECK_EQ(t.prof.unmatched_ends, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unmatched_ends, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1301,16 +1363,20 @@ PP_TEST(recorder_fork_child_own_session) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(cpath, &t);
+
+  pp_analysis a = {0};
+  load_trace(cpath, &t, &a);
   check_clean(&t);
   CHECK_EQ(t.pid, pid);
-  CHECK_EQ(zones_named(&t, NULL, "own-child", 1), 70);
+  CHECK_EQ(zones_named(&a, NULL, "own-child", 1), 70);
   CHECK_EQ(events_named(&t, NULL, 0, "own-parent"), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
-  load_trace(path, &t);
+  load_trace(path, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "own-parent", 1), 50);
+  CHECK_EQ(zones_named(&a, NULL, "own-parent", 1), 50);
   CHECK_EQ(events_named(&t, NULL, 0, "own-child"), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1349,17 +1415,21 @@ PP_TEST_T(recorder_env_out_claimed_by_running_session, 60) {
   unsetenv("PIPEPROF_OUT");
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK_EQ(t.pid, getpid());
-  CHECK_EQ(zones_named(&t, NULL, "holder", 1), 20);
+  CHECK_EQ(zones_named(&a, NULL, "holder", 1), 20);
   CHECK_EQ(events_named(&t, NULL, 0, "detect"), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   snprintf(cpath, sizeof cpath, "%s.%ld", path, (long)pid);
-  load_trace(cpath, &t);
+  load_trace(cpath, &t, &a);
   check_clean(&t);
   CHECK_EQ(t.pid, pid);
-  CHECK_EQ(zones_named(&t, NULL, "detect", 1), 3);
+  CHECK_EQ(zones_named(&a, NULL, "detect", 1), 3);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1413,7 +1483,9 @@ PP_TEST(recorder_threads_exit_early) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   CHECK_EQ(total_dropped(&t), 0);
   for (int i = 0; i < EX_THREADS; i++) {
@@ -1421,15 +1493,17 @@ PP_TEST(recorder_threads_exit_early) {
     snprintf(name, sizeof name, "ex-thread-%d", i);
     snprintf(zname, sizeof zname, "ex-zone-%d", i);
     const pp_thread *x = thread_named(&t, name);
+    const pp_thread_figures *xf = tb_fig(&a, x);
     if (!x)
       PP_FAIL("thread %s missing from the trace", name);
-    CHECK_EQ(zones_named(&t, x, zname, 1), EX_ZONES);
-    CHECK_EQ(x->nzones, EX_ZONES);
+    CHECK_EQ(zones_named(&a, x, zname, 1), EX_ZONES);
+    CHECK_EQ(xf->nzones, EX_ZONES);
     CHECK_EQ(events_named(&t, x, PPT_EV_COUNTER_ADD, "ex-count"), EX_ZONES);
   }
-  const pp_counter_stats *c = cstats(&t, "ex-count");
+  const pp_counter_stats *c = cstats(&a, "ex-count");
   CHECK(c != NULL);
   CHECK_EQ(c->samples, EX_THREADS * EX_ZONES);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1471,13 +1545,15 @@ PP_TEST(recorder_exit_without_shutdown) {
   CHECK(WIFEXITED(st));
   CHECK_EQ(WEXITSTATUS(st), 0);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  CHECK_EQ(zones_named(&t, NULL, "ns-zone", 1), 1000);
-  CHECK_EQ(zones_named(&t, NULL, "ns-worker-zone", 1), 500);
+  CHECK_EQ(zones_named(&a, NULL, "ns-zone", 1), 1000);
+  CHECK_EQ(zones_named(&a, NULL, "ns-worker-zone", 1), 500);
   CHECK(thread_named(&t, "ns-worker") != NULL);
   CHECK_EQ(events_named(&t, NULL, PPT_EV_COUNTER_SET, "ns-i"), 1000);
-  CHECK_EQ(t.prof.unclosed, 0);
+  CHECK_EQ(a.prof.unclosed, 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1553,10 +1629,12 @@ PP_TEST(recorder_kill9_recovery) {
   CHECK_GT(n_before, 0);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   CHECK_EQ(t.diag.clean_end, 0);
   CHECK_EQ(t.diag.chunks_bad, 0);
-  uint64_t got = zones_named(&t, NULL, "crash-work", 1);
+  uint64_t got = zones_named(&a, NULL, "crash-work", 1);
   if (got < n_before)
     PP_FAIL("only %llu of the %llu zones completed 150 ms before the kill "
             "are in the file",
@@ -1564,8 +1642,9 @@ PP_TEST(recorder_kill9_recovery) {
   CHECK(thread_named(&t, "crash-main") != NULL);
   FILE *devnull = fopen("/dev/null", "w");
   CHECK(devnull != NULL);
-  CHECK_EQ(pp_report_text(devnull, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(devnull, &a, NULL), 0);
   fclose(devnull);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   char *out = NULL;
@@ -1599,14 +1678,17 @@ static void signal_case(int sig) {
   CHECK_GT(done, 0);
 
   pp_trace t;
-  load_trace(path, &t);
+
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  uint64_t got = zones_named(&t, NULL, "crash-work", 1);
+  uint64_t got = zones_named(&a, NULL, "crash-work", 1);
   if (got < done || got > done + 1)
     PP_FAIL("%llu closed zones in the file, the child completed %llu",
             (unsigned long long)got, (unsigned long long)done);
-  CHECK_LE(zones_named(&t, NULL, "crash-work", 0), got + 1);
+  CHECK_LE(zones_named(&a, NULL, "crash-work", 0), got + 1);
   CHECK_EQ(total_dropped(&t), 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   char *out = NULL;
@@ -1666,17 +1748,19 @@ static void dup_work(void) {
   }
 }
 
-static size_t count_named_counters(const pp_trace *t, const char *name) {
+static size_t count_named_counters(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
   size_t n = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    n += loc_is(t, t->prof.counters[i].loc, name);
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    n += loc_is(t, a->prof.counters[i].loc, name);
   return n;
 }
 
-static size_t count_named_frames(const pp_trace *t, const char *name) {
+static size_t count_named_frames(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
   size_t n = 0;
-  for (size_t i = 0; i < t->prof.nframes; i++)
-    n += loc_is(t, t->prof.frames[i].loc, name);
+  for (size_t i = 0; i < a->prof.nframes; i++)
+    n += loc_is(t, a->prof.frames[i].loc, name);
   return n;
 }
 
@@ -1691,11 +1775,13 @@ PP_TEST(recorder_stats_mode_shared_names) {
   dup_work();
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace s, t;
-  load_trace(spath, &s);
-  load_trace(tp, &t);
-  pp_trace *both[2] = {&t, &s};
+  pp_analysis a = {0};
+  pp_analysis s_a = {0};
+  load_trace(spath, &s, &s_a);
+  load_trace(tp, &t, &a);
+  const pp_analysis *both[2] = {&a, &s_a};
   for (int m = 0; m < 2; m++) {
-    const pp_trace *x = both[m];
+    const pp_analysis *x = both[m];
     if (count_named_counters(x, "dup-counter") != 1 ||
         count_named_frames(x, "dup-frames") != 1)
       PP_FAIL("%s mode: %zu counter rows and %zu frame rows named "
@@ -1707,7 +1793,9 @@ PP_TEST(recorder_stats_mode_shared_names) {
     CHECK(c->min == 0 && c->max == 109 && c->last == 109);
     CHECK_EQ(fstats(x, "dup-frames")->frames, 20);
   }
+  pp_analysis_free(&s_a);
   pp_trace_free(&s);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1763,20 +1851,23 @@ PP_TEST_T(recorder_flight_dump_concurrent, 120) {
     snprintf(dump, sizeof dump, "%s.%d", path, k);
     CHECK_EQ(pp_flight_dump(dump), PP_OK);
     pp_trace t;
-    load_trace(dump, &t);
+    pp_analysis a = {0};
+    load_trace(dump, &t, &a);
     check_clean(&t);
     for (int i = 0; i < FC_THREADS; i++) {
       char name[32], zname[32];
       snprintf(name, sizeof name, "fc-thread-%d", i);
       snprintf(zname, sizeof zname, "fc-zone-%d", i);
       const pp_thread *x = thread_named(&t, name);
+      const pp_thread_figures *xf = tb_fig(&a, x);
       if (!x)
         PP_FAIL("dump %d: thread %s missing", k, name);
       /* Ring of 4096 slots, 4 per iteration. */
       CHECK_LE(x->nev, 4096);
-      for (size_t j = 0; j < x->nzones; j++)
-        CHECK(loc_is(&t, x->zones[j].loc, zname));
+      for (size_t j = 0; j < xf->nzones; j++)
+        CHECK(loc_is(&t, xf->zones[j].loc, zname));
     }
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
   /* A dump keeps only the slots no producer overwrote while it copied, so
@@ -1792,7 +1883,8 @@ PP_TEST_T(recorder_flight_dump_concurrent, 120) {
   snprintf(dump, sizeof dump, "%s.parked", path);
   CHECK_EQ(pp_flight_dump(dump), PP_OK);
   pp_trace q;
-  load_trace(dump, &q);
+  pp_analysis q_a = {0};
+  load_trace(dump, &q, &q_a);
   check_clean(&q);
   for (int i = 0; i < FC_THREADS; i++) {
     char name[32], zname[32];
@@ -1800,17 +1892,20 @@ PP_TEST_T(recorder_flight_dump_concurrent, 120) {
     snprintf(zname, sizeof zname, "fc-zone-%d", i);
     const pp_thread *x = thread_named(&q, name);
     CHECK(x != NULL);
-    CHECK_GE(zones_named(&q, x, zname, 1), 1023);
+    CHECK_GE(zones_named(&q_a, x, zname, 1), 1023);
     CHECK_GE(events_named(&q, x, PPT_EV_COUNTER_ADD, "fc-count"), 1023);
   }
+  pp_analysis_free(&q_a);
   pp_trace_free(&q);
   atomic_store(&fc_stop, 1);
   for (int i = 0; i < FC_THREADS; i++)
     CHECK_EQ(pthread_join(th[i], NULL), 0);
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1830,9 +1925,10 @@ PP_TEST(recorder_measured_costs) {
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t = {0};
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
-  const pp_profile *p = &t.prof;
+  const pp_profile *p = &a.prof;
   CHECK(p->writer_cpu_ns > 0);
   CHECK(p->process_cpu_ns > 0);
   CHECK(p->writer_cpu_ns <= p->process_cpu_ns);
@@ -1840,6 +1936,7 @@ PP_TEST(recorder_measured_costs) {
   CHECK(p->event_cost_ns > 0);
   const char *drop = pp_trace_meta(&t, "drop_cost_ns"); /* issue 12 */
   CHECK(drop != NULL && strtod(drop, NULL) > 0);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1901,13 +1998,15 @@ PP_TEST(recorder_two_slot_event_across_sink_blocks) {
       PP_COUNTER_SET("blocks-counter", i);
     CHECK_EQ(pp_shutdown(), PP_OK);
     pp_trace t;
-    load_trace(path, &t);
+    pp_analysis a = {0};
+    load_trace(path, &t, &a);
     CHECK_EQ(total_dropped(&t), 0);
-    const pp_counter_stats *c = cstats(&t, "blocks-counter");
+    const pp_counter_stats *c = cstats(&a, "blocks-counter");
     CHECK(c != NULL);
     CHECK_EQ(c->samples, 20000);
     CHECK(c->min == 0 && c->max == 19999 && c->last == 19999);
     CHECK(c->mean == 9999.5);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
   }
   /* A ring of a zone begin (one slot), then counter updates (two slots):
@@ -1992,12 +2091,14 @@ PP_TEST(recorder_flight_start_keeps_earlier_dump) {
   }
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   check_clean(&t);
   int second = 0;
   for (size_t i = 0; i < t.nlocs; i++)
     second |= loc_is(&t, (uint32_t)i, "second-session");
   CHECK(second);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   free(first);
   free(during);
@@ -2044,7 +2145,8 @@ PP_TEST_T(recorder_write_failure_is_counted_and_reported, 120) {
   CHECK_CONTAINS(err, "File too large");
   free(err);
   pp_trace t;
-  load_trace(path, &t);
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
   CHECK_LE(t.diag.file_bytes, LIMIT);
   CHECK_EQ(t.diag.chunks_bad, 0);
   CHECK_EQ(t.diag.truncated, 0); /* cut back to a whole chunk */
@@ -2062,6 +2164,7 @@ PP_TEST_T(recorder_write_failure_is_counted_and_reported, 120) {
   snprintf(lost_s, sizeof lost_s, "%s", lost);
   CHECK_GT(nlost, 0);
   CHECK_EQ_U(in_file + nlost + dropped, 2 * (uint64_t)N);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   pp_cli_result r = pp_test_cli("report '%s'", path);
   CHECK_EQ(r.rc, 0);

@@ -66,7 +66,7 @@ static void ctr_i(pp_trace *t, const char *name, int n, const int64_t *v) {
 #define meta_add tb_meta
 #define trace_free pp_trace_free
 
-static char *render(const pp_trace *t) {
+static char *render(const pp_analysis *t) {
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -78,7 +78,7 @@ static char *render(const pp_trace *t) {
 }
 
 /* {"system": ...} as written by pp_summary_system_json. */
-static char *render_json(const pp_trace *t) {
+static char *render_json(const pp_analysis *t) {
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -110,7 +110,7 @@ static void check_no_nonfinite(const char *s) {
 
 /* Everything the sampler can record, plus run facts, one zone site with
  * four calls and a frame stream with three marks. */
-static void build_full(pp_trace *t) {
+static void build_full(pp_trace *t, pp_analysis *a) {
   trace_init(t);
   meta_add(t, "sampler.hz", "10");
   meta_add(t, "run.command", "python serve.py --batch 8");
@@ -190,13 +190,14 @@ static void build_full(pp_trace *t) {
   uint32_t fr = loc_add(t, "frame", PP_KIND_FRAME);
   for (int i = 0; i < 3; i++)
     ev_add(t, 20000 + i * 1000, fr, PPT_EV_FRAME);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
 PP_TEST(report_system_full) {
   pp_trace t;
-  build_full(&t);
-  char *s = render(&t);
+  pp_analysis a = {0};
+  build_full(&t, &a);
+  char *s = render(&a);
   check_no_nonfinite(s);
   /* run */
   CHECK_CONTAINS(s, "\nrun\n");
@@ -276,6 +277,7 @@ PP_TEST(report_system_full) {
   CHECK_CONTAINS(s, "\nother metrics\n  psi_irq:");
   CHECK_CONTAINS(s, "unavailable: needs kernel 6.1+\n");
   free(s);
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
@@ -283,6 +285,7 @@ PP_TEST(report_system_full) {
  * intensity; more than 16 cores: no per-core line. */
 PP_TEST(report_system_sampled_cpu_and_carbon) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   meta_add(&t, "carbon.g_per_kwh", "100");
   CF(&t, "proc.cpu_user_s", 1.0, 3.5);
@@ -292,8 +295,8 @@ PP_TEST(report_system_sampled_cpu_and_carbon) {
     snprintf(n, sizeof n, "sys.cpu%d.busy_pct", i);
     CF(&t, n, 10.0, 20.0);
   }
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
   check_no_nonfinite(s);
   CHECK_CONTAINS(s, "  CPU time:              user 3.50 s (sampled from /proc)\n");
   CHECK(!strstr(s, "per core busy max"));
@@ -304,12 +307,14 @@ PP_TEST(report_system_sampled_cpu_and_carbon) {
   CHECK_CONTAINS(s, "  carbon (estimate):     0.00100 gCO2eq at 100 gCO2eq/kWh\n");
   CHECK(!strstr(s, "default"));
   free(s);
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
 /* Only reasons: every one of them printed, no numbers made up. */
 PP_TEST(report_system_only_reasons) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   meta_add(&t, "unavailable.hwmon",
            "unavailable: no such file /sys/class/hwmon (no sensors exposed)");
@@ -323,8 +328,8 @@ PP_TEST(report_system_only_reasons) {
   meta_add(&t, "unavailable.proc_io", "permission denied reading /proc/42/io");
   meta_add(&t, "unavailable.gpu", "no NVML");
   meta_add(&t, "unavailable.gpu", "no NVML (libnvidia-ml.so.1 not found)");
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
   check_no_nonfinite(s);
   CHECK_CONTAINS(s, "  temperatures:          unavailable: no such file "
                     "/sys/class/hwmon (no sensors exposed); no thermal zones\n");
@@ -354,7 +359,7 @@ PP_TEST(report_system_only_reasons) {
   free(s);
 
 #ifdef PP_HAVE_JANSSON
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   json_error_t err;
   json_t *root = json_loads(js, 0, &err);
   if (!root)
@@ -372,12 +377,14 @@ PP_TEST(report_system_only_reasons) {
   json_decref(root);
   free(js);
 #endif
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
 /* Neither counters nor reasons (run facts alone do not count): nothing. */
 PP_TEST(report_system_nothing) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   meta_add(&t, "run.exit", "exit 0");
   meta_add(&t, "sampler.hz", "10");
@@ -385,23 +392,25 @@ PP_TEST(report_system_nothing) {
   uint32_t z = loc_add(&t, "decode", PP_KIND_ZONE);
   ev_add(&t, 1, z, PPT_EV_ZONE_BEGIN);
   ev_add(&t, 9, z, PPT_EV_ZONE_END);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
   CHECK_STR(s, "");
   free(s);
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   CHECK_STR(js, "{\"system\":null}");
   free(js);
+  pp_analysis_free(&a);
   trace_free(&t);
 
   /* an empty, unanalysed trace is an error */
   memset(&t, 0, sizeof t);
-  CHECK_EQ(pp_report_system(stdout, &t), -1);
+  CHECK_EQ(pp_report_system(stdout, &a), -1);
 }
 
 /* Non-finite samples print as "-" / null, never nan or inf. */
 PP_TEST(report_system_no_nonfinite) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   CF(&t, "sys.cpu.busy_pct", NAN, 10.0);
   CF(&t, "sys.cpu0.busy_pct", INFINITY);
@@ -421,26 +430,28 @@ PP_TEST(report_system_no_nonfinite) {
   meta_add(&t, "sampler.hz", "inf");
   meta_add(&t, "run.wall_ns", "nan");
   meta_add(&t, "carbon.g_per_kwh", "-nan");
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
   check_no_nonfinite(s);
   CHECK_CONTAINS(s, "\nsystem (2 samples)\n"); /* hz "inf" ignored */
   CHECK_CONTAINS(s, "  thermal throttling:    - events");
   CHECK_CONTAINS(s, "  CPU busy:              mean -, max -\n");
   CHECK_CONTAINS(s, "  cycles:                -\n");
   free(s);
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   check_no_nonfinite(js);
   CHECK_CONTAINS(js, "\"cpu_busy_pct\":{\"mean\":null");
   free(js);
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
 /* The JSON member holds the inputs, in base units. */
 PP_TEST(report_system_json) {
   pp_trace t;
-  build_full(&t);
-  char *js = render_json(&t);
+  pp_analysis a = {0};
+  build_full(&t, &a);
+  char *js = render_json(&a);
   check_no_nonfinite(js);
 #ifdef PP_HAVE_JANSSON
   json_error_t err;
@@ -542,6 +553,7 @@ PP_TEST(report_system_json) {
   CHECK_CONTAINS(js, "\"cpufreq\":\"no cpufreq driver, common in VMs\"");
 #endif
   free(js);
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
@@ -590,6 +602,7 @@ static char *counter_rows(const char *report) {
  * are listed as user counters. */
 PP_TEST(report_system_user_counters_are_not_figures) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   meta_add(&t, "sampler.hz", "10");
   SERIES(&t, "sys.mem.total_bytes", PP_KIND_METRIC, 16.0 * 1073741824.0,
@@ -597,9 +610,9 @@ PP_TEST(report_system_user_counters_are_not_figures) {
   SERIES(&t, "sys.cpu.busy_pct", PP_KIND_METRIC, 50.0, 60.0);
   SERIES(&t, "gpu0.power_w", PP_KIND_METRIC, 100.0, 200.0);
   user_lookalikes(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
 
-  char *s = render(&t);
+  char *s = render(&a);
   printf("%s", s);
   CHECK_CONTAINS(s, "\nsystem (sampled at 10 Hz, 2 samples)\n");
   CHECK_CONTAINS(s, "  CPU busy:              mean 55.0%, max 60.0%\n");
@@ -610,7 +623,7 @@ PP_TEST(report_system_user_counters_are_not_figures) {
   CHECK(strstr(s, "900") == NULL);
   free(s);
 
-  char *all = tb_report_text(&t);
+  char *all = tb_report_text(&a);
   CHECK_CONTAINS(all, "    power:               mean 150 W, max 200 W\n");
   CHECK(strstr(all, "energy per frame: unavailable: no energy counter") ||
         !strstr(all, "energy per frame"));
@@ -627,7 +640,7 @@ PP_TEST(report_system_user_counters_are_not_figures) {
   free(rows);
   free(all);
 
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   CHECK(strstr(js, "cpu_busy_max_pct") == NULL);
   CHECK(strstr(js, "temperatures") == NULL);
   CHECK(strstr(js, "\"energy\"") == NULL);
@@ -650,7 +663,8 @@ PP_TEST(report_system_user_counters_are_not_figures) {
   free(js);
 
   pp_energy e;
-  CHECK_EQ(pp_run_energy(&t, &e), 0); /* the user's energy.package_j */
+  CHECK_EQ(pp_run_energy(&a, &e), 0); /* the user's energy.package_j */
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
@@ -659,6 +673,7 @@ PP_TEST(report_system_user_counters_are_not_figures) {
  * counters are listed as user counters. */
 PP_TEST(report_system_user_counters_without_metrics) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   meta_add(&t, "unavailable.cpu", "unavailable: no /proc/stat");
   meta_add(&t, "unavailable.meminfo", "no /proc/meminfo");
@@ -667,9 +682,9 @@ PP_TEST(report_system_user_counters_without_metrics) {
    * PP_KIND_METRIC (else names alone decide, as in older traces). */
   SERIES(&t, "proc.threads", PP_KIND_METRIC, 4.0);
   user_lookalikes(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
 
-  char *s = render(&t);
+  char *s = render(&a);
   printf("%s", s);
   CHECK_CONTAINS(s, "\nsystem\n  CPU busy:              unavailable: no "
                     "/proc/stat\n");
@@ -681,7 +696,7 @@ PP_TEST(report_system_user_counters_without_metrics) {
   CHECK_CONTAINS(s, "  threads:               max 4\n");
   free(s);
 
-  char *all = tb_report_text(&t);
+  char *all = tb_report_text(&a);
   CHECK(strstr(all, "GPU (NVML)") == NULL); /* the user's gpu0.power_w */
   CHECK_CONTAINS(all, "  GPU:                   unavailable: no NVIDIA "
                       "driver\n");
@@ -692,10 +707,11 @@ PP_TEST(report_system_user_counters_without_metrics) {
   free(rows);
   free(all);
 
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   CHECK(strstr(js, "\"host\"") == NULL);
   CHECK_CONTAINS(js, "\"cpu\":\"no /proc/stat\"");
   free(js);
+  pp_analysis_free(&a);
   trace_free(&t);
 }
 
@@ -704,6 +720,7 @@ PP_TEST(report_system_user_counters_without_metrics) {
  * table and the summary's frames[].energy give too. */
 PP_TEST(report_system_energy_per_frame_is_the_runs) {
   pp_trace t;
+  pp_analysis a = {0};
   trace_init(&t);
   uint32_t fr = loc_add(&t, "cam", PP_KIND_FRAME);
   for (int i = 0; i < 4; i++)
@@ -711,22 +728,23 @@ PP_TEST(report_system_energy_per_frame_is_the_runs) {
   SERIES(&t, "energy.package_j", PP_KIND_METRIC, 1.0, 6.0);
   SERIES(&t, "power.package_w", PP_KIND_METRIC, 10.0, 20.0);
   SERIES(&t, "gpu.run_energy_j", PP_KIND_METRIC, 0.5, 2.0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  char *s = render(&t);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
   printf("%s", s);
   /* (6 + 2) J / 4 frames */
   CHECK_CONTAINS(s, "  per frame (estimate):  2.00 J (CPU package + GPU "
                     "energy / 4 frames of \"cam\")\n");
   free(s);
-  char *all = tb_report_text(&t);
+  char *all = tb_report_text(&a);
   CHECK_CONTAINS(all, "  energy per frame (cam): 2 J (CPU package 1.5 J + "
                       "GPU 0.5 J), 4 frames\n");
   free(all);
-  char *js = render_json(&t);
+  char *js = render_json(&a);
   CHECK_CONTAINS(js, "\"joules_per_frame_estimate\":2,");
   CHECK_CONTAINS(js, "\"run_energy_sources\":\"CPU package + GPU\"");
   /* 8 J / 3.6e6 J/kWh * 475 g/kWh */
   CHECK_CONTAINS(js, "\"carbon_g_estimate\":0.0010555");
   free(js);
+  pp_analysis_free(&a);
   trace_free(&t);
 }

@@ -11,10 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "analyze/requests.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -66,9 +67,10 @@ static void build(pp_trace *t) {
 
 PP_TEST(requests_exact_metrics) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_request_stats *r = &a.prof.req;
   CHECK_EQ(r->requests, 4);
   CHECK_EQ(r->completed, 2);
   CHECK_EQ(r->failed, 1);
@@ -106,24 +108,24 @@ PP_TEST(requests_exact_metrics) {
   CHECK_EQ(r->sizes[2].size, 8);
 
   /* goodput: only request 2 meets ttft <= 50 ms */
-  CHECK_EQ(pp_slo_parse("ttft=50ms", &t.req_slo, NULL, 0), 0);
-  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(pp_slo_parse("ttft=50ms", &a.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&a), 0);
   CHECK_EQ(r->slo_set, 1);
   CHECK_EQ(r->good, 1);
   CHECK_NEAR(r->goodput_per_s, 1 / 0.3, 1e-9);
   CHECK_NEAR(r->compliance, 1.0 / 3.0, 1e-12);
   /* tpot <= 40 ms fails request 2 (90 ms), e2e <= 150 ms fails request 1 */
-  CHECK_EQ(pp_slo_parse("tpot=40ms", &t.req_slo, NULL, 0), 0);
-  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(pp_slo_parse("tpot=40ms", &a.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&a), 0);
   CHECK_EQ(r->good, 1);
-  CHECK_EQ(pp_slo_parse("tpot=40ms,e2e=150ms", &t.req_slo, NULL, 0), 0);
-  CHECK_EQ(pp_analyze_requests(&t), 0);
+  CHECK_EQ(pp_slo_parse("tpot=40ms,e2e=150ms", &a.req_slo, NULL, 0), 0);
+  CHECK_EQ(pp_analyze_requests(&a), 0);
   CHECK_EQ(r->good, 0);
 
   /* warm-up: the earliest request (1) is left out */
-  memset(&t.req_slo, 0, sizeof t.req_slo);
-  t.req_warmup = 1;
-  CHECK_EQ(pp_analyze_requests(&t), 0);
+  memset(&a.req_slo, 0, sizeof a.req_slo);
+  a.req_warmup = 1;
+  CHECK_EQ(pp_analyze_requests(&a), 0);
   CHECK_EQ(r->warmup, 1);
   CHECK_EQ(r->requests, 3);
   CHECK_EQ(r->completed, 1);
@@ -134,7 +136,7 @@ PP_TEST(requests_exact_metrics) {
   char *txt = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&txt, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(txt, "\nrequests (E2E: begin to end; TTFT:");
   CHECK_CONTAINS(txt, "warm-up excluded 1");
@@ -143,16 +145,18 @@ PP_TEST(requests_exact_metrics) {
   CHECK_CONTAINS(txt, "p90 needs 64 requests, need 63 more");
   free(txt);
   f = open_memstream(&txt, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(txt, "\"requests\":");
   CHECK_CONTAINS(txt, "\"min_requests_p99\":662");
   free(txt);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(requests_reused_id) {
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t rq = tb_loc(&t, "(request)", 0);
   size_t a = tb_thread(&t, 1, "");
@@ -165,8 +169,8 @@ PP_TEST(requests_reused_id) {
   tb_ev7(&t, a, 40 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
   tb_ev7(&t, a, 50 * MS, rq, PPT_EV_REQ_BEGIN, 7, 0);
   tb_ev7(&t, a, 51 * MS, rq, PPT_EV_REQ_END, 7, 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_request_stats *r = &an.prof.req;
   CHECK_EQ(r->requests, 4);
   CHECK_EQ(r->completed, 3);
   CHECK_EQ(r->unfinished, 1);
@@ -175,6 +179,7 @@ PP_TEST(requests_reused_id) {
   CHECK_EQ(r->ttft.count, 1);
   CHECK_EQ(r->ttft.min, 2 * MS);
   CHECK_EQ(r->tpot.count, 0); /* one token */
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -258,9 +263,10 @@ PP_TEST(requests_live_two_threads) {
   snprintf(path, sizeof path, "%s/req.pptrace", pp_test_tmpdir());
   record_live(PP_MODE_TRACE, path);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_request_stats *r = &t.prof.req;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_request_stats *r = &a.prof.req;
   CHECK_EQ(r->requests, NREQ);
   CHECK_EQ(r->completed, NREQ - 1);
   CHECK_EQ(r->failed, 1);
@@ -275,6 +281,7 @@ PP_TEST(requests_live_two_threads) {
   CHECK(r->e2e.max <= (uint64_t)r->span_ns);
   CHECK_EQ(r->batches, 2);
   CHECK_NEAR(r->padding_waste, 0.25, 1e-12);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* the CLI: --slo, PIPEPROF_SLO, --warmup and bad values */
@@ -311,16 +318,18 @@ PP_TEST(requests_stats_mode_unavailable) {
   snprintf(path, sizeof path, "%s/reqs.pptrace", pp_test_tmpdir());
   record_live(PP_MODE_STATS, path);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK_EQ(t.from_stats, 1);
   char *txt = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&txt, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(txt, "requests: unavailable in stats mode");
   free(txt);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -328,23 +337,25 @@ PP_TEST(requests_stats_mode_unavailable) {
  * the last value of each running total, with both parts shown. */
 PP_TEST(requests_energy_per_request_and_token) {
   pp_trace t;
+  pp_analysis a = {0};
   build(&t);
   char *out = NULL;
   size_t len = 0;
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   FILE *f = open_memstream(&out, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(out, "  energy per request: unavailable: no energy counter "
                       "in this trace (RAPL or NVML;");
   CHECK(strstr(out, " J (") == NULL);
   free(out);
   f = open_memstream(&out, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(out, "\"energy\":{\"unavailable\":\"no energy counter");
   CHECK(strstr(out, "joules") == NULL);
   free(out);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   build(&t);
@@ -358,16 +369,16 @@ PP_TEST(requests_energy_per_request_and_token) {
     tb_ev7(&t, th, i * 100 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
     t.threads[th].ev[t.threads[th].nev - 1].v.f = gpu_j[i];
   }
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   pp_energy e;
-  CHECK_EQ(pp_run_energy(&t, &e), 1);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
   CHECK_NEAR(e.joules, 12.0, 1e-12);
   CHECK_NEAR(e.cpu_j, 4.0, 0);
   CHECK_NEAR(e.gpu_j, 8.0, 0);
   CHECK_STR(e.sources, "CPU package + GPU");
   /* 2 completed requests, 6 output tokens */
   f = open_memstream(&out, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(out, "\n  energy per completed request: 6 J (CPU package "
                       "2 J + GPU 4 J), 2 requests\n"
@@ -377,7 +388,7 @@ PP_TEST(requests_energy_per_request_and_token) {
                       "completed requests or tokens)\n");
   free(out);
   f = open_memstream(&out, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(out, "\"energy\":{\"sources\":\"CPU package + GPU\","
                       "\"gpu_counter\":\"gpu.run_energy_j\",\"joules\":12,"
@@ -387,6 +398,7 @@ PP_TEST(requests_energy_per_request_and_token) {
                       "\"gpu_joules_per_request\":4,"
                       "\"joules_per_output_token\":2,");
   free(out);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   /* Only the GPU, and no completed request: the reason, not a figure. */
@@ -397,20 +409,21 @@ PP_TEST(requests_energy_per_request_and_token) {
   tb_ev7(&t, th, 0, rq, PPT_EV_REQ_BEGIN, 1, 0);
   tb_ev7(&t, th, 10 * MS, gpu, PPT_EV_COUNTER_SETF, 0, 0);
   t.threads[th].ev[t.threads[th].nev - 1].v.f = 3.0;
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   f = open_memstream(&out, &len);
-  CHECK_EQ(pp_report_text(f, &t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(out, "  energy per request: unavailable: no completed "
                       "request\n");
   CHECK(strstr(out, "energy per output token") == NULL);
   free(out);
   f = open_memstream(&out, &len);
-  CHECK_EQ(pp_export_summary_json(f, &t), 0);
+  CHECK_EQ(pp_export_summary_json(f, &a), 0);
   fclose(f);
   CHECK_CONTAINS(out, "\"energy\":{\"sources\":\"GPU\",\"gpu_counter\":"
                       "\"gpu.run_energy_j\",\"joules\":3,\"gpu_joules\":3}");
   free(out);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -523,9 +536,12 @@ static void gen_trace(pp_trace *t, int scatter) {
 }
 
 PP_TEST(requests_stream_same_figures_whatever_the_threads) {
-  pp_trace a, b;
-  gen_trace(&a, 0);
-  gen_trace(&b, 1);
+  pp_trace ta, tb;
+  gen_trace(&ta, 0);
+  gen_trace(&tb, 1);
+  pp_analysis a = {0}, b = {0};
+  a.trace = &ta;
+  b.trace = &tb;
   CHECK_EQ(pp_slo_parse("ttft=400ns,e2e=1500ns", &a.req_slo, NULL, 0), 0);
   b.req_slo = a.req_slo;
   a.req_warmup = b.req_warmup = 25;
@@ -541,15 +557,18 @@ PP_TEST(requests_stream_same_figures_whatever_the_threads) {
   CHECK_EQ_U(r->batches, 20);
   CHECK_EQ_U(r->lost, 0);
   check_same(&a.prof.req, &b.prof.req);
-  pp_trace_free(&a);
-  pp_trace_free(&b);
+  pp_analysis_free(&a);
+  pp_analysis_free(&b);
+  pp_trace_free(&ta);
+  pp_trace_free(&tb);
 }
 
 /* The events of each thread put into a reorder buffer in bursts, thread
  * after thread, as the streaming reader meets them in a file. */
-static int stream_through_order(const pp_trace *t, size_t cap, size_t burst,
+static int stream_through_order(const pp_analysis *a, size_t cap, size_t burst,
                                 pp_request_stats *out, uint64_t *late) {
-  pp_req_stream *s = pp__req_stream_new(t->req_warmup, &t->req_slo, 0);
+  const pp_trace *t = a->trace;
+  pp_req_stream *s = pp__req_stream_new(a->req_warmup, &a->req_slo, 0);
   CHECK(s != NULL);
   pp_order *o = pp_order_new(cap, pp__req_stream_event, s);
   CHECK(o != NULL);
@@ -573,22 +592,26 @@ static int stream_through_order(const pp_trace *t, size_t cap, size_t burst,
 PP_TEST(requests_stream_through_reorder_buffer_same_as_in_memory) {
   pp_trace t;
   gen_trace(&t, 1);
-  CHECK_EQ(pp_slo_parse("tpot=300ns", &t.req_slo, NULL, 0), 0);
-  t.req_warmup = 3;
-  CHECK_EQ(pp_analyze_requests(&t), 0);
+  pp_analysis a = {0};
+  a.trace = &t;
+  CHECK_EQ(pp_slo_parse("tpot=300ns", &a.req_slo, NULL, 0), 0);
+  a.req_warmup = 3;
+  CHECK_EQ(pp_analyze_requests(&a), 0);
   pp_request_stats got;
   uint64_t late = 0;
-  CHECK_EQ(stream_through_order(&t, 512, 40, &got, &late), 0);
+  CHECK_EQ(stream_through_order(&a, 512, 40, &got, &late), 0);
   CHECK_EQ_U(late, 0);
   CHECK(got.completed > 300);
-  check_same(&t.prof.req, &got);
+  check_same(&a.prof.req, &got);
   pp_request_stats_free(&got);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
 PP_TEST(requests_stream_bound_counts_lost_and_says_so) {
   enum { N = 8, K = 3 };
   pp_trace t;
+  pp_analysis an = {0};
   memset(&t, 0, sizeof t);
   uint32_t rq = tb_loc(&t, "(request)", 0);
   size_t a = tb_thread(&t, 1, ""), b = tb_thread(&t, 2, "");
@@ -599,32 +622,33 @@ PP_TEST(requests_stream_bound_counts_lost_and_says_so) {
     tb_ev7(&t, b, (int64_t)(50 + id) * MS, rq, PPT_EV_REQ_TOKENS, id, 1);
     tb_ev7(&t, b, (int64_t)(80 + id) * MS, rq, PPT_EV_REQ_END, id, 0);
   }
-  CHECK_EQ(pp_analyze(&t), 0);
-  CHECK_EQ_U(t.prof.req.lost, 0);
-  CHECK_EQ_U(t.prof.req.completed, N + K);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  CHECK_EQ_U(an.prof.req.lost, 0);
+  CHECK_EQ_U(an.prof.req.completed, N + K);
 
   pp_req_stream *s = pp__req_stream_new(0, NULL, N);
   CHECK(s != NULL);
   CHECK_EQ(
       pp_feed_in_time_order(&t, PP_REQ_STREAM_TYPES, pp__req_stream_event, s),
       0);
-  pp_request_stats_free(&t.prof.req);
-  CHECK_EQ(pp__req_stream_finish(s, 0, &t.prof.req), 0);
+  pp_request_stats_free(&an.prof.req);
+  CHECK_EQ(pp__req_stream_finish(s, 0, &an.prof.req), 0);
   pp__req_stream_free(s);
-  const pp_request_stats *r = &t.prof.req;
+  const pp_request_stats *r = &an.prof.req;
   CHECK_EQ_U(r->lost, K);
   CHECK_EQ_U(r->requests, N);
   CHECK_EQ_U(r->completed, N);
   CHECK_EQ_U(r->e2e.count, N);
   /* the lost requests' token and end events found no request */
   CHECK_EQ_U(r->orphans, 2 * K);
-  char *txt = tb_report_text(&t);
+  char *txt = tb_report_text(&an);
   CHECK_CONTAINS(txt, "3 requests lost: more open at once than the pairing "
                       "table holds");
   free(txt);
-  char *js = tb_summary_json(&t);
+  char *js = tb_summary_json(&an);
   CHECK_CONTAINS(js, "\"lost\":3");
   free(js);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }
 
@@ -639,12 +663,15 @@ PP_TEST(requests_stream_token_at_the_end_time_on_another_thread_joins) {
   tb_ev7(&t, b, 100 * MS, rq, PPT_EV_REQ_TOKENS, 1, 4);
   /* a token after the end is an orphan */
   tb_ev7(&t, b, 101 * MS, rq, PPT_EV_REQ_TOKENS, 1, 4);
-  CHECK_EQ(pp_analyze_requests(&t), 0);
-  const pp_request_stats *r = &t.prof.req;
+  pp_analysis an = {0};
+  an.trace = &t;
+  CHECK_EQ(pp_analyze_requests(&an), 0);
+  const pp_request_stats *r = &an.prof.req;
   CHECK_EQ_U(r->completed, 1);
   CHECK_EQ_U(r->output_tokens, 4);
   CHECK_EQ_U(r->ttft.count, 1);
   CHECK_EQ_U(r->ttft.min, 100 * MS);
   CHECK_EQ_U(r->orphans, 1);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }

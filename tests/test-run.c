@@ -35,10 +35,11 @@
 #include <jansson.h>
 #endif
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "core/sampler.h"
 #include "export/run_tree.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -79,37 +80,41 @@ static void sleep_ms(int ms) {
 }
 
 /* Read DIR/NAME into *t and analyse it. */
-static void load(const char *dir, const char *name, pp_trace *t) {
+static void load(const char *dir, const char *name, pp_trace *t,
+                 pp_analysis *a) {
   char p[4096], err[512];
   dpath(p, sizeof p, dir, name);
   if (pp_trace_read_file(p, t, err, sizeof err) != 0)
     PP_FAIL("cannot read %s: %s", p, err);
-  CHECK_EQ(pp_analyze(t), 0);
+  CHECK_EQ(pp_analyze(t, a), 0);
 }
 
-static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
+static const pp_counter_stats *counter(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.counters[i].loc), name) == 0)
+      return &a->prof.counters[i];
   return NULL;
 }
 
-static const pp_counter_stats *need_counter(const pp_trace *t,
+static const pp_counter_stats *need_counter(const pp_analysis *a,
                                             const char *name) {
-  const pp_counter_stats *c = counter(t, name);
+  const pp_trace *t = a->trace;
+  const pp_counter_stats *c = counter(a, name);
   if (!c) {
     fprintf(stderr, "# counters in the trace:");
-    for (size_t i = 0; i < t->prof.ncounters; i++)
-      fprintf(stderr, " %s", pp_trace_loc_name(t, t->prof.counters[i].loc));
+    for (size_t i = 0; i < a->prof.ncounters; i++)
+      fprintf(stderr, " %s", pp_trace_loc_name(t, a->prof.counters[i].loc));
     fprintf(stderr, "\n");
     PP_FAIL("no counter '%s' in the trace", name);
   }
   return c;
 }
 
-static int has_zone(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), name) == 0)
+static int has_zone(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.zones[i].loc), name) == 0)
       return 1;
   return 0;
 }
@@ -278,16 +283,18 @@ PP_TEST_T(run_child_killed, 120) {
 
   CHECK(exists_in(dir, "system.pptrace"));
   pp_trace t;
-  load(dir, "system.pptrace", &t);
+  pp_analysis a = {0};
+  load(dir, "system.pptrace", &t, &a);
   const char *how = pp_trace_meta(&t, "run.exit");
   CHECK(how != NULL);
   CHECK_CONTAINS(how, "killed by signal 9 (SIGKILL)");
-  CHECK_GT(t.prof.ncounters, 0);
+  CHECK_GT(a.prof.ncounters, 0);
   uint64_t samples = 0;
-  for (size_t i = 0; i < t.prof.ncounters; i++)
-    samples += t.prof.counters[i].samples;
+  for (size_t i = 0; i < a.prof.ncounters; i++)
+    samples += a.prof.counters[i].samples;
   CHECK_GT(samples, 0);
-  CHECK(counter(&t, "proc.cpu_user_s") != NULL);
+  CHECK(counter(&a, "proc.cpu_user_s") != NULL);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 
   r = pp_cmd("report '%s'", dir);
@@ -329,15 +336,17 @@ PP_TEST_T(run_example_pipeline, 300) {
 
   /* The run directory merged as `pipeprof report DIR` does it. */
   pp_trace app, sys;
+  pp_analysis sys_a = {0};
+  pp_analysis app_a = {0};
   char p[4096], err[512];
   dpath(p, sizeof p, dir, "app.pptrace");
   if (pp_trace_read_file(p, &app, err, sizeof err) != 0)
     PP_FAIL("%s: %s", p, err);
-  load(dir, "system.pptrace", &sys);
+  load(dir, "system.pptrace", &sys, &sys_a);
   static const char *const names[] = {"proc.cpu_user_s", "proc.rss_bytes",
                                       "sys.cpu.busy_pct"};
   for (size_t i = 0; i < 3; i++) {
-    const pp_counter_stats *c = need_counter(&sys, names[i]);
+    const pp_counter_stats *c = need_counter(&sys_a, names[i]);
     fprintf(stderr, "# %s: %llu samples, last %g\n", names[i],
             (unsigned long long)c->samples, c->last);
     CHECK_GE(c->samples, 2);
@@ -348,16 +357,18 @@ PP_TEST_T(run_example_pipeline, 300) {
   CHECK(pp_trace_meta(&sys, "run.stopped") == NULL);
   uint64_t read_events = app.diag.events + sys.diag.events;
   CHECK_EQ(pp_trace_merge(&app, &sys), 0);
+  pp_analysis_free(&sys_a);
   pp_trace_free(&sys);
-  CHECK_EQ(pp_analyze(&app), 0);
+  CHECK_EQ(pp_analyze(&app, &app_a), 0);
   /* the reader's counts cover both files, as the profile does */
   CHECK_EQ_U(app.diag.events, read_events);
   CHECK_EQ_U(app.diag.events_kept, read_events);
-  CHECK_EQ_U(app.prof.events, read_events);
-  CHECK(has_zone(&app, "detect"));
-  CHECK(has_zone(&app, "motion"));
+  CHECK_EQ_U(app_a.prof.events, read_events);
+  CHECK(has_zone(&app_a, "detect"));
+  CHECK(has_zone(&app_a, "motion"));
   for (size_t i = 0; i < 3; i++)
-    CHECK_GE(need_counter(&app, names[i])->samples, 2);
+    CHECK_GE(need_counter(&app_a, names[i])->samples, 2);
+  pp_analysis_free(&app_a);
   pp_trace_free(&app);
 
 #ifdef PP_HAVE_JANSSON
@@ -401,13 +412,15 @@ PP_TEST_T(run_sibling_processes, 120) {
     if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
       continue;
     pp_trace t;
-    load(dir, e->d_name, &t);
+    pp_analysis a = {0};
+    load(dir, e->d_name, &t, &a);
     CHECK_EQ(t.diag.chunks_bad, 0);
     CHECK_EQ(t.diag.clean_end, 1);
     CHECK_EQ((long)t.pid, atol(e->d_name + 12));
-    for (size_t i = 0; i < t.prof.nzones; i++)
-      if (strcmp(pp_trace_loc_name(&t, t.prof.zones[i].loc), "detect") == 0)
-        detects += t.prof.zones[i].count;
+    for (size_t i = 0; i < a.prof.nzones; i++)
+      if (strcmp(pp_trace_loc_name(&t, a.prof.zones[i].loc), "detect") == 0)
+        detects += a.prof.zones[i].count;
+    pp_analysis_free(&a);
     pp_trace_free(&t);
     files++;
   }
@@ -457,12 +470,14 @@ PP_TEST_T(run_duration_stops_child, 120) {
   CHECK_CONTAINS(r.err, "SIGINT");
   result_free(&r);
   pp_trace t;
-  load(dir, "system.pptrace", &t);
+  pp_analysis a = {0};
+  load(dir, "system.pptrace", &t, &a);
   const char *stopped = pp_trace_meta(&t, "run.stopped");
   CHECK(stopped != NULL);
   CHECK_CONTAINS(stopped, "--duration");
   CHECK_CONTAINS(pp_trace_meta(&t, "run.exit"), "SIGINT");
   CHECK(exists_in(dir, "summary.json"));
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -548,8 +563,10 @@ PP_TEST_T(run_forwards_sigterm, 120) {
   CHECK(exists_in(dir, "summary.json"));
   CHECK(exists_in(dir, "trace.json"));
   pp_trace t;
-  load(dir, "system.pptrace", &t);
+  pp_analysis a = {0};
+  load(dir, "system.pptrace", &t, &a);
   CHECK_CONTAINS(pp_trace_meta(&t, "run.exit"), "SIGTERM");
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -635,20 +652,20 @@ PP_TEST_T(run_agrees_with_time_and_perf, 300) {
 #endif
   result_free(&r);
   pp_trace t;
-  load(dir, "system.pptrace", &t);
+  pp_analysis a = {0};
+  load(dir, "system.pptrace", &t, &a);
   double pp_user = meta_num(&t, "run.user_ns") * 1e-9;
   double pp_sys = meta_num(&t, "run.system_ns") * 1e-9;
   double pp_rss = meta_num(&t, "run.maxrss_bytes");
   const pp_counter_stats *c;
-  double pp_utick = (c = counter(&t, "proc.cpu_user_s")) ? c->last : -1;
-  double pp_stick = (c = counter(&t, "proc.cpu_system_s")) ? c->last : -1;
-  double pp_minflt = (c = counter(&t, "proc.minflt_total")) ? c->last : -1;
-  double pp_vol = (c = counter(&t, "proc.vol_ctxt_total")) ? c->last : -1;
-  double pp_nonvol =
-      (c = counter(&t, "proc.nonvol_ctxt_total")) ? c->last : -1;
-  double pp_pf = (c = counter(&t, "perf.page-faults")) ? c->last : -1;
-  double pp_tc = (c = counter(&t, "perf.task-clock")) ? c->last : -1;
-  double pp_cs = (c = counter(&t, "perf.context-switches")) ? c->last : -1;
+  double pp_utick = (c = counter(&a, "proc.cpu_user_s")) ? c->last : -1;
+  double pp_stick = (c = counter(&a, "proc.cpu_system_s")) ? c->last : -1;
+  double pp_minflt = (c = counter(&a, "proc.minflt_total")) ? c->last : -1;
+  double pp_vol = (c = counter(&a, "proc.vol_ctxt_total")) ? c->last : -1;
+  double pp_nonvol = (c = counter(&a, "proc.nonvol_ctxt_total")) ? c->last : -1;
+  double pp_pf = (c = counter(&a, "perf.page-faults")) ? c->last : -1;
+  double pp_tc = (c = counter(&a, "perf.task-clock")) ? c->last : -1;
+  double pp_cs = (c = counter(&a, "perf.context-switches")) ? c->last : -1;
   const char *perf_why = pp_trace_meta(&t, "unavailable.perf");
 
   /* (b) GNU time */
@@ -728,6 +745,7 @@ PP_TEST_T(run_agrees_with_time_and_perf, 300) {
   }
   free(ps);
   free(out);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -897,11 +915,13 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
   /* the tree's CPU (from the run's rusage): at least what the threads
    * measured of themselves; exact in META, 3 digits in the text */
   pp_trace t;
-  load(dir, "system.pptrace", &t);
+  pp_analysis an = {0};
+  load(dir, "system.pptrace", &t, &an);
   double tree_ns = meta_num(&t, "run.user_ns") + meta_num(&t, "run.system_ns");
   double prof_ns = meta_num(&t, "run.profiler_cpu_ns");
   CHECK_EQ((long)meta_num(&t, "run.pid"), cmd_pid);
   CHECK_EQ((long)meta_num(&t, "run.profiler_pid"), prof_pid);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
   fprintf(stderr, "# threads burnt %.1f ms; tree %.1f ms; pipeprof %.1f ms\n",
           burnt_ns / 1e6, tree_ns / 1e6, prof_ns / 1e6);
@@ -1017,6 +1037,7 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
  * and past the limit of a number. */
 PP_TEST(run_tree_meta_read_back) {
   pp_trace t;
+  pp_analysis a = {0};
   memset(&t, 0, sizeof t);
   static const char *const kv[][2] = {
       {"run.command", "prog --fast"},
@@ -1060,10 +1081,10 @@ PP_TEST(run_tree_meta_read_back) {
   size_t th = tb_thread(&t, 41, "pipeprof sampler");
   uint32_t loc = tb_loc(&t, "proc.cpu_user_s", PP_KIND_COUNTER);
   tb_ev(&t, th, 1000, loc, PPT_EV_COUNTER_SETF)->v.f = 0.9;
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
 
   pp_run_tree rt;
-  CHECK_EQ(pp_run_tree_get(&t, &rt), 0);
+  CHECK_EQ(pp_run_tree_get(&t, &a, &rt), 0);
   CHECK(rt.is_run);
   CHECK_EQ(rt.pid, 42);
   CHECK_EQ(rt.profiler_pid, 41);
@@ -1086,7 +1107,7 @@ PP_TEST(run_tree_meta_read_back) {
   CHECK(pp_run_tree_thread(&rt, 46) == NULL);
   pp_run_tree_free(&rt);
 
-  char *txt = tb_report_text(&t);
+  char *txt = tb_report_text(&a);
   CHECK_CONTAINS(txt, "command:        prog --fast (pid 42)\n");
   CHECK_CONTAINS(txt, "profiler:       pipeprof (pid 41)");
   CHECK(strstr(txt, "pipeprof sampler") == NULL); /* not the program's */
@@ -1101,7 +1122,7 @@ PP_TEST(run_tree_meta_read_back) {
                       "CPU time (pipeprof's own CPU 10.0 ms / the programs' "
                       "CPU 1.00 s, rusage of the run)");
   free(txt);
-  char *js = tb_summary_json(&t);
+  char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"schema_minor\":10");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
 #ifdef PP_HAVE_JANSSON
@@ -1116,6 +1137,7 @@ PP_TEST(run_tree_meta_read_back) {
   json_decref(root);
 #endif
   free(js);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 
@@ -1171,9 +1193,11 @@ PP_TEST(run_sampler_thread_bound) {
     pthread_join(th[i], NULL);
 
   pp_trace t;
+
+  pp_analysis a = {0};
   char err[256];
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
   /* this process: main, 4 idle, writer and sampler threads */
   CHECK_EQ((long)meta_num(&t, "tree.threads.tracked"), 2);
   CHECK_EQ((long)meta_num(&t, "tree.threads.max"), 2);
@@ -1183,10 +1207,11 @@ PP_TEST(run_sampler_thread_bound) {
   CHECK(pp_trace_meta(&t, "tree.thread.1.tid") != NULL);
   CHECK(pp_trace_meta(&t, "tree.thread.2.tid") == NULL);
   CHECK_EQ((long)meta_num(&t, "tree.proc.0.pid"), (long)getpid());
-  char *txt = tb_report_text(&t);
+  char *txt = tb_report_text(&a);
   CHECK_CONTAINS(txt, "the bound of 2 threads tracked one by one was "
                       "reached");
   free(txt);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   pthread_barrier_destroy(&go);
   pthread_barrier_destroy(&stop);

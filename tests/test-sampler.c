@@ -10,14 +10,16 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
+#include "format/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 
-static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
+static const pp_counter_stats *counter(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (strcmp(pp_trace_loc_name(t, a->prof.counters[i].loc), name) == 0)
+      return &a->prof.counters[i];
   return NULL;
 }
 
@@ -121,11 +123,12 @@ PP_TEST(sampler_in_process_env) {
   CHECK_EQ(getrusage(RUSAGE_SELF, &ru), 0);
   double user_s = timeval_s(ru.ru_utime);
   pp_trace t;
+  pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
-  CHECK_EQ(pp_analyze(&t), 0);
-  const pp_counter_stats *cpu = counter(&t, "proc.cpu_user_s");
-  const pp_counter_stats *rss = counter(&t, "proc.rss_bytes");
-  const pp_counter_stats *busy = counter(&t, "sys.cpu.busy_pct");
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_counter_stats *cpu = counter(&a, "proc.cpu_user_s");
+  const pp_counter_stats *rss = counter(&a, "proc.rss_bytes");
+  const pp_counter_stats *busy = counter(&a, "sys.cpu.busy_pct");
   CHECK(cpu && rss && busy);
   CHECK_GE(cpu->samples, 5); /* waited for five, plus the last one */
   CHECK_GT(rss->last, 0);
@@ -144,6 +147,7 @@ PP_TEST(sampler_in_process_env) {
   for (size_t i = 0; i < t.nthreads; i++)
     named |= strcmp(t.threads[i].name, "pipeprof sampler") == 0;
   CHECK(named);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
 }
 

@@ -19,6 +19,7 @@
 #include "core/recorder.h"
 #include "format/events.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "format/records.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -71,10 +72,10 @@ static void *work(void *arg) {
   return NULL;
 }
 
-static const pp_zone_stats *zone(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (!strcmp(pp_trace_loc_name(t, t->prof.zones[i].loc), name))
-      return &t->prof.zones[i];
+static const pp_zone_stats *zone(const pp_analysis *a, const char *name) {
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (!strcmp(pp_trace_loc_name(a->trace, a->prof.zones[i].loc), name))
+      return &a->prof.zones[i];
   return NULL;
 }
 
@@ -85,18 +86,22 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   tb_record_threads(path, NTHREADS, work, pp__mono_ns() + 1000000);
 
   pp_trace all, win;
+
+  pp_analysis win_a = {0};
+
+  pp_analysis all_a = {0};
   char err[512];
   if (pp_trace_read_file(path, &all, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&all), 0);
+  CHECK_EQ(pp_analyze(&all, &all_a), 0);
   pp_stream *s = pp__stream_new();
   CHECK(s != NULL);
   CHECK_EQ(pp__stream_details(s, 0, NULL), 0); /* as pp_cli_load does */
   pp_read_opts o = {KEEP, pp__stream_event, s, 0};
   if (pp_trace_read_file_opts(path, &win, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  win.stream = s;
-  CHECK_EQ(pp_analyze(&win), 0);
+  win_a.stream = s;
+  CHECK_EQ(pp_analyze(&win, &win_a), 0);
 
   /* The window: at most KEEP stored, and every event before the cut. */
   CHECK_EQ_U(win.diag.events, (uint64_t)NTHREADS * REPS * 11 - 2);
@@ -113,16 +118,17 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ_U(kept_before, win.diag.events_kept);
 
   /* The figures: equal, and right. */
-  const pp_zone_stats *za = zone(&all, "s-work"), *zw = zone(&win, "s-work");
+  const pp_zone_stats *za = zone(&all_a, "s-work"),
+                      *zw = zone(&win_a, "s-work");
   CHECK(za && zw);
   CHECK_EQ_U(za->count, (uint64_t)NTHREADS * REPS);
   CHECK_EQ_U(zw->count, za->count);
   CHECK_EQ(zw->total_ns, za->total_ns);
   CHECK_EQ(zw->max_ns, za->max_ns);
   CHECK_EQ(zw->min_ns, za->min_ns);
-  CHECK_EQ_U(all.prof.nframes, 1);
-  CHECK_EQ_U(win.prof.nframes, 1);
-  const pp_frame_stats *fa = &all.prof.frames[0], *fw = &win.prof.frames[0];
+  CHECK_EQ_U(all_a.prof.nframes, 1);
+  CHECK_EQ_U(win_a.prof.nframes, 1);
+  const pp_frame_stats *fa = &all_a.prof.frames[0], *fw = &win_a.prof.frames[0];
   CHECK_EQ_U(fa->frames, (uint64_t)NTHREADS * REPS);
   CHECK_EQ_U(fw->frames, fa->frames);
   /* every gap 1000 ns: taken in time order across the threads */
@@ -131,21 +137,21 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ_U(fw->hist.min, 1000);
   CHECK_EQ_U(fw->hist.max, 1000);
   CHECK_NEAR(fw->jitter_ns, 0, 1e-9);
-  CHECK_EQ_U(all.prof.ncounters, 1);
-  CHECK_EQ_U(win.prof.ncounters, 1);
+  CHECK_EQ_U(all_a.prof.ncounters, 1);
+  CHECK_EQ_U(win_a.prof.ncounters, 1);
   /* the last value set, in time order, is the highest */
-  CHECK_NEAR(all.prof.counters[0].last, NTHREADS * REPS - 1, 0);
-  CHECK_NEAR(win.prof.counters[0].last, NTHREADS * REPS - 1, 0);
-  CHECK_NEAR(win.prof.counters[0].mean, all.prof.counters[0].mean, 1e-9);
+  CHECK_NEAR(all_a.prof.counters[0].last, NTHREADS * REPS - 1, 0);
+  CHECK_NEAR(win_a.prof.counters[0].last, NTHREADS * REPS - 1, 0);
+  CHECK_NEAR(win_a.prof.counters[0].mean, all_a.prof.counters[0].mean, 1e-9);
   /* per-thread figures from the stream */
   for (size_t i = 0; i < win.nthreads; i++) {
     /* 11 events an iteration; thread 0's first ends nothing */
-    CHECK(win.threads[i].events == (uint64_t)REPS * 11 ||
-          win.threads[i].events == (uint64_t)REPS * 11 - 2);
-    CHECK_EQ_U(win.threads[i].zones_measured, (uint64_t)REPS);
+    CHECK(win_a.threads[i].events == (uint64_t)REPS * 11 ||
+          win_a.threads[i].events == (uint64_t)REPS * 11 - 2);
+    CHECK_EQ_U(win_a.threads[i].zones_measured, (uint64_t)REPS);
   }
   /* requests, queues and pools: from every event, not the window */
-  const pp_request_stats *ra = &all.prof.req, *rw = &win.prof.req;
+  const pp_request_stats *ra = &all_a.prof.req, *rw = &win_a.prof.req;
   CHECK_EQ_U(ra->completed, (uint64_t)NTHREADS * REPS - 1); /* not the last */
   CHECK_EQ_U(ra->unfinished, 1);
   CHECK_EQ_U(rw->requests, ra->requests);
@@ -155,19 +161,20 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ_U(rw->e2e.count, ra->e2e.count);
   CHECK_EQ_U(rw->e2e.max, ra->e2e.max);
   CHECK_EQ_U(rw->ttft.max, ra->ttft.max);
-  CHECK_EQ_U(all.prof.pipe.nqueues, 1);
-  CHECK_EQ_U(win.prof.pipe.nqueues, 1);
-  const pp_queue_stats *qa = &all.prof.pipe.queues[0],
-                       *qw = &win.prof.pipe.queues[0];
+  CHECK_EQ_U(all_a.prof.pipe.nqueues, 1);
+  CHECK_EQ_U(win_a.prof.pipe.nqueues, 1);
+  const pp_queue_stats *qa = &all_a.prof.pipe.queues[0],
+                       *qw = &win_a.prof.pipe.queues[0];
   CHECK_EQ_U(qa->matched, (uint64_t)NTHREADS * REPS - 1);
   CHECK_EQ_U(qw->pushes, qa->pushes);
   CHECK_EQ_U(qw->pops, qa->pops);
   CHECK_EQ_U(qw->matched, qa->matched);
   CHECK_EQ_U(qw->wait.count, qa->wait.count);
   CHECK_EQ_U(qw->wait.max, qa->wait.max);
-  CHECK_EQ_U(all.prof.npools, 1);
-  CHECK_EQ_U(win.prof.npools, 1);
-  const pp_mem_pool_stats *pa = &all.prof.pools[0], *pw = &win.prof.pools[0];
+  CHECK_EQ_U(all_a.prof.npools, 1);
+  CHECK_EQ_U(win_a.prof.npools, 1);
+  const pp_mem_pool_stats *pa = &all_a.prof.pools[0],
+                          *pw = &win_a.prof.pools[0];
   CHECK_EQ_U(pa->allocs, (uint64_t)NTHREADS * REPS);
   CHECK_EQ_U(pw->allocs, pa->allocs);
   CHECK_EQ_U(pw->frees, pa->frees);
@@ -175,11 +182,13 @@ PP_TEST_T(stream_window_and_cross_thread_series_same_figures, 60) {
   CHECK_EQ_U(pw->leaks, pa->leaks);
   CHECK_NEAR(pw->mean_in_use, pa->mean_in_use, 1e-9 * pa->mean_in_use);
   /* analysing again gives the same (the streamed results are kept) */
-  CHECK_EQ(pp_analyze(&win), 0);
-  CHECK_EQ_U(win.prof.req.completed, ra->completed);
-  CHECK_EQ_U(win.prof.pipe.queues[0].matched, qa->matched);
-  CHECK_EQ_U(win.prof.pools[0].allocs, pa->allocs);
+  CHECK_EQ(pp_analyze(&win, &win_a), 0);
+  CHECK_EQ_U(win_a.prof.req.completed, ra->completed);
+  CHECK_EQ_U(win_a.prof.pipe.queues[0].matched, qa->matched);
+  CHECK_EQ_U(win_a.prof.pools[0].allocs, pa->allocs);
+  pp_analysis_free(&all_a);
   pp_trace_free(&all);
+  pp_analysis_free(&win_a);
   pp_trace_free(&win);
 }
 
@@ -256,6 +265,8 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
 
   /* The API road of cli/load.c, with a budget of KEEP events. */
   pp_trace all, win, part;
+  pp_analysis win_a = {0};
+  pp_analysis all_a = {0};
   char err[512];
   if (pp_trace_read_file(app, &all, err, sizeof err) != 0 ||
       pp_trace_read_file(sys, &part, err, sizeof err) != 0)
@@ -263,14 +274,14 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   uint64_t sys_events = part.diag.events;
   CHECK_EQ(pp_trace_merge(&all, &part), 0);
   pp_trace_free(&part);
-  CHECK_EQ(pp_analyze(&all), 0);
+  CHECK_EQ(pp_analyze(&all, &all_a), 0);
   pp_stream *s = pp__stream_new();
   CHECK(s != NULL);
   CHECK_EQ(pp__stream_details(s, 0, NULL), 0);
   pp_read_opts o = {KEEP, pp__stream_event, s, 0};
   if (pp_trace_read_file_opts(app, &win, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
-  win.stream = s;
+  win_a.stream = s;
   CHECK_EQ(pp__stream_part_begin(s, &win), 0);
   pp_read_opts po = {KEEP, pp__stream_part_event, s, 0};
   if (pp_trace_read_file_opts(sys, &part, &po, err, sizeof err) != 0)
@@ -281,7 +292,7 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   CHECK_EQ(pp_trace_merge(&win, &part), 0);
   pp_trace_free(&part);
   pp__trace_window(&win, INT64_MAX, KEEP);
-  CHECK_EQ(pp_analyze(&win), 0);
+  CHECK_EQ(pp_analyze(&win, &win_a), 0);
 
   /* The window: at most KEEP stored, every event before the cut of both
    * files, nothing at or after it. */
@@ -300,10 +311,10 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   CHECK_EQ_U(kept, before);
 
   /* Every figure of both files, from every event. */
-  CHECK_EQ_U(win.prof.events, all.prof.events);
-  CHECK_EQ_U(win.prof.nzones, all.prof.nzones);
-  for (size_t i = 0; i < all.prof.nzones; i++) {
-    const pp_zone_stats *za = &all.prof.zones[i], *zw = &win.prof.zones[i];
+  CHECK_EQ_U(win_a.prof.events, all_a.prof.events);
+  CHECK_EQ_U(win_a.prof.nzones, all_a.prof.nzones);
+  for (size_t i = 0; i < all_a.prof.nzones; i++) {
+    const pp_zone_stats *za = &all_a.prof.zones[i], *zw = &win_a.prof.zones[i];
     CHECK_STR(pp_trace_loc_name(&win, zw->loc),
               pp_trace_loc_name(&all, za->loc));
     CHECK_EQ_U(zw->count, za->count);
@@ -313,49 +324,53 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
     CHECK_EQ_U(pp_hist_percentile(&zw->hist, 99),
                pp_hist_percentile(&za->hist, 99));
   }
-  const pp_zone_stats *mz = zone(&win, "m-work");
+  const pp_zone_stats *mz = zone(&win_a, "m-work");
   CHECK(mz != NULL);
   CHECK_EQ_U(mz->count, (uint64_t)M_THREADS * M_REPS);
-  CHECK_EQ_U(win.prof.nframes, 2);
-  CHECK_EQ_U(all.prof.nframes, 2);
+  CHECK_EQ_U(win_a.prof.nframes, 2);
+  CHECK_EQ_U(all_a.prof.nframes, 2);
   for (size_t i = 0; i < 2; i++) {
-    CHECK_EQ_U(win.prof.frames[i].frames, all.prof.frames[i].frames);
-    CHECK_EQ_U(win.prof.frames[i].hist.min, all.prof.frames[i].hist.min);
-    CHECK_EQ_U(win.prof.frames[i].hist.max, all.prof.frames[i].hist.max);
+    CHECK_EQ_U(win_a.prof.frames[i].frames, all_a.prof.frames[i].frames);
+    CHECK_EQ_U(win_a.prof.frames[i].hist.min, all_a.prof.frames[i].hist.min);
+    CHECK_EQ_U(win_a.prof.frames[i].hist.max, all_a.prof.frames[i].hist.max);
   }
-  CHECK_EQ_U(win.prof.ncounters, 2);
-  CHECK_EQ_U(all.prof.ncounters, 2);
+  CHECK_EQ_U(win_a.prof.ncounters, 2);
+  CHECK_EQ_U(all_a.prof.ncounters, 2);
   for (size_t i = 0; i < 2; i++) {
-    CHECK_NEAR(win.prof.counters[i].last, all.prof.counters[i].last, 0);
-    CHECK_NEAR(win.prof.counters[i].mean, all.prof.counters[i].mean, 1e-9);
-    CHECK_EQ_U(win.prof.counters[i].samples, all.prof.counters[i].samples);
+    CHECK_NEAR(win_a.prof.counters[i].last, all_a.prof.counters[i].last, 0);
+    CHECK_NEAR(win_a.prof.counters[i].mean, all_a.prof.counters[i].mean, 1e-9);
+    CHECK_EQ_U(win_a.prof.counters[i].samples, all_a.prof.counters[i].samples);
   }
-  CHECK_EQ_U(win.prof.pipe.nqueues, 2);
-  CHECK_EQ_U(all.prof.pipe.nqueues, 2);
+  CHECK_EQ_U(win_a.prof.pipe.nqueues, 2);
+  CHECK_EQ_U(all_a.prof.pipe.nqueues, 2);
   for (size_t i = 0; i < 2; i++) {
-    const pp_queue_stats *qa = &all.prof.pipe.queues[i],
-                         *qw = &win.prof.pipe.queues[i];
+    const pp_queue_stats *qa = &all_a.prof.pipe.queues[i],
+                         *qw = &win_a.prof.pipe.queues[i];
     CHECK_EQ_U(qw->pushes, qa->pushes);
     CHECK_EQ_U(qw->matched, qa->matched);
     CHECK_EQ_U(qw->wait.count, qa->wait.count);
     CHECK_EQ_U(qw->wait.max, qa->wait.max);
   }
-  CHECK_EQ_U(win.prof.npools, 2);
-  CHECK_EQ_U(all.prof.npools, 2);
+  CHECK_EQ_U(win_a.prof.npools, 2);
+  CHECK_EQ_U(all_a.prof.npools, 2);
   for (size_t i = 0; i < 2; i++) {
-    const pp_mem_pool_stats *pa = &all.prof.pools[i], *pw = &win.prof.pools[i];
+    const pp_mem_pool_stats *pa = &all_a.prof.pools[i],
+                            *pw = &win_a.prof.pools[i];
     CHECK_EQ_U(pw->allocs, pa->allocs);
     CHECK_EQ_U(pw->frees, pa->frees);
     CHECK_EQ_U(pw->peak, pa->peak);
     CHECK_NEAR(pw->mean_in_use, pa->mean_in_use, 1e-9 * pa->mean_in_use);
   }
-  CHECK_EQ_U(win.prof.req.completed, all.prof.req.completed);
-  CHECK_EQ_U(win.prof.req.e2e.max, all.prof.req.e2e.max);
+  CHECK_EQ_U(win_a.prof.req.completed, all_a.prof.req.completed);
+  CHECK_EQ_U(win_a.prof.req.e2e.max, all_a.prof.req.e2e.max);
   for (size_t i = 0; i < win.nthreads; i++) {
-    CHECK_EQ_U(win.threads[i].events, all.threads[i].events);
-    CHECK_EQ_U(win.threads[i].zones_measured, all.threads[i].zones_measured);
+    CHECK_EQ_U(win_a.threads[i].events, all_a.threads[i].events);
+    CHECK_EQ_U(win_a.threads[i].zones_measured,
+               all_a.threads[i].zones_measured);
   }
+  pp_analysis_free(&all_a);
   pp_trace_free(&all);
+  pp_analysis_free(&win_a);
   pp_trace_free(&win);
 
   /* The command: the same sections with a window of 10 events. */

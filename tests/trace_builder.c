@@ -73,22 +73,22 @@ void tb_meta(pp_trace *t, const char *key, const char *value) {
   t->nmeta++;
 }
 
-char *tb_report_text(const pp_trace *t) {
+char *tb_report_text(const pp_analysis *a) {
   char *out = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&out, &len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_report_text(f, t, NULL), 0);
+  CHECK_EQ(pp_report_text(f, a, NULL), 0);
   CHECK_EQ(fclose(f), 0);
   return out;
 }
 
-char *tb_summary_json(const pp_trace *t) {
+char *tb_summary_json(const pp_analysis *a) {
   char *out = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&out, &len);
   CHECK(f != NULL);
-  CHECK_EQ(pp_export_summary_json(f, t), 0);
+  CHECK_EQ(pp_export_summary_json(f, a), 0);
   CHECK_EQ(fclose(f), 0);
   return out;
 }

@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
+#include "pipeprof.h"
 
 char *tb_strdup(const char *s);
 /* Grow p (cap elements of elem bytes) to hold need; new space zeroed. */
@@ -25,8 +26,8 @@ pp_event *tb_ev(pp_trace *t, size_t thi, int64_t ts, uint32_t loc,
 void tb_meta(pp_trace *t, const char *key, const char *value);
 /* What `pipeprof report` and the summary JSON export print for an analysed
  * t (malloc'ed; failures fail the running test). */
-char *tb_report_text(const pp_trace *t);
-char *tb_summary_json(const pp_trace *t);
+char *tb_report_text(const pp_analysis *a);
+char *tb_summary_json(const pp_analysis *a);
 
 /* Record one event of the calling thread at tick ts, through the
  * recorder's test hook (pp__test_record); fails the test when it is not
@@ -46,5 +47,11 @@ typedef struct tb_worker {
  * cannot start or end cleanly. */
 void tb_record_threads(const char *path, int n, void *(*fn)(void *),
                        int64_t base);
+
+/* The analysis's figures of th, a thread of a's trace (NULL for NULL). */
+static inline const pp_thread_figures *tb_fig(const pp_analysis *a,
+                                              const pp_thread *th) {
+  return th ? &a->threads[th - a->trace->threads] : NULL;
+}
 
 #endif /* PP_TRACE_BUILDER_H */

@@ -38,10 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
 #include "core/clock.h"
 #include "core/recorder.h"
+#include "format/reader.h"
 
 enum { MAX_PAIRS = 200 };
 
@@ -139,23 +140,25 @@ typedef struct printed {
 static int read_printed(const char *path, printed *pr) {
   char err[256];
   pp_trace t;
+  pp_analysis a = {0};
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0) {
     fprintf(stderr, "pipeprof-overhead: %s: %s\n", path, err);
     return -1;
   }
   int rc = -1;
-  if (pp_analyze(&t) == 0) {
+  if (pp_analyze(&t, &a) == 0) {
     pp_overhead o;
-    pp_profile_overhead(&t, &o);
+    pp_profile_overhead(&a, &o);
     if (o.total_ns >= 0) {
       pr->total_ns = o.total_ns;
       pr->recording_ns = o.recording_ns;
-      pr->dropped = (double)t.prof.dropped;
-      pr->threads_ns = (double)t.prof.writer_cpu_ns +
-                       (t.prof.sampler_cpu_ns > 0 ? t.prof.sampler_cpu_ns : 0);
+      pr->dropped = (double)a.prof.dropped;
+      pr->threads_ns = (double)a.prof.writer_cpu_ns +
+                       (a.prof.sampler_cpu_ns > 0 ? a.prof.sampler_cpu_ns : 0);
       rc = 0;
     }
   }
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return rc;
 }

@@ -29,7 +29,7 @@ typedef enum subject {
   SUBJ_QUEUE,
   SUBJ_FLOW,
   SUBJ_COUNTER,
-  SUBJ_GPU_STAGE /* a stage of the CUDA activity analysis (t->cuda_an) */
+  SUBJ_GPU_STAGE /* a stage of the CUDA activity analysis (a->cuda) */
 } subject;
 
 typedef enum metric {
@@ -264,31 +264,32 @@ static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
 /* The series of library metric id (with {*} part member, when not NULL)
  * among t's counters, found by registry id and site kind as
  * analyze/system.c finds them: a user counter named like it is not it. */
-static const pp_counter_stats *find_metric(const pp_trace *t, pp_metric_id id,
-                                           const char *member) {
+static const pp_counter_stats *
+find_metric(const pp_analysis *a, pp_metric_id id, const char *member) {
+  const pp_trace *t = a->trace;
   uint32_t mkind = pp_trace_metric_kind(t);
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
     const char *free = NULL;
     size_t len = 0;
-    if (pp_loc_metric(t, t->prof.counters[i].loc, mkind, NULL, &free, &len) !=
+    if (pp_loc_metric(t, a->prof.counters[i].loc, mkind, NULL, &free, &len) !=
         id)
       continue;
     if (!member ||
         (free && len == strlen(member) && memcmp(free, member, len) == 0))
-      return &t->prof.counters[i];
+      return &a->prof.counters[i];
   }
   return NULL;
 }
 
-static size_t subjects(const pp_trace *t, subject s) {
-  const pp_pipeline *p = &t->prof.pipe;
+static size_t subjects(const pp_analysis *a, subject s) {
+  const pp_pipeline *p = &a->prof.pipe;
   switch (s) {
   case SUBJ_QUEUE:
     return p->nqueues;
   case SUBJ_FLOW:
     return p->nflows;
   case SUBJ_GPU_STAGE:
-    return t->cuda_an ? t->cuda_an->nstages : 0;
+    return a->cuda ? a->cuda->nstages : 0;
   default:
     return 1;
   }
@@ -296,9 +297,10 @@ static size_t subjects(const pp_trace *t, subject s) {
 
 /* Measure rule r on subject i: returns 1 with *value and the template
  * values in v when measured, 0 when not measured. */
-static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
+static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
                    vars *v) {
-  const pp_pipeline *p = &t->prof.pipe;
+  const pp_trace *t = a->trace;
+  const pp_pipeline *p = &a->prof.pipe;
   switch (r->m) {
   case M_BOUND_UTIL: {
     if (p->bound < 0 || p->win_end <= p->win_start)
@@ -310,7 +312,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
     setdur(v, "service", s->service_ns);
     setv(v, "capacity", "%.3g", s->capacity_per_s);
     int o = other_stage(p, p->bound);
-    const pp_gpu_activity *g = t->cuda_an;
+    const pp_gpu_activity *g = a->cuda;
     if (g && g->wall_ns > 0) {
       /* With CUDA activity traced, the GPU is the telling contrast. */
       double u = pct_of(g->busy_ns, g->wall_ns);
@@ -397,7 +399,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
   }
   case M_COUNTER_MEAN:
   case M_COUNTER_RISE: {
-    const pp_counter_stats *c = find_metric(t, r->counter, r->member);
+    const pp_counter_stats *c = find_metric(a, r->counter, r->member);
     if (!c || !c->samples)
       return 0;
     *value = r->m == M_COUNTER_MEAN ? c->mean : c->max - c->min;
@@ -410,7 +412,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
     return 2; /* value already formatted */
   }
   case M_STAGE_COPY: {
-    const pp_gpu_stage *st = &t->cuda_an->stages[i];
+    const pp_gpu_stage *st = &a->cuda->stages[i];
     const pp_gpu_xfer *h = &st->xfer[PP_XFER_H2D], *d = &st->xfer[PP_XFER_D2H];
     uint64_t bytes = h->bytes + d->bytes;
     uint64_t pageable = h->pageable_bytes + d->pageable_bytes;
@@ -427,7 +429,7 @@ static int measure(const pp_trace *t, const rule *r, size_t i, double *value,
     return 1;
   }
   case M_DROPPED:
-    *value = (double)t->prof.dropped;
+    *value = (double)a->prof.dropped;
     setv(v, "value", "%.0f", *value);
     return 2;
   }
@@ -441,17 +443,17 @@ static int cmp_advice(const void *a, const void *b) {
   return 0;
 }
 
-int pp__advice_build(pp_trace *t) {
-  pp_pipeline *p = &t->prof.pipe;
+int pp__advice_build(pp_analysis *a) {
+  pp_pipeline *p = &a->prof.pipe;
   size_t cap = 0;
   for (size_t ri = 0; ri < PP__ARRAY_LEN(rules); ri++) {
     const rule *r = &rules[ri];
-    size_t n = subjects(t, r->subj);
+    size_t n = subjects(a, r->subj);
     for (size_t i = 0; i < n; i++) {
       vars v;
       v.n = 0;
       double value = 0;
-      int got = measure(t, r, i, &value, &v);
+      int got = measure(a, r, i, &value, &v);
       if (!got || !isfinite(value))
         continue;
       if (r->above ? value < r->threshold : value > r->threshold)
@@ -461,13 +463,13 @@ int pp__advice_build(pp_trace *t) {
       if (pp__grow((void **)&p->advice, &cap, p->nadvice + 1,
                    sizeof *p->advice))
         return -1;
-      pp_advice *a = &p->advice[p->nadvice];
-      a->rule = r->id;
-      a->severity = r->severity;
-      a->text = expand(r->advice, &v);
-      a->evidence = expand(r->evidence, &v);
+      pp_advice *adv = &p->advice[p->nadvice];
+      adv->rule = r->id;
+      adv->severity = r->severity;
+      adv->text = expand(r->advice, &v);
+      adv->evidence = expand(r->evidence, &v);
       p->nadvice++;
-      if (!a->text || !a->evidence)
+      if (!adv->text || !adv->evidence)
         return -1;
     }
   }

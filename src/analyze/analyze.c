@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Trace analysis: turns the raw per-thread event lists of a pp_trace into
- * zone instances (matching ZONE_BEGIN/ZONE_END per thread with a stack,
- * recovering from lost or mismatched events) and aggregates them, the frame
- * marks and the counter events into the pp_profile that the report and the
- * exporters print. Also the small model accessors (META lookup, loc names).
+ * Trace analysis (pp_analyze): from a read-only pp_trace into a
+ * pp_analysis of its own: the figures (the streamed STATS payload, or a
+ * stats-mode file's), zone instances per thread (the shared zone pairing
+ * of pair/zones.h), ranges, requests, GPU and CUDA activity, the pipeline
+ * and its advice. Queries on the results are in results.c.
  *
  * Every timestamp is taken as nanoseconds. Within a thread, a timestamp
  * lower than the one before it (a clock glitch) is raised to it for zone
@@ -28,28 +28,43 @@
 
 /* ---- freeing ------------------------------------------------------------- */
 
-void pp__analysis_free(pp_trace *t) {
-  if (!t)
+void pp__analysis_results_free(pp_analysis *a) {
+  if (!a)
     return;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    pp_thread *th = &t->threads[i];
-    pp__free(th->zones);
-    th->zones = NULL;
-    th->nzones = th->cap_zones = 0;
-    th->busy_ns = 0;
-  }
-  pp_profile *p = &t->prof;
+  for (size_t i = 0; i < a->nthreads; i++)
+    pp__free(a->threads[i].zones);
+  pp__free(a->threads);
+  a->threads = NULL;
+  a->nthreads = 0;
+  pp_profile *p = &a->prof;
   pp_profile_figures_free(p);
   pp_request_stats_free(&p->req);
   pp_pipeline_free(&p->pipe);
   pp_gpu_stats_free(p);
   memset(p, 0, sizeof *p);
-  pp__free(t->ranges);
-  t->ranges = NULL;
-  t->nranges = 0;
-  pp_gpu_activity_free(t->cuda_an);
-  t->cuda_an = NULL;
-  t->analyzed = 0;
+  pp__free(a->ranges);
+  a->ranges = NULL;
+  a->nranges = 0;
+  pp__free(a->gpu);
+  a->gpu = NULL;
+  for (size_t i = 0; i < a->ngpu_agg; i++)
+    pp_hist_free(&a->gpu_agg[i].hist);
+  pp__free(a->gpu_agg);
+  a->gpu_agg = NULL;
+  a->ngpu_agg = 0;
+  pp_gpu_activity_free(a->cuda);
+  a->cuda = NULL;
+  a->analyzed = 0;
+}
+
+void pp_analysis_free(pp_analysis *a) {
+  if (!a)
+    return;
+  pp__analysis_results_free(a);
+  pp__stream_free(a->stream);
+  pp__free(a->streamed);
+  pp__stream_results_free(a->streamres);
+  memset(a, 0, sizeof *a);
 }
 
 /* ---- ranges (start and end on any thread) ------------------------------ */
@@ -79,7 +94,8 @@ static void range_unended(void *ctx, const pp_half *h) {
                               h->id, h->tid, h->tid, (uint32_t)h->cookie, 1};
 }
 
-static int build_ranges(pp_trace *t, int64_t t_end) {
+static int build_ranges(pp_analysis *a, int64_t t_end) {
+  const pp_trace *t = a->trace;
   size_t n = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     for (size_t j = 0; j < t->threads[i].nev; j++)
@@ -113,11 +129,11 @@ static int build_ranges(pp_trace *t, int64_t t_end) {
   }
   pp__idpairs_finish(&pairs, range_unended, &rc);
   pp__idpairs_free(&pairs);
-  t->prof.ranges_unclosed += pairs.c.unended;
-  t->prof.ranges_unbegun += pairs.c.unbegun;
+  a->prof.ranges_unclosed += pairs.c.unended;
+  a->prof.ranges_unbegun += pairs.c.unbegun;
   qsort(rc.r, rc.n, sizeof *rc.r, cmp_range_start);
-  t->ranges = rc.r;
-  t->nranges = rc.n;
+  a->ranges = rc.r;
+  a->nranges = rc.n;
   return 0;
 }
 
@@ -143,21 +159,17 @@ static int apply_order(void *arr, size_t n, size_t elem, pp_sort_key *keys) {
 /* ---- zone instances ------------------------------------------------------ */
 
 /* Zones of one thread through the shared pairing (pair/zones.h); the
- * cookie of a zone is its index in th->zones. */
-typedef struct zone_ctx {
-  pp_thread *th;
-} zone_ctx;
-
+ * cookie of a zone is its index in f->zones. */
 static void zone_closed(void *ctx, const pp_zone_closed *c) {
-  zone_ctx *zc = ctx;
-  pp_zone_inst *z = &zc->th->zones[c->cookie];
+  pp_thread_figures *f = ctx;
+  pp_zone_inst *z = &f->zones[c->cookie];
   z->end = c->end;
   z->self = c->self;
   z->unclosed = (uint32_t)c->lost_end;
 }
 
-static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
-                       pp_pair_counts *pc) {
+static int build_zones(const pp_thread *th, pp_thread_figures *f, size_t nlocs,
+                       int64_t t_end, pp_pair_counts *pc) {
   size_t nbegin = 0;
   for (size_t i = 0; i < th->nev; i++)
     if (th->ev[i].type == PPT_EV_ZONE_BEGIN && th->ev[i].loc < nlocs)
@@ -166,13 +178,12 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
     return -1; /* parent indices would not fit */
   if (!nbegin)
     return 0;
-  th->zones = pp__malloc(nbegin * sizeof *th->zones);
-  if (!th->zones)
+  f->zones = pp__malloc(nbegin * sizeof *f->zones);
+  if (!f->zones)
     return -1;
-  th->cap_zones = nbegin;
+  f->cap_zones = nbegin;
   pp_zone_stack s;
   pp__zstack_init(&s);
-  zone_ctx zc = {th};
   for (size_t i = 0; i < th->nev; i++) {
     const pp_event *e = &th->ev[i];
     if ((e->type != PPT_EV_ZONE_BEGIN && e->type != PPT_EV_ZONE_END) ||
@@ -181,17 +192,17 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
     if (e->type == PPT_EV_ZONE_END) {
       pp_zone_closed z;
       if (pp__zstack_end_fast(&s, e->loc, e->ts, pc, &z) == 0)
-        zone_closed(&zc, &z);
+        zone_closed(f, &z);
       else
-        pp__zstack_end(&s, e->loc, e->ts, pc, zone_closed, &zc);
+        pp__zstack_end(&s, e->loc, e->ts, pc, zone_closed, f);
       continue;
     }
     uint32_t depth = s.n;
     int32_t parent = s.n ? (int32_t)s.v[s.n - 1].cookie : -1;
-    if (pp__zstack_begin_fast(&s, e->loc, e->ts, th->nzones) != 0 &&
-        pp__zstack_begin(&s, e->loc, e->ts, th->nzones, pc) != 0)
+    if (pp__zstack_begin_fast(&s, e->loc, e->ts, f->nzones) != 0 &&
+        pp__zstack_begin(&s, e->loc, e->ts, f->nzones, pc) != 0)
       continue; /* too deep (or no memory): not a zone */
-    pp_zone_inst *z = &th->zones[th->nzones++];
+    pp_zone_inst *z = &f->zones[f->nzones++];
     z->start = z->end = s.v[s.n - 1].start;
     z->self = 0;
     z->loc = e->loc;
@@ -199,7 +210,7 @@ static int build_zones(pp_thread *th, size_t nlocs, int64_t t_end,
     z->parent = parent;
     z->unclosed = 0;
   }
-  pp__zstack_finish(&s, t_end, pc, zone_closed, &zc);
+  pp__zstack_finish(&s, t_end, pc, zone_closed, f);
   pp__zstack_free(&s);
   return 0;
 }
@@ -243,8 +254,9 @@ static void meta_costs(const pp_trace *t, pp_profile *p) {
  * session measured at start (META event_cost_ns) and each dropped event
  * (a begin that found its ring full) at the measured cost of a drop (META
  * drop_cost_ns). */
-void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
-  const pp_profile *p = &t->prof;
+void pp_profile_overhead(const pp_analysis *a, pp_overhead *o) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   memset(o, 0, sizeof *o);
   o->total_ns = -1;
   if (!(p->event_cost_ns > 0))
@@ -260,8 +272,8 @@ void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
                         : -1;
   }
   o->recording_ns = o->events_ns + (o->dropped_ns > 0 ? o->dropped_ns : 0);
-  for (size_t i = 0; i < t->nthreads; i++)
-    o->busy_ns += (double)t->threads[i].busy_ns;
+  for (size_t i = 0; i < a->nthreads; i++)
+    o->busy_ns += (double)a->threads[i].busy_ns;
   if (p->writer_cpu_ns >= 0)
     o->total_ns = o->recording_ns + (double)p->writer_cpu_ns +
                   (p->sampler_cpu_ns > 0 ? (double)p->sampler_cpu_ns : 0);
@@ -269,8 +281,9 @@ void pp_profile_overhead(const pp_trace *t, pp_overhead *o) {
 
 /* Sort the per-site figures, whichever road they came by: zones by total
  * time, frames and counters by name (ties by name, then site). */
-static int order_figures(pp_trace *t) {
-  pp_profile *p = &t->prof;
+static int order_figures(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_profile *p = &a->prof;
   size_t most = p->nzones > p->nframes ? p->nzones : p->nframes;
   if (p->ncounters > most)
     most = p->ncounters;
@@ -298,21 +311,24 @@ static int order_figures(pp_trace *t) {
   return rc;
 }
 
-/* A stats-mode file: the reader already filled the profile from the STATS
- * chunk; add what comes from elsewhere in the file and keep the rest. */
-static int analyze_from_stats(pp_trace *t) {
-  pp_profile *p = &t->prof;
+/* A stats-mode file: the profile is its STATS payload's; add what comes
+ * from elsewhere in the file. */
+static int analyze_from_stats(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_profile *p = &a->prof;
+  if (pp__figures_apply(a, t->stats, t->nstats) != 0)
+    return -1;
   p->dropped = 0;
   for (size_t i = 0; i < t->nthreads; i++)
     p->dropped += t->threads[i].dropped;
   meta_costs(t, p);
-  if (order_figures(t) != 0)
+  if (order_figures(a) != 0)
     return -1;
   /* GPU work may outlast the CPU (as in pp_analyze): the GPU zones'
    * earliest launch or start and latest end widen the time range. */
   int any = p->events > 0;
-  for (size_t i = 0; i < t->ngpu_agg; i++) {
-    const pp_gpu_zone_agg *g = &t->gpu_agg[i];
+  for (size_t i = 0; i < a->ngpu_agg; i++) {
+    const pp_gpu_zone_agg *g = &a->gpu_agg[i];
     int64_t lo = g->launch_ns < g->start_ns ? g->launch_ns : g->start_ns;
     if (!any || lo < p->t0)
       p->t0 = lo;
@@ -320,51 +336,59 @@ static int analyze_from_stats(pp_trace *t) {
       p->t1 = g->end_ns;
     any = 1;
   }
-  if (t->ngpu_agg)
+  if (a->ngpu_agg)
     p->wall_ns = pp__span(p->t0, p->t1);
-  if (pp_analyze_pipeline(t) != 0 || pp_analyze_gpu(t) != 0)
-    return -1;
-  t->analyzed = 1;
-  return 0;
+  return pp_analyze_pipeline(a) != 0 || pp_analyze_gpu(a) != 0 ? -1 : 0;
 }
 
-/* The streamed figures of a trace-mode file: finished from t->stream when
- * a read fed it (and kept in t->streamed for later analyses: the events
+/* The streamed figures of a trace-mode file: finished from a->stream when
+ * a read fed it (and kept in a->streamed for later analyses: the events
  * are not all stored), or computed again from the stored events of a
  * model in memory, which may have changed since the last analysis. */
-static int streamed_figures(pp_trace *t) {
-  pp_stream *s = t->stream;
-  if (!s && t->streamed && t->streamed_by_read)
+static int streamed_figures(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_stream *s = a->stream;
+  if (!s && a->streamed && a->streamed_by_read)
     return 0;
-  pp__free(t->streamed);
-  t->streamed = NULL;
-  t->nstreamed = 0;
-  t->streamed_by_read = s != NULL;
+  pp__free(a->streamed);
+  a->streamed = NULL;
+  a->nstreamed = 0;
+  a->streamed_by_read = s != NULL;
   if (!s && (!(s = pp__stream_new()) ||
              pp__stream_feed_threads(s, t, 0) != 0)) {
     pp__stream_free(s);
     return -1;
   }
-  int rc = pp__stream_finish(s, t, &t->streamed, &t->nstreamed,
-                             t->streamed_by_read ? &t->streamres : NULL);
-  t->diag.events_late = pp__stream_late(s);
+  int rc = pp__stream_finish(s, t, &a->streamed, &a->nstreamed,
+                             a->streamed_by_read ? &a->streamres : NULL);
+  a->events_late = pp__stream_late(s);
   pp__stream_free(s);
-  t->stream = NULL;
+  a->stream = NULL;
   return rc;
 }
 
-int pp_analyze(pp_trace *t) {
-  if (!t)
+int pp_analyze(const pp_trace *t, pp_analysis *a) {
+  if (!t || !a)
     return -1;
-  if (t->from_stats)
-    return t->analyzed ? 0 : analyze_from_stats(t);
-  pp__analysis_free(t);
-  pp_profile *p = &t->prof;
+  pp__analysis_results_free(a);
+  a->trace = t;
+  pp_profile *p = &a->prof;
+  if (t->nthreads &&
+      !(a->threads = pp__calloc(t->nthreads, sizeof *a->threads)))
+    goto oom;
+  a->nthreads = t->nthreads;
+  if (t->from_stats) {
+    if (analyze_from_stats(a) != 0)
+      goto oom;
+    a->analyzed = 1;
+    return 0;
+  }
 
   /* The figures: one engine for every road (analyze/stream.h). */
-  if (streamed_figures(t) != 0 ||
-      pp__trace_apply_stats(t, t->streamed, t->nstreamed) != 0 ||
-      order_figures(t) != 0)
+  if (streamed_figures(a) != 0)
+    goto oom;
+  if (pp__figures_apply(a, a->streamed, a->nstreamed) != 0 ||
+      order_figures(a) != 0)
     goto oom;
   int any = p->events > 0;
   for (size_t i = 0; i < t->nthreads; i++)
@@ -384,76 +408,38 @@ int pp_analyze(pp_trace *t) {
   /* The details, from the events stored (all of them unless the read kept
    * fewer: t->diag.events_kept): zone instances for timelines, flows and
    * GPU zones, the ranges' list; requests, queues and pools too unless the
-   * read streamed them (t->streamres). Their pairing
-   * counts are the figures' already. */
+   * read streamed them (a->streamres). Their pairing counts are the
+   * figures' already. */
   pp_pair_counts detail = {0};
   uint64_t r_unended = p->ranges_unclosed, r_unbegun = p->ranges_unbegun;
   /* A window ends where the stored events do: what is open there is
    * drawn to its end, not to the trace's. */
-  int64_t d_end = pp_details_window_ns(t) >= 0 &&
-                          t->diag.first_unkept_ns < p->t1
-                      ? t->diag.first_unkept_ns
-                      : p->t1;
+  int64_t d_end =
+      pp_details_window_ns(a) >= 0 && t->diag.first_unkept_ns < p->t1
+          ? t->diag.first_unkept_ns
+          : p->t1;
   for (size_t i = 0; i < t->nthreads; i++) {
-    if (build_zones(&t->threads[i], t->nlocs, d_end, &detail))
+    if (build_zones(&t->threads[i], &a->threads[i], t->nlocs, d_end, &detail))
       goto oom;
   }
-  if (build_ranges(t, d_end))
+  if (build_ranges(a, d_end))
     goto oom;
   p->ranges_unclosed = r_unended;
   p->ranges_unbegun = r_unbegun;
   /* Requests from every event when the read's stream followed them. */
-  const pp_stream_results *sr = t->streamres;
+  const pp_stream_results *sr = a->streamres;
   if (sr && sr->have_requests) {
     if (pp__request_stats_copy(&p->req, &sr->req) != 0)
       goto oom;
-  } else if (pp_analyze_requests(t)) {
+  } else if (pp_analyze_requests(a)) {
     goto oom;
   }
-  if (pp_analyze_gpu(t) || pp_analyze_cuda(t) ||
-      pp_analyze_pipeline(t)) /* last: its advice reads the GPU figures */
+  if (pp_analyze_gpu(a) || pp_analyze_cuda(a) ||
+      pp_analyze_pipeline(a)) /* last: its advice reads the GPU figures */
     goto oom;
-  t->analyzed = 1;
+  a->analyzed = 1;
   return 0;
 oom:
-  pp__analysis_free(t);
+  pp__analysis_results_free(a);
   return -1;
-}
-
-/* ---- the whole trace ---------------------------------------------------- */
-
-void pp_trace_free(pp_trace *t) {
-  if (!t)
-    return;
-  pp__analysis_free(t);
-  pp__stream_free(t->stream);
-  pp__free(t->streamed);
-  pp__stream_results_free(t->streamres);
-  pp__trace_model_free(t);
-}
-
-/* ---- queries ------------------------------------------------------------- */
-
-const pp_counter_stats *pp_profile_metric(const pp_trace *t,
-                                          const char *name) {
-  int any_metric = 0;
-  for (size_t i = 0; i < t->nlocs && !any_metric; i++)
-    any_metric = t->locs[i].kind == PP_KIND_METRIC;
-  uint32_t want = any_metric ? PP_KIND_METRIC : PP_KIND_COUNTER;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    uint32_t loc = t->prof.counters[i].loc;
-    if (loc < t->nlocs && t->locs[loc].kind == want &&
-        strcmp(pp_trace_loc_name(t, loc), name) == 0)
-      return &t->prof.counters[i];
-  }
-  return NULL;
-}
-
-const pp_zone_stats *pp_profile_zone(const pp_trace *t, uint32_t loc) {
-  if (!t || !t->analyzed)
-    return NULL;
-  for (size_t i = 0; i < t->prof.nzones; i++)
-    if (t->prof.zones[i].loc == loc)
-      return &t->prof.zones[i];
-  return NULL;
 }

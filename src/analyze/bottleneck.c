@@ -96,8 +96,9 @@ static int order_stages(pp_pipeline *p) {
 }
 
 /* stage_of[loc]: the stage a zone site belongs to, -1 when none. */
-static int32_t *stage_map(const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static int32_t *stage_map(const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_pipeline *p = &a->prof.pipe;
   int32_t *m = pp__malloc((t->nlocs ? t->nlocs : 1) * sizeof *m);
   if (!m)
     return NULL;
@@ -109,17 +110,18 @@ static int32_t *stage_map(const pp_trace *t) {
 }
 
 /* 1 when an ancestor of zone z belongs to the same stage. */
-static int nested_in_same(const pp_thread *th, const int32_t *stage_of,
+static int nested_in_same(const pp_thread_figures *th, const int32_t *stage_of,
                           const pp_zone_inst *z) {
   int32_t s = stage_of[z->loc];
-  for (int32_t a = z->parent; a >= 0; a = th->zones[a].parent)
-    if (stage_of[th->zones[a].loc] == s)
+  for (int32_t up = z->parent; up >= 0; up = th->zones[up].parent)
+    if (stage_of[th->zones[up].loc] == s)
       return 1;
   return 0;
 }
 
-int pp__stages_analyze(pp_trace *t) {
-  pp_pipeline *p = &t->prof.pipe;
+int pp__stages_analyze(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_pipeline *p = &a->prof.pipe;
   size_t cap = 0;
   for (size_t i = 0; i < p->nqueues; i++)
     if (add_stage(p, &cap, p->queues[i].from) ||
@@ -128,14 +130,14 @@ int pp__stages_analyze(pp_trace *t) {
   if (!p->nstages || order_stages(p))
     return p->nstages ? -1 : 0;
   for (size_t i = 0; i < p->nqueues; i++) {
-    int a = pp__stage_find(p, p->queues[i].from);
+    int from = pp__stage_find(p, p->queues[i].from);
     int b = pp__stage_find(p, p->queues[i].to);
-    if (a >= 0 && p->stages[a].out_queue < 0)
-      p->stages[a].out_queue = (int32_t)i;
+    if (from >= 0 && p->stages[from].out_queue < 0)
+      p->stages[from].out_queue = (int32_t)i;
     if (b >= 0 && p->stages[b].in_queue < 0)
       p->stages[b].in_queue = (int32_t)i;
   }
-  int32_t *stage_of = stage_map(t);
+  int32_t *stage_of = stage_map(a);
   int64_t *per_thread = pp__calloc(p->nstages, sizeof *per_thread);
   if (!stage_of || !per_thread) {
     pp__free(stage_of);
@@ -144,13 +146,13 @@ int pp__stages_analyze(pp_trace *t) {
   }
   int any = 0;
   for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
+    const pp_thread_figures *thf = &a->threads[i];
     for (size_t s = 0; s < p->nstages; s++)
       per_thread[s] = -1; /* no instance on this thread yet */
-    for (size_t j = 0; j < th->nzones; j++) {
-      const pp_zone_inst *z = &th->zones[j];
+    for (size_t j = 0; j < thf->nzones; j++) {
+      const pp_zone_inst *z = &thf->zones[j];
       int32_t s = z->loc < t->nlocs ? stage_of[z->loc] : -1;
-      if (s < 0 || nested_in_same(th, stage_of, z))
+      if (s < 0 || nested_in_same(thf, stage_of, z))
         continue;
       pp_stage_stats *st = &p->stages[s];
       int64_t d = pp__span(z->start, z->end);
@@ -182,12 +184,12 @@ int pp__stages_analyze(pp_trace *t) {
   int64_t win = pp__span(p->win_start, p->win_end);
   if (any && win > 0) {
     for (size_t i = 0; i < t->nthreads; i++) {
-      const pp_thread *th = &t->threads[i];
+      const pp_thread_figures *thf = &a->threads[i];
       memset(per_thread, 0, p->nstages * sizeof *per_thread);
-      for (size_t j = 0; j < th->nzones; j++) {
-        const pp_zone_inst *z = &th->zones[j];
+      for (size_t j = 0; j < thf->nzones; j++) {
+        const pp_zone_inst *z = &thf->zones[j];
         int32_t s = z->loc < t->nlocs ? stage_of[z->loc] : -1;
-        if (s >= 0 && !nested_in_same(th, stage_of, z))
+        if (s >= 0 && !nested_in_same(thf, stage_of, z))
           per_thread[s] = pp__add_sat(per_thread[s], pp__span(z->start, z->end));
       }
       for (size_t s = 0; s < p->nstages; s++) {
@@ -263,6 +265,7 @@ static int cmp_fpt(const void *a, const void *b) {
 
 typedef struct flow_ctx {
   const pp_trace *t;
+  const pp_analysis *a;
   const pp_pipeline *p;
   const int32_t *stage_of; /* NULL without stages */
   pp_path_seg *segs;       /* scratch */
@@ -272,13 +275,13 @@ typedef struct flow_ctx {
 /* The zone a flow point belongs to: the outermost enclosing instance of a
  * stage, else the outermost enclosing instance; -1 when none. */
 static int point_zone(const flow_ctx *c, const fpt *f) {
-  const pp_thread *th = &c->t->threads[f->th];
-  int z = pp_zone_enclosing(th, f->ts);
+  const pp_thread_figures *th = &c->a->threads[f->th];
+  int z = pp_zone_enclosing(c->a, f->th, f->ts);
   int top = z, stage = -1;
-  for (int a = z; a >= 0; a = th->zones[a].parent) {
-    top = a;
-    if (c->stage_of && c->stage_of[th->zones[a].loc] >= 0)
-      stage = a;
+  for (int up = z; up >= 0; up = th->zones[up].parent) {
+    top = up;
+    if (c->stage_of && c->stage_of[th->zones[up].loc] >= 0)
+      stage = up;
   }
   return stage >= 0 ? stage : top;
 }
@@ -296,7 +299,7 @@ static int item_path(flow_ctx *c, const fpt *f, size_t n, pp_flow_path *out,
   int prev_z = -2;
   out->zone_ns = out->wait_ns = 0;
   for (size_t i = 0; i < n; i++) {
-    const pp_thread *th = &c->t->threads[f[i].th];
+    const pp_thread_figures *th = &c->a->threads[f[i].th];
     int z = point_zone(c, &f[i]);
     if (z >= 0 && f[i].th == prev_th && z == prev_z)
       continue; /* another point in the same zone */
@@ -445,8 +448,9 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   return rc ? -1 : 0;
 }
 
-int pp__flows_analyze(pp_trace *t) {
-  pp_pipeline *p = &t->prof.pipe;
+int pp__flows_analyze(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_pipeline *p = &a->prof.pipe;
   if (t->from_stats)
     return 0;
   size_t n = 0;
@@ -460,8 +464,8 @@ int pp__flows_analyze(pp_trace *t) {
     return 0;
   uint32_t *canon = NULL;
   fpt *f = pp__malloc(n * sizeof *f);
-  flow_ctx c = {t, p, NULL, NULL, 0};
-  int32_t *stage_of = p->nstages ? stage_map(t) : NULL;
+  flow_ctx c = {t, a, p, NULL, NULL, 0};
+  int32_t *stage_of = p->nstages ? stage_map(a) : NULL;
   int rc = -1;
   if (!f || pp_loc_canon(t, &canon) || (p->nstages && !stage_of))
     goto done;

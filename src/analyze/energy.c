@@ -14,15 +14,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "analyze.h"
 #include "analyze/system.h"
-#include "model.h"
 
 /* The library metric id with a finite last value, or NULL. */
-static const pp_counter_stats *last_metric(const pp_trace *t, uint32_t mkind,
+static const pp_counter_stats *last_metric(const pp_analysis *a, uint32_t mkind,
                                            pp_metric_id id) {
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
+    const pp_counter_stats *c = &a->prof.counters[i];
     if (c->samples && isfinite(c->last) &&
         pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) == id)
       return c;
@@ -30,15 +31,16 @@ static const pp_counter_stats *last_metric(const pp_trace *t, uint32_t mkind,
   return NULL;
 }
 
-int pp_run_energy(const pp_trace *t, pp_energy *e) {
+int pp_run_energy(const pp_analysis *a, pp_energy *e) {
+  const pp_trace *t = a->trace;
   static const pp_metric_id gpu_ids[] = {PP_METRIC_GPU_RUN_ENERGY,
                                          PP_METRIC_GPU_ENERGY_ALL};
   memset(e, 0, sizeof *e);
   uint32_t mkind = pp_trace_metric_kind(t);
-  const pp_counter_stats *cpu = last_metric(t, mkind, PP_METRIC_ENERGY_PACKAGE);
+  const pp_counter_stats *cpu = last_metric(a, mkind, PP_METRIC_ENERGY_PACKAGE);
   const pp_counter_stats *gpu = NULL;
   for (size_t i = 0; !gpu && i < sizeof gpu_ids / sizeof gpu_ids[0]; i++) {
-    gpu = last_metric(t, mkind, gpu_ids[i]);
+    gpu = last_metric(a, mkind, gpu_ids[i]);
     if (gpu)
       e->gpu_counter = pp_metric_def_of(gpu_ids[i])->name;
   }

@@ -2,10 +2,11 @@
 /*
  * GPU zones and device memory pools of a trace (pp_analyze_gpu).
  *
- * GPU zones: sorted by track (device, stream) then start; one track per
- * device and stream; per-site statistics as for CPU zones (a GPU zone's self
- * time is its duration: work on a stream does not nest); each zone is tied
- * to the innermost CPU zone open on its launching thread at launch time;
+ * GPU zones: in the model's order, by track (device, stream) then start;
+ * one track per device and stream; per-site statistics as for CPU zones (a
+ * GPU zone's self time is its duration: work on a stream does not nest);
+ * each zone is tied (pp_analysis.gpu) to the innermost CPU zone open on its
+ * launching thread at launch time;
  * the library's own counts (resolved, dropped by reason, unresolved at
  * shutdown, calibration error bound) come from META gpu_zones.*.
  *
@@ -18,8 +19,8 @@
 
 #include "../format/pptrace.h"
 #include "../internal.h"
+#include "analysis.h"
 #include "analyze.h"
-#include "model.h"
 #include "pipeline.h"
 #include "pools.h"
 
@@ -40,17 +41,6 @@ void pp_gpu_stats_free(pp_profile *p) {
 
 /* ---- GPU zones ---------------------------------------------------------- */
 
-static int cmp_gpu(const void *a, const void *b) {
-  const pp_gpu_zone_rec *x = a, *y = b;
-  if (x->device != y->device)
-    return x->device < y->device ? -1 : 1;
-  if (x->stream != y->stream)
-    return x->stream < y->stream ? -1 : 1;
-  if (x->start != y->start)
-    return x->start < y->start ? -1 : 1;
-  return x->loc < y->loc ? -1 : x->loc > y->loc;
-}
-
 static int64_t meta_i64(const pp_trace *t, const char *key) {
   const char *v = pp_trace_meta(t, key);
   if (!v)
@@ -61,11 +51,12 @@ static int64_t meta_i64(const pp_trace *t, const char *key) {
   return end != v && !*end && !errno && x >= 0 ? (int64_t)x : -1;
 }
 
-static const pp_thread *thread_by_tid(const pp_trace *t, uint64_t tid) {
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (t->threads[i].tid == tid)
-      return &t->threads[i];
-  return NULL;
+/* The index of thread tid in t, or t->nthreads when none. */
+static size_t thread_by_tid(const pp_trace *t, uint64_t tid) {
+  size_t i = 0;
+  while (i < t->nthreads && t->threads[i].tid != tid)
+    i++;
+  return i;
 }
 
 static int cmp_zone_total(const void *a, const void *b) {
@@ -83,18 +74,18 @@ static int cmp_track(const void *a, const void *b) {
 }
 
 /* A stats-mode file: the same statistics from the writer's aggregates
- * (t->gpu_agg, one per site and track, in site order): per site, the
+ * (a->gpu_agg, one per site and track, in site order): per site, the
  * histograms merged, count and total summed, mean = total / count as in
  * trace mode; per track, the zone count and the launcher of the zone that
  * started first (ties: the lower site, as cmp_gpu orders them). */
-static int gpu_zones_from_stats(pp_trace *t) {
-  pp_gpu_stats *g = &t->prof.gpu;
-  size_t na = t->ngpu_agg;
+static int gpu_zones_from_stats(pp_analysis *a) {
+  pp_gpu_stats *g = &a->prof.gpu;
+  size_t na = a->ngpu_agg;
   if (!na)
     return 0;
   size_t nz = 0;
   for (size_t i = 0; i < na; i++)
-    nz += i == 0 || t->gpu_agg[i].loc != t->gpu_agg[i - 1].loc;
+    nz += i == 0 || a->gpu_agg[i].loc != a->gpu_agg[i - 1].loc;
   g->zones = pp__calloc(nz, sizeof *g->zones);
   g->tracks = pp__calloc(na, sizeof *g->tracks);
   if (!g->zones || !g->tracks)
@@ -103,34 +94,34 @@ static int gpu_zones_from_stats(pp_trace *t) {
   g->nzones = nz;
   pp_zone_stats *z = NULL;
   for (size_t i = 0; i < na; i++) {
-    const pp_gpu_zone_agg *a = &t->gpu_agg[i];
-    if (!z || a->loc != z->loc) {
+    const pp_gpu_zone_agg *ag = &a->gpu_agg[i];
+    if (!z || ag->loc != z->loc) {
       z = z ? z + 1 : g->zones;
-      z->loc = a->loc;
+      z->loc = ag->loc;
     }
-    z->count = pp__add_sat_u64(z->count, a->count);
-    z->total_ns = pp__add_sat(z->total_ns, a->total_ns);
-    if (pp_hist_merge(&z->hist, &a->hist) != 0 ||
-        pp_hist_merge(&z->self_hist, &a->hist) != 0)
+    z->count = pp__add_sat_u64(z->count, ag->count);
+    z->total_ns = pp__add_sat(z->total_ns, ag->total_ns);
+    if (pp_hist_merge(&z->hist, &ag->hist) != 0 ||
+        pp_hist_merge(&z->self_hist, &ag->hist) != 0)
       return -1;
     /* The track: found by a linear search, there are few. */
     size_t k = 0;
-    while (k < g->ntracks && (g->tracks[k].device != a->device ||
-                              g->tracks[k].stream != a->stream))
+    while (k < g->ntracks && (g->tracks[k].device != ag->device ||
+                              g->tracks[k].stream != ag->stream))
       k++;
     pp_gpu_track *tr = &g->tracks[k];
     if (k == g->ntracks) {
       g->ntracks++;
-      tr->device = a->device;
-      tr->stream = a->stream;
-      tr->tid = a->tid;
+      tr->device = ag->device;
+      tr->stream = ag->stream;
+      tr->tid = ag->tid;
       tr->zones = 0;
-      tr->first_ns = a->start_ns;
-    } else if (a->start_ns < tr->first_ns) {
-      tr->tid = a->tid; /* earlier site on ties: sites come in order */
-      tr->first_ns = a->start_ns;
+      tr->first_ns = ag->start_ns;
+    } else if (ag->start_ns < tr->first_ns) {
+      tr->tid = ag->tid; /* earlier site on ties: sites come in order */
+      tr->first_ns = ag->start_ns;
     }
-    tr->zones = pp__add_sat_u64(tr->zones, a->count);
+    tr->zones = pp__add_sat_u64(tr->zones, ag->count);
   }
   for (size_t i = 0; i < nz; i++) {
     pp_zone_stats *s = &g->zones[i];
@@ -145,8 +136,9 @@ static int gpu_zones_from_stats(pp_trace *t) {
   return 0;
 }
 
-static int gpu_zones(pp_trace *t) {
-  pp_gpu_stats *g = &t->prof.gpu;
+static int gpu_zones(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_gpu_stats *g = &a->prof.gpu;
   g->unavailable = pp_trace_meta(t, "gpu_zones.unavailable");
   g->resolved = meta_i64(t, "gpu_zones.resolved");
   g->unresolved = meta_i64(t, "gpu_zones.unresolved");
@@ -156,14 +148,15 @@ static int gpu_zones(pp_trace *t) {
   g->unavailable_calls = meta_i64(t, "gpu_zones.dropped.unavailable");
   g->query_failed = meta_i64(t, "gpu_zones.dropped.query_failed");
   g->calib_error_ns = meta_i64(t, "gpu_zones.calib_error_ns");
-  g->not_aggregated = t->from_stats ? t->gpu_agg_lost : -1;
+  g->not_aggregated = t->from_stats ? a->gpu_agg_lost : -1;
   g->used =
-      t->ngpu > 0 || t->ngpu_agg > 0 || g->unavailable || g->resolved >= 0;
-  if (t->ngpu_agg) /* stats mode since 1.3 (1.2 wrote GPU_ZONE events) */
-    return gpu_zones_from_stats(t);
+      t->ngpu > 0 || a->ngpu_agg > 0 || g->unavailable || g->resolved >= 0;
+  if (a->ngpu_agg) /* stats mode since 1.3 (1.2 wrote GPU_ZONE events) */
+    return gpu_zones_from_stats(a);
   if (!t->ngpu)
     return 0;
-  pp__sort(t->gpu, t->ngpu, sizeof *t->gpu, cmp_gpu);
+  if (!(a->gpu = pp__calloc(t->ngpu, sizeof *a->gpu)))
+    return -1;
   /* Tracks. */
   size_t nt = 0;
   for (size_t i = 0; i < t->ngpu; i++)
@@ -174,7 +167,8 @@ static int gpu_zones(pp_trace *t) {
   if (!g->tracks)
     return -1;
   for (size_t i = 0; i < t->ngpu; i++) {
-    pp_gpu_zone_rec *z = &t->gpu[i];
+    const pp_gpu_zone_rec *z = &t->gpu[i];
+    pp_gpu_zone_place *at = &a->gpu[i];
     if (i == 0 || z->device != t->gpu[i - 1].device ||
         z->stream != t->gpu[i - 1].stream) {
       pp_gpu_track *k = &g->tracks[g->ntracks++];
@@ -183,10 +177,9 @@ static int gpu_zones(pp_trace *t) {
       k->tid = z->tid;
       k->first_ns = z->start;
     }
-    z->track = (uint32_t)(g->ntracks - 1);
-    g->tracks[z->track].zones++;
-    const pp_thread *th = thread_by_tid(t, z->tid);
-    z->cpu_zone = th ? pp_zone_enclosing(th, z->launch) : -1;
+    at->track = (uint32_t)(g->ntracks - 1);
+    g->tracks[at->track].zones++;
+    at->cpu_zone = pp_zone_enclosing(a, thread_by_tid(t, z->tid), z->launch);
   }
   /* Per-site statistics. */
   uint32_t *slot = pp__malloc(t->nlocs * sizeof *slot);
@@ -222,10 +215,12 @@ static int gpu_zones(pp_trace *t) {
   return 0;
 }
 
-int pp_analyze_gpu(pp_trace *t) {
-  pp_gpu_stats_free(&t->prof);
-  if (gpu_zones(t) != 0 || pp__pools_analyze(t) != 0) {
-    pp_gpu_stats_free(&t->prof);
+int pp_analyze_gpu(pp_analysis *a) {
+  pp_gpu_stats_free(&a->prof);
+  pp__free(a->gpu);
+  a->gpu = NULL;
+  if (gpu_zones(a) != 0 || pp__pools_analyze(a) != 0) {
+    pp_gpu_stats_free(&a->prof);
     return -1;
   }
   return 0;

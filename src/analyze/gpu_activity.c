@@ -15,26 +15,6 @@
 
 /* ---- model helpers ------------------------------------------------------ */
 
-const char *pp_cuda_name(const pp_cuda_trace *c, uint32_t id) {
-  if (!c || id >= c->nnames || !c->names[id])
-    return "(unknown)";
-  return c->names[id];
-}
-
-void pp_cuda_trace_free(pp_cuda_trace *c) {
-  if (!c)
-    return;
-  for (size_t i = 0; i < c->nnames; i++)
-    pp__free(c->names[i]);
-  pp__free(c->names);
-  pp__free(c->kernels);
-  pp__free(c->memcpys);
-  pp__free(c->memsets);
-  pp__free(c->syncs);
-  pp__free(c->apis);
-  memset(c, 0, sizeof *c);
-}
-
 int pp_gpu_xfer_dir(unsigned k) {
   switch (k) {
   case 1: /* HTOD */
@@ -155,26 +135,27 @@ static int32_t find_api(const corr *c, size_t n, uint32_t id) {
   return lo < n && c[lo].id == id ? c[lo].api : -1;
 }
 
-static const pp_thread *thread_of(const pp_trace *t, uint64_t tid) {
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (t->threads[i].tid == tid)
-      return &t->threads[i];
-  return NULL;
+/* The index of thread tid in t, or t->nthreads when none. */
+static size_t thread_of(const pp_trace *t, uint64_t tid) {
+  size_t i = 0;
+  while (i < t->nthreads && t->threads[i].tid != tid)
+    i++;
+  return i;
 }
 
-static pp_gpu_attr attribute(const pp_trace *t, const corr *c, size_t nc,
+static pp_gpu_attr attribute(const pp_analysis *an, const corr *c, size_t nc,
                              uint32_t correlation) {
+  const pp_trace *t = an->trace;
   pp_gpu_attr a = {find_api(c, nc, correlation), PP_GPU_NO_ZONE,
                    PP_GPU_NO_ZONE};
   if (a.api < 0)
     return a;
   const pp_cuda_api *api = &t->cuda.apis[a.api];
-  const pp_thread *th = thread_of(t, api->tid);
-  if (!th)
-    return a;
-  int z = pp_zone_enclosing(th, api->start);
+  size_t ti = thread_of(t, api->tid);
+  int z = pp_zone_enclosing(an, ti, api->start);
   if (z < 0)
     return a;
+  const pp_thread_figures *th = &an->threads[ti];
   a.zone = th->zones[z].loc;
   while (th->zones[z].parent >= 0)
     z = th->zones[z].parent;
@@ -283,7 +264,7 @@ void pp_gpu_activity_free(pp_gpu_activity *g) {
 
 /* Busy time of each stage: its instances (top-level zones of its site on
  * every thread, merged) intersected with all devices' merged work. */
-static int stage_busy(const pp_trace *t, pp_gpu_activity *g, const iv *work,
+static int stage_busy(const pp_analysis *an, pp_gpu_activity *g, const iv *work,
                       size_t nwork) {
   for (size_t s = 0; s < g->nstages; s++) {
     pp_gpu_stage *st = &g->stages[s];
@@ -291,8 +272,8 @@ static int stage_busy(const pp_trace *t, pp_gpu_activity *g, const iv *work,
       continue;
     iv *v = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
-      const pp_thread *th = &t->threads[i];
+    for (size_t i = 0; i < an->nthreads; i++) {
+      const pp_thread_figures *th = &an->threads[i];
       for (size_t j = 0; j < th->nzones; j++) {
         const pp_zone_inst *z = &th->zones[j];
         if (z->depth != 0 || z->loc != st->loc)
@@ -311,7 +292,8 @@ static int stage_busy(const pp_trace *t, pp_gpu_activity *g, const iv *work,
   return 0;
 }
 
-int pp_analyze_cuda(pp_trace *t) {
+int pp_analyze_cuda(pp_analysis *an) {
+  const pp_trace *t = an->trace;
   const pp_cuda_trace *c = &t->cuda;
   if (!c->chunks)
     return 0;
@@ -341,9 +323,9 @@ int pp_analyze_cuda(pp_trace *t) {
   pp__sort(cr, c->napis, sizeof *cr, cmp_corr);
 
   /* The run's window: the zones' span widened by the GPU work. */
-  int any = t->prof.wall_ns > 0 || t->prof.t0 || t->prof.t1;
-  g->t0 = t->prof.t0;
-  g->t1 = t->prof.t1;
+  int any = an->prof.wall_ns > 0 || an->prof.t0 || an->prof.t1;
+  g->t0 = an->prof.t0;
+  g->t1 = an->prof.t1;
   size_t cap_stages = 0, cap_devices = 0, cap_kernels = 0, cap_apis = 0,
          cap_syncs = 0, w = 0;
 #define WIDEN(s, e)                                                            \
@@ -360,7 +342,7 @@ int pp_analyze_cuda(pp_trace *t) {
     int64_t d = dur(k->start, k->end);
     WIDEN(k->start, k->end);
     work[w++] = (iv){k->start, k->start + d};
-    pp_gpu_attr a = attribute(t, cr, c->napis, k->correlation);
+    pp_gpu_attr a = attribute(an, cr, c->napis, k->correlation);
     g->kernel_attr[i] = a;
     pp_gpu_stage *st = stage_for(g, a.stage, &cap_stages);
     pp_gpu_device *dv = device_for(g, k->device, &cap_devices);
@@ -399,7 +381,7 @@ int pp_analyze_cuda(pp_trace *t) {
     int64_t d = dur(m->start, m->end);
     WIDEN(m->start, m->end);
     work[w++] = (iv){m->start, m->start + d};
-    pp_gpu_attr a = attribute(t, cr, c->napis, m->correlation);
+    pp_gpu_attr a = attribute(an, cr, c->napis, m->correlation);
     g->memcpy_attr[i] = a;
     pp_gpu_stage *st = stage_for(g, a.stage, &cap_stages);
     pp_gpu_device *dv = device_for(g, m->device, &cap_devices);
@@ -415,7 +397,7 @@ int pp_analyze_cuda(pp_trace *t) {
     int64_t d = dur(m->start, m->end);
     WIDEN(m->start, m->end);
     work[w++] = (iv){m->start, m->start + d};
-    pp_gpu_attr a = attribute(t, cr, c->napis, m->correlation);
+    pp_gpu_attr a = attribute(an, cr, c->napis, m->correlation);
     g->memset_attr[i] = a;
     pp_gpu_stage *st = stage_for(g, a.stage, &cap_stages);
     pp_gpu_device *dv = device_for(g, m->device, &cap_devices);
@@ -468,7 +450,7 @@ int pp_analyze_cuda(pp_trace *t) {
   }
   pp__sort(g->devices, g->ndevices, sizeof *g->devices, cmp_device);
   nwork = merge_iv(work, w, &g->busy_ns);
-  if (stage_busy(t, g, work, nwork) != 0)
+  if (stage_busy(an, g, work, nwork) != 0)
     goto oom;
 
   for (size_t i = 0; i < g->nkernels; i++) {
@@ -523,7 +505,7 @@ int pp_analyze_cuda(pp_trace *t) {
   pp__free(work);
   pp__free(kmap);
   pp__free(amap);
-  t->cuda_an = g;
+  an->cuda = g;
   return 0;
 oom:
   pp__free(cr);

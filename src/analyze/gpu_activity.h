@@ -10,7 +10,7 @@
  * launch latency, API and synchronization totals. Definitions:
  * docs/internals/cupti.md.
  *
- * Invariants (after pp_analyze, when t->cuda_an is set): kernels[] is sorted
+ * Invariants (after pp_analyze, when a->cuda is set): kernels[] is sorted
  * by total_ns descending (ties by name); stages[] by the stage's GPU-side
  * time (kernels + copies + memsets) descending, the stage without a zone
  * (loc PP_GPU_NO_ZONE) included when it has any work; the attribution
@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "model.h"
+#include "analysis.h"
 
 #define PP_GPU_NO_ZONE UINT32_MAX
 
@@ -106,10 +106,11 @@ typedef struct pp_gpu_activity {
   pp_gpu_attr *kernel_attr, *memcpy_attr, *memset_attr;
 } pp_gpu_activity;
 
-/* Fill t->cuda_an from t->cuda and the zones (pp_analyze calls it after the
- * zones are built). Leaves t->cuda_an NULL when the trace has no CUDA chunk.
+/* Fill an->cuda from the trace's CUDA records and the zones (pp_analyze
+ * calls it after the zones are built). Leaves it NULL when the trace has no
+ * CUDA chunk.
  * Returns 0, or -1 when out of memory. */
-int pp_analyze_cuda(pp_trace *t);
+int pp_analyze_cuda(pp_analysis *an);
 /* Free an analysis (NULL is fine). */
 void pp_gpu_activity_free(pp_gpu_activity *g);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The parts of pp_analyze_pipeline() (model.h), one file each: queue
+ * The parts of pp_analyze_pipeline() (analysis.h), one file each: queue
  * statistics and stall periods (queues.c), stages, the bounding stage,
  * efficiency and flow critical paths (bottleneck.c), recommendations
- * (advice.c). Each fills its part of t->prof.pipe and returns 0, or -1
+ * (advice.c). Each fills its part of a->prof.pipe and returns 0, or -1
  * when out of memory (the caller then frees the whole pipe). They run in
  * that order: each may read what the previous ones filled.
  */
@@ -11,9 +11,9 @@
 #define PP_PIPELINE_H
 
 #include "../internal.h" /* pp__span, pp__add_sat */
-#include "model.h"
+#include "analysis.h"
 
-int pp__queues_analyze(pp_trace *t);
+int pp__queues_analyze(pp_analysis *a);
 
 /* Queues as a stream (queues.c; docs/internals/streaming.md): feed it every
  * event (pp__queue_stream_event is a pp_feed_fn; other types are skipped)
@@ -38,9 +38,9 @@ void pp__queue_stream_free(pp_queue_stream *s);
 /* Pushes waiting for their pop now, and the most at any time. */
 size_t pp__queue_stream_items_kept(const pp_queue_stream *s);
 size_t pp__queue_stream_items_high(const pp_queue_stream *s);
-int pp__stages_analyze(pp_trace *t);
-int pp__flows_analyze(pp_trace *t);
-int pp__advice_build(pp_trace *t);
+int pp__stages_analyze(pp_analysis *a);
+int pp__flows_analyze(pp_analysis *a);
+int pp__advice_build(pp_analysis *a);
 
 /* Offer a stall period to the list of the longest (pipe.stalls). */
 void pp__stall_offer(pp_pipeline *p, uint32_t queue, int full, int recorded,

@@ -17,7 +17,7 @@
 
 #include "../format/pptrace.h"
 #include "../internal.h"
-#include "model.h"
+#include "analysis.h"
 #include "model/feed.h"
 #include "pools.h"
 
@@ -471,9 +471,10 @@ int pp__pool_stream_finish(pp_pool_stream *s, const pp_trace *t,
 /* The pool figures a read's stream computed from every event
  * (pp_stream_results): finished at the first analysis with the trace's
  * times, copied at each. */
-static int streamed_pools(pp_trace *t) {
-  pp_stream_results *sr = t->streamres;
-  pp_profile *prof = &t->prof;
+static int streamed_pools(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_stream_results *sr = a->streamres;
+  pp_profile *prof = &a->prof;
   if (sr->pools_open) {
     pp_profile tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -508,9 +509,10 @@ static int streamed_pools(pp_trace *t) {
   return 0;
 }
 
-int pp__pools_analyze(pp_trace *t) {
-  if (t->streamres && (t->streamres->pools_open || t->streamres->have_pools))
-    return streamed_pools(t);
+int pp__pools_analyze(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (a->streamres && (a->streamres->pools_open || a->streamres->have_pools))
+    return streamed_pools(a);
   pp_pool_stream *s = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
   if (!s)
     return -1;
@@ -519,7 +521,7 @@ int pp__pools_analyze(pp_trace *t) {
                    PP_FEED_TYPE(PPT_EV_MEM_RESERVE);
   int rc = pp_feed_in_time_order(t, types, pp__pool_stream_event, s);
   if (rc == 0)
-    rc = pp__pool_stream_finish(s, t, t->prof.t0, t->prof.t1, &t->prof);
+    rc = pp__pool_stream_finish(s, t, a->prof.t0, a->prof.t1, &a->prof);
   pp__pool_stream_free(s);
   return rc ? -1 : 0;
 }

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "analysis.h"
 
 #define PP_POOL_LIVE_MAX ((size_t)1 << 18)
 #define PP_POOL_LEVELS_MAX ((size_t)4096)
@@ -44,6 +44,6 @@ void pp__pool_stream_free(pp_pool_stream *s);
 size_t pp__pool_stream_live(const pp_pool_stream *s);
 
 /* Pools of a model in memory, through the stream (pp_analyze_gpu). */
-int pp__pools_analyze(pp_trace *t);
+int pp__pools_analyze(pp_analysis *a);
 
 #endif /* PP_ANALYZE_POOLS_H */

@@ -487,11 +487,12 @@ int pp__queue_stream_finish(pp_queue_stream *s, const pp_trace *t,
 /* Queues of a model in memory: its events through the stream. */
 /* The queue figures a read's stream computed from every event
  * (pp_stream_results): finished at the first analysis, copied at each. */
-static int streamed_queues(pp_trace *t, pp_pipeline *p) {
-  pp_stream_results *sr = t->streamres;
+static int streamed_queues(pp_analysis *a, pp_pipeline *p) {
+  const pp_trace *t = a->trace;
+  pp_stream_results *sr = a->streamres;
   if (sr->queues_open) {
-    int rc = pp__queue_stream_finish(sr->queues_open, t, t->prof.t1,
-                                     &sr->queues);
+    int rc =
+        pp__queue_stream_finish(sr->queues_open, t, a->prof.t1, &sr->queues);
     pp__queue_stream_free(sr->queues_open);
     sr->queues_open = NULL;
     if (rc != 0) {
@@ -519,17 +520,17 @@ static int streamed_queues(pp_trace *t, pp_pipeline *p) {
   return 0;
 }
 
-int pp__queues_analyze(pp_trace *t) {
-  pp_pipeline *p = &t->prof.pipe;
+int pp__queues_analyze(pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  pp_pipeline *p = &a->prof.pipe;
   if (t->from_stats) {
     for (size_t i = 0; i < t->nlocs; i++)
       if (t->locs[i].kind == PP_KIND_QUEUE)
         p->queues_unavailable = 1;
     return 0;
   }
-  if (t->streamres &&
-      (t->streamres->queues_open || t->streamres->have_queues))
-    return streamed_queues(t, p);
+  if (a->streamres && (a->streamres->queues_open || a->streamres->have_queues))
+    return streamed_queues(a, p);
   pp_queue_stream *s = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
   if (!s)
     return -1;
@@ -539,7 +540,7 @@ int pp__queues_analyze(pp_trace *t) {
                    PP_FEED_TYPE(PPT_EV_QUEUE_WAIT_END);
   int rc = pp_feed_in_time_order(t, types, pp__queue_stream_event, s);
   if (rc == 0)
-    rc = pp__queue_stream_finish(s, t, t->prof.t1, p);
+    rc = pp__queue_stream_finish(s, t, a->prof.t1, p);
   pp__queue_stream_free(s);
   return rc ? -1 : 0;
 }
@@ -569,13 +570,14 @@ void pp_pipeline_free(pp_pipeline *p) {
   p->efficiency = -1;
 }
 
-int pp_analyze_pipeline(pp_trace *t) {
+int pp_analyze_pipeline(pp_analysis *a) {
+  const pp_trace *t = a->trace;
   if (!t)
     return -1;
-  pp_pipeline *p = &t->prof.pipe;
+  pp_pipeline *p = &a->prof.pipe;
   pp_pipeline_free(p);
-  if (pp__queues_analyze(t) || pp__stages_analyze(t) ||
-      pp__flows_analyze(t) || pp__advice_build(t)) {
+  if (pp__queues_analyze(a) || pp__stages_analyze(a) || pp__flows_analyze(a) ||
+      pp__advice_build(a)) {
     pp_pipeline_free(p);
     return -1;
   }

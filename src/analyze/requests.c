@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "model/trace.h"
+#include "analysis.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "model/feed.h"
+#include "model/trace.h"
 #include "pair/requests.h"
 #include "pipeline.h"
 #include "requests.h"
@@ -304,16 +304,17 @@ void pp__req_stream_free(pp_req_stream *s) {
   pp__free(s);
 }
 
-int pp_analyze_requests(pp_trace *t) {
+int pp_analyze_requests(pp_analysis *a) {
+  const pp_trace *t = a->trace;
   if (!t)
     return -1;
-  pp_request_stats_free(&t->prof.req);
-  pp_req_stream *s = pp__req_stream_new(t->req_warmup, &t->req_slo, 0);
+  pp_request_stats_free(&a->prof.req);
+  pp_req_stream *s = pp__req_stream_new(a->req_warmup, &a->req_slo, 0);
   if (!s)
     return -1;
   int rc =
       pp_feed_in_time_order(t, PP_REQ_STREAM_TYPES, pp__req_stream_event, s);
-  if (pp__req_stream_finish(s, 0, &t->prof.req) != 0 || rc != 0)
+  if (pp__req_stream_finish(s, 0, &a->prof.req) != 0 || rc != 0)
     rc = -1;
   pp__req_stream_free(s);
   return rc;

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "analysis.h"
 
 /* The event types the analysis wants, for pp_feed_in_time_order(). */
 #define PP_REQ_STREAM_TYPES                                                    \

@@ -15,7 +15,8 @@
  * counter series spread over threads are taken in time order.
  *
  * pp__stream_finish encodes the result as a STATS chunk payload, which
- * pp_analyze decodes into the profile with the stats-mode decoder.
+ * pp_analyze decodes into the analysis with the stats-mode decoder
+ * (pp__figures_apply, analyze/figures.c).
  */
 #ifndef PP_ANALYZE_STREAM_H
 #define PP_ANALYZE_STREAM_H
@@ -23,11 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
 typedef struct pp_stream pp_stream;
 
-/* Release what a pp_stream_results (analyze/model.h) holds, and it. */
+/* Release what a pp_stream_results (analyze/analysis.h) holds, and it. */
 void pp__stream_results_free(pp_stream_results *r);
 
 pp_stream *pp__stream_new(void);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The system figures of an analysed trace (system.h), computed once from
- * the library metrics among t->prof.counters, found by registry id, and
+ * the library metrics among a->prof.counters, found by registry id, and
  * from META (run.*, sampler.hz, carbon.g_per_kwh, unavailable.<group>,
  * perf.<event>.running_pct). The renderers (export/report_system.c, the
  * frame energy lines of report_text.c, summary_json.c) only print it.
@@ -21,18 +21,19 @@
 
 /* ---- library metrics among the series ------------------------------------ */
 
-int pp_trace_metrics(const pp_trace *t, pp_metric_ref **out, size_t *n) {
+int pp_trace_metrics(const pp_analysis *a, pp_metric_ref **out, size_t *n) {
+  const pp_trace *t = a->trace;
   *out = NULL;
   *n = 0;
-  if (!t->prof.ncounters)
+  if (!a->prof.ncounters)
     return 0;
-  pp_metric_ref *v = pp__malloc(t->prof.ncounters * sizeof *v);
+  pp_metric_ref *v = pp__malloc(a->prof.ncounters * sizeof *v);
   if (!v)
     return -1;
   uint32_t mkind = pp_trace_metric_kind(t);
   size_t k = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    pp_metric_ref r = {&t->prof.counters[i], PP_METRIC_NONE, -1, NULL, 0};
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
+    pp_metric_ref r = {&a->prof.counters[i], PP_METRIC_NONE, -1, NULL, 0};
     r.id = pp_loc_metric(t, r.c->loc, mkind, &r.index, &r.free, &r.free_len);
     if (r.id != PP_METRIC_NONE && r.c->samples)
       v[k++] = r;
@@ -376,10 +377,11 @@ void pp_energy_per_unit(const pp_energy *e, uint64_t n,
  * zone, and the carbon estimate, all from the run's energy
  * (pp_run_energy: CPU package + GPU), the one definition the frame and
  * request figures use too. */
-static void energy(const pp_trace *t, pp_system *s) {
-  if (!pp_run_energy(t, &s->energy))
+static void energy(const pp_analysis *a, pp_system *s) {
+  const pp_trace *t = a->trace;
+  if (!pp_run_energy(a, &s->energy))
     return;
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   if (p->nframes && p->frames[0].frames) {
     pp_energy_per_unit(&s->energy, p->frames[0].frames, &s->per_frame);
     s->per_frame.what = pp_trace_loc_name(t, p->frames[0].loc);
@@ -459,13 +461,14 @@ static void psi(const pp_metric_ref *r, size_t n, pp_system *s,
   }
 }
 
-int pp_system_get(const pp_trace *t, pp_system *s) {
+int pp_system_get(const pp_analysis *a, pp_system *s) {
+  const pp_trace *t = a->trace;
   memset(s, 0, sizeof *s);
-  if (!t || !t->analyzed)
+  if (!t || !a->analyzed)
     return -1;
   pp_metric_ref *r;
   size_t n;
-  if (pp_trace_metrics(t, &r, &n))
+  if (pp_trace_metrics(a, &r, &n))
     return -1;
   run_facts(t, s);
 
@@ -525,7 +528,7 @@ int pp_system_get(const pp_trace *t, pp_system *s) {
     s->numa.why = REASON(t, "numa");
   psi(r, n, s, t);
   tree_cpu_time(t, s);
-  energy(t, s);
+  energy(a, s);
   pp__free(r);
   if (rc) {
     pp_system_free(s);

@@ -26,14 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "metrics/registry.h"
 
 /* ---- library metrics among a trace's series ------------------------------ */
 
 /* pp_trace_metric_kind and pp_loc_metric: model/trace.h. */
 
-/* One library metric among t->prof.counters. */
+/* One library metric among a->prof.counters. */
 typedef struct pp_metric_ref {
   const pp_counter_stats *c;
   pp_metric_id id;
@@ -42,10 +42,10 @@ typedef struct pp_metric_ref {
   size_t free_len;
 } pp_metric_ref;
 
-/* The library metrics among t's counters, in t->prof.counters order, into
+/* The library metrics among a's counters, in a->prof.counters order, into
  * *out (malloc'ed, pp__free; NULL when none) and *n. 0, or -1 when out of
  * memory. */
-int pp_trace_metrics(const pp_trace *t, pp_metric_ref **out, size_t *n);
+int pp_trace_metrics(const pp_analysis *a, pp_metric_ref **out, size_t *n);
 
 /* Is counter c of t a library metric (to list apart from user counters)? */
 int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c);
@@ -177,7 +177,7 @@ typedef struct pp_system {
 
 /* Compute the system figures of the analysed trace t into *s. 0, or -1
  * (out of memory, or t not analysed) with *s empty. */
-int pp_system_get(const pp_trace *t, pp_system *s);
+int pp_system_get(const pp_analysis *a, pp_system *s);
 /* Release what pp_system_get allocated; safe on a zeroed struct, twice. */
 void pp_system_free(pp_system *s);
 

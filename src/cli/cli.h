@@ -8,11 +8,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
-/* Load and analyse a trace file, or a run directory written by `pipeprof
- * run` (its app.pptrace, the app.pptrace.<pid> files of programs it
- * started, and system.pptrace, merged). Prints one line on stderr and
+/* Load a trace file, or a run directory written by `pipeprof run` (its
+ * app.pptrace, the app.pptrace.<pid> files of programs it started, and
+ * system.pptrace, merged), into t, and analyse it into a (zeroed by the
+ * caller; free both afterwards, a first). Prints one line on stderr and
  * returns -1 on failure.
  *
  * Every figure comes from all events, streamed (analyze/stream.h); the
@@ -25,23 +26,24 @@
  * are read). pp_cli_load keeps PP_CLI_KEEP_EVENTS:
  * about 64 MiB of events and 40 MiB of zone instances at most. */
 #define PP_CLI_KEEP_EVENTS UINT64_C(2000000)
-int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep);
-/* The same with the request analysis's options (pp_trace.req_warmup,
+int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
+                     uint64_t keep);
+/* The same with the request analysis's options (pp_analysis.req_warmup,
  * req_slo), which the stream needs before the events go by. */
-int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
-                         uint64_t warmup, const pp_slo *slo);
-int pp_cli_load(const char *path, pp_trace *t);
+int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
+                         uint64_t keep, uint64_t warmup, const pp_slo *slo);
+int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a);
 /* The same, streamed (keep < UINT64_MAX), also handing every event of
  * every file to tap as it is read (analyze/stream.h pp__stream_tap: sites
  * and threads numbered as in the loaded trace; zone events of a thread in
  * its recording order). */
-int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
-                    pp_feed_fn tap, void *arg);
+int pp_cli_load_tap(const char *path, pp_trace *t, pp_analysis *a,
+                    uint64_t keep, pp_feed_fn tap, void *arg);
 
-/* Write t with an exporter to a file ("-" or NULL: stdout). Returns the exit
- * code: 0, or 1 after printing one line. */
-int pp_cli_export_to(const pp_trace *t, int (*fn)(FILE *, const pp_trace *),
-                     const char *out);
+/* Write analysis a with an exporter to a file ("-" or NULL: stdout).
+ * Returns the exit code: 0, or 1 after printing one line. */
+int pp_cli_export_to(const pp_analysis *a,
+                     int (*fn)(FILE *, const pp_analysis *), const char *out);
 
 /* `export --format chrome`: a trace file streams every event into the
  * Chrome JSON as it is read, in bounded memory (export.h
@@ -62,7 +64,7 @@ void pp_cli_remove_children(const char *dir);
  * into argv (or are static). */
 enum { PP_CLI_PARSED = -1, PP_CLI_EXIT_OK = 0, PP_CLI_EXIT_USAGE = 2 };
 
-typedef int (*pp_cli_export_fn)(FILE *, const pp_trace *);
+typedef int (*pp_cli_export_fn)(FILE *, const pp_analysis *);
 
 typedef struct pp_cli_report_args {
   const char *file, *html; /* html: NULL when not asked for */

@@ -30,7 +30,7 @@
 #include <jansson.h>
 #endif
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "analyze/reservoir.h"
 #include "analyze/stat_tests.h"
 #include "analyze/system.h"
@@ -613,7 +613,9 @@ static int tap_event(void *arg, const pp_trace *t, uint32_t thread,
 
 /* The samples of one input by name (sites sharing a name pooled into one
  * sample), from the tap, into set. */
-static int collect_samples(series_set *set, const pp_trace *t, diff_tap *tp) {
+static int collect_samples(series_set *set, const pp_analysis *a,
+                           diff_tap *tp) {
+  const pp_trace *t = a->trace;
   uint32_t mkind = pp_trace_metric_kind(t);
   for (size_t i = 0; i < tp->nlocs && i < t->nlocs; i++) {
     loc_acc *l = &tp->locs[i];
@@ -704,9 +706,11 @@ static void raw_values(series_set *set) {
 
 /* Zones of a trace without raw samples (stats mode): the histograms'
  * p50 and p99. */
-static int collect_runs_trace(series_set *set, size_t run, const pp_trace *t) {
-  for (size_t i = 0; i < t->prof.nzones; i++) {
-    const pp_zone_stats *z = &t->prof.zones[i];
+static int collect_runs_trace(series_set *set, size_t run,
+                              const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.nzones; i++) {
+    const pp_zone_stats *z = &a->prof.zones[i];
     if (!z->count)
       continue;
     if (!add_run_value(set, K_ZONE, run, pp_trace_loc_name(t, z->loc), z->count,
@@ -747,13 +751,14 @@ static int meta_num(const pp_trace *t, const char *key, double *out) {
 }
 
 /* The series of library metric id, or NULL. */
-static const pp_counter_stats *metric(const pp_trace *t, uint32_t mkind,
+static const pp_counter_stats *metric(const pp_analysis *a, uint32_t mkind,
                                       pp_metric_id id) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (t->prof.counters[i].samples &&
-        pp_loc_metric(t, t->prof.counters[i].loc, mkind, NULL, NULL, NULL) ==
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (a->prof.counters[i].samples &&
+        pp_loc_metric(t, a->prof.counters[i].loc, mkind, NULL, NULL, NULL) ==
             id)
-      return &t->prof.counters[i];
+      return &a->prof.counters[i];
   return NULL;
 }
 
@@ -772,21 +777,22 @@ static const char *total_unit(pp_metric_id id) {
 /* The run's wall time, CPU time, max RSS and cumulative counters (as
  * totals and rates per second of wall time); docs/diff.md says where each
  * comes from. */
-static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
+static int collect_run_figs(series_set *set, size_t run, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   double wall = NAN, v, u, sy;
   if (meta_num(t, "run.wall_ns", &v)) {
     wall = v;
     if (add_fig(set, K_RUN, run, "wall time", v, "ns", "pipeprof run"))
       return -1;
-  } else if (t->prof.wall_ns > 0) {
-    wall = (double)t->prof.wall_ns;
+  } else if (a->prof.wall_ns > 0) {
+    wall = (double)a->prof.wall_ns;
     if (add_fig(set, K_RUN, run, "wall time", wall, "ns",
                 "trace span (first to last event)"))
       return -1;
   }
   uint32_t mkind = pp_trace_metric_kind(t);
-  const pp_counter_stats *cu = metric(t, mkind, PP_METRIC_PROC_CPU_USER_S);
-  const pp_counter_stats *cs = metric(t, mkind, PP_METRIC_PROC_CPU_SYSTEM_S);
+  const pp_counter_stats *cu = metric(a, mkind, PP_METRIC_PROC_CPU_USER_S);
+  const pp_counter_stats *cs = metric(a, mkind, PP_METRIC_PROC_CPU_SYSTEM_S);
   int rc = 0;
   if (meta_num(t, "run.user_ns", &u) && meta_num(t, "run.system_ns", &sy))
     rc = add_fig(set, K_RUN, run, "CPU time", u + sy, "ns",
@@ -794,13 +800,13 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
   else if (cu && cs)
     rc = add_fig(set, K_RUN, run, "CPU time", (cu->last + cs->last) * 1e9, "ns",
                  "sampled from /proc (user + system)");
-  else if (t->prof.process_cpu_ns >= 0)
-    rc = add_fig(set, K_RUN, run, "CPU time", (double)t->prof.process_cpu_ns,
+  else if (a->prof.process_cpu_ns >= 0)
+    rc = add_fig(set, K_RUN, run, "CPU time", (double)a->prof.process_cpu_ns,
                  "ns", "the profiled process at session end (rusage)");
   if (rc)
     return -1;
-  const pp_counter_stats *pk = metric(t, mkind, PP_METRIC_PROC_RSS_PEAK);
-  const pp_counter_stats *rss = metric(t, mkind, PP_METRIC_PROC_RSS);
+  const pp_counter_stats *pk = metric(a, mkind, PP_METRIC_PROC_RSS_PEAK);
+  const pp_counter_stats *rss = metric(a, mkind, PP_METRIC_PROC_RSS);
   if (meta_num(t, "run.maxrss_bytes", &v))
     rc = add_fig(set, K_RUN, run, "max RSS", v, "bytes",
                  "rusage of the run (largest process)");
@@ -815,8 +821,8 @@ static int collect_run_figs(series_set *set, size_t run, const pp_trace *t) {
   /* Cumulative counters: the process tree's counters start with the tree,
    * so the last value is the run's total; host-wide ones (sys.*) count
    * since boot, so the run's total is their increase. */
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
+    const pp_counter_stats *c = &a->prof.counters[i];
     const char *name = pp_trace_loc_name(t, c->loc);
     pp_metric_id id = sampled_metric(t, mkind, c->loc);
     if (!c->samples || id == PP_METRIC_NONE || !is_total(id))
@@ -969,9 +975,10 @@ static int load_input(side *sd, const char *path, int keep_raw) {
   }
   /* Every event streams (no details kept); the tap takes the samples. */
   pp_trace t;
+  pp_analysis a;
   diff_tap tp;
   tap_init(&tp, (uint64_t)run + 1);
-  if (pp_cli_load_tap(path, &t, 0, tap_event, &tp) != 0) {
+  if (pp_cli_load_tap(path, &t, &a, 0, tap_event, &tp) != 0) {
     tap_free(&tp);
     return -1;
   }
@@ -979,9 +986,9 @@ static int load_input(side *sd, const char *path, int keep_raw) {
   series_set one = {0};
   if (t.from_stats) {
     sd->no_raw = 1;
-    rc = collect_runs_trace(&sd->run, run, &t);
+    rc = collect_runs_trace(&sd->run, run, &a);
   } else {
-    rc = collect_samples(&one, &t, &tp);
+    rc = collect_samples(&one, &a, &tp);
     uint64_t lost = tp.ranges.c.lost;
     tap_free(&tp); /* before the pooling: one sample at a time */
     tapped = 0;
@@ -995,10 +1002,11 @@ static int load_input(side *sd, const char *path, int keep_raw) {
       rc = collect_trace_raw(sd, run, &one, keep_raw);
   }
   if (rc == 0)
-    rc = collect_run_figs(&sd->run, run, &t);
+    rc = collect_run_figs(&sd->run, run, &a);
   set_free(&one);
   if (tapped)
     tap_free(&tp);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   if (rc != 0)
     fprintf(stderr, "pipeprof diff: out of memory while reading %s\n", path);

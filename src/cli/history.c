@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "cli.h"
 #include "history.h"
 
@@ -93,10 +93,12 @@ static void fmt_value(double v, char *buf, size_t len) {
 
 static int cmd_add(const char *db, const char *file, const char *label) {
   pp_trace t;
-  if (pp_cli_load(file, &t) != 0)
+  pp_analysis a;
+  if (pp_cli_load(file, &t, &a) != 0)
     return EXIT_FAIL;
   char err[PATH_MAX + 256];
-  int64_t id = pp_history_record(db, &t, label, err, sizeof err);
+  int64_t id = pp_history_record(db, &a, label, err, sizeof err);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   if (id < 0)
     return fail(err);

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
 /* Schema version kept in PRAGMA user_version, and the application_id
  * ("PPHI") that marks the file as ours. */
@@ -46,7 +46,7 @@ int pp_history_default_path(char *buf, size_t len, char *err, size_t errlen);
  * Returns the new run id (> 0), or -1 with a one-line reason in err (always
  * NUL-terminated); a file that is not a history database is refused with
  * "not a pipeprof history database: PATH". */
-int64_t pp_history_record(const char *db_path, const pp_trace *t,
+int64_t pp_history_record(const char *db_path, const pp_analysis *a,
                           const char *label, char *err, size_t errlen);
 
 /* One recorded run. Strings are owned by the array (see

@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 #endif
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "history.h"
 #include "internal.h"
 
@@ -427,10 +427,11 @@ static int put_metric(sqlite3_stmt *st, int64_t run, const char *name,
   return rc == SQLITE_DONE || rc == SQLITE_CONSTRAINT ? 0 : -1;
 }
 
-static int put_run(sqlite3 *db, const pp_trace *t, const char *label,
+static int put_run(sqlite3 *db, const pp_analysis *a, const char *label,
                    int64_t *run) {
+  const pp_trace *t = a->trace;
   time_t now = time(NULL);
-  int64_t start_ns = 0, wall = t->prof.wall_ns;
+  int64_t start_ns = 0, wall = a->prof.wall_ns;
   int64_t when = meta_i64(t, "start_realtime_ns", &start_ns) && start_ns > 0
                      ? start_ns / 1000000000
                      : (int64_t)now;
@@ -459,14 +460,15 @@ static int put_run(sqlite3 *db, const pp_trace *t, const char *label,
   return 0;
 }
 
-static int put_metrics(sqlite3 *db, const pp_trace *t, int64_t run) {
+static int put_metrics(sqlite3 *db, const pp_analysis *a, int64_t run) {
+  const pp_trace *t = a->trace;
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(db,
                          "INSERT OR IGNORE INTO metrics (run_id, name, stat, "
                          "value) VALUES (?, ?, ?, ?)",
                          -1, &st, NULL) != SQLITE_OK)
     return -1;
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   int64_t wall = 0;
   if (!meta_i64(t, "run.wall_ns", &wall) || wall < 0)
     wall = p->wall_ns;
@@ -499,7 +501,7 @@ static int put_metrics(sqlite3 *db, const pp_trace *t, int64_t run) {
   return rc;
 }
 
-int64_t pp_history_record(const char *db_path, const pp_trace *t,
+int64_t pp_history_record(const char *db_path, const pp_analysis *a,
                           const char *label, char *err, size_t errlen) {
   set_err(err, errlen, "%s", "");
   char def[PATH_MAX];
@@ -517,7 +519,7 @@ int64_t pp_history_record(const char *db_path, const pp_trace *t,
     sqlite3_close(db);
     return -1;
   }
-  if (put_run(db, t, label, &run) != 0 || put_metrics(db, t, run) != 0 ||
+  if (put_run(db, a, label, &run) != 0 || put_metrics(db, a, run) != 0 ||
       sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     db_fail(db, db_path, "cannot record the run", err, errlen);
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -687,7 +689,7 @@ static int no_sqlite(char *err, size_t errlen) {
   return -1;
 }
 
-int64_t pp_history_record(const char *db_path, const pp_trace *t,
+int64_t pp_history_record(const char *db_path, const pp_analysis *a,
                           const char *label, char *err, size_t errlen) {
   return no_sqlite(err, errlen);
 }

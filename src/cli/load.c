@@ -14,11 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "analyze/stream.h"
 #include "cli.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "pair/zones.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
@@ -42,19 +43,19 @@ typedef struct load_opts {
  * merged into (NULL for the first file of a load); its stream takes this
  * file's events too, numbered as the merge will number them, so no file
  * of a run directory is stored whole. */
-static int read_one(const char *path, pp_trace *t, const load_opts *o,
-                    pp_trace *dst) {
+static int read_one(const char *path, pp_trace *t, pp_analysis *a,
+                    const load_opts *o, pp_trace *dst) {
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};
   if (dst && dst->from_stats) {
     ro.keep_events = 0; /* not merged (add_trace says so): count only */
-  } else if (dst && dst->stream) {
-    if (pp__stream_part_begin(dst->stream, dst) != 0) {
+  } else if (dst && a->stream) {
+    if (pp__stream_part_begin(a->stream, dst) != 0) {
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
-    ro = (pp_read_opts){o->keep, pp__stream_part_event, dst->stream, 0};
+    ro = (pp_read_opts){o->keep, pp__stream_part_event, a->stream, 0};
   } else if (!dst && o->keep != UINT64_MAX) {
     if (!(s = pp__stream_new()) ||
         pp__stream_details(s, o->warmup, &o->slo) != 0) {
@@ -72,7 +73,7 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
    * whole load, as running out of memory does: the figures would count
    * part of a file the load skips. */
   if (ro.on_event == pp__stream_part_event &&
-      pp__stream_part_end(dst->stream, rc != 0) != 0) {
+      pp__stream_part_end(a->stream, rc != 0) != 0) {
     if (rc == 0) {
       pp_trace_free(t);
       snprintf(err, sizeof err, "out of memory reading %s", path);
@@ -82,8 +83,8 @@ static int read_one(const char *path, pp_trace *t, const load_opts *o,
   if (rc != 0) {
     fprintf(stderr, "pipeprof: %s\n", err);
     pp__stream_free(s);
-  } else {
-    t->stream = s;
+  } else if (s) {
+    a->stream = s;
   }
   return rc;
 }
@@ -103,8 +104,8 @@ void pp_cli_remove_children(const char *dir) {
 }
 
 /* Merge src into *have (or make it the first trace); src's events went
- * through t's stream as it was read (read_one). The stored events stay a
- * window of at most o->keep. -1: out of memory (src is freed, *t is kept
+ * through the analysis's stream as it was read (read_one). The stored events
+ * stay a window of at most o->keep. -1: out of memory (src is freed, *t is kept
  * for the caller to free). */
 static int add_trace(pp_trace *t, int *have, pp_trace *src,
                      const load_opts *o) {
@@ -175,7 +176,8 @@ static int is_main_file(const char *path) {
  * another unreadable file is skipped (its one line is printed); running
  * out of memory anywhere fails the whole load, never leaving a report of
  * part of the run. */
-static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
+static int load_dir(const char *dir, pp_trace *t, pp_analysis *a,
+                    const load_opts *o) {
   run_path *files;
   long nf = run_files(dir, &files);
   if (nf < 0)
@@ -183,7 +185,7 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   int have = 0, failed = 0;
   pp_trace part;
   for (long i = 0; i < nf && !failed; i++) {
-    int rc = read_one(files[i], &part, o, have ? t : NULL);
+    int rc = read_one(files[i], &part, a, o, have ? t : NULL);
     if (rc != 0) {
       /* the line is printed; a child or sampler file is skipped */
       failed = rc == PP_TRACE_ENOMEM || (i == 0 && is_main_file(files[i]));
@@ -211,17 +213,23 @@ static int load_dir(const char *dir, pp_trace *t, const load_opts *o) {
   return 0;
 }
 
-static int load(const char *path, pp_trace *t, const load_opts *o) {
+static int load(const char *path, pp_trace *t, pp_analysis *a,
+                const load_opts *o) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (is_dir ? load_dir(path, t, o) != 0 : read_one(path, t, o, NULL) != 0)
+  memset(a, 0, sizeof *a);
+  if (is_dir ? load_dir(path, t, a, o) != 0
+             : read_one(path, t, a, o, NULL) != 0) {
+    pp_analysis_free(a);
     return -1;
-  t->req_warmup = o->warmup; /* for requests analysed from stored events */
-  t->req_slo = o->slo;
-  if (pp_analyze(t) != 0) {
+  }
+  a->req_warmup = o->warmup; /* for requests analysed from stored events */
+  a->req_slo = o->slo;
+  if (pp_analyze(t, a) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
                     "it)\n",
             path);
+    pp_analysis_free(a);
     pp_trace_free(t);
     return -1;
   }
@@ -229,38 +237,40 @@ static int load(const char *path, pp_trace *t, const load_opts *o) {
     fprintf(stderr, "pipeprof: %s: no intact chunk found (%llu bytes "
                     "skipped)\n",
             path, (unsigned long long)t->diag.bytes_skipped);
+    pp_analysis_free(a);
     pp_trace_free(t);
     return -1;
   }
   return 0;
 }
 
-int pp_cli_load_requests(const char *path, pp_trace *t, uint64_t keep,
-                         uint64_t warmup, const pp_slo *slo) {
+int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
+                         uint64_t keep, uint64_t warmup, const pp_slo *slo) {
   load_opts o = {keep, warmup, *slo, NULL, NULL};
-  return load(path, t, &o);
+  return load(path, t, a, &o);
 }
 
-int pp_cli_load_tap(const char *path, pp_trace *t, uint64_t keep,
-                    pp_feed_fn tap, void *arg) {
+int pp_cli_load_tap(const char *path, pp_trace *t, pp_analysis *a,
+                    uint64_t keep, pp_feed_fn tap, void *arg) {
   load_opts o = {keep, 0, {0, 0, 0}, tap, arg};
   if (keep == UINT64_MAX) {
     fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
     return -1;
   }
-  return load(path, t, &o);
+  return load(path, t, a, &o);
 }
 
-int pp_cli_load_keep(const char *path, pp_trace *t, uint64_t keep) {
+int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
+                     uint64_t keep) {
   static const pp_slo none;
-  return pp_cli_load_requests(path, t, keep, 0, &none);
+  return pp_cli_load_requests(path, t, a, keep, 0, &none);
 }
 
-int pp_cli_load(const char *path, pp_trace *t) {
-  return pp_cli_load_keep(path, t, PP_CLI_KEEP_EVENTS);
+int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a) {
+  return pp_cli_load_keep(path, t, a, PP_CLI_KEEP_EVENTS);
 }
 
-int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,
+int pp_cli_export_to(const pp_analysis *a, pp_cli_export_fn fn,
                      const char *out) {
   int to_stdout = !out || strcmp(out, "-") == 0;
   FILE *f = to_stdout ? stdout : fopen(out, "w");
@@ -268,7 +278,7 @@ int pp_cli_export_to(const pp_trace *t, pp_cli_export_fn fn,
     fprintf(stderr, "pipeprof: cannot create %s: %s\n", out, strerror(errno));
     return EXIT_FAIL;
   }
-  int rc = fn(f, t);
+  int rc = fn(f, a);
   if (fflush(f) != 0)
     rc = -1;
   if (!to_stdout && fclose(f) != 0)
@@ -362,13 +372,16 @@ static int chrome_fail(chrome_tee *x, const char *out);
  * with one line said and no output file left. t is freed. */
 static int chrome_end(chrome_tee *x, pp_trace *t, const char *path,
                       const char *out) {
-  t->stream = x->s;
+  pp_analysis a = {0};
+  a.stream = x->s;
   x->s = NULL;
-  if (pp_analyze(t) != 0) {
+  int rc = pp_analyze(t, &a);
+  if (rc != 0) {
     fprintf(stderr,
             "pipeprof: out of memory reading %s (while analysing "
             "it)\n",
             path);
+    pp_analysis_free(&a);
     pp_trace_free(t);
     return chrome_fail(x, out);
   }
@@ -377,6 +390,7 @@ static int chrome_end(chrome_tee *x, pp_trace *t, const char *path,
             "pipeprof: %s: no intact chunk found (%llu bytes "
             "skipped)\n",
             path, (unsigned long long)t->diag.bytes_skipped);
+    pp_analysis_free(&a);
     pp_trace_free(t);
     return chrome_fail(x, out);
   }
@@ -386,12 +400,14 @@ static int chrome_end(chrome_tee *x, pp_trace *t, const char *path,
               strerror(x->open_errno));
     else
       fprintf(stderr, "pipeprof: out of memory writing %s\n", out_name(out));
+    pp_analysis_free(&a);
     pp_trace_free(t);
     return chrome_fail(x, out);
   }
   if (x->zones_unfed)
     pp_chrome_stream_zones_unfed(x->c, x->have_zone_last, x->zone_last);
-  int rc = pp_chrome_stream_finish(x->c, t);
+  rc = pp_chrome_stream_finish(x->c, &a);
+  pp_analysis_free(&a);
   pp_trace_free(t);
   if (fflush(x->f) != 0)
     rc = -1;
@@ -647,9 +663,11 @@ static int export_chrome_dir(const char *dir, const char *out,
     pp_trace_free(&d.view);
     pp__stream_free(d.x.s);
     pp_trace t;
-    if (pp_cli_load_keep(dir, &t, keep) != 0)
+    pp_analysis a;
+    if (pp_cli_load_keep(dir, &t, &a, keep) != 0)
       return EXIT_FAIL;
-    rc = pp_cli_export_to(&t, pp_export_chrome, out);
+    rc = pp_cli_export_to(&a, pp_export_chrome, out);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
     return rc;
   }
@@ -726,9 +744,11 @@ int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
       return export_chrome_dir(path, out, keep);
     /* --details N: the window of a merge in memory */
     pp_trace t;
-    if (pp_cli_load_keep(path, &t, keep) != 0)
+    pp_analysis a;
+    if (pp_cli_load_keep(path, &t, &a, keep) != 0)
       return EXIT_FAIL;
-    int rc = pp_cli_export_to(&t, pp_export_chrome, out);
+    int rc = pp_cli_export_to(&a, pp_export_chrome, out);
+    pp_analysis_free(&a);
     pp_trace_free(&t);
     return rc;
   }

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "cli.h"
 #include "export/export.h"
 #include "model/trace.h"
@@ -48,16 +48,19 @@ static int cmd_report(int argc, char **argv) {
   pp_report_opts opts = {0};
   opts.top_n = a.top_n;
   pp_trace t;
-  if (pp_cli_load_requests(file, &t, a.details, (uint64_t)warmup, &slo) != 0)
+  pp_analysis an;
+  if (pp_cli_load_requests(file, &t, &an, a.details, (uint64_t)warmup, &slo) !=
+      0)
     return EXIT_FAIL;
   /* The HTML file first: a failure to create it then leaves nothing but
    * its one error line. */
-  if (html && pp_cli_export_to(&t, pp_export_html, html) != EXIT_OK) {
-    pp_trace_free(&t);
-    return EXIT_FAIL;
-  }
-  int rc = pp_report_text(stdout, &t, &opts);
+  int rc = html ? pp_cli_export_to(&an, pp_export_html, html) : EXIT_OK;
+  if (rc == EXIT_OK)
+    rc = pp_report_text(stdout, &an, &opts) == 0 ? EXIT_OK : -1;
+  pp_analysis_free(&an);
   pp_trace_free(&t);
+  if (rc == EXIT_FAIL)
+    return EXIT_FAIL;
   if (rc != 0 || fflush(stdout) != 0) {
     fprintf(stderr, "pipeprof: cannot write the report\n");
     return EXIT_FAIL;
@@ -78,9 +81,11 @@ static int cmd_export(int argc, char **argv) {
     return pp_cli_export_chrome(file, out,
                                 a.details_set ? a.details : UINT64_MAX);
   pp_trace t;
-  if (pp_cli_load_keep(file, &t, a.details) != 0)
+  pp_analysis an;
+  if (pp_cli_load_keep(file, &t, &an, a.details) != 0)
     return EXIT_FAIL;
-  int rc = pp_cli_export_to(&t, fn, out);
+  int rc = pp_cli_export_to(&an, fn, out);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
   return rc;
 }
@@ -159,20 +164,22 @@ static int cmd_demo(int argc, char **argv) {
     return EXIT_FAIL;
   }
   pp_trace t;
-  if (pp_cli_load_keep(trace, &t, UINT64_MAX) != 0)
+  pp_analysis an;
+  if (pp_cli_load_keep(trace, &t, &an, UINT64_MAX) != 0)
     return EXIT_FAIL;
-  int rc = pp_cli_export_to(&t, pp_export_chrome, chrome);
+  int rc = pp_cli_export_to(&an, pp_export_chrome, chrome);
   if (rc == EXIT_OK)
-    rc = pp_cli_export_to(&t, pp_export_summary_json, summary);
+    rc = pp_cli_export_to(&an, pp_export_summary_json, summary);
   if (rc == EXIT_OK)
-    rc = pp_cli_export_to(&t, pp_export_html, html);
+    rc = pp_cli_export_to(&an, pp_export_html, html);
   if (rc == EXIT_OK) {
     printf("\n");
-    pp_report_text(stdout, &t, NULL);
+    pp_report_text(stdout, &an, NULL);
     printf("\nwrote %s\n      %s (open in https://ui.perfetto.dev)\n"
            "      %s\n      %s (open in a web browser)\n",
            trace, chrome, summary, html);
   }
+  pp_analysis_free(&an);
   pp_trace_free(&t);
   return rc;
 }

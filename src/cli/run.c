@@ -430,22 +430,24 @@ int pp_cli_run(int argc, char **argv) {
     fprintf(stderr, "pipeprof run: %s %s\n", o.cmd[0], how);
 
   pp_trace t;
-  if (pp_cli_load(o.out, &t) != 0)
+  pp_analysis a;
+  if (pp_cli_load(o.out, &t, &a) != 0)
     return code ? code : 1;
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.json", o.out);
-  pp_cli_export_to(&t, pp_export_chrome, out);
+  pp_cli_export_to(&a, pp_export_chrome, out);
   snprintf(out, sizeof out, "%s/summary.json", o.out);
-  pp_cli_export_to(&t, pp_export_summary_json, out);
+  pp_cli_export_to(&a, pp_export_summary_json, out);
   snprintf(out, sizeof out, "%s/report.html", o.out);
-  pp_cli_export_to(&t, pp_export_html, out);
+  pp_cli_export_to(&a, pp_export_html, out);
   if (o.json) {
-    pp_export_summary_json(stdout, &t);
+    pp_export_summary_json(stdout, &a);
   } else {
-    pp_report_text(stdout, &t, NULL);
+    pp_report_text(stdout, &a, NULL);
     print_written(o.out);
   }
   fflush(stdout);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return code;
 }

@@ -117,6 +117,7 @@ typedef struct cseries {
 
 struct pp_chrome {
   const pp_trace *t; /* the trace of the current call */
+  const pp_analysis *a; /* its analysis: at the finish (NULL before) */
   FILE *out;
   pp_jsonw w;
   int started, streamed, failed;
@@ -403,7 +404,7 @@ static size_t thread_index(const pp_trace *t, uint64_t tid);
  * flow (v1 s/f) from the CPU zone open at launch to each GPU zone. */
 static void write_gpu(chrome_ctx *c) {
   const pp_trace *t = c->t;
-  const pp_gpu_stats *g = &t->prof.gpu;
+  const pp_gpu_stats *g = &c->a->prof.gpu;
   pp_jsonw *w = &c->w;
   for (size_t k = 0; k < g->ntracks; k++) {
     char name[64];
@@ -427,6 +428,7 @@ static void write_gpu(chrome_ctx *c) {
   }
   for (size_t i = 0; i < t->ngpu; i++) {
     const pp_gpu_zone_rec *z = &t->gpu[i];
+    uint32_t track = c->a->gpu[i].track;
     int64_t dur;
     if (__builtin_sub_overflow(z->end, z->start, &dur) || dur < 0)
       dur = dur < 0 ? 0 : INT64_MAX;
@@ -434,9 +436,9 @@ static void write_gpu(chrome_ctx *c) {
     pp_jsonw_put(w, S("{\"ph\":\"X\",\"name\":"));
     put_name(c, z->loc);
     pp_jsonw_put(w, S(",\"cat\":\"gpu\",\"pid\":"));
-    pp_jsonw_put_uint(w, tid_pid(c, g->tracks[z->track].tid));
+    pp_jsonw_put_uint(w, tid_pid(c, g->tracks[track].tid));
     pp_jsonw_put(w, S(",\"tid\":"));
-    pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
+    pp_jsonw_put_uint(w, GPU_TID_BASE + track);
     pp_jsonw_put(w, S(",\"ts\":"));
     pp_jsonw_put_us(w, rel_ns(c, z->start));
     pp_jsonw_put(w, S(",\"dur\":"));
@@ -461,9 +463,9 @@ static void write_gpu(chrome_ctx *c) {
       put_hex64(w, id);
       if (m) {
         pp_jsonw_put(w, S(",\"pid\":"));
-        pp_jsonw_put_uint(w, tid_pid(c, g->tracks[z->track].tid));
+        pp_jsonw_put_uint(w, tid_pid(c, g->tracks[track].tid));
         pp_jsonw_put(w, S(",\"tid\":"));
-        pp_jsonw_put_uint(w, GPU_TID_BASE + z->track);
+        pp_jsonw_put_uint(w, GPU_TID_BASE + track);
         pp_jsonw_put(w, S(",\"ts\":"));
         pp_jsonw_put_us(w, rel_ns(c, z->start));
       } else {
@@ -473,8 +475,8 @@ static void write_gpu(chrome_ctx *c) {
     }
   }
   /* Memory pools: one counter track per pool and device. */
-  for (size_t i = 0; i < t->prof.npools; i++) {
-    const pp_mem_pool_stats *ps = &t->prof.pools[i];
+  for (size_t i = 0; i < c->a->prof.npools; i++) {
+    const pp_mem_pool_stats *ps = &c->a->prof.pools[i];
     char name[160];
     snprintf(name, sizeof name, "pool %s (GPU %u) bytes",
              pp_trace_loc_name(t, ps->loc), (unsigned)ps->device);
@@ -1051,11 +1053,13 @@ static int start(chrome_ctx *c) {
   if (c->started)
     return 0;
   c->started = 1;
-  c->t0 = c->streamed && t->diag.have_first ? t->diag.first_ns : t->prof.t0;
+  c->t0 = c->streamed && t->diag.have_first ? t->diag.first_ns
+          : c->a                            ? c->a->prof.t0
+                                            : 0;
   if (t->nlocs && pp_loc_canon(t, &c->canon) != 0)
     return -1;
   c->ncanon = t->nlocs;
-  c->have_rt = pp_run_tree_get(t, &c->rt) == 0;
+  c->have_rt = pp_run_tree_get(t, c->a, &c->rt) == 0;
   if (pp_jsonw_init(&c->w, c->out) != 0)
     return -1;
   pp_jsonw *w = &c->w;
@@ -1140,7 +1144,7 @@ static void kv_meta_num(pp_jsonw *w, const pp_trace *t, const char *key,
 
 static void write_metadata(chrome_ctx *c) {
   const pp_trace *t = c->t;
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &c->a->prof;
   pp_jsonw *w = &c->w;
   pp_jsonw_key(w, "metadata");
   pp_jsonw_obj_begin(w);
@@ -1205,7 +1209,7 @@ static void write_metadata(chrome_ctx *c) {
   pp_jsonw_kv_uint(w, "events_kept",
                    c->streamed ? t->diag.events : t->diag.events_kept);
   pp_jsonw_key(w, "details_complete_until_ns");
-  int64_t window = c->streamed ? -1 : pp_details_window_ns(t);
+  int64_t window = c->streamed ? -1 : pp_details_window_ns(c->a);
   if (window >= 0)
     pp_jsonw_int(w, window);
   else
@@ -1322,7 +1326,7 @@ static int cmp_dev_stream(const void *a, const void *b) {
 
 static int write_cuda(chrome_ctx *c) {
   const pp_trace *t = c->t;
-  const pp_gpu_activity *g = t->cuda_an;
+  const pp_gpu_activity *g = c->a->cuda;
   if (!g)
     return 0;
   const pp_cuda_trace *cu = &t->cuda;
@@ -1522,9 +1526,11 @@ void pp_chrome_stream_free(pp_chrome *c) {
   pp__free(c);
 }
 
-int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
+int pp_chrome_stream_finish(pp_chrome *c, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   c->t = t;
-  if (!t->analyzed || (c->order && pp_order_flush(c->order, t) != 0) ||
+  c->a = a;
+  if (!a->analyzed || (c->order && pp_order_flush(c->order, t) != 0) ||
       c->failed || (!c->started && start(c) != 0)) {
     c->failed = 1;
     return -1;
@@ -1533,11 +1539,11 @@ int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
     c->lim.events_late = pp_order_late(c->order);
   /* What is open at the end is drawn to it: the trace's end, or the end
    * of the window of events a read stored. */
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   int64_t t1 = c->zones_unfed && c->have_zone_last && c->zone_last > p->t1
                    ? c->zone_last
                    : p->t1;
-  int64_t end = !c->streamed && pp_details_window_ns(t) >= 0 &&
+  int64_t end = !c->streamed && pp_details_window_ns(a) >= 0 &&
                         t->diag.first_unkept_ns < t1
                     ? t->diag.first_unkept_ns
                     : t1;
@@ -1569,17 +1575,19 @@ int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t) {
   return pp_jsonw_finish(w) == 0 && !c->failed ? 0 : -1;
 }
 
-int pp_export_chrome(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_export_chrome(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
   pp_chrome *c = chrome_new(out, 0);
   if (!c)
     return -1;
   c->t = t;
+  c->a = a;
   int rc = -1;
   if (start(c) == 0 &&
       pp_feed_in_time_order(t, PP_FEED_ALL, ordered_event, c) == 0)
-    rc = pp_chrome_stream_finish(c, t);
+    rc = pp_chrome_stream_finish(c, a);
   pp_chrome_stream_free(c);
   return rc;
 }

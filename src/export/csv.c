@@ -41,10 +41,11 @@ static void put_double(pp_jsonw *w, double v) {
   pp_jsonw_put(w, b, n); /* empty when not finite */
 }
 
-int pp_export_csv(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_export_csv(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   pp_jsonw w;
   if (pp_jsonw_init(&w, out) != 0) {
     pp_jsonw_finish(&w);

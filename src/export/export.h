@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Exporters and the text report: each turns an analysed pp_trace (see
- * src/analyze/model.h; call pp_analyze() first) into one output format on
- * a FILE*. Each exporter declares its entry points in its own marked block
- * below. Exporters never modify the trace; they return 0, or -1 when the
- * output could not be written or memory ran out.
+ * Exporters and the text report: each renders an analysis (a pp_analysis
+ * from pp_analyze, analyze/analysis.h, with the trace it was made from,
+ * model/model.h) into one output format on a FILE*. Each exporter
+ * declares its entry points in its own marked block below. Exporters
+ * compute nothing and change neither; they return 0, or -1 when the
+ * output could not be written, memory ran out, or a was not analysed.
  */
 #ifndef PP_EXPORT_H
 #define PP_EXPORT_H
@@ -12,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 #include "internal.h" /* pp_format_ns, pp__fmt_bytes */
 
 struct pp_jsonw; /* src/export/jsonw.h */
@@ -31,7 +32,7 @@ typedef struct pp_report_opts {
  * reader), zone table, top bottlenecks by self time, per-thread busy time,
  * frames, counters and an estimate of the profiler's own overhead. opts may
  * be NULL. Returns 0, or -1 when t was not analysed or writing failed. */
-int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts);
+int pp_report_text(FILE *out, const pp_analysis *a, const pp_report_opts *opts);
 
 /* 1 when a counter name is one the sampler records ("sys.", "proc.",
  * "perf.", "power.", "energy."): reported in the system sections, not in
@@ -48,15 +49,15 @@ int pp_counter_is_sampled(const char *name);
  * bounding stage, efficiency, longest stalls, flow critical paths), each
  * starting with a blank line and printed only with data (docs/analysis.md).
  * Returns 0, or -1 when t was not analysed or writing failed. */
-int pp_report_pipeline(FILE *out, const pp_trace *t);
+int pp_report_pipeline(FILE *out, const pp_analysis *a);
 /* Print the "recommendations" section: each with its evidence and rule,
  * or "none: ..." when no rule fired. Returns 0 or -1 as above. */
-int pp_report_advice(FILE *out, const pp_trace *t);
+int pp_report_advice(FILE *out, const pp_analysis *a);
 /* Write the members "queues" (array), "pipeline" (object) and
  * "recommendations" (array) into the JSON object open in w
  * (docs/formats/summary-json.md). Returns 0, or -1 when w is in the error
  * state. */
-int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_trace *t);
+int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_analysis *a);
 
 /* ==== end of pipeline report ============================================= */
 
@@ -68,7 +69,7 @@ int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_trace *t);
  * (version, t0 and wall-clock anchor, dropped events, reader diagnostics).
  * Opens in ui.perfetto.dev and chrome://tracing. Returns 0, or -1 when t
  * was not analysed, memory ran out or writing failed. */
-int pp_export_chrome(FILE *out, const pp_trace *t);
+int pp_export_chrome(FILE *out, const pp_analysis *a);
 
 /* The same document written as a read streams the events by, in memory
  * bounded whatever the trace's length (docs/internals/streaming.md):
@@ -113,7 +114,7 @@ int pp_chrome_stream_event(void *c, const pp_trace *t, uint32_t thread,
 int pp_chrome_stream_release(pp_chrome *c, const pp_trace *t, int64_t before);
 /* t read and analysed: write the rest. 0, or -1 (memory, writing). The
  * output is flushed, not closed. */
-int pp_chrome_stream_finish(pp_chrome *c, const pp_trace *t);
+int pp_chrome_stream_finish(pp_chrome *c, const pp_analysis *a);
 const pp_chrome_limits *pp_chrome_stream_limits(const pp_chrome *c);
 /* The figures' stream of the read was not fed the zone events (their
  * statistics are not in the document): the writer's own pairing, the one
@@ -133,7 +134,7 @@ void pp_chrome_stream_free(pp_chrome *c);
  * docs/formats/summary-json.md): zones with percentiles, top self time,
  * threads, frames, counters, overhead estimate, reader diagnostics.
  * Returns 0 or -1 as above. */
-int pp_export_summary_json(FILE *out, const pp_trace *t);
+int pp_export_summary_json(FILE *out, const pp_analysis *a);
 
 /* pp_export_summary_json() with extra top-level members: extra (when not
  * NULL) is called with the writer inside the still-open top-level object,
@@ -141,14 +142,14 @@ int pp_export_summary_json(FILE *out, const pp_trace *t);
  * structured pp_jsonw calls; a non-zero return fails the export. The HTML
  * report (src/export/html.c) adds its "timeline" this way. */
 struct pp_jsonw;
-typedef int (*pp_summary_extra_fn)(struct pp_jsonw *w, const pp_trace *t,
+typedef int (*pp_summary_extra_fn)(struct pp_jsonw *w, const pp_analysis *a,
                                    void *arg);
-int pp_summary_json_write(FILE *out, const pp_trace *t,
+int pp_summary_json_write(FILE *out, const pp_analysis *a,
                           pp_summary_extra_fn extra, void *arg);
 
 /* The per-zone table as RFC 4180 CSV (CRLF line ends, header row), one row
  * per zone site in profile order. Returns 0 or -1 as above. */
-int pp_export_csv(FILE *out, const pp_trace *t);
+int pp_export_csv(FILE *out, const pp_analysis *a);
 
 /* ==== end of JSON and CSV exporters ====================================== */
 
@@ -172,8 +173,8 @@ typedef struct pp_html_opts {
  * and U+2029 written as a JSON escape (backslash, 'u', four hex digits) so
  * that no name can end the script element (docs/html-report.md). Returns
  * 0, or -1 when t was not analysed, memory ran out or writing failed. */
-int pp_export_html(FILE *out, const pp_trace *t);
-int pp_export_html_opts(FILE *out, const pp_trace *t,
+int pp_export_html(FILE *out, const pp_analysis *a);
+int pp_export_html_opts(FILE *out, const pp_analysis *a,
                         const pp_html_opts *opts);
 
 /* ==== end of HTML report ================================================= */
@@ -193,7 +194,7 @@ struct pp_jsonw; /* src/export/jsonw.h */
  * Prints nothing when the trace has no sys./proc./perf./power./energy.
  * counter and no "unavailable.*" META (run.* alone is not enough). Returns
  * 0, or -1 when t was not analysed, memory ran out or writing failed. */
-int pp_report_system(FILE *out, const pp_trace *t);
+int pp_report_system(FILE *out, const pp_analysis *a);
 
 /* Write the member "system" (key and value) into the JSON object open in w:
  * null when pp_report_system would print nothing, else an object with the
@@ -202,13 +203,13 @@ int pp_report_system(FILE *out, const pp_trace *t);
  * "energy" (each only when it has data) and "unavailable" {group: reason}
  * (always). Layout in docs/formats/summary-json.md. Returns 0, or -1 when
  * t was not analysed, memory ran out or w is in the error state. */
-int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t);
+int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a);
 
 /* ==== end of system report =============================================== */
 
 /* ==== CUDA activity (src/export/report_cuda.c, summary_json.c, chrome.c) */
 
-/* Print the "CUDA activity" section (CUPTI records, t->cuda_an), starting with
+/* Print the "CUDA activity" section (CUPTI records, a->cuda), starting with
  * a blank line: records and dropped records, GPU busy vs idle over the run
  * and per device, transfers by direction, launch latency, attribution
  * counts, the kernel table (calls, total, mean, p50, p99, share of kernel
@@ -216,14 +217,14 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t);
  * When the trace has no CUDA records but META "unavailable.cuda" says why,
  * prints "CUDA tracing: unavailable: <reason>"; otherwise nothing. Returns
  * 0, or -1 when t was not analysed or writing failed. */
-int pp_report_cuda(FILE *out, const pp_trace *t);
+int pp_report_cuda(FILE *out, const pp_analysis *a);
 
 /* Write the member "cuda" into the JSON object open in w: null when the
  * trace has no CUDA records and no reason, {"unavailable": reason} when it
  * has only the reason, else the analysis in base units (layout in
  * docs/formats/summary-json.md). Returns 0, or -1 when w is in the error
  * state. */
-int pp_summary_cuda_json(struct pp_jsonw *w, const pp_trace *t);
+int pp_summary_cuda_json(struct pp_jsonw *w, const pp_analysis *a);
 
 /* ==== end of CUDA activity =============================================== */
 

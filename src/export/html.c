@@ -80,7 +80,8 @@ static int drawable(const pp_zone_inst *z, const int32_t *zidx, size_t nlocs) {
  * there are more than max, the max longest are kept (ties: earliest
  * thread, then earliest start) and each thread says how many of its
  * instances, and how much of their time, were left out. */
-static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
+static int write_timeline(pp_jsonw *w, const pp_analysis *a, void *arg) {
+  const pp_trace *t = a->trace;
   size_t max = *(const size_t *)arg;
   pp_jsonw_key(w, "timeline");
   pp_jsonw_obj_begin(w);
@@ -90,7 +91,7 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
     pp_jsonw_obj_end(w);
     return 0;
   }
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   int32_t *zidx = pp__malloc(t->nlocs * sizeof *zidx);
   dur_heap h = {pp__malloc(max * sizeof(int64_t)), 0, max};
   if (!zidx || !h.v) {
@@ -106,7 +107,7 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
 
   uint64_t total = 0;
   for (size_t k = 0; k < t->nthreads; k++) {
-    const pp_thread *th = &t->threads[k];
+    const pp_thread_figures *th = &a->threads[k];
     for (size_t i = 0; i < th->nzones; i++)
       if (drawable(&th->zones[i], zidx, t->nlocs)) {
         total++;
@@ -137,6 +138,7 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
   pp_jsonw_arr_begin_lines(w);
   for (size_t k = 0; k < t->nthreads; k++) {
     const pp_thread *th = &t->threads[k];
+    const pp_thread_figures *thf = &a->threads[k];
     uint64_t omitted = 0;
     int64_t omitted_ns = 0;
     pp_jsonw_obj_begin(w);
@@ -144,8 +146,8 @@ static int write_timeline(pp_jsonw *w, const pp_trace *t, void *arg) {
     pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
     pp_jsonw_key(w, "spans");
     pp_jsonw_arr_begin(w);
-    for (size_t i = 0; i < th->nzones; i++) {
-      const pp_zone_inst *z = &th->zones[i];
+    for (size_t i = 0; i < thf->nzones; i++) {
+      const pp_zone_inst *z = &thf->zones[i];
       if (!drawable(z, zidx, t->nlocs))
         continue;
       int64_t d = pp__span(z->start, z->end);
@@ -238,9 +240,10 @@ static void put_json_escaped(FILE *f, const char *s, size_t n) {
   put(f, s + from, n - from);
 }
 
-int pp_export_html_opts(FILE *out, const pp_trace *t,
+int pp_export_html_opts(FILE *out, const pp_analysis *a,
                         const pp_html_opts *opts) {
-  if (!out || !t || !t->analyzed)
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
   size_t max =
       opts && opts->timeline_max ? opts->timeline_max : PP_HTML_TIMELINE_MAX;
@@ -249,7 +252,7 @@ int pp_export_html_opts(FILE *out, const pp_trace *t,
   FILE *mem = open_memstream(&json, &len);
   if (!mem)
     return -1;
-  int rc = pp_summary_json_write(mem, t, write_timeline, &max);
+  int rc = pp_summary_json_write(mem, a, write_timeline, &max);
   if (fclose(mem) != 0)
     rc = -1;
   if (rc != 0) {
@@ -270,6 +273,6 @@ int pp_export_html_opts(FILE *out, const pp_trace *t,
   return ferror(out) ? -1 : 0;
 }
 
-int pp_export_html(FILE *out, const pp_trace *t) {
-  return pp_export_html_opts(out, t, NULL);
+int pp_export_html(FILE *out, const pp_analysis *a) {
+  return pp_export_html_opts(out, a, NULL);
 }

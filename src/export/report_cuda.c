@@ -128,10 +128,11 @@ static void latency(FILE *out, const char *label, const pp_hist *h,
           h->count);
 }
 
-int pp_report_cuda(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_cuda(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  const pp_gpu_activity *g = t->cuda_an;
+  const pp_gpu_activity *g = a->cuda;
   const char *why = pp_trace_meta(t, "unavailable.cuda");
   if (!g) {
     if (why)
@@ -151,9 +152,9 @@ int pp_report_cuda(FILE *out, const pp_trace *t) {
   const char *miss = pp_trace_meta(t, "unavailable.cuda.kinds");
   if (miss)
     fprintf(out, "  not traced: %s\n", miss);
-  char a[32], b[32], idle[32];
+  char x1[32], b[32], idle[32];
   fprintf(out, "  GPU busy: %s of %s (%.1f%%), idle %s\n",
-          pp_format_ns(a, sizeof a, (double)g->busy_ns),
+          pp_format_ns(x1, sizeof x1, (double)g->busy_ns),
           pp_format_ns(b, sizeof b, (double)g->wall_ns),
           pct((double)g->busy_ns, (double)g->wall_ns),
           pp_format_ns(idle, sizeof idle, (double)(g->wall_ns - g->busy_ns)));
@@ -172,7 +173,7 @@ int pp_report_cuda(FILE *out, const pp_trace *t) {
     char by[32];
     fprintf(out, "  %-5s %" PRIu64 " copies, %s in %s", pp_gpu_xfer_label(d),
             x->count, pp__fmt_bytes(by, sizeof by, (double)x->bytes),
-            pp_format_ns(a, sizeof a, (double)x->time_ns));
+            pp_format_ns(x1, sizeof x1, (double)x->time_ns));
     if (x->time_ns > 0)
       fprintf(out, " (%.2f GB/s)", (double)x->bytes / (double)x->time_ns);
     fputc('\n', out);
@@ -261,8 +262,9 @@ static void hist_json(pp_jsonw *w, const char *k, const pp_hist *h) {
   pp_jsonw_obj_end(w);
 }
 
-int pp_summary_cuda_json(pp_jsonw *w, const pp_trace *t) {
-  const pp_gpu_activity *g = t->cuda_an;
+int pp_summary_cuda_json(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_gpu_activity *g = a->cuda;
   const char *why = pp_trace_meta(t, "unavailable.cuda");
   pp_jsonw_key(w, "cuda");
   if (!g) {

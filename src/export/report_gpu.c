@@ -346,11 +346,12 @@ static void gpu_block(FILE *out, const pp_trace *t, const gpu_metrics *m,
   }
 }
 
-int pp_report_gpu(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_gpu(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
   gpu_metrics m;
-  if (pp_trace_metrics(t, &m.r, &m.n))
+  if (pp_trace_metrics(a, &m.r, &m.n))
     return -1;
   int n = gpu_slots(t, &m);
   const char *none = pp_trace_meta(t, "unavailable.gpu");

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
 /* Print the "GPU" section of an analysed trace, starting with a blank
  * line: per GPU its identity and whether the run used it, then
@@ -22,7 +22,7 @@
  * when META "unavailable.gpu" is set and no gpuN.* counter exists, and
  * nothing when there is neither. Returns 0, or -1 when t was not analysed
  * or writing failed. */
-int pp_report_gpu(FILE *out, const pp_trace *t);
+int pp_report_gpu(FILE *out, const pp_analysis *a);
 
 /* 1 when a counter name is a GPU one ("gpu." or "gpu<digits>."). */
 int pp_counter_is_gpu(const char *name);

@@ -48,8 +48,9 @@ static int name_width(const pp_trace *t, const pp_zone_stats *z, size_t n) {
   return w > 40 ? 40 : w;
 }
 
-static void gpu_section(FILE *out, const pp_trace *t) {
-  const pp_gpu_stats *g = &t->prof.gpu;
+static void gpu_section(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_gpu_stats *g = &a->prof.gpu;
   if (!g->nzones) {
     if (g->unavailable)
       fprintf(out, "\nGPU zones: unavailable: %s\n", g->unavailable);
@@ -166,10 +167,11 @@ static int cmp_mem_dev(const void *a, const void *b) {
 
 /* The devices the trace has device memory samples or reasons for, by
  * device; returns how many. */
-static size_t cuda_mem_devs(const pp_trace *t, cuda_mem_dev *d) {
+static size_t cuda_mem_devs(const pp_analysis *a, cuda_mem_dev *d) {
+  const pp_trace *t = a->trace;
   size_t n = 0;
-  for (size_t i = 0; i < t->prof.ncounters; i++) {
-    const pp_counter_stats *c = &t->prof.counters[i];
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
+    const pp_counter_stats *c = &a->prof.counters[i];
     const char *name = pp_trace_loc_name(t, c->loc);
     int64_t u = cuda_counter(name, "mem_used_bytes");
     int64_t k = cuda_counter(name, "mem_total_bytes");
@@ -196,9 +198,10 @@ static size_t cuda_mem_devs(const pp_trace *t, cuda_mem_dev *d) {
   return n;
 }
 
-static void cuda_mem_section(FILE *out, const pp_trace *t) {
+static void cuda_mem_section(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   cuda_mem_dev d[MAX_MEM_DEVS];
-  size_t n = cuda_mem_devs(t, d);
+  size_t n = cuda_mem_devs(a, d);
   const char *none = pp_trace_meta(t, "cuda_mem.unavailable");
   if (!n) {
     if (none)
@@ -234,9 +237,10 @@ static void cuda_mem_section(FILE *out, const pp_trace *t) {
   }
 }
 
-static void cuda_mem_json(struct pp_jsonw *w, const pp_trace *t) {
+static void cuda_mem_json(struct pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   cuda_mem_dev d[MAX_MEM_DEVS];
-  size_t n = cuda_mem_devs(t, d);
+  size_t n = cuda_mem_devs(a, d);
   const char *none = pp_trace_meta(t, "cuda_mem.unavailable");
   pp_jsonw_key(w, "device_memory");
   if (!n && !none) {
@@ -278,8 +282,9 @@ static void cuda_mem_json(struct pp_jsonw *w, const pp_trace *t) {
 }
 
 /* Why a trace with pool sites has no pool figures, or NULL. */
-static const char *pools_unavailable(const pp_trace *t) {
-  if (t->prof.npools || !t->from_stats)
+static const char *pools_unavailable(const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (a->prof.npools || !t->from_stats)
     return NULL;
   for (size_t i = 0; i < t->nlocs; i++)
     if (t->locs[i].kind == PP_KIND_POOL)
@@ -315,9 +320,10 @@ static void pool_inconsistent_why(const pp_mem_pool_stats *s, char *buf,
   }
 }
 
-static void pool_section(FILE *out, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
-  const char *why = pools_unavailable(t);
+static void pool_section(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
+  const char *why = pools_unavailable(a);
   if (why) {
     fprintf(out, "\nmemory pools: unavailable: %s\n", why);
     return;
@@ -393,13 +399,14 @@ static void pool_section(FILE *out, const pp_trace *t) {
     }
 }
 
-int pp_report_gpu_zones(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_gpu_zones(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  if (t->prof.gpu.used)
-    gpu_section(out, t);
-  cuda_mem_section(out, t);
-  pool_section(out, t);
+  if (a->prof.gpu.used)
+    gpu_section(out, a);
+  cuda_mem_section(out, a);
+  pool_section(out, a);
   return ferror(out) ? -1 : 0;
 }
 
@@ -413,10 +420,11 @@ static void kv_count(struct pp_jsonw *w, const char *k, int64_t v) {
     pp_jsonw_int(w, v);
 }
 
-int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
-  if (!w || !t || !t->analyzed)
+int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!w || !t || !a->analyzed)
     return -1;
-  const pp_gpu_stats *g = &t->prof.gpu;
+  const pp_gpu_stats *g = &a->prof.gpu;
   pp_jsonw_key(w, "gpu_zones");
   if (!g->used) {
     pp_jsonw_null(w);
@@ -476,9 +484,9 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
     kv_count(w, "calib_error_ns", g->calib_error_ns);
     pp_jsonw_obj_end(w);
   }
-  cuda_mem_json(w, t);
+  cuda_mem_json(w, a);
   pp_jsonw_key(w, "memory_pools");
-  const char *why = pools_unavailable(t);
+  const char *why = pools_unavailable(a);
   if (why) {
     char b[160];
     snprintf(b, sizeof b, "unavailable: %s", why);
@@ -486,8 +494,8 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t) {
     return w->err ? -1 : 0;
   }
   pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < t->prof.npools; i++) {
-    const pp_mem_pool_stats *s = &t->prof.pools[i];
+  for (size_t i = 0; i < a->prof.npools; i++) {
+    const pp_mem_pool_stats *s = &a->prof.pools[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, s->loc));
     pp_jsonw_kv_uint(w, "device", s->device);

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
 struct pp_jsonw; /* src/export/jsonw.h */
 
@@ -24,7 +24,7 @@ struct pp_jsonw; /* src/export/jsonw.h */
  * "memory pools" section when pools were recorded. Each section starts
  * with a blank line; nothing is printed when none applies. Returns 0, or
  * -1 when t was not analysed or writing failed. */
-int pp_report_gpu_zones(FILE *out, const pp_trace *t);
+int pp_report_gpu_zones(FILE *out, const pp_analysis *a);
 
 /* Write the members "gpu_zones" (object, or null when GPU zones were not
  * used), "device_memory" (object, or null without cuMemGetInfo samples or
@@ -32,7 +32,7 @@ int pp_report_gpu_zones(FILE *out, const pp_trace *t);
  * <reason>") into the JSON object open in w; layout in
  * docs/formats/summary-json.md. Returns 0, or -1 when t was not analysed
  * or w is in the error state. */
-int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_trace *t);
+int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a);
 
 /* 1 when name is a device memory counter the library samples through
  * cuMemGetInfo ("cuda<dev>.mem_used_bytes", "cuda<dev>.mem_total_bytes"),

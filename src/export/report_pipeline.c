@@ -4,7 +4,7 @@
  * time full and empty, producer and consumer waits), "pipeline
  * bottlenecks" (stages, the bounding stage, efficiency, longest stalls,
  * the critical path of flows) and "recommendations" (each with its
- * evidence), from t->prof.pipe (src/analyze/pipeline.h). Definitions are
+ * evidence), from a->prof.pipe (src/analyze/pipeline.h). Definitions are
  * in docs/analysis.md.
  */
 #include <inttypes.h>
@@ -45,8 +45,8 @@ static void pct_cell(FILE *out, double part, double whole) {
     fprintf(out, " %7s", "-");
 }
 
-static void queue_table(FILE *out, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void queue_table(FILE *out, const pp_analysis *a) {
+  const pp_pipeline *p = &a->prof.pipe;
   if (p->queues_unavailable) {
     fputs("\nqueues\nunavailable: stats mode keeps no queue statistics "
           "(record in trace mode)\n", out);
@@ -135,8 +135,9 @@ static void put_path(FILE *out, const pp_flow_path *fp) {
   fputc('\n', out);
 }
 
-static void flow_paths(FILE *out, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void flow_paths(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_pipeline *p = &a->prof.pipe;
   for (size_t i = 0; i < p->nflows; i++) {
     const pp_flow_stats *f = &p->flows[i];
     char b[32];
@@ -177,8 +178,8 @@ static void flow_paths(FILE *out, const pp_trace *t) {
   }
 }
 
-static void bottleneck_section(FILE *out, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void bottleneck_section(FILE *out, const pp_analysis *a) {
+  const pp_pipeline *p = &a->prof.pipe;
   if (!p->nstages && !p->nflows)
     return;
   char b1[32], b2[32];
@@ -231,7 +232,7 @@ static void bottleneck_section(FILE *out, const pp_trace *t) {
         const pp_queue_stats *q = &p->queues[s->queue];
         fprintf(out, "  %s for %s at +%s: ", s->full ? "full " : "empty",
                 dur(b1, sizeof b1, (double)s->end - (double)s->start),
-                dur(b2, sizeof b2, (double)s->start - (double)t->prof.t0));
+                dur(b2, sizeof b2, (double)s->start - (double)a->prof.t0));
         put_safe(out, q->name, 0, COL_NAME_MAX);
         fputs(s->full ? " (producer " : " (consumer ", out);
         put_safe(out, s->full ? q->from : q->to, 0, COL_NAME_MAX);
@@ -242,11 +243,11 @@ static void bottleneck_section(FILE *out, const pp_trace *t) {
     fputs("stages: none (declare queues with pp_queue_declare to name the "
           "stages)\n", out);
   }
-  flow_paths(out, t);
+  flow_paths(out, a);
 }
 
-static void advice_section(FILE *out, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void advice_section(FILE *out, const pp_analysis *a) {
+  const pp_pipeline *p = &a->prof.pipe;
   static const char *const sev[] = {"low", "medium", "high"};
   fputs("\nrecommendations\n", out);
   if (!p->nadvice) {
@@ -255,27 +256,29 @@ static void advice_section(FILE *out, const pp_trace *t) {
     return;
   }
   for (size_t i = 0; i < p->nadvice; i++) {
-    const pp_advice *a = &p->advice[i];
+    const pp_advice *adv = &p->advice[i];
     fprintf(out, "%2zu. [%s] ", i + 1,
-            sev[a->severity >= 0 && a->severity <= 2 ? a->severity : 0]);
-    put_safe(out, a->text, 0, 1024);
+            sev[adv->severity >= 0 && adv->severity <= 2 ? adv->severity : 0]);
+    put_safe(out, adv->text, 0, 1024);
     fputs("\n    evidence: ", out);
-    put_safe(out, a->evidence, 0, 1024);
-    fprintf(out, " (rule %s)\n", a->rule);
+    put_safe(out, adv->evidence, 0, 1024);
+    fprintf(out, " (rule %s)\n", adv->rule);
   }
 }
 
-int pp_report_pipeline(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_pipeline(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  queue_table(out, t);
-  bottleneck_section(out, t);
+  queue_table(out, a);
+  bottleneck_section(out, a);
   return ferror(out) ? -1 : 0;
 }
 
-int pp_report_advice(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_advice(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  advice_section(out, t);
+  advice_section(out, a);
   return ferror(out) ? -1 : 0;
 }

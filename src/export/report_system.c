@@ -621,10 +621,11 @@ static void thread_row_cells(FILE *out, double user, double sys, double cpu,
  * the top THREADS_LISTED by CPU, the rest summed in one row, and the CPU
  * no sampled thread accounts for (threads that ended between samples or
  * past the bound), so that the shares add up to the tree's CPU. */
-static int section_tree_threads(FILE *out, const pp_trace *t,
+static int section_tree_threads(FILE *out, const pp_analysis *a,
                                 const pp_system *sy) {
+  const pp_trace *t = a->trace;
   pp_run_tree rt;
-  if (pp_run_tree_get(t, &rt) != 0)
+  if (pp_run_tree_get(t, a, &rt) != 0)
     return -1;
   double whole = pp_run_tree_cpu_whole(&rt);
   if (!rt.nthreads) {
@@ -802,18 +803,19 @@ static void section_other(FILE *out, const pp_trace *t) {
   }
 }
 
-int pp_report_system(FILE *out, const pp_trace *t) {
-  if (!out || !t || !t->analyzed)
+int pp_report_system(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
   pp_system s;
-  if (pp_system_get(t, &s))
+  if (pp_system_get(a, &s))
     return -1;
   int rc = 0;
   if (s.any) {
     section_run(out, &s);
     section_system(out, &s);
     section_tree(out, &s);
-    rc = section_tree_threads(out, t, &s);
+    rc = section_tree_threads(out, a, &s);
     if (!rc) {
       section_perf(out, &s);
       section_energy(out, &s);
@@ -858,7 +860,8 @@ static void j_stats_list(pp_jsonw *w, const pp_system *s, const j_row *list,
     j_stats(w, list[i].key, &s->m[list[i].id]);
 }
 
-static void j_run(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
+static void j_run(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
+  const pp_trace *t = a->trace;
   if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
       !s->has_system && !s->has_maxrss)
     return;
@@ -869,7 +872,7 @@ static void j_run(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
   if (s->run_exit)
     pp_jsonw_kv_str(w, "exit", s->run_exit);
   pp_run_tree rt;
-  if (pp_run_tree_get(t, &rt) == 0) { /* no tables needed: cannot fail */
+  if (pp_run_tree_get(t, a, &rt) == 0) { /* no tables needed: cannot fail */
     if (rt.has_pid)
       pp_jsonw_kv_uint(w, "pid", rt.pid);
     if (rt.has_profiler_pid)
@@ -975,9 +978,10 @@ static void j_num(pp_jsonw *w, const char *key, double v) {
 }
 
 /* The sampler's process and thread tables (schema_minor 7). */
-static int j_tree_tables(pp_jsonw *w, const pp_trace *t) {
+static int j_tree_tables(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   pp_run_tree rt;
-  if (pp_run_tree_get(t, &rt) != 0)
+  if (pp_run_tree_get(t, a, &rt) != 0)
     return -1;
   if (!rt.nprocs && !rt.nthreads) {
     pp_run_tree_free(&rt);
@@ -1028,7 +1032,7 @@ static int j_tree_tables(pp_jsonw *w, const pp_trace *t) {
   return 0;
 }
 
-static int j_tree(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
+static int j_tree(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
   static const j_row gauges[] = {
       {"cpu_pct", PP_METRIC_PROC_CPU},
       {"user_pct", PP_METRIC_PROC_USER},
@@ -1067,7 +1071,7 @@ static int j_tree(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
   j_stats_list(w, s, gauges, sizeof gauges / sizeof gauges[0]);
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
     j_last(w, totals[i].key, &s->m[totals[i].id]);
-  int rc = j_tree_tables(w, t);
+  int rc = j_tree_tables(w, a);
   pp_jsonw_obj_end(w);
   return rc;
 }
@@ -1178,11 +1182,12 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_obj_end(w);
 }
 
-int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t) {
-  if (!w || !t || !t->analyzed)
+int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  if (!w || !t || !a->analyzed)
     return -1;
   pp_system s;
-  if (pp_system_get(t, &s))
+  if (pp_system_get(a, &s))
     return -1;
   pp_jsonw_key(w, "system");
   if (!s.any) {
@@ -1191,9 +1196,9 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_trace *t) {
     return w->err ? -1 : 0;
   }
   pp_jsonw_obj_begin(w);
-  j_run(w, t, &s);
+  j_run(w, a, &s);
   j_host(w, &s);
-  int rc = j_tree(w, t, &s);
+  int rc = j_tree(w, a, &s);
   if (!rc)
     rc = j_perf(w, &s);
   if (!rc) {

@@ -171,7 +171,8 @@ static const char *secs(char *b, size_t len, double s) {
 
 /* The profiled command, its pid, pipeprof as the profiler, and every
  * process of the tree the sampler saw. */
-static void run_header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
+static void run_header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
+  const pp_trace *t = a->trace;
   char b[CELL_MAX], c[CELL_MAX];
   fputs("command:        ", out);
   put_name(out, rt->command, 120, 0);
@@ -236,8 +237,9 @@ static void run_header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
             rt->procs_untracked_max + (double)rt->procs_dropped);
 }
 
-static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
-  const pp_profile *p = &t->prof;
+static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   char b[CELL_MAX];
   const char *name = pp_trace_meta(t, "process_name");
   const char *pid = pp_trace_meta(t, "pid");
@@ -247,7 +249,7 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   for (size_t i = 0; i < t->nthreads; i++)
     nthreads += !is_profiler_thread(t, rt, &t->threads[i]);
   if (rt->is_run) {
-    run_header(out, t, rt);
+    run_header(out, a, rt);
     fputs("mode:           ", out);
   } else {
     fputs("process:        ", out);
@@ -328,7 +330,7 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fputs("warning: trace truncated inside a chunk\n", out);
   /* Figures come from every event; the details that need the events
    * themselves from those the reader stored (pp_cli_load). */
-  int64_t window = pp_details_window_ns(t);
+  int64_t window = pp_details_window_ns(a);
   if (window >= 0) {
     char win[32];
     pp_format_ns(win, sizeof win, (double)window);
@@ -340,12 +342,12 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   }
   /* The reorder buffer overflowed: figures of series spread over threads
    * took some events out of time order (they are counted, not lost). */
-  if (d->events_late)
+  if (a->events_late)
     fprintf(out,
             "warning: %" PRIu64 " events reached the figures out of time "
             "order (the reader's reorder buffer was full): frame times and "
             "counters written from several threads may be off by them\n",
-            d->events_late);
+            a->events_late);
   /* A write failure the library recorded (disk full...): the events it
    * could not write, and why, instead of a guess about a killed process. */
   const char *werr = pp_trace_meta(t, "write_error");
@@ -360,8 +362,9 @@ static void header(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
     fputs("warning: trace ended without END chunk (process killed?)\n", out);
 }
 
-static void zone_table(FILE *out, const pp_trace *t, int cap) {
-  const pp_profile *p = &t->prof;
+static void zone_table(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   fputs("\nzones (by total time; %wall can exceed 100% with several "
         "threads)\n", out);
   if (!p->nzones) {
@@ -433,8 +436,9 @@ static int self_before(const pp_profile *p, size_t a, size_t b) {
   return a < b;
 }
 
-static void bottlenecks(FILE *out, const pp_trace *t, int top_n, int cap) {
-  const pp_profile *p = &t->prof;
+static void bottlenecks(FILE *out, const pp_analysis *a, int top_n, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   if (!p->nzones || top_n <= 0)
     return;
   size_t n = (size_t)top_n < p->nzones ? (size_t)top_n : p->nzones;
@@ -474,8 +478,10 @@ static void bottlenecks(FILE *out, const pp_trace *t, int top_n, int cap) {
   }
 }
 
-static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
-  const pp_profile *p = &t->prof;
+static void thread_table(FILE *out, const pp_analysis *a,
+                         const pp_run_tree *rt) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   fputs("\nthreads (busy = time inside top-level zones)\n", out);
   size_t n = 0;
   for (size_t i = 0; i < t->nthreads; i++)
@@ -503,13 +509,14 @@ static void thread_table(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
           "zones", 12, "events", 10, "dropped");
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
+    const pp_thread_figures *thf = &a->threads[i];
     if (is_profiler_thread(t, rt, th))
       continue;
     put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
-    put_dur(out, (double)th->busy_ns);
-    put_pct(out, (double)th->busy_ns, (double)p->wall_ns);
+    put_dur(out, (double)thf->busy_ns);
+    put_pct(out, (double)thf->busy_ns, (double)p->wall_ns);
     fprintf(out, "%10" PRIu64 "%12" PRIu64 "%10" PRIu64 "\n",
-            th->zones_measured, th->events, th->dropped);
+            thf->zones_measured, thf->events, th->dropped);
   }
 }
 
@@ -531,15 +538,16 @@ static void put_energy(FILE *out, const pp_energy *e, double n) {
 
 /* Energy per frame of each frame stream: the whole run's energy over the
  * stream's marks. */
-static void frame_energy(FILE *out, const pp_trace *t, int cap) {
+static void frame_energy(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
   pp_energy e;
-  if (!pp_run_energy(t, &e)) {
+  if (!pp_run_energy(a, &e)) {
     fprintf(out, "  energy per frame: unavailable: %s\n", e.sources);
     return;
   }
   int any = 0;
-  for (size_t i = 0; i < t->prof.nframes; i++) {
-    const pp_frame_stats *f = &t->prof.frames[i];
+  for (size_t i = 0; i < a->prof.nframes; i++) {
+    const pp_frame_stats *f = &a->prof.frames[i];
     if (!f->frames)
       continue;
     fputs("  energy per frame (", out);
@@ -555,8 +563,9 @@ static void frame_energy(FILE *out, const pp_trace *t, int cap) {
           out);
 }
 
-static void frame_table(FILE *out, const pp_trace *t, int cap) {
-  const pp_profile *p = &t->prof;
+static void frame_table(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   if (!p->nframes)
     return;
   int longest = 0;
@@ -594,7 +603,7 @@ static void frame_table(FILE *out, const pp_trace *t, int cap) {
     }
     fputc('\n', out);
   }
-  frame_energy(out, t, cap);
+  frame_energy(out, a, cap);
 }
 
 /* Names of the library's metrics (metrics/registry.h). The counter table
@@ -611,8 +620,9 @@ static int is_library(const pp_trace *t, uint32_t mkind,
   return pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) != PP_METRIC_NONE;
 }
 
-static void counter_table(FILE *out, const pp_trace *t, int cap) {
-  const pp_profile *p = &t->prof;
+static void counter_table(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   uint32_t mkind = pp_trace_metric_kind(t);
   int longest = 0, shown = 0;
   for (size_t i = 0; i < p->ncounters; i++) {
@@ -646,8 +656,10 @@ static void counter_table(FILE *out, const pp_trace *t, int cap) {
 /* A `pipeprof run`: pipeprof's own CPU time (rusage of the run process:
  * sampler thread, trace writer, main loop) over the profiled tree's, plus
  * what the programs spent recording when they link libpipeprof. */
-static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
-  const pp_profile *p = &t->prof;
+static void run_overhead(FILE *out, const pp_analysis *a,
+                         const pp_run_tree *rt) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   char b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
   double tree = rt->tree_cpu_s * 1e9, prof = rt->profiler_cpu_s * 1e9;
   /* events recorded inside the profiled programs */
@@ -656,7 +668,7 @@ static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
   for (size_t i = 0; i < t->nthreads; i++)
     if (!is_profiler_thread(t, rt, &t->threads[i])) {
       app = 1;
-      app_events += t->threads[i].events;
+      app_events += a->threads[i].events;
     }
   if (!isfinite(prof)) {
     fputs("profiler overhead: unavailable: pipeprof's own CPU time was not "
@@ -699,13 +711,13 @@ static void run_overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
           (prof + in) / tree * 100.0);
 }
 
-static void overhead(FILE *out, const pp_trace *t, const pp_run_tree *rt) {
-  const pp_profile *p = &t->prof;
+static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
+  const pp_profile *p = &a->prof;
   pp_overhead o;
-  pp_profile_overhead(t, &o);
+  pp_profile_overhead(a, &o);
   fputc('\n', out);
   if (rt->is_run && isfinite(rt->profiler_cpu_s)) {
-    run_overhead(out, t, rt);
+    run_overhead(out, a, rt);
     return;
   }
   if (!o.known) {
@@ -801,8 +813,9 @@ static void validity(FILE *out, const pp_request_stats *r) {
   fputc('\n', out);
 }
 
-static void request_table(FILE *out, const pp_trace *t) {
-  const pp_request_stats *r = &t->prof.req;
+static void request_table(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_request_stats *r = &a->prof.req;
   if (t->from_stats) {
     if (has_request_sites(t))
       fputs("\nrequests: unavailable in stats mode (record in trace "
@@ -837,7 +850,7 @@ static void request_table(FILE *out, const pp_trace *t) {
             r->req_per_s, r->tokens_per_s, r->output_tokens,
             pp_format_ns(b, sizeof b, (double)r->span_ns));
     pp_energy e;
-    if (!pp_run_energy(t, &e)) {
+    if (!pp_run_energy(a, &e)) {
       fprintf(out, "  energy per request: unavailable: %s\n", e.sources);
     } else if (!r->completed) {
       fputs("  energy per request: unavailable: no completed request\n", out);
@@ -901,7 +914,8 @@ static void request_table(FILE *out, const pp_trace *t) {
 
 #define NOTES_MAX 50 /* lines printed; the rest are counted */
 
-static void notes_table(FILE *out, const pp_trace *t) {
+static void notes_table(FILE *out, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   const char *live = pp_trace_meta(t, "live");
   if (!t->nnotes) {
     if (live && strcmp(live, "off") != 0) {
@@ -913,7 +927,7 @@ static void notes_table(FILE *out, const pp_trace *t) {
   }
   fputs("\nanomalies and alerts (raised inside the process, once per "
         "episode; time since start)\n", out);
-  int64_t t0 = t->prof.t0;
+  int64_t t0 = a->prof.t0;
   for (size_t i = 0; i < t->nnotes && i < NOTES_MAX; i++) {
     const pp_note *n = &t->notes[i];
     /* in doubles: a damaged trace's times may be any int64 */
@@ -925,8 +939,10 @@ static void notes_table(FILE *out, const pp_trace *t) {
     fprintf(out, "  ... and %zu more\n", t->nnotes - NOTES_MAX);
 }
 
-int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
-  if (!out || !t || !t->analyzed)
+int pp_report_text(FILE *out, const pp_analysis *a,
+                   const pp_report_opts *opts) {
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
   pp_report_opts o = {0, 0};
   if (opts)
@@ -940,23 +956,23 @@ int pp_report_text(FILE *out, const pp_trace *t, const pp_report_opts *opts) {
     cap = max_int(NAME_MIN_COLS, min_int(NAME_MAX_COLS, o.width_hint - rest));
   }
   pp_run_tree rt;
-  if (pp_run_tree_get(t, &rt) != 0)
+  if (pp_run_tree_get(t, a, &rt) != 0)
     return -1;
-  header(out, t, &rt);
-  zone_table(out, t, cap);
-  bottlenecks(out, t, o.top_n, cap);
-  thread_table(out, t, &rt);
-  frame_table(out, t, cap);
-  counter_table(out, t, cap);
-  request_table(out, t);
-  notes_table(out, t);
-  if (pp_report_pipeline(out, t) != 0 || pp_report_system(out, t) != 0 ||
-      pp_report_gpu(out, t) != 0 || pp_report_gpu_zones(out, t) != 0 ||
-      pp_report_cuda(out, t) != 0 || pp_report_advice(out, t) != 0) {
+  header(out, a, &rt);
+  zone_table(out, a, cap);
+  bottlenecks(out, a, o.top_n, cap);
+  thread_table(out, a, &rt);
+  frame_table(out, a, cap);
+  counter_table(out, a, cap);
+  request_table(out, a);
+  notes_table(out, a);
+  if (pp_report_pipeline(out, a) != 0 || pp_report_system(out, a) != 0 ||
+      pp_report_gpu(out, a) != 0 || pp_report_gpu_zones(out, a) != 0 ||
+      pp_report_cuda(out, a) != 0 || pp_report_advice(out, a) != 0) {
     pp_run_tree_free(&rt);
     return -1;
   }
-  overhead(out, t, &rt);
+  overhead(out, a, &rt);
   pp_run_tree_free(&rt);
   return ferror(out) ? -1 : 0;
 }

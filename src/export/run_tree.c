@@ -45,8 +45,8 @@ static int meta_num(const pp_trace *t, const char *key, double *out) {
 }
 
 /* The library's series (never a user counter of the same name). */
-static const pp_counter_stats *ctr(const pp_trace *t, pp_metric_id id) {
-  return pp_profile_metric(t, pp_metric_def_of(id)->name);
+static const pp_counter_stats *ctr(const pp_analysis *a, pp_metric_id id) {
+  return a ? pp_profile_metric(a, pp_metric_def_of(id)->name) : NULL;
 }
 
 typedef struct field_ref {
@@ -175,7 +175,7 @@ static double earliest(const pp_trace *t, const field_ref *refs, size_t n) {
   return isfinite(m) ? m : NAN;
 }
 
-int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
+int pp_run_tree_get(const pp_trace *t, const pp_analysis *a, pp_run_tree *rt) {
   memset(rt, 0, sizeof *rt);
   rt->tree_cpu_s = rt->profiler_cpu_s = rt->threads_max = NAN;
   rt->command = pp_trace_meta(t, "run.command");
@@ -198,8 +198,8 @@ int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt) {
     rt->tree_cpu_s = ((hu ? u : 0) + (hs ? s : 0)) / 1e9;
     rt->tree_cpu_src = "rusage";
   } else {
-    const pp_counter_stats *cu = ctr(t, PP_METRIC_PROC_CPU_USER_S);
-    const pp_counter_stats *cs = ctr(t, PP_METRIC_PROC_CPU_SYSTEM_S);
+    const pp_counter_stats *cu = ctr(a, PP_METRIC_PROC_CPU_USER_S);
+    const pp_counter_stats *cs = ctr(a, PP_METRIC_PROC_CPU_SYSTEM_S);
     double x = (cu && isfinite(cu->last) ? cu->last : 0) +
                (cs && isfinite(cs->last) ? cs->last : 0);
     if ((cu || cs) && isfinite(x)) {

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "analyze/analysis.h"
 
 #define PP_RUN_TREE_MAX 4096
 
@@ -52,9 +52,11 @@ typedef struct pp_run_tree {
   double threads_cpu_s; /* sum of the threads' CPU */
 } pp_run_tree;
 
-/* Fill *rt from t (analysed or not). Returns 0, or -1 when out of memory
- * (then *rt holds no tables). Free with pp_run_tree_free. */
-int pp_run_tree_get(const pp_trace *t, pp_run_tree *rt);
+/* Fill *rt from t and its analysis a (NULL when not analysed yet: the
+ * tree's CPU is then what the trace's META says, never the sampled
+ * series). Returns 0, or -1 when out of memory (then *rt holds no
+ * tables). Free with pp_run_tree_free. */
+int pp_run_tree_get(const pp_trace *t, const pp_analysis *a, pp_run_tree *rt);
 void pp_run_tree_free(pp_run_tree *rt);
 
 /* The CPU that the thread table divides by: the tree's CPU time, or the

@@ -52,8 +52,9 @@ static void loc_fields(pp_jsonw *w, const pp_trace *t, uint32_t loc) {
   pp_jsonw_kv_uint(w, "line", l ? l->line : 0);
 }
 
-static void write_zones(pp_jsonw *w, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
+static void write_zones(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   pp_jsonw_key(w, "zones");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nzones; i++) {
@@ -86,8 +87,9 @@ static int self_before(const pp_profile *p, size_t a, size_t b) {
   return a < b;
 }
 
-static void write_top_self(pp_jsonw *w, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
+static void write_top_self(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   double all_self = 0;
   for (size_t i = 0; i < p->nzones; i++)
     all_self += (double)p->zones[i].self_ns;
@@ -114,19 +116,21 @@ static void write_top_self(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_end(w);
 }
 
-static void write_threads(pp_jsonw *w, const pp_trace *t) {
+static void write_threads(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   pp_jsonw_key(w, "threads");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
+    const pp_thread_figures *thf = &a->threads[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_uint(w, "tid", th->tid);
     pp_jsonw_kv_uint(w, "pid", pp_thread_pid(t, th));
     pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
-    pp_jsonw_kv_int(w, "busy_ns", th->busy_ns);
-    kv_pct(w, "busy_pct", (double)th->busy_ns, (double)t->prof.wall_ns);
-    pp_jsonw_kv_uint(w, "zones", th->zones_measured);
-    pp_jsonw_kv_uint(w, "events", th->events);
+    pp_jsonw_kv_int(w, "busy_ns", thf->busy_ns);
+    kv_pct(w, "busy_pct", (double)thf->busy_ns, (double)a->prof.wall_ns);
+    pp_jsonw_kv_uint(w, "zones", thf->zones_measured);
+    pp_jsonw_kv_uint(w, "events", thf->events);
     pp_jsonw_kv_uint(w, "dropped", th->dropped);
     pp_jsonw_obj_end(w);
   }
@@ -158,10 +162,11 @@ static void kv_energy_sources(pp_jsonw *w, const pp_energy *e) {
     pp_jsonw_kv_str(w, "gpu_counter", e->gpu_counter);
 }
 
-static void write_frames(pp_jsonw *w, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
+static void write_frames(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   pp_energy e;
-  int has_e = pp_run_energy(t, &e);
+  int has_e = pp_run_energy(a, &e);
   pp_jsonw_key(w, "frames");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nframes; i++) {
@@ -191,8 +196,9 @@ static void write_frames(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_end(w);
 }
 
-static void write_counters(pp_jsonw *w, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
+static void write_counters(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
   uint32_t mkind = pp_trace_metric_kind(t);
   pp_jsonw_key(w, "counters");
   pp_jsonw_arr_begin_lines(w);
@@ -218,15 +224,16 @@ static void write_counters(pp_jsonw *w, const pp_trace *t) {
 
 /* `pipeprof run`: pipeprof's own CPU time over the profiled tree's, and
  * the recording cost inside the programs that link libpipeprof. */
-static void run_overhead(pp_jsonw *w, const pp_trace *t) {
+static void run_overhead(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   pp_run_tree rt;
-  if (pp_run_tree_get(t, &rt) != 0)
+  if (pp_run_tree_get(t, a, &rt) != 0)
     return;
   if (!rt.is_run || !(rt.profiler_cpu_s >= 0)) {
     pp_run_tree_free(&rt);
     return;
   }
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   double prof = rt.profiler_cpu_s * 1e9;
   double tree = rt.tree_cpu_s >= 0 ? rt.tree_cpu_s * 1e9 : 0;
   pp_jsonw_kv_double(w, "run_profiler_cpu_ns", prof);
@@ -243,7 +250,7 @@ static void run_overhead(pp_jsonw *w, const pp_trace *t) {
     if (!rt.has_profiler_pid ||
         pp_thread_pid(t, &t->threads[i]) != rt.profiler_pid) {
       app = 1;
-      ev += t->threads[i].events;
+      ev += a->threads[i].events;
     }
   if (app && p->event_cost_ns > 0) {
     double in = (double)ev * p->event_cost_ns +
@@ -255,10 +262,10 @@ static void run_overhead(pp_jsonw *w, const pp_trace *t) {
   pp_run_tree_free(&rt);
 }
 
-static void write_overhead(pp_jsonw *w, const pp_trace *t) {
-  const pp_profile *p = &t->prof;
+static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
+  const pp_profile *p = &a->prof;
   pp_overhead o;
-  pp_profile_overhead(t, &o);
+  pp_profile_overhead(a, &o);
   pp_jsonw_key(w, "overhead");
   pp_jsonw_obj_begin(w);
   if (!o.known) {
@@ -285,11 +292,12 @@ static void write_overhead(pp_jsonw *w, const pp_trace *t) {
              p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
     }
   }
-  run_overhead(w, t);
+  run_overhead(w, a);
   pp_jsonw_obj_end(w);
 }
 
-static void write_reader(pp_jsonw *w, const pp_trace *t) {
+static void write_reader(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
   const pp_read_diag *d = &t->diag;
   pp_jsonw_key(w, "reader");
   pp_jsonw_obj_begin(w);
@@ -302,13 +310,13 @@ static void write_reader(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_kv_uint(w, "events_read", d->events);
   pp_jsonw_kv_uint(w, "events_kept", d->events_kept);
   pp_jsonw_key(w, "details_complete_until_ns");
-  int64_t window = pp_details_window_ns(t);
+  int64_t window = pp_details_window_ns(a);
   if (window >= 0)
     pp_jsonw_int(w, window);
   else
     pp_jsonw_null(w);
   /* schema_minor 10: events the figures took out of time order */
-  pp_jsonw_kv_uint(w, "events_late", d->events_late);
+  pp_jsonw_kv_uint(w, "events_late", a->events_late);
   pp_jsonw_kv_bool(w, "truncated", d->truncated);
   pp_jsonw_kv_bool(w, "clean_end", d->clean_end);
   /* schema_minor 9: a write failure the library recorded (disk full),
@@ -347,8 +355,9 @@ static void hist_obj(pp_jsonw *w, const char *k, const pp_hist *h) {
 
 /* "requests": present only when the trace has request or batch events
  * (or, in stats mode, request sites: then {"available": false}). */
-static void write_requests(pp_jsonw *w, const pp_trace *t) {
-  const pp_request_stats *r = &t->prof.req;
+static void write_requests(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_request_stats *r = &a->prof.req;
   if (t->from_stats) {
     int sites = 0;
     for (size_t i = 0; i < t->nlocs; i++) {
@@ -386,7 +395,7 @@ static void write_requests(pp_jsonw *w, const pp_trace *t) {
     pp_energy e;
     pp_jsonw_key(w, "energy");
     pp_jsonw_obj_begin(w);
-    if (pp_run_energy(t, &e)) {
+    if (pp_run_energy(a, &e)) {
       kv_energy_sources(w, &e);
       kv_energy(w, &e, "", 1.0);
       if (r->completed)
@@ -465,15 +474,16 @@ static void write_alerts(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_arr_end(w);
 }
 
-int pp_export_summary_json(FILE *out, const pp_trace *t) {
-  return pp_summary_json_write(out, t, NULL, NULL);
+int pp_export_summary_json(FILE *out, const pp_analysis *a) {
+  return pp_summary_json_write(out, a, NULL, NULL);
 }
 
-int pp_summary_json_write(FILE *out, const pp_trace *t,
+int pp_summary_json_write(FILE *out, const pp_analysis *a,
                           pp_summary_extra_fn extra, void *arg) {
-  if (!out || !t || !t->analyzed)
+  const pp_trace *t = a->trace;
+  if (!out || !t || !a->analyzed)
     return -1;
-  const pp_profile *p = &t->prof;
+  const pp_profile *p = &a->prof;
   pp_jsonw w;
   if (pp_jsonw_init(&w, out) != 0) {
     pp_jsonw_finish(&w);
@@ -539,21 +549,21 @@ int pp_summary_json_write(FILE *out, const pp_trace *t,
   pp_jsonw_kv_uint(&w, "ranges_lost", p->ranges_lost);
   pp_jsonw_obj_end(&w);
 
-  write_zones(&w, t);
-  write_top_self(&w, t);
-  write_threads(&w, t);
-  write_frames(&w, t);
-  write_counters(&w, t);
-  write_requests(&w, t);
-  int pipe_rc = pp_summary_pipeline_json(&w, t);
+  write_zones(&w, a);
+  write_top_self(&w, a);
+  write_threads(&w, a);
+  write_frames(&w, a);
+  write_counters(&w, a);
+  write_requests(&w, a);
+  int pipe_rc = pp_summary_pipeline_json(&w, a);
   write_alerts(&w, t);
-  write_overhead(&w, t);
-  write_reader(&w, t);
-  int sys_rc = pp_summary_system_json(&w, t);
-  if (pp_summary_gpu_zones_json(&w, t) != 0 || pp_summary_cuda_json(&w, t) != 0)
+  write_overhead(&w, a);
+  write_reader(&w, a);
+  int sys_rc = pp_summary_system_json(&w, a);
+  if (pp_summary_gpu_zones_json(&w, a) != 0 || pp_summary_cuda_json(&w, a) != 0)
     sys_rc = -1;
   /* Members a caller adds (the HTML report's "timeline") come last. */
-  if (extra && extra(&w, t, arg) != 0)
+  if (extra && extra(&w, a, arg) != 0)
     sys_rc = -1;
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');

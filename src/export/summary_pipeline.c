@@ -2,7 +2,7 @@
 /*
  * The pipeline members of the summary JSON: "queues", "pipeline" (stages,
  * bound, efficiency, stalls, flow critical paths) and "recommendations",
- * from t->prof.pipe. Specified in docs/formats/summary-json.md; keep the
+ * from a->prof.pipe. Specified in docs/formats/summary-json.md; keep the
  * two in step.
  */
 #include "analyze/pipeline.h"
@@ -28,8 +28,8 @@ static void kv_pct(pp_jsonw *w, const char *k, int64_t part, int64_t whole) {
     pp_jsonw_null(w);
 }
 
-static void write_queues(pp_jsonw *w, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void write_queues(pp_jsonw *w, const pp_analysis *a) {
+  const pp_pipeline *p = &a->prof.pipe;
   pp_jsonw_key(w, "queues");
   if (p->queues_unavailable) {
     pp_jsonw_obj_begin(w);
@@ -117,8 +117,9 @@ static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
   pp_jsonw_obj_end(w);
 }
 
-static void write_pipeline(pp_jsonw *w, const pp_trace *t) {
-  const pp_pipeline *p = &t->prof.pipe;
+static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_pipeline *p = &a->prof.pipe;
   pp_jsonw_key(w, "pipeline");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_int(w, "window_start_ns", p->win_start);
@@ -226,22 +227,22 @@ static void write_pipeline(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_obj_end(w);
 }
 
-int pp_summary_pipeline_json(pp_jsonw *w, const pp_trace *t) {
+int pp_summary_pipeline_json(pp_jsonw *w, const pp_analysis *a) {
   static const char *const sev[] = {"low", "medium", "high"};
-  const pp_pipeline *p = &t->prof.pipe;
-  write_queues(w, t);
-  write_pipeline(w, t);
+  const pp_pipeline *p = &a->prof.pipe;
+  write_queues(w, a);
+  write_pipeline(w, a);
   pp_jsonw_key(w, "recommendations");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nadvice; i++) {
-    const pp_advice *a = &p->advice[i];
+    const pp_advice *adv = &p->advice[i];
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "rule", a->rule);
-    pp_jsonw_kv_str(w, "severity",
-                    sev[a->severity >= 0 && a->severity <= 2 ? a->severity
-                                                             : 0]);
-    pp_jsonw_kv_str(w, "text", a->text);
-    pp_jsonw_kv_str(w, "evidence", a->evidence);
+    pp_jsonw_kv_str(w, "rule", adv->rule);
+    pp_jsonw_kv_str(
+        w, "severity",
+        sev[adv->severity >= 0 && adv->severity <= 2 ? adv->severity : 0]);
+    pp_jsonw_kv_str(w, "text", adv->text);
+    pp_jsonw_kv_str(w, "evidence", adv->evidence);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);

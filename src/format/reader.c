@@ -17,11 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyze/model.h"
 #include "../internal.h"
 #include "../model/trace.h"
 #include "pptrace.h"
+#include "reader.h"
 #include "records.h"
+#include "stats_payload.h"
 
 #define MAX_LOCS (1u << 22)
 #define MAX_THREADS 65536u
@@ -257,7 +258,6 @@ static int decode_gpu_zone(pp_trace *t, ppt_cursor *c, uint64_t tid,
   g->stream = r.extra;
   g->device = (uint32_t)r.device;
   g->loc = (uint32_t)id;
-  g->cpu_zone = -1;
   return 0;
 }
 
@@ -289,57 +289,6 @@ typedef struct ev_pass {
                           not stored */
   int cut_set;
 } ev_pass;
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Drop every stored event at or after cut, on every thread (from the end
- * of each: they are in recording order). */
-static void drop_from(pp_trace *t, int64_t cut) {
-  for (size_t i = 0; i < t->nthreads; i++) {
-    pp_thread *th = &t->threads[i];
-    while (th->nev > 0 && th->ev[th->nev - 1].ts >= cut) {
-      int64_t ts = th->ev[--th->nev].ts;
-      if (ts < t->diag.first_unkept_ns)
-        t->diag.first_unkept_ns = ts;
-      t->diag.events_kept--;
-    }
-  }
-}
-
-/* More events are stored than keep allows: move the cut (*cut, set when
- * *cut_set) earlier, to the time below which about three quarters of the
- * stored events lie, and drop every thread's stored events at or after
- * it. What stays is every event before the cut, on every thread: a window
- * of the trace, complete. */
-static void lower_cut(pp_trace *t, uint64_t keep, int64_t *cut_at,
-                      int *cut_set) {
-  enum { SAMPLES = 4096 };
-  int64_t sample[SAMPLES];
-  while (t->diag.events_kept > keep) {
-    uint64_t stride = t->diag.events_kept / SAMPLES + 1;
-    size_t n = 0;
-    for (size_t i = 0; i < t->nthreads; i++)
-      for (size_t j = 0; j < t->threads[i].nev && n < SAMPLES; j += stride)
-        sample[n++] = t->threads[i].ev[j].ts;
-    qsort(sample, n, sizeof *sample, cmp_i64);
-    int64_t cut = n ? sample[n * 3 / 4] : INT64_MIN;
-    if (*cut_set && cut >= *cut_at)
-      cut = *cut_at == INT64_MIN ? INT64_MIN : *cut_at - 1;
-    *cut_at = cut;
-    *cut_set = 1;
-    drop_from(t, cut);
-  }
-}
-
-void pp__trace_window(pp_trace *t, int64_t cut, uint64_t keep) {
-  int set = cut != INT64_MAX;
-  if (set)
-    drop_from(t, cut);
-  lower_cut(t, keep, &cut, &set);
-}
 
 static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
                                 uint64_t tick);
@@ -418,7 +367,7 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
       return -1;
     th->ev[th->nev++] = ev;
     if (++t->diag.events_kept > ps->opts->keep_events)
-      lower_cut(t, ps->opts->keep_events, &ps->cut, &ps->cut_set);
+      pp__trace_lower_cut(t, ps->opts->keep_events, &ps->cut, &ps->cut_set);
   }
   return 0;
 }
@@ -587,186 +536,48 @@ static int decode_cuda(pp_trace *t, ppt_cursor *c) {
 
 /* ---- STATS chunk (stats mode) ------------------------------------------ */
 
-/* The GPU zone records that end a STATS chunk since 1.3: a count, records
- * of their own length (fields past the known ones are skipped), and the
- * zones the writer could not aggregate. A bad record makes the chunk bad;
- * the statistics before it stay. */
-static int decode_stats_gpu(pp_trace *t, ppt_cursor *c) {
-  ppt_count n;
-  if (ppt_count_get(c, &n) != 0 || n.n > PPT_STATS_GPU_MAX)
-    return -1;
-  for (uint64_t i = 0; i < n.n; i++) {
-    pp_gpu_zone_agg g;
-    memset(&g, 0, sizeof g);
-    pp_hist_init(&g.hist);
-    ppt_stats_gpu r;
-    r.hist.in = NULL;
-    r.hist.out = &g.hist;
-    int bad = ppt_stats_gpu_get_framed(c, &r) != 0;
-    uint64_t loc = r.loc, device = r.device, total = r.total;
-    g.stream = r.stream;
-    g.tid = r.tid;
-    g.count = r.count;
-    g.launch_ns = r.launch_ns;
-    g.start_ns = r.start_ns;
-    g.end_ns = r.end_ns;
-    /* Keys in increasing (site, device, stream) order, each once. */
-    const pp_gpu_zone_agg *prev =
-        t->ngpu_agg ? &t->gpu_agg[t->ngpu_agg - 1] : NULL;
-    int ordered = !prev || loc > prev->loc ||
-                  (loc == prev->loc &&
-                   (device > prev->device ||
-                    (device == prev->device && g.stream > prev->stream)));
-    if (bad || !g.count || !ordered || !loc_slot(t, loc) ||
-        grow(t, (void **)&t->gpu_agg, &t->cap_gpu_agg, t->ngpu_agg + 1,
-             sizeof g) != 0) {
-      pp_hist_free(&g.hist);
-      return -1;
-    }
-    g.loc = (uint32_t)loc;
-    g.device = (uint32_t)device;
-    g.total_ns = total > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)total;
-    t->gpu_agg[t->ngpu_agg++] = g;
-  }
-  ppt_count lost;
-  if (ppt_count_get(c, &lost) != 0)
-    return -1;
-  t->gpu_agg_lost = lost.n > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lost.n;
-  return 0;
+/* A stats-mode file's STATS chunk is kept as it is, for the analysis to
+ * decode (analyze/figures.c), once checked here: it must decode whole,
+ * and every site and thread it names is made to exist in the model. */
+static int stats_site(pp_trace *t, uint64_t loc) {
+  return loc_slot(t, loc) ? 0 : -1;
+}
+static int stats_zone(void *t, ppt_stats_zone *r) {
+  return stats_site(t, r->loc);
+}
+static int stats_frame(void *t, ppt_stats_frame *r) {
+  return stats_site(t, r->loc);
+}
+static int stats_counter(void *t, const ppt_stats_counter *r) {
+  return stats_site(t, r->loc);
+}
+static int stats_gpu(void *t, ppt_stats_gpu *r) {
+  return stats_site(t, r->loc);
+}
+static int stats_thread(void *t, const ppt_stats_thread *r) {
+  return thread_for(t, r->tid) ? 0 : -1;
 }
 
-static int decode_stats(pp_trace *t, ppt_cursor *c) {
-  pp_profile *p = &t->prof;
-  ppt_count nz;
-  if (ppt_count_get(c, &nz) != 0 || nz.n > MAX_LOCS)
+static int decode_stats(pp_trace *t, const unsigned char *p, size_t n) {
+  static const ppt_stats_visitor check = {
+      stats_zone, stats_thread, stats_frame, stats_counter,
+      NULL,       stats_gpu,    NULL,        NULL};
+  size_t good = n;
+  int rc = ppt_stats_walk(p, n, &check, t, &good);
+  if (rc < 0)
     return -1;
-  for (uint64_t i = 0; i < nz.n; i++) {
-    pp_zone_stats z;
-    memset(&z, 0, sizeof z);
-    pp_hist_init(&z.hist);
-    pp_hist_init(&z.self_hist);
-    ppt_stats_zone r;
-    r.hist = (ppt_hist){NULL, &z.hist};
-    r.self_hist = (ppt_hist){NULL, &z.self_hist};
-    int bad = ppt_stats_zone_get(c, &r) != 0;
-    uint64_t loc = r.loc;
-    z.count = r.count;
-    z.total_ns = (int64_t)r.total;
-    z.self_ns = (int64_t)r.self;
-    if (bad || !loc_slot(t, loc)) {
-      pp_hist_free(&z.hist);
-      pp_hist_free(&z.self_hist);
-      return -1;
-    }
-    z.loc = (uint32_t)loc;
-    z.min_ns = (int64_t)z.hist.min;
-    z.max_ns = (int64_t)z.hist.max;
-    z.mean_ns = pp_hist_mean(&z.hist);
-    z.std_ns = pp_hist_stddev(&z.hist);
-    size_t cap = p->nzones;
-    if (grow(t, (void **)&p->zones, &cap, p->nzones + 1, sizeof z) != 0) {
-      pp_hist_free(&z.hist);
-      pp_hist_free(&z.self_hist);
-      return -1;
-    }
-    p->zones[p->nzones++] = z;
+  /* A bad GPU part makes the chunk bad; the statistics before it stay. */
+  if (rc > 0)
+    n = good;
+  if (!(t->stats = pp__malloc(n ? n : 1))) {
+    t->diag.out_of_memory = 1;
+    return -1;
   }
-  ppt_count nt;
-  if (ppt_count_get(c, &nt) != 0 || nt.n > MAX_THREADS)
-    return -1;
-  for (uint64_t i = 0; i < nt.n; i++) {
-    ppt_stats_thread r;
-    pp_thread *th = ppt_stats_thread_get(c, &r) ? NULL : thread_for(t, r.tid);
-    if (!th)
-      return -1;
-    th->busy_ns = (int64_t)r.busy;
-    th->events = r.events;
-    th->zones_measured = r.zones;
-  }
-  ppt_count nf;
-  if (ppt_count_get(c, &nf) != 0 || nf.n > MAX_LOCS)
-    return -1;
-  for (uint64_t i = 0; i < nf.n; i++) {
-    pp_frame_stats f;
-    memset(&f, 0, sizeof f);
-    pp_hist_init(&f.hist);
-    ppt_stats_frame r;
-    r.hist = (ppt_hist){NULL, &f.hist};
-    int bad = ppt_stats_frame_get(c, &r) != 0;
-    uint64_t loc = r.loc;
-    f.frames = r.frames;
-    int64_t first = r.first_ns, last = r.last_ns;
-    f.jitter_ns = r.jitter_ns;
-    if (bad || !loc_slot(t, loc)) {
-      pp_hist_free(&f.hist);
-      return -1;
-    }
-    f.loc = (uint32_t)loc;
-    /* in double: first and last may be anywhere in int64 */
-    f.fps =
-        last > first && f.frames > 1
-            ? (double)(f.frames - 1) / (((double)last - (double)first) * 1e-9)
-            : 0;
-    f.mean_ns = pp_hist_mean(&f.hist);
-    f.std_ns = pp_hist_stddev(&f.hist);
-    size_t cap = p->nframes;
-    if (grow(t, (void **)&p->frames, &cap, p->nframes + 1, sizeof f) != 0) {
-      pp_hist_free(&f.hist);
-      return -1;
-    }
-    p->frames[p->nframes++] = f;
-  }
-  ppt_count nc;
-  if (ppt_count_get(c, &nc) != 0 || nc.n > MAX_LOCS)
-    return -1;
-  for (uint64_t i = 0; i < nc.n; i++) {
-    pp_counter_stats k;
-    memset(&k, 0, sizeof k);
-    ppt_stats_counter r;
-    if (ppt_stats_counter_get(c, &r) != 0 || !loc_slot(t, r.loc))
-      return -1;
-    uint64_t loc = r.loc;
-    k.samples = r.samples;
-    k.min = r.min;
-    k.max = r.max;
-    k.mean = r.mean;
-    k.last = r.last;
-    k.is_float = r.is_float != 0;
-    k.loc = (uint32_t)loc;
-    size_t cap = p->ncounters;
-    if (grow(t, (void **)&p->counters, &cap, p->ncounters + 1, sizeof k))
-      return -1;
-    p->counters[p->ncounters++] = k;
-  }
-  ppt_stats_totals tot;
-  if (ppt_stats_totals_get(c, &tot) != 0)
-    return -1;
-  p->t0 = tot.t0;
-  p->t1 = tot.t1;
-  p->events = tot.events;
-  p->unmatched_ends = tot.unmatched_ends;
-  p->unclosed = tot.unclosed;
-  p->wall_ns = pp__span(p->t0, p->t1);
-  p->pairing.lost_ends = p->unclosed;
-  p->pairing.stray_ends = p->unmatched_ends;
+  if (n)
+    memcpy(t->stats, p, n);
+  t->nstats = n;
   t->from_stats = 1;
-  t->gpu_agg_lost = -1;
-  if (c->p == c->end)
-    return 0;
-  if (decode_stats_gpu(t, c) != 0) /* 1.3 */
-    return -1;
-  if (c->p == c->end)
-    return 0;
-  /* 1.4: the rest of the pairing's counts; a part cut short is ignored */
-  ppt_stats_pairing pr;
-  if (ppt_stats_pairing_get(c, &pr) != 0)
-    return 0;
-  p->pairing.too_deep = pr.too_deep;
-  p->pairing.backwards = pr.backwards;
-  p->ranges_unclosed = pr.ranges_unclosed;
-  p->ranges_unbegun = pr.ranges_unbegun;
-  p->ranges_lost = pr.ranges_lost;
-  return 0;
+  return rc > 0 ? -1 : 0;
 }
 
 /* ---- ticks to ns (the rest) -------------------------------------------- */
@@ -897,6 +708,7 @@ static void convert_rest(pp_trace *t, tick_conv *v) {
     t->notes[i].ts = conv_tick(t, v, (uint64_t)t->notes[i].ts);
   if (t->nnotes > 1)
     qsort(t->notes, t->nnotes, sizeof *t->notes, cmp_note);
+  pp__trace_sort_gpu(t);
 }
 
 /* ---- chunk walk ---------------------------------------------------------- */
@@ -918,7 +730,7 @@ static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
   case PPT_CHUNK_DROPS:
     return decode_drops(t, &c);
   case PPT_CHUNK_STATS:
-    return t->from_stats ? 0 : decode_stats(t, &c);
+    return t->from_stats ? 0 : decode_stats(t, p, n);
   case PPT_CHUNK_CUDA:
     return decode_cuda(t, &c);
   case PPT_CHUNK_END:
@@ -1475,7 +1287,7 @@ static int read_last(rd_state *r, char *err, size_t errlen) {
   }
   if (s->oom || t->diag.out_of_memory) {
     uint64_t events = t->diag.events + t->ngpu; /* stored or not */
-    pp__trace_model_free(t);
+    pp_trace_free(t);
     t->diag.out_of_memory = 1;
     err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
             (unsigned long long)offset,
@@ -1484,7 +1296,7 @@ static int read_last(rd_state *r, char *err, size_t errlen) {
     return PP_TRACE_ENOMEM;
   }
   if (s->io_errno) {
-    pp__trace_model_free(t);
+    pp_trace_free(t);
     err_set(err, errlen, "cannot read after %llu bytes: %s",
             (unsigned long long)offset, strerror(s->io_errno));
     return -1;
@@ -1589,7 +1401,7 @@ int pp_trace_read_file_opts(const char *path, pp_trace *t,
   return file_done(&r, rc, path, inner, err, errlen);
 }
 
-/* ---- a file read as its caller steps it (model.h pp__trace_reader) ---- */
+/* ---- a file read as its caller steps it (reader.h pp__trace_reader) --- */
 
 struct pp__trace_reader {
   rd_state r;
@@ -1622,7 +1434,7 @@ int pp__trace_reader_open(const char *path, pp_trace *t,
     return 0;
   }
   ev_index_free(&x->r.idx);
-  pp__trace_model_free(t);
+  pp_trace_free(t);
   rc = file_done(&x->r, rc, path, inner, err, errlen);
   pp__free(x->path);
   pp__free(x);
@@ -1664,22 +1476,9 @@ int pp_trace_read_file(const char *path, pp_trace *t, char *err,
   return pp_trace_read_file_opts(path, t, NULL, err, errlen);
 }
 
-int pp__trace_apply_stats(pp_trace *t, const unsigned char *p, size_t n) {
-  ppt_cursor c = {p, p + n, 0};
-  int was = t->from_stats;
-  int64_t lost = t->gpu_agg_lost;
-  int rc = decode_stats(t, &c);
-  t->from_stats = was;
-  t->gpu_agg_lost = lost;
-  return rc;
-}
-
-void pp__trace_model_free(pp_trace *t) {
+void pp_trace_free(pp_trace *t) {
   if (!t)
     return;
-  /* What a stats-mode file's STATS chunk decoded into the profile (the
-   * analysis frees the rest, and this too when it ran first). */
-  pp_profile_figures_free(&t->prof);
   for (size_t i = 0; i < t->nmeta; i++) {
     pp__free(t->meta[i].key);
     pp__free(t->meta[i].value);
@@ -1694,7 +1493,6 @@ void pp__trace_model_free(pp_trace *t) {
   for (size_t i = 0; i < t->nthreads; i++) {
     pp__free(t->threads[i].name);
     pp__free(t->threads[i].ev);
-    pp__free(t->threads[i].zones);
   }
   pp__free(t->threads);
   pp__free(t->clock);
@@ -1705,9 +1503,7 @@ void pp__trace_model_free(pp_trace *t) {
   }
   pp__free(t->notes);
   pp__free(t->gpu);
-  for (size_t i = 0; i < t->ngpu_agg; i++)
-    pp_hist_free(&t->gpu_agg[i].hist);
-  pp__free(t->gpu_agg);
+  pp__free(t->stats);
   pp_cuda_trace_free(&t->cuda);
   memset(t, 0, sizeof *t);
 }

@@ -17,13 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/model.h"
+#include "model/model.h"
 
 /* A bit set of event types (enum ppt_event_type): 1u << type each. */
 #define PP_FEED_TYPE(type) (UINT32_C(1) << (type))
 #define PP_FEED_ALL UINT32_MAX
 
-/* Consumers are pp_feed_fn (analyze/model.h). */
+/* Consumers are pp_feed_fn (model/model.h). */
 
 /* Every stored event of t whose type is in `types` and whose loc is
  * defined, in the order above. Returns 0 after the last event, fn's

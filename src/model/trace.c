@@ -2,7 +2,7 @@
 /*
  * The tools' read-only view of a decoded trace: lookups that need no
  * analysis (metadata, processes, site names, the canonical site of a named
- * series, the zone enclosing a time). Analyses and renderers use these;
+ * series, GPU zone order, CUDA names). Analyses and renderers use these;
  * nothing here calls into src/analyze/, so the model sits below it.
  */
 #include <stdio.h>
@@ -118,47 +118,39 @@ int pp_loc_canon(const pp_trace *t, uint32_t **out) {
 
 /* ---- queries ------------------------------------------------------------- */
 
-int pp_zone_enclosing(const pp_thread *th, int64_t ts) {
-  if (!th || !th->nzones)
-    return -1;
-  /* Last instance starting at or before ts; the innermost enclosing
-   * instance, if any, is it or one of its ancestors (pre-order). */
-  size_t lo = 0, hi = th->nzones;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (th->zones[mid].start <= ts)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0)
-    return -1;
-  int64_t i = (int64_t)lo - 1;
-  while (i >= 0 && th->zones[i].end < ts)
-    i = th->zones[i].parent;
-  return i >= 0 && i <= INT32_MAX ? (int)i : -1;
+static int cmp_gpu(const void *a, const void *b) {
+  const pp_gpu_zone_rec *x = a, *y = b;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
-int64_t pp_details_window_ns(const pp_trace *t) {
-  if (t->diag.events_kept >= t->diag.events)
-    return -1;
-  return pp__span(t->prof.t0, t->diag.first_unkept_ns);
+void pp__trace_sort_gpu(pp_trace *t) {
+  pp__sort(t->gpu, t->ngpu, sizeof *t->gpu, cmp_gpu);
 }
 
-void pp_profile_figures_free(pp_profile *p) {
-  for (size_t i = 0; i < p->nzones; i++) {
-    pp_hist_free(&p->zones[i].hist);
-    pp_hist_free(&p->zones[i].self_hist);
-  }
-  for (size_t i = 0; i < p->nframes; i++)
-    pp_hist_free(&p->frames[i].hist);
-  pp__free(p->zones);
-  pp__free(p->frames);
-  pp__free(p->counters);
-  p->zones = NULL;
-  p->frames = NULL;
-  p->counters = NULL;
-  p->nzones = p->nframes = p->ncounters = 0;
+const char *pp_cuda_name(const pp_cuda_trace *c, uint32_t id) {
+  if (!c || id >= c->nnames || !c->names[id])
+    return "(unknown)";
+  return c->names[id];
+}
+
+void pp_cuda_trace_free(pp_cuda_trace *c) {
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->nnames; i++)
+    pp__free(c->names[i]);
+  pp__free(c->names);
+  pp__free(c->kernels);
+  pp__free(c->memcpys);
+  pp__free(c->memsets);
+  pp__free(c->syncs);
+  pp__free(c->apis);
+  memset(c, 0, sizeof *c);
 }
 
 /* ---- library metrics among a trace's sites ------------------------------ */

@@ -10,20 +10,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "analyze/model.h"
+#include "format/reader.h"
 #include "gpu_check.h"
 
 int pp_gpu_check(const char *path, const double *ref_ms, int n,
                  double tolerance) {
   pp_trace t;
+  pp_analysis a = {0};
   char err[256];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0) {
     fprintf(stderr, "gpu_zones: %s\n", err);
     return 1;
   }
   int rc = 0;
-  if (pp_analyze(&t) != 0) {
+  if (pp_analyze(&t, &a) != 0) {
     fprintf(stderr, "gpu_zones: analysis failed\n");
     rc = 1;
     goto done;
@@ -61,28 +63,30 @@ int pp_gpu_check(const char *path, const double *ref_ms, int n,
              ? pp_trace_meta(&t, "gpu_zones.calib_error_ns")
              : "?");
 done:
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return rc;
 }
 
-static const pp_counter_stats *counter(const pp_trace *t, const char *name) {
-  for (size_t i = 0; i < t->prof.ncounters; i++)
-    if (t->prof.counters[i].samples &&
-        strcmp(pp_trace_loc_name(t, t->prof.counters[i].loc), name) == 0)
-      return &t->prof.counters[i];
+static const pp_counter_stats *counter(const pp_analysis *a, const char *name) {
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (a->prof.counters[i].samples &&
+        strcmp(pp_trace_loc_name(a->trace, a->prof.counters[i].loc), name) == 0)
+      return &a->prof.counters[i];
   return NULL;
 }
 
 int pp_gpu_mem_check(const char *path, int dev, double used_ref,
                      double total_ref, double tolerance_bytes) {
   pp_trace t;
+  pp_analysis a = {0};
   char err[256], used_name[64], total_name[64];
   if (pp_trace_read_file(path, &t, err, sizeof err) != 0) {
     fprintf(stderr, "gpu_zones: %s\n", err);
     return 1;
   }
   int rc = 1;
-  if (pp_analyze(&t) != 0) {
+  if (pp_analyze(&t, &a) != 0) {
     fprintf(stderr, "gpu_zones: analysis failed\n");
     goto done;
   }
@@ -90,8 +94,8 @@ int pp_gpu_mem_check(const char *path, int dev, double used_ref,
   snprintf(total_name, sizeof total_name, "cuda%d.mem_total_bytes", dev);
   char key[64];
   snprintf(key, sizeof key, "cuda_mem.%d.unavailable", dev);
-  const pp_counter_stats *u = counter(&t, used_name);
-  const pp_counter_stats *k = counter(&t, total_name);
+  const pp_counter_stats *u = counter(&a, used_name);
+  const pp_counter_stats *k = counter(&a, total_name);
   if (!u || !k) {
     const char *why = pp_trace_meta(&t, key);
     fprintf(stderr, "gpu_zones: no %s samples in the trace (%s)\n",
@@ -110,6 +114,7 @@ int pp_gpu_mem_check(const char *path, int dev, double used_ref,
     fprintf(stderr, "gpu_zones: device memory disagrees with "
                     "cudaMemGetInfo\n");
 done:
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   return rc;
 }

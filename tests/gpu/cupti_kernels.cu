@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "analyze/gpu_activity.h"
+#include "format/reader.h"
 }
 #include "pipeprof.h"
 
@@ -100,8 +101,9 @@ int main(void) {
   pp_shutdown();
 
   pp_trace t;
+  pp_analysis a = {};
   char err[256];
-  if (pp_trace_read_file(path, &t, err, sizeof err) != 0 || pp_analyze(&t)) {
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0 || pp_analyze(&t, &a)) {
     printf("FAIL: %s\n", err);
     return 1;
   }
@@ -151,13 +153,14 @@ int main(void) {
     got++;
   }
   EXPECT(got == 4, "%zu of 4 copies found", got);
-  EXPECT(t.cuda_an && t.cuda_an->dropped == 0, "dropped records");
+  EXPECT(a.cuda && a.cuda->dropped == 0, "dropped records");
   printf("tracing overhead, small kernel loop: %.0f ns/launch untraced, %.0f "
          "ns/launch traced (%+.1f%%)\n",
          base, traced, 100.0 * (traced - base) / base);
   printf("kernels %zu, copies %zu, API calls %zu, dropped %llu\n",
          t.cuda.nkernels, t.cuda.nmemcpys, t.cuda.napis,
          (unsigned long long)t.cuda.dropped);
+  pp_analysis_free(&a);
   pp_trace_free(&t);
   remove(path);
   printf(fails ? "FAILED\n" : "ok\n");

@@ -9,9 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "analyze.h"
-#include "model.h"
+#include "internal.h"
+#include "model/model.h"
 
 static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
 
@@ -33,8 +32,7 @@ static int add_meta(pp_trace *t, const char *key, const char *value) {
 
 /* n elements of elem bytes from s after the *dn of d (d may be NULL when
  * nothing is added). */
-static void append(void *d, size_t *dn, const void *s, size_t n,
-                   size_t elem) {
+static void append(void *d, size_t *dn, const void *s, size_t n, size_t elem) {
   if (n)
     memcpy((char *)d + *dn * elem, s, n * elem);
   *dn += n;
@@ -51,12 +49,12 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
   }
   size_t base = d->nnames, cap = d->nnames;
   if (pp__grow((void **)&d->names, &cap, base + s->nnames, sizeof(char *)) ||
-      pp__grow((void **)&d->kernels, &d->cap_kernels,
-               d->nkernels + s->nkernels, sizeof *d->kernels) ||
-      pp__grow((void **)&d->memcpys, &d->cap_memcpys,
-               d->nmemcpys + s->nmemcpys, sizeof *d->memcpys) ||
-      pp__grow((void **)&d->memsets, &d->cap_memsets,
-               d->nmemsets + s->nmemsets, sizeof *d->memsets) ||
+      pp__grow((void **)&d->kernels, &d->cap_kernels, d->nkernels + s->nkernels,
+               sizeof *d->kernels) ||
+      pp__grow((void **)&d->memcpys, &d->cap_memcpys, d->nmemcpys + s->nmemcpys,
+               sizeof *d->memcpys) ||
+      pp__grow((void **)&d->memsets, &d->cap_memsets, d->nmemsets + s->nmemsets,
+               sizeof *d->memsets) ||
       pp__grow((void **)&d->syncs, &d->cap_syncs, d->nsyncs + s->nsyncs,
                sizeof *d->syncs) ||
       pp__grow((void **)&d->apis, &d->cap_apis, d->napis + s->napis,
@@ -72,10 +70,8 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
     d->apis[d->napis] = s->apis[i];
     d->apis[d->napis++].name += (uint32_t)base;
   }
-  append(d->memcpys, &d->nmemcpys, s->memcpys, s->nmemcpys,
-         sizeof *s->memcpys);
-  append(d->memsets, &d->nmemsets, s->memsets, s->nmemsets,
-         sizeof *s->memsets);
+  append(d->memcpys, &d->nmemcpys, s->memcpys, s->nmemcpys, sizeof *s->memcpys);
+  append(d->memsets, &d->nmemsets, s->memsets, s->nmemsets, sizeof *s->memsets);
   append(d->syncs, &d->nsyncs, s->syncs, s->nsyncs, sizeof *s->syncs);
   d->dropped += s->dropped;
   d->chunks += s->chunks;
@@ -94,8 +90,6 @@ static int64_t window_end(const pp_trace *t) {
 int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   if (dst->from_stats || src->from_stats)
     return -2; /* aggregated files hold no events to merge */
-  pp__analysis_free(dst);
-  pp__analysis_free(src);
   size_t base = dst->nlocs;
   if (pp__grow((void **)&dst->locs, &dst->cap_locs, base + src->nlocs,
                sizeof(pp_loc)) != 0 ||
@@ -146,6 +140,7 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
       dst->gpu[dst->ngpu++].loc += (uint32_t)base;
     }
     src->ngpu = 0;
+    pp__trace_sort_gpu(dst);
   }
   if (merge_cuda(&dst->cuda, &src->cuda) != 0)
     return -1;
