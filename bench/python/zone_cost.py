@@ -7,18 +7,18 @@ instead, all measured in one run (a benchmark, not a test):
                    times.append(t1 - t0)   (a hand-made timer)
   zone on          with pipeprof.zone("step"): pass   (trace mode)
   zone paused      the same after pipeprof.enabled(False)
-  zone off         the same with no session
+  zone off         the same with no session (after pipeprof.stop())
   profile on       a call of a @pipeprof.profile function (vs. a call of
-                   the plain function)
+                   the plain function: "call"); paused; no session
   record_function  with torch.profiler.record_function("step"): pass,
                    with no profiler and inside torch.profiler.profile()
                    (the latter per range, amortised over the profile's
                    exit), when torch is importable
 
-Each variant runs in rounds of --n iterations, the rounds of all variants
-interleaved; the figure is the median round, in ns per iteration, with
-the empty loop's time subtracted (the statement's own cost). Ratios are
-to nullcontext. Usage:
+Each round runs every variant --n times (a session is started and stopped
+in each round); the figure is the median round, in ns per statement,
+with the empty loop's time subtracted (the statement's own cost). Ratios
+are to nullcontext. Usage:
 
   /usr/bin/python3 bench/python/zone_cost.py [--rounds 15] [--n 20000]
 
@@ -115,13 +115,14 @@ def main():
     def add(key, v):
         res.setdefault(key, []).append(v)
 
-    # a 64 MiB ring: a round of n zones never fills it, so no event drops
-    pipeprof.start(mode="trace", out=out, buffer_kib=65536)
     for fn in (loop_empty, loop_null, loop_floor, loop_zone, loop_call,
                loop_profiled):
         fn(1000)  # warm up
+    # Every variant in every round: a session per round (trace mode, a
+    # 64 MiB ring, so a round of n zones never fills it and nothing is
+    # dropped), then the same statements with no session.
     for _ in range(args.rounds):
-        pipeprof.enabled(True)
+        pipeprof.start(mode="trace", out=out, buffer_kib=65536)
         add("empty", timed(loop_empty, n))
         add("nullcontext", timed(loop_null, n))
         add("floor", timed(loop_floor, n))
@@ -131,14 +132,11 @@ def main():
         pipeprof.enabled(False)
         add("zone paused", timed(loop_zone, n))
         add("profile paused", timed(loop_profiled, n))
-        time.sleep(0.02)  # let the writer drain
+        pipeprof.stop()
+        add("zone off", timed(loop_zone, n))
+        add("profile off", timed(loop_profiled, n))
         if torch is not None:
             add("record_function, no profiler", timed(loop_rf, n))
-    pipeprof.stop()
-    for _ in range(args.rounds):
-        add("zone off", timed(loop_zone, n))
-        add("nullcontext (no session)", timed(loop_null, n))
-        add("empty (no session)", timed(loop_empty, n))
     if torch is not None:
         for _ in range(3):
             k = args.torch_n
@@ -150,37 +148,42 @@ def main():
 
     med = {k: statistics.median(v) for k, v in res.items()}
     empty = med["empty"]
-    null = med["nullcontext"] - empty
+
+    def cost(k):
+        return med[k] - empty
+
+    null = cost("nullcontext")
     print("pipeprof %s, Python %s, %s" % (pipeprof.library_version(),
                                           sys.version.split()[0],
                                           sys.executable))
-    print("median of %d rounds of %d; ns per iteration minus the empty "
+    print("median of %d rounds of %d; ns per statement minus the empty "
           "loop (%.1f ns)" % (args.rounds, n, empty))
     print("%-46s %9s %8s" % ("variant", "ns", "x null"))
     order = ["nullcontext", "floor", "zone on", "zone paused", "zone off",
-             "call", "profile on", "profile paused",
+             "call", "profile on", "profile paused", "profile off",
              "record_function, no profiler",
              "record_function, profiler active (amortised)"]
     for k in order:
-        if k not in med:
-            continue
-        base = med["empty (no session)"] if k == "zone off" else empty
-        v = med[k] - base
-        print("%-46s %9.1f %8.2f" % (k, v, v / null))
-    print("ratios: zone enabled / nullcontext %.2f (goal <= 1.5), "
-          "disabled (paused) / nullcontext %.2f, no session / nullcontext "
-          "%.2f (goal <= 1.1)"
-          % ((med["zone on"] - empty) / null,
-             (med["zone paused"] - empty) / null,
-             (med["zone off"] - med["empty (no session)"])
-             / (med["nullcontext (no session)"]
-                - med["empty (no session)"])))
-    print("profile: call of a decorated function minus a plain call: "
-          "on %.1f ns, paused %.1f ns"
+        if k in med:
+            print("%-46s %9.1f %8.2f" % (k, cost(k), cost(k) / null))
+    print("ratios to nullcontext: zone enabled %.2f (goal <= 1.5), "
+          "paused %.2f, no session %.2f (goal <= 1.1)"
+          % (cost("zone on") / null, cost("zone paused") / null,
+             cost("zone off") / null))
+    print("profile: a decorated call minus a plain call: on %.1f ns, "
+          "paused %.1f ns, no session %.1f ns"
           % (med["profile on"] - med["call"],
-             med["profile paused"] - med["call"]))
+             med["profile paused"] - med["call"],
+             med["profile off"] - med["call"]))
     if torch is None:
         print("torch.profiler.record_function: not measured (%s)" % why)
+    else:
+        print("torch %s: record_function / zone enabled: %.0fx with no "
+              "profiler, %.0fx with torch.profiler active"
+              % (torch.__version__,
+                 cost("record_function, no profiler") / cost("zone on"),
+                 cost("record_function, profiler active (amortised)")
+                 / cost("zone on")))
     os.unlink(out)
 
 

@@ -285,3 +285,18 @@ def test_pipeprof_run_merges_zones_and_system_samples(tmp_path):
     assert "process_tree" in j["system"]
     assert any(c["name"].startswith("sys.") for c in j["counters"])
     assert "MainThread" in [t["name"] for t in j["threads"]]
+
+
+def test_a_library_already_loaded_is_used(tmp_path):
+    # A copy elsewhere, loaded first (as by a program or another
+    # extension linked with it): the binding must use it, not open the
+    # build tree's as a second copy.
+    copy = tmp_path / "libpipeprof.so.0"
+    shutil.copy(os.path.join(BUILD, "libpipeprof.so.0"), copy)
+    code = ("import ctypes, os\n"
+            "ctypes.CDLL(%r, mode=os.RTLD_NOW | os.RTLD_GLOBAL)\n"
+            "import pipeprof\n"
+            "print(pipeprof.library_path)\n" % str(copy))
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(copy)

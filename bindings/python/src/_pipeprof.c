@@ -51,50 +51,50 @@
 #define PP_PY_LIBDIRS ""
 #endif
 
-/* ---- the library's functions ------------------------------------------ */
+/* ---- the library's functions --------------------------------------------- */
 
-#define PP_PY_SYMBOLS(X)                                                    \
-  X(pp_version_number)                                                      \
-  X(pp_version_string)                                                      \
-  X(pp_strerror)                                                            \
-  X(pp_err_name)                                                            \
-  X(pp_last_error)                                                          \
-  X(pp_config_init)                                                         \
-  X(pp_init)                                                                \
-  X(pp_shutdown)                                                            \
-  X(pp_is_running)                                                          \
-  X(pp_set_enabled)                                                         \
-  X(pp_is_enabled)                                                          \
-  X(pp_flight_dump)                                                         \
-  X(pp_output_path)                                                         \
-  X(pp_zone_begin)                                                          \
-  X(pp_zone_end)                                                            \
-  X(pp_zone_begin_name)                                                     \
-  X(pp_range_start)                                                         \
-  X(pp_range_end)                                                           \
-  X(pp_request_begin)                                                       \
-  X(pp_request_first_token)                                                 \
-  X(pp_request_tokens)                                                      \
-  X(pp_request_end)                                                         \
-  X(pp_batch)                                                               \
-  X(pp_counter_set)                                                         \
-  X(pp_counter_add)                                                         \
-  X(pp_counter_setf)                                                        \
-  X(pp_mark)                                                                \
-  X(pp_frame_mark)                                                          \
-  X(pp_flow_begin)                                                          \
-  X(pp_flow_step)                                                           \
-  X(pp_flow_end)                                                            \
-  X(pp_queue_declare)                                                       \
-  X(pp_queue_push)                                                          \
-  X(pp_queue_pop)                                                           \
-  X(pp_queue_wait_begin)                                                    \
-  X(pp_queue_wait_end)                                                      \
-  X(pp_queue_depth)                                                         \
-  X(pp_thread_name)                                                         \
-  X(pp_on_alert)                                                            \
-  X(pp_live_zone)                                                           \
-  X(pp_live_zone_name)                                                      \
+#define PP_PY_SYMBOLS(X)                                                       \
+  X(pp_version_number)                                                         \
+  X(pp_version_string)                                                         \
+  X(pp_strerror)                                                               \
+  X(pp_err_name)                                                               \
+  X(pp_last_error)                                                             \
+  X(pp_config_init)                                                            \
+  X(pp_init)                                                                   \
+  X(pp_shutdown)                                                               \
+  X(pp_is_running)                                                             \
+  X(pp_set_enabled)                                                            \
+  X(pp_is_enabled)                                                             \
+  X(pp_flight_dump)                                                            \
+  X(pp_output_path)                                                            \
+  X(pp_zone_begin)                                                             \
+  X(pp_zone_end)                                                               \
+  X(pp_zone_begin_name)                                                        \
+  X(pp_range_start)                                                            \
+  X(pp_range_end)                                                              \
+  X(pp_request_begin)                                                          \
+  X(pp_request_first_token)                                                    \
+  X(pp_request_tokens)                                                         \
+  X(pp_request_end)                                                            \
+  X(pp_batch)                                                                  \
+  X(pp_counter_set)                                                            \
+  X(pp_counter_add)                                                            \
+  X(pp_counter_setf)                                                           \
+  X(pp_mark)                                                                   \
+  X(pp_frame_mark)                                                             \
+  X(pp_flow_begin)                                                             \
+  X(pp_flow_step)                                                              \
+  X(pp_flow_end)                                                               \
+  X(pp_queue_declare)                                                          \
+  X(pp_queue_push)                                                             \
+  X(pp_queue_pop)                                                              \
+  X(pp_queue_wait_begin)                                                       \
+  X(pp_queue_wait_end)                                                         \
+  X(pp_queue_depth)                                                            \
+  X(pp_thread_name)                                                            \
+  X(pp_on_alert)                                                               \
+  X(pp_live_zone)                                                              \
+  X(pp_live_zone_name)                                                         \
   X(pp_live_request)
 
 static struct {
@@ -139,8 +139,8 @@ static PyObject *loaded_file(void) {
 static PyObject *mod_load(PyObject *m, PyObject *args) {
   PyObject *path_obj;
   int noload = 0;
-  if (!PyArg_ParseTuple(args, "O&|p:_load", PyUnicode_FSConverter,
-                        &path_obj, &noload))
+  if (!PyArg_ParseTuple(args, "O&|p:_load", PyUnicode_FSConverter, &path_obj,
+                        &noload))
     return NULL;
   if (api.loaded) {
     Py_DECREF(path_obj);
@@ -157,10 +157,10 @@ static PyObject *mod_load(PyObject *m, PyObject *args) {
     return NULL;
   }
   void *sym;
-#define PP_PY_RESOLVE(name)                                                 \
-  sym = dlsym(h, #name);                                                    \
-  if (!sym)                                                                 \
-    goto missing;                                                           \
+#define PP_PY_RESOLVE(name)                                                    \
+  sym = dlsym(h, #name);                                                       \
+  if (!sym)                                                                    \
+    goto missing;                                                              \
   memcpy(&api.name, &sym, sizeof sym);
   PP_PY_SYMBOLS(PP_PY_RESOLVE)
 #undef PP_PY_RESOLVE
@@ -237,16 +237,16 @@ static int u64_arg(PyObject *o, const char *fn, const char *what,
   Py_DECREF(i);
   if (bad) {
     PyErr_Clear();
-    PyErr_Format(PyExc_ValueError,
-                 "pipeprof.%s: %s must be in 0..2**64-1", fn, what);
+    PyErr_Format(PyExc_ValueError, "pipeprof.%s: %s must be in 0..2**64-1", fn,
+                 what);
     return -1;
   }
   *out = v;
   return 0;
 }
 
-static int i64_arg(PyObject *o, const char *fn, const char *what,
-                   int64_t lo, int64_t hi, int64_t *out) {
+static int i64_arg(PyObject *o, const char *fn, const char *what, int64_t lo,
+                   int64_t hi, int64_t *out) {
   if (!PyLong_Check(o) && !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "pipeprof.%s: %s must be an int, not %.80s",
                  fn, what, Py_TYPE(o)->tp_name);
@@ -261,8 +261,8 @@ static int i64_arg(PyObject *o, const char *fn, const char *what,
   if (v == -1 && PyErr_Occurred())
     return -1;
   if (overflow || v < lo || v > hi) {
-    PyErr_Format(PyExc_ValueError, "pipeprof.%s: %s must be in %lld..%lld",
-                 fn, what, (long long)lo, (long long)hi);
+    PyErr_Format(PyExc_ValueError, "pipeprof.%s: %s must be in %lld..%lld", fn,
+                 what, (long long)lo, (long long)hi);
     return -1;
   }
   *out = v;
@@ -292,8 +292,8 @@ static int parse(const char *fn, PyObject *const *args, Py_ssize_t nargs,
       j++;
     if (j == nmax) {
       PyErr_Format(PyExc_TypeError,
-                   "pipeprof.%s() got an unexpected keyword argument '%U'",
-                   fn, key);
+                   "pipeprof.%s() got an unexpected keyword argument '%U'", fn,
+                   key);
       return -1;
     }
     if (out[j]) {
@@ -321,13 +321,13 @@ static int parse(const char *fn, PyObject *const *args, Py_ssize_t nargs,
 
 typedef struct tstack {
   uint32_t n, cap;
-  uint64_t lost;    /* enters past STACK_MAX (or out of memory), unpaired */
-  int named;        /* the thread's name was given to the library */
+  uint64_t lost; /* enters past STACK_MAX (or out of memory), unpaired */
+  int named;     /* the thread's name was given to the library */
   const pp_srcloc **v;
 } tstack;
 
 static __thread tstack *tls_stack TLS_IE;
-static pthread_key_t stack_key; /* frees a thread's stack at its exit */
+static pthread_key_t stack_key;  /* frees a thread's stack at its exit */
 static PyObject *current_thread; /* threading.current_thread */
 
 static void stack_free(void *p) {
@@ -347,8 +347,7 @@ static void name_thread(tstack *t) {
   PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
   PyObject *th = current_thread ? PyObject_CallNoArgs(current_thread) : NULL;
   PyObject *name = th ? PyObject_GetAttrString(th, "name") : NULL;
-  const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name)
-                                                : NULL;
+  const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
   if (s)
     api.pp_thread_name(s);
   Py_XDECREF(name);
@@ -391,8 +390,7 @@ static inline void zone_push(const pp_srcloc *loc, const char *name) {
   if (PY_UNLIKELY(t->n == t->cap)) {
     uint32_t cap = t->cap * 2;
     const pp_srcloc **v;
-    if (t->lost || cap > STACK_MAX ||
-        !(v = realloc(t->v, cap * sizeof *v))) {
+    if (t->lost || cap > STACK_MAX || !(v = realloc(t->v, cap * sizeof *v))) {
       t->lost++;
       return;
     }
@@ -428,15 +426,15 @@ static inline void zone_pop(void) {
 /* ---- Zone ---------------------------------------------------------------- */
 
 typedef struct {
-  PyObject_HEAD
-  const pp_srcloc *loc; /* never freed: the library keeps the address */
-  const char *cname;    /* loc NULL: name for pp_zone_begin_name */
-  PyObject *name;       /* str */
+  PyObject_HEAD const pp_srcloc
+      *loc;          /* never freed: the library keeps the address */
+  const char *cname; /* loc NULL: name for pp_zone_begin_name */
+  PyObject *name;    /* str */
 } ZoneObject;
 
 static PyTypeObject Zone_Type;
-static PyObject *zone_cache;   /* name -> Zone */
-static PyObject *site_cache;   /* (name, function, file, line) -> Zone */
+static PyObject *zone_cache;    /* name -> Zone */
+static PyObject *site_cache;    /* (name, function, file, line) -> Zone */
 static PyObject *decorate_hook; /* pipeprof._decorate.decorate */
 /* Distinct names cached; later names use the library's interning (which
  * has a bound of its own). */
@@ -612,8 +610,7 @@ static PyObject *mod_site(PyObject *m, PyObject *args) {
 /* ---- Wrapped: a plain function timed as a zone --------------------------- */
 
 typedef struct {
-  PyObject_HEAD
-  ZoneObject *zone;
+  PyObject_HEAD ZoneObject *zone;
   PyObject *fn;
   PyObject *dict;
   vectorcallfunc vectorcall;
@@ -628,8 +625,7 @@ static PyObject *wrapped_vectorcall(PyObject *self, PyObject *const *args,
   return r;
 }
 
-static PyObject *wrapped_new(PyTypeObject *type, PyObject *args,
-                             PyObject *kw) {
+static PyObject *wrapped_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   PyObject *zone, *fn;
   if (kw && PyDict_GET_SIZE(kw)) {
     PyErr_SetString(PyExc_TypeError, "Wrapped(zone, fn) takes no keywords");
@@ -692,8 +688,7 @@ static PyObject *wrapped_get_zone(WrappedObject *w, void *c) {
 }
 
 static PyGetSetDef wrapped_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL,
-     NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"zone", (getter)wrapped_get_zone, NULL, "the zone of each call", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -769,8 +764,7 @@ static PyObject *mod_counter_add(PyObject *m, PyObject *const *args,
     return NULL;
   const char *s = utf8_arg(a[0], "counter_add", "name");
   int64_t d;
-  if (!s ||
-      i64_arg(a[1], "counter_add", "delta", INT64_MIN, INT64_MAX, &d) < 0)
+  if (!s || i64_arg(a[1], "counter_add", "delta", INT64_MIN, INT64_MAX, &d) < 0)
     return NULL;
   if (!recording())
     Py_RETURN_NONE;
@@ -920,8 +914,8 @@ static PyObject *mod_request_end(PyObject *m, PyObject *const *args,
   Py_RETURN_NONE;
 }
 
-static PyObject *mod_batch(PyObject *m, PyObject *const *args,
-                           Py_ssize_t nargs, PyObject *kwnames) {
+static PyObject *mod_batch(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
   static const char *const names[] = {"size", "padded_size"};
   PyObject *a[2];
   if (parse("batch", args, nargs, kwnames, names, 1, 2, a) < 0)
@@ -951,17 +945,15 @@ static PyObject *mod_thread_name(PyObject *m, PyObject *name) {
   Py_RETURN_NONE;
 }
 
-/* ---- QueueHandle ---------------------------------------------------------- */
+/* ---- QueueHandle --------------------------------------------------------- */
 
 typedef struct {
-  PyObject_HEAD
-  pp_queue *q;
+  PyObject_HEAD pp_queue *q;
   PyObject *name;
 } QueueObject;
 
 static int queue_init(QueueObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"name", "from_stage", "to_stage", "capacity",
-                           NULL};
+  static char *kwlist[] = {"name", "from_stage", "to_stage", "capacity", NULL};
   PyObject *name, *from = Py_None, *to = Py_None;
   long long cap = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "U|OOL:queue_declare", kwlist,
@@ -970,13 +962,12 @@ static int queue_init(QueueObject *self, PyObject *args, PyObject *kw) {
   if (need_library() < 0)
     return -1;
   const char *n = utf8_arg(name, "queue_declare", "name");
-  const char *f = from == Py_None ? NULL
-                                  : utf8_arg(from, "queue_declare",
-                                             "from_stage");
+  const char *f =
+      from == Py_None ? NULL : utf8_arg(from, "queue_declare", "from_stage");
   if (!n || (from != Py_None && !f))
     return -1;
-  const char *t = to == Py_None ? NULL
-                                : utf8_arg(to, "queue_declare", "to_stage");
+  const char *t =
+      to == Py_None ? NULL : utf8_arg(to, "queue_declare", "to_stage");
   if (to != Py_None && !t)
     return -1;
   pp_queue *q = api.pp_queue_declare(n, f, t, (int64_t)cap);
@@ -1096,12 +1087,13 @@ static PyTypeObject Queue_Type = {
     .tp_new = PyType_GenericNew,
 };
 
-/* ---- session control ------------------------------------------------------ */
+/* ---- session control ----------------------------------------------------- */
 
 static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"mode",    "out",         "process_name",
-                           "buffer_kib", "flush_ms", "sample_hz",
-                           "install_signals", "enabled", NULL};
+  static char *kwlist[] = {
+      "mode",     "out",       "process_name",    "buffer_kib",
+      "flush_ms", "sample_hz", "install_signals", "enabled",
+      NULL};
   int mode = PP_MODE_TRACE, install_signals = 1, enabled = 1;
   PyObject *out = Py_None, *pname = Py_None;
   unsigned int buffer_kib = 0, flush_ms = 10, sample_hz = 0;
@@ -1114,8 +1106,8 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   PyObject *out_b = NULL;
   if (out != Py_None && !PyUnicode_FSConverter(out, &out_b))
     return NULL;
-  const char *pn = pname == Py_None ? NULL
-                                    : utf8_arg(pname, "start", "process_name");
+  const char *pn =
+      pname == Py_None ? NULL : utf8_arg(pname, "start", "process_name");
   if (pname != Py_None && !pn) {
     Py_XDECREF(out_b);
     return NULL;
@@ -1215,17 +1207,17 @@ static PyObject *mod_strerror(PyObject *m, PyObject *code) {
                        api.pp_strerror((int)c), api.pp_last_error());
 }
 
-/* ---- live statistics ------------------------------------------------------ */
+/* ---- live statistics ----------------------------------------------------- */
 
 static PyObject *stats_dict(const pp_live_stats *s) {
   return Py_BuildValue(
       "{s:I,s:d,s:K,s:d,s:d,s:d,s:K,s:K,s:K,s:K,s:L}", "window",
       (unsigned)s->window_s, "seconds", s->seconds, "count",
-      (unsigned long long)s->count, "rate", s->rate, "ewma_rate",
-      s->ewma_rate, "mean_ns", s->mean_ns, "p50_ns",
-      (unsigned long long)s->p50_ns, "p90_ns", (unsigned long long)s->p90_ns,
-      "p99_ns", (unsigned long long)s->p99_ns, "max_ns",
-      (unsigned long long)s->max_ns, "as_of_ns", (long long)s->as_of_ns);
+      (unsigned long long)s->count, "rate", s->rate, "ewma_rate", s->ewma_rate,
+      "mean_ns", s->mean_ns, "p50_ns", (unsigned long long)s->p50_ns, "p90_ns",
+      (unsigned long long)s->p90_ns, "p99_ns", (unsigned long long)s->p99_ns,
+      "max_ns", (unsigned long long)s->max_ns, "as_of_ns",
+      (long long)s->as_of_ns);
 }
 
 /* A live query's result: the dict, None for PP_EINVAL (no such series),
@@ -1280,8 +1272,7 @@ static PyObject *mod_live_zone_names(PyObject *m, PyObject *unused) {
       Py_DECREF(list);
       return PyLong_FromLong(rc);
     }
-    PyObject *s = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf),
-                                       "replace");
+    PyObject *s = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
     if (!s || PyList_Append(list, s) < 0) {
       Py_XDECREF(s);
       Py_DECREF(list);
@@ -1321,8 +1312,7 @@ static void on_alert(const pp_alert *a, void *user) {
     c->kind = a->kind;
     snprintf(c->what, sizeof c->what, "%s", a->what ? a->what : "");
     snprintf(c->which, sizeof c->which, "%s", a->which ? a->which : "");
-    snprintf(c->message, sizeof c->message, "%s",
-             a->message ? a->message : "");
+    snprintf(c->message, sizeof c->message, "%s", a->message ? a->message : "");
     c->value = a->value;
     c->baseline = a->baseline;
     c->spread = a->spread;
@@ -1359,8 +1349,8 @@ static PyObject *mod_alerts_wait(PyObject *m, PyObject *arg) {
   PyThreadState *tstate = PyEval_SaveThread();
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  int64_t until = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
-                  (int64_t)(timeout * 1e9);
+  int64_t until =
+      (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (int64_t)(timeout * 1e9);
   ts.tv_sec = (time_t)(until / 1000000000);
   ts.tv_nsec = (long)(until % 1000000000);
   pthread_mutex_lock(&aq.mu);
@@ -1379,10 +1369,10 @@ static PyObject *mod_alerts_wait(PyObject *m, PyObject *arg) {
     const alert_copy *c = &got[i];
     PyObject *d = Py_BuildValue(
         "{s:s,s:s,s:s,s:s,s:d,s:d,s:d,s:d,s:L}", "kind",
-        c->kind == PP_ALERT_ANOMALY ? "anomaly" : "resource", "what",
-        c->what, "which", c->which, "message", c->message, "value",
-        c->value, "baseline", c->baseline, "spread", c->spread, "threshold",
-        c->threshold, "ts_ns", (long long)c->ts_ns);
+        c->kind == PP_ALERT_ANOMALY ? "anomaly" : "resource", "what", c->what,
+        "which", c->which, "message", c->message, "value", c->value, "baseline",
+        c->baseline, "spread", c->spread, "threshold", c->threshold, "ts_ns",
+        (long long)c->ts_ns);
     if (!d)
       Py_CLEAR(list);
     else
@@ -1399,7 +1389,7 @@ static PyObject *mod_alerts_dropped(PyObject *m, PyObject *unused) {
   return PyLong_FromUnsignedLongLong(d);
 }
 
-/* ---- module ---------------------------------------------------------------- */
+/* ---- module -------------------------------------------------------------- */
 
 static PyObject *mod_set_decorator(PyObject *m, PyObject *fn) {
   if (!PyCallable_Check(fn)) {
@@ -1532,8 +1522,7 @@ PyMODINIT_FUNC PyInit__pipeprof(void) {
       PyModule_AddIntConstant(m, "EBUSY", PP_EBUSY) < 0 ||
       PyModule_AddIntConstant(m, "ENOTRUNNING", PP_ENOTRUNNING) < 0 ||
       PyModule_AddIntConstant(m, "ENOTSUP", PP_ENOTSUP) < 0 ||
-      PyModule_AddStringConstant(m, "HEADER_VERSION", PP_VERSION_STRING) <
-          0 ||
+      PyModule_AddStringConstant(m, "HEADER_VERSION", PP_VERSION_STRING) < 0 ||
       PyModule_AddStringConstant(m, "BUILD_LIBDIRS", PP_PY_LIBDIRS) < 0)
     goto fail;
   return m;
