@@ -13,6 +13,11 @@ from conftest import summary_json, zones_by_name
 MS = 1_000_000
 
 
+@pipeprof.profile
+def module_level(x):
+    return x * 2
+
+
 def test_zone_counts_and_durations_match_what_the_test_measured(session):
     out = session()
     measured = []
@@ -320,3 +325,11 @@ def test_zones_without_a_session_do_nothing():
 
     assert f() == 1
     assert pipeprof.stop() is None
+
+
+def test_decorated_functions_pickle_and_copy_by_reference():
+    import copy
+    import pickle
+    assert pickle.loads(pickle.dumps(module_level)) is module_level
+    assert copy.deepcopy(module_level) is module_level
+    assert module_level(2) == 4

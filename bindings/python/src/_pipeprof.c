@@ -687,6 +687,15 @@ static PyObject *wrapped_get_zone(WrappedObject *w, void *c) {
   return (PyObject *)w->zone;
 }
 
+/* Pickled by reference, as the function it replaces is: the name under
+ * which its module holds it (pickle checks that it is this object). */
+static PyObject *wrapped_reduce(PyObject *self, PyObject *unused) {
+  return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef wrapped_methods[] = {
+    {"__reduce__", wrapped_reduce, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef wrapped_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"zone", (getter)wrapped_get_zone, NULL, "the zone of each call", NULL},
@@ -704,6 +713,7 @@ static PyTypeObject Wrapped_Type = {
     .tp_doc = "Wrapped(zone, fn): calls fn inside the zone.",
     .tp_traverse = (traverseproc)wrapped_traverse,
     .tp_clear = (inquiry)wrapped_clear,
+    .tp_methods = wrapped_methods,
     .tp_getset = wrapped_getset,
     .tp_descr_get = wrapped_get,
     .tp_dictoffset = offsetof(WrappedObject, dict),
