@@ -10,6 +10,10 @@ import pipeprof
 from conftest import cli, summary_json
 
 MS = 1_000_000
+# Durations in the trace are ticks converted to ns at the rate measured
+# over the session: allow 0.1% for that conversion in bounds taken from
+# the test's own clock.
+LOW, HIGH = 0.999, 1.001
 
 
 def by_name(items):
@@ -40,7 +44,7 @@ def test_counters_marks_and_frames(session):
     assert c["items"]["last"] == 7
     f = by_name(j["frames"])
     assert f["camera0"]["frames"] == 10
-    assert f["camera0"]["mean_ns"] >= 1 * MS
+    assert f["camera0"]["mean_ns"] >= 1 * MS * LOW
     assert f["frame"]["frames"] == 1
     chrome = cli("export", str(out), "--format", "chrome").stdout
     assert "cache flushed" in chrome
@@ -97,11 +101,11 @@ def test_requests_give_ttft_tpot_and_itl(session):
     assert q["completed"] == 4 and q["failed"] == 1
     assert q["output_tokens"] == 3 * 8 + 3
     assert q["ttft"]["count"] == 4
-    assert q["ttft"]["min_ns"] >= 3 * MS
-    assert q["e2e"]["min_ns"] >= 3 * MS
-    assert q["e2e"]["max_ns"] >= 13 * MS
+    assert q["ttft"]["min_ns"] >= 3 * MS * LOW
+    assert q["e2e"]["min_ns"] >= 3 * MS * LOW
+    assert q["e2e"]["max_ns"] >= 13 * MS * LOW
     assert q["tpot"]["count"] >= 3
-    assert q["itl"]["min_ns"] >= 2 * MS
+    assert q["itl"]["min_ns"] >= 2 * MS * LOW
     b = q["batches"]
     assert (b["count"], b["items"], b["padded_items"]) == (2, 14, 16)
     assert abs(b["padding_waste"] - 2 / 16) < 1e-9
@@ -162,4 +166,4 @@ def test_queue_declare_by_hand(session):
     pipeprof.stop()
     qq = by_name(summary_json(out)["queues"])["jobs"]
     assert qq["paired"] == 2 and qq["consumer_waits"] == 1
-    assert qq["consumer_waited_ns"] >= 1 * MS
+    assert qq["consumer_waited_ns"] >= 1 * MS * LOW

@@ -11,6 +11,10 @@ import pipeprof
 from conftest import summary_json, zones_by_name
 
 MS = 1_000_000
+# Durations in the trace are ticks converted to ns at the rate measured
+# over the session: allow 0.1% for that conversion in bounds taken from
+# the test's own clock.
+LOW, HIGH = 0.999, 1.001
 
 
 @pipeprof.profile
@@ -33,11 +37,11 @@ def test_zone_counts_and_durations_match_what_the_test_measured(session):
     z = zones_by_name(summary_json(out))
     assert z["work"]["count"] == 20
     # each zone lies inside the test's own timing and covers the sleep
-    assert z["work"]["min_ns"] >= 2 * MS
-    assert z["work"]["max_ns"] <= max(measured)
-    assert z["work"]["total_ns"] <= sum(measured)
+    assert z["work"]["min_ns"] >= 2 * MS * LOW
+    assert z["work"]["max_ns"] <= max(measured) * HIGH
+    assert z["work"]["total_ns"] <= sum(measured) * HIGH
     assert z["inner"]["count"] == 1 and z["outer"]["count"] == 1
-    assert z["inner"]["total_ns"] >= 3 * MS
+    assert z["inner"]["total_ns"] >= 3 * MS * LOW
     # nesting: outer's self time excludes inner
     assert z["outer"]["total_ns"] >= z["inner"]["total_ns"]
     assert z["outer"]["self_ns"] == (z["outer"]["total_ns"]
@@ -105,7 +109,7 @@ def test_zone_and_profile_as_decorators(session):
     pipeprof.stop()
     z = zones_by_name(summary_json(out))
     assert z["decorated"]["count"] == 2
-    assert z["decorated"]["min_ns"] >= 1 * MS
+    assert z["decorated"]["min_ns"] >= 1 * MS * LOW
     assert z["named"]["count"] == 1
     site = z[g.__qualname__]["sites"][0]
     # profile's site names the function, file and line
@@ -152,7 +156,7 @@ def test_profile_on_a_generator_times_each_step(session):
     assert z[name]["count"] == 4 + 3 + 2
     # the consumer's zones never nested inside the generator's
     assert z[name]["self_ns"] == z[name]["total_ns"]
-    assert z[name]["max_ns"] >= 2 * MS
+    assert z[name]["max_ns"] >= 2 * MS * LOW
 
 
 def test_profile_on_async_functions_covers_the_awaits(session):
@@ -180,9 +184,9 @@ def test_profile_on_async_functions_covers_the_awaits(session):
     z = zones_by_name(summary_json(out))
     # four overlapping calls on one thread: ranges, not nested zones
     assert z[fetch.__qualname__]["count"] == 4
-    assert z[fetch.__qualname__]["min_ns"] >= 10 * MS
+    assert z[fetch.__qualname__]["min_ns"] >= 10 * MS * LOW
     assert z["agen"]["count"] == 4  # 3 items and the end
-    assert z["agen"]["max_ns"] >= 2 * MS
+    assert z["agen"]["max_ns"] >= 2 * MS * LOW
 
 
 def test_span_across_threads_and_awaits(session):
@@ -202,9 +206,9 @@ def test_span_across_threads_and_awaits(session):
     pipeprof.stop()
     z = zones_by_name(summary_json(out))
     assert z["handoff"]["count"] == 1
-    assert z["handoff"]["total_ns"] >= 2 * MS
+    assert z["handoff"]["total_ns"] >= 2 * MS * LOW
     assert z["awaited"]["count"] == 1
-    assert z["awaited"]["total_ns"] >= 3 * MS
+    assert z["awaited"]["total_ns"] >= 3 * MS * LOW
 
 
 def test_threads_are_named_from_threading(session):
