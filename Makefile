@@ -4,12 +4,14 @@
 # docs/internals/build.md). Every target configures the build directory on
 # first use, so `make test` or `make demo` works on a fresh clone.
 #
-#   make [build|test|test-loaded|demo|bench|install|fuzz|format|format-check|clean]
+#   make [build|test|test-loaded|demo|bench|install|python|fuzz|format|
+#         format-check|clean]
 #   make test SAN=address,undefined   separate build-san-address-undefined/
 #   make test-loaded                  the suite beside one CPU hog per core
 #   make test SAN=thread TESTS=ring   only runner tests whose name has "ring"
 #   make test WERROR=1                warnings are errors (CI)
 #   make install PREFIX=$$HOME/.local
+#   make python [PYTHON=...]          pip install of bindings/python
 
 SAN      ?=
 WERROR   ?= 0
@@ -52,8 +54,8 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 CONFIG := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPP_WERROR=$(PP_WERROR) \
 	-DPP_SANITIZE=$(SAN) $(CMAKE_ARGS)
 
-.PHONY: all deps configure build test test-loaded demo bench install fuzz \
-	format format-check clean FORCE
+.PHONY: all deps configure build test test-loaded demo bench install python \
+	fuzz format format-check clean FORCE
 .DEFAULT_GOAL := build
 
 all: build
@@ -107,6 +109,14 @@ bench: build
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
+
+# The Python binding into PYTHON's environment (the active venv by
+# default), offline, with the system's setuptools; it will load the
+# library of this build tree (docs/python.md).
+PYTHON ?= python3
+python: build
+	PIPEPROF_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pip install \
+	  --no-build-isolation ./bindings/python
 
 # libFuzzer build: everything instrumented for coverage and ASan, fuzz
 # targets linked with -fsanitize=fuzzer. New inputs go to

@@ -489,6 +489,17 @@ typedef struct pp_live_stats {
  */
 PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
 
+/**
+ * The names pp_live_zone() knows: copies the index-th zone (or range) name
+ * of this session, 0-based in the order the writer first saw them, into
+ * buf (size bytes, NUL-terminated, cut at size - 1 bytes). Names are only
+ * ever added during a session, so walking index = 0, 1, ... until
+ * PP_EINVAL lists them all (at most 1024). Returns PP_OK; PP_EINVAL past
+ * the last name, for a NULL buf or size 0; PP_ENOTRUNNING; PP_ENOTSUP
+ * when live statistics are off. Any thread. Added in 0.1.0.
+ */
+PP_API int pp_live_zone_name(size_t index, char *buf, size_t size);
+
 /** Requests series for pp_live_request(). */
 typedef enum pp_live_request_metric {
   PP_LIVE_E2E = 0, /**< begin to end of successful requests */

@@ -5,8 +5,12 @@
 # when some are missing. Quiet and idempotent when everything is there.
 #
 #   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, SQLite,
-#                                 and the reference tools the integration tests
-#                                 compare against (perf, GNU time)
+#                                 the reference tools the integration tests
+#                                 compare against (perf, GNU time), and
+#                                 Debian's Python with what the binding
+#                                 (bindings/python) builds, installs and
+#                                 tests with: headers, setuptools, wheel,
+#                                 pip, venv, pytest
 #   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
 #   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
 #                                 tests open pages in (skipped without it;
@@ -18,7 +22,8 @@
 set -euo pipefail
 
 want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev python3
-  linux-perf time)
+  linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
+  python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)
 browser=(chromium)
 check_only=0

@@ -678,6 +678,37 @@ static void start(pp_mode mode, const char *path) {
   CHECK_EQ(pp_init(&cfg), PP_OK);
 }
 
+/* pp_live_zone_name lists zone and range names in the order the writer
+ * first saw them, never the request series. */
+PP_TEST_T(live_zone_names_listed_in_order, 30) {
+  char path[4200], name[8];
+  snprintf(path, sizeof path, "%s/names.pptrace", pp_test_tmpdir());
+  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_ENOTRUNNING);
+  start(PP_MODE_TRACE, path);
+  {
+    PP_ZONE("first");
+  }
+  pp_request_begin(7);
+  pp_request_end(7, 0);
+  pp_range_end(pp_range_start("second-range"));
+  /* the writer names a series when it drains its first value */
+  int64_t deadline = mono_ns() + 10 * SEC;
+  while (pp_live_zone_name(1, name, sizeof name) != PP_OK &&
+         mono_ns() < deadline) {
+    struct timespec ts = {0, 5 * MS};
+    nanosleep(&ts, NULL);
+  }
+  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_OK);
+  CHECK_STR(name, "first");
+  CHECK_EQ(pp_live_zone_name(1, name, sizeof name), PP_OK);
+  CHECK_STR(name, "second-"); /* cut to the buffer */
+  CHECK_EQ(pp_live_zone_name(2, name, sizeof name), PP_EINVAL);
+  CHECK_EQ(pp_live_zone_name(0, NULL, 4), PP_EINVAL);
+  CHECK_EQ(pp_live_zone_name(0, name, 0), PP_EINVAL);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_ENOTRUNNING);
+}
+
 PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
   char path[4200], err[256];
   snprintf(path, sizeof path, "%s/live.pptrace", pp_test_tmpdir());

@@ -123,6 +123,19 @@ int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
   return live_query(0, name, window_s, out);
 }
 
+int pp_live_zone_name(size_t index, char *buf, size_t size) {
+  if (!buf || size == 0)
+    return PP_EINVAL;
+  pthread_mutex_lock(&live_lock);
+  int rc;
+  if (!atomic_load(&running) || S.pid != getpid())
+    rc = PP_ENOTRUNNING;
+  else
+    rc = pp__live_zone_name(S.live, index, buf, size);
+  pthread_mutex_unlock(&live_lock);
+  return rc;
+}
+
 int pp_live_request(int metric, int window_s, pp_live_stats *out) {
   if (!out || (metric != PP_LIVE_E2E && metric != PP_LIVE_TTFT))
     return PP_EINVAL;

@@ -1106,3 +1106,21 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
   pthread_mutex_unlock(&l->lock);
   return i >= 0 ? PP_OK : PP_EINVAL;
 }
+
+int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {
+  if (!l)
+    return PP_ENOTSUP;
+  if (!buf || size == 0)
+    return PP_EINVAL;
+  int rc = PP_EINVAL;
+  pthread_mutex_lock(&l->lock);
+  for (size_t k = 0, n = 0; k < l->nser; k++) {
+    if (l->ser[k]->kind != S_ZONE || n++ != i)
+      continue;
+    snprintf(buf, size, "%s", l->ser[k]->name);
+    rc = PP_OK;
+    break;
+  }
+  pthread_mutex_unlock(&l->lock);
+  return rc;
+}

@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: MIT
+"""pipeprof: a low-overhead profiler for GPU/ML inference pipelines.
+
+    import pipeprof
+
+    pipeprof.start(mode="trace", out="run.pptrace")
+    with pipeprof.zone("decode"):
+        ...
+
+    @pipeprof.profile
+    def infer(batch): ...
+
+    pipeprof.print_summary()
+    pipeprof.stop()          # then: pipeprof report run.pptrace
+
+A C extension over libpipeprof; docs/python.md is the guide. Recording
+calls are thread-safe and cost a fraction of a microsecond; while
+profiling is off they do close to nothing. PIPEPROF=1 in the environment
+starts a session when the package is imported, as it does for C programs
+(so `pipeprof run -- python3 app.py` needs no code change).
+"""
+
+import itertools as _itertools
+import os as _os
+import queue as _queue
+
+from . import _pipeprof
+from . import _library
+
+library_path = _library.load(_pipeprof)
+
+from ._pipeprof import (  # noqa: E402  (the library is loaded first)
+    Error, Zone, QueueHandle, FULL, EMPTY,
+    zone, counter, counter_add, mark, frame_mark,
+    flow_begin, flow_step, flow_end, range_start, range_end,
+    request_begin, request_first_token, request_tokens, request_end,
+    batch, thread_name,
+)
+from ._decorate import profile  # noqa: E402
+from ._summary import summary, print_summary  # noqa: E402
+from ._alerts import Alert, on_alert  # noqa: E402
+from ._library import LibraryNotFound  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "start", "stop", "enabled", "running", "output_path", "flight_dump",
+    "zone", "profile", "span", "counter", "counter_add", "mark",
+    "frame_mark", "flow_begin", "flow_step", "flow_end", "range_start",
+    "range_end", "request", "request_begin", "request_first_token",
+    "request_tokens", "request_end", "batch", "queue_declare", "Queue",
+    "QueueTrack", "FULL", "EMPTY", "thread_name", "summary",
+    "print_summary", "on_alert", "Alert", "Error", "LibraryNotFound",
+    "library_version", "library_path",
+]
+
+_MODES = {"trace": _pipeprof.MODE_TRACE, "stats": _pipeprof.MODE_STATS,
+          "flight": _pipeprof.MODE_FLIGHT}
+_started_here = False
+
+
+def _fail(fn, rc):
+    name, text, detail = _pipeprof.strerror(rc)
+    msg = "pipeprof.%s: %s (%s)" % (fn, text, name)
+    if detail:
+        msg += ": " + detail
+    raise Error(msg)
+
+
+def library_version():
+    """Version of the loaded libpipeprof ("MAJOR.MINOR.PATCH")."""
+    return _pipeprof.version()
+
+
+def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
+          flush_ms=10, process_name=None, install_signals=True,
+          enabled=True):
+    """Start a profiling session (pp_init).
+
+    mode: "trace" (every event to the file), "stats" (per-zone statistics
+    only) or "flight" (a ring per thread, written by flight_dump() or at
+    exit). out: the output file (default pipeprof-<pid>.pptrace).
+    sample_hz: 1..1000 also samples this process and the system.
+    buffer_kib: per-thread ring, a power of two from 16 (0: the mode's
+    default). flush_ms: writer period 1..1000. enabled=False starts
+    paused (see enabled()).
+
+    Returns True when this call started the session, False when one was
+    already running from the environment (PIPEPROF=1, `pipeprof run`):
+    that session goes on and the arguments are ignored. Raises Error when
+    the session cannot start (e.g. the file cannot be created) or when a
+    session started by start() is still running; ValueError/TypeError for
+    bad arguments.
+    """
+    global _started_here
+    if mode not in _MODES:
+        raise ValueError("pipeprof.start: mode must be one of %s, not %r"
+                         % (", ".join(sorted(_MODES)), mode))
+    for key, val, lo, hi in (("sample_hz", sample_hz, 0, 1000),
+                             ("buffer_kib", buffer_kib, 0, 1 << 20),
+                             ("flush_ms", flush_ms, 1, 1000)):
+        if not isinstance(val, int) or isinstance(val, bool):
+            raise TypeError("pipeprof.start: %s must be an int" % key)
+        if not lo <= val <= hi:
+            raise ValueError("pipeprof.start: %s must be in %d..%d, not %d"
+                             % (key, lo, hi, val))
+    if out is not None:
+        out = _os.fspath(out)
+    rc = _pipeprof.init(mode=_MODES[mode], out=out,
+                        process_name=process_name, buffer_kib=buffer_kib,
+                        flush_ms=flush_ms, sample_hz=sample_hz,
+                        install_signals=bool(install_signals),
+                        enabled=bool(enabled))
+    if rc == _pipeprof.OK:
+        _started_here = True
+        return True
+    if rc == _pipeprof.EBUSY and not _started_here:
+        return False
+    if rc == _pipeprof.EBUSY:
+        raise Error("pipeprof.start: a session started by pipeprof.start() "
+                    "is running; call pipeprof.stop() first")
+    _fail("start", rc)
+
+
+def stop():
+    """End the session: drain every thread's buffer and finish the output
+    file. Returns the file's path, or None when no session was running."""
+    global _started_here
+    path = _pipeprof.output_path()
+    rc = _pipeprof.shutdown()
+    _started_here = False
+    if rc == _pipeprof.ENOTRUNNING:
+        return None
+    if rc != _pipeprof.OK:
+        _fail("stop", rc)
+    return path
+
+
+def enabled(on=None):
+    """enabled(True|False) resumes or pauses recording without ending the
+    session; enabled() says whether events are being recorded now."""
+    if on is not None:
+        _pipeprof.set_enabled(bool(on))
+    return _pipeprof.is_enabled()
+
+
+def running():
+    """True while a session runs (started and not stopped)."""
+    return _pipeprof.is_running()
+
+
+def output_path():
+    """The session's output file, or None when not running."""
+    return _pipeprof.output_path()
+
+
+def flight_dump(path=None):
+    """Flight mode: write every thread's ring to path (default: the
+    session's output file). Raises Error outside flight mode."""
+    if path is not None:
+        path = _os.fspath(path)
+    rc = _pipeprof.flight_dump(path)
+    if rc != _pipeprof.OK:
+        _fail("flight_dump", rc)
+
+
+class span:
+    """A range: ``with pipeprof.span("fetch"):`` or ``async with``. Unlike
+    a zone it may end on another thread and need not nest, so it suits
+    code that awaits: other tasks running during the await do not break
+    it. Shown on async tracks; the report gives it a zone's statistics."""
+
+    __slots__ = ("name", "_ids")
+
+    def __init__(self, name):
+        if not isinstance(name, str):
+            raise TypeError("pipeprof.span: name must be a str")
+        self.name = name
+        self._ids = []
+
+    def __enter__(self):
+        self._ids.append(range_start(self.name))
+        return self
+
+    def __exit__(self, *exc):
+        range_end(self._ids.pop())
+
+    async def __aenter__(self):
+        return self.__enter__()
+
+    async def __aexit__(self, *exc):
+        self.__exit__(*exc)
+
+
+_request_ids = _itertools.count(1)
+
+
+class request:
+    """One LLM request: ``with pipeprof.request() as r: ... r.tokens(n)``.
+    Begins at enter, ends at exit (status 0, or 1 when an exception
+    leaves the block). id: the caller's, unique among requests in flight
+    (default: a counter from 1). The report gives E2E latency, TTFT, TPOT
+    and inter-token latency per request (trace and flight modes)."""
+
+    __slots__ = ("id", "status")
+
+    def __init__(self, id=None):
+        self.id = next(_request_ids) if id is None else id
+        self.status = None
+
+    def begin(self):
+        request_begin(self.id)
+        return self
+
+    def first_token(self):
+        request_first_token(self.id)
+
+    def tokens(self, n=1):
+        request_tokens(self.id, n)
+
+    def end(self, status=0):
+        self.status = status
+        request_end(self.id, status)
+
+    def __enter__(self):
+        return self.begin()
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.status is None:
+            self.end(0 if exc_type is None else 1)
+
+
+class QueueTrack(QueueHandle):
+    """A declared queue between two stages (pp_queue_declare): push(id),
+    pop(id), wait_begin(why), wait_end(why), waiting(why), depth."""
+
+    def waiting(self, why):
+        """Context manager around a wait: why FULL (a producer blocked) or
+        EMPTY (a consumer waiting)."""
+        return _Waiting(self, why)
+
+
+class _Waiting:
+    __slots__ = ("q", "why")
+
+    def __init__(self, q, why):
+        self.q, self.why = q, why
+        if why not in (FULL, EMPTY):
+            raise ValueError("pipeprof: why must be pipeprof.FULL or "
+                             "pipeprof.EMPTY, not %r" % (why,))
+
+    def __enter__(self):
+        self.q.wait_begin(self.why)
+
+    def __exit__(self, *exc):
+        self.q.wait_end(self.why)
+
+
+def queue_declare(name, from_stage=None, to_stage=None, capacity=0):
+    """Declare the queue name between the stages from_stage (fills it) and
+    to_stage (drains it), holding at most capacity items (0: unbounded).
+    Idempotent by name. Stage names match zone names."""
+    return QueueTrack(name, from_stage, to_stage, capacity)
+
+
+class Queue(_queue.Queue):
+    """queue.Queue that records itself as a pipeprof queue: every put and
+    get (with FIFO item ids, so the report pairs each item's wait), and
+    the time producers wait while it is full and consumers while it is
+    empty."""
+
+    def __init__(self, name, maxsize=0, from_stage=None, to_stage=None):
+        self.pp = queue_declare(name, from_stage, to_stage, maxsize)
+        self._pp_in = _itertools.count(1)
+        self._pp_out = _itertools.count(1)
+        super().__init__(maxsize)
+
+    # _put and _get run under the queue's lock: ids and depth stay in step
+    def _put(self, item):
+        super()._put(item)
+        self.pp.push(next(self._pp_in))
+
+    def _get(self):
+        item = super()._get()
+        self.pp.pop(next(self._pp_out))
+        return item
+
+    def put(self, item, block=True, timeout=None):
+        try:
+            return super().put(item, False)
+        except _queue.Full:
+            if not block:
+                raise
+        with _Waiting(self.pp, FULL):
+            return super().put(item, True, timeout)
+
+    def get(self, block=True, timeout=None):
+        try:
+            return super().get(False)
+        except _queue.Empty:
+            if not block:
+                raise
+        with _Waiting(self.pp, EMPTY):
+            return super().get(True, timeout)

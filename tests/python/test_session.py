@@ -1,0 +1,306 @@
+# SPDX-License-Identifier: MIT
+"""In-process summary, alert delivery, PIPEPROF=1 autostart, finding the
+library, and `pipeprof run -- python3 app.py`."""
+
+import io
+import os
+import shutil
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import pipeprof
+from pipeprof import _library
+from conftest import (BUILD, CLI, SOURCE, run_python, summary_json,
+                      zones_by_name)
+
+MS = 1_000_000
+# Durations in the trace are ticks converted to ns at the rate measured
+# over the session: allow 0.1% for that conversion in bounds taken from
+# the test's own clock.
+LOW, HIGH = 0.999, 1.001
+
+
+@pytest.fixture
+def env_vars():
+    """Set environment variables for the library (read by pp_init) and
+    put them back afterwards."""
+    saved = {}
+
+    def put(**kw):
+        for k, v in kw.items():
+            saved.setdefault(k, os.environ.get(k))
+            os.environ[k] = v
+
+    yield put
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def wait_for(cond, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.02)
+    return cond()
+
+
+def test_summary_has_zones_windows_bottlenecks_and_requests(session,
+                                                            env_vars):
+    env_vars(PIPEPROF_LIVE="interval=100ms")
+    session()
+    for _ in range(10):
+        with pipeprof.zone("slow"):
+            time.sleep(0.005)
+    for _ in range(50):
+        with pipeprof.zone("fast"):
+            pass
+    for rid in range(3):
+        pipeprof.request_begin(rid)
+        time.sleep(0.002)
+        pipeprof.request_tokens(rid, 1)
+        pipeprof.request_end(rid)
+
+    def complete():
+        s = pipeprof.summary()
+        z = s["zones"]
+        ok = (z.get("slow", {}).get(60, {}).get("count") == 10
+              and z.get("fast", {}).get(60, {}).get("count") == 50
+              and s["requests"].get("e2e", {}).get(60, {}).get("count") == 3)
+        return s if ok else None
+
+    s = wait_for(complete)
+    assert s, pipeprof.summary()
+    assert s["running"] and s["enabled"] and s["live"] == "on"
+    assert s["windows"] == [1, 10, 60]
+    slow = s["zones"]["slow"]
+    assert sorted(slow) == [1, 10, 60]
+    w = slow[60]
+    assert w["window"] == 60 and w["seconds"] > 0
+    assert w["p50_ns"] >= 5 * MS * LOW and w["p99_ns"] >= w["p50_ns"]
+    assert w["max_ns"] >= 5 * MS * LOW and w["mean_ns"] >= 5 * MS * LOW
+    assert w["total_ns"] == pytest.approx(w["mean_ns"] * 10)
+    assert w["rate"] == pytest.approx(10 / w["seconds"])
+    b = s["bottlenecks"]
+    assert [x["name"] for x in b] == ["slow", "fast"]
+    assert b[0]["share"] > 0.5 and b[0]["count"] == 10
+    assert sum(x["share"] for x in b) == pytest.approx(1.0)
+    assert s["requests"]["e2e"][60]["p50_ns"] >= 2 * MS * LOW
+    assert s["requests"]["ttft"][60]["count"] == 3
+    assert pipeprof.summary(top=1)["bottlenecks"][0]["name"] == "slow"
+
+    buf = io.StringIO()
+    pipeprof.print_summary(file=buf)
+    text = buf.getvalue()
+    assert "pipeprof live summary: last 60 intervals" in text
+    lines = text.splitlines()
+    assert lines[1].split()[:3] == ["zone", "count", "rate/s"]
+    assert lines[2].split()[:2] == ["slow", "10"]
+    assert lines[3].split()[:2] == ["fast", "50"]
+    assert "request e2e: 3," in text
+    assert "1. slow:" in text
+    with pytest.raises(ValueError, match="window must be one of"):
+        pipeprof.print_summary(window=5)
+
+
+def test_summary_when_not_running_or_live_off(session, env_vars):
+    s = pipeprof.summary()
+    assert s["running"] is False and s["zones"] == {}
+    buf = io.StringIO()
+    pipeprof.print_summary(file=buf)
+    assert buf.getvalue() == "pipeprof: not running\n"
+    env_vars(PIPEPROF_LIVE="off")
+    session()
+    assert pipeprof.summary()["live"].startswith("off")
+
+
+def test_alerts_are_delivered_on_a_python_thread(tmp_path, session,
+                                                 env_vars):
+    root = tmp_path / "root"
+    shutil.copytree(os.path.join(SOURCE, "tests/fixtures/sysroot/full"),
+                    root)
+    # 16314564 kB total, 400000 kB available: 97.5% used
+    (root / "proc" / "meminfo").write_text(
+        "MemTotal:       16314564 kB\nMemFree:          100000 kB\n"
+        "MemAvailable:     400000 kB\nSwapTotal:       2097148 kB\n"
+        "SwapFree:        2097148 kB\n")
+    env_vars(PIPEPROF_SYSROOT=str(root), PIPEPROF_ALERTS="mem=95%")
+    got = []
+    done = threading.Event()
+
+    @pipeprof.on_alert
+    def cb(alert):
+        got.append((alert, threading.current_thread().name,
+                    threading.get_ident()))
+        done.set()
+
+    try:
+        session(sample_hz=50)
+        assert done.wait(15), "no alert delivered"
+    finally:
+        pipeprof.on_alert(None)
+    alert, thread, ident = got[0]
+    assert thread == "pipeprof-alerts"
+    assert ident != threading.get_ident()
+    assert alert.kind == "resource"
+    assert (alert.what, alert.which) == ("mem", "system")
+    assert alert.value == pytest.approx(100 * (1 - 400000 / 16314564))
+    assert alert.threshold == 95
+    assert "alert: memory 97.5% used" in alert.message
+    assert alert.ts_ns > 0
+    assert len(got) == 1  # once per episode
+
+
+def test_alert_callback_errors_do_not_stop_delivery(tmp_path):
+    code = textwrap.dedent("""
+        import os, shutil, threading, pipeprof
+        root = os.path.join(%r, "root")
+        shutil.copytree(%r, root)
+        with open(os.path.join(root, "proc", "meminfo"), "w") as f:
+            f.write("MemTotal: 1000 kB\\nMemAvailable: 10 kB\\n")
+        os.environ["PIPEPROF_SYSROOT"] = root
+        seen = threading.Event()
+        def cb(a):
+            seen.set()
+            raise RuntimeError("callback failed")
+        pipeprof.on_alert(cb)
+        pipeprof.start(out=os.path.join(%r, "a.pptrace"), sample_hz=50)
+        assert seen.wait(15)
+        print("alive")
+    """ % (str(tmp_path), os.path.join(SOURCE, "tests/fixtures/sysroot/full"),
+           str(tmp_path)))
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert "alive" in r.stdout
+    assert "exception in the alert callback" in r.stderr
+    assert "RuntimeError: callback failed" in r.stderr
+
+
+def test_pipeprof_env_starts_a_session_at_import(tmp_path):
+    out = tmp_path / "auto.pptrace"
+    code = textwrap.dedent("""
+        import threading, pipeprof
+        assert pipeprof.running()
+        assert pipeprof.start(mode="stats") is False  # the env's goes on
+        with pipeprof.zone("auto"):
+            pass
+        t = threading.Thread(target=lambda: pipeprof.counter("c", 1),
+                             name="side")
+        t.start(); t.join()
+        print(pipeprof.output_path())
+    """)
+    r = run_python(code, PIPEPROF="1", PIPEPROF_OUT=str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out)
+    j = summary_json(out)
+    assert j["mode"] == "trace"
+    assert zones_by_name(j)["auto"]["count"] == 1
+    assert sorted(t["name"] for t in j["threads"]) == ["MainThread", "side"]
+
+
+def test_invalid_environment_leaves_profiling_off(tmp_path):
+    r = run_python("import pipeprof; print(pipeprof.running())",
+                   PIPEPROF="1", PIPEPROF_MODE="bogus",
+                   PIPEPROF_OUT=str(tmp_path / "x.pptrace"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+    assert "PIPEPROF_MODE" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_library_not_found_names_where_it_looked(tmp_path):
+    missing = tmp_path / "nowhere" / "libpipeprof.so"
+    r = run_python("import pipeprof", PIPEPROF_LIBRARY=str(missing))
+    assert r.returncode != 0
+    assert "LibraryNotFound" in r.stderr
+    assert "cannot load the C library libpipeprof. Looked in:" in r.stderr
+    assert "PIPEPROF_LIBRARY: %s: no such file" % missing in r.stderr
+    bogus = tmp_path / "libpipeprof.so"
+    bogus.write_text("not a library\n")
+    r = run_python("import pipeprof", PIPEPROF_LIBRARY=str(bogus))
+    assert r.returncode != 0
+    assert "PIPEPROF_LIBRARY: %s:" % bogus in r.stderr
+    assert "invalid ELF header" in r.stderr or "too short" in r.stderr
+    # a directory holding the library works
+    r = run_python("import pipeprof; print(pipeprof.library_path)",
+                   PIPEPROF_LIBRARY=BUILD)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(os.path.join(BUILD, "libpipeprof"))
+
+
+def test_library_search_order_and_message():
+    class FakeExt:
+        BUILD_LIBDIRS = "(('build tree', '/b'),)"
+
+        def _load(self, path, noload=False):
+            if noload:
+                return None
+            raise OSError("%s: cannot open shared object file" % path)
+
+    places = _library.candidates(FakeExt(), environ={})
+    whats = [p[0] for p in places]
+    assert whats[0] == "already loaded in this process"
+    assert whats[1] == "build tree (recorded at build time)"
+    assert places[1][1] == "/b/libpipeprof.so.0"
+    assert whats[-1].startswith("the dynamic loader's search path")
+    assert places[-1][1] == "libpipeprof.so.0"
+    with pytest.raises(ImportError) as e:
+        _library.load(FakeExt(), places)
+    msg = str(e.value)
+    assert "already loaded in this process: no" in msg
+    assert "build tree (recorded at build time): /b/libpipeprof.so.0: no " \
+           "such file" in msg
+    assert "libpipeprof.so.0: cannot open shared object file" in msg
+    assert "PIPEPROF_LIBRARY" in msg
+    only = _library.candidates(FakeExt(), environ={"PIPEPROF_LIBRARY": "/x"})
+    assert only == [("PIPEPROF_LIBRARY", "/x", None)]
+
+
+def test_pipeprof_run_merges_zones_and_system_samples(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(textwrap.dedent("""
+        import time, pipeprof
+        for i in range(20):
+            with pipeprof.zone("step"):
+                time.sleep(0.005)
+            pipeprof.frame_mark("loop")
+    """))
+    run = tmp_path / "run"
+    r = __import__("subprocess").run(
+        [CLI, "run", "-o", str(run), "-q", "--hz", "50", "--",
+         sys.executable, str(app)], capture_output=True, text=True,
+        timeout=300, env={k: v for k, v in os.environ.items()
+                          if not k.startswith("PIPEPROF")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (run / "app.pptrace").exists()
+    j = summary_json(run)
+    z = zones_by_name(j)
+    assert z["step"]["count"] == 20 and z["step"]["min_ns"] >= 5 * MS * LOW
+    assert {f["name"]: f["frames"] for f in j["frames"]}["loop"] == 20
+    assert j["system"] is not None
+    assert "process_tree" in j["system"]
+    assert any(c["name"].startswith("sys.") for c in j["counters"])
+    assert "MainThread" in [t["name"] for t in j["threads"]]
+
+
+def test_a_library_already_loaded_is_used(tmp_path):
+    # A copy elsewhere, loaded first (as by a program or another
+    # extension linked with it): the binding must use it, not open the
+    # build tree's as a second copy.
+    copy = tmp_path / "libpipeprof.so.0"
+    shutil.copy(os.path.join(BUILD, "libpipeprof.so.0"), copy)
+    code = ("import ctypes, os\n"
+            "ctypes.CDLL(%r, mode=os.RTLD_NOW | os.RTLD_GLOBAL)\n"
+            "import pipeprof\n"
+            "print(pipeprof.library_path)\n" % str(copy))
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(copy)
