@@ -21,7 +21,7 @@
 # without a password; otherwise it prints the command to run and exits 1.
 set -euo pipefail
 
-want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev python3
+want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)

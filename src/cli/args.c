@@ -22,7 +22,8 @@ const char pp_cli_report_usage[] =
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
     "self, mean, p50, p90, p99, p99.9, max, % of wall), the top bottlenecks\n"
     "by self time, per-thread busy time, frames, counters, dropped events\n"
-    "and the profiler's estimated overhead.\n"
+    "and the profiler's estimated overhead. FILE may also be a\n"
+    "torch.profiler Chrome trace or an ONNX Runtime profile (JSON).\n"
     "\n"
     "  --top N       bottlenecks to list (default 3)\n"
     "  --slo SPEC    request SLOs for goodput, e.g. "
@@ -48,7 +49,10 @@ const char pp_cli_export_usage[] =
     "  -o, --output OUT output file; '-' or absent: standard output\n"
     "  --details N      as for report; chrome: a run directory only, its\n"
     "                   files merged in memory (without it, or with all,\n"
-    "                   every event of every file streams)\n";
+    "                   every event of every file streams)\n"
+    "\n"
+    "FILE may also be a torch.profiler Chrome trace or an ONNX Runtime\n"
+    "profile (JSON), recognised by content.\n";
 
 const char pp_cli_demo_usage[] =
     "usage: pipeprof demo [--out DIR] [--frames N] [--mode stats|trace]\n"

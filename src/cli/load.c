@@ -20,6 +20,7 @@
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "format/reader.h"
+#include "import/profile.h"
 #include "pair/zones.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1 };
@@ -43,8 +44,46 @@ typedef struct load_opts {
  * merged into (NULL for the first file of a load); its stream takes this
  * file's events too, numbered as the merge will number them, so no file
  * of a run directory is stored whole. */
+/* Is the file at path JSON (another tool's profile, import/profile.h)?
+ * Only a regular file is looked at: a pipe's first bytes would be gone
+ * (a profile through a pipe is read as a .pptrace, and refused as one). */
+static int is_json_file(const char *path) {
+  unsigned char head[256];
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return 0;
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return pp_import_looks_json(head, n);
+}
+
+/* A torch.profiler or ONNX Runtime profile: imported whole (every event
+ * stored: the figures come from them at the analysis); a tap sees every
+ * event, thread by thread. */
+static int import_one(const char *path, pp_trace *t, const load_opts *o) {
+  char err[512];
+  int rc = pp_import_file(path, t, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "pipeprof: %s: %s\n", path, err);
+    return rc;
+  }
+  for (size_t i = 0; o->tap && i < t->nthreads; i++)
+    for (size_t j = 0; j < t->threads[i].nev; j++)
+      if (o->tap(o->tap_arg, t, (uint32_t)i, &t->threads[i].ev[j]) != 0) {
+        fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
+        pp_trace_free(t);
+        return PP_TRACE_ENOMEM;
+      }
+  return 0;
+}
+
 static int read_one(const char *path, pp_trace *t, pp_analysis *a,
                     const load_opts *o, pp_trace *dst) {
+  if (!dst && is_json_file(path))
+    return import_one(path, t, o);
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};
@@ -739,7 +778,18 @@ fail:
 
 int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+  int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  if (!is_dir && is_json_file(path)) { /* an imported profile: in memory */
+    pp_trace t;
+    pp_analysis a;
+    if (pp_cli_load_keep(path, &t, &a, UINT64_MAX) != 0)
+      return EXIT_FAIL;
+    int rc = pp_cli_export_to(&a, pp_export_chrome, out);
+    pp_analysis_free(&a);
+    pp_trace_free(&t);
+    return rc;
+  }
+  if (is_dir) {
     if (keep == UINT64_MAX) /* every event: streamed */
       return export_chrome_dir(path, out, keep);
     /* --details N: the window of a merge in memory */

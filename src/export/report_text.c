@@ -264,6 +264,11 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fputs("\nmode:           ", out);
   }
   put_name(out, mode && mode[0] ? mode : "unknown", 20, 0);
+  const char *source = pp_trace_meta(t, "import.source");
+  if (source) {
+    fputs("\nimported from:  ", out);
+    put_name(out, source, 80, 0);
+  }
   fprintf(out, "\nwall time:      %s\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
   if (rt->is_run)
@@ -718,6 +723,13 @@ static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
   fputc('\n', out);
   if (rt->is_run && isfinite(rt->profiler_cpu_s)) {
     run_overhead(out, a, rt);
+    return;
+  }
+  const char *source = pp_trace_meta(a->trace, "import.source");
+  if (!o.known && source) {
+    fputs("profiler overhead: unavailable: imported from ", out);
+    put_name(out, source, 80, 0);
+    fputs(", whose profile records no cost of its own\n", out);
     return;
   }
   if (!o.known) {

@@ -31,7 +31,7 @@
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns. */
-#define SUMMARY_SCHEMA_MINOR 10
+#define SUMMARY_SCHEMA_MINOR 11
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -268,7 +268,9 @@ static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
   pp_profile_overhead(a, &o);
   pp_jsonw_key(w, "overhead");
   pp_jsonw_obj_begin(w);
-  if (!o.known) {
+  if (!o.known && pp_trace_meta(a->trace, "import.source")) {
+    pp_jsonw_kv_str(w, "unavailable", "imported profile: no cost recorded");
+  } else if (!o.known) {
     pp_jsonw_kv_str(w, "unavailable", "event cost not recorded");
   } else {
     pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
@@ -517,7 +519,12 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_arr_end(&w);
   pp__free(pids);
   pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
-  pp_jsonw_kv_str(&w, "clock", "monotonic");
+  /* schema_minor 11: where the trace came from; an imported profile's
+   * clock is the one its tool wrote */
+  const char *source = pp_trace_meta(t, "import.source");
+  pp_jsonw_kv_str(&w, "source", source ? source : "pipeprof");
+  const char *iclock = pp_trace_meta(t, "import.clock");
+  pp_jsonw_kv_str(&w, "clock", iclock ? iclock : "monotonic");
   pp_jsonw_kv_int(&w, "t0_ns", p->t0);
   pp_jsonw_kv_int(&w, "t1_ns", p->t1);
   pp_jsonw_kv_int(&w, "wall_ns", p->wall_ns);

@@ -12,24 +12,6 @@
 #include "internal.h"
 #include "model/model.h"
 
-static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
-
-static int add_meta(pp_trace *t, const char *key, const char *value) {
-  if (pp__grow((void **)&t->meta, &t->cap_meta, t->nmeta + 1,
-               sizeof(pp_meta)) != 0)
-    return -1;
-  pp_meta *m = &t->meta[t->nmeta];
-  m->key = dup_or_empty(key);
-  m->value = dup_or_empty(value);
-  if (!m->key || !m->value) {
-    pp__free(m->key);
-    pp__free(m->value);
-    return -1;
-  }
-  t->nmeta++;
-  return 0;
-}
-
 /* n elements of elem bytes from s after the *dn of d (d may be NULL when
  * nothing is added). */
 static void append(void *d, size_t *dn, const void *s, size_t n, size_t elem) {
@@ -150,12 +132,12 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   char key[40];
   snprintf(key, sizeof key, "process_name.%u", (unsigned)src->pid);
   if (pname && src->pid != dst->pid && !pp_trace_meta(dst, key) &&
-      add_meta(dst, key, pname) != 0)
+      pp__meta_add(dst, key, pname) != 0)
     return -1;
   for (size_t i = 0; i < src->nmeta; i++) {
     if (pp_trace_meta(dst, src->meta[i].key))
       continue;
-    if (add_meta(dst, src->meta[i].key, src->meta[i].value) != 0)
+    if (pp__meta_add(dst, src->meta[i].key, src->meta[i].value) != 0)
       return -1;
   }
   if (src->format_minor < dst->format_minor)

@@ -210,6 +210,9 @@ typedef struct pp_trace {
 
 /* Look up a META value; NULL when absent. */
 const char *pp_trace_meta(const pp_trace *t, const char *key);
+/* Add a META pair (copies; NULL is taken as ""). A later pair of the same
+ * key overrides an earlier one. 0, or -1 when out of memory. */
+int pp__meta_add(pp_trace *t, const char *key, const char *value);
 /* The process that recorded th: a trace merged from several processes
  * (pp_trace_merge) holds threads of each. */
 uint32_t pp_thread_pid(const pp_trace *t, const pp_thread *th);

@@ -50,6 +50,24 @@ size_t pp_trace_pids(const pp_trace *t, uint32_t **out) {
   return u + 1;
 }
 
+static char *dup_or_empty(const char *s) { return pp__strdup(s ? s : ""); }
+
+int pp__meta_add(pp_trace *t, const char *key, const char *value) {
+  if (pp__grow((void **)&t->meta, &t->cap_meta, t->nmeta + 1,
+               sizeof(pp_meta)) != 0)
+    return -1;
+  pp_meta *m = &t->meta[t->nmeta];
+  m->key = dup_or_empty(key);
+  m->value = dup_or_empty(value);
+  if (!m->key || !m->value) {
+    pp__free(m->key);
+    pp__free(m->value);
+    return -1;
+  }
+  t->nmeta++;
+  return 0;
+}
+
 const char *pp_trace_meta(const pp_trace *t, const char *key) {
   if (!t || !key)
     return NULL;
