@@ -15,6 +15,14 @@
 #   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
 #                                 tests open pages in (skipped without it;
 #                                 CI installs it and requires it)
+#   bash scripts/deps.sh --frameworks  also what the torch and ONNX Runtime
+#                                 importer tests make real profiles with:
+#                                 python3-torch, and nodejs + npm unless
+#                                 `node` and `npm` already run (a Node.js
+#                                 from elsewhere, as on these machines, is
+#                                 kept: Debian's npm conflicts with it).
+#                                 tests/import/ort/make_profile.sh then
+#                                 installs onnxruntime-node with npm
 #   bash scripts/deps.sh --check  only report; exit 1 if something is missing
 #
 # As root it runs apt-get itself; otherwise through `sudo -n` when that works
@@ -26,12 +34,20 @@ want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev py
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)
 browser=(chromium)
+frameworks=(python3-torch)
 check_only=0
 
 for arg in "$@"; do
   case "$arg" in
   --fuzz) want+=("${fuzz[@]}") ;;
   --browser) want+=("${browser[@]}") ;;
+  --frameworks)
+    want+=("${frameworks[@]}")
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1
+    then
+      want+=(nodejs npm)
+    fi
+    ;;
   --check) check_only=1 ;;
   -h | --help)
     awk 'NR > 3 && !/^#/ { exit } NR > 3 { sub(/^# ?/, ""); print }' "$0"
