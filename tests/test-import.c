@@ -397,3 +397,182 @@ PP_TEST_T(import_real_torch_trace_matches_key_averages, 120) {
   CHECK_CONTAINS(r.out, "aten::conv2d");
   pp_cli_result_free(&r);
 }
+
+/* ---- real ONNX Runtime profiles -------------------------------------------
+ */
+
+#ifdef PP_HAVE_JANSSON
+/* The operator figures of an ONNX Runtime profile, computed here from its
+ * JSON (jansson) as the importer should: per "<op_name> [<provider less
+ * ExecutionProvider>]", the count and summed dur of the Node events, and
+ * the count of model_run events. Then the import's zones must be those. */
+static void check_ort_profile(const char *path) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root)
+    PP_FAIL("%s: %s", path, jerr.text);
+  CHECK(json_is_array(root));
+  typedef struct op {
+    char name[160];
+    uint64_t count;
+    int64_t total_ns;
+  } op;
+  op ops[64];
+  size_t nops = 0;
+  uint64_t runs = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(root, i, e) {
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    const char *name = json_string_value(json_object_get(e, "name"));
+    int64_t dur = json_integer_value(json_object_get(e, "dur"));
+    if (cat && name && !strcmp(cat, "Session") && !strcmp(name, "model_run"))
+      runs++;
+    json_t *args = json_object_get(e, "args");
+    const char *opn = json_string_value(json_object_get(args, "op_name"));
+    const char *pv = json_string_value(json_object_get(args, "provider"));
+    if (!cat || strcmp(cat, "Node") != 0 || !opn || !pv)
+      continue;
+    char key[160];
+    size_t pn = strlen(pv);
+    if (pn > 17 && !strcmp(pv + pn - 17, "ExecutionProvider"))
+      pn -= 17;
+    snprintf(key, sizeof key, "%s [%.*s]", opn, (int)pn, pv);
+    size_t k = 0;
+    while (k < nops && strcmp(ops[k].name, key) != 0)
+      k++;
+    if (k == nops) {
+      CHECK_LT(nops, 64);
+      snprintf(ops[nops].name, sizeof ops[nops].name, "%s", key);
+      ops[nops].count = 0;
+      ops[nops++].total_ns = 0;
+    }
+    ops[k].count++;
+    ops[k].total_ns += dur * 1000;
+  }
+  json_decref(root);
+  CHECK_GT(nops, 3);
+  CHECK_GT(runs, 0);
+  pp_trace t;
+  pp_analysis a;
+  char err[512];
+  if (pp_import_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  memset(&a, 0, sizeof a);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_STR(pp_trace_meta(&t, "import.source"), "ONNX Runtime");
+  for (size_t k = 0; k < nops; k++) {
+    const pp_zone_stats *z = zone_named(&a, ops[k].name);
+    CHECK_EQ(z->count, ops[k].count);
+    CHECK_EQ(z->total_ns, ops[k].total_ns);
+  }
+  CHECK_EQ(zone_named(&a, "model_run")->count, runs);
+  CHECK_STR(pp_trace_meta(&t, "import.clipped"), "0");
+  done(&t, &a);
+}
+#endif
+
+/* The golden profiles written by onnxruntime-node (tests/fixtures/ort). */
+PP_TEST(import_ort_golden_profiles) {
+#ifdef PP_HAVE_JANSSON
+  static const char *const files[] = {"cnn-basic-seq.json",
+                                      "attn-all-parallel.json",
+                                      "cnn-basic-seq-ort1.24.3.json"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/ort/%s", pp_test_srcdir(),
+             files[i]);
+    check_ort_profile(path);
+  }
+#else
+  printf("# skipped: built without jansson\n");
+#endif
+}
+
+/* A profile written now by a real ONNX Runtime (the npm package
+ * onnxruntime-node, installed into the build folder) over a model exported
+ * with torch.onnx.export: tests/import/ort/make_profile.sh. Skipped when
+ * node, npm, the registry or torch is missing, unless PP_REQUIRE_ORT=1. */
+PP_TEST_T(import_real_ort_profile, 300) {
+#ifdef PP_HAVE_JANSSON
+  const char *req = getenv("PP_REQUIRE_ORT");
+  int required = req && strcmp(req, "1") == 0;
+  char out[4096], work[4096];
+  snprintf(out, sizeof out, "%s/ort-profile.json", pp_test_tmpdir());
+  snprintf(work, sizeof work, "%s/ort-work", pp_test_bindir());
+  char *log = NULL;
+  int rc = pp_test_run(&log,
+                       "'%s/tests/import/ort/make_profile.sh' %s --runs 3 "
+                       "'%s' '%s' 2>&1",
+                       pp_test_srcdir(), required ? "" : "--allow-skip", out,
+                       work);
+  if (rc != 0)
+    PP_FAIL("make_profile.sh exit %d:\n%s", rc, log ? log : "");
+  if (log && strstr(log, "skipped:")) {
+    printf("# %s", strstr(log, "skipped:"));
+    free(log);
+    return;
+  }
+  free(log);
+  check_ort_profile(out);
+  pp_cli_result r = pp_test_cli("report '%s'", out);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "imported from:  ONNX Runtime");
+  CHECK_CONTAINS(r.out, "Conv [CPU]");
+  pp_cli_result_free(&r);
+#else
+  printf("# skipped: built without jansson\n");
+#endif
+}
+
+/* The golden torch 1.13 trace (tests/fixtures/torch), against the
+ * key_averages torch printed in the same run, grouped there by input
+ * shapes: per operator name, the calls and total CPU time add up to the
+ * zone's count and total (1 us per clipped child apart). */
+PP_TEST(import_torch_golden_trace) {
+#ifdef PP_HAVE_JANSSON
+  char path[4096], ka[4096];
+  snprintf(path, sizeof path,
+           "%s/tests/fixtures/torch/cnn-legacy-torch1.13.json",
+           pp_test_srcdir());
+  snprintf(ka, sizeof ka,
+           "%s/tests/fixtures/torch/cnn-legacy-torch1.13.key_averages.json",
+           pp_test_srcdir());
+  json_error_t jerr;
+  json_t *root = json_load_file(ka, 0, &jerr);
+  if (!root)
+    PP_FAIL("%s: %s", ka, jerr.text);
+  pp_trace t;
+  pp_analysis a;
+  char err[512];
+  if (pp_import_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  memset(&a, 0, sizeof a);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  json_t *rows = json_object_get(root, "key_averages");
+  CHECK_GT(json_array_size(rows), 10);
+  size_t checked = 0;
+  for (size_t z = 0; z < a.prof.nzones; z++) {
+    const pp_zone_stats *zs = &a.prof.zones[z];
+    const char *name = pp_trace_loc_name(&t, zs->loc);
+    int64_t calls = 0;
+    double total = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+      if (strcmp(json_string_value(json_object_get(row, "name")), name))
+        continue;
+      calls += json_integer_value(json_object_get(row, "calls"));
+      total += json_number_value(json_object_get(row, "cpu_time_total_us"));
+    }
+    CHECK_EQ(zs->count, (uint64_t)calls);
+    CHECK_NEAR((double)zs->total_ns, total * 1000.0, 1000.0 * (double)calls);
+    checked++;
+  }
+  CHECK_GT(checked, 10);
+  json_decref(root);
+  done(&t, &a);
+#else
+  printf("# skipped: built without jansson\n");
+#endif
+}
