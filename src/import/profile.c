@@ -623,8 +623,8 @@ static int thread_events(importer *im, size_t ti, int64_t base) {
   if (!(th->ev = pp__malloc(need * sizeof *th->ev)))
     return im->oom = 1, -1;
   th->cap_ev = need;
-  qsort(x->iv, x->niv, sizeof *x->iv, cmp_ival);
-  qsort(x->cp, x->ncp, sizeof *x->cp, cmp_cpoint);
+  pp__sort(x->iv, x->niv, sizeof *x->iv, cmp_ival);
+  pp__sort(x->cp, x->ncp, sizeof *x->cp, cmp_cpoint);
   int64_t *stack_end = pp__malloc((x->niv ? x->niv : 1) * sizeof *stack_end);
   uint32_t *stack_loc = pp__malloc((x->niv ? x->niv : 1) * sizeof *stack_loc);
   if (!stack_end || !stack_loc) {
