@@ -94,6 +94,37 @@ PP_TEST(import_torch_legacy_nesting_and_self_time) {
   CHECK_EQ(f->zones[3].depth, 1);
   CHECK_EQ(a.prof.unclosed, 0);
   CHECK_STR(pp_trace_meta(&t, "import.clipped"), "0");
+  /* where infer's time goes: the nested zones by self time, and what is
+   * left in infer itself; together its total */
+  const pp_breakdown *bd = &a.prof.breakdown;
+  CHECK_EQ(bd->nstages, 1); /* the only top-level zone with nested ones */
+  const pp_breakdown_stage *st = &bd->stages[0];
+  CHECK_STR(pp_trace_loc_name(&t, st->loc), "infer");
+  CHECK_EQ(st->count, 2);
+  CHECK_EQ(st->total_ns, 70000);
+  CHECK_EQ(st->self_ns, 30000);
+  CHECK_EQ(st->nops, 3);
+  CHECK_STR(pp_trace_loc_name(&t, st->ops[0].loc), "aten::conv2d");
+  CHECK_EQ(st->ops[0].self_ns, 30000);
+  CHECK_EQ(st->ops[0].total_ns, 30000);
+  CHECK_STR(pp_trace_loc_name(&t, st->ops[1].loc), "aten::relu");
+  CHECK_EQ(st->ops[1].self_ns, 10000);
+  CHECK_STR(pp_trace_loc_name(&t, st->ops[2].loc), "aten::empty");
+  CHECK_EQ(st->ops[2].count, 1);
+  int64_t sum = st->self_ns;
+  for (size_t k = 0; k < st->nops; k++)
+    sum += st->ops[k].self_ns;
+  CHECK_EQ(sum, st->total_ns);
+  char *rep = tb_report_text(&a);
+  CHECK_CONTAINS(rep, "inside the top-level zones");
+  CHECK_CONTAINS(rep, "infer: 2 x, 70.0 us");
+  CHECK_CONTAINS(rep, "(in the zone itself)");
+  free(rep);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"breakdown\":{\"stages\":[");
+  CHECK_CONTAINS(js, "{\"name\":\"aten::conv2d\",\"count\":1,"
+                     "\"total_ns\":30000,\"self_ns\":30000,");
+  free(js);
   done(&t, &a);
 }
 

@@ -318,6 +318,37 @@ typedef struct pp_mem_level {
   uint64_t in_use, reserved; /* reserved: 0 before any pp_mem_reserve */
 } pp_mem_level;
 
+/* Where a top-level zone's time goes (analyze/breakdown.c): the zones
+ * nested in its instances, per site, by self time. From the zone
+ * instances of the stored events (the details window); empty for a
+ * stats-mode file. */
+typedef struct pp_breakdown_op {
+  uint32_t loc;
+  uint64_t count;        /* instances inside the stage's instances */
+  int64_t total_ns;      /* their durations (nested ones counted again) */
+  int64_t self_ns;       /* their self times: adds up to the stage's time */
+} pp_breakdown_op;
+
+typedef struct pp_breakdown_stage {
+  uint32_t loc;          /* the top-level zone's site */
+  uint64_t count;        /* its top-level instances */
+  int64_t total_ns;      /* their durations */
+  int64_t self_ns;       /* of which outside any nested zone */
+  pp_breakdown_op *ops;  /* by self_ns descending (ties: name, site) */
+  size_t nops;
+  uint64_t ops_more;     /* sites past PP_BREAKDOWN_OPS_MAX, not listed */
+} pp_breakdown_stage;
+
+#define PP_BREAKDOWN_STAGES_MAX 64u
+#define PP_BREAKDOWN_OPS_MAX 256u
+
+typedef struct pp_breakdown {
+  pp_breakdown_stage *stages; /* by total_ns descending; only stages with
+                                 nested zones */
+  size_t nstages;
+  uint64_t stages_more;       /* past PP_BREAKDOWN_STAGES_MAX */
+} pp_breakdown;
+
 typedef struct pp_profile {
   int64_t t0, t1;       /* first and last timestamp, ns */
   int64_t wall_ns;      /* t1 - t0 */
@@ -350,6 +381,8 @@ typedef struct pp_profile {
   pp_pipeline pipe;         /* queues, stages, flows, advice
                                (pp_analyze_pipeline) */
   pp_gpu_stats gpu;         /* GPU zones (pp_analyze_gpu) */
+  pp_breakdown breakdown;   /* inside each top-level zone
+                               (pp_analyze_breakdown) */
   pp_mem_pool_stats *pools; /* device memory pools, by name then device */
   size_t npools;
 } pp_profile;
@@ -458,6 +491,11 @@ int pp_analyze_gpu(pp_analysis *a);
 void pp_gpu_stats_free(pp_profile *p);
 /* Release what prof.req holds and zero it. */
 void pp_request_stats_free(pp_request_stats *r);
+/* Where each top-level zone's time goes (src/analyze/breakdown.c): fill
+ * a->prof.breakdown from the zone instances (pp_analyze calls it after
+ * them). Returns 0, or -1 when out of memory. */
+int pp_analyze_breakdown(pp_analysis *a);
+void pp_breakdown_free(pp_breakdown *b);
 /* Free the per-site figures of a profile (zones, frames, counters: what a
  * STATS payload decodes into) and zero their counts. */
 void pp_profile_figures_free(pp_profile *p);

@@ -483,6 +483,61 @@ static void bottlenecks(FILE *out, const pp_analysis *a, int top_n, int cap) {
   }
 }
 
+/* Where each top-level zone's time goes: the largest stages, each with
+ * its nested zones by self time, and what is left in the stage itself. */
+#define BREAKDOWN_STAGES_SHOWN 5
+#define BREAKDOWN_OPS_SHOWN 8
+
+static void breakdown_line(FILE *out, const char *name, int nw, int64_t self,
+                           int64_t total, uint64_t count) {
+  char b[CELL_MAX];
+  fputs("    ", out);
+  put_name(out, name, nw, 1);
+  fprintf(out, "  %9s self  %5.1f%%", pp_format_ns(b, sizeof b, (double)self),
+          total > 0 ? (double)self / (double)total * 100.0 : 0.0);
+  if (count)
+    fprintf(out, "  (%" PRIu64 " call%s)", count, count == 1 ? "" : "s");
+  fputc('\n', out);
+}
+
+static void breakdown(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_breakdown *bd = &a->prof.breakdown;
+  if (!bd->nstages)
+    return;
+  fputs("\ninside the top-level zones (nested zones by self time; share of "
+        "the top-level zone's time)\n",
+        out);
+  size_t ns = bd->nstages < BREAKDOWN_STAGES_SHOWN ? bd->nstages
+                                                   : BREAKDOWN_STAGES_SHOWN;
+  for (size_t i = 0; i < ns; i++) {
+    const pp_breakdown_stage *s = &bd->stages[i];
+    char b[CELL_MAX];
+    int nw = name_cols("(in the zone itself)");
+    size_t no = s->nops < BREAKDOWN_OPS_SHOWN ? s->nops : BREAKDOWN_OPS_SHOWN;
+    for (size_t k = 0; k < no; k++)
+      nw = max_int(nw, name_cols(pp_trace_loc_name(t, s->ops[k].loc)));
+    nw = min_int(nw, cap);
+    put_name(out, pp_trace_loc_name(t, s->loc), cap, 0);
+    fprintf(out, ": %" PRIu64 " x, %s\n", s->count,
+            pp_format_ns(b, sizeof b, (double)s->total_ns));
+    for (size_t k = 0; k < no; k++)
+      breakdown_line(out, pp_trace_loc_name(t, s->ops[k].loc), nw,
+                     s->ops[k].self_ns, s->total_ns, s->ops[k].count);
+    breakdown_line(out, "(in the zone itself)", nw, s->self_ns, s->total_ns,
+                   0);
+    uint64_t more = s->nops - no + s->ops_more;
+    if (more)
+      fprintf(out, "    (%" PRIu64 " more nested zone%s: summary JSON "
+                   "\"breakdown\")\n",
+              more, more == 1 ? "" : "s");
+  }
+  uint64_t more = bd->nstages - ns + bd->stages_more;
+  if (more)
+    fprintf(out, "(%" PRIu64 " more top-level zone%s with nested zones)\n",
+            more, more == 1 ? "" : "s");
+}
+
 static void thread_table(FILE *out, const pp_analysis *a,
                          const pp_run_tree *rt) {
   const pp_trace *t = a->trace;
@@ -973,6 +1028,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   header(out, a, &rt);
   zone_table(out, a, cap);
   bottlenecks(out, a, o.top_n, cap);
+  breakdown(out, a, cap);
   thread_table(out, a, &rt);
   frame_table(out, a, cap);
   counter_table(out, a, cap);

@@ -116,6 +116,43 @@ static void write_top_self(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_arr_end(w);
 }
 
+/* schema_minor 11: where each top-level zone's time goes. */
+static void write_breakdown(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_breakdown *bd = &a->prof.breakdown;
+  pp_jsonw_key(w, "breakdown");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_key(w, "stages");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < bd->nstages; i++) {
+    const pp_breakdown_stage *st = &bd->stages[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, st->loc));
+    pp_jsonw_kv_uint(w, "count", st->count);
+    pp_jsonw_kv_int(w, "total_ns", st->total_ns);
+    pp_jsonw_kv_int(w, "self_ns", st->self_ns);
+    kv_pct(w, "self_pct", (double)st->self_ns, (double)st->total_ns);
+    pp_jsonw_key(w, "nested");
+    pp_jsonw_arr_begin(w);
+    for (size_t k = 0; k < st->nops; k++) {
+      const pp_breakdown_op *op = &st->ops[k];
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, op->loc));
+      pp_jsonw_kv_uint(w, "count", op->count);
+      pp_jsonw_kv_int(w, "total_ns", op->total_ns);
+      pp_jsonw_kv_int(w, "self_ns", op->self_ns);
+      kv_pct(w, "self_pct", (double)op->self_ns, (double)st->total_ns);
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+    pp_jsonw_kv_uint(w, "nested_more", st->ops_more);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_uint(w, "stages_more", bd->stages_more);
+  pp_jsonw_obj_end(w);
+}
+
 static void write_threads(pp_jsonw *w, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   pp_jsonw_key(w, "threads");
@@ -558,6 +595,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
 
   write_zones(&w, a);
   write_top_self(&w, a);
+  write_breakdown(&w, a);
   write_threads(&w, a);
   write_frames(&w, a);
   write_counters(&w, a);

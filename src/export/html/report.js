@@ -30,7 +30,8 @@
     'schema', 'schema_version', 'generator', 'process', 'mode', 'clock',
     't0_ns', 't1_ns', 'wall_ns', 'events', 'dropped', 'unclosed_zones',
     'unmatched_zone_ends', 'zones', 'top_self', 'threads', 'frames',
-    'counters', 'requests', 'overhead', 'reader', 'system', 'timeline'
+    'counters', 'requests', 'overhead', 'reader', 'system', 'timeline',
+    'source', 'breakdown'
   ];
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
                           'gpu.'];
@@ -464,6 +465,8 @@
     fact(grid, 'program', name);
     if (has(proc, 'pid')) fact(grid, 'pid', String(proc.pid));
     fact(grid, 'mode', d.mode || 'unknown');
+    if (typeof d.source === 'string' && d.source !== 'pipeprof')
+      fact(grid, 'imported from', d.source);
     fact(grid, 'wall time', fmtNs(d.wall_ns));
     fact(grid, 'events', fmtNum(d.events));
     if (Array.isArray(d.threads)) fact(grid, 'threads', d.threads.length);
@@ -619,6 +622,45 @@
       var site = siteText(z, false);
       if (site) add(li, h('span', 'pp-dim', ' (' + site + ')'));
     });
+  }
+
+  /* Where each top-level zone's time goes: a table per stage, its nested
+   * zones by self time with their share of the stage's time. */
+  function renderBreakdown(app, d) {
+    var b = d.breakdown;
+    if (!isRecord(b) || !Array.isArray(b.stages) || !b.stages.length) return;
+    var s = section(app, 'pp-breakdown', 'inside the top-level zones');
+    note(s, 'Zones nested in each top-level zone, by self time, with their ' +
+      'share of the top-level zone\u2019s time (from the events kept for ' +
+      'the details).');
+    b.stages.forEach(function (st) {
+      add(s, h('h3', null, st.name + ' \u2014 ' + fmtNum(st.count) +
+        ' \u00d7, ' + fmtNs(st.total_ns)));
+      var rows = (Array.isArray(st.nested) ? st.nested : []).slice();
+      rows.push({name: '(in the zone itself)', count: null,
+                 total_ns: null, self_ns: st.self_ns,
+                 self_pct: st.self_pct});
+      table(s, [
+        {key: 'name', label: 'nested zone'},
+        {key: 'count', label: 'calls', num: true,
+         text: function (r) { return r.count === null ? '' : fmtNum(r.count); }},
+        {key: 'self_ns', label: 'self', num: true,
+         text: function (r) { return fmtNs(r.self_ns); }},
+        {key: 'self_pct', label: 'share of the zone', num: true,
+         text: function (r) { return fmtPct(r.self_pct); },
+         bar: function (r) {
+           return isNum(r.self_pct) ? r.self_pct / 100 : null;
+         }},
+        {key: 'total_ns', label: 'total', num: true,
+         text: function (r) {
+           return r.total_ns === null ? '' : fmtNs(r.total_ns);
+         }}
+      ], rows, {sorted: 'self_ns'});
+      if (st.nested_more > 0)
+        note(s, st.nested_more + ' more nested zones are not listed');
+    });
+    if (b.stages_more > 0)
+      note(s, b.stages_more + ' more top-level zones are not listed');
   }
 
   function renderThreads(app, d) {
@@ -1026,6 +1068,7 @@
     nav = add(app, h('nav', 'pp-nav'));
     guarded('zones', function () { renderZones(app, data); });
     guarded('top_self', function () { renderTop(app, data); });
+    guarded('breakdown', function () { renderBreakdown(app, data); });
     guarded('threads', function () { renderThreads(app, data); });
     guarded('timeline', function () { renderTimeline(app, data); });
     guarded('frames', function () { renderFrames(app, data); });
