@@ -12,6 +12,11 @@
 #                                 tests with: headers, setuptools, wheel,
 #                                 pip, venv, pytest
 #   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
+#   bash scripts/deps.sh --torch  also PyTorch (CPU), torchvision and PyAV
+#                                 (python3-torch, -torchvision, -av): the
+#                                 binding's pipeprof.torch tests (skipped
+#                                 without torch; CI installs it) and the
+#                                 Python example (make demo-python)
 #   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
 #                                 tests open pages in (skipped without it;
 #                                 CI installs it and requires it)
@@ -25,12 +30,14 @@ want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)
+torch=(python3-torch python3-torchvision python3-av)
 browser=(chromium)
 check_only=0
 
 for arg in "$@"; do
   case "$arg" in
   --fuzz) want+=("${fuzz[@]}") ;;
+  --torch) want+=("${torch[@]}") ;;
   --browser) want+=("${browser[@]}") ;;
   --check) check_only=1 ;;
   -h | --help)

@@ -63,7 +63,16 @@ def cuda_reason():
     return None
 
 
+_cpu_build = []  # the reason of a torch built without CUDA, made once
+
+
 def _unavailable():
+    # A torch built without CUDA stays so: its reason is made once (this
+    # runs at every stage's start)
+    if getattr(getattr(_torch, "version", None), "cuda", None) is None:
+        if not _cpu_build:
+            _cpu_build.append(UNAVAILABLE + cuda_reason())
+        return _cpu_build[0]
     why = cuda_reason()
     return None if why is None else UNAVAILABLE + why
 
