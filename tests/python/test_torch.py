@@ -150,6 +150,8 @@ def test_cuda_helpers_say_unavailable_on_cpu_torch(session, monkeypatch):
     def f(v):
         return v + 1
     assert [f(i) for i in range(3)] == [1, 2, 3]
+    with pytest.raises(TypeError, match="plain functions"):
+        ppt.stage("gen")(lambda: (yield))
     pipeprof.stop()
     j = summary_json(out)
     z = zones_by_name(j)

@@ -243,11 +243,20 @@ class stage:
             self.elapsed_ns = _time.perf_counter_ns() - self._t0
 
     def __call__(self, fn):
-        """As a decorator: each call of fn runs in a stage of its own."""
+        """As a decorator of a plain function: each call of fn runs in a
+        stage of its own."""
         import functools
+        import inspect
         if not callable(fn):
             raise TypeError("pipeprof.torch.stage: @stage(name) decorates "
                             "a callable")
+        if inspect.isgeneratorfunction(fn) or \
+                inspect.iscoroutinefunction(fn) or \
+                inspect.isasyncgenfunction(fn):
+            raise TypeError("pipeprof.torch.stage: @stage(name) decorates "
+                            "plain functions (a call of %s returns before "
+                            "its body runs); use pipeprof.profile"
+                            % getattr(fn, "__qualname__", fn))
         name, opts = self.name, self._options()
 
         @functools.wraps(fn)
