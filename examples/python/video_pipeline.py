@@ -172,8 +172,8 @@ def postprocess(q_in, results):
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         description="A PyTorch CPU video pipeline profiled with pipeprof.")
-    ap.add_argument("--frames", type=int, default=40,
-                    help="frames to generate and run (default 40)")
+    ap.add_argument("--frames", type=int, default=60,
+                    help="frames to generate and run (default 60)")
     ap.add_argument("--width", type=int, default=320)
     ap.add_argument("--height", type=int, default=240)
     ap.add_argument("--size", type=int, default=224,
