@@ -4,8 +4,8 @@
 # docs/internals/build.md). Every target configures the build directory on
 # first use, so `make test` or `make demo` works on a fresh clone.
 #
-#   make [build|test|test-loaded|demo|bench|install|python|fuzz|format|
-#         format-check|clean]
+#   make [build|test|test-loaded|demo|demo-python|bench|install|python|
+#         fuzz|format|format-check|clean]
 #   make test SAN=address,undefined   separate build-san-address-undefined/
 #   make test-loaded                  the suite beside one CPU hog per core
 #   make test SAN=thread TESTS=ring   only runner tests whose name has "ring"
@@ -54,7 +54,8 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 CONFIG := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPP_WERROR=$(PP_WERROR) \
 	-DPP_SANITIZE=$(SAN) $(CMAKE_ARGS)
 
-.PHONY: all deps configure build test test-loaded demo bench install python \
+.PHONY: all deps configure build test test-loaded demo demo-python bench \
+	install python \
 	fuzz format format-check clean FORCE
 .DEFAULT_GOAL := build
 
@@ -103,6 +104,26 @@ DEMO_TARGETS := pipeprof_cli pipeprof-example-pipeline
 demo: configure
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	$(BUILD)/pipeprof demo --out $(BUILD)/demo
+
+# The Python example (examples/python/video_pipeline.py, docs/python.md):
+# a PyTorch CPU video pipeline on four threads, run under `pipeprof run`,
+# which prints the report and writes $(BUILD)/demo-python/ (report.html,
+# trace.json, summary.json). Debian's python3-torch, -torchvision and -av
+# are installed first when missing (deps.sh --torch); the interpreter is
+# the one the build's extension is for (PP_PYTHON, /usr/bin/python3).
+# DEMO_PY_ARGS passes options to the example, e.g. DEMO_PY_ARGS=--frames=30.
+DEMO_PY_TARGETS := pipeprof_cli pp_python
+DEMO_PY_ARGS ?=
+
+demo-python:
+	@bash scripts/deps.sh --torch
+	@$(MAKE) --no-print-directory configure
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(DEMO_PY_TARGETS)
+	rm -rf $(BUILD)/demo-python
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(BUILD)/pipeprof run \
+	  -o $(BUILD)/demo-python -- \
+	  "$$(sed -n 's/^PP_PYTHON:FILEPATH=//p' $(BUILD)/CMakeCache.txt)" \
+	  examples/python/video_pipeline.py $(DEMO_PY_ARGS)
 
 bench: build
 	$(BUILD)/pipeprof-bench

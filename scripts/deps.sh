@@ -12,6 +12,11 @@
 #                                 tests with: headers, setuptools, wheel,
 #                                 pip, venv, pytest
 #   bash scripts/deps.sh --fuzz   also clang and the libFuzzer runtime
+#   bash scripts/deps.sh --torch  also PyTorch (CPU), torchvision and PyAV
+#                                 (python3-torch, -torchvision, -av): the
+#                                 binding's pipeprof.torch tests (skipped
+#                                 without torch; CI installs it) and the
+#                                 Python example (make demo-python)
 #   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
 #                                 tests open pages in (skipped without it;
 #                                 CI installs it and requires it)
@@ -33,6 +38,7 @@ want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev py
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)
+torch=(python3-torch python3-torchvision python3-av)
 browser=(chromium)
 frameworks=(python3-torch)
 check_only=0
@@ -40,6 +46,7 @@ check_only=0
 for arg in "$@"; do
   case "$arg" in
   --fuzz) want+=("${fuzz[@]}") ;;
+  --torch) want+=("${torch[@]}") ;;
   --browser) want+=("${browser[@]}") ;;
   --frameworks)
     want+=("${frameworks[@]}")

@@ -10,6 +10,9 @@ instead, all measured in one run (a benchmark, not a test):
   zone off         the same with no session (after pipeprof.stop())
   profile on       a call of a @pipeprof.profile function (vs. a call of
                    the plain function: "call"); paused; no session
+  torch stage on   with pipeprof.torch.stage("step"): pass (a new stage
+                   object per statement; on a CPU-only torch the CUDA
+                   check finds no CUDA and the rest is a zone)
   record_function  with torch.profiler.record_function("step"): pass,
                    with no profiler and inside torch.profiler.profile()
                    (the latter per range, amortised over the profile's
@@ -99,6 +102,7 @@ def main():
     n = args.n
     try:
         import torch
+        import pipeprof.torch as ppt
         rf = torch.profiler.record_function
     except ImportError as e:
         torch = None
@@ -107,6 +111,12 @@ def main():
     def loop_rf(k):
         for _ in range(k):
             with rf("step"):
+                pass
+
+    def loop_stage(k):
+        st = ppt.stage
+        for _ in range(k):
+            with st("step"):
                 pass
 
     out = os.path.join(tempfile.mkdtemp(), "bench.pptrace")
@@ -129,6 +139,8 @@ def main():
         add("zone on", timed(loop_zone, n))
         add("call", timed(loop_call, n))
         add("profile on", timed(loop_profiled, n))
+        if torch is not None:
+            add("pipeprof.torch.stage on", timed(loop_stage, n))
         pipeprof.enabled(False)
         add("zone paused", timed(loop_zone, n))
         add("profile paused", timed(loop_profiled, n))
@@ -161,7 +173,7 @@ def main():
     print("%-46s %9s %8s" % ("variant", "ns", "x null"))
     order = ["nullcontext", "floor", "zone on", "zone paused", "zone off",
              "call", "profile on", "profile paused", "profile off",
-             "record_function, no profiler",
+             "pipeprof.torch.stage on", "record_function, no profiler",
              "record_function, profiler active (amortised)"]
     for k in order:
         if k in med:

@@ -46,7 +46,8 @@ __version__ = "0.1.0"
 __all__ = [
     "start", "stop", "enabled", "running", "output_path", "flight_dump",
     "zone", "profile", "span", "counter", "counter_add", "mark",
-    "frame_mark", "flow_begin", "flow_step", "flow_end", "range_start",
+    "frame_mark", "flow_begin", "flow_step", "flow_end", "gpu_zone",
+    "range_start",
     "range_end", "request", "request_begin", "request_first_token",
     "request_tokens", "request_end", "batch", "queue_declare", "Queue",
     "QueueTrack", "FULL", "EMPTY", "thread_name", "summary",
@@ -164,6 +165,40 @@ def flight_dump(path=None):
         _fail("flight_dump", rc)
 
 
+class gpu_zone:
+    """A GPU zone on a CUDA stream: ``with pipeprof.gpu_zone("infer",
+    stream):`` times the device work queued on stream inside the block
+    (pp_gpu_zone_begin/end, CUDA events read back by the library off the
+    hot path). stream: a cudaStream_t as an int (0: the legacy default
+    stream), or an object with a ``cuda_stream`` int (torch.cuda.Stream).
+    The CUDA context of the stream must be current on the calling thread.
+    When nothing can be recorded (no session, no CUDA driver, no current
+    context) the block runs unrecorded and the report says why; with
+    PyTorch, pipeprof.torch.gpu_zone takes torch's current stream."""
+
+    __slots__ = ("name", "stream", "_tokens")
+
+    def __init__(self, name, stream=0):
+        if not isinstance(name, str):
+            raise TypeError("pipeprof.gpu_zone: name must be a str")
+        stream = getattr(stream, "cuda_stream", stream)
+        if not isinstance(stream, int) or isinstance(stream, bool) \
+                or stream < 0:
+            raise TypeError("pipeprof.gpu_zone: stream must be a CUDA "
+                            "stream handle (an int >= 0 or an object with "
+                            "cuda_stream), not %r" % (stream,))
+        self.name = name
+        self.stream = stream
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_pipeprof.gpu_zone_begin(self.stream, self.name))
+        return self
+
+    def __exit__(self, *exc):
+        _pipeprof.gpu_zone_end(self._tokens.pop())
+
+
 class span:
     """A range: ``with pipeprof.span("fetch"):`` or ``async with``. Unlike
     a zone it may end on another thread and need not nest, so it suits
@@ -254,6 +289,15 @@ class _Waiting:
 
     def __exit__(self, *exc):
         self.q.wait_end(self.why)
+
+
+def __getattr__(name):
+    # pipeprof.torch is imported on first use only: `import pipeprof` must
+    # not import torch (seconds, and not every program has it).
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'pipeprof' has no attribute %r" % name)
 
 
 def queue_declare(name, from_stage=None, to_stage=None, capacity=0):

@@ -95,7 +95,9 @@
   X(pp_on_alert)                                                               \
   X(pp_live_zone)                                                              \
   X(pp_live_zone_name)                                                         \
-  X(pp_live_request)
+  X(pp_live_request)                                                           \
+  X(pp_gpu_zone_begin)                                                         \
+  X(pp_gpu_zone_end)
 
 static struct {
   int loaded;
@@ -955,6 +957,69 @@ static PyObject *mod_thread_name(PyObject *m, PyObject *name) {
   Py_RETURN_NONE;
 }
 
+/* ---- GPU zones ----------------------------------------------------------- */
+
+/* A begun GPU zone travels to Python as a capsule around the library's
+ * slot (PP_GPU_CAPSULE); ending it renames the capsule, so that a second
+ * end raises instead of ending a slot the library may have reused. */
+#define PP_GPU_CAPSULE "pipeprof.gpu_zone"
+#define PP_GPU_CAPSULE_ENDED "pipeprof.gpu_zone(ended)"
+
+/* gpu_zone_begin(stream, name) -> capsule, or None when nothing was
+ * recorded (not recording, no CUDA driver or context, pool full: the
+ * library counts why). stream: a cudaStream_t as an int (0: legacy
+ * default stream). */
+static PyObject *mod_gpu_zone_begin(PyObject *m, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *kwnames) {
+  static const char *const names[] = {"stream", "name"};
+  PyObject *a[2];
+  if (parse("gpu_zone_begin", args, nargs, kwnames, names, 2, 2, a) < 0)
+    return NULL;
+  uint64_t stream;
+  if (u64_arg(a[0], "gpu_zone_begin", "stream", &stream) < 0)
+    return NULL;
+  const char *s = utf8_arg(a[1], "gpu_zone_begin", "name");
+  if (!s)
+    return NULL;
+  if (!recording())
+    Py_RETURN_NONE;
+  thread_ready();
+  pp_gpu_zone z = api.pp_gpu_zone_begin((void *)(uintptr_t)stream, s);
+  if (!z.slot)
+    Py_RETURN_NONE;
+  PyObject *cap = PyCapsule_New(z.slot, PP_GPU_CAPSULE, NULL);
+  if (!cap)
+    api.pp_gpu_zone_end(z); /* do not leave the slot open */
+  return cap;
+}
+
+/* gpu_zone_end(token): None is accepted (nothing was recorded). */
+static PyObject *mod_gpu_zone_end(PyObject *m, PyObject *token) {
+  if (token == Py_None)
+    Py_RETURN_NONE;
+  if (!PyCapsule_CheckExact(token)) {
+    PyErr_Format(PyExc_TypeError,
+                 "pipeprof.gpu_zone_end: token must be what gpu_zone_begin "
+                 "returned, not %.80s",
+                 Py_TYPE(token)->tp_name);
+    return NULL;
+  }
+  const char *n = PyCapsule_GetName(token);
+  if (n && strcmp(n, PP_GPU_CAPSULE_ENDED) == 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "pipeprof.gpu_zone_end: this GPU zone has already ended");
+    return NULL;
+  }
+  void *slot = PyCapsule_GetPointer(token, PP_GPU_CAPSULE);
+  if (!slot)
+    return NULL;
+  if (PyCapsule_SetName(token, PP_GPU_CAPSULE_ENDED) < 0)
+    return NULL;
+  pp_gpu_zone z = {slot};
+  api.pp_gpu_zone_end(z);
+  Py_RETURN_NONE;
+}
+
 /* ---- QueueHandle --------------------------------------------------------- */
 
 typedef struct {
@@ -1456,6 +1521,10 @@ static PyMethodDef mod_methods[] = {
      "request_end(id, status=0): the request finished (0: success)."},
     {"batch", CF(mod_batch), FASTKW,
      "batch(size, padded_size=0): one batch of size items ran."},
+    {"gpu_zone_begin", CF(mod_gpu_zone_begin), FASTKW,
+     "gpu_zone_begin(stream, name) -> token or None: pp_gpu_zone_begin."},
+    {"gpu_zone_end", mod_gpu_zone_end, METH_O,
+     "gpu_zone_end(token): pp_gpu_zone_end; None does nothing."},
     {"thread_name", mod_thread_name, METH_O,
      "thread_name(name): name the calling thread in traces."},
     {"init", (PyCFunction)(void (*)(void))mod_init,
