@@ -607,3 +607,90 @@ PP_TEST(import_torch_golden_trace) {
   printf("# skipped: built without jansson\n");
 #endif
 }
+
+static int count_event(void *arg, const pp_trace *t, uint32_t thread,
+                       const pp_event *e) {
+  (void)t, (void)thread, (void)e;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+/* A profile whose events come in time order streams through the figures
+ * as the CLI reads it, keeping a window of events for the details: the
+ * figures are those of the whole import, the events stored are bounded. */
+PP_TEST(import_streams_with_a_window_and_same_figures) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stream-torch.json", pp_test_tmpdir());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs("[", f);
+  for (int i = 0; i < 3000; i++) {
+    long ts = i * 100L;
+    fprintf(f, "%s{\"name\": \"infer\", \"ph\": \"X\", \"ts\": %ld, "
+               "\"dur\": 60, \"tid\": %d, \"pid\": \"CPU functions\"},",
+            i ? " " : "", ts, 1 + i % 2);
+    fprintf(f, "{\"name\": \"aten::conv2d\", \"ph\": \"X\", \"ts\": %ld, "
+               "\"dur\": %d, \"tid\": %d, \"pid\": \"CPU functions\"},",
+            ts + 5, 10 + i % 7, 1 + i % 2);
+    fprintf(f, "{\"name\": \"aten::relu\", \"ph\": \"X\", \"ts\": %ld, "
+               "\"dur\": 3, \"tid\": %d, \"pid\": \"CPU functions\"}",
+            ts + 30, 1 + i % 2);
+    fputs(i + 1 < 3000 ? "," : "]", f);
+  }
+  fclose(f);
+  pp_cli_result all = pp_test_cli("export --format json --details all '%s' "
+                                  "-o -",
+                                  path);
+  pp_cli_result win = pp_test_cli("export --format json --details 500 '%s' "
+                                  "-o -",
+                                  path);
+  CHECK_EQ(all.rc, 0);
+  CHECK_EQ(win.rc, 0);
+  /* the zones' figures are the same, from every event */
+  const char *za = strstr(all.out, "\"zones\":["),
+             *zw = strstr(win.out, "\"zones\":[");
+  const char *ea = za ? strstr(za, "\"top_self\"") : NULL,
+             *ew = zw ? strstr(zw, "\"top_self\"") : NULL;
+  CHECK(za && zw && ea && ew);
+  CHECK_EQ(ea - za, ew - zw);
+  CHECK(memcmp(za, zw, (size_t)(ea - za)) == 0);
+  CHECK_CONTAINS(za, "\"name\":\"infer\"");
+  CHECK_CONTAINS(all.out, "\"events_read\":18000,\"events_kept\":18000");
+  CHECK_CONTAINS(win.out, "\"events_read\":18000,\"events_kept\":");
+  CHECK(strstr(win.out, "\"events_kept\":18000") == NULL);
+  pp_cli_result_free(&all);
+  pp_cli_result_free(&win);
+  /* the same through the library: every event handed over, at most the
+   * window stored */
+  pp_trace t;
+  char err[512];
+  uint64_t seen = 0;
+  pp_import_opts o = {500, count_event, &seen};
+  CHECK_EQ(pp_import_file_opts(path, &t, &o, err, sizeof err), 0);
+  CHECK_EQ_U(seen, 18000);
+  CHECK_EQ_U(t.diag.events, 18000);
+  CHECK(t.diag.events_kept <= 500 && t.diag.events_kept > 0);
+  CHECK(t.diag.first_unkept_ns < INT64_MAX);
+  pp_trace_free(&t);
+  /* events out of time order on a thread cannot stream: refused, and
+   * read whole they import */
+  snprintf(path, sizeof path, "%s/unordered.json", pp_test_tmpdir());
+  f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs("[{\"name\": \"b\", \"ph\": \"X\", \"ts\": 50, \"dur\": 1,"
+        " \"tid\": 1, \"pid\": \"CPU functions\"},"
+        " {\"name\": \"a\", \"ph\": \"X\", \"ts\": 10, \"dur\": 1,"
+        " \"tid\": 1, \"pid\": \"CPU functions\"}]",
+        f);
+  fclose(f);
+  CHECK_EQ(pp_import_file_opts(path, &t, &o, err, sizeof err),
+           PP_IMPORT_UNORDERED);
+  CHECK_EQ(pp_import_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(t.threads[0].nev, 4);
+  CHECK_EQ(t.threads[0].ev[0].ts, 10000);
+  pp_trace_free(&t);
+  pp_cli_result r = pp_test_cli("report '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "events:         4\n");
+  pp_cli_result_free(&r);
+}

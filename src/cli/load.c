@@ -60,11 +60,34 @@ static int is_json_file(const char *path) {
   return pp_import_looks_json(head, n);
 }
 
-/* A torch.profiler or ONNX Runtime profile: imported whole (every event
- * stored: the figures come from them at the analysis); a tap sees every
- * event, thread by thread. */
-static int import_one(const char *path, pp_trace *t, const load_opts *o) {
+/* A torch.profiler or ONNX Runtime profile. Streamed through the
+ * figures when the load keeps a window and the profile's events come in
+ * time order (import/profile.h; the tap sees them through the stream);
+ * else imported whole, every event stored (the figures come from them at
+ * the analysis), the tap seeing every event thread by thread. */
+static int import_one(const char *path, pp_trace *t, pp_analysis *a,
+                      const load_opts *o) {
   char err[512];
+  if (o->keep != UINT64_MAX) {
+    pp_stream *s = pp__stream_new();
+    if (!s || pp__stream_details(s, o->warmup, &o->slo) != 0) {
+      pp__stream_free(s);
+      fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
+      return PP_TRACE_ENOMEM;
+    }
+    pp__stream_tap(s, o->tap, o->tap_arg);
+    pp_import_opts io = {o->keep, pp__stream_event, s};
+    int rc = pp_import_file_opts(path, t, &io, err, sizeof err);
+    if (rc == 0) {
+      a->stream = s;
+      return 0;
+    }
+    pp__stream_free(s); /* it took events of a read that is redone */
+    if (rc != PP_IMPORT_UNORDERED) {
+      fprintf(stderr, "pipeprof: %s: %s\n", path, err);
+      return rc;
+    }
+  }
   int rc = pp_import_file(path, t, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "pipeprof: %s: %s\n", path, err);
@@ -83,7 +106,7 @@ static int import_one(const char *path, pp_trace *t, const load_opts *o) {
 static int read_one(const char *path, pp_trace *t, pp_analysis *a,
                     const load_opts *o, pp_trace *dst) {
   if (!dst && is_json_file(path))
-    return import_one(path, t, o);
+    return import_one(path, t, a, o);
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};

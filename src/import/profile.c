@@ -50,6 +50,12 @@ typedef struct ithread {
   opened *open; /* "B" events waiting for their "E" */
   size_t nopen, cap_open;
   int64_t last_ts;
+  /* the sweep into begins and ends: open zones, innermost last */
+  int64_t *stack_end;
+  uint32_t *stack_loc;
+  size_t depth, cap_stack, cap_stack_loc;
+  int64_t last; /* the latest start or sample swept */
+  int swept;
 } ithread;
 
 /* A map from byte strings to indices: open addressing on a 64-bit hash,
@@ -167,6 +173,13 @@ typedef struct importer {
   /* counts of what was left out or changed, for META */
   uint64_t skipped_ph, fences, bad_times, clipped, unclosed, stray_ends,
       gpu_zones, counters;
+  /* where the events go */
+  const pp_import_opts *o; /* NULL: kept in memory, swept at the end */
+  int streaming;           /* swept as they come (a bare array) */
+  int unordered;           /* streaming met an event out of time order */
+  int64_t base;            /* added to every time (Kineto's base) */
+  int64_t cut;             /* the stored window's cut, when cut_set */
+  int cut_set;
 } importer;
 
 /* ---- fields ---------------------------------------------------------- */
@@ -400,6 +413,13 @@ static uint32_t zone_site(importer *im, const pp_jev *e) {
 
 /* ---- events ------------------------------------------------------------ */
 
+/* The sweep into begins and ends (below), which a streamed profile's
+ * events go through as they come. */
+static int sweep_interval(importer *im, size_t ti, int64_t start,
+                          int64_t end, uint32_t loc);
+static int sweep_counter(importer *im, size_t ti, int64_t ts, uint32_t loc,
+                         double v);
+
 static int add_interval(importer *im, size_t ti, int64_t start, int64_t end,
                         uint32_t loc) {
   ithread *x = &im->th[ti];
@@ -461,10 +481,15 @@ static int add_counters(importer *im, size_t ti, const pp_jev *e,
                                : sizeof name - 1);
     if (loc == UINT32_MAX)
       return -1;
+    im->counters++;
+    if (im->streaming) {
+      if (sweep_counter(im, ti, ts, loc, d) != 0)
+        return -1;
+      continue;
+    }
     if (pp__grow((void **)&x->cp, &x->cap_cp, x->ncp + 1, sizeof *x->cp))
       return im->oom = 1, -1;
     x->cp[x->ncp++] = (cpoint){ts, d, loc};
-    im->counters++;
   }
   if (ts > x->last_ts)
     x->last_ts = ts;
@@ -495,7 +520,6 @@ static int name_meta(importer *im, size_t ti, const pp_jev *e) {
 }
 
 static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
-  (void)doc;
   importer *im = arg;
   if (cat_in(&e->cat, ort_cats)) {
     im->s.ort++;
@@ -514,6 +538,10 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
   if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 'C') {
     im->skipped_ph++;
     return 0;
+  }
+  if (im->streaming && (!doc->top_is_array || ph == 'B' || ph == 'E')) {
+    im->unordered = 1; /* a base time may come last; B/E pair later */
+    return -1;
   }
   int64_t ts, dur = 0;
   if (us_to_ns(&e->ts, &ts) != 0 ||
@@ -558,6 +586,8 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
       x->last_ts = ts;
     return 0;
   }
+  if (im->streaming)
+    return sweep_interval(im, ti, ts, ts + dur, loc);
   return add_interval(im, ti, ts, ts + dur, loc);
 }
 
@@ -577,39 +607,100 @@ static int cmp_cpoint(const void *a, const void *b) {
   return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-typedef struct emitter {
-  pp_thread *th;
-  const cpoint *cp;
-  size_t ncp, icp;
-  int64_t base;
-} emitter;
-
-static void emit(emitter *m, int64_t ts, uint8_t type, uint32_t loc,
-                 double v) {
-  pp_event *e = &m->th->ev[m->th->nev++];
-  memset(e, 0, sizeof *e);
-  e->ts = ts + m->base;
-  e->type = type;
-  e->loc = loc;
+/* One event into the model: handed to the streaming consumer when there
+ * is one, and stored while the window allows (as the .pptrace reader
+ * does: every event before the cut, on every thread). */
+static int emit(importer *im, size_t ti, int64_t ts, uint8_t type,
+                uint32_t loc, double v) {
+  pp_trace *t = im->t;
+  pp_event e;
+  memset(&e, 0, sizeof e);
+  e.ts = ts + im->base;
+  e.type = type;
+  e.loc = loc;
   if (type == PPT_EV_COUNTER_SETF)
-    e->v.f = v;
-}
-
-/* The counter samples earlier than `before` (INT64_MAX: all that are
- * left); samples at the time of a begin or end come after it. */
-static void emit_points(emitter *m, int64_t before) {
-  while (m->icp < m->ncp &&
-         (before == INT64_MAX || m->cp[m->icp].ts < before)) {
-    const cpoint *p = &m->cp[m->icp++];
-    emit(m, p->ts, PPT_EV_COUNTER_SETF, p->loc, p->v);
+    e.v.f = v;
+  t->diag.events++;
+  if (im->o && im->o->on_event &&
+      im->o->on_event(im->o->arg, t, (uint32_t)ti, &e) != 0)
+    return im->oom = 1, -1;
+  if (im->cut_set && e.ts >= im->cut) {
+    if (e.ts < t->diag.first_unkept_ns)
+      t->diag.first_unkept_ns = e.ts;
+    return 0;
   }
+  pp_thread *th = &t->threads[ti];
+  if (pp__grow((void **)&th->ev, &th->cap_ev, th->nev + 1, sizeof *th->ev))
+    return im->oom = 1, -1;
+  th->ev[th->nev++] = e;
+  uint64_t keep = im->o ? im->o->keep : UINT64_MAX;
+  if (++t->diag.events_kept > keep)
+    pp__trace_lower_cut(t, keep, &im->cut, &im->cut_set);
+  return 0;
 }
 
-/* One thread's intervals (sorted) as properly nested begins and ends, the
- * counter samples merged in by time. */
-static int thread_events(importer *im, size_t ti, int64_t base) {
+/* The ends of the thread's open zones that end by ts, innermost first. */
+static int close_until(importer *im, size_t ti, int64_t ts) {
   ithread *x = &im->th[ti];
-  pp_thread *th = &im->t->threads[ti];
+  while (x->depth && x->stack_end[x->depth - 1] <= ts) {
+    x->depth--;
+    if (emit(im, ti, x->stack_end[x->depth], PPT_EV_ZONE_END,
+             x->stack_loc[x->depth], 0) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The sweep of a thread's zones in start order into nested begins and
+ * ends: what ended by the start closes, a zone that outlasts its parent is
+ * clipped to the parent's end (and counted). Streaming, a start earlier
+ * than the thread's last makes the file unordered. */
+static int sweep_interval(importer *im, size_t ti, int64_t start,
+                          int64_t end, uint32_t loc) {
+  ithread *x = &im->th[ti];
+  if (x->swept && start < x->last) {
+    im->unordered = 1;
+    return -1;
+  }
+  if (close_until(im, ti, start) != 0)
+    return -1;
+  if (x->depth && end > x->stack_end[x->depth - 1]) {
+    end = x->stack_end[x->depth - 1];
+    im->clipped++;
+  }
+  if (pp__grow((void **)&x->stack_end, &x->cap_stack, x->depth + 1,
+               sizeof *x->stack_end) != 0 ||
+      pp__grow((void **)&x->stack_loc, &x->cap_stack_loc, x->depth + 1,
+               sizeof *x->stack_loc) != 0)
+    return im->oom = 1, -1;
+  if (emit(im, ti, start, PPT_EV_ZONE_BEGIN, loc, 0) != 0)
+    return -1;
+  x->stack_end[x->depth] = end;
+  x->stack_loc[x->depth++] = loc;
+  x->swept = 1;
+  x->last = start;
+  return 0;
+}
+
+static int sweep_counter(importer *im, size_t ti, int64_t ts, uint32_t loc,
+                         double v) {
+  ithread *x = &im->th[ti];
+  if (x->swept && ts < x->last) {
+    im->unordered = 1;
+    return -1;
+  }
+  if (close_until(im, ti, ts) != 0 ||
+      emit(im, ti, ts, PPT_EV_COUNTER_SETF, loc, v) != 0)
+    return -1;
+  x->swept = 1;
+  x->last = ts;
+  return 0;
+}
+
+/* One thread held in memory: its intervals and counter samples sorted,
+ * then swept in time order (at equal times a begin before a sample). */
+static int thread_events(importer *im, size_t ti) {
+  ithread *x = &im->th[ti];
   /* "B" events never ended: they end where the thread's events do */
   for (size_t i = x->nopen; i-- > 0;) {
     im->unclosed++;
@@ -617,49 +708,23 @@ static int thread_events(importer *im, size_t ti, int64_t base) {
       return -1;
   }
   x->nopen = 0;
-  size_t need = 2 * x->niv + x->ncp;
-  if (!need)
-    return 0;
-  if (!(th->ev = pp__malloc(need * sizeof *th->ev)))
-    return im->oom = 1, -1;
-  th->cap_ev = need;
   pp__sort(x->iv, x->niv, sizeof *x->iv, cmp_ival);
   pp__sort(x->cp, x->ncp, sizeof *x->cp, cmp_cpoint);
-  int64_t *stack_end = pp__malloc((x->niv ? x->niv : 1) * sizeof *stack_end);
-  uint32_t *stack_loc = pp__malloc((x->niv ? x->niv : 1) * sizeof *stack_loc);
-  if (!stack_end || !stack_loc) {
-    pp__free(stack_end);
-    pp__free(stack_loc);
-    return im->oom = 1, -1;
-  }
-  emitter m = {th, x->cp, x->ncp, 0, base};
-  size_t depth = 0;
-  for (size_t i = 0; i < x->niv; i++) {
-    const ival *v = &x->iv[i];
-    while (depth && stack_end[depth - 1] <= v->start) {
-      emit_points(&m, stack_end[depth - 1]);
-      depth--;
-      emit(&m, stack_end[depth], PPT_EV_ZONE_END, stack_loc[depth], 0);
+  size_t i = 0, k = 0;
+  while (i < x->niv || k < x->ncp) {
+    int rc;
+    if (k == x->ncp || (i < x->niv && x->iv[i].start <= x->cp[k].ts)) {
+      rc = sweep_interval(im, ti, x->iv[i].start, x->iv[i].end,
+                          x->iv[i].loc);
+      i++;
+    } else {
+      rc = sweep_counter(im, ti, x->cp[k].ts, x->cp[k].loc, x->cp[k].v);
+      k++;
     }
-    int64_t end = v->end;
-    if (depth && end > stack_end[depth - 1]) {
-      end = stack_end[depth - 1]; /* overlaps its parent: clipped */
-      im->clipped++;
-    }
-    emit_points(&m, v->start);
-    emit(&m, v->start, PPT_EV_ZONE_BEGIN, v->loc, 0);
-    stack_end[depth] = end;
-    stack_loc[depth++] = v->loc;
+    if (rc != 0)
+      return -1;
   }
-  while (depth) {
-    emit_points(&m, stack_end[depth - 1]);
-    depth--;
-    emit(&m, stack_end[depth], PPT_EV_ZONE_END, stack_loc[depth], 0);
-  }
-  emit_points(&m, INT64_MAX);
-  pp__free(stack_end);
-  pp__free(stack_loc);
-  return 0;
+  return close_until(im, ti, INT64_MAX);
 }
 
 /* ---- the whole file ----------------------------------------------------- */
@@ -710,12 +775,11 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes,
       have_base = field_int(&doc->top[i].value, &base) == 0;
   if (!have_base)
     base = 0;
-  uint64_t events = 0;
-  for (size_t i = 0; i < t->nthreads; i++) {
-    if (thread_events(im, i, base) != 0)
+  im->base = im->streaming ? 0 : base; /* a bare array has no base */
+  for (size_t i = 0; i < t->nthreads; i++)
+    if ((im->streaming ? close_until(im, i, INT64_MAX)
+                       : thread_events(im, i)) != 0)
       return -1;
-    events += t->threads[i].nev;
-  }
   for (size_t i = 0; i < t->ngpu; i++) {
     t->gpu[i].start += base;
     t->gpu[i].launch += base;
@@ -728,8 +792,6 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes,
   t->diag.file_bytes = bytes;
   t->diag.chunks_ok = 1;
   t->diag.clean_end = 1;
-  t->diag.events = t->diag.events_kept = events;
-  t->diag.first_unkept_ns = INT64_MAX;
   const char *pname = strncmp(source, "ONNX", 4) == 0 ? "onnxruntime"
                                                         : "torch.profiler";
   if (pp__meta_add(t, "import.source", source) != 0 ||
@@ -758,6 +820,8 @@ static void importer_free(importer *im) {
     pp__free(im->th[i].iv);
     pp__free(im->th[i].cp);
     pp__free(im->th[i].open);
+    pp__free(im->th[i].stack_end);
+    pp__free(im->th[i].stack_loc);
   }
   pp__free(im->th);
   map_free(&im->threads);
@@ -774,6 +838,9 @@ static int import_end(importer *im, int rc, const pp_jdoc *doc,
   if (im->oom || rc == PP_JEV_ENOMEM) {
     snprintf(err, errlen, "out of memory importing the profile");
     rc = PP_TRACE_ENOMEM;
+  } else if (rc != 0 && im->unordered) {
+    snprintf(err, errlen, "events out of time order: cannot stream");
+    rc = PP_IMPORT_UNORDERED;
   } else if (rc != 0 && im->fail) {
     snprintf(err, errlen, "cannot import the profile: %s", im->fail);
   }
@@ -793,12 +860,20 @@ int pp_import_looks_json(const unsigned char *head, size_t n) {
   return 0;
 }
 
+static void importer_init(importer *im, pp_trace *t,
+                          const pp_import_opts *o) {
+  memset(t, 0, sizeof *t);
+  memset(im, 0, sizeof *im);
+  im->t = t;
+  im->o = o;
+  im->streaming = o && o->on_event;
+  t->diag.first_unkept_ns = INT64_MAX;
+}
+
 int pp_import_mem(const unsigned char *data, size_t n, pp_trace *t, char *err,
                   size_t errlen) {
-  memset(t, 0, sizeof *t);
   importer im;
-  memset(&im, 0, sizeof im);
-  im.t = t;
+  importer_init(&im, t, NULL);
   pp_jdoc doc;
   int rc = pp_jev_read_mem(data, n, on_event, &im, &doc, err, errlen);
   rc = import_end(&im, rc, &doc, n, err, errlen);
@@ -807,13 +882,15 @@ int pp_import_mem(const unsigned char *data, size_t n, pp_trace *t, char *err,
 }
 
 int pp_import_file(const char *path, pp_trace *t, char *err, size_t errlen) {
-  memset(t, 0, sizeof *t);
+  return pp_import_file_opts(path, t, NULL, err, errlen);
+}
+
+int pp_import_file_opts(const char *path, pp_trace *t,
+                        const pp_import_opts *o, char *err, size_t errlen) {
   importer im;
-  memset(&im, 0, sizeof im);
-  im.t = t;
+  importer_init(&im, t, o);
   pp_jdoc doc;
-  int rc = pp_jev_read_file(path, on_event, &im, &doc, err, errlen);
-  FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
+  int rc = pp_jev_read_file(path, on_event, &im, &doc, err, errlen);  FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
   uint64_t bytes = 0;
   if (f) {
     if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > 0)

@@ -40,6 +40,23 @@ int pp_import_looks_json(const unsigned char *head, size_t n);
  * PP_TRACE_ENOMEM (format/reader.h) when memory ran out; *t holds nothing
  * to free on failure. */
 int pp_import_file(const char *path, pp_trace *t, char *err, size_t errlen);
+
+/* The same, streamed: each event (in each thread's time order, threads
+ * interleaved) is handed to o->on_event as it is made, and stored only
+ * while at most o->keep fit (every event before a cut, on every thread,
+ * as the .pptrace reader keeps them: diag.first_unkept_ns). A profile
+ * can stream when it is a bare array whose zones and samples come in time
+ * order on each thread, as torch's legacy export writes them; otherwise
+ * this returns PP_IMPORT_UNORDERED, nothing is kept, and the caller reads
+ * it whole with pp_import_file (what on_event took must be discarded). */
+#define PP_IMPORT_UNORDERED (-3)
+typedef struct pp_import_opts {
+  uint64_t keep;
+  pp_feed_fn on_event;
+  void *arg;
+} pp_import_opts;
+int pp_import_file_opts(const char *path, pp_trace *t,
+                        const pp_import_opts *o, char *err, size_t errlen);
 int pp_import_mem(const unsigned char *data, size_t n, pp_trace *t, char *err,
                   size_t errlen);
 
