@@ -3,7 +3,9 @@
  * libFuzzer target for the importer of other tools' profiles
  * (src/import/): the input is read as a torch.profiler or ONNX Runtime
  * JSON profile with pp_import_mem(), and when it imports, analysed and
- * printed by the text report and every exporter into /dev/null. Any
+ * printed by the text report and every exporter into /dev/null; then
+ * imported again streamed, as the CLI reads it: every event through the
+ * figures (analyze/stream.h), a window of 7 stored. Any
  * crash, sanitizer report or leak is a bug: the importer promises to
  * survive any input, and to refuse what is no profile with a message.
  * Seeds live in fuzz/corpus/import/; fuzz/replay.c replays them as a
@@ -11,22 +13,21 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "analyze/analysis.h"
+#include "analyze/stream.h"
 #include "export/export.h"
 #include "import/profile.h"
+#include "render.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static FILE *sink(void) {
-  static FILE *null;
-  if (!null) {
-    null = fopen("/dev/null", "w");
-    if (!null)
-      null = tmpfile();
-  }
-  return null;
+/* Analyse t (with a's stream, if any) and render it; free both. */
+static void render(pp_trace *t, pp_analysis *a) {
+  if (pp_analyze(t, a) == 0)
+    pp_fuzz_render(a);
+  pp_analysis_free(a);
+  pp_trace_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -38,18 +39,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   pp_analysis a = {0};
-  FILE *out = sink();
-  if (pp_analyze(&t, &a) == 0 && out) {
-    pp_report_opts opts = {0, 5};
-    pp_report_text(out, &a, &opts);
-    pp_export_chrome(out, &a);
-    pp_export_summary_json(out, &a);
-    pp_export_csv(out, &a);
-    pp_export_html(out, &a);
-    fflush(out);
-    clearerr(out);
+  render(&t, &a);
+  /* Streamed: what reads whole must stream or say it cannot. */
+  pp_analysis s = {0};
+  if (!(s.stream = pp__stream_new()))
+    return 0;
+  pp_import_opts o = {7, pp__stream_event, s.stream};
+  int rc = pp_import_mem_opts(data, size, &t, &o, err, sizeof err);
+  if (rc == 0) {
+    render(&t, &s);
+  } else {
+    if (!err[0])
+      __builtin_trap();
+    pp_analysis_free(&s);
   }
-  pp_analysis_free(&a);
-  pp_trace_free(&t);
   return 0;
 }

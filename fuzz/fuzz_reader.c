@@ -27,6 +27,7 @@
 #include "format/pptrace.h"
 #include "format/reader.h"
 #include "internal.h"
+#include "render.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
@@ -65,30 +66,9 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
   return size;
 }
 
-static FILE *sink(void) {
-  static FILE *null;
-  if (!null) {
-    null = fopen("/dev/null", "w");
-    if (!null)
-      null = tmpfile();
-  }
-  return null;
-}
-
 static void print_all(pp_trace *t, pp_analysis *a) {
-  if (pp_analyze(t, a) != 0)
-    return;
-  FILE *out = sink();
-  if (!out)
-    return;
-  pp_report_opts opts = {0, 5};
-  pp_report_text(out, a, &opts);
-  pp_export_chrome(out, a);
-  pp_export_summary_json(out, a);
-  pp_export_csv(out, a);
-  pp_export_html(out, a);
-  fflush(out);
-  clearerr(out);
+  if (pp_analyze(t, a) == 0)
+    pp_fuzz_render(a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -43,8 +43,7 @@ static char *import_error(const char *json, int want_rc) {
   return err;
 }
 
-static const pp_zone_stats *zone_named(const pp_analysis *a,
-                                       const char *name) {
+static const pp_zone_stats *zone_named(const pp_analysis *a, const char *name) {
   for (size_t i = 0; i < a->prof.nzones; i++)
     if (strcmp(pp_trace_loc_name(a->trace, a->prof.zones[i].loc), name) == 0)
       return &a->prof.zones[i];
@@ -222,8 +221,8 @@ static int cap_args(void *arg, const pp_jdoc *doc, const pp_jev *e) {
   (void)doc;
   char(*got)[128] = arg;
   for (size_t i = 0; i < e->nargs && i < 3; i++)
-    snprintf(got[i], 128, "%.*s=%.*s", (int)e->args[i].key.n,
-             e->args[i].key.s, (int)e->args[i].value.n, e->args[i].value.s);
+    snprintf(got[i], 128, "%.*s=%.*s", (int)e->args[i].key.n, e->args[i].key.s,
+             (int)e->args[i].value.n, e->args[i].value.s);
   return 0;
 }
 
@@ -234,8 +233,8 @@ PP_TEST(import_json_reader_keeps_nested_args_as_text) {
   pp_jdoc doc;
   char err[256];
   char got[3][128] = {"", "", ""};
-  CHECK_EQ(pp_jev_read_mem((const unsigned char *)json, strlen(json),
-                           cap_args, got, &doc, err, sizeof err),
+  CHECK_EQ(pp_jev_read_mem((const unsigned char *)json, strlen(json), cap_args,
+                           got, &doc, err, sizeof err),
            0);
   CHECK_EQ(doc.events, 1);
   pp_jdoc_free(&doc);
@@ -267,7 +266,7 @@ PP_TEST(import_begin_end_unclosed_and_overlap) {
   CHECK_STR(pp_trace_meta(&t, "import.unclosed"), "1");
   CHECK_STR(pp_trace_meta(&t, "import.clipped"), "1");
   CHECK_EQ(zone_named(&a, "outer")->total_ns, 60000);
-  CHECK_EQ(zone_named(&a, "b")->total_ns, 10000); /* clipped to a's end */
+  CHECK_EQ(zone_named(&a, "b")->total_ns, 10000);    /* clipped to a's end */
   CHECK_EQ(zone_named(&a, "open")->total_ns, 15000); /* to the last event */
   CHECK_EQ(a.prof.unclosed, 0);
   CHECK_EQ(a.prof.unmatched_ends, 0);
@@ -308,8 +307,7 @@ PP_TEST(import_refuses_what_is_no_profile) {
   strcpy(json + n + big, "\"}]");
   import_text(json, &t, &a);
   CHECK_STR(pp_trace_meta(&t, "import.fields_cut"), "1");
-  CHECK_EQ(strlen(pp_trace_loc_name(&t, a.prof.zones[0].loc)),
-           PP_JEV_TEXT_MAX);
+  CHECK_EQ(strlen(pp_trace_loc_name(&t, a.prof.zones[0].loc)), PP_JEV_TEXT_MAX);
   done(&t, &a);
   free(json);
 }
@@ -336,8 +334,9 @@ PP_TEST(import_cli_errors_are_one_line) {
 static int record_torch(const char *trace, const char *figures) {
   const char *py = getenv("PP_PYTHON");
   char *out = NULL;
-  int rc = pp_test_run(&out, "'%s' '%s/tests/import/torch_profile.py' '%s' "
-                             "'%s' 4 2>&1",
+  int rc = pp_test_run(&out,
+                       "'%s' '%s/tests/import/torch_profile.py' '%s' "
+                       "'%s' 4 2>&1",
                        py && *py ? py : "/usr/bin/python3", pp_test_srcdir(),
                        trace, figures);
   if (rc == 3 || rc == 127) {
@@ -362,8 +361,7 @@ static int record_torch(const char *trace, const char *figures) {
 PP_TEST_T(import_real_torch_trace_matches_key_averages, 120) {
   char trace[4096], figures[4096];
   snprintf(trace, sizeof trace, "%s/torch.json", pp_test_tmpdir());
-  snprintf(figures, sizeof figures, "%s/torch-figures.json",
-           pp_test_tmpdir());
+  snprintf(figures, sizeof figures, "%s/torch-figures.json", pp_test_tmpdir());
   if (record_torch(trace, figures))
     return;
 #ifdef PP_HAVE_JANSSON
@@ -532,11 +530,11 @@ PP_TEST_T(import_real_ort_profile, 300) {
   snprintf(out, sizeof out, "%s/ort-profile.json", pp_test_tmpdir());
   snprintf(work, sizeof work, "%s/ort-work", pp_test_bindir());
   char *log = NULL;
-  int rc = pp_test_run(&log,
-                       "'%s/tests/import/ort/make_profile.sh' %s --runs 3 "
-                       "'%s' '%s' 2>&1",
-                       pp_test_srcdir(), required ? "" : "--allow-skip", out,
-                       work);
+  int rc =
+      pp_test_run(&log,
+                  "'%s/tests/import/ort/make_profile.sh' %s --runs 3 "
+                  "'%s' '%s' 2>&1",
+                  pp_test_srcdir(), required ? "" : "--allow-skip", out, work);
   if (rc != 0)
     PP_FAIL("make_profile.sh exit %d:\n%s", rc, log ? log : "");
   if (log && strstr(log, "skipped:")) {
@@ -626,14 +624,17 @@ PP_TEST(import_streams_with_a_window_and_same_figures) {
   fputs("[", f);
   for (int i = 0; i < 3000; i++) {
     long ts = i * 100L;
-    fprintf(f, "%s{\"name\": \"infer\", \"ph\": \"X\", \"ts\": %ld, "
-               "\"dur\": 60, \"tid\": %d, \"pid\": \"CPU functions\"},",
+    fprintf(f,
+            "%s{\"name\": \"infer\", \"ph\": \"X\", \"ts\": %ld, "
+            "\"dur\": 60, \"tid\": %d, \"pid\": \"CPU functions\"},",
             i ? " " : "", ts, 1 + i % 2);
-    fprintf(f, "{\"name\": \"aten::conv2d\", \"ph\": \"X\", \"ts\": %ld, "
-               "\"dur\": %d, \"tid\": %d, \"pid\": \"CPU functions\"},",
+    fprintf(f,
+            "{\"name\": \"aten::conv2d\", \"ph\": \"X\", \"ts\": %ld, "
+            "\"dur\": %d, \"tid\": %d, \"pid\": \"CPU functions\"},",
             ts + 5, 10 + i % 7, 1 + i % 2);
-    fprintf(f, "{\"name\": \"aten::relu\", \"ph\": \"X\", \"ts\": %ld, "
-               "\"dur\": 3, \"tid\": %d, \"pid\": \"CPU functions\"}",
+    fprintf(f,
+            "{\"name\": \"aten::relu\", \"ph\": \"X\", \"ts\": %ld, "
+            "\"dur\": 3, \"tid\": %d, \"pid\": \"CPU functions\"}",
             ts + 30, 1 + i % 2);
     fputs(i + 1 < 3000 ? "," : "]", f);
   }

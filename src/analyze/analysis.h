@@ -324,19 +324,19 @@ typedef struct pp_mem_level {
  * stats-mode file. */
 typedef struct pp_breakdown_op {
   uint32_t loc;
-  uint64_t count;        /* instances inside the stage's instances */
-  int64_t total_ns;      /* their durations (nested ones counted again) */
-  int64_t self_ns;       /* their self times: adds up to the stage's time */
+  uint64_t count;   /* instances inside the stage's instances */
+  int64_t total_ns; /* their durations (nested ones counted again) */
+  int64_t self_ns;  /* their self times: adds up to the stage's time */
 } pp_breakdown_op;
 
 typedef struct pp_breakdown_stage {
-  uint32_t loc;          /* the top-level zone's site */
-  uint64_t count;        /* its top-level instances */
-  int64_t total_ns;      /* their durations */
-  int64_t self_ns;       /* of which outside any nested zone */
-  pp_breakdown_op *ops;  /* by self_ns descending (ties: name, site) */
+  uint32_t loc;         /* the top-level zone's site */
+  uint64_t count;       /* its top-level instances */
+  int64_t total_ns;     /* their durations */
+  int64_t self_ns;      /* of which outside any nested zone */
+  pp_breakdown_op *ops; /* by self_ns descending (ties: name, site) */
   size_t nops;
-  uint64_t ops_more;     /* sites past PP_BREAKDOWN_OPS_MAX, not listed */
+  uint64_t ops_more; /* sites past PP_BREAKDOWN_OPS_MAX, not listed */
 } pp_breakdown_stage;
 
 #define PP_BREAKDOWN_STAGES_MAX 64u
@@ -346,7 +346,7 @@ typedef struct pp_breakdown {
   pp_breakdown_stage *stages; /* by total_ns descending; only stages with
                                  nested zones */
   size_t nstages;
-  uint64_t stages_more;       /* past PP_BREAKDOWN_STAGES_MAX */
+  uint64_t stages_more; /* past PP_BREAKDOWN_STAGES_MAX */
 } pp_breakdown;
 
 typedef struct pp_profile {

@@ -93,7 +93,8 @@ static int cmp_entry(const void *a, const void *b) {
   uint32_t tx = (uint32_t)(x->key >> 32), ty = (uint32_t)(y->key >> 32);
   if (tx != ty)
     return tx < ty ? -1 : 1;
-  int sx = (uint32_t)x->key == STAGE_ITSELF, sy = (uint32_t)y->key == STAGE_ITSELF;
+  int sx = (uint32_t)x->key == STAGE_ITSELF,
+      sy = (uint32_t)y->key == STAGE_ITSELF;
   if (sx != sy)
     return sx ? -1 : 1; /* the stage's own entry first */
   if (x->self_ns != y->self_ns)
@@ -149,8 +150,8 @@ static int build(pp_breakdown *b, const entry *e, size_t n) {
         return -1;
       for (size_t k = 0; k < nops; k++) {
         const entry *x = &e[i + 1 + k];
-        s->ops[k] = (pp_breakdown_op){(uint32_t)x->key, x->count,
-                                      x->total_ns, x->self_ns};
+        s->ops[k] = (pp_breakdown_op){(uint32_t)x->key, x->count, x->total_ns,
+                                      x->self_ns};
       }
       s->nops = nops;
     }

@@ -524,12 +524,12 @@ static void breakdown(FILE *out, const pp_analysis *a, int cap) {
     for (size_t k = 0; k < no; k++)
       breakdown_line(out, pp_trace_loc_name(t, s->ops[k].loc), nw,
                      s->ops[k].self_ns, s->total_ns, s->ops[k].count);
-    breakdown_line(out, "(in the zone itself)", nw, s->self_ns, s->total_ns,
-                   0);
+    breakdown_line(out, "(in the zone itself)", nw, s->self_ns, s->total_ns, 0);
     uint64_t more = s->nops - no + s->ops_more;
     if (more)
-      fprintf(out, "    (%" PRIu64 " more nested zone%s: summary JSON "
-                   "\"breakdown\")\n",
+      fprintf(out,
+              "    (%" PRIu64 " more nested zone%s: summary JSON "
+              "\"breakdown\")\n",
               more, more == 1 ? "" : "s");
   }
   uint64_t more = bd->nstages - ns + bd->stages_more;

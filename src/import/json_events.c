@@ -70,18 +70,18 @@ typedef struct reader {
   pp_jev_fn fn;
   void *arg;
   pp_jdoc *doc;
-  int rc;          /* the callback's non-zero value */
-  int depth;       /* open containers */
-  int ev_depth;    /* depth of the events' container, 0: not found yet */
+  int rc;             /* the callback's non-zero value */
+  int depth;          /* open containers */
+  int ev_depth;       /* depth of the events' container, 0: not found yet */
   int top_key_events; /* the last top-level key was "traceEvents" */
   int top_key_slot;   /* a top-level scalar is awaited: its top[] index,
                          -1: none */
-  int skip;        /* depth of a value being skipped, 0: none */
+  int skip;           /* depth of a value being skipped, 0: none */
   pp_jev ev;
-  enum field key;  /* the event member whose value comes next */
-  int in_args;     /* inside the event's "args" object */
-  int arg_slot;    /* args[] index awaiting a value, -1: none (skipped) */
-  int nest;        /* depth inside a nested args value kept as text */
+  enum field key; /* the event member whose value comes next */
+  int in_args;    /* inside the event's "args" object */
+  int arg_slot;   /* args[] index awaiting a value, -1: none (skipped) */
+  int nest;       /* depth inside a nested args value kept as text */
   int nest_first[NEST_MAX];
   char *store;     /* the event's slots */
   char *top_store; /* the top-level members' slots */
@@ -135,8 +135,8 @@ static int scalar(reader *r, const char *s, size_t n, int is_str) {
   if (r->depth == 1 && r->ev_depth <= 0 && r->top_key_slot >= 0) {
     pp_jarg *a = &r->doc->top[r->top_key_slot];
     put(r, &a->value,
-        r->top_store + (2u * (size_t)r->top_key_slot + 1u) * PP_JEV_TEXT_MAX,
-        s, n);
+        r->top_store + (2u * (size_t)r->top_key_slot + 1u) * PP_JEV_TEXT_MAX, s,
+        n);
     a->value.is_str = is_str;
     r->top_key_slot = -1;
     return 1;
@@ -283,8 +283,8 @@ static int on_key(void *ctx, const unsigned char *k, size_t n) {
       size_t i = r->doc->ntop++;
       pp_jarg *a = &r->doc->top[i];
       memset(a, 0, sizeof *a);
-      put(r, &a->key, r->top_store + 2u * i * PP_JEV_TEXT_MAX,
-          (const char *)k, n);
+      put(r, &a->key, r->top_store + 2u * i * PP_JEV_TEXT_MAX, (const char *)k,
+          n);
       r->top_key_slot = (int)i;
     }
     return 1;
@@ -326,8 +326,8 @@ static int on_key(void *ctx, const unsigned char *k, size_t n) {
 }
 
 static const yajl_callbacks callbacks = {
-    on_null,    on_bool,      NULL,   NULL,         on_number,   on_string,
-    on_start_map, on_key, on_end_map, on_start_array, on_end_array};
+    on_null,      on_bool, NULL,       NULL,           on_number,   on_string,
+    on_start_map, on_key,  on_end_map, on_start_array, on_end_array};
 
 typedef struct feed {
   yajl_handle h;
@@ -348,8 +348,8 @@ static int feed_open(feed *f, pp_jev_fn fn, void *arg, pp_jdoc *doc) {
       pp__malloc((F_NFIXED + 2u * PP_JEV_ARGS_MAX) * (size_t)PP_JEV_TEXT_MAX);
   f->r.top_store = doc->store =
       pp__malloc(2u * PP_JEV_ARGS_MAX * (size_t)PP_JEV_TEXT_MAX);
-  f->h = f->r.store && f->r.top_store ? yajl_alloc(&callbacks, NULL, &f->r)
-                                      : NULL;
+  f->h =
+      f->r.store && f->r.top_store ? yajl_alloc(&callbacks, NULL, &f->r) : NULL;
   return f->h ? 0 : -1;
 }
 
@@ -435,9 +435,10 @@ int pp_jev_read_mem(const unsigned char *data, size_t n, pp_jev_fn fn,
                     void *arg, pp_jdoc *doc, char *err, size_t errlen) {
   (void)data, (void)n, (void)fn, (void)arg;
   memset(doc, 0, sizeof *doc);
-  err_set(err, errlen, "this pipeprof was built without yajl, which reading "
-                       "JSON profiles needs (install libyajl-dev and "
-                       "rebuild)");
+  err_set(err, errlen,
+          "this pipeprof was built without yajl, which reading "
+          "JSON profiles needs (install libyajl-dev and "
+          "rebuild)");
   return -1;
 }
 

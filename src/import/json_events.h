@@ -50,11 +50,11 @@ typedef struct pp_jdoc {
   int has_trace_events; /* a top-level object with "traceEvents" */
   pp_jarg top[PP_JEV_ARGS_MAX];
   size_t ntop;
-  uint64_t events;        /* event objects seen */
-  uint64_t not_objects;   /* array elements that were not objects */
-  uint64_t args_dropped;  /* args members past PP_JEV_ARGS_MAX */
-  uint64_t texts_cut;     /* fields cut at PP_JEV_TEXT_MAX */
-  char *store;            /* where top[] keeps its texts (pp_jdoc_free) */
+  uint64_t events;       /* event objects seen */
+  uint64_t not_objects;  /* array elements that were not objects */
+  uint64_t args_dropped; /* args members past PP_JEV_ARGS_MAX */
+  uint64_t texts_cut;    /* fields cut at PP_JEV_TEXT_MAX */
+  char *store;           /* where top[] keeps its texts (pp_jdoc_free) */
 } pp_jdoc;
 
 /* Called for each event; the texts live until it returns. A non-zero

@@ -154,11 +154,11 @@ static void map_free(strmap *m) {
 
 /* Which tool wrote the file, as far as the events tell. */
 typedef struct seen {
-  uint64_t ort;        /* cat Session, Node, Kernel or Api */
-  uint64_t ort_nodes;  /* Node events with args op_name */
-  uint64_t kineto;     /* cat cpu_op, user_annotation, kernel, ... */
-  uint64_t legacy;     /* pid "CPU functions" */
-  uint64_t complete;   /* "X" events */
+  uint64_t ort;       /* cat Session, Node, Kernel or Api */
+  uint64_t ort_nodes; /* Node events with args op_name */
+  uint64_t kineto;    /* cat cpu_op, user_annotation, kernel, ... */
+  uint64_t legacy;    /* pid "CPU functions" */
+  uint64_t complete;  /* "X" events */
 } seen;
 
 typedef struct importer {
@@ -286,12 +286,20 @@ static int cat_in(const pp_jtext *cat, const char *const *list) {
 
 static const char *const ort_cats[] = {"Session", "Node", "Kernel", "Api",
                                        NULL};
-static const char *const kineto_cats[] = {
-    "cpu_op",          "user_annotation", "gpu_user_annotation",
-    "python_function", "cuda_runtime",    "cuda_driver",
-    "kernel",          "gpu_memcpy",      "gpu_memset",
-    "cpu_instant_event", "cuda_sync",     "overhead",
-    "Trace",           NULL};
+static const char *const kineto_cats[] = {"cpu_op",
+                                          "user_annotation",
+                                          "gpu_user_annotation",
+                                          "python_function",
+                                          "cuda_runtime",
+                                          "cuda_driver",
+                                          "kernel",
+                                          "gpu_memcpy",
+                                          "gpu_memset",
+                                          "cpu_instant_event",
+                                          "cuda_sync",
+                                          "overhead",
+                                          "Trace",
+                                          NULL};
 /* Device-side activity: GPU zones, not CPU zones. */
 static const char *const gpu_cats[] = {"kernel", "gpu_memcpy", "gpu_memset",
                                        "Kernel", NULL};
@@ -332,8 +340,8 @@ static size_t thread_of(importer *im, const pp_jtext *pid,
   memset(&im->th[t->nthreads], 0, sizeof *im->th);
   int64_t v;
   th->tid = field_int(tid, &v) == 0 ? (uint64_t)v : hash_bytes(key, n, 1);
-  th->pid = field_int(pid, &v) == 0 && v > 0 && v <= UINT32_MAX ? (uint32_t)v
-                                                                  : 0;
+  th->pid =
+      field_int(pid, &v) == 0 && v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
   if (!(th->name = pp__strdup(""))) {
     im->oom = 1;
     return SIZE_MAX;
@@ -398,25 +406,24 @@ static uint32_t zone_site(importer *im, const pp_jev *e) {
     size_t sn = strlen(suffix);
     if (pn > sn && memcmp(pv->s + pn - sn, suffix, sn) == 0)
       pn -= sn;
-    int len = snprintf(name, sizeof name, "%.*s%s%.*s%s",
-                       (int)(op->n < 256 ? op->n : 256), op->s,
-                       pn ? " [" : "", (int)(pn < 200 ? pn : 200),
-                       pn ? pv->s : "", pn ? "]" : "");
+    int len =
+        snprintf(name, sizeof name, "%.*s%s%.*s%s",
+                 (int)(op->n < 256 ? op->n : 256), op->s, pn ? " [" : "",
+                 (int)(pn < 200 ? pn : 200), pn ? pv->s : "", pn ? "]" : "");
     if (len < 0)
       return UINT32_MAX;
     return site_of(im, PP_KIND_ZONE, 'z', name,
                    (size_t)len < sizeof name ? (size_t)len : sizeof name - 1);
   }
-  return site_of(im, PP_KIND_ZONE, 'z', e->name.s ? e->name.s : "",
-                 e->name.n);
+  return site_of(im, PP_KIND_ZONE, 'z', e->name.s ? e->name.s : "", e->name.n);
 }
 
 /* ---- events ------------------------------------------------------------ */
 
 /* The sweep into begins and ends (below), which a streamed profile's
  * events go through as they come. */
-static int sweep_interval(importer *im, size_t ti, int64_t start,
-                          int64_t end, uint32_t loc);
+static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
+                          uint32_t loc);
 static int sweep_counter(importer *im, size_t ti, int64_t ts, uint32_t loc,
                          double v);
 
@@ -456,8 +463,7 @@ static int add_gpu(importer *im, const pp_jev *e, int64_t ts, int64_t dur) {
   return 0;
 }
 
-static int add_counters(importer *im, size_t ti, const pp_jev *e,
-                        int64_t ts) {
+static int add_counters(importer *im, size_t ti, const pp_jev *e, int64_t ts) {
   ithread *x = &im->th[ti];
   for (size_t i = 0; i < e->nargs; i++) {
     const pp_jtext *k = &e->args[i].key, *v = &e->args[i].value;
@@ -473,12 +479,11 @@ static int add_counters(importer *im, size_t ti, const pp_jev *e,
     char name[NAME_MAX_BYTES];
     int len = snprintf(name, sizeof name, "%.*s %.*s",
                        (int)(e->name.n < 255 ? e->name.n : 255),
-                       e->name.s ? e->name.s : "", (int)(k->n < 200 ? k->n : 200),
-                       k->s);
-    uint32_t loc = site_of(im, PP_KIND_COUNTER, 'c', name,
-                           len > 0 && (size_t)len < sizeof name
-                               ? (size_t)len
-                               : sizeof name - 1);
+                       e->name.s ? e->name.s : "",
+                       (int)(k->n < 200 ? k->n : 200), k->s);
+    uint32_t loc = site_of(
+        im, PP_KIND_COUNTER, 'c', name,
+        len > 0 && (size_t)len < sizeof name ? (size_t)len : sizeof name - 1);
     if (loc == UINT32_MAX)
       return -1;
     im->counters++;
@@ -545,8 +550,8 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
   }
   int64_t ts, dur = 0;
   if (us_to_ns(&e->ts, &ts) != 0 ||
-      (ph == 'X' && e->dur.present && (us_to_ns(&e->dur, &dur) != 0 ||
-                                       dur < 0 || ts > INT64_MAX - dur))) {
+      (ph == 'X' && e->dur.present &&
+       (us_to_ns(&e->dur, &dur) != 0 || dur < 0 || ts > INT64_MAX - dur))) {
     im->bad_times++;
     return 0;
   }
@@ -610,8 +615,8 @@ static int cmp_cpoint(const void *a, const void *b) {
 /* One event into the model: handed to the streaming consumer when there
  * is one, and stored while the window allows (as the .pptrace reader
  * does: every event before the cut, on every thread). */
-static int emit(importer *im, size_t ti, int64_t ts, uint8_t type,
-                uint32_t loc, double v) {
+static int emit(importer *im, size_t ti, int64_t ts, uint8_t type, uint32_t loc,
+                double v) {
   pp_trace *t = im->t;
   pp_event e;
   memset(&e, 0, sizeof e);
@@ -655,8 +660,8 @@ static int close_until(importer *im, size_t ti, int64_t ts) {
  * ends: what ended by the start closes, a zone that outlasts its parent is
  * clipped to the parent's end (and counted). Streaming, a start earlier
  * than the thread's last makes the file unordered. */
-static int sweep_interval(importer *im, size_t ti, int64_t start,
-                          int64_t end, uint32_t loc) {
+static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
+                          uint32_t loc) {
   ithread *x = &im->th[ti];
   if (x->swept && start < x->last) {
     im->unordered = 1;
@@ -714,8 +719,7 @@ static int thread_events(importer *im, size_t ti) {
   while (i < x->niv || k < x->ncp) {
     int rc;
     if (k == x->ncp || (i < x->niv && x->iv[i].start <= x->cp[k].ts)) {
-      rc = sweep_interval(im, ti, x->iv[i].start, x->iv[i].end,
-                          x->iv[i].loc);
+      rc = sweep_interval(im, ti, x->iv[i].start, x->iv[i].end, x->iv[i].loc);
       i++;
     } else {
       rc = sweep_counter(im, ti, x->cp[k].ts, x->cp[k].loc, x->cp[k].v);
@@ -760,8 +764,8 @@ static void describe(const importer *im, const pp_jdoc *doc, char *err,
            doc->events, im->s.complete);
 }
 
-static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes,
-                  char *err, size_t errlen) {
+static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
+                  size_t errlen) {
   pp_trace *t = im->t;
   const char *source = source_of(im, doc);
   if (!source) {
@@ -792,13 +796,13 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes,
   t->diag.file_bytes = bytes;
   t->diag.chunks_ok = 1;
   t->diag.clean_end = 1;
-  const char *pname = strncmp(source, "ONNX", 4) == 0 ? "onnxruntime"
-                                                        : "torch.profiler";
+  const char *pname =
+      strncmp(source, "ONNX", 4) == 0 ? "onnxruntime" : "torch.profiler";
   if (pp__meta_add(t, "import.source", source) != 0 ||
       pp__meta_add(t, "import.clock",
-                   have_base ? "realtime (the profile's baseTimeNanoseconds)"
-                             : "relative (from the profile's own start)") !=
-          0 ||
+                   have_base
+                       ? "realtime (the profile's baseTimeNanoseconds)"
+                       : "relative (from the profile's own start)") != 0 ||
       pp__meta_add(t, "mode", "trace (imported)") != 0 ||
       (!pp_trace_meta(t, "process_name") &&
        pp__meta_add(t, "process_name", pname) != 0) ||
@@ -829,8 +833,8 @@ static void importer_free(importer *im) {
 }
 
 /* The end of either road: the read's result into *t, or a failure. */
-static int import_end(importer *im, int rc, const pp_jdoc *doc,
-                      uint64_t bytes, char *err, size_t errlen) {
+static int import_end(importer *im, int rc, const pp_jdoc *doc, uint64_t bytes,
+                      char *err, size_t errlen) {
   if (rc == 0)
     rc = finish(im, doc, bytes, err, errlen);
   else if (rc > 0 || rc == -1)
@@ -852,16 +856,14 @@ static int import_end(importer *im, int rc, const pp_jdoc *doc,
 
 int pp_import_looks_json(const unsigned char *head, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    if (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' ||
-        head[i] == '\r')
+    if (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')
       continue;
     return head[i] == '{' || head[i] == '[';
   }
   return 0;
 }
 
-static void importer_init(importer *im, pp_trace *t,
-                          const pp_import_opts *o) {
+static void importer_init(importer *im, pp_trace *t, const pp_import_opts *o) {
   memset(t, 0, sizeof *t);
   memset(im, 0, sizeof *im);
   im->t = t;
@@ -872,8 +874,13 @@ static void importer_init(importer *im, pp_trace *t,
 
 int pp_import_mem(const unsigned char *data, size_t n, pp_trace *t, char *err,
                   size_t errlen) {
+  return pp_import_mem_opts(data, n, t, NULL, err, errlen);
+}
+
+int pp_import_mem_opts(const unsigned char *data, size_t n, pp_trace *t,
+                       const pp_import_opts *o, char *err, size_t errlen) {
   importer im;
-  importer_init(&im, t, NULL);
+  importer_init(&im, t, o);
   pp_jdoc doc;
   int rc = pp_jev_read_mem(data, n, on_event, &im, &doc, err, errlen);
   rc = import_end(&im, rc, &doc, n, err, errlen);
@@ -885,12 +892,13 @@ int pp_import_file(const char *path, pp_trace *t, char *err, size_t errlen) {
   return pp_import_file_opts(path, t, NULL, err, errlen);
 }
 
-int pp_import_file_opts(const char *path, pp_trace *t,
-                        const pp_import_opts *o, char *err, size_t errlen) {
+int pp_import_file_opts(const char *path, pp_trace *t, const pp_import_opts *o,
+                        char *err, size_t errlen) {
   importer im;
   importer_init(&im, t, o);
   pp_jdoc doc;
-  int rc = pp_jev_read_file(path, on_event, &im, &doc, err, errlen);  FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
+  int rc = pp_jev_read_file(path, on_event, &im, &doc, err, errlen);
+  FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
   uint64_t bytes = 0;
   if (f) {
     if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > 0)

@@ -55,8 +55,10 @@ typedef struct pp_import_opts {
   pp_feed_fn on_event;
   void *arg;
 } pp_import_opts;
-int pp_import_file_opts(const char *path, pp_trace *t,
-                        const pp_import_opts *o, char *err, size_t errlen);
+int pp_import_file_opts(const char *path, pp_trace *t, const pp_import_opts *o,
+                        char *err, size_t errlen);
+int pp_import_mem_opts(const unsigned char *data, size_t n, pp_trace *t,
+                       const pp_import_opts *o, char *err, size_t errlen);
 int pp_import_mem(const unsigned char *data, size_t n, pp_trace *t, char *err,
                   size_t errlen);
 
