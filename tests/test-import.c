@@ -213,6 +213,40 @@ PP_TEST(import_ort_operators_and_providers) {
   CHECK_EQ(zone_named(&a, "Relu [CUDA]")->count, 1);
   CHECK_EQ(zone_named(&a, "model_run")->self_ns, 100000 - 60000);
   CHECK_EQ(a.prof.nzones, 3);
+  CHECK_STR(pp_trace_meta(&t, "import.ort.provider_transitions"), "1");
+  done(&t, &a);
+}
+
+/* Provider transitions and the copies between providers: a made-up
+ * profile (no GPU here) as ONNX Runtime writes one for a model split
+ * between the CUDA and CPU providers, Memcpy nodes at the borders. */
+PP_TEST(import_ort_provider_transitions_and_copies) {
+#define NODE(op, pv, ts, dur)                                                  \
+  "{\"cat\": \"Node\", \"pid\": 9, \"tid\": 9, \"ph\": \"X\","                 \
+  " \"name\": \"" op "_kernel_time\", \"ts\": " #ts ", \"dur\": " #dur         \
+  ", \"args\": {\"op_name\": \"" op "\", \"provider\": \"" pv "\"}}"
+  const char *json = "[" NODE("Conv", "CPUExecutionProvider", 0, 10) "," NODE(
+      "MemcpyFromHost", "CUDAExecutionProvider", 10,
+      5) "," NODE("Relu", "CUDAExecutionProvider", 15,
+                  3) "," NODE("MemcpyToHost", "CUDAExecutionProvider", 18,
+                              7) "," NODE("Softmax", "CPUExecutionProvider", 25,
+                                          2) "]";
+#undef NODE
+  pp_trace t;
+  pp_analysis a;
+  import_text(json, &t, &a);
+  CHECK_STR(pp_trace_meta(&t, "import.ort.provider_transitions"), "2");
+  CHECK_STR(pp_trace_meta(&t, "import.ort.copies"), "2");
+  CHECK_STR(pp_trace_meta(&t, "import.ort.copy_ns"), "12000");
+  CHECK_EQ(zone_named(&a, "MemcpyToHost [CUDA]")->total_ns, 7000);
+  char *rep = tb_report_text(&a);
+  CHECK_CONTAINS(rep, "providers:      2 transitions between execution "
+                      "providers, 2 copies (Memcpy nodes) taking 12.0 us");
+  free(rep);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"providers\":{\"transitions\":2,\"copies\":2,"
+                     "\"copy_ns\":12000}");
+  free(js);
   done(&t, &a);
 }
 

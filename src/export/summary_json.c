@@ -8,6 +8,7 @@
  * histogram percentiles.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
@@ -560,6 +561,19 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
    * clock is the one its tool wrote */
   const char *source = pp_trace_meta(t, "import.source");
   pp_jsonw_kv_str(&w, "source", source ? source : "pipeprof");
+  /* an ONNX Runtime profile: how often execution changed providers, and
+   * the Memcpy nodes between them */
+  const char *tr = pp_trace_meta(t, "import.ort.provider_transitions");
+  if (tr) {
+    pp_jsonw_key(&w, "providers");
+    pp_jsonw_obj_begin(&w);
+    pp_jsonw_kv_uint(&w, "transitions", strtoull(tr, NULL, 10));
+    const char *cp = pp_trace_meta(t, "import.ort.copies");
+    const char *cns = pp_trace_meta(t, "import.ort.copy_ns");
+    pp_jsonw_kv_uint(&w, "copies", cp ? strtoull(cp, NULL, 10) : 0);
+    pp_jsonw_kv_uint(&w, "copy_ns", cns ? strtoull(cns, NULL, 10) : 0);
+    pp_jsonw_obj_end(&w);
+  }
   const char *iclock = pp_trace_meta(t, "import.clock");
   pp_jsonw_kv_str(&w, "clock", iclock ? iclock : "monotonic");
   pp_jsonw_kv_int(&w, "t0_ns", p->t0);

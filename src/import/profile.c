@@ -50,6 +50,8 @@ typedef struct ithread {
   opened *open; /* "B" events waiting for their "E" */
   size_t nopen, cap_open;
   int64_t last_ts;
+  char provider[64]; /* ONNX Runtime: the provider of the thread's last
+                        node, "" before the first */
   /* the sweep into begins and ends: open zones, innermost last */
   int64_t *stack_end;
   uint32_t *stack_loc;
@@ -173,6 +175,10 @@ typedef struct importer {
   /* counts of what was left out or changed, for META */
   uint64_t skipped_ph, fences, bad_times, clipped, unclosed, stray_ends,
       gpu_zones, counters;
+  /* ONNX Runtime: changes of provider between a thread's consecutive
+   * nodes, and the Memcpy nodes that move data between them */
+  uint64_t transitions, copies;
+  int64_t copy_ns;
   /* where the events go */
   const pp_import_opts *o; /* NULL: kept in memory, swept at the end */
   int streaming;           /* swept as they come (a bare array) */
@@ -394,6 +400,26 @@ static uint32_t site_of(importer *im, uint32_t kind, char space,
   return (uint32_t)t->nlocs++;
 }
 
+/* An ONNX Runtime node of thread ti: a change of provider from the
+ * thread's last node counts as a transition (nodes come in the order they
+ * ran on a thread), a Memcpy node as a copy between providers. */
+static void ort_node(importer *im, size_t ti, const pp_jev *e, int64_t dur) {
+  const pp_jtext *op = arg_of(e, "op_name"), *pv = arg_of(e, "provider");
+  if (!op || !pv || !pp_jtext_is(&e->cat, "Node"))
+    return;
+  if (op->n >= 6 && memcmp(op->s, "Memcpy", 6) == 0) {
+    im->copies++;
+    im->copy_ns = pp__add_sat(im->copy_ns, dur);
+  }
+  ithread *x = &im->th[ti];
+  size_t n = pv->n < sizeof x->provider - 1 ? pv->n : sizeof x->provider - 1;
+  if (x->provider[0] &&
+      (strlen(x->provider) != n || memcmp(x->provider, pv->s, n) != 0))
+    im->transitions++;
+  memcpy(x->provider, pv->s, n);
+  x->provider[n] = '\0';
+}
+
 /* The zone name of an event: ONNX Runtime's node kernels by operator
  * and provider ("Conv [CPU]"), everything else by its name. */
 static uint32_t zone_site(importer *im, const pp_jev *e) {
@@ -582,6 +608,8 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
   uint32_t loc = zone_site(im, e);
   if (loc == UINT32_MAX)
     return -1;
+  if (ph == 'X')
+    ort_node(im, ti, e, dur);
   if (ph == 'B') {
     if (pp__grow((void **)&x->open, &x->cap_open, x->nopen + 1,
                  sizeof *x->open) != 0)
@@ -815,6 +843,11 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       meta_u64(t, "import.ort_fences", im->fences) != 0 ||
       meta_u64(t, "import.fields_cut", doc->texts_cut) != 0 ||
       meta_u64(t, "import.args_dropped", doc->args_dropped) != 0)
+    return im->oom = 1, -1;
+  if (strncmp(source, "ONNX", 4) == 0 &&
+      (meta_u64(t, "import.ort.provider_transitions", im->transitions) ||
+       meta_u64(t, "import.ort.copies", im->copies) ||
+       meta_u64(t, "import.ort.copy_ns", (uint64_t)im->copy_ns)))
     return im->oom = 1, -1;
   return 0;
 }

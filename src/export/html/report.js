@@ -31,7 +31,7 @@
     't0_ns', 't1_ns', 'wall_ns', 'events', 'dropped', 'unclosed_zones',
     'unmatched_zone_ends', 'zones', 'top_self', 'threads', 'frames',
     'counters', 'requests', 'overhead', 'reader', 'system', 'timeline',
-    'source', 'breakdown'
+    'source', 'breakdown', 'providers'
   ];
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
                           'gpu.'];
@@ -467,6 +467,10 @@
     fact(grid, 'mode', d.mode || 'unknown');
     if (typeof d.source === 'string' && d.source !== 'pipeprof')
       fact(grid, 'imported from', d.source);
+    if (isRecord(d.providers))
+      fact(grid, 'provider transitions', fmtNum(d.providers.transitions) +
+        ' (' + fmtNum(d.providers.copies) + ' copies, ' +
+        fmtNs(d.providers.copy_ns) + ')');
     fact(grid, 'wall time', fmtNs(d.wall_ns));
     fact(grid, 'events', fmtNum(d.events));
     if (Array.isArray(d.threads)) fact(grid, 'threads', d.threads.length);
