@@ -234,7 +234,11 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
 
 PP_TEST_T(identity_hostile_sequence_same_figures_in_every_mode, 120) {
   setenv("PIPEPROF_CLOCK", "monotonic", 1);
-  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
+  /* Intervals of 1 s: the 60-interval window read once the sequence's
+   * last interval closed still holds the whole sequence when this thread
+   * waits seconds to be scheduled on a busy machine (100 ms intervals, a
+   * 6 s window, lost it once under ASan and load). */
+  setenv("PIPEPROF_LIVE", "interval=1s", 1);
   static const pp_mode modes[3] = {PP_MODE_TRACE, PP_MODE_STATS,
                                    PP_MODE_FLIGHT};
   static const char *const mode_names[3] = {"trace", "stats", "flight"};
