@@ -61,6 +61,11 @@ static inline uint64_t pp__add_sat_u64(uint64_t a, uint64_t b) {
  * Returns 0 on success, -1 when out of memory (the array is unchanged). */
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* Format a one-line reason into err (errlen bytes, always NUL-terminated;
+ * nothing when err is NULL or errlen 0). */
+void pp__err_set(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Names of numbered series, "gpu3.mem_used_bytes", "cuda_mem.0.failed":
  * when name is pre followed by decimal digits, the number (below 2^31)
  * with *rest after the digits, else -1. */

@@ -5,12 +5,22 @@
  * checksums trace chunks.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 
 #include "internal.h"
+
+void pp__err_set(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
 
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +25,6 @@
 #include "history.h"
 #include "internal.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || errlen == 0)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
-
 int pp_history_default_path(char *buf, size_t len, char *err, size_t errlen) {
   const char *xdg = getenv("XDG_DATA_HOME");
   const char *home = getenv("HOME");
@@ -46,13 +34,13 @@ int pp_history_default_path(char *buf, size_t len, char *err, size_t errlen) {
   else if (home && *home)
     n = snprintf(buf, len, "%s/.local/share/pipeprof/history.db", home);
   else {
-    set_err(err, errlen,
+    pp__err_set(err, errlen,
             "no history database: set XDG_DATA_HOME or HOME, "
             "or pass --db PATH");
     return -1;
   }
   if (n < 0 || (size_t)n >= len) {
-    set_err(err, errlen, "history database path too long");
+    pp__err_set(err, errlen, "history database path too long");
     return -1;
   }
   return 0;
@@ -193,7 +181,7 @@ static const char schema_sql[] =
 
 static int not_ours(const char *path, char *err, size_t errlen,
                     const char *why) {
-  set_err(err, errlen, "not a pipeprof history database: %s%s%s%s", path,
+  pp__err_set(err, errlen, "not a pipeprof history database: %s%s%s%s", path,
           why ? " (" : "", why ? why : "", why ? ")" : "");
   return -1;
 }
@@ -203,7 +191,7 @@ static int db_fail(sqlite3 *db, const char *path, const char *what, char *err,
   int code = sqlite3_errcode(db);
   if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
     return not_ours(path, err, errlen, NULL);
-  set_err(err, errlen, "%s: %s: %s", path, what, sqlite3_errmsg(db));
+  pp__err_set(err, errlen, "%s: %s: %s", path, what, sqlite3_errmsg(db));
   return -1;
 }
 
@@ -235,7 +223,7 @@ static int looks_like_sqlite(const char *path) {
 static int make_parents(const char *path, char *err, size_t errlen) {
   char dir[PATH_MAX];
   if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
-    set_err(err, errlen, "%s: path too long", path);
+    pp__err_set(err, errlen, "%s: path too long", path);
     return -1;
   }
   char *slash = strrchr(dir, '/');
@@ -247,13 +235,13 @@ static int make_parents(const char *path, char *err, size_t errlen) {
       continue;
     *p = 0;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-      set_err(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+      pp__err_set(err, errlen, "cannot create %s: %s", dir, strerror(errno));
       return -1;
     }
     *p = '/';
   }
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-    set_err(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+    pp__err_set(err, errlen, "cannot create %s: %s", dir, strerror(errno));
     return -1;
   }
   return 0;
@@ -353,11 +341,11 @@ static sqlite3 *open_db(const char *db_path, int create, int *empty, char *err,
   struct stat st;
   int exists = stat(db_path, &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
-    set_err(err, errlen, "%s is a directory", db_path);
+    pp__err_set(err, errlen, "%s is a directory", db_path);
     return NULL;
   }
   if (!exists && !create) {
-    set_err(err, errlen,
+    pp__err_set(err, errlen,
             "no history database at %s (record a run with "
             "'pipeprof history add')",
             db_path);
@@ -372,7 +360,7 @@ static sqlite3 *open_db(const char *db_path, int create, int *empty, char *err,
   sqlite3 *db = NULL;
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(db_path, &db, flags, NULL) != SQLITE_OK) {
-    set_err(err, errlen, "cannot open %s: %s", db_path,
+    pp__err_set(err, errlen, "cannot open %s: %s", db_path,
             db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_close(db);
     return NULL;
@@ -503,7 +491,7 @@ static int put_metrics(sqlite3 *db, const pp_analysis *a, int64_t run) {
 
 int64_t pp_history_record(const char *db_path, const pp_analysis *a,
                           const char *label, char *err, size_t errlen) {
-  set_err(err, errlen, "%s", "");
+  pp__err_set(err, errlen, "%s", "");
   char def[PATH_MAX];
   if (!db_path) {
     if (pp_history_default_path(def, sizeof def, err, errlen) != 0)
@@ -593,7 +581,7 @@ int pp_history_list(const char *db_path, pp_history_run **runs, size_t *n,
   }
   int ok = rc == SQLITE_DONE;
   if (!ok)
-    set_err(err, errlen, "%s: %s", db_path,
+    pp__err_set(err, errlen, "%s: %s", db_path,
             rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -622,7 +610,7 @@ int pp_history_has_metric(const char *db_path, const char *name, char *err,
     sqlite3_finalize(st);
   }
   if (found < 0)
-    set_err(err, errlen, "%s: %s", db_path ? db_path : "history",
+    pp__err_set(err, errlen, "%s: %s", db_path ? db_path : "history",
             sqlite3_errmsg(db));
   sqlite3_close(db);
   return found;
@@ -643,7 +631,7 @@ int pp_history_series(const char *db_path, const char *name, const char *stat,
                          "JOIN runs r ON r.id = m.run_id "
                          "WHERE m.name = ? AND m.stat = ? ORDER BY r.id",
                          -1, &st, NULL) != SQLITE_OK) {
-    set_err(err, errlen, "%s: %s", db_path ? db_path : "history",
+    pp__err_set(err, errlen, "%s: %s", db_path ? db_path : "history",
             sqlite3_errmsg(db));
     sqlite3_close(db);
     return -1;
@@ -667,7 +655,7 @@ int pp_history_series(const char *db_path, const char *name, const char *stat,
   }
   int ok = rc == SQLITE_DONE;
   if (!ok)
-    set_err(err, errlen, "%s: %s", db_path ? db_path : "history",
+    pp__err_set(err, errlen, "%s: %s", db_path ? db_path : "history",
             rc == SQLITE_ROW ? "out of memory" : sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -683,7 +671,7 @@ int pp_history_series(const char *db_path, const char *name, const char *stat,
 #else /* !PP_HAVE_SQLITE */
 
 static int no_sqlite(char *err, size_t errlen) {
-  set_err(err, errlen,
+  pp__err_set(err, errlen,
           "run history needs SQLite; this pipeprof was built "
           "without it (install libsqlite3-dev and rebuild)");
   return -1;

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +25,6 @@
 
 #define MAX_LOCS (1u << 22)
 #define MAX_THREADS 65536u
-
-static void err_set(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void err_set(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
 
 /* Running out of memory is not damage: every allocation failure while
  * decoding sets t->diag.out_of_memory, which stops the walk with an error
@@ -1178,23 +1166,23 @@ static int read_first(rd_state *r, char *err, size_t errlen) {
   size_t have = rd_need(s, PPT_FILE_HEADER_SIZE);
   const unsigned char *d = s->buf + s->pos;
   if (s->io_errno) {
-    err_set(err, errlen, "cannot read: %s", strerror(s->io_errno));
+    pp__err_set(err, errlen, "cannot read: %s", strerror(s->io_errno));
     return -1;
   }
   if (have == 0) {
-    err_set(err, errlen, "empty file");
+    pp__err_set(err, errlen, "empty file");
     return -1;
   }
   if (have < 8 || memcmp(d, PPT_FILE_MAGIC, 8) != 0) {
-    err_set(err, errlen, "not a pipeprof trace (bad magic)");
+    pp__err_set(err, errlen, "not a pipeprof trace (bad magic)");
     return -1;
   }
   if (have < PPT_FILE_HEADER_SIZE) {
-    err_set(err, errlen, "truncated file header (%zu bytes)", have);
+    pp__err_set(err, errlen, "truncated file header (%zu bytes)", have);
     return -1;
   }
   if (ppt_get_u16(d + 8) != PPT_VERSION_MAJOR) {
-    err_set(err, errlen, "unsupported trace format version %u",
+    pp__err_set(err, errlen, "unsupported trace format version %u",
             (unsigned)ppt_get_u16(d + 8));
     return -1;
   }
@@ -1289,7 +1277,7 @@ static int read_last(rd_state *r, char *err, size_t errlen) {
     uint64_t events = t->diag.events + t->ngpu; /* stored or not */
     pp_trace_free(t);
     t->diag.out_of_memory = 1;
-    err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
+    pp__err_set(err, errlen, "(after %llu of %llu bytes, %llu events decoded)",
             (unsigned long long)offset,
             (unsigned long long)(size_hint > offset ? size_hint : offset),
             (unsigned long long)events);
@@ -1297,7 +1285,7 @@ static int read_last(rd_state *r, char *err, size_t errlen) {
   }
   if (s->io_errno) {
     pp_trace_free(t);
-    err_set(err, errlen, "cannot read after %llu bytes: %s",
+    pp__err_set(err, errlen, "cannot read after %llu bytes: %s",
             (unsigned long long)offset, strerror(s->io_errno));
     return -1;
   }
@@ -1332,9 +1320,9 @@ int pp_trace_read_mem_opts(const unsigned char *d, size_t len, pp_trace *t,
   char inner[200] = "";
   int rc = read_src(&r, inner, sizeof inner);
   if (rc == PP_TRACE_ENOMEM)
-    err_set(err, errlen, "out of memory reading the trace %s", inner);
+    pp__err_set(err, errlen, "out of memory reading the trace %s", inner);
   else if (rc != 0)
-    err_set(err, errlen, "%s", inner);
+    pp__err_set(err, errlen, "%s", inner);
   return rc;
 }
 
@@ -1351,7 +1339,7 @@ static int open_file(rd_state *r, const char *path, char *err,
   memset(r->t, 0, sizeof *r->t);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    pp__err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return -1;
   }
   struct stat st;
@@ -1381,9 +1369,9 @@ static int file_done(rd_state *r, int rc, const char *path,
   close(r->s.fd);
   r->s.fd = -1;
   if (rc == PP_TRACE_ENOMEM)
-    err_set(err, errlen, "out of memory reading %s %s", path, inner);
+    pp__err_set(err, errlen, "out of memory reading %s %s", path, inner);
   else if (rc != 0)
-    err_set(err, errlen, "%s: %s", path, inner);
+    pp__err_set(err, errlen, "%s: %s", path, inner);
   return rc;
 }
 
@@ -1416,7 +1404,7 @@ int pp__trace_reader_open(const char *path, pp_trace *t,
   pp__trace_reader *x = pp__calloc(1, sizeof *x);
   if (!x || !(x->path = pp__strdup(path))) {
     pp__free(x);
-    err_set(err, errlen, "out of memory reading %s", path);
+    pp__err_set(err, errlen, "out of memory reading %s", path);
     return PP_TRACE_ENOMEM;
   }
   x->r.t = t;

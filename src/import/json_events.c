@@ -7,7 +7,6 @@
  * its object closes.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,17 +25,6 @@ void pp_jdoc_free(pp_jdoc *doc) {
 int pp_jtext_is(const pp_jtext *t, const char *s) {
   size_t n = strlen(s);
   return t->present && t->n == n && memcmp(t->s, s, n) == 0;
-}
-
-static void err_set(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void err_set(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
 }
 
 #ifdef PP_HAVE_YAJL
@@ -371,7 +359,7 @@ static int feed_chunk(feed *f, const unsigned char *p, size_t n, char *err,
     return f->r.rc;
   size_t at = yajl_get_bytes_consumed(f->h);
   unsigned char *msg = yajl_get_error(f->h, 0, p, n);
-  err_set(err, errlen, "malformed JSON at byte %llu: %s",
+  pp__err_set(err, errlen, "malformed JSON at byte %llu: %s",
           (unsigned long long)(f->offset + (n ? at : 0)),
           msg ? (const char *)msg : "parse error");
   if (msg)
@@ -384,7 +372,7 @@ int pp_jev_read_mem(const unsigned char *data, size_t n, pp_jev_fn fn,
   feed f;
   if (feed_open(&f, fn, arg, doc) != 0) {
     feed_close(&f);
-    err_set(err, errlen, "out of memory");
+    pp__err_set(err, errlen, "out of memory");
     return PP_JEV_ENOMEM;
   }
   int rc = n ? feed_chunk(&f, data, n, err, errlen) : 0;
@@ -399,14 +387,14 @@ int pp_jev_read_file(const char *path, pp_jev_fn fn, void *arg, pp_jdoc *doc,
   memset(doc, 0, sizeof *doc);
   FILE *in = fopen(path, "rb");
   if (!in) {
-    err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    pp__err_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return -1;
   }
   feed f;
   if (feed_open(&f, fn, arg, doc) != 0) {
     feed_close(&f);
     fclose(in);
-    err_set(err, errlen, "out of memory reading %s", path);
+    pp__err_set(err, errlen, "out of memory reading %s", path);
     return PP_JEV_ENOMEM;
   }
   enum { CHUNK = 1 << 16 };
@@ -416,13 +404,13 @@ int pp_jev_read_file(const char *path, pp_jev_fn fn, void *arg, pp_jdoc *doc,
   while (rc == 0 && (got = fread(buf, 1, CHUNK, in)) > 0)
     rc = feed_chunk(&f, buf, got, err, errlen);
   if (rc == 0 && ferror(in)) {
-    err_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    pp__err_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
     rc = -1;
   }
   if (rc == 0)
     rc = feed_chunk(&f, NULL, 0, err, errlen);
   if (rc == PP_JEV_ENOMEM)
-    err_set(err, errlen, "out of memory reading %s", path);
+    pp__err_set(err, errlen, "out of memory reading %s", path);
   pp__free(buf);
   feed_close(&f);
   fclose(in);
@@ -435,7 +423,7 @@ int pp_jev_read_mem(const unsigned char *data, size_t n, pp_jev_fn fn,
                     void *arg, pp_jdoc *doc, char *err, size_t errlen) {
   (void)data, (void)n, (void)fn, (void)arg;
   memset(doc, 0, sizeof *doc);
-  err_set(err, errlen,
+  pp__err_set(err, errlen,
           "this pipeprof was built without yajl, which reading "
           "JSON profiles needs (install libyajl-dev and "
           "rebuild)");
