@@ -709,6 +709,20 @@ static void dir_free(chrome_dir *d) {
   d->n = 0;
 }
 
+/* The Chrome export of path loaded in memory, keep events kept (a run
+ * directory's merge, or an imported profile): EXIT_OK or EXIT_FAIL. */
+static int export_chrome_loaded(const char *path, const char *out,
+                                uint64_t keep) {
+  pp_trace t;
+  pp_analysis a;
+  if (pp_cli_load_keep(path, &t, &a, keep) != 0)
+    return EXIT_FAIL;
+  int rc = pp_cli_export_to(&a, pp_export_chrome, out);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  return rc;
+}
+
 static int export_chrome_dir(const char *dir, const char *out,
                              uint64_t keep) {
   chrome_dir d;
@@ -724,14 +738,7 @@ static int export_chrome_dir(const char *dir, const char *out,
     dir_free(&d);
     pp_trace_free(&d.view);
     pp__stream_free(d.x.s);
-    pp_trace t;
-    pp_analysis a;
-    if (pp_cli_load_keep(dir, &t, &a, keep) != 0)
-      return EXIT_FAIL;
-    rc = pp_cli_export_to(&a, pp_export_chrome, out);
-    pp_analysis_free(&a);
-    pp_trace_free(&t);
-    return rc;
+    return export_chrome_loaded(dir, out, keep);
   }
   if (rc != 0)
     goto fail;
@@ -802,28 +809,13 @@ fail:
 int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-  if (!is_dir && is_json_file(path)) { /* an imported profile: in memory */
-    pp_trace t;
-    pp_analysis a;
-    if (pp_cli_load_keep(path, &t, &a, UINT64_MAX) != 0)
-      return EXIT_FAIL;
-    int rc = pp_cli_export_to(&a, pp_export_chrome, out);
-    pp_analysis_free(&a);
-    pp_trace_free(&t);
-    return rc;
-  }
+  if (!is_dir && is_json_file(path)) /* an imported profile: in memory */
+    return export_chrome_loaded(path, out, UINT64_MAX);
   if (is_dir) {
     if (keep == UINT64_MAX) /* every event: streamed */
       return export_chrome_dir(path, out, keep);
     /* --details N: the window of a merge in memory */
-    pp_trace t;
-    pp_analysis a;
-    if (pp_cli_load_keep(path, &t, &a, keep) != 0)
-      return EXIT_FAIL;
-    int rc = pp_cli_export_to(&a, pp_export_chrome, out);
-    pp_analysis_free(&a);
-    pp_trace_free(&t);
-    return rc;
+    return export_chrome_loaded(path, out, keep);
   }
   char err[512];
   chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0, 1, 0, 0};

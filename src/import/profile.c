@@ -36,10 +36,12 @@ typedef struct cpoint {
   uint32_t loc;
 } cpoint;
 
-typedef struct opened {
+/* A zone site at a time: a "B" event waiting for its "E" (its begin), or
+ * a zone open in the sweep (its end). */
+typedef struct mark {
   int64_t ts;
   uint32_t loc;
-} opened;
+} mark;
 
 /* What a thread gathers while the file is read. */
 typedef struct ithread {
@@ -47,17 +49,15 @@ typedef struct ithread {
   size_t niv, cap_iv;
   cpoint *cp;
   size_t ncp, cap_cp;
-  opened *open; /* "B" events waiting for their "E" */
+  mark *open; /* "B" events waiting for their "E" */
   size_t nopen, cap_open;
   int64_t last_ts;
   char provider[64]; /* ONNX Runtime: the provider of the thread's last
                         node, "" before the first */
-  /* the sweep into begins and ends: open zones, innermost last */
-  int64_t *stack_end;
-  uint32_t *stack_loc;
-  size_t depth, cap_stack, cap_stack_loc;
-  int64_t last; /* the latest start or sample swept */
-  int swept;
+  /* the sweep into begins and ends: open zones by end, innermost last */
+  mark *stack;
+  size_t depth, cap_stack;
+  int64_t last; /* the latest start or sample swept; INT64_MIN first */
 } ithread;
 
 /* A map from byte strings to indices: open addressing on a 64-bit hash,
@@ -157,7 +157,6 @@ static void map_free(strmap *m) {
 /* Which tool wrote the file, as far as the events tell. */
 typedef struct seen {
   uint64_t ort;       /* cat Session, Node, Kernel or Api */
-  uint64_t ort_nodes; /* Node events with args op_name */
   uint64_t kineto;    /* cat cpu_op, user_annotation, kernel, ... */
   uint64_t legacy;    /* pid "CPU functions" */
   uint64_t complete;  /* "X" events */
@@ -173,8 +172,7 @@ typedef struct importer {
   int oom;
   const char *fail; /* a bound hit (static text), when set */
   /* counts of what was left out or changed, for META */
-  uint64_t skipped_ph, fences, bad_times, clipped, unclosed, stray_ends,
-      gpu_zones, counters;
+  uint64_t skipped_ph, fences, bad_times, clipped, unclosed, stray_ends;
   /* ONNX Runtime: changes of provider between a thread's consecutive
    * nodes, and the Memcpy nodes that move data between them */
   uint64_t transitions, copies;
@@ -193,12 +191,20 @@ typedef struct importer {
 /* A JSON number of microseconds as ns, exactly for plain decimals (up to
  * three fraction digits kept, the fourth rounds). 0, or -1 when it is no
  * number or out of range. */
-static int us_to_ns(const pp_jtext *x, int64_t *out) {
-  if (!x->present || x->is_str || !x->n || x->n > 40)
+/* A short field as a C string in buf (size bytes): 0, or -1 when it is
+ * absent, empty or too long to be a number. */
+static int field_cstr(const pp_jtext *x, char *buf, size_t size) {
+  if (!x->present || !x->n || x->n >= size)
     return -1;
-  char buf[48];
   memcpy(buf, x->s, x->n);
   buf[x->n] = '\0';
+  return 0;
+}
+
+static int us_to_ns(const pp_jtext *x, int64_t *out) {
+  char buf[48];
+  if (x->is_str || field_cstr(x, buf, sizeof buf) != 0)
+    return -1;
   if (strpbrk(buf, "eE")) {
     char *end;
     double v = strtod(buf, &end) * 1000.0;
@@ -241,11 +247,9 @@ static int us_to_ns(const pp_jtext *x, int64_t *out) {
 
 /* A decimal integer field (string or number), or -1 when it is none. */
 static int field_int(const pp_jtext *x, int64_t *out) {
-  if (!x->present || !x->n || x->n > 20)
-    return -1;
   char buf[24];
-  memcpy(buf, x->s, x->n);
-  buf[x->n] = '\0';
+  if (field_cstr(x, buf, sizeof buf) != 0)
+    return -1;
   char *end;
   errno = 0;
   long long v = strtoll(buf, &end, 10);
@@ -344,6 +348,7 @@ static size_t thread_of(importer *im, const pp_jtext *pid,
   pp_thread *th = &t->threads[t->nthreads];
   memset(th, 0, sizeof *th);
   memset(&im->th[t->nthreads], 0, sizeof *im->th);
+  im->th[t->nthreads].last = INT64_MIN;
   int64_t v;
   th->tid = field_int(tid, &v) == 0 ? (uint64_t)v : hash_bytes(key, n, 1);
   th->pid =
@@ -485,7 +490,6 @@ static int add_gpu(importer *im, const pp_jev *e, int64_t ts, int64_t dur) {
   g->device = device >= 0 && device <= UINT32_MAX ? (uint32_t)device : 0;
   g->stream = stream >= 0 ? (uint64_t)stream : 0;
   g->loc = loc;
-  im->gpu_zones++;
   return 0;
 }
 
@@ -493,11 +497,9 @@ static int add_counters(importer *im, size_t ti, const pp_jev *e, int64_t ts) {
   ithread *x = &im->th[ti];
   for (size_t i = 0; i < e->nargs; i++) {
     const pp_jtext *k = &e->args[i].key, *v = &e->args[i].value;
-    if (v->is_str || !v->n || v->n > 40)
-      continue;
     char num[48];
-    memcpy(num, v->s, v->n);
-    num[v->n] = '\0';
+    if (v->is_str || field_cstr(v, num, sizeof num) != 0)
+      continue;
     char *end;
     double d = strtod(num, &end);
     if (*end || !isfinite(d))
@@ -512,7 +514,6 @@ static int add_counters(importer *im, size_t ti, const pp_jev *e, int64_t ts) {
         len > 0 && (size_t)len < sizeof name ? (size_t)len : sizeof name - 1);
     if (loc == UINT32_MAX)
       return -1;
-    im->counters++;
     if (im->streaming) {
       if (sweep_counter(im, ti, ts, loc, d) != 0)
         return -1;
@@ -554,7 +555,6 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
   importer *im = arg;
   if (cat_in(&e->cat, ort_cats)) {
     im->s.ort++;
-    im->s.ort_nodes += pp_jtext_is(&e->cat, "Node") && arg_of(e, "op_name");
   } else if (cat_in(&e->cat, kineto_cats)) {
     im->s.kineto++;
   }
@@ -602,7 +602,7 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
       im->stray_ends++;
       return 0;
     }
-    opened o = x->open[--x->nopen];
+    mark o = x->open[--x->nopen];
     return add_interval(im, ti, o.ts, ts < o.ts ? o.ts : ts, o.loc);
   }
   uint32_t loc = zone_site(im, e);
@@ -614,7 +614,7 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
     if (pp__grow((void **)&x->open, &x->cap_open, x->nopen + 1,
                  sizeof *x->open) != 0)
       return im->oom = 1, -1;
-    x->open[x->nopen++] = (opened){ts, loc};
+    x->open[x->nopen++] = (mark){ts, loc};
     if (ts > x->last_ts)
       x->last_ts = ts;
     return 0;
@@ -675,13 +675,24 @@ static int emit(importer *im, size_t ti, int64_t ts, uint8_t type, uint32_t loc,
 /* The ends of the thread's open zones that end by ts, innermost first. */
 static int close_until(importer *im, size_t ti, int64_t ts) {
   ithread *x = &im->th[ti];
-  while (x->depth && x->stack_end[x->depth - 1] <= ts) {
-    x->depth--;
-    if (emit(im, ti, x->stack_end[x->depth], PPT_EV_ZONE_END,
-             x->stack_loc[x->depth], 0) != 0)
+  while (x->depth && x->stack[x->depth - 1].ts <= ts) {
+    const mark *m = &x->stack[--x->depth];
+    if (emit(im, ti, m->ts, PPT_EV_ZONE_END, m->loc, 0) != 0)
       return -1;
   }
   return 0;
+}
+
+/* The sweep reaches ts on thread ti: what ended by then closes. Streaming,
+ * a time earlier than the thread's last makes the file unordered. */
+static int sweep_to(importer *im, size_t ti, int64_t ts) {
+  ithread *x = &im->th[ti];
+  if (ts < x->last) {
+    im->unordered = 1;
+    return -1;
+  }
+  x->last = ts;
+  return close_until(im, ti, ts);
 }
 
 /* The sweep of a thread's zones in start order into nested begins and
@@ -690,43 +701,27 @@ static int close_until(importer *im, size_t ti, int64_t ts) {
  * than the thread's last makes the file unordered. */
 static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
                           uint32_t loc) {
+  if (sweep_to(im, ti, start) != 0)
+    return -1;
   ithread *x = &im->th[ti];
-  if (x->swept && start < x->last) {
-    im->unordered = 1;
-    return -1;
-  }
-  if (close_until(im, ti, start) != 0)
-    return -1;
-  if (x->depth && end > x->stack_end[x->depth - 1]) {
-    end = x->stack_end[x->depth - 1];
+  if (x->depth && end > x->stack[x->depth - 1].ts) {
+    end = x->stack[x->depth - 1].ts;
     im->clipped++;
   }
-  if (pp__grow((void **)&x->stack_end, &x->cap_stack, x->depth + 1,
-               sizeof *x->stack_end) != 0 ||
-      pp__grow((void **)&x->stack_loc, &x->cap_stack_loc, x->depth + 1,
-               sizeof *x->stack_loc) != 0)
+  if (pp__grow((void **)&x->stack, &x->cap_stack, x->depth + 1,
+               sizeof *x->stack) != 0)
     return im->oom = 1, -1;
   if (emit(im, ti, start, PPT_EV_ZONE_BEGIN, loc, 0) != 0)
     return -1;
-  x->stack_end[x->depth] = end;
-  x->stack_loc[x->depth++] = loc;
-  x->swept = 1;
-  x->last = start;
+  x->stack[x->depth++] = (mark){end, loc};
   return 0;
 }
 
 static int sweep_counter(importer *im, size_t ti, int64_t ts, uint32_t loc,
                          double v) {
-  ithread *x = &im->th[ti];
-  if (x->swept && ts < x->last) {
-    im->unordered = 1;
-    return -1;
-  }
-  if (close_until(im, ti, ts) != 0 ||
+  if (sweep_to(im, ti, ts) != 0 ||
       emit(im, ti, ts, PPT_EV_COUNTER_SETF, loc, v) != 0)
     return -1;
-  x->swept = 1;
-  x->last = ts;
   return 0;
 }
 
@@ -842,7 +837,8 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       meta_u64(t, "import.stray_ends", im->stray_ends) != 0 ||
       meta_u64(t, "import.ort_fences", im->fences) != 0 ||
       meta_u64(t, "import.fields_cut", doc->texts_cut) != 0 ||
-      meta_u64(t, "import.args_dropped", doc->args_dropped) != 0)
+      meta_u64(t, "import.args_dropped", doc->args_dropped) != 0 ||
+      meta_u64(t, "import.not_objects", doc->not_objects) != 0)
     return im->oom = 1, -1;
   if (strncmp(source, "ONNX", 4) == 0 &&
       (meta_u64(t, "import.ort.provider_transitions", im->transitions) ||
@@ -857,8 +853,7 @@ static void importer_free(importer *im) {
     pp__free(im->th[i].iv);
     pp__free(im->th[i].cp);
     pp__free(im->th[i].open);
-    pp__free(im->th[i].stack_end);
-    pp__free(im->th[i].stack_loc);
+    pp__free(im->th[i].stack);
   }
   pp__free(im->th);
   map_free(&im->threads);

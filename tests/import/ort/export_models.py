@@ -25,23 +25,13 @@ import sys
 import torch
 from torch import nn
 
+# The shared model: tests/import/small_cnn.py.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+from small_cnn import SmallCNN  # noqa: E402
+
+
 OPSET = 17
-
-
-class SmallCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
-        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.pool = nn.MaxPool2d(2)
-        self.gap = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(16, 10)
-
-    def forward(self, x):
-        x = self.pool(torch.relu(self.conv1(x)))
-        x = torch.relu(self.conv2(x))
-        x = torch.flatten(self.gap(x), 1)
-        return self.fc(x)
 
 
 class TinyAttention(nn.Module):

@@ -28,27 +28,17 @@
 # carry no wall clock of their own.
 import argparse
 import json
+import os
 import sys
 import time
 
 import torch
-from torch import nn
 from torch.profiler import ProfilerActivity, profile, record_function
 
-
-class SmallCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
-        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.pool = nn.MaxPool2d(2)
-        self.gap = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(16, 10)
-
-    def forward(self, x):
-        x = self.pool(torch.relu(self.conv1(x)))
-        x = torch.relu(self.conv2(x))
-        return self.fc(torch.flatten(self.gap(x), 1))
+# The shared model: tests/import/small_cnn.py.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+from small_cnn import SmallCNN  # noqa: E402
 
 
 def preprocess(raw, batch):
