@@ -377,6 +377,11 @@ typedef struct pp_profile {
    * recorded: the writer thread's, the sampler thread's and the whole
    * process's (which includes both). */
   int64_t writer_cpu_ns, sampler_cpu_ns, process_cpu_ns;
+  /* An imported ONNX Runtime profile (META import.ort.*, import/profile.h):
+   * changes of execution provider between a thread's consecutive nodes,
+   * the Memcpy nodes between providers and their time; -1 each for any
+   * other trace. */
+  int64_t provider_transitions, provider_copies, provider_copy_ns;
   pp_request_stats req;     /* requests and batches (pp_analyze_requests) */
   pp_pipeline pipe;         /* queues, stages, flows, advice
                                (pp_analyze_pipeline) */

@@ -246,6 +246,9 @@ static void meta_costs(const pp_trace *t, pp_profile *p) {
   p->writer_cpu_ns = meta_ns(t, "writer_cpu_ns");
   p->sampler_cpu_ns = meta_ns(t, "sampler_cpu_ns");
   p->process_cpu_ns = meta_ns(t, "process_cpu_ns");
+  p->provider_transitions = meta_ns(t, "import.ort.provider_transitions");
+  p->provider_copies = meta_ns(t, "import.ort.copies");
+  p->provider_copy_ns = meta_ns(t, "import.ort.copy_ns");
 }
 
 /* The profiler's own cost (issue 12). Measured where the library can

@@ -269,17 +269,16 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fputs("\nimported from:  ", out);
     put_name(out, source, 80, 0);
   }
-  const char *tr = pp_trace_meta(t, "import.ort.provider_transitions"),
-             *cp = pp_trace_meta(t, "import.ort.copies"),
-             *cns = pp_trace_meta(t, "import.ort.copy_ns");
-  if (tr && cp && cns) {
-    fputs("\nproviders:      ", out);
-    put_name(out, tr, 20, 0);
-    fputs(" transitions between execution providers, ", out);
-    put_name(out, cp, 20, 0);
-    fprintf(out, " copies (Memcpy nodes) taking %s",
-            pp_format_ns(b, sizeof b, strtod(cns, NULL)));
-  }
+  if (p->provider_transitions >= 0)
+    fprintf(out,
+            "\nproviders:      %" PRId64 " transitions between execution "
+            "providers, %" PRId64 " copies (Memcpy nodes) taking %s",
+            p->provider_transitions,
+            p->provider_copies > 0 ? p->provider_copies : 0,
+            pp_format_ns(b, sizeof b,
+                         (double)(p->provider_copy_ns > 0
+                                      ? p->provider_copy_ns
+                                      : 0)));
   fprintf(out, "\nwall time:      %s\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
   if (rt->is_run)

@@ -563,15 +563,14 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_kv_str(&w, "source", source ? source : "pipeprof");
   /* an ONNX Runtime profile: how often execution changed providers, and
    * the Memcpy nodes between them */
-  const char *tr = pp_trace_meta(t, "import.ort.provider_transitions");
-  if (tr) {
+  if (p->provider_transitions >= 0) {
     pp_jsonw_key(&w, "providers");
     pp_jsonw_obj_begin(&w);
-    pp_jsonw_kv_uint(&w, "transitions", strtoull(tr, NULL, 10));
-    const char *cp = pp_trace_meta(t, "import.ort.copies");
-    const char *cns = pp_trace_meta(t, "import.ort.copy_ns");
-    pp_jsonw_kv_uint(&w, "copies", cp ? strtoull(cp, NULL, 10) : 0);
-    pp_jsonw_kv_uint(&w, "copy_ns", cns ? strtoull(cns, NULL, 10) : 0);
+    pp_jsonw_kv_int(&w, "transitions", p->provider_transitions);
+    pp_jsonw_kv_int(&w, "copies",
+                    p->provider_copies > 0 ? p->provider_copies : 0);
+    pp_jsonw_kv_int(&w, "copy_ns",
+                    p->provider_copy_ns > 0 ? p->provider_copy_ns : 0);
     pp_jsonw_obj_end(&w);
   }
   const char *iclock = pp_trace_meta(t, "import.clock");
