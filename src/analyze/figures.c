@@ -62,15 +62,14 @@ static int on_zone(void *arg, ppt_stats_zone *r) {
 
 static int on_thread(void *arg, const ppt_stats_thread *r) {
   apply_ctx *x = arg;
-  for (size_t i = x->t->nthreads; i-- > 0;)
-    if (x->t->threads[i].tid == r->tid) {
-      pp_thread_figures *f = &x->a->threads[i];
-      f->busy_ns = (int64_t)r->busy;
-      f->events = r->events;
-      f->zones_measured = r->zones;
-      return 0;
-    }
-  return -1; /* the reader made every thread exist */
+  size_t i = pp_trace_thread_index(x->t, r->tid);
+  if (i == x->t->nthreads)
+    return -1; /* the reader made every thread exist */
+  pp_thread_figures *f = &x->a->threads[i];
+  f->busy_ns = (int64_t)r->busy;
+  f->events = r->events;
+  f->zones_measured = r->zones;
+  return 0;
 }
 
 static int on_frame(void *arg, ppt_stats_frame *r) {

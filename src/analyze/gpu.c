@@ -51,14 +51,6 @@ static int64_t meta_i64(const pp_trace *t, const char *key) {
   return end != v && !*end && !errno && x >= 0 ? (int64_t)x : -1;
 }
 
-/* The index of thread tid in t, or t->nthreads when none. */
-static size_t thread_by_tid(const pp_trace *t, uint64_t tid) {
-  size_t i = 0;
-  while (i < t->nthreads && t->threads[i].tid != tid)
-    i++;
-  return i;
-}
-
 static int cmp_zone_total(const void *a, const void *b) {
   const pp_zone_stats *x = a, *y = b;
   if (x->total_ns != y->total_ns)
@@ -179,7 +171,7 @@ static int gpu_zones(pp_analysis *a) {
     }
     at->track = (uint32_t)(g->ntracks - 1);
     g->tracks[at->track].zones++;
-    at->cpu_zone = pp_zone_enclosing(a, thread_by_tid(t, z->tid), z->launch);
+    at->cpu_zone = pp_zone_enclosing(a, pp_trace_thread_index(t, z->tid), z->launch);
   }
   /* Per-site statistics. */
   uint32_t *slot = pp__malloc(t->nlocs * sizeof *slot);

@@ -135,14 +135,6 @@ static int32_t find_api(const corr *c, size_t n, uint32_t id) {
   return lo < n && c[lo].id == id ? c[lo].api : -1;
 }
 
-/* The index of thread tid in t, or t->nthreads when none. */
-static size_t thread_of(const pp_trace *t, uint64_t tid) {
-  size_t i = 0;
-  while (i < t->nthreads && t->threads[i].tid != tid)
-    i++;
-  return i;
-}
-
 static pp_gpu_attr attribute(const pp_analysis *an, const corr *c, size_t nc,
                              uint32_t correlation) {
   const pp_trace *t = an->trace;
@@ -151,7 +143,7 @@ static pp_gpu_attr attribute(const pp_analysis *an, const corr *c, size_t nc,
   if (a.api < 0)
     return a;
   const pp_cuda_api *api = &t->cuda.apis[a.api];
-  size_t ti = thread_of(t, api->tid);
+  size_t ti = pp_trace_thread_index(t, api->tid);
   int z = pp_zone_enclosing(an, ti, api->start);
   if (z < 0)
     return a;

@@ -532,11 +532,10 @@ static void write_notes(chrome_ctx *c) {
   }
 }
 
+/* The thread of tid, or the first thread when none has it. */
 static size_t thread_index(const pp_trace *t, uint64_t tid) {
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (t->threads[i].tid == tid)
-      return i;
-  return 0;
+  size_t i = pp_trace_thread_index(t, tid);
+  return i < t->nthreads ? i : 0;
 }
 
 /* The track of a sampled thread of the profiled tree,

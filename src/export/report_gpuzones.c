@@ -30,12 +30,10 @@ static void put_dur(FILE *out, double ns) {
   fprintf(out, "%*s", DUR_W, pp_format_ns(b, sizeof b, ns));
 }
 
-/* Bytes with a binary unit and 3 significant digits ("512 B", "1.50 MiB"). */
+/* The name of thread tid ("" when unknown or unnamed). */
 static const char *thread_name(const pp_trace *t, uint64_t tid) {
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (t->threads[i].tid == tid)
-      return t->threads[i].name ? t->threads[i].name : "";
-  return "";
+  size_t i = pp_trace_thread_index(t, tid);
+  return i < t->nthreads && t->threads[i].name ? t->threads[i].name : "";
 }
 
 static int name_width(const pp_trace *t, const pp_zone_stats *z, size_t n) {

@@ -223,6 +223,9 @@ const char *pp_trace_process_name(const pp_trace *t, uint32_t pid);
  * order, each once, in *pids (malloc'd; free it). Returns how many; 0 when
  * out of memory. */
 size_t pp_trace_pids(const pp_trace *t, uint32_t **pids);
+/* The index in t->threads of the first thread with this tid, or
+ * t->nthreads when there is none. */
+size_t pp_trace_thread_index(const pp_trace *t, uint64_t tid);
 /* Name of a loc (never NULL). */
 const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc);
 

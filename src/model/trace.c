@@ -80,6 +80,13 @@ const char *pp_trace_meta(const pp_trace *t, const char *key) {
   return NULL;
 }
 
+size_t pp_trace_thread_index(const pp_trace *t, uint64_t tid) {
+  size_t i = 0;
+  while (i < t->nthreads && t->threads[i].tid != tid)
+    i++;
+  return i;
+}
+
 const char *pp_trace_loc_name(const pp_trace *t, uint32_t loc) {
   if (!t || loc >= t->nlocs)
     return "(unknown)";
