@@ -57,36 +57,46 @@ def _files_in(d):
     return [os.path.join(d, n) for n in NAMES]
 
 
-def candidates(ext, environ=None):
-    """The places to try, as (what, path or None, note) tuples; path None
-    means "already loaded"."""
+def iter_candidates(ext, environ=None):
+    """The places to try, in order, as (what, path or None, note) tuples;
+    path None means "already loaded". A generator: pkg-config runs only
+    when the places before it did not load."""
     env = os.environ if environ is None else environ
     explicit = env.get("PIPEPROF_LIBRARY")
     if explicit:
         if os.path.isdir(explicit):
-            return [("PIPEPROF_LIBRARY", p, None) for p in _files_in(explicit)]
-        return [("PIPEPROF_LIBRARY", explicit, None)]
-    out = [("already loaded in this process", None, None)]
+            for p in _files_in(explicit):
+                yield ("PIPEPROF_LIBRARY", p, None)
+        else:
+            yield ("PIPEPROF_LIBRARY", explicit, None)
+        return
+    yield ("already loaded in this process", None, None)
     seen = set()
     for what, d in _built_dirs(ext):
         seen.add(os.path.realpath(d))
-        out += [(what + " (recorded at build time)", p, None)
-                for p in _files_in(d)]
+        for p in _files_in(d):
+            yield (what + " (recorded at build time)", p, None)
     libdir, why = _pkg_config_libdir()
     if libdir and os.path.realpath(libdir) not in seen:
-        out += [("pkg-config libdir", p, None) for p in _files_in(libdir)]
+        for p in _files_in(libdir):
+            yield ("pkg-config libdir", p, None)
     elif not libdir:
-        out.append(("pkg-config", "", why))
-    out.append(("the dynamic loader's search path (LD_LIBRARY_PATH, "
-                "ld.so.cache, system directories)", SONAME, None))
-    return out
+        yield ("pkg-config", "", why)
+    yield ("the dynamic loader's search path (LD_LIBRARY_PATH, "
+           "ld.so.cache, system directories)", SONAME, None)
+
+
+def candidates(ext, environ=None):
+    """All the places iter_candidates gives, as a list."""
+    return list(iter_candidates(ext, environ))
 
 
 def load(ext, places=None):
     """Load the library through ext._load; returns the file loaded.
     Raises LibraryNotFound naming every place tried."""
     tried = []
-    for what, path, note in (candidates(ext) if places is None else places):
+    for what, path, note in (iter_candidates(ext) if places is None
+                             else places):
         if note:
             tried.append("%s: %s" % (what, note))
             continue
