@@ -105,14 +105,26 @@ const char *pp_output_path(void) {
   return atomic_load(&running) ? S.out_path : "";
 }
 
+/* The session's live statistics in *l with live_lock held (release it
+ * with pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING with the lock
+ * released when no session of this process runs. */
+static int live_acquire(pp__live **l) {
+  pthread_mutex_lock(&live_lock);
+  if (!atomic_load(&running) || S.pid != getpid()) {
+    pthread_mutex_unlock(&live_lock);
+    return PP_ENOTRUNNING;
+  }
+  *l = S.live;
+  return PP_OK;
+}
+
 static int live_query(int kind, const char *name, int window_s,
                       pp_live_stats *out) {
-  pthread_mutex_lock(&live_lock);
-  int rc;
-  if (!atomic_load(&running) || S.pid != getpid())
-    rc = PP_ENOTRUNNING;
-  else
-    rc = pp__live_query(S.live, kind, name, window_s, out);
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  rc = pp__live_query(l, kind, name, window_s, out);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -126,12 +138,11 @@ int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
 int pp_live_zone_name(size_t index, char *buf, size_t size) {
   if (!buf || size == 0)
     return PP_EINVAL;
-  pthread_mutex_lock(&live_lock);
-  int rc;
-  if (!atomic_load(&running) || S.pid != getpid())
-    rc = PP_ENOTRUNNING;
-  else
-    rc = pp__live_zone_name(S.live, index, buf, size);
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  rc = pp__live_zone_name(l, index, buf, size);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }

@@ -1110,8 +1110,6 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {
   if (!l)
     return PP_ENOTSUP;
-  if (!buf || size == 0)
-    return PP_EINVAL;
   int rc = PP_EINVAL;
   pthread_mutex_lock(&l->lock);
   for (size_t k = 0, n = 0; k < l->nser; k++) {

@@ -78,8 +78,8 @@ size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max);
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out);
 /* The i-th zone name (0-based, in the order first seen) copied into buf of
- * size bytes (any thread, under the engine's lock): PP_OK, PP_EINVAL past
- * the last name or for a NULL buf or size 0, PP_ENOTSUP for a NULL
+ * size bytes (buf not NULL, size > 0; any thread, under the engine's
+ * lock): PP_OK, PP_EINVAL past the last name, PP_ENOTSUP for a NULL
  * engine. A name longer than size - 1 bytes is cut. */
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size);
 
