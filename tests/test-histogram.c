@@ -7,6 +7,7 @@
  * random input, and edge cases (empty, 0, UINT64_MAX, huge repeat counts).
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "runner.h"
 #include "stats/histogram.h"
@@ -777,3 +778,60 @@ PP_TEST(hist_moments_exact) {
   pp_hist_free(&r);
 }
 #endif
+
+/* Counts gathered in the histogram's own layout elsewhere (a thread's
+ * tally, core/tally.h) and added slot by slot with their moments give the
+ * histogram that recording the values gives: every counter, percentile,
+ * extreme and moment. */
+PP_TEST(hist_add_slot_and_moments_equal_recording) {
+  static uint64_t slot_c[PP_HIST_SLOTS][PP_HIST_HALF];
+  memset(slot_c, 0, sizeof slot_c);
+  pp_hist want, got;
+  pp_hist_init(&want);
+  pp_hist_init(&got);
+  uint64_t lo = 0, hi = 0, sq[3] = {0, 0, 0}, min = UINT64_MAX, max = 0;
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 20000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    uint64_t v = (x % 5000000) >> (x % 13); /* 0 .. 5 ms, skewed */
+    pp_hist_record(&want, v);
+    unsigned s = 54u - (unsigned)__builtin_clzll(v | (PP_HIST_HALF - 1u));
+    slot_c[s][(v >> (s ? s - 1u : 0u)) & (PP_HIST_HALF - 1u)]++;
+    CHECK_EQ_U(pp_hist_slot_value(s, (unsigned)((v >> (s ? s - 1u : 0u)) &
+                                                (PP_HIST_HALF - 1u))),
+               pp_hist_lowest_equivalent(v));
+    uint64_t l = lo + v;
+    hi += l < v;
+    lo = l;
+    __extension__ unsigned __int128 q = (unsigned __int128)v * v;
+    __extension__ unsigned __int128 a =
+        ((unsigned __int128)sq[1] << 64 | sq[0]) + q;
+    sq[2] += a < q;
+    sq[0] = (uint64_t)a;
+    sq[1] = (uint64_t)(a >> 64);
+    min = v < min ? v : min;
+    max = v > max ? v : max;
+  }
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
+    CHECK_EQ(pp_hist_add_slot(&got, s, slot_c[s]), 0);
+  pp_hist_add_moments(&got, min, max, lo, hi, sq);
+  CHECK_EQ_U(got.count, want.count);
+  CHECK_EQ_U(got.min, want.min);
+  CHECK_EQ_U(got.max, want.max);
+  CHECK_EQ_U(got.sum_lo, want.sum_lo);
+  CHECK_EQ_U(got.sum_hi, want.sum_hi);
+  CHECK(memcmp(got.sq, want.sq, sizeof got.sq) == 0);
+  for (int q = 0; q <= 1000; q++)
+    CHECK_EQ_U(pp_hist_percentile(&got, q / 10.0),
+               pp_hist_percentile(&want, q / 10.0));
+  CHECK_EQ(pp_hist_stddev(&got), pp_hist_stddev(&want));
+  /* a slot past the last, or counts that overflow, add nothing */
+  CHECK_EQ(pp_hist_add_slot(&got, PP_HIST_SLOTS, slot_c[0]), -1);
+  slot_c[1][0] = UINT64_MAX;
+  CHECK_EQ(pp_hist_add_slot(&got, 1, slot_c[1]), -1);
+  CHECK_EQ_U(got.count, want.count);
+  pp_hist_free(&want);
+  pp_hist_free(&got);
+}

@@ -17,6 +17,8 @@
 #include <time.h>
 
 #include "analyze/analysis.h"
+#include "core/clock.h"
+#include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "format/reader.h"
@@ -95,6 +97,33 @@ PP_TEST(live_lhist_percentiles_within_bucket_error) {
   pp_lhist_free(&h);
   pp_lhist_free(&a);
   pp_lhist_free(&b);
+}
+
+/* What a source counted between two looks (stats mode's tallies): the
+ * later cumulative histogram less the earlier, bucket by bucket; a bucket
+ * that seems to go back counts nothing. */
+PP_TEST(live_lhist_delta_between_two_looks) {
+  pp_lhist a, b, d;
+  pp_lhist_init(&a);
+  pp_lhist_init(&b);
+  pp_lhist_init(&d);
+  CHECK_EQ(pp_lhist_add_n(&a, pp_lhist_index(100), 3), 0);
+  CHECK_EQ(pp_lhist_add_n(&b, pp_lhist_index(100), 5), 0);
+  CHECK_EQ(pp_lhist_add_n(&b, pp_lhist_index(7), 1), 0);
+  CHECK_EQ(pp_lhist_add_n(&b, pp_lhist_index(1000000), 4), 0);
+  CHECK_EQ(pp_lhist_delta(&d, &b, &a), 0);
+  CHECK_EQ_U(d.count, 2 + 1 + 4);
+  CHECK_EQ_U(d.min, 7);
+  CHECK_EQ_U(d.max, pp_lhist_highest(pp_lhist_index(1000000)));
+  CHECK(pp_lhist_lowest(pp_lhist_index(1000000)) <= 1000000);
+  CHECK_EQ_U(pp_lhist_percentile(&d, 25),
+             pp_lhist_highest(pp_lhist_index(100)));
+  /* the other way round: nothing grew but the buckets prev lacks */
+  CHECK_EQ(pp_lhist_delta(&d, &a, &b), 0);
+  CHECK_EQ_U(d.count, 0);
+  pp_lhist_free(&a);
+  pp_lhist_free(&b);
+  pp_lhist_free(&d);
 }
 
 PP_TEST(live_roll_windows_merge_recent_intervals) {
@@ -855,6 +884,79 @@ PP_TEST_T(live_stats_mode_keeps_notes, 30) {
     CHECK_NE(t.threads[i].tid, 0);
   pp_analysis_free(&a);
   pp_trace_free(&t);
+}
+
+/* Stats mode's zones never reach the ring: the thread aggregates them
+ * (core/tally.h) and the live windows take what its tallies gained once
+ * per interval. A thread that keeps running shows every zone it closed,
+ * the last one too (which it counts only with its next end), and the
+ * file's statistics at the end have them all. Durations are the test's
+ * (the monotonic tick source), so the figures are exact. */
+static const pp_srcloc L_TZ = {"tz", NULL, NULL, 0, PP_KIND_ZONE};
+
+static void tz_zones(int64_t *t, int n, int64_t dur0) {
+  for (int i = 0; i < n; i++) {
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &L_TZ, (uint64_t)*t, 0, 0), 1);
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &L_TZ,
+                             (uint64_t)(*t + dur0 * (i + 1)), 0, 0),
+             1);
+    *t += dur0 * (i + 1) + 100;
+  }
+}
+
+static void wait_live_count(const char *name, uint64_t want,
+                            pp_live_stats *st) {
+  int64_t deadline = mono_ns() + 60 * SEC; /* only a failure waits long */
+  for (;;) {
+    memset(st, 0, sizeof *st);
+    if (pp_live_zone(name, 60, st) == PP_OK && st->count >= want)
+      return;
+    if (mono_ns() > deadline)
+      PP_FAIL("live window of %s: %llu zones, want %llu", name,
+              (unsigned long long)st->count, (unsigned long long)want);
+    struct timespec ts = {0, 10 * MS};
+    nanosleep(&ts, NULL);
+  }
+}
+
+PP_TEST_T(live_stats_mode_windows_from_the_threads_tallies, 120) {
+  char path[4200], err[256];
+  snprintf(path, sizeof path, "%s/tally.pptrace", pp_test_tmpdir());
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  start(PP_MODE_STATS, path);
+  CHECK_STR(pp__clock_source(), "monotonic");
+  int64_t t = mono_ns();
+  tz_zones(&t, 10, 1000); /* 1, 2, ... 10 us */
+  pp_live_stats st;
+  wait_live_count("tz", 10, &st);
+  CHECK_EQ_U(st.count, 10);
+  CHECK_EQ_U(st.max_ns, 10000);
+  CHECK_NEAR(st.mean_ns, 5500, 1e-9);
+  CHECK_NEAR((double)st.p50_ns, 5000, 5000 / 32.0 + 1);
+  tz_zones(&t, 5, 100000); /* 100 ... 500 us */
+  wait_live_count("tz", 15, &st);
+  CHECK_EQ_U(st.count, 15);
+  CHECK_EQ_U(st.max_ns, 500000);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace tr;
+  pp_analysis a = {0};
+  CHECK_EQ(pp_trace_read_file(path, &tr, err, sizeof err), 0);
+  CHECK(tr.from_stats);
+  CHECK_EQ(pp_analyze(&tr, &a), 0);
+  const pp_zone_stats *z = NULL;
+  for (size_t i = 0; i < a.prof.nzones; i++)
+    if (!strcmp(pp_trace_loc_name(&tr, a.prof.zones[i].loc), "tz"))
+      z = &a.prof.zones[i];
+  CHECK(z != NULL);
+  CHECK_EQ_U(z->count, 15);
+  CHECK_EQ(z->total_ns, 55000 + 1500000);
+  CHECK_EQ(z->min_ns, 1000);
+  CHECK_EQ(z->max_ns, 500000);
+  CHECK_EQ(z->self_ns, z->total_ns);
+  CHECK_EQ_U(a.prof.events, 30);
+  pp_analysis_free(&a);
+  pp_trace_free(&tr);
+  unsetenv("PIPEPROF_CLOCK");
 }
 
 PP_TEST_T(live_memory_alert_from_fixture_sysroot, 30) {

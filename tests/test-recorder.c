@@ -2175,3 +2175,95 @@ PP_TEST_T(recorder_write_failure_is_counted_and_reported, 120) {
   CHECK(strstr(r.out, "process killed?") == NULL);
   pp_cli_result_free(&r);
 }
+
+/* Stats mode's zones are counted by their own threads (core/tally.h) and
+ * read by the writer while they run: threads that exit mid-session (their
+ * counts taken when the writer sees them dead), threads still recording
+ * while the session ends, and the live windows looking every 20 ms. The
+ * exited threads' counts are exact; a running thread's lie between what it
+ * had finished when pp_shutdown was called and what it finished in all
+ * (also under TSan: every shared figure is read with atomic loads). */
+#define TST_N 20000
+
+typedef struct tally_worker {
+  int forever;
+  _Atomic int *stop;
+  _Atomic uint64_t done;
+} tally_worker;
+
+static void *tally_work(void *arg) {
+  tally_worker *w = arg;
+  pp_thread_name(w->forever ? "tst-run" : "tst-exit");
+  for (uint64_t i = 0; w->forever ? !atomic_load(w->stop) : i < TST_N; i++) {
+    {
+      PP_ZONE("tst-outer");
+      PP_ZONE("tst-inner");
+    }
+    atomic_store(&w->done, i + 1);
+  }
+  return NULL;
+}
+
+PP_TEST_T(recorder_stats_mode_threads_counted_while_running, 120) {
+  char path[4096];
+  tpath(path, sizeof path, "tally.pptrace");
+  setenv("PIPEPROF_LIVE", "interval=20ms", 1);
+  start_session(PP_MODE_STATS, path, 0);
+  _Atomic int stop = 0;
+  tally_worker w[4];
+  pthread_t th[4];
+  for (int k = 0; k < 4; k++) {
+    w[k].forever = k >= 2;
+    w[k].stop = &stop;
+    atomic_init(&w[k].done, 0);
+    CHECK_EQ(pthread_create(&th[k], NULL, tally_work, &w[k]), 0);
+  }
+  CHECK_EQ(pthread_join(th[0], NULL), 0);
+  CHECK_EQ(pthread_join(th[1], NULL), 0);
+  /* the running threads keep going through a few live intervals */
+  pp_live_stats st;
+  for (int tries = 0; tries < 3000; tries++) {
+    if (pp_live_zone("tst-outer", 60, &st) == PP_OK && st.count >= 2 * TST_N)
+      break;
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+  }
+  uint64_t before = atomic_load(&w[2].done) + atomic_load(&w[3].done);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  atomic_store(&stop, 1);
+  CHECK_EQ(pthread_join(th[2], NULL), 0);
+  CHECK_EQ(pthread_join(th[3], NULL), 0);
+  uint64_t all = atomic_load(&w[2].done) + atomic_load(&w[3].done);
+  unsetenv("PIPEPROF_LIVE");
+  CHECK_GE(st.count, 2 * TST_N);
+  pp_trace t;
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
+  check_clean(&t);
+  CHECK(t.from_stats);
+  const pp_zone_stats *o = zstats(&a, "tst-outer");
+  const pp_zone_stats *in = zstats(&a, "tst-inner");
+  CHECK(o && in);
+  CHECK_GE(o->count, 2 * TST_N + before);
+  CHECK_LE(o->count, 2 * TST_N + all);
+  /* each tally of a running thread is read at its own moment: the inner
+   * zones obey the same bounds (one more per running thread, whose last
+   * inner zone closed before its outer one) */
+  CHECK_GE(in->count, 2 * TST_N + before);
+  CHECK_LE(in->count, 2 * TST_N + all + 2);
+  CHECK_EQ_U(o->hist.count, o->count);
+  CHECK_LE(o->min_ns, o->max_ns);
+  /* the threads that exited: every zone and event, exactly */
+  int exited = 0;
+  for (size_t i = 0; i < t.nthreads; i++) {
+    if (!t.threads[i].name || strcmp(t.threads[i].name, "tst-exit"))
+      continue;
+    exited++;
+    CHECK_EQ_U(a.threads[i].zones_measured, 2 * TST_N);
+    CHECK_EQ_U(a.threads[i].events, 4 * TST_N);
+    CHECK_GT(a.threads[i].busy_ns, 0);
+  }
+  CHECK_EQ(exited, 2);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

@@ -254,9 +254,9 @@ static void time_calibration(void) {
   for (int i = 0; i < 21; i++) {
     struct timespec a, b, c;
     clock_gettime(CLOCK_MONOTONIC, &a);
-    cost = pp__measure_event_cost(&drop);
+    cost = pp__measure_event_cost(0, &drop);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    pp__measure_event_cost(NULL);
+    pp__measure_event_cost(0, NULL);
     clock_gettime(CLOCK_MONOTONIC, &c);
     with[i] =
         (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);

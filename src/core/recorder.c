@@ -13,10 +13,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../internal.h"
 #include "../format/pptrace.h"
+#include "../internal.h"
 #include "clock.h"
 #include "recorder.h"
+#include "tally.h"
 #include "wake.h"
 
 /* Generation 1, recording off: no word ever carries generation 0, the
@@ -53,12 +54,21 @@ typedef struct pp__prod {
 } pp__prod;
 
 static __thread pp__prod tls_prod __attribute__((tls_model("initial-exec")));
+/* Stats mode: the zones this thread aggregates (tally.h); NULL before its
+ * first zone and after the thread's exit. */
+static __thread pp__tallies *tls_tallies
+    __attribute__((tls_model("initial-exec")));
+static _Atomic int tally_mode; /* PP__AGG in the word */
 
 void pp__recorder_publish(int on) {
   unsigned g = atomic_load_explicit(&generation, memory_order_relaxed);
   int word = (int)(g << PP__GEN_SHIFT) | (pp__tick_is_tsc ? PP__TSC : 0) |
-             (on ? PP__ON : 0);
+             (atomic_load(&tally_mode) ? PP__AGG : 0) | (on ? PP__ON : 0);
   __atomic_store_n(&pp__active, word, __ATOMIC_RELEASE);
+}
+
+unsigned pp__recorder_gen(void) {
+  return atomic_load_explicit(&generation, memory_order_relaxed);
 }
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -73,9 +83,10 @@ void pp__registry_lock(void) { pthread_mutex_lock(&reg_lock); }
 void pp__registry_unlock(void) { pthread_mutex_unlock(&reg_lock); }
 pp__tstate *pp__registry_head(void) { return reg_head; }
 
-void pp__recorder_configure(uint64_t slots, int overwrite) {
+void pp__recorder_configure(uint64_t slots, int overwrite, int tally) {
   atomic_store(&cfg_slots, slots);
   atomic_store(&pp__overwrite_mode, overwrite);
+  atomic_store(&tally_mode, tally);
 }
 
 /* Page faults are the hidden cost of recording: a first touch of a page
@@ -263,13 +274,16 @@ void pp__recorder_after_fork_child(void) {
   memcpy(&intern_lock, &fresh, sizeof fresh); /* interned names stay valid */
   reg_head = NULL;
   memset(&tls_prod, 0, sizeof tls_prod);
+  tls_tallies = NULL; /* the parent's writer's to free (the copy leaks) */
   pp__queue_after_fork_child();
 }
 
 static void thread_exit(void *arg) {
   pp__tstate *t = arg;
-  if (tls_prod.t == t)
+  if (tls_prod.t == t) {
     memset(&tls_prod, 0, sizeof tls_prod);
+    tls_tallies = NULL; /* the writer frees it */
+  }
   atomic_store(&t->dead, atomic_fetch_add(&exit_count, 1) + 1);
 }
 
@@ -479,20 +493,51 @@ zone_begin_slow(const pp_srcloc *loc, int word) {
   return z;
 }
 
-pp_zone pp_zone_begin(const pp_srcloc *loc) {
-  pp_zone z = {NULL};
-  int word = word_now();
-  if (pp__unlikely(!(word & PP__ON)) || !loc)
-    return z;
-#ifdef PP__HAVE_RDTSC
-  if (pp__likely(word & PP__TSC) &&
-      pp__likely(push1_fast(&tls_prod, word, __rdtsc(),
-                            tag(PPT_EV_ZONE_BEGIN, loc)))) {
-    z.loc = loc;
-    return z;
+/* ---- stats mode: zones aggregated on their thread (tally.h) ------------- */
+
+/* The calling thread's tally set for word's generation: made (attaching
+ * the thread) or emptied for a new session. NULL when out of memory. */
+static __attribute__((noinline)) pp__tallies *tallies_slow(int word) {
+  pp__prod *p = view(word, 1);
+  if (!p)
+    return NULL;
+  pp__tallies *g = tls_tallies;
+  if (g) {
+    pp__tallies_reset(g, PP__GEN(word));
+    return g;
   }
-#endif
-  return zone_begin_slow(loc, word);
+  if (!(g = pp__tallies_new(PP__GEN(word))))
+    return NULL;
+  atomic_store_explicit(&p->t->tallies, g, memory_order_release);
+  return tls_tallies = g;
+}
+
+static inline pp__tallies *tallies_of(int word) {
+  pp__tallies *g = tls_tallies;
+  if (pp__likely(g != NULL) &&
+      pp__likely(atomic_load_explicit(&g->gen, memory_order_relaxed) ==
+                 PP__GEN(word)))
+    return g;
+  return NULL;
+}
+
+static __attribute__((noinline)) pp_zone agg_begin(const pp_srcloc *loc,
+                                                   int word, uint64_t ts) {
+  pp_zone z = {NULL};
+  pp__tallies *g = tallies_of(word);
+  if (pp__unlikely(!g) && !(g = tallies_slow(word)))
+    return z;
+  pp__tally_begin(g, loc, ts);
+  z.loc = loc;
+  return z;
+}
+
+/* An end with no set of this session: its begin was in another. */
+static __attribute__((noinline)) void agg_end(const pp_srcloc *loc, int word,
+                                              uint64_t ts) {
+  pp__tallies *g = tallies_of(word);
+  if (pp__likely(g != NULL))
+    pp__tally_end(g, loc, ts);
 }
 
 static __attribute__((noinline, cold)) void
@@ -504,14 +549,46 @@ zone_end_slow(const pp_srcloc *loc, int word, uint64_t ts, int have_ts) {
     push1(p, ts, tag(PPT_EV_ZONE_END, loc), 0);
 }
 
-/* An end is recorded whenever its begin was, also while recording is
- * paused (pp_set_enabled), so that no zone is left open. */
+/* Zone begins and ends off the ring's fast path: stats mode's (aggregated
+ * on the thread), or the ring's slow path. Out of line and reached by a
+ * tail call, so that the fast path saves no register for them. */
+static __attribute__((noinline)) pp_zone zone_begin_other(const pp_srcloc *loc,
+                                                          int word) {
+  if (word & PP__AGG)
+    return agg_begin(loc, word, ticks_of(word));
+  return zone_begin_slow(loc, word);
+}
+
+static __attribute__((noinline)) void zone_end_other(const pp_srcloc *loc,
+                                                     int word) {
+  if (word & PP__AGG)
+    agg_end(loc, word, ticks_of(word));
+  else
+    zone_end_slow(loc, word, 0, 0);
+}
+
+pp_zone pp_zone_begin(const pp_srcloc *loc) {
+  pp_zone z = {NULL};
+  int word = word_now();
+  if (pp__unlikely(!(word & PP__ON)) || !loc)
+    return z;
+#ifdef PP__HAVE_RDTSC
+  if (pp__likely((word & (PP__TSC | PP__AGG)) == PP__TSC) &&
+      pp__likely(push1_fast(&tls_prod, word, __rdtsc(),
+                            tag(PPT_EV_ZONE_BEGIN, loc)))) {
+    z.loc = loc;
+    return z;
+  }
+#endif
+  return zone_begin_other(loc, word);
+}
+
 void pp_zone_end(pp_zone zone) {
   if (pp__unlikely(!zone.loc))
     return;
   int word = word_now();
 #ifdef PP__HAVE_RDTSC
-  if (pp__likely(word & PP__TSC)) {
+  if (pp__likely((word & (PP__TSC | PP__AGG)) == PP__TSC)) {
     uint64_t ts = __rdtsc();
     if (pp__unlikely(!push1_fast(&tls_prod, word, ts,
                                  tag(PPT_EV_ZONE_END, zone.loc))))
@@ -519,7 +596,7 @@ void pp_zone_end(pp_zone zone) {
     return;
   }
 #endif
-  zone_end_slow(zone.loc, word, 0, 0);
+  zone_end_other(zone.loc, word);
 }
 
 #ifdef PP_TESTING
@@ -533,6 +610,12 @@ int pp__test_record(unsigned type, const pp_srcloc *loc, uint64_t ts,
   int word = word_now();
   if (!(word & PP__ON) && type != PPT_EV_ZONE_END)
     return 0;
+  if (loc && (word & PP__AGG) && type == PPT_EV_ZONE_BEGIN)
+    return agg_begin(loc, word, ts).loc != NULL;
+  if (loc && (word & PP__AGG) && type == PPT_EV_ZONE_END) {
+    agg_end(loc, word, ts);
+    return tallies_of(word) != NULL;
+  }
   pp__prod *p = view(word, 1);
   if (!p || !loc)
     return 0;
@@ -887,7 +970,52 @@ static pp_zone (*volatile calib_begin_fn)(pp__prod *,
                                           const pp_srcloc *) = calib_begin;
 static void (*volatile calib_end_fn)(pp__prod *, pp_zone) = calib_end;
 
-double pp__measure_event_cost(double *drop_cost_ns) {
+/* Stats mode's zone begin and end (agg_begin, agg_end) on a scratch tally
+ * set, the same way. */
+static __attribute__((noinline)) pp_zone calib_tbegin(pp__tallies *g,
+                                                      const pp_srcloc *loc) {
+  pp_zone z = {NULL};
+  int word = word_now() | (pp__tick_is_tsc ? PP__TSC : 0);
+  if (pp__likely(atomic_load_explicit(&g->gen, memory_order_relaxed))) {
+    pp__tally_begin(g, loc, ticks_of(word));
+    z.loc = loc;
+  }
+  return z;
+}
+
+static __attribute__((noinline)) void calib_tend(pp__tallies *g, pp_zone z) {
+  if (!z.loc)
+    return;
+  int word = word_now() | (pp__tick_is_tsc ? PP__TSC : 0);
+  if (pp__likely(atomic_load_explicit(&g->gen, memory_order_relaxed)))
+    pp__tally_end(g, z.loc, ticks_of(word));
+}
+
+static pp_zone (*volatile calib_tbegin_fn)(pp__tallies *,
+                                           const pp_srcloc *) = calib_tbegin;
+static void (*volatile calib_tend_fn)(pp__tallies *, pp_zone) = calib_tend;
+
+enum { CALIB_PAIRS = 256, CALIB_ROUNDS = 7 };
+
+/* Stats mode: the fastest round of CALIB_PAIRS zones on a scratch set. */
+static double tally_event_cost(const pp_srcloc *loc) {
+  pp__tallies *g = pp__tallies_new(1);
+  double best = 0;
+  pp_zone (*begin)(pp__tallies *, const pp_srcloc *) = calib_tbegin_fn;
+  void (*end)(pp__tallies *, pp_zone) = calib_tend_fn;
+  for (int r = 0; g && r < CALIB_ROUNDS; r++) {
+    int64_t t0 = pp__mono_ns();
+    for (int i = 0; i < CALIB_PAIRS; i++)
+      end(g, begin(g, loc));
+    double per = (double)(pp__mono_ns() - t0) / (2.0 * CALIB_PAIRS);
+    if (r == 0 || per < best)
+      best = per;
+  }
+  pp__tallies_free(g);
+  return best;
+}
+
+double pp__measure_event_cost(int tally, double *drop_cost_ns) {
   /* The scratch ring is the part of a ring map_ring populates (faulting
    * pages in one by one cost more than the measurement: 10 us a page on
    * some VMs). Rounds of 512 events, about 6 us each: the fastest round
@@ -903,15 +1031,23 @@ double pp__measure_event_cost(double *drop_cost_ns) {
    * printed overhead a third short of the measured. The scratch ring is
    * made to look full (reader at 0, writer at its capacity), so every
    * begin takes the drop path; nothing is written to the ring. 4 rounds
-   * of 256 drops, the fastest round is the figure. */
+   * of 256 drops, the fastest round is the figure.
+   *
+   * Stats mode aggregates zones on their thread instead (tally.h): its
+   * event is a tally begin or end, and nothing is dropped. */
   enum {
     SLOTS = 2 * RING_AHEAD_MIN / sizeof(pp__slot),
-    PAIRS = 256,
-    ROUNDS = 7,
+    PAIRS = CALIB_PAIRS,
+    ROUNDS = CALIB_ROUNDS,
     DROPS = 256,
     DROP_ROUNDS = 4
   };
   static const pp_srcloc loc = {"calibrate", NULL, NULL, 0, PP_KIND_ZONE};
+  if (tally) {
+    if (drop_cost_ns)
+      *drop_cost_ns = 0;
+    return tally_event_cost(&loc);
+  }
   pp__tstate *t = alloc_tstate();
   double best = 0, best_drop = 0;
   if (t && map_ring(t, SLOTS) == 0) {
@@ -948,4 +1084,3 @@ double pp__measure_event_cost(double *drop_cost_ns) {
     *drop_cost_ns = best_drop;
   return best;
 }
-

@@ -66,6 +66,10 @@ typedef struct pp__tstate {
   uint64_t prefaulted;         /* bytes of the ring populated: set with the
                                   ring, then advanced by the writer */
   struct pp__tstate *next;     /* registry list, guarded by its lock */
+  /* stats mode: the zones the thread aggregates itself (tally.h); set by
+   * the thread (release), read by the writer, freed by the writer once
+   * the thread is dead */
+  _Atomic(struct pp__tallies *) tallies;
 } pp__tstate;
 
 /* pp__active, the word the instrumentation macros test (bit 0: recording
@@ -73,14 +77,17 @@ typedef struct pp__tstate {
  * that an event reads one word of shared state:
  *   bit 0      recording on: a session runs and is enabled (PP__ON)
  *   bit 1      ticks are TSC cycles (PP__TSC, = pp__tick_is_tsc)
- *   bits 2-30  the generation: it changes when a session starts (rings may
+ *   bit 2      zones are aggregated on their thread (PP__AGG: stats mode,
+ *              core/tally.h), not written to the ring
+ *   bits 3-30  the generation: it changes when a session starts (rings may
  *              be resized or repositioned then), and a thread's private
  *              view of its ring is valid for one generation
  * Stored by pp__recorder_publish (release), read with acquire. */
 #define PP__ON 1
 #define PP__TSC 2
-#define PP__GEN_SHIFT 2
-#define PP__GEN_MAX 0x1FFFFFFFu
+#define PP__AGG 4
+#define PP__GEN_SHIFT 3
+#define PP__GEN_MAX 0x0FFFFFFFu
 #define PP__GEN(word) ((unsigned)(word) >> PP__GEN_SHIFT)
 
 /* Store pp__active: recording on or off, the current generation and tick
@@ -108,9 +115,12 @@ pp__tstate *pp__registry_head(void); /* under the lock */
  * returns how many were freed. */
 size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep);
 
-/* Ring size (slots) for threads attached from now on, and whether producers
- * overwrite (flight) instead of dropping. Called by the session. */
-void pp__recorder_configure(uint64_t slots, int overwrite);
+/* Ring size (slots) for threads attached from now on, whether producers
+ * overwrite (flight) instead of dropping, and whether zones are
+ * aggregated on their thread (stats). Called by the session. */
+void pp__recorder_configure(uint64_t slots, int overwrite, int tally);
+/* The generation of pp__active now (a tally set counts for one). */
+unsigned pp__recorder_gen(void);
 /* Bring every existing ring in line with a new session: a new generation
  * (published with recording off), then the consumer index to the current
  * write index (nothing stale is written). */
@@ -140,10 +150,11 @@ void pp__queue_after_fork_child(void);
 /* Interned run-time names: returns a srcloc that lives until exit. */
 const pp_srcloc *pp__intern(const char *name, uint32_t kind);
 
-/* Measure the cost of one recorded event (ns), on a scratch ring, and,
- * when drop_cost_ns is not NULL, the cost of one dropped event (a begin
- * that finds its ring full) there; 0 where not measured. */
-double pp__measure_event_cost(double *drop_cost_ns);
+/* Measure the cost of one recorded event (ns), on a scratch ring (tally:
+ * on a scratch tally set, stats mode's zones), and, when drop_cost_ns is
+ * not NULL, the cost of one dropped event (a begin that finds its ring
+ * full) there; 0 where not measured (a tally drops nothing). */
+double pp__measure_event_cost(int tally, double *drop_cost_ns);
 
 /* Session hooks implemented in session.c. */
 /* Start CUPTI activity tracing in the running session (PIPEPROF_CUDA=1,

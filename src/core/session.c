@@ -396,7 +396,8 @@ int pp_init(const pp_config *user) {
   wc.pid = S.pid;
   pp__clock_sync before;
   pp__clock_sync_now(&before);
-  wc.event_cost_ns = pp__measure_event_cost(&wc.drop_cost_ns);
+  wc.event_cost_ns =
+      pp__measure_event_cost(cfg.mode == PP_MODE_STATS, &wc.drop_cost_ns);
   pp__clock_sync_now(&wc.sync0);
   wc.ticks_per_ns = pp__clock_rate(&before, &wc.sync0);
   pthread_mutex_lock(&live_lock);
@@ -406,9 +407,9 @@ int pp_init(const pp_config *user) {
   int rc = pp__writer_open(&wc);
   const char *why = rc == PP_ENOMEM ? "out of memory" : NULL;
   if (rc == PP_OK) {
-    pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 /
-                               sizeof(pp__slot),
-                           cfg.mode == PP_MODE_FLIGHT);
+    pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 / sizeof(pp__slot),
+                           cfg.mode == PP_MODE_FLIGHT,
+                           cfg.mode == PP_MODE_STATS);
     pp__recorder_reset_positions();
     pp__gpu_session_start();
     atomic_store(&running, 1);

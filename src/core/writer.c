@@ -46,6 +46,7 @@
 #include "gpu.h"
 #include "meta.h"
 #include "recorder.h"
+#include "tally.h"
 #include "wake.h"
 
 /* The longest writer period while events trickle (see the top comment). */
@@ -318,6 +319,38 @@ static int peeked(const pp__tstate *t) {
   return !W.live || t->live_r == atomic_load(&t->w);
 }
 
+/* Stats mode: the zones each thread aggregated itself (tally.h), to the
+ * sinks that take them: a dead thread's for the last time (then freed),
+ * at the session's end every thread's, and to the live engine each time
+ * a live interval has ended. */
+static void tallies_pass(int final, int64_t now, const pp__clockmap *clock) {
+  unsigned gen = pp__recorder_gen();
+  int tick = !final && W.live && pp__live_tally_due(W.live, now);
+  for (size_t i = 0; i < W.nsnap; i++) {
+    pp__tstate *t = W.snap[i];
+    pp__tallies *g = atomic_load_explicit(&t->tallies, memory_order_acquire);
+    if (!g)
+      continue;
+    int dead = atomic_load(&t->dead) != 0;
+    int why = dead ? PP__TALLY_EXIT : final ? PP__TALLY_FINAL : PP__TALLY_TICK;
+    if (atomic_load_explicit(&g->gen, memory_order_acquire) != gen)
+      why = -1; /* an earlier session's, or being reset by its owner */
+    else if (why == PP__TALLY_TICK && !tick)
+      continue;
+    if (why == PP__TALLY_EXIT)
+      pp__tallies_finish_dead(g);
+    if (why >= 0)
+      EACH_SINK(k, tallies) { k->ops->tallies(k, t->tid, g, why, clock); }
+    if (why == PP__TALLY_EXIT || why == PP__TALLY_FINAL) /* END's count */
+      W.events_written +=
+          atomic_load_explicit(&g->events, memory_order_relaxed);
+    if (dead) {
+      atomic_store_explicit(&t->tallies, NULL, memory_order_relaxed);
+      pp__tallies_free(g);
+    }
+  }
+}
+
 static void snapshot_threads(ppt_buf *threads) {
   pp__registry_lock();
   W.nsnap = 0;
@@ -468,12 +501,15 @@ static void writer_pass(int final) {
       W.last_sync.mono_ns == W.sync0.mono_ns)
     write_clock(&W.out);
   pp__clockmap clock = clock_now();
+  pp__tally_set_rate(clock.mult);
   if (W.mode != PP_MODE_FLIGHT)
     for (size_t i = 0; i < W.nsnap; i++)
       drain_thread(W.snap[i], &clock);
   else if (W.live)
     for (size_t i = 0; i < W.nsnap; i++)
       peek_thread(W.snap[i], &clock);
+  if (W.mode == PP_MODE_STATS)
+    tallies_pass(final, now, &clock);
   write_drops();
   if (atomic_load(&W.cuda))
     write_cuda(final);
@@ -652,6 +688,11 @@ int pp__writer_open(const pp__writer_cfg *c) {
   W.drop_cost_ns = c->drop_cost_ns;
   W.live = c->live;
   W.out.fd = -1;
+  /* stats mode's zones convert their durations at the start-up rate
+   * until the first pass has a better one */
+  pp__tally_set_rate(
+      pp__clockmap_make(0, 0, W.ticks_per_ns > 0 ? 1.0 / W.ticks_per_ns : 1.0)
+          .mult);
   pthread_mutex_init(&W.lock, NULL);
   if (W.mode != PP_MODE_FLIGHT) {
     if (pp__out_open(&W.out, W.out_path, (uint32_t)W.pid) != 0)

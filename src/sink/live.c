@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/tally.h"
 #include "../format/pptrace.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
@@ -93,6 +94,10 @@ struct pp__live {
                         given */
   int req_series[2]; /* series of E2E and TTFT, -1 until the first */
   pp_lhist scratch;
+  /* stats mode's zones (core/tally.h): the interval of the last look at
+   * the threads' tallies, and two histograms to read them into */
+  int64_t tally_ix;
+  pp_lhist tcur, tdelta;
   /* notes */
   /* Both allocated with the first note: 125 KB that most sessions never
    * touch would otherwise be faulted in at start-up. */
@@ -1036,8 +1041,110 @@ static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   return n;
 }
 
-static const pp__sink_ops live_sink_ops = {.name = "live",
-                                           .slots = live_slots};
+/* ---- stats mode: zones their threads aggregated (core/tally.h) --------- */
+
+int pp__live_tally_due(pp__live *l, int64_t now_ns) {
+  int64_t ix =
+      now_ns <= l->origin ? 0 : (now_ns - l->origin) / l->cfg.interval_ns;
+  if (ix <= l->tally_ix)
+    return 0;
+  l->tally_ix = ix;
+  return 1;
+}
+
+/* The engine's last look at one tally: its histogram then (cumulative,
+ * in the live buckets) and its sum. */
+typedef struct tally_seen {
+  pp_lhist cum;
+  uint64_t sum_lo;
+} tally_seen;
+
+/* What t counted since the last look, as values of the interval of the
+ * thread's latest event (at_ns): a look per interval, so a zone counts
+ * in the interval the writer saw it in, at most a writer period late.
+ * The zone the thread closed last and counts with its next end (tally.h)
+ * is taken as counted already (pend_ns when pend is t): the looks see
+ * counters plus that zone, which only grow. */
+static void tally_look(pp__live *l, pp__tally *t, int64_t at_ns,
+                       const pp__tally *pend, uint64_t pend_ns) {
+  int si = zone_series(l, t->loc);
+  tally_seen *seen = t->live;
+  if (si < 0)
+    return;
+  if (!seen) {
+    if (!(seen = pp__calloc(1, sizeof *seen)))
+      return;
+    pp_lhist_init(&seen->cum);
+    t->live = seen;
+  }
+  pp_lhist *cur = &l->tcur;
+  pp_lhist_reset(cur);
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    const _Atomic uint64_t *b = pp__tally_block(t, s);
+    for (unsigned i = 0; b && i < PP_HIST_HALF; i++) {
+      uint64_t n = pp__tally_get(&b[i]);
+      if (n)
+        pp_lhist_add_n(cur, pp_lhist_index(pp_hist_slot_value(s, i)), n);
+    }
+  }
+  pp__tally_read r = {0};
+  r.sum_lo = pp__tally_get(&t->sum_lo);
+  if (pend == t) {
+    pp_lhist_add_n(cur, pp_lhist_index(pend_ns), 1);
+    r.sum_lo += pend_ns;
+  }
+  r.min = pp__tally_get(&t->min);
+  r.max = pp__tally_get(&t->max);
+  if (pend == t && pend_ns < r.min)
+    r.min = pend_ns;
+  if (pend == t && pend_ns > r.max)
+    r.max = pend_ns;
+  pp_lhist *d = &l->tdelta;
+  pp_lhist_delta(d, cur, &seen->cum);
+  if (d->count) {
+    /* the buckets' bounds, within the tally's exact extremes */
+    if (d->min < r.min)
+      d->min = r.min;
+    if (d->max > r.max)
+      d->max = r.max;
+    if (d->min > d->max)
+      d->min = d->max;
+    int64_t dsum = (int64_t)(r.sum_lo - seen->sum_lo); /* wraps like it */
+    d->sum = dsum > 0 ? (double)dsum : 0;
+    series *sr = l->ser[si];
+    int64_t ix = interval_of(l, at_ns);
+    if (sr->first_ix < 0 || ix < sr->first_ix)
+      sr->first_ix = ix;
+    pp_roll_merge(&sr->roll, ix, d);
+  }
+  /* this look is the next one's base: swap the memories */
+  pp_lhist tmp = seen->cum;
+  seen->cum = *cur;
+  *cur = tmp;
+  seen->sum_lo = r.sum_lo;
+}
+
+static void live_tallies(pp__sink *k, uint64_t tid, pp__tallies *g, int why,
+                         const pp__clockmap *clock) {
+  (void)tid;
+  pp__live *l = (pp__live *)k;
+  int64_t at = pp__clockmap_ns(clock, pp__tally_get(&g->last_tick));
+  uint64_t pend_ns, pend_self;
+  const pp__tally *pend = pp__tallies_pending(g, &pend_ns, &pend_self);
+  for (pp__tally *t = atomic_load_explicit(&g->head, memory_order_acquire); t;
+       t = t->next) {
+    tally_look(l, t, at, pend, pend_ns);
+    if (why != PP__TALLY_TICK && t->live) { /* the last look */
+      tally_seen *seen = t->live;
+      pp_lhist_free(&seen->cum);
+      pp__free(seen);
+      t->live = NULL;
+    }
+  }
+}
+
+static const pp__sink_ops live_sink_ops = {
+    .name = "live", .slots = live_slots, .tallies = live_tallies};
 
 pp__sink *pp__live_sink(pp__live *l) { return l ? &l->sink : NULL; }
 
@@ -1057,6 +1164,8 @@ pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   pp__reqs_init(&l->reqs, REQ_OPEN, request_settled, l);
   pthread_mutex_init(&l->lock, NULL);
   pp_lhist_init(&l->scratch);
+  pp_lhist_init(&l->tcur);
+  pp_lhist_init(&l->tdelta);
   return l;
 }
 
@@ -1082,6 +1191,8 @@ void pp__live_free(pp__live *l) {
   pp__idpairs_free(&l->ranges);
   pp__free(l->cpu_thr);
   pp_lhist_free(&l->scratch);
+  pp_lhist_free(&l->tcur);
+  pp_lhist_free(&l->tdelta);
   pthread_mutex_destroy(&l->lock);
   pp__free(l);
 }

@@ -64,6 +64,9 @@ pp__sink *pp__live_sink(pp__live *l);
 void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
                     const pp_srcloc *loc, int64_t ns, uint64_t value,
                     uint64_t extra);
+/* Stats mode: whether a live interval has ended since the last call that
+ * said so (the writer then shows the engine every thread's tallies). */
+int pp__live_tally_due(pp__live *l, int64_t now_ns);
 /* Close every interval that ended more than grace before now. */
 void pp__live_tick(pp__live *l, int64_t now_ns);
 /* Notes queued since the last call: up to max copied into out, returns how

@@ -16,7 +16,8 @@
  * calls, in this order each pass: gpu() with the GPU zones resolved,
  * thread() for threads new or renamed, slots() for each thread's new ring
  * slots (in blocks, each sink in turn over the same block, so the second
- * reads it from the cache), drops(), pass_end(); after the last pass
+ * reads it from the cache), drops(), in stats mode tallies() for the zones
+ * threads aggregated themselves, pass_end(); after the last pass
  * finish(). A NULL entry is a call the sink does not take. The file's own
  * chunks (META, THREAD, CLOCK, DROPS, CUDA, the anomalies and alerts, END)
  * are the writer's, not a sink's.
@@ -145,6 +146,9 @@ static inline uint64_t pp__slots_block_end(const pp__slot *ring,
 }
 
 typedef struct pp__sink pp__sink;
+struct pp__tallies;
+
+enum { PP__TALLY_TICK, PP__TALLY_EXIT, PP__TALLY_FINAL };
 
 typedef struct pp__sink_ops {
   const char *name;
@@ -157,6 +161,13 @@ typedef struct pp__sink_ops {
    * at the rate the resolver placed them with. */
   void (*gpu)(pp__sink *k, pp__gpu_rec *recs, size_t n,
               const pp__clockmap *clock);
+  /* Stats mode: the zones thread tid aggregated itself (core/tally.h),
+   * for why: PP__TALLY_TICK a live interval ended since the last look;
+   * PP__TALLY_EXIT the thread is dead (its set's last look: it is freed
+   * after); PP__TALLY_FINAL the session ends (the thread may still run).
+   * clock converts the set's ticks. */
+  void (*tallies)(pp__sink *k, uint64_t tid, struct pp__tallies *g, int why,
+                  const pp__clockmap *clock);
   void (*pass_end)(pp__sink *k, int64_t now_ns, int final);
   /* After the last pass: write what the sink holds (end_ns: now). */
   void (*finish)(pp__sink *k, int64_t end_ns);

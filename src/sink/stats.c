@@ -368,6 +368,43 @@ void pp__aggregate_event(pp__aggregate *a, uint64_t tid, unsigned type,
   pp__aggregate_events(a, tid, &e, 1);
 }
 
+void pp__aggregate_zones(pp__aggregate *a, uint64_t tid, uint32_t id,
+                         const pp_hist *dur, uint64_t self_ns) {
+  tstat *t = get_thread(a, tid);
+  site *s = get_site(a, id);
+  if (!s || !t || !dur->count)
+    return;
+  uint64_t total = dur->sum_hi ? UINT64_MAX : dur->sum_lo;
+  if (pp_hist_merge(&s->dur, dur) != 0)
+    return; /* counted in the histogram's lost */
+  s->count += dur->count;
+  s->total = pp__add_sat_u64(s->total, total);
+  s->self = pp__add_sat_u64(s->self, self_ns);
+  t->zones += dur->count;
+}
+
+void pp__aggregate_thread_zones(pp__aggregate *a, uint64_t tid,
+                                const pp__agg_thread *x) {
+  tstat *t = get_thread(a, tid);
+  if (!t)
+    return;
+  t->busy = pp__add_sat_u64(t->busy, x->busy_ns);
+  t->events += x->events;
+  a->events += x->events;
+  a->pc.lost_ends += x->pc.lost_ends;
+  a->pc.stray_ends += x->pc.stray_ends;
+  a->pc.too_deep += x->pc.too_deep;
+  a->pc.backwards += x->pc.backwards;
+  a->pc.no_memory += x->pc.no_memory;
+  if (!x->events)
+    return;
+  if (!a->have_t || x->first_ns < a->t0)
+    a->t0 = x->first_ns;
+  if (!a->have_t || x->last_ns > a->t1)
+    a->t1 = x->last_ns;
+  a->have_t = 1;
+}
+
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns) {
   int64_t end = a->have_t && a->t1 < end_ns ? a->t1 : end_ns;
   for (size_t i = 0; i < a->nthreads; i++) {

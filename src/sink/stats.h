@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "../format/pptrace.h"
+#include "../pair/zones.h"
+#include "../stats/histogram.h"
 #include "pipeprof.h"
 
 typedef struct pp__aggregate pp__aggregate;
@@ -52,6 +54,22 @@ void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n);
 void pp__aggregate_gpu(pp__aggregate *a, uint32_t id, uint32_t device,
                        uint64_t stream, uint64_t tid, int64_t launch_ns,
                        int64_t start_ns, uint64_t dur_ns);
+/* Stats mode's zones, aggregated on their own thread (core/tally.h) and
+ * handed over when the thread exits or the session ends: the zones of
+ * site id that thread tid closed, as a histogram of their durations
+ * (exact moments; its count is theirs), and their summed self time. */
+void pp__aggregate_zones(pp__aggregate *a, uint64_t tid, uint32_t id,
+                         const pp_hist *dur, uint64_t self_ns);
+/* ...and that thread's totals: what the pairing counted (pair/zones.h;
+ * `zones` unused: the histograms hold them), its time inside outermost
+ * zones, the zone events it took and the times of its first and last. */
+typedef struct pp__agg_thread {
+  uint64_t busy_ns, events;
+  int64_t first_ns, last_ns; /* valid when events > 0 */
+  pp_pair_counts pc;
+} pp__agg_thread;
+void pp__aggregate_thread_zones(pp__aggregate *a, uint64_t tid,
+                                const pp__agg_thread *x);
 /* Close zones still open at end_ns. */
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns);
 /* The STATS chunk payload (docs/formats/pptrace.md). */

@@ -4,6 +4,7 @@
  */
 #include "stats_sink.h"
 
+#include "../core/tally.h"
 #include "../internal.h"
 #include "stats.h"
 
@@ -86,6 +87,66 @@ static void stats_gpu(pp__sink *k, pp__gpu_rec *recs, size_t n,
   }
 }
 
+/* Ticks to ns at the clock's rate, for sums of durations. */
+static uint64_t ticks_ns(const pp__clockmap *clock, uint64_t ticks) {
+  __extension__ unsigned __int128 ns = (unsigned __int128)ticks * clock->mult;
+  ns >>= PP__CLOCKMAP_SHIFT;
+  return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+/* A thread's own zones, when it exits or the session ends: into the
+ * aggregate as if the sink had paired them (tally.h). */
+static void stats_tallies(pp__sink *k, uint64_t tid, pp__tallies *g, int why,
+                          const pp__clockmap *clock) {
+  stats_sink *st = (stats_sink *)k;
+  if (why == PP__TALLY_TICK)
+    return;
+  /* a running thread's last zone, not counted by it yet */
+  uint64_t pend_ns = 0, pend_self = 0;
+  const pp__tally *pend = why == PP__TALLY_FINAL
+                              ? pp__tallies_pending(g, &pend_ns, &pend_self)
+                              : NULL;
+  pp_hist h;
+  pp_hist_init(&h);
+  for (const pp__tally *t =
+           atomic_load_explicit(&g->head, memory_order_acquire);
+       t; t = t->next) {
+    uint32_t id = site_id(st, t->loc);
+    if (id == UINT32_MAX)
+      continue;
+    pp__tally_read r;
+    pp__tally_read_now(t, &r);
+    pp_hist_reset(&h);
+    pp__tally_merge_into(t, &r, &h);
+    if (t == pend) {
+      pp_hist_record(&h, pend_ns);
+      r.self_ns += pend_self;
+    }
+    pp__aggregate_zones(st->agg, tid, id, &h, r.self_ns);
+  }
+  pp_hist_free(&h);
+  pp__agg_thread x = {0};
+  x.busy_ns = ticks_ns(clock, pp__tally_get(&g->busy_ticks));
+  x.events = pp__tally_get(&g->events);
+  uint64_t first = pp__tally_get(&g->first_tick);
+  x.first_ns = pp__clockmap_ns(clock, first);
+  x.last_ns = pp__clockmap_ns(clock, pp__tally_get(&g->last_tick));
+  if (!first)
+    x.events = 0; /* nothing taken */
+  x.pc.lost_ends = pp__tally_get(&g->lost_ends);
+  x.pc.stray_ends = pp__tally_get(&g->stray_ends);
+  x.pc.too_deep = pp__tally_get(&g->too_deep);
+  x.pc.backwards = pp__tally_get(&g->backwards);
+  x.pc.no_memory = pp__tally_get(&g->no_memory);
+  /* Zones still open on a running thread end with the session: closed
+   * without their end, as the pairing's finish closes them (their
+   * children's time is not added to the busy time: the owner's stack
+   * is not read while it may change). */
+  if (why == PP__TALLY_FINAL)
+    x.pc.lost_ends += pp__tally_get(&g->open);
+  pp__aggregate_thread_zones(st->agg, tid, &x);
+}
+
 static void stats_pass_end(pp__sink *k, int64_t now_ns, int final) {
   (void)now_ns;
   (void) final;
@@ -115,6 +176,7 @@ static const pp__sink_ops stats_ops = {.name = "stats",
                                        .slots = stats_slots,
                                        .drops = stats_drops,
                                        .gpu = stats_gpu,
+                                       .tallies = stats_tallies,
                                        .pass_end = stats_pass_end,
                                        .finish = stats_finish,
                                        .free = stats_free};

@@ -275,6 +275,41 @@ void pp__hist_record_slow(pp_hist *h, uint64_t v, uint64_t n) {
   pp_hist_record_n(h, v, n);
 }
 
+int pp_hist_add_slot(pp_hist *h, unsigned s, const uint64_t *c) {
+  uint64_t total = 0;
+  for (unsigned i = 0; i < PP_HIST_HALF; i++)
+    if (__builtin_add_overflow(total, c[i], &total))
+      return -1;
+  if (!total)
+    return 0;
+  pp_hist_block *b;
+  if (s >= PP_HIST_SLOTS || total > UINT64_MAX - h->count ||
+      !(b = get_block(h, s)))
+    return -1;
+  for (unsigned i = 0; i < PP_HIST_HALF; i++) {
+    b->c[i] += c[i];
+    b->group[i / PP_HIST_GROUP] += c[i];
+  }
+  h->slot_total[s] += total;
+  h->count += total;
+  return 0;
+}
+
+void pp_hist_add_moments(pp_hist *h, uint64_t min, uint64_t max,
+                         uint64_t sum_lo, uint64_t sum_hi,
+                         const uint64_t sq[3]) {
+  if (min < h->min)
+    h->min = min;
+  if (max > h->max)
+    h->max = max;
+  add128(&h->sum_lo, &h->sum_hi, sum_lo, sum_hi);
+  add192(h->sq, sq);
+}
+
+uint64_t pp_hist_slot_value(unsigned s, unsigned sub) {
+  return index_lowest(s, sub);
+}
+
 int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
   if (src->count == 0) {
     dst->lost = pp__add_sat_u64(dst->lost, src->lost);

@@ -75,6 +75,21 @@ void pp_hist_reset(pp_hist *h);
 inline void pp_hist_record(pp_hist *h, uint64_t v);
 void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n);
 
+/* Counts gathered elsewhere in this layout (core/tally.h: a thread's
+ * histogram of one site): c holds slot s's PP_HIST_HALF counters, added to
+ * h's (counts only; the moments come with pp_hist_add_moments). Returns 0,
+ * or -1 when a block could not be allocated or the count would overflow
+ * (nothing added: the caller counts the loss). */
+int pp_hist_add_slot(pp_hist *h, unsigned s, const uint64_t *c);
+/* The extremes and exact integer moments (a 128-bit sum, a 192-bit sum of
+ * squares) of values whose counts pp_hist_add_slot added; h must not be
+ * approximate. */
+void pp_hist_add_moments(pp_hist *h, uint64_t min, uint64_t max,
+                         uint64_t sum_lo, uint64_t sum_hi,
+                         const uint64_t sq[3]);
+/* The value counter sub of slot s starts at. */
+uint64_t pp_hist_slot_value(unsigned s, unsigned sub);
+
 /* Add every count of src into dst. Returns 0, or -1 when a block could not be
  * allocated (the missing counts go to dst->lost). The merge is all or
  * nothing: on -1 (also when dst's count would overflow) none of src is

@@ -21,6 +21,11 @@ uint64_t pp_lhist_highest(unsigned index) {
   return lo + ((UINT64_C(1) << shift) - 1u);
 }
 
+uint64_t pp_lhist_lowest(unsigned index) {
+  unsigned g = index / PP_LHIST_SUB, sub = index % PP_LHIST_SUB;
+  return g == 0 ? sub : (uint64_t)(PP_LHIST_SUB + sub) << (g - 1u);
+}
+
 void pp_lhist_init(pp_lhist *h) {
   memset(h, 0, sizeof *h);
   h->min = UINT64_MAX;
@@ -95,6 +100,44 @@ int pp_lhist_merge(pp_lhist *dst, const pp_lhist *src) {
   return 0;
 }
 
+int pp_lhist_add_n(pp_lhist *h, unsigned index, uint64_t n) {
+  unsigned g = index / PP_LHIST_SUB;
+  if (!n)
+    return 0;
+  if (g >= PP_LHIST_GROUPS || cover(h, g, g) != 0) {
+    h->lost += n;
+    return -1;
+  }
+  uint32_t *c = &h->c[index - (unsigned)h->glo * PP_LHIST_SUB];
+  uint64_t s = *c + n;
+  *c = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+  h->count += n;
+  return 0;
+}
+
+int pp_lhist_delta(pp_lhist *out, const pp_lhist *cur, const pp_lhist *prev) {
+  pp_lhist_reset(out);
+  if (!cur->c)
+    return 0;
+  int rc = 0;
+  size_t n = (size_t)(cur->ghi - cur->glo + 1u) * PP_LHIST_SUB;
+  for (size_t i = 0; i < n; i++) {
+    unsigned ix = (unsigned)(cur->glo * PP_LHIST_SUB + i);
+    uint64_t was = 0;
+    if (prev->c && ix / PP_LHIST_SUB >= prev->glo &&
+        ix / PP_LHIST_SUB <= prev->ghi)
+      was = prev->c[ix - (unsigned)prev->glo * PP_LHIST_SUB];
+    uint64_t d = cur->c[i] > was ? cur->c[i] - was : 0;
+    if (!d)
+      continue;
+    rc |= pp_lhist_add_n(out, ix, d);
+    if (pp_lhist_lowest(ix) < out->min)
+      out->min = pp_lhist_lowest(ix);
+    out->max = pp_lhist_highest(ix);
+  }
+  return rc;
+}
+
 uint64_t pp_lhist_percentile(const pp_lhist *h, double p) {
   if (!h->count || !h->c)
     return 0;
@@ -139,6 +182,19 @@ uint64_t pp_roll_count(const pp_roll *r, int64_t i) {
     return 0;
   unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
   return r->ix[s] == i ? r->slot[s].count : 0;
+}
+
+int pp_roll_merge(pp_roll *r, int64_t i, const pp_lhist *h) {
+  if (i < 0)
+    return -1;
+  unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
+  if (r->ix[s] != i) {
+    if (r->ix[s] > i)
+      return -1; /* a newer interval owns the slot */
+    pp_lhist_reset(&r->slot[s]);
+    r->ix[s] = i;
+  }
+  return pp_lhist_merge(&r->slot[s], h);
 }
 
 int pp_roll_window(const pp_roll *r, int64_t last, unsigned n,

@@ -64,6 +64,15 @@ static inline void pp_lhist_record(pp_lhist *h, uint64_t v) {
   if (v > h->max)
     h->max = v;
 }
+/* Count n values in bucket index (counts only: min, max and sum are the
+ * caller's). Returns 0, or -1 when out of memory (n goes to lost). */
+int pp_lhist_add_n(pp_lhist *h, unsigned index, uint64_t n);
+/* out = what cur counts beyond prev, two cumulative histograms of one
+ * source (prev an earlier look at it; a bucket where prev holds more, a
+ * look that saw a value twice, counts nothing). out->min and
+ * max are the bounds of its lowest and highest non-empty buckets, its sum
+ * 0. Returns 0 or -1 (out of memory). */
+int pp_lhist_delta(pp_lhist *out, const pp_lhist *cur, const pp_lhist *prev);
 /* dst += src. Returns 0, or -1 when out of memory (src's count then goes to
  * dst->lost). */
 int pp_lhist_merge(pp_lhist *dst, const pp_lhist *src);
@@ -80,6 +89,7 @@ static inline unsigned pp_lhist_index(uint64_t v) {
   return (o - 4u) * PP_LHIST_SUB + sub;
 }
 uint64_t pp_lhist_highest(unsigned index);
+uint64_t pp_lhist_lowest(unsigned index);
 
 /* ---- rolling window ------------------------------------------------------
  * A ring of PP_ROLL_SLOTS per-interval histograms keyed by interval number.
@@ -112,6 +122,9 @@ static inline int pp_roll_record(pp_roll *r, int64_t i, uint64_t v) {
   pp_lhist_record(&r->slot[s], v);
   return 0;
 }
+/* Merge h into interval i (as pp_roll_record does a value). Returns 0, or
+ * -1 when interval i has left the ring or memory ran out. */
+int pp_roll_merge(pp_roll *r, int64_t i, const pp_lhist *h);
 /* Merge intervals [last - n + 1, last] (n in 1..PP_ROLL_MAX_WINDOW) into
  * out (reset first). Intervals with no value count as empty. Returns 0 or
  * -1 (out of memory). */
