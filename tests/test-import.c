@@ -62,6 +62,31 @@ static const pp_zone_stats *zone_named(const pp_analysis *a, const char *name) {
   PP_FAIL("no zone \"%s\"", name);
 }
 
+/* The shapes of operator name (an imported profile's), or NULL. */
+static const pp_op_shapes *shapes_of(const pp_analysis *a, const char *name) {
+  const pp_shapes *sh = &a->prof.shapes;
+  for (size_t i = 0; i < sh->nops; i++)
+    if (strcmp(pp_trace_loc_name(a->trace, sh->ops[i].loc), name) == 0)
+      return &sh->ops[i];
+  return NULL;
+}
+
+/* The row of shapes text shape of op; fails when there is none. */
+static const pp_shape_row *shape_row(const pp_op_shapes *op,
+                                     const char *shape) {
+  for (size_t i = 0; i < op->nrows; i++)
+    if (strcmp(op->rows[i].shape, shape) == 0)
+      return &op->rows[i];
+  PP_FAIL("no input shapes \"%s\"", shape);
+}
+
+static int count_event(void *arg, const pp_trace *t, uint32_t thread,
+                       const pp_event *e) {
+  (void)t, (void)thread, (void)e;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
 static void done(pp_trace *t, pp_analysis *a) {
   pp_analysis_free(a);
   pp_trace_free(t);
@@ -193,6 +218,146 @@ PP_TEST(import_torch_kineto_times_names_gpu_counters) {
   done(&t, &a);
 }
 
+/* Kineto with record_shapes: each cpu_op's "Input Dims" groups its calls
+ * (as key_averages(group_by_input_shape=True) does), with total and self
+ * time per shape; an operator with more shapes than are listed sums the
+ * rest as other shapes; the report and the summary JSON show them. */
+PP_TEST(import_torch_kineto_input_shapes) {
+  char *json = malloc(64 * 1024);
+  CHECK(json != NULL);
+  size_t n = 0;
+#define OP(name, ts, dur, dims)                                                \
+  n += (size_t)snprintf(                                                       \
+      json + n, 64 * 1024 - n,                                                 \
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\","                 \
+      " \"pid\": 5, \"tid\": 5, \"ts\": %d, \"dur\": %d,"                      \
+      " \"args\": {\"External id\": 1, \"Input Dims\": %s,"                    \
+      " \"Input type\": [\"float\"]}},",                                       \
+      name, ts, dur, dims)
+  n += (size_t)snprintf(json + n, 64 * 1024 - n, "{\"traceEvents\": [");
+  /* linear [[2, 8], [4, 8], [4]] twice (30 and 10 us, an addmm of 20 and
+   * 6 us inside), once with batch 1 (5 us) */
+  OP("aten::linear", 0, 30, "[[2, 8], [4, 8], [4]]");
+  OP("aten::addmm", 2, 20, "[[4], [2, 8], [8, 4], [], []]");
+  OP("aten::linear", 100, 10, "[[2, 8], [4, 8], [4]]");
+  OP("aten::addmm", 101, 6, "[[4], [2, 8], [8, 4], [], []]");
+  OP("aten::linear", 200, 5, "[[1, 8], [4, 8], [4]]");
+  /* relu with 20 shapes: 16 listed, 4 summed as other shapes */
+  for (int i = 0; i < 20; i++) {
+    char dims[32];
+    snprintf(dims, sizeof dims, "[[%d, 4]]", i + 1);
+    OP("aten::relu", 300 + 30 * i, 1 + i, dims);
+  }
+  /* an op without shapes: not in the table */
+  n += (size_t)snprintf(json + n, 64 * 1024 - n,
+                        "{\"ph\": \"X\", \"cat\": \"user_annotation\","
+                        " \"name\": \"step\", \"pid\": 5, \"tid\": 5,"
+                        " \"ts\": 0, \"dur\": 1000}],"
+                        " \"baseTimeNanoseconds\": 5000}");
+#undef OP
+  pp_trace t;
+  pp_analysis a;
+  import_text(json, &t, &a);
+  free(json);
+  CHECK_STR(pp_trace_meta(&t, "import.shapes"), "23");
+  CHECK_STR(pp_trace_meta(&t, "import.shapes_cut"), "0");
+  const pp_shapes *sh = &a.prof.shapes;
+  CHECK_EQ(sh->nops, 3);
+  CHECK(shapes_of(&a, "step") == NULL);
+  /* by total time: linear 45 us, relu 210 us, addmm 26 us */
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[0].loc), "aten::relu");
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[1].loc), "aten::linear");
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[2].loc), "aten::addmm");
+  const pp_op_shapes *lin = shapes_of(&a, "aten::linear");
+  CHECK_EQ(lin->count, 3);
+  CHECK_EQ(lin->total_ns, 45000);
+  CHECK_EQ(lin->self_ns, 45000 - 26000);
+  CHECK_EQ(lin->nrows, 2);
+  /* torch prints input shapes this way */
+  CHECK_STR(lin->rows[0].shape, "[[2, 8], [4, 8], [4]]");
+  CHECK_EQ(lin->rows[0].count, 2);
+  CHECK_EQ(lin->rows[0].total_ns, 40000);
+  CHECK_EQ(lin->rows[0].self_ns, 40000 - 26000);
+  const pp_shape_row *b1 = shape_row(lin, "[[1, 8], [4, 8], [4]]");
+  CHECK_EQ(b1->count, 1);
+  CHECK_EQ(b1->self_ns, 5000);
+  CHECK_EQ(lin->other_shapes, 0);
+  CHECK_EQ(lin->other_count, 0);
+  /* the table's self time is the zone table's */
+  CHECK_EQ(zone_named(&a, "aten::linear")->self_ns, lin->self_ns);
+  const pp_op_shapes *relu = shapes_of(&a, "aten::relu");
+  CHECK_EQ(relu->count, 20);
+  CHECK_EQ(relu->total_ns, 210000);
+  CHECK_EQ(relu->nrows, PP_SHAPES_LISTED);
+  CHECK_STR(relu->rows[0].shape, "[[20, 4]]"); /* the longest first */
+  CHECK_EQ(relu->other_shapes, 4);
+  CHECK_EQ(relu->other_count, 4);
+  CHECK_EQ(relu->other_total_ns, (1 + 2 + 3 + 4) * 1000);
+  CHECK_EQ(relu->untold, 0);
+  char *rep = tb_report_text(&a);
+  CHECK_CONTAINS(rep, "operators by input shape");
+  CHECK_CONTAINS(rep, "aten::linear: 3 calls, 45.0 us, 2 shapes\n");
+  CHECK_CONTAINS(rep, "    [[2, 8], [4, 8], [4]]       2  40.0 us  14.0 us"
+                      "   88.9%\n");
+  CHECK_CONTAINS(rep, "aten::relu: 20 calls, 210 us, 20 shapes\n");
+  /* 5 of relu's shapes shown: the other 15 summed */
+  CHECK_CONTAINS(rep, "    (15 other shapes)      15   120 us   120 us"
+                      "   57.1%\n");
+  free(rep);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "{\"name\":\"aten::linear\",\"count\":3,"
+                     "\"total_ns\":45000,\"self_ns\":19000,\"by_shape\":"
+                     "[{\"input_shapes\":\"[[2, 8], [4, 8], [4]]\","
+                     "\"count\":2,\"total_ns\":40000,\"self_ns\":14000,");
+  CHECK_CONTAINS(js, "\"other_shapes\":{\"shapes\":4,\"untold\":0,"
+                     "\"count\":4,\"total_ns\":10000,\"self_ns\":10000,");
+  CHECK_CONTAINS(js, "\"operators_more\":0}");
+  free(js);
+  done(&t, &a);
+}
+
+/* A profile streamed (in time order) and read whole give one shapes
+ * table, from every event, whatever the window keeps. */
+PP_TEST(import_shapes_same_streamed_or_whole) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/shapes-stream.json", pp_test_tmpdir());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs("[", f);
+  for (int i = 0; i < 400; i++)
+    fprintf(f,
+            "%s{\"name\": \"infer\", \"ph\": \"X\", \"ts\": %d, "
+            "\"dur\": 50, \"tid\": 1, \"pid\": \"CPU functions\"},"
+            "{\"name\": \"aten::conv2d\", \"ph\": \"X\", \"ts\": %d, "
+            "\"dur\": %d, \"tid\": 1, \"pid\": \"CPU functions\", "
+            "\"args\": {\"Input Dims\": [[%d, 3, 8, 8]]}}",
+            i ? "," : "", i * 100, i * 100 + 5, 10 + i % 3, 1 + i % 2);
+  fputs("]", f);
+  fclose(f);
+  pp_trace whole, win;
+  char err[512];
+  CHECK_EQ(pp_import_file(path, &whole, err, sizeof err), 0);
+  uint64_t seen = 0;
+  pp_import_opts o = {50, count_event, &seen};
+  CHECK_EQ(pp_import_file_opts(path, &win, &o, err, sizeof err), 0);
+  CHECK_EQ_U(seen, 1600);
+  CHECK_LE(win.diag.events_kept, 50);
+  CHECK_EQ(whole.nshapes, 2);
+  CHECK_EQ(win.nshapes, whole.nshapes);
+  for (size_t i = 0; i < whole.nshapes; i++) {
+    CHECK_STR(win.shapes[i].shape, whole.shapes[i].shape);
+    CHECK_EQ(win.shapes[i].count, whole.shapes[i].count);
+    CHECK_EQ(win.shapes[i].total_ns, whole.shapes[i].total_ns);
+    CHECK_EQ(win.shapes[i].self_ns, whole.shapes[i].self_ns);
+  }
+  CHECK_STR(whole.shapes[0].shape, "[[1, 3, 8, 8]]");
+  CHECK_EQ(whole.shapes[0].count, 200);
+  CHECK_EQ(whole.shapes[0].total_ns + whole.shapes[1].total_ns,
+           (int64_t)(134 * 10 + 133 * 11 + 133 * 12) * 1000);
+  pp_trace_free(&whole);
+  pp_trace_free(&win);
+}
+
 /* ONNX Runtime: operators named with their provider, fences left out,
  * nested args (shapes) read as text. */
 PP_TEST(import_ort_operators_and_providers) {
@@ -226,6 +391,13 @@ PP_TEST(import_ort_operators_and_providers) {
   CHECK_EQ(zone_named(&a, "model_run")->self_ns, 100000 - 60000);
   CHECK_EQ(a.prof.nzones, 3);
   CHECK_STR(pp_trace_meta(&t, "import.ort.provider_transitions"), "1");
+  /* input_type_shape as type[dims] */
+  const pp_op_shapes *conv = shapes_of(&a, "Conv [CPU]");
+  CHECK(conv != NULL);
+  CHECK_EQ(conv->nrows, 1);
+  CHECK_STR(conv->rows[0].shape, "float[1, 3, 8, 8], float[4, 3, 3, 3]");
+  CHECK_EQ(conv->rows[0].total_ns, 40000);
+  CHECK(shapes_of(&a, "Relu [CUDA]") == NULL); /* gave none */
   done(&t, &a);
 }
 
@@ -496,10 +668,36 @@ PP_TEST_T(import_real_torch_trace_matches_key_averages, 120) {
  */
 
 #ifdef PP_HAVE_JANSSON
+/* ONNX Runtime's input_type_shape ([{"float": [1, 3]}, ...]) written as
+ * the importer shows it ("float[1, 3], ..."), from the parsed JSON. */
+static void ort_shape_text(json_t *its, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  size_t i;
+  json_t *in;
+  json_array_foreach(its, i, in) {
+    const char *type;
+    json_t *dims;
+    json_object_foreach(in, type, dims) {
+      n += (size_t)snprintf(buf + n, len - n, "%s%s[", i ? ", " : "", type);
+      size_t k;
+      json_t *d;
+      json_array_foreach(dims, k, d) {
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? ", " : "",
+                              (long long)json_integer_value(d));
+      }
+      n += (size_t)snprintf(buf + n, len - n, "]");
+    }
+  }
+  if (!n)
+    snprintf(buf, len, "(no inputs)");
+}
+
 /* The operator figures of an ONNX Runtime profile, computed here from its
  * JSON (jansson) as the importer should: per "<op_name> [<provider less
  * ExecutionProvider>]", the count and summed dur of the Node events, and
- * the count of model_run events. Then the import's zones must be those. */
+ * the count of model_run events; per operator and input shapes, the count
+ * and summed dur. Then the import's zones and shapes must be those. */
 static void check_ort_profile(const char *path) {
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
@@ -513,6 +711,13 @@ static void check_ort_profile(const char *path) {
   } op;
   op ops[64];
   size_t nops = 0;
+  typedef struct shp {
+    char op[160], shape[512];
+    uint64_t count;
+    int64_t total_ns;
+  } shp;
+  static shp shps[256];
+  size_t nshps = 0;
   uint64_t runs = 0;
   size_t i;
   json_t *e;
@@ -543,6 +748,23 @@ static void check_ort_profile(const char *path) {
     }
     ops[k].count++;
     ops[k].total_ns += dur * 1000;
+    char text[512];
+    ort_shape_text(json_object_get(args, "input_type_shape"), text,
+                   sizeof text);
+    size_t m = 0;
+    while (m < nshps &&
+           (strcmp(shps[m].op, key) != 0 || strcmp(shps[m].shape, text) != 0))
+      m++;
+    if (m == nshps) {
+      CHECK_LT(nshps, 256);
+      snprintf(shps[m].op, sizeof shps[m].op, "%s", key);
+      snprintf(shps[m].shape, sizeof shps[m].shape, "%s", text);
+      shps[m].count = 0;
+      shps[m].total_ns = 0;
+      nshps++;
+    }
+    shps[m].count++;
+    shps[m].total_ns += dur * 1000;
   }
   json_decref(root);
   CHECK_GT(nops, 3);
@@ -558,6 +780,29 @@ static void check_ort_profile(const char *path) {
   }
   CHECK_EQ(zone_named(&a, "model_run")->count, runs);
   CHECK_STR(pp_trace_meta(&t, "import.clipped"), "0");
+  /* every (operator, input shapes) with its calls and time; the shapes
+   * of an operator add up to its zone (every node gives shapes) */
+  CHECK_GT(nshps, nops);
+  size_t rows = 0;
+  for (size_t k = 0; k < nshps; k++) {
+    const pp_op_shapes *o = shapes_of(&a, shps[k].op);
+    if (!o)
+      PP_FAIL("no shapes for %s", shps[k].op);
+    const pp_shape_row *r = shape_row(o, shps[k].shape);
+    CHECK_EQ(r->count, shps[k].count);
+    CHECK_EQ(r->total_ns, shps[k].total_ns);
+  }
+  for (size_t k = 0; k < a.prof.shapes.nops; k++) {
+    const pp_op_shapes *o = &a.prof.shapes.ops[k];
+    const pp_zone_stats *z = pp_profile_zone(&a, o->loc);
+    CHECK_EQ(o->other_shapes, 0);
+    CHECK_EQ(o->count, z->count);
+    CHECK_EQ(o->total_ns, z->total_ns);
+    CHECK_EQ(o->self_ns, z->self_ns);
+    rows += o->nrows;
+  }
+  CHECK_EQ(rows, nshps);
+  CHECK_EQ(a.prof.shapes.nops, nops);
   done(&t, &a);
 }
 #endif
@@ -631,17 +876,17 @@ PP_TEST(import_torch_golden_trace) {
   pp_trace t;
   pp_analysis a;
   check_torch(path, ka, &t, &a);
+  /* recorded with record_shapes=True, but torch 1.13's legacy export
+   * writes no args: no shapes to show, and no section says otherwise */
+  CHECK_EQ(a.prof.shapes.nops, 0);
+  CHECK_STR(pp_trace_meta(&t, "import.shapes"), "0");
+  char *rep = tb_report_text(&a);
+  CHECK(strstr(rep, "operators by input shape") == NULL);
+  free(rep);
   done(&t, &a);
 #else
   printf("# skipped: built without jansson\n");
 #endif
-}
-
-static int count_event(void *arg, const pp_trace *t, uint32_t thread,
-                       const pp_event *e) {
-  (void)t, (void)thread, (void)e;
-  (*(uint64_t *)arg)++;
-  return 0;
 }
 
 /* A profile whose events come in time order streams through the figures
