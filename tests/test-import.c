@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/analyze.h"
 #include "format/reader.h"
 #include "import/json_events.h"
 #include "import/profile.h"
+#include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -969,5 +971,214 @@ PP_TEST(import_streams_with_a_window_and_same_figures) {
   pp_cli_result r = pp_test_cli("report '%s'", path);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.out, "events:         4\n");
+  pp_cli_result_free(&r);
+}
+
+/* ---- merging a profile into a pipeprof trace (--with) ----------------- */
+
+static int64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A pipeprof trace at path recorded here: zone "outer" around a
+ * realtime anchor tagged rtag (if not NULL) and a monotonic one tagged
+ * mtag, taken at its start, then 20 ms of sleep. *real and *mono: the
+ * anchors' values (the clocks just before they were recorded). */
+static void record_with_anchor(const char *path, const char *rtag,
+                               const char *mtag, int64_t *real, int64_t *mono) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_thread_name("main");
+  pp_zone z = pp_zone_begin_name("outer");
+  char name[256];
+  *real = clock_ns(CLOCK_REALTIME);
+  *mono = clock_ns(CLOCK_MONOTONIC);
+  if (rtag) {
+    snprintf(name, sizeof name, "pipeprof.profile_start.realtime_ns %s", rtag);
+    pp_counter_set(name, *real);
+  }
+  if (mtag) {
+    snprintf(name, sizeof name, "pipeprof.profile_start.monotonic_ns %s", mtag);
+    pp_counter_set(name, *mono);
+  }
+  struct timespec nap = {0, 20 * 1000000};
+  while (nanosleep(&nap, &nap) != 0)
+    ;
+  pp_zone_end(z);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs(text, f);
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* A legacy torch profile counting from its own start: "step" 100..500
+ * us holding aten::mm (with shapes) and a zone named like the trace's. */
+static const char legacy_profile[] =
+    "[{\"name\": \"step\", \"ph\": \"X\", \"ts\": 100, \"dur\": 400,"
+    " \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}},"
+    "{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 150, \"dur\": 100,"
+    " \"tid\": 1, \"pid\": \"CPU functions\","
+    " \"args\": {\"Input Dims\": [[2, 3], [3, 4]]}},"
+    "{\"name\": \"outer\", \"ph\": \"X\", \"ts\": 300, \"dur\": 10,"
+    " \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]";
+
+#ifdef PP_HAVE_JANSSON
+/* The X event named name in a Chrome export (fails when absent). */
+static json_t *chrome_event(json_t *doc, const char *name) {
+  json_t *ev = json_object_get(doc, "traceEvents");
+  size_t i;
+  json_t *e;
+  json_array_foreach(ev, i, e) {
+    const char *n = json_string_value(json_object_get(e, "name"));
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (n && ph && !strcmp(n, name) && !strcmp(ph, "X"))
+      return e;
+  }
+  PP_FAIL("no X event \"%s\" in the Chrome export", name);
+}
+
+/* Does X event in lie within X event out (Chrome's us, 3 decimals)? */
+static void check_inside(json_t *in, json_t *out) {
+  double its = json_number_value(json_object_get(in, "ts"));
+  double idur = json_number_value(json_object_get(in, "dur"));
+  double ots = json_number_value(json_object_get(out, "ts"));
+  double odur = json_number_value(json_object_get(out, "dur"));
+  CHECK_GE(its, ots);
+  CHECK_LE(its + idur, ots + odur);
+}
+
+static json_t *cli_json(const char *fmt, const char *a, const char *b,
+                        const char *extra) {
+  pp_cli_result r = pp_test_cli(fmt, a, b, extra);
+  if (r.rc != 0)
+    PP_FAIL("pipeprof exit %d: %s", r.rc, r.err);
+  json_error_t jerr;
+  json_t *doc = json_loads(r.out, 0, &jerr);
+  if (!doc)
+    PP_FAIL("not JSON: %s", jerr.text);
+  pp_cli_result_free(&r);
+  return doc;
+}
+#endif
+
+/* A profile counting from its own start lands where the trace's anchor
+ * says (the one named like the file), inside the zone that enclosed it;
+ * its threads are named after the tool, a zone named like one of the
+ * trace's is told apart, and the figures count both. */
+PP_TEST_T(import_with_aligns_by_anchor, 120) {
+  char trace[4096], prof[4096];
+  snprintf(trace, sizeof trace, "%s/app.pptrace", pp_test_tmpdir());
+  snprintf(prof, sizeof prof, "%s/legacy.json", pp_test_tmpdir());
+  int64_t real, mono;
+  record_with_anchor(trace, "legacy.json", "other.json", &real, &mono);
+  write_file(prof, legacy_profile);
+  pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(torch.profiler (legacy autograd export)), aligned "
+                        "by anchor \"pipeprof.profile_start.realtime_ns "
+                        "legacy.json\"");
+  CHECK_CONTAINS(r.out, "\nouter [torch.profiler] ");
+  CHECK_CONTAINS(r.out, "\naten::mm ");
+  CHECK_CONTAINS(r.out, "torch.profiler: thread 1");
+  CHECK_CONTAINS(r.out, "operators by input shape");
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  json_t *c = cli_json("export --format chrome '%s' --with '%s' -o -%s", trace,
+                       prof, "");
+  json_t *outer = chrome_event(c, "outer");
+  check_inside(chrome_event(c, "step"), outer);
+  check_inside(chrome_event(c, "aten::mm"), outer);
+  check_inside(chrome_event(c, "outer [torch.profiler]"), outer);
+  /* step starts 100 us after the anchor; outer began before it */
+  double step_us =
+      json_number_value(json_object_get(chrome_event(c, "step"), "ts")) -
+      json_number_value(json_object_get(outer, "ts"));
+  CHECK_GE(step_us, 100.0);
+  json_decref(c);
+  /* by the monotonic anchor (named like --with's file): exact */
+  char prof2[4096];
+  snprintf(prof2, sizeof prof2, "%s/other.json", pp_test_tmpdir());
+  write_file(prof2, legacy_profile);
+  json_t *s = cli_json("export --format json '%s' --with '%s' -o -%s", trace,
+                       prof2, " --offset 1000");
+  json_t *m = json_array_get(json_object_get(s, "merged_profiles"), 0);
+  CHECK_STR(json_string_value(json_object_get(m, "aligned_by")),
+            "anchor \"pipeprof.profile_start.monotonic_ns other.json\", "
+            "--offset 1000 ns");
+  CHECK_EQ(json_integer_value(json_object_get(m, "shift_ns")), mono + 1000);
+  json_decref(s);
+#endif
+}
+
+/* Kineto's base time is wall clock: the profile needs no anchor. A
+ * profile with no clock and no anchor is refused unless --offset places
+ * it from the trace's start. */
+PP_TEST_T(import_with_wall_clock_offset_and_refusals, 120) {
+  char trace[4096], prof[4096], json[1024];
+  snprintf(trace, sizeof trace, "%s/app.pptrace", pp_test_tmpdir());
+  snprintf(prof, sizeof prof, "%s/kineto.json", pp_test_tmpdir());
+  int64_t real, mono;
+  record_with_anchor(trace, NULL, NULL, &real, &mono);
+  snprintf(json, sizeof json,
+           "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+           " \"name\": \"aten::add\", \"pid\": 7, \"tid\": 7, \"ts\": 1000,"
+           " \"dur\": 50}], \"baseTimeNanoseconds\": %lld}",
+           (long long)real);
+  write_file(prof, json);
+  pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(torch.profiler (Kineto)), aligned by wall clock");
+  CHECK_CONTAINS(r.out, "torch.profiler: thread 7");
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  json_t *c = cli_json("export --format chrome '%s' --with '%s' -o -%s", trace,
+                       prof, "");
+  check_inside(chrome_event(c, "aten::add"), chrome_event(c, "outer"));
+  json_decref(c);
+#endif
+  /* no clock, no anchor */
+  char legacy[4096];
+  snprintf(legacy, sizeof legacy, "%s/legacy.json", pp_test_tmpdir());
+  write_file(legacy, legacy_profile);
+  r = pp_test_cli("report '%s' --with '%s'", trace, legacy);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "no clock to align the profile by");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("export --format chrome '%s' --with '%s' -o -", trace,
+                  legacy);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "give --offset NS");
+  pp_cli_result_free(&r);
+  /* --offset: from the trace's start (its session's) */
+  r = pp_test_cli("report '%s' --with '%s' --offset 2000000", trace, legacy);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "aligned by the trace's start (no clock to align "
+                        "by), --offset 2000000 ns");
+  pp_cli_result_free(&r);
+  /* an ONNX Runtime profile (golden): its threads and operators join */
+  r = pp_test_cli("report '%s' --with "
+                  "'%s/tests/fixtures/ort/cnn-basic-seq.json' --offset 0",
+                  trace, pp_test_srcdir());
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(ONNX Runtime), aligned by the trace's start");
+  CHECK_CONTAINS(r.out, "onnxruntime: thread ");
+  CHECK_CONTAINS(r.out, "\nConv [CPU] ");
+  CHECK_CONTAINS(r.out, "providers:      0 transitions");
+  pp_cli_result_free(&r);
+  /* usage: --offset alone; a profile as FILE; a bad profile */
+  r = pp_test_cli("report '%s' --offset 5", trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "--offset is for a profile given with");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report '%s' --with '%s'", legacy, prof);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "--with merges profiles into a pipeprof");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report '%s' --with '%s'", trace, trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "not JSON");
   pp_cli_result_free(&r);
 }

@@ -270,6 +270,24 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fputs("\nimported from:  ", out);
     put_name(out, source, 80, 0);
   }
+  /* profiles merged in by wall clock (pipeprof report --with) */
+  for (unsigned k = 1;; k++) {
+    char key[48];
+    snprintf(key, sizeof key, "with.%u.file", k);
+    const char *file = pp_trace_meta(t, key);
+    if (!file)
+      break;
+    snprintf(key, sizeof key, "with.%u.source", k);
+    const char *src = pp_trace_meta(t, key);
+    snprintf(key, sizeof key, "with.%u.aligned_by", k);
+    const char *how = pp_trace_meta(t, key);
+    fputs("\nmerged with:    ", out);
+    put_name(out, file, 80, 0);
+    fputs(" (", out);
+    put_name(out, src ? src : "", 60, 0);
+    fputs("), aligned by ", out);
+    put_name(out, how ? how : "", 120, 0);
+  }
   if (p->provider_transitions >= 0)
     fprintf(out,
             "\nproviders:      %" PRId64 " transitions between execution "

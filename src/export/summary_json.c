@@ -620,6 +620,26 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
                     p->provider_copy_ns > 0 ? p->provider_copy_ns : 0);
     pp_jsonw_obj_end(&w);
   }
+  /* schema_minor 12: profiles merged in by wall clock (--with) */
+  pp_jsonw_key(&w, "merged_profiles");
+  pp_jsonw_arr_begin(&w);
+  for (unsigned k = 1;; k++) {
+    static const char *const fields[] = {"file", "source", "aligned_by"};
+    char key[48];
+    snprintf(key, sizeof key, "with.%u.file", k);
+    if (!pp_trace_meta(t, key))
+      break;
+    pp_jsonw_obj_begin(&w);
+    for (size_t f = 0; f < 3; f++) {
+      snprintf(key, sizeof key, "with.%u.%s", k, fields[f]);
+      pp_jsonw_kv_str(&w, fields[f], pp_trace_meta(t, key));
+    }
+    snprintf(key, sizeof key, "with.%u.shift_ns", k);
+    const char *shift = pp_trace_meta(t, key);
+    pp_jsonw_kv_int(&w, "shift_ns", shift ? strtoll(shift, NULL, 10) : 0);
+    pp_jsonw_obj_end(&w);
+  }
+  pp_jsonw_arr_end(&w);
   const char *iclock = pp_trace_meta(t, "import.clock");
   pp_jsonw_kv_str(&w, "clock", iclock ? iclock : "monotonic");
   pp_jsonw_kv_int(&w, "t0_ns", p->t0);

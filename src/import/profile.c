@@ -922,6 +922,28 @@ static void describe(const importer *im, const pp_jdoc *doc, char *err,
            doc->events, im->s.complete);
 }
 
+/* The earliest time of a profile read whole (before the sweep), or
+ * INT64_MAX when it holds none. */
+static int64_t earliest(const importer *im) {
+  int64_t first = INT64_MAX;
+  for (size_t i = 0; i < im->t->nthreads; i++) {
+    const ithread *x = &im->th[i];
+    for (size_t k = 0; k < x->niv; k++)
+      first = x->iv[k].start < first ? x->iv[k].start : first;
+    for (size_t k = 0; k < x->ncp; k++)
+      first = x->cp[k].ts < first ? x->cp[k].ts : first;
+    for (size_t k = 0; k < x->nopen; k++)
+      first = x->open[k].ts < first ? x->open[k].ts : first;
+  }
+  for (size_t i = 0; i < im->t->ngpu; i++)
+    first = im->t->gpu[i].start < first ? im->t->gpu[i].start : first;
+  return first;
+}
+
+/* Kineto traces before baseTimeNanoseconds wrote absolute microseconds
+ * since the epoch: a time past 2001-09-09 (1e18 ns) is one. */
+#define ABSOLUTE_NS INT64_C(1000000000000000000)
+
 static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
                   size_t errlen) {
   pp_trace *t = im->t;
@@ -937,6 +959,12 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       have_base = field_int(&doc->top[i].value, &base) == 0;
   if (!have_base)
     base = 0;
+  int absolute =
+      !have_base && !im->streaming && doc->has_trace_events && im->s.kineto;
+  if (absolute) {
+    int64_t first = earliest(im);
+    absolute = first != INT64_MAX && first >= ABSOLUTE_NS;
+  }
   im->base = im->streaming ? 0 : base; /* a bare array has no base */
   for (size_t i = 0; i < t->nthreads; i++)
     if ((im->streaming ? close_until(im, i, INT64_MAX)
@@ -958,8 +986,9 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       strncmp(source, "ONNX", 4) == 0 ? "onnxruntime" : "torch.profiler";
   if (pp__meta_add(t, "import.source", source) != 0 ||
       pp__meta_add(t, "import.clock",
-                   have_base
-                       ? "realtime (the profile's baseTimeNanoseconds)"
+                   have_base ? "realtime (the profile's baseTimeNanoseconds)"
+                   : absolute
+                       ? "realtime (the profile's absolute times)"
                        : "relative (from the profile's own start)") != 0 ||
       pp__meta_add(t, "mode", "trace (imported)") != 0 ||
       (!pp_trace_meta(t, "process_name") &&

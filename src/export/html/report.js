@@ -31,7 +31,7 @@
     't0_ns', 't1_ns', 'wall_ns', 'events', 'dropped', 'unclosed_zones',
     'unmatched_zone_ends', 'zones', 'top_self', 'threads', 'frames',
     'counters', 'requests', 'overhead', 'reader', 'system', 'timeline',
-    'source', 'breakdown', 'providers', 'shapes'
+    'source', 'breakdown', 'providers', 'shapes', 'merged_profiles'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -468,6 +468,12 @@
     fact(grid, 'mode', d.mode || 'unknown');
     if (typeof d.source === 'string' && d.source !== 'pipeprof')
       fact(grid, 'imported from', d.source);
+    (Array.isArray(d.merged_profiles) ? d.merged_profiles : [])
+      .forEach(function (m) {
+        if (isRecord(m))
+          fact(grid, 'merged with', String(m.file) + ' (' +
+               String(m.source) + ')', 'aligned by ' + String(m.aligned_by));
+      });
     if (isRecord(d.providers))
       fact(grid, 'provider transitions', fmtNum(d.providers.transitions) +
         ' (' + fmtNum(d.providers.copies) + ' copies, ' +
