@@ -18,7 +18,8 @@ file(GLOB PP_FUZZ_TARGETS CONFIGURE_DEPENDS
 # PP_FUZZ_SRC_<name> (sources), PP_FUZZ_LIBS_<name> (libraries),
 # PP_FUZZ_INC_<name> (include directories), PP_FUZZ_DEFS_<name> (compile
 # definitions).
-set(PP_FUZZ_SRC_cli_args src/cli/args.c src/cli/diff.c src/cli/load.c)
+set(PP_FUZZ_SRC_cli_args src/cli/args.c src/cli/diff.c src/cli/load.c
+    src/cli/with.c)
 if(PP_JANSSON)
   set(PP_FUZZ_LIBS_cli_args ${PP_JANSSON})
   set(PP_FUZZ_DEFS_cli_args PP_HAVE_JANSSON)

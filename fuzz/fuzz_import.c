@@ -5,7 +5,8 @@
  * JSON profile with pp_import_mem(), and when it imports, analysed and
  * printed by the text report and every exporter into /dev/null; then
  * imported again streamed, as the CLI reads it: every event through the
- * figures (analyze/stream.h), a window of 7 stored. Any
+ * figures (analyze/stream.h), a window of 7 stored. The operators-by-
+ * shape table must hold zone sites and self times within [0, total]. Any
  * crash, sanitizer report or leak is a bug: the importer promises to
  * survive any input, and to refuse what is no profile with a message.
  * Seeds live in fuzz/corpus/import/; fuzz/replay.c replays them as a
@@ -30,6 +31,17 @@ static void render(pp_trace *t, pp_analysis *a) {
   pp_trace_free(t);
 }
 
+/* The operators-by-shape table holds zone sites, and times that can be:
+ * self within [0, total]. */
+static void check_shapes(const pp_trace *t) {
+  for (size_t i = 0; i < t->nshapes; i++) {
+    const pp_op_shape *s = &t->shapes[i];
+    if (s->loc >= t->nlocs || t->locs[s->loc].kind != PP_KIND_ZONE ||
+        s->self_ns < 0 || s->self_ns > s->total_ns)
+      __builtin_trap();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pp_trace t;
   char err[512];
@@ -38,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       __builtin_trap(); /* a refusal always says why */
     return 0;
   }
+  check_shapes(&t);
   pp_analysis a = {0};
   render(&t, &a);
   /* Streamed: what reads whole must stream or say it cannot. */
@@ -47,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pp_import_opts o = {7, pp__stream_event, s.stream};
   int rc = pp_import_mem_opts(data, size, &t, &o, err, sizeof err);
   if (rc == 0) {
+    check_shapes(&t);
     render(&t, &s);
   } else {
     if (!err[0])

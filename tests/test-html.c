@@ -983,3 +983,36 @@ PP_TEST_T(html_chromium_user_counter_named_like_a_metric, 120) {
   CHECK(l != NULL && l > sampled); /* in the sampled ones */
   free(dom);
 }
+
+/* An imported ONNX Runtime profile (the golden tests/fixtures/ort one):
+ * its header names the tool, and each operator's input shapes have a
+ * table, with every (operator, shapes) row the profile holds. */
+PP_TEST_T(html_chromium_imported_shapes, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  char page[4096];
+  tpath(page, sizeof page, "ort.html");
+  pp_cli_result r = pp_test_cli(
+      "export --format html '%s/tests/fixtures/ort/cnn-basic-seq.json' "
+      "-o '%s'",
+      pp_test_srcdir(), page);
+  if (r.rc != 0)
+    PP_FAIL("export exit %d:\n%s", r.rc, r.err);
+  pp_cli_result_free(&r);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "ONNX Runtime");
+  CHECK_CONTAINS(dom, "id=\"pp-shapes\"");
+  CHECK_CONTAINS(dom, "<h3>Conv [CPU] \xe2\x80\x94 8 \xc3\x97, 1.03 ms</h3>");
+  const char *row = strstr(dom, "<td class=\"pp-t\" data-k=\"input_shapes\">"
+                                "float[4, 3, 32, 32], float[8, 3, 3, 3], "
+                                "float[8]</td>");
+  CHECK(row != NULL);
+  const char *end = strstr(row, "</tr>");
+  const char *calls = strstr(row, "<td class=\"pp-n\" data-k=\"count\">2</td>");
+  CHECK(end != NULL && calls != NULL && calls < end);
+  /* 16 (operator, shapes) pairs in the profile, a row each */
+  CHECK_EQ(count_ci(dom, "data-k=\"input_shapes\""), 16);
+  free(dom);
+}

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/analyze.h"
 #include "format/reader.h"
 #include "import/json_events.h"
 #include "import/profile.h"
+#include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -60,6 +62,31 @@ static const pp_zone_stats *zone_named(const pp_analysis *a, const char *name) {
     if (strcmp(pp_trace_loc_name(a->trace, a->prof.zones[i].loc), name) == 0)
       return &a->prof.zones[i];
   PP_FAIL("no zone \"%s\"", name);
+}
+
+/* The shapes of operator name (an imported profile's), or NULL. */
+static const pp_op_shapes *shapes_of(const pp_analysis *a, const char *name) {
+  const pp_shapes *sh = &a->prof.shapes;
+  for (size_t i = 0; i < sh->nops; i++)
+    if (strcmp(pp_trace_loc_name(a->trace, sh->ops[i].loc), name) == 0)
+      return &sh->ops[i];
+  return NULL;
+}
+
+/* The row of shapes text shape of op; fails when there is none. */
+static const pp_shape_row *shape_row(const pp_op_shapes *op,
+                                     const char *shape) {
+  for (size_t i = 0; i < op->nrows; i++)
+    if (strcmp(op->rows[i].shape, shape) == 0)
+      return &op->rows[i];
+  PP_FAIL("no input shapes \"%s\"", shape);
+}
+
+static int count_event(void *arg, const pp_trace *t, uint32_t thread,
+                       const pp_event *e) {
+  (void)t, (void)thread, (void)e;
+  (*(uint64_t *)arg)++;
+  return 0;
 }
 
 static void done(pp_trace *t, pp_analysis *a) {
@@ -193,6 +220,146 @@ PP_TEST(import_torch_kineto_times_names_gpu_counters) {
   done(&t, &a);
 }
 
+/* Kineto with record_shapes: each cpu_op's "Input Dims" groups its calls
+ * (as key_averages(group_by_input_shape=True) does), with total and self
+ * time per shape; an operator with more shapes than are listed sums the
+ * rest as other shapes; the report and the summary JSON show them. */
+PP_TEST(import_torch_kineto_input_shapes) {
+  char *json = malloc(64 * 1024);
+  CHECK(json != NULL);
+  size_t n = 0;
+#define OP(name, ts, dur, dims)                                                \
+  n += (size_t)snprintf(                                                       \
+      json + n, 64 * 1024 - n,                                                 \
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\","                 \
+      " \"pid\": 5, \"tid\": 5, \"ts\": %d, \"dur\": %d,"                      \
+      " \"args\": {\"External id\": 1, \"Input Dims\": %s,"                    \
+      " \"Input type\": [\"float\"]}},",                                       \
+      name, ts, dur, dims)
+  n += (size_t)snprintf(json + n, 64 * 1024 - n, "{\"traceEvents\": [");
+  /* linear [[2, 8], [4, 8], [4]] twice (30 and 10 us, an addmm of 20 and
+   * 6 us inside), once with batch 1 (5 us) */
+  OP("aten::linear", 0, 30, "[[2, 8], [4, 8], [4]]");
+  OP("aten::addmm", 2, 20, "[[4], [2, 8], [8, 4], [], []]");
+  OP("aten::linear", 100, 10, "[[2, 8], [4, 8], [4]]");
+  OP("aten::addmm", 101, 6, "[[4], [2, 8], [8, 4], [], []]");
+  OP("aten::linear", 200, 5, "[[1, 8], [4, 8], [4]]");
+  /* relu with 20 shapes: 16 listed, 4 summed as other shapes */
+  for (int i = 0; i < 20; i++) {
+    char dims[32];
+    snprintf(dims, sizeof dims, "[[%d, 4]]", i + 1);
+    OP("aten::relu", 300 + 30 * i, 1 + i, dims);
+  }
+  /* an op without shapes: not in the table */
+  n += (size_t)snprintf(json + n, 64 * 1024 - n,
+                        "{\"ph\": \"X\", \"cat\": \"user_annotation\","
+                        " \"name\": \"step\", \"pid\": 5, \"tid\": 5,"
+                        " \"ts\": 0, \"dur\": 1000}],"
+                        " \"baseTimeNanoseconds\": 5000}");
+#undef OP
+  pp_trace t;
+  pp_analysis a;
+  import_text(json, &t, &a);
+  free(json);
+  CHECK_STR(pp_trace_meta(&t, "import.shapes"), "23");
+  CHECK_STR(pp_trace_meta(&t, "import.shapes_cut"), "0");
+  const pp_shapes *sh = &a.prof.shapes;
+  CHECK_EQ(sh->nops, 3);
+  CHECK(shapes_of(&a, "step") == NULL);
+  /* by total time: linear 45 us, relu 210 us, addmm 26 us */
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[0].loc), "aten::relu");
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[1].loc), "aten::linear");
+  CHECK_STR(pp_trace_loc_name(&t, sh->ops[2].loc), "aten::addmm");
+  const pp_op_shapes *lin = shapes_of(&a, "aten::linear");
+  CHECK_EQ(lin->count, 3);
+  CHECK_EQ(lin->total_ns, 45000);
+  CHECK_EQ(lin->self_ns, 45000 - 26000);
+  CHECK_EQ(lin->nrows, 2);
+  /* torch prints input shapes this way */
+  CHECK_STR(lin->rows[0].shape, "[[2, 8], [4, 8], [4]]");
+  CHECK_EQ(lin->rows[0].count, 2);
+  CHECK_EQ(lin->rows[0].total_ns, 40000);
+  CHECK_EQ(lin->rows[0].self_ns, 40000 - 26000);
+  const pp_shape_row *b1 = shape_row(lin, "[[1, 8], [4, 8], [4]]");
+  CHECK_EQ(b1->count, 1);
+  CHECK_EQ(b1->self_ns, 5000);
+  CHECK_EQ(lin->other_shapes, 0);
+  CHECK_EQ(lin->other_count, 0);
+  /* the table's self time is the zone table's */
+  CHECK_EQ(zone_named(&a, "aten::linear")->self_ns, lin->self_ns);
+  const pp_op_shapes *relu = shapes_of(&a, "aten::relu");
+  CHECK_EQ(relu->count, 20);
+  CHECK_EQ(relu->total_ns, 210000);
+  CHECK_EQ(relu->nrows, PP_SHAPES_LISTED);
+  CHECK_STR(relu->rows[0].shape, "[[20, 4]]"); /* the longest first */
+  CHECK_EQ(relu->other_shapes, 4);
+  CHECK_EQ(relu->other_count, 4);
+  CHECK_EQ(relu->other_total_ns, (1 + 2 + 3 + 4) * 1000);
+  CHECK_EQ(relu->untold, 0);
+  char *rep = tb_report_text(&a);
+  CHECK_CONTAINS(rep, "operators by input shape");
+  CHECK_CONTAINS(rep, "aten::linear: 3 calls, 45.0 us, 2 shapes\n");
+  CHECK_CONTAINS(rep, "    [[2, 8], [4, 8], [4]]       2  40.0 us  14.0 us"
+                      "   88.9%\n");
+  CHECK_CONTAINS(rep, "aten::relu: 20 calls, 210 us, 20 shapes\n");
+  /* 5 of relu's shapes shown: the other 15 summed */
+  CHECK_CONTAINS(rep, "    (15 other shapes)      15   120 us   120 us"
+                      "   57.1%\n");
+  free(rep);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "{\"name\":\"aten::linear\",\"count\":3,"
+                     "\"total_ns\":45000,\"self_ns\":19000,\"by_shape\":"
+                     "[{\"input_shapes\":\"[[2, 8], [4, 8], [4]]\","
+                     "\"count\":2,\"total_ns\":40000,\"self_ns\":14000,");
+  CHECK_CONTAINS(js, "\"other_shapes\":{\"shapes\":4,\"untold\":0,"
+                     "\"count\":4,\"total_ns\":10000,\"self_ns\":10000,");
+  CHECK_CONTAINS(js, "\"operators_more\":0}");
+  free(js);
+  done(&t, &a);
+}
+
+/* A profile streamed (in time order) and read whole give one shapes
+ * table, from every event, whatever the window keeps. */
+PP_TEST(import_shapes_same_streamed_or_whole) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/shapes-stream.json", pp_test_tmpdir());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs("[", f);
+  for (int i = 0; i < 400; i++)
+    fprintf(f,
+            "%s{\"name\": \"infer\", \"ph\": \"X\", \"ts\": %d, "
+            "\"dur\": 50, \"tid\": 1, \"pid\": \"CPU functions\"},"
+            "{\"name\": \"aten::conv2d\", \"ph\": \"X\", \"ts\": %d, "
+            "\"dur\": %d, \"tid\": 1, \"pid\": \"CPU functions\", "
+            "\"args\": {\"Input Dims\": [[%d, 3, 8, 8]]}}",
+            i ? "," : "", i * 100, i * 100 + 5, 10 + i % 3, 1 + i % 2);
+  fputs("]", f);
+  fclose(f);
+  pp_trace whole, win;
+  char err[512];
+  CHECK_EQ(pp_import_file(path, &whole, err, sizeof err), 0);
+  uint64_t seen = 0;
+  pp_import_opts o = {50, count_event, &seen};
+  CHECK_EQ(pp_import_file_opts(path, &win, &o, err, sizeof err), 0);
+  CHECK_EQ_U(seen, 1600);
+  CHECK_LE(win.diag.events_kept, 50);
+  CHECK_EQ(whole.nshapes, 2);
+  CHECK_EQ(win.nshapes, whole.nshapes);
+  for (size_t i = 0; i < whole.nshapes; i++) {
+    CHECK_STR(win.shapes[i].shape, whole.shapes[i].shape);
+    CHECK_EQ(win.shapes[i].count, whole.shapes[i].count);
+    CHECK_EQ(win.shapes[i].total_ns, whole.shapes[i].total_ns);
+    CHECK_EQ(win.shapes[i].self_ns, whole.shapes[i].self_ns);
+  }
+  CHECK_STR(whole.shapes[0].shape, "[[1, 3, 8, 8]]");
+  CHECK_EQ(whole.shapes[0].count, 200);
+  CHECK_EQ(whole.shapes[0].total_ns + whole.shapes[1].total_ns,
+           (int64_t)(134 * 10 + 133 * 11 + 133 * 12) * 1000);
+  pp_trace_free(&whole);
+  pp_trace_free(&win);
+}
+
 /* ONNX Runtime: operators named with their provider, fences left out,
  * nested args (shapes) read as text. */
 PP_TEST(import_ort_operators_and_providers) {
@@ -226,6 +393,13 @@ PP_TEST(import_ort_operators_and_providers) {
   CHECK_EQ(zone_named(&a, "model_run")->self_ns, 100000 - 60000);
   CHECK_EQ(a.prof.nzones, 3);
   CHECK_STR(pp_trace_meta(&t, "import.ort.provider_transitions"), "1");
+  /* input_type_shape as type[dims] */
+  const pp_op_shapes *conv = shapes_of(&a, "Conv [CPU]");
+  CHECK(conv != NULL);
+  CHECK_EQ(conv->nrows, 1);
+  CHECK_STR(conv->rows[0].shape, "float[1, 3, 8, 8], float[4, 3, 3, 3]");
+  CHECK_EQ(conv->rows[0].total_ns, 40000);
+  CHECK(shapes_of(&a, "Relu [CUDA]") == NULL); /* gave none */
   done(&t, &a);
 }
 
@@ -496,10 +670,36 @@ PP_TEST_T(import_real_torch_trace_matches_key_averages, 120) {
  */
 
 #ifdef PP_HAVE_JANSSON
+/* ONNX Runtime's input_type_shape ([{"float": [1, 3]}, ...]) written as
+ * the importer shows it ("float[1, 3], ..."), from the parsed JSON. */
+static void ort_shape_text(json_t *its, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  size_t i;
+  json_t *in;
+  json_array_foreach(its, i, in) {
+    const char *type;
+    json_t *dims;
+    json_object_foreach(in, type, dims) {
+      n += (size_t)snprintf(buf + n, len - n, "%s%s[", i ? ", " : "", type);
+      size_t k;
+      json_t *d;
+      json_array_foreach(dims, k, d) {
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", k ? ", " : "",
+                              (long long)json_integer_value(d));
+      }
+      n += (size_t)snprintf(buf + n, len - n, "]");
+    }
+  }
+  if (!n)
+    snprintf(buf, len, "(no inputs)");
+}
+
 /* The operator figures of an ONNX Runtime profile, computed here from its
  * JSON (jansson) as the importer should: per "<op_name> [<provider less
  * ExecutionProvider>]", the count and summed dur of the Node events, and
- * the count of model_run events. Then the import's zones must be those. */
+ * the count of model_run events; per operator and input shapes, the count
+ * and summed dur. Then the import's zones and shapes must be those. */
 static void check_ort_profile(const char *path) {
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
@@ -513,6 +713,13 @@ static void check_ort_profile(const char *path) {
   } op;
   op ops[64];
   size_t nops = 0;
+  typedef struct shp {
+    char op[160], shape[512];
+    uint64_t count;
+    int64_t total_ns;
+  } shp;
+  static shp shps[256];
+  size_t nshps = 0;
   uint64_t runs = 0;
   size_t i;
   json_t *e;
@@ -543,6 +750,23 @@ static void check_ort_profile(const char *path) {
     }
     ops[k].count++;
     ops[k].total_ns += dur * 1000;
+    char text[512];
+    ort_shape_text(json_object_get(args, "input_type_shape"), text,
+                   sizeof text);
+    size_t m = 0;
+    while (m < nshps &&
+           (strcmp(shps[m].op, key) != 0 || strcmp(shps[m].shape, text) != 0))
+      m++;
+    if (m == nshps) {
+      CHECK_LT(nshps, 256);
+      snprintf(shps[m].op, sizeof shps[m].op, "%s", key);
+      snprintf(shps[m].shape, sizeof shps[m].shape, "%s", text);
+      shps[m].count = 0;
+      shps[m].total_ns = 0;
+      nshps++;
+    }
+    shps[m].count++;
+    shps[m].total_ns += dur * 1000;
   }
   json_decref(root);
   CHECK_GT(nops, 3);
@@ -558,6 +782,29 @@ static void check_ort_profile(const char *path) {
   }
   CHECK_EQ(zone_named(&a, "model_run")->count, runs);
   CHECK_STR(pp_trace_meta(&t, "import.clipped"), "0");
+  /* every (operator, input shapes) with its calls and time; the shapes
+   * of an operator add up to its zone (every node gives shapes) */
+  CHECK_GT(nshps, nops);
+  size_t rows = 0;
+  for (size_t k = 0; k < nshps; k++) {
+    const pp_op_shapes *o = shapes_of(&a, shps[k].op);
+    if (!o)
+      PP_FAIL("no shapes for %s", shps[k].op);
+    const pp_shape_row *r = shape_row(o, shps[k].shape);
+    CHECK_EQ(r->count, shps[k].count);
+    CHECK_EQ(r->total_ns, shps[k].total_ns);
+  }
+  for (size_t k = 0; k < a.prof.shapes.nops; k++) {
+    const pp_op_shapes *o = &a.prof.shapes.ops[k];
+    const pp_zone_stats *z = pp_profile_zone(&a, o->loc);
+    CHECK_EQ(o->other_shapes, 0);
+    CHECK_EQ(o->count, z->count);
+    CHECK_EQ(o->total_ns, z->total_ns);
+    CHECK_EQ(o->self_ns, z->self_ns);
+    rows += o->nrows;
+  }
+  CHECK_EQ(rows, nshps);
+  CHECK_EQ(a.prof.shapes.nops, nops);
   done(&t, &a);
 }
 #endif
@@ -631,17 +878,17 @@ PP_TEST(import_torch_golden_trace) {
   pp_trace t;
   pp_analysis a;
   check_torch(path, ka, &t, &a);
+  /* recorded with record_shapes=True, but torch 1.13's legacy export
+   * writes no args: no shapes to show, and no section says otherwise */
+  CHECK_EQ(a.prof.shapes.nops, 0);
+  CHECK_STR(pp_trace_meta(&t, "import.shapes"), "0");
+  char *rep = tb_report_text(&a);
+  CHECK(strstr(rep, "operators by input shape") == NULL);
+  free(rep);
   done(&t, &a);
 #else
   printf("# skipped: built without jansson\n");
 #endif
-}
-
-static int count_event(void *arg, const pp_trace *t, uint32_t thread,
-                       const pp_event *e) {
-  (void)t, (void)thread, (void)e;
-  (*(uint64_t *)arg)++;
-  return 0;
 }
 
 /* A profile whose events come in time order streams through the figures
@@ -724,5 +971,214 @@ PP_TEST(import_streams_with_a_window_and_same_figures) {
   pp_cli_result r = pp_test_cli("report '%s'", path);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.out, "events:         4\n");
+  pp_cli_result_free(&r);
+}
+
+/* ---- merging a profile into a pipeprof trace (--with) ----------------- */
+
+static int64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A pipeprof trace at path recorded here: zone "outer" around a
+ * realtime anchor tagged rtag (if not NULL) and a monotonic one tagged
+ * mtag, taken at its start, then 20 ms of sleep. *real and *mono: the
+ * anchors' values (the clocks just before they were recorded). */
+static void record_with_anchor(const char *path, const char *rtag,
+                               const char *mtag, int64_t *real, int64_t *mono) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_thread_name("main");
+  pp_zone z = pp_zone_begin_name("outer");
+  char name[256];
+  *real = clock_ns(CLOCK_REALTIME);
+  *mono = clock_ns(CLOCK_MONOTONIC);
+  if (rtag) {
+    snprintf(name, sizeof name, "pipeprof.profile_start.realtime_ns %s", rtag);
+    pp_counter_set(name, *real);
+  }
+  if (mtag) {
+    snprintf(name, sizeof name, "pipeprof.profile_start.monotonic_ns %s", mtag);
+    pp_counter_set(name, *mono);
+  }
+  struct timespec nap = {0, 20 * 1000000};
+  while (nanosleep(&nap, &nap) != 0)
+    ;
+  pp_zone_end(z);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs(text, f);
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* A legacy torch profile counting from its own start: "step" 100..500
+ * us holding aten::mm (with shapes) and a zone named like the trace's. */
+static const char legacy_profile[] =
+    "[{\"name\": \"step\", \"ph\": \"X\", \"ts\": 100, \"dur\": 400,"
+    " \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}},"
+    "{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 150, \"dur\": 100,"
+    " \"tid\": 1, \"pid\": \"CPU functions\","
+    " \"args\": {\"Input Dims\": [[2, 3], [3, 4]]}},"
+    "{\"name\": \"outer\", \"ph\": \"X\", \"ts\": 300, \"dur\": 10,"
+    " \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]";
+
+#ifdef PP_HAVE_JANSSON
+/* The X event named name in a Chrome export (fails when absent). */
+static json_t *chrome_event(json_t *doc, const char *name) {
+  json_t *ev = json_object_get(doc, "traceEvents");
+  size_t i;
+  json_t *e;
+  json_array_foreach(ev, i, e) {
+    const char *n = json_string_value(json_object_get(e, "name"));
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (n && ph && !strcmp(n, name) && !strcmp(ph, "X"))
+      return e;
+  }
+  PP_FAIL("no X event \"%s\" in the Chrome export", name);
+}
+
+/* Does X event in lie within X event out (Chrome's us, 3 decimals)? */
+static void check_inside(json_t *in, json_t *out) {
+  double its = json_number_value(json_object_get(in, "ts"));
+  double idur = json_number_value(json_object_get(in, "dur"));
+  double ots = json_number_value(json_object_get(out, "ts"));
+  double odur = json_number_value(json_object_get(out, "dur"));
+  CHECK_GE(its, ots);
+  CHECK_LE(its + idur, ots + odur);
+}
+
+static json_t *cli_json(const char *fmt, const char *a, const char *b,
+                        const char *extra) {
+  pp_cli_result r = pp_test_cli(fmt, a, b, extra);
+  if (r.rc != 0)
+    PP_FAIL("pipeprof exit %d: %s", r.rc, r.err);
+  json_error_t jerr;
+  json_t *doc = json_loads(r.out, 0, &jerr);
+  if (!doc)
+    PP_FAIL("not JSON: %s", jerr.text);
+  pp_cli_result_free(&r);
+  return doc;
+}
+#endif
+
+/* A profile counting from its own start lands where the trace's anchor
+ * says (the one named like the file), inside the zone that enclosed it;
+ * its threads are named after the tool, a zone named like one of the
+ * trace's is told apart, and the figures count both. */
+PP_TEST_T(import_with_aligns_by_anchor, 120) {
+  char trace[4096], prof[4096];
+  snprintf(trace, sizeof trace, "%s/app.pptrace", pp_test_tmpdir());
+  snprintf(prof, sizeof prof, "%s/legacy.json", pp_test_tmpdir());
+  int64_t real, mono;
+  record_with_anchor(trace, "legacy.json", "other.json", &real, &mono);
+  write_file(prof, legacy_profile);
+  pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(torch.profiler (legacy autograd export)), aligned "
+                        "by anchor \"pipeprof.profile_start.realtime_ns "
+                        "legacy.json\"");
+  CHECK_CONTAINS(r.out, "\nouter [torch.profiler] ");
+  CHECK_CONTAINS(r.out, "\naten::mm ");
+  CHECK_CONTAINS(r.out, "torch.profiler: thread 1");
+  CHECK_CONTAINS(r.out, "operators by input shape");
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  json_t *c = cli_json("export --format chrome '%s' --with '%s' -o -%s", trace,
+                       prof, "");
+  json_t *outer = chrome_event(c, "outer");
+  check_inside(chrome_event(c, "step"), outer);
+  check_inside(chrome_event(c, "aten::mm"), outer);
+  check_inside(chrome_event(c, "outer [torch.profiler]"), outer);
+  /* step starts 100 us after the anchor; outer began before it */
+  double step_us =
+      json_number_value(json_object_get(chrome_event(c, "step"), "ts")) -
+      json_number_value(json_object_get(outer, "ts"));
+  CHECK_GE(step_us, 100.0);
+  json_decref(c);
+  /* by the monotonic anchor (named like --with's file): exact */
+  char prof2[4096];
+  snprintf(prof2, sizeof prof2, "%s/other.json", pp_test_tmpdir());
+  write_file(prof2, legacy_profile);
+  json_t *s = cli_json("export --format json '%s' --with '%s' -o -%s", trace,
+                       prof2, " --offset 1000");
+  json_t *m = json_array_get(json_object_get(s, "merged_profiles"), 0);
+  CHECK_STR(json_string_value(json_object_get(m, "aligned_by")),
+            "anchor \"pipeprof.profile_start.monotonic_ns other.json\", "
+            "--offset 1000 ns");
+  CHECK_EQ(json_integer_value(json_object_get(m, "shift_ns")), mono + 1000);
+  json_decref(s);
+#endif
+}
+
+/* Kineto's base time is wall clock: the profile needs no anchor. A
+ * profile with no clock and no anchor is refused unless --offset places
+ * it from the trace's start. */
+PP_TEST_T(import_with_wall_clock_offset_and_refusals, 120) {
+  char trace[4096], prof[4096], json[1024];
+  snprintf(trace, sizeof trace, "%s/app.pptrace", pp_test_tmpdir());
+  snprintf(prof, sizeof prof, "%s/kineto.json", pp_test_tmpdir());
+  int64_t real, mono;
+  record_with_anchor(trace, NULL, NULL, &real, &mono);
+  snprintf(json, sizeof json,
+           "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+           " \"name\": \"aten::add\", \"pid\": 7, \"tid\": 7, \"ts\": 1000,"
+           " \"dur\": 50}], \"baseTimeNanoseconds\": %lld}",
+           (long long)real);
+  write_file(prof, json);
+  pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(torch.profiler (Kineto)), aligned by wall clock");
+  CHECK_CONTAINS(r.out, "torch.profiler: thread 7");
+  pp_cli_result_free(&r);
+#ifdef PP_HAVE_JANSSON
+  json_t *c = cli_json("export --format chrome '%s' --with '%s' -o -%s", trace,
+                       prof, "");
+  check_inside(chrome_event(c, "aten::add"), chrome_event(c, "outer"));
+  json_decref(c);
+#endif
+  /* no clock, no anchor */
+  char legacy[4096];
+  snprintf(legacy, sizeof legacy, "%s/legacy.json", pp_test_tmpdir());
+  write_file(legacy, legacy_profile);
+  r = pp_test_cli("report '%s' --with '%s'", trace, legacy);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "no clock to align the profile by");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("export --format chrome '%s' --with '%s' -o -", trace,
+                  legacy);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "give --offset NS");
+  pp_cli_result_free(&r);
+  /* --offset: from the trace's start (its session's) */
+  r = pp_test_cli("report '%s' --with '%s' --offset 2000000", trace, legacy);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "aligned by the trace's start (no clock to align "
+                        "by), --offset 2000000 ns");
+  pp_cli_result_free(&r);
+  /* an ONNX Runtime profile (golden): its threads and operators join */
+  r = pp_test_cli("report '%s' --with "
+                  "'%s/tests/fixtures/ort/cnn-basic-seq.json' --offset 0",
+                  trace, pp_test_srcdir());
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "(ONNX Runtime), aligned by the trace's start");
+  CHECK_CONTAINS(r.out, "onnxruntime: thread ");
+  CHECK_CONTAINS(r.out, "\nConv [CPU] ");
+  CHECK_CONTAINS(r.out, "providers:      0 transitions");
+  pp_cli_result_free(&r);
+  /* usage: --offset alone; a profile as FILE; a bad profile */
+  r = pp_test_cli("report '%s' --offset 5", trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "--offset is for a profile given with");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report '%s' --with '%s'", legacy, prof);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "--with merges profiles into a pipeprof");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("report '%s' --with '%s'", trace, trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 1, "not JSON");
   pp_cli_result_free(&r);
 }

@@ -349,6 +349,41 @@ typedef struct pp_breakdown {
   uint64_t stages_more; /* past PP_BREAKDOWN_STAGES_MAX */
 } pp_breakdown;
 
+/* Operators by input shape (analyze/shapes.c): an imported profile's
+ * table (pp_trace.shapes, from every event of the profile, as torch's
+ * key_averages(group_by_input_shape=True) groups them) per zone site,
+ * each site's shapes by total time, the first PP_SHAPES_LISTED listed
+ * and the rest summed as "other shapes". Empty for a pipeprof trace. */
+typedef struct pp_shape_row {
+  const char *shape; /* the shapes as text (docs/import.md); points into
+                        the trace */
+  uint64_t count;
+  int64_t total_ns, self_ns;
+} pp_shape_row;
+
+typedef struct pp_op_shapes {
+  uint32_t loc;
+  uint64_t count;            /* its calls that gave shapes */
+  int64_t total_ns, self_ns; /* their durations and self times */
+  pp_shape_row *rows;        /* by total_ns descending (ties: count, text) */
+  size_t nrows;
+  uint64_t other_shapes; /* distinct shapes past the listed ones */
+  uint64_t other_count;  /* their calls, and the untold ones */
+  int64_t other_total_ns, other_self_ns;
+  uint64_t untold; /* calls whose shapes the importer had no room to
+                      tell apart (META import.shapes_past_bound), in
+                      other_count */
+} pp_op_shapes;
+
+#define PP_SHAPES_LISTED 16u
+#define PP_SHAPE_OPS_MAX 256u
+
+typedef struct pp_shapes {
+  pp_op_shapes *ops; /* by total_ns descending (ties: name, site) */
+  size_t nops;
+  uint64_t ops_more; /* sites with shapes past PP_SHAPE_OPS_MAX */
+} pp_shapes;
+
 typedef struct pp_profile {
   int64_t t0, t1;       /* first and last timestamp, ns */
   int64_t wall_ns;      /* t1 - t0 */
@@ -388,6 +423,8 @@ typedef struct pp_profile {
   pp_gpu_stats gpu;         /* GPU zones (pp_analyze_gpu) */
   pp_breakdown breakdown;   /* inside each top-level zone
                                (pp_analyze_breakdown) */
+  pp_shapes shapes;         /* operators by input shape
+                               (pp_analyze_shapes) */
   pp_mem_pool_stats *pools; /* device memory pools, by name then device */
   size_t npools;
 } pp_profile;
@@ -501,6 +538,10 @@ void pp_request_stats_free(pp_request_stats *r);
  * them). Returns 0, or -1 when out of memory. */
 int pp_analyze_breakdown(pp_analysis *a);
 void pp_breakdown_free(pp_breakdown *b);
+/* Operators by input shape (src/analyze/shapes.c): fill a->prof.shapes
+ * from the trace's table. Returns 0, or -1 when out of memory. */
+int pp_analyze_shapes(pp_analysis *a);
+void pp_shapes_free(pp_shapes *s);
 /* Free the per-site figures of a profile (zones, frames, counters: what a
  * STATS payload decodes into) and zero their counts. */
 void pp_profile_figures_free(pp_profile *p);

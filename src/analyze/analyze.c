@@ -42,6 +42,7 @@ void pp__analysis_results_free(pp_analysis *a) {
   pp_pipeline_free(&p->pipe);
   pp_gpu_stats_free(p);
   pp_breakdown_free(&p->breakdown);
+  pp_shapes_free(&p->shapes);
   memset(p, 0, sizeof *p);
   pp__free(a->ranges);
   a->ranges = NULL;
@@ -438,7 +439,8 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
   } else if (pp_analyze_requests(a)) {
     goto oom;
   }
-  if (pp_analyze_breakdown(a) || pp_analyze_gpu(a) || pp_analyze_cuda(a) ||
+  if (pp_analyze_breakdown(a) || pp_analyze_shapes(a) || pp_analyze_gpu(a) ||
+      pp_analyze_cuda(a) ||
       pp_analyze_pipeline(a)) /* last: its advice reads the GPU figures */
     goto oom;
   a->analyzed = 1;

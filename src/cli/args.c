@@ -16,7 +16,8 @@
 
 const char pp_cli_report_usage[] =
     "usage: pipeprof report [--top N] [--slo SPEC] [--warmup N]\n"
-    "                       [--details N|all] [--html OUT] "
+    "                       [--details N|all] [--html OUT]\n"
+    "                       [--with PROFILE [--offset NS]] "
     "FILE.pptrace|RUN_DIR\n"
     "\n"
     "Print the report of a trace: wall time, per-zone table (count, total,\n"
@@ -34,12 +35,17 @@ const char pp_cli_report_usage[] =
     "                instances, flows, stages; default 2000000; all: every\n"
     "                event); every statistic counts every event\n"
     "  --html OUT    also write the HTML report (one self-contained file)\n"
-    "                to OUT\n";
+    "                to OUT\n"
+    "  --with PROFILE  merge a torch.profiler or ONNX Runtime profile of\n"
+    "                the same process, aligned by wall clock (repeatable,\n"
+    "                up to 8): its threads and operators join the report\n"
+    "  --offset NS   move the profiles by NS ns; for one with no clock to\n"
+    "                align by, from the trace's start\n";
 
 const char pp_cli_export_usage[] =
     "usage: pipeprof export FILE.pptrace|RUN_DIR --format "
     "chrome|json|csv|html [-o OUT]\n"
-    "                       [--details N|all]\n"
+    "                       [--details N|all] [--with PROFILE [--offset NS]]\n"
     "\n"
     "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
     "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
@@ -50,6 +56,9 @@ const char pp_cli_export_usage[] =
     "  --details N      as for report; chrome: a run directory only, its\n"
     "                   files merged in memory (without it, or with all,\n"
     "                   every event of every file streams)\n"
+    "  --with PROFILE   merge a torch.profiler or ONNX Runtime profile of\n"
+    "                   the same process by wall clock (as for report)\n"
+    "  --offset NS      move the profiles by NS ns (as for report)\n"
     "\n"
     "FILE may also be a torch.profiler Chrome trace or an ONNX Runtime\n"
     "profile (JSON), recognised by content.\n";
@@ -94,6 +103,45 @@ static int parse_details(const char *s, uint64_t *out) {
   return 0;
 }
 
+/* --with FILE and --offset NS at argv[*i] (report, export): 1 when taken
+ * (*i moved past its value), 0 when argv[*i] is neither, or the usage
+ * error's exit status. */
+static int parse_with(const char *cmd, int argc, char **argv, int *i,
+                      pp_cli_with *w) {
+  const char *opt = argv[*i];
+  if (strcmp(opt, "--with") == 0) {
+    if (*i + 1 >= argc)
+      return pp_cli_usage_error(cmd, "%s needs a profile file", opt);
+    if (w->n >= PP_CLI_WITH_MAX)
+      return pp_cli_usage_error(cmd, "at most 8 profiles with --with (%s)",
+                                argv[*i + 1]);
+    w->files[w->n++] = argv[++*i];
+    return 1;
+  }
+  if (strcmp(opt, "--offset") == 0) {
+    if (*i + 1 >= argc)
+      return pp_cli_usage_error(cmd, "%s needs a number of ns", opt);
+    const char *s = argv[++*i];
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+      return pp_cli_usage_error(cmd, "bad --offset value '%s' (ns)", s);
+    w->offset_ns = v;
+    w->offset_set = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* --offset without --with is a mistake. */
+static int check_with(const char *cmd, const pp_cli_with *w) {
+  if (w->offset_set && !w->n)
+    return pp_cli_usage_error(cmd, "%s is for a profile given with --with",
+                              "--offset");
+  return PP_CLI_PARSED;
+}
+
 static int parse_int(const char *s, long lo, long hi, long *out) {
   char *end;
   errno = 0;
@@ -110,6 +158,11 @@ int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
   const char *slo_spec = getenv("PIPEPROF_SLO");
   const char *slo_from = "PIPEPROF_SLO";
   for (int i = 1; i < argc; i++) {
+    int w = parse_with("report", argc, argv, &i, &a->with);
+    if (w == 1)
+      continue;
+    if (w != 0)
+      return w;
     if (pp_cli_is_help(argv[i])) {
       fputs(pp_cli_report_usage, stdout);
       return PP_CLI_EXIT_OK;
@@ -152,6 +205,8 @@ int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
   }
   if (!a->file)
     return pp_cli_usage_error("report", "missing trace file%s", "");
+  if (check_with("report", &a->with) != PP_CLI_PARSED)
+    return PP_CLI_EXIT_USAGE;
   if (slo_spec && *slo_spec) {
     char err[160];
     if (pp_slo_parse(slo_spec, &a->slo, err, sizeof err) != 0) {
@@ -179,6 +234,11 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
   a->details = PP_CLI_KEEP_EVENTS;
   const char *format = NULL;
   for (int i = 1; i < argc; i++) {
+    int w = parse_with("export", argc, argv, &i, &a->with);
+    if (w == 1)
+      continue;
+    if (w != 0)
+      return w;
     if (pp_cli_is_help(argv[i])) {
       fputs(pp_cli_export_usage, stdout);
       return PP_CLI_EXIT_OK;
@@ -212,6 +272,8 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
     return pp_cli_usage_error("export", "missing trace file%s", "");
   if (!format)
     return pp_cli_usage_error("export", "missing --format%s", "");
+  if (check_with("export", &a->with) != PP_CLI_PARSED)
+    return PP_CLI_EXIT_USAGE;
   a->fn = find_format(format);
   if (!a->fn)
     return pp_cli_usage_error("export",

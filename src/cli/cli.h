@@ -33,6 +33,49 @@ int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
 int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
                          uint64_t keep, uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a);
+
+/* Other tools' profiles to merge into the trace by wall clock (--with,
+ * --offset; with.c). */
+#define PP_CLI_WITH_MAX 8
+typedef struct pp_cli_with {
+  const char *files[PP_CLI_WITH_MAX];
+  size_t n;
+  int64_t offset_ns; /* --offset: added to every profile's times */
+  int offset_set;
+} pp_cli_with;
+/* pp_cli_load_requests, then w's profiles merged in (pp_cli_merge_with)
+ * before the analysis. path must be a pipeprof trace or run directory. */
+int pp_cli_load_with(const char *path, pp_trace *t, pp_analysis *a,
+                     uint64_t keep, uint64_t warmup, const pp_slo *slo,
+                     const pp_cli_with *w);
+
+/* The anchors a trace holds (counters "pipeprof.profile_start.realtime_ns
+ * TAG" and ".monotonic_ns TAG": where another tool's profile starts),
+ * the latest value of each, at most PP_CLI_ANCHORS_MAX (more counted). */
+#define PP_CLI_ANCHORS_MAX 64
+typedef struct pp_cli_anchor {
+  char *tag;
+  int real;      /* value is realtime ns; else monotonic ns */
+  int64_t value; /* the profile's time 0 */
+  int64_t at_ns; /* when it was recorded (the trace's clock) */
+} pp_cli_anchor;
+typedef struct pp_cli_anchors {
+  pp_cli_anchor *v;
+  size_t n, cap;
+  uint64_t more;
+} pp_cli_anchors;
+/* A pp_feed_fn (arg: a pp_cli_anchors) keeping the anchors among the
+ * events it is handed; pp_cli_anchors_scan hands it t's stored events. */
+int pp_cli_anchor_tap(void *arg, const pp_trace *t, uint32_t thread,
+                      const pp_event *e);
+int pp_cli_anchors_scan(pp_cli_anchors *an, const pp_trace *t);
+void pp_cli_anchors_free(pp_cli_anchors *an);
+/* Import each profile of w, move it onto t's clock (its own wall clock,
+ * else an anchor of an, else --offset from t's start), name its threads
+ * after the tool and merge it into t (its events through a's stream when
+ * the load streams; at most keep stored). 0, or -1 with one line said. */
+int pp_cli_merge_with(pp_trace *t, pp_analysis *a, const pp_cli_with *w,
+                      const pp_cli_anchors *an, uint64_t keep);
 /* The same, streamed (keep < UINT64_MAX), also handing every event of
  * every file to tap as it is read (analyze/stream.h pp__stream_tap: sites
  * and threads numbered as in the loaded trace; zone events of a thread in
@@ -51,6 +94,9 @@ int pp_cli_export_to(const pp_analysis *a,
  * kept (UINT64_MAX: all). Returns the exit code: 0, or 1 after printing one
  * line (no output file is left behind then). Bounds hit are said on stderr. */
 int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep);
+/* The same with w's profiles merged in (in memory, every event kept). */
+int pp_cli_export_chrome_with(const char *path, const char *out, uint64_t keep,
+                              const pp_cli_with *w);
 
 /* Remove DIR/app.pptrace.<pid> files left by an earlier run. */
 void pp_cli_remove_children(const char *dir);
@@ -72,6 +118,7 @@ typedef struct pp_cli_report_args {
   long warmup;
   pp_slo slo; /* from --slo, else $PIPEPROF_SLO; zeros: none */
   uint64_t details; /* --details: events kept (pp_cli_load_keep) */
+  pp_cli_with with; /* --with, --offset */
 } pp_cli_report_args;
 
 typedef struct pp_cli_export_args {
@@ -79,6 +126,7 @@ typedef struct pp_cli_export_args {
   pp_cli_export_fn fn;
   uint64_t details; /* --details (chrome: a run directory only) */
   int details_set;  /* --details was given */
+  pp_cli_with with; /* --with, --offset */
 } pp_cli_export_args;
 
 typedef struct pp_cli_demo_args {

@@ -33,6 +33,7 @@ typedef struct load_opts {
   pp_slo slo;
   pp_feed_fn tap; /* every event as read (pp__stream_tap); NULL: none */
   void *tap_arg;
+  const pp_cli_with *with; /* profiles to merge in; NULL: none */
 } load_opts;
 
 /* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too: out
@@ -276,15 +277,39 @@ static int load_dir(const char *dir, pp_trace *t, pp_analysis *a,
 }
 
 static int load(const char *path, pp_trace *t, pp_analysis *a,
-                const load_opts *o) {
+                const load_opts *opts) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
   memset(a, 0, sizeof *a);
+  load_opts wo = *opts;
+  const load_opts *o = &wo;
+  pp_cli_anchors anchors = {0};
+  int with = opts->with && opts->with->n;
+  if (with && !is_dir && is_json_file(path)) {
+    fprintf(stderr,
+            "pipeprof: %s: --with merges profiles into a pipeprof "
+            "trace: give the .pptrace (or run directory) first\n",
+            path);
+    return -1;
+  }
+  if (with && !wo.tap) { /* the anchors, as the events go by */
+    wo.tap = pp_cli_anchor_tap;
+    wo.tap_arg = &anchors;
+  }
   if (is_dir ? load_dir(path, t, a, o) != 0
              : read_one(path, t, a, o, NULL) != 0) {
+    pp_cli_anchors_free(&anchors);
     pp_analysis_free(a);
     return -1;
   }
+  if (with && ((!a->stream && pp_cli_anchors_scan(&anchors, t) != 0) ||
+               pp_cli_merge_with(t, a, opts->with, &anchors, o->keep) != 0)) {
+    pp_cli_anchors_free(&anchors);
+    pp_analysis_free(a);
+    pp_trace_free(t);
+    return -1;
+  }
+  pp_cli_anchors_free(&anchors);
   a->req_warmup = o->warmup; /* for requests analysed from stored events */
   a->req_slo = o->slo;
   if (pp_analyze(t, a) != 0) {
@@ -308,13 +333,20 @@ static int load(const char *path, pp_trace *t, pp_analysis *a,
 
 int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
                          uint64_t keep, uint64_t warmup, const pp_slo *slo) {
-  load_opts o = {keep, warmup, *slo, NULL, NULL};
+  load_opts o = {keep, warmup, *slo, NULL, NULL, NULL};
+  return load(path, t, a, &o);
+}
+
+int pp_cli_load_with(const char *path, pp_trace *t, pp_analysis *a,
+                     uint64_t keep, uint64_t warmup, const pp_slo *slo,
+                     const pp_cli_with *w) {
+  load_opts o = {keep, warmup, *slo, NULL, NULL, w};
   return load(path, t, a, &o);
 }
 
 int pp_cli_load_tap(const char *path, pp_trace *t, pp_analysis *a,
                     uint64_t keep, pp_feed_fn tap, void *arg) {
-  load_opts o = {keep, 0, {0, 0, 0}, tap, arg};
+  load_opts o = {keep, 0, {0, 0, 0}, tap, arg, NULL};
   if (keep == UINT64_MAX) {
     fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
     return -1;
@@ -712,10 +744,11 @@ static void dir_free(chrome_dir *d) {
 /* The Chrome export of path loaded in memory, keep events kept (a run
  * directory's merge, or an imported profile): EXIT_OK or EXIT_FAIL. */
 static int export_chrome_loaded(const char *path, const char *out,
-                                uint64_t keep) {
+                                uint64_t keep, const pp_cli_with *w) {
+  static const pp_slo none;
   pp_trace t;
   pp_analysis a;
-  if (pp_cli_load_keep(path, &t, &a, keep) != 0)
+  if (pp_cli_load_with(path, &t, &a, keep, 0, &none, w) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&a, pp_export_chrome, out);
   pp_analysis_free(&a);
@@ -738,7 +771,7 @@ static int export_chrome_dir(const char *dir, const char *out,
     dir_free(&d);
     pp_trace_free(&d.view);
     pp__stream_free(d.x.s);
-    return export_chrome_loaded(dir, out, keep);
+    return export_chrome_loaded(dir, out, keep, NULL);
   }
   if (rc != 0)
     goto fail;
@@ -806,16 +839,23 @@ fail:
   return rc;
 }
 
+int pp_cli_export_chrome_with(const char *path, const char *out, uint64_t keep,
+                              const pp_cli_with *w) {
+  if (w && w->n) /* profiles merged in: in memory, every event */
+    return export_chrome_loaded(path, out, keep, w);
+  return pp_cli_export_chrome(path, out, keep);
+}
+
 int pp_cli_export_chrome(const char *path, const char *out, uint64_t keep) {
   struct stat st;
   int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
   if (!is_dir && is_json_file(path)) /* an imported profile: in memory */
-    return export_chrome_loaded(path, out, UINT64_MAX);
+    return export_chrome_loaded(path, out, UINT64_MAX, NULL);
   if (is_dir) {
     if (keep == UINT64_MAX) /* every event: streamed */
       return export_chrome_dir(path, out, keep);
     /* --details N: the window of a merge in memory */
-    return export_chrome_loaded(path, out, keep);
+    return export_chrome_loaded(path, out, keep, NULL);
   }
   char err[512];
   chrome_tee x = {pp__stream_new(), NULL, out, NULL, 0, 1, 0, 0};

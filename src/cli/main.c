@@ -49,8 +49,8 @@ static int cmd_report(int argc, char **argv) {
   opts.top_n = a.top_n;
   pp_trace t;
   pp_analysis an;
-  if (pp_cli_load_requests(file, &t, &an, a.details, (uint64_t)warmup, &slo) !=
-      0)
+  if (pp_cli_load_with(file, &t, &an, a.details, (uint64_t)warmup, &slo,
+                       &a.with) != 0)
     return EXIT_FAIL;
   /* The HTML file first: a failure to create it then leaves nothing but
    * its one error line. */
@@ -78,11 +78,12 @@ static int cmd_export(int argc, char **argv) {
   const char *file = a.file, *out = a.out;
   pp_cli_export_fn fn = a.fn;
   if (fn == pp_export_chrome) /* every event; --details: a run dir only */
-    return pp_cli_export_chrome(file, out,
-                                a.details_set ? a.details : UINT64_MAX);
+    return pp_cli_export_chrome_with(
+        file, out, a.details_set ? a.details : UINT64_MAX, &a.with);
+  static const pp_slo none;
   pp_trace t;
   pp_analysis an;
-  if (pp_cli_load_keep(file, &t, &an, a.details) != 0)
+  if (pp_cli_load_with(file, &t, &an, a.details, 0, &none, &a.with) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&an, fn, out);
   pp_analysis_free(&an);

@@ -29,6 +29,7 @@
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
 #include "export/run_tree.h"
+#include "internal.h"
 
 #define NAME_MAX_COLS 40
 #define NAME_MIN_COLS 12
@@ -268,6 +269,24 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
   if (source) {
     fputs("\nimported from:  ", out);
     put_name(out, source, 80, 0);
+  }
+  /* profiles merged in by wall clock (pipeprof report --with) */
+  for (unsigned k = 1;; k++) {
+    char key[48];
+    snprintf(key, sizeof key, "with.%u.file", k);
+    const char *file = pp_trace_meta(t, key);
+    if (!file)
+      break;
+    snprintf(key, sizeof key, "with.%u.source", k);
+    const char *src = pp_trace_meta(t, key);
+    snprintf(key, sizeof key, "with.%u.aligned_by", k);
+    const char *how = pp_trace_meta(t, key);
+    fputs("\nmerged with:    ", out);
+    put_name(out, file, 80, 0);
+    fputs(" (", out);
+    put_name(out, src ? src : "", 60, 0);
+    fputs("), aligned by ", out);
+    put_name(out, how ? how : "", 120, 0);
   }
   if (p->provider_transitions >= 0)
     fprintf(out,
@@ -545,6 +564,83 @@ static void breakdown(FILE *out, const pp_analysis *a, int cap) {
   uint64_t more = bd->nstages - ns + bd->stages_more;
   if (more)
     fprintf(out, "(%" PRIu64 " more top-level zone%s with nested zones)\n",
+            more, more == 1 ? "" : "s");
+}
+
+/* Operators by input shape (an imported profile's): the largest
+ * operators, each with its shapes by total time and what is left in its
+ * other shapes; what is not shown is said. */
+#define SHAPE_OPS_SHOWN 8
+#define SHAPE_ROWS_SHOWN 5
+#define SHAPE_COLS_MAX 56
+
+static void shape_line(FILE *out, const char *shape, int sw, uint64_t count,
+                       int64_t total, int64_t self, int64_t op_total) {
+  fputs("    ", out);
+  put_name(out, shape, sw, 1);
+  fprintf(out, "%8" PRIu64, count);
+  put_dur(out, (double)total);
+  put_dur(out, (double)self);
+  put_pct(out, (double)total, (double)op_total);
+  fputc('\n', out);
+}
+
+static void shapes_table(FILE *out, const pp_analysis *a, int cap) {
+  const pp_trace *t = a->trace;
+  const pp_shapes *sh = &a->prof.shapes;
+  if (!sh->nops)
+    return;
+  fputs("\noperators by input shape (largest first; each shape's calls, "
+        "total and self time, and share of the operator's total)\n",
+        out);
+  size_t no = sh->nops < SHAPE_OPS_SHOWN ? sh->nops : SHAPE_OPS_SHOWN;
+  for (size_t i = 0; i < no; i++) {
+    const pp_op_shapes *op = &sh->ops[i];
+    size_t nr = op->nrows < SHAPE_ROWS_SHOWN ? op->nrows : SHAPE_ROWS_SHOWN;
+    uint64_t other = op->other_shapes + (op->nrows - nr);
+    int sw = name_cols("input shapes");
+    for (size_t k = 0; k < nr; k++)
+      sw = max_int(sw, name_cols(op->rows[k].shape));
+    sw = min_int(max_int(sw, name_cols("(99 other shapes)")), SHAPE_COLS_MAX);
+    char b[CELL_MAX];
+    put_name(out, pp_trace_loc_name(t, op->loc), cap, 0);
+    fprintf(out, ": %" PRIu64 " call%s, %s, %" PRIu64 " shape%s\n", op->count,
+            op->count == 1 ? "" : "s",
+            pp_format_ns(b, sizeof b, (double)op->total_ns),
+            op->nrows + op->other_shapes,
+            op->nrows + op->other_shapes == 1 ? "" : "s");
+    fputs("    ", out);
+    put_name(out, "input shapes", sw, 1);
+    fprintf(out, "%8s%*s%*s%*s\n", "calls", DUR_W, "total", DUR_W, "self",
+            PCT_W, "share");
+    for (size_t k = 0; k < nr; k++)
+      shape_line(out, op->rows[k].shape, sw, op->rows[k].count,
+                 op->rows[k].total_ns, op->rows[k].self_ns, op->total_ns);
+    if (other || op->untold) {
+      uint64_t n = op->other_count;
+      int64_t tot = op->other_total_ns, self = op->other_self_ns;
+      for (size_t k = nr; k < op->nrows; k++) {
+        n += op->rows[k].count;
+        tot = pp__add_sat(tot, op->rows[k].total_ns);
+        self = pp__add_sat(self, op->rows[k].self_ns);
+      }
+      char label[64];
+      if (op->untold)
+        snprintf(label, sizeof label,
+                 "(%" PRIu64 " other shapes, more "
+                 "untold)",
+                 other);
+      else
+        snprintf(label, sizeof label, "(%" PRIu64 " other shape%s)", other,
+                 other == 1 ? "" : "s");
+      shape_line(out, label, sw, n, tot, self, op->total_ns);
+    }
+  }
+  uint64_t more = sh->nops - no + sh->ops_more;
+  if (more)
+    fprintf(out,
+            "(%" PRIu64 " more operator%s with shapes: summary JSON "
+            "\"shapes\")\n",
             more, more == 1 ? "" : "s");
 }
 
@@ -1039,6 +1135,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   zone_table(out, a, cap);
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);
+  shapes_table(out, a, cap);
   thread_table(out, a, &rt);
   frame_table(out, a, cap);
   counter_table(out, a, cap);

@@ -32,7 +32,7 @@
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns. */
-#define SUMMARY_SCHEMA_MINOR 11
+#define SUMMARY_SCHEMA_MINOR 12
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -151,6 +151,53 @@ static void write_breakdown(pp_jsonw *w, const pp_analysis *a) {
   }
   pp_jsonw_arr_end(w);
   pp_jsonw_kv_uint(w, "stages_more", bd->stages_more);
+  pp_jsonw_obj_end(w);
+}
+
+/* schema_minor 12: an imported profile's operators by input shape. */
+static void shape_fields(pp_jsonw *w, uint64_t count, int64_t total,
+                         int64_t self, int64_t op_total) {
+  pp_jsonw_kv_uint(w, "count", count);
+  pp_jsonw_kv_int(w, "total_ns", total);
+  pp_jsonw_kv_int(w, "self_ns", self);
+  kv_pct(w, "total_pct", (double)total, (double)op_total);
+}
+
+static void write_shapes(pp_jsonw *w, const pp_analysis *a) {
+  const pp_trace *t = a->trace;
+  const pp_shapes *sh = &a->prof.shapes;
+  pp_jsonw_key(w, "shapes");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_key(w, "operators");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < sh->nops; i++) {
+    const pp_op_shapes *op = &sh->ops[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, op->loc));
+    pp_jsonw_kv_uint(w, "count", op->count);
+    pp_jsonw_kv_int(w, "total_ns", op->total_ns);
+    pp_jsonw_kv_int(w, "self_ns", op->self_ns);
+    pp_jsonw_key(w, "by_shape");
+    pp_jsonw_arr_begin(w);
+    for (size_t k = 0; k < op->nrows; k++) {
+      const pp_shape_row *r = &op->rows[k];
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "input_shapes", r->shape);
+      shape_fields(w, r->count, r->total_ns, r->self_ns, op->total_ns);
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+    pp_jsonw_key(w, "other_shapes");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_uint(w, "shapes", op->other_shapes);
+    pp_jsonw_kv_uint(w, "untold", op->untold);
+    shape_fields(w, op->other_count, op->other_total_ns, op->other_self_ns,
+                 op->total_ns);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_uint(w, "operators_more", sh->ops_more);
   pp_jsonw_obj_end(w);
 }
 
@@ -573,6 +620,26 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
                     p->provider_copy_ns > 0 ? p->provider_copy_ns : 0);
     pp_jsonw_obj_end(&w);
   }
+  /* schema_minor 12: profiles merged in by wall clock (--with) */
+  pp_jsonw_key(&w, "merged_profiles");
+  pp_jsonw_arr_begin(&w);
+  for (unsigned k = 1;; k++) {
+    static const char *const fields[] = {"file", "source", "aligned_by"};
+    char key[48];
+    snprintf(key, sizeof key, "with.%u.file", k);
+    if (!pp_trace_meta(t, key))
+      break;
+    pp_jsonw_obj_begin(&w);
+    for (size_t f = 0; f < 3; f++) {
+      snprintf(key, sizeof key, "with.%u.%s", k, fields[f]);
+      pp_jsonw_kv_str(&w, fields[f], pp_trace_meta(t, key));
+    }
+    snprintf(key, sizeof key, "with.%u.shift_ns", k);
+    const char *shift = pp_trace_meta(t, key);
+    pp_jsonw_kv_int(&w, "shift_ns", shift ? strtoll(shift, NULL, 10) : 0);
+    pp_jsonw_obj_end(&w);
+  }
+  pp_jsonw_arr_end(&w);
   const char *iclock = pp_trace_meta(t, "import.clock");
   pp_jsonw_kv_str(&w, "clock", iclock ? iclock : "monotonic");
   pp_jsonw_kv_int(&w, "t0_ns", p->t0);
@@ -609,6 +676,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   write_zones(&w, a);
   write_top_self(&w, a);
   write_breakdown(&w, a);
+  write_shapes(&w, a);
   write_threads(&w, a);
   write_frames(&w, a);
   write_counters(&w, a);

@@ -1493,5 +1493,8 @@ void pp_trace_free(pp_trace *t) {
   pp__free(t->gpu);
   pp__free(t->stats);
   pp_cuda_trace_free(&t->cuda);
+  for (size_t i = 0; i < t->nshapes; i++)
+    pp__free(t->shapes[i].shape);
+  pp__free(t->shapes);
   memset(t, 0, sizeof *t);
 }

@@ -24,10 +24,16 @@
 #define MAX_THREADS 65536u
 #define MAX_SITES (1u << 22)
 #define NAME_MAX_BYTES 512u /* a site name built from several fields */
+/* Operators by input shape: distinct (site, shapes) pairs kept, and the
+ * bytes of a shapes text (longer ones are cut, and counted). */
+#define MAX_SHAPES 65536u
+#define SHAPE_TEXT_MAX 240u
+#define NO_SHAPE UINT32_MAX
 
 typedef struct ival {
   int64_t start, end;
   uint32_t loc, seq;
+  uint32_t shape; /* index in t->shapes, or NO_SHAPE */
 } ival;
 
 typedef struct cpoint {
@@ -36,12 +42,18 @@ typedef struct cpoint {
   uint32_t loc;
 } cpoint;
 
-/* A zone site at a time: a "B" event waiting for its "E" (its begin), or
- * a zone open in the sweep (its end). */
+/* A "B" event waiting for its "E": its begin. */
 typedef struct mark {
   int64_t ts;
-  uint32_t loc;
+  uint32_t loc, shape;
 } mark;
+
+/* A zone open in the sweep: its span, and its direct children's summed
+ * durations so far (its self time once it closes). */
+typedef struct openz {
+  int64_t start, end, child;
+  uint32_t loc, shape;
+} openz;
 
 /* What a thread gathers while the file is read. */
 typedef struct ithread {
@@ -55,7 +67,7 @@ typedef struct ithread {
   char provider[64]; /* ONNX Runtime: the provider of the thread's last
                         node, "" before the first */
   /* the sweep into begins and ends: open zones by end, innermost last */
-  mark *stack;
+  openz *stack;
   size_t depth, cap_stack;
   int64_t last; /* the latest start or sample swept; INT64_MIN first */
 } ithread;
@@ -166,7 +178,7 @@ typedef struct importer {
   pp_trace *t;
   ithread *th; /* one per t->threads */
   size_t cap_th;
-  strmap threads, sites;
+  strmap threads, sites, shapes;
   seen s;
   uint32_t seq;
   int oom;
@@ -177,6 +189,9 @@ typedef struct importer {
    * nodes, and the Memcpy nodes that move data between them */
   uint64_t transitions, copies;
   int64_t copy_ns;
+  /* operators by input shape: texts cut, calls whose shapes were past
+   * MAX_SHAPES (counted per site without them) */
+  uint64_t shapes_cut, shapes_past;
   /* where the events go */
   const pp_import_opts *o; /* NULL: kept in memory, swept at the end */
   int streaming;           /* swept as they come (a bare array) */
@@ -449,21 +464,135 @@ static uint32_t zone_site(importer *im, const pp_jev *e) {
   return site_of(im, PP_KIND_ZONE, 'z', e->name.s ? e->name.s : "", e->name.n);
 }
 
+/* ---- input shapes ------------------------------------------------------- */
+
+/* The shapes of an event's inputs as text (docs/import.md), in out
+ * (SHAPE_TEXT_MAX + 4 bytes, NUL-terminated): torch's "Input Dims" as
+ * torch prints them ("[[1, 3, 32, 32], [8], []]"), ONNX Runtime's
+ * input_type_shape as "float[1, 3, 32, 32], float[8]" ("(no inputs)" for
+ * none). A longer text is cut at a character's start and ends in "...";
+ * *cut says so. Returns its length, or -1 when the event gives no
+ * shapes (the value must be JSON, not a string). */
+static long shape_text(const pp_jev *e, char *out, int *cut) {
+  const pp_jtext *v = NULL;
+  int ort = pp_jtext_is(&e->cat, "Node") &&
+            (v = arg_of(e, "input_type_shape")) != NULL;
+  if (!ort)
+    v = arg_of(e, "Input Dims");
+  if (!v || v->is_str || !v->n || v->s[0] != '[')
+    return -1;
+  const char *p = v->s, *end = v->s + v->n;
+  if (ort && end[-1] == ']') { /* ONNX Runtime's list: its items */
+    p++;
+    end--;
+  }
+  size_t n = 0;
+  int in_str = 0;
+  *cut = 0;
+  for (; p < end; p++) {
+    char c = *p ? *p : '?';
+    if (c == '"') {
+      in_str = !in_str;
+      continue;
+    }
+    if (!in_str && ort && (c == '{' || c == '}' || c == ':'))
+      continue; /* {"float":[1,3]} reads float[1,3] */
+    size_t k = !in_str && c == ',' ? 2 : 1;
+    if (n + k > SHAPE_TEXT_MAX) {
+      while (n && ((unsigned char)out[n] & 0xC0) == 0x80)
+        n--; /* out[n] continues a UTF-8 character: cut before it */
+      memcpy(out + n, "...", 3);
+      n += 3;
+      *cut = 1;
+      break;
+    }
+    out[n++] = c;
+    if (k == 2)
+      out[n++] = ' ';
+  }
+  if (!n && ort) {
+    memcpy(out, "(no inputs)", 11);
+    n = 11;
+  }
+  out[n] = '\0';
+  return (long)n;
+}
+
+/* The index in t->shapes of site loc's entry for the event's input
+ * shapes (created empty), NO_SHAPE when the event gives none, or
+ * UINT32_MAX - 1 when out of memory. Past MAX_SHAPES distinct pairs, a
+ * site's further shapes share one entry without a text (counted). */
+static uint32_t shape_of(importer *im, uint32_t loc, const pp_jev *e) {
+  char key[5 + SHAPE_TEXT_MAX + 4];
+  int cut;
+  long n = shape_text(e, key + 5, &cut);
+  if (n < 0)
+    return NO_SHAPE;
+  key[0] = 's';
+  memcpy(key + 1, &loc, 4);
+  size_t kn = 5 + (size_t)n;
+  uint64_t h = hash_bytes(key, kn, 2);
+  size_t slot;
+  long i = map_find(&im->shapes, key, kn, h, &slot);
+  if (i < 0 && im->shapes.n >= MAX_SHAPES) {
+    key[0] = 'o'; /* the site's entry for shapes past the bound */
+    kn = 5;
+    h = hash_bytes(key, kn, 2);
+    i = map_find(&im->shapes, key, kn, h, &slot);
+    n = -1;
+  }
+  if (i >= 0)
+    return (uint32_t)i;
+  pp_trace *t = im->t;
+  if (pp__grow((void **)&t->shapes, &t->cap_shapes, t->nshapes + 1,
+               sizeof *t->shapes) != 0 ||
+      map_add(&im->shapes, key, kn, h) != 0) {
+    im->oom = 1;
+    return UINT32_MAX - 1;
+  }
+  pp_op_shape *x = &t->shapes[t->nshapes];
+  memset(x, 0, sizeof *x);
+  x->loc = loc;
+  if (n >= 0 && !(x->shape = pp__strdup(key + 5))) {
+    im->oom = 1;
+    return UINT32_MAX - 1;
+  }
+  im->shapes_cut += (uint64_t)(n >= 0 && cut);
+  return (uint32_t)t->nshapes++;
+}
+
+/* A zone of the sweep closed (self time: its span less its direct
+ * children's): its shape's figures, and its parent's children. */
+static void zone_closed(importer *im, ithread *x, const openz *z) {
+  int64_t dur = pp__span(z->start, z->end);
+  if (x->depth)
+    x->stack[x->depth - 1].child =
+        pp__add_sat(x->stack[x->depth - 1].child, dur);
+  if (z->shape == NO_SHAPE)
+    return;
+  pp_op_shape *s = &im->t->shapes[z->shape];
+  s->count++;
+  s->total_ns = pp__add_sat(s->total_ns, dur);
+  s->self_ns = pp__add_sat(s->self_ns, dur - z->child);
+  if (!s->shape)
+    im->shapes_past++;
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 /* The sweep into begins and ends (below), which a streamed profile's
  * events go through as they come. */
 static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
-                          uint32_t loc);
+                          uint32_t loc, uint32_t shape);
 static int sweep_counter(importer *im, size_t ti, int64_t ts, uint32_t loc,
                          double v);
 
 static int add_interval(importer *im, size_t ti, int64_t start, int64_t end,
-                        uint32_t loc) {
+                        uint32_t loc, uint32_t shape) {
   ithread *x = &im->th[ti];
   if (pp__grow((void **)&x->iv, &x->cap_iv, x->niv + 1, sizeof *x->iv) != 0)
     return im->oom = 1, -1;
-  x->iv[x->niv++] = (ival){start, end, loc, im->seq++};
+  x->iv[x->niv++] = (ival){start, end, loc, im->seq++, shape};
   if (end > x->last_ts)
     x->last_ts = end;
   return 0;
@@ -603,10 +732,13 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
       return 0;
     }
     mark o = x->open[--x->nopen];
-    return add_interval(im, ti, o.ts, ts < o.ts ? o.ts : ts, o.loc);
+    return add_interval(im, ti, o.ts, ts < o.ts ? o.ts : ts, o.loc, o.shape);
   }
   uint32_t loc = zone_site(im, e);
   if (loc == UINT32_MAX)
+    return -1;
+  uint32_t shape = shape_of(im, loc, e);
+  if (shape == UINT32_MAX - 1)
     return -1;
   if (ph == 'X')
     ort_node(im, ti, e, dur);
@@ -614,14 +746,14 @@ static int on_event(void *arg, const pp_jdoc *doc, const pp_jev *e) {
     if (pp__grow((void **)&x->open, &x->cap_open, x->nopen + 1,
                  sizeof *x->open) != 0)
       return im->oom = 1, -1;
-    x->open[x->nopen++] = (mark){ts, loc};
+    x->open[x->nopen++] = (mark){ts, loc, shape};
     if (ts > x->last_ts)
       x->last_ts = ts;
     return 0;
   }
   if (im->streaming)
-    return sweep_interval(im, ti, ts, ts + dur, loc);
-  return add_interval(im, ti, ts, ts + dur, loc);
+    return sweep_interval(im, ti, ts, ts + dur, loc, shape);
+  return add_interval(im, ti, ts, ts + dur, loc, shape);
 }
 
 /* ---- events in recording order ---------------------------------------- */
@@ -675,9 +807,10 @@ static int emit(importer *im, size_t ti, int64_t ts, uint8_t type, uint32_t loc,
 /* The ends of the thread's open zones that end by ts, innermost first. */
 static int close_until(importer *im, size_t ti, int64_t ts) {
   ithread *x = &im->th[ti];
-  while (x->depth && x->stack[x->depth - 1].ts <= ts) {
-    const mark *m = &x->stack[--x->depth];
-    if (emit(im, ti, m->ts, PPT_EV_ZONE_END, m->loc, 0) != 0)
+  while (x->depth && x->stack[x->depth - 1].end <= ts) {
+    openz z = x->stack[--x->depth];
+    zone_closed(im, x, &z);
+    if (emit(im, ti, z.end, PPT_EV_ZONE_END, z.loc, 0) != 0)
       return -1;
   }
   return 0;
@@ -700,12 +833,12 @@ static int sweep_to(importer *im, size_t ti, int64_t ts) {
  * clipped to the parent's end (and counted). Streaming, a start earlier
  * than the thread's last makes the file unordered. */
 static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
-                          uint32_t loc) {
+                          uint32_t loc, uint32_t shape) {
   if (sweep_to(im, ti, start) != 0)
     return -1;
   ithread *x = &im->th[ti];
-  if (x->depth && end > x->stack[x->depth - 1].ts) {
-    end = x->stack[x->depth - 1].ts;
+  if (x->depth && end > x->stack[x->depth - 1].end) {
+    end = x->stack[x->depth - 1].end;
     im->clipped++;
   }
   if (pp__grow((void **)&x->stack, &x->cap_stack, x->depth + 1,
@@ -713,7 +846,7 @@ static int sweep_interval(importer *im, size_t ti, int64_t start, int64_t end,
     return im->oom = 1, -1;
   if (emit(im, ti, start, PPT_EV_ZONE_BEGIN, loc, 0) != 0)
     return -1;
-  x->stack[x->depth++] = (mark){end, loc};
+  x->stack[x->depth++] = (openz){start, end, 0, loc, shape};
   return 0;
 }
 
@@ -732,7 +865,8 @@ static int thread_events(importer *im, size_t ti) {
   /* "B" events never ended: they end where the thread's events do */
   for (size_t i = x->nopen; i-- > 0;) {
     im->unclosed++;
-    if (add_interval(im, ti, x->open[i].ts, x->last_ts, x->open[i].loc))
+    if (add_interval(im, ti, x->open[i].ts, x->last_ts, x->open[i].loc,
+                     x->open[i].shape))
       return -1;
   }
   x->nopen = 0;
@@ -742,7 +876,8 @@ static int thread_events(importer *im, size_t ti) {
   while (i < x->niv || k < x->ncp) {
     int rc;
     if (k == x->ncp || (i < x->niv && x->iv[i].start <= x->cp[k].ts)) {
-      rc = sweep_interval(im, ti, x->iv[i].start, x->iv[i].end, x->iv[i].loc);
+      rc = sweep_interval(im, ti, x->iv[i].start, x->iv[i].end, x->iv[i].loc,
+                          x->iv[i].shape);
       i++;
     } else {
       rc = sweep_counter(im, ti, x->cp[k].ts, x->cp[k].loc, x->cp[k].v);
@@ -787,6 +922,28 @@ static void describe(const importer *im, const pp_jdoc *doc, char *err,
            doc->events, im->s.complete);
 }
 
+/* The earliest time of a profile read whole (before the sweep), or
+ * INT64_MAX when it holds none. */
+static int64_t earliest(const importer *im) {
+  int64_t first = INT64_MAX;
+  for (size_t i = 0; i < im->t->nthreads; i++) {
+    const ithread *x = &im->th[i];
+    for (size_t k = 0; k < x->niv; k++)
+      first = x->iv[k].start < first ? x->iv[k].start : first;
+    for (size_t k = 0; k < x->ncp; k++)
+      first = x->cp[k].ts < first ? x->cp[k].ts : first;
+    for (size_t k = 0; k < x->nopen; k++)
+      first = x->open[k].ts < first ? x->open[k].ts : first;
+  }
+  for (size_t i = 0; i < im->t->ngpu; i++)
+    first = im->t->gpu[i].start < first ? im->t->gpu[i].start : first;
+  return first;
+}
+
+/* Kineto traces before baseTimeNanoseconds wrote absolute microseconds
+ * since the epoch: a time past 2001-09-09 (1e18 ns) is one. */
+#define ABSOLUTE_NS INT64_C(1000000000000000000)
+
 static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
                   size_t errlen) {
   pp_trace *t = im->t;
@@ -802,6 +959,12 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       have_base = field_int(&doc->top[i].value, &base) == 0;
   if (!have_base)
     base = 0;
+  int absolute =
+      !have_base && !im->streaming && doc->has_trace_events && im->s.kineto;
+  if (absolute) {
+    int64_t first = earliest(im);
+    absolute = first != INT64_MAX && first >= ABSOLUTE_NS;
+  }
   im->base = im->streaming ? 0 : base; /* a bare array has no base */
   for (size_t i = 0; i < t->nthreads; i++)
     if ((im->streaming ? close_until(im, i, INT64_MAX)
@@ -823,8 +986,9 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       strncmp(source, "ONNX", 4) == 0 ? "onnxruntime" : "torch.profiler";
   if (pp__meta_add(t, "import.source", source) != 0 ||
       pp__meta_add(t, "import.clock",
-                   have_base
-                       ? "realtime (the profile's baseTimeNanoseconds)"
+                   have_base ? "realtime (the profile's baseTimeNanoseconds)"
+                   : absolute
+                       ? "realtime (the profile's absolute times)"
                        : "relative (from the profile's own start)") != 0 ||
       pp__meta_add(t, "mode", "trace (imported)") != 0 ||
       (!pp_trace_meta(t, "process_name") &&
@@ -838,7 +1002,10 @@ static int finish(importer *im, const pp_jdoc *doc, uint64_t bytes, char *err,
       meta_u64(t, "import.ort_fences", im->fences) != 0 ||
       meta_u64(t, "import.fields_cut", doc->texts_cut) != 0 ||
       meta_u64(t, "import.args_dropped", doc->args_dropped) != 0 ||
-      meta_u64(t, "import.not_objects", doc->not_objects) != 0)
+      meta_u64(t, "import.not_objects", doc->not_objects) != 0 ||
+      meta_u64(t, "import.shapes", t->nshapes) != 0 ||
+      meta_u64(t, "import.shapes_cut", im->shapes_cut) != 0 ||
+      meta_u64(t, "import.shapes_past_bound", im->shapes_past) != 0)
     return im->oom = 1, -1;
   if (strncmp(source, "ONNX", 4) == 0 &&
       (meta_u64(t, "import.ort.provider_transitions", im->transitions) ||
@@ -858,6 +1025,7 @@ static void importer_free(importer *im) {
   pp__free(im->th);
   map_free(&im->threads);
   map_free(&im->sites);
+  map_free(&im->shapes);
 }
 
 /* The end of either road: the read's result into *t, or a failure. */

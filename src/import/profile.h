@@ -16,7 +16,10 @@
  * kernel, memcpy and memset events; ONNX Runtime's "Kernel" events)
  * becomes GPU zones on (device, stream). ONNX Runtime node events are
  * named by operator and provider ("Conv [CPU]"); their fence events are
- * left out and counted. Times are ns: the file's microseconds times 1000,
+ * left out and counted. Each zone event's input shapes (torch's "Input
+ * Dims", ONNX Runtime's input_type_shape) count, with its duration and
+ * self time, in t->shapes per (site, shapes). Times are ns: the file's
+ * microseconds times 1000,
  * plus Kineto's baseTimeNanoseconds when the file gives it. META says
  * where the trace came from (import.source) and what was left out.
  *

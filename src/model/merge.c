@@ -126,6 +126,18 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   }
   if (merge_cuda(&dst->cuda, &src->cuda) != 0)
     return -1;
+  /* Operators by input shape (imported profiles): moved, sites
+   * renumbered. */
+  if (src->nshapes) {
+    if (pp__grow((void **)&dst->shapes, &dst->cap_shapes,
+                 dst->nshapes + src->nshapes, sizeof(pp_op_shape)) != 0)
+      return -1;
+    for (size_t i = 0; i < src->nshapes; i++) {
+      dst->shapes[dst->nshapes] = src->shapes[i];
+      dst->shapes[dst->nshapes++].loc += (uint32_t)base;
+    }
+    src->nshapes = 0;
+  }
   /* Meta: src's keys that dst lacks (dst names the run's main process),
    * and src's process name as process_name.<pid>. */
   const char *pname = pp_trace_meta(src, "process_name");

@@ -181,6 +181,19 @@ const char *pp_cuda_name(const pp_cuda_trace *c, uint32_t id);
 /* Release what c holds and zero it. */
 void pp_cuda_trace_free(pp_cuda_trace *c);
 
+/* The zones of one site whose inputs had one shape, as an imported
+ * profile gives them (torch's "Input Dims", ONNX Runtime's
+ * input_type_shape: import/profile.h), over every event of the profile
+ * (not only the stored ones). Self time is the zones' duration less their
+ * direct children's, as the analysis counts it. */
+typedef struct pp_op_shape {
+  uint32_t loc;
+  char *shape; /* the shapes as text (docs/import.md); NULL: shapes the
+                  importer had no room to tell apart, counted together */
+  uint64_t count;
+  int64_t total_ns, self_ns;
+} pp_op_shape;
+
 typedef struct pp_trace {
   pp_meta *meta;
   size_t nmeta, cap_meta;
@@ -206,6 +219,9 @@ typedef struct pp_trace {
                             (every site and thread it names exists);
                             the analysis decodes it */
   size_t nstats;
+  pp_op_shape *shapes; /* an imported profile's operators by input
+                          shape, in no particular order */
+  size_t nshapes, cap_shapes;
 } pp_trace;
 
 /* Look up a META value; NULL when absent. */

@@ -292,3 +292,70 @@ def test_pipeprof_run_merges_torch_stages_and_system_samples(tmp_path):
                             text=True, timeout=300)
     assert report.returncode == 0
     assert "preprocess" in report.stdout and "infer" in report.stdout
+
+
+def test_torch_profile_merges_into_the_trace_by_wall_clock(session,
+                                                           tmp_path):
+    """A real torch.profiler run inside a pipeprof zone: exported with
+    pipeprof.torch.export_chrome_trace (the anchor), merged with
+    `--with`, torch's operators land inside that zone on the Chrome
+    timeline, with torch's own counts in the report's figures."""
+    import json
+    from torch.profiler import ProfilerActivity, profile, record_function
+    out = session()
+    prof_path = tmp_path / "torch.json"
+    torch.manual_seed(0)
+    model = SmallCNN().eval()
+    x = torch.randn(2, 3, 32, 32)
+    with pipeprof.zone("before"):
+        model(x)
+    with pipeprof.zone("profiled"):
+        with profile(activities=[ProfilerActivity.CPU],
+                     record_shapes=True) as prof:
+            with torch.no_grad():
+                for _ in range(3):
+                    with record_function("infer"):
+                        model(x)
+    with pipeprof.zone("after"):
+        time.sleep(0.005)
+    assert ppt.export_chrome_trace(prof, prof_path) == prof_path
+    assert pipeprof.stop() == str(out)
+    counts = {}
+    for avg in prof.key_averages():
+        counts[avg.key] = avg.count
+
+    r = json.loads(_cli_out("export", str(out), "--with", str(prof_path),
+                            "--format", "chrome"))
+    ev = [e for e in r["traceEvents"] if e.get("ph") == "X"]
+    zone = {e["name"]: e for e in ev if e["name"] in
+            ("before", "profiled", "after")}
+    assert set(zone) == {"before", "profiled", "after"}
+    lo = zone["profiled"]["ts"]
+    hi = lo + zone["profiled"]["dur"]
+    ops = [e for e in ev if e["name"].startswith("aten::") or
+           e["name"] == "infer"]
+    assert len(ops) >= 3 * 5
+    for e in ops:  # every operator inside the zone that enclosed it
+        assert lo <= e["ts"] and e["ts"] + e["dur"] <= hi, e
+    names = {e["args"]["name"] for e in r["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    assert "torch.profiler: thread 1" in names
+
+    j = json.loads(_cli_out("export", str(out), "--with", str(prof_path),
+                            "--format", "json"))
+    m = j["merged_profiles"][0]
+    assert m["source"] == "torch.profiler (legacy autograd export)"
+    assert m["aligned_by"] == ('anchor "pipeprof.profile_start.realtime_ns '
+                               'torch.json"')
+    z = zones_by_name(j)
+    assert z["infer"]["count"] == 3
+    assert z["profiled"]["count"] == 1
+    for name in ("aten::conv2d", "aten::relu", "aten::linear"):
+        assert z[name]["count"] == counts[name], name
+
+
+def _cli_out(*args):
+    r = subprocess.run([CLI, *args], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout

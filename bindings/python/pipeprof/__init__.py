@@ -52,7 +52,7 @@ __all__ = [
     "request_tokens", "request_end", "batch", "queue_declare", "Queue",
     "QueueTrack", "FULL", "EMPTY", "thread_name", "summary",
     "print_summary", "on_alert", "Alert", "Error", "LibraryNotFound",
-    "library_version", "library_path",
+    "library_version", "library_path", "profile_start",
 ]
 
 _MODES = {"trace": _pipeprof.MODE_TRACE, "stats": _pipeprof.MODE_STATS,
@@ -163,6 +163,31 @@ def flight_dump(path=None):
     rc = _pipeprof.flight_dump(path)
     if rc != _pipeprof.OK:
         _fail("flight_dump", rc)
+
+
+def profile_start(tag, *, realtime_ns=None, monotonic_ns=None):
+    """Record where another tool's profile of this process starts, so that
+    ``pipeprof report TRACE --with PROFILE`` puts the profile on this
+    trace's clock (docs/import.md). tag: the profile file's name (its
+    basename); give the profile's time 0 as realtime_ns (the clock of
+    time.time_ns(): torch.profiler's trace start) or monotonic_ns (the
+    clock of time.monotonic_ns(): ONNX Runtime's
+    InferenceSession.get_profiling_start_time_ns()). Records the counter
+    "pipeprof.profile_start.realtime_ns TAG" (or ".monotonic_ns TAG") with
+    that value; a profile that carries its own wall clock (Kineto's
+    baseTimeNanoseconds) needs none."""
+    if not isinstance(tag, str) or not tag:
+        raise TypeError("pipeprof.profile_start: tag must be a non-empty "
+                        "str (the profile file's name)")
+    if (realtime_ns is None) == (monotonic_ns is None):
+        raise TypeError("pipeprof.profile_start: give one of realtime_ns "
+                        "and monotonic_ns")
+    value = realtime_ns if realtime_ns is not None else monotonic_ns
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("pipeprof.profile_start: the time must be an int "
+                        "of ns")
+    kind = "realtime_ns" if realtime_ns is not None else "monotonic_ns"
+    counter("pipeprof.profile_start.%s %s" % (kind, tag), value)
 
 
 class gpu_zone:

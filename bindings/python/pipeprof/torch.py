@@ -38,7 +38,8 @@ from . import _pipeprof as _c
 
 __all__ = ["stage", "gpu_zone", "sample_memory", "MemorySampler",
            "memory_stats", "emit_nvtx", "capture_nvtx", "cuda_reason",
-           "status", "UNAVAILABLE"]
+           "status", "UNAVAILABLE", "profile_start_ns",
+           "export_chrome_trace"]
 
 UNAVAILABLE = "unavailable: "
 _NVTX_ENV = "NVTX_INJECTION64_PATH"
@@ -472,6 +473,34 @@ class emit_nvtx:
 
 
 # ---- what is available ------------------------------------------------------
+
+def profile_start_ns(prof):
+    """The wall-clock time (ns since the epoch, time.time_ns()'s clock) of
+    the time 0 of torch.profiler.profile prof's Chrome trace, once prof
+    has stopped: torch's trace start, from which the events of the
+    export count (torch 1.13's legacy export; a Kineto trace carries
+    baseTimeNanoseconds itself)."""
+    inner = getattr(prof, "profiler", None)  # torch.profiler.profile
+    results = getattr(inner if inner is not None else prof,
+                      "kineto_results", None)
+    if results is None:
+        raise ValueError("pipeprof.torch.profile_start_ns: the profiler "
+                         "has no results (is it stopped?)")
+    if hasattr(results, "trace_start_ns"):
+        return int(results.trace_start_ns())
+    return int(results.trace_start_us()) * 1000
+
+
+def export_chrome_trace(prof, path):
+    """prof.export_chrome_trace(path), and the profile's start recorded in
+    the running pipeprof session (pipeprof.profile_start, tagged with the
+    file's name), so that ``pipeprof report TRACE --with PATH`` aligns the
+    two by wall clock. Returns path."""
+    prof.export_chrome_trace(_os.fspath(path))
+    _pp.profile_start(_os.path.basename(_os.fspath(path)),
+                      realtime_ns=profile_start_ns(prof))
+    return path
+
 
 def status():
     """What this module can measure here, as {feature: "available..." or

@@ -31,8 +31,9 @@
     't0_ns', 't1_ns', 'wall_ns', 'events', 'dropped', 'unclosed_zones',
     'unmatched_zone_ends', 'zones', 'top_self', 'threads', 'frames',
     'counters', 'requests', 'overhead', 'reader', 'system', 'timeline',
-    'source', 'breakdown', 'providers'
+    'source', 'breakdown', 'providers', 'shapes', 'merged_profiles'
   ];
+  var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
                           'gpu.'];
   var MAX_GENERIC_ROWS = 500;
@@ -467,6 +468,12 @@
     fact(grid, 'mode', d.mode || 'unknown');
     if (typeof d.source === 'string' && d.source !== 'pipeprof')
       fact(grid, 'imported from', d.source);
+    (Array.isArray(d.merged_profiles) ? d.merged_profiles : [])
+      .forEach(function (m) {
+        if (isRecord(m))
+          fact(grid, 'merged with', String(m.file) + ' (' +
+               String(m.source) + ')', 'aligned by ' + String(m.aligned_by));
+      });
     if (isRecord(d.providers))
       fact(grid, 'provider transitions', fmtNum(d.providers.transitions) +
         ' (' + fmtNum(d.providers.copies) + ' copies, ' +
@@ -665,6 +672,50 @@
     });
     if (b.stages_more > 0)
       note(s, b.stages_more + ' more top-level zones are not listed');
+  }
+
+  /* An imported profile's operators by input shape: a table per
+   * operator, its shapes by total time with their share of the
+   * operator's time, and its other shapes summed. */
+  function renderShapes(app, d) {
+    var sh = d.shapes;
+    if (!isRecord(sh) || !Array.isArray(sh.operators) ||
+        !sh.operators.length) return;
+    var s = section(app, 'pp-shapes', 'operators by input shape');
+    note(s, 'Each operator\u2019s calls grouped by the shapes of their ' +
+      'inputs, as the profile recorded them (every event of the ' +
+      'profile), by total time.');
+    sh.operators.slice(0, MAX_SHAPE_OPS).forEach(function (op) {
+      add(s, h('h3', null, op.name + ' \u2014 ' + fmtNum(op.count) +
+        ' \u00d7, ' + fmtNs(op.total_ns)));
+      var rows = (Array.isArray(op.by_shape) ? op.by_shape : []).slice();
+      var o = op.other_shapes;
+      if (isRecord(o) && (o.shapes > 0 || o.untold > 0))
+        rows.push({input_shapes: '(' + fmtNum(o.shapes) + ' other shape' +
+                     (o.shapes === 1 ? '' : 's') +
+                     (o.untold > 0 ? ', more untold' : '') + ')',
+                   count: o.count, total_ns: o.total_ns,
+                   self_ns: o.self_ns, total_pct: o.total_pct});
+      table(s, [
+        {key: 'input_shapes', label: 'input shapes'},
+        {key: 'count', label: 'calls', num: true,
+         text: function (r) { return fmtNum(r.count); }},
+        {key: 'total_ns', label: 'total', num: true,
+         text: function (r) { return fmtNs(r.total_ns); }},
+        {key: 'total_pct', label: 'share of the operator', num: true,
+         text: function (r) { return fmtPct(r.total_pct); },
+         bar: function (r) {
+           return isNum(r.total_pct) ? r.total_pct / 100 : null;
+         }},
+        {key: 'self_ns', label: 'self', num: true,
+         text: function (r) { return fmtNs(r.self_ns); }}
+      ], rows, {sorted: 'total_ns'});
+    });
+    var more = Math.max(0, sh.operators.length - MAX_SHAPE_OPS) +
+      (isNum(sh.operators_more) ? sh.operators_more : 0);
+    if (more > 0)
+      note(s, more + ' more operators with shapes are not shown (summary ' +
+        'JSON \u201cshapes\u201d lists up to 256)');
   }
 
   function renderThreads(app, d) {
@@ -1073,6 +1124,7 @@
     guarded('zones', function () { renderZones(app, data); });
     guarded('top_self', function () { renderTop(app, data); });
     guarded('breakdown', function () { renderBreakdown(app, data); });
+    guarded('shapes', function () { renderShapes(app, data); });
     guarded('threads', function () { renderThreads(app, data); });
     guarded('timeline', function () { renderTimeline(app, data); });
     guarded('frames', function () { renderFrames(app, data); });
