@@ -72,8 +72,7 @@ typedef struct pp_zone_stats {
   uint64_t count;
   int64_t total_ns, self_ns, min_ns, max_ns;
   double mean_ns, std_ns;
-  pp_hist hist;      /* durations, ns */
-  pp_hist self_hist; /* self times, ns */
+  pp_hist hist; /* durations, ns */
 } pp_zone_stats;
 
 typedef struct pp_frame_stats {

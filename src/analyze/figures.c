@@ -43,7 +43,6 @@ static int on_zone(void *arg, ppt_stats_zone *r) {
   pp_zone_stats z;
   memset(&z, 0, sizeof z);
   take_hist(&z.hist, r->hist.out);
-  take_hist(&z.self_hist, r->self_hist.out);
   z.loc = (uint32_t)r->loc;
   z.count = r->count;
   z.total_ns = (int64_t)r->total;
@@ -54,7 +53,6 @@ static int on_zone(void *arg, ppt_stats_zone *r) {
   z.std_ns = pp_hist_stddev(&z.hist);
   if (push((void **)&p->zones, &p->nzones, &z, sizeof z) != 0) {
     pp_hist_free(&z.hist);
-    pp_hist_free(&z.self_hist);
     return -1;
   }
   return 0;

@@ -27,7 +27,6 @@
 void pp_gpu_stats_free(pp_profile *p) {
   for (size_t i = 0; i < p->gpu.nzones; i++) {
     pp_hist_free(&p->gpu.zones[i].hist);
-    pp_hist_free(&p->gpu.zones[i].self_hist);
   }
   pp__free(p->gpu.zones);
   pp__free(p->gpu.tracks);
@@ -93,8 +92,7 @@ static int gpu_zones_from_stats(pp_analysis *a) {
     }
     z->count = pp__add_sat_u64(z->count, ag->count);
     z->total_ns = pp__add_sat(z->total_ns, ag->total_ns);
-    if (pp_hist_merge(&z->hist, &ag->hist) != 0 ||
-        pp_hist_merge(&z->self_hist, &ag->hist) != 0)
+    if (pp_hist_merge(&z->hist, &ag->hist) != 0)
       return -1;
     /* The track: found by a linear search, there are few. */
     size_t k = 0;

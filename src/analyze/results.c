@@ -14,7 +14,6 @@
 void pp_profile_figures_free(pp_profile *p) {
   for (size_t i = 0; i < p->nzones; i++) {
     pp_hist_free(&p->zones[i].hist);
-    pp_hist_free(&p->zones[i].self_hist);
   }
   for (size_t i = 0; i < p->nframes; i++)
     pp_hist_free(&p->frames[i].hist);

@@ -11,7 +11,6 @@
 void pp__zone_stats_init(pp_zone_stats *zs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     pp_hist_init(&zs[i].hist);
-    pp_hist_init(&zs[i].self_hist);
     zs[i].min_ns = INT64_MAX;
     zs[i].max_ns = INT64_MIN;
   }
@@ -39,6 +38,5 @@ void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self) {
   zs->mean_ns += delta / (double)zs->count;
   zs->std_ns += delta * ((double)d - zs->mean_ns);
   pp_hist_record(&zs->hist, (uint64_t)d);
-  pp_hist_record(&zs->self_hist, (uint64_t)self);
 }
 

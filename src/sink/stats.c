@@ -23,7 +23,7 @@ typedef struct site {
   /* zones */
   uint64_t count;
   uint64_t total, self;
-  pp_hist dur, selfh;
+  pp_hist dur;
   /* frames */
   uint64_t frames;
   int64_t first_ns, last_ns, prev_dt;
@@ -86,7 +86,6 @@ void pp__aggregate_free(pp__aggregate *a) {
     return;
   for (size_t i = 0; i < a->nsites; i++) {
     pp_hist_free(&a->sites[i].dur);
-    pp_hist_free(&a->sites[i].selfh);
   }
   pp__free(a->sites);
   for (size_t i = 0; i < a->nthreads; i++) {
@@ -121,7 +120,6 @@ static site *grow_sites(pp__aggregate *a, uint32_t id) {
   for (size_t i = old; i < a->cap_sites; i++) {
     memset(&a->sites[i], 0, sizeof(site));
     pp_hist_init(&a->sites[i].dur);
-    pp_hist_init(&a->sites[i].selfh);
   }
   a->nsites = (size_t)id + 1;
   return &a->sites[id];
@@ -233,7 +231,6 @@ static void range_done(pp__aggregate *a, uint32_t loc, int64_t start,
   rs->total += (uint64_t)d;
   rs->self += (uint64_t)d; /* ranges do not nest */
   pp_hist_record(&rs->dur, (uint64_t)d);
-  pp_hist_record(&rs->selfh, (uint64_t)d);
 }
 
 /* A range half: an interval once its other half is seen (intervals.h). */
@@ -263,7 +260,6 @@ static void zone_closed(void *ctx, const pp_zone_closed *z) {
     s->total += (uint64_t)z->dur;
     s->self += (uint64_t)z->self;
     pp_hist_record(&s->dur, (uint64_t)z->dur);
-    pp_hist_record(&s->selfh, (uint64_t)z->self);
   }
 }
 
@@ -548,12 +544,17 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
     nc += s->samples > 0;
   }
   ppt_count_put_n(out, nz);
+  /* The self-time histogram of the format is written empty: self time is
+   * kept as a total (stats mode's threads count their zones themselves,
+   * docs/internals/tally.md, and no report showed its percentiles). */
+  pp_hist no_self;
+  pp_hist_init(&no_self);
   for (size_t i = 0; i < a->nsites; i++) {
     const site *s = &a->sites[i];
     if (!s->count)
       continue;
     ppt_stats_zone r = {i,       s->count,        s->total,
-                        s->self, {&s->dur, NULL}, {&s->selfh, NULL}};
+                        s->self, {&s->dur, NULL}, {&no_self, NULL}};
     ppt_stats_zone_put(out, &r);
   }
   ppt_count_put_n(out, a->nthreads);
