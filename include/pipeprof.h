@@ -466,7 +466,8 @@ PP_API int pp_on_alert(pp_alert_fn fn, void *user);
 /** Live figures of one series over one window. */
 typedef struct pp_live_stats {
   uint32_t struct_size; /**< set by the library */
-  uint32_t window_s;    /**< the window asked for: 1, 10 or 60 intervals */
+  uint32_t window_s;    /**< the window asked for: 1, 10 or 60 intervals,
+                             or 0: the session so far */
   double seconds;       /**< length of the window in s (intervals covered
                              so far times the interval length) */
   uint64_t count;       /**< values in the window */
@@ -481,7 +482,8 @@ typedef struct pp_live_stats {
 
 /**
  * Figures of the zones (and ranges) named name over the last window_s
- * complete intervals (1, 10 or 60). Updated once per interval by the
+ * complete intervals (1, 10 or 60), or, window_s 0, over every complete
+ * interval of the session (since 0.1.0). Updated once per interval by the
  * writer; the call copies them under a lock held for microseconds.
  * Returns PP_OK; PP_EINVAL for a NULL argument, another window or a name
  * not seen in this session; PP_ENOTRUNNING; PP_ENOTSUP when live

@@ -447,6 +447,40 @@ PP_TEST(live_engine_query_known_durations) {
   CHECK_EQ_U(st.max_ns, 400 * MS);
   CHECK_EQ(pp__live_query(l, 0, "decode", 5, &st), PP_EINVAL);
   CHECK_EQ(pp__live_query(NULL, 0, "decode", 1, &st), PP_ENOTSUP);
+  /* the session's window (0): every closed interval, here all ten; then
+   * 70 more intervals of one 3 ms zone each: the 60-interval window lets
+   * the first ones go, the session keeps them */
+  CHECK_EQ(pp__live_query(l, 0, "decode", 0, &st), PP_OK);
+  CHECK_EQ_U(st.window_s, 0);
+  CHECK_EQ_U(st.count, 1001);
+  for (int64_t i = 10; i < 80; i++) { /* a writer ticks every pass */
+    zone(l, 7, &decode_loc, i * SEC + MS, 3 * MS);
+    pp__live_tick(l, (i + 1) * SEC + 5 * MS);
+  }
+  CHECK_EQ(pp__live_query(l, 0, "decode", 60, &st), PP_OK);
+  CHECK_EQ_U(st.count, 60);
+  CHECK_EQ(pp__live_query(l, 0, "decode", 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1001 + 70);
+  CHECK_NEAR(st.seconds, 80, 1e-9);
+  CHECK_EQ_U(st.max_ns, 200 * MS);
+  CHECK_EQ(st.as_of_ns, 80 * SEC);
+  /* a writer that stalled for 63 intervals: the first three are not
+   * judged (the detectors see the last 60), but the session counts them */
+  for (int64_t i = 80; i < 143; i++)
+    zone(l, 7, &decode_loc, i * SEC + MS, 3 * MS);
+  pp__live_tick(l, 143 * SEC + 5 * MS);
+  CHECK_EQ(pp__live_query(l, 0, "decode", 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1071 + 63);
+  /* and its histogram, for cumulative exports */
+  pp_lhist h;
+  pp_lhist_init(&h);
+  CHECK_EQ(pp__live_hist(l, 0, "decode", &h), PP_OK);
+  CHECK_EQ_U(h.count, 1071 + 63);
+  CHECK_EQ_U(h.max, 200 * MS);
+  CHECK_EQ_U(pp_lhist_percentile(&h, 50), st.p50_ns);
+  CHECK_EQ(pp__live_hist(l, 0, "nothing", &h), PP_EINVAL);
+  CHECK_EQ(pp__live_hist(NULL, 0, "decode", &h), PP_ENOTSUP);
+  pp_lhist_free(&h);
   pp__live_free(l);
 }
 

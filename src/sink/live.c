@@ -54,7 +54,10 @@ typedef struct series {
   pp_roll roll;
   pp_ewma ewma;
   pp_detector det_p99, det_rate;
-  pp_live_stats snap[3]; /* windows 1, 10, 60; under the lock */
+  pp_live_stats snap[4]; /* windows 1, 10, 60, the session; under the
+                            lock */
+  pp_lhist all;          /* every closed interval: the session's window (and the
+                            cumulative histogram of pp__live_hist); under the lock */
 } series;
 
 typedef struct locent {
@@ -448,6 +451,7 @@ static int series_get(pp__live *l, int kind, const char *name) {
   s->kind = kind;
   s->first_ix = -1;
   pp_roll_init(&s->roll);
+  pp_lhist_init(&s->all);
   pp_ewma_init(&s->ewma, l->cfg.tau_s);
   pp_detector_cfg dc;
   pp_detector_cfg_default(&dc);
@@ -903,32 +907,39 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
 
 static const unsigned windows[3] = {1, 10, 60};
 
-static void snapshot(pp__live *l, series *s, int64_t last, int64_t end_ns,
-                     pp_live_stats out[3]) {
-  for (int w = 0; w < 3; w++) {
-    pp_live_stats *o = &out[w];
-    memset(o, 0, sizeof *o);
-    o->struct_size = sizeof *o;
-    o->window_s = windows[w];
-    int64_t have = last - s->first_ix + 1;
-    if (have > (int64_t)windows[w])
-      have = windows[w];
-    if (have < 1)
-      have = 1;
-    pp_roll_window(&s->roll, last, windows[w], &l->scratch);
-    o->seconds = (double)have * l->interval_s;
-    o->count = l->scratch.count;
-    o->rate = (double)o->count / o->seconds;
-    o->ewma_rate = s->ewma.value;
-    if (o->count) {
-      o->mean_ns = l->scratch.sum / (double)o->count;
-      o->p50_ns = pp_lhist_percentile(&l->scratch, 50);
-      o->p90_ns = pp_lhist_percentile(&l->scratch, 90);
-      o->p99_ns = pp_lhist_percentile(&l->scratch, 99);
-      o->max_ns = l->scratch.max;
-    }
-    o->as_of_ns = end_ns;
+/* One window's figures from h (the window's values). */
+static void window_figures(const pp__live *l, const series *s,
+                           const pp_lhist *h, int64_t intervals, int64_t end_ns,
+                           pp_live_stats *o) {
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->seconds = (double)(intervals < 1 ? 1 : intervals) * l->interval_s;
+  o->count = h->count;
+  o->rate = (double)o->count / o->seconds;
+  o->ewma_rate = s->ewma.value;
+  if (o->count) {
+    o->mean_ns = h->sum / (double)o->count;
+    o->p50_ns = pp_lhist_percentile(h, 50);
+    o->p90_ns = pp_lhist_percentile(h, 90);
+    o->p99_ns = pp_lhist_percentile(h, 99);
+    o->max_ns = h->max;
   }
+  o->as_of_ns = end_ns;
+}
+
+/* The windows of 1, 10 and 60 intervals ending at last, and the session's
+ * (s->all, which holds last already). */
+static void snapshot(pp__live *l, series *s, int64_t last, int64_t end_ns,
+                     pp_live_stats out[4]) {
+  int64_t have_all = last - s->first_ix + 1;
+  for (int w = 0; w < 3; w++) {
+    int64_t have = have_all < (int64_t)windows[w] ? have_all : windows[w];
+    pp_roll_window(&s->roll, last, windows[w], &l->scratch);
+    window_figures(l, s, &l->scratch, have, end_ns, &out[w]);
+    out[w].window_s = windows[w];
+  }
+  window_figures(l, s, &s->all, have_all, end_ns, &out[3]);
+  out[3].window_s = 0;
 }
 
 static void anomaly(pp__live *l, series *s, const pp_detector *d,
@@ -956,6 +967,20 @@ static void anomaly(pp__live *l, series *s, const pp_detector *d,
   note_done(l, n);
 }
 
+/* Interval i, not judged (a stall skipped it), into each series's
+ * session window. */
+static void session_add(pp__live *l, int64_t i) {
+  for (size_t k = 0; k < l->nser; k++) {
+    series *s = l->ser[k];
+    if (!pp_roll_count(&s->roll, i) ||
+        pp_roll_window(&s->roll, i, 1, &l->scratch) != 0)
+      continue;
+    pthread_mutex_lock(&l->lock);
+    pp_lhist_merge(&s->all, &l->scratch);
+    pthread_mutex_unlock(&l->lock);
+  }
+}
+
 static void close_interval(pp__live *l, int64_t i) {
   int64_t end_ns = l->origin + (i + 1) * l->cfg.interval_ns;
   for (size_t k = 0; k < l->nser; k++) {
@@ -970,12 +995,18 @@ static void close_interval(pp__live *l, int64_t i) {
       double p99 = (double)pp_lhist_percentile(&l->scratch, 99);
       if (pp_detector_step(&s->det_p99, p99) == PP_DETECT_START)
         anomaly(l, s, &s->det_p99, "p99", p99, end_ns);
+      /* the session's window: every interval as it closes (a value
+       * drained after its interval closed is in the windows that still
+       * hold that interval, not in the session's) */
+      pthread_mutex_lock(&l->lock);
+      pp_lhist_merge(&s->all, &l->scratch);
+      pthread_mutex_unlock(&l->lock);
     }
     /* The first interval of a series is partial: its rate is no value. */
     if (i > s->first_ix &&
         pp_detector_step(&s->det_rate, rate) == PP_DETECT_START)
       anomaly(l, s, &s->det_rate, "rate", rate, end_ns);
-    pp_live_stats snap[3];
+    pp_live_stats snap[4];
     snapshot(l, s, i, end_ns, snap);
     pthread_mutex_lock(&l->lock);
     memcpy(s->snap, snap, sizeof snap);
@@ -995,9 +1026,13 @@ void pp__live_tick(pp__live *l, int64_t now) {
   int64_t last = due / l->cfg.interval_ns - 1; /* last interval to close */
   if (last <= l->closed)
     return;
-  /* After a long stall only the intervals the ring still holds matter. */
-  if (last - l->closed > (int64_t)PP_ROLL_MAX_WINDOW)
+  /* After a long stall only the intervals the ring still holds matter;
+   * those not judged still count in the session's window. */
+  if (last - l->closed > (int64_t)PP_ROLL_MAX_WINDOW) {
+    for (int64_t i = l->closed + 1; i <= last - PP_ROLL_MAX_WINDOW; i++)
+      session_add(l, i);
     l->closed = last - PP_ROLL_MAX_WINDOW;
+  }
   while (l->closed < last)
     close_interval(l, ++l->closed);
   pairs_sweep(l, now);
@@ -1175,6 +1210,7 @@ void pp__live_free(pp__live *l) {
   for (size_t i = 0; i < l->nser; i++) {
     series *s = l->ser[i];
     pp_roll_free(&s->roll);
+    pp_lhist_free(&s->all);
     pp_detector_free(&s->det_p99);
     pp_detector_free(&s->det_rate);
     pp__free(s->name);
@@ -1201,7 +1237,11 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out) {
   if (!l)
     return PP_ENOTSUP;
-  int w = window_s == 1 ? 0 : window_s == 10 ? 1 : window_s == 60 ? 2 : -1;
+  int w = window_s == 1    ? 0
+          : window_s == 10 ? 1
+          : window_s == 60 ? 2
+          : window_s == 0  ? 3
+                           : -1;
   if (w < 0 || !out || (kind == S_ZONE && !name))
     return PP_EINVAL;
   const char *nm = kind == S_E2E    ? "request e2e"
@@ -1216,6 +1256,24 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
   }
   pthread_mutex_unlock(&l->lock);
   return i >= 0 ? PP_OK : PP_EINVAL;
+}
+
+int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out) {
+  if (!l)
+    return PP_ENOTSUP;
+  if (!out || (kind == S_ZONE && !name))
+    return PP_EINVAL;
+  const char *nm = kind == S_E2E    ? "request e2e"
+                   : kind == S_TTFT ? "request ttft"
+                                    : name;
+  pthread_mutex_lock(&l->lock);
+  int i = series_find(l, kind, nm);
+  int rc = i < 0 ? PP_EINVAL : PP_OK;
+  pp_lhist_reset(out);
+  if (i >= 0 && pp_lhist_merge(out, &l->ser[i]->all) != 0)
+    rc = PP_ENOMEM;
+  pthread_mutex_unlock(&l->lock);
+  return rc;
 }
 
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {

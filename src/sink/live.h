@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../stats/live.h"
 #include "pipeprof.h"
 #include "sink.h"
 
@@ -77,9 +78,14 @@ size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max);
 #define PP__LIVE_KEEP 64u
 size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max);
 /* Query the snapshot (any thread). kind 0: zone by name; 1: request E2E;
- * 2: request TTFT. */
+ * 2: request TTFT. window_s 1, 10, 60, or 0 for the session. */
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out);
+/* The session's histogram of a series (kind as pp__live_query's): every
+ * value of the intervals closed so far, copied into out (initialised by
+ * the caller). PP_OK, PP_EINVAL (no such series), PP_ENOMEM, PP_ENOTSUP
+ * (NULL engine). Any thread, under the engine's lock. */
+int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out);
 /* The i-th zone name (0-based, in the order first seen) copied into buf of
  * size bytes (buf not NULL, size > 0; any thread, under the engine's
  * lock): PP_OK, PP_EINVAL past the last name, PP_ENOTSUP for a NULL

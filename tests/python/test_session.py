@@ -74,15 +74,19 @@ def test_summary_has_zones_windows_bottlenecks_and_requests(session,
         z = s["zones"]
         ok = (z.get("slow", {}).get(60, {}).get("count") == 10
               and z.get("fast", {}).get(60, {}).get("count") == 50
+              and z.get("slow", {}).get(0, {}).get("count") == 10
+              and z.get("fast", {}).get(0, {}).get("count") == 50
               and s["requests"].get("e2e", {}).get(60, {}).get("count") == 3)
         return s if ok else None
 
     s = wait_for(complete)
     assert s, pipeprof.summary()
     assert s["running"] and s["enabled"] and s["live"] == "on"
-    assert s["windows"] == [1, 10, 60]
+    assert s["windows"] == [1, 10, 60, 0]
     slow = s["zones"]["slow"]
-    assert sorted(slow) == [1, 10, 60]
+    assert sorted(slow) == [0, 1, 10, 60]
+    assert slow[0]["window"] == 0 and slow[0]["count"] == 10
+    assert slow[0]["max_ns"] == slow[60]["max_ns"]
     w = slow[60]
     assert w["window"] == 60 and w["seconds"] > 0
     assert w["p50_ns"] >= 5 * MS * LOW and w["p99_ns"] >= w["p50_ns"]
@@ -100,13 +104,16 @@ def test_summary_has_zones_windows_bottlenecks_and_requests(session,
     buf = io.StringIO()
     pipeprof.print_summary(file=buf)
     text = buf.getvalue()
-    assert "pipeprof live summary: last 60 intervals" in text
+    assert "pipeprof live summary: the session so far" in text
     lines = text.splitlines()
     assert lines[1].split()[:3] == ["zone", "count", "rate/s"]
     assert lines[2].split()[:2] == ["slow", "10"]
     assert lines[3].split()[:2] == ["fast", "50"]
     assert "request e2e: 3," in text
     assert "1. slow:" in text
+    buf = io.StringIO()
+    pipeprof.print_summary(window=60, file=buf)
+    assert "pipeprof live summary: last 60 intervals" in buf.getvalue()
     with pytest.raises(ValueError, match="window must be one of"):
         pipeprof.print_summary(window=5)
 

@@ -3,15 +3,17 @@
 
 Built from the library's live statistics (docs/live.md): per zone name
 (ranges included) and for requests, rolling windows of the last 1, 10 and
-60 intervals (1 s each unless PIPEPROF_LIVE says otherwise), updated by
-the writer thread once per interval.
+60 intervals (1 s each unless PIPEPROF_LIVE says otherwise) and the
+window of the whole session so far (0), updated by the writer thread once
+per interval.
 """
 
 import sys
 
 from . import _pipeprof as _c
 
-WINDOWS = (1, 10, 60)
+WINDOWS = (1, 10, 60, 0)  # 0: every complete interval of the session
+SESSION = 0
 
 
 def _zone_windows(name):
@@ -62,10 +64,10 @@ def summary(top=5):
         got = _request_windows(metric)
         if got:
             out["requests"][key] = got
-    # Bottlenecks: zones by time inside them over the widest window. This
+    # Bottlenecks: zones by time inside them over the session so far. This
     # is inclusive time (children included) as the live windows keep it;
     # the report's "top bottlenecks" rank self time from the whole trace.
-    wide = max(WINDOWS)
+    wide = SESSION
     ranked = []
     for name, ws in out["zones"].items():
         st = ws.get(wide)
@@ -92,9 +94,10 @@ def _ms(ns):
     return "%.3f" % (ns / 1e6)
 
 
-def print_summary(window=60, file=None, top=5):
+def print_summary(window=SESSION, file=None, top=5):
     """Print summary() as a table: one line per zone over the given window
-    (1, 10 or 60 intervals), then requests and the top bottlenecks."""
+    (the last 1, 10 or 60 intervals, or 0: the session so far), then
+    requests and the top bottlenecks."""
     if window not in WINDOWS:
         raise ValueError("pipeprof.print_summary: window must be one of %s"
                          % (WINDOWS,))
@@ -115,8 +118,9 @@ def print_summary(window=60, file=None, top=5):
         secs = max(secs, st["seconds"])
         rows.append((st["total_ns"], name, st))
     rows.sort(key=lambda r: (-r[0], r[1]))
-    print("pipeprof live summary: last %d intervals (%.1f s)"
-          % (window, secs), file=f)
+    what = ("the session so far" if window == SESSION
+            else "last %d intervals" % window)
+    print("pipeprof live summary: %s (%.1f s)" % (what, secs), file=f)
     w = max([len("zone")] + [len(r[1]) for r in rows])
     w = min(w, 40)
     head = ("%-*s %8s %9s %10s %10s %10s %10s %10s"
@@ -138,8 +142,8 @@ def print_summary(window=60, file=None, top=5):
                   % (label, st["count"], _ms(st["p50_ns"]),
                      _ms(st["p99_ns"])), file=f)
     if s["bottlenecks"]:
-        print("top bottlenecks (time inside the zone, last %d intervals):"
-              % s["bottlenecks"][0]["window"], file=f)
+        print("top bottlenecks (time inside the zone, the session so far):",
+              file=f)
         for i, b in enumerate(s["bottlenecks"], 1):
             print("  %d. %s: %.1f%% (%s ms in %d calls, p99 %s ms)"
                   % (i, b["name"], 100 * b["share"], _ms(b["total_ns"]),
