@@ -1233,6 +1233,11 @@ void pp__live_free(pp__live *l) {
   pp__free(l);
 }
 
+/* The series a query names: a zone's name, or a request series's. */
+static const char *series_name(int kind, const char *name) {
+  return kind == S_E2E ? "request e2e" : kind == S_TTFT ? "request ttft" : name;
+}
+
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out) {
   if (!l)
@@ -1244,11 +1249,8 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                            : -1;
   if (w < 0 || !out || (kind == S_ZONE && !name))
     return PP_EINVAL;
-  const char *nm = kind == S_E2E    ? "request e2e"
-                   : kind == S_TTFT ? "request ttft"
-                                    : name;
   pthread_mutex_lock(&l->lock);
-  int i = series_find(l, kind, nm);
+  int i = series_find(l, kind, series_name(kind, name));
   if (i >= 0) {
     *out = l->ser[i]->snap[w];
     out->struct_size = sizeof *out;
@@ -1263,11 +1265,8 @@ int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out) {
     return PP_ENOTSUP;
   if (!out || (kind == S_ZONE && !name))
     return PP_EINVAL;
-  const char *nm = kind == S_E2E    ? "request e2e"
-                   : kind == S_TTFT ? "request ttft"
-                                    : name;
   pthread_mutex_lock(&l->lock);
-  int i = series_find(l, kind, nm);
+  int i = series_find(l, kind, series_name(kind, name));
   int rc = i < 0 ? PP_EINVAL : PP_OK;
   pp_lhist_reset(out);
   if (i >= 0 && pp_lhist_merge(out, &l->ser[i]->all) != 0)

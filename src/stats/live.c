@@ -185,16 +185,8 @@ uint64_t pp_roll_count(const pp_roll *r, int64_t i) {
 }
 
 int pp_roll_merge(pp_roll *r, int64_t i, const pp_lhist *h) {
-  if (i < 0)
-    return -1;
-  unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
-  if (r->ix[s] != i) {
-    if (r->ix[s] > i)
-      return -1; /* a newer interval owns the slot */
-    pp_lhist_reset(&r->slot[s]);
-    r->ix[s] = i;
-  }
-  return pp_lhist_merge(&r->slot[s], h);
+  pp_lhist *dst = pp__roll_slot(r, i);
+  return dst ? pp_lhist_merge(dst, h) : -1;
 }
 
 int pp_roll_window(const pp_roll *r, int64_t last, unsigned n,

@@ -109,17 +109,26 @@ void pp_roll_free(pp_roll *r);
 /* Record v in interval i (>= 0). Returns 0, or -1 when interval i has
  * left the ring (older than PP_ROLL_SLOTS - 1 intervals before a newer one
  * recorded in its slot): the value is not recorded. */
-static inline int pp_roll_record(pp_roll *r, int64_t i, uint64_t v) {
+/* The histogram of interval i, emptied when its slot held an older one;
+ * NULL when i < 0 or a newer interval owns the slot. */
+static inline pp_lhist *pp__roll_slot(pp_roll *r, int64_t i) {
   if (i < 0)
-    return -1;
+    return NULL;
   unsigned s = (unsigned)(i % PP_ROLL_SLOTS);
   if (r->ix[s] != i) {
     if (r->ix[s] > i)
-      return -1; /* a newer interval owns the slot */
+      return NULL; /* a newer interval owns the slot */
     pp_lhist_reset(&r->slot[s]);
     r->ix[s] = i;
   }
-  pp_lhist_record(&r->slot[s], v);
+  return &r->slot[s];
+}
+
+static inline int pp_roll_record(pp_roll *r, int64_t i, uint64_t v) {
+  pp_lhist *h = pp__roll_slot(r, i);
+  if (!h)
+    return -1;
+  pp_lhist_record(h, v);
   return 0;
 }
 /* Merge h into interval i (as pp_roll_record does a value). Returns 0, or
