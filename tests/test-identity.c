@@ -175,11 +175,20 @@ static void record_mode(pp_mode mode, const char *path, figures *f) {
       last = w[k].last;
   }
   /* The live windows: wait (not a timing assertion: the outcome does not
-   * depend on how long it takes) until the interval holding the last zone
-   * has closed, then read the 60-interval window, which holds them all. */
+   * depend on how long it takes) until an interval that ended after the
+   * threads did has closed, then read the 60-interval window, which holds
+   * them all. The writer pass that closes such an interval has first
+   * drained every ring (trace), peeked at them (flight) or looked at every
+   * dead thread's tallies (stats), and the windows it publishes count the
+   * values placed in earlier intervals too; an interval merely holding the
+   * last zone could close before a slow thread's last values arrived (seen
+   * under ASan in stats mode, where the sequence's times are the test's,
+   * all in the past). */
+  int64_t joined = pp__mono_ns();
   for (int tries = 0;; tries++) {
     pp_live_stats st = {0};
-    if (pp_live_zone("id-a", 60, &st) == PP_OK && st.as_of_ns > last)
+    if (pp_live_zone("id-a", 60, &st) == PP_OK && st.as_of_ns > last &&
+        st.as_of_ns > joined)
       break;
     if (tries > 3000)
       PP_FAIL("live window never reached the end of the sequence");

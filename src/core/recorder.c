@@ -225,9 +225,12 @@ void pp__recorder_reset_positions(void) {
 
 static int reapable(const pp__tstate *t, int (*done)(const pp__tstate *)) {
   /* Its last name (a thread may name itself just before it exits) and drop
-   * count must be written too; else a later pass writes them first. */
+   * count must be written too, and its zone tallies taken (tally.h); else
+   * a later pass does that first. */
   return atomic_load(&t->dead) && t->announced && !t->name_dirty &&
-         atomic_load(&t->dropped) == t->written_dropped && done(t);
+         atomic_load(&t->dropped) == t->written_dropped &&
+         !atomic_load(&t->tallies) /* stats mode: taken by the writer */ &&
+         done(t);
 }
 
 size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep) {

@@ -322,10 +322,12 @@ static int peeked(const pp__tstate *t) {
 /* Stats mode: the zones each thread aggregated itself (tally.h), to the
  * sinks that take them: a dead thread's for the last time (then freed),
  * at the session's end every thread's, and to the live engine each time
- * a live interval has ended. */
+ * a live interval has ended. In any mode a dead thread's set of an
+ * earlier session is freed (the registry keeps a thread until then). */
 static void tallies_pass(int final, int64_t now, const pp__clockmap *clock) {
   unsigned gen = pp__recorder_gen();
-  int tick = !final && W.live && pp__live_tally_due(W.live, now);
+  int tick = W.mode == PP_MODE_STATS && !final && W.live &&
+             pp__live_tally_due(W.live, now);
   for (size_t i = 0; i < W.nsnap; i++) {
     pp__tstate *t = W.snap[i];
     pp__tallies *g = atomic_load_explicit(&t->tallies, memory_order_acquire);
@@ -508,8 +510,7 @@ static void writer_pass(int final) {
   else if (W.live)
     for (size_t i = 0; i < W.nsnap; i++)
       peek_thread(W.snap[i], &clock);
-  if (W.mode == PP_MODE_STATS)
-    tallies_pass(final, now, &clock);
+  tallies_pass(final, now, &clock); /* also frees other sessions' tallies */
   write_drops();
   if (atomic_load(&W.cuda))
     write_cuda(final);
