@@ -23,6 +23,13 @@ if(PP_SQLITE AND PP_SQLITE_INCLUDE)
   target_compile_definitions(pp-tests PRIVATE PP_HAVE_SQLITE)
 endif()
 add_dependencies(pp-tests pipeprof_cli pipeprof-example-pipeline)
+# The /metrics page builder (no HTTP) is tested in the runner; the
+# companion itself is loaded from beside pp-tests by tests/test-http.c.
+target_sources(pp-tests PRIVATE src/http/metrics.c)
+if(TARGET pipeprof_http)
+  add_dependencies(pp-tests pipeprof_http)
+  target_compile_definitions(pp-tests PRIVATE PP_HAVE_HTTP)
+endif()
 
 add_test(NAME unit COMMAND pp-tests)
 set_tests_properties(unit PROPERTIES TIMEOUT 1500

@@ -502,6 +502,21 @@ PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
  */
 PP_API int pp_live_zone_name(size_t index, char *buf, size_t size);
 
+/**
+ * Cumulative counts of the zones (and ranges) named name over the session
+ * so far (every complete interval, as pp_live_zone(name, 0)), for
+ * histogram exports such as Prometheus's: counts[i] = zones whose
+ * duration's bucket lies at or below le_ns[i] (n bounds, ascending; the
+ * buckets are 1/32 of a power of two wide, so bounds that are powers of
+ * two are bucket edges), *total all of them, *sum_ns their summed
+ * durations. Returns PP_OK; PP_EINVAL for NULL pointers, unsorted bounds
+ * or a name not seen in this session; PP_ENOTRUNNING; PP_ENOTSUP when
+ * live statistics are off; PP_ENOMEM. Any thread. Added in 0.1.0.
+ */
+PP_API int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns,
+                                   size_t n, uint64_t *counts, uint64_t *total,
+                                   double *sum_ns);
+
 /** Requests series for pp_live_request(). */
 typedef enum pp_live_request_metric {
   PP_LIVE_E2E = 0, /**< begin to end of successful requests */

@@ -5,6 +5,8 @@
 # when some are missing. Quiet and idempotent when everything is there.
 #
 #   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, SQLite,
+#                                 libmicrohttpd (the HTTP endpoint's
+#                                 companion library, docs/http.md),
 #                                 the reference tools the integration tests
 #                                 compare against (perf, GNU time), and
 #                                 Debian's Python with what the binding
@@ -28,18 +30,23 @@
 #                                 kept: Debian's npm conflicts with it).
 #                                 tests/import/ort/make_profile.sh then
 #                                 installs onnxruntime-node with npm
+#   bash scripts/deps.sh --http   also Prometheus (its promtool checks the
+#                                 /metrics page; CI installs it and
+#                                 requires it: PP_REQUIRE_HTTP)
 #   bash scripts/deps.sh --check  only report; exit 1 if something is missing
 #
 # As root it runs apt-get itself; otherwise through `sudo -n` when that works
 # without a password; otherwise it prints the command to run and exits 1.
 set -euo pipefail
 
-want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev python3
+want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev
+  libmicrohttpd-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)
 torch=(python3-torch python3-torchvision python3-av)
 browser=(chromium)
+http=(prometheus)
 frameworks=(python3-torch)
 check_only=0
 
@@ -48,6 +55,7 @@ for arg in "$@"; do
   --fuzz) want+=("${fuzz[@]}") ;;
   --torch) want+=("${torch[@]}") ;;
   --browser) want+=("${browser[@]}") ;;
+  --http) want+=("${http[@]}") ;;
   --frameworks)
     want+=("${frameworks[@]}")
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1

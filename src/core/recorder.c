@@ -75,6 +75,7 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static pp__tstate *reg_head;
 static _Atomic uint64_t exit_count; /* threads that have exited */
+static _Atomic uint64_t reaped_dropped;    /* drops of threads freed */
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -82,6 +83,15 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 void pp__registry_lock(void) { pthread_mutex_lock(&reg_lock); }
 void pp__registry_unlock(void) { pthread_mutex_unlock(&reg_lock); }
 pp__tstate *pp__registry_head(void) { return reg_head; }
+
+uint64_t pp__dropped_total(void) {
+  pp__registry_lock();
+  uint64_t n = atomic_load(&reaped_dropped);
+  for (pp__tstate *t = reg_head; t; t = t->next)
+    n += atomic_load(&t->dropped);
+  pp__registry_unlock();
+  return n;
+}
 
 void pp__recorder_configure(uint64_t slots, int overwrite, int tally) {
   atomic_store(&cfg_slots, slots);
@@ -259,6 +269,7 @@ size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep) {
     pp__tstate *t = *pp;
     if (reapable(t, done) && (!keep || atomic_load(&t->dead) < last_kept)) {
       *pp = t->next;
+      atomic_fetch_add(&reaped_dropped, atomic_load(&t->dropped));
       free_state(t);
       freed++;
     } else {

@@ -108,6 +108,9 @@ void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n);
 void pp__registry_lock(void);
 void pp__registry_unlock(void);
 pp__tstate *pp__registry_head(void); /* under the lock */
+/* Events dropped by every thread since the process began (threads whose
+ * state was freed included). Takes the registry lock. */
+uint64_t pp__dropped_total(void);
 /* Unlink and free dead threads the writer is done with: done(t) says the
  * ring's events are consumed, and the thread's name and drop count must be
  * written. Of those, the keep that exited last stay (flight mode: their

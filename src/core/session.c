@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "env.h"
 #include "gpu.h"
+#include "http.h"
 #include "meta.h"
 #include "recorder.h"
 #include "sampler.h"
@@ -133,6 +134,42 @@ int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
   if (!name || !out)
     return PP_EINVAL;
   return live_query(0, name, window_s, out);
+}
+
+int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
+                            uint64_t *counts, uint64_t *total, double *sum_ns) {
+  if (!name || (n && (!le_ns || !counts)) || !total || !sum_ns)
+    return PP_EINVAL;
+  for (size_t i = 1; i < n; i++)
+    if (le_ns[i] < le_ns[i - 1])
+      return PP_EINVAL;
+  pp_lhist h;
+  pp_lhist_init(&h);
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  rc = pp__live_hist(l, 0, name, &h);
+  pthread_mutex_unlock(&live_lock);
+  if (rc == PP_OK) {
+    /* buckets in ascending order: each adds to every bound at or above its
+     * highest value */
+    memset(counts, 0, n * sizeof *counts);
+    size_t nb = h.c ? (size_t)(h.ghi - h.glo + 1u) * PP_LHIST_SUB : 0, k = 0;
+    uint64_t below = 0;
+    for (size_t b = 0; b < nb; b++) {
+      uint64_t hi = pp_lhist_highest((unsigned)(h.glo * PP_LHIST_SUB + b));
+      while (k < n && le_ns[k] < hi)
+        counts[k++] = below;
+      below += h.c[b];
+    }
+    while (k < n)
+      counts[k++] = below;
+    *total = h.count;
+    *sum_ns = h.sum;
+  }
+  pp_lhist_free(&h);
+  return rc;
 }
 
 int pp_live_zone_name(size_t index, char *buf, size_t size) {
@@ -455,6 +492,7 @@ int pp_init(const pp_config *user) {
     }
   }
   live_meta(&live_cfg);
+  pp__http_start(); /* PIPEPROF_HTTP: one line when it cannot serve */
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   return PP_OK;
@@ -500,6 +538,7 @@ int pp_shutdown(void) {
     pthread_mutex_unlock(&ctl_lock);
     return PP_ENOTRUNNING;
   }
+  pp__http_stop(); /* it reads the live statistics freed below */
   if (S.sampler) { /* its last sample must still be recorded */
     pp__sampler_stop(S.sampler);
     S.sampler = NULL;

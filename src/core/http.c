@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loading and starting the HTTP companion (see http.h). The companion is
+ * looked for, in order: PIPEPROF_HTTP_LIB (a path), beside the object this
+ * code is in (libpipeprof.so, or the program that linked the static
+ * library), then the loader's search path.
+ */
+#define _GNU_SOURCE
+#include "http.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../http/host.h"
+#include "recorder.h"
+
+#define COMPANION "libpipeprof-http.so.0"
+
+static void *lib;
+static pp_http_stop_fn stop_fn;
+
+static void *open_companion(char *tried, size_t n) {
+  const char *env = getenv("PIPEPROF_HTTP_LIB");
+  if (env && *env) {
+    snprintf(tried, n, "%s", env);
+    return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+  }
+  Dl_info info;
+  if (dladdr((void *)&pp__http_start, &info) && info.dli_fname) {
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (slash) {
+      char path[4096];
+      snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname),
+               info.dli_fname, COMPANION);
+      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      if (h)
+        return h;
+      snprintf(tried, n, "%s, then ", path);
+    }
+  }
+  size_t used = strlen(tried);
+  snprintf(tried + used, n - used, "%s on the search path", COMPANION);
+  return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
+}
+
+static pp_http_host host_table = {sizeof(pp_http_host), NULL,
+                                  pp_live_zone_name,    pp_live_zone_cumulative,
+                                  pp_live_zone,         pp__dropped_total};
+
+void pp__http_start(void) {
+  const char *spec = getenv("PIPEPROF_HTTP");
+  if (!spec || !*spec || lib)
+    return;
+  /* "PORT" or ":PORT" serve on loopback; any other address only when
+   * given */
+  char addr[128];
+  if (strchr(spec, ':') == NULL)
+    snprintf(addr, sizeof addr, "127.0.0.1:%s", spec);
+  else if (spec[0] == ':')
+    snprintf(addr, sizeof addr, "127.0.0.1%s", spec);
+  else
+    snprintf(addr, sizeof addr, "%s", spec);
+  host_table.version = pp_version_string();
+  char tried[8400] = "";
+  lib = open_companion(tried, sizeof tried);
+  if (!lib) {
+    fprintf(stderr,
+            "pipeprof: PIPEPROF_HTTP: cannot load the HTTP endpoint (%s: "
+            "%s); running on without it\n",
+            tried, dlerror());
+    return;
+  }
+  pp_http_start_fn start = (pp_http_start_fn)dlsym(lib, "pp_http_start");
+  stop_fn = (pp_http_stop_fn)dlsym(lib, "pp_http_stop");
+  char err[256] = "";
+  if (!start || !stop_fn || start(&host_table, addr, err, sizeof err) != 0) {
+    fprintf(stderr,
+            "pipeprof: PIPEPROF_HTTP=%.100s: %s; running on without it\n", spec,
+            start && stop_fn ? err : "not a pipeprof HTTP library");
+    dlclose(lib);
+    lib = NULL;
+    stop_fn = NULL;
+  }
+}
+
+void pp__http_stop(void) {
+  if (!lib)
+    return;
+  stop_fn();
+  /* the companion stays loaded: unloading libmicrohttpd at run time buys
+   * nothing and a later session may serve again */
+  stop_fn = NULL;
+  lib = NULL;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP endpoint of a session (docs/http.md): when PIPEPROF_HTTP is
+ * set, load the companion libpipeprof-http (src/http/) and start it; stop
+ * it before the session's live statistics go. Control path (session.c,
+ * under its lock). A bad address, a missing companion or a port in use
+ * cost one stderr line; the program and its profiling run on.
+ */
+#ifndef PP_CORE_HTTP_H
+#define PP_CORE_HTTP_H
+
+void pp__http_start(void);
+void pp__http_stop(void);
+
+#endif /* PP_CORE_HTTP_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The /metrics page: the session's figures in the Prometheus text
+ * exposition format 0.0.4 (docs/http.md lists the metrics and the bucket
+ * layout). Plain text building, no HTTP: tested apart from the server.
+ */
+#ifndef PP_HTTP_METRICS_H
+#define PP_HTTP_METRICS_H
+
+#include <stddef.h>
+
+#include "host.h"
+
+/* Zone duration buckets: 2^10 .. 2^36 ns (1.024 us .. 68.7 s), each a
+ * bucket edge of the live histograms, then +Inf. */
+#define PP_METRICS_BUCKET_LO 10
+#define PP_METRICS_BUCKET_HI 36
+
+/* The page, malloc'd and NUL-terminated (*len its length), or NULL when
+ * out of memory. */
+char *pp_metrics_page(const pp_http_host *h, size_t *len);
+
+#endif /* PP_HTTP_METRICS_H */
