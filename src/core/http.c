@@ -5,7 +5,6 @@
  * code is in (libpipeprof.so, or the program that linked the static
  * library), then the loader's search path.
  */
-#define _GNU_SOURCE
 #include "http.h"
 
 #include <dlfcn.h>
@@ -20,6 +19,9 @@
 
 static void *lib;
 static pp_http_stop_fn stop_fn;
+/* An object of this file: dladdr of it names the object it was linked
+ * into (libpipeprof.so, or the program with the static library). */
+static const char here;
 
 static void *open_companion(char *tried, size_t n) {
   const char *env = getenv("PIPEPROF_HTTP_LIB");
@@ -28,7 +30,7 @@ static void *open_companion(char *tried, size_t n) {
     return dlopen(env, RTLD_NOW | RTLD_LOCAL);
   }
   Dl_info info;
-  if (dladdr((void *)&pp__http_start, &info) && info.dli_fname) {
+  if (dladdr(&here, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
     if (slash) {
       char path[4096];
@@ -72,8 +74,9 @@ void pp__http_start(void) {
             tried, dlerror());
     return;
   }
-  pp_http_start_fn start = (pp_http_start_fn)dlsym(lib, "pp_http_start");
-  stop_fn = (pp_http_stop_fn)dlsym(lib, "pp_http_stop");
+  pp_http_start_fn start = NULL;
+  *(void **)&start = dlsym(lib, "pp_http_start");
+  *(void **)&stop_fn = dlsym(lib, "pp_http_stop");
   char err[256] = "";
   if (!start || !stop_fn || start(&host_table, addr, err, sizeof err) != 0) {
     fprintf(stderr,
