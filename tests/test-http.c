@@ -5,9 +5,10 @@
  * `promtool check metrics` when installed), and the companion
  * libpipeprof-http serving a profiled child process on loopback: the
  * zones it recorded, HEAD, refused methods and paths, an oversized
- * request head, and a port in use (one stderr line, the program runs on).
- * promtool and the companion are required with PP_REQUIRE_HTTP=1 (CI),
- * skipped otherwise when missing.
+ * request head, and a port in use (one stderr line, the program runs on);
+ * and a real Prometheus server scraping it and answering
+ * histogram_quantile. Prometheus (promtool) and the companion are required
+ * with PP_REQUIRE_HTTP=1 (CI), skipped otherwise when missing.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -374,4 +375,91 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   CHECK_EQ(lines, 2); /* the one line, then the child's own */
   free(e2);
   unsetenv("PIPEPROF_HTTP_LIB");
+}
+
+/* ---- a real Prometheus server scraping the endpoint ---------------------- */
+
+/* Prometheus (Debian's, started and stopped here with a configuration
+ * written here, on loopback) scrapes a child serving its zones, and its
+ * HTTP API answers histogram_quantile(0.99, ...) over them. The zones:
+ * two each of 2^12 .. 2^21 ns, so pipeprof's p99 is 2^21 ns; Prometheus
+ * interpolates within the bucket that holds it, (2^21, 2^22] ns here: its
+ * answer and pipeprof's p99 are in the same bucket (the bucket error). */
+PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
+  const char *prom = "/usr/bin/prometheus";
+  if (access(companion(), R_OK) != 0 || access(prom, X_OK) != 0) {
+    if (required())
+      PP_FAIL("no %s or %s (PP_REQUIRE_HTTP=1)", companion(), prom);
+    printf("# skipped: no companion or no prometheus\n");
+    return;
+  }
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  int port = free_port(), pport = free_port();
+  char errpath[4200], cfg[4200], data[4200], plog[4200];
+  snprintf(errpath, sizeof errpath, "%s/child-stderr.txt", pp_test_tmpdir());
+  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", pp_test_tmpdir());
+  snprintf(data, sizeof data, "%s/tsdb", pp_test_tmpdir());
+  snprintf(plog, sizeof plog, "%s/prometheus.log", pp_test_tmpdir());
+  FILE *f = fopen(cfg, "w");
+  CHECK(f != NULL);
+  fprintf(f,
+          "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+          "scrape_configs:\n  - job_name: pp\n    static_configs:\n"
+          "      - targets: ['127.0.0.1:%d']\n",
+          port);
+  fclose(f);
+  pid_t child = fork();
+  CHECK(child >= 0);
+  if (child == 0)
+    child_serve(port, errpath);
+  pid_t server = fork();
+  CHECK(server >= 0);
+  if (server == 0) {
+    char listen[64], cf[4300], st[4300];
+    snprintf(listen, sizeof listen, "--web.listen-address=127.0.0.1:%d", pport);
+    snprintf(cf, sizeof cf, "--config.file=%s", cfg);
+    snprintf(st, sizeof st, "--storage.tsdb.path=%s", data);
+    if (!freopen(plog, "w", stderr) || !freopen(plog, "a", stdout))
+      _exit(3);
+    execl(prom, prom, cf, st, listen, "--log.level=warn", (char *)NULL);
+    _exit(4);
+  }
+  /* ask Prometheus until it has scraped the zones (only a failure waits
+   * the whole two minutes) */
+  const char *q = "GET /api/v1/query?query=histogram_quantile(0.99%2C"
+                  "pipeprof_zone_duration_seconds_bucket%7Bzone%3D%22served"
+                  "%22%7D) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  double got = -1;
+  char *reply = NULL;
+  for (int tries = 0; tries < 1200 && got < 0; tries++) {
+    free(reply);
+    reply = http(pport, q, NULL);
+    const char *v = reply ? strstr(reply, "\"value\":[") : NULL;
+    const char *s = v ? strchr(v + 9, ',') : NULL;
+    if (s && s[1] == '"') {
+      double x = strtod(s + 2, NULL);
+      if (x > 0)
+        got = x;
+    }
+    if (got < 0) {
+      struct timespec ts = {0, 100000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  kill(server, SIGTERM);
+  waitpid(server, NULL, 0);
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  unsetenv("PIPEPROF_HTTP_LIB");
+  if (got < 0) {
+    char *l = pp_test_slurp(plog, NULL);
+    PP_FAIL("Prometheus never answered: %s\nits log: %s",
+            reply ? reply : "(no connection)", l ? l : "");
+  }
+  printf("# Prometheus histogram_quantile(0.99) %.6f s; pipeprof p99 %.6f "
+         "s\n",
+         got, (double)(UINT64_C(1) << 21) * 1e-9);
+  CHECK(got >= (double)(UINT64_C(1) << 21) * 1e-9);
+  CHECK(got <= (double)(UINT64_C(1) << 22) * 1e-9);
+  free(reply);
 }
