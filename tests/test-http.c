@@ -94,6 +94,17 @@ static int promtool_check(const char *page, size_t len, char **out) {
   return pp_test_run(out, "'%s' check metrics < '%s' 2>&1", pt, path);
 }
 
+/* promtool finds nothing to say about the page (skipped without it). */
+static void promtool_clean(const char *page, size_t len) {
+  char *out = NULL;
+  int rc = promtool_check(page, len, &out);
+  if (rc == -2)
+    printf("# promtool not installed: its check skipped\n");
+  else if (rc != 0)
+    PP_FAIL("promtool check metrics: exit %d\n%s", rc, out ? out : "");
+  free(out);
+}
+
 PP_TEST(http_metrics_page_buckets_escaping_and_promtool) {
   size_t len = 0;
   char *page = pp_metrics_page(&fake_host, &len);
@@ -130,13 +141,7 @@ PP_TEST(http_metrics_page_buckets_escaping_and_promtool) {
     lines++;
   }
   CHECK_EQ(lines, PP_METRICS_BUCKET_HI - PP_METRICS_BUCKET_LO + 2);
-  char *out = NULL;
-  int rc = promtool_check(page, len, &out);
-  if (rc == -2)
-    printf("# promtool not installed: its check skipped\n");
-  else if (rc != 0)
-    PP_FAIL("promtool check metrics: exit %d\n%s", rc, out ? out : "");
-  free(out);
+  promtool_clean(page, len);
   free(page);
 }
 
@@ -199,6 +204,15 @@ static char *http(int port, const char *req, size_t *len) {
   return b;
 }
 
+/* The reply to req, which must start with status (its first line). */
+static char *expect(int port, const char *req, const char *status) {
+  char *page = http(port, req, NULL);
+  if (!page || strncmp(page, status, strlen(status)) != 0)
+    PP_FAIL("%.60s...: %.200s, expected %s", req, page ? page : "(nothing)",
+            status);
+  return page;
+}
+
 static const pp_srcloc L_SERVED = {"served", NULL, NULL, 0, PP_KIND_ZONE};
 
 /* The child: a session serving on port, 20 zones of 2^12 .. 2^21 ns (two
@@ -234,6 +248,22 @@ static void child_serve(int port, const char *errpath) {
     pause();
 }
 
+/* A child serving on port (child_serve), its stderr in the test's
+ * directory as file; the path in path. */
+static pid_t start_child(int port, const char *file, char *path, size_t n) {
+  snprintf(path, n, "%s/%s", pp_test_tmpdir(), file);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0)
+    child_serve(port, path);
+  return pid;
+}
+
+static void sleep_100ms(void) {
+  struct timespec ts = {0, 100000000};
+  nanosleep(&ts, NULL);
+}
+
 static const char *companion(void) {
   static char path[4200];
   const char *b = getenv("PP_BUILD_DIR");
@@ -252,11 +282,7 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   int port = free_port();
   char errpath[4200];
-  snprintf(errpath, sizeof errpath, "%s/child-stderr.txt", pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0)
-    child_serve(port, errpath);
+  pid_t pid = start_child(port, "child-stderr.txt", errpath, sizeof errpath);
   /* the page, once the child's zones are in a closed interval (waiting is
    * no timing assertion: only a failure waits the whole minute) */
   char *page = NULL;
@@ -271,8 +297,7 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
                 &len);
     if (page && strstr(page, want))
       break;
-    struct timespec ts = {0, 100000000};
-    nanosleep(&ts, NULL);
+    sleep_100ms();
   }
   if (!page || !strstr(page, want)) {
     char *e = pp_test_slurp(errpath, NULL);
@@ -292,36 +317,27 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   CHECK_CONTAINS(page, "pipeprof_dropped_events_total 0\n");
   char *body = strstr(page, "\r\n\r\n");
   CHECK(body != NULL);
-  char *out = NULL;
-  int rc = promtool_check(body + 4, strlen(body + 4), &out);
-  if (rc == -2)
-    printf("# promtool not installed: its check skipped\n");
-  else if (rc != 0)
-    PP_FAIL("promtool check metrics: exit %d\n%s", rc, out ? out : "");
-  free(out);
+  promtool_clean(body + 4, strlen(body + 4));
   free(page);
 
   /* HEAD: the head alone */
-  page = http(port,
-              "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
-              "close\r\n\r\n",
-              &len);
-  CHECK(page && strncmp(page, "HTTP/1.1 200", 12) == 0);
+  page = expect(port,
+                "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                "HTTP/1.1 200");
   CHECK(strstr(page, "pipeprof_build_info") == NULL);
   free(page);
   /* other methods and paths are refused */
-  page = http(port,
-              "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: "
-              "3\r\nConnection: close\r\n\r\nabc",
-              &len);
-  CHECK(page && strncmp(page, "HTTP/1.1 405", 12) == 0);
+  page = expect(port,
+                "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                "3\r\nConnection: close\r\n\r\nabc",
+                "HTTP/1.1 405");
   CHECK_CONTAINS(page, "Allow: GET, HEAD");
   free(page);
-  page = http(port,
-              "GET /etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: "
-              "close\r\n\r\n",
-              &len);
-  CHECK(page && strncmp(page, "HTTP/1.1 404", 12) == 0);
+  page = expect(port,
+                "GET /etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                "HTTP/1.1 404");
   free(page);
   /* a request head past the 16 KiB a connection may hold: refused or
    * closed, never served */
@@ -346,19 +362,15 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   /* a second process asking for the same port: one line, and it records
    * on without HTTP */
   char errpath2[4200];
-  snprintf(errpath2, sizeof errpath2, "%s/child2-stderr.txt", pp_test_tmpdir());
-  pid_t pid2 = fork();
-  CHECK(pid2 >= 0);
-  if (pid2 == 0)
-    child_serve(port, errpath2);
+  pid_t pid2 =
+      start_child(port, "child2-stderr.txt", errpath2, sizeof errpath2);
   char *e2 = NULL;
   for (int tries = 0; tries < 600; tries++) {
     free(e2);
     e2 = pp_test_slurp(errpath2, NULL);
     if (e2 && strstr(e2, "child recorded"))
       break;
-    struct timespec ts = {0, 100000000};
-    nanosleep(&ts, NULL);
+    sleep_100ms();
   }
   kill(pid2, SIGKILL);
   waitpid(pid2, NULL, 0);
@@ -396,7 +408,6 @@ PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   int port = free_port(), pport = free_port();
   char errpath[4200], cfg[4200], data[4200], plog[4200];
-  snprintf(errpath, sizeof errpath, "%s/child-stderr.txt", pp_test_tmpdir());
   snprintf(cfg, sizeof cfg, "%s/prometheus.yml", pp_test_tmpdir());
   snprintf(data, sizeof data, "%s/tsdb", pp_test_tmpdir());
   snprintf(plog, sizeof plog, "%s/prometheus.log", pp_test_tmpdir());
@@ -408,10 +419,7 @@ PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
           "      - targets: ['127.0.0.1:%d']\n",
           port);
   fclose(f);
-  pid_t child = fork();
-  CHECK(child >= 0);
-  if (child == 0)
-    child_serve(port, errpath);
+  pid_t child = start_child(port, "child-stderr.txt", errpath, sizeof errpath);
   pid_t server = fork();
   CHECK(server >= 0);
   if (server == 0) {
@@ -441,10 +449,8 @@ PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
       if (x > 0)
         got = x;
     }
-    if (got < 0) {
-      struct timespec ts = {0, 100000000};
-      nanosleep(&ts, NULL);
-    }
+    if (got < 0)
+      sleep_100ms();
   }
   kill(server, SIGTERM);
   waitpid(server, NULL, 0);
