@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "../http/host.h"
-#include "recorder.h"
 
 #define COMPANION "libpipeprof-http.so.0"
 
@@ -47,11 +46,7 @@ static void *open_companion(char *tried, size_t n) {
   return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
 }
 
-static pp_http_host host_table = {sizeof(pp_http_host), NULL,
-                                  pp_live_zone_name,    pp_live_zone_cumulative,
-                                  pp_live_zone,         pp__dropped_total};
-
-void pp__http_start(void) {
+void pp__http_start(const pp_http_host *host) {
   const char *spec = getenv("PIPEPROF_HTTP");
   if (!spec || !*spec || lib)
     return;
@@ -64,7 +59,6 @@ void pp__http_start(void) {
     snprintf(addr, sizeof addr, "127.0.0.1%s", spec);
   else
     snprintf(addr, sizeof addr, "%s", spec);
-  host_table.version = pp_version_string();
   char tried[8400] = "";
   lib = open_companion(tried, sizeof tried);
   if (!lib) {
@@ -78,7 +72,7 @@ void pp__http_start(void) {
   *(void **)&start = dlsym(lib, "pp_http_start");
   *(void **)&stop_fn = dlsym(lib, "pp_http_stop");
   char err[256] = "";
-  if (!start || !stop_fn || start(&host_table, addr, err, sizeof err) != 0) {
+  if (!start || !stop_fn || start(host, addr, err, sizeof err) != 0) {
     fprintf(stderr,
             "pipeprof: PIPEPROF_HTTP=%.100s: %s; running on without it\n", spec,
             start && stop_fn ? err : "not a pipeprof HTTP library");

@@ -9,7 +9,11 @@
 #ifndef PP_CORE_HTTP_H
 #define PP_CORE_HTTP_H
 
-void pp__http_start(void);
+struct pp_http_host;
+
+/* host: the session's figures as the companion reads them (session.c
+ * fills it with the library's functions). */
+void pp__http_start(const struct pp_http_host *host);
 void pp__http_stop(void);
 
 #endif /* PP_CORE_HTTP_H */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../collect/cupti.h"
+#include "../http/host.h"
 #include "../internal.h"
 #include "../sink/live.h"
 #include "clock.h"
@@ -492,7 +493,12 @@ int pp_init(const pp_config *user) {
     }
   }
   live_meta(&live_cfg);
-  pp__http_start(); /* PIPEPROF_HTTP: one line when it cannot serve */
+  /* PIPEPROF_HTTP: one line when it cannot serve */
+  static pp_http_host http_host = {
+      sizeof(pp_http_host),    NULL,         pp_live_zone_name,
+      pp_live_zone_cumulative, pp_live_zone, pp__dropped_total};
+  http_host.version = pp_version_string();
+  pp__http_start(&http_host);
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   return PP_OK;
