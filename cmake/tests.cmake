@@ -25,7 +25,8 @@ endif()
 add_dependencies(pp-tests pipeprof_cli pipeprof-example-pipeline)
 # The /metrics page builder (no HTTP) is tested in the runner; the
 # companion itself is loaded from beside pp-tests by tests/test-http.c.
-target_sources(pp-tests PRIVATE src/http/metrics.c)
+target_sources(pp-tests PRIVATE src/http/metrics.c src/http/api.c
+  src/http/page.c)
 if(TARGET pipeprof_http)
   add_dependencies(pp-tests pipeprof_http)
   target_compile_definitions(pp-tests PRIVATE PP_HAVE_HTTP)

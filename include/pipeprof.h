@@ -123,7 +123,12 @@ typedef struct pp_config {
                                  this process and the system that often
                                  (counter tracks "sys.*", "proc.*",
                                  "power.*"; see docs/api.md) */
-  uint64_t reserved[8];     /**< zero */
+  const char *http_addr;    /**< NULL (default): PIPEPROF_HTTP decides;
+                                 else serve /metrics and /api/v1 on
+                                 "PORT" (loopback), ":PORT" or
+                                 "IPV4:PORT" (docs/http.md). Since
+                                 0.1.0 */
+  uint64_t reserved[7];     /**< zero */
 } pp_config;
 
 /** Fill cfg with defaults. Any thread. */
@@ -519,8 +524,12 @@ PP_API int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns,
 
 /** Requests series for pp_live_request(). */
 typedef enum pp_live_request_metric {
-  PP_LIVE_E2E = 0, /**< begin to end of successful requests */
-  PP_LIVE_TTFT = 1 /**< begin to first token */
+  PP_LIVE_E2E = 0,  /**< begin to end of successful requests */
+  PP_LIVE_TTFT = 1, /**< begin to first token */
+  PP_LIVE_TPOT = 2, /**< (E2E - TTFT) / (output tokens - 1) of successful
+                         requests with more than one token (since 0.1.0) */
+  PP_LIVE_ITL = 3   /**< gaps between consecutive token chunks of a
+                         request (pp_request_tokens; since 0.1.0) */
 } pp_live_request_metric;
 
 /** As pp_live_zone() for request latencies (pp_request_*); PP_EINVAL also

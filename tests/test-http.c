@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
+#include "http/api.h"
 #include "http/metrics.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -64,9 +65,111 @@ static int fake_cumulative(const char *name, const uint64_t *le, size_t n,
 
 static uint64_t fake_dropped(void) { return 7; }
 
-static const pp_http_host fake_host = {
-    sizeof(pp_http_host), "9.9.9", fake_zone_name,
-    fake_cumulative,      NULL,    fake_dropped};
+static int fake_info(pp_http_info *o) {
+  o->mode = "trace";
+  o->process_name = "fake";
+  o->pid = 42;
+  o->t0_ns = INT64_C(1000000000);
+  o->now_ns = INT64_C(3100000000);
+  o->interval_ns = INT64_C(1000000000);
+  return PP_OK;
+}
+
+/* A window of the fake series: count n, every value v ns. */
+static pp_live_stats fake_win(uint64_t n, uint64_t v, int w) {
+  pp_live_stats st = {sizeof st, (uint32_t)w, w ? w : 2.0, n,
+                      0,         0,           (double)v,   v,
+                      v,         v,           v,           INT64_C(3000000000)};
+  st.rate = (double)n / st.seconds;
+  return st;
+}
+
+static int fake_series(pp_http_series_fn fn, void *ctx) {
+  static const struct {
+    int kind;
+    const char *name;
+    uint64_t v;
+  } s[] = {{PP_HTTP_SERIES_ZONE, "decode", 1000},
+           {PP_HTTP_SERIES_ZONE, "odd \"name\"\\ with\nnl", 100000000},
+           {PP_HTTP_SERIES_E2E, "request e2e", 50000000},
+           {PP_HTTP_SERIES_TTFT, "request ttft", 5000000},
+           {PP_HTTP_SERIES_TPOT, "request tpot", 2000000},
+           {PP_HTTP_SERIES_ITL, "request itl", 1000000},
+           {PP_HTTP_SERIES_QUEUE_WAIT, "q", 30000}};
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    pp_live_stats w[4] = {fake_win(1, s[i].v, 1), fake_win(5, s[i].v, 10),
+                          fake_win(10, s[i].v, 60), fake_win(10, s[i].v, 0)};
+    fn(ctx, s[i].kind, s[i].name, w);
+  }
+  return PP_OK;
+}
+
+static int fake_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
+  static const pp__board_entry e[] = {
+      {"frame",
+       PP__BOARD_FRAME,
+       0,
+       INT64_C(1000000000),
+       INT64_C(2000000000),
+       31,
+       0,
+       0,
+       {0, 0}},
+      {"q", PP__BOARD_QUEUE, 0, 0, 0, 10, 3, 7, {2, 1}},
+      {"user.count", PP__BOARD_COUNTER, 0, 0, 0, 4, 5, 0, {0, 0}},
+      {"sys.cpu.busy_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 50, 0, {0, 0}},
+      {"proc.rss_bytes", PP__BOARD_METRIC, 0, 0, 0, 2, 1e6, 0, {0, 0}},
+      {"sys.cpu3.busy_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 25, 0, {0, 0}},
+      {"sys.cpu2.freq_mhz", PP__BOARD_METRIC, 1, 0, 0, 2, 2000, 0, {0, 0}},
+      {"sys.psi.cpu.some_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 10, 0, {0, 0}},
+      {"proc.cpu_user_s", PP__BOARD_METRIC, 1, 0, 0, 2, 1.5, 0, {0, 0}}};
+  for (size_t i = 0; i < sizeof e / sizeof *e; i++)
+    fn(ctx, &e[i]);
+  *left_out = 0;
+  return PP_OK;
+}
+
+static int fake_alerts(pp_http_alert_fn fn, void *ctx) {
+  pp_alert a = {sizeof a,
+                PP_ALERT_RESOURCE,
+                "mem",
+                "system",
+                "memory 95.0% used <b>",
+                95,
+                0,
+                0,
+                90,
+                INT64_C(2500000000)};
+  fn(ctx, &a);
+  return PP_OK;
+}
+
+/* zones as fake_cumulative; the other series: 4 values of 2^20 ns */
+static int fake_cumulative_any(int kind, const char *name, const uint64_t *le,
+                               size_t n, uint64_t *counts, uint64_t *total,
+                               double *sum) {
+  if (kind == PP_HTTP_SERIES_ZONE)
+    return fake_cumulative(name, le, n, counts, total, sum);
+  if (kind == PP_HTTP_SERIES_QUEUE_WAIT && (!name || strcmp(name, "q")))
+    return PP_EINVAL;
+  *total = 4;
+  *sum = 4.0 * (1 << 20);
+  for (size_t i = 0; i < n; i++)
+    counts[i] = le[i] >= (1 << 20) ? 4 : 0;
+  return PP_OK;
+}
+
+static const pp_http_host fake_host = {sizeof(pp_http_host),
+                                       "9.9.9",
+                                       fake_zone_name,
+                                       fake_cumulative,
+                                       NULL,
+                                       fake_dropped,
+                                       fake_info,
+                                       fake_series,
+                                       fake_board,
+                                       fake_alerts,
+                                       fake_cumulative_any};
 
 /* Path of promtool, or NULL (skip, or fail with PP_REQUIRE_HTTP=1). */
 static const char *promtool(void) {
@@ -107,7 +210,7 @@ static void promtool_clean(const char *page, size_t len) {
 
 PP_TEST(http_metrics_page_buckets_escaping_and_promtool) {
   size_t len = 0;
-  char *page = pp_metrics_page(&fake_host, &len);
+  char *page = pp_metrics_page(&fake_host, 0, &len);
   CHECK(page != NULL);
   CHECK_EQ_U(strlen(page), len);
   CHECK_CONTAINS(page, "pipeprof_build_info{version=\"9.9.9\"} 1\n");
@@ -144,6 +247,176 @@ PP_TEST(http_metrics_page_buckets_escaping_and_promtool) {
   promtool_clean(page, len);
   free(page);
 }
+
+/* The series beyond zones: requests, frames, queues, counters and the
+ * library's metrics in base units, under the names docs/http.md lists. */
+PP_TEST(http_metrics_page_requests_queues_counters_and_system) {
+  size_t len = 0;
+  char *page = pp_metrics_page(&fake_host, 0, &len);
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "# TYPE pipeprof_request_ttft_seconds histogram\n");
+  CHECK_CONTAINS(page, "pipeprof_request_ttft_seconds_bucket{le="
+                       "\"0.001048576\"} 4\n");
+  CHECK_CONTAINS(page, "pipeprof_request_ttft_seconds_bucket{le="
+                       "\"0.000524288\"} 0\n");
+  CHECK_CONTAINS(page, "pipeprof_request_tpot_seconds_count 4\n");
+  CHECK_CONTAINS(page, "pipeprof_request_itl_seconds_count 4\n");
+  CHECK_CONTAINS(page, "pipeprof_request_duration_seconds_count 4\n");
+  CHECK_CONTAINS(page, "pipeprof_frames_total{frame=\"frame\"} 31\n");
+  CHECK_CONTAINS(page, "pipeprof_queue_depth{queue=\"q\"} 3\n");
+  CHECK_CONTAINS(page, "pipeprof_queue_pushes_total{queue=\"q\"} 10\n");
+  CHECK_CONTAINS(page, "pipeprof_queue_pops_total{queue=\"q\"} 7\n");
+  CHECK_CONTAINS(page,
+                 "pipeprof_queue_waits_total{queue=\"q\",on=\"full\"} 2\n");
+  CHECK_CONTAINS(page,
+                 "pipeprof_queue_waits_total{queue=\"q\",on=\"empty\"} 1\n");
+  CHECK_CONTAINS(page, "pipeprof_queue_wait_seconds_count{queue=\"q\"} 4\n");
+  CHECK_CONTAINS(page, "pipeprof_program_value{name=\"user.count\"} 5\n");
+  /* percentages as ratios; the all-CPU figure beside the per-CPU ones */
+  CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} 0.5\n");
+  CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"3\"} 0.25\n");
+  CHECK_CONTAINS(page, "pipeprof_sys_cpu_freq_hertz{cpu=\"2\"} 2000000000\n");
+  CHECK_CONTAINS(page, "pipeprof_sys_psi_some_ratio{resource=\"cpu\"} 0.1\n");
+  CHECK_CONTAINS(page, "pipeprof_proc_rss_bytes 1000000\n");
+  CHECK_CONTAINS(page, "# TYPE pipeprof_proc_cpu_user_seconds_total "
+                       "counter\n");
+  CHECK_CONTAINS(page, "pipeprof_proc_cpu_user_seconds_total 1.5\n");
+  CHECK_CONTAINS(page, "pipeprof_metrics_sites_left_out 0\n");
+  /* one HELP and one TYPE per family, its samples together */
+  const char *fam = "# TYPE pipeprof_sys_cpu_busy_ratio gauge\n";
+  const char *first = strstr(page, fam);
+  CHECK(first != NULL);
+  CHECK(strstr(first + 1, fam) == NULL);
+  const char *a = strstr(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"}");
+  const char *b = strstr(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"3\"}");
+  CHECK(a && b);
+  const char *between = a < b ? a : b, *end = a < b ? b : a;
+  CHECK(memchr(between, '#', (size_t)(end - between)) == NULL);
+  promtool_clean(page, len);
+  free(page);
+}
+
+/* OpenMetrics: counters declared without _total, units, info, # EOF. */
+PP_TEST(http_metrics_page_openmetrics) {
+  size_t len = 0;
+  char *page = pp_metrics_page(&fake_host, 1, &len);
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "# TYPE pipeprof_build info\n");
+  CHECK_CONTAINS(page, "pipeprof_build_info{version=\"9.9.9\"} 1\n");
+  CHECK_CONTAINS(page, "# TYPE pipeprof_dropped_events counter\n");
+  CHECK_CONTAINS(page, "pipeprof_dropped_events_total 7\n");
+  CHECK_CONTAINS(page, "# UNIT pipeprof_zone_duration_seconds seconds\n");
+  CHECK_CONTAINS(page, "# TYPE pipeprof_proc_cpu_user_seconds counter\n");
+  CHECK_CONTAINS(page, "# UNIT pipeprof_proc_cpu_user_seconds seconds\n");
+  CHECK_CONTAINS(page, "# UNIT pipeprof_sys_cpu_busy_ratio ratio\n");
+  CHECK(len > 6 && strcmp(page + len - 6, "# EOF\n") == 0);
+  CHECK(strstr(page, "# TYPE pipeprof_dropped_events_total") == NULL);
+  free(page);
+  page = pp_metrics_page(&fake_host, 0, &len);
+  CHECK(strstr(page, "# EOF") == NULL);
+  CHECK(strstr(page, "# UNIT") == NULL);
+  free(page);
+}
+
+#ifdef PP_HAVE_JANSSON
+#include <jansson.h>
+
+static json_t *api_doc(const char *path, const char *window, unsigned want) {
+  unsigned status = 0;
+  size_t len = 0;
+  char *page = pp_api_page(&fake_host, path, window, &status, &len);
+  CHECK(page != NULL);
+  CHECK_EQ_U(status, want);
+  json_error_t err;
+  json_t *d = json_loadb(page, len, 0, &err);
+  if (!d)
+    PP_FAIL("%s: not JSON (%s): %.200s", path, err.text, page);
+  free(page);
+  return d;
+}
+
+static json_t *by_name(json_t *arr, const char *name) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(arr, i, v) {
+    if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+      return v;
+  }
+  PP_FAIL("no %s", name);
+  return NULL;
+}
+
+/* /api/v1 documents from the same figures: the summary's names and
+ * units, each window, errors as JSON with their status. */
+PP_TEST(http_api_documents) {
+  json_t *d = api_doc("/api/v1/summary", NULL, 200);
+  CHECK_STR(json_string_value(json_object_get(d, "schema")),
+            "pipeprof.summary");
+  CHECK_EQ(json_integer_value(json_object_get(d, "api_version")), 1);
+  CHECK_STR(json_string_value(json_object_get(d, "mode")), "trace");
+  json_t *live = json_object_get(d, "live");
+  CHECK_EQ(json_integer_value(json_object_get(live, "window_s")), 0);
+  CHECK_EQ(json_integer_value(json_object_get(live, "as_of_ns")),
+           INT64_C(3000000000));
+  /* the session: t0 to the last interval's end */
+  CHECK_EQ(json_integer_value(json_object_get(d, "wall_ns")),
+           INT64_C(2000000000));
+  json_t *z = by_name(json_object_get(d, "zones"), "decode");
+  CHECK_EQ(json_integer_value(json_object_get(z, "count")), 10);
+  CHECK_EQ(json_integer_value(json_object_get(z, "p99_ns")), 1000);
+  CHECK_NEAR(json_number_value(json_object_get(z, "total_ns")), 10000, 1e-9);
+  CHECK_NEAR(json_number_value(json_object_get(z, "wall_pct")), 5e-4, 1e-12);
+  json_t *q = by_name(json_object_get(d, "queues"), "q");
+  CHECK_EQ(json_integer_value(json_object_get(q, "pushes")), 10);
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_object_get(q, "wait"), "p50_ns")),
+      30000);
+  json_t *f = by_name(json_object_get(d, "frames"), "frame");
+  CHECK_NEAR(json_number_value(json_object_get(f, "fps")), 30, 1e-9);
+  json_t *r = json_object_get(d, "requests");
+  CHECK_EQ(json_integer_value(json_object_get(r, "completed")), 10);
+  CHECK_EQ(
+      json_integer_value(json_object_get(json_object_get(r, "tpot"), "p99_ns")),
+      2000000);
+  json_t *c = by_name(json_object_get(d, "counters"), "sys.cpu.busy_pct");
+  CHECK(json_is_true(json_object_get(c, "library_metric")));
+  json_t *al = json_array_get(json_object_get(d, "alerts"), 0);
+  CHECK_STR(json_string_value(json_object_get(al, "message")),
+            "memory 95.0% used <b>");
+  json_decref(d);
+
+  /* the last 10 intervals */
+  d = api_doc("/api/v1/zones", "10", 200);
+  z = by_name(json_object_get(d, "zones"), "decode");
+  CHECK_EQ(json_integer_value(json_object_get(z, "count")), 5);
+  CHECK_EQ(json_integer_value(
+               json_object_get(json_object_get(d, "live"), "window_s")),
+           10);
+  json_decref(d);
+  d = api_doc("/api/v1/live", NULL, 200);
+  json_t *s0 = json_array_get(json_object_get(d, "series"), 0);
+  CHECK_STR(json_string_value(json_object_get(s0, "kind")), "zone");
+  CHECK_EQ(json_integer_value(json_object_get(
+               json_object_get(json_object_get(s0, "windows"), "60"), "count")),
+           10);
+  json_decref(d);
+  d = api_doc("/api/v1/system", NULL, 200);
+  json_t *m = by_name(json_object_get(d, "metrics"), "proc.rss_bytes");
+  CHECK_STR(json_string_value(json_object_get(m, "unit")), "bytes");
+  json_decref(d);
+  d = api_doc("/api/v1/alerts", NULL, 200);
+  CHECK_EQ(json_array_size(json_object_get(d, "alerts")), 1);
+  json_decref(d);
+  d = api_doc("/api/v1", NULL, 200);
+  CHECK(json_array_size(json_object_get(d, "endpoints")) >= 6);
+  json_decref(d);
+  d = api_doc("/api/v1/zones", "7", 400);
+  CHECK(json_string_value(json_object_get(d, "error")) != NULL);
+  json_decref(d);
+  d = api_doc("/api/v1/../../etc/passwd", NULL, 404);
+  json_decref(d);
+}
+#endif
 
 /* ---- the companion serving a child process ------------------------------- */
 
@@ -269,6 +542,272 @@ static const char *companion(void) {
   const char *b = getenv("PP_BUILD_DIR");
   snprintf(path, sizeof path, "%s/libpipeprof-http.so.0", b ? b : "build");
   return path;
+}
+
+/* The child of the live test: a session serving on port that keeps
+ * working until killed: a zone, a frame mark, a queue item, a request of
+ * three token chunks 1 ms apart and a counter every 3 ms, sampled at
+ * 20 Hz. */
+static void child_live(int port, const char *errpath) {
+  char spec[32];
+  snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
+  setenv("PIPEPROF_HTTP", spec, 1);
+  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
+  if (!freopen(errpath, "w", stderr))
+    _exit(3);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_TRACE;
+  char out[4200];
+  snprintf(out, sizeof out, "%s/live-%d.pptrace", pp_test_tmpdir(), port);
+  cfg.out_path = out;
+  cfg.install_signals = 0;
+  cfg.sample_hz = 20;
+  if (pp_init(&cfg) != PP_OK)
+    _exit(2);
+  pp_queue *q = pp_queue_declare("frames <q>", "decode", "infer", 8);
+  struct timespec ms = {0, 1000000};
+  for (uint64_t i = 1;; i++) {
+    pp_request_begin(i);
+    PP_ZONE_BEGIN(z, "work <b>");
+    pp_queue_push(q, i);
+    nanosleep(&ms, NULL);
+    pp_request_tokens(i, 1);
+    pp_queue_pop(q, i);
+    nanosleep(&ms, NULL);
+    pp_request_tokens(i, 1);
+    nanosleep(&ms, NULL);
+    pp_request_tokens(i, 1);
+    pp_request_end(i, 0);
+    pp_frame_mark("frame");
+    pp_counter_set("items", (int64_t)i);
+    PP_ZONE_END(z);
+  }
+}
+
+/* Read from a stream (/api/v1/stream) until it has held n events; the
+ * text read, or NULL. */
+static char *stream_events(int port, int n) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(s >= 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(s);
+    return NULL;
+  }
+  struct timeval tv = {30, 0};
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  static const char req[] = "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n";
+  CHECK_EQ(send(s, req, sizeof req - 1, MSG_NOSIGNAL),
+           (ssize_t)(sizeof req - 1));
+  size_t cap = 1 << 20, got = 0;
+  char *b = malloc(cap);
+  CHECK(b != NULL);
+  b[0] = 0;
+  for (;;) {
+    int events = 0;
+    for (const char *p = strstr(b, "event: snapshot\ndata: "); p;
+         p = strstr(p + 1, "event: snapshot\ndata: "))
+      if (strstr(p, "\n\n"))
+        events++;
+    if (events >= n || got + 4096 > cap)
+      break;
+    ssize_t r = recv(s, b + got, cap - got - 1, 0);
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+    b[got] = 0;
+  }
+  close(s);
+  return b;
+}
+
+#ifdef PP_HAVE_JANSSON
+/* The data of the k-th event in a stream's text, parsed. */
+static json_t *stream_event(const char *text, int k) {
+  const char *p = text;
+  for (int i = 0; i <= k && p; i++) {
+    p = strstr(p, "event: snapshot\ndata: ");
+    if (p && i < k)
+      p++;
+  }
+  CHECK(p != NULL);
+  p += strlen("event: snapshot\ndata: ");
+  const char *e = strstr(p, "\n\n");
+  CHECK(e != NULL);
+  json_error_t err;
+  json_t *d = json_loadb(p, (size_t)(e - p), 0, &err);
+  if (!d)
+    PP_FAIL("event %d is not JSON: %s", k, err.text);
+  return d;
+}
+
+static uint64_t zone_count(json_t *doc, const char *name) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(json_object_get(doc, "zones"), i, v) {
+    if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+      return (uint64_t)json_integer_value(json_object_get(v, "count"));
+  }
+  return 0;
+}
+
+/* A running program's figures through /api/v1 and the stream, and the
+ * series beyond zones on /metrics, OpenMetrics when asked. */
+PP_TEST_T(http_live_api_stream_and_series, 120) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  int port = free_port();
+  char errpath[4200];
+  snprintf(errpath, sizeof errpath, "%s/live-stderr.txt", pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0)
+    child_live(port, errpath);
+  /* wait for a summary that has every kind of figure */
+  char *page = NULL;
+  json_t *d = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(page);
+    json_decref(d);
+    d = NULL;
+    page = http(port,
+                "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n"
+                "Connection: close\r\n\r\n",
+                NULL);
+    char *body = page ? strstr(page, "\r\n\r\n") : NULL;
+    if (body && (d = json_loads(body + 4, 0, NULL)) &&
+        zone_count(d, "work <b>") > 0 &&
+        json_object_get(json_object_get(d, "requests"), "itl") &&
+        json_array_size(json_object_get(d, "queues")) > 0)
+      break;
+    sleep_100ms();
+  }
+  if (!d || !zone_count(d, "work <b>")) {
+    char *e = pp_test_slurp(errpath, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    PP_FAIL("no live summary: %s\nchild stderr: %s", page ? page : "",
+            e ? e : "");
+  }
+  CHECK_CONTAINS(page, "Content-Type: application/json");
+  CHECK_STR(json_string_value(json_object_get(d, "schema")),
+            "pipeprof.summary");
+  json_t *r = json_object_get(d, "requests");
+  /* ITL: each request's chunks are 1 ms of sleep or more apart */
+  CHECK(json_integer_value(
+            json_object_get(json_object_get(r, "itl"), "p50_ns")) >= 1000000);
+  CHECK(json_integer_value(
+            json_object_get(json_object_get(r, "tpot"), "count")) > 0);
+  json_t *q = json_array_get(json_object_get(d, "queues"), 0);
+  CHECK_STR(json_string_value(json_object_get(q, "name")), "frames <q>");
+  CHECK(json_integer_value(json_object_get(q, "pushes")) > 0);
+  free(page);
+  json_decref(d);
+
+  /* the stream: two snapshots, the second with more work in it */
+  char *text = stream_events(port, 2);
+  CHECK(text != NULL);
+  CHECK_CONTAINS(text, "Content-Type: text/event-stream");
+  json_t *e0 = stream_event(text, 0), *e1 = stream_event(text, 1);
+  uint64_t c0 = zone_count(e0, "work <b>"), c1 = zone_count(e1, "work <b>");
+  CHECK(c0 > 0);
+  CHECK(c1 > c0);
+  json_decref(e0);
+  json_decref(e1);
+  free(text);
+
+  /* /metrics: frames, queues, requests, the program's counter and the
+   * sampler's process figures; OpenMetrics when asked */
+  const char *want = "pipeprof_proc_rss_bytes ";
+  for (int tries = 0; tries < 600; tries++) {
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: "
+                "application/openmetrics-text;version=1.0.0,text/plain;"
+                "q=0.5\r\nConnection: close\r\n\r\n",
+                NULL);
+    if (page && strstr(page, want))
+      break;
+    free(page);
+    page = NULL;
+    sleep_100ms();
+  }
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "Content-Type: application/openmetrics-text; "
+                       "version=1.0.0");
+  CHECK_CONTAINS(page, want);
+  CHECK_CONTAINS(page, "pipeprof_frames_total{frame=\"frame\"} ");
+  CHECK_CONTAINS(page, "pipeprof_queue_depth{queue=\"frames <q>\"} ");
+  CHECK_CONTAINS(page, "pipeprof_queue_wait_seconds_count{queue=\"frames "
+                       "<q>\"} ");
+  CHECK_CONTAINS(page, "pipeprof_request_itl_seconds_count ");
+  CHECK_CONTAINS(page, "pipeprof_program_value{name=\"items\"} ");
+  CHECK_CONTAINS(page, "\n# EOF\n");
+  free(page);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+#endif
+
+/* `pipeprof run --http`: an unmodified program's samples served live by
+ * pipeprof's own session; a bad address is a usage error. */
+PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  pp_cli_result r = pp_test_cli("run --http 127.0.0.1:99999 -- true");
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "bad --http address '127.0.0.1:99999'");
+  pp_cli_result_free(&r);
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  int port = free_port();
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "'%s/pipeprof' run -q --hz 20 --http %d -o '%s/run-http' -- "
+           "sleep 30 > '%s/run-http.out' 2>&1",
+           b ? b : "build", port, pp_test_tmpdir(), pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  const char *want = "pipeprof_proc_rss_bytes ";
+  char *page = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(page);
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                NULL);
+    if (page && strstr(page, want) &&
+        strstr(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} "))
+      break;
+    sleep_100ms();
+  }
+  kill(-pid, SIGINT);
+  int st;
+  waitpid(pid, &st, 0);
+  if (!page || !strstr(page, want))
+    PP_FAIL("no samples on /metrics: %s", page ? page : "(no connection)");
+  CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ");
+  CHECK_CONTAINS(page, "pipeprof_proc_threads ");
+  char *body = strstr(page, "\r\n\r\n");
+  CHECK(body != NULL);
+  promtool_clean(body + 4, strlen(body + 4));
+  free(page);
 }
 
 PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {

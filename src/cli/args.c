@@ -5,6 +5,7 @@
  * it on any argv: each parser fills a struct, prints --help to stdout or
  * one usage-error line to stderr, and touches no file. See cli.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -309,6 +310,26 @@ int pp_cli_parse_demo(int argc, char **argv, pp_cli_demo_args *a) {
   return PP_CLI_PARSED;
 }
 
+int pp_cli_http_addr_ok(const char *a) {
+  const char *colon = strrchr(a, ':');
+  const char *port = colon ? colon + 1 : a;
+  char *end;
+  errno = 0;
+  long v = strtol(port, &end, 10);
+  if (!*port || *end || errno || v < 0 || v > 65535 || port[0] == '-' ||
+      port[0] == '+')
+    return 0;
+  if (!colon || colon == a)
+    return 1;
+  char host[64];
+  struct in_addr ia;
+  if ((size_t)(colon - a) >= sizeof host)
+    return 0;
+  memcpy(host, a, (size_t)(colon - a));
+  host[colon - a] = 0;
+  return inet_pton(AF_INET, host, &ia) == 1;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 const char pp_cli_run_usage[] =
@@ -330,6 +351,10 @@ const char pp_cli_run_usage[] =
     "                      synchronization and API calls with CUPTI\n"
     "                      (PIPEPROF_CUDA=1; CUDA_INJECTION64_PATH is set\n"
     "                      to libpipeprof.so unless already set)\n"
+    "      --http ADDR     serve the samples live while CMD runs:\n"
+    "                      /metrics (Prometheus), /api/v1 (JSON), /api/v1/\n"
+    "                      stream and the live page on ADDR: PORT (loopback),\n"
+    "                      :PORT or IPV4:PORT (docs/http.md)\n"
     "      --grid G        grid carbon intensity in gCO2eq/kWh for the\n"
     "                      energy's carbon estimate (default 475)\n"
     "  -q, --quiet         no live status line\n"
@@ -357,6 +382,7 @@ int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *o) {
   o->grid = 475.0;
   o->system = 1;
   o->quiet = o->json = o->cuda = 0;
+  o->http = NULL;
   o->cmd = NULL;
   int i = 1;
   for (; i < argc; i++) {
@@ -396,6 +422,12 @@ int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *o) {
                                val ? val : "");
       o->duration = v;
       i++;
+    } else if (strcmp(a, "--http") == 0) {
+      if (!val || !pp_cli_http_addr_ok(val))
+        return run_usage_error("bad --http address '%s' (expected PORT, "
+                               ":PORT or IPV4:PORT)",
+                               val ? val : "");
+      o->http = argv[++i];
     } else if (strcmp(a, "--grid") == 0) {
       char *end;
       double v = val ? strtod(val, &end) : 0;

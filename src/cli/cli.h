@@ -141,6 +141,7 @@ typedef struct pp_cli_run_args {
   const char *mode;
   double duration; /* s; 0: until CMD exits */
   int system, quiet, json, cuda;
+  const char *http; /* --http ADDR, or NULL */
   char **cmd;      /* CMD and its arguments, in argv */
 } pp_cli_run_args;
 
@@ -157,6 +158,9 @@ int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *a);
  * returns PP_CLI_EXIT_USAGE. cmd NULL: the top level. */
 int pp_cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int pp_cli_is_help(const char *a);
+/* Is a an address the HTTP endpoint takes: "PORT", ":PORT" or
+ * "IPV4:PORT" (docs/http.md)? */
+int pp_cli_http_addr_ok(const char *a);
 
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);

@@ -310,6 +310,7 @@ int pp_cli_run(int argc, char **argv) {
   /* This session is pipeprof's own: its process is the profiler, not CMD
    * (CMD's pid, command line and tree are in the run.* and tree.* META). */
   cfg.process_name = "pipeprof";
+  cfg.http_addr = o.http; /* --http: this session's samples, served live */
   int have_session = pp_init(&cfg) == PP_OK;
   if (!have_session)
     fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());

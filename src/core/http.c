@@ -46,8 +46,9 @@ static void *open_companion(char *tried, size_t n) {
   return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
 }
 
-void pp__http_start(const pp_http_host *host) {
-  const char *spec = getenv("PIPEPROF_HTTP");
+void pp__http_start(const pp_http_host *host, const char *cfg_addr) {
+  const char *spec = cfg_addr ? cfg_addr : getenv("PIPEPROF_HTTP");
+  const char *what = cfg_addr ? "pp_config.http_addr" : "PIPEPROF_HTTP";
   if (!spec || !*spec || lib)
     return;
   /* "PORT" or ":PORT" serve on loopback; any other address only when
@@ -63,9 +64,9 @@ void pp__http_start(const pp_http_host *host) {
   lib = open_companion(tried, sizeof tried);
   if (!lib) {
     fprintf(stderr,
-            "pipeprof: PIPEPROF_HTTP: cannot load the HTTP endpoint (%s: "
+            "pipeprof: %s: cannot load the HTTP endpoint (%s: "
             "%s); running on without it\n",
-            tried, dlerror());
+            what, tried, dlerror());
     return;
   }
   pp_http_start_fn start = NULL;
@@ -73,9 +74,8 @@ void pp__http_start(const pp_http_host *host) {
   *(void **)&stop_fn = dlsym(lib, "pp_http_stop");
   char err[256] = "";
   if (!start || !stop_fn || start(host, addr, err, sizeof err) != 0) {
-    fprintf(stderr,
-            "pipeprof: PIPEPROF_HTTP=%.100s: %s; running on without it\n", spec,
-            start && stop_fn ? err : "not a pipeprof HTTP library");
+    fprintf(stderr, "pipeprof: %s=%.100s: %s; running on without it\n", what,
+            spec, start && stop_fn ? err : "not a pipeprof HTTP library");
     dlclose(lib);
     lib = NULL;
     stop_fn = NULL;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTTP endpoint of a session (docs/http.md): when PIPEPROF_HTTP is
- * set, load the companion libpipeprof-http (src/http/) and start it; stop
- * it before the session's live statistics go. Control path (session.c,
- * under its lock). A bad address, a missing companion or a port in use
- * cost one stderr line; the program and its profiling run on.
+ * The HTTP endpoint of a session (docs/http.md): when PIPEPROF_HTTP or
+ * pp_config.http_addr is set, load the companion libpipeprof-http (src/http/)
+ * and start it; stop it before the session's live statistics go. Control path
+ * (session.c, under its lock). A bad address, a missing companion or a port in
+ * use cost one stderr line; the program and its profiling run on.
  */
 #ifndef PP_CORE_HTTP_H
 #define PP_CORE_HTTP_H
@@ -12,8 +12,9 @@
 struct pp_http_host;
 
 /* host: the session's figures as the companion reads them (session.c
- * fills it with the library's functions). */
-void pp__http_start(const struct pp_http_host *host);
+ * fills it with the library's functions). cfg_addr: pp_config.http_addr,
+ * which wins over PIPEPROF_HTTP; NULL: PIPEPROF_HTTP decides. */
+void pp__http_start(const struct pp_http_host *host, const char *cfg_addr);
 void pp__http_stop(void);
 
 #endif /* PP_CORE_HTTP_H */

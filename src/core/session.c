@@ -137,9 +137,11 @@ int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
   return live_query(0, name, window_s, out);
 }
 
-int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
-                            uint64_t *counts, uint64_t *total, double *sum_ns) {
-  if (!name || (n && (!le_ns || !counts)) || !total || !sum_ns)
+/* Cumulative counts of a series of any kind (live.h's PP__LIVE_*). */
+static int live_cumulative(int kind, const char *name, const uint64_t *le_ns,
+                           size_t n, uint64_t *counts, uint64_t *total,
+                           double *sum_ns) {
+  if ((n && (!le_ns || !counts)) || !total || !sum_ns)
     return PP_EINVAL;
   for (size_t i = 1; i < n; i++)
     if (le_ns[i] < le_ns[i - 1])
@@ -150,12 +152,13 @@ int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
   int rc = live_acquire(&l);
   if (rc != PP_OK)
     return rc;
-  rc = pp__live_hist(l, 0, name, &h);
+  rc = pp__live_hist(l, kind, name, &h);
   pthread_mutex_unlock(&live_lock);
   if (rc == PP_OK) {
     /* buckets in ascending order: each adds to every bound at or above its
      * highest value */
-    memset(counts, 0, n * sizeof *counts);
+    if (n)
+      memset(counts, 0, n * sizeof *counts);
     size_t nb = h.c ? (size_t)(h.ghi - h.glo + 1u) * PP_LHIST_SUB : 0, k = 0;
     uint64_t below = 0;
     for (size_t b = 0; b < nb; b++) {
@@ -173,6 +176,13 @@ int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
   return rc;
 }
 
+int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
+                            uint64_t *counts, uint64_t *total, double *sum_ns) {
+  if (!name)
+    return PP_EINVAL;
+  return live_cumulative(PP__LIVE_ZONE, name, le_ns, n, counts, total, sum_ns);
+}
+
 int pp_live_zone_name(size_t index, char *buf, size_t size) {
   if (!buf || size == 0)
     return PP_EINVAL;
@@ -186,9 +196,66 @@ int pp_live_zone_name(size_t index, char *buf, size_t size) {
 }
 
 int pp_live_request(int metric, int window_s, pp_live_stats *out) {
-  if (!out || (metric != PP_LIVE_E2E && metric != PP_LIVE_TTFT))
+  if (!out || metric < PP_LIVE_E2E || metric > PP_LIVE_ITL)
     return PP_EINVAL;
-  return live_query(metric == PP_LIVE_E2E ? 1 : 2, NULL, window_s, out);
+  return live_query(PP__LIVE_E2E + metric, NULL, window_s, out);
+}
+
+/* ---- the HTTP companion's view (http/host.h) ----------------------------- */
+
+static int64_t origin_ns; /* the live engine's origin: the session start */
+static int64_t interval_ns;
+
+static int http_info(pp_http_info *o) {
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  static const char *const modes[] = {"stats", "trace", "flight"};
+  o->mode = (unsigned)S.cfg.mode < 3 ? modes[S.cfg.mode] : "";
+  o->process_name = S.process_name;
+  o->pid = (long)S.pid;
+  o->t0_ns = origin_ns;
+  o->now_ns = pp__mono_ns();
+  o->interval_ns = interval_ns;
+  pthread_mutex_unlock(&live_lock);
+  return l ? PP_OK : PP_ENOTSUP;
+}
+
+static int http_series(pp_http_series_fn fn, void *ctx) {
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  pp__live_visit(l, fn, ctx);
+  pthread_mutex_unlock(&live_lock);
+  return l ? PP_OK : PP_ENOTSUP;
+}
+
+static int http_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  *left_out = pp__live_board(l, fn, ctx);
+  pthread_mutex_unlock(&live_lock);
+  return l ? PP_OK : PP_ENOTSUP;
+}
+
+static int http_alerts(pp_http_alert_fn fn, void *ctx) {
+  pp__note notes[PP__LIVE_KEEP];
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  size_t n = pp__live_alerts(l, notes, PP__LIVE_KEEP);
+  pthread_mutex_unlock(&live_lock);
+  for (size_t i = 0; i < n; i++) {
+    const pp__note *nt = &notes[i];
+    pp_alert a = pp__note_alert(nt);
+    fn(ctx, &a);
+  }
+  return l ? PP_OK : PP_ENOTSUP;
 }
 
 int pp_flight_dump(const char *path) {
@@ -494,11 +561,22 @@ int pp_init(const pp_config *user) {
   }
   live_meta(&live_cfg);
   /* PIPEPROF_HTTP: one line when it cannot serve */
-  static pp_http_host http_host = {
-      sizeof(pp_http_host),    NULL,         pp_live_zone_name,
-      pp_live_zone_cumulative, pp_live_zone, pp__dropped_total};
+  static pp_http_host http_host = {sizeof(pp_http_host),
+                                   NULL,
+                                   pp_live_zone_name,
+                                   pp_live_zone_cumulative,
+                                   pp_live_zone,
+                                   pp__dropped_total,
+                                   http_info,
+                                   http_series,
+                                   http_board,
+                                   http_alerts,
+                                   live_cumulative};
   http_host.version = pp_version_string();
-  pp__http_start(&http_host);
+  origin_ns = wc.sync0.mono_ns;
+  interval_ns = live_cfg.interval_ns;
+  pp__http_start(&http_host,
+                 cfg.http_addr && *cfg.http_addr ? cfg.http_addr : NULL);
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   return PP_OK;

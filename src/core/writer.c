@@ -463,17 +463,7 @@ static void dispatch_notes(void) {
     return;
   for (size_t i = 0; i < n; i++) {
     const pp__note *nt = &W.notes[i];
-    pp_alert a = {sizeof a,
-                  nt->type == PPT_EV_ANOMALY ? PP_ALERT_ANOMALY
-                                             : PP_ALERT_RESOURCE,
-                  nt->what,
-                  nt->which,
-                  nt->message,
-                  nt->value,
-                  nt->baseline,
-                  nt->spread,
-                  nt->threshold,
-                  nt->ns};
+    pp_alert a = pp__note_alert(nt);
     fn(&a, user);
   }
 }

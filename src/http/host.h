@@ -18,7 +18,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../sink/board.h"
 #include "pipeprof.h"
+
+/* What the session is (pp_http_host.info). Strings live as long as the
+ * session. */
+typedef struct pp_http_info {
+  const char *mode;         /* "stats", "trace", "flight" */
+  const char *process_name; /* "" when unknown */
+  long pid;
+  int64_t t0_ns;       /* the session's start (CLOCK_MONOTONIC) */
+  int64_t now_ns;      /* now, same clock */
+  int64_t interval_ns; /* the live interval */
+} pp_http_info;
+
+/* A series of the live statistics: kind one of PP_HTTP_SERIES_*, name the
+ * zone's or queue's (the request series's fixed name otherwise), win the
+ * windows of 1, 10 and 60 intervals and the session's. */
+enum {
+  PP_HTTP_SERIES_ZONE = 0,
+  PP_HTTP_SERIES_E2E = 1,
+  PP_HTTP_SERIES_TTFT = 2,
+  PP_HTTP_SERIES_TPOT = 3,
+  PP_HTTP_SERIES_ITL = 4,
+  PP_HTTP_SERIES_QUEUE_WAIT = 5
+};
+typedef void (*pp_http_series_fn)(void *ctx, int kind, const char *name,
+                                  const pp_live_stats win[4]);
+typedef void (*pp_http_board_fn)(void *ctx, const pp__board_entry *e);
+typedef void (*pp_http_alert_fn)(void *ctx, const pp_alert *a);
 
 typedef struct pp_http_host {
   uint32_t size; /* sizeof(pp_http_host): later fields only when larger */
@@ -28,6 +56,18 @@ typedef struct pp_http_host {
                          uint64_t *counts, uint64_t *total, double *sum_ns);
   int (*zone_stats)(const char *name, int window_s, pp_live_stats *out);
   uint64_t (*dropped)(void); /* events dropped since the session began */
+  /* Each of the following returns PP_OK, or PP_ENOTRUNNING /
+   * PP_ENOTSUP (live statistics off) having called nothing. The walks
+   * hold the library's locks while they call fn: fn only copies. */
+  int (*info)(pp_http_info *out);
+  int (*series)(pp_http_series_fn fn, void *ctx);
+  /* the board (sink/board.h); *left_out gets the sites it could not keep */
+  int (*board)(pp_http_board_fn fn, void *ctx, uint64_t *left_out);
+  /* the session's last anomalies and alerts, oldest first (at most 64) */
+  int (*alerts)(pp_http_alert_fn fn, void *ctx);
+  /* as zone_cumulative for a series of any kind */
+  int (*cumulative)(int kind, const char *name, const uint64_t *le_ns, size_t n,
+                    uint64_t *counts, uint64_t *total, double *sum_ns);
 } pp_http_host;
 
 /* The companion's entry points (dlsym names "pp_http_start",

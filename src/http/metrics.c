@@ -1,136 +1,455 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The /metrics page (see metrics.h): build info, events dropped, and per
- * zone name a histogram of durations over the session so far, from the
- * live statistics through the host table.
+ * The /metrics page (see metrics.h and docs/http.md): build info, events
+ * dropped, per zone a histogram of durations over the session so far,
+ * the requests' latencies, frames, queues, the program's counters and the
+ * library's sampled metrics, from the live statistics through the host
+ * table. Text format 0.0.4, or OpenMetrics 1.0 when asked.
  */
 #include "metrics.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct page {
-  char *b;
-  size_t len, cap;
-  int oom;
-} page;
-
-static void put(page *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(page *p, const char *fmt, ...) {
-  for (int tries = 0; tries < 2 && !p->oom; tries++) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(p->b + p->len, p->cap - p->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      p->oom = 1;
-      return;
-    }
-    if ((size_t)n < p->cap - p->len) {
-      p->len += (size_t)n;
-      return;
-    }
-    size_t cap = (p->cap + (size_t)n + 1) * 2;
-    char *b = realloc(p->b, cap);
-    if (!b) {
-      p->oom = 1;
-      return;
-    }
-    p->b = b;
-    p->cap = cap;
-  }
-}
-
-/* A label value: backslash, double quote and newline escaped, as the
- * format asks. */
-static void put_label(page *p, const char *s) {
-  for (; *s && !p->oom; s++) {
-    if (*s == '\\')
-      put(p, "\\\\");
-    else if (*s == '"')
-      put(p, "\\\"");
-    else if (*s == '\n')
-      put(p, "\\n");
-    else
-      put(p, "%c", *s);
-  }
-}
+#include "../metrics/registry.h"
+#include "page.h"
 
 #define NB (PP_METRICS_BUCKET_HI - PP_METRICS_BUCKET_LO + 1)
 #define NAME_MAX_BYTES 512
 
-static void zones(page *p, const pp_http_host *h) {
-  uint64_t le[NB], counts[NB];
-  for (int i = 0; i < NB; i++)
-    le[i] = UINT64_C(1) << (PP_METRICS_BUCKET_LO + i);
-  put(p, "# HELP pipeprof_zone_duration_seconds Time inside each zone, "
-         "begin to end with nested zones, over every complete live "
-         "interval of the session.\n"
-         "# TYPE pipeprof_zone_duration_seconds histogram\n");
+/* A label value: backslash, double quote and newline escaped, as the
+ * format asks. */
+static void put_label(pp_page *p, const char *s) {
+  for (; *s && !p->oom; s++) {
+    if (*s == '\\')
+      pp_page_put(p, "\\\\");
+    else if (*s == '"')
+      pp_page_put(p, "\\\"");
+    else if (*s == '\n')
+      pp_page_put(p, "\\n");
+    else
+      pp_page_putn(p, s, 1);
+  }
+}
+
+/* HELP and TYPE (and UNIT in OpenMetrics) of the family whose samples are
+ * named name. OpenMetrics names a counter's family without "_total", and
+ * an info family without "_info". */
+static void family(pp_page *p, int om, const char *name, const char *type,
+                   const char *help) {
+  size_t n = strlen(name);
+  if (om && strcmp(type, "counter") == 0 && n > 6 &&
+      strcmp(name + n - 6, "_total") == 0)
+    n -= 6;
+  if (om && strcmp(type, "info") == 0 && n > 5 &&
+      strcmp(name + n - 5, "_info") == 0)
+    n -= 5;
+  if (!om && strcmp(type, "info") == 0)
+    type = "gauge";
+  pp_page_put(p, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n,
+              name, type);
+  if (!om)
+    return;
+  static const char *const units[] = {"seconds", "bytes",   "ratio", "joules",
+                                      "watts",   "celsius", "hertz"};
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    size_t u = strlen(units[i]);
+    if (n > u + 1 && name[n - u - 1] == '_' &&
+        strncmp(name + n - u, units[i], u) == 0) {
+      pp_page_put(p, "# UNIT %.*s %s\n", (int)n, name, units[i]);
+      break;
+    }
+  }
+}
+
+/* One sample: name{label="value"[,label2="value2"]} v */
+static void sample(pp_page *p, const char *name, const char *label,
+                   const char *value, const char *label2, const char *value2,
+                   double v) {
+  pp_page_put(p, "%s", name);
+  if (label) {
+    pp_page_put(p, "{%s=\"", label);
+    put_label(p, value);
+    if (label2) {
+      pp_page_put(p, "\",%s=\"", label2);
+      put_label(p, value2);
+    }
+    pp_page_put(p, "\"}");
+  }
+  if (isnan(v))
+    pp_page_put(p, " NaN\n");
+  else if (isinf(v))
+    pp_page_put(p, v > 0 ? " +Inf\n" : " -Inf\n");
+  else if (v == floor(v) && fabs(v) < 9e15)
+    pp_page_put(p, " %.0f\n", v);
+  else {
+    /* the shortest form that reads back as v */
+    char b[40];
+    for (int prec = 15; prec <= 17; prec++) {
+      snprintf(b, sizeof b, "%.*g", prec, v);
+      if (strtod(b, NULL) == v)
+        break;
+    }
+    pp_page_put(p, " %s\n", b);
+  }
+}
+
+/* ---- histograms -----------------------------------------------------------
+ */
+
+static const uint64_t *bounds(void) {
+  static uint64_t le[NB];
+  if (!le[0])
+    for (int i = 0; i < NB; i++)
+      le[i] = UINT64_C(1) << (PP_METRICS_BUCKET_LO + i);
+  return le;
+}
+
+/* The histogram samples of one series (label NULL: none). 0 when the
+ * host has no such series. */
+static int histogram(pp_page *p, const pp_http_host *h, const char *name,
+                     int kind, const char *series, const char *label) {
+  uint64_t counts[NB], total = 0;
+  double sum = 0;
+  int rc =
+      kind == PP_HTTP_SERIES_ZONE && h->size < sizeof *h
+          ? h->zone_cumulative(series, bounds(), NB, counts, &total, &sum)
+          : h->cumulative(kind, series, bounds(), NB, counts, &total, &sum);
+  if (rc != 0)
+    return 0;
+  for (int k = 0; k <= NB; k++) {
+    pp_page_put(p, "%s_bucket{", name);
+    if (label) {
+      pp_page_put(p, "%s=\"", label);
+      put_label(p, series);
+      pp_page_put(p, "\",");
+    }
+    if (k < NB)
+      pp_page_put(p, "le=\"%.9g\"} %llu\n", (double)bounds()[k] * 1e-9,
+                  (unsigned long long)counts[k]);
+    else
+      pp_page_put(p, "le=\"+Inf\"} %llu\n", (unsigned long long)total);
+  }
+  char sname[128];
+  snprintf(sname, sizeof sname, "%s_sum", name);
+  sample(p, sname, label, series, NULL, NULL, sum * 1e-9);
+  snprintf(sname, sizeof sname, "%s_count", name);
+  sample(p, sname, label, series, NULL, NULL, (double)total);
+  return 1;
+}
+
+static void zones(pp_page *p, const pp_http_host *h, int om) {
+  family(p, om, "pipeprof_zone_duration_seconds", "histogram",
+         "Time inside each zone, begin to end with nested zones, over "
+         "every complete live interval of the session.");
   char name[NAME_MAX_BYTES];
   size_t left_out = 0;
-  for (size_t i = 0; h->zone_name(i, name, sizeof name) == 0 && !p->oom; i++) {
-    uint64_t total = 0;
-    double sum = 0;
+  for (size_t i = 0; h->zone_name(i, name, sizeof name) == 0 && !p->oom; i++)
     /* a name as long as the buffer may have been cut: not asked for under
      * another name */
     if (strlen(name) + 1 >= sizeof name ||
-        h->zone_cumulative(name, le, NB, counts, &total, &sum) != 0) {
+        !histogram(p, h, "pipeprof_zone_duration_seconds", PP_HTTP_SERIES_ZONE,
+                   name, "zone"))
       left_out++;
-      continue;
-    }
-    for (int k = 0; k < NB; k++) {
-      put(p, "pipeprof_zone_duration_seconds_bucket{zone=\"");
-      put_label(p, name);
-      put(p, "\",le=\"%.9g\"} %llu\n", (double)le[k] * 1e-9,
-          (unsigned long long)counts[k]);
-    }
-    put(p, "pipeprof_zone_duration_seconds_bucket{zone=\"");
-    put_label(p, name);
-    put(p, "\",le=\"+Inf\"} %llu\n", (unsigned long long)total);
-    put(p, "pipeprof_zone_duration_seconds_sum{zone=\"");
-    put_label(p, name);
-    put(p, "\"} %.9g\n", sum * 1e-9);
-    put(p, "pipeprof_zone_duration_seconds_count{zone=\"");
-    put_label(p, name);
-    put(p, "\"} %llu\n", (unsigned long long)total);
-  }
-  put(p,
-      "# HELP pipeprof_metrics_zones_left_out Zone names this page "
-      "could not show (a name of %d bytes or more).\n"
-      "# TYPE pipeprof_metrics_zones_left_out gauge\n"
-      "pipeprof_metrics_zones_left_out %zu\n",
-      NAME_MAX_BYTES - 1, left_out);
+  family(p, om, "pipeprof_metrics_zones_left_out", "gauge",
+         "Zone names this page could not show (a name of 511 bytes or "
+         "more).");
+  sample(p, "pipeprof_metrics_zones_left_out", NULL, NULL, NULL, NULL,
+         (double)left_out);
 }
 
-char *pp_metrics_page(const pp_http_host *h, size_t *len) {
-  page p = {NULL, 0, 0, 0};
-  p.cap = 4096;
-  p.b = malloc(p.cap);
-  if (!p.b)
-    return NULL;
-  p.b[0] = 0;
-  put(&p, "# HELP pipeprof_build_info The pipeprof library serving this "
-          "page; always 1.\n"
-          "# TYPE pipeprof_build_info gauge\n"
-          "pipeprof_build_info{version=\"");
-  put_label(&p, h->version ? h->version : "");
-  put(&p, "\"} 1\n");
-  put(&p,
-      "# HELP pipeprof_dropped_events_total Events not recorded "
-      "because a thread's buffer was full.\n"
-      "# TYPE pipeprof_dropped_events_total counter\n"
-      "pipeprof_dropped_events_total %llu\n",
-      (unsigned long long)h->dropped());
-  zones(&p, h);
-  if (p.oom) {
-    free(p.b);
-    return NULL;
+static void requests(pp_page *p, const pp_http_host *h, int om) {
+  static const struct {
+    int kind;
+    const char *name, *help;
+  } req[] = {{PP_HTTP_SERIES_E2E, "pipeprof_request_duration_seconds",
+              "Requests begin to end (successful requests)."},
+             {PP_HTTP_SERIES_TTFT, "pipeprof_request_ttft_seconds",
+              "Time to first token: request begin to its first output token."},
+             {PP_HTTP_SERIES_TPOT, "pipeprof_request_tpot_seconds",
+              "Time per output token after the first: (E2E - TTFT) / (tokens - "
+              "1), requests with more than one token."},
+             {PP_HTTP_SERIES_ITL, "pipeprof_request_itl_seconds",
+              "Inter-token latency: gaps between consecutive token chunks of a "
+              "request."}};
+  for (size_t i = 0; i < sizeof req / sizeof *req; i++) {
+    /* a family only once its series exists: an empty histogram would be
+     * read as "no requests in this process" */
+    uint64_t total;
+    double sum;
+    if (h->cumulative(req[i].kind, NULL, NULL, 0, NULL, &total, &sum) != 0)
+      continue;
+    family(p, om, req[i].name, "histogram", req[i].help);
+    histogram(p, h, req[i].name, req[i].kind, NULL, NULL);
   }
-  *len = p.len;
-  return p.b;
+}
+
+/* ---- the board: frames, queues, counters, library metrics ---------------- */
+
+typedef struct board {
+  pp__board_entry *e;
+  size_t n, cap;
+  int oom;
+} board;
+
+static void board_take(void *ctx, const pp__board_entry *e) {
+  board *b = ctx;
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 64;
+    pp__board_entry *v = realloc(b->e, cap * sizeof *v);
+    if (!v) {
+      b->oom = 1;
+      return;
+    }
+    b->e = v;
+    b->cap = cap;
+  }
+  b->e[b->n++] = *e;
+}
+
+static void frames_and_queues(pp_page *p, const board *b, int om) {
+  static const struct {
+    int kind;
+    const char *name, *type, *help;
+  } fam[] = {
+      {PP__BOARD_FRAME, "pipeprof_frames_total", "counter",
+       "Frame marks (PP_FRAME_MARK) per frame stream."},
+      {PP__BOARD_QUEUE, "pipeprof_queue_depth", "gauge",
+       "Items in the queue at its last push or pop."},
+      {PP__BOARD_QUEUE, "pipeprof_queue_pushes_total", "counter",
+       "Items pushed into the queue."},
+      {PP__BOARD_QUEUE, "pipeprof_queue_pops_total", "counter",
+       "Items popped from the queue."},
+      {PP__BOARD_QUEUE, "pipeprof_queue_waits_total", "counter",
+       "Recorded waits on the queue: a producer on a full queue (on=\"full\"), "
+       "a consumer on an empty one (on=\"empty\")."},
+      {PP__BOARD_COUNTER, "pipeprof_program_value", "gauge",
+       "The program's own counters (PP_COUNTER_*), by name: the last "
+       "value."}};
+  for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
+    int header = 0;
+    for (size_t i = 0; i < b->n && !p->oom; i++) {
+      const pp__board_entry *e = &b->e[i];
+      if (e->kind != fam[f].kind)
+        continue;
+      if (!header++)
+        family(p, om, fam[f].name, fam[f].type, fam[f].help);
+      const char *label = e->kind == PP__BOARD_FRAME   ? "frame"
+                          : e->kind == PP__BOARD_QUEUE ? "queue"
+                                                       : "name";
+      if (f == 4) {
+        sample(p, fam[f].name, label, e->name, "on", "full",
+               (double)e->waits[0]);
+        sample(p, fam[f].name, label, e->name, "on", "empty",
+               (double)e->waits[1]);
+        continue;
+      }
+      double v = f == 1   ? e->value
+                 : f == 3 ? (double)e->pops
+                 : f == 5 ? e->value
+                          : (double)e->events;
+      sample(p, fam[f].name, label, e->name, NULL, NULL, v);
+    }
+  }
+}
+
+/* The Prometheus family of a library metric (registry.h): the pattern
+ * without its placeholders and unit suffix, dots as underscores, then the
+ * base unit ("_ratio" for percentages, "_hertz" for MHz) and "_total" for
+ * running totals; a "{N}" part becomes a label named by the word before
+ * it, a "{*}" part a label named by the group. *scale converts the value
+ * to the base unit. */
+static void metric_family(const pp_metric_def *d, char *out, size_t size,
+                          char *label, size_t lsize, double *scale) {
+  static const struct {
+    pp_metric_unit unit;
+    const char *suffix, *prom;
+    double scale;
+  } units[] = {
+      {PP_UNIT_PERCENT, "_pct", "_ratio", 0.01},
+      {PP_UNIT_BYTES_PER_SECOND, "_bytes_per_s", "_bytes_per_second", 1},
+      {PP_UNIT_BYTES, "_bytes", "_bytes", 1},
+      {PP_UNIT_PER_SECOND, "_per_s", "_per_second", 1},
+      {PP_UNIT_SECONDS, "_s", "_seconds", 1},
+      {PP_UNIT_MHZ, "_mhz", "_hertz", 1e6},
+      {PP_UNIT_WATTS, "_w", "_watts", 1},
+      {PP_UNIT_JOULES, "_j", "_joules", 1},
+      {PP_UNIT_CELSIUS, "_c", "_celsius", 1},
+      {PP_UNIT_COUNT, "_total", "", 1}};
+  char base[128];
+  size_t n = 0;
+  label[0] = 0;
+  for (const char *s = d->name; *s && n + 1 < sizeof base; s++) {
+    if (s[0] == '{' && (s[1] == 'N' || s[1] == '*') && s[2] == '}') {
+      if (s[1] == 'N') {
+        /* the word before: "cpu" of "sys.cpu{N}" */
+        size_t w = n;
+        while (w > 0 && base[w - 1] != '.' && base[w - 1] != '_')
+          w--;
+        snprintf(label, lsize, "%.*s", (int)(n - w), base + w);
+        if (!label[0]) /* "proc.thread.{N}" */ {
+          size_t e = n - 1, s0 = e;
+          while (s0 > 0 && base[s0 - 1] != '.')
+            s0--;
+          snprintf(label, lsize, "%.*s", (int)(e - s0), base + s0);
+        }
+      } else {
+        static const char *const by_group[] = {[PP_GROUP_PRESSURE] = "resource",
+                                               [PP_GROUP_THERMAL] = "sensor",
+                                               [PP_GROUP_PERF] = "event",
+                                               [PP_GROUP_POWER] = "domain"};
+        const char *l = (size_t)d->group < sizeof by_group / sizeof *by_group
+                            ? by_group[d->group]
+                            : NULL;
+        snprintf(label, lsize, "%s", l ? l : "name");
+      }
+      s += 2;
+      continue;
+    }
+    base[n++] = *s == '.' ? '_' : *s;
+  }
+  base[n] = 0;
+  const char *prom = "";
+  *scale = 1;
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    if (units[i].unit != d->unit)
+      continue;
+    size_t sl = strlen(units[i].suffix);
+    if (n >= sl && strcmp(base + n - sl, units[i].suffix) == 0)
+      base[n -= sl] = 0;
+    prom = units[i].prom;
+    *scale = units[i].scale;
+    break;
+  }
+  /* placeholders leave "__" or a trailing "_" behind */
+  char clean[96];
+  size_t c = 0;
+  for (size_t i = 0; base[i] && c + 1 < sizeof clean; i++)
+    if (base[i] != '_' || (c > 0 && clean[c - 1] != '_'))
+      clean[c++] = base[i];
+  while (c > 0 && clean[c - 1] == '_')
+    c--;
+  clean[c] = 0;
+  snprintf(out, size, "pipeprof_%s%s%s", clean, prom,
+           d->kind == PP_METRIC_TOTAL ? "_total" : "");
+}
+
+typedef struct msample {
+  pp_metric_id id;
+  const char *family;   /* metric_family's */
+  char label_value[80]; /* the {N} number or the {*} part */
+  double value;
+} msample;
+
+/* By family, so that a family's samples stand together; then by row. */
+static int by_family(const void *a, const void *b) {
+  const msample *x = a, *y = b;
+  int c = strcmp(x->family, y->family);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static void library_metrics(pp_page *p, const board *b, int om) {
+  char fams[PP_METRIC_COUNT][128], labels[PP_METRIC_COUNT][32];
+  double scales[PP_METRIC_COUNT];
+  for (int id = 0; id < PP_METRIC_COUNT; id++)
+    metric_family(pp_metric_def_of(id), fams[id], sizeof fams[id], labels[id],
+                  sizeof labels[id], &scales[id]);
+  msample *m = malloc((b->n ? b->n : 1) * sizeof *m);
+  if (!m) {
+    p->oom = 1;
+    return;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    const pp__board_entry *e = &b->e[i];
+    long ix;
+    const char *fr;
+    size_t fl;
+    if (e->kind != PP__BOARD_METRIC)
+      continue;
+    pp_metric_id id = pp_metric_lookup(e->name, &ix, &fr, &fl);
+    if (id == PP_METRIC_NONE)
+      continue;
+    m[n].id = id;
+    m[n].family = fams[id];
+    m[n].value = e->value * scales[id];
+    if (ix >= 0)
+      snprintf(m[n].label_value, sizeof m->label_value, "%ld", ix);
+    else
+      snprintf(m[n].label_value, sizeof m->label_value, "%.*s",
+               (int)(fl < 79 ? fl : 79), fr ? fr : "");
+    n++;
+  }
+  qsort(m, n, sizeof *m, by_family);
+  for (size_t i = 0; i < n && !p->oom; i++) {
+    pp_metric_id id = m[i].id;
+    const pp_metric_def *d = pp_metric_def_of(id);
+    const char *label = labels[id][0] ? labels[id] : NULL;
+    const char *value = m[i].label_value;
+    /* An aggregate whose family is also a labelled row's (sys.cpu.busy_pct
+     * beside sys.cpu{N}.busy_pct) joins it with the label value "all". */
+    for (int j = 0; j < PP_METRIC_COUNT && !label; j++)
+      if (j != (int)id && labels[j][0] && strcmp(fams[j], fams[id]) == 0) {
+        label = labels[j];
+        value = "all";
+      }
+    if (i == 0 || strcmp(m[i - 1].family, m[i].family) != 0)
+      family(p, om, fams[id], d->kind == PP_METRIC_TOTAL ? "counter" : "gauge",
+             d->help);
+    sample(p, fams[id], label, value, NULL, NULL, m[i].value);
+  }
+  free(m);
+}
+
+char *pp_metrics_page(const pp_http_host *h, int om, size_t *len) {
+  pp_page p;
+  if (pp_page_init(&p) != 0)
+    return NULL;
+  family(&p, om, "pipeprof_build_info", "info",
+         "The pipeprof library serving this page; always 1.");
+  sample(&p, "pipeprof_build_info", "version", h->version ? h->version : "",
+         NULL, NULL, 1);
+  family(&p, om, "pipeprof_dropped_events_total", "counter",
+         "Events not recorded because a thread's buffer was full.");
+  sample(&p, "pipeprof_dropped_events_total", NULL, NULL, NULL, NULL,
+         (double)h->dropped());
+  zones(&p, h, om);
+  if (h->size >= sizeof *h) {
+    requests(&p, h, om);
+    board b = {NULL, 0, 0, 0};
+    uint64_t left_out = 0;
+    if (h->board(board_take, &b, &left_out) == 0 && !b.oom) {
+      frames_and_queues(&p, &b, om);
+      /* queue waits, item push to pop, by the board's queues */
+      int header = 0;
+      for (size_t i = 0; i < b.n && !p.oom; i++) {
+        if (b.e[i].kind != PP__BOARD_QUEUE)
+          continue;
+        uint64_t total;
+        double sum;
+        if (h->cumulative(PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, NULL, 0, NULL,
+                          &total, &sum) != 0)
+          continue;
+        if (!header++)
+          family(&p, om, "pipeprof_queue_wait_seconds", "histogram",
+                 "Time items waited in the queue, push to pop.");
+        histogram(&p, h, "pipeprof_queue_wait_seconds",
+                  PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, "queue");
+      }
+      library_metrics(&p, &b, om);
+      family(&p, om, "pipeprof_metrics_sites_left_out", "gauge",
+             "Counter, frame and queue sites this page could not show "
+             "(more than 4096).");
+      sample(&p, "pipeprof_metrics_sites_left_out", NULL, NULL, NULL, NULL,
+             (double)left_out);
+    }
+    p.oom |= b.oom;
+    free(b.e);
+  }
+  if (om)
+    pp_page_put(&p, "# EOF\n");
+  return pp_page_finish(&p, len);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The /metrics page: the session's figures in the Prometheus text
- * exposition format 0.0.4 (docs/http.md lists the metrics and the bucket
- * layout). Plain text building, no HTTP: tested apart from the server.
+ * exposition format 0.0.4 or OpenMetrics 1.0 (docs/http.md lists the metrics
+ * and the bucket layout). Plain text building, no HTTP: tested apart from the
+ * server.
  */
 #ifndef PP_HTTP_METRICS_H
 #define PP_HTTP_METRICS_H
@@ -17,7 +18,7 @@
 #define PP_METRICS_BUCKET_HI 36
 
 /* The page, malloc'd and NUL-terminated (*len its length), or NULL when
- * out of memory. */
-char *pp_metrics_page(const pp_http_host *h, size_t *len);
+ * out of memory. om: OpenMetrics 1.0 rather than text format 0.0.4. */
+char *pp_metrics_page(const pp_http_host *h, int om, size_t *len);
 
 #endif /* PP_HTTP_METRICS_H */

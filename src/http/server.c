@@ -1,26 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libpipeprof-http: the HTTP endpoint of a profiled process (docs/http.md),
- * on libmicrohttpd. GET and HEAD of /metrics; anything else is refused.
- * Bounded: 16 connections (4 per client address), 16 KiB of memory per
- * connection (a larger request head is refused by the library with 431 or
- * by closing), 10 s per connection; one thread, the library's. Loaded by
- * libpipeprof only when PIPEPROF_HTTP is set (src/core/http.c).
+ * on libmicrohttpd. GET and HEAD of /metrics (Prometheus text 0.0.4, or
+ * OpenMetrics 1.0 when the Accept header asks), /api/v1/... (JSON,
+ * api.h) and /api/v1/stream (server-sent events); anything else is
+ * refused. Bounded: 16 connections (4 per client address) of a thread
+ * each, at most 4 of them streams; 16 KiB of memory per connection (a
+ * larger request head is refused by the library with 431 or by
+ * closing); 10 s without traffic closes a connection (a stream sends at
+ * least once per interval). Loaded by libpipeprof only when
+ * PIPEPROF_HTTP is set (src/core/http.c), or by `pipeprof serve`.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "api.h"
 #include "host.h"
 #include "metrics.h"
 
 #define PP_HTTP_API __attribute__((visibility("default")))
+#define MAX_STREAMS 4
 
 static struct MHD_Daemon *daemon_;
 static pp_http_host host;
+
+/* Streams: how many are open, and a condition that wakes them to end. */
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stream_cond;
+static int streams, stopping;
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
                              const char *type, char *body, size_t len,
@@ -32,12 +46,143 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   enum MHD_Result ok = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return ok;
 }
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned status,
+                            const char *msg) {
+  return reply(c, status, "text/plain; charset=utf-8", (char *)msg, strlen(msg),
+               MHD_RESPMEM_PERSISTENT);
+}
+
+/* OpenMetrics when the Accept header names it (Prometheus's own scrapes
+ * do, preferring it); the text format otherwise. */
+static int wants_openmetrics(struct MHD_Connection *c) {
+  const char *a =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  return a && strstr(a, "application/openmetrics-text") != NULL;
+}
+
+/* ---- /api/v1/stream ------------------------------------------------------ */
+
+typedef struct stream {
+  char *buf; /* the event being sent */
+  size_t len, off;
+  int sent; /* events sent */
+  int window_s;
+} stream;
+
+/* Wait up to ns for the daemon to stop; 1 when it is stopping. */
+static int stream_wait(int64_t ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ns / 1000000000;
+  ts.tv_nsec += ns % 1000000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&stream_lock);
+  while (!stopping &&
+         pthread_cond_timedwait(&stream_cond, &stream_lock, &ts) != ETIMEDOUT)
+    ;
+  int s = stopping;
+  pthread_mutex_unlock(&stream_lock);
+  return s;
+}
+
+/* The next event: "event: snapshot" with the summary as its data (one
+ * line: the writer puts no newline inside a document but the last). */
+static int stream_next(stream *s) {
+  free(s->buf);
+  s->buf = NULL;
+  s->len = s->off = 0;
+  pp_http_info info;
+  if (host.info(&info) != 0)
+    return -1; /* the session ended */
+  if (s->sent && stream_wait(info.interval_ns))
+    return -1;
+  size_t n;
+  char *doc = pp_api_summary(&host, s->window_s, &n);
+  if (!doc)
+    return -1;
+  while (n && doc[n - 1] == '\n')
+    n--;
+  static const char head[] = "event: snapshot\ndata: ";
+  s->buf = malloc(sizeof head - 1 + n + 2);
+  if (!s->buf) {
+    free(doc);
+    return -1;
+  }
+  memcpy(s->buf, head, sizeof head - 1);
+  memcpy(s->buf + sizeof head - 1, doc, n);
+  memcpy(s->buf + sizeof head - 1 + n, "\n\n", 2);
+  s->len = sizeof head - 1 + n + 2;
+  s->sent++;
+  free(doc);
+  return 0;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  stream *s = cls;
+  if (s->off == s->len && stream_next(s) != 0)
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  size_t k = s->len - s->off < max ? s->len - s->off : max;
+  memcpy(buf, s->buf + s->off, k);
+  s->off += k;
+  return (ssize_t)k;
+}
+
+static void stream_free(void *cls) {
+  stream *s = cls;
+  free(s->buf);
+  free(s);
+  pthread_mutex_lock(&stream_lock);
+  streams--;
+  pthread_mutex_unlock(&stream_lock);
+}
+
+static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
+  pthread_mutex_lock(&stream_lock);
+  int full = streams >= MAX_STREAMS;
+  if (!full)
+    streams++;
+  pthread_mutex_unlock(&stream_lock);
+  if (full)
+    return text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                "too many streams open (at most 4)\n");
+  stream *s = calloc(1, sizeof *s);
+  struct MHD_Response *r =
+      s ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+                                            stream_read, s, stream_free)
+        : NULL;
+  if (!r) {
+    if (s)
+      stream_free(s);
+    else {
+      pthread_mutex_lock(&stream_lock);
+      streams--;
+      pthread_mutex_unlock(&stream_lock);
+    }
+    return MHD_NO;
+  }
+  s->window_s = window_s;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          "text/event-stream; charset=utf-8");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+/* ---- requests -------------------------------------------------------------
+ */
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
@@ -48,27 +193,43 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
   (void)upload;
   (void)state;
   *upload_size = 0; /* a body is read and ignored */
-  static const char text[] = "text/plain; charset=utf-8";
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-      strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-    static char msg[] = "only GET and HEAD\n";
-    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, msg, sizeof msg - 1,
-                 MHD_RESPMEM_PERSISTENT);
+      strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+    return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+  if (strcmp(url, "/metrics") == 0) {
+    int om = wants_openmetrics(c);
+    size_t len = 0;
+    char *page = pp_metrics_page(&host, om, &len);
+    if (!page)
+      return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
+    return reply(c, MHD_HTTP_OK,
+                 om ? "application/openmetrics-text; version=1.0.0; "
+                      "charset=utf-8"
+                    : "text/plain; version=0.0.4; charset=utf-8",
+                 page, len, MHD_RESPMEM_MUST_FREE);
   }
-  if (strcmp(url, "/metrics") != 0) {
-    static char msg[] = "not found: this endpoint serves /metrics\n";
-    return reply(c, MHD_HTTP_NOT_FOUND, text, msg, sizeof msg - 1,
-                 MHD_RESPMEM_PERSISTENT);
+  if (host.size >= sizeof host && strncmp(url, "/api/v1", 7) == 0) {
+    const char *window =
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "window");
+    static const char json[] = "application/json; charset=utf-8";
+    if (strcmp(url, "/api/v1/stream") == 0) {
+      int w = window ? atoi(window) : 0;
+      if (w != 0 && w != 1 && w != 10 && w != 60)
+        return reply(c, MHD_HTTP_BAD_REQUEST, json,
+                     (char *)"{\"error\":\"window: expected 1, 10, 60 or "
+                             "0 (the session)\"}\n",
+                     57, MHD_RESPMEM_PERSISTENT);
+      return serve_stream(c, w);
+    }
+    unsigned status;
+    size_t len = 0;
+    char *page = pp_api_page(&host, url, window, &status, &len);
+    if (!page)
+      return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
+    return reply(c, status, json, page, len, MHD_RESPMEM_MUST_FREE);
   }
-  size_t len = 0;
-  char *page = pp_metrics_page(&host, &len);
-  if (!page) {
-    static char msg[] = "out of memory\n";
-    return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, msg, sizeof msg - 1,
-                 MHD_RESPMEM_PERSISTENT);
-  }
-  return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", page,
-               len, MHD_RESPMEM_MUST_FREE);
+  return text(c, MHD_HTTP_NOT_FOUND,
+              "not found: this endpoint serves /metrics and /api/v1\n");
 }
 
 /* "HOST:PORT" into sa (HOST an IPv4 address). */
@@ -96,20 +257,29 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
     snprintf(err, errlen, "already serving");
     return -1;
   }
-  if (!h || h->size < sizeof host || !addr || parse_addr(addr, &sa) != 0) {
+  /* an older library's table serves /metrics only */
+  if (!h || h->size < offsetof(pp_http_host, info) || !addr ||
+      parse_addr(addr, &sa) != 0) {
     snprintf(err, errlen, "bad address '%s' (expected IPV4:PORT)",
              addr ? addr : "");
     return -1;
   }
-  host = *h;
+  memset(&host, 0, sizeof host);
+  memcpy(&host, h, h->size < sizeof host ? h->size : sizeof host);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_cond_init(&stream_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  stopping = 0;
   daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD, ntohs(sa.sin_port), NULL, NULL,
-      on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+      ntohs(sa.sin_port), NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
+      (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)4,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
   if (!daemon_) {
+    pthread_cond_destroy(&stream_cond);
     snprintf(err, errlen,
              "cannot listen on %s (in use, or not an address "
              "of this machine)",
@@ -120,7 +290,13 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
 }
 
 PP_HTTP_API void pp_http_stop(void) {
-  if (daemon_)
-    MHD_stop_daemon(daemon_);
+  if (!daemon_)
+    return;
+  pthread_mutex_lock(&stream_lock);
+  stopping = 1;
+  pthread_cond_broadcast(&stream_cond);
+  pthread_mutex_unlock(&stream_lock);
+  MHD_stop_daemon(daemon_);
   daemon_ = NULL;
+  pthread_cond_destroy(&stream_cond);
 }

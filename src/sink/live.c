@@ -21,6 +21,7 @@
 #include "../pair/requests.h"
 #include "../pair/zones.h"
 #include "../stats/live.h"
+#include "board.h"
 #include "live.h"
 
 #define MAX_SERIES 1024u   /* names tracked; later ones are ignored */
@@ -32,7 +33,14 @@
 #define MAX_CPUS 1024u
 #define MAX_GPUS 64u
 
-enum { S_ZONE = 0, S_E2E = 1, S_TTFT = 2 };
+enum {
+  S_ZONE = PP__LIVE_ZONE,
+  S_E2E = PP__LIVE_E2E,
+  S_TTFT = PP__LIVE_TTFT,
+  S_TPOT = PP__LIVE_TPOT,
+  S_ITL = PP__LIVE_ITL,
+  S_QWAIT = PP__LIVE_QWAIT
+};
 
 /* Counter classes the alerts watch. */
 enum {
@@ -95,7 +103,10 @@ struct pp__live {
   int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
   pp_req_table reqs; /* requests open (pair/requests.h); user[0]: TTFT
                         given */
-  int req_series[2]; /* series of E2E and TTFT, -1 until the first */
+  int req_series[4]; /* series of E2E, TTFT, TPOT, ITL; -1 until the
+                        first */
+  pp_id_pairs qitems; /* queue pushes waiting for their pops */
+  pp__board *board;   /* counters, metrics, frames, queues (board.h) */
   pp_lhist scratch;
   /* stats mode's zones (core/tally.h): the interval of the last look at
    * the threads' tallies, and two histograms to read them into */
@@ -383,10 +394,12 @@ static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
 static void note_done(pp__live *l, const pp__live_note *n) {
   if (!l->recent && !(l->recent = pp__malloc(PP__LIVE_KEEP * sizeof *n)))
     return;
+  pthread_mutex_lock(&l->lock); /* pp__live_alerts reads it */
   l->recent[l->recent_head] = *n;
   l->recent_head = (l->recent_head + 1) % PP__LIVE_KEEP;
   if (l->nrecent < PP__LIVE_KEEP)
     l->nrecent++;
+  pthread_mutex_unlock(&l->lock);
 }
 
 size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max) {
@@ -590,12 +603,14 @@ static tstack *thread_get(pp__live *l, uint64_t tid) {
   return l->last_th = t;
 }
 
+/* which: 0 E2E, 1 TTFT, 2 TPOT, 3 ITL (the order of the series kinds
+ * after S_ZONE) */
 static void req_series_value(pp__live *l, int which, int64_t ns,
                              int64_t dur) {
+  static const char *const names[4] = {"request e2e", "request ttft",
+                                       "request tpot", "request itl"};
   if (l->req_series[which] < 0)
-    l->req_series[which] =
-        series_get(l, which ? S_TTFT : S_E2E,
-                   which ? "request ttft" : "request e2e");
+    l->req_series[which] = series_get(l, S_E2E + which, names[which]);
   series_value(l, l->req_series[which], ns, dur > 0 ? (uint64_t)dur : 0);
 }
 
@@ -608,8 +623,13 @@ static void request_settled(void *ctx, const pp_req *q, int outcome) {
     return; /* unfinished or orphaned: no figure */
   if ((q->flags & PP_REQ_FIRST) && !q->user[0])
     req_series_value(l, 1, q->first, q->first - q->begin);
-  if (q->status == 0)
+  if (q->status == 0) {
     req_series_value(l, 0, q->end, q->end - q->begin);
+    /* TPOT as the report defines it: (E2E - TTFT) / (tokens - 1) */
+    if ((q->flags & PP_REQ_FIRST) && q->tokens > 1 && q->end >= q->first)
+      req_series_value(l, 2, q->end,
+                       (q->end - q->first) / (int64_t)(q->tokens - 1));
+  }
 }
 
 /* A range half: a value of its series once the other half is seen
@@ -628,6 +648,11 @@ static void range_event(pp__live *l, int is_end, const pp_srcloc *loc,
 static void request_event(pp__live *l, unsigned type, uint64_t id,
                           uint64_t extra, int64_t ns) {
   pp_req *q = pp__reqs_put(&l->reqs, 0, id, type, extra, ns);
+  /* ITL: the gap to the request's previous chunk (a request's chunks come
+   * from one thread in the usual case, so in time order) */
+  if (q && type == PPT_EV_REQ_TOKENS && q->chunks >= 2 && q->last_tok == ns &&
+      q->prev_tok <= ns)
+    req_series_value(l, 3, ns, ns - q->prev_tok);
   if (q && (q->flags & PP_REQ_BEGUN) && (q->flags & PP_REQ_FIRST) &&
       !q->user[0]) {
     req_series_value(l, 1, q->first, q->first - q->begin);
@@ -635,8 +660,27 @@ static void request_event(pp__live *l, unsigned type, uint64_t id,
   }
 }
 
+/* A queue item's push and pop: its wait, a value of the queue's series
+ * (the queue's name) once both are seen. */
+static void queue_item(pp__live *l, int is_pop, const pp_srcloc *loc,
+                       uint64_t id, int64_t ns) {
+  pp_half h = {id,
+               ns,
+               (uint64_t)(uintptr_t)loc,
+               0,
+               (uint32_t)((uintptr_t)loc >> 4),
+               (uint32_t)is_pop};
+  pp_half b, e;
+  if (pp__idpairs_put(&l->qitems, &h, &b, &e) != 1)
+    return;
+  int64_t d = e.ts - b.ts;
+  series_value(l, series_get(l, S_QWAIT, loc->name ? loc->name : ""), e.ts,
+               d > 0 ? (uint64_t)d : 0);
+}
+
 static void pairs_sweep(pp__live *l, int64_t now) {
   pp__idpairs_expire(&l->ranges, now - PAIR_MAX_AGE_NS);
+  pp__idpairs_expire(&l->qitems, now - PAIR_MAX_AGE_NS);
   pp__reqs_expire(&l->reqs, now - PAIR_MAX_AGE_NS);
 }
 
@@ -897,6 +941,17 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
   case PPT_EV_COUNTER_SET:
   case PPT_EV_COUNTER_SETF:
     counter_event(l, loc, type, value, ns);
+    pp__board_event(l->board, type, loc, ns, value, extra);
+    return;
+  case PPT_EV_QUEUE_PUSH:
+  case PPT_EV_QUEUE_POP:
+    queue_item(l, type == PPT_EV_QUEUE_POP, loc, value, ns);
+    pp__board_event(l->board, type, loc, ns, value, extra);
+    return;
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_FRAME:
+  case PPT_EV_QUEUE_WAIT_BEGIN:
+    pp__board_event(l->board, type, loc, ns, value, extra);
     return;
   default:
     return;
@@ -1035,6 +1090,7 @@ void pp__live_tick(pp__live *l, int64_t now) {
   }
   while (l->closed < last)
     close_interval(l, ++l->closed);
+  pp__board_publish(l->board);
   pairs_sweep(l, now);
 }
 
@@ -1194,8 +1250,14 @@ pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   l->origin = origin_ns;
   l->interval_s = (double)cfg->interval_ns * 1e-9;
   l->closed = -1;
-  l->req_series[0] = l->req_series[1] = -1;
+  for (int i = 0; i < 4; i++)
+    l->req_series[i] = -1;
+  if (!(l->board = pp__board_new())) {
+    pp__free(l);
+    return NULL;
+  }
   pp__idpairs_init(&l->ranges, PAIR_CAP / 2);
+  pp__idpairs_init(&l->qitems, PAIR_CAP / 2);
   pp__reqs_init(&l->reqs, REQ_OPEN, request_settled, l);
   pthread_mutex_init(&l->lock, NULL);
   pp_lhist_init(&l->scratch);
@@ -1225,6 +1287,8 @@ void pp__live_free(pp__live *l) {
   pp__free(l->th);
   pp__reqs_free(&l->reqs);
   pp__idpairs_free(&l->ranges);
+  pp__idpairs_free(&l->qitems);
+  pp__board_free(l->board);
   pp__free(l->cpu_thr);
   pp_lhist_free(&l->scratch);
   pp_lhist_free(&l->tcur);
@@ -1235,7 +1299,9 @@ void pp__live_free(pp__live *l) {
 
 /* The series a query names: a zone's name, or a request series's. */
 static const char *series_name(int kind, const char *name) {
-  return kind == S_E2E ? "request e2e" : kind == S_TTFT ? "request ttft" : name;
+  static const char *const req[4] = {"request e2e", "request ttft",
+                                     "request tpot", "request itl"};
+  return kind >= S_E2E && kind <= S_ITL ? req[kind - S_E2E] : name;
 }
 
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
@@ -1247,7 +1313,7 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
           : window_s == 60 ? 2
           : window_s == 0  ? 3
                            : -1;
-  if (w < 0 || !out || (kind == S_ZONE && !name))
+  if (w < 0 || !out || ((kind == S_ZONE || kind == S_QWAIT) && !name))
     return PP_EINVAL;
   pthread_mutex_lock(&l->lock);
   int i = series_find(l, kind, series_name(kind, name));
@@ -1263,7 +1329,7 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
 int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out) {
   if (!l)
     return PP_ENOTSUP;
-  if (!out || (kind == S_ZONE && !name))
+  if (!out || ((kind == S_ZONE || kind == S_QWAIT) && !name))
     return PP_EINVAL;
   pthread_mutex_lock(&l->lock);
   int i = series_find(l, kind, series_name(kind, name));
@@ -1289,4 +1355,31 @@ int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {
   }
   pthread_mutex_unlock(&l->lock);
   return rc;
+}
+
+void pp__live_visit(pp__live *l, pp__live_visit_fn fn, void *ctx) {
+  if (!l)
+    return;
+  pthread_mutex_lock(&l->lock);
+  for (size_t k = 0; k < l->nser; k++) {
+    const series *s = l->ser[k];
+    if (s->snap[3].as_of_ns) /* published once at least */
+      fn(ctx, s->kind, s->name, s->snap);
+  }
+  pthread_mutex_unlock(&l->lock);
+}
+
+uint64_t pp__live_board(pp__live *l,
+                        void (*fn)(void *ctx, const pp__board_entry *e),
+                        void *ctx) {
+  return l ? pp__board_visit(l->board, fn, ctx) : 0;
+}
+
+size_t pp__live_alerts(pp__live *l, pp__live_note *out, size_t max) {
+  if (!l)
+    return 0;
+  pthread_mutex_lock(&l->lock);
+  size_t k = pp__live_recent(l, out, max);
+  pthread_mutex_unlock(&l->lock);
+  return k;
 }

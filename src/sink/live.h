@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../stats/live.h"
+#include "board.h"
 #include "pipeprof.h"
 #include "sink.h"
 
@@ -77,8 +78,19 @@ size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max);
  * flight dumps. */
 #define PP__LIVE_KEEP 64u
 size_t pp__live_recent(const pp__live *l, pp__live_note *out, size_t max);
-/* Query the snapshot (any thread). kind 0: zone by name; 1: request E2E;
- * 2: request TTFT. window_s 1, 10, 60, or 0 for the session. */
+/* The kinds of series: a zone (or range) by name; the requests' E2E,
+ * TTFT, TPOT and ITL (docs/formats/summary-json.md#requests); a queue's
+ * item waits (push to pop) by the queue's name. */
+enum {
+  PP__LIVE_ZONE = 0,
+  PP__LIVE_E2E = 1,
+  PP__LIVE_TTFT = 2,
+  PP__LIVE_TPOT = 3,
+  PP__LIVE_ITL = 4,
+  PP__LIVE_QWAIT = 5
+};
+/* Query the snapshot (any thread): the series of kind (PP__LIVE_*; name
+ * for zones and queues). window_s 1, 10, 60, or 0 for the session. */
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out);
 /* The session's histogram of a series (kind as pp__live_query's): every
@@ -91,5 +103,19 @@ int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out);
  * lock): PP_OK, PP_EINVAL past the last name, PP_ENOTSUP for a NULL
  * engine. A name longer than size - 1 bytes is cut. */
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size);
+
+/* Call fn for every series published so far, with its windows 1, 10, 60
+ * and the session's (in that order), under the engine's lock: fn must be
+ * quick and must not call into the library. Any thread. */
+typedef void (*pp__live_visit_fn)(void *ctx, int kind, const char *name,
+                                  const pp_live_stats win[4]);
+void pp__live_visit(pp__live *l, pp__live_visit_fn fn, void *ctx);
+/* Walk the published board (board.h); returns the sites left out. */
+uint64_t pp__live_board(pp__live *l,
+                        void (*fn)(void *ctx, const pp__board_entry *e),
+                        void *ctx);
+/* The session's last anomalies and alerts, as pp__live_recent, for any
+ * thread. */
+size_t pp__live_alerts(pp__live *l, pp__live_note *out, size_t max);
 
 #endif /* PP_SINK_LIVE_H */

@@ -129,6 +129,22 @@ typedef struct pp__note {
   double value, baseline, spread, threshold;
 } pp__note;
 
+/* A note as the public pp_alert (its strings point into the note). */
+static inline pp_alert pp__note_alert(const pp__note *nt) {
+  pp_alert a = {sizeof a,
+                nt->type == PPT_EV_ANOMALY ? PP_ALERT_ANOMALY
+                                           : PP_ALERT_RESOURCE,
+                nt->what,
+                nt->which,
+                nt->message,
+                nt->value,
+                nt->baseline,
+                nt->spread,
+                nt->threshold,
+                nt->ns};
+  return a;
+}
+
 /* Where a block of at most max slots starting at from ends, given that
  * the slots end at to: never between the two slots of an event (the
  * block then takes one slot more). */

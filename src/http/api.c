@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /api/v1 (api.h): the running session's figures as JSON. Every document
+ * is written with the exporters' JSON writer (export/jsonw.h) into memory.
+ */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../export/jsonw.h"
+#include "../metrics/registry.h"
+
+#define API_VERSION 1
+#define SCHEMA_MINOR 13
+
+/* ---- what the host holds, copied out of its locks ------------------------ */
+
+typedef struct one_series {
+  int kind;
+  char *name;
+  pp_live_stats win[4];
+} one_series;
+
+typedef struct state {
+  pp_http_info info;
+  one_series *ser;
+  size_t nser, capser;
+  pp__board_entry *board;
+  size_t nboard, capboard;
+  uint64_t board_left_out;
+  pp_alert *alerts; /* strings copied into text */
+  char (*text)[3][256];
+  size_t nalerts;
+  int oom;
+} state;
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? 2 * *cap : 32;
+  void *p = realloc(*v, c * elem);
+  if (!p)
+    return -1;
+  *v = p;
+  *cap = c;
+  return 0;
+}
+
+static void take_series(void *ctx, int kind, const char *name,
+                        const pp_live_stats win[4]) {
+  state *s = ctx;
+  if (s->oom || grow((void **)&s->ser, &s->capser, s->nser, sizeof *s->ser)) {
+    s->oom = 1;
+    return;
+  }
+  one_series *o = &s->ser[s->nser];
+  if (!(o->name = strdup(name ? name : ""))) {
+    s->oom = 1;
+    return;
+  }
+  o->kind = kind;
+  memcpy(o->win, win, sizeof o->win);
+  s->nser++;
+}
+
+static void take_board(void *ctx, const pp__board_entry *e) {
+  state *s = ctx;
+  if (s->oom ||
+      grow((void **)&s->board, &s->capboard, s->nboard, sizeof *s->board)) {
+    s->oom = 1;
+    return;
+  }
+  s->board[s->nboard++] = *e; /* names live until the process exits */
+}
+
+static void take_alert(void *ctx, const pp_alert *a) {
+  state *s = ctx;
+  if (s->oom || s->nalerts >= 64)
+    return;
+  pp_alert *o = &s->alerts[s->nalerts];
+  *o = *a;
+  snprintf(s->text[s->nalerts][0], 256, "%s", a->what ? a->what : "");
+  snprintf(s->text[s->nalerts][1], 256, "%s", a->which ? a->which : "");
+  snprintf(s->text[s->nalerts][2], 256, "%s", a->message ? a->message : "");
+  o->what = s->text[s->nalerts][0];
+  o->which = s->text[s->nalerts][1];
+  o->message = s->text[s->nalerts][2];
+  s->nalerts++;
+}
+
+static void state_free(state *s) {
+  for (size_t i = 0; i < s->nser; i++)
+    free(s->ser[i].name);
+  free(s->ser);
+  free(s->board);
+  free(s->alerts);
+  free(s->text);
+}
+
+/* 0, or -1 (out of memory, or no session: *gone set). */
+static int state_load(const pp_http_host *h, state *s, int *gone) {
+  memset(s, 0, sizeof *s);
+  *gone = 0;
+  s->alerts = malloc(64 * sizeof *s->alerts);
+  s->text = malloc(64 * sizeof *s->text);
+  if (!s->alerts || !s->text) {
+    state_free(s);
+    return -1;
+  }
+  if (h->info(&s->info) != 0 || h->series(take_series, s) != 0 ||
+      h->board(take_board, s, &s->board_left_out) != 0 ||
+      h->alerts(take_alert, s) != 0) {
+    *gone = 1;
+    state_free(s);
+    return -1;
+  }
+  if (s->oom) {
+    state_free(s);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------
+ */
+
+typedef struct doc {
+  FILE *f;
+  char *buf;
+  size_t len;
+  pp_jsonw w;
+} doc;
+
+static int doc_open(doc *d) {
+  memset(d, 0, sizeof *d);
+  if (!(d->f = open_memstream(&d->buf, &d->len)))
+    return -1;
+  if (pp_jsonw_init(&d->w, d->f) != 0) {
+    pp_jsonw_finish(&d->w);
+    fclose(d->f);
+    free(d->buf);
+    return -1;
+  }
+  return 0;
+}
+
+static char *doc_close(doc *d, size_t *len) {
+  pp_jsonw_putc(&d->w, '\n');
+  int bad = pp_jsonw_finish(&d->w) != 0;
+  bad |= fclose(d->f) != 0;
+  if (bad) {
+    free(d->buf);
+    return NULL;
+  }
+  *len = d->len;
+  return d->buf;
+}
+
+static int window_index(int window_s) {
+  return window_s == 1 ? 0 : window_s == 10 ? 1 : window_s == 60 ? 2 : 3;
+}
+
+/* The figures of one window, with the summary's names. */
+static void stats(pp_jsonw *w, const pp_live_stats *st) {
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "count", st->count);
+  pp_jsonw_kv_double(w, "seconds", st->seconds);
+  pp_jsonw_kv_double(w, "rate_per_s", st->rate);
+  pp_jsonw_kv_double(w, "ewma_rate_per_s", st->ewma_rate);
+  pp_jsonw_kv_double(w, "mean_ns", st->mean_ns);
+  pp_jsonw_kv_uint(w, "p50_ns", st->p50_ns);
+  pp_jsonw_kv_uint(w, "p90_ns", st->p90_ns);
+  pp_jsonw_kv_uint(w, "p99_ns", st->p99_ns);
+  pp_jsonw_kv_uint(w, "max_ns", st->max_ns);
+  pp_jsonw_kv_int(w, "as_of_ns", st->as_of_ns);
+  pp_jsonw_obj_end(w);
+}
+
+static const char *kind_name(int kind) {
+  static const char *const k[] = {"zone",         "request e2e", "request ttft",
+                                  "request tpot", "request itl", "queue wait"};
+  return kind >= 0 && kind <= 5 ? k[kind] : "?";
+}
+
+static const one_series *find_series(const state *s, int kind,
+                                     const char *name) {
+  for (size_t i = 0; i < s->nser; i++)
+    if (s->ser[i].kind == kind && (!name || strcmp(s->ser[i].name, name) == 0))
+      return &s->ser[i];
+  return NULL;
+}
+
+static void header(pp_jsonw *w, const state *s, const char *schema) {
+  pp_jsonw_kv_str(w, "schema", schema);
+  pp_jsonw_kv_int(w, "schema_version", 1);
+  if (strcmp(schema, "pipeprof.summary") == 0)
+    pp_jsonw_kv_int(w, "schema_minor", SCHEMA_MINOR);
+  pp_jsonw_kv_int(w, "api_version", API_VERSION);
+  pp_jsonw_key(w, "generator");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "name", "pipeprof");
+  pp_jsonw_obj_end(w);
+  pp_jsonw_key(w, "process");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_int(w, "pid", s->info.pid);
+  if (s->info.process_name && s->info.process_name[0])
+    pp_jsonw_kv_str(w, "name", s->info.process_name);
+  else {
+    pp_jsonw_key(w, "name");
+    pp_jsonw_null(w);
+  }
+  pp_jsonw_obj_end(w);
+  pp_jsonw_kv_str(w, "mode", s->info.mode);
+  pp_jsonw_kv_str(w, "clock", "monotonic");
+}
+
+/* "live": what the document is a view of. */
+static void live_member(pp_jsonw *w, const state *s, int window_s) {
+  int64_t as_of = 0;
+  for (size_t i = 0; i < s->nser; i++)
+    if (s->ser[i].win[3].as_of_ns > as_of)
+      as_of = s->ser[i].win[3].as_of_ns;
+  pp_jsonw_key(w, "live");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_double(w, "interval_s", (double)s->info.interval_ns * 1e-9);
+  pp_jsonw_kv_int(w, "window_s", window_s);
+  pp_jsonw_kv_int(w, "as_of_ns", as_of);
+  pp_jsonw_kv_int(w, "now_ns", s->info.now_ns);
+  pp_jsonw_obj_end(w);
+}
+
+static void zones_array(pp_jsonw *w, const state *s, int wi, double wall_ns) {
+  pp_jsonw_key(w, "zones");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nser; i++) {
+    const one_series *o = &s->ser[i];
+    const pp_live_stats *st = &o->win[wi];
+    if (o->kind != PP_HTTP_SERIES_ZONE)
+      continue;
+    double total = st->mean_ns * (double)st->count;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", o->name);
+    pp_jsonw_kv_uint(w, "count", st->count);
+    pp_jsonw_kv_double(w, "total_ns", total);
+    pp_jsonw_kv_double(w, "mean_ns", st->mean_ns);
+    pp_jsonw_kv_uint(w, "p50_ns", st->p50_ns);
+    pp_jsonw_kv_uint(w, "p90_ns", st->p90_ns);
+    pp_jsonw_kv_uint(w, "p99_ns", st->p99_ns);
+    pp_jsonw_kv_uint(w, "max_ns", st->max_ns);
+    pp_jsonw_kv_double(w, "rate_per_s", st->rate);
+    if (wall_ns > 0)
+      pp_jsonw_kv_double(w, "wall_pct", total / wall_ns * 100);
+    else {
+      pp_jsonw_key(w, "wall_pct");
+      pp_jsonw_null(w);
+    }
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void alerts_array(pp_jsonw *w, const state *s) {
+  pp_jsonw_key(w, "alerts");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nalerts; i++) {
+    const pp_alert *a = &s->alerts[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "type",
+                    a->kind == PP_ALERT_ANOMALY ? "anomaly" : "alert");
+    pp_jsonw_kv_int(w, "t_ns", a->ts_ns);
+    pp_jsonw_kv_str(w, "what", a->what);
+    pp_jsonw_kv_str(w, "which", a->which);
+    pp_jsonw_kv_str(w, "message", a->message);
+    pp_jsonw_kv_double(w, "value", a->value);
+    pp_jsonw_kv_double(w, "baseline", a->baseline);
+    pp_jsonw_kv_double(w, "spread", a->spread);
+    pp_jsonw_kv_double(w, "threshold", a->threshold);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void metrics_array(pp_jsonw *w, const state *s) {
+  pp_jsonw_key(w, "metrics");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nboard; i++) {
+    const pp__board_entry *e = &s->board[i];
+    if (e->kind != PP__BOARD_METRIC)
+      continue;
+    pp_metric_id id = pp_metric_lookup(e->name, NULL, NULL, NULL);
+    const pp_metric_def *d = pp_metric_def_of(id);
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", e->name);
+    pp_jsonw_kv_double(w, "value", e->value);
+    pp_jsonw_kv_int(w, "t_ns", e->last_ns);
+    pp_jsonw_kv_uint(w, "samples", e->events);
+    if (d) {
+      pp_jsonw_kv_str(w, "unit", pp_metric_unit_name(d->unit));
+      pp_jsonw_kv_str(w, "group", pp_metric_group_name(d->group));
+      pp_jsonw_kv_str(w, "kind",
+                      d->kind == PP_METRIC_TOTAL ? "total" : "gauge");
+      pp_jsonw_kv_str(w, "help", d->help);
+    }
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void request_member(pp_jsonw *w, const state *s, int wi) {
+  static const struct {
+    int kind;
+    const char *key;
+  } r[] = {{PP_HTTP_SERIES_E2E, "e2e"},
+           {PP_HTTP_SERIES_TTFT, "ttft"},
+           {PP_HTTP_SERIES_TPOT, "tpot"},
+           {PP_HTTP_SERIES_ITL, "itl"}};
+  const one_series *e2e = find_series(s, PP_HTTP_SERIES_E2E, NULL);
+  const one_series *any = e2e;
+  for (size_t i = 1; i < 4 && !any; i++)
+    any = find_series(s, r[i].kind, NULL);
+  if (!any)
+    return; /* as the summary: present only with requests */
+  pp_jsonw_key(w, "requests");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_bool(w, "available", 1);
+  pp_jsonw_kv_uint(w, "completed", e2e ? e2e->win[wi].count : 0);
+  pp_jsonw_kv_double(w, "requests_per_s", e2e ? e2e->win[wi].rate : 0);
+  for (size_t i = 0; i < 4; i++) {
+    const one_series *o = find_series(s, r[i].kind, NULL);
+    if (!o)
+      continue;
+    pp_jsonw_key(w, r[i].key);
+    stats(w, &o->win[wi]);
+  }
+  pp_jsonw_obj_end(w);
+}
+
+static void board_arrays(pp_jsonw *w, const state *s, int wi) {
+  pp_jsonw_key(w, "frames");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nboard; i++) {
+    const pp__board_entry *e = &s->board[i];
+    if (e->kind != PP__BOARD_FRAME)
+      continue;
+    double span = (double)(e->last_ns - e->first_ns) * 1e-9;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", e->name);
+    pp_jsonw_kv_uint(w, "frames", e->events);
+    pp_jsonw_kv_double(
+        w, "fps",
+        e->events > 1 && span > 0 ? (double)(e->events - 1) / span : 0);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "counters");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nboard; i++) {
+    const pp__board_entry *e = &s->board[i];
+    if (e->kind != PP__BOARD_COUNTER && e->kind != PP__BOARD_METRIC)
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", e->name);
+    pp_jsonw_kv_bool(w, "library_metric", e->kind == PP__BOARD_METRIC);
+    pp_jsonw_kv_str(w, "type", e->is_float ? "float" : "int");
+    pp_jsonw_kv_uint(w, "samples", e->events);
+    pp_jsonw_kv_double(w, "last", e->value);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "queues");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nboard; i++) {
+    const pp__board_entry *e = &s->board[i];
+    if (e->kind != PP__BOARD_QUEUE)
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", e->name);
+    pp_jsonw_kv_uint(w, "pushes", e->events);
+    pp_jsonw_kv_uint(w, "pops", e->pops);
+    pp_jsonw_key(w, "depth");
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_double(w, "last", e->value);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_kv_uint(w, "producer_waits", e->waits[0]);
+    pp_jsonw_kv_uint(w, "consumer_waits", e->waits[1]);
+    const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, e->name);
+    if (o) {
+      pp_jsonw_key(w, "wait");
+      stats(w, &o->win[wi]);
+    }
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void left_out(pp_jsonw *w, const state *s) {
+  pp_jsonw_key(w, "left_out");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "sites", s->board_left_out);
+  pp_jsonw_obj_end(w);
+}
+
+/* The window's span: from the session's start, or the last window_s
+ * intervals, to the end of the last interval published. */
+static void span(const state *s, int window_s, int64_t *t0, int64_t *t1) {
+  int wi = window_index(window_s);
+  int64_t as_of = 0;
+  for (size_t i = 0; i < s->nser; i++)
+    if (s->ser[i].win[wi].as_of_ns > as_of)
+      as_of = s->ser[i].win[wi].as_of_ns;
+  *t0 = s->info.t0_ns;
+  if (window_s > 0 && as_of - (int64_t)window_s * s->info.interval_ns > *t0)
+    *t0 = as_of - (int64_t)window_s * s->info.interval_ns;
+  *t1 = as_of > *t0 ? as_of : *t0;
+}
+
+static char *summary(const state *s, int window_s, size_t *len) {
+  doc d;
+  if (doc_open(&d) != 0)
+    return NULL;
+  pp_jsonw *w = &d.w;
+  int wi = window_index(window_s);
+  int64_t t0, t1;
+  span(s, window_s, &t0, &t1);
+  pp_jsonw_obj_begin(w);
+  header(w, s, "pipeprof.summary");
+  pp_jsonw_kv_int(w, "t0_ns", t0);
+  pp_jsonw_kv_int(w, "t1_ns", t1);
+  pp_jsonw_kv_int(w, "wall_ns", t1 - t0);
+  live_member(w, s, window_s);
+  zones_array(w, s, wi, (double)(t1 - t0));
+  board_arrays(w, s, wi);
+  request_member(w, s, wi);
+  alerts_array(w, s);
+  left_out(w, s);
+  pp_jsonw_obj_end(w);
+  return doc_close(&d, len);
+}
+
+char *pp_api_summary(const pp_http_host *h, int window_s, size_t *len) {
+  state s;
+  int gone;
+  if (state_load(h, &s, &gone) != 0)
+    return NULL;
+  char *r = summary(&s, window_s, len);
+  state_free(&s);
+  return r;
+}
+
+/* ---- the other documents ---------------------------------------------------
+ */
+
+static char *error_doc(unsigned code, unsigned *status, const char *msg,
+                       size_t *len) {
+  doc d;
+  if (doc_open(&d) != 0)
+    return NULL;
+  pp_jsonw_obj_begin(&d.w);
+  pp_jsonw_kv_str(&d.w, "error", msg);
+  pp_jsonw_obj_end(&d.w);
+  *status = code;
+  return doc_close(&d, len);
+}
+
+static char *index_doc(size_t *len) {
+  static const char *const paths[] = {"/api/v1/summary", "/api/v1/zones",
+                                      "/api/v1/live",    "/api/v1/alerts",
+                                      "/api/v1/system",  "/api/v1/stream"};
+  doc d;
+  if (doc_open(&d) != 0)
+    return NULL;
+  pp_jsonw_obj_begin(&d.w);
+  pp_jsonw_kv_str(&d.w, "schema", "pipeprof.api");
+  pp_jsonw_kv_int(&d.w, "api_version", API_VERSION);
+  pp_jsonw_key(&d.w, "endpoints");
+  pp_jsonw_arr_begin(&d.w);
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+    pp_jsonw_str(&d.w, paths[i]);
+  pp_jsonw_arr_end(&d.w);
+  pp_jsonw_obj_end(&d.w);
+  return doc_close(&d, len);
+}
+
+/* /api/v1/live: every series with every window */
+static char *live_doc(const state *s, size_t *len) {
+  static const char *const wname[4] = {"1", "10", "60", "session"};
+  doc d;
+  if (doc_open(&d) != 0)
+    return NULL;
+  pp_jsonw *w = &d.w;
+  pp_jsonw_obj_begin(w);
+  header(w, s, "pipeprof.live");
+  live_member(w, s, 0);
+  pp_jsonw_key(w, "series");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < s->nser; i++) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "kind", kind_name(s->ser[i].kind));
+    pp_jsonw_kv_str(w, "name", s->ser[i].name);
+    pp_jsonw_key(w, "windows");
+    pp_jsonw_obj_begin(w);
+    for (int k = 0; k < 4; k++) {
+      pp_jsonw_key(w, wname[k]);
+      stats(w, &s->ser[i].win[k]);
+    }
+    pp_jsonw_obj_end(w);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+  return doc_close(&d, len);
+}
+
+static char *part_doc(const state *s, const char *what, int window_s,
+                      size_t *len) {
+  doc d;
+  if (doc_open(&d) != 0)
+    return NULL;
+  pp_jsonw *w = &d.w;
+  pp_jsonw_obj_begin(w);
+  char schema[32];
+  snprintf(schema, sizeof schema, "pipeprof.%s", what);
+  header(w, s, schema);
+  live_member(w, s, window_s);
+  if (strcmp(what, "zones") == 0) {
+    int64_t t0, t1;
+    span(s, window_s, &t0, &t1);
+    zones_array(w, s, window_index(window_s), (double)(t1 - t0));
+  } else if (strcmp(what, "alerts") == 0) {
+    alerts_array(w, s);
+  } else {
+    metrics_array(w, s);
+    left_out(w, s);
+  }
+  pp_jsonw_obj_end(w);
+  return doc_close(&d, len);
+}
+
+char *pp_api_page(const pp_http_host *h, const char *path, const char *window,
+                  unsigned *status, size_t *len) {
+  *status = 200;
+  if (strcmp(path, "/api/v1") == 0 || strcmp(path, "/api/v1/") == 0)
+    return index_doc(len);
+  static const char *const known[] = {"summary", "zones", "live", "alerts",
+                                      "system"};
+  const char *what = NULL;
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, known[i]) == 0)
+      what = known[i];
+  if (!what)
+    return error_doc(404, status, "no such document (see /api/v1)", len);
+  int window_s = 0;
+  if (window) {
+    if (strcmp(window, "1") == 0 || strcmp(window, "10") == 0 ||
+        strcmp(window, "60") == 0 || strcmp(window, "0") == 0)
+      window_s = atoi(window);
+    else
+      return error_doc(400, status,
+                       "window: expected 1, 10, 60 or 0 (the session)", len);
+  }
+  state s;
+  int gone;
+  if (state_load(h, &s, &gone) != 0)
+    return gone ? error_doc(503, status,
+                            "no live statistics (the session ended, or "
+                            "PIPEPROF_LIVE=off)",
+                            len)
+                : NULL;
+  char *r = strcmp(what, "summary") == 0 ? summary(&s, window_s, len)
+            : strcmp(what, "live") == 0  ? live_doc(&s, len)
+                                         : part_doc(&s, what, window_s, len);
+  state_free(&s);
+  return r;
+}

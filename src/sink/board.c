@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live board (board.h): a table of entries keyed by site, written by
+ * the writer thread, and a published copy that readers walk.
+ */
+#include "board.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "../format/pptrace.h"
+#include "../internal.h"
+
+#define SLOTS (2 * PP__BOARD_MAX) /* open addressing, power of two */
+
+struct pp__board {
+  const pp_srcloc *keys[SLOTS]; /* site -> entry index + 1 in idx */
+  uint32_t idx[SLOTS];
+  pp__board_entry *cur; /* the writer's, PP__BOARD_MAX */
+  size_t n;
+  uint64_t left_out;
+  pthread_mutex_t lock; /* pub, npub, pub_left_out */
+  pp__board_entry *pub;
+  size_t npub;
+  uint64_t pub_left_out;
+};
+
+pp__board *pp__board_new(void) {
+  pp__board *b = pp__calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->cur = pp__calloc(PP__BOARD_MAX, sizeof *b->cur);
+  b->pub = pp__calloc(PP__BOARD_MAX, sizeof *b->pub);
+  if (!b->cur || !b->pub) {
+    pp__board_free(b);
+    return NULL;
+  }
+  pthread_mutex_init(&b->lock, NULL);
+  return b;
+}
+
+void pp__board_free(pp__board *b) {
+  if (!b)
+    return;
+  if (b->cur && b->pub)
+    pthread_mutex_destroy(&b->lock);
+  pp__free(b->cur);
+  pp__free(b->pub);
+  pp__free(b);
+}
+
+static pp__board_entry *entry(pp__board *b, const pp_srcloc *loc, int kind,
+                              int64_t ns) {
+  uintptr_t h = ((uintptr_t)loc >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL;
+  for (size_t k = 0; k < SLOTS; k++) {
+    size_t j = (h + k) & (SLOTS - 1);
+    if (b->keys[j] == loc)
+      return &b->cur[b->idx[j] - 1];
+    if (b->keys[j])
+      continue;
+    if (b->n >= PP__BOARD_MAX) {
+      b->left_out++;
+      return NULL;
+    }
+    pp__board_entry *e = &b->cur[b->n];
+    memset(e, 0, sizeof *e);
+    e->name = loc->name ? loc->name : "";
+    e->kind = kind;
+    e->first_ns = ns;
+    b->keys[j] = loc;
+    b->idx[j] = (uint32_t)++b->n;
+    return e;
+  }
+  return NULL;
+}
+
+static int64_t unzigzag(uint64_t v) {
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
+                     int64_t ns, uint64_t value, uint64_t extra) {
+  int kind;
+  switch (type) {
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_COUNTER_SETF:
+    kind = loc->kind == PP_KIND_METRIC ? PP__BOARD_METRIC : PP__BOARD_COUNTER;
+    break;
+  case PPT_EV_FRAME:
+    kind = PP__BOARD_FRAME;
+    break;
+  case PPT_EV_QUEUE_PUSH:
+  case PPT_EV_QUEUE_POP:
+  case PPT_EV_QUEUE_WAIT_BEGIN:
+    kind = PP__BOARD_QUEUE;
+    break;
+  default:
+    return;
+  }
+  pp__board_entry *e = entry(b, loc, kind, ns);
+  if (!e)
+    return;
+  if (ns > e->last_ns)
+    e->last_ns = ns;
+  switch (type) {
+  case PPT_EV_COUNTER_SET:
+    e->value = (double)(int64_t)value;
+    e->events++;
+    break;
+  case PPT_EV_COUNTER_ADD:
+    e->value += (double)(int64_t)value;
+    e->events++;
+    break;
+  case PPT_EV_COUNTER_SETF: {
+    double v;
+    memcpy(&v, &value, sizeof v);
+    e->value = v;
+    e->is_float = 1;
+    e->events++;
+    break;
+  }
+  case PPT_EV_FRAME:
+    e->events++;
+    break;
+  case PPT_EV_QUEUE_PUSH:
+  case PPT_EV_QUEUE_POP: {
+    int64_t d = unzigzag(extra);
+    e->value = d < 0 ? 0 : (double)d;
+    if (type == PPT_EV_QUEUE_PUSH)
+      e->events++;
+    else
+      e->pops++;
+    break;
+  }
+  default: /* a wait begins: value is why (1 full, 2 empty) */
+    if (value == 1 || value == 2)
+      e->waits[value - 1]++;
+    break;
+  }
+}
+
+void pp__board_publish(pp__board *b) {
+  pthread_mutex_lock(&b->lock);
+  memcpy(b->pub, b->cur, b->n * sizeof *b->cur);
+  b->npub = b->n;
+  b->pub_left_out = b->left_out;
+  pthread_mutex_unlock(&b->lock);
+}
+
+uint64_t pp__board_visit(pp__board *b,
+                         void (*fn)(void *ctx, const pp__board_entry *e),
+                         void *ctx) {
+  pthread_mutex_lock(&b->lock);
+  for (size_t i = 0; i < b->npub; i++)
+    fn(ctx, &b->pub[i]);
+  uint64_t lost = b->pub_left_out;
+  pthread_mutex_unlock(&b->lock);
+  return lost;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live board: the latest state of the program's counters, the
+ * library's sampled metrics (metrics/registry.h), frame marks and queues,
+ * for the HTTP endpoint's /metrics and /api/v1 (docs/http.md). The live
+ * engine (live.h) feeds it the drained events on the writer thread and
+ * publishes it once per interval; readers on any thread walk the
+ * published copy under the board's lock, held for microseconds.
+ *
+ * Bounded: at most PP__BOARD_MAX entries; events of further sites are
+ * counted in `left_out`, which the readers show.
+ */
+#ifndef PP_SINK_BOARD_H
+#define PP_SINK_BOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeprof.h"
+
+#define PP__BOARD_MAX 4096u
+
+typedef enum pp__board_kind {
+  PP__BOARD_COUNTER = 1, /* a program's counter (PP_COUNTER_*) */
+  PP__BOARD_METRIC = 2,  /* a metric the library sampled */
+  PP__BOARD_FRAME = 3,   /* a frame-mark site */
+  PP__BOARD_QUEUE = 4    /* a queue (pp_queue_*) */
+} pp__board_kind;
+
+typedef struct pp__board_entry {
+  const char *name;          /* the site's: lives until the process exits */
+  int kind;                  /* pp__board_kind */
+  int is_float;              /* counters: a value was set as a double */
+  int64_t first_ns, last_ns; /* first and last event (CLOCK_MONOTONIC) */
+  uint64_t events;           /* counter events, frame marks, queue pushes */
+  double value;      /* counters, metrics: the value; queues: the depth */
+  uint64_t pops;     /* queues: pops */
+  uint64_t waits[2]; /* queues: recorded waits on full, on empty */
+} pp__board_entry;
+
+typedef struct pp__board pp__board;
+
+pp__board *pp__board_new(void);
+void pp__board_free(pp__board *b);
+/* One drained event of a counter, frame or queue site (other types are
+ * ignored). Writer thread. */
+void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
+                     int64_t ns, uint64_t value, uint64_t extra);
+/* Make what the events built visible to readers. Writer thread. */
+void pp__board_publish(pp__board *b);
+/* Call fn for every published entry (in the order first seen) under the
+ * board's lock; fn must not call back into the library. Returns the
+ * number of sites left out (PP__BOARD_MAX reached). Any thread. */
+uint64_t pp__board_visit(pp__board *b,
+                         void (*fn)(void *ctx, const pp__board_entry *e),
+                         void *ctx);
+
+#endif /* PP_SINK_BOARD_H */
