@@ -28,6 +28,7 @@
 #include "http/metrics.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 static int required(void) {
   const char *e = getenv("PP_REQUIRE_HTTP");
@@ -169,7 +170,8 @@ static const pp_http_host fake_host = {sizeof(pp_http_host),
                                        fake_series,
                                        fake_board,
                                        fake_alerts,
-                                       fake_cumulative_any};
+                                       fake_cumulative_any,
+                                       NULL};
 
 /* Path of promtool, or NULL (skip, or fail with PP_REQUIRE_HTTP=1). */
 static const char *promtool(void) {
@@ -808,6 +810,99 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   CHECK(body != NULL);
   promtool_clean(body + 4, strlen(body + 4));
   free(page);
+}
+
+/* The worker of the served trace: zones of 2^12 .. 2^21 ns, two each. */
+static void *served_zones(void *arg) {
+  const tb_worker *w = arg;
+  int64_t t = w->base;
+  for (int k = 12; k < 22; k++)
+    for (int r = 0; r < 2; r++) {
+      tb_rec(PPT_EV_ZONE_BEGIN, &L_SERVED, t, 0, 0);
+      t += INT64_C(1) << k;
+      tb_rec(PPT_EV_ZONE_END, &L_SERVED, t, 0, 0);
+      t += 10;
+    }
+  return NULL;
+}
+
+/* `pipeprof serve`: a finished trace's report at /, its summary, and its
+ * zones on /metrics with the same buckets as a running session's. */
+PP_TEST_T(http_serve_a_finished_trace, 120) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  char trace[4200];
+  snprintf(trace, sizeof trace, "%s/served.pptrace", pp_test_tmpdir());
+  setenv("PIPEPROF_CLOCK", "monotonic", 1); /* ticks are ns */
+  tb_record_threads(trace, 1, served_zones, pp__mono_ns());
+  unsetenv("PIPEPROF_CLOCK");
+  pp_cli_result r = pp_test_cli("serve --http 1.2.3:80 '%s'", trace);
+  CHECK_ONE_LINE_ERROR_FROM(r, 2, "bad --http address");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("serve '%s/nothing-here'", pp_test_tmpdir());
+  CHECK_EQ(r.rc, 1);
+  pp_cli_result_free(&r);
+  int port = free_port();
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "exec '%s/pipeprof' serve --http %d '%s' 2> '%s/serve.err'",
+           b ? b : "build", port, trace, pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  char *page = NULL;
+  for (int tries = 0; tries < 600 && !page; tries++) {
+    page = http(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                NULL);
+    if (!page)
+      sleep_100ms();
+  }
+  CHECK(page != NULL);
+  CHECK(strncmp(page, "HTTP/1.1 200", 12) == 0);
+  CHECK_CONTAINS(page, "Content-Type: text/html");
+  CHECK_CONTAINS(page, "<!DOCTYPE html>");
+  free(page);
+  page = expect(port,
+                "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                "HTTP/1.1 200");
+  CHECK_CONTAINS(page, "\"schema\":\"pipeprof.summary\"");
+  CHECK_CONTAINS(page, "\"name\":\"served\"");
+  free(page);
+  page = expect(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                "HTTP/1.1 200");
+  /* the trace's histogram is finer than the live one: a zone of exactly
+   * 2^k ns is counted at le = 2^k ns */
+  CHECK_CONTAINS(page, "zone=\"served\",le=\"2.048e-06\"} 0\n");
+  CHECK_CONTAINS(page, "zone=\"served\",le=\"4.096e-06\"} 2\n");
+  CHECK_CONTAINS(page, "zone=\"served\",le=\"8.192e-06\"} 4\n");
+  CHECK_CONTAINS(page, "zone=\"served\",le=\"0.001048576\"} 18\n");
+  CHECK_CONTAINS(page, "zone=\"served\",le=\"0.002097152\"} 20\n");
+  char *body = strstr(page, "\r\n\r\n");
+  CHECK(body != NULL);
+  promtool_clean(body + 4, strlen(body + 4));
+  free(page);
+  page = expect(port,
+                "GET /api/v1/zones HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                "HTTP/1.1 200");
+  CHECK_CONTAINS(page, "\"count\":20");
+  free(page);
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {

@@ -210,8 +210,9 @@ static int cmd_help(int argc, char **argv);
 
 static const command commands[] = {
     {"report", cmd_report, "print the report of a trace", pp_cli_report_usage},
-    {"export", cmd_export, "convert a trace to Chrome JSON, summary JSON, "
-                           "CSV or HTML",
+    {"export", cmd_export,
+     "convert a trace to Chrome JSON, summary JSON, "
+     "CSV or HTML",
      pp_cli_export_usage},
     {"run", pp_cli_run, "run a command under the profiler and report",
      "usage: pipeprof run [options] -- CMD [ARGS...] (see --help)\n"},
@@ -219,6 +220,10 @@ static const command commands[] = {
      "usage: pipeprof diff [options] BASE... -- NEW... (see --help)\n"},
     {"history", pp_cli_history, "record runs and show metric trends",
      "usage: pipeprof history [--db PATH] add|list|show ... (see --help)\n"},
+    {"serve", pp_cli_serve,
+     "serve a trace's report, /metrics and JSON over "
+     "HTTP",
+     pp_cli_serve_usage},
     {"demo", cmd_demo, "profile the bundled example pipeline",
      pp_cli_demo_usage},
     {"version", cmd_version, "print the version", version_usage},

@@ -46,40 +46,56 @@ static void *open_companion(char *tried, size_t n) {
   return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
 }
 
+/* "PORT" or ":PORT" serve on loopback; any other address only when
+ * given. */
+static void full_addr(const char *spec, char *addr, size_t n) {
+  if (strchr(spec, ':') == NULL)
+    snprintf(addr, n, "127.0.0.1:%s", spec);
+  else if (spec[0] == ':')
+    snprintf(addr, n, "127.0.0.1%s", spec);
+  else
+    snprintf(addr, n, "%s", spec);
+}
+
+int pp__http_serve(const pp_http_host *host, const char *spec, char *err,
+                   size_t n) {
+  if (lib) {
+    snprintf(err, n, "already serving");
+    return -1;
+  }
+  char addr[128];
+  full_addr(spec, addr, sizeof addr);
+  char tried[8400] = "";
+  lib = open_companion(tried, sizeof tried);
+  if (!lib) {
+    snprintf(err, n, "cannot load the HTTP endpoint (%.3000s: %.1000s)", tried,
+             dlerror());
+    return -1;
+  }
+  pp_http_start_fn start = NULL;
+  *(void **)&start = dlsym(lib, "pp_http_start");
+  *(void **)&stop_fn = dlsym(lib, "pp_http_stop");
+  char why[256] = "";
+  if (!start || !stop_fn || start(host, addr, why, sizeof why) != 0) {
+    snprintf(err, n, "%s",
+             start && stop_fn ? why : "not a pipeprof HTTP library");
+    dlclose(lib);
+    lib = NULL;
+    stop_fn = NULL;
+    return -1;
+  }
+  return 0;
+}
+
 void pp__http_start(const pp_http_host *host, const char *cfg_addr) {
   const char *spec = cfg_addr ? cfg_addr : getenv("PIPEPROF_HTTP");
   const char *what = cfg_addr ? "pp_config.http_addr" : "PIPEPROF_HTTP";
   if (!spec || !*spec || lib)
     return;
-  /* "PORT" or ":PORT" serve on loopback; any other address only when
-   * given */
-  char addr[128];
-  if (strchr(spec, ':') == NULL)
-    snprintf(addr, sizeof addr, "127.0.0.1:%s", spec);
-  else if (spec[0] == ':')
-    snprintf(addr, sizeof addr, "127.0.0.1%s", spec);
-  else
-    snprintf(addr, sizeof addr, "%s", spec);
-  char tried[8400] = "";
-  lib = open_companion(tried, sizeof tried);
-  if (!lib) {
-    fprintf(stderr,
-            "pipeprof: %s: cannot load the HTTP endpoint (%s: "
-            "%s); running on without it\n",
-            what, tried, dlerror());
-    return;
-  }
-  pp_http_start_fn start = NULL;
-  *(void **)&start = dlsym(lib, "pp_http_start");
-  *(void **)&stop_fn = dlsym(lib, "pp_http_stop");
-  char err[256] = "";
-  if (!start || !stop_fn || start(host, addr, err, sizeof err) != 0) {
+  char err[4400];
+  if (pp__http_serve(host, spec, err, sizeof err) != 0)
     fprintf(stderr, "pipeprof: %s=%.100s: %s; running on without it\n", what,
-            spec, start && stop_fn ? err : "not a pipeprof HTTP library");
-    dlclose(lib);
-    lib = NULL;
-    stop_fn = NULL;
-  }
+            spec, err);
 }
 
 void pp__http_stop(void) {

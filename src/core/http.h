@@ -9,12 +9,19 @@
 #ifndef PP_CORE_HTTP_H
 #define PP_CORE_HTTP_H
 
+#include <stddef.h>
+
 struct pp_http_host;
 
 /* host: the session's figures as the companion reads them (session.c
  * fills it with the library's functions). cfg_addr: pp_config.http_addr,
  * which wins over PIPEPROF_HTTP; NULL: PIPEPROF_HTTP decides. */
 void pp__http_start(const struct pp_http_host *host, const char *cfg_addr);
+/* Load the companion and serve host on spec ("PORT", ":PORT",
+ * "IPV4:PORT") without a word on stderr: 0, or -1 with a one-line reason
+ * in err (`pipeprof serve`). */
+int pp__http_serve(const struct pp_http_host *host, const char *spec, char *err,
+                   size_t n);
 void pp__http_stop(void);
 
 #endif /* PP_CORE_HTTP_H */

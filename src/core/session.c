@@ -571,7 +571,8 @@ int pp_init(const pp_config *user) {
                                    http_series,
                                    http_board,
                                    http_alerts,
-                                   live_cumulative};
+                                   live_cumulative,
+                                   NULL};
   http_host.version = pp_version_string();
   origin_ns = wc.sync0.mono_ns;
   interval_ns = live_cfg.interval_ns;

@@ -68,7 +68,14 @@ typedef struct pp_http_host {
   /* as zone_cumulative for a series of any kind */
   int (*cumulative)(int kind, const char *name, const uint64_t *le_ns, size_t n,
                     uint64_t *counts, uint64_t *total, double *sum_ns);
+  /* NULL in a running session. A finished trace (`pipeprof serve`) has
+   * whole documents: which PP_HTTP_DOC_SUMMARY (its summary JSON, served
+   * as /api/v1/summary) or PP_HTTP_DOC_PAGE (its HTML report, served as
+   * /). 0 with *out malloc'd (*len bytes), or -1. */
+  int (*document)(int which, char **out, size_t *len);
 } pp_http_host;
+
+enum { PP_HTTP_DOC_SUMMARY = 0, PP_HTTP_DOC_PAGE = 1 };
 
 /* The companion's entry points (dlsym names "pp_http_start",
  * "pp_http_stop"). start serves host's figures on addr ("HOST:PORT";

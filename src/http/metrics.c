@@ -143,8 +143,8 @@ static int histogram(pp_page *p, const pp_http_host *h, const char *name,
 
 static void zones(pp_page *p, const pp_http_host *h, int om) {
   family(p, om, "pipeprof_zone_duration_seconds", "histogram",
-         "Time inside each zone, begin to end with nested zones, over "
-         "every complete live interval of the session.");
+         "Time inside each zone, begin to end with nested zones (a "
+         "running session: its complete live intervals).");
   char name[NAME_MAX_BYTES];
   size_t left_out = 0;
   for (size_t i = 0; h->zone_name(i, name, sizeof name) == 0 && !p->oom; i++)

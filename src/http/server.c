@@ -221,15 +221,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                      57, MHD_RESPMEM_PERSISTENT);
       return serve_stream(c, w);
     }
-    unsigned status;
+    unsigned status = 200;
     size_t len = 0;
-    char *page = pp_api_page(&host, url, window, &status, &len);
+    char *page = NULL;
+    if (host.document && strcmp(url, "/api/v1/summary") == 0 &&
+        host.document(PP_HTTP_DOC_SUMMARY, &page, &len) != 0)
+      page = NULL;
+    if (!page)
+      page = pp_api_page(&host, url, window, &status, &len);
     if (!page)
       return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
     return reply(c, status, json, page, len, MHD_RESPMEM_MUST_FREE);
   }
+  if (strcmp(url, "/") == 0 && host.size >= sizeof host && host.document) {
+    size_t len = 0;
+    char *page = NULL;
+    if (host.document(PP_HTTP_DOC_PAGE, &page, &len) != 0)
+      return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no page\n");
+    return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, len,
+                 MHD_RESPMEM_MUST_FREE);
+  }
   return text(c, MHD_HTTP_NOT_FOUND,
-              "not found: this endpoint serves /metrics and /api/v1\n");
+              "not found: this endpoint serves /, /metrics and /api/v1\n");
 }
 
 /* "HOST:PORT" into sa (HOST an IPv4 address). */
