@@ -11,6 +11,7 @@
  * with PP_REQUIRE_HTTP=1 (CI), skipped otherwise when missing.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -436,6 +437,21 @@ static int free_port(void) {
   return ntohs(sa.sin_port);
 }
 
+/* A connection to 127.0.0.1:port, or -1. */
+static int dial(int port) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(s >= 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(s);
+    return -1;
+  }
+  return s;
+}
+
 /* Send req to 127.0.0.1:port and read the reply until the server closes;
  * NULL when no connection. */
 static char *http(int port, const char *req, size_t *len) {
@@ -753,6 +769,77 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
   CHECK_CONTAINS(page, "pipeprof_request_itl_seconds_count ");
   CHECK_CONTAINS(page, "pipeprof_program_value{name=\"items\"} ");
   CHECK_CONTAINS(page, "\n# EOF\n");
+  free(page);
+
+  /* Hostile clients while the program records: four idle connections
+   * (the most one address may hold) keep a fifth out, and once they go
+   * the server answers again; a client that stops in the middle of its
+   * request head is closed by the server (10 s without traffic). */
+  int idle[4];
+  for (int i = 0; i < 4; i++)
+    CHECK((idle[i] = dial(port)) >= 0);
+  page = http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", NULL);
+  CHECK(!page || strncmp(page, "HTTP/1.1 200", 12) != 0);
+  free(page);
+  for (int i = 0; i < 4; i++)
+    close(idle[i]);
+  page = NULL;
+  for (int tries = 0; tries < 600 && !page; tries++) {
+    page = http(port,
+                "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n"
+                "Connection: close\r\n\r\n",
+                NULL);
+    if (page && strncmp(page, "HTTP/1.1 200", 12) != 0) {
+      free(page);
+      page = NULL;
+    }
+    if (!page)
+      sleep_100ms();
+  }
+  CHECK(page != NULL);
+  int slow = dial(port);
+  CHECK(slow >= 0);
+  CHECK_EQ(send(slow, "GET /metrics HTTP/1.1\r\nHo", 26, MSG_NOSIGNAL), 26);
+  char *body = strstr(page, "\r\n\r\n");
+  json_t *before = body ? json_loads(body + 4, 0, NULL) : NULL;
+  CHECK(before != NULL);
+  free(page);
+  char c;
+  struct timeval tv = {60, 0};
+  setsockopt(slow, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int64_t t_slow = pp__mono_ns();
+  ssize_t got = recv(slow, &c, 1, 0);
+  int e = errno;
+  /* closed by the server (an orderly close, or a reset), not by the 60 s
+   * bound */
+  double waited = (double)(pp__mono_ns() - t_slow) * 1e-9;
+  if (!(got == 0 || (got < 0 && e == ECONNRESET)))
+    PP_FAIL("slow client: recv %zd (%s) after %.1f s", got, strerror(e),
+            waited);
+  printf("# the slow client was closed after %.1f s\n", waited);
+  close(slow);
+  /* and the recording went on, losing nothing */
+  uint64_t c_before = zone_count(before, "work <b>");
+  json_decref(before);
+  page = http(port,
+              "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n"
+              "Connection: close\r\n\r\n",
+              NULL);
+  CHECK(page != NULL);
+  body = strstr(page, "\r\n\r\n");
+  json_t *after = body ? json_loads(body + 4, 0, NULL) : NULL;
+  CHECK(after != NULL);
+  if (zone_count(after, "work <b>") <= c_before)
+    PP_FAIL("zones %llu then %llu: %s", (unsigned long long)c_before,
+            (unsigned long long)zone_count(after, "work <b>"), body);
+  json_decref(after);
+  free(page);
+  page = http(port,
+              "GET /metrics HTTP/1.1\r\nHost: x\r\n"
+              "Connection: close\r\n\r\n",
+              NULL);
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "pipeprof_dropped_events_total 0\n");
   free(page);
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
