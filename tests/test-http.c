@@ -106,28 +106,53 @@ static int fake_series(pp_http_series_fn fn, void *ctx) {
   return PP_OK;
 }
 
+/* One entry of the fake board. */
+static pp__board_entry fake_entry(const char *name, int kind, int is_float,
+                                  uint64_t events, double value) {
+  pp__board_entry e;
+  memset(&e, 0, sizeof e);
+  e.name = name;
+  e.kind = kind;
+  e.is_float = is_float;
+  e.events = events;
+  e.value = e.lo = e.hi = value;
+  return e;
+}
+
 static int fake_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
-  static const pp__board_entry e[] = {
-      {"frame",
-       PP__BOARD_FRAME,
-       0,
-       INT64_C(1000000000),
-       INT64_C(2000000000),
-       31,
-       0,
-       0,
-       {0, 0}},
-      {"q", PP__BOARD_QUEUE, 0, 0, 0, 10, 3, 7, {2, 1}},
-      {"user.count", PP__BOARD_COUNTER, 0, 0, 0, 4, 5, 0, {0, 0}},
-      {"sys.cpu.busy_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 50, 0, {0, 0}},
-      {"proc.rss_bytes", PP__BOARD_METRIC, 0, 0, 0, 2, 1e6, 0, {0, 0}},
-      {"sys.cpu3.busy_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 25, 0, {0, 0}},
-      {"sys.cpu2.freq_mhz", PP__BOARD_METRIC, 1, 0, 0, 2, 2000, 0, {0, 0}},
-      {"sys.psi.cpu.some_pct", PP__BOARD_METRIC, 1, 0, 0, 2, 10, 0, {0, 0}},
-      {"proc.cpu_user_s", PP__BOARD_METRIC, 1, 0, 0, 2, 1.5, 0, {0, 0}}};
+  pp__board_entry e[] = {
+      fake_entry("frame", PP__BOARD_FRAME, 0, 31, 0),
+      fake_entry("q", PP__BOARD_QUEUE, 0, 10, 3),
+      fake_entry("user.count", PP__BOARD_COUNTER, 0, 4, 5),
+      fake_entry("sys.cpu.busy_pct", PP__BOARD_METRIC, 1, 2, 50),
+      fake_entry("proc.rss_bytes", PP__BOARD_METRIC, 0, 2, 1e6),
+      fake_entry("sys.cpu3.busy_pct", PP__BOARD_METRIC, 1, 2, 25),
+      fake_entry("sys.cpu2.freq_mhz", PP__BOARD_METRIC, 1, 2, 2000),
+      fake_entry("sys.psi.cpu.some_pct", PP__BOARD_METRIC, 1, 2, 10),
+      fake_entry("proc.cpu_user_s", PP__BOARD_METRIC, 1, 2, 1.5)};
+  e[0].first_ns = INT64_C(1000000000);
+  e[0].last_ns = INT64_C(2000000000);
+  e[1].pops = 7;
+  e[1].waits[0] = 2;
+  e[1].waits[1] = 1;
   for (size_t i = 0; i < sizeof e / sizeof *e; i++)
     fn(ctx, &e[i]);
   *left_out = 0;
+  return PP_OK;
+}
+
+/* History: "decode" over intervals ending at 1.5, 2, 2.5 and 3 s (the
+ * first before t0 + 0.5 s), user.count at 2 and 3 s. */
+static int fake_history(pp_http_series_history_fn sfn,
+                        pp_http_board_history_fn bfn, void *ctx) {
+  pp__live_point sp[3] = {{INT64_C(2000000000), 4, 1000, 2000},
+                          {INT64_C(2500000000), 0, 0, 0},
+                          {INT64_C(3000000000), 6, 1100, 5000}};
+  sfn(ctx, PP_HTTP_SERIES_ZONE, "decode", sp, 3);
+  pp__board_entry e = fake_entry("user.count", PP__BOARD_COUNTER, 0, 4, 5);
+  pp__board_point bp[2] = {{INT64_C(2000000000), 3, 1, 3},
+                           {INT64_C(3000000000), 5, 3, 5}};
+  bfn(ctx, &e, bp, 2);
   return PP_OK;
 }
 
@@ -172,7 +197,8 @@ static const pp_http_host fake_host = {sizeof(pp_http_host),
                                        fake_board,
                                        fake_alerts,
                                        fake_cumulative_any,
-                                       NULL};
+                                       NULL,
+                                       fake_history};
 
 /* Path of promtool, or NULL (skip, or fail with PP_REQUIRE_HTTP=1). */
 static const char *promtool(void) {
@@ -383,6 +409,21 @@ PP_TEST(http_api_documents) {
       2000000);
   json_t *c = by_name(json_object_get(d, "counters"), "sys.cpu.busy_pct");
   CHECK(json_is_true(json_object_get(c, "library_metric")));
+  /* the recent intervals for charts, relative to t0 (1 s) */
+  json_t *se = json_object_get(d, "series");
+  json_t *zs = by_name(json_object_get(se, "zones"), "decode");
+  CHECK_EQ(json_array_size(json_object_get(zs, "t_ns")), 3);
+  CHECK_EQ(json_integer_value(json_array_get(json_object_get(zs, "t_ns"), 0)),
+           INT64_C(1000000000));
+  CHECK_EQ(json_integer_value(json_array_get(json_object_get(zs, "count"), 2)),
+           6);
+  CHECK_EQ(json_integer_value(json_array_get(json_object_get(zs, "max_ns"), 2)),
+           5000);
+  json_t *cs = by_name(json_object_get(se, "counters"), "user.count");
+  CHECK_NEAR(json_number_value(json_array_get(json_object_get(cs, "value"), 1)),
+             5, 0);
+  CHECK_NEAR(json_number_value(json_array_get(json_object_get(cs, "min"), 1)),
+             3, 0);
   json_t *al = json_array_get(json_object_get(d, "alerts"), 0);
   CHECK_STR(json_string_value(json_object_get(al, "message")),
             "memory 95.0% used <b>");
@@ -705,7 +746,9 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
     if (body && (d = json_loads(body + 4, 0, NULL)) &&
         zone_count(d, "work <b>") > 0 &&
         json_object_get(json_object_get(d, "requests"), "itl") &&
-        json_array_size(json_object_get(d, "queues")) > 0)
+        json_array_size(json_object_get(d, "queues")) > 0 &&
+        json_array_size(
+            json_object_get(json_object_get(d, "series"), "frames")) > 0)
       break;
     sleep_100ms();
   }
@@ -727,6 +770,24 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
             json_object_get(json_object_get(r, "tpot"), "count")) > 0);
   json_t *q = json_array_get(json_object_get(d, "queues"), 0);
   CHECK_STR(json_string_value(json_object_get(q, "name")), "frames <q>");
+  /* charts' history: frame times of at least the loop's three 1 ms
+   * sleeps, the counter rising */
+  json_t *se = json_object_get(d, "series");
+  json_t *fr = json_array_get(json_object_get(se, "frames"), 0);
+  CHECK_STR(json_string_value(json_object_get(fr, "name")), "frame");
+  json_t *fp = json_object_get(fr, "frame_ns");
+  CHECK(json_array_size(fp) > 0);
+  for (size_t i = 0; i < json_array_size(fp); i++)
+    CHECK(json_integer_value(json_array_get(fp, i)) == 0 ||
+          json_integer_value(json_array_get(fp, i)) >= 3000000);
+  CHECK(json_array_size(json_object_get(
+            by_name(json_object_get(se, "zones"), "work <b>"), "t_ns")) > 0);
+  json_t *items = by_name(json_object_get(se, "counters"), "items");
+  json_t *iv = json_object_get(items, "value");
+  CHECK(json_array_size(iv) > 0);
+  for (size_t i = 1; i < json_array_size(iv); i++)
+    CHECK(json_number_value(json_array_get(iv, i)) >=
+          json_number_value(json_array_get(iv, i - 1)));
   CHECK(json_integer_value(json_object_get(q, "pushes")) > 0);
   free(page);
   json_decref(d);

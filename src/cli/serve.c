@@ -310,7 +310,8 @@ static int serve(const char *path, const char *addr) {
                               board,
                               alerts,
                               cumulative,
-                              document};
+                              document,
+                              NULL};
   host.version = pp_version_string();
   char err[4400];
   if (pp__http_serve(&host, addr, err, sizeof err) != 0) {

@@ -242,6 +242,18 @@ static int http_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
   return l ? PP_OK : PP_ENOTSUP;
 }
 
+static int http_history(pp_http_series_history_fn sfn,
+                        pp_http_board_history_fn bfn, void *ctx) {
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc != PP_OK)
+    return rc;
+  pp__live_history(l, sfn, ctx);
+  pp__live_board_history(l, bfn, ctx);
+  pthread_mutex_unlock(&live_lock);
+  return l ? PP_OK : PP_ENOTSUP;
+}
+
 static int http_alerts(pp_http_alert_fn fn, void *ctx) {
   pp__note notes[PP__LIVE_KEEP];
   pp__live *l;
@@ -507,6 +519,10 @@ int pp_init(const pp_config *user) {
   wc.ticks_per_ns = pp__clock_rate(&before, &wc.sync0);
   pthread_mutex_lock(&live_lock);
   S.live = pp__live_new(&live_cfg, wc.sync0.mono_ns); /* NULL: off or OOM */
+  /* the HTTP endpoint's charts: the engine keeps recent intervals */
+  const char *http_env = getenv("PIPEPROF_HTTP");
+  if ((cfg.http_addr && *cfg.http_addr) || (http_env && *http_env))
+    pp__live_history_on(S.live);
   pthread_mutex_unlock(&live_lock);
   wc.live = S.live;
   int rc = pp__writer_open(&wc);
@@ -572,7 +588,8 @@ int pp_init(const pp_config *user) {
                                    http_board,
                                    http_alerts,
                                    live_cumulative,
-                                   NULL};
+                                   NULL,
+                                   http_history};
   http_host.version = pp_version_string();
   origin_ns = wc.sync0.mono_ns;
   interval_ns = live_cfg.interval_ns;

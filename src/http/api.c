@@ -23,6 +23,16 @@ typedef struct one_series {
   pp_live_stats win[4];
 } one_series;
 
+/* A history copied out of the host's locks (pts owned). */
+typedef struct one_history {
+  int kind; /* a PP_HTTP_SERIES_*, or 100 + a board kind */
+  char *name;
+  int library_metric;
+  pp__live_point *spts;  /* series */
+  pp__board_point *bpts; /* board entries */
+  size_t n;
+} one_history;
+
 typedef struct state {
   pp_http_info info;
   one_series *ser;
@@ -33,6 +43,8 @@ typedef struct state {
   pp_alert *alerts; /* strings copied into text */
   char (*text)[3][256];
   size_t nalerts;
+  one_history *hist;
+  size_t nhist, caphist;
   int oom;
 } state;
 
@@ -90,7 +102,54 @@ static void take_alert(void *ctx, const pp_alert *a) {
   s->nalerts++;
 }
 
+static one_history *hist_new(state *s, int kind, const char *name, size_t n,
+                             size_t elem) {
+  if (s->oom ||
+      grow((void **)&s->hist, &s->caphist, s->nhist, sizeof *s->hist)) {
+    s->oom = 1;
+    return NULL;
+  }
+  one_history *h = &s->hist[s->nhist];
+  memset(h, 0, sizeof *h);
+  void *pts = malloc(n * elem);
+  if (!pts || !(h->name = strdup(name ? name : ""))) {
+    free(pts);
+    s->oom = 1;
+    return NULL;
+  }
+  if (kind >= 100)
+    h->bpts = pts;
+  else
+    h->spts = pts;
+  h->kind = kind;
+  h->n = n;
+  s->nhist++;
+  return h;
+}
+
+static void take_series_history(void *ctx, int kind, const char *name,
+                                const pp__live_point *pts, size_t n) {
+  one_history *h = hist_new(ctx, kind, name, n, sizeof *pts);
+  if (h)
+    memcpy(h->spts, pts, n * sizeof *pts);
+}
+
+static void take_board_history(void *ctx, const pp__board_entry *e,
+                               const pp__board_point *pts, size_t n) {
+  one_history *h = hist_new(ctx, 100 + e->kind, e->name, n, sizeof *pts);
+  if (h) {
+    memcpy(h->bpts, pts, n * sizeof *pts);
+    h->library_metric = e->kind == PP__BOARD_METRIC;
+  }
+}
+
 static void state_free(state *s) {
+  for (size_t i = 0; i < s->nhist; i++) {
+    free(s->hist[i].name);
+    free(s->hist[i].spts);
+    free(s->hist[i].bpts);
+  }
+  free(s->hist);
   for (size_t i = 0; i < s->nser; i++)
     free(s->ser[i].name);
   free(s->ser);
@@ -116,6 +175,8 @@ static int state_load(const pp_http_host *h, state *s, int *gone) {
     state_free(s);
     return -1;
   }
+  if (h->size >= sizeof *h && h->history)
+    h->history(take_series_history, take_board_history, s);
   if (s->oom) {
     state_free(s);
     return -1;
@@ -180,8 +241,9 @@ static void stats(pp_jsonw *w, const pp_live_stats *st) {
 
 static const char *kind_name(int kind) {
   static const char *const k[] = {"zone",         "request e2e", "request ttft",
-                                  "request tpot", "request itl", "queue wait"};
-  return kind >= 0 && kind <= 5 ? k[kind] : "?";
+                                  "request tpot", "request itl", "queue wait",
+                                  "frame"};
+  return kind >= 0 && kind <= 6 ? k[kind] : "?";
 }
 
 static const one_series *find_series(const state *s, int kind,
@@ -416,6 +478,77 @@ static void span(const state *s, int window_s, int64_t *t0, int64_t *t1) {
   *t1 = as_of > *t0 ? as_of : *t0;
 }
 
+/* One array of a history's points after t0: times relative to t0. */
+static void points(pp_jsonw *w, const char *key, const one_history *h,
+                   int64_t t0, int what) {
+  pp_jsonw_key(w, key);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < h->n; i++) {
+    int64_t t = h->spts ? h->spts[i].end_ns : h->bpts[i].t_ns;
+    if (t <= t0)
+      continue;
+    if (what == 0)
+      pp_jsonw_int(w, t - t0);
+    else if (h->spts)
+      pp_jsonw_uint(w, what == 1   ? h->spts[i].count
+                       : what == 2 ? h->spts[i].p50_ns
+                                   : h->spts[i].max_ns);
+    else
+      pp_jsonw_double(w, what == 1   ? h->bpts[i].value
+                         : what == 2 ? h->bpts[i].lo
+                                     : h->bpts[i].hi);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+/* "series": the recent intervals of each series, for charts (the shape
+ * of the summary's series member, docs/formats/api-v1.md). */
+static void series_member(pp_jsonw *w, const state *s, int64_t t0) {
+  if (!s->nhist)
+    return;
+  static const struct {
+    const char *key;
+    int kind;
+    const char *cols[3];
+  } groups[] = {
+      {"zones", PP_HTTP_SERIES_ZONE, {"count", "p50_ns", "max_ns"}},
+      {"frames", PP_HTTP_SERIES_FRAME, {"count", "frame_ns", "frame_max_ns"}},
+      {"requests", -1, {"count", "p50_ns", "max_ns"}},
+      {"queue_waits", PP_HTTP_SERIES_QUEUE_WAIT, {"count", "p50_ns", "max_ns"}},
+      {"counters", 100 + PP__BOARD_COUNTER, {"value", "min", "max"}},
+      {"queues", 100 + PP__BOARD_QUEUE, {"depth", "depth_min", "depth_max"}}};
+  pp_jsonw_key(w, "series");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_int(w, "points_max", PP__BOARD_POINTS);
+  pp_jsonw_kv_str(w, "points", "one per live interval");
+  for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+    pp_jsonw_key(w, groups[g].key);
+    pp_jsonw_arr_begin_lines(w);
+    for (size_t i = 0; i < s->nhist; i++) {
+      const one_history *h = &s->hist[i];
+      int k = h->kind;
+      int in = groups[g].kind == -1
+                   ? k >= PP_HTTP_SERIES_E2E && k <= PP_HTTP_SERIES_ITL
+               : groups[g].kind == 100 + PP__BOARD_COUNTER
+                   ? k == 100 + PP__BOARD_COUNTER || k == 100 + PP__BOARD_METRIC
+                   : k == groups[g].kind;
+      if (!in)
+        continue;
+      pp_jsonw_obj_begin(w);
+      pp_jsonw_kv_str(w, "name", h->name);
+      if (k >= 100 && k != 100 + PP__BOARD_QUEUE)
+        pp_jsonw_kv_bool(w, "library_metric", h->library_metric);
+      points(w, "t_ns", h, t0, 0);
+      for (int c = 0; c < 3; c++)
+        points(w, groups[g].cols[c], h, t0, c + 1);
+      pp_jsonw_kv_bool(w, "downsampled", 0);
+      pp_jsonw_obj_end(w);
+    }
+    pp_jsonw_arr_end(w);
+  }
+  pp_jsonw_obj_end(w);
+}
+
 static char *summary(const state *s, int window_s, size_t *len) {
   doc d;
   if (doc_open(&d) != 0)
@@ -434,6 +567,7 @@ static char *summary(const state *s, int window_s, size_t *len) {
   board_arrays(w, s, wi);
   request_member(w, s, wi);
   alerts_array(w, s);
+  series_member(w, s, t0);
   left_out(w, s);
   pp_jsonw_obj_end(w);
   return doc_close(&d, len);

@@ -41,12 +41,19 @@ enum {
   PP_HTTP_SERIES_TTFT = 2,
   PP_HTTP_SERIES_TPOT = 3,
   PP_HTTP_SERIES_ITL = 4,
-  PP_HTTP_SERIES_QUEUE_WAIT = 5
+  PP_HTTP_SERIES_QUEUE_WAIT = 5,
+  PP_HTTP_SERIES_FRAME = 6 /* frame times (gaps between marks), by stream */
 };
 typedef void (*pp_http_series_fn)(void *ctx, int kind, const char *name,
                                   const pp_live_stats win[4]);
 typedef void (*pp_http_board_fn)(void *ctx, const pp__board_entry *e);
 typedef void (*pp_http_alert_fn)(void *ctx, const pp_alert *a);
+/* History for charts: a series's last intervals (count, p50 and max of
+ * each), an entry of the board's last publishes; oldest first. */
+typedef void (*pp_http_series_history_fn)(void *ctx, int kind, const char *name,
+                                          const pp__live_point *pts, size_t n);
+typedef void (*pp_http_board_history_fn)(void *ctx, const pp__board_entry *e,
+                                         const pp__board_point *pts, size_t n);
 
 typedef struct pp_http_host {
   uint32_t size; /* sizeof(pp_http_host): later fields only when larger */
@@ -73,6 +80,9 @@ typedef struct pp_http_host {
    * as /api/v1/summary) or PP_HTTP_DOC_PAGE (its HTML report, served as
    * /). 0 with *out malloc'd (*len bytes), or -1. */
   int (*document)(int which, char **out, size_t *len);
+  /* the recent history for live charts (NULL: none) */
+  int (*history)(pp_http_series_history_fn sfn, pp_http_board_history_fn bfn,
+                 void *ctx);
 } pp_http_host;
 
 enum { PP_HTTP_DOC_SUMMARY = 0, PP_HTTP_DOC_PAGE = 1 };

@@ -23,6 +23,11 @@ struct pp__board {
   pp__board_entry *pub;
   size_t npub;
   uint64_t pub_left_out;
+  /* history (pp__board_history_on): per entry a ring of points, allocated
+   * with the entry's first publish; under the lock */
+  int history;
+  pp__board_point **pts;
+  unsigned *npts, *head;
 };
 
 pp__board *pp__board_new(void) {
@@ -44,6 +49,11 @@ void pp__board_free(pp__board *b) {
     return;
   if (b->cur && b->pub)
     pthread_mutex_destroy(&b->lock);
+  for (size_t i = 0; b->pts && i < PP__BOARD_MAX; i++)
+    pp__free(b->pts[i]);
+  pp__free(b->pts);
+  pp__free(b->npts);
+  pp__free(b->head);
   pp__free(b->cur);
   pp__free(b->pub);
   pp__free(b);
@@ -78,8 +88,8 @@ static int64_t unzigzag(uint64_t v) {
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
-                     int64_t ns, uint64_t value, uint64_t extra) {
+int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
+                        int64_t ns, uint64_t value, uint64_t extra) {
   int kind;
   switch (type) {
   case PPT_EV_COUNTER_SET:
@@ -96,11 +106,12 @@ void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
     kind = PP__BOARD_QUEUE;
     break;
   default:
-    return;
+    return 0;
   }
   pp__board_entry *e = entry(b, loc, kind, ns);
   if (!e)
-    return;
+    return 0;
+  int64_t prev = e->events || e->pops ? e->last_ns : 0;
   if (ns > e->last_ns)
     e->last_ns = ns;
   switch (type) {
@@ -138,13 +149,60 @@ void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
       e->waits[value - 1]++;
     break;
   }
+  if (e->value < e->lo || !(e->events + e->pops > 1))
+    e->lo = e->value;
+  if (e->value > e->hi || !(e->events + e->pops > 1))
+    e->hi = e->value;
+  return prev;
 }
 
-void pp__board_publish(pp__board *b) {
+void pp__board_history_on(pp__board *b) {
+  if (!b || b->history)
+    return;
+  b->pts = pp__calloc(PP__BOARD_MAX, sizeof *b->pts);
+  b->npts = pp__calloc(PP__BOARD_MAX, sizeof *b->npts);
+  b->head = pp__calloc(PP__BOARD_MAX, sizeof *b->head);
+  b->history = b->pts && b->npts && b->head;
+}
+
+void pp__board_publish(pp__board *b, int64_t at_ns) {
   pthread_mutex_lock(&b->lock);
   memcpy(b->pub, b->cur, b->n * sizeof *b->cur);
   b->npub = b->n;
   b->pub_left_out = b->left_out;
+  for (size_t i = 0; b->history && i < b->n; i++) {
+    pp__board_entry *e = &b->cur[i];
+    if (!b->pts[i] &&
+        !(b->pts[i] = pp__calloc(PP__BOARD_POINTS, sizeof **b->pts)))
+      continue;
+    pp__board_point *pt = &b->pts[i][b->head[i]];
+    pt->t_ns = at_ns;
+    pt->value = e->value;
+    pt->lo = e->lo;
+    pt->hi = e->hi;
+    b->head[i] = (b->head[i] + 1) % PP__BOARD_POINTS;
+    if (b->npts[i] < PP__BOARD_POINTS)
+      b->npts[i]++;
+    e->lo = e->hi = e->value; /* the next range starts at the value */
+  }
+  pthread_mutex_unlock(&b->lock);
+}
+
+void pp__board_history(pp__board *b,
+                       void (*fn)(void *ctx, const pp__board_entry *e,
+                                  const pp__board_point *pts, size_t n),
+                       void *ctx) {
+  pp__board_point pts[PP__BOARD_POINTS];
+  pthread_mutex_lock(&b->lock);
+  for (size_t i = 0; b->history && i < b->npub; i++) {
+    unsigned n = b->npts[i];
+    if (!n)
+      continue;
+    unsigned start = (b->head[i] + PP__BOARD_POINTS - n) % PP__BOARD_POINTS;
+    for (unsigned k = 0; k < n; k++)
+      pts[k] = b->pts[i][(start + k) % PP__BOARD_POINTS];
+    fn(ctx, &b->pub[i], pts, n);
+  }
   pthread_mutex_unlock(&b->lock);
 }
 

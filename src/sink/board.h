@@ -36,23 +36,52 @@ typedef struct pp__board_entry {
   double value;      /* counters, metrics: the value; queues: the depth */
   uint64_t pops;     /* queues: pops */
   uint64_t waits[2]; /* queues: recorded waits on full, on empty */
+  double lo, hi;     /* the value's range since the last publish (the
+                        value alone when no event came) */
 } pp__board_entry;
+
+/* One point of an entry's history: its value at a publish and the range
+ * it took since the publish before. */
+typedef struct pp__board_point {
+  int64_t t_ns;
+  double value, lo, hi;
+} pp__board_point;
+#define PP__BOARD_POINTS 120u
+
+/* One interval of a live series's history (live.h): the interval's end,
+ * and the count, median and maximum of its values. */
+typedef struct pp__live_point {
+  int64_t end_ns;
+  uint64_t count, p50_ns, max_ns;
+} pp__live_point;
 
 typedef struct pp__board pp__board;
 
 pp__board *pp__board_new(void);
 void pp__board_free(pp__board *b);
 /* One drained event of a counter, frame or queue site (other types are
- * ignored). Writer thread. */
-void pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
-                     int64_t ns, uint64_t value, uint64_t extra);
-/* Make what the events built visible to readers. Writer thread. */
-void pp__board_publish(pp__board *b);
+ * ignored). Returns the site's previous last event time (0: none), which
+ * the live engine turns into frame times. Writer thread. */
+int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
+                        int64_t ns, uint64_t value, uint64_t extra);
+/* Keep the last PP__BOARD_POINTS publishes of every entry. Writer
+ * thread. */
+void pp__board_history_on(pp__board *b);
+/* Make what the events built visible to readers, as of at_ns (the end of
+ * the live interval closed last). Writer thread. */
+void pp__board_publish(pp__board *b, int64_t at_ns);
 /* Call fn for every published entry (in the order first seen) under the
  * board's lock; fn must not call back into the library. Returns the
  * number of sites left out (PP__BOARD_MAX reached). Any thread. */
 uint64_t pp__board_visit(pp__board *b,
                          void (*fn)(void *ctx, const pp__board_entry *e),
                          void *ctx);
+
+/* Call fn for every entry with history, its points oldest first, under
+ * the board's lock. Any thread. */
+void pp__board_history(pp__board *b,
+                       void (*fn)(void *ctx, const pp__board_entry *e,
+                                  const pp__board_point *pts, size_t n),
+                       void *ctx);
 
 #endif /* PP_SINK_BOARD_H */

@@ -39,7 +39,8 @@ enum {
   S_TTFT = PP__LIVE_TTFT,
   S_TPOT = PP__LIVE_TPOT,
   S_ITL = PP__LIVE_ITL,
-  S_QWAIT = PP__LIVE_QWAIT
+  S_QWAIT = PP__LIVE_QWAIT,
+  S_FRAME = PP__LIVE_FRAME
 };
 
 /* Counter classes the alerts watch. */
@@ -66,6 +67,10 @@ typedef struct series {
                             lock */
   pp_lhist all;          /* every closed interval: the session's window (and the
                             cumulative histogram of pp__live_hist); under the lock */
+  pp__live_point *pts;   /* history: the last PP__LIVE_POINTS intervals
+                            (a ring, allocated when history is on); under
+                            the lock */
+  unsigned npts, head;
 } series;
 
 typedef struct locent {
@@ -107,6 +112,7 @@ struct pp__live {
                         first */
   pp_id_pairs qitems; /* queue pushes waiting for their pops */
   pp__board *board;   /* counters, metrics, frames, queues (board.h) */
+  int history;        /* keep per-interval points (pp__live_history_on) */
   pp_lhist scratch;
   /* stats mode's zones (core/tally.h): the interval of the last look at
    * the threads' tallies, and two histograms to read them into */
@@ -948,8 +954,15 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
     queue_item(l, type == PPT_EV_QUEUE_POP, loc, value, ns);
     pp__board_event(l->board, type, loc, ns, value, extra);
     return;
+  case PPT_EV_FRAME: {
+    /* frame time: the gap to the stream's previous mark */
+    int64_t prev = pp__board_event(l->board, type, loc, ns, value, extra);
+    if (prev > 0 && ns >= prev)
+      series_value(l, series_get(l, S_FRAME, loc->name ? loc->name : ""), ns,
+                   (uint64_t)(ns - prev));
+    return;
+  }
   case PPT_EV_COUNTER_ADD:
-  case PPT_EV_FRAME:
   case PPT_EV_QUEUE_WAIT_BEGIN:
     pp__board_event(l->board, type, loc, ns, value, extra);
     return;
@@ -1065,6 +1078,17 @@ static void close_interval(pp__live *l, int64_t i) {
     snapshot(l, s, i, end_ns, snap);
     pthread_mutex_lock(&l->lock);
     memcpy(s->snap, snap, sizeof snap);
+    if (l->history &&
+        (s->pts || (s->pts = pp__calloc(PP__LIVE_POINTS, sizeof *s->pts)))) {
+      pp__live_point *pt = &s->pts[s->head];
+      pt->end_ns = end_ns;
+      pt->count = snap[0].count;
+      pt->p50_ns = snap[0].p50_ns;
+      pt->max_ns = snap[0].max_ns;
+      s->head = (s->head + 1) % PP__LIVE_POINTS;
+      if (s->npts < PP__LIVE_POINTS)
+        s->npts++;
+    }
     pthread_mutex_unlock(&l->lock);
   }
 }
@@ -1090,7 +1114,7 @@ void pp__live_tick(pp__live *l, int64_t now) {
   }
   while (l->closed < last)
     close_interval(l, ++l->closed);
-  pp__board_publish(l->board);
+  pp__board_publish(l->board, l->origin + (last + 1) * l->cfg.interval_ns);
   pairs_sweep(l, now);
 }
 
@@ -1275,6 +1299,7 @@ void pp__live_free(pp__live *l) {
     pp_lhist_free(&s->all);
     pp_detector_free(&s->det_p99);
     pp_detector_free(&s->det_rate);
+    pp__free(s->pts);
     pp__free(s->name);
     pp__free(s);
   }
@@ -1304,6 +1329,11 @@ static const char *series_name(int kind, const char *name) {
   return kind >= S_E2E && kind <= S_ITL ? req[kind - S_E2E] : name;
 }
 
+/* Zones, queue waits and frames are asked for by name. */
+static int named(int kind) {
+  return kind == S_ZONE || kind == S_QWAIT || kind == S_FRAME;
+}
+
 int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out) {
   if (!l)
@@ -1313,7 +1343,7 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
           : window_s == 60 ? 2
           : window_s == 0  ? 3
                            : -1;
-  if (w < 0 || !out || ((kind == S_ZONE || kind == S_QWAIT) && !name))
+  if (w < 0 || !out || (named(kind) && !name))
     return PP_EINVAL;
   pthread_mutex_lock(&l->lock);
   int i = series_find(l, kind, series_name(kind, name));
@@ -1329,7 +1359,7 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
 int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out) {
   if (!l)
     return PP_ENOTSUP;
-  if (!out || ((kind == S_ZONE || kind == S_QWAIT) && !name))
+  if (!out || (named(kind) && !name))
     return PP_EINVAL;
   pthread_mutex_lock(&l->lock);
   int i = series_find(l, kind, series_name(kind, name));
@@ -1382,4 +1412,36 @@ size_t pp__live_alerts(pp__live *l, pp__live_note *out, size_t max) {
   size_t k = pp__live_recent(l, out, max);
   pthread_mutex_unlock(&l->lock);
   return k;
+}
+
+void pp__live_history_on(pp__live *l) {
+  if (!l)
+    return;
+  l->history = 1;
+  pp__board_history_on(l->board);
+}
+
+void pp__live_history(pp__live *l, pp__live_history_fn fn, void *ctx) {
+  if (!l)
+    return;
+  pp__live_point pts[PP__LIVE_POINTS];
+  pthread_mutex_lock(&l->lock);
+  for (size_t k = 0; k < l->nser; k++) {
+    const series *s = l->ser[k];
+    if (!s->npts)
+      continue;
+    unsigned start = (s->head + PP__LIVE_POINTS - s->npts) % PP__LIVE_POINTS;
+    for (unsigned i = 0; i < s->npts; i++)
+      pts[i] = s->pts[(start + i) % PP__LIVE_POINTS];
+    fn(ctx, s->kind, s->name, pts, s->npts);
+  }
+  pthread_mutex_unlock(&l->lock);
+}
+
+void pp__live_board_history(pp__live *l,
+                            void (*fn)(void *ctx, const pp__board_entry *e,
+                                       const pp__board_point *pts, size_t n),
+                            void *ctx) {
+  if (l)
+    pp__board_history(l->board, fn, ctx);
 }

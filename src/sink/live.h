@@ -87,7 +87,8 @@ enum {
   PP__LIVE_TTFT = 2,
   PP__LIVE_TPOT = 3,
   PP__LIVE_ITL = 4,
-  PP__LIVE_QWAIT = 5
+  PP__LIVE_QWAIT = 5,
+  PP__LIVE_FRAME = 6 /* frame times (gaps between marks) by stream name */
 };
 /* Query the snapshot (any thread): the series of kind (PP__LIVE_*; name
  * for zones and queues). window_s 1, 10, 60, or 0 for the session. */
@@ -117,5 +118,21 @@ uint64_t pp__live_board(pp__live *l,
 /* The session's last anomalies and alerts, as pp__live_recent, for any
  * thread. */
 size_t pp__live_alerts(pp__live *l, pp__live_note *out, size_t max);
+
+/* History for live charts (the HTTP endpoint turns it on): each series's
+ * last PP__LIVE_POINTS intervals, and the board's (board.h). Off, it costs
+ * nothing. Writer thread, before the first interval closes. */
+#define PP__LIVE_POINTS 120u
+void pp__live_history_on(pp__live *l);
+/* Call fn for each series with points, oldest first, under the engine's
+ * lock. Any thread. */
+typedef void (*pp__live_history_fn)(void *ctx, int kind, const char *name,
+                                    const pp__live_point *pts, size_t n);
+void pp__live_history(pp__live *l, pp__live_history_fn fn, void *ctx);
+/* The board's history (board.h). Any thread. */
+void pp__live_board_history(pp__live *l,
+                            void (*fn)(void *ctx, const pp__board_entry *e,
+                                       const pp__board_point *pts, size_t n),
+                            void *ctx);
 
 #endif /* PP_SINK_LIVE_H */
