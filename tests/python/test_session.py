@@ -118,6 +118,49 @@ def test_summary_has_zones_windows_bottlenecks_and_requests(session,
         pipeprof.print_summary(window=5)
 
 
+def test_http_serves_the_session_and_tpot_itl_are_live(session, env_vars):
+    """start(http=PORT): /metrics and /api/v1/summary of this process;
+    TPOT and ITL of requests with several token chunks in summary()."""
+    import json
+    import socket
+    import urllib.request
+    companion = os.path.join(BUILD, "libpipeprof-http.so.0")
+    if not os.path.exists(companion):
+        if os.environ.get("PP_REQUIRE_HTTP") == "1":
+            pytest.fail("no %s (PP_REQUIRE_HTTP=1)" % companion)
+        pytest.skip("built without libmicrohttpd")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env_vars(PIPEPROF_LIVE="interval=100ms")
+    with pytest.raises(TypeError):
+        pipeprof.start(http=1.5)
+    session(http=port)
+    for rid in range(4):
+        pipeprof.request_begin(rid)
+        for _ in range(3):
+            time.sleep(0.002)
+            pipeprof.request_tokens(rid, 1)
+        pipeprof.request_end(rid)
+
+    def complete():
+        s = pipeprof.summary()
+        itl = s["requests"].get("itl", {}).get(0, {})
+        return s if itl.get("count") == 8 else None
+
+    s = wait_for(complete)
+    assert s, pipeprof.summary()
+    assert s["requests"]["tpot"][0]["count"] == 4
+    assert s["requests"]["itl"][0]["p50_ns"] >= 2 * MS * LOW
+    base = "http://127.0.0.1:%d" % port
+    page = urllib.request.urlopen(base + "/metrics", timeout=10).read()
+    assert b"pipeprof_request_itl_seconds_count 8\n" in page
+    doc = json.loads(urllib.request.urlopen(base + "/api/v1/summary",
+                                            timeout=10).read())
+    assert doc["schema"] == "pipeprof.summary"
+    assert doc["requests"]["itl"]["count"] == 8
+
+
 def test_summary_when_not_running_or_live_off(session, env_vars):
     s = pipeprof.summary()
     assert s["running"] is False and s["zones"] == {}

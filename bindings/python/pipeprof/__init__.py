@@ -75,7 +75,7 @@ def library_version():
 
 def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
           flush_ms=10, process_name=None, install_signals=True,
-          enabled=True):
+          enabled=True, http=None):
     """Start a profiling session (pp_init).
 
     mode: "trace" (every event to the file), "stats" (per-zone statistics
@@ -84,7 +84,10 @@ def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
     sample_hz: 1..1000 also samples this process and the system.
     buffer_kib: per-thread ring, a power of two from 16 (0: the mode's
     default). flush_ms: writer period 1..1000. enabled=False starts
-    paused (see enabled()).
+    paused (see enabled()). http: serve /metrics (Prometheus), /api/v1
+    and /api/v1/stream while the session runs, on "PORT" (loopback),
+    ":PORT" or "IPV4:PORT" (docs/http.md); a port in use costs one
+    stderr line and the session runs on without it.
 
     Returns True when this call started the session, False when one was
     already running from the environment (PIPEPROF=1, `pipeprof run`):
@@ -107,11 +110,17 @@ def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
                              % (key, lo, hi, val))
     if out is not None:
         out = _os.fspath(out)
+    if http is not None:
+        if isinstance(http, int) and not isinstance(http, bool):
+            http = str(http)
+        if not isinstance(http, str):
+            raise TypeError("pipeprof.start: http must be a port (int) or "
+                            "an address string")
     rc = _pipeprof.init(mode=_MODES[mode], out=out,
                         process_name=process_name, buffer_kib=buffer_kib,
                         flush_ms=flush_ms, sample_hz=sample_hz,
                         install_signals=bool(install_signals),
-                        enabled=bool(enabled))
+                        enabled=bool(enabled), http=http)
     if rc == _pipeprof.OK:
         _started_here = True
         return True

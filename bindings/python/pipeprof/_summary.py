@@ -60,7 +60,8 @@ def summary(top=5):
     out["live"] = "on"
     for name in names:
         out["zones"][name] = _zone_windows(name)
-    for key, metric in (("e2e", _c.LIVE_E2E), ("ttft", _c.LIVE_TTFT)):
+    for key, metric in (("e2e", _c.LIVE_E2E), ("ttft", _c.LIVE_TTFT),
+                        ("tpot", _c.LIVE_TPOT), ("itl", _c.LIVE_ITL)):
         got = _request_windows(metric)
         if got:
             out["requests"][key] = got
@@ -135,7 +136,8 @@ def print_summary(window=SESSION, file=None, top=5):
     if not rows:
         print("(no zones yet: windows fill once an interval has closed)",
               file=f)
-    for key, label in (("e2e", "request e2e"), ("ttft", "request ttft")):
+    for key, label in (("e2e", "request e2e"), ("ttft", "request ttft"),
+                       ("tpot", "request tpot"), ("itl", "request itl")):
         st = s["requests"].get(key, {}).get(window)
         if st:
             print("%s: %d, p50 %s ms, p99 %s ms"

@@ -1168,13 +1168,13 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {
       "mode",     "out",       "process_name",    "buffer_kib",
       "flush_ms", "sample_hz", "install_signals", "enabled",
-      NULL};
+      "http",     NULL};
   int mode = PP_MODE_TRACE, install_signals = 1, enabled = 1;
-  PyObject *out = Py_None, *pname = Py_None;
+  PyObject *out = Py_None, *pname = Py_None, *http = Py_None;
   unsigned int buffer_kib = 0, flush_ms = 10, sample_hz = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iOOIIIpp:init", kwlist, &mode,
-                                   &out, &pname, &buffer_kib, &flush_ms,
-                                   &sample_hz, &install_signals, &enabled))
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kw, "|iOOIIIppO:init", kwlist, &mode, &out, &pname, &buffer_kib,
+          &flush_ms, &sample_hz, &install_signals, &enabled, &http))
     return NULL;
   if (need_library() < 0)
     return NULL;
@@ -1184,6 +1184,12 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   const char *pn =
       pname == Py_None ? NULL : utf8_arg(pname, "start", "process_name");
   if (pname != Py_None && !pn) {
+    Py_XDECREF(out_b);
+    return NULL;
+  }
+  const char *http_addr =
+      http == Py_None ? NULL : utf8_arg(http, "start", "http");
+  if (http != Py_None && !http_addr) {
     Py_XDECREF(out_b);
     return NULL;
   }
@@ -1204,6 +1210,7 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   u.cfg.sample_hz = sample_hz;
   u.cfg.install_signals = install_signals;
   u.cfg.start_enabled = enabled;
+  u.cfg.http_addr = http_addr;
   PyThreadState *ts = PyEval_SaveThread();
   int rc = api.pp_init(&u.cfg);
   PyEval_RestoreThread(ts);
@@ -1597,6 +1604,8 @@ PyMODINIT_FUNC PyInit__pipeprof(void) {
       PyModule_AddIntConstant(m, "MODE_FLIGHT", PP_MODE_FLIGHT) < 0 ||
       PyModule_AddIntConstant(m, "LIVE_E2E", PP_LIVE_E2E) < 0 ||
       PyModule_AddIntConstant(m, "LIVE_TTFT", PP_LIVE_TTFT) < 0 ||
+      PyModule_AddIntConstant(m, "LIVE_TPOT", PP_LIVE_TPOT) < 0 ||
+      PyModule_AddIntConstant(m, "LIVE_ITL", PP_LIVE_ITL) < 0 ||
       PyModule_AddIntConstant(m, "OK", PP_OK) < 0 ||
       PyModule_AddIntConstant(m, "EBUSY", PP_EBUSY) < 0 ||
       PyModule_AddIntConstant(m, "ENOTRUNNING", PP_ENOTRUNNING) < 0 ||
