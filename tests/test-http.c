@@ -496,16 +496,9 @@ static int dial(int port) {
 /* Send req to 127.0.0.1:port and read the reply until the server closes;
  * NULL when no connection. */
 static char *http(int port, const char *req, size_t *len) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(s >= 0);
-  struct sockaddr_in sa = {0};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons((uint16_t)port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
-    close(s);
+  int s = dial(port);
+  if (s < 0)
     return NULL;
-  }
   struct timeval tv = {30, 0};
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   size_t off = 0, n = strlen(req);
@@ -647,16 +640,9 @@ static void child_live(int port, const char *errpath) {
 /* Read from a stream (/api/v1/stream) until it has held n events; the
  * text read, or NULL. */
 static char *stream_events(int port, int n) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(s >= 0);
-  struct sockaddr_in sa = {0};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons((uint16_t)port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
-    close(s);
+  int s = dial(port);
+  if (s < 0)
     return NULL;
-  }
   struct timeval tv = {30, 0};
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   static const char req[] = "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n";
