@@ -52,6 +52,10 @@ target_link_libraries(pipeprof-diff-workload PRIVATE pipeprof Threads::Threads m
 # and events per second on 10^7..10^9-event traces); a figure, never a test.
 add_executable(pipeprof-tracegen bench/report/tracegen.c)
 target_link_libraries(pipeprof-tracegen PRIVATE pipeprof Threads::Threads)
+# pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
+# a mutex + condvar queue; a figure, never a test.
+add_executable(pipeprof-bench-queue bench/runtime/queue.c)
+target_link_libraries(pipeprof-bench-queue PRIVATE pipeprof Threads::Threads)
 # pipeprof-overhead (bench/overhead/): the profiler's overhead measured
 # with and without recording against the figure the report prints. The
 # workloads run in pipeprof-overhead-work, linked to libpipeprof like any

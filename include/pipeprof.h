@@ -59,18 +59,21 @@ PP_API const char *pp_version_string(void);
 /* ------------------------------------------------------------------------ */
 
 /* Values are pinned forever; retired codes keep their number. */
-#define PP_STATUS_MAP(X)                                                    \
-  X(OK, 0, "success")                                                       \
-  X(EINVAL, -1, "invalid argument")                                         \
-  X(ENOMEM, -2, "out of memory")                                            \
-  X(EIO, -3, "input/output error")                                          \
-  X(EBUSY, -4, "profiler already running")                                  \
-  X(ENOTRUNNING, -5, "profiler not running")                                \
-  X(EENV, -6, "invalid environment variable")                               \
-  X(ENOTSUP, -7, "not supported")                                           \
-  X(EFORMAT, -8, "malformed trace data")                                    \
-  X(EMODE, -9, "not available in this mode")                                \
-  X(EFORKED, -10, "called in a forked child of the profiled process")
+#define PP_STATUS_MAP(X)                                                       \
+  X(OK, 0, "success")                                                          \
+  X(EINVAL, -1, "invalid argument")                                            \
+  X(ENOMEM, -2, "out of memory")                                               \
+  X(EIO, -3, "input/output error")                                             \
+  X(EBUSY, -4, "profiler already running")                                     \
+  X(ENOTRUNNING, -5, "profiler not running")                                   \
+  X(EENV, -6, "invalid environment variable")                                  \
+  X(ENOTSUP, -7, "not supported")                                              \
+  X(EFORMAT, -8, "malformed trace data")                                       \
+  X(EMODE, -9, "not available in this mode")                                   \
+  X(EFORKED, -10, "called in a forked child of the profiled process")          \
+  X(EAGAIN, -11, "would block (queue full or empty)")                          \
+  X(ETIMEDOUT, -12, "timed out")                                               \
+  X(ECLOSED, -13, "closed")
 
 typedef enum pp_status {
 #define PP__STATUS_ENUM(name, value, text) PP_##name = value,

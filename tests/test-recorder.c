@@ -1087,7 +1087,7 @@ PP_TEST(recorder_status_strings) {
       PP_STATUS_MAP(PP_T_CODE)
 #undef PP_T_CODE
   };
-  CHECK_EQ(sizeof codes / sizeof codes[0], 11);
+  CHECK_EQ(sizeof codes / sizeof codes[0], 14);
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     CHECK_STR(pp_strerror(codes[i].value), codes[i].text);
     CHECK_STR(pp_err_name(codes[i].value), codes[i].name);
@@ -1095,7 +1095,8 @@ PP_TEST(recorder_status_strings) {
   }
   CHECK_STR(pp_strerror(PP_EENV), "invalid environment variable");
   CHECK_STR(pp_err_name(PP_EFORKED), "PP_EFORKED");
-  static const int unknown[] = {1, -11, -1000, 12345};
+  CHECK_STR(pp_err_name(PP_ECLOSED), "PP_ECLOSED");
+  static const int unknown[] = {1, -14, -1000, 12345};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
     CHECK_STR(pp_strerror(unknown[i]), "unknown error");
     CHECK(pp_err_name(unknown[i]) != NULL);

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pipeline runtime (include/pipeprof/runtime.h): the bounded MPMC
+ * queue's order, capacity, non-blocking and timed calls, no loss and no
+ * duplication with 8 threads and random delays, close with items in
+ * flight and producers blocked, and what it records (read back from a
+ * real trace and analysed).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze/analyze.h"
+#include "format/reader.h"
+#include "pipeprof.h"
+#include "pipeprof/runtime.h"
+#include "runner.h"
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+PP_TEST(runtime_queue_fifo_capacity_and_nonblocking_calls) {
+  CHECK(pp_rt_queue_new("x", NULL, NULL, 0) == NULL);
+  pp_rt_queue *q = pp_rt_queue_new("fifo", "a", "b", 5);
+  CHECK(q != NULL);
+  CHECK_EQ_U(pp_rt_queue_capacity(q), 8); /* rounded up */
+  int vals[8];
+  for (int i = 0; i < 8; i++)
+    CHECK_EQ(pp_rt_queue_push(q, &vals[i], (uint64_t)i + 100, 0), PP_OK);
+  CHECK_EQ_U(pp_rt_queue_depth(q), 8);
+  CHECK_EQ(pp_rt_queue_push(q, &vals[0], 1, 0), PP_EAGAIN);
+  CHECK_EQ(pp_rt_queue_push(q, &vals[0], 1, 1000000), PP_ETIMEDOUT);
+  for (int i = 0; i < 8; i++) {
+    void *it = NULL;
+    uint64_t id = 0;
+    CHECK_EQ(pp_rt_queue_pop(q, &it, &id, 0), PP_OK);
+    CHECK(it == &vals[i]);
+    CHECK_EQ(id, (uint64_t)i + 100);
+  }
+  CHECK_EQ(pp_rt_queue_pop(q, NULL, NULL, 0), PP_EAGAIN);
+  CHECK_EQ(pp_rt_queue_pop(q, NULL, NULL, 1000000), PP_ETIMEDOUT);
+  /* wrap around the ring many times */
+  for (int i = 0; i < 1000; i++) {
+    CHECK_EQ(pp_rt_queue_push(q, NULL, (uint64_t)i, 0), PP_OK);
+    uint64_t id;
+    CHECK_EQ(pp_rt_queue_pop(q, NULL, &id, 0), PP_OK);
+    CHECK_EQ(id, (uint64_t)i);
+  }
+  CHECK_EQ(pp_rt_queue_push(NULL, NULL, 0, 0), PP_EINVAL);
+  CHECK_EQ(pp_rt_queue_pop(NULL, NULL, NULL, 0), PP_EINVAL);
+  pp_rt_queue_close(q);
+  CHECK_EQ(pp_rt_queue_push(q, NULL, 0, -1), PP_ECLOSED);
+  CHECK_EQ(pp_rt_queue_pop(q, NULL, NULL, -1), PP_ECLOSED);
+  pp_rt_queue_free(q);
+}
+
+/* ---- 4 producers, 4 consumers ------------------------------------------- */
+
+#define PRODUCERS 4
+#define CONSUMERS 4
+#define PER_PRODUCER 20000
+
+typedef struct mpmc {
+  pp_rt_queue *q;
+  int k;
+  uint64_t *got; /* consumers: ids taken, in order */
+  size_t ngot;
+  unsigned seed;
+} mpmc;
+
+static unsigned next_rand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 16;
+}
+
+static void *producer(void *arg) {
+  mpmc *m = arg;
+  for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+    uint64_t id = (uint64_t)m->k << 32 | i;
+    CHECK_EQ(pp_rt_queue_push(m->q, (void *)(uintptr_t)(id + 1), id, -1),
+             PP_OK);
+    if (next_rand(&m->seed) % 512 == 0)
+      sleep_us(next_rand(&m->seed) % 200);
+  }
+  return NULL;
+}
+
+static void *consumer(void *arg) {
+  mpmc *m = arg;
+  for (;;) {
+    void *it;
+    uint64_t id;
+    int rc = pp_rt_queue_pop(m->q, &it, &id, -1);
+    if (rc == PP_ECLOSED)
+      break;
+    CHECK_EQ(rc, PP_OK);
+    CHECK(it == (void *)(uintptr_t)(id + 1));
+    m->got[m->ngot++] = id;
+    if (next_rand(&m->seed) % 512 == 0)
+      sleep_us(next_rand(&m->seed) % 200);
+  }
+  return NULL;
+}
+
+/* Every item taken exactly once, and each consumer sees each producer's
+ * items in the order they were pushed. */
+PP_TEST_T(runtime_queue_eight_threads_no_loss_no_duplication, 120) {
+  pp_rt_queue *q = pp_rt_queue_new("mpmc", NULL, NULL, 64);
+  CHECK(q != NULL);
+  mpmc p[PRODUCERS], c[CONSUMERS];
+  pthread_t tp[PRODUCERS], tc[CONSUMERS];
+  for (int k = 0; k < CONSUMERS; k++) {
+    c[k] = (mpmc){q, k, malloc(PRODUCERS * PER_PRODUCER * sizeof(uint64_t)), 0,
+                  7u + (unsigned)k};
+    CHECK(c[k].got != NULL);
+    CHECK_EQ(pthread_create(&tc[k], NULL, consumer, &c[k]), 0);
+  }
+  for (int k = 0; k < PRODUCERS; k++) {
+    p[k] = (mpmc){q, k, NULL, 0, 99u + (unsigned)k};
+    CHECK_EQ(pthread_create(&tp[k], NULL, producer, &p[k]), 0);
+  }
+  for (int k = 0; k < PRODUCERS; k++)
+    pthread_join(tp[k], NULL);
+  pp_rt_queue_close(q);
+  for (int k = 0; k < CONSUMERS; k++)
+    pthread_join(tc[k], NULL);
+  unsigned char *seen = calloc(PRODUCERS * PER_PRODUCER, 1);
+  CHECK(seen != NULL);
+  size_t total = 0;
+  for (int k = 0; k < CONSUMERS; k++) {
+    int64_t last[PRODUCERS];
+    for (int j = 0; j < PRODUCERS; j++)
+      last[j] = -1;
+    for (size_t i = 0; i < c[k].ngot; i++) {
+      uint64_t id = c[k].got[i];
+      unsigned pk = (unsigned)(id >> 32);
+      uint64_t n = id & 0xffffffffu;
+      CHECK(pk < PRODUCERS && n < PER_PRODUCER);
+      CHECK((int64_t)n > last[pk]);
+      last[pk] = (int64_t)n;
+      CHECK_EQ(seen[pk * PER_PRODUCER + n], 0);
+      seen[pk * PER_PRODUCER + n] = 1;
+    }
+    total += c[k].ngot;
+    free(c[k].got);
+  }
+  CHECK_EQ_U(total, PRODUCERS * PER_PRODUCER);
+  free(seen);
+  pp_rt_queue_free(q);
+}
+
+/* ---- close with items in flight ----------------------------------------- */
+
+typedef struct blocked {
+  pp_rt_queue *q;
+  int ok, closed;
+} blocked;
+
+static void *push_until_closed(void *arg) {
+  blocked *b = arg;
+  for (uint64_t i = 0;; i++) {
+    int rc = pp_rt_queue_push(b->q, NULL, i, -1);
+    if (rc == PP_ECLOSED) {
+      b->closed = 1;
+      return NULL;
+    }
+    CHECK_EQ(rc, PP_OK);
+    b->ok++;
+  }
+}
+
+/* Producers blocked on a full queue get PP_ECLOSED; every item pushed
+ * before the close is still taken, then pops report the close. */
+PP_TEST_T(runtime_queue_close_with_items_in_flight, 60) {
+  pp_rt_queue *q = pp_rt_queue_new("closing", NULL, NULL, 16);
+  blocked b[3];
+  pthread_t t[3];
+  for (int k = 0; k < 3; k++) {
+    b[k] = (blocked){q, 0, 0};
+    CHECK_EQ(pthread_create(&t[k], NULL, push_until_closed, &b[k]), 0);
+  }
+  while (pp_rt_queue_depth(q) < 16)
+    sleep_us(1000);
+  sleep_us(20000); /* let them block: not asserted, only more likely */
+  pp_rt_queue_close(q);
+  for (int k = 0; k < 3; k++) {
+    pthread_join(t[k], NULL);
+    CHECK(b[k].closed);
+  }
+  int pushed = b[0].ok + b[1].ok + b[2].ok, popped = 0;
+  CHECK_EQ(pushed, 16);
+  while (pp_rt_queue_pop(q, NULL, NULL, -1) == PP_OK)
+    popped++;
+  CHECK_EQ(popped, pushed);
+  CHECK_EQ(pp_rt_queue_pop(q, NULL, NULL, 0), PP_ECLOSED);
+  pp_rt_queue_free(q);
+}
+
+/* ---- recorded ------------------------------------------------------------ */
+
+static void *drain(void *arg) {
+  pp_rt_queue *q = arg;
+  while (pp_rt_queue_pop(q, NULL, NULL, -1) == PP_OK)
+    sleep_us(50);
+  return NULL;
+}
+
+/* A queue of the runtime is a queue of the report: declared with its
+ * stages and capacity, every push and pop paired by id, the producer's
+ * waits on the full queue recorded. */
+PP_TEST_T(runtime_queue_is_recorded, 60) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/rt.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_rt_queue *q = pp_rt_queue_new("rt frames", "decode", "infer", 4);
+  for (uint64_t i = 0; i < 4; i++)
+    CHECK_EQ(pp_rt_queue_push(q, NULL, i, 0), PP_OK);
+  /* full and no consumer yet: a producer's wait, recorded */
+  CHECK_EQ(pp_rt_queue_push(q, NULL, 4, 1000000), PP_ETIMEDOUT);
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, drain, q), 0);
+  for (uint64_t i = 4; i < 200; i++)
+    CHECK_EQ(pp_rt_queue_push(q, NULL, i, -1), PP_OK);
+  pp_rt_queue_close(q);
+  pthread_join(th, NULL);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  pp_analysis a = {0};
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_queue_stats *s = NULL;
+  for (size_t i = 0; i < a.prof.pipe.nqueues; i++)
+    if (strcmp(a.prof.pipe.queues[i].name, "rt frames") == 0)
+      s = &a.prof.pipe.queues[i];
+  CHECK(s != NULL);
+  CHECK_STR(s->from, "decode");
+  CHECK_STR(s->to, "infer");
+  CHECK_EQ(s->capacity, 4);
+  CHECK_EQ(s->pushes, 200);
+  CHECK_EQ(s->pops, 200);
+  CHECK_EQ(s->matched, 200);
+  CHECK(s->depth_max <= 4);
+  CHECK(s->waits_full >= 1);
+  pp_rt_queue_free(q);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
