@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
+#include "analyze/pipeline.h"
 #include "format/reader.h"
+#include "model/trace.h"
 #include "pipeprof.h"
 #include "pipeprof/runtime.h"
 #include "runner.h"
@@ -253,5 +255,215 @@ PP_TEST_T(runtime_queue_is_recorded, 60) {
   CHECK(s->waits_full >= 1);
   pp_rt_queue_free(q);
   pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
+/* ---- pipelines ----------------------------------------------------------- */
+
+typedef struct slow_ctx {
+  unsigned seed;
+  pthread_mutex_t m;
+  int fail_at; /* id that fails, -1 none */
+  long us;     /* the longest random delay */
+  long fixed;  /* and a fixed one, us */
+} slow_ctx;
+
+/* A stage: a random delay, then the item on (the same pointer). */
+static int step(void *ctx, void *item, uint64_t id, void **out) {
+  slow_ctx *c = ctx;
+  pthread_mutex_lock(&c->m);
+  long d = c->us ? (long)(next_rand(&c->seed) % (unsigned long)c->us) : 0;
+  pthread_mutex_unlock(&c->m);
+  if (d + c->fixed)
+    sleep_us(d + c->fixed);
+  if (c->fail_at >= 0 && id == (uint64_t)c->fail_at)
+    return -100;
+  *out = item;
+  return PP_OK;
+}
+
+/* Odd ids are filtered out. */
+static int evens(void *ctx, void *item, uint64_t id, void **out) {
+  (void)ctx;
+  *out = id % 2 ? NULL : item;
+  return PP_OK;
+}
+
+typedef struct taker {
+  pp_rt_pipeline *p;
+  unsigned char *seen;
+  size_t n, dup;
+} taker;
+
+static void *take_all(void *arg) {
+  taker *t = arg;
+  void *item;
+  uint64_t id;
+  while (pp_rt_pipeline_take(t->p, &item, &id, -1) == PP_OK) {
+    CHECK(item == (void *)(uintptr_t)(id + 1));
+    if (t->seen[id])
+      t->dup++;
+    t->seen[id] = 1;
+    t->n++;
+  }
+  return NULL;
+}
+
+/* Three stages of 3, 2 and 3 threads (8) with random delays and a filter:
+ * every even item comes out exactly once, none is lost, and the drain
+ * with items in flight finishes them all. */
+PP_TEST_T(runtime_pipeline_no_loss_no_duplication, 120) {
+  enum { N = 4000 };
+  slow_ctx a = {1, PTHREAD_MUTEX_INITIALIZER, -1, 100, 0};
+  slow_ctx b = {2, PTHREAD_MUTEX_INITIALIZER, -1, 100, 0};
+  pp_rt_pipeline *p = pp_rt_pipeline_new("items", NULL, NULL);
+  CHECK_EQ(pp_rt_stage_add(p, "decode", 3, 16, step, &a), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "filter", 2, 16, evens, NULL), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "infer", 3, 16, step, &b), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "bad", 0, 16, step, &b), PP_EINVAL);
+  CHECK_EQ(pp_rt_pipeline_output(p, 32), PP_OK);
+  CHECK_EQ(pp_rt_pipeline_take(p, NULL, NULL, 0), PP_EINVAL); /* not yet */
+  CHECK_EQ(pp_rt_pipeline_start(p), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "late", 1, 16, step, &b), PP_EBUSY);
+  taker t = {p, calloc(N, 1), 0, 0};
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, take_all, &t), 0);
+  for (uint64_t i = 0; i < N; i++)
+    CHECK_EQ(pp_rt_pipeline_submit(p, (void *)(uintptr_t)(i + 1), i, -1),
+             PP_OK);
+  CHECK_EQ(pp_rt_pipeline_drain(p), PP_OK); /* items still in flight */
+  pthread_join(th, NULL);
+  CHECK_EQ(pp_rt_pipeline_submit(p, NULL, N, 0), PP_ECLOSED);
+  CHECK_EQ_U(t.n, N / 2);
+  CHECK_EQ_U(t.dup, 0);
+  for (size_t i = 0; i < N; i++)
+    CHECK_EQ(t.seen[i], i % 2 == 0);
+  pp_rt_stats st;
+  pp_rt_pipeline_stats(p, &st);
+  CHECK_EQ(st.submitted, N);
+  CHECK_EQ(st.completed, N / 2);
+  CHECK_EQ(st.filtered, N / 2);
+  CHECK_EQ(st.dropped, 0);
+  CHECK_EQ(st.error, PP_OK);
+  free(t.seen);
+  pp_rt_pipeline_free(p);
+}
+
+static _Atomic int dropped_seen;
+static void count_drop(void *ctx, void *item, uint64_t id) {
+  (void)ctx;
+  (void)item;
+  (void)id;
+  dropped_seen++;
+}
+
+/* A stage's error fails the pipeline: the drain returns it, the stats name
+ * the stage and the item, and every item is accounted for: done, or
+ * dropped (each drop reported to the drop function). */
+PP_TEST_T(runtime_pipeline_stage_error_propagates, 60) {
+  enum { N = 2000 };
+  dropped_seen = 0;
+  slow_ctx a = {3, PTHREAD_MUTEX_INITIALIZER, -1, 20, 0};
+  slow_ctx b = {4, PTHREAD_MUTEX_INITIALIZER, 500, 20, 0};
+  pp_rt_pipeline *p = pp_rt_pipeline_new("failing", count_drop, NULL);
+  CHECK_EQ(pp_rt_stage_add(p, "first", 2, 8, step, &a), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "second", 2, 8, step, &b), PP_OK);
+  CHECK_EQ(pp_rt_pipeline_start(p), PP_OK);
+  uint64_t in = 0;
+  for (uint64_t i = 0; i < N; i++) {
+    int rc = pp_rt_pipeline_submit(p, (void *)(uintptr_t)(i + 1), i, -1);
+    if (rc == PP_ECLOSED)
+      break; /* failed meanwhile */
+    CHECK_EQ(rc, PP_OK);
+    in++;
+  }
+  CHECK_EQ(pp_rt_pipeline_drain(p), -100);
+  pp_rt_stats st;
+  pp_rt_pipeline_stats(p, &st);
+  CHECK_EQ(st.error, -100);
+  CHECK_STR(st.error_stage, "second");
+  CHECK_EQ(st.error_item, 500);
+  CHECK_EQ(st.submitted, in);
+  /* the failing item is neither done nor dropped */
+  CHECK_EQ(st.completed + st.dropped + 1, in);
+  CHECK_EQ((uint64_t)dropped_seen, st.dropped);
+  pp_rt_pipeline_free(p);
+}
+
+/* Cancel stops a pipeline whose stage is slow: no more submits, the rest
+ * dropped; every item accounted for. */
+PP_TEST_T(runtime_pipeline_cancel, 60) {
+  dropped_seen = 0;
+  slow_ctx a = {5, PTHREAD_MUTEX_INITIALIZER, -1, 2000, 0};
+  pp_rt_pipeline *p = pp_rt_pipeline_new("cancelled", count_drop, NULL);
+  CHECK_EQ(pp_rt_stage_add(p, "slow", 1, 64, step, &a), PP_OK);
+  CHECK_EQ(pp_rt_pipeline_start(p), PP_OK);
+  for (uint64_t i = 0; i < 50; i++)
+    CHECK_EQ(pp_rt_pipeline_submit(p, (void *)(uintptr_t)(i + 1), i, -1),
+             PP_OK);
+  pp_rt_pipeline_cancel(p);
+  CHECK_EQ(pp_rt_pipeline_submit(p, NULL, 99, -1), PP_ECLOSED);
+  CHECK_EQ(pp_rt_pipeline_drain(p), PP_OK);
+  pp_rt_stats st;
+  pp_rt_pipeline_stats(p, &st);
+  CHECK_EQ(st.submitted, 50);
+  CHECK_EQ(st.completed + st.dropped, 50);
+  CHECK_EQ((uint64_t)dropped_seen, st.dropped);
+  pp_rt_pipeline_free(p);
+}
+
+/* A pipeline is a pipeline of the report: its stages, their queues, and
+ * each item's flow from submit to the last stage. */
+PP_TEST_T(runtime_pipeline_is_recorded, 60) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/rtp.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  /* infer: 1 ms an item on 2 threads, the bound whatever else runs */
+  slow_ctx a = {6, PTHREAD_MUTEX_INITIALIZER, -1, 0, 0};
+  slow_ctx b = {7, PTHREAD_MUTEX_INITIALIZER, -1, 0, 1000};
+  pp_rt_pipeline *p = pp_rt_pipeline_new("frames", NULL, NULL);
+  CHECK_EQ(pp_rt_stage_add(p, "decode", 1, 8, step, &a), PP_OK);
+  CHECK_EQ(pp_rt_stage_add(p, "infer", 2, 8, step, &b), PP_OK);
+  CHECK_EQ(pp_rt_pipeline_start(p), PP_OK);
+  for (uint64_t i = 1; i <= 100; i++)
+    CHECK_EQ(pp_rt_pipeline_submit(p, (void *)(uintptr_t)(i + 1), i, -1),
+             PP_OK);
+  CHECK_EQ(pp_rt_pipeline_drain(p), PP_OK);
+  pp_rt_pipeline_free(p);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  pp_analysis an = {0};
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_pipeline *pl = &an.prof.pipe;
+  int have_decode = 0, have_infer = 0;
+  for (size_t i = 0; i < pl->nstages; i++) {
+    const pp_stage_stats *s = &pl->stages[i];
+    if (strcmp(s->name, "decode") == 0) {
+      have_decode = 1;
+      CHECK_EQ(s->items, 100);
+    } else if (strcmp(s->name, "infer") == 0) {
+      have_infer = 1;
+      CHECK_EQ(s->items, 100);
+      CHECK(s->workers >= 1 && s->workers <= 2);
+    }
+  }
+  CHECK(have_decode && have_infer);
+  CHECK(pl->bound >= 0);
+  CHECK_STR(pl->stages[pl->bound].name, "infer");
+  int flow = 0;
+  for (size_t i = 0; i < pl->nflows; i++)
+    if (strcmp(pp_trace_loc_name(&t, pl->flows[i].loc), "frames") == 0) {
+      flow = 1;
+      CHECK_EQ(pl->flows[i].items, 100);
+    }
+  CHECK(flow);
+  pp_analysis_free(&an);
   pp_trace_free(&t);
 }

@@ -5,7 +5,8 @@
  * `pipeprof report` analyses a pipeline built on them with no code from
  * the user. Part of libpipeprof; C11 and pthreads only.
  *
- * This part: the bounded multi-producer multi-consumer queue.
+ * This part: the bounded multi-producer multi-consumer queue and
+ * pipelines of stages on it.
  */
 #ifndef PIPEPROF_RUNTIME_H
 #define PIPEPROF_RUNTIME_H
@@ -76,6 +77,89 @@ PP_API void pp_rt_queue_close(pp_rt_queue *q);
 PP_API size_t pp_rt_queue_depth(const pp_rt_queue *q);
 /** The queue's capacity (after rounding). */
 PP_API size_t pp_rt_queue_capacity(const pp_rt_queue *q);
+
+/* ------------------------------------------------------------------------ */
+/* Pipelines of stages                                                       */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A pipeline: stages in a line, each with its worker threads, joined by
+ * bounded queues (the queue above). An item submitted goes through every
+ * stage in order; a stage's function turns it into the item for the next
+ * stage.
+ *
+ * Recorded with no code from the user: each worker thread is named
+ * "<stage> <n>"; each call of a stage's function is a zone named exactly
+ * like the stage (so the report's pipeline analysis sees the stage busy);
+ * the queue into stage S is named "<S> in" with the stages on each side;
+ * each item is a flow named like the pipeline, from submit to the last
+ * stage, by its id.
+ */
+typedef struct pp_rt_pipeline pp_rt_pipeline;
+
+/**
+ * A stage's work on one item: return PP_OK with *out the item for the next
+ * stage (the last stage's *out goes to the output queue when there is one,
+ * else it is dropped; NULL drops it: a filter); any other value fails the
+ * pipeline (see pp_rt_pipeline_drain). Called on the stage's threads, for
+ * one item at a time per thread.
+ */
+typedef int (*pp_rt_stage_fn)(void *ctx, void *item, uint64_t id, void **out);
+/** Called for each item a cancelled or failed pipeline drops (on the
+ * thread that drops it). */
+typedef void (*pp_rt_drop_fn)(void *ctx, void *item, uint64_t id);
+
+/** A pipeline named name (copied; the flow name of its items). drop may
+ * be NULL. NULL when out of memory. */
+PP_API pp_rt_pipeline *pp_rt_pipeline_new(const char *name, pp_rt_drop_fn drop,
+                                          void *drop_ctx);
+/**
+ * Add a stage after the others (at most 64): workers threads (1..256)
+ * running fn, fed by a queue of queue_capacity items (as
+ * pp_rt_queue_new). Before start only. PP_OK, PP_EINVAL, PP_EBUSY
+ * (started), PP_ENOMEM.
+ */
+PP_API int pp_rt_stage_add(pp_rt_pipeline *p, const char *name, int workers,
+                           size_t queue_capacity, pp_rt_stage_fn fn, void *ctx);
+/** Give the pipeline an output queue of capacity items after its last
+ * stage (before start). */
+PP_API int pp_rt_pipeline_output(pp_rt_pipeline *p, size_t capacity);
+/** Start every stage's threads. PP_OK, PP_EINVAL (no stage), PP_EBUSY,
+ * PP_ENOMEM. */
+PP_API int pp_rt_pipeline_start(pp_rt_pipeline *p);
+/** Put an item into the first stage's queue (timeout_ns as for the
+ * queue): PP_OK, PP_EAGAIN, PP_ETIMEDOUT, PP_ECLOSED (draining, cancelled
+ * or failed). */
+PP_API int pp_rt_pipeline_submit(pp_rt_pipeline *p, void *item, uint64_t id,
+                                 int64_t timeout_ns);
+/** Take an item from the output queue: as pp_rt_queue_pop; PP_EINVAL
+ * without an output queue. */
+PP_API int pp_rt_pipeline_take(pp_rt_pipeline *p, void **item, uint64_t *id,
+                               int64_t timeout_ns);
+/**
+ * No more submits: every item already in finishes, stage by stage, then
+ * the threads end (the output queue, if any, is closed after its last
+ * item: take until PP_ECLOSED, from another thread while this waits, or
+ * give it room). Returns PP_OK, or the first error a stage returned (the
+ * pipeline then dropped what was in flight). Blocks.
+ */
+PP_API int pp_rt_pipeline_drain(pp_rt_pipeline *p);
+/** Stop as soon as possible: no more submits, items not yet started are
+ * dropped (pp_rt_drop_fn), the calls running finish. Any thread; returns
+ * at once (pp_rt_pipeline_drain or _free wait for the threads). */
+PP_API void pp_rt_pipeline_cancel(pp_rt_pipeline *p);
+
+/** What a pipeline did: items submitted, finished by the last stage,
+ * dropped (cancel, failure or a NULL *out), and its first error. */
+typedef struct pp_rt_stats {
+  uint64_t submitted, completed, dropped, filtered;
+  int error;            /* PP_OK or the first stage's error */
+  char error_stage[64]; /* the stage that returned it */
+  uint64_t error_item;  /* the item's id */
+} pp_rt_stats;
+PP_API void pp_rt_pipeline_stats(pp_rt_pipeline *p, pp_rt_stats *out);
+/** Cancel if running, wait for the threads, free. NULL is fine. */
+PP_API void pp_rt_pipeline_free(pp_rt_pipeline *p);
 
 #ifdef __cplusplus
 }
