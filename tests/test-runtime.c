@@ -467,3 +467,89 @@ PP_TEST_T(runtime_pipeline_is_recorded, 60) {
   pp_analysis_free(&an);
   pp_trace_free(&t);
 }
+
+/* ---- dynamic batcher ----------------------------------------------------- */
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A full batch goes at once; a partial one only after its oldest item
+ * waited the delay; padding; a close hands out the rest, then
+ * PP_ECLOSED. */
+PP_TEST_T(runtime_batcher_size_delay_padding_and_close, 60) {
+  CHECK(pp_rt_batcher_new("b", 0, 0, 1, 8, PP_RT_PAD_NONE) == NULL);
+  CHECK(pp_rt_batcher_new("b", 4, -1, 1, 8, PP_RT_PAD_NONE) == NULL);
+  pp_rt_batcher *b = pp_rt_batcher_new("b", 4, 20000000, 1, 16, PP_RT_PAD_POW2);
+  CHECK(b != NULL);
+  void *items[4];
+  uint64_t ids[4];
+  pp_rt_batch bt = {items, ids, 0, 0, 0, 0};
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 0), PP_EAGAIN);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 1000000), PP_ETIMEDOUT);
+  for (uint64_t i = 0; i < 5; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, (void *)(uintptr_t)(i + 1), i, 0, 0), PP_OK);
+  CHECK_EQ(pp_rt_batcher_put(b, NULL, 9, 1, 0), PP_EINVAL); /* no lane 1 */
+  /* four items: a full batch */
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_OK);
+  CHECK_EQ_U(bt.n, 4);
+  CHECK_EQ_U(bt.padded, 4);
+  CHECK_EQ(bt.full, 1);
+  for (uint64_t i = 0; i < 4; i++) {
+    CHECK_EQ(ids[i], i);
+    CHECK(items[i] == (void *)(uintptr_t)(i + 1));
+  }
+  /* one left: it goes once it has waited 20 ms, padded to 1 */
+  int64_t t0 = mono_ns();
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_OK);
+  CHECK_EQ_U(bt.n, 1);
+  CHECK_EQ(bt.full, 0);
+  CHECK(bt.waited_ns >= 20000000);
+  CHECK(mono_ns() - t0 > 0);
+  /* three then a close: they come out at once, padded to 4 */
+  for (uint64_t i = 10; i < 13; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, NULL, i, 0, 0), PP_OK);
+  pp_rt_batcher_close(b);
+  CHECK_EQ(pp_rt_batcher_put(b, NULL, 13, 0, 0), PP_ECLOSED);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_OK);
+  CHECK_EQ_U(bt.n, 3);
+  CHECK_EQ_U(bt.padded, 4);
+  CHECK(bt.waited_ns < 20000000); /* no delay waited at the close */
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_ECLOSED);
+  pp_rt_batcher_free(b);
+}
+
+/* Lane 0 overtakes: its items lead the batch, and its short delay makes a
+ * batch go while lane 1's items alone would still wait. */
+PP_TEST_T(runtime_batcher_priority_lanes, 60) {
+  pp_rt_batcher *b = pp_rt_batcher_new("lanes", 3, 10 * INT64_C(1000000000), 2,
+                                       8, PP_RT_PAD_MAX);
+  CHECK_EQ(pp_rt_batcher_lane_delay(b, 0, 0), PP_OK);
+  CHECK_EQ(pp_rt_batcher_lane_delay(b, 2, 0), PP_EINVAL);
+  void *items[3];
+  uint64_t ids[3];
+  pp_rt_batch bt = {items, ids, 0, 0, 0, 0};
+  for (uint64_t i = 100; i < 102; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, NULL, i, 1, 0), PP_OK);
+  /* lane 1 alone waits 10 s: no batch is due */
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 0), PP_EAGAIN);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 1000000), PP_ETIMEDOUT);
+  for (uint64_t i = 0; i < 2; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, NULL, i, 0, 0), PP_OK);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_OK);
+  CHECK_EQ_U(bt.n, 3);
+  CHECK_EQ_U(bt.padded, 3);
+  CHECK_EQ(ids[0], 0);
+  CHECK_EQ(ids[1], 1);
+  CHECK_EQ(ids[2], 100);
+  /* lane 1's last item waits for its delay; a lane-0 item takes it along */
+  CHECK_EQ(pp_rt_batcher_put(b, NULL, 2, 0, 0), PP_OK);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, -1), PP_OK);
+  CHECK_EQ_U(bt.n, 2);
+  CHECK_EQ_U(bt.padded, 3); /* padded to max_batch */
+  CHECK_EQ(ids[0], 2);
+  CHECK_EQ(ids[1], 101);
+  pp_rt_batcher_free(b);
+}

@@ -161,6 +161,70 @@ PP_API void pp_rt_pipeline_stats(pp_rt_pipeline *p, pp_rt_stats *out);
 /** Cancel if running, wait for the threads, free. NULL is fine. */
 PP_API void pp_rt_pipeline_free(pp_rt_pipeline *p);
 
+/* ------------------------------------------------------------------------ */
+/* Dynamic batcher                                                          */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Items put by any threads, handed out in batches: a batch goes as soon as
+ * it holds max_batch items, or when its oldest item has waited its lane's
+ * max delay, whichever comes first. Lanes are priorities: lane 0 first,
+ * then 1, ...; a batch takes the items of lower lanes first, and a lane
+ * with a short delay makes a batch go early (a low-latency lane overtakes
+ * the others). A full lane holds its producers (backpressure).
+ *
+ * Recorded: the batcher is a queue named name (each item's wait, push to
+ * pop, by its id), each batch a pp_batch(size, padded size), and the time
+ * a consumer waits for a batch to form a zone named "<name> form".
+ */
+typedef struct pp_rt_batcher pp_rt_batcher;
+
+/** Padding of a batch: none (ragged), to max_batch, or to the next power
+ * of two (the sizes a compiled model may accept). */
+typedef enum pp_rt_pad {
+  PP_RT_PAD_NONE = 0,
+  PP_RT_PAD_MAX = 1,
+  PP_RT_PAD_POW2 = 2
+} pp_rt_pad;
+
+/** A batcher of batches of at most max_batch (1..65536) items, lanes
+ * lanes (1..16) of lane_capacity items each, every lane's max delay
+ * max_delay_ns (>= 0; 0: a batch goes with whatever is there). NULL when
+ * out of memory or an argument is out of range. */
+PP_API pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
+                                        int64_t max_delay_ns, int lanes,
+                                        size_t lane_capacity, pp_rt_pad pad);
+/** Set one lane's max delay (before items flow). PP_OK or PP_EINVAL. */
+PP_API int pp_rt_batcher_lane_delay(pp_rt_batcher *b, int lane,
+                                    int64_t max_delay_ns);
+/** Put an item into lane (0 .. lanes - 1); timeout_ns as for the queue.
+ * PP_OK, PP_EAGAIN, PP_ETIMEDOUT, PP_ECLOSED, PP_EINVAL. */
+PP_API int pp_rt_batcher_put(pp_rt_batcher *b, void *item, uint64_t id,
+                             int lane, int64_t timeout_ns);
+
+/** One batch: the caller gives arrays of max_batch entries. */
+typedef struct pp_rt_batch {
+  void **items;      /* in: room for max_batch; out: the items */
+  uint64_t *ids;     /* in: room for max_batch (or NULL); out: their ids */
+  size_t n;          /* out: items */
+  size_t padded;     /* out: the size after padding (>= n) */
+  int64_t waited_ns; /* out: how long its oldest item waited */
+  int full;          /* out: 1 when it went for reaching max_batch, 0 for
+                        a delay or the close */
+} pp_rt_batch;
+
+/**
+ * Wait for the next batch (timeout_ns as for the queue: it bounds the wait
+ * for a batch to be due). PP_OK with out filled; PP_EAGAIN (none due,
+ * timeout_ns 0), PP_ETIMEDOUT; PP_ECLOSED once closed and empty (a close
+ * hands out what is left first, without waiting for delays).
+ */
+PP_API int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out,
+                              int64_t timeout_ns);
+/** No more puts; waiting producers get PP_ECLOSED. */
+PP_API void pp_rt_batcher_close(pp_rt_batcher *b);
+PP_API void pp_rt_batcher_free(pp_rt_batcher *b);
+
 #ifdef __cplusplus
 }
 #endif
