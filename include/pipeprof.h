@@ -599,6 +599,9 @@ PP_API void pp_gpu_zone_end(pp_gpu_zone zone);
  * (a hash of the string). Trace and flight modes (stats mode keeps no pool
  * figures). Any thread.
  */
+/** The device number of host memory pools (the runtime's host and pinned
+ * pools, pipeprof/runtime.h); 0..254 are CUDA devices. */
+#define PP_MEM_HOST 255
 /** bytes were allocated at ptr from pool on device. */
 PP_API void pp_mem_alloc(const void *ptr, uint64_t bytes, const char *pool,
                          int device);

@@ -553,3 +553,117 @@ PP_TEST_T(runtime_batcher_priority_lanes, 60) {
   CHECK_EQ(ids[1], 101);
   pp_rt_batcher_free(b);
 }
+
+/* ---- memory pools -------------------------------------------------------- */
+
+typedef struct getter {
+  pp_rt_pool *p;
+  void *block;
+  int rc;
+} getter;
+
+static void *get_block(void *arg) {
+  getter *g = arg;
+  g->rc = pp_rt_pool_get(g->p, &g->block, -1);
+  return NULL;
+}
+
+/* Blocks are distinct, aligned, and come back; an empty pool says so or
+ * holds the thread until a block is returned (backpressure); the high
+ * watermark and the waits are counted. */
+PP_TEST_T(runtime_pool_blocks_exhaustion_and_backpressure, 60) {
+  CHECK(pp_rt_pool_new("p", PP_RT_MEM_HOST, 0, 0, 4) == NULL);
+  pp_rt_pool *p = pp_rt_pool_new("frames", PP_RT_MEM_HOST, 0, 1000, 3);
+  CHECK(p != NULL);
+  void *b[3];
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(pp_rt_pool_get(p, &b[i], 0), PP_OK);
+    CHECK_EQ((uintptr_t)b[i] % 256, 0);
+    memset(b[i], i, 1000); /* the whole block is ours */
+  }
+  CHECK(b[0] != b[1] && b[1] != b[2] && b[0] != b[2]);
+  void *x;
+  CHECK_EQ(pp_rt_pool_get(p, &x, 0), PP_EAGAIN);
+  CHECK_EQ(pp_rt_pool_get(p, &x, 1000000), PP_ETIMEDOUT);
+  getter g = {p, NULL, -1};
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, get_block, &g), 0);
+  pp_rt_pool_info info;
+  do { /* until the thread found the pool empty: it waits */
+    sleep_us(1000);
+    pp_rt_pool_info_get(p, &info);
+  } while (info.waits < 3);
+  CHECK_EQ(g.rc, -1); /* still held */
+  pp_rt_pool_put(p, b[1]);
+  pthread_join(th, NULL);
+  CHECK_EQ(g.rc, PP_OK);
+  CHECK(g.block == b[1]);
+  pp_rt_pool_info_get(p, &info);
+  CHECK_EQ(info.kind, PP_RT_MEM_HOST);
+  CHECK_EQ_U(info.block_size, 1024); /* rounded to the alignment */
+  CHECK_EQ_U(info.in_use, 3);
+  CHECK_EQ_U(info.high_water, 3);
+  CHECK(info.waits >= 2);
+  CHECK_STR(info.reason, "");
+  for (int i = 0; i < 3; i++)
+    pp_rt_pool_put(p, i == 1 ? g.block : b[i]);
+  pp_rt_pool_info_get(p, &info);
+  CHECK_EQ_U(info.in_use, 0);
+  pp_rt_pool_free(p);
+}
+
+/* Pinned memory without the CUDA runtime: pageable memory, and why; a
+ * device pool without it: NULL, and why. */
+PP_TEST(runtime_pool_without_cuda) {
+  setenv("PIPEPROF_LIBCUDART", "/nonexistent/libcudart.so", 1);
+  pp_rt_pool *p = pp_rt_pool_new("pinned", PP_RT_MEM_PINNED, 0, 4096, 2);
+  CHECK(p != NULL);
+  pp_rt_pool_info info;
+  pp_rt_pool_info_get(p, &info);
+  CHECK_EQ(info.kind, PP_RT_MEM_HOST);
+  CHECK_CONTAINS(info.reason, "no CUDA runtime");
+  pp_rt_pool_free(p);
+  CHECK(pp_rt_pool_new("dev", PP_RT_MEM_DEVICE, 0, 4096, 2) == NULL);
+  CHECK_CONTAINS(pp_rt_error(), "pool dev: no CUDA runtime");
+  unsetenv("PIPEPROF_LIBCUDART");
+}
+
+/* A pool is a memory pool of the report, on the host. */
+PP_TEST_T(runtime_pool_is_recorded, 60) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/pool.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_rt_pool *p = pp_rt_pool_new("staging", PP_RT_MEM_HOST, 0, 4096, 8);
+  void *b[5];
+  for (int i = 0; i < 5; i++)
+    CHECK_EQ(pp_rt_pool_get(p, &b[i], 0), PP_OK);
+  for (int i = 0; i < 5; i++)
+    pp_rt_pool_put(p, b[i]);
+  CHECK_EQ(pp_rt_pool_get(p, &b[0], 0), PP_OK); /* one left in use */
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  pp_analysis an = {0};
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_mem_pool_stats *s = NULL;
+  for (size_t i = 0; i < an.prof.npools; i++)
+    if (strcmp(pp_trace_loc_name(&t, an.prof.pools[i].loc), "staging") == 0)
+      s = &an.prof.pools[i];
+  CHECK(s != NULL);
+  CHECK_EQ(s->device, PP_MEM_HOST);
+  CHECK_EQ(s->allocs, 6);
+  CHECK_EQ(s->frees, 5);
+  CHECK_EQ(s->peak, 5 * 4096);
+  CHECK(s->has_reserve);
+  CHECK_EQ(s->leaks, 1);
+  pp_analysis_free(&an);
+  pp_trace_free(&t);
+  pp_rt_pool_put(p, b[0]);
+  pp_rt_pool_free(p);
+}

@@ -20,6 +20,11 @@
 extern "C" {
 #endif
 
+/** Why the calling thread's last runtime constructor returned NULL, when
+ * the reason is not an argument or memory (e.g. "pool x: cudaMalloc
+ * failed: ..."); "" when none. Thread-local, static storage. */
+PP_API const char *pp_rt_error(void);
+
 /* ------------------------------------------------------------------------ */
 /* Bounded MPMC queue                                                        */
 /* ------------------------------------------------------------------------ */
@@ -224,6 +229,60 @@ PP_API int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out,
 /** No more puts; waiting producers get PP_ECLOSED. */
 PP_API void pp_rt_batcher_close(pp_rt_batcher *b);
 PP_API void pp_rt_batcher_free(pp_rt_batcher *b);
+
+/* ------------------------------------------------------------------------ */
+/* Memory pools                                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A pool of fixed-size blocks taken from one allocation: pageable host
+ * memory, page-locked (pinned) host memory for fast copies to a GPU, or
+ * device memory. Pinned and device memory come from the CUDA runtime
+ * (libcudart, loaded at run time: PIPEPROF_LIBCUDART names it; nothing is
+ * linked). An empty pool holds the threads asking for a block until one
+ * is released (backpressure), never fails a program by surprise.
+ *
+ * Recorded as a memory pool (pp_mem_*: the pool's reservation, each block
+ * taken and returned), so the report gives its high watermark, steady
+ * level and unused reserved bytes; host and pinned pools as device
+ * PP_MEM_HOST.
+ */
+typedef struct pp_rt_pool pp_rt_pool;
+
+typedef enum pp_rt_mem {
+  PP_RT_MEM_HOST = 0,   /**< malloc'd (pageable) host memory */
+  PP_RT_MEM_PINNED = 1, /**< cudaHostAlloc'd host memory; pageable host
+                             memory (and the reason in pp_rt_pool_info)
+                             when the CUDA runtime cannot give it */
+  PP_RT_MEM_DEVICE = 2  /**< cudaMalloc'd memory of a device */
+} pp_rt_mem;
+
+/** A pool of blocks blocks of block_size bytes (each aligned to 256
+ * bytes), named name (copied) for the report; device: the CUDA device of
+ * a device pool (else ignored). NULL when the memory cannot be had (a
+ * device pool without a CUDA device: pp_rt_error() says why) or an
+ * argument is out of range. */
+PP_API pp_rt_pool *pp_rt_pool_new(const char *name, pp_rt_mem kind, int device,
+                                  size_t block_size, size_t blocks);
+/** Take a block into *block (timeout_ns as for the queue): PP_OK;
+ * PP_EAGAIN (none free, timeout_ns 0); PP_ETIMEDOUT. */
+PP_API int pp_rt_pool_get(pp_rt_pool *p, void **block, int64_t timeout_ns);
+/** Return a block taken from this pool. */
+PP_API void pp_rt_pool_put(pp_rt_pool *p, void *block);
+
+/** A pool's state. */
+typedef struct pp_rt_pool_info {
+  pp_rt_mem kind; /**< what the blocks are (PINNED may have become
+                       HOST: see reason) */
+  size_t block_size, blocks;
+  size_t in_use, high_water; /**< blocks */
+  uint64_t gets, waits;      /**< gets, and those that found the pool empty */
+  char reason[160];          /**< why the kind differs from the one asked,
+                                  else "" */
+} pp_rt_pool_info;
+PP_API void pp_rt_pool_info_get(pp_rt_pool *p, pp_rt_pool_info *out);
+/** Free the pool (every block back first). */
+PP_API void pp_rt_pool_free(pp_rt_pool *p);
 
 #ifdef __cplusplus
 }

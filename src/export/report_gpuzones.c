@@ -338,8 +338,8 @@ static void pool_section(FILE *out, const pp_analysis *a) {
     nw = k > nw ? k : nw;
   }
   nw = nw > 32 ? 32 : nw;
-  fprintf(out, "%-*s %3s %8s %8s %11s %11s %11s %11s %12s %12s %6s %11s\n",
-          nw, "pool", "dev", "allocs", "frees", "peak", "steady", "mean",
+  fprintf(out, "%-*s %4s %8s %8s %11s %11s %11s %11s %12s %12s %6s %11s\n", nw,
+          "pool", "dev", "allocs", "frees", "peak", "steady", "mean",
           "rsv@peak", "unused@pk", "mean unused", "leaks", "leaked");
   for (size_t i = 0; i < p->npools; i++) {
     const pp_mem_pool_stats *s = &p->pools[i];
@@ -363,11 +363,16 @@ static void pool_section(FILE *out, const pp_analysis *a) {
         snprintf(b[k], sizeof b[k], "-");
     }
     pp__fmt_bytes(b[6], sizeof b[6], (double)s->leaked_bytes);
+    char dev[8]; /* PP_MEM_HOST: a host pool of the runtime */
+    if (s->device == PP_MEM_HOST)
+      snprintf(dev, sizeof dev, "host");
+    else
+      snprintf(dev, sizeof dev, "%" PRIu32, s->device);
     fprintf(out,
-            "%-*.*s %3" PRIu32 " %8" PRIu64 " %8" PRIu64
+            "%-*.*s %4s %8" PRIu64 " %8" PRIu64
             " %11s %11s %11s %11s %12s %12s %6" PRIu64 " %11s\n",
-            nw, nw, pp_trace_loc_name(t, s->loc), s->device, s->allocs,
-            s->frees, b[0], b[1], b[2], b[3], b[4], b[5], s->leaks, b[6]);
+            nw, nw, pp_trace_loc_name(t, s->loc), dev, s->allocs, s->frees,
+            b[0], b[1], b[2], b[3], b[4], b[5], s->leaks, b[6]);
     if (s->unmatched_frees)
       fprintf(out, "  note: %" PRIu64 " frees of pointers not allocated "
                    "from this pool were ignored\n",
