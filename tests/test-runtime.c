@@ -667,3 +667,58 @@ PP_TEST_T(runtime_pool_is_recorded, 60) {
   pp_rt_pool_put(p, b[0]);
   pp_rt_pool_free(p);
 }
+
+/* ---- adaptive batch sizer ------------------------------------------------ */
+
+/* Below the objective the size grows by one per window up to the maximum;
+ * a window over it halves the size; out of memory halves it and caps it
+ * below the size that failed. */
+PP_TEST(runtime_sizer_aimd_and_oom) {
+  CHECK(pp_rt_sizer_new("s", 0, 8, 1000, 4) == NULL);
+  CHECK(pp_rt_sizer_new("s", 4, 2, 1000, 4) == NULL);
+  pp_rt_sizer *s = pp_rt_sizer_new("model", 1, 16, 10000000, 4); /* 10 ms */
+  CHECK_EQ_U(pp_rt_sizer_size(s), 1);
+  /* 4 windows at 5 ms: 1 -> 5 */
+  for (int i = 0; i < 16; i++)
+    pp_rt_sizer_observe(s, 5000000);
+  CHECK_EQ_U(pp_rt_sizer_size(s), 5);
+  /* 9 ms is between 80% and 100%: held */
+  for (int i = 0; i < 8; i++)
+    pp_rt_sizer_observe(s, 9000000);
+  CHECK_EQ_U(pp_rt_sizer_size(s), 5);
+  /* one slow batch in a window of 4 is its p99: halved */
+  for (int i = 0; i < 3; i++)
+    pp_rt_sizer_observe(s, 1000000);
+  CHECK_EQ_U(pp_rt_sizer_observe(s, 30000000), 2);
+  /* up to the maximum, never past it */
+  for (int i = 0; i < 100; i++)
+    pp_rt_sizer_observe(s, 1000000);
+  CHECK_EQ_U(pp_rt_sizer_size(s), 16);
+  /* out of memory at 16: 8, and at most 15 from now on */
+  CHECK_EQ_U(pp_rt_sizer_oom(s), 8);
+  for (int i = 0; i < 100; i++)
+    pp_rt_sizer_observe(s, 1000000);
+  CHECK_EQ_U(pp_rt_sizer_size(s), 15);
+  CHECK_EQ_U(pp_rt_sizer_oom(s), 7);
+  for (int i = 0; i < 100; i++)
+    pp_rt_sizer_observe(s, 1000000);
+  CHECK_EQ_U(pp_rt_sizer_size(s), 14);
+  pp_rt_sizer_free(s);
+}
+
+/* The batcher takes a new batch size at once. */
+PP_TEST(runtime_batcher_set_max) {
+  pp_rt_batcher *b = pp_rt_batcher_new("resized", 8, INT64_C(1000000000), 1, 16,
+                                       PP_RT_PAD_NONE);
+  void *items[8];
+  pp_rt_batch bt = {items, NULL, 0, 0, 0, 0};
+  for (uint64_t i = 0; i < 3; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, NULL, i, 0, 0), PP_OK);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 0), PP_EAGAIN); /* 3 of 8, 1 s */
+  CHECK_EQ(pp_rt_batcher_set_max(b, 9), PP_EINVAL);
+  CHECK_EQ(pp_rt_batcher_set_max(b, 2), PP_OK);
+  CHECK_EQ(pp_rt_batcher_next(b, &bt, 0), PP_OK);
+  CHECK_EQ_U(bt.n, 2);
+  CHECK_EQ(bt.full, 1);
+  pp_rt_batcher_free(b);
+}

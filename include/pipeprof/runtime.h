@@ -226,6 +226,9 @@ typedef struct pp_rt_batch {
  */
 PP_API int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out,
                               int64_t timeout_ns);
+/** Change the batch size from now on (1 .. the max_batch given to
+ * pp_rt_batcher_new): for an adaptive sizer. PP_OK or PP_EINVAL. */
+PP_API int pp_rt_batcher_set_max(pp_rt_batcher *b, size_t max_batch);
 /** No more puts; waiting producers get PP_ECLOSED. */
 PP_API void pp_rt_batcher_close(pp_rt_batcher *b);
 PP_API void pp_rt_batcher_free(pp_rt_batcher *b);
@@ -283,6 +286,40 @@ typedef struct pp_rt_pool_info {
 PP_API void pp_rt_pool_info_get(pp_rt_pool *p, pp_rt_pool_info *out);
 /** Free the pool (every block back first). */
 PP_API void pp_rt_pool_free(pp_rt_pool *p);
+
+/* ------------------------------------------------------------------------ */
+/* Adaptive batch sizer                                                      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Chooses the batch size that holds a latency objective: after every
+ * window of observed batches it takes the window's p99 latency; above the
+ * objective it halves the size (multiplicative decrease), below 80% of it
+ * it adds one (additive increase), up to max_batch. Running out of memory
+ * at a size halves it and caps every later size below that one.
+ *
+ * Recorded: counters "<name> batch size" (each change) and "<name> p99"
+ * (ns, each window).
+ */
+typedef struct pp_rt_sizer pp_rt_sizer;
+
+/** A sizer between min_batch and max_batch (1 <= min <= max <= 65536)
+ * starting at min_batch, for a p99 objective of slo_p99_ns (> 0), judging
+ * every window (1..4096) batches. NULL when out of memory or out of
+ * range. */
+PP_API pp_rt_sizer *pp_rt_sizer_new(const char *name, size_t min_batch,
+                                    size_t max_batch, int64_t slo_p99_ns,
+                                    unsigned window);
+/** The batch size to use now. */
+PP_API size_t pp_rt_sizer_size(pp_rt_sizer *s);
+/** One batch ran with latency_ns (what the objective is about: the
+ * batch's run, or its items' time end to end). Returns the size to use
+ * next. Any thread (a lock inside). */
+PP_API size_t pp_rt_sizer_observe(pp_rt_sizer *s, int64_t latency_ns);
+/** A batch of the current size ran out of memory: returns the smaller
+ * size to use (never above it again). */
+PP_API size_t pp_rt_sizer_oom(pp_rt_sizer *s);
+PP_API void pp_rt_sizer_free(pp_rt_sizer *s);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,7 @@ struct pp_rt_batcher {
   lane_q lanes[MAX_LANES];
   int nlanes;
   size_t cap, max_batch, total;
+  size_t limit; /* the max_batch given at creation */
   pp_rt_pad pad;
   int closed;
   pp_queue *rec;
@@ -81,7 +82,7 @@ pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
   }
   b->nlanes = lanes;
   b->cap = lane_capacity;
-  b->max_batch = max_batch;
+  b->max_batch = b->limit = max_batch;
   b->pad = pad;
   pthread_mutex_init(&b->m, NULL);
   pthread_condattr_t ca;
@@ -234,6 +235,16 @@ int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out, int64_t timeout_ns) {
   if (rc == PP_OK)
     pp_batch((uint32_t)out->n, (uint32_t)out->padded);
   return rc;
+}
+
+int pp_rt_batcher_set_max(pp_rt_batcher *b, size_t max_batch) {
+  if (!b || max_batch < 1 || max_batch > b->limit)
+    return PP_EINVAL;
+  pthread_mutex_lock(&b->m);
+  b->max_batch = max_batch;
+  pthread_cond_broadcast(&b->can_batch); /* a smaller size may be due */
+  pthread_mutex_unlock(&b->m);
+  return PP_OK;
 }
 
 void pp_rt_batcher_close(pp_rt_batcher *b) {
