@@ -52,6 +52,10 @@ target_link_libraries(pipeprof-diff-workload PRIVATE pipeprof Threads::Threads m
 # and events per second on 10^7..10^9-event traces); a figure, never a test.
 add_executable(pipeprof-tracegen bench/report/tracegen.c)
 target_link_libraries(pipeprof-tracegen PRIVATE pipeprof Threads::Threads)
+# The batch "model" the `pipeprof sweep` tests sweep (tests/test-sweep.c).
+add_executable(pipeprof-test-batch-worker tests/helpers/batch_worker.c)
+target_link_libraries(pipeprof-test-batch-worker PRIVATE pipeprof)
+add_dependencies(pp-tests pipeprof-test-batch-worker)
 # pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
 # a mutex + condvar queue; a figure, never a test.
 add_executable(pipeprof-bench-queue bench/runtime/queue.c)

@@ -161,6 +161,9 @@ int pp_cli_is_help(const char *a);
 /* Is a an address the HTTP endpoint takes: "PORT", ":PORT" or
  * "IPV4:PORT" (docs/http.md)? */
 int pp_cli_http_addr_ok(const char *a);
+/* `pipeprof sweep` (src/cli/sweep.c). */
+extern const char pp_cli_sweep_usage[];
+int pp_cli_sweep(int argc, char **argv);
 /* `pipeprof serve` (src/cli/serve.c). */
 extern const char pp_cli_serve_usage[];
 int pp_cli_serve(int argc, char **argv);

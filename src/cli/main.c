@@ -220,6 +220,8 @@ static const command commands[] = {
      "usage: pipeprof diff [options] BASE... -- NEW... (see --help)\n"},
     {"history", pp_cli_history, "record runs and show metric trends",
      "usage: pipeprof history [--db PATH] add|list|show ... (see --help)\n"},
+    {"sweep", pp_cli_sweep, "run a command per parameter value and compare",
+     pp_cli_sweep_usage},
     {"serve", pp_cli_serve,
      "serve a trace's report, /metrics and JSON over "
      "HTTP",
