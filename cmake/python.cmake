@@ -44,7 +44,8 @@ if(PP_PY_SKIP)
 endif()
 
 set(PP_PY_OUT ${PROJECT_BINARY_DIR}/python/pipeprof)
-add_library(pp_python MODULE bindings/python/src/_pipeprof.c)
+add_library(pp_python MODULE bindings/python/src/_pipeprof.c
+  bindings/python/src/runtime.c)
 target_include_directories(pp_python PRIVATE include)
 target_include_directories(pp_python SYSTEM PRIVATE ${Python3_INCLUDE_DIRS})
 target_link_libraries(pp_python PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)

@@ -83,7 +83,7 @@ setup(
     ext_modules=[
         Extension(
             "pipeprof._pipeprof",
-            sources=["src/_pipeprof.c"],
+            sources=["src/_pipeprof.c", "src/runtime.c"],
             include_dirs=include_dirs(),
             define_macros=[("PP_PY_LIBDIRS",
                             c_string(repr(tuple(library_dirs()))))],

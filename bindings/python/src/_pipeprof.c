@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "pipeprof.h"
+#include "runtime.h"
 
 #if defined(__GNUC__)
 #define PY_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -179,6 +180,7 @@ static PyObject *mod_load(PyObject *m, PyObject *args) {
   }
   api.handle = h;
   api.loaded = 1;
+  pp_py_runtime_load(h); /* none in an older library: its types say so */
   Py_DECREF(path_obj);
   return loaded_file();
 missing:
@@ -1611,7 +1613,8 @@ PyMODINIT_FUNC PyInit__pipeprof(void) {
       PyModule_AddIntConstant(m, "ENOTRUNNING", PP_ENOTRUNNING) < 0 ||
       PyModule_AddIntConstant(m, "ENOTSUP", PP_ENOTSUP) < 0 ||
       PyModule_AddStringConstant(m, "HEADER_VERSION", PP_VERSION_STRING) < 0 ||
-      PyModule_AddStringConstant(m, "BUILD_LIBDIRS", PP_PY_LIBDIRS) < 0)
+      PyModule_AddStringConstant(m, "BUILD_LIBDIRS", PP_PY_LIBDIRS) < 0 ||
+      pp_py_runtime_add(m) != 0)
     goto fail;
   return m;
 fail:
