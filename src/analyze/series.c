@@ -11,12 +11,14 @@
 
 /* ---- coarse histograms --------------------------------------------------- */
 
-unsigned pp_coarse_index(uint64_t v) {
+static inline unsigned coarse_index(uint64_t v) {
   if (v < 4)
     return (unsigned)v;
   unsigned k = 63u - (unsigned)__builtin_clzll(v); /* 2..63 */
   return 4u + (k - 2u) * 4u + (unsigned)((v >> (k - 2u)) & 3u);
 }
+
+unsigned pp_coarse_index(uint64_t v) { return coarse_index(v); }
 
 uint64_t pp_coarse_le(unsigned c) {
   if (c < 4)
@@ -122,9 +124,8 @@ void pp__series_free(pp_series_rec *r) {
 }
 
 /* The line of site loc of kind k, made on first use; NULL when past the
- * kind's bound (counted once per site) or out of memory (counted in
- * lost by the caller). */
-static line *get_line(pp_series_rec *r, uint32_t loc, int k) {
+ * kind's bound (counted once per site) or out of memory (counted). */
+static line *get_line_slow(pp_series_rec *r, uint32_t loc, int k) {
   if (loc < r->cap_sites && r->by_site[loc]) {
     uint32_t v = r->by_site[loc];
     return v == LEFT_OUT ? NULL : &r->lines[v - 1];
@@ -159,6 +160,13 @@ static line *get_line(pp_series_rec *r, uint32_t loc, int k) {
 
 static int64_t align_down(int64_t ts, unsigned shift) {
   return (int64_t)((uint64_t)ts & ~((UINT64_C(1) << shift) - 1u));
+}
+
+static inline line *get_line(pp_series_rec *r, uint32_t loc, int k) {
+  uint32_t v = loc < r->cap_sites ? r->by_site[loc] : 0;
+  if (__builtin_expect(v != 0 && v != LEFT_OUT, 1))
+    return &r->lines[v - 1];
+  return get_line_slow(r, loc, k);
 }
 
 /* Place ts on the grid; its bucket index in *idx. The grid is a function
@@ -240,7 +248,8 @@ static int line_sync(pp_series_rec *r, line *l) {
 
 /* The bucket of ts in l (the line brought onto the grid, its buckets
  * made), or NULL when memory ran out (counted). */
-static bucket *line_at(pp_series_rec *r, line *l, int64_t ts, uint64_t *idx) {
+static bucket *line_at_slow(pp_series_rec *r, line *l, int64_t ts,
+                            uint64_t *idx) {
   grid_place(r, ts, idx);
   if (line_sync(r, l) != 0 ||
       (!l->b && !(l->b = pp__calloc(CAP, sizeof *l->b)))) {
@@ -248,6 +257,24 @@ static bucket *line_at(pp_series_rec *r, line *l, int64_t ts, uint64_t *idx) {
     return NULL;
   }
   return &l->b[*idx];
+}
+
+/* line_at_slow when ts falls in the grid as it is and l is on it: the
+ * grid is unchanged (lo and hi may move, their buckets do not). */
+static inline bucket *line_at(pp_series_rec *r, line *l, int64_t ts,
+                              uint64_t *idx) {
+  uint64_t d = ((uint64_t)ts - (uint64_t)r->origin) >> r->shift;
+  if (__builtin_expect(r->have_grid && ts >= r->origin && d < CAP && l->b &&
+                           l->origin == r->origin && l->shift == r->shift,
+                       1)) {
+    if (ts < r->lo)
+      r->lo = ts;
+    if (ts > r->hi)
+      r->hi = ts;
+    *idx = d;
+    return &l->b[d];
+  }
+  return line_at_slow(r, l, ts, idx);
 }
 
 /* Widen a zone line's bins to hold coarse bucket c (an octave to spare
@@ -282,8 +309,9 @@ static void on_zone(void *arg, uint32_t id, int64_t end_ns, uint64_t dur) {
   bucket *b;
   if (!l || !(b = line_at(r, l, end_ns, &i)))
     return;
-  unsigned c = pp_coarse_index(dur);
-  if (bins_cover(l, c) != 0) {
+  unsigned c = coarse_index(dur);
+  if ((c < l->lo_c || c >= l->lo_c + l->nbins || !l->bins) &&
+      bins_cover(l, c) != 0) {
     r->lost++;
     return;
   }
