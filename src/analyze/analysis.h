@@ -383,6 +383,37 @@ typedef struct pp_shapes {
   uint64_t ops_more; /* sites with shapes past PP_SHAPE_OPS_MAX */
 } pp_shapes;
 
+/* Time series for charts (analyze/series.c, docs/formats/summary-json.md
+ * "series"): every series on one grid of buckets of bucket_ns (a power of
+ * two; bucket starts are its multiples), at most PP_SERIES_POINTS_MAX
+ * buckets from the earliest value to the latest, the width doubling
+ * (neighbours merged two by two) whenever the trace outgrows them. A line
+ * has a point per bucket that holds a value (queues: also one the depth
+ * only held through); times are the bucket's start less prof.t0 (the
+ * first bucket's start clamped to 0). Which arrays are set depends on the
+ * kind: frames mean (mean frame time) and max; counters mean, min, max;
+ * queues mean (time-weighted depth) and max; zones count, p50 and max. */
+typedef struct pp_series_line {
+  uint32_t loc;  /* the site (frames, counters: the series' first) */
+  size_t n;      /* points */
+  int64_t *t_ns; /* owned, as every array below */
+  double *mean, *min, *max;
+  uint64_t *count, *p50;
+  int downsampled; /* some point holds more than one raw value */
+} pp_series_line;
+
+typedef struct pp_series {
+  int available;     /* 0: a stats-mode file (no events to follow) */
+  int64_t bucket_ns; /* the grid's width; 0 when nothing was followed */
+  pp_series_line *frames, *counters, *queues, *zones;
+  size_t nframes, ncounters, nqueues, nzones;
+  /* series not drawn, each kind's count and why (a static string, NULL
+   * when none) */
+  uint64_t frames_left, counters_left, queues_left, zones_left;
+  const char *frames_why, *counters_why, *queues_why, *zones_why;
+  uint64_t values_lost; /* values not followed for lack of memory */
+} pp_series;
+
 typedef struct pp_profile {
   int64_t t0, t1;       /* first and last timestamp, ns */
   int64_t wall_ns;      /* t1 - t0 */
@@ -426,6 +457,7 @@ typedef struct pp_profile {
                                (pp_analyze_shapes) */
   pp_mem_pool_stats *pools; /* device memory pools, by name then device */
   size_t npools;
+  pp_series series; /* time series for charts (analyze/series.h) */
 } pp_profile;
 
 /* What a read's stream computed beyond the STATS payload
@@ -504,6 +536,9 @@ typedef struct pp_analysis {
                                    from the stored events at each pp_analyze */
   pp_stream_results *streamres; /* a read's stream: the figures beyond
                                    STATS, from every event */
+  struct pp_series_rec *series_rec; /* the chart series the stream
+                                       followed (analyze/series.h); kept
+                                       with streamed */
 } pp_analysis;
 
 /* Analyse t into a (src/analyze/analyze.c): zone instances per thread,

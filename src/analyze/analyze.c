@@ -17,12 +17,13 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "gpu_activity.h"
+#include "analyze/series.h"
+#include "analyze/stream.h"
 #include "format/pptrace.h"
+#include "gpu_activity.h"
 #include "internal.h"
 #include "pair/intervals.h"
 #include "pair/zones.h"
-#include "analyze/stream.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -43,6 +44,7 @@ void pp__analysis_results_free(pp_analysis *a) {
   pp_gpu_stats_free(p);
   pp_breakdown_free(&p->breakdown);
   pp_shapes_free(&p->shapes);
+  pp_series_free(&p->series);
   memset(p, 0, sizeof *p);
   pp__free(a->ranges);
   a->ranges = NULL;
@@ -66,6 +68,7 @@ void pp_analysis_free(pp_analysis *a) {
   pp__stream_free(a->stream);
   pp__free(a->streamed);
   pp__stream_results_free(a->streamres);
+  pp__series_free(a->series_rec);
   memset(a, 0, sizeof *a);
 }
 
@@ -343,7 +346,10 @@ static int analyze_from_stats(pp_analysis *a) {
   }
   if (a->ngpu_agg)
     p->wall_ns = pp__span(p->t0, p->t1);
-  return pp_analyze_pipeline(a) != 0 || pp_analyze_gpu(a) != 0 ? -1 : 0;
+  return pp_analyze_pipeline(a) != 0 || pp_analyze_gpu(a) != 0 ||
+                 pp__series_build(NULL, a) != 0
+             ? -1
+             : 0;
 }
 
 /* The streamed figures of a trace-mode file: finished from a->stream when
@@ -358,14 +364,17 @@ static int streamed_figures(pp_analysis *a) {
   pp__free(a->streamed);
   a->streamed = NULL;
   a->nstreamed = 0;
+  pp__series_free(a->series_rec);
+  a->series_rec = NULL;
   a->streamed_by_read = s != NULL;
-  if (!s && (!(s = pp__stream_new()) ||
+  if (!s && (!(s = pp__stream_new()) || pp__stream_series(s) != 0 ||
              pp__stream_feed_threads(s, t, 0) != 0)) {
     pp__stream_free(s);
     return -1;
   }
   int rc = pp__stream_finish(s, t, &a->streamed, &a->nstreamed,
                              a->streamed_by_read ? &a->streamres : NULL);
+  a->series_rec = pp__stream_take_series(s);
   a->events_late = pp__stream_late(s);
   pp__stream_free(s);
   a->stream = NULL;
@@ -441,7 +450,8 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
   }
   if (pp_analyze_breakdown(a) || pp_analyze_shapes(a) || pp_analyze_gpu(a) ||
       pp_analyze_cuda(a) ||
-      pp_analyze_pipeline(a)) /* last: its advice reads the GPU figures */
+      pp_analyze_pipeline(a) || /* after GPU: its advice reads them */
+      pp__series_build(a->series_rec, a))
     goto oom;
   a->analyzed = 1;
   return 0;

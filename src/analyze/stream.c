@@ -9,6 +9,7 @@
 #include "analyze/pipeline.h"
 #include "analyze/pools.h"
 #include "analyze/requests.h"
+#include "analyze/series.h"
 #include "analyze/stream.h"
 #include "format/pptrace.h"
 #include "internal.h"
@@ -32,6 +33,7 @@ struct pp_stream {
   pp_req_stream *req;      /* NULL: requests not followed */
   pp_queue_stream *queues; /* NULL: queues not followed */
   pp_pool_stream *pools;   /* NULL: pools not followed */
+  pp_series_rec *series;   /* NULL: chart series not followed */
   size_t defined;          /* sites 0..defined-1 are defined in agg */
   int failed;
   pp__agg_ev zb[ZBATCH]; /* zone events of thread zb_tid, waiting */
@@ -72,6 +74,7 @@ void pp__stream_free(pp_stream *s) {
   pp__req_stream_free(s->req);
   pp__queue_stream_free(s->queues);
   pp__pool_stream_free(s->pools);
+  pp__series_free(s->series);
   pp__aggregate_free(s->agg);
   pp_order_free(s->order);
   pp__free(s);
@@ -84,7 +87,25 @@ int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo) {
   s->req = pp__req_stream_new(warmup, slo, 0);
   s->queues = pp__queue_stream_new(PP_QUEUE_ITEMS_MAX_OPEN);
   s->pools = pp__pool_stream_new(PP_POOL_LIVE_MAX, PP_POOL_LEVELS_MAX);
-  return s->req && s->queues && s->pools ? 0 : -1;
+  return s->req && s->queues && s->pools && pp__stream_series(s) == 0 ? 0 : -1;
+}
+
+int pp__stream_series(pp_stream *s) {
+  if (s->series)
+    return 0;
+  if (!(s->series = pp__series_new()))
+    return -1;
+  pp__agg_observer o;
+  pp__series_observer(s->series, &o);
+  pp__aggregate_observe(s->agg, &o);
+  return 0;
+}
+
+pp_series_rec *pp__stream_take_series(pp_stream *s) {
+  pp_series_rec *r = s->series;
+  s->series = NULL;
+  pp__aggregate_observe(s->agg, NULL);
+  return r;
 }
 
 int pp__stream_pools(pp_stream *s) {
@@ -171,10 +192,12 @@ static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
       (PP_REQ_STREAM_TYPES & (UINT32_C(1) << e->type)) &&
       pp__req_stream_event(s->req, t, thread, e) != 0)
     return -1;
-  if (s->queues && e->type >= PPT_EV_QUEUE_PUSH &&
-      e->type <= PPT_EV_QUEUE_WAIT_END &&
-      pp__queue_stream_event(s->queues, t, thread, e) != 0)
-    return -1;
+  if (e->type >= PPT_EV_QUEUE_PUSH && e->type <= PPT_EV_QUEUE_WAIT_END) {
+    if (s->queues && pp__queue_stream_event(s->queues, t, thread, e) != 0)
+      return -1;
+    if (s->series)
+      pp__series_queue(s->series, e->loc, e->ts, ppt_unzigzag(e->v2));
+  }
   if (s->pools && ppt_is_mem(e->type) &&
       pp__pool_stream_event(s->pools, t, thread, e) != 0)
     return -1;

@@ -36,6 +36,12 @@ pp_stream *pp__stream_new(void);
  * warm-up, SLOs), queues and memory pools, so that their figures come
  * from every event (pp_stream_results). 0, or -1 when out of memory. */
 int pp__stream_details(pp_stream *s, uint64_t warmup, const pp_slo *slo);
+/* Also follow the chart series (analyze/series.h; pp__stream_details
+ * does). 0, or -1 when out of memory. */
+int pp__stream_series(pp_stream *s);
+/* Once finished, hand over what the series followed (NULL when not
+ * followed): the caller frees it (pp__series_free). */
+struct pp_series_rec *pp__stream_take_series(pp_stream *s);
 /* Follow memory pools only (what the Chrome export draws from the
  * figures). 0, or -1 when out of memory. */
 int pp__stream_pools(pp_stream *s);

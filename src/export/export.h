@@ -58,6 +58,9 @@ int pp_report_advice(FILE *out, const pp_analysis *a);
  * (docs/formats/summary-json.md). Returns 0, or -1 when w is in the error
  * state. */
 int pp_summary_pipeline_json(struct pp_jsonw *w, const pp_analysis *a);
+/* Write member k, h's coarse histogram (analyze/series.h pp_hist_coarse):
+ * {"le_ns": [...], "counts": [...]} (schema_minor 13). */
+void pp_summary_hist_json(struct pp_jsonw *w, const char *k, const pp_hist *h);
 
 /* ==== end of pipeline report ============================================= */
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/series.h"
 #include "analyze/system.h"
 #include "export/export.h"
 #include "export/jsonw.h"
@@ -31,8 +32,9 @@
  * processes and threads, the run_* fields of overhead;
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
- * dropped_estimated_ns. */
-#define SUMMARY_SCHEMA_MINOR 12
+ * dropped_estimated_ns; ...; 13 = zones[].hist, frames[].hist,
+ * queues[].wait.hist and series (chart data). */
+#define SUMMARY_SCHEMA_MINOR 13
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -75,6 +77,7 @@ static void write_zones(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&z->hist, 99.0));
     pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(&z->hist, 99.9));
     kv_pct(w, "wall_pct", (double)z->total_ns, (double)p->wall_ns);
+    pp_summary_hist_json(w, "hist", &z->hist);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
@@ -267,6 +270,7 @@ static void write_frames(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&f->hist, 90.0));
     pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&f->hist, 99.0));
     pp_jsonw_kv_uint(w, "max_ns", f->hist.count ? f->hist.max : 0);
+    pp_summary_hist_json(w, "hist", &f->hist);
     pp_jsonw_key(w, "energy");
     pp_jsonw_obj_begin(w);
     if (has_e && f->frames) {
@@ -539,6 +543,117 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
+/* schema_minor 13: the chart series (analyze/series.h). */
+static void arr_double(pp_jsonw *w, const char *k, const double *v, size_t n) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < n; i++)
+    pp_jsonw_double(w, v[i]);
+  pp_jsonw_arr_end(w);
+}
+
+static void arr_uint(pp_jsonw *w, const char *k, const uint64_t *v, size_t n) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < n; i++)
+    pp_jsonw_uint(w, v[i]);
+  pp_jsonw_arr_end(w);
+}
+
+/* Durations are whole ns: written as integers. */
+static void arr_ns(pp_jsonw *w, const char *k, const double *v, size_t n) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < n; i++)
+    pp_jsonw_int(w, (int64_t)v[i]);
+  pp_jsonw_arr_end(w);
+}
+
+enum { S_FRAMES, S_COUNTERS, S_QUEUES, S_ZONES };
+
+static void series_lines(pp_jsonw *w, const pp_analysis *a, int kind,
+                         const char *k, const pp_series_line *v, size_t n) {
+  const pp_trace *t = a->trace;
+  uint32_t mkind = pp_trace_metric_kind(t);
+  pp_jsonw_key(w, k);
+  if (!a->prof.series.available) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "unavailable",
+                    "stats mode: the file holds no events to follow over "
+                    "time");
+    pp_jsonw_obj_end(w);
+    return;
+  }
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t i = 0; i < n; i++) {
+    const pp_series_line *l = &v[i];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, l->loc));
+    if (kind == S_COUNTERS)
+      pp_jsonw_kv_bool(w, "library_metric",
+                       pp_loc_metric(t, l->loc, mkind, NULL, NULL, NULL) !=
+                           PP_METRIC_NONE);
+    pp_jsonw_key(w, "t_ns");
+    pp_jsonw_arr_begin(w);
+    for (size_t j = 0; j < l->n; j++)
+      pp_jsonw_int(w, l->t_ns[j]);
+    pp_jsonw_arr_end(w);
+    switch (kind) {
+    case S_FRAMES:
+      arr_double(w, "frame_ns", l->mean, l->n);
+      arr_ns(w, "frame_max_ns", l->max, l->n);
+      break;
+    case S_COUNTERS:
+      arr_double(w, "value", l->mean, l->n);
+      arr_double(w, "min", l->min, l->n);
+      arr_double(w, "max", l->max, l->n);
+      break;
+    case S_QUEUES:
+      arr_double(w, "depth", l->mean, l->n);
+      arr_ns(w, "depth_max", l->max, l->n);
+      break;
+    default:
+      arr_uint(w, "count", l->count, l->n);
+      arr_uint(w, "p50_ns", l->p50, l->n);
+      arr_ns(w, "max_ns", l->max, l->n);
+    }
+    pp_jsonw_kv_bool(w, "downsampled", l->downsampled);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+static void left_out(pp_jsonw *w, const char *k, uint64_t n, const char *why) {
+  if (!n)
+    return;
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "series", k);
+  pp_jsonw_kv_uint(w, "count", n);
+  pp_jsonw_kv_str(w, "reason", why);
+  pp_jsonw_obj_end(w);
+}
+
+static void write_series(pp_jsonw *w, const pp_analysis *a) {
+  const pp_series *s = &a->prof.series;
+  pp_jsonw_key(w, "series");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "points_max", PP_SERIES_POINTS_MAX);
+  pp_jsonw_kv_int(w, "bucket_ns", s->bucket_ns);
+  series_lines(w, a, S_FRAMES, "frames", s->frames, s->nframes);
+  series_lines(w, a, S_COUNTERS, "counters", s->counters, s->ncounters);
+  series_lines(w, a, S_QUEUES, "queues", s->queues, s->nqueues);
+  series_lines(w, a, S_ZONES, "zones", s->zones, s->nzones);
+  pp_jsonw_key(w, "left_out");
+  pp_jsonw_arr_begin(w);
+  left_out(w, "frames", s->frames_left, s->frames_why);
+  left_out(w, "counters", s->counters_left, s->counters_why);
+  left_out(w, "queues", s->queues_left, s->queues_why);
+  left_out(w, "zones", s->zones_left, s->zones_why);
+  pp_jsonw_arr_end(w);
+  pp_jsonw_kv_uint(w, "values_lost", s->values_lost);
+  pp_jsonw_obj_end(w);
+}
+
 /* "alerts": anomalies and alerts raised inside the process, time order. */
 static void write_alerts(pp_jsonw *w, const pp_trace *t) {
   pp_jsonw_key(w, "alerts");
@@ -682,6 +797,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   write_counters(&w, a);
   write_requests(&w, a);
   int pipe_rc = pp_summary_pipeline_json(&w, a);
+  write_series(&w, a);
   write_alerts(&w, t);
   write_overhead(&w, a);
   write_reader(&w, a);

@@ -85,6 +85,7 @@ static void write_queues(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_key(w, "wait");
     pp_jsonw_obj_begin(w);
     hist_fields(w, &q->wait);
+    pp_summary_hist_json(w, "hist", &q->wait); /* schema_minor 13 */
     pp_jsonw_obj_end(w);
     pp_jsonw_obj_end(w);
   }

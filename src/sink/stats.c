@@ -71,7 +71,8 @@ struct pp__aggregate {
   int64_t t0, t1;
   int have_t;
   uint64_t events;
-  pp_pair_counts pc; /* zone pairing anomalies (zones.h) */
+  pp_pair_counts pc;    /* zone pairing anomalies (zones.h) */
+  pp__agg_observer obs; /* pp__aggregate_observe; zeroed: none */
 };
 
 pp__aggregate *pp__aggregate_new(void) {
@@ -79,6 +80,13 @@ pp__aggregate *pp__aggregate_new(void) {
   if (a)
     pp__idpairs_init(&a->ranges, RANGE_SLOTS);
   return a;
+}
+
+void pp__aggregate_observe(pp__aggregate *a, const pp__agg_observer *o) {
+  if (o)
+    a->obs = *o;
+  else
+    memset(&a->obs, 0, sizeof a->obs);
 }
 
 void pp__aggregate_free(pp__aggregate *a) {
@@ -231,6 +239,8 @@ static void range_done(pp__aggregate *a, uint32_t loc, int64_t start,
   rs->total += (uint64_t)d;
   rs->self += (uint64_t)d; /* ranges do not nest */
   pp_hist_record(&rs->dur, (uint64_t)d);
+  if (a->obs.zone)
+    a->obs.zone(a->obs.arg, loc, end, (uint64_t)d);
 }
 
 /* A range half: an interval once its other half is seen (intervals.h). */
@@ -260,6 +270,9 @@ static void zone_closed(void *ctx, const pp_zone_closed *z) {
     s->total += (uint64_t)z->dur;
     s->self += (uint64_t)z->self;
     pp_hist_record(&s->dur, (uint64_t)z->dur);
+    if (cc->a->obs.zone)
+      cc->a->obs.zone(cc->a->obs.arg, (uint32_t)z->site, z->end,
+                      (uint64_t)z->dur);
   }
 }
 
@@ -300,6 +313,8 @@ static inline void one_event(pp__aggregate *a, tstat *t, unsigned type,
         s->jitter_n++;
       }
       s->prev_dt = dt;
+      if (a->obs.frame)
+        a->obs.frame(a->obs.arg, (uint32_t)(s - a->sites), ns, dt);
     } else {
       s->first_ns = ns;
     }
@@ -327,6 +342,8 @@ static inline void one_event(pp__aggregate *a, tstat *t, unsigned type,
       s->cmax = v;
     s->csum += v;
     s->samples++;
+    if (a->obs.counter)
+      a->obs.counter(a->obs.arg, (uint32_t)(s - a->sites), ns, v);
     return;
   }
   default:

@@ -70,6 +70,21 @@ typedef struct pp__agg_thread {
 } pp__agg_thread;
 void pp__aggregate_thread_zones(pp__aggregate *a, uint64_t tid,
                                 const pp__agg_thread *x);
+/* What the figures take, value by value, for a consumer that follows
+ * them over time (the tools' chart series, analyze/series.h): each
+ * counted zone or range of site id as it closes (end and duration, ns),
+ * each frame time of a frame series (the mark's time and the gap to the
+ * previous mark of that series) and each value of a counter series (its
+ * time and the series's value after it, ADD applied). A series is named
+ * by its first site (the alias prof.frames and prof.counters carry).
+ * Members may be NULL; the library's stats sink sets none. */
+typedef struct pp__agg_observer {
+  void (*zone)(void *arg, uint32_t id, int64_t end_ns, uint64_t dur_ns);
+  void (*frame)(void *arg, uint32_t id, int64_t ns, int64_t dt_ns);
+  void (*counter)(void *arg, uint32_t id, int64_t ns, double v);
+  void *arg;
+} pp__agg_observer;
+void pp__aggregate_observe(pp__aggregate *a, const pp__agg_observer *o);
 /* Close zones still open at end_ns. */
 void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns);
 /* The STATS chunk payload (docs/formats/pptrace.md). */
