@@ -313,21 +313,34 @@ static int serve(const char *path, const char *addr) {
                               document,
                               NULL};
   host.version = pp_version_string();
-  char err[4400];
-  if (pp__http_serve(&host, addr, err, sizeof err) != 0) {
-    fprintf(stderr, "pipeprof serve: %s: %s\n", addr, err);
-    goto out;
-  }
+  /* SIGINT and SIGTERM end the serving: handled before the server
+   * starts, and blocked but while waiting, so that none is lost (or
+   * ignored, when the parent ignored them) */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  sigset_t stop_set, old;
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGINT);
+  sigaddset(&stop_set, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop_set, &old);
+  char err[4400];
+  if (pp__http_serve(&host, addr, err, sizeof err) != 0) {
+    fprintf(stderr, "pipeprof serve: %s: %s\n", addr, err);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    goto out;
+  }
   fprintf(stderr, "pipeprof serve: %s on http://%s%s%s/ (Ctrl-C to stop)\n",
           path, strchr(addr, ':') && addr[0] != ':' ? "" : "127.0.0.1",
           strchr(addr, ':') ? "" : ":", addr);
+  sigset_t wait_set = old;
+  sigdelset(&wait_set, SIGINT);
+  sigdelset(&wait_set, SIGTERM);
   while (!stop_signal)
-    pause();
+    sigsuspend(&wait_set);
+  sigprocmask(SIG_SETMASK, &old, NULL);
   pp__http_stop();
   rc = EXIT_OK;
 out:
