@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/html_page.h"
 #include "format/pptrace.h"
 #include "format/reader.h"
 #include "pipeprof.h"
@@ -76,6 +77,18 @@ static char *data_json(const char *html) {
   memcpy(s, a, (size_t)(b - a));
   s[b - a] = 0;
   return s;
+}
+
+/* Whether the build bundled uPlot into the page (the pp-build element
+ * says so; cmake/uplot.cmake). */
+static int page_has_uplot(const char *html) {
+  return strstr(html, "id=\"pp-build\">{\"uplot\":") != NULL;
+}
+
+/* Script elements of a page: data, config, build status, report.js, and
+ * uPlot when bundled. */
+static size_t page_scripts(const char *html) {
+  return page_has_uplot(html) ? 5 : 4;
 }
 
 static size_t count_ci(const char *hay, const char *needle) {
@@ -154,16 +167,19 @@ PP_TEST(html_self_contained) {
   CHECK_EQ(count_ci(html, "@import"), 0);
   CHECK_EQ(count_ci(html, "<link"), 0);
   CHECK_EQ(count_ci(html, "<iframe"), 0);
-  /* The only URL in the page is the SVG namespace name, which names and
-   * does not fetch anything. */
+  /* The only URLs in the page are the SVG namespace name, which names and
+   * does not fetch anything, and uPlot's home in its licence comment. */
+  size_t uplot_home = count_ci(html, "https://github.com/leeoniya/uPlot");
+  CHECK(uplot_home <= (size_t)page_has_uplot(html));
   CHECK_EQ(count_ci(html, "http://") + count_ci(html, "https://"),
-           count_ci(html, SVG_NS));
+           count_ci(html, SVG_NS) + uplot_home);
   CHECK_EQ(count_ci(html, SVG_NS), 1);
-  /* One style, the data and the script: each element ends exactly once. */
-  CHECK_EQ(count_ci(html, "<style"), 1);
-  CHECK_EQ(count_ci(html, "</style"), 1);
-  CHECK_EQ(count_ci(html, "<script"), 2);
-  CHECK_EQ(count_ci(html, "</script"), 2);
+  /* Two styles (uPlot's, the report's), the data, configuration and build
+   * status, uPlot and the script: each element ends exactly once. */
+  CHECK_EQ(count_ci(html, "<style"), 2);
+  CHECK_EQ(count_ci(html, "</style"), 2);
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html));
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html));
   CHECK_EQ(count_ci(html, "<!--"), 0);
   CHECK_CONTAINS(html, DATA_OPEN);
   CHECK_CONTAINS(html, "pp-render-ok"); /* the script's success marker */
@@ -263,8 +279,8 @@ PP_TEST(html_hostile_names_stay_inside_the_data) {
   size_t n;
   char *html = export_html(&a, NULL, &n);
   /* The element ends where the page ends it and nowhere else. */
-  CHECK_EQ(count_ci(html, "</script"), 2);
-  CHECK_EQ(count_ci(html, "<script"), 2);
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html));
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html));
   CHECK_EQ(count_ci(html, "<!--"), 0);
   CHECK(!has_bytes(html, n, "\xe2\x80\xa8", 3));
   CHECK(!has_bytes(html, n, "\xe2\x80\xa9", 3));
@@ -491,6 +507,102 @@ PP_TEST(html_asset_generator) {
   CHECK_NE(rc, 0);
   CHECK_CONTAINS(log, "</script");
   free(log);
+  free(cmake);
+}
+
+/* The page shell alone, as the live page uses it: no data element, the
+ * configuration escaped like the data, the title as text. */
+PP_TEST(html_page_shell_live) {
+  char *html = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&html, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp__html_page(f, "a<b>&c", NULL,
+                         "{\"live\": {\"summary\": \"/api/v1/summary\", "
+                         "\"stream\": \"/api/v1/stream\"}, \"x\": "
+                         "\"</script><!--\xe2\x80\xa8\"}\n"),
+           0);
+  CHECK_EQ(fclose(f), 0);
+  CHECK_CONTAINS(html, "<title>a&lt;b&gt;&amp;c</title>");
+  CHECK(strstr(html, DATA_OPEN) == NULL);
+  CHECK_CONTAINS(html, "<script type=\"application/json\" id=\"pp-config\">"
+                       "{\"live\": {\"summary\": \"/api/v1/summary\", "
+                       "\"stream\": \"/api/v1/stream\"}, \"x\": "
+                       "\"\\u003c/script>\\u003c!--\\u2028\"}</script>");
+  CHECK_EQ(count_ci(html, "<!--"), 0);
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html) - 1);
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html) - 1);
+  CHECK(!has_bytes(html, n, "\xe2\x80\xa8", 3));
+  CHECK_CONTAINS(html, "id=\"pp-build\">{\"");
+  free(html);
+}
+
+/* cmake/uplot.cmake never fails the build: without npm, switched off, or
+ * with a dist file that cannot be inlined, the assets are empty and the
+ * status says why; with a usable package, its files and version. A fake
+ * npm stands in for the registry. */
+PP_TEST(html_uplot_fetch_script) {
+  char *cmake = pp_test_cmake_cache("CMAKE_COMMAND", 0);
+  if (!cmake || !*cmake) {
+    free(cmake);
+    printf("# skipped: no CMakeCache.txt in the build directory\n");
+    return;
+  }
+  char dir[4096], npm[4200], st[4200], js[4200];
+  tpath(dir, sizeof dir, "uplot");
+  snprintf(npm, sizeof npm, "%s/fake-npm", pp_test_tmpdir());
+  snprintf(st, sizeof st, "%s/status.json", dir);
+  snprintf(js, sizeof js, "%s/uplot.js", dir);
+  static const char *const cases[][3] = {
+      /* npm, PP_UPLOT_OFF, expected status */
+      {"", "", "{\"unavailable\": \"npm was not found"},
+      {"FAKE", "switched \"off\"",
+       "{\"unavailable\": \"switched \\\"off\\\"\"}"},
+      {"FAKE-FAIL", "", "{\"unavailable\": \"npm ci failed (3;"},
+      {"FAKE-BAD", "",
+       "{\"unavailable\": \"uplot/dist/uPlot.iife.min.js contains '<!--'"},
+      {"FAKE", "", "{\"uplot\": \"9.8.7\"}"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const char *mode = cases[k][0];
+    char script[2048];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "[ \"%s\" = FAKE-FAIL ] && exit 3\n"
+             "d=node_modules/uplot/dist; mkdir -p $d\n"
+             "echo '{\"name\": \"uplot\", \"version\": \"9.8.7\"}' "
+             "> node_modules/uplot/package.json\n"
+             "if [ \"%s\" = FAKE-BAD ]; then echo 'a=\"<!--\"' > "
+             "$d/uPlot.iife.min.js; else echo 'var uPlot=1;' > "
+             "$d/uPlot.iife.min.js; fi\n"
+             "echo '.u{}' > $d/uPlot.min.css\n",
+             mode, mode);
+    write_text(npm, script, strlen(script));
+    CHECK_EQ(chmod(npm, 0755), 0);
+    char *log = NULL;
+    int rc = pp_test_run(&log,
+                         "rm -rf '%s' && '%s' '-DPP_NPM=%s' "
+                         "'-DPP_WEB_DIR=%s/web' '-DPP_UPLOT_DIR=%s' "
+                         "'-DPP_UPLOT_OFF=%s' -P '%s/cmake/uplot.cmake'",
+                         dir, cmake, *mode ? npm : "", pp_test_srcdir(), dir,
+                         cases[k][1], pp_test_srcdir());
+    if (rc != 0)
+      PP_FAIL("uplot.cmake case %zu failed (%d):\n%s", k, rc, log);
+    free(log);
+    char *status = pp_test_slurp(st, NULL);
+    CHECK(status != NULL);
+    if (strncmp(status, cases[k][2], strlen(cases[k][2])) != 0)
+      PP_FAIL("case %zu: status %s, want %s...", k, status, cases[k][2]);
+    free(status);
+    size_t jn = 0;
+    char *j = pp_test_slurp(js, &jn);
+    CHECK(j != NULL);
+    if (k + 1 < sizeof cases / sizeof cases[0])
+      CHECK_EQ(jn, 0);
+    else
+      CHECK_STR(j, "var uPlot=1;\n");
+    free(j);
+  }
   free(cmake);
 }
 
