@@ -161,6 +161,7 @@ PP_TEST(html_self_contained) {
   /* No network, no other file: nothing is loaded, and the policy says so. */
   CHECK_CONTAINS(html, "Content-Security-Policy");
   CHECK_CONTAINS(html, "default-src 'none'");
+  CHECK(strstr(html, "connect-src") == NULL);
   CHECK_EQ(count_ci(html, "src="), 0);
   CHECK_EQ(count_ci(html, "href="), 0);
   CHECK_EQ(count_ci(html, "url("), 0);
@@ -525,6 +526,9 @@ PP_TEST(html_page_shell_live) {
   CHECK_EQ(fclose(f), 0);
   CHECK_CONTAINS(html, "<title>a&lt;b&gt;&amp;c</title>");
   CHECK(strstr(html, DATA_OPEN) == NULL);
+  /* It may fetch from its own server, and from nowhere else. */
+  CHECK_CONTAINS(html, "default-src 'none'; script-src 'unsafe-inline'; "
+                       "style-src 'unsafe-inline'; connect-src 'self'\">");
   CHECK_CONTAINS(html, "<script type=\"application/json\" id=\"pp-config\">"
                        "{\"live\": {\"summary\": \"/api/v1/summary\", "
                        "\"stream\": \"/api/v1/stream\"}, \"x\": "

@@ -19,7 +19,14 @@ static const char page_head[] =
     "<meta name=\"viewport\" content=\"width=device-width, "
     "initial-scale=1\">\n"
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
-    "'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
+    "'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'";
+
+/* The live page fetches its data from the server that served it, and from
+ * nowhere else; the static report fetches nothing. */
+static const char csp_live[] = "; connect-src 'self'";
+
+static const char page_meta[] =
+    "\">\n"
     "<meta name=\"generator\" content=\"pipeprof " PP_VERSION_STRING "\">\n"
     "<title>";
 
@@ -103,6 +110,9 @@ int pp__html_page(FILE *out, const char *title, const char *data_json,
   if (!out)
     return -1;
   put(out, page_head, sizeof page_head - 1);
+  if (!data_json)
+    put(out, csp_live, sizeof csp_live - 1);
+  put(out, page_meta, sizeof page_meta - 1);
   put_text_escaped(out, title ? title : "pipeprof report");
   put(out, page_style, sizeof page_style - 1);
   put(out, pp__uplot_css, pp__uplot_css_len);
