@@ -232,7 +232,8 @@
    * (text) and data-k = the column key. */
   function table(parent, cols, rows, opts) {
     opts = opts || {};
-    var t = add(parent, h('table', 'pp-table'));
+    var wrap = add(parent, h('div', 'pp-tablewrap'));
+    var t = add(wrap, h('table', 'pp-table'));
     var thead = add(t, h('thead'));
     var hr = add(thead, h('tr'));
     var tbody = add(t, h('tbody'));
@@ -1935,13 +1936,6 @@
     note(s, 'Depth: items waiting, time-weighted over the queue\u2019s ' +
       'window. Full / empty: share of that window. Wait: push to pop per ' +
       'item.');
-    var wp = function (k, label) {
-      return {key: 'wait.' + k, label: label, num: true,
-              value: function (r) { return isRecord(r.wait) ? r.wait[k] : null; },
-              text: function (r) {
-                return isRecord(r.wait) ? fmtNs(r.wait[k]) : '\u2013';
-              }};
-    };
     table(s, [
       {key: 'name', label: 'queue', cls: 'pp-t pp-name', text: function (r) {
         var n = String(r.name);
@@ -1976,8 +1970,13 @@
          return fmtNs(r.consumer_waited_ns) + ' (' +
            fmtNum(r.consumer_waits) + '\u00d7)';
        }},
-      wp('p50_ns', 'wait p50'), wp('p99_ns', 'wait p99'),
-      wp('max_ns', 'wait max')
+      {key: 'wait.p99_ns', label: 'wait p50 / p99 / max', num: true,
+       value: function (r) { return isRecord(r.wait) ? r.wait.p99_ns : null; },
+       text: function (r) {
+         var w = isRecord(r.wait) ? r.wait : {};
+         return fmtNs(w.p50_ns) + ' / ' + fmtNs(w.p99_ns) + ' / ' +
+           fmtNs(w.max_ns);
+       }}
     ], qs, {id: 'queues'});
     qs.forEach(function (r) {
       var w = [];
@@ -2288,14 +2287,31 @@
   }
 
   function renderReader(app, d) {
-    if (!isRecord(d.reader)) return;
+    var r = d.reader;
+    if (!isRecord(r)) return;
     var s = section(app, 'pp-reader', 'trace file');
-    renderObject(s, d.reader, 1);
-    var other = {};
-    ['clock', 't0_ns', 't1_ns', 'schema', 'schema_version'].forEach(
-      function (k) { if (has(d, k)) other[k] = d[k]; });
-    var ks = Object.keys(other);
-    if (ks.length) kvTable(s, other, ks);
+    var grid = add(s, h('div', 'pp-facts'));
+    if (isNum(r.file_bytes)) fact(grid, 'file size', fmtBytes(r.file_bytes));
+    fact(grid, 'chunks read', fmtNum(r.chunks_ok) + (r.chunks_bad > 0
+      ? ' (' + r.chunks_bad + ' damaged)' : ''));
+    if (r.bytes_skipped > 0) fact(grid, 'bytes skipped',
+                                  fmtBytes(r.bytes_skipped));
+    fact(grid, 'events read', fmtNum(r.events_read) +
+      (isNum(r.events_kept) && r.events_kept < r.events_read
+        ? ' (' + fmtNum(r.events_kept) + ' kept for the details)' : ''));
+    if (r.events_bad > 0) fact(grid, 'undecodable events',
+                               fmtNum(r.events_bad));
+    fact(grid, 'ending', r.truncated ? 'truncated inside a chunk'
+      : typeof r.write_error === 'string' ? 'write error: ' + r.write_error
+      : r.clean_end === false ? 'no END chunk' : 'complete');
+    if (typeof d.clock === 'string') fact(grid, 'clock', d.clock);
+    if (isNum(d.t0_ns) && isNum(d.t1_ns))
+      fact(grid, 'time span', fmtNs(d.t1_ns - d.t0_ns),
+        'first event at ' + d.t0_ns + ' ns, last at ' + d.t1_ns +
+        ' ns on that clock');
+    fact(grid, 'summary format', String(d.schema || '') + ' ' +
+      String(d.schema_version || '') + (isNum(d.schema_minor) ? '.' +
+        d.schema_minor : ''));
   }
 
   function renderOthers(app, d) {
