@@ -35,9 +35,11 @@ set(status "${PP_UPLOT_DIR}/status.json")
 set(npmdir "${PP_UPLOT_DIR}/npm")
 file(MAKE_DIRECTORY "${PP_UPLOT_DIR}")
 
-# The reason as a JSON string body: our own text plus paths, so only
+# The reason (the arguments joined; no ';' in them, CMake's list
+# separator) as a JSON string body: our own text plus paths, so only
 # backslashes, quotes and control characters need escaping.
-function(pp_unavailable reason)
+function(pp_unavailable)
+  string(JOIN "" reason ${ARGV})
   string(REPLACE "\\" "\\\\" r "${reason}")
   string(REPLACE "\"" "\\\"" r "${r}")
   string(REGEX REPLACE "[\r\n\t]+" " " r "${r}")
@@ -52,8 +54,8 @@ if(DEFINED PP_UPLOT_OFF AND NOT PP_UPLOT_OFF STREQUAL "")
   return()
 endif()
 if(NOT DEFINED PP_NPM OR PP_NPM STREQUAL "" OR NOT EXISTS "${PP_NPM}")
-  pp_unavailable("npm was not found when the build was configured; "
-                 "scripts/deps.sh --browser installs it")
+  pp_unavailable("npm was not found when the build was configured "
+                 "(scripts/deps.sh --browser installs it)")
   return()
 endif()
 
@@ -71,7 +73,7 @@ execute_process(
   TIMEOUT 300)
 set(dist "${npmdir}/node_modules/uplot/dist")
 if(NOT rc EQUAL 0)
-  pp_unavailable("npm ci failed (${rc}; no network or registry?), "
+  pp_unavailable("npm ci failed (exit ${rc}: no network or registry?), "
                  "see ${npmdir}/npm-ci.err")
   return()
 endif()

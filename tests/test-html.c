@@ -559,10 +559,15 @@ PP_TEST(html_uplot_fetch_script) {
   snprintf(js, sizeof js, "%s/uplot.js", dir);
   static const char *const cases[][3] = {
       /* npm, PP_UPLOT_OFF, expected status */
-      {"", "", "{\"unavailable\": \"npm was not found"},
+      {"", "",
+       "{\"unavailable\": \"npm was not found when the build was "
+       "configured (scripts/deps.sh --browser installs it)\"}"},
       {"FAKE", "switched \"off\"",
        "{\"unavailable\": \"switched \\\"off\\\"\"}"},
-      {"FAKE-FAIL", "", "{\"unavailable\": \"npm ci failed (3;"},
+      {"FAKE-FAIL", "",
+       "{\"unavailable\": \"npm ci failed (exit 3: no network or "
+       "registry?), "
+       "see "},
       {"FAKE-BAD", "",
        "{\"unavailable\": \"uplot/dist/uPlot.iife.min.js contains '<!--'"},
       {"FAKE", "", "{\"uplot\": \"9.8.7\"}"},
