@@ -21,7 +21,11 @@
 #                                 Python example (make demo-python)
 #   bash scripts/deps.sh --browser  also Chromium, which the HTML report's
 #                                 tests open pages in (skipped without it;
-#                                 CI installs it and requires it)
+#                                 CI installs it and requires it), and
+#                                 nodejs + npm unless `node` and `npm`
+#                                 already run: the build bundles the
+#                                 report's chart library (uPlot) with
+#                                 `npm ci` (web/package-lock.json)
 #   bash scripts/deps.sh --frameworks  also what the torch and ONNX Runtime
 #                                 importer tests make real profiles with:
 #                                 python3-torch, and nodejs + npm unless
@@ -54,7 +58,13 @@ for arg in "$@"; do
   case "$arg" in
   --fuzz) want+=("${fuzz[@]}") ;;
   --torch) want+=("${torch[@]}") ;;
-  --browser) want+=("${browser[@]}") ;;
+  --browser)
+    want+=("${browser[@]}")
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1
+    then
+      want+=(nodejs npm)
+    fi
+    ;;
   --http) want+=("${http[@]}") ;;
   --frameworks)
     want+=("${frameworks[@]}")

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/html_page.h"
 #include "format/pptrace.h"
 #include "format/reader.h"
 #include "pipeprof.h"
@@ -76,6 +77,18 @@ static char *data_json(const char *html) {
   memcpy(s, a, (size_t)(b - a));
   s[b - a] = 0;
   return s;
+}
+
+/* Whether the build bundled uPlot into the page (the pp-build element
+ * says so; cmake/uplot.cmake). */
+static int page_has_uplot(const char *html) {
+  return strstr(html, "id=\"pp-build\">{\"uplot\":") != NULL;
+}
+
+/* Script elements of a page: data, config, build status, report.js, and
+ * uPlot when bundled. */
+static size_t page_scripts(const char *html) {
+  return page_has_uplot(html) ? 5 : 4;
 }
 
 static size_t count_ci(const char *hay, const char *needle) {
@@ -148,22 +161,26 @@ PP_TEST(html_self_contained) {
   /* No network, no other file: nothing is loaded, and the policy says so. */
   CHECK_CONTAINS(html, "Content-Security-Policy");
   CHECK_CONTAINS(html, "default-src 'none'");
+  CHECK(strstr(html, "connect-src") == NULL);
   CHECK_EQ(count_ci(html, "src="), 0);
   CHECK_EQ(count_ci(html, "href="), 0);
   CHECK_EQ(count_ci(html, "url("), 0);
   CHECK_EQ(count_ci(html, "@import"), 0);
   CHECK_EQ(count_ci(html, "<link"), 0);
   CHECK_EQ(count_ci(html, "<iframe"), 0);
-  /* The only URL in the page is the SVG namespace name, which names and
-   * does not fetch anything. */
+  /* The only URLs in the page are the SVG namespace name, which names and
+   * does not fetch anything, and uPlot's home in its licence comment. */
+  size_t uplot_home = count_ci(html, "https://github.com/leeoniya/uPlot");
+  CHECK(uplot_home <= (size_t)page_has_uplot(html));
   CHECK_EQ(count_ci(html, "http://") + count_ci(html, "https://"),
-           count_ci(html, SVG_NS));
+           count_ci(html, SVG_NS) + uplot_home);
   CHECK_EQ(count_ci(html, SVG_NS), 1);
-  /* One style, the data and the script: each element ends exactly once. */
-  CHECK_EQ(count_ci(html, "<style"), 1);
-  CHECK_EQ(count_ci(html, "</style"), 1);
-  CHECK_EQ(count_ci(html, "<script"), 2);
-  CHECK_EQ(count_ci(html, "</script"), 2);
+  /* Two styles (uPlot's, the report's), the data, configuration and build
+   * status, uPlot and the script: each element ends exactly once. */
+  CHECK_EQ(count_ci(html, "<style"), 2);
+  CHECK_EQ(count_ci(html, "</style"), 2);
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html));
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html));
   CHECK_EQ(count_ci(html, "<!--"), 0);
   CHECK_CONTAINS(html, DATA_OPEN);
   CHECK_CONTAINS(html, "pp-render-ok"); /* the script's success marker */
@@ -263,8 +280,8 @@ PP_TEST(html_hostile_names_stay_inside_the_data) {
   size_t n;
   char *html = export_html(&a, NULL, &n);
   /* The element ends where the page ends it and nowhere else. */
-  CHECK_EQ(count_ci(html, "</script"), 2);
-  CHECK_EQ(count_ci(html, "<script"), 2);
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html));
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html));
   CHECK_EQ(count_ci(html, "<!--"), 0);
   CHECK(!has_bytes(html, n, "\xe2\x80\xa8", 3));
   CHECK(!has_bytes(html, n, "\xe2\x80\xa9", 3));
@@ -494,6 +511,110 @@ PP_TEST(html_asset_generator) {
   free(cmake);
 }
 
+/* The page shell alone, as the live page uses it: no data element, the
+ * configuration escaped like the data, the title as text. */
+PP_TEST(html_page_shell_live) {
+  char *html = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&html, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp__html_page(f, "a<b>&c", NULL,
+                         "{\"live\": {\"summary\": \"/api/v1/summary\", "
+                         "\"stream\": \"/api/v1/stream\"}, \"x\": "
+                         "\"</script><!--\xe2\x80\xa8\"}\n"),
+           0);
+  CHECK_EQ(fclose(f), 0);
+  CHECK_CONTAINS(html, "<title>a&lt;b&gt;&amp;c</title>");
+  CHECK(strstr(html, DATA_OPEN) == NULL);
+  /* It may fetch from its own server, and from nowhere else. */
+  CHECK_CONTAINS(html, "default-src 'none'; script-src 'unsafe-inline'; "
+                       "style-src 'unsafe-inline'; connect-src 'self'\">");
+  CHECK_CONTAINS(html, "<script type=\"application/json\" id=\"pp-config\">"
+                       "{\"live\": {\"summary\": \"/api/v1/summary\", "
+                       "\"stream\": \"/api/v1/stream\"}, \"x\": "
+                       "\"\\u003c/script>\\u003c!--\\u2028\"}</script>");
+  CHECK_EQ(count_ci(html, "<!--"), 0);
+  CHECK_EQ(count_ci(html, "<script"), page_scripts(html) - 1);
+  CHECK_EQ(count_ci(html, "</script"), page_scripts(html) - 1);
+  CHECK(!has_bytes(html, n, "\xe2\x80\xa8", 3));
+  CHECK_CONTAINS(html, "id=\"pp-build\">{\"");
+  free(html);
+}
+
+/* cmake/uplot.cmake never fails the build: without npm, switched off, or
+ * with a dist file that cannot be inlined, the assets are empty and the
+ * status says why; with a usable package, its files and version. A fake
+ * npm stands in for the registry. */
+PP_TEST(html_uplot_fetch_script) {
+  char *cmake = pp_test_cmake_cache("CMAKE_COMMAND", 0);
+  if (!cmake || !*cmake) {
+    free(cmake);
+    printf("# skipped: no CMakeCache.txt in the build directory\n");
+    return;
+  }
+  char dir[4096], npm[4200], st[4200], js[4200];
+  tpath(dir, sizeof dir, "uplot");
+  snprintf(npm, sizeof npm, "%s/fake-npm", pp_test_tmpdir());
+  snprintf(st, sizeof st, "%s/status.json", dir);
+  snprintf(js, sizeof js, "%s/uplot.js", dir);
+  static const char *const cases[][3] = {
+      /* npm, PP_UPLOT_OFF, expected status */
+      {"", "",
+       "{\"unavailable\": \"npm was not found when the build was "
+       "configured (scripts/deps.sh --browser installs it)\"}"},
+      {"FAKE", "switched \"off\"",
+       "{\"unavailable\": \"switched \\\"off\\\"\"}"},
+      {"FAKE-FAIL", "",
+       "{\"unavailable\": \"npm ci failed (exit 3: no network or "
+       "registry?), "
+       "see "},
+      {"FAKE-BAD", "",
+       "{\"unavailable\": \"uplot/dist/uPlot.iife.min.js contains '<!--'"},
+      {"FAKE", "", "{\"uplot\": \"9.8.7\"}"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const char *mode = cases[k][0];
+    char script[2048];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "[ \"%s\" = FAKE-FAIL ] && exit 3\n"
+             "d=node_modules/uplot/dist; mkdir -p $d\n"
+             "echo '{\"name\": \"uplot\", \"version\": \"9.8.7\"}' "
+             "> node_modules/uplot/package.json\n"
+             "if [ \"%s\" = FAKE-BAD ]; then echo 'a=\"<!--\"' > "
+             "$d/uPlot.iife.min.js; else echo 'var uPlot=1;' > "
+             "$d/uPlot.iife.min.js; fi\n"
+             "echo '.u{}' > $d/uPlot.min.css\n",
+             mode, mode);
+    write_text(npm, script, strlen(script));
+    CHECK_EQ(chmod(npm, 0755), 0);
+    char *log = NULL;
+    int rc = pp_test_run(&log,
+                         "rm -rf '%s' && '%s' '-DPP_NPM=%s' "
+                         "'-DPP_WEB_DIR=%s/web' '-DPP_UPLOT_DIR=%s' "
+                         "'-DPP_UPLOT_OFF=%s' -P '%s/cmake/uplot.cmake'",
+                         dir, cmake, *mode ? npm : "", pp_test_srcdir(), dir,
+                         cases[k][1], pp_test_srcdir());
+    if (rc != 0)
+      PP_FAIL("uplot.cmake case %zu failed (%d):\n%s", k, rc, log);
+    free(log);
+    char *status = pp_test_slurp(st, NULL);
+    CHECK(status != NULL);
+    if (strncmp(status, cases[k][2], strlen(cases[k][2])) != 0)
+      PP_FAIL("case %zu: status %s, want %s...", k, status, cases[k][2]);
+    free(status);
+    size_t jn = 0;
+    char *j = pp_test_slurp(js, &jn);
+    CHECK(j != NULL);
+    if (k + 1 < sizeof cases / sizeof cases[0])
+      CHECK_EQ(jn, 0);
+    else
+      CHECK_STR(j, "var uPlot=1;\n");
+    free(j);
+  }
+  free(cmake);
+}
+
 /* ---- the command --------------------------------------------------------- */
 
 /* A small trace recorded by the library in this process. */
@@ -700,7 +821,7 @@ static void check_zone_row(const char *dom, const char *name,
 }
 
 static void check_rendered_ok(const char *dom) {
-  CHECK_CONTAINS(dom, "<body data-rendered=\"ok\">");
+  CHECK_CONTAINS(dom, "<body data-rendered=\"ok\"");
   CHECK_CONTAINS(dom, "<div id=\"pp-render-ok\" hidden=\"\"></div>");
   const char *e = strstr(dom, "id=\"pp-render-error\"");
   if (e)
@@ -720,6 +841,111 @@ static const char *chromium_or_skip(void) {
   }
   return chromium;
 }
+
+/* ---- charts, live updates, screenshots ------------------------------------
+ * The summary's chart data (zones[].hist, series; schema_minor 13) comes
+ * from another change; until a trace carries it, these tests add a small
+ * hand-made FIXTURE of that format to the page's own document in the
+ * browser (the figures are made up, not results) and render it with the
+ * page's test hook window.ppRender(doc). */
+
+/* JavaScript: d (the page's document) gains a histogram per zone, frame
+ * stream and queue, and series for frames, counters (plus a system and a
+ * GPU metric), queues and zones. */
+#define FIXTURE_JS                                                             \
+  "var d = JSON.parse(document.getElementById('pp-data').textContent);\n"      \
+  "var H = {le_ns: [1000, 4000, 16000, 64000, 256000, 1024000], "              \
+  "counts: [1, 2, 4, 8, 4, 1]};\n"                                             \
+  "d.zones.forEach(function (z) { z.hist = H; });\n"                           \
+  "d.frames.forEach(function (f) { f.hist = H; });\n"                          \
+  "(Array.isArray(d.queues) ? d.queues : []).forEach(function (q) {\n"         \
+  "  q.wait.hist = H; });\n"                                                   \
+  "var t = [0, 1e5, 2e5, 3e5, 4e5], v = [1, 3, 2, 5, 4];\n"                    \
+  "function ser(name, o) { o.name = name; o.t_ns = t;\n"                       \
+  "  o.downsampled = false; return o; }\n"                                     \
+  "function times(k) { return v.map(function (x) { return x * k; }); }\n"      \
+  "d.series = {points_max: 600,\n"                                             \
+  " frames: d.frames.map(function (f) { return ser(f.name,\n"                  \
+  "   {frame_ns: times(1e6), frame_max_ns: times(2e6)}); }),\n"                \
+  " counters: d.counters.map(function (c) { return ser(c.name,\n"              \
+  "   {library_metric: c.library_metric, value: v, min: v, max: v}); })\n"     \
+  "   .concat([ser('sys.cpu.busy_pct', {library_metric: true,\n"               \
+  "     value: times(10), min: v, max: v}), ser('gpu0.util_pct',\n"            \
+  "     {library_metric: true, value: times(10), min: v, max: v})]),\n"        \
+  " queues: (Array.isArray(d.queues) ? d.queues : []).map(function (q) {\n"    \
+  "   return ser(q.name, {depth: v, depth_max: v}); }),\n"                     \
+  " zones: d.zones.slice(0, 8).map(function (z) { return ser(z.name,\n"        \
+  "   {count: v, p50_ns: times(1e5), max_ns: times(2e5)}); })};\n"
+
+/* Write html to path with a script run after the page's own (before
+ * </body>). */
+static void write_with_script(const char *path, const char *html,
+                              const char *js) {
+  const char *at = strstr(html, "</body>");
+  CHECK(at != NULL);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  fwrite(html, 1, (size_t)(at - html), f);
+  fprintf(f, "<script>\n(function () {\n%s})();\n</script>\n", js);
+  fputs(at, f);
+  CHECK_EQ(fclose(f), 0);
+}
+
+/* An attribute of the element with data-chart="id" as a number; -1 when
+ * the element or the attribute is missing. */
+static long chart_attr(const char *dom, const char *id, const char *attr) {
+  char key[256], a[64];
+  snprintf(key, sizeof key, "data-chart=\"%s\"", id);
+  const char *at = strstr(dom, key);
+  if (!at)
+    return -1;
+  const char *open = at;
+  while (open > dom && *open != '<')
+    open--;
+  const char *end = strchr(at, '>');
+  snprintf(a, sizeof a, " %s=\"", attr);
+  const char *v = strstr(open, a);
+  if (!v || !end || v > end)
+    return -1;
+  return strtol(v + strlen(a), NULL, 10);
+}
+
+/* Whether charts must be drawn (PP_REQUIRE_CHARTS=1, as in CI). */
+static int charts_required(void) {
+  const char *e = getenv("PP_REQUIRE_CHARTS");
+  return e && strcmp(e, "1") == 0;
+}
+
+/* The uPlot charts have drawn data: points handed over and coloured
+ * pixels in the plot area; without uPlot each says why. */
+static void check_uplot_charts(const char *dom, const char *html,
+                               const char *const *ids, size_t n) {
+  int bundled = page_has_uplot(html);
+  if (!bundled && charts_required())
+    PP_FAIL("uPlot was not bundled at build time and PP_REQUIRE_CHARTS=1: "
+            "see <build>/generated/uplot/status.json");
+  for (size_t i = 0; i < n; i++) {
+    long pts = chart_attr(dom, ids[i], "data-points");
+    if (bundled) {
+      long ink = chart_attr(dom, ids[i], "data-ink");
+      if (pts <= 0 || ink <= 0)
+        PP_FAIL("chart %s: data-points %ld, data-ink %ld", ids[i], pts, ink);
+    } else {
+      CHECK_EQ(pts, 0);
+    }
+  }
+  if (!bundled) {
+    CHECK_EQ(count_ci(dom, "chart unavailable: uPlot was not bundled at "
+                           "build time ("),
+             n);
+    printf("# uPlot not bundled: checked the 'chart unavailable' lines\n");
+  }
+}
+
+static const char *const fixture_charts[] = {
+    "zone-cdf",   "zone-hist",  "zone-p50",           "zone-count",
+    "frame-time", "frame-hist", "queue-depth",        "queue-wait-cdf",
+    "counter-0",  "counter-1",  "sys-host CPU-pct-0", "gpu-GPU-pct-0"};
 
 /* Write html with text inserted into the embedded data just before the
  * "timeline" member, as a later version of the summary could add it. */
@@ -754,6 +980,31 @@ PP_TEST_T(html_chromium_demo, 120) {
   CHECK_CONTAINS(dom, "<h1>pipeprof report: ");
   CHECK_CONTAINS(dom, "id=\"pp-timeline\"");
   CHECK_CONTAINS(dom, "<rect ");
+  /* Charts: drawn from the summary's chart data when it has them
+   * (schema_minor 13), else each says why it has none. */
+  char *sj = pp_test_slurp(summary, NULL);
+  CHECK(sj != NULL);
+  static const char *const demo_charts[] = {
+      "zone-cdf",   "zone-hist",  "zone-p50",    "zone-count",
+      "frame-time", "frame-hist", "queue-depth", "queue-wait-cdf"};
+  size_t ncharts = sizeof demo_charts / sizeof demo_charts[0];
+  char *html = pp_test_slurp(page, NULL);
+  CHECK(html != NULL);
+  if (strstr(sj, "\"series\":") && strstr(sj, "\"hist\":")) {
+    check_uplot_charts(dom, html, demo_charts, ncharts);
+  } else {
+    printf("# the summary has no chart data yet: checked the reasons\n");
+    for (size_t i = 0; i < ncharts; i++)
+      CHECK_EQ(chart_attr(dom, demo_charts[i], "data-points"), 0);
+    /* and the program counters' chart */
+    CHECK_EQ(chart_attr(dom, "counters", "data-points"), 0);
+    CHECK_EQ(count_ci(dom, "<p class=\"pp-nodata\">no data for this chart: "),
+             ncharts + 1);
+  }
+  free(html);
+  free(sj);
+  CHECK_GT(chart_attr(dom, "stage-bars", "data-points"), 0);
+  CHECK_GT(chart_attr(dom, "timeline", "data-points"), 0);
   /* The measured overhead (a real session records the writer's CPU). */
   CHECK_CONTAINS(dom, "of process CPU");
   CHECK_CONTAINS(dom, "writer thread ");
@@ -789,12 +1040,12 @@ PP_TEST_T(html_chromium_hostile_names, 120) {
   free(t.threads[1].name);
   t.threads[1].name = tb_strdup("<img src=x onerror=alert(1)>");
   CHECK_EQ(pp_analyze(&t, &a), 0);
-  size_t n;
-  char *html = export_html(&a, NULL, &n);
+  char *html = export_html(&a, NULL, NULL);
   char page[4096];
   tpath(page, sizeof page, "hostile.html");
-  write_text(page, html, n);
-  free(html);
+  /* With chart data (the fixture), so that the names are in chart
+   * legends and the histogram's zone menu too. */
+  write_with_script(page, html, FIXTURE_JS "window.ppRender(d);\n");
   char *dom = dump_dom(chromium, page);
   check_rendered_ok(dom);
   for (int k = 0; k < 3; k++)
@@ -804,6 +1055,11 @@ PP_TEST_T(html_chromium_hostile_names, 120) {
   CHECK(strstr(dom, "<img") == NULL);
   CHECK_CONTAINS(dom, "&lt;img src=x onerror=alert(1)&gt;");
   CHECK_EQ(count_ci(dom, "<rect "), 36);
+  CHECK_CONTAINS(dom, "\">&lt;/script&gt;&lt;b&gt;x</option>");
+  if (page_has_uplot(html))
+    CHECK_CONTAINS(dom, "<div class=\"u-label\">&lt;/script&gt;&lt;b&gt;x"
+                        "</div>");
+  free(html);
   free(dom);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -1015,4 +1271,244 @@ PP_TEST_T(html_chromium_imported_shapes, 120) {
   /* 16 (operator, shapes) pairs in the profile, a row each */
   CHECK_EQ(count_ci(dom, "data-k=\"input_shapes\""), 16);
   free(dom);
+}
+
+/* The demo's report with the fixture's chart data: every chart draws,
+ * the page's own bars (stages, critical paths, timeline) too. */
+PP_TEST_T(html_chromium_charts_draw, 150) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  char dir[4096], page[4200], fx[4200];
+  tpath(dir, sizeof dir, "demo");
+  pp_cli_result r = pp_test_cli("demo --out '%s' --frames 20", dir);
+  if (r.rc != 0)
+    PP_FAIL("demo exit %d:\n%s\n%s", r.rc, r.out, r.err);
+  pp_cli_result_free(&r);
+  snprintf(page, sizeof page, "%s/demo.html", dir);
+  snprintf(fx, sizeof fx, "%s/fixture.html", dir);
+  char *html = pp_test_slurp(page, NULL);
+  CHECK(html != NULL);
+  write_with_script(fx, html, FIXTURE_JS "window.ppRender(d);\n");
+  char *dom = dump_dom(chromium, fx);
+  check_rendered_ok(dom);
+  check_uplot_charts(dom, html, fixture_charts,
+                     sizeof fixture_charts / sizeof fixture_charts[0]);
+  CHECK_GT(chart_attr(dom, "stage-bars", "data-points"), 0);
+  CHECK_GT(chart_attr(dom, "flow-0-where", "data-points"), 0);
+  CHECK_GT(chart_attr(dom, "timeline", "data-points"), 0);
+  /* Designed sections, no field dumps: words, durations, offsets (in
+   * what the page drew, not in its data or scripts). */
+  char *app = strstr(dom, "<div id=\"pp-app\">");
+  char *app_end = strstr(dom, DATA_OPEN);
+  CHECK(app != NULL && app_end != NULL && app < app_end);
+  *app_end = 0;
+  CHECK_CONTAINS(app, "id=\"pp-pipeline\"");
+  CHECK_CONTAINS(app, "bottleneck stage");
+  CHECK_CONTAINS(app, "queue full: producer blocked");
+  CHECK_CONTAINS(app, "data-k=\"dur\">");
+  CHECK_CONTAINS(app, "id=\"pp-queues\"");
+  CHECK_CONTAINS(app, "id=\"pp-advice\"");
+  CHECK(strstr(app, "window_ns") == NULL);
+  CHECK(strstr(app, "waits_unclosed") == NULL);
+  CHECK(strstr(app, "schema_minor") == NULL);
+  CHECK(strstr(app, "pp-generic") == NULL);
+  free(dom);
+
+  /* Without uPlot (its script removed, the build status saying why):
+   * each chart says so where it would be, and the page still renders. */
+  char *b = strstr(html, "id=\"pp-build\">");
+  CHECK(b != NULL);
+  b += strlen("id=\"pp-build\">");
+  char *e = strstr(b, "</script>");
+  CHECK(e != NULL);
+  char *next = e + strlen("</script>\n");
+  if (page_has_uplot(html)) {
+    CHECK(strncmp(next, "<script>\n", 9) == 0);
+    next = strstr(next, "</script>\n");
+    CHECK(next != NULL);
+    next += strlen("</script>\n");
+  }
+  FILE *f = fopen(fx, "wb");
+  CHECK(f != NULL);
+  fwrite(html, 1, (size_t)(b - html), f);
+  fputs("{\"unavailable\": \"taken out by the test\"}</script>\n", f);
+  fputs(next, f);
+  CHECK_EQ(fclose(f), 0);
+  free(html);
+  html = pp_test_slurp(fx, NULL);
+  write_with_script(fx, html, FIXTURE_JS "window.ppRender(d);\n");
+  dom = dump_dom(chromium, fx);
+  check_rendered_ok(dom);
+  CHECK_EQ(count_ci(dom, "chart unavailable: uPlot was not bundled at "
+                         "build time (taken out by the test)"),
+           sizeof fixture_charts / sizeof fixture_charts[0]);
+  free(dom);
+  free(html);
+}
+
+/* Live mode's renderer: two snapshots fed through window.ppRender; the
+ * second one's figures are shown, a chart is updated in place (the same
+ * canvas), and the user's sort order survives. */
+PP_TEST_T(html_chromium_live_rerender, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  pp_analysis a = {0};
+  build_pipeline(&t, plain_names);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *html = export_html(&a, NULL, NULL);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "live.html");
+  write_with_script(
+      page, html,
+      FIXTURE_JS
+      "window.ppRender(d);\n"
+      "var cv = document.querySelector('[data-chart=\"zone-p50\"] canvas');\n"
+      "if (cv) cv.setAttribute('data-test-mark', 'kept');\n"
+      "var th = document.querySelectorAll("
+      "'table[data-table=\"zones\"] th')[2];\n"
+      "th.click(); th.click();\n"
+      "var d2 = JSON.parse(JSON.stringify(d));\n"
+      "d2.zones.forEach(function (z) { z.count += 1000; });\n"
+      "d2.series.zones.forEach(function (s) {\n"
+      "  s.p50_ns = s.p50_ns.map(function (x) { return x * 3; }); });\n"
+      "d2.live = {interval_s: 1, as_of_ns: d.t0_ns + 5e8, window_s: 0};\n"
+      "var r = window.ppRender(d2);\n"
+      "document.body.setAttribute('data-test', r);\n");
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "data-test=\"ok\"");
+  check_zone_row(dom, "child", 1072);
+  check_zone_row(dom, "decode", 1012);
+  CHECK_CONTAINS(dom, "a snapshot every 1 s, this one as of +");
+  /* The count column, sorted ascending by the user, stays so. */
+  const char *tb = strstr(dom, "data-table=\"zones\"");
+  CHECK(tb != NULL);
+  const char *asc = strstr(tb, "aria-sort=\"ascending\">count</th>");
+  const char *tend = strstr(tb, "</thead>");
+  CHECK(asc != NULL && tend != NULL && asc < tend);
+  if (page_has_uplot(html))
+    CHECK_CONTAINS(dom, "data-test-mark=\"kept\"");
+  else if (charts_required())
+    PP_FAIL("uPlot was not bundled and PP_REQUIRE_CHARTS=1");
+  free(dom);
+  free(html);
+}
+
+/* Height of the page (its document's scrollHeight) as Chromium lays it
+ * out 1280 pixels wide, after js (may be empty) ran. */
+static long page_height(const char *chromium, const char *html, const char *js,
+                        const char *tmp) {
+  char script[4096];
+  snprintf(script, sizeof script,
+           "%s\ndocument.body.setAttribute('data-height', String("
+           "document.documentElement.scrollHeight));\n",
+           js);
+  write_with_script(tmp, html, script);
+  char profile[4096], log[4096];
+  tpath(profile, sizeof profile, "chromium-profile");
+  tpath(log, sizeof log, "chromium.log");
+  char *dom = NULL;
+  int rc = pp_test_run(&dom,
+                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
+                       "--disable-dev-shm-usage --no-first-run "
+                       "--hide-scrollbars --window-size=1280,900 "
+                       "--user-data-dir='%s' --dump-dom 'file://%s' 2>'%s'",
+                       chromium, profile, tmp, log);
+  CHECK_EQ(rc, 0);
+  const char *h = strstr(dom, "data-height=\"");
+  CHECK(h != NULL);
+  long v = strtol(h + 13, NULL, 10);
+  free(dom);
+  return v;
+}
+
+/* A PNG of path at 1280 x height (capped; the cap is said). */
+static void screenshot(const char *chromium, const char *path, const char *png,
+                       long height) {
+  char profile[4096], log[4096];
+  tpath(profile, sizeof profile, "chromium-profile");
+  tpath(log, sizeof log, "chromium.log");
+  if (height > 16000) {
+    printf("# %s: page is %ld px tall, the screenshot shows the first "
+           "16000\n",
+           png, height);
+    height = 16000;
+  }
+  char *out = NULL;
+  int rc = pp_test_run(&out,
+                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
+                       "--disable-dev-shm-usage --no-first-run "
+                       "--hide-scrollbars --window-size=1280,%ld "
+                       "--user-data-dir='%s' --screenshot='%s' 'file://%s' "
+                       "2>'%s'",
+                       chromium, height, profile, png, path, log);
+  free(out);
+  CHECK_EQ(rc, 0);
+  struct stat st;
+  CHECK_EQ(stat(png, &st), 0);
+  CHECK_GT(st.st_size, 1000);
+  printf("# screenshot: %s\n", png);
+}
+
+/* Screenshots of the demo's report (whole page and major sections), and
+ * of the same report with the fixture's chart data, as test artifacts in
+ * <build>/test-artifacts/html/. */
+PP_TEST_T(html_chromium_screenshots, 300) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  char dir[4096], page[4200], tmp[4200], shot[8400], art[4200];
+  tpath(dir, sizeof dir, "demo");
+  pp_cli_result r = pp_test_cli("demo --out '%s'", dir);
+  if (r.rc != 0)
+    PP_FAIL("demo exit %d:\n%s\n%s", r.rc, r.out, r.err);
+  pp_cli_result_free(&r);
+  snprintf(page, sizeof page, "%s/demo.html", dir);
+  snprintf(tmp, sizeof tmp, "%s/measure.html", dir);
+  snprintf(art, sizeof art, "%s/test-artifacts/html", pp_test_bindir());
+  char *out = NULL;
+  CHECK_EQ(pp_test_run(&out, "mkdir -p '%s'", art), 0);
+  free(out);
+  char *html = pp_test_slurp(page, NULL);
+  CHECK(html != NULL);
+
+  snprintf(shot, sizeof shot, "%s/demo-report.png", art);
+  screenshot(chromium, page, shot, page_height(chromium, html, "", tmp));
+
+  /* One per major section: the others hidden after rendering. */
+  static const char *const secs[] = {"pp-zones",  "pp-timeline", "pp-pipeline",
+                                     "pp-queues", "pp-frames",   "pp-advice"};
+  for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
+    char js[1024], one[4200];
+    snprintf(js, sizeof js,
+             "Array.prototype.forEach.call(document.querySelectorAll("
+             "'#pp-app .pp-page > *'), function (e) {\n"
+             "  if (e.id !== '%s') e.style.display = 'none'; });\n",
+             secs[i]);
+    snprintf(one, sizeof one, "%s/section.html", dir);
+    write_with_script(one, html, js);
+    char *sec = pp_test_slurp(one, NULL);
+    CHECK(sec != NULL);
+    long hgt = page_height(chromium, sec, "", tmp);
+    free(sec);
+    snprintf(shot, sizeof shot, "%s/demo-%s.png", art, secs[i] + 3);
+    screenshot(chromium, one, shot, hgt);
+  }
+
+  /* The fixture's chart data drawn into the demo's report. */
+  snprintf(tmp, sizeof tmp, "%s/fixture.html", dir);
+  write_with_script(tmp, html, FIXTURE_JS "window.ppRender(d);\n");
+  char *fx = pp_test_slurp(tmp, NULL);
+  char meas[4200];
+  snprintf(meas, sizeof meas, "%s/measure2.html", dir);
+  long hgt = page_height(chromium, fx, "", meas);
+  free(fx);
+  snprintf(shot, sizeof shot, "%s/demo-report-fixture-charts.png", art);
+  screenshot(chromium, tmp, shot, hgt);
+  free(html);
 }

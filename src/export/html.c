@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTML report: one self-contained page that works offline. The page's
- * style and script (src/export/html/report.css, report.js, compiled in by
- * cmake/embed.cmake) render the summary JSON, which is embedded in a
- * <script type="application/json"> element: the summary of
- * summary_json.c plus a bounded "timeline" of top-level zone instances
- * (docs/formats/summary-json.md#timeline) written here.
+ * The HTML report: one self-contained page that works offline. The page
+ * shell (html_page.c, shared with the live dashboard) inlines the style and
+ * script (src/export/html/, and the chart library uPlot) that render the
+ * summary JSON, which is embedded in a <script type="application/json">
+ * element: the summary of summary_json.c plus a bounded "timeline" of
+ * top-level zone instances (docs/formats/summary-json.md#timeline) written
+ * here.
  *
- * Escaping rule: the JSON is UTF-8 text in which every '<' (which can only
- * occur inside strings) is written as the JSON escape \u003c, and U+2028
- * and U+2029 as \u2028 and \u2029. The element's text then never contains
- * "</script" or "<!--", so no name from the trace can end it or change how
- * the HTML parser reads it, and JSON.parse() gives back the exact strings.
- * Everything else the page shows is inserted by the script as text nodes.
- * Details: docs/html-report.md.
+ * Escaping rule (applied by html_page.c): the JSON is UTF-8 text in which
+ * every '<' (which can only occur inside strings) is written as the JSON
+ * escape \u003c, and U+2028 and U+2029 as \u2028 and \u2029. The element's
+ * text then never contains "</script" or "<!--", so no name from the trace
+ * can end it or change how the HTML parser reads it, and JSON.parse() gives
+ * back the exact strings. Everything else the page shows is inserted by the
+ * script as text nodes. Details: docs/html-report.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,9 @@
 
 #include "analyze/pipeline.h"
 #include "export/export.h"
-#include "export/html_assets.h"
+#include "export/html_page.h"
 #include "export/jsonw.h"
 #include "internal.h"
-#include "pipeprof/version.h"
 
 /* ---- timeline ----------------------------------------------------------- */
 
@@ -181,65 +181,6 @@ static int write_timeline(pp_jsonw *w, const pp_analysis *a, void *arg) {
 
 /* ---- page --------------------------------------------------------------- */
 
-/* The page may not load anything: no network, no other file. */
-static const char page_head[] =
-    "<!DOCTYPE html>\n"
-    "<html lang=\"en\">\n"
-    "<head>\n"
-    "<meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, "
-    "initial-scale=1\">\n"
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
-    "'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
-    "<meta name=\"generator\" content=\"pipeprof " PP_VERSION_STRING "\">\n"
-    "<title>pipeprof report</title>\n"
-    "<style>\n";
-
-static const char page_body[] =
-    "</style>\n"
-    "</head>\n"
-    "<body>\n"
-    "<noscript><p>This report is drawn by JavaScript; enable it to see "
-    "the report. The data is in the element with id "
-    "&quot;pp-data&quot;.</p></noscript>\n"
-    "<div id=\"pp-app\"></div>\n"
-    "<script type=\"application/json\" id=\"pp-data\">";
-
-static const char page_script[] = "</script>\n<script>\n";
-static const char page_tail[] = "</script>\n</body>\n</html>\n";
-
-static void put(FILE *f, const void *s, size_t n) {
-  if (n)
-    fwrite(s, 1, n, f);
-}
-
-/* The JSON with '<', U+2028 and U+2029 escaped (see the top of the file);
- * the input is well-formed UTF-8 (pp_jsonw guarantees it), so E2 80 A8/A9
- * can only be those two characters. */
-static void put_json_escaped(FILE *f, const char *s, size_t n) {
-  size_t from = 0;
-  for (size_t i = 0; i < n; i++) {
-    const char *esc = NULL;
-    size_t skip = 1;
-    if (s[i] == '<') {
-      esc = "\\u003c";
-    } else if ((unsigned char)s[i] == 0xE2 && i + 2 < n &&
-               (unsigned char)s[i + 1] == 0x80 &&
-               ((unsigned char)s[i + 2] == 0xA8 ||
-                (unsigned char)s[i + 2] == 0xA9)) {
-      esc = (unsigned char)s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
-      skip = 3;
-    }
-    if (!esc)
-      continue;
-    put(f, s + from, i - from);
-    put(f, esc, 6);
-    i += skip - 1;
-    from = i + 1;
-  }
-  put(f, s + from, n - from);
-}
-
 int pp_export_html_opts(FILE *out, const pp_analysis *a,
                         const pp_html_opts *opts) {
   const pp_trace *t = a->trace;
@@ -259,18 +200,10 @@ int pp_export_html_opts(FILE *out, const pp_analysis *a,
     free(json); /* open_memstream's buffer comes from malloc */
     return -1;
   }
-  /* The summary ends with a newline; keep it out of the element. */
-  while (len > 0 && json[len - 1] == '\n')
-    len--;
-  put(out, page_head, sizeof page_head - 1);
-  put(out, pp__html_css, pp__html_css_len);
-  put(out, page_body, sizeof page_body - 1);
-  put_json_escaped(out, json, len);
-  put(out, page_script, sizeof page_script - 1);
-  put(out, pp__html_js, pp__html_js_len);
-  put(out, page_tail, sizeof page_tail - 1);
+  /* The page shell escapes the JSON and leaves out its closing newline. */
+  rc = pp__html_page(out, "pipeprof report", json, NULL);
   free(json);
-  return ferror(out) ? -1 : 0;
+  return rc;
 }
 
 int pp_export_html(FILE *out, const pp_analysis *a) {

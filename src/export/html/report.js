@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pipeprof HTML report's renderer (src/export/html.c inlines it after
- * the data). It reads the summary JSON embedded in the page (the
- * application/json script element with id "pp-data"; schema
- * pipeprof.summary, docs/formats/summary-json.md) and draws it with plain DOM calls, no
- * framework and nothing loaded from elsewhere.
+ * The pipeprof HTML report's renderer, for the static report and the live
+ * dashboard alike (src/export/html_page.c inlines it after the data and
+ * the chart library uPlot). A static report embeds a summary JSON document
+ * (the application/json script element with id "pp-data"; schema
+ * pipeprof.summary, docs/formats/summary-json.md); the live page's
+ * configuration (element "pp-config") names a summary URL and a
+ * server-sent-events stream instead, and the page re-renders on each
+ * snapshot, keeping what the user chose (sort orders, open sections,
+ * chart zoom, the timeline's view, the scroll position) and updating
+ * charts in place. window.ppRender(doc) renders a document (tests).
  *
  * Names come from the profiled program and are untrusted: data reaches the
  * page only as text nodes (textContent) and attribute values (setAttribute),
- * never as markup.
+ * never as markup; uPlot writes legend labels as text too.
  *
  * Sections the page knows have their own layout; every other top-level
- * member (and what a known section holds beyond the fields listed in the
- * spec) goes through the generic renderer, so sections added to the summary
- * later appear without a change here. Each section is drawn in its own
- * try/catch. At the end the body gets data-rendered="ok" and a hidden
+ * member goes through the generic renderer, so sections added to the
+ * summary later appear without a change here. Each section is drawn in its
+ * own try/catch. At the end the body gets data-rendered="ok" and a hidden
  * element with id "pp-render-ok" when every section succeeded, or
  * data-rendered="error" and an element with id "pp-render-error" holding
- * the errors (the browser tests look for these).
+ * the errors (the browser tests look for these). Charts say why they are
+ * missing ("no data for this chart: ...", "chart unavailable: ...").
  */
 (function () {
   'use strict';
@@ -31,7 +36,10 @@
     't0_ns', 't1_ns', 'wall_ns', 'events', 'dropped', 'unclosed_zones',
     'unmatched_zone_ends', 'zones', 'top_self', 'threads', 'frames',
     'counters', 'requests', 'overhead', 'reader', 'system', 'timeline',
-    'source', 'breakdown', 'providers', 'shapes', 'merged_profiles'
+    'source', 'breakdown', 'providers', 'shapes', 'merged_profiles',
+    'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
+    'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
+    'memory_pools', 'series', 'live'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -41,6 +49,14 @@
 
   var errors = [];
   var nav = null;
+  /* What the user chose, kept across renders (live mode): table sort
+   * orders by table id, open <details> by data-id, the selected zone of
+   * the histogram, zoomed charts, the timeline's view, the zone filter. */
+  var state = {sort: {}, open: {}, select: {}, zoom: {}, tl: null,
+               filter: ''};
+  var charts = {}, newCharts = {};
+  var tlDrag = null;
+  var BUILD = null, CONFIG = null;
 
   /* ---- DOM helpers ----------------------------------------------------- */
 
@@ -216,7 +232,8 @@
    * (text) and data-k = the column key. */
   function table(parent, cols, rows, opts) {
     opts = opts || {};
-    var t = add(parent, h('table', 'pp-table'));
+    var wrap = add(parent, h('div', 'pp-tablewrap'));
+    var t = add(wrap, h('table', 'pp-table'));
     var thead = add(t, h('thead'));
     var hr = add(thead, h('tr'));
     var tbody = add(t, h('tbody'));
@@ -251,11 +268,13 @@
     function fill() {
       items.forEach(function (it) { tbody.appendChild(it.tr); });
     }
-    var current = null, desc = true;
-    function sortBy(c, th, toggle) {
-      if (current === c && toggle) desc = !desc;
+    var current = null, desc = true, ths = {};
+    function sortBy(c, th, toggle, want) {
+      if (want !== undefined) desc = want;
+      else if (current === c && toggle) desc = !desc;
       else desc = c.num ? true : false;
       current = c;
+      if (opts.id && toggle) state.sort[opts.id] = {key: c.key, desc: desc};
       var val = c.value || function (r) { return r[c.key]; };
       items.sort(function (a, b) {
         var x = val(a.row), y = val(b.row), d = 0;
@@ -275,6 +294,7 @@
     }
     cols.forEach(function (c) {
       var th = add(hr, h('th', c.num ? 'pp-n' : null, c.label || c.key));
+      ths[c.key] = {th: th, c: c};
       if (c.title) th.setAttribute('title', c.title);
       if (opts.sortable === false) return;
       th.classList.add('pp-sortable');
@@ -293,7 +313,325 @@
       }
     });
     fill();
+    var kept = opts.id ? state.sort[opts.id] : null;
+    if (opts.id) t.setAttribute('data-table', opts.id);
+    if (kept && ths[kept.key])
+      sortBy(ths[kept.key].c, ths[kept.key].th, false, kept.desc);
+    else if (opts.sorted && ths[opts.sorted] && !current)
+      sortBy(ths[opts.sorted].c, ths[opts.sorted].th, false);
     return {table: t, items: items};
+  }
+
+  /* ---- charts (uPlot, bundled at build time) ----------------------------
+   * chart(parent, id, spec) draws spec = {title, x: [...], xKind: 'time'
+   * (seconds from the trace start) or 'ns-log' (latency, log axis), yUnit
+   * ('ns', 'bytes', 'pct', 'rate', 'count', or a unit word), yLog, step
+   * (histogram steps), series: [{label, values, dash, fill}], empty: why
+   * there is nothing to draw}. The wrapper div.pp-chart carries
+   * data-chart (id), data-points (finite points handed to uPlot) and, once
+   * uPlot has drawn, data-ink: how many coloured pixels the plot area holds
+   * (the series; grid and axes are grey), which the browser tests read.
+   * Charts are kept by id across renders (live mode) and updated in place
+   * with setData, keeping a zoom the user chose. */
+
+  var PALETTE = ['#2f6fb3', '#d9622b', '#3a9c4a', '#b8407a', '#7d5bbf',
+                 '#c29a1b', '#2b9ea6', '#8c564b', '#e377c2', '#6b7a8f'];
+
+  function uplotMissing() {
+    if (typeof uPlot === 'function') return null;
+    var why = isRecord(BUILD) && typeof BUILD.unavailable === 'string'
+      ? BUILD.unavailable
+      : isRecord(BUILD) && typeof BUILD.uplot === 'string'
+        ? 'the bundled uPlot ' + BUILD.uplot + ' did not load'
+        : 'no build status in the page';
+    return 'chart unavailable: uPlot was not bundled at build time (' + why +
+      ')';
+  }
+
+  function fmtUnit(unit, v) {
+    if (!isNum(v)) return '\u2013';
+    switch (unit) {
+      case 'ns': return fmtNs(v);
+      case 'bytes': return fmtBytes(v);
+      case 'pct': return fmtPct(v);
+      case 'rate': return fmtNum(Math.abs(v) >= 100 ? Math.round(v) : v) +
+        '/s';
+      case 'count': case '': case undefined: return fmtNum(v);
+      default: return fmtNum(v) + ' ' + unit;
+    }
+  }
+
+  function fmtRelS(s) {
+    return isNum(s) ? '+' + fmtNs(s * 1e9) : '\u2013';
+  }
+
+  function cssVar(name, dflt) {
+    var v = getComputedStyle(document.documentElement)
+      .getPropertyValue(name);
+    return v && v.trim() ? v.trim() : dflt;
+  }
+
+  function chartWidth(box) {
+    var w = box.clientWidth || (box.parentNode && box.parentNode.clientWidth)
+      || 0;
+    if (!w) w = Math.min(window.innerWidth || 900, 1200) - 60;
+    return Math.max(320, Math.min(w, 1400));
+  }
+
+  /* Pixels with colour (channels apart by more than 40) inside the plot
+   * area, sampled on a grid of every second pixel. */
+  function inkOf(u) {
+    try {
+      var c = u.ctx, b = u.bbox;
+      if (b.width < 1 || b.height < 1) return 0;
+      var img = c.getImageData(Math.round(b.left), Math.round(b.top),
+                               Math.round(b.width), Math.round(b.height));
+      var d = img.data, n = 0, W = img.width;
+      for (var y = 0; y < img.height; y += 2)
+        for (var x = 0; x < W; x += 2) {
+          var i = (y * W + x) * 4;
+          if (d[i + 3] < 40) continue;
+          var mx = Math.max(d[i], d[i + 1], d[i + 2]);
+          var mn = Math.min(d[i], d[i + 1], d[i + 2]);
+          if (mx - mn > 40) n++;
+        }
+      return n;
+    } catch (e) {
+      return -1;
+    }
+  }
+
+  function chartNote(box, cls, text) {
+    box.setAttribute('data-points', '0');
+    add(box, h('p', cls, text));
+    return box;
+  }
+
+  function chart(parent, id, spec) {
+    var box = add(parent, h('div', 'pp-chart'));
+    box.setAttribute('data-chart', id);
+    if (spec.title) add(box, h('div', 'pp-chart-title', spec.title));
+    var series = (spec.series || []).filter(function (s) {
+      return Array.isArray(s.values);
+    });
+    var x = Array.isArray(spec.x) ? spec.x : [];
+    var points = 0;
+    series.forEach(function (s) {
+      s.values.forEach(function (v) { if (isNum(v)) points++; });
+    });
+    if (spec.empty || !x.length || !points)
+      return chartNote(box, 'pp-nodata', 'no data for this chart: ' +
+        (spec.empty || 'the summary holds no points for it'));
+    var missing = uplotMissing();
+    if (missing) return chartNote(box, 'pp-unavail pp-chart-missing',
+                                  missing);
+    box.setAttribute('data-points', String(points));
+    var data = [x].concat(series.map(function (s) { return s.values; }));
+    var sig = JSON.stringify([spec.xKind, spec.yUnit, spec.yLog, spec.step,
+      series.map(function (s) { return s.label; })]);
+    var old = charts[id];
+    if (old && old.sig === sig) {
+      /* Live update: same layout, new points; keep the user's zoom. */
+      box.appendChild(old.holder);
+      old.u.setData(data, !state.zoom[id]);
+      newCharts[id] = old;
+      old.box = box;
+      markInk(old);
+      return box;
+    }
+    var holder = add(box, h('div', 'pp-chart-plot'));
+    var fg = cssVar('--fg', '#1d2329'), grid = cssVar('--line', '#dde2e7');
+    var yFmt = function (v) { return fmtUnit(spec.yUnit, v); };
+    var xFmt = spec.xKind === 'ns-log' ? fmtNs : fmtRelS;
+    /* Axis labels: uPlot passes null for log-axis ticks it leaves bare. */
+    var tick = function (f) {
+      return function (u, vals) {
+        return vals.map(function (v) { return isNum(v) ? f(v) : ''; });
+      };
+    };
+    var opts = {
+      width: chartWidth(box),
+      height: spec.height || 220,
+      legend: {show: true, live: true},
+      cursor: {drag: {x: true, y: false}},
+      scales: {
+        x: spec.xKind === 'ns-log' ? {time: false, distr: 3, log: 10}
+          : {time: false},
+        y: spec.yLog ? {distr: 3, log: 10} : {}
+      },
+      axes: [
+        {stroke: fg, grid: {stroke: grid, width: 1},
+         ticks: {stroke: grid, width: 1},
+         values: tick(xFmt), space: 70,
+         label: spec.xLabel || (spec.xKind === 'ns-log' ? 'latency'
+           : 'time from the trace start'), labelSize: 18, size: 36},
+        {stroke: fg, grid: {stroke: grid, width: 1},
+         ticks: {stroke: grid, width: 1}, size: 70, space: 24,
+         values: tick(yFmt)}
+      ],
+      series: [{label: spec.xKind === 'ns-log' ? 'latency' : 'time',
+                value: function (u, v) { return xFmt(v); }}]
+        .concat(series.map(function (s, i) {
+          var col = s.color || PALETTE[i % PALETTE.length];
+          var o = {label: String(s.label), stroke: col, width: 1.5,
+                   spanGaps: !!spec.spanGaps,
+                   points: {show: false},
+                   value: function (u, v) { return yFmt(v); }};
+          if (s.dash) o.dash = [5, 4];
+          if (s.fill) o.fill = col + '33';
+          if (spec.step && uPlot.paths && uPlot.paths.stepped)
+            o.paths = uPlot.paths.stepped({align: -1});
+          return o;
+        })),
+      hooks: {
+        setSelect: [function (u) {
+          if (u.select.width > 0) state.zoom[id] = true;
+        }],
+        draw: [function (u) {
+          var c = charts[id] || newCharts[id];
+          if (c) markInk(c);
+        }]
+      }
+    };
+    var u = new uPlot(opts, data, holder);
+    u.over.addEventListener('dblclick', function () {
+      delete state.zoom[id];
+    });
+    var rec = {u: u, sig: sig, holder: holder, box: box};
+    newCharts[id] = rec;
+    markInk(rec);
+    return box;
+  }
+
+  function markInk(rec) {
+    rec.box.setAttribute('data-ink', String(inkOf(rec.u)));
+  }
+
+  /* One x array for several series, each with its own times: the union of
+   * their times, and null where a series has no point (drawn as a gap, or
+   * spanned with spanGaps). items: [{t: [...], ys: [[...], ...]}]. */
+  function alignSeries(items) {
+    var all = [];
+    items.forEach(function (it) {
+      (it.t || []).forEach(function (v) { if (isNum(v)) all.push(v); });
+    });
+    all.sort(function (a, b) { return a - b; });
+    var x = [];
+    all.forEach(function (v) { if (!x.length || x[x.length - 1] !== v) x.push(v); });
+    var pos = {};
+    x.forEach(function (v, i) { pos[v] = i; });
+    var out = items.map(function (it) {
+      return (it.ys || []).map(function (y) {
+        var col = new Array(x.length).fill(null);
+        (it.t || []).forEach(function (tv, i) {
+          if (isNum(tv) && i < y.length && isNum(y[i])) col[pos[tv]] = y[i];
+        });
+        return col;
+      });
+    });
+    return {x: x, ys: out};
+  }
+
+  /* A series member of the summary: an array, or {"unavailable": why}. */
+  function seriesList(d, key) {
+    var s = d.series;
+    if (!isRecord(s)) return {list: [], why: 'this summary has no time ' +
+      'series (schema_minor 13 adds them)'};
+    var v = s[key];
+    if (isRecord(v) && typeof v.unavailable === 'string')
+      return {list: [], why: v.unavailable};
+    if (!Array.isArray(v)) return {list: [], why: 'the summary has no ' +
+      'series.' + key};
+    if (!v.length) return {list: [], why: 'no ' + key + ' in this trace'};
+    return {list: v, why: null};
+  }
+
+  function secs(t) {
+    return (Array.isArray(t) ? t : []).map(function (v) {
+      return isNum(v) ? v / 1e9 : null;
+    });
+  }
+
+  /* Time series chart from series entries: pick(entry) -> [{label, values,
+   * dash}] over entry.t_ns. */
+  function seriesChart(parent, id, title, entries, why, yUnit, pick, opts) {
+    opts = opts || {};
+    if (!entries.length)
+      return chart(parent, id, {title: title, empty: why || 'no series'});
+    var items = [], labels = [];
+    entries.forEach(function (e) {
+      var ps = pick(e);
+      items.push({t: secs(e.t_ns), ys: ps.map(function (p) { return p.values; })});
+      ps.forEach(function (p) { labels.push(p); });
+    });
+    var al = alignSeries(items), series = [], k = 0;
+    al.ys.forEach(function (cols) {
+      cols.forEach(function (col) {
+        var p = labels[k++];
+        series.push({label: p.label, values: col, dash: p.dash,
+                     color: p.color});
+      });
+    });
+    var down = entries.some(function (e) { return e.downsampled === true; });
+    var box = chart(parent, id, {title: title, x: al.x, xKind: 'time',
+      yUnit: yUnit, yLog: opts.yLog, series: series, spanGaps: true,
+      height: opts.height});
+    if (down && box.getAttribute('data-points') !== '0')
+      add(box, h('div', 'pp-chart-note', 'downsampled: each point ' +
+        'summarizes a time bucket (mean, and the maximum where shown)'));
+    return box;
+  }
+
+  /* Latency distribution as a CDF: x the histogram's upper bucket edges
+   * (log axis), y the share of values at or below (percent). */
+  function cdfChart(parent, id, title, items, why) {
+    var withHist = items.filter(function (it) {
+      return isRecord(it.hist) && Array.isArray(it.hist.le_ns) &&
+        Array.isArray(it.hist.counts) && it.hist.le_ns.length;
+    });
+    if (!withHist.length)
+      return chart(parent, id, {title: title, empty: why ||
+        'the summary has no histograms (hist, schema_minor 13)'});
+    var xs = [];
+    withHist.forEach(function (it) {
+      it.hist.le_ns.forEach(function (v) { if (isNum(v) && v > 0) xs.push(v); });
+    });
+    xs.sort(function (a, b) { return a - b; });
+    var x = xs.filter(function (v, i) { return i === 0 || xs[i - 1] !== v; });
+    var series = withHist.map(function (it) {
+      var le = it.hist.le_ns, cn = it.hist.counts, tot = 0;
+      cn.forEach(function (c) { if (isNum(c)) tot += c; });
+      var cum = 0, j = 0, col = [];
+      x.forEach(function (xv) {
+        while (j < le.length && le[j] <= xv) {
+          cum += isNum(cn[j]) ? cn[j] : 0;
+          j++;
+        }
+        col.push(tot > 0 ? cum / tot * 100 : null);
+      });
+      return {label: it.name, values: col};
+    });
+    return chart(parent, id, {title: title, x: x, xKind: 'ns-log',
+      yUnit: 'pct', series: series, step: true});
+  }
+
+  /* One histogram as steps over its bucket edges (log x axis). */
+  function histChart(parent, id, title, name, hist, why) {
+    if (!isRecord(hist) || !Array.isArray(hist.le_ns) ||
+        !Array.isArray(hist.counts) || !hist.le_ns.length)
+      return chart(parent, id, {title: title, empty: why ||
+        'the summary has no histogram for it (hist, schema_minor 13)'});
+    var x = [], y = [];
+    hist.le_ns.forEach(function (v, i) {
+      if (isNum(v) && v > 0) {
+        x.push(v);
+        y.push(isNum(hist.counts[i]) ? hist.counts[i] : null);
+      }
+    });
+    return chart(parent, id, {title: title, x: x, xKind: 'ns-log',
+      yUnit: 'count', step: true,
+      series: [{label: name + ' (values per bucket)', values: y,
+                fill: true}]});
   }
 
   /* ---- generic rendering ------------------------------------------------
@@ -478,6 +816,10 @@
       fact(grid, 'provider transitions', fmtNum(d.providers.transitions) +
         ' (' + fmtNum(d.providers.copies) + ' copies, ' +
         fmtNs(d.providers.copy_ns) + ')');
+    if (isRecord(d.live))
+      fact(grid, 'live', 'a snapshot every ' + fmtNum(d.live.interval_s) +
+        ' s' + (isNum(d.live.as_of_ns) ? ', this one as of ' +
+        rel(d, d.live.as_of_ns) : ''));
     fact(grid, 'wall time', fmtNs(d.wall_ns));
     fact(grid, 'events', fmtNum(d.events));
     if (Array.isArray(d.threads)) fact(grid, 'threads', d.threads.length);
@@ -606,17 +948,24 @@
       ns('p99_ns', 'p99'), ns('p999_ns', 'p99.9'), ns('max_ns', 'max'),
       {key: 'wall_pct', label: '% wall', num: true,
        text: function (z) { return fmtPct(z.wall_pct); }}
-    ], zones, {sorted: 'total_ns', rowTitle: function (z) {
+    ], zones, {id: 'zones', sorted: 'total_ns', rowTitle: function (z) {
       return siteText(z, true) || null;
     }});
     t.table.id = 'pp-zone-table';
-    input.addEventListener('input', function () {
+    var filter = function () {
       var q = input.value.toLowerCase();
+      state.filter = input.value;
       t.items.forEach(function (it) {
         it.tr.hidden = q !== '' &&
           String(it.row.name).toLowerCase().indexOf(q) < 0;
       });
-    });
+    };
+    input.addEventListener('input', filter);
+    if (state.filter) {
+      input.value = state.filter;
+      filter();
+    }
+    zoneCharts(s, d, zones);
   }
 
   function renderTop(app, d) {
@@ -740,7 +1089,9 @@
     var s = section(app, 'pp-timeline', 'timeline');
     var tl = d.timeline;
     if (!isRecord(tl)) {
-      unavailable(s, 'this summary carries no timeline');
+      unavailable(s, d.live ? 'a running process sends no zone instances; ' +
+        'the report of its trace has the timeline'
+        : 'this summary carries no timeline');
       return;
     }
     if (tl.available === false) {
@@ -757,13 +1108,21 @@
       return;
     }
     note(s, 'top-level zones per thread over the wall time (' +
-      fmtNs(wall) + '); hover a bar for its zone and duration.');
+      fmtNs(wall) + '); hover a bar for its zone and duration. Zoom with ' +
+      'the mouse wheel or the buttons, drag to pan.');
     if (tl.omitted > 0)
       note(s, 'showing the ' + tl.kept + ' longest of ' + tl.spans +
         ' top-level zone instances; ' + tl.omitted + ' shorter ones are ' +
         'left out (per thread below).');
-    var W = 1000, used = {};
+    var ctl = add(s, h('div', 'pp-tl-ctl'));
+    var bIn = add(ctl, h('button', null, 'zoom in'));
+    var bOut = add(ctl, h('button', null, 'zoom out'));
+    var bReset = add(ctl, h('button', null, 'show all'));
+    var shown = add(ctl, h('span', 'pp-dim'));
+    var W = 1000, used = {}, svgs = [];
     var box = add(s, h('div', 'pp-tl'));
+    box.setAttribute('data-chart', 'timeline');
+    var nrect = 0;
     rows.forEach(function (t) {
       var row = add(box, h('div', 'pp-tl-row'));
       var label = (t.name || '(unnamed)') + ' (' + t.tid + ')';
@@ -779,9 +1138,9 @@
         var z = zones[zi];
         used[zi] = true;
         var r = svg('rect', {
-          x: (start / wall * W).toFixed(3),
+          x: (start / wall * W).toFixed(4),
           y: 1,
-          width: Math.max(dur / wall * W, 0.4).toFixed(3),
+          width: Math.max(dur / wall * W, 0.02).toFixed(4),
           height: 16,
           fill: zoneColor(zi)
         });
@@ -790,26 +1149,82 @@
           ' at +' + fmtNs(start);
         r.appendChild(title);
         g.appendChild(r);
+        nrect++;
       });
       track.appendChild(g);
+      svgs.push(g);
       if (t.omitted > 0) {
-        var om = add(box, h('div', 'pp-dim'));
-        om.style.marginLeft = '11rem';
-        om.style.fontSize = '0.8rem';
+        var om = add(box, h('div', 'pp-dim pp-tl-omitted'));
         om.textContent = t.omitted + ' shorter zones (' +
           fmtNs(t.omitted_ns) + ' in all) not drawn';
       }
     });
+    box.setAttribute('data-points', String(nrect));
     var axis = add(s, h('div', 'pp-tl-axis'));
-    for (var i = 0; i <= 5; i++) {
-      var tick = add(axis, h('span', 'pp-tl-tick', fmtNs(wall * i / 5)));
-      tick.style.left = (i * 20) + '%';
+    var view = state.tl && state.tl.wall === wall ? state.tl
+      : {x0: 0, x1: wall, wall: wall};
+    function apply() {
+      var span = Math.max(view.x1 - view.x0, wall / 1e6);
+      svgs.forEach(function (g) {
+        g.setAttribute('viewBox', (view.x0 / wall * W).toFixed(4) + ' 0 ' +
+          (span / wall * W).toFixed(4) + ' 18');
+      });
+      axis.textContent = '';
+      for (var i = 0; i <= 5; i++) {
+        var tick = add(axis, h('span', 'pp-tl-tick',
+          '+' + fmtNs(view.x0 + span * i / 5)));
+        tick.style.left = (i * 20) + '%';
+      }
+      var all = view.x0 <= 0 && view.x1 >= wall;
+      shown.textContent = all ? ' showing the whole run'
+        : ' showing +' + fmtNs(view.x0) + ' to +' + fmtNs(view.x1) + ' (' +
+          fmtNs(span) + ')';
+      box.setAttribute('data-view', Math.round(view.x0) + ' ' +
+        Math.round(view.x1));
+      state.tl = all ? null : view;
     }
+    function zoom(f, at) {
+      var span = view.x1 - view.x0;
+      if (at === undefined) at = view.x0 + span / 2;
+      var ns = Math.min(wall, Math.max(wall / 1e5, span * f));
+      var x0 = at - (at - view.x0) * ns / span;
+      x0 = Math.max(0, Math.min(wall - ns, x0));
+      view = {x0: x0, x1: x0 + ns, wall: wall};
+      apply();
+    }
+    bIn.addEventListener('click', function () { zoom(0.5); });
+    bOut.addEventListener('click', function () { zoom(2); });
+    bReset.addEventListener('click', function () {
+      view = {x0: 0, x1: wall, wall: wall};
+      apply();
+    });
+    function atX(ev) {
+      var tr = box.querySelector('.pp-tl-track');
+      var rc = tr.getBoundingClientRect();
+      var f = Math.max(0, Math.min(1, (ev.clientX - rc.left) / rc.width));
+      return {f: f, ns: view.x0 + f * (view.x1 - view.x0), w: rc.width};
+    }
+    box.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      zoom(ev.deltaY < 0 ? 0.8 : 1.25, atX(ev).ns);
+    }, {passive: false});
+    box.addEventListener('mousedown', function (ev) {
+      var x = ev.clientX, v = view, w = atX(ev).w;
+      ev.preventDefault();
+      tlDrag = function (mv) {
+        var span = v.x1 - v.x0;
+        var dx = (mv.clientX - x) / w * span;
+        var x0 = Math.max(0, Math.min(wall - span, v.x0 - dx));
+        view = {x0: x0, x1: x0 + span, wall: wall};
+        apply();
+      };
+    });
+    apply();
     var legend = add(s, h('div', 'pp-legend'));
-    var shown = 0;
+    var nshown = 0;
     zones.forEach(function (z, zi) {
-      if (!used[zi] || shown >= 24) return;
-      shown++;
+      if (!used[zi] || nshown >= 24) return;
+      nshown++;
       var item = add(legend, h('span'));
       var sw = add(item, h('span', 'pp-swatch'));
       sw.style.background = zoneColor(zi);
@@ -834,8 +1249,9 @@
       {key: 'max_ns', label: 'max', num: true},
       {key: 'jitter_ns', label: 'jitter', num: true},
       {key: 'std_ns', label: 'std dev', num: true}
-    ].concat(frameEnergyCols(fr)), fr);
+    ].concat(frameEnergyCols(fr)), fr, {id: 'frames'});
     frameEnergyNote(s, fr);
+    frameCharts(s, d, fr);
   }
 
   /* Energy per frame (frames[].energy, schema_minor 5): the whole run's
@@ -891,7 +1307,7 @@
     return SAMPLED_PREFIXES.some(function (p) { return name.indexOf(p) === 0; });
   }
 
-  function counterTable(parent, rows) {
+  function counterTable(parent, rows, id) {
     var v = function (k) {
       return {key: k, label: k, num: true,
               text: function (r) { return fmtNum(r[k]); }};
@@ -901,7 +1317,7 @@
       {key: 'type', label: 'type'},
       {key: 'samples', label: 'samples', num: true},
       v('min'), v('max'), v('mean'), v('last')
-    ], rows);
+    ], rows, {id: id || 'counters'});
   }
 
   function renderCounters(app, d) {
@@ -910,14 +1326,17 @@
     var s = section(app, 'pp-counters', 'counters');
     var prog = cs.filter(function (c) { return !isSampled(c); });
     var samp = cs.filter(function (c) { return isSampled(c); });
-    if (prog.length) counterTable(s, prog);
+    if (prog.length) counterTable(s, prog, 'counters');
     else note(s, 'no program counters');
     if (samp.length) {
       var det = add(s, h('details'));
+      det.setAttribute('data-id', 'sampled-counters');
       add(det, h('summary', null, 'sampled counters (' + samp.length +
-        '): system, process, hardware, power and GPU samples'));
-      counterTable(det, samp);
+        '): system, process, hardware, power and GPU samples; their ' +
+        'charts are in the system and GPU sections'));
+      counterTable(det, samp, 'sampled-counters');
     }
+    counterCharts(s, d);
   }
 
   function renderRequests(app, d) {
@@ -1011,9 +1430,146 @@
     }
   }
 
+  /* ---- system: designed tables and time series ------------------------ */
+
+  /* "cpu_busy_pct" -> label "CPU busy", unit 'pct'. */
+  var WORDS = {cpu: 'CPU', psi: 'pressure', mem: 'memory', rss: 'RSS',
+               hwm: 'peak RSS (VmHWM)', vsize: 'virtual size', ctxt:
+               'context switches', intr: 'interrupts', minflt: 'minor faults',
+               majflt: 'major faults', io: 'I/O', numa: 'NUMA', gpu: 'GPU',
+               ipc: 'IPC', mhz: 'MHz', vol: 'voluntary', nonvol:
+               'involuntary', load1: 'load (1 min)', procs: 'processes'};
+
+  function metricUnit(key) {
+    key = String(key);
+    if (/_per_s$/.test(key)) return /bytes_per_s$/.test(key) ? 'bytes/s'
+      : 'rate';
+    if (/_pct$/.test(key)) return 'pct';
+    if (/_bytes(_total)?$/.test(key)) return 'bytes';
+    if (/_ns$/.test(key)) return 'ns';
+    if (/_s$/.test(key)) return 's';
+    if (/_mhz$/.test(key)) return 'MHz';
+    if (/_j$/.test(key)) return 'J';
+    if (/_w$/.test(key)) return 'W';
+    if (/_c$/.test(key)) return '\u00b0C';
+    return '';
+  }
+
+  function metricLabel(key) {
+    var k = String(key).replace(/_(per_s|pct|bytes_total|bytes|ns|s|mhz|j|w|c)$/,
+                                function (m, u) {
+                                  return u === 'bytes_total' ? '_total' : '';
+                                });
+    return k.split(/[_.]/).map(function (w) {
+      return has(WORDS, w) ? WORDS[w] : w;
+    }).join(' ');
+  }
+
+  function fmtMetric(unit, v) {
+    if (unit === 's') return isNum(v) ? fmtNs(v * 1e9) : '\u2013';
+    if (unit === 'bytes/s') return isNum(v) ? fmtBytes(v) + '/s' : '\u2013';
+    return fmtUnit(unit, v);
+  }
+
+  function isStats(v) {
+    return isRecord(v) && has(v, 'mean') && has(v, 'max') && has(v, 'samples');
+  }
+
+  /* A group of the system object: its sampled figures as one table
+   * (mean, min, max, last), its totals as facts, its tables as tables. */
+  function systemGroup(parent, name, obj) {
+    var facts = [], stats = [], arrays = [], objs = [];
+    Object.keys(obj).forEach(function (k) {
+      var v = obj[k];
+      if (k === 'unavailable') return;
+      if (isStats(v)) stats.push(k);
+      else if (isScalar(v)) facts.push(k);
+      else if (Array.isArray(v)) arrays.push(k);
+      else objs.push(k);
+    });
+    if (facts.length) {
+      var grid = add(parent, h('div', 'pp-facts'));
+      facts.forEach(function (k) {
+        var v = obj[k], u = metricUnit(k);
+        fact(grid, metricLabel(k), typeof v === 'string' ? v
+          : typeof v === 'boolean' ? (v ? 'yes' : 'no')
+          : fmtMetric(u, v));
+      });
+    }
+    if (stats.length)
+      table(parent, [
+        {key: 'label', label: 'measure'},
+        {key: 'mean', label: 'mean', num: true, text: function (r) {
+          return fmtMetric(r.unit, r.s.mean);
+        }, value: function (r) { return r.s.mean; }},
+        {key: 'min', label: 'min', num: true, text: function (r) {
+          return fmtMetric(r.unit, r.s.min);
+        }, value: function (r) { return r.s.min; }},
+        {key: 'max', label: 'max', num: true, text: function (r) {
+          return fmtMetric(r.unit, r.s.max);
+        }, value: function (r) { return r.s.max; }},
+        {key: 'last', label: 'last', num: true, text: function (r) {
+          return fmtMetric(r.unit, r.s.last);
+        }, value: function (r) { return r.s.last; }},
+        {key: 'samples', label: 'samples', num: true, text: function (r) {
+          return fmtNum(r.s.samples);
+        }, value: function (r) { return r.s.samples; }}
+      ], stats.map(function (k) {
+        return {label: metricLabel(k), unit: metricUnit(k), s: obj[k]};
+      }), {id: 'sys-' + name, sortable: false});
+    arrays.forEach(function (k) {
+      var arr = obj[k].filter(isRecord);
+      if (!arr.length) return;
+      add(parent, h('h4', null, metricLabel(k)));
+      var keys = [];
+      arr.forEach(function (o) {
+        Object.keys(o).forEach(function (c) {
+          if (keys.indexOf(c) < 0) keys.push(c);
+        });
+      });
+      table(parent, keys.map(function (c) {
+        var u = metricUnit(c);
+        var text = arr.some(function (o) { return typeof o[c] === 'string'; });
+        return {key: c, label: metricLabel(c), num: !text,
+                text: function (r) {
+                  if (typeof r[c] === 'string') return r[c];
+                  if (/^(first|last)_seen_s$/.test(c))
+                    return fmtRelS(r[c]);
+                  return u === '' && isNum(r[c]) && Number.isInteger(r[c])
+                    ? String(r[c]) : fmtMetric(u, r[c]);
+                }};
+      }), arr, {id: 'sys-' + name + '-' + k});
+    });
+    objs.forEach(function (k) {
+      var sub = add(parent, h('div', 'pp-sub'));
+      add(sub, h('h4', null, metricLabel(k)));
+      var v = obj[k];
+      var vals = Object.keys(v);
+      if (vals.length && vals.every(function (x) { return isFlat(v[x]); })) {
+        /* e.g. perf events {name: {value, running_pct}} */
+        var cols = [];
+        vals.forEach(function (x) {
+          Object.keys(v[x]).forEach(function (c) {
+            if (cols.indexOf(c) < 0) cols.push(c);
+          });
+        });
+        table(sub, [{key: 'name', label: 'name'}].concat(cols.map(function (c) {
+          return {key: c, label: metricLabel(c), num: true,
+                  text: function (r) { return fmtMetric(metricUnit(c), r[c]); }};
+        })), vals.map(function (x) {
+          var o = Object.assign({}, v[x]);
+          o.name = x;
+          return o;
+        }), {id: 'sys-' + name + '-' + k});
+      } else {
+        systemGroup(sub, name + '-' + k, v);
+      }
+    });
+  }
+
   var SYSTEM_TITLES = {
-    run: 'run', host: 'host', process_tree: 'process tree',
-    perf: 'hardware counters', energy: 'energy', gpu: 'GPU',
+    run: 'the run', host: 'host', process_tree: 'process tree',
+    perf: 'hardware counters', energy: 'energy', gpu: 'GPU (NVML)',
     unavailable: 'not measured'
   };
 
@@ -1021,33 +1577,741 @@
     if (!has(d, 'system')) return;
     var s = section(app, 'pp-system', 'system');
     var sys = d.system;
+    var ser = seriesList(d, 'counters');
+    var lib = ser.list.filter(function (c) {
+      return isSampled(c) && !/^(gpu|cuda)/.test(String(c.name));
+    });
     if (sys === null) {
       note(s, 'no system samples in this trace (pipeprof run, or ' +
         'PIPEPROF_SAMPLE_HZ, records them)');
-      return;
-    }
-    if (!isRecord(sys)) {
+    } else if (!isRecord(sys)) {
       renderValue(s, 'system', sys, 0);
+    } else {
+      Object.keys(sys).forEach(function (k) {
+        if (k === 'unavailable') return;
+        var sub = add(s, h('div', 'pp-system-part'));
+        sub.setAttribute('data-key', k);
+        add(sub, h('h3', null, SYSTEM_TITLES[k] || metricLabel(k)));
+        if (isRecord(sys[k])) systemGroup(sub, k, sys[k]);
+        else renderValue(sub, k, sys[k], 1);
+      });
+      if (has(sys, 'unavailable')) {
+        var sub = add(s, h('div', 'pp-system-part'));
+        sub.setAttribute('data-key', 'unavailable');
+        add(sub, h('h3', null, SYSTEM_TITLES.unavailable));
+        unavailableList(sub, sys.unavailable);
+      }
+    }
+    if (lib.length) {
+      add(s, h('h3', null, 'over time'));
+      metricCharts(s, 'sys', lib);
+    }
+  }
+
+  var METRIC_GROUPS = [
+    [/^sys\.cpu\d*\./, 'host CPU'], [/^sys\.(mem|swap|numa)/, 'host memory'],
+    [/^sys\.psi\./, 'pressure stall (PSI)'], [/^sys\./, 'host'],
+    [/^proc\.thread\./, 'threads'], [/^proc\./, 'process tree'],
+    [/^perf\./, 'hardware counters'], [/^(power|energy)\./, 'power and energy'],
+    [/^gpu/, 'GPU'], [/^cuda/, 'device memory'], [/./, 'other']
+  ];
+
+  /* Library metric series as charts: grouped by what they measure, one
+   * chart per group and unit (at most 8 series each). */
+  function metricCharts(parent, prefix, list) {
+    var groups = [], byKey = {};
+    list.forEach(function (c) {
+      var name = String(c.name), g = 'other';
+      for (var i = 0; i < METRIC_GROUPS.length; i++)
+        if (METRIC_GROUPS[i][0].test(name)) {
+          g = METRIC_GROUPS[i][1];
+          break;
+        }
+      var unit = metricUnit(name.replace(/\./g, '_'));
+      var key = g + '|' + unit;
+      if (!byKey[key]) {
+        byKey[key] = {group: g, unit: unit, items: []};
+        groups.push(byKey[key]);
+      }
+      byKey[key].items.push(c);
+    });
+    var wrap = add(parent, h('div', 'pp-chart-grid'));
+    groups.forEach(function (g, gi) {
+      for (var at = 0; at < g.items.length; at += 8) {
+        var part = g.items.slice(at, at + 8);
+        var title = g.group + (g.unit ? ' (' + (g.unit === 'pct' ? '%'
+          : g.unit) + ')' : '') + (g.items.length > 8 ? ' ' + (at / 8 + 1)
+          : '');
+        seriesChart(wrap, prefix + '-' + g.group + '-' + g.unit + '-' + at,
+          title, part, null, g.unit === 'pct' ? 'pct' : g.unit,
+          function (e) {
+            return [{label: String(e.name), values: e.value}];
+          }, {height: 180});
+      }
+    });
+  }
+
+  /* ---- designed sections: pipeline, queues, advice, GPU, memory ------- */
+
+  /* A time of the trace as an offset from its start: "+12.4 s". */
+  function rel(d, ns) {
+    if (!isNum(ns)) return '\u2013';
+    if (!isNum(d.t0_ns)) return fmtNs(ns);
+    var off = ns - d.t0_ns;
+    return (off < 0 ? '\u2212' : '+') + fmtNs(Math.abs(off));
+  }
+
+  function col(key, label, unit, extra) {
+    var c = {key: key, label: label, num: unit !== 'text',
+             text: function (r) {
+               return unit === 'text' ? (r[key] === null ||
+                 r[key] === undefined ? '\u2013' : String(r[key]))
+                 : fmtUnit(unit, r[key]);
+             }};
+    Object.keys(extra || {}).forEach(function (k) { c[k] = extra[k]; });
+    return c;
+  }
+
+  function pctBar(key) {
+    return function (r) { return isNum(r[key]) ? r[key] / 100 : null; };
+  }
+
+  function renderAdvice(app, d) {
+    var recs = Array.isArray(d.recommendations) ? d.recommendations : null;
+    if (!recs) return;
+    var s = section(app, 'pp-advice', 'recommendations');
+    if (!recs.length) {
+      note(s, 'no rule fired: nothing stands out in this trace');
       return;
     }
-    Object.keys(sys).forEach(function (k) {
-      var sub = add(s, h('div', 'pp-system-part'));
-      sub.setAttribute('data-key', k);
-      add(sub, h('h3', null, SYSTEM_TITLES[k] || pretty(k)));
-      if (k === 'unavailable') unavailableList(sub, sys[k]);
-      else renderValue(sub, k, sys[k], 1);
+    var ul = add(s, h('ul', 'pp-recs'));
+    recs.forEach(function (r) {
+      if (!isRecord(r)) return;
+      var li = add(ul, h('li', 'pp-rec'));
+      var sev = String(r.severity || 'info');
+      var b = add(li, h('span', 'pp-sev pp-sev-' +
+        sev.replace(/[^a-z]/g, ''), sev));
+      b.setAttribute('title', 'rule ' + String(r.rule || ''));
+      add(li, h('span', 'pp-rec-text', ' ' + String(r.text || '')));
+      if (r.evidence) add(li, h('div', 'pp-dim pp-rec-ev', 'evidence: ' +
+        String(r.evidence)));
+    });
+  }
+
+  function renderAlerts(app, d) {
+    var al = Array.isArray(d.alerts) ? d.alerts : null;
+    if (!al) return;
+    var s = section(app, 'pp-alerts', 'alerts');
+    if (!al.length) {
+      note(s, 'no anomaly or resource alert was raised during the run');
+      return;
+    }
+    note(s, 'Raised inside the process by the live statistics, in time ' +
+      'order; times from the trace start.');
+    table(s, [
+      {key: 't_ns', label: 'when', num: true,
+       text: function (r) { return rel(d, r.t_ns); }},
+      col('type', 'kind', 'text'),
+      {key: 'which', label: 'what', text: function (r) {
+        return String(r.which || '') + ' ' + String(r.what || '');
+      }},
+      col('message', 'message', 'text')
+    ], al.filter(isRecord), {id: 'alerts'});
+  }
+
+  /* Pipeline: the bound, throughput and efficiency, the stages with their
+   * busy and waiting time, stalls and the flows' critical paths. */
+  function renderPipeline(app, d) {
+    var p = d.pipeline;
+    if (!isRecord(p)) return;
+    var stages = Array.isArray(p.stages) ? p.stages : [];
+    var flows = Array.isArray(p.flows) ? p.flows : [];
+    if (!stages.length && !flows.length &&
+        !(Array.isArray(p.longest_stalls) && p.longest_stalls.length))
+      return;
+    var s = section(app, 'pp-pipeline', 'pipeline');
+    var grid = add(s, h('div', 'pp-facts'));
+    fact(grid, 'bottleneck stage', p.bound ? String(p.bound) +
+      (p.bound_saturated === true ? ' (saturated)' : '') : '\u2013',
+      'the stage with the lowest capacity (workers \u00d7 items / busy ' +
+      'time); saturated: busy at least 90% of the window');
+    fact(grid, 'throughput', fmtNum(isNum(p.achieved_per_s)
+      ? Math.round(p.achieved_per_s * 10) / 10 : null) + ' items/s');
+    fact(grid, 'bottleneck capacity', fmtNum(isNum(p.bound_per_s)
+      ? Math.round(p.bound_per_s * 10) / 10 : null) + ' items/s');
+    fact(grid, 'efficiency', isNum(p.efficiency)
+      ? fmtPct(p.efficiency * 100) : '\u2013',
+      'throughput / the bottleneck stage\u2019s capacity');
+    if (isNum(p.window_start_ns) && isNum(p.window_end_ns))
+      fact(grid, 'window', rel(d, p.window_start_ns) + ' to ' +
+        rel(d, p.window_end_ns) + ' (' +
+        fmtNs(p.window_end_ns - p.window_start_ns) + ')');
+    fact(grid, 'stall periods', fmtNum(p.stall_periods));
+
+    if (stages.length) {
+      add(s, h('h3', null, 'stages'));
+      var queues = {};
+      (Array.isArray(d.queues) ? d.queues : []).forEach(function (q) {
+        if (isRecord(q)) queues[q.name] = q;
+      });
+      table(s, [
+        {key: 'name', label: 'stage', text: function (r) {
+          return String(r.name) + (r.name === p.bound ? ' \u2605' : '');
+        }},
+        col('workers', 'workers', 'count'),
+        col('items', 'items', 'count'),
+        col('util_pct', 'busy', 'pct', {bar: pctBar('util_pct')}),
+        col('service_ns', 'time per item', 'ns'),
+        col('capacity_per_s', 'capacity', 'rate'),
+        col('in_queue', 'input queue', 'text'),
+        col('out_queue', 'output queue', 'text')
+      ], stages, {id: 'stages'});
+      note(s, '\u2605 the bottleneck. Busy: time in the stage\u2019s zones / ' +
+        '(workers \u00d7 window).');
+      stageBars(s, d, p, stages, queues);
+    }
+    stallTable(s, d, p);
+    flows.forEach(function (f, i) { if (isRecord(f)) flowView(s, d, f, i); });
+  }
+
+  /* Per stage a bar over the window: busy, waiting for input (recorded
+   * waits on its input queue), blocked on output (on its output queue). */
+  function stageBars(s, d, p, stages, queues) {
+    add(s, h('h3', null, 'where each stage\u2019s time goes'));
+    var win = isNum(p.window_start_ns) && isNum(p.window_end_ns)
+      ? p.window_end_ns - p.window_start_ns : null;
+    var box = add(s, h('div', 'pp-stagebars'));
+    box.setAttribute('data-chart', 'stage-bars');
+    var drawn = 0;
+    stages.forEach(function (st) {
+      var row = add(box, h('div', 'pp-sb-row'));
+      add(row, h('div', 'pp-sb-label', String(st.name)));
+      var track = add(row, h('div', 'pp-sb-track'));
+      var workers = isNum(st.workers) && st.workers > 0 ? st.workers : 1;
+      var inq = queues[st.in_queue], outq = queues[st.out_queue];
+      var parts = [
+        ['busy', st.busy_ns, 'pp-sb-busy'],
+        ['waiting for input', inq ? inq.consumer_waited_ns : null,
+         'pp-sb-in'],
+        ['blocked on output', outq ? outq.producer_blocked_ns : null,
+         'pp-sb-out']
+      ];
+      var words = [];
+      parts.forEach(function (pt) {
+        if (!isNum(pt[1])) return;
+        words.push(pt[0] + ' ' + fmtNs(pt[1]));
+        if (!win || win <= 0) return;
+        var w = Math.max(0, Math.min(1, pt[1] / (win * workers))) * 100;
+        var seg = add(track, h('span', 'pp-sb-seg ' + pt[2]));
+        seg.style.width = w.toFixed(2) + '%';
+        seg.setAttribute('title', st.name + ': ' + pt[0] + ' ' +
+          fmtNs(pt[1]));
+        if (w > 0) drawn++;
+      });
+      add(row, h('div', 'pp-sb-words pp-dim', words.join(' \u00b7 ')));
+    });
+    box.setAttribute('data-points', String(drawn));
+    var lg = add(s, h('div', 'pp-legend'));
+    [['busy', 'pp-sb-busy'], ['waiting for input (recorded waits on the ' +
+      'input queue)', 'pp-sb-in'], ['blocked on output (waits on a full ' +
+      'output queue)', 'pp-sb-out']].forEach(function (x) {
+      var it = add(lg, h('span'));
+      add(it, h('span', 'pp-swatch ' + x[1]));
+      add(it, h('span', null, x[0]));
+    });
+    note(s, 'Bars: each time over workers \u00d7 the pipeline window' +
+      (win ? ' (' + fmtNs(win) + ')' : '') + '; the rest is time outside ' +
+      'the stage\u2019s zones and recorded waits.');
+  }
+
+  var STALL_KIND = {full: 'queue full: producer blocked',
+                    empty: 'queue empty: consumer starved'};
+
+  function stallTable(s, d, p) {
+    var st = Array.isArray(p.longest_stalls) ? p.longest_stalls : [];
+    if (!st.length) return;
+    add(s, h('h3', null, 'longest stalls'));
+    table(s, [
+      col('queue', 'queue', 'text'),
+      {key: 'kind', label: 'stall', text: function (r) {
+        return STALL_KIND[r.kind] || String(r.kind);
+      }},
+      {key: 'start_ns', label: 'from', num: true,
+       text: function (r) { return rel(d, r.start_ns); }},
+      {key: 'dur', label: 'duration', num: true,
+       value: function (r) { return r.end_ns - r.start_ns; },
+       text: function (r) { return fmtNs(r.end_ns - r.start_ns); }},
+      {key: 'recorded', label: 'seen from', text: function (r) {
+        return r.recorded ? 'recorded waits' : 'queue depth';
+      }}
+    ], st.filter(isRecord), {id: 'stalls', sorted: 'dur'});
+    note(s, (p.stall_periods || st.length) + ' stall periods in all; the ' +
+      st.length + ' longest are listed. Times from the trace start.');
+  }
+
+  function segText(g) {
+    return g.kind === 'wait'
+      ? 'queued in ' + (g.name === null || g.name === undefined
+        ? '(no queue)' : String(g.name))
+      : String(g.name);
+  }
+
+  /* A critical path as one bar: zone segments solid, waits hatched. */
+  function pathBar(parent, segs, total) {
+    var bar = add(parent, h('div', 'pp-path'));
+    var n = 0;
+    segs.forEach(function (g, i) {
+      if (!isRecord(g) || !isNum(g.ns) || !(total > 0)) return;
+      var seg = add(bar, h('span', 'pp-path-seg ' + (g.kind === 'wait'
+        ? 'pp-path-wait' : 'pp-path-zone')));
+      seg.style.width = (g.ns / total * 100).toFixed(3) + '%';
+      if (g.kind !== 'wait') seg.style.background = PALETTE[i % PALETTE.length];
+      seg.setAttribute('title', segText(g) + ': ' + fmtNs(g.ns));
+      n++;
+    });
+    bar.setAttribute('data-points', String(n));
+    return bar;
+  }
+
+  function flowView(s, d, f, idx) {
+    add(s, h('h3', null, 'flow \u201c' + String(f.name) + '\u201d'));
+    var grid = add(s, h('div', 'pp-facts'));
+    fact(grid, 'items followed', fmtNum(f.items) + (f.incomplete > 0
+      ? ' (' + fmtNum(f.incomplete) + ' incomplete)' : ''));
+    var lat = isRecord(f.latency) ? f.latency : {};
+    fact(grid, 'latency p50 / p90 / p99', fmtNs(lat.p50_ns) + ' / ' +
+      fmtNs(lat.p90_ns) + ' / ' + fmtNs(lat.p99_ns));
+    fact(grid, 'latency max', fmtNs(lat.max_ns));
+    if (isNum(f.zone_ns) && isNum(f.wait_ns))
+      fact(grid, 'working vs queued (all items)', fmtNs(f.zone_ns) +
+        ' working, ' + fmtNs(f.wait_ns) + ' queued');
+    var where = Array.isArray(f.where) ? f.where.filter(isRecord) : [];
+    if (where.length) {
+      add(s, h('h4', null, 'critical path: where the items\u2019 time goes ' +
+        '(summed over items)'));
+      var sum = 0;
+      where.forEach(function (g) { if (isNum(g.ns)) sum += g.ns; });
+      var box = pathBar(s, where, sum);
+      box.setAttribute('data-chart', 'flow-' + idx + '-where');
+      table(s, [
+        {key: 'what', label: 'segment', text: segText,
+         value: segText},
+        {key: 'kind', label: 'kind', text: function (g) {
+          return g.kind === 'wait' ? 'waiting' : 'working';
+        }},
+        col('ns', 'time', 'ns', {bar: function (g) {
+          return sum > 0 && isNum(g.ns) ? g.ns / sum : null;
+        }})
+      ], where, {id: 'flow-' + idx + '-where', sorted: 'ns'});
+    }
+    ['median', 'slowest'].forEach(function (k) {
+      var it = f[k];
+      if (!isRecord(it) || !Array.isArray(it.segments)) return;
+      add(s, h('h4', null, (k === 'median' ? 'the median item' :
+        'the slowest item') + ' (#' + it.id + ', started ' +
+        rel(d, it.start_ns) + '): ' + fmtNs(it.total_ns) + ', of which ' +
+        fmtNs(it.wait_ns) + ' queued'));
+      var b = pathBar(s, it.segments, it.total_ns);
+      b.setAttribute('data-chart', 'flow-' + idx + '-' + k);
+      add(s, h('p', 'pp-path-words', it.segments.filter(isRecord)
+        .map(function (g) {
+          return segText(g) + ' ' + fmtNs(g.ns);
+        }).join(' \u2192 ')));
+    });
+  }
+
+  function renderQueues(app, d) {
+    var q = d.queues;
+    if (q === undefined || (Array.isArray(q) && !q.length)) return;
+    var s = section(app, 'pp-queues', 'queues');
+    if (isRecord(q) && q.available === false) {
+      unavailable(s, q.reason);
+      return;
+    }
+    if (!Array.isArray(q)) {
+      renderValue(s, 'queues', q, 0);
+      return;
+    }
+    var qs = q.filter(isRecord);
+    note(s, 'Depth: items waiting, time-weighted over the queue\u2019s ' +
+      'window. Full / empty: share of that window. Wait: push to pop per ' +
+      'item.');
+    table(s, [
+      {key: 'name', label: 'queue', cls: 'pp-t pp-name', text: function (r) {
+        var n = String(r.name);
+        var told = (!r.from || n.indexOf(r.from) >= 0) &&
+          (!r.to || n.indexOf(r.to) >= 0);
+        return n + (told ? '' : ' (' + (r.from || '?') + ' \u2192 ' +
+          (r.to || '?') + ')');
+      }},
+      {key: 'capacity', label: 'capacity', num: true, text: function (r) {
+        return isNum(r.capacity) ? fmtNum(r.capacity) : 'unbounded';
+      }},
+      {key: 'out_per_s', label: 'in / out', num: true, text: function (r) {
+        return fmtUnit('rate', r.in_per_s) + ' / ' +
+          fmtUnit('rate', r.out_per_s);
+      }},
+      {key: 'depth.mean', label: 'depth mean / max', num: true,
+       value: function (r) { return isRecord(r.depth) ? r.depth.mean : null; },
+       text: function (r) {
+         return isRecord(r.depth) ? fmtNum(isNum(r.depth.mean)
+           ? Math.round(r.depth.mean * 100) / 100 : null) + ' / ' +
+           fmtNum(r.depth.max) : '\u2013';
+       }},
+      col('full_pct', 'full', 'pct', {bar: pctBar('full_pct')}),
+      col('empty_pct', 'empty', 'pct', {bar: pctBar('empty_pct')}),
+      {key: 'producer_blocked_ns', label: 'producer blocked', num: true,
+       text: function (r) {
+         return fmtNs(r.producer_blocked_ns) + ' (' +
+           fmtNum(r.producer_waits) + '\u00d7)';
+       }},
+      {key: 'consumer_waited_ns', label: 'consumer waited', num: true,
+       text: function (r) {
+         return fmtNs(r.consumer_waited_ns) + ' (' +
+           fmtNum(r.consumer_waits) + '\u00d7)';
+       }},
+      {key: 'wait.p99_ns', label: 'wait p50 / p99 / max', num: true,
+       value: function (r) { return isRecord(r.wait) ? r.wait.p99_ns : null; },
+       text: function (r) {
+         var w = isRecord(r.wait) ? r.wait : {};
+         return fmtNs(w.p50_ns) + ' / ' + fmtNs(w.p99_ns) + ' / ' +
+           fmtNs(w.max_ns);
+       }}
+    ], qs, {id: 'queues'});
+    qs.forEach(function (r) {
+      var w = [];
+      if (r.unmatched_pops > 0) w.push(r.unmatched_pops + ' pops had no ' +
+        'push of the same item');
+      if (r.items_untracked > 0) w.push(r.items_untracked + ' items could ' +
+        'not be followed (too many in flight): no wait measured for them');
+      if (r.waits_unclosed > 0) w.push(r.waits_unclosed + ' waits never ' +
+        'ended (closed at the queue\u2019s last event)');
+      if (w.length) warn(s, 'queue ' + r.name + ': ' + w.join('; '));
+    });
+    var ser = seriesList(d, 'queues');
+    seriesChart(s, 'queue-depth', 'queue depth over time', ser.list, ser.why,
+      'count', function (e) {
+        return [{label: String(e.name), values: e.depth}];
+      });
+    cdfChart(s, 'queue-wait-cdf', 'wait per item: share of items that ' +
+      'waited at most x (log axis)', qs.map(function (r) {
+        return {name: r.name, hist: isRecord(r.wait) ? r.wait.hist : null};
+      }));
+  }
+
+  function renderPools(app, d) {
+    var mp = d.memory_pools;
+    if (mp === undefined || mp === null ||
+        (Array.isArray(mp) && !mp.length)) return;
+    var s = section(app, 'pp-pools', 'memory pools');
+    if (typeof mp === 'string') {
+      add(s, h('p', 'pp-unavail', mp));
+      return;
+    }
+    if (!Array.isArray(mp)) {
+      renderValue(s, 'memory_pools', mp, 0);
+      return;
+    }
+    var rows = mp.filter(isRecord);
+    table(s, [
+      col('name', 'pool', 'text'),
+      col('device', 'device', 'count'),
+      col('allocs', 'allocations', 'count'),
+      col('frees', 'frees', 'count'),
+      {key: 'peak_bytes', label: 'peak (when)', num: true,
+       text: function (r) {
+         return fmtBytes(r.peak_bytes) + ' (' + rel(d, r.peak_ns) + ')';
+       }},
+      col('steady_bytes', 'steady', 'bytes'),
+      col('mean_in_use_bytes', 'mean in use', 'bytes'),
+      col('final_in_use_bytes', 'at the end', 'bytes'),
+      col('reserved_at_peak_bytes', 'reserved at peak', 'bytes'),
+      col('unused_at_peak_bytes', 'unused at peak', 'bytes'),
+      {key: 'leaks', label: 'never freed', num: true, text: function (r) {
+        return fmtNum(r.leaks) + ' (' + fmtBytes(r.leaked_bytes) + ')';
+      }}
+    ], rows, {id: 'pools'});
+    rows.forEach(function (r) {
+      if (typeof r.inconsistent === 'string')
+        warn(s, 'pool ' + r.name + ': ' + r.inconsistent);
+      if (r.untracked_allocs > 0)
+        warn(s, 'pool ' + r.name + ': ' + r.untracked_allocs + ' allocations' +
+          ' could not be followed; its in-use figures are upper bounds');
+      if (r.unmatched_frees > 0)
+        warn(s, 'pool ' + r.name + ': ' + r.unmatched_frees + ' frees of ' +
+          'pointers not in use in the pool');
+    });
+  }
+
+  function latCols(prefix) {
+    return [col('count', 'count', 'count'), col('total_ns', 'total', 'ns'),
+      col('mean_ns', 'mean', 'ns'), col('p50_ns', 'p50', 'ns'),
+      col('p90_ns', 'p90', 'ns'), col('p99_ns', 'p99', 'ns'),
+      col('max_ns', 'max', 'ns')];
+  }
+
+  function renderGpu(app, d) {
+    var gz = d.gpu_zones, dm = d.device_memory, cu = d.cuda;
+    var ser = seriesList(d, 'counters');
+    var gpuSeries = ser.list.filter(function (c) {
+      return isSampled(c) && /^(gpu|cuda)/.test(String(c.name));
+    });
+    if (!isRecord(gz) && !isRecord(dm) && !isRecord(cu) && !gpuSeries.length)
+      return;
+    var s = section(app, 'pp-gpu', 'GPU');
+    if (isRecord(gz)) {
+      add(s, h('h3', null, 'GPU zones (device time)'));
+      if (typeof gz.unavailable === 'string')
+        unavailable(s, gz.unavailable);
+      var zs = Array.isArray(gz.zones) ? gz.zones.filter(isRecord) : [];
+      if (zs.length)
+        table(s, [col('name', 'zone', 'text')].concat(latCols()), zs,
+              {id: 'gpu-zones', sorted: 'total_ns'});
+      var tr = Array.isArray(gz.tracks) ? gz.tracks.filter(isRecord) : [];
+      if (tr.length)
+        table(s, [col('device', 'device', 'count'),
+          col('stream', 'stream', 'text'), col('tid', 'launching thread',
+          'text'), col('zones', 'zones', 'count')], tr, {id: 'gpu-tracks'});
+      var dr = isRecord(gz.dropped) ? gz.dropped : {};
+      var lost = Object.keys(dr).filter(function (k) { return dr[k] > 0; });
+      if (lost.length)
+        warn(s, 'GPU zones not recorded: ' + lost.map(function (k) {
+          return pretty(k) + ' ' + dr[k];
+        }).join(', '));
+      if (isNum(gz.calib_error_ns))
+        note(s, 'GPU times are placed on the CPU clock within ' +
+          fmtNs(gz.calib_error_ns));
+    }
+    if (isRecord(dm)) {
+      add(s, h('h3', null, 'device memory (cuMemGetInfo)'));
+      if (typeof dm.unavailable === 'string') unavailable(s, dm.unavailable);
+      var devs = Array.isArray(dm.devices) ? dm.devices.filter(isRecord) : [];
+      if (devs.length)
+        table(s, [
+          col('device', 'device', 'count'),
+          {key: 'used', label: 'used mean / max / last', num: true,
+           text: function (r) {
+             var u = r.used_bytes;
+             return isRecord(u) ? fmtBytes(u.mean) + ' / ' + fmtBytes(u.max) +
+               ' / ' + fmtBytes(u.last) : '\u2013';
+           }},
+          col('total_bytes', 'device memory', 'bytes'),
+          col('failed_calls', 'failed samples', 'count'),
+          col('unavailable', 'problem', 'text')
+        ], devs, {id: 'dev-mem'});
+    }
+    if (isRecord(cu)) cudaView(s, d, cu);
+    if (gpuSeries.length) {
+      add(s, h('h3', null, 'over time'));
+      metricCharts(s, 'gpu', gpuSeries);
+    }
+  }
+
+  function cudaView(s, d, cu) {
+    add(s, h('h3', null, 'CUDA activity (CUPTI)'));
+    if (typeof cu.unavailable === 'string') {
+      unavailable(s, cu.unavailable);
+      return;
+    }
+    var grid = add(s, h('div', 'pp-facts'));
+    fact(grid, 'GPU busy', fmtPct(cu.busy_pct) + ' of ' + fmtNs(cu.wall_ns));
+    fact(grid, 'GPU idle', fmtNs(cu.idle_ns));
+    var rc = isRecord(cu.records) ? cu.records : {};
+    fact(grid, 'kernels / copies', fmtNum(rc.kernels) + ' / ' +
+      fmtNum(rc.memcpys));
+    if (rc.dropped > 0) warn(s, rc.dropped + ' CUPTI records were lost: ' +
+      'the figures below miss them');
+    if (cu.not_traced) note(s, 'not traced: ' + cu.not_traced);
+    ['launch_latency', 'queued_latency'].forEach(function (k) {
+      var l = cu[k];
+      if (isRecord(l))
+        fact(grid, k === 'launch_latency' ? 'launch latency p50 / p99'
+          : 'queued latency p50 / p99', fmtNs(l.p50_ns) + ' / ' +
+          fmtNs(l.p99_ns));
+    });
+    var devs = Array.isArray(cu.devices) ? cu.devices.filter(isRecord) : [];
+    if (devs.length)
+      table(s, [col('device', 'device', 'count'),
+        col('busy_pct', 'busy', 'pct', {bar: pctBar('busy_pct')}),
+        col('kernels', 'kernels', 'count'), col('kernel_ns', 'kernel time',
+        'ns'), col('copies', 'copies', 'count'), col('copy_ns', 'copy time',
+        'ns')], devs, {id: 'cuda-devs'});
+    var tr = isRecord(cu.transfers) ? cu.transfers : {};
+    var dirs = Object.keys(tr).filter(function (k) { return isRecord(tr[k]); });
+    if (dirs.length) {
+      add(s, h('h4', null, 'transfers'));
+      var names = {h2d: 'host \u2192 device', d2h: 'device \u2192 host',
+                   d2d: 'device \u2192 device', other: 'other'};
+      table(s, [{key: 'dir', label: 'direction', text: function (r) {
+          return names[r.dir] || r.dir;
+        }}, col('count', 'copies', 'count'), col('bytes', 'bytes', 'bytes'),
+        col('time_ns', 'time', 'ns'), col('bandwidth_bytes_per_s',
+        'bandwidth', 'text', {num: true, text: function (r) {
+          return isNum(r.bandwidth_bytes_per_s)
+            ? fmtBytes(r.bandwidth_bytes_per_s) + '/s' : '\u2013';
+        }}), col('pageable_bytes', 'from pageable memory', 'bytes')],
+        dirs.map(function (k) {
+          var o = Object.assign({}, tr[k]);
+          o.dir = k;
+          return o;
+        }), {id: 'cuda-transfers'});
+    }
+    var ks = Array.isArray(cu.kernels) ? cu.kernels.filter(isRecord) : [];
+    if (ks.length) {
+      add(s, h('h4', null, 'kernels'));
+      table(s, [col('name', 'kernel', 'text'), col('calls', 'calls', 'count'),
+        col('total_ns', 'total', 'ns'), col('mean_ns', 'mean', 'ns'),
+        col('p50_ns', 'p50', 'ns'), col('p99_ns', 'p99', 'ns'),
+        col('gpu_time_pct', 'share of kernel time', 'pct',
+            {bar: pctBar('gpu_time_pct')})], ks,
+        {id: 'cuda-kernels', sorted: 'total_ns'});
+    }
+    var st = Array.isArray(cu.stages) ? cu.stages.filter(isRecord) : [];
+    if (st.length) {
+      add(s, h('h4', null, 'GPU time per stage'));
+      table(s, [{key: 'name', label: 'stage', text: function (r) {
+          return r.name === null ? '(outside any zone)' : String(r.name);
+        }}, col('wall_ns', 'stage time', 'ns'),
+        col('gpu_busy_pct', 'GPU busy during it', 'pct',
+            {bar: pctBar('gpu_busy_pct')}),
+        col('kernels', 'kernels', 'count'), col('kernel_ns', 'kernel time',
+        'ns')], st, {id: 'cuda-stages'});
+    }
+    var sy = Array.isArray(cu.syncs) ? cu.syncs.filter(isRecord) : [];
+    if (sy.length) {
+      add(s, h('h4', null, 'synchronization'));
+      table(s, [col('type', 'call', 'text'), col('count', 'calls', 'count'),
+        col('total_ns', 'time', 'ns')], sy, {id: 'cuda-syncs'});
+    }
+    var api = Array.isArray(cu.api) ? cu.api.filter(isRecord) : [];
+    if (api.length) {
+      var det = add(s, h('details'));
+      det.setAttribute('data-id', 'cuda-api');
+      add(det, h('summary', null, 'CUDA API calls (' + api.length + ')'));
+      table(det, [col('name', 'function', 'text'), col('domain', 'API',
+        'text'), col('calls', 'calls', 'count'), col('total_ns', 'time',
+        'ns')], api, {id: 'cuda-api', sorted: 'total_ns'});
+    }
+  }
+
+  /* ---- charts of the zones, frames and counters sections -------------- */
+
+  function zoneCharts(s, d, zones) {
+    add(s, h('h3', null, 'latency distribution'));
+    var top = zones.slice().sort(function (a, b) {
+      return (b.total_ns || 0) - (a.total_ns || 0);
+    }).slice(0, 8);
+    var wrap = add(s, h('div', 'pp-chart-grid'));
+    cdfChart(wrap, 'zone-cdf', 'share of calls at most x (log axis), the ' +
+      top.length + ' zones with the most time', top);
+    var pickBox = add(wrap, h('div'));
+    var sel = h('select', 'pp-select');
+    sel.setAttribute('aria-label', 'zone whose histogram is drawn');
+    zones.forEach(function (z, i) {
+      var o = add(sel, h('option', null, String(z.name)));
+      o.value = String(i);
+    });
+    var pick = state.select['zone-hist'];
+    if (!(pick >= 0 && pick < zones.length))
+      pick = zones.indexOf(top[0]);
+    sel.value = String(pick);
+    var lab = add(pickBox, h('label', 'pp-pick', 'histogram of '));
+    lab.appendChild(sel);
+    var holder = add(pickBox, h('div'));
+    var draw = function () {
+      var z = zones[pick];
+      holder.textContent = '';
+      histChart(holder, 'zone-hist', 'calls per latency bucket (log axis)',
+        String(z.name), z.hist);
+    };
+    sel.addEventListener('change', function () {
+      pick = Number(sel.value);
+      state.select['zone-hist'] = pick;
+      if (charts['zone-hist']) {
+        charts['zone-hist'].u.destroy();
+        delete charts['zone-hist'];
+      }
+      draw();
+      charts['zone-hist'] = newCharts['zone-hist'];
+    });
+    draw();
+    var ser = seriesList(d, 'zones');
+    add(s, h('h3', null, 'over time'));
+    var w2 = add(s, h('div', 'pp-chart-grid'));
+    seriesChart(w2, 'zone-p50', 'median latency per interval (log axis)',
+      ser.list, ser.why, 'ns', function (e) {
+        return [{label: String(e.name), values: e.p50_ns}];
+      }, {yLog: true});
+    seriesChart(w2, 'zone-count', 'calls ending per interval', ser.list,
+      ser.why, 'count', function (e) {
+        return [{label: String(e.name), values: e.count}];
+      });
+  }
+
+  function frameCharts(s, d, fr) {
+    var ser = seriesList(d, 'frames');
+    var wrap = add(s, h('div', 'pp-chart-grid'));
+    seriesChart(wrap, 'frame-time', 'frame time over time (mean per ' +
+      'interval, dashed: the longest)', ser.list, ser.why, 'ns',
+      function (e) {
+        return [{label: String(e.name), values: e.frame_ns},
+                {label: String(e.name) + ' (longest)',
+                 values: e.frame_max_ns, dash: true}];
+      });
+    if (fr.length === 1)
+      histChart(wrap, 'frame-hist', 'frames per frame-time bucket (log ' +
+        'axis)', String(fr[0].name), fr[0].hist);
+    else
+      cdfChart(wrap, 'frame-cdf', 'share of frames at most x (log axis)',
+        fr.map(function (f) { return {name: f.name, hist: f.hist}; }));
+  }
+
+  function counterCharts(s, d) {
+    var ser = seriesList(d, 'counters');
+    var prog = ser.list.filter(function (c) { return !isSampled(c); });
+    var wrap = add(s, h('div', 'pp-chart-grid'));
+    if (!prog.length) {
+      chart(wrap, 'counters', {title: 'program counters over time',
+        empty: ser.why || 'no program counter series'});
+      return;
+    }
+    prog.forEach(function (c, i) {
+      seriesChart(wrap, 'counter-' + i, String(c.name) + ' over time',
+        [c], null, metricUnit(String(c.name).replace(/\./g, '_')),
+        function (e) {
+          return [{label: String(e.name), values: e.value},
+                  {label: 'max', values: e.max, dash: true},
+                  {label: 'min', values: e.min, dash: true}];
+        }, {height: 170});
     });
   }
 
   function renderReader(app, d) {
-    if (!isRecord(d.reader)) return;
+    var r = d.reader;
+    if (!isRecord(r)) return;
     var s = section(app, 'pp-reader', 'trace file');
-    renderObject(s, d.reader, 1);
-    var other = {};
-    ['clock', 't0_ns', 't1_ns', 'schema', 'schema_version'].forEach(
-      function (k) { if (has(d, k)) other[k] = d[k]; });
-    var ks = Object.keys(other);
-    if (ks.length) kvTable(s, other, ks);
+    var grid = add(s, h('div', 'pp-facts'));
+    if (isNum(r.file_bytes)) fact(grid, 'file size', fmtBytes(r.file_bytes));
+    fact(grid, 'chunks read', fmtNum(r.chunks_ok) + (r.chunks_bad > 0
+      ? ' (' + r.chunks_bad + ' damaged)' : ''));
+    if (r.bytes_skipped > 0) fact(grid, 'bytes skipped',
+                                  fmtBytes(r.bytes_skipped));
+    fact(grid, 'events read', fmtNum(r.events_read) +
+      (isNum(r.events_kept) && r.events_kept < r.events_read
+        ? ' (' + fmtNum(r.events_kept) + ' kept for the details)' : ''));
+    if (r.events_bad > 0) fact(grid, 'undecodable events',
+                               fmtNum(r.events_bad));
+    fact(grid, 'ending', r.truncated ? 'truncated inside a chunk'
+      : typeof r.write_error === 'string' ? 'write error: ' + r.write_error
+      : r.clean_end === false ? 'no END chunk' : 'complete');
+    if (typeof d.clock === 'string') fact(grid, 'clock', d.clock);
+    if (isNum(d.t0_ns) && isNum(d.t1_ns))
+      fact(grid, 'time span', fmtNs(d.t1_ns - d.t0_ns),
+        'first event at ' + d.t0_ns + ' ns, last at ' + d.t1_ns +
+        ' ns on that clock');
+    fact(grid, 'summary format', String(d.schema || '') + ' ' +
+      String(d.schema_version || '') + (isNum(d.schema_minor) ? '.' +
+        d.schema_minor : ''));
   }
 
   function renderOthers(app, d) {
@@ -1083,8 +2347,12 @@
     }
   }
 
-  function finish(app) {
+  function finish() {
     var body = document.body;
+    ['pp-render-ok', 'pp-render-error'].forEach(function (id) {
+      var e = document.getElementById(id);
+      if (e) e.parentNode.removeChild(e);
+    });
     if (errors.length) {
       body.setAttribute('data-rendered', 'error');
       var box = h('div', 'pp-error');
@@ -1099,45 +2367,232 @@
     }
   }
 
-  function main() {
-    var app = document.getElementById('pp-app');
-    if (!app) {
-      app = add(document.body, h('div'));
-      app.id = 'pp-app';
-    }
-    var data;
-    try {
-      var el = document.getElementById('pp-data');
-      if (!el) throw new Error('no element with id pp-data');
-      data = JSON.parse(el.textContent);
-      if (!isRecord(data)) throw new Error('the data is not a JSON object');
-      if (data.schema !== 'pipeprof.summary')
-        throw new Error('the data is not a pipeprof summary (schema ' +
-          JSON.stringify(data.schema) + ')');
-    } catch (e) {
-      errors.push('data: ' + (e && e.message ? e.message : String(e)));
-      finish(app);
-      return;
-    }
+  function readJson(id) {
+    var el = document.getElementById(id);
+    if (!el) return null;
+    return JSON.parse(el.textContent);
+  }
+
+  function checkDoc(doc) {
+    if (!isRecord(doc)) throw new Error('the data is not a JSON object');
+    if (doc.schema !== 'pipeprof.summary')
+      throw new Error('the data is not a pipeprof summary (schema ' +
+        JSON.stringify(doc.schema) + ')');
+  }
+
+  function sections(app, data) {
     guarded('header', function () { renderHeader(app, data); });
     nav = add(app, h('nav', 'pp-nav'));
+    guarded('recommendations', function () { renderAdvice(app, data); });
+    guarded('alerts', function () { renderAlerts(app, data); });
     guarded('zones', function () { renderZones(app, data); });
     guarded('top_self', function () { renderTop(app, data); });
     guarded('breakdown', function () { renderBreakdown(app, data); });
     guarded('shapes', function () { renderShapes(app, data); });
     guarded('threads', function () { renderThreads(app, data); });
     guarded('timeline', function () { renderTimeline(app, data); });
+    guarded('pipeline', function () { renderPipeline(app, data); });
+    guarded('queues', function () { renderQueues(app, data); });
     guarded('frames', function () { renderFrames(app, data); });
-    guarded('counters', function () { renderCounters(app, data); });
     guarded('requests', function () { renderRequests(app, data); });
+    guarded('counters', function () { renderCounters(app, data); });
     guarded('system', function () { renderSystem(app, data); });
+    guarded('gpu', function () { renderGpu(app, data); });
+    guarded('memory_pools', function () { renderPools(app, data); });
     renderOthers(app, data);
     guarded('reader', function () { renderReader(app, data); });
     add(app, h('p', 'pp-foot', 'Generated by pipeprof ' +
       ((data.generator && data.generator.version) || '') +
-      '. Figures: docs/formats/summary-json.md; the data of this page is ' +
-      'the JSON in the element with id "pp-data".'));
-    finish(app);
+      (isRecord(BUILD) && BUILD.uplot ? ', charts by uPlot ' + BUILD.uplot
+        : '') + '. Figures: docs/formats/summary-json.md' +
+      (CONFIG && CONFIG.live ? '.' : '; the data of this page is the JSON ' +
+        'in the element with id "pp-data".')));
+  }
+
+  /* Draw (or redraw) the page from a summary document. The new page is
+   * built beside the old one, so that charts are measured at their width
+   * and kept charts move over; then the old one goes. */
+  function render(doc) {
+    errors = [];
+    var app = document.getElementById('pp-app');
+    if (!app) {
+      app = add(document.body, h('div'));
+      app.id = 'pp-app';
+    }
+    var scroll = window.scrollY || 0;
+    Array.prototype.forEach.call(app.querySelectorAll('details[data-id]'),
+      function (e) { state.open[e.getAttribute('data-id')] = e.open; });
+    var old = Array.prototype.slice.call(app.childNodes);
+    var fresh = add(app, h('div', 'pp-page'));
+    newCharts = {};
+    try {
+      checkDoc(doc);
+      sections(fresh, doc);
+    } catch (e) {
+      errors.push('data: ' + (e && e.message ? e.message : String(e)));
+    }
+    Object.keys(charts).forEach(function (id) {
+      if (newCharts[id] !== charts[id]) charts[id].u.destroy();
+    });
+    charts = newCharts;
+    old.forEach(function (n) { app.removeChild(n); });
+    Array.prototype.forEach.call(app.querySelectorAll('details[data-id]'),
+      function (e) {
+        var id = e.getAttribute('data-id');
+        if (has(state.open, id)) e.open = state.open[id];
+      });
+    /* A grid cell's width is known once its neighbours are there. */
+    resizeCharts();
+    if (scroll) window.scrollTo(0, scroll);
+    finish();
+    return document.body.getAttribute('data-rendered');
+  }
+
+  /* ---- live mode ------------------------------------------------------- */
+
+  var lastSnapshot = null;
+
+  function liveBar() {
+    var bar = document.getElementById('pp-live');
+    if (bar) return bar;
+    bar = h('div', 'pp-live');
+    bar.id = 'pp-live';
+    var st = add(bar, h('span', 'pp-live-status', 'live \u00b7 connecting'));
+    st.id = 'pp-live-status';
+    var ban = add(bar, h('div', 'pp-live-banner'));
+    ban.id = 'pp-live-banner';
+    ban.hidden = true;
+    document.body.insertBefore(bar, document.body.firstChild);
+    return bar;
+  }
+
+  function liveBanner(text) {
+    liveBar();
+    var ban = document.getElementById('pp-live-banner');
+    ban.hidden = !text;
+    ban.textContent = text || '';
+    document.body.setAttribute('data-live', text ? 'disconnected'
+      : 'connected');
+  }
+
+  function liveTick() {
+    liveBar();
+    var st = document.getElementById('pp-live-status');
+    if (lastSnapshot === null) return;
+    var ago = Math.max(0, Math.round((Date.now() - lastSnapshot) / 1000));
+    st.textContent = 'live \u00b7 updated ' + ago + ' s ago';
+  }
+
+  function gotSnapshot(doc) {
+    lastSnapshot = Date.now();
+    render(doc);
+    liveTick();
+  }
+
+  function startLive(cfg) {
+    liveBar();
+    setInterval(liveTick, 1000);
+    var url = String(cfg.summary || '');
+    fetch(url, {cache: 'no-store'}).then(function (r) {
+      if (!r.ok) throw new Error('HTTP ' + r.status);
+      return r.json();
+    }).then(gotSnapshot, function (e) {
+      liveBanner('could not load ' + url + ': ' +
+        (e && e.message ? e.message : String(e)));
+    });
+    if (!cfg.stream) return;
+    if (typeof EventSource !== 'function') {
+      liveBanner('this browser has no EventSource: the page will not ' +
+        'update; reload it to see newer figures');
+      return;
+    }
+    var es = new EventSource(String(cfg.stream));
+    es.addEventListener('snapshot', function (ev) {
+      var doc;
+      try {
+        doc = JSON.parse(ev.data);
+      } catch (e) {
+        liveBanner('a snapshot from the stream could not be read: ' +
+          e.message);
+        return;
+      }
+      liveBanner(null);
+      gotSnapshot(doc);
+    });
+    es.onopen = function () { liveBanner(null); };
+    es.onerror = function () {
+      liveBanner('disconnected from the live stream (' + cfg.stream +
+        '): the figures below are from the last snapshot; reconnecting ' +
+        'by itself');
+    };
+  }
+
+  /* ---- window: resize, print ------------------------------------------- */
+
+  function resizeCharts(width) {
+    Object.keys(charts).forEach(function (id) {
+      var c = charts[id];
+      var w = width || chartWidth(c.box);
+      if (Math.abs(w - c.u.width) > 2) c.u.setSize({width: w,
+                                                    height: c.u.height});
+    });
+  }
+
+  var printState = null;
+
+  function beforePrint() {
+    printState = [];
+    Array.prototype.forEach.call(document.querySelectorAll('details'),
+      function (e) {
+        printState.push([e, e.open]);
+        e.open = true;
+      });
+    resizeCharts(660);
+  }
+
+  function afterPrint() {
+    (printState || []).forEach(function (p) { p[0].open = p[1]; });
+    printState = null;
+    resizeCharts();
+  }
+
+  function main() {
+    try {
+      BUILD = readJson('pp-build');
+    } catch (e) {
+      BUILD = null;
+    }
+    try {
+      CONFIG = readJson('pp-config') || {};
+    } catch (e) {
+      CONFIG = {};
+    }
+    window.ppRender = function (doc) { return render(doc); };
+    window.addEventListener('mousemove', function (ev) {
+      if (tlDrag) tlDrag(ev);
+    });
+    window.addEventListener('mouseup', function () { tlDrag = null; });
+    var resizeTimer = null;
+    window.addEventListener('resize', function () {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(function () { resizeCharts(); }, 150);
+    });
+    window.addEventListener('beforeprint', beforePrint);
+    window.addEventListener('afterprint', afterPrint);
+    if (isRecord(CONFIG) && isRecord(CONFIG.live)) {
+      startLive(CONFIG.live);
+      return;
+    }
+    var data;
+    try {
+      data = readJson('pp-data');
+      if (data === null) throw new Error('no element with id pp-data');
+    } catch (e) {
+      errors.push('data: ' + (e && e.message ? e.message : String(e)));
+      finish();
+      return;
+    }
+    render(data);
   }
 
   main();
