@@ -276,3 +276,49 @@ int main(int argc, char **argv) {
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
+
+/* ---- headless Chromium ---------------------------------------------------- */
+
+static const char *find_chromium(void) {
+  static const char *const cands[] = {
+      "/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"};
+  const char *env = getenv("PP_CHROMIUM");
+  if (env && *env)
+    return access(env, X_OK) == 0 ? env : NULL;
+  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+    if (access(cands[i], X_OK) == 0)
+      return cands[i];
+  return NULL;
+}
+
+const char *pp_test_chromium(void) {
+  const char *chromium = find_chromium();
+  if (!chromium) {
+    const char *req = getenv("PP_REQUIRE_CHROMIUM");
+    if (req && strcmp(req, "1") == 0)
+      PP_FAIL("chromium not installed and PP_REQUIRE_CHROMIUM=1 (apt-get "
+              "install chromium)");
+    printf("# skipped: chromium not installed\n");
+  }
+  return chromium;
+}
+
+char *pp_test_chromium_dom(const char *chromium, const char *url,
+                           const char *flags) {
+  char profile[4200], log[4200];
+  snprintf(profile, sizeof profile, "%.4000s/chromium-profile",
+           pp_test_tmpdir());
+  snprintf(log, sizeof log, "%.4000s/chromium.log", pp_test_tmpdir());
+  char *dom = NULL;
+  int rc = pp_test_run(&dom,
+                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
+                       "--disable-dev-shm-usage --no-first-run "
+                       "--user-data-dir='%s' %s --dump-dom '%s' 2>'%s'",
+                       chromium, profile, flags, url, log);
+  if (rc != 0) {
+    char *l = pp_test_slurp(log, NULL);
+    PP_FAIL("chromium exit %d:\n%s", rc, l ? l : "");
+  }
+  CHECK(dom != NULL);
+  return dom;
+}

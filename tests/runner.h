@@ -127,6 +127,16 @@ int pp_test_count_lines(const char *s);
  * compiler and sanitizer flags. */
 char *pp_test_cmake_cache(const char *key, int required);
 
+/* Headless Chromium for the pages' tests: its path ($PP_CHROMIUM or the
+ * usual places), or NULL with a "# skipped" line (the test fails instead
+ * when PP_REQUIRE_CHROMIUM=1). */
+const char *pp_test_chromium(void);
+/* The DOM Chromium holds after loading url and running its scripts
+ * (flags: more command-line flags, or ""); fails the test when Chromium
+ * fails. */
+char *pp_test_chromium_dom(const char *chromium, const char *url,
+                           const char *flags);
+
 /* Read a whole file into a malloc'ed NUL-terminated string; NULL if absent. */
 char *pp_test_slurp(const char *path, size_t *len);
 

@@ -752,35 +752,11 @@ PP_TEST(html_cli_bad_input) {
 
 /* Path of a Chromium binary, or NULL (the test then skips, or fails with
  * PP_REQUIRE_CHROMIUM=1). */
-static const char *find_chromium(void) {
-  static const char *const cands[] = {
-      "/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"};
-  const char *env = getenv("PP_CHROMIUM");
-  if (env && *env)
-    return access(env, X_OK) == 0 ? env : NULL;
-  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
-    if (access(cands[i], X_OK) == 0)
-      return cands[i];
-  return NULL;
-}
-
-/* The DOM Chromium holds after loading path and running its scripts. */
+/* The DOM Chromium holds after loading the file at path (runner.h). */
 static char *dump_dom(const char *chromium, const char *path) {
-  char profile[4096], log[4096];
-  tpath(profile, sizeof profile, "chromium-profile");
-  tpath(log, sizeof log, "chromium.log");
-  char *dom = NULL;
-  int rc = pp_test_run(&dom,
-                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
-                       "--disable-dev-shm-usage --no-first-run "
-                       "--user-data-dir='%s' --dump-dom 'file://%s' 2>'%s'",
-                       chromium, profile, path, log);
-  if (rc != 0) {
-    char *l = pp_test_slurp(log, NULL);
-    PP_FAIL("chromium exit %d:\n%s", rc, l ? l : "");
-  }
-  CHECK(dom != NULL);
-  return dom;
+  char url[4200];
+  snprintf(url, sizeof url, "file://%.4100s", path);
+  return pp_test_chromium_dom(chromium, url, "");
 }
 
 /* The text of a DOM text node as the serializer writes it. */
@@ -828,19 +804,8 @@ static void check_rendered_ok(const char *dom) {
     PP_FAIL("the page reported an error: %.2000s", e);
 }
 
-/* Chromium's path; NULL when the test is to be skipped (it fails instead
- * with PP_REQUIRE_CHROMIUM=1). */
-static const char *chromium_or_skip(void) {
-  const char *chromium = find_chromium();
-  if (!chromium) {
-    const char *req = getenv("PP_REQUIRE_CHROMIUM");
-    if (req && strcmp(req, "1") == 0)
-      PP_FAIL("chromium not installed and PP_REQUIRE_CHROMIUM=1 (apt-get "
-              "install chromium)");
-    printf("# skipped: chromium not installed\n");
-  }
-  return chromium;
-}
+/* Chromium's path; NULL when the test is to be skipped (runner.h). */
+static const char *chromium_or_skip(void) { return pp_test_chromium(); }
 
 /* ---- charts, live updates, screenshots ------------------------------------
  * The summary's chart data (zones[].hist, series; schema_minor 13) comes

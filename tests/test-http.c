@@ -395,6 +395,16 @@ PP_TEST(http_api_documents) {
   CHECK_EQ(json_integer_value(json_object_get(z, "p99_ns")), 1000);
   CHECK_NEAR(json_number_value(json_object_get(z, "total_ns")), 10000, 1e-9);
   CHECK_NEAR(json_number_value(json_object_get(z, "wall_pct")), 5e-4, 1e-12);
+  /* the session's histogram: decode's 10 zones of 2^10 .. 2^19 ns, each
+   * at the bound equal to it */
+  json_t *hc = json_object_get(json_object_get(z, "hist"), "counts");
+  json_t *hl = json_object_get(json_object_get(z, "hist"), "le_ns");
+  CHECK_EQ(json_array_size(hc), json_array_size(hl));
+  CHECK_EQ(json_integer_value(json_array_get(hl, 0)), 1024);
+  long long hsum = 0;
+  for (size_t i = 0; i < json_array_size(hc); i++)
+    hsum += json_integer_value(json_array_get(hc, i));
+  CHECK_EQ(hsum, 10);
   json_t *q = by_name(json_object_get(d, "queues"), "q");
   CHECK_EQ(json_integer_value(json_object_get(q, "pushes")), 10);
   CHECK_EQ(
@@ -680,11 +690,26 @@ static json_t *stream_event(const char *text, int k) {
       p++;
   }
   CHECK(p != NULL);
-  p += strlen("event: snapshot\ndata: ");
+  p += strlen("event: snapshot\n");
   const char *e = strstr(p, "\n\n");
   CHECK(e != NULL);
+  /* the data lines joined with newlines, as EventSource does */
+  size_t cap = (size_t)(e - p) + 1, n = 0;
+  char *joined = malloc(cap);
+  CHECK(joined != NULL);
+  for (const char *l = p; l < e;) {
+    const char *nl = memchr(l, '\n', (size_t)(e - l));
+    const char *end = nl ? nl : e;
+    CHECK(strncmp(l, "data: ", 6) == 0);
+    if (n)
+      joined[n++] = '\n';
+    memcpy(joined + n, l + 6, (size_t)(end - l - 6));
+    n += (size_t)(end - l - 6);
+    l = nl ? nl + 1 : e;
+  }
   json_error_t err;
-  json_t *d = json_loadb(p, (size_t)(e - p), 0, &err);
+  json_t *d = json_loadb(joined, n, 0, &err);
+  free(joined);
   if (!d)
     PP_FAIL("event %d is not JSON: %s", k, err.text);
   return d;
@@ -818,17 +843,17 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
   CHECK_CONTAINS(page, "\n# EOF\n");
   free(page);
 
-  /* Hostile clients while the program records: four idle connections
-   * (the most one address may hold) keep a fifth out, and once they go
+  /* Hostile clients while the program records: eight idle connections
+   * (the most one address may hold) keep a ninth out, and once they go
    * the server answers again; a client that stops in the middle of its
    * request head is closed by the server (10 s without traffic). */
-  int idle[4];
-  for (int i = 0; i < 4; i++)
+  int idle[8];
+  for (int i = 0; i < 8; i++)
     CHECK((idle[i] = dial(port)) >= 0);
   page = http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", NULL);
   CHECK(!page || strncmp(page, "HTTP/1.1 200", 12) != 0);
   free(page);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 8; i++)
     close(idle[i]);
   page = NULL;
   for (int tries = 0; tries < 600 && !page; tries++) {
@@ -895,6 +920,102 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
 
 /* `pipeprof run --http`: an unmodified program's samples served live by
  * pipeprof's own session; a bad address is a usage error. */
+/* The count in the rendered zone table's row of a zone (its name as the
+ * DOM serializer writes text), or -1 when there is no such row. */
+static long long dom_zone_count(const char *dom, const char *escaped) {
+  char cell[600];
+  snprintf(cell, sizeof cell, "<td class=\"pp-t\" data-k=\"name\">%s</td>",
+           escaped);
+  const char *row = strstr(dom, cell);
+  const char *end = row ? strstr(row, "</tr>") : NULL;
+  const char *c = row ? strstr(row, "data-k=\"count\">") : NULL;
+  if (!c || c > end)
+    return -1;
+  return atoll(c + strlen("data-k=\"count\">"));
+}
+
+/* The live page at / in real headless Chromium, served by a running
+ * program: it renders from /api/v1/summary and the stream, names with
+ * markup stay text, and two looks a while apart show the figures grown.
+ * A screenshot of it is a test artifact
+ * (<build>/test-artifacts/http/live-page.png). */
+PP_TEST_T(http_live_page_in_chromium, 240) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  const char *chromium = pp_test_chromium();
+  if (!chromium)
+    return;
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  int port = free_port();
+  char errpath[4200];
+  snprintf(errpath, sizeof errpath, "%s/live-page.txt", pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0)
+    child_live(port, errpath);
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+  /* the first look, once the program's zones are in a closed interval */
+  long long first = -1;
+  char *dom = NULL;
+  for (int tries = 0; tries < 60 && first <= 0; tries++) {
+    free(dom);
+    dom = pp_test_chromium_dom(chromium, url, "--timeout=3000");
+    first = dom_zone_count(dom, "work &lt;b&gt;");
+  }
+  if (first <= 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    PP_FAIL("the live page shows no zone 'work <b>': %.3000s", dom);
+  }
+  CHECK_CONTAINS(dom, " data-rendered=\"ok\"");
+  CHECK(strstr(dom, "id=\"pp-render-error\"") == NULL);
+  CHECK_CONTAINS(dom, "id=\"pp-live-status\"");
+  CHECK_CONTAINS(dom, "live · updated");
+  /* markup in names is text, never elements */
+  CHECK(strstr(dom, "<b>") == NULL);
+  CHECK(strstr(dom, "<q>") == NULL);
+  CHECK_CONTAINS(dom, "frames &lt;q&gt;");
+  free(dom);
+  /* a second look: the program went on, so have the figures */
+  long long second = first;
+  for (int tries = 0; tries < 60 && second <= first; tries++) {
+    sleep_100ms();
+    dom = pp_test_chromium_dom(chromium, url, "--timeout=3000");
+    second = dom_zone_count(dom, "work &lt;b&gt;");
+    free(dom);
+  }
+  CHECK(second > first);
+  printf("# the live page: %lld zones, then %lld\n", first, second);
+  /* the screenshot */
+  char art[4200], png[4300], profile[4300], log[4300];
+  snprintf(art, sizeof art, "%s/test-artifacts/http", pp_test_bindir());
+  char *out = NULL;
+  pp_test_run(&out, "mkdir -p '%s'", art);
+  free(out);
+  snprintf(png, sizeof png, "%s/live-page.png", art);
+  snprintf(profile, sizeof profile, "%s/chromium-shot", pp_test_tmpdir());
+  snprintf(log, sizeof log, "%s/chromium-shot.log", pp_test_tmpdir());
+  remove(png);
+  int rc = pp_test_run(&out,
+                       "timeout 90 '%s' --headless --no-sandbox --disable-gpu "
+                       "--disable-dev-shm-usage --no-first-run "
+                       "--hide-scrollbars --window-size=1280,2400 "
+                       "--timeout=4000 --user-data-dir='%s' "
+                       "--screenshot='%s' '%s' 2>'%s'",
+                       chromium, profile, png, url, log);
+  free(out);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  CHECK_EQ(rc, 0);
+  CHECK(access(png, R_OK) == 0);
+  printf("# screenshot: %s\n", png);
+}
+
 PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   if (access(companion(), R_OK) != 0) {
     if (required())

@@ -110,7 +110,8 @@ int pp__html_page(FILE *out, const char *title, const char *data_json,
   if (!out)
     return -1;
   put(out, page_head, sizeof page_head - 1);
-  if (!data_json)
+  /* a live page (config "live") may fetch from its own origin */
+  if (config_json && strstr(config_json, "\"live\""))
     put(out, csp_live, sizeof csp_live - 1);
   put(out, page_meta, sizeof page_meta - 1);
   put_text_escaped(out, title ? title : "pipeprof report");

@@ -22,10 +22,12 @@
  * @param title        the <title> before the script sets its own (UTF-8
  *                     text; NULL: "pipeprof report")
  * @param data_json    a summary JSON document (docs/formats/summary-json.md)
- *                     for a static report, or NULL for a page that fetches
- *                     its data (the live dashboard); well-formed UTF-8 JSON
+ *                     for a static report, the first snapshot of the live
+ *                     dashboard, or NULL for a page that fetches its data;
+ *                     well-formed UTF-8 JSON
  * @param config_json  a JSON object for the script (NULL: "{}"); the live
- *                     page passes {"live": {"summary": URL, "stream": URL}}
+ *                     page passes {"live": {"summary": URL, "stream": URL}},
+ *                     which also lets it connect to its own origin (CSP)
  * @return 0, or -1 when out had a write error. The caller keeps every
  * pointer; any thread may call. */
 int pp__html_page(FILE *out, const char *title, const char *data_json,

@@ -34,6 +34,7 @@ typedef struct one_history {
 } one_history;
 
 typedef struct state {
+  const pp_http_host *host; /* for the histograms, asked while writing */
   pp_http_info info;
   one_series *ser;
   size_t nser, capser;
@@ -161,6 +162,7 @@ static void state_free(state *s) {
 /* 0, or -1 (out of memory, or no session: *gone set). */
 static int state_load(const pp_http_host *h, state *s, int *gone) {
   memset(s, 0, sizeof *s);
+  s->host = h;
   *gone = 0;
   s->alerts = malloc(64 * sizeof *s->alerts);
   s->text = malloc(64 * sizeof *s->text);
@@ -224,8 +226,7 @@ static int window_index(int window_s) {
 }
 
 /* The figures of one window, with the summary's names. */
-static void stats(pp_jsonw *w, const pp_live_stats *st) {
-  pp_jsonw_obj_begin(w);
+static void stats_members(pp_jsonw *w, const pp_live_stats *st) {
   pp_jsonw_kv_uint(w, "count", st->count);
   pp_jsonw_kv_double(w, "seconds", st->seconds);
   pp_jsonw_kv_double(w, "rate_per_s", st->rate);
@@ -236,6 +237,11 @@ static void stats(pp_jsonw *w, const pp_live_stats *st) {
   pp_jsonw_kv_uint(w, "p99_ns", st->p99_ns);
   pp_jsonw_kv_uint(w, "max_ns", st->max_ns);
   pp_jsonw_kv_int(w, "as_of_ns", st->as_of_ns);
+}
+
+static void stats(pp_jsonw *w, const pp_live_stats *st) {
+  pp_jsonw_obj_begin(w);
+  stats_members(w, st);
   pp_jsonw_obj_end(w);
 }
 
@@ -293,6 +299,59 @@ static void live_member(pp_jsonw *w, const state *s, int window_s) {
   pp_jsonw_obj_end(w);
 }
 
+/* "hist" of a series as the summary's (schema_minor 13): counts between
+ * bounds a quarter of a power of two apart (each an edge of the live
+ * histograms' buckets, so the counts are exact), from 1.024 us to 2^36 ns,
+ * from the first non-empty bucket to the last; a last bucket up to 2^37 ns
+ * holds the longer values. Over the session so far. */
+#define HB (27 * 4)
+static void hist_member(pp_jsonw *w, const state *s, int kind,
+                        const char *name) {
+  if (!s->host->cumulative)
+    return;
+  uint64_t le[HB + 1], cum[HB + 1], total = 0;
+  double sum;
+  for (int e = 0; e < 27; e++)
+    for (int q = 0; q < 4; q++)
+      le[e * 4 + q] = (UINT64_C(1) << (10 + e)) / 4 * (uint64_t)(4 + q);
+  if (s->host->cumulative(kind, name, le, HB, cum, &total, &sum) != 0 ||
+      !total)
+    return;
+  le[HB] = UINT64_C(1) << 37;
+  cum[HB] = total;
+  int first = -1, last = -1;
+  for (int i = 0; i <= HB; i++) {
+    uint64_t c = cum[i] - (i ? cum[i - 1] : 0);
+    if (c && first < 0)
+      first = i;
+    if (c)
+      last = i;
+  }
+  pp_jsonw_key(w, "hist");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_key(w, "le_ns");
+  pp_jsonw_arr_begin(w);
+  for (int i = first; i <= last; i++)
+    pp_jsonw_uint(w, le[i]);
+  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "counts");
+  pp_jsonw_arr_begin(w);
+  for (int i = first; i <= last; i++)
+    pp_jsonw_uint(w, cum[i] - (i ? cum[i - 1] : 0));
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+/* A window object with the series's session histogram in it. */
+static void stats_with_hist(pp_jsonw *w, const state *s,
+                            const pp_live_stats *st, int kind,
+                            const char *name) {
+  pp_jsonw_obj_begin(w);
+  stats_members(w, st);
+  hist_member(w, s, kind, name);
+  pp_jsonw_obj_end(w);
+}
+
 static void zones_array(pp_jsonw *w, const state *s, int wi, double wall_ns) {
   pp_jsonw_key(w, "zones");
   pp_jsonw_arr_begin_lines(w);
@@ -318,6 +377,7 @@ static void zones_array(pp_jsonw *w, const state *s, int wi, double wall_ns) {
       pp_jsonw_key(w, "wall_pct");
       pp_jsonw_null(w);
     }
+    hist_member(w, s, PP_HTTP_SERIES_ZONE, o->name);
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
@@ -450,7 +510,7 @@ static void board_arrays(pp_jsonw *w, const state *s, int wi) {
     const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, e->name);
     if (o) {
       pp_jsonw_key(w, "wait");
-      stats(w, &o->win[wi]);
+      stats_with_hist(w, s, &o->win[wi], PP_HTTP_SERIES_QUEUE_WAIT, e->name);
     }
     pp_jsonw_obj_end(w);
   }

@@ -4,7 +4,7 @@
  * on libmicrohttpd. GET and HEAD of /metrics (Prometheus text 0.0.4, or
  * OpenMetrics 1.0 when the Accept header asks), /api/v1/... (JSON,
  * api.h) and /api/v1/stream (server-sent events); anything else is
- * refused. Bounded: 16 connections (4 per client address) of a thread
+ * refused. Bounded: 32 connections (8 per client address) of a thread
  * each, at most 4 of them streams; 16 KiB of memory per connection (a
  * larger request head is refused by the library with 431 or by
  * closing); 10 s without traffic closes a connection (a stream sends at
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "export/html_page.h"
 #include "host.h"
 #include "metrics.h"
 
@@ -30,6 +31,29 @@
 
 static struct MHD_Daemon *daemon_;
 static pp_http_host host;
+/* The live dashboard: the HTML report's page (export/html_page.h) with
+ * the session's summary as its first snapshot, shown at once, after which
+ * the page follows /api/v1/stream. Malloc'd, or NULL. */
+static char *live_page(size_t *len) {
+  size_t n;
+  char *doc = pp_api_summary(&host, 0, &n);
+  if (!doc)
+    return NULL;
+  char *page = NULL;
+  FILE *f = open_memstream(&page, len);
+  int rc = f ? pp__html_page(f, "pipeprof live", doc,
+                             "{\"live\": {\"summary\": \"/api/v1/summary\", "
+                             "\"stream\": \"/api/v1/stream\"}}")
+             : -1;
+  if (f && fclose(f) != 0)
+    rc = -1;
+  free(doc);
+  if (rc != 0) {
+    free(page);
+    return NULL;
+  }
+  return page;
+}
 
 /* Streams: how many are open, and a condition that wakes them to end. */
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,16 +137,33 @@ static int stream_next(stream *s) {
     return -1;
   while (n && doc[n - 1] == '\n')
     n--;
-  static const char head[] = "event: snapshot\ndata: ";
-  s->buf = malloc(sizeof head - 1 + n + 2);
+  /* every line of the document a "data:" line (the client joins them
+   * with newlines again), then the blank line that ends the event */
+  size_t lines = 1;
+  for (size_t i = 0; i < n; i++)
+    lines += doc[i] == '\n';
+  static const char head[] = "event: snapshot\n";
+  static const char data[] = "data: ";
+  s->buf = malloc(sizeof head + n + lines * (sizeof data - 1) + 2);
   if (!s->buf) {
     free(doc);
     return -1;
   }
-  memcpy(s->buf, head, sizeof head - 1);
-  memcpy(s->buf + sizeof head - 1, doc, n);
-  memcpy(s->buf + sizeof head - 1 + n, "\n\n", 2);
-  s->len = sizeof head - 1 + n + 2;
+  char *o = s->buf;
+  memcpy(o, head, sizeof head - 1);
+  o += sizeof head - 1;
+  memcpy(o, data, sizeof data - 1);
+  o += sizeof data - 1;
+  for (size_t i = 0; i < n; i++) {
+    *o++ = doc[i];
+    if (doc[i] == '\n') {
+      memcpy(o, data, sizeof data - 1);
+      o += sizeof data - 1;
+    }
+  }
+  memcpy(o, "\n\n", 2);
+  o += 2;
+  s->len = (size_t)(o - s->buf);
   s->sent++;
   free(doc);
   return 0;
@@ -241,6 +282,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, len,
                  MHD_RESPMEM_MUST_FREE);
   }
+  if (strcmp(url, "/") == 0 && host.size >= sizeof host) {
+    size_t len = 0;
+    char *page = live_page(&len);
+    if (!page)
+      return text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                  "no live page: out of memory, or the session ended\n");
+    return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, len,
+                 MHD_RESPMEM_MUST_FREE);
+  }
   return text(c, MHD_HTTP_NOT_FOUND,
               "not found: this endpoint serves /, /metrics and /api/v1\n");
 }
@@ -287,8 +337,8 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
   daemon_ = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
       ntohs(sa.sin_port), NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
-      (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)4,
+      (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)8,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
   if (!daemon_) {

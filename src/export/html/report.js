@@ -2489,11 +2489,11 @@
     liveTick();
   }
 
-  function startLive(cfg) {
+  function startLive(cfg, haveFirst) {
     liveBar();
     setInterval(liveTick, 1000);
     var url = String(cfg.summary || '');
-    fetch(url, {cache: 'no-store'}).then(function (r) {
+    if (!haveFirst) fetch(url, {cache: 'no-store'}).then(function (r) {
       if (!r.ok) throw new Error('HTTP ' + r.status);
       return r.json();
     }).then(gotSnapshot, function (e) {
@@ -2580,7 +2580,15 @@
     window.addEventListener('beforeprint', beforePrint);
     window.addEventListener('afterprint', afterPrint);
     if (isRecord(CONFIG) && isRecord(CONFIG.live)) {
-      startLive(CONFIG.live);
+      /* the server may embed the first snapshot: shown at once */
+      var first = null;
+      try {
+        first = readJson('pp-data');
+      } catch (e) {
+        first = null;
+      }
+      if (isRecord(first)) gotSnapshot(first);
+      startLive(CONFIG.live, isRecord(first));
       return;
     }
     var data;
