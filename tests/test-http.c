@@ -27,6 +27,7 @@
 #include "format/pptrace.h"
 #include "http/api.h"
 #include "http/metrics.h"
+#include "metrics/registry.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -129,7 +130,8 @@ static int fake_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
       fake_entry("sys.cpu3.busy_pct", PP__BOARD_METRIC, 1, 2, 25),
       fake_entry("sys.cpu2.freq_mhz", PP__BOARD_METRIC, 1, 2, 2000),
       fake_entry("sys.psi.cpu.some_pct", PP__BOARD_METRIC, 1, 2, 10),
-      fake_entry("proc.cpu_user_s", PP__BOARD_METRIC, 1, 2, 1.5)};
+      fake_entry("proc.cpu_user_s", PP__BOARD_METRIC, 1, 2, 1.5),
+      fake_entry("proc.read_bytes_total", PP__BOARD_METRIC, 0, 2, 4096)};
   e[0].first_ns = INT64_C(1000000000);
   e[0].last_ns = INT64_C(2000000000);
   e[1].pops = 7;
@@ -310,6 +312,7 @@ PP_TEST(http_metrics_page_requests_queues_counters_and_system) {
   CHECK_CONTAINS(page, "# TYPE pipeprof_proc_cpu_user_seconds_total "
                        "counter\n");
   CHECK_CONTAINS(page, "pipeprof_proc_cpu_user_seconds_total 1.5\n");
+  CHECK_CONTAINS(page, "pipeprof_proc_read_bytes_total 4096\n");
   CHECK_CONTAINS(page, "pipeprof_metrics_sites_left_out 0\n");
   /* one HELP and one TYPE per family, its samples together */
   const char *fam = "# TYPE pipeprof_sys_cpu_busy_ratio gauge\n";
@@ -323,6 +326,54 @@ PP_TEST(http_metrics_page_requests_queues_counters_and_system) {
   CHECK(memchr(between, '#', (size_t)(end - between)) == NULL);
   promtool_clean(page, len);
   free(page);
+}
+
+/* Every metric of the registry gets a well-formed family: a valid name
+ * ending in its unit (counters in _total), a label where the name has a
+ * placeholder, no two rows under one family but an aggregate beside its
+ * per-index row. */
+PP_TEST(http_metrics_every_registry_row_has_a_family) {
+  char fam[PP_METRIC_COUNT][128], lab[PP_METRIC_COUNT][32];
+  for (int id = 0; id < PP_METRIC_COUNT; id++) {
+    const pp_metric_def *d = pp_metric_def_of(id);
+    double scale;
+    pp_metrics_family(d, fam[id], sizeof fam[id], lab[id], sizeof lab[id],
+                      &scale);
+    const char *f = fam[id];
+    CHECK(strncmp(f, "pipeprof_", 9) == 0);
+    for (const char *c = f; *c; c++)
+      CHECK((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_');
+    CHECK(strstr(f, "__") == NULL);
+    size_t n = strlen(f);
+    int total = n > 6 && strcmp(f + n - 6, "_total") == 0;
+    CHECK_EQ(total, d->kind == PP_METRIC_TOTAL);
+    /* "_total" once at most ("mem_total_bytes" is a gauge's word) */
+    const char *t1 = strstr(f, "_total");
+    CHECK(!t1 || !strstr(t1 + 1, "_total"));
+    static const char *const sfx[] = {[PP_UNIT_PERCENT] = "_ratio",
+                                      [PP_UNIT_BYTES] = "_bytes",
+                                      [PP_UNIT_SECONDS] = "_seconds",
+                                      [PP_UNIT_MHZ] = "_hertz",
+                                      [PP_UNIT_WATTS] = "_watts",
+                                      [PP_UNIT_JOULES] = "_joules",
+                                      [PP_UNIT_CELSIUS] = "_celsius",
+                                      [PP_UNIT_PER_SECOND] = "_per_second",
+                                      [PP_UNIT_BYTES_PER_SECOND] =
+                                          "_bytes_per_second"};
+    const char *want =
+        (size_t)d->unit < sizeof sfx / sizeof *sfx ? sfx[d->unit] : NULL;
+    if (want) {
+      size_t m = n - (total ? 6 : 0), k = strlen(want);
+      if (!(m > k && strncmp(f + m - k, want, k) == 0))
+        PP_FAIL("%s: family %s lacks %s", d->name, f, want);
+    }
+    CHECK_EQ(strchr(d->name, '{') != NULL, lab[id][0] != 0);
+  }
+  for (int a = 0; a < PP_METRIC_COUNT; a++)
+    for (int b = a + 1; b < PP_METRIC_COUNT; b++)
+      if (strcmp(fam[a], fam[b]) == 0 && !!lab[a][0] == !!lab[b][0])
+        PP_FAIL("%s and %s share %s", pp_metric_def_of(a)->name,
+                pp_metric_def_of(b)->name, fam[a]);
 }
 
 /* OpenMetrics: counters declared without _total, units, info, # EOF. */

@@ -262,8 +262,8 @@ static void frames_and_queues(pp_page *p, const board *b, int om) {
  * running totals; a "{N}" part becomes a label named by the word before
  * it, a "{*}" part a label named by the group. *scale converts the value
  * to the base unit. */
-static void metric_family(const pp_metric_def *d, char *out, size_t size,
-                          char *label, size_t lsize, double *scale) {
+void pp_metrics_family(const pp_metric_def *d, char *out, size_t size,
+                       char *label, size_t lsize, double *scale) {
   static const struct {
     pp_metric_unit unit;
     const char *suffix, *prom;
@@ -314,6 +314,10 @@ static void metric_family(const pp_metric_def *d, char *out, size_t size,
   base[n] = 0;
   const char *prom = "";
   *scale = 1;
+  /* a running total's "_total" goes at the very end */
+  if (d->kind == PP_METRIC_TOTAL && n >= 6 &&
+      strcmp(base + n - 6, "_total") == 0)
+    base[n -= 6] = 0;
   for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
     if (units[i].unit != d->unit)
       continue;
@@ -355,8 +359,8 @@ static void library_metrics(pp_page *p, const board *b, int om) {
   char fams[PP_METRIC_COUNT][128], labels[PP_METRIC_COUNT][32];
   double scales[PP_METRIC_COUNT];
   for (int id = 0; id < PP_METRIC_COUNT; id++)
-    metric_family(pp_metric_def_of(id), fams[id], sizeof fams[id], labels[id],
-                  sizeof labels[id], &scales[id]);
+    pp_metrics_family(pp_metric_def_of(id), fams[id], sizeof fams[id],
+                      labels[id], sizeof labels[id], &scales[id]);
   msample *m = malloc((b->n ? b->n : 1) * sizeof *m);
   if (!m) {
     p->oom = 1;

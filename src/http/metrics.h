@@ -17,6 +17,16 @@
 #define PP_METRICS_BUCKET_LO 10
 #define PP_METRICS_BUCKET_HI 36
 
+/* The Prometheus family of a library metric (metrics/registry.h) into out
+ * (size bytes): the registry name without its placeholders and unit
+ * suffix, dots as underscores, "pipeprof_" before and the base unit after
+ * ("_ratio" for percentages, "_hertz" for MHz), "_total" for running
+ * totals; label gets the label a "{N}" or "{*}" part becomes ("" for
+ * none), *scale the factor to the base unit. docs/http.md. */
+struct pp_metric_def;
+void pp_metrics_family(const struct pp_metric_def *d, char *out, size_t size,
+                       char *label, size_t lsize, double *scale);
+
 /* The page, malloc'd and NUL-terminated (*len its length), or NULL when
  * out of memory. om: OpenMetrics 1.0 rather than text format 0.0.4. */
 char *pp_metrics_page(const pp_http_host *h, int om, size_t *len);
