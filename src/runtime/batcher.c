@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../internal.h"
+#include "common.h"
 #include "pipeprof/runtime.h"
 
 #define MAX_LANES 16
@@ -44,22 +45,6 @@ struct pp_rt_batcher {
   char form_name[80];
 };
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* pthread_cond_timedwait on CLOCK_MONOTONIC until abs_ns (<0: forever). */
-static void wait_until(pthread_cond_t *c, pthread_mutex_t *m, int64_t abs) {
-  if (abs < 0) {
-    pthread_cond_wait(c, m);
-    return;
-  }
-  struct timespec ts = {(time_t)(abs / 1000000000), (long)(abs % 1000000000)};
-  pthread_cond_timedwait(c, m, &ts);
-}
-
 pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
                                  int64_t max_delay_ns, int lanes,
                                  size_t lane_capacity, pp_rt_pad pad) {
@@ -85,12 +70,8 @@ pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
   b->max_batch = b->limit = max_batch;
   b->pad = pad;
   pthread_mutex_init(&b->m, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&b->can_batch, &ca);
-  pthread_cond_init(&b->has_room, &ca);
-  pthread_condattr_destroy(&ca);
+  pp__rt_cond_init(&b->can_batch);
+  pp__rt_cond_init(&b->has_room);
   const char *nm = name ? name : "batcher";
   b->rec = pp_queue_declare(nm, NULL, NULL,
                             (int64_t)(lane_capacity * (size_t)lanes));
@@ -111,22 +92,16 @@ int pp_rt_batcher_put(pp_rt_batcher *b, void *item, uint64_t id, int lane,
                       int64_t timeout_ns) {
   if (!b || lane < 0 || lane >= b->nlanes)
     return PP_EINVAL;
-  int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : -1;
+  int64_t deadline = pp__rt_deadline(timeout_ns);
   pthread_mutex_lock(&b->m);
   lane_q *l = &b->lanes[lane];
   int rc = PP_OK, waited = 0;
   while (!b->closed && l->n == b->cap) {
-    if (timeout_ns == 0) {
-      rc = PP_EAGAIN;
+    if ((rc = pp__rt_no_wait(timeout_ns, deadline)) != 0)
       break;
-    }
-    if (deadline >= 0 && now_ns() >= deadline) {
-      rc = PP_ETIMEDOUT;
-      break;
-    }
     if (!waited++)
       pp_queue_wait_begin(b->rec, PP_QUEUE_FULL);
-    wait_until(&b->has_room, &b->m, deadline);
+    pp__rt_wait(&b->has_room, &b->m, deadline);
   }
   if (waited)
     pp_queue_wait_end(b->rec, PP_QUEUE_FULL);
@@ -136,7 +111,7 @@ int pp_rt_batcher_put(pp_rt_batcher *b, void *item, uint64_t id, int lane,
     entry *e = &l->v[(l->head + l->n++) % b->cap];
     e->item = item;
     e->id = id;
-    e->t = now_ns();
+    e->t = pp__rt_now_ns();
     pp_queue_push(b->rec, id);
     /* the first item starts a delay; max_batch items make a batch */
     if (++b->total == 1 || b->total >= b->max_batch || l->n == 1)
@@ -175,7 +150,7 @@ static size_t padded(const pp_rt_batcher *b, size_t n) {
 int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out, int64_t timeout_ns) {
   if (!b || !out || !out->items)
     return PP_EINVAL;
-  int64_t start = now_ns();
+  int64_t start = pp__rt_now_ns();
   int64_t deadline = timeout_ns > 0 ? start + timeout_ns : -1;
   pp_zone z = pp_zone_begin_name(b->form_name);
   pthread_mutex_lock(&b->m);
@@ -185,29 +160,23 @@ int pp_rt_batcher_next(pp_rt_batcher *b, pp_rt_batch *out, int64_t timeout_ns) {
       full = 1;
       break;
     }
-    if (b->total && (b->closed || now_ns() >= due(b)))
+    if (b->total && (b->closed || pp__rt_now_ns() >= due(b)))
       break;
     if (!b->total && b->closed) {
       rc = PP_ECLOSED;
       break;
     }
-    if (timeout_ns == 0) {
-      rc = PP_EAGAIN;
+    if ((rc = pp__rt_no_wait(timeout_ns, deadline)) != 0)
       break;
-    }
-    if (deadline >= 0 && now_ns() >= deadline) {
-      rc = PP_ETIMEDOUT;
-      break;
-    }
     /* wake for the next item, the due time or the deadline */
     int64_t until = b->total ? due(b) : deadline;
     if (deadline >= 0 && (until < 0 || deadline < until))
       until = deadline;
-    wait_until(&b->can_batch, &b->m, until);
+    pp__rt_wait(&b->can_batch, &b->m, until);
   }
   if (rc == PP_OK) {
     size_t n = 0;
-    int64_t oldest = INT64_MAX, t = now_ns();
+    int64_t oldest = INT64_MAX, t = pp__rt_now_ns();
     for (int i = 0; i < b->nlanes && n < b->max_batch; i++) {
       lane_q *l = &b->lanes[i];
       while (l->n && n < b->max_batch) {

@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "../internal.h"
+#include "common.h"
 #include "pipeprof/runtime.h"
-#include "rt_error.h"
 
 #define ALIGN 256
 
@@ -103,12 +103,6 @@ struct pp_rt_pool {
   pthread_cond_t freed;
 };
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 pp_rt_pool *pp_rt_pool_new(const char *name, pp_rt_mem kind, int device,
                            size_t block_size, size_t blocks) {
   if (block_size < 1 || blocks < 1 || (unsigned)kind > PP_RT_MEM_DEVICE ||
@@ -148,11 +142,7 @@ pp_rt_pool *pp_rt_pool_new(const char *name, pp_rt_mem kind, int device,
     p->free_stack[i] = p->base + (blocks - 1 - i) * stride;
   p->nfree = blocks;
   pthread_mutex_init(&p->m, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&p->freed, &ca);
-  pthread_condattr_destroy(&ca);
+  pp__rt_cond_init(&p->freed);
   pp_mem_reserve(p->name, (uint64_t)total, p->device);
   return p;
 }
@@ -160,29 +150,14 @@ pp_rt_pool *pp_rt_pool_new(const char *name, pp_rt_mem kind, int device,
 int pp_rt_pool_get(pp_rt_pool *p, void **block, int64_t timeout_ns) {
   if (!p || !block)
     return PP_EINVAL;
-  int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : -1;
+  int64_t deadline = pp__rt_deadline(timeout_ns);
   pthread_mutex_lock(&p->m);
   p->gets++;
   int rc = PP_OK;
   if (!p->nfree) {
     p->waits++;
-    while (!p->nfree) {
-      if (timeout_ns == 0) {
-        rc = PP_EAGAIN;
-        break;
-      }
-      if (deadline >= 0 && now_ns() >= deadline) {
-        rc = PP_ETIMEDOUT;
-        break;
-      }
-      if (deadline < 0) {
-        pthread_cond_wait(&p->freed, &p->m);
-      } else {
-        struct timespec ts = {(time_t)(deadline / 1000000000),
-                              (long)(deadline % 1000000000)};
-        pthread_cond_timedwait(&p->freed, &p->m, &ts);
-      }
-    }
+    while (!p->nfree && !(rc = pp__rt_no_wait(timeout_ns, deadline)))
+      pp__rt_wait(&p->freed, &p->m, deadline);
   }
   if (rc == PP_OK) {
     *block = p->free_stack[--p->nfree];

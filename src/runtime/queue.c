@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "../internal.h"
+#include "common.h"
 #include "pipeprof/runtime.h"
 
 #define SPINS 64   /* tries before yielding */
@@ -92,12 +93,6 @@ static void signal_one(waitq *wq) {
 static void signal_all(waitq *wq) {
   atomic_fetch_add_explicit(&wq->epoch, 1, memory_order_seq_cst);
   fwake(&wq->epoch, 1 << 30);
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static size_t round_pow2(size_t n) {
@@ -215,7 +210,7 @@ static int wait_for(pp_rt_queue *q, waitq *wq, int why, int64_t timeout_ns,
   }
   if (r != WOULD_WAIT)
     return r == DONE ? PP_OK : PP_ECLOSED;
-  int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : 0;
+  int64_t deadline = timeout_ns > 0 ? pp__rt_now_ns() + timeout_ns : 0;
   pp_queue_wait_begin(q->rec, why);
   int rc;
   atomic_fetch_add_explicit(&wq->waiters, 1, memory_order_seq_cst);
@@ -228,7 +223,7 @@ static int wait_for(pp_rt_queue *q, waitq *wq, int why, int64_t timeout_ns,
     }
     int64_t left = -1;
     if (timeout_ns > 0) {
-      left = deadline - now_ns();
+      left = deadline - pp__rt_now_ns();
       if (left <= 0) {
         rc = PP_ETIMEDOUT;
         break;
@@ -249,42 +244,34 @@ static int attempt_pop(pp_rt_queue *q, void *item, void *id) {
   return try_pop(q, item, id);
 }
 
+/* A call's status from its first try r, waiting on wq when it would
+ * wait; a success wakes a waiter of the other side. */
+static int settle(pp_rt_queue *q, int r, int64_t timeout_ns, waitq *wq, int why,
+                  int (*attempt)(pp_rt_queue *, void *, void *), void *a,
+                  void *b, waitq *other) {
+  int rc = r == DONE         ? PP_OK
+           : r == ENDED      ? PP_ECLOSED
+           : timeout_ns == 0 ? PP_EAGAIN
+                             : wait_for(q, wq, why, timeout_ns, attempt, a, b);
+  if (rc == PP_OK)
+    signal_one(other);
+  return rc;
+}
+
 int pp_rt_queue_push(pp_rt_queue *q, void *item, uint64_t id,
                      int64_t timeout_ns) {
   if (!q)
     return PP_EINVAL;
-  int r = try_push(q, item, id), rc;
-  if (r == DONE)
-    rc = PP_OK;
-  else if (r == ENDED)
-    rc = PP_ECLOSED;
-  else if (timeout_ns == 0)
-    rc = PP_EAGAIN;
-  else
-    rc = wait_for(q, &q->not_full, PP_QUEUE_FULL, timeout_ns, attempt_push,
-                  item, &id);
-  if (rc == PP_OK)
-    signal_one(&q->not_empty);
-  return rc;
+  return settle(q, try_push(q, item, id), timeout_ns, &q->not_full,
+                PP_QUEUE_FULL, attempt_push, item, &id, &q->not_empty);
 }
 
 int pp_rt_queue_pop(pp_rt_queue *q, void **item, uint64_t *id,
                     int64_t timeout_ns) {
   if (!q)
     return PP_EINVAL;
-  int r = try_pop(q, item, id), rc;
-  if (r == DONE)
-    rc = PP_OK;
-  else if (r == ENDED)
-    rc = PP_ECLOSED;
-  else if (timeout_ns == 0)
-    rc = PP_EAGAIN;
-  else
-    rc = wait_for(q, &q->not_empty, PP_QUEUE_EMPTY, timeout_ns, attempt_pop,
-                  item, id);
-  if (rc == PP_OK)
-    signal_one(&q->not_full);
-  return rc;
+  return settle(q, try_pop(q, item, id), timeout_ns, &q->not_empty,
+                PP_QUEUE_EMPTY, attempt_pop, item, id, &q->not_full);
 }
 
 void pp_rt_queue_close(pp_rt_queue *q) {
