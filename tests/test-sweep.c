@@ -92,6 +92,23 @@ PP_TEST_T(sweep_batch_sizes_table_json_best_and_knee, 180) {
   CHECK_STR(json_string_value(json_object_get(d, "knee")), want_knee);
   json_decref(d);
   pp_cli_result_free(&r);
+  /* the chart page, in Chromium: both charts drew the three values */
+  const char *chromium = pp_test_chromium();
+  if (!chromium)
+    return;
+  char url[4400];
+  snprintf(url, sizeof url, "file://%s/sweep.html", dir);
+  char *dom = pp_test_chromium_dom(chromium, url, "");
+  CHECK_CONTAINS(dom, " data-rendered=\"ok\"");
+  CHECK(strstr(dom, "id=\"pp-render-error\"") == NULL);
+  CHECK_CONTAINS(dom, "pipeprof sweep: batch");
+  const char *req = getenv("PP_REQUIRE_CHARTS");
+  if (req && strcmp(req, "1") == 0) {
+    CHECK_CONTAINS(dom, "data-chart=\"sweep-throughput\" "
+                        "data-points=\"3\"");
+    CHECK_CONTAINS(dom, "data-chart=\"sweep-latency\" data-points=\"9\"");
+  }
+  free(dom);
 }
 #endif
 

@@ -21,6 +21,7 @@
 
 #include "analyze/analysis.h"
 #include "cli.h"
+#include "export/html_page.h"
 #include "export/jsonw.h"
 #include "internal.h"
 #include "model/trace.h"
@@ -452,6 +453,33 @@ static int one_run(const sweep_args *a, const char *value, int k, run_fig *f) {
   return rc == 0 && f->ok ? 0 : -1;
 }
 
+/* A whole file, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      char *b = realloc(buf, cap = cap * 2 + 8192);
+      if (!b) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = b;
+    }
+    size_t k = fread(buf + n, 1, 4096, f);
+    n += k;
+    if (k < 4096)
+      break;
+  }
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
+
 /* ---- across runs and values -----------------------------------------------
  */
 
@@ -677,6 +705,22 @@ static int write_json(const char *path, const sweep_args *a, const value_fig *v,
   return rc;
 }
 
+/* DIR/sweep.html: the HTML report's page with the sweep's JSON (its
+ * renderer draws throughput and latency per value). 0, or -1 said. */
+static int write_html(const char *dir, const char *json_path) {
+  char *json = slurp(json_path);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/sweep.html", dir);
+  FILE *f = json ? fopen(path, "w") : NULL;
+  int rc = f ? pp__html_page(f, "pipeprof sweep", json, NULL) : -1;
+  if (f && fclose(f) != 0)
+    rc = -1;
+  free(json);
+  if (rc != 0)
+    fprintf(stderr, "pipeprof sweep: cannot write %s\n", path);
+  return rc;
+}
+
 int pp_cli_sweep(int argc, char **argv) {
   sweep_args a;
   int prc = parse(argc, argv, &a);
@@ -718,6 +762,8 @@ int pp_cli_sweep(int argc, char **argv) {
   int rc = write_json(path, &a, v, best, knee);
   if (rc != 0)
     fprintf(stderr, "pipeprof sweep: cannot write %s\n", path);
+  else if (write_html(a.out, path) != 0)
+    rc = -1;
   if (a.json) {
     FILE *f = fopen(path, "r");
     char buf[8192];

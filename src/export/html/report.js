@@ -442,7 +442,8 @@
     var holder = add(box, h('div', 'pp-chart-plot'));
     var fg = cssVar('--fg', '#1d2329'), grid = cssVar('--line', '#dde2e7');
     var yFmt = function (v) { return fmtUnit(spec.yUnit, v); };
-    var xFmt = spec.xKind === 'ns-log' ? fmtNs : fmtRelS;
+    var xFmt = spec.xKind === 'ns-log' ? fmtNs
+      : spec.xKind === 'num' ? fmtNum : fmtRelS;
     /* Axis labels: uPlot passes null for log-axis ticks it leaves bare. */
     var tick = function (f) {
       return function (u, vals) {
@@ -469,7 +470,8 @@
          ticks: {stroke: grid, width: 1}, size: 70, space: 24,
          values: tick(yFmt)}
       ],
-      series: [{label: spec.xKind === 'ns-log' ? 'latency' : 'time',
+      series: [{label: spec.xKind === 'ns-log' ? 'latency'
+                  : spec.xKind === 'num' ? (spec.xLabel || 'value') : 'time',
                 value: function (u, v) { return xFmt(v); }}]
         .concat(series.map(function (s, i) {
           var col = s.color || PALETTE[i % PALETTE.length];
@@ -2373,9 +2375,76 @@
     return JSON.parse(el.textContent);
   }
 
+  /* ---- pipeprof sweep (docs/cli.md#pipeprof-sweep) -------------------- */
+
+  function sweepSections(app, d) {
+    var param = String(d.param || 'value');
+    var vals = Array.isArray(d.values) ? d.values : [];
+    document.title = 'pipeprof sweep: ' + param;
+    add(app, h('h1', null, 'pipeprof sweep: ' + param));
+    var s = section(app, 'pp-sweep', 'throughput and latency per ' + param);
+    var grid = add(s, h('div', 'pp-facts'));
+    fact(grid, 'best ' + param, d.best === null || d.best === undefined
+      ? 'none' + (isNum(d.latency_bound_ns) ? ' within the bound' : '')
+      : String(d.best));
+    fact(grid, 'knee', d.knee === null || d.knee === undefined ? '\u2013'
+      : String(d.knee));
+    fact(grid, 'p99 bound', isNum(d.latency_bound_ns)
+      ? fmtNs(d.latency_bound_ns) : 'none');
+    fact(grid, 'runs per value', fmtNum(d.repeat));
+    var ok = vals.filter(function (v) { return isNum(v.items_per_s); });
+    var numeric = ok.length && ok.every(function (v) {
+      return isFinite(Number(v.value));
+    });
+    var xs = ok.map(function (v, i) {
+      return numeric ? Number(v.value) : i;
+    });
+    var item = ok.length ? String(ok[0].item) : 'item';
+    var charts2 = add(s, h('div', 'pp-chart-grid'));
+    chart(charts2, 'sweep-throughput', {title: item + 's per second',
+      x: xs, xKind: 'num', xLabel: param, yUnit: 'rate',
+      series: [{label: 'throughput',
+                values: ok.map(function (v) { return v.items_per_s; })}],
+      empty: ok.length ? null : 'no value ran'});
+    chart(charts2, 'sweep-latency', {title: 'latency (' +
+      (ok.length && ok[0].latency_of ? ok[0].latency_of : 'none') + ')',
+      x: xs, xKind: 'num', xLabel: param, yUnit: 'ns',
+      series: ['p50_ns', 'p90_ns', 'p99_ns'].map(function (k) {
+        return {label: k.replace('_ns', ''), values: ok.map(function (v) {
+          return isNum(v[k]) ? v[k] : null;
+        })};
+      }),
+      empty: ok.length ? null : 'no value ran'});
+    if (!numeric && ok.length)
+      note(s, 'The values are not numbers: they are drawn in the order ' +
+        'given.');
+    table(s, [
+      {key: 'value', label: param},
+      {key: 'items_per_s', label: item + 's/s', num: true},
+      {key: 'p50_ns', label: 'p50', num: true},
+      {key: 'p90_ns', label: 'p90', num: true},
+      {key: 'p99_ns', label: 'p99', num: true},
+      {key: 'energy', label: 'J/' + item, num: true},
+      {key: 'peak_rss_bytes', label: 'peak RSS', num: true},
+      {key: 'note', label: ''}
+    ], vals.map(function (v) {
+      return {value: String(v.value),
+              items_per_s: v.items_per_s, p50_ns: v.p50_ns,
+              p90_ns: v.p90_ns, p99_ns: v.p99_ns,
+              energy: isNum(v.joules_per_item)
+                ? fmtNum(v.joules_per_item) : '\u2013',
+              peak_rss_bytes: v.peak_rss_bytes,
+              note: v.failed ? 'failed: ' + v.failed
+                : (String(v.value) === String(d.best) ? 'best' : '') +
+                  (String(v.value) === String(d.knee)
+                    ? (String(v.value) === String(d.best) ? ', ' : '') +
+                      'knee' : '')};
+    }), {id: 'sweep'});
+  }
+
   function checkDoc(doc) {
     if (!isRecord(doc)) throw new Error('the data is not a JSON object');
-    if (doc.schema !== 'pipeprof.summary')
+    if (doc.schema !== 'pipeprof.summary' && doc.schema !== 'pipeprof.sweep')
       throw new Error('the data is not a pipeprof summary (schema ' +
         JSON.stringify(doc.schema) + ')');
   }
@@ -2427,7 +2496,10 @@
     newCharts = {};
     try {
       checkDoc(doc);
-      sections(fresh, doc);
+      if (doc.schema === 'pipeprof.sweep')
+        sweepSections(fresh, doc);
+      else
+        sections(fresh, doc);
     } catch (e) {
       errors.push('data: ' + (e && e.message ? e.message : String(e)));
     }
