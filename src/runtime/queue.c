@@ -175,8 +175,11 @@ static int try_pop(pp_rt_queue *q, void **item, uint64_t *id) {
                                                 memory_order_relaxed)) {
         void *it = s->item;
         uint64_t i = s->id;
-        atomic_store_explicit(&s->seq, pos + q->mask + 1, memory_order_release);
+        /* recorded before the slot is free again: a push into it then
+         * counts after this pop, so the recorded depth never passes the
+         * capacity */
         pp_queue_pop(q->rec, i);
+        atomic_store_explicit(&s->seq, pos + q->mask + 1, memory_order_release);
         if (item)
           *item = it;
         if (id)
