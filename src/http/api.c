@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../export/jsonw.h"
+#include "../internal.h"
 #include "../metrics/registry.h"
 
 #define API_VERSION 1
@@ -49,22 +50,11 @@ typedef struct state {
   int oom;
 } state;
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem) {
-  if (n < *cap)
-    return 0;
-  size_t c = *cap ? 2 * *cap : 32;
-  void *p = realloc(*v, c * elem);
-  if (!p)
-    return -1;
-  *v = p;
-  *cap = c;
-  return 0;
-}
-
 static void take_series(void *ctx, int kind, const char *name,
                         const pp_live_stats win[4]) {
   state *s = ctx;
-  if (s->oom || grow((void **)&s->ser, &s->capser, s->nser, sizeof *s->ser)) {
+  if (s->oom ||
+      pp__grow((void **)&s->ser, &s->capser, s->nser + 1, sizeof *s->ser)) {
     s->oom = 1;
     return;
   }
@@ -80,8 +70,8 @@ static void take_series(void *ctx, int kind, const char *name,
 
 static void take_board(void *ctx, const pp__board_entry *e) {
   state *s = ctx;
-  if (s->oom ||
-      grow((void **)&s->board, &s->capboard, s->nboard, sizeof *s->board)) {
+  if (s->oom || pp__grow((void **)&s->board, &s->capboard, s->nboard + 1,
+                         sizeof *s->board)) {
     s->oom = 1;
     return;
   }
@@ -106,7 +96,7 @@ static void take_alert(void *ctx, const pp_alert *a) {
 static one_history *hist_new(state *s, int kind, const char *name, size_t n,
                              size_t elem) {
   if (s->oom ||
-      grow((void **)&s->hist, &s->caphist, s->nhist, sizeof *s->hist)) {
+      pp__grow((void **)&s->hist, &s->caphist, s->nhist + 1, sizeof *s->hist)) {
     s->oom = 1;
     return NULL;
   }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../internal.h"
 #include "../metrics/registry.h"
 #include "page.h"
 
@@ -197,15 +198,9 @@ typedef struct board {
 
 static void board_take(void *ctx, const pp__board_entry *e) {
   board *b = ctx;
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 64;
-    pp__board_entry *v = realloc(b->e, cap * sizeof *v);
-    if (!v) {
-      b->oom = 1;
-      return;
-    }
-    b->e = v;
-    b->cap = cap;
+  if (pp__grow((void **)&b->e, &b->cap, b->n + 1, sizeof *b->e) != 0) {
+    b->oom = 1;
+    return;
   }
   b->e[b->n++] = *e;
 }
