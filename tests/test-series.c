@@ -548,6 +548,40 @@ static void *stats_work(void *arg) {
   return NULL;
 }
 
+/* A damaged trace can give one site a counter's values and a zone's: the
+ * site's line keeps the kind it was first fed (the order the analysis
+ * feeds the kinds in), and the values of the other kind are counted as
+ * not followed. (A zone's median was once read from a counter's line of
+ * negative values.) */
+PP_TEST(series_site_with_two_kinds_keeps_one) {
+  pp_trace t = {0};
+  uint32_t mixed = tb_loc(&t, "mixed", PP_KIND_COUNTER);
+  size_t th = tb_thread(&t, 1, "main");
+  counter(&t, th, mixed, T0, -1);
+  counter(&t, th, mixed, T0 + 100, -3);
+  zone(&t, th, mixed, T0 + 200, T0 + 300);
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *js = tb_summary_json(&a);
+  json_t *root = parse(js);
+  json_t *s = json_object_get(root, "series");
+  json_t *c = named(json_object_get(s, "counters"), "mixed");
+  json_t *z = named(json_object_get(s, "zones"), "mixed");
+  CHECK((c != NULL) != (z != NULL));
+  json_int_t lost = json_integer_value(json_object_get(s, "values_lost"));
+  if (c) { /* the zone's one value lost */
+    CHECK_EQ(lost, 1);
+    CHECK_NEAR(real_at(c, "min", 1), -3.0, 0);
+  } else { /* the counter's two values lost */
+    CHECK_EQ(lost, 2);
+    CHECK_EQ(num_at(z, "max_ns", 0), 100);
+  }
+  json_decref(root);
+  free(js);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
 PP_TEST(series_stats_mode_says_what_is_unavailable) {
   char path[4096];
   snprintf(path, sizeof path, "%s/stats.pptrace", pp_test_tmpdir());

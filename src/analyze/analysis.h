@@ -411,7 +411,8 @@ typedef struct pp_series {
    * when none) */
   uint64_t frames_left, counters_left, queues_left, zones_left;
   const char *frames_why, *counters_why, *queues_why, *zones_why;
-  uint64_t values_lost; /* values not followed for lack of memory */
+  uint64_t values_lost; /* values not followed: out of memory, or a
+                        * site of a damaged trace with two kinds */
 } pp_series;
 
 typedef struct pp_profile {

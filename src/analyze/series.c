@@ -124,11 +124,19 @@ void pp__series_free(pp_series_rec *r) {
 }
 
 /* The line of site loc of kind k, made on first use; NULL when past the
- * kind's bound (counted once per site) or out of memory (counted). */
+ * kind's bound (counted once per site), out of memory (counted), or when
+ * the site already has a line of another kind, as only a damaged trace
+ * gives (counted). */
 static line *get_line_slow(pp_series_rec *r, uint32_t loc, int k) {
   if (loc < r->cap_sites && r->by_site[loc]) {
     uint32_t v = r->by_site[loc];
-    return v == LEFT_OUT ? NULL : &r->lines[v - 1];
+    if (v == LEFT_OUT)
+      return NULL;
+    if (r->lines[v - 1].kind != k) {
+      r->lost++;
+      return NULL;
+    }
+    return &r->lines[v - 1];
   }
   if (loc >= r->cap_sites) {
     size_t old = r->cap_sites;
@@ -164,7 +172,8 @@ static int64_t align_down(int64_t ts, unsigned shift) {
 
 static inline line *get_line(pp_series_rec *r, uint32_t loc, int k) {
   uint32_t v = loc < r->cap_sites ? r->by_site[loc] : 0;
-  if (__builtin_expect(v != 0 && v != LEFT_OUT, 1))
+  if (__builtin_expect(v != 0 && v != LEFT_OUT, 1) &&
+      __builtin_expect(r->lines[v - 1].kind == k, 1))
     return &r->lines[v - 1];
   return get_line_slow(r, loc, k);
 }
