@@ -7,6 +7,9 @@
 #   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, SQLite,
 #                                 libmicrohttpd (the HTTP endpoint's
 #                                 companion library, docs/http.md),
+#                                 FFmpeg's libraries (libavformat,
+#                                 libavcodec, libswscale, libavutil: the
+#                                 video demo, docs/video-demo.md),
 #                                 the reference tools the integration tests
 #                                 compare against (perf, GNU time), and
 #                                 Debian's Python with what the binding
@@ -44,7 +47,8 @@
 set -euo pipefail
 
 want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev
-  libmicrohttpd-dev python3
+  libmicrohttpd-dev libavformat-dev libavcodec-dev libswscale-dev
+  libavutil-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)

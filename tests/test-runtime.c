@@ -521,6 +521,57 @@ PP_TEST_T(runtime_batcher_size_delay_padding_and_close, 60) {
   pp_rt_batcher_free(b);
 }
 
+/* A batcher with its stages named is a queue of the report between them:
+ * its capacity (lanes x lane capacity), every item's push and pop, and a
+ * batch per pp_rt_batcher_next; naming stages after the first put is too
+ * late. */
+PP_TEST_T(runtime_batcher_stages_are_recorded, 60) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/rt-batcher.pptrace", pp_test_tmpdir());
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  pp_rt_batcher *b = pp_rt_batcher_new("rt batches", 4, 0, 2, 8,
+                                       PP_RT_PAD_NONE);
+  CHECK(b != NULL);
+  CHECK_EQ(pp_rt_batcher_stages(NULL, "a", "b"), PP_EINVAL);
+  CHECK_EQ(pp_rt_batcher_stages(b, "preprocess", "infer"), PP_OK);
+  CHECK_EQ(pp_rt_batcher_stages(b, "x", "y"), PP_EBUSY);
+  void *items[4];
+  uint64_t ids[4];
+  pp_rt_batch bt = {items, ids, 0, 0, 0, 0};
+  for (uint64_t i = 0; i < 10; i++)
+    CHECK_EQ(pp_rt_batcher_put(b, NULL, i, (int)(i % 2), 0), PP_OK);
+  pp_rt_batcher_close(b);
+  int batches = 0;
+  while (pp_rt_batcher_next(b, &bt, -1) == PP_OK)
+    batches++;
+  CHECK_EQ(batches, 3); /* 4, 4, 2 */
+  pp_rt_batcher_free(b);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_trace t;
+  pp_analysis a = {0};
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_queue_stats *s = NULL;
+  for (size_t i = 0; i < a.prof.pipe.nqueues; i++)
+    if (strcmp(a.prof.pipe.queues[i].name, "rt batches") == 0)
+      s = &a.prof.pipe.queues[i];
+  CHECK(s != NULL);
+  CHECK_STR(s->from, "preprocess");
+  CHECK_STR(s->to, "infer");
+  CHECK_EQ(s->capacity, 16);
+  CHECK_EQ(s->pushes, 10);
+  CHECK_EQ(s->pops, 10);
+  CHECK_EQ(s->matched, 10);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
 /* Lane 0 overtakes: its items lead the batch, and its short delay makes a
  * batch go while lane 1's items alone would still wait. */
 PP_TEST_T(runtime_batcher_priority_lanes, 60) {

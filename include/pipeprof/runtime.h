@@ -199,6 +199,14 @@ typedef enum pp_rt_pad {
 PP_API pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
                                         int64_t max_delay_ns, int lanes,
                                         size_t lane_capacity, pp_rt_pad pad);
+/** Name the stages on each side of the batcher for the report's pipeline
+ * analysis (the stage that puts and the stage that takes batches; either
+ * may be NULL), before the first put: PP_OK, PP_EBUSY after it (the queue
+ * is declared by then), PP_EINVAL. The batcher's queue is declared to the
+ * profiler at this call or at the first put; a queue of the same name
+ * declared before keeps its stages. */
+PP_API int pp_rt_batcher_stages(pp_rt_batcher *b, const char *from_stage,
+                                const char *to_stage);
 /** Set one lane's max delay (before items flow). PP_OK or PP_EINVAL. */
 PP_API int pp_rt_batcher_lane_delay(pp_rt_batcher *b, int lane,
                                     int64_t max_delay_ns);

@@ -41,9 +41,20 @@ struct pp_rt_batcher {
   size_t limit; /* the max_batch given at creation */
   pp_rt_pad pad;
   int closed;
-  pp_queue *rec;
+  pp_queue *rec; /* declared at the first put (or pp_rt_batcher_stages) */
+  char name[72], from[64], to[64];
   char form_name[80];
 };
+
+/* The batcher's queue for the profiler, declared on first use, so that
+ * pp_rt_batcher_stages can still name its stages. Under b->m. */
+static pp_queue *rec(pp_rt_batcher *b) {
+  if (!b->rec)
+    b->rec = pp_queue_declare(b->name, b->from[0] ? b->from : NULL,
+                              b->to[0] ? b->to : NULL,
+                              (int64_t)(b->cap * (size_t)b->nlanes));
+  return b->rec;
+}
 
 pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
                                  int64_t max_delay_ns, int lanes,
@@ -72,11 +83,25 @@ pp_rt_batcher *pp_rt_batcher_new(const char *name, size_t max_batch,
   pthread_mutex_init(&b->m, NULL);
   pp__rt_cond_init(&b->can_batch);
   pp__rt_cond_init(&b->has_room);
-  const char *nm = name ? name : "batcher";
-  b->rec = pp_queue_declare(nm, NULL, NULL,
-                            (int64_t)(lane_capacity * (size_t)lanes));
-  snprintf(b->form_name, sizeof b->form_name, "%.70s form", nm);
+  snprintf(b->name, sizeof b->name, "%s", name ? name : "batcher");
+  snprintf(b->form_name, sizeof b->form_name, "%s form", b->name);
   return b;
+}
+
+int pp_rt_batcher_stages(pp_rt_batcher *b, const char *from_stage,
+                         const char *to_stage) {
+  if (!b)
+    return PP_EINVAL;
+  pthread_mutex_lock(&b->m);
+  int rc = PP_EBUSY;
+  if (!b->rec) {
+    snprintf(b->from, sizeof b->from, "%s", from_stage ? from_stage : "");
+    snprintf(b->to, sizeof b->to, "%s", to_stage ? to_stage : "");
+    rec(b);
+    rc = PP_OK;
+  }
+  pthread_mutex_unlock(&b->m);
+  return rc;
 }
 
 int pp_rt_batcher_lane_delay(pp_rt_batcher *b, int lane, int64_t max_delay_ns) {
@@ -94,6 +119,7 @@ int pp_rt_batcher_put(pp_rt_batcher *b, void *item, uint64_t id, int lane,
     return PP_EINVAL;
   int64_t deadline = pp__rt_deadline(timeout_ns);
   pthread_mutex_lock(&b->m);
+  rec(b);
   lane_q *l = &b->lanes[lane];
   int rc = PP_OK, waited = 0;
   while (!b->closed && l->n == b->cap) {
