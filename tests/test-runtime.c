@@ -426,7 +426,10 @@ PP_TEST_T(runtime_pipeline_is_recorded, 60) {
   slow_ctx a = {6, PTHREAD_MUTEX_INITIALIZER, -1, 0, 0};
   slow_ctx b = {7, PTHREAD_MUTEX_INITIALIZER, -1, 0, 1000};
   pp_rt_pipeline *p = pp_rt_pipeline_new("frames", NULL, NULL);
+  CHECK_EQ(pp_rt_pipeline_ends(NULL, "camera", NULL), PP_EINVAL);
+  CHECK_EQ(pp_rt_pipeline_ends(p, "camera", NULL), PP_OK);
   CHECK_EQ(pp_rt_stage_add(p, "decode", 1, 8, step, &a), PP_OK);
+  CHECK_EQ(pp_rt_pipeline_ends(p, "late", NULL), PP_EBUSY);
   CHECK_EQ(pp_rt_stage_add(p, "infer", 2, 8, step, &b), PP_OK);
   CHECK_EQ(pp_rt_pipeline_start(p), PP_OK);
   for (uint64_t i = 1; i <= 100; i++)
@@ -455,6 +458,15 @@ PP_TEST_T(runtime_pipeline_is_recorded, 60) {
     }
   }
   CHECK(have_decode && have_infer);
+  /* the queue into the first stage comes from the named source */
+  int have_in = 0;
+  for (size_t i = 0; i < pl->nqueues; i++)
+    if (strcmp(pl->queues[i].name, "decode in") == 0) {
+      have_in = 1;
+      CHECK_STR(pl->queues[i].from, "camera");
+      CHECK_STR(pl->queues[i].to, "decode");
+    }
+  CHECK(have_in);
   CHECK(pl->bound >= 0);
   CHECK_STR(pl->stages[pl->bound].name, "infer");
   int flow = 0;

@@ -118,6 +118,12 @@ typedef void (*pp_rt_drop_fn)(void *ctx, void *item, uint64_t id);
  * be NULL. NULL when out of memory. */
 PP_API pp_rt_pipeline *pp_rt_pipeline_new(const char *name, pp_rt_drop_fn drop,
                                           void *drop_ctx);
+/** Name, for the report, the stage that submits items (default "submit":
+ * the queue into the first stage comes from it) and the one that takes
+ * them from the output queue (default "take"); NULL or "" keeps a
+ * default. Before the first stage: PP_OK, PP_EBUSY after, PP_EINVAL. */
+PP_API int pp_rt_pipeline_ends(pp_rt_pipeline *p, const char *source,
+                               const char *sink);
 /**
  * Add a stage after the others (at most 64): workers threads (1..256)
  * running fn, fed by a queue of queue_capacity items (as

@@ -42,6 +42,7 @@ struct stage {
 
 struct pp_rt_pipeline {
   char name[64];
+  char source[64], sink[64]; /* who submits and who takes, for the report */
   pp_rt_drop_fn drop;
   void *drop_ctx;
   stage *st[MAX_STAGES];
@@ -63,10 +64,25 @@ pp_rt_pipeline *pp_rt_pipeline_new(const char *name, pp_rt_drop_fn drop,
   if (!p)
     return NULL;
   snprintf(p->name, sizeof p->name, "%s", name ? name : "pipeline");
+  snprintf(p->source, sizeof p->source, "submit");
+  snprintf(p->sink, sizeof p->sink, "take");
   p->drop = drop;
   p->drop_ctx = drop_ctx;
   pthread_mutex_init(&p->err_lock, NULL);
   return p;
+}
+
+int pp_rt_pipeline_ends(pp_rt_pipeline *p, const char *source,
+                        const char *sink) {
+  if (!p)
+    return PP_EINVAL;
+  if (p->nst || p->started)
+    return PP_EBUSY;
+  if (source && *source)
+    snprintf(p->source, sizeof p->source, "%s", source);
+  if (sink && *sink)
+    snprintf(p->sink, sizeof p->sink, "%s", sink);
+  return PP_OK;
 }
 
 int pp_rt_stage_add(pp_rt_pipeline *p, const char *name, int workers,
@@ -91,7 +107,7 @@ int pp_rt_stage_add(pp_rt_pipeline *p, const char *name, int workers,
   char qname[80];
   snprintf(qname, sizeof qname, "%s in", s->name);
   s->in =
-      s->w ? pp_rt_queue_new(qname, p->nst ? p->st[p->nst - 1]->name : "submit",
+      s->w ? pp_rt_queue_new(qname, p->nst ? p->st[p->nst - 1]->name : p->source,
                              s->name, queue_capacity)
            : NULL;
   if (!s->in) {
@@ -184,7 +200,7 @@ int pp_rt_pipeline_start(pp_rt_pipeline *p) {
   if (p->started)
     return PP_EBUSY;
   if (p->out_cap &&
-      !(p->out = pp_rt_queue_new("output", p->st[p->nst - 1]->name, "take",
+      !(p->out = pp_rt_queue_new("output", p->st[p->nst - 1]->name, p->sink,
                                  p->out_cap)))
     return PP_ENOMEM;
   p->started = 1;
