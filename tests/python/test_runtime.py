@@ -138,12 +138,27 @@ def test_runtime_is_recorded(tmp_path):
     out = tmp_path / "rt.pptrace"
     assert pipeprof.start(out=out, install_signals=False)
     p = runtime.Pipeline("py frames")
+    p.ends("camera")
     p.add_stage("prep", lambda x, id: x)
+    with pytest.raises(ValueError):
+        p.ends("late")
     p.add_stage("model", lambda x, id: time.sleep(0.001) or x)
     p.start()
     for i in range(50):
         p.submit(i, id=i)
     p.drain()
+    b = runtime.Batcher("py recorded batches", 4, 0.0)
+    b.stages("model", "sink")
+    for i in range(8):
+        b.put(i, id=i)
+    with pytest.raises(ValueError):
+        b.stages("x", "y")
+    b.close()
+    while True:
+        try:
+            b.next()
+        except runtime.Closed:
+            break
     pipeprof.stop()
     s = summary_json(out)
     stages = {st["name"]: st for st in s["pipeline"]["stages"]}
@@ -152,3 +167,7 @@ def test_runtime_is_recorded(tmp_path):
     queues = {q["name"]: q for q in s["queues"]}
     assert queues["model in"]["pushes"] == 50
     assert queues["model in"]["from"] == "prep"
+    assert queues["prep in"]["from"] == "camera"
+    assert queues["py recorded batches"]["from"] == "model"
+    assert queues["py recorded batches"]["to"] == "sink"
+    assert queues["py recorded batches"]["pops"] == 8

@@ -92,6 +92,14 @@ class Pipeline:
         self._p = _c.RtPipeline(name)
         self._next = 0
 
+    def ends(self, source=None, sink=None):
+        """Name the stage that submits (default "submit") and the one
+        that takes from output() (default "take") for the report; before
+        the first add_stage()."""
+        if self._p.ends(source, sink) != _c.OK:
+            raise ValueError("pipeprof runtime: ends() before the first "
+                             "stage")
+
     def add_stage(self, name, fn, workers=1, capacity=16):
         rc = self._p.add_stage(name, fn, workers, capacity)
         if rc != _c.OK:
@@ -158,6 +166,13 @@ class Batcher:
     def lane_delay(self, lane, max_delay):
         if self._b.lane_delay(lane, int(max_delay * 1e9)) != _c.OK:
             raise ValueError("no lane %r or a negative delay" % lane)
+
+    def stages(self, from_stage=None, to_stage=None):
+        """Name the stages on each side of the batcher for the report's
+        pipeline analysis; before the first put()."""
+        if self._b.stages(from_stage, to_stage) != _c.OK:
+            raise ValueError("pipeprof runtime: stages() before the first "
+                             "put()")
 
     def put(self, item, id=None, lane=0, timeout=None):
         if id is None:

@@ -31,6 +31,7 @@
   X(pp_rt_queue_depth)                                                         \
   X(pp_rt_queue_capacity)                                                      \
   X(pp_rt_pipeline_new)                                                        \
+  X(pp_rt_pipeline_ends)                                                       \
   X(pp_rt_stage_add)                                                           \
   X(pp_rt_pipeline_output)                                                     \
   X(pp_rt_pipeline_start)                                                      \
@@ -42,6 +43,7 @@
   X(pp_rt_pipeline_free)                                                       \
   X(pp_rt_batcher_new)                                                         \
   X(pp_rt_batcher_lane_delay)                                                  \
+  X(pp_rt_batcher_stages)                                                      \
   X(pp_rt_batcher_put)                                                         \
   X(pp_rt_batcher_next)                                                        \
   X(pp_rt_batcher_set_max)                                                     \
@@ -315,6 +317,14 @@ static PyObject *pipeline_add_stage(RtPipeline *self, PyObject *args) {
   return PyLong_FromLong(rc);
 }
 
+/* ends(source, sink) -> status; None keeps a default */
+static PyObject *pipeline_ends(RtPipeline *self, PyObject *args) {
+  const char *source, *sink;
+  if (!PyArg_ParseTuple(args, "zz:ends", &source, &sink))
+    return NULL;
+  return PyLong_FromLong(rt.pp_rt_pipeline_ends(self->p, source, sink));
+}
+
 static PyObject *pipeline_output(RtPipeline *self, PyObject *args) {
   Py_ssize_t cap;
   if (!PyArg_ParseTuple(args, "n:output", &cap))
@@ -388,6 +398,7 @@ static PyObject *pipeline_stats(RtPipeline *self, PyObject *unused) {
 }
 
 static PyMethodDef pipeline_methods[] = {
+    {"ends", (PyCFunction)pipeline_ends, METH_VARARGS, NULL},
     {"add_stage", (PyCFunction)pipeline_add_stage, METH_VARARGS, NULL},
     {"output", (PyCFunction)pipeline_output, METH_VARARGS, NULL},
     {"start", (PyCFunction)pipeline_start, METH_NOARGS, NULL},
@@ -520,6 +531,14 @@ static PyObject *batcher_lane_delay(RtBatcher *self, PyObject *args) {
   return PyLong_FromLong(rt.pp_rt_batcher_lane_delay(self->b, lane, delay));
 }
 
+/* stages(from, to) -> status */
+static PyObject *batcher_stages(RtBatcher *self, PyObject *args) {
+  const char *from, *to;
+  if (!PyArg_ParseTuple(args, "zz:stages", &from, &to))
+    return NULL;
+  return PyLong_FromLong(rt.pp_rt_batcher_stages(self->b, from, to));
+}
+
 static PyObject *batcher_close(RtBatcher *self, PyObject *unused) {
   (void)unused;
   rt.pp_rt_batcher_close(self->b);
@@ -531,6 +550,7 @@ static PyMethodDef batcher_methods[] = {
     {"next", (PyCFunction)batcher_next, METH_VARARGS, NULL},
     {"set_max", (PyCFunction)batcher_set_max, METH_VARARGS, NULL},
     {"lane_delay", (PyCFunction)batcher_lane_delay, METH_VARARGS, NULL},
+    {"stages", (PyCFunction)batcher_stages, METH_VARARGS, NULL},
     {"close", (PyCFunction)batcher_close, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
