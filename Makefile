@@ -4,7 +4,8 @@
 # docs/internals/build.md). Every target configures the build directory on
 # first use, so `make test` or `make demo` works on a fresh clone.
 #
-#   make [build|test|test-loaded|demo|demo-python|bench|install|python|
+#   make [build|test|test-loaded|demo|demo-synthetic|demo-python|bench|
+#         install|python|
 #         fuzz|format|format-check|clean]
 #   make test SAN=address,undefined   separate build-san-address-undefined/
 #   make test-loaded                  the suite beside one CPU hog per core
@@ -54,7 +55,8 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 CONFIG := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPP_WERROR=$(PP_WERROR) \
 	-DPP_SANITIZE=$(SAN) $(CMAKE_ARGS)
 
-.PHONY: all deps configure build test test-loaded demo demo-python bench \
+.PHONY: all deps configure build test test-loaded demo demo-synthetic \
+	demo-python bench \
 	install python \
 	fuzz format format-check clean FORCE
 .DEFAULT_GOAL := build
@@ -97,13 +99,29 @@ else
 	  bash scripts/with-cpu-hogs.sh $(BUILD)/pp-tests $(TESTS)
 endif
 
-# The demo builds only what it runs: the CLI, the library and the example
-# pipeline (not the tests, fuzz drivers, benchmark or test doubles).
-DEMO_TARGETS := pipeprof_cli pipeprof-example-pipeline
+# The demo (docs/video-demo.md) builds only what it runs: the CLI, the
+# library and the video pipeline example, which decodes an H.264 clip it
+# makes with FFmpeg's libraries (installed by `deps`), preprocesses,
+# batches into a small CNN, annotates and encodes, on the pipeline
+# runtime. `pipeprof run` prints the report and writes $(BUILD)/demo/
+# (report.html, trace.json, summary.json); the clip and the annotated
+# video go to $(BUILD)/demo-video/. DEMO_ARGS passes options to the
+# example, e.g. DEMO_ARGS="--batch 16 --prep separate".
+# `make demo-synthetic` profiles the older synthetic six-stage example
+# (`pipeprof demo`: no FFmpeg) into $(BUILD)/demo-synthetic/.
+DEMO_TARGETS := pipeprof_cli pipeprof-example-video
+DEMO_ARGS ?=
 
 demo: configure
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
-	$(BUILD)/pipeprof demo --out $(BUILD)/demo
+	rm -rf $(BUILD)/demo
+	$(BUILD)/pipeprof run -o $(BUILD)/demo -- \
+	  $(BUILD)/pipeprof-example-video --dir $(BUILD)/demo-video $(DEMO_ARGS)
+
+demo-synthetic: configure
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target pipeprof_cli \
+	  pipeprof-example-pipeline
+	$(BUILD)/pipeprof demo --out $(BUILD)/demo-synthetic
 
 # The Python example (examples/python/video_pipeline.py, docs/python.md):
 # a PyTorch CPU video pipeline on four threads, run under `pipeprof run`,

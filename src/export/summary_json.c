@@ -7,6 +7,7 @@
  * pp_profile and the threads; nothing is recomputed here except ratios and
  * histogram percentiles.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,6 +561,23 @@ static void arr_uint(pp_jsonw *w, const char *k, const uint64_t *v, size_t n) {
   pp_jsonw_arr_end(w);
 }
 
+/* A mean drawn in a chart: 4 significant digits are more than a chart
+ * shows (and full precision tripled the size of a demo's JSON). */
+static void arr_chart(pp_jsonw *w, const char *k, const double *v, size_t n) {
+  pp_jsonw_key(w, k);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < n; i++) {
+    char tmp[32];
+    int len = isfinite(v[i]) ? snprintf(tmp, sizeof tmp, "%.4g", v[i]) : 0;
+    pp_jsonw_elem(w);
+    if (len > 0 && len < (int)sizeof tmp)
+      pp_jsonw_put(w, tmp, (size_t)len);
+    else
+      pp_jsonw_put(w, "null", 4);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 /* Durations are whole ns: written as integers. */
 static void arr_ns(pp_jsonw *w, const char *k, const double *v, size_t n) {
   pp_jsonw_key(w, k);
@@ -600,7 +618,7 @@ static void series_lines(pp_jsonw *w, const pp_analysis *a, int kind,
     pp_jsonw_arr_end(w);
     switch (kind) {
     case S_FRAMES:
-      arr_double(w, "frame_ns", l->mean, l->n);
+      arr_ns(w, "frame_ns", l->mean, l->n);
       arr_ns(w, "frame_max_ns", l->max, l->n);
       break;
     case S_COUNTERS:
@@ -609,7 +627,7 @@ static void series_lines(pp_jsonw *w, const pp_analysis *a, int kind,
       arr_double(w, "max", l->max, l->n);
       break;
     case S_QUEUES:
-      arr_double(w, "depth", l->mean, l->n);
+      arr_chart(w, "depth", l->mean, l->n);
       arr_ns(w, "depth_max", l->max, l->n);
       break;
     default:
