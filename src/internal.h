@@ -61,6 +61,12 @@ static inline uint64_t pp__add_sat_u64(uint64_t a, uint64_t b) {
  * Returns 0 on success, -1 when out of memory (the array is unchanged). */
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* A duration with its unit, "1.5s", "100ms", "250us", "5000ns", in the
+ * first len bytes of s (all of them: nothing may follow the unit), into
+ * *ns (rounded). 0, or -1 when it is not one, negative or above 9e18 ns.
+ * Zero is accepted: callers that need a positive duration check. */
+int pp__parse_duration(const char *s, size_t len, int64_t *ns);
+
 /* Format a one-line reason into err (errlen bytes, always NUL-terminated;
  * nothing when err is NULL or errlen 0). */
 void pp__err_set(char *err, size_t errlen, const char *fmt, ...)

@@ -5,9 +5,10 @@
  * checksums trace chunks.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -20,6 +21,38 @@ void pp__err_set(char *err, size_t errlen, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err, errlen, fmt, ap);
   va_end(ap);
+}
+
+int pp__parse_duration(const char *s, size_t len, int64_t *ns) {
+  char num[64];
+  size_t i = 0;
+  while (i < len && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+    i++;
+  if (i == 0 || i >= sizeof num)
+    return -1;
+  memcpy(num, s, i);
+  num[i] = '\0';
+  char *end;
+  double x = strtod(num, &end);
+  if (*end || !isfinite(x) || x < 0)
+    return -1;
+  const char *u = s + i;
+  size_t ul = len - i;
+  double mul;
+  if (ul == 2 && memcmp(u, "ns", 2) == 0)
+    mul = 1;
+  else if (ul == 2 && memcmp(u, "us", 2) == 0)
+    mul = 1e3;
+  else if (ul == 2 && memcmp(u, "ms", 2) == 0)
+    mul = 1e6;
+  else if (ul == 1 && u[0] == 's')
+    mul = 1e9;
+  else
+    return -1;
+  if (x * mul > 9e18)
+    return -1;
+  *ns = (int64_t)llround(x * mul);
+  return 0;
 }
 
 int pp__grow(void **arr, size_t *cap, size_t need, size_t elem) {

@@ -279,3 +279,45 @@ PP_TEST(env_process_name_cut_at_character) {
   CHECK(strncmp(got, name, 62) == 0);
   pp_trace_free(&t);
 }
+
+/* One duration rule for PIPEPROF_LIVE/_ALERTS windows, SLOs and `sweep
+ * --latency-bound`: digits with an optional fraction, then exactly one
+ * unit; callers needing a positive value check it themselves. */
+PP_TEST(env_parse_duration_one_rule) {
+  static const struct {
+    const char *s;
+    int rc;
+    int64_t ns;
+  } cases[] = {{"1s", 0, 1000000000},
+               {"1.5ms", 0, 1500000},
+               {"250us", 0, 250000},
+               {"5000ns", 0, 5000},
+               {"0ms", 0, 0},
+               {"0.4ns", 0, 0},
+               {"0.6ns", 0, 1},
+               {"9000000000s", 0, 9000000000000000000},
+               {"9000000001s", -1, 0},
+               {"1", -1, 0},
+               {"ms", -1, 0},
+               {"-1ms", -1, 0},
+               {"1e3ms", -1, 0},
+               {"1 ms", -1, 0},
+               {"1msx", -1, 0},
+               {"1MS", -1, 0},
+               {"", -1, 0},
+               {".", -1, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t ns = -7;
+    int rc = pp__parse_duration(cases[i].s, strlen(cases[i].s), &ns);
+    if (rc != cases[i].rc)
+      PP_FAIL("'%s': rc %d, want %d", cases[i].s, rc, cases[i].rc);
+    if (rc == 0 && ns != cases[i].ns)
+      PP_FAIL("'%s': %lld ns, want %lld", cases[i].s, (long long)ns,
+              (long long)cases[i].ns);
+  }
+  /* the length bounds it: "20ms" read as its first 3 bytes is "20m" */
+  int64_t ns;
+  CHECK_EQ(pp__parse_duration("20ms", 3, &ns), -1);
+  CHECK_EQ(pp__parse_duration("2s0", 2, &ns), 0);
+  CHECK_EQ(ns, 2000000000);
+}

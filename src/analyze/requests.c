@@ -322,36 +322,12 @@ int pp_analyze_requests(pp_analysis *a) {
 
 /* ---- SLO parsing ---------------------------------------------------------- */
 
+/* A positive duration of at least 1 ns. */
 static int parse_dur(const char *s, size_t len, int64_t *out) {
-  char num[64];
-  size_t i = 0;
-  while (i < len && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
-    i++;
-  if (i == 0 || i >= sizeof num)
+  int64_t ns;
+  if (pp__parse_duration(s, len, &ns) != 0 || ns < 1)
     return -1;
-  memcpy(num, s, i);
-  num[i] = '\0';
-  char *end;
-  double v = strtod(num, &end);
-  if (*end || !isfinite(v) || v <= 0)
-    return -1;
-  const char *u = s + i;
-  size_t ul = len - i;
-  double mul;
-  if (ul == 2 && memcmp(u, "ns", 2) == 0)
-    mul = 1;
-  else if (ul == 2 && memcmp(u, "us", 2) == 0)
-    mul = 1e3;
-  else if (ul == 2 && memcmp(u, "ms", 2) == 0)
-    mul = 1e6;
-  else if (ul == 1 && u[0] == 's')
-    mul = 1e9;
-  else
-    return -1;
-  double ns = v * mul;
-  if (ns < 1 || ns > 9e18)
-    return -1;
-  *out = (int64_t)llround(ns);
+  *out = ns;
   return 0;
 }
 

@@ -96,22 +96,9 @@ static int usage(const char *fmt, const char *arg) {
   return pp_cli_usage_error("sweep", fmt, arg);
 }
 
-/* "50ms" and the like into ns. */
+/* "50ms" and the like into ns, above 0. */
 static int parse_dur(const char *v, int64_t *ns) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (errno || end == v || !isfinite(x) || x <= 0)
-    return -1;
-  double mul = strcmp(end, "ns") == 0   ? 1
-               : strcmp(end, "us") == 0 ? 1e3
-               : strcmp(end, "ms") == 0 ? 1e6
-               : strcmp(end, "s") == 0  ? 1e9
-                                        : -1;
-  if (mul < 0 || x * mul > 9e18)
-    return -1;
-  *ns = (int64_t)llround(x * mul);
-  return *ns > 0 ? 0 : -1;
+  return pp__parse_duration(v, strlen(v), ns) == 0 && *ns > 0 ? 0 : -1;
 }
 
 static int parse(int argc, char **argv, sweep_args *a) {

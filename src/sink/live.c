@@ -175,26 +175,7 @@ static int errf(char *err, size_t n, const char *fmt, ...) {
 
 /* "1s", "100ms", "250us", "5000ns" (a unit is required). */
 static int parse_dur(const char *v, int64_t *ns) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (errno || end == v || !isfinite(x) || x < 0)
-    return -1;
-  double mul;
-  if (strcmp(end, "s") == 0)
-    mul = 1e9;
-  else if (strcmp(end, "ms") == 0)
-    mul = 1e6;
-  else if (strcmp(end, "us") == 0)
-    mul = 1e3;
-  else if (strcmp(end, "ns") == 0)
-    mul = 1;
-  else
-    return -1;
-  if (x * mul > 9e18)
-    return -1;
-  *ns = (int64_t)llround(x * mul);
-  return 0;
+  return pp__parse_duration(v, strlen(v), ns);
 }
 
 /* "90%" or "90": a percentage in (0, 100]. */
