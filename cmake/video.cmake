@@ -18,10 +18,49 @@ if(NOT PP_AV_FOUND)
 endif()
 
 # ---- fused preprocessing (examples/video/preprocess.*) -------------------
+# The CPU passes need only libm (-O3: the fused pass's loop vectorises);
+# the CUDA kernel is a shared object of its own, built where nvcc is (not
+# with sanitizers, whose flags nvcc does not take) and loaded at run time.
+add_library(pp_video_prep STATIC examples/video/preprocess.c
+            examples/video/preprocess_cuda_loader.c)
+target_compile_options(pp_video_prep PRIVATE -O3)
+target_link_libraries(pp_video_prep PUBLIC m ${CMAKE_DL_LIBS})
+if(TARGET pp-tests)
+  target_link_libraries(pp-tests PRIVATE pp_video_prep)
+endif()
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
+   AND EXISTS /usr/local/cuda/bin/nvcc)
+  find_program(PP_NVCC_ON_PATH nvcc)
+  if(NOT PP_NVCC_ON_PATH)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+endif()
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER AND NOT PP_SANITIZE)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 75 80 90)
+  endif()
+  enable_language(CUDA)
+  add_library(pipeprof-video-cuda SHARED examples/video/preprocess_cuda.cu)
+  target_include_directories(pipeprof-video-cuda PRIVATE examples/video)
+  set_target_properties(pipeprof-video-cuda PROPERTIES
+    CUDA_RUNTIME_LIBRARY Static
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+  set(PP_VIDEO_CUDA ON)
+endif()
 
 # ---- end of fused preprocessing -------------------------------------------
 
 # ---- FFmpeg input and output (examples/video/video_io.*) ----------------
+if(PP_AV_FOUND)
+  add_library(pp_video_io STATIC examples/video/video_io.c)
+  target_link_libraries(pp_video_io PUBLIC PkgConfig::PP_AV m)
+  if(TARGET pp-tests)
+    target_link_libraries(pp-tests PRIVATE pp_video_io)
+    target_compile_definitions(pp-tests PRIVATE PP_HAVE_AV)
+  endif()
+endif()
 
 # ---- end of FFmpeg input and output --------------------------------------
 
@@ -41,6 +80,9 @@ if(PP_AV_FOUND AND TARGET pp_video_io AND TARGET pp_video_prep)
   target_compile_options(pipeprof-example-video PRIVATE -O3)
   target_link_libraries(pipeprof-example-video PRIVATE pipeprof pp_video_io
                         pp_video_prep pp_video_cnn Threads::Threads)
+  if(PP_VIDEO_CUDA)
+    add_dependencies(pipeprof-example-video pipeprof-video-cuda)
+  endif()
   if(TARGET pp-tests)
     add_dependencies(pp-tests pipeprof-example-video)
   endif()

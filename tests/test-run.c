@@ -1123,7 +1123,7 @@ PP_TEST(run_tree_meta_read_back) {
                       "CPU 1.00 s, rusage of the run)");
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"schema_minor\":13");
+  CHECK_CONTAINS(js, "\"schema_minor\":14");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
 #ifdef PP_HAVE_JANSSON
   json_error_t jerr;

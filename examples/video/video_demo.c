@@ -6,8 +6,8 @@
  * batcher into a small CNN, its verdict drawn onto each frame, and the
  * frames encoded again with libavcodec. Built on the pipeline runtime
  * (pipeprof/runtime.h), so every stage, queue, batch, pool and frame is
- * recorded with no profiling code here beyond three zones and the
- * per-frame request.
+ * recorded with no profiling code here beyond two zones, a frame mark
+ * and the per-frame request.
  *
  *   decode (main thread) -> preprocess (2 threads) -> batcher
  *     -> infer (1 thread) -> postprocess -> encode
@@ -15,8 +15,8 @@
  * Frames live in a pool of page-locked blocks (pageable when there is no
  * CUDA runtime, which the report says), taken by decode and given back by
  * encode, so the pool bounds the frames in flight and an empty pool holds
- * the decoder (backpressure). Each frame is a request from decode to
- * encode: the report's end-to-end latency per frame.
+ * the decoder (backpressure). Each frame is a request from decoded to
+ * encoded: the report's end-to-end latency per frame.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -211,11 +211,13 @@ static int parse(int argc, char **argv, options *o) {
 
 /* ---- stages -------------------------------------------------------------- */
 
-/* preprocess (front pipeline): the frame into the CNN's input tensor, then
- * into the batcher. The front pipeline ends here (*out NULL). */
+/* preprocess (front pipeline): the frame into the CNN's input tensor; the
+ * runtime then puts the item into the batcher (pp_rt_pipeline_to_batcher),
+ * outside this stage's zone. */
 static int preprocess(void *ctx, void *p, uint64_t id, void **out) {
   demo *d = ctx;
   item *it = p;
+  (void)id;
   *out = NULL;
   void *t;
   if (pp_rt_pool_get(d->tensors, &t, -1) != PP_OK)
@@ -240,7 +242,8 @@ static int preprocess(void *ctx, void *p, uint64_t id, void **out) {
   } else {
     vp_prep_fused(&src, n, n, &d->norm, it->tensor);
   }
-  return pp_rt_batcher_put(d->batcher, it, id, 0, -1);
+  *out = it;
+  return PP_OK;
 }
 
 /* Draw the verdict into the frame: a bar across the top as long as the
@@ -385,8 +388,12 @@ static int setup(demo *d, int w, int h, double fps, const char *out_path) {
   d->frames = pp_rt_pool_new("frames", PP_RT_MEM_PINNED, 0,
                              vio_frame_bytes(w, h), nframes);
   size_t tensor = sizeof(float) * 3 * (size_t)o->size * (size_t)o->size;
-  d->tensors = pp_rt_pool_new("tensors", PP_RT_MEM_HOST, 0, tensor,
-                              2 * (size_t)o->batch + 4);
+  /* tensors in flight: a full batcher (2 batches), the batch in infer and
+   * one per preprocessing thread, so that a full batcher, not an empty
+   * pool, holds the preprocessing (outside its zone) */
+  d->tensors =
+      pp_rt_pool_new("tensors", PP_RT_MEM_HOST, 0, tensor,
+                     3 * (size_t)o->batch + (size_t)o->prep_threads + 1);
   if (d->use_separate)
     d->scratch = pp_rt_pool_new(
         "separate scratch", PP_RT_MEM_HOST, 0,
@@ -430,9 +437,10 @@ static int setup(demo *d, int w, int h, double fps, const char *out_path) {
   d->front = pp_rt_pipeline_new("frames", drop, d);
   d->back = pp_rt_pipeline_new("results", drop, d);
   if (!d->front || !d->back ||
-      pp_rt_pipeline_ends(d->front, "decode", "batcher") != PP_OK ||
+      pp_rt_pipeline_ends(d->front, "decode", NULL) != PP_OK ||
       pp_rt_stage_add(d->front, "preprocess", o->prep_threads, 8, preprocess,
                       d) != PP_OK ||
+      pp_rt_pipeline_to_batcher(d->front, d->batcher, 0) != PP_OK ||
       pp_rt_pipeline_ends(d->back, "infer", NULL) != PP_OK ||
       pp_rt_stage_add(d->back, "postprocess", 1, (size_t)o->batch * 2,
                       postprocess, d) != PP_OK ||
@@ -461,19 +469,20 @@ static int decode_all(demo *d, vio_reader *r, int w, int h) {
     it->index = i;
     it->block = block;
     vio_frame_layout(&it->f, block, w, h);
-    pp_request_begin((uint64_t)i + 1);
     char err[256];
     PP_ZONE_BEGIN(z, "decode");
     int rc = vio_read(r, &it->f, err, sizeof err);
     PP_ZONE_END(z);
     if (rc <= 0) {
-      pp_request_end((uint64_t)i + 1, 1);
       pp_rt_pool_put(d->frames, block);
       free(it);
       if (rc < 0)
         fail(d, "%s", err);
       return rc;
     }
+    /* a frame's request: decoded to encoded (the read that finds the end
+     * is no frame, so the request begins once the frame is there) */
+    pp_request_begin((uint64_t)i + 1);
     if (pp_rt_pipeline_submit(d->front, it, (uint64_t)i + 1, -1) != PP_OK) {
       drop(d, it, 0);
       return -1;

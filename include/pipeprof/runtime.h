@@ -135,6 +135,15 @@ PP_API int pp_rt_stage_add(pp_rt_pipeline *p, const char *name, int workers,
 /** Give the pipeline an output queue of capacity items after its last
  * stage (before start). */
 PP_API int pp_rt_pipeline_output(pp_rt_pipeline *p, size_t capacity);
+/** Send what the last stage gives into a batcher's lane instead of an
+ * output queue (before start; not with pp_rt_pipeline_output): the put
+ * waits for room outside the stage's zone, so the stage's time stays its
+ * own work. The pipeline never closes the batcher (it may have other
+ * producers): close it after pp_rt_pipeline_drain; its consumer must keep
+ * taking until then. PP_OK, PP_EBUSY, PP_EINVAL. */
+typedef struct pp_rt_batcher pp_rt_batcher;
+PP_API int pp_rt_pipeline_to_batcher(pp_rt_pipeline *p, pp_rt_batcher *b,
+                                     int lane);
 /** Start every stage's threads. PP_OK, PP_EINVAL (no stage), PP_EBUSY,
  * PP_ENOMEM. */
 PP_API int pp_rt_pipeline_start(pp_rt_pipeline *p);
@@ -188,7 +197,6 @@ PP_API void pp_rt_pipeline_free(pp_rt_pipeline *p);
  * pop, by its id), each batch a pp_batch(size, padded size), and the time
  * a consumer waits for a batch to form a zone named "<name> form".
  */
-typedef struct pp_rt_batcher pp_rt_batcher;
 
 /** Padding of a batch: none (ragged), to max_batch, or to the next power
  * of two (the sizes a compiled model may accept). */

@@ -168,7 +168,10 @@ typedef struct pp_queue_stats {
 typedef struct pp_stage_stats {
   const char *name;
   int64_t busy_ns;
-  uint64_t items;              /* such zone instances */
+  uint64_t items;              /* items handled: calls, or for a stage
+                                  whose calls take batches from its
+                                  in-queue, what that queue delivered */
+  uint64_t calls;              /* such zone instances */
   uint32_t workers;            /* threads with at least one */
   double util;                 /* busy / (workers * pipeline window), 0..1 */
   double max_thread_util;      /* busiest worker's share of the window */

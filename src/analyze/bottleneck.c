@@ -202,6 +202,16 @@ int pp__stages_analyze(pp_analysis *a) {
   pp__free(stage_of);
   pp__free(per_thread);
 
+  /* A stage that takes several items from its queue per call (a batch)
+   * handles what its queue delivered: per item figures and the bound are
+   * per item, not per call. */
+  for (size_t s = 0; s < p->nstages; s++) {
+    pp_stage_stats *st = &p->stages[s];
+    st->calls = st->items;
+    if (st->items && st->in_queue >= 0 &&
+        p->queues[st->in_queue].pops > st->items)
+      st->items = p->queues[st->in_queue].pops;
+  }
   double sink_items = 0, best = 0;
   for (size_t s = 0; s < p->nstages; s++) {
     pp_stage_stats *st = &p->stages[s];

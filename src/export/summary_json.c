@@ -35,7 +35,7 @@
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns; ...; 13 = zones[].hist, frames[].hist,
  * queues[].wait.hist and series (chart data). */
-#define SUMMARY_SCHEMA_MINOR 13
+#define SUMMARY_SCHEMA_MINOR 14
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */

@@ -133,6 +133,7 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_kv_str(w, "name", s->name);
     pp_jsonw_kv_uint(w, "workers", s->workers);
     pp_jsonw_kv_uint(w, "items", s->items);
+    pp_jsonw_kv_uint(w, "calls", s->calls); /* schema_minor 14 */
     pp_jsonw_kv_int(w, "busy_ns", s->busy_ns);
     pp_jsonw_key(w, "util_pct");
     if (s->items)

@@ -48,6 +48,8 @@ struct pp_rt_pipeline {
   stage *st[MAX_STAGES];
   int nst;
   pp_rt_queue *out; /* pp_rt_pipeline_output, or NULL */
+  pp_rt_batcher *to_batcher; /* pp_rt_pipeline_to_batcher, or NULL */
+  int to_lane;
   size_t out_cap;
   int started, joined;
   _Atomic int stopping; /* cancelled or failed: drop what is popped */
@@ -122,9 +124,19 @@ int pp_rt_stage_add(pp_rt_pipeline *p, const char *name, int workers,
 int pp_rt_pipeline_output(pp_rt_pipeline *p, size_t capacity) {
   if (!p || capacity < 1 || capacity > ((size_t)1 << 30))
     return PP_EINVAL;
-  if (p->started || p->out)
+  if (p->started || p->out_cap || p->to_batcher)
     return PP_EBUSY;
   p->out_cap = capacity;
+  return PP_OK;
+}
+
+int pp_rt_pipeline_to_batcher(pp_rt_pipeline *p, pp_rt_batcher *b, int lane) {
+  if (!p || !b || lane < 0)
+    return PP_EINVAL;
+  if (p->started || p->out_cap || p->to_batcher)
+    return PP_EBUSY;
+  p->to_batcher = b;
+  p->to_lane = lane;
   return PP_OK;
 }
 
@@ -165,9 +177,13 @@ static void *work(void *arg) {
       continue;
     }
     void *out = NULL;
-    pp_flow_step(p->name, id);
+    /* the item's flow steps and ends inside the stage's zone, so that its
+     * critical path finds the stage */
     pp_zone z = pp_zone_begin_name(s->name);
+    pp_flow_step(p->name, id);
     int rc = s->fn(s->ctx, item, id, &out);
+    if (rc == PP_OK && (!out || last))
+      pp_flow_end(p->name, id);
     pp_zone_end(z);
     if (rc != PP_OK) {
       fail(p, s, id, rc);
@@ -175,14 +191,16 @@ static void *work(void *arg) {
     }
     if (!out) {
       atomic_fetch_add(&p->filtered, 1);
-      pp_flow_end(p->name, id);
       continue;
     }
     if (last) {
-      pp_flow_end(p->name, id);
       atomic_fetch_add(&p->completed, 1);
-      if (next && pp_rt_queue_push(next, out, id, -1) != PP_OK)
+      if (p->to_batcher) {
+        if (pp_rt_batcher_put(p->to_batcher, out, id, p->to_lane, -1) != PP_OK)
+          drop(p, out, id);
+      } else if (next && pp_rt_queue_push(next, out, id, -1) != PP_OK) {
         drop(p, out, id);
+      }
       continue;
     }
     if (pp_rt_queue_push(next, out, id, -1) != PP_OK)
