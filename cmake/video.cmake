@@ -28,6 +28,10 @@ target_link_libraries(pp_video_prep PUBLIC m ${CMAKE_DL_LIBS})
 if(TARGET pp-tests)
   target_link_libraries(pp-tests PRIVATE pp_video_prep)
 endif()
+# pipeprof-bench-preprocess: fused against separate passes; a figure.
+add_executable(pipeprof-bench-preprocess bench/video/preprocess.c)
+target_compile_options(pipeprof-bench-preprocess PRIVATE -O3)
+target_link_libraries(pipeprof-bench-preprocess PRIVATE pp_video_prep)
 include(CheckLanguage)
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
    AND EXISTS /usr/local/cuda/bin/nvcc)
