@@ -52,6 +52,15 @@ if(CMAKE_CUDA_COMPILER AND NOT PP_SANITIZE)
     CUDA_RUNTIME_LIBRARY Static
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
   set(PP_VIDEO_CUDA ON)
+  if(PP_BUILD_TESTS)
+    # tests/gpu: the kernel against the reference on a real GPU ("skipped:
+    # no GPU" elsewhere).
+    add_executable(pp-gpu-preprocess tests/gpu/prep_cuda.c)
+    target_include_directories(pp-gpu-preprocess PRIVATE examples/video)
+    target_link_libraries(pp-gpu-preprocess PRIVATE pp_video_prep)
+    add_dependencies(pp-gpu-preprocess pipeprof-video-cuda)
+    add_test(NAME gpu_preprocess COMMAND pp-gpu-preprocess)
+  endif()
 endif()
 
 # ---- end of fused preprocessing -------------------------------------------
