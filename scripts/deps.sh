@@ -6,7 +6,10 @@
 #
 #   bash scripts/deps.sh          compiler, CMake, pkg-config, jansson, SQLite,
 #                                 libmicrohttpd (the HTTP endpoint's
-#                                 companion library, docs/http.md),
+#                                 companion library, docs/http.md,
+#                                 and libcurl, with which it merges a
+#                                 program's endpoint into `pipeprof run
+#                                 --http`'s),
 #                                 FFmpeg's libraries (libavformat,
 #                                 libavcodec, libswscale, libavutil: the
 #                                 video demo, docs/video-demo.md),
@@ -47,7 +50,7 @@
 set -euo pipefail
 
 want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev
-  libmicrohttpd-dev libavformat-dev libavcodec-dev libswscale-dev
+  libmicrohttpd-dev libcurl4-openssl-dev libavformat-dev libavcodec-dev libswscale-dev
   libavutil-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)

@@ -1113,10 +1113,116 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
     PP_FAIL("no samples on /metrics: %s", page ? page : "(no connection)");
   CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ");
   CHECK_CONTAINS(page, "pipeprof_proc_threads ");
+  /* sleep records nothing and serves nothing: said, and no zone family */
+  CHECK_CONTAINS(page, "\npipeprof_program_up 0\n");
+  CHECK(strstr(page, "pipeprof_zone_duration_seconds") == NULL);
   char *body = strstr(page, "\r\n\r\n");
   CHECK(body != NULL);
   promtool_clean(body + 4, strlen(body + 4));
   free(page);
+}
+
+/* No "# TYPE name" twice in a page. */
+static void families_once(const char *page) {
+  for (const char *t = strstr(page, "# TYPE "); t;
+       t = strstr(t + 1, "# TYPE ")) {
+    const char *e = strchr(t + 7, ' ');
+    CHECK(e != NULL);
+    char fam[256];
+    size_t n = (size_t)(e - t) + 1 < sizeof fam ? (size_t)(e - t) + 1 : 0;
+    CHECK(n > 0);
+    memcpy(fam, t, n); /* "# TYPE name " */
+    fam[n] = 0;
+    if (strstr(t + 1, fam))
+      PP_FAIL("family twice: %s", fam);
+  }
+}
+
+/* `pipeprof run --http` of an instrumented program: one scrape has the
+ * program's zones (from its own endpoint, on a free loopback port) and the
+ * run's samples, each family once, promtool clean in both formats; the
+ * program's /api/v1 documents under /program. */
+PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  unsetenv("PIPEPROF_HTTP");
+  int port = free_port();
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "'%s/pipeprof' run -q --hz 20 --http %d -o '%s/run-http-prog' -- "
+           "'%s/pipeprof-example-pipeline' --frames 100000 "
+           "> '%s/run-http-prog.out' 2>&1",
+           b ? b : "build", port, pp_test_tmpdir(), b ? b : "build",
+           pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  char *page = NULL, *om = NULL, *zones = NULL, *stream = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(page);
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                NULL);
+    if (page && strstr(page, "pipeprof_program_up 1") &&
+        strstr(page, "pipeprof_zone_duration_seconds_count{zone=\"detect\"}") &&
+        strstr(page, "pipeprof_proc_rss_bytes "))
+      break;
+    sleep_100ms();
+  }
+  om = http(port,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: "
+            "application/openmetrics-text; version=1.0.0\r\nConnection: "
+            "close\r\n\r\n",
+            NULL);
+  zones = http(port,
+               "GET /program/api/v1/zones?window=0 HTTP/1.1\r\nHost: "
+               "x\r\nConnection: close\r\n\r\n",
+               NULL);
+  stream = http(port,
+                "GET /program/api/v1/stream HTTP/1.1\r\nHost: "
+                "x\r\nConnection: close\r\n\r\n",
+                NULL);
+  kill(-pid, SIGINT);
+  int st;
+  waitpid(pid, &st, 0);
+  if (!page || !strstr(page, "pipeprof_program_up 1"))
+    PP_FAIL("the program's figures never came: %s",
+            page ? page : "(no connection)");
+  CHECK_CONTAINS(page, "pipeprof_zone_duration_seconds_bucket{zone=\"detect\"");
+  CHECK_CONTAINS(page, "pipeprof_queue_depth{queue=");
+  CHECK_CONTAINS(page, "pipeprof_proc_rss_bytes ");
+  CHECK_CONTAINS(page, "pipeprof_build_info{");
+  families_once(page);
+  char *body = strstr(page, "\r\n\r\n");
+  CHECK(body != NULL);
+  promtool_clean(body + 4, strlen(body + 4));
+  CHECK(om != NULL);
+  families_once(om);
+  char *eof = strstr(om, "# EOF\n");
+  CHECK(eof != NULL && strstr(eof + 1, "# EOF") == NULL && eof[6] == '\0');
+  CHECK_CONTAINS(om, "pipeprof_program_up 1");
+  CHECK(zones != NULL);
+  CHECK_CONTAINS(zones, "200 OK");
+  CHECK_CONTAINS(zones, "\"schema\":\"pipeprof.zones\"");
+  CHECK_CONTAINS(zones, "\"name\":\"detect\"");
+  CHECK(stream != NULL);
+  CHECK_CONTAINS(stream, "404");
+  CHECK_CONTAINS(stream, "not passed on");
+  free(page);
+  free(om);
+  free(zones);
+  free(stream);
 }
 
 /* The worker of the served trace: zones of 2^12 .. 2^21 ns, two each. */

@@ -11,16 +11,19 @@
  * the terminal already reaches both, so it is not sent twice. The exit
  * status is the child's (128 + N when killed by signal N).
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -228,6 +231,37 @@ static void print_written(const char *dir) {
   putchar('\n');
 }
 
+/* Where CMD's own endpoint will be: the user's PIPEPROF_HTTP (PORT and
+ * :PORT on loopback), else a port free now on 127.0.0.1. 0, or -1 with
+ * the reason in out. */
+static int program_endpoint(char *out, size_t len) {
+  const char *env = getenv("PIPEPROF_HTTP");
+  if (env && *env) {
+    const char *p = env[0] == ':' ? env + 1 : env;
+    if (strspn(p, "0123456789") == strlen(p))
+      snprintf(out, len, "127.0.0.1:%s", p);
+    else
+      snprintf(out, len, "%s", env);
+    return 0;
+  }
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa;
+  socklen_t sl = sizeof sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+      getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+    snprintf(out, len, "no free port: %s", strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  close(fd);
+  snprintf(out, len, "127.0.0.1:%u", (unsigned)ntohs(sa.sin_port));
+  return 0;
+}
+
 int pp_cli_run(int argc, char **argv) {
   run_opts o;
   int rc = pp_cli_parse_run(argc, argv, &o);
@@ -250,6 +284,12 @@ int pp_cli_run(int argc, char **argv) {
 
   char nvtx_lib[PATH_MAX];
   find_library(nvtx_lib, sizeof nvtx_lib);
+  /* --http: CMD's own endpoint (if it links libpipeprof) on a free
+   * loopback port, which ours merges (docs/http.md) */
+  char program_http[64] = "";
+  if (o.http && program_endpoint(program_http, sizeof program_http) != 0)
+    fprintf(stderr, "pipeprof run: --http serves the samples only: %s\n",
+            program_http);
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     fprintf(stderr, "pipeprof run: pipe: %s\n", strerror(errno));
@@ -280,6 +320,8 @@ int pp_cli_run(int argc, char **argv) {
     setenv("PIPEPROF_OWNER_PID", me, 1);
     if (nvtx_lib[0])
       setenv("NVTX_INJECTION64_PATH", nvtx_lib, 0); /* the user's wins */
+    if (program_http[0])
+      setenv("PIPEPROF_HTTP", program_http, 0); /* the user's wins */
     if (o.cuda) {
       /* The library starts CUPTI from its constructor (PIPEPROF_CUDA) in
        * programs that load it, and from InitializeInjection() in those the
@@ -311,6 +353,8 @@ int pp_cli_run(int argc, char **argv) {
    * (CMD's pid, command line and tree are in the run.* and tree.* META). */
   cfg.process_name = "pipeprof";
   cfg.http_addr = o.http; /* --http: this session's samples, served live */
+  if (program_http[0])    /* ... with what CMD records, from its endpoint */
+    setenv("PIPEPROF_HTTP_UPSTREAM", program_http, 1);
   int have_session = pp_init(&cfg) == PP_OK;
   if (!have_session)
     fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());

@@ -403,52 +403,67 @@ static void library_metrics(pp_page *p, const board *b, int om) {
   free(m);
 }
 
-char *pp_metrics_page(const pp_http_host *h, int om, size_t *len) {
+char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
+                            size_t *len) {
   pp_page p;
   if (pp_page_init(&p) != 0)
     return NULL;
-  family(&p, om, "pipeprof_build_info", "info",
-         "The pipeprof library serving this page; always 1.");
-  sample(&p, "pipeprof_build_info", "version", h->version ? h->version : "",
-         NULL, NULL, 1);
-  family(&p, om, "pipeprof_dropped_events_total", "counter",
-         "Events not recorded because a thread's buffer was full.");
-  sample(&p, "pipeprof_dropped_events_total", NULL, NULL, NULL, NULL,
-         (double)h->dropped());
-  zones(&p, h, om);
+  if (parts & PP_METRICS_INFO) {
+    family(&p, om, "pipeprof_build_info", "info",
+           "The pipeprof library serving this page; always 1.");
+    sample(&p, "pipeprof_build_info", "version", h->version ? h->version : "",
+           NULL, NULL, 1);
+  }
+  if (parts & PP_METRICS_PROGRAM) {
+    family(&p, om, "pipeprof_dropped_events_total", "counter",
+           "Events not recorded because a thread's buffer was full.");
+    sample(&p, "pipeprof_dropped_events_total", NULL, NULL, NULL, NULL,
+           (double)h->dropped());
+    zones(&p, h, om);
+  }
   if (h->size >= sizeof *h) {
-    requests(&p, h, om);
+    if (parts & PP_METRICS_PROGRAM)
+      requests(&p, h, om);
     board b = {NULL, 0, 0, 0};
     uint64_t left_out = 0;
     if (h->board(board_take, &b, &left_out) == 0 && !b.oom) {
-      frames_and_queues(&p, &b, om);
-      /* queue waits, item push to pop, by the board's queues */
-      int header = 0;
-      for (size_t i = 0; i < b.n && !p.oom; i++) {
-        if (b.e[i].kind != PP__BOARD_QUEUE)
-          continue;
-        uint64_t total;
-        double sum;
-        if (h->cumulative(PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, NULL, 0, NULL,
-                          &total, &sum) != 0)
-          continue;
-        if (!header++)
-          family(&p, om, "pipeprof_queue_wait_seconds", "histogram",
-                 "Time items waited in the queue, push to pop.");
-        histogram(&p, h, "pipeprof_queue_wait_seconds",
-                  PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, "queue");
+      if (parts & PP_METRICS_PROGRAM) {
+        frames_and_queues(&p, &b, om);
+        /* queue waits, item push to pop, by the board's queues */
+        int header = 0;
+        for (size_t i = 0; i < b.n && !p.oom; i++) {
+          if (b.e[i].kind != PP__BOARD_QUEUE)
+            continue;
+          uint64_t total;
+          double sum;
+          if (h->cumulative(PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, NULL, 0,
+                            NULL, &total, &sum) != 0)
+            continue;
+          if (!header++)
+            family(&p, om, "pipeprof_queue_wait_seconds", "histogram",
+                   "Time items waited in the queue, push to pop.");
+          histogram(&p, h, "pipeprof_queue_wait_seconds",
+                    PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, "queue");
+        }
       }
-      library_metrics(&p, &b, om);
-      family(&p, om, "pipeprof_metrics_sites_left_out", "gauge",
-             "Counter, frame and queue sites this page could not show "
-             "(more than 4096).");
-      sample(&p, "pipeprof_metrics_sites_left_out", NULL, NULL, NULL, NULL,
-             (double)left_out);
+      if (parts & PP_METRICS_SAMPLES)
+        library_metrics(&p, &b, om);
+      if (parts & PP_METRICS_PROGRAM) {
+        family(&p, om, "pipeprof_metrics_sites_left_out", "gauge",
+               "Counter, frame and queue sites this page could not show "
+               "(more than 4096).");
+        sample(&p, "pipeprof_metrics_sites_left_out", NULL, NULL, NULL, NULL,
+               (double)left_out);
+      }
     }
     p.oom |= b.oom;
     free(b.e);
   }
-  if (om)
+  if (om && (parts & PP_METRICS_EOF))
     pp_page_put(&p, "# EOF\n");
   return pp_page_finish(&p, len);
+}
+
+char *pp_metrics_page(const pp_http_host *h, int om, size_t *len) {
+  return pp_metrics_page_parts(h, om, PP_METRICS_ALL, len);
 }

@@ -31,4 +31,19 @@ void pp_metrics_family(const struct pp_metric_def *d, char *out, size_t size,
  * out of memory. om: OpenMetrics 1.0 rather than text format 0.0.4. */
 char *pp_metrics_page(const pp_http_host *h, int om, size_t *len);
 
+/* Parts of the page, for an endpoint that merges a program's page into its
+ * own (`pipeprof run --http`, docs/http.md): the library's build; what the
+ * program recorded (dropped events, zones, requests, frames, queues, its
+ * counters); the sampled library metrics; the OpenMetrics "# EOF". No
+ * family belongs to two parts. */
+enum {
+  PP_METRICS_INFO = 1,
+  PP_METRICS_PROGRAM = 2,
+  PP_METRICS_SAMPLES = 4,
+  PP_METRICS_EOF = 8,
+  PP_METRICS_ALL = 15
+};
+char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
+                            size_t *len);
+
 #endif /* PP_HTTP_METRICS_H */

@@ -25,12 +25,19 @@
 #include "export/html_page.h"
 #include "host.h"
 #include "metrics.h"
+#include "upstream.h"
 
 #define PP_HTTP_API __attribute__((visibility("default")))
 #define MAX_STREAMS 4
 
 static struct MHD_Daemon *daemon_;
 static pp_http_host host;
+/* The program's own endpoint (PIPEPROF_HTTP_UPSTREAM, set by `pipeprof
+ * run --http`), "" when none: its /metrics merge into ours, its /api/v1
+ * documents are passed on under /program. */
+static char upstream[64];
+#define UPSTREAM_TIMEOUT_MS 1000L
+#define UPSTREAM_MAX_BYTES ((size_t)64 << 20)
 /* The live dashboard: the HTML report's page (export/html_page.h) with
  * the session's summary as its first snapshot, shown at once, after which
  * the page follows /api/v1/stream. Malloc'd, or NULL. */
@@ -222,6 +229,97 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
   return ok;
 }
 
+/* ---- the program's endpoint (pipeprof run --http) ------------------------
+ */
+
+/* Our build and samples, then the program's page (what it recorded), then
+ * whether that page came: no family twice, one "# EOF". */
+static char *merged_metrics(int om, size_t *len) {
+  size_t own_len = 0;
+  char *own = pp_metrics_page_parts(
+      &host, om, PP_METRICS_INFO | PP_METRICS_SAMPLES, &own_len);
+  if (!own)
+    return NULL;
+  pp_upstream_reply r;
+  char err[256];
+  int up = pp_upstream_get(upstream, "/metrics?scope=program",
+                           om ? "application/openmetrics-text; "
+                                "version=1.0.0"
+                              : "text/plain; version=0.0.4",
+                           UPSTREAM_TIMEOUT_MS, UPSTREAM_MAX_BYTES, &r, err,
+                           sizeof err) == 0;
+  if (up && r.status != 200) {
+    up = 0;
+    free(r.body);
+  }
+  size_t body = 0;
+  if (up) {
+    body = r.len;
+    static const char eof[] = "# EOF\n";
+    if (body >= sizeof eof - 1 &&
+        memcmp(r.body + body - (sizeof eof - 1), eof, sizeof eof - 1) == 0)
+      body -= sizeof eof - 1;
+    if (body && r.body[body - 1] != '\n')
+      up = 0, free(r.body), body = 0; /* not a page of ours */
+  }
+  char *page = NULL;
+  FILE *f = open_memstream(&page, len);
+  if (f) {
+    fwrite(own, 1, own_len, f);
+    if (up)
+      fwrite(r.body, 1, body, f);
+    fprintf(f,
+            "# HELP pipeprof_program_up 1 when this scrape got the page of "
+            "the program under pipeprof run (what it recorded), else 0.\n"
+            "# TYPE pipeprof_program_up gauge\n"
+            "pipeprof_program_up %d\n%s",
+            up, om ? "# EOF\n" : "");
+    if (fclose(f) != 0) {
+      free(page);
+      page = NULL;
+    }
+  }
+  free(own);
+  if (up)
+    free(r.body);
+  return page;
+}
+
+/* GET /program/PATH: the program's /PATH (its /api/v1 documents), passed
+ * on as it came. Its stream and page are not: they would follow our
+ * paths. */
+static enum MHD_Result proxy(struct MHD_Connection *c, const char *path) {
+  if (strncmp(path, "/api/v1", 7) != 0 ||
+      strncmp(path, "/api/v1/stream", 14) == 0)
+    return text(c, MHD_HTTP_NOT_FOUND,
+                "not passed on: /program serves the program's /api/v1 "
+                "documents (not its stream or page)\n");
+  const char *window =
+      MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "window");
+  char full[256];
+  int n = snprintf(full, sizeof full, "%s%s%s", path, window ? "?window=" : "",
+                   window ? window : "");
+  if (n < 0 || (size_t)n >= sizeof full ||
+      (window && strspn(window, "0123456789") != strlen(window)))
+    return text(c, MHD_HTTP_BAD_REQUEST, "bad path or window\n");
+  pp_upstream_reply r;
+  char err[300];
+  if (pp_upstream_get(upstream, full, "application/json", UPSTREAM_TIMEOUT_MS,
+                      UPSTREAM_MAX_BYTES, &r, err, sizeof err) != 0) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "the program's endpoint is unavailable: %s\n",
+             err);
+    char *m = strdup(msg);
+    if (!m)
+      return MHD_NO;
+    return reply(c, MHD_HTTP_BAD_GATEWAY, "text/plain; charset=utf-8", m,
+                 strlen(m), MHD_RESPMEM_MUST_FREE);
+  }
+  return reply(c, (unsigned)r.status,
+               r.type[0] ? r.type : "application/octet-stream", r.body, r.len,
+               MHD_RESPMEM_MUST_FREE);
+}
+
 /* ---- requests -------------------------------------------------------------
  */
 
@@ -239,8 +337,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
   if (strcmp(url, "/metrics") == 0) {
     int om = wants_openmetrics(c);
+    const char *scope =
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scope");
     size_t len = 0;
-    char *page = pp_metrics_page(&host, om, &len);
+    char *page;
+    if (scope && strcmp(scope, "program") == 0)
+      page = pp_metrics_page_parts(&host, om,
+                                   PP_METRICS_PROGRAM | PP_METRICS_EOF, &len);
+    else if (upstream[0])
+      page = merged_metrics(om, &len);
+    else
+      page = pp_metrics_page(&host, om, &len);
     if (!page)
       return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
     return reply(c, MHD_HTTP_OK,
@@ -249,6 +356,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                     : "text/plain; version=0.0.4; charset=utf-8",
                  page, len, MHD_RESPMEM_MUST_FREE);
   }
+  if (upstream[0] && strncmp(url, "/program/", 9) == 0)
+    return proxy(c, url + 8);
   if (host.size >= sizeof host && strncmp(url, "/api/v1", 7) == 0) {
     const char *window =
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "window");
@@ -326,6 +435,22 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
     snprintf(err, errlen, "bad address '%s' (expected IPV4:PORT)",
              addr ? addr : "");
     return -1;
+  }
+  upstream[0] = '\0';
+  const char *up = getenv("PIPEPROF_HTTP_UPSTREAM");
+  if (up && *up) {
+    struct sockaddr_in usa;
+    if (parse_addr(up, &usa) != 0 || strlen(up) >= sizeof upstream) {
+      snprintf(err, errlen,
+               "bad PIPEPROF_HTTP_UPSTREAM '%s' (expected IPV4:PORT)", up);
+      return -1;
+    }
+    char why[160];
+    if (pp_upstream_available(why, sizeof why) != 0) {
+      snprintf(err, errlen, "PIPEPROF_HTTP_UPSTREAM: %s", why);
+      return -1;
+    }
+    snprintf(upstream, sizeof upstream, "%s", up);
   }
   memset(&host, 0, sizeof host);
   memcpy(&host, h, h->size < sizeof host ? h->size : sizeof host);
