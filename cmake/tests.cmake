@@ -123,15 +123,7 @@ target_compile_definitions(pp-tests PRIVATE
 # when CMake finds the CUDA toolkit (/usr/local/cuda/bin/nvcc is tried when
 # nvcc is not on PATH), run by the suite, and print "skipped: no GPU" where
 # there is none. Not with sanitizers (nvcc does not take their flags).
-include(CheckLanguage)
-if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
-   AND EXISTS /usr/local/cuda/bin/nvcc)
-  find_program(PP_NVCC_ON_PATH nvcc)
-  if(NOT PP_NVCC_ON_PATH)
-    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
-  endif()
-endif()
-check_language(CUDA)
+include(cmake/cuda.cmake)
 set(PP_GPU_TESTS_DEFAULT OFF)
 if(CMAKE_CUDA_COMPILER AND NOT PP_SANITIZE)
   set(PP_GPU_TESTS_DEFAULT ON)

@@ -1068,6 +1068,26 @@ PP_TEST_T(http_live_page_in_chromium, 240) {
   printf("# screenshot: %s\n", png);
 }
 
+/* `pipeprof run -q --hz 20 --http PORT -o TMP/NAME -- CMD` started in a
+ * process group of its own (output in TMP/NAME.out); its pid. */
+static pid_t start_run_http(int port, const char *name, const char *cmd_) {
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "'%s/pipeprof' run -q --hz 20 --http %d -o '%s/%s' -- %s "
+           "> '%s/%s.out' 2>&1",
+           b ? b : "build", port, pp_test_tmpdir(), name, cmd_,
+           pp_test_tmpdir(), name);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
 PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   if (access(companion(), R_OK) != 0) {
     if (required())
@@ -1080,19 +1100,7 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   pp_cli_result_free(&r);
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   int port = free_port();
-  const char *b = getenv("PP_BUILD_DIR");
-  char cmd[8400];
-  snprintf(cmd, sizeof cmd,
-           "'%s/pipeprof' run -q --hz 20 --http %d -o '%s/run-http' -- "
-           "sleep 30 > '%s/run-http.out' 2>&1",
-           b ? b : "build", port, pp_test_tmpdir(), pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
+  pid_t pid = start_run_http(port, "run-http", "sleep 30");
   const char *want = "pipeprof_proc_rss_bytes ";
   char *page = NULL;
   for (int tries = 0; tries < 600; tries++) {
@@ -1152,21 +1160,10 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   unsetenv("PIPEPROF_HTTP");
   int port = free_port();
-  const char *b = getenv("PP_BUILD_DIR");
-  char cmd[8400];
-  snprintf(cmd, sizeof cmd,
-           "'%s/pipeprof' run -q --hz 20 --http %d -o '%s/run-http-prog' -- "
-           "'%s/pipeprof-example-pipeline' --frames 100000 "
-           "> '%s/run-http-prog.out' 2>&1",
-           b ? b : "build", port, pp_test_tmpdir(), b ? b : "build",
-           pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
+  char prog[4200];
+  snprintf(prog, sizeof prog, "'%s/pipeprof-example-pipeline' --frames 100000",
+           pp_test_bindir());
+  pid_t pid = start_run_http(port, "run-http-prog", prog);
   char *page = NULL, *om = NULL, *zones = NULL, *stream = NULL;
   for (int tries = 0; tries < 600; tries++) {
     free(page);

@@ -211,6 +211,21 @@ static void *drain(void *arg) {
   return NULL;
 }
 
+/* The trace at path read and analysed into *t and *a, and its queue
+ * named name (the test fails without one). */
+static const pp_queue_stats *recorded_queue(const char *path, pp_trace *t,
+                                            pp_analysis *a, const char *name) {
+  char err[256];
+  if (pp_trace_read_file(path, t, err, sizeof err) != 0)
+    PP_FAIL("%s", err);
+  CHECK_EQ(pp_analyze(t, a), 0);
+  for (size_t i = 0; i < a->prof.pipe.nqueues; i++)
+    if (strcmp(a->prof.pipe.queues[i].name, name) == 0)
+      return &a->prof.pipe.queues[i];
+  PP_FAIL("no queue %s in %s", name, path);
+  return NULL;
+}
+
 /* A queue of the runtime is a queue of the report: declared with its
  * stages and capacity, every push and pop paired by id, the producer's
  * waits on the full queue recorded. */
@@ -236,15 +251,7 @@ PP_TEST_T(runtime_queue_is_recorded, 60) {
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
   pp_analysis a = {0};
-  char err[256];
-  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
-    PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&t, &a), 0);
-  const pp_queue_stats *s = NULL;
-  for (size_t i = 0; i < a.prof.pipe.nqueues; i++)
-    if (strcmp(a.prof.pipe.queues[i].name, "rt frames") == 0)
-      s = &a.prof.pipe.queues[i];
-  CHECK(s != NULL);
+  const pp_queue_stats *s = recorded_queue(path, &t, &a, "rt frames");
   CHECK_STR(s->from, "decode");
   CHECK_STR(s->to, "infer");
   CHECK_EQ(s->capacity, 4);
@@ -565,15 +572,7 @@ PP_TEST_T(runtime_batcher_stages_are_recorded, 60) {
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_trace t;
   pp_analysis a = {0};
-  char err[256];
-  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
-    PP_FAIL("%s", err);
-  CHECK_EQ(pp_analyze(&t, &a), 0);
-  const pp_queue_stats *s = NULL;
-  for (size_t i = 0; i < a.prof.pipe.nqueues; i++)
-    if (strcmp(a.prof.pipe.queues[i].name, "rt batches") == 0)
-      s = &a.prof.pipe.queues[i];
-  CHECK(s != NULL);
+  const pp_queue_stats *s = recorded_queue(path, &t, &a, "rt batches");
   CHECK_STR(s->from, "preprocess");
   CHECK_STR(s->to, "infer");
   CHECK_EQ(s->capacity, 16);
