@@ -134,6 +134,33 @@ def test_batcher_and_sizer():
     assert s.oom() == 1
 
 
+def test_pipeline_into_batcher():
+    b = runtime.Batcher("py to batcher", 4, 0.001)
+    p = runtime.Pipeline("py into batcher")
+    p.add_stage("double", lambda x, id: x * 2, workers=2)
+    p.to_batcher(b)
+    with pytest.raises(ValueError):
+        p.output(4)
+    p.start()
+    got = []
+    t = threading.Thread(target=lambda: [got.extend(bt["items"]) for bt in
+                                         iter(lambda: _next_or_none(b), None)])
+    t.start()
+    for i in range(100):
+        p.submit(i, id=i + 1)
+    p.drain()
+    b.close()
+    t.join()
+    assert sorted(got) == [2 * i for i in range(100)]
+
+
+def _next_or_none(b):
+    try:
+        return b.next()
+    except runtime.Closed:
+        return None
+
+
 def test_runtime_is_recorded(tmp_path):
     out = tmp_path / "rt.pptrace"
     assert pipeprof.start(out=out, install_signals=False)

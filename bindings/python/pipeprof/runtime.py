@@ -100,6 +100,14 @@ class Pipeline:
             raise ValueError("pipeprof runtime: ends() before the first "
                              "stage")
 
+    def to_batcher(self, batcher, lane=0):
+        """Send what the last stage returns into batcher's lane (instead of
+        output()); the wait for room is outside the stage's zone. Close the
+        batcher after drain()."""
+        if self._p.to_batcher(batcher._b, lane) != _c.OK:
+            raise ValueError("pipeprof runtime: to_batcher() before start, "
+                             "without output(), lane >= 0")
+
     def add_stage(self, name, fn, workers=1, capacity=16):
         rc = self._p.add_stage(name, fn, workers, capacity)
         if rc != _c.OK:

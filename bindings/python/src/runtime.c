@@ -32,6 +32,7 @@
   X(pp_rt_queue_capacity)                                                      \
   X(pp_rt_pipeline_new)                                                        \
   X(pp_rt_pipeline_ends)                                                       \
+  X(pp_rt_pipeline_to_batcher)                                                 \
   X(pp_rt_stage_add)                                                           \
   X(pp_rt_pipeline_output)                                                     \
   X(pp_rt_pipeline_start)                                                      \
@@ -206,7 +207,10 @@ typedef struct {
   PyObject *fns[MAX_PY_STAGES]; /* the stages' callables */
   int nfns;
   PyObject *error; /* the first exception a stage raised (exc object) */
+  PyObject *batcher; /* to_batcher's, kept alive as long as the pipeline */
 } RtPipeline;
+
+static PyObject *pipeline_to_batcher(RtPipeline *self, PyObject *args);
 
 typedef struct stage_ctx {
   RtPipeline *owner;
@@ -278,6 +282,7 @@ static void pipeline_dealloc(RtPipeline *self) {
     Py_DECREF(self->fns[i]);
   }
   Py_XDECREF(self->error);
+  Py_XDECREF(self->batcher);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -399,6 +404,7 @@ static PyObject *pipeline_stats(RtPipeline *self, PyObject *unused) {
 
 static PyMethodDef pipeline_methods[] = {
     {"ends", (PyCFunction)pipeline_ends, METH_VARARGS, NULL},
+    {"to_batcher", (PyCFunction)pipeline_to_batcher, METH_VARARGS, NULL},
     {"add_stage", (PyCFunction)pipeline_add_stage, METH_VARARGS, NULL},
     {"output", (PyCFunction)pipeline_output, METH_VARARGS, NULL},
     {"start", (PyCFunction)pipeline_start, METH_NOARGS, NULL},
@@ -563,6 +569,21 @@ static PyTypeObject RtBatcher_Type = {
     .tp_init = (initproc)batcher_init,
     .tp_new = PyType_GenericNew,
 };
+
+/* to_batcher(batcher, lane) -> status: the last stage's items (owned
+ * references) go into the batcher, whose next() hands them out. */
+static PyObject *pipeline_to_batcher(RtPipeline *self, PyObject *args) {
+  PyObject *b;
+  int lane;
+  if (!PyArg_ParseTuple(args, "O!i:to_batcher", &RtBatcher_Type, &b, &lane))
+    return NULL;
+  int rc = rt.pp_rt_pipeline_to_batcher(self->p, ((RtBatcher *)b)->b, lane);
+  if (rc == PP_OK) {
+    Py_INCREF(b);
+    Py_XSETREF(self->batcher, b);
+  }
+  return PyLong_FromLong(rc);
+}
 
 /* ---- RtSizer ---------------------------------------------------------------
  */
