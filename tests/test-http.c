@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1220,6 +1221,72 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
   free(om);
   free(zones);
   free(stream);
+}
+
+/* A program's endpoint that is not a pipeprof one keeping to the program's
+ * scope (here Python's file server with a file named "metrics" holding
+ * another page's families, at the address the user gave in PIPEPROF_HTTP,
+ * which wins): its page is left out, pipeprof_program_up says 0, and no
+ * family comes twice. */
+PP_TEST_T(http_run_leaves_out_a_page_without_the_programs_scope, 120) {
+  if (access(companion(), R_OK) != 0) {
+    if (required())
+      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
+    printf("# skipped: no %s\n", companion());
+    return;
+  }
+  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  char dir[4200], file[4300];
+  snprintf(dir, sizeof dir, "%s/fake-program", pp_test_tmpdir());
+  mkdir(dir, 0755);
+  snprintf(file, sizeof file, "%s/metrics", dir);
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL);
+  fputs("# TYPE pipeprof_build_info gauge\npipeprof_build_info{version=\"x\"} "
+        "1\n",
+        f);
+  fclose(f);
+  int port = free_port(), prog = free_port();
+  while (prog == port)
+    prog = free_port();
+  char env[64], cmd[4600];
+  snprintf(env, sizeof env, "127.0.0.1:%d", prog);
+  setenv("PIPEPROF_HTTP", env, 1);
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 -m http.server %d --bind 127.0.0.1 "
+           "--directory '%s'",
+           prog, dir);
+  pid_t pid = start_run_http(port, "run-http-fake", cmd);
+  unsetenv("PIPEPROF_HTTP");
+  char *page = NULL, *fake = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(fake);
+    fake = http(prog, "GET /metrics HTTP/1.0\r\n\r\n", NULL);
+    if (fake && strstr(fake, "200 OK"))
+      break;
+    sleep_100ms();
+  }
+  for (int tries = 0; tries < 600; tries++) {
+    free(page);
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                NULL);
+    if (page && strstr(page, "pipeprof_proc_rss_bytes "))
+      break;
+    sleep_100ms();
+  }
+  kill(-pid, SIGINT);
+  int st;
+  waitpid(pid, &st, 0);
+  CHECK(fake != NULL);
+  CHECK_CONTAINS(fake, "version=\"x\""); /* it was there to be taken */
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "\npipeprof_program_up 0\n");
+  CHECK(strstr(page, "version=\"x\"") == NULL);
+  families_once(page);
+  free(page);
+  free(fake);
 }
 
 /* The worker of the served trace: zones of 2^12 .. 2^21 ns, two each. */

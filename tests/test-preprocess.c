@@ -108,13 +108,12 @@ PP_TEST(preprocess_upscale_by_hand) {
 
 /* Random frames, odd sizes, padded strides, down- and upscaling: the
  * fused pass within 1e-4 of the reference, the separate passes within
- * their two roundings. */
+ * their two roundings. The last is wider than the fused pass's block of
+ * column taps (2048). */
 PP_TEST(preprocess_fused_and_separate_match_the_reference) {
-  static const int sizes[][4] = {{641, 359, 224, 224},
-                                 {97, 61, 128, 96},
-                                 {1280, 720, 224, 224},
-                                 {31, 9, 300, 3},
-                                 {2, 2, 1, 1}};
+  static const int sizes[][4] = {{641, 359, 224, 224},  {97, 61, 128, 96},
+                                 {1280, 720, 224, 224}, {31, 9, 300, 3},
+                                 {2, 2, 1, 1},          {64, 4, 4100, 2}};
   double tol_sep = vp_separate_tolerance(&vp_norm_imagenet);
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
     int w = sizes[k][0], h = sizes[k][1], ow = sizes[k][2], oh = sizes[k][3];

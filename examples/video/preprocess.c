@@ -19,7 +19,7 @@
 #define KGV 0.812968
 #define KBU 2.017232
 
-enum { CHUNK = 256 };
+enum { CHUNK = 256, TAPS = 2048 }; /* TAPS: columns whose taps are kept */
 
 const vp_norm vp_norm_imagenet = {{0.485f, 0.456f, 0.406f},
                                   {0.229f, 0.224f, 0.225f}};
@@ -131,21 +131,16 @@ static void fused_chunk(const gathered *restrict g, const float *restrict fx,
   }
 }
 
-void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
-                   float *out) {
-  if (out_w > VP_MAX_OUT_W)
-    return;
-  int x0[VP_MAX_OUT_W], x1[VP_MAX_OUT_W];
-  float fx[VP_MAX_OUT_W];
-  for (int ox = 0; ox < out_w; ox++) {
+/* Columns c0 .. c0 + n - 1 of every output row (n <= TAPS). */
+static void fused_columns(const vp_yuv420 *src, int out_w, int out_h, int c0,
+                          int n, const float *scale, const float *bias,
+                          float *out) {
+  int x0[TAPS], x1[TAPS];
+  float fx[TAPS];
+  for (int j = 0; j < n; j++) {
     double f;
-    taps(src->w, out_w, ox, &x0[ox], &x1[ox], &f);
-    fx[ox] = (float)f;
-  }
-  float scale[3], bias[3];
-  for (int c = 0; c < 3; c++) {
-    scale[c] = (float)(1.0 / (255.0 * n->std[c]));
-    bias[c] = (float)(-n->mean[c] / n->std[c]);
+    taps(src->w, out_w, c0 + j, &x0[j], &x1[j], &f);
+    fx[j] = (float)f;
   }
   gathered g;
   size_t plane = (size_t)out_w * (size_t)out_h;
@@ -159,9 +154,9 @@ void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
     const uint8_t *U1 = src->u + (size_t)(y1 / 2) * (size_t)src->u_stride;
     const uint8_t *V0 = src->v + (size_t)(y0 / 2) * (size_t)src->v_stride;
     const uint8_t *V1 = src->v + (size_t)(y1 / 2) * (size_t)src->v_stride;
-    float *ro = out + (size_t)oy * (size_t)out_w;
-    for (int cs = 0; cs < out_w; cs += CHUNK) {
-      int cn = out_w - cs < CHUNK ? out_w - cs : CHUNK;
+    float *ro = out + (size_t)oy * (size_t)out_w + (size_t)c0;
+    for (int cs = 0; cs < n; cs += CHUNK) {
+      int cn = n - cs < CHUNK ? n - cs : CHUNK;
       for (int j = 0; j < cn; j++) {
         int a = x0[cs + j], b = x1[cs + j], ca = a / 2, cb = b / 2;
         g.y00[j] = Y0[a];
@@ -181,6 +176,19 @@ void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
                   ro + plane + cs, ro + 2 * plane + cs, cn);
     }
   }
+}
+
+void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
+                   float *out) {
+  float scale[3], bias[3];
+  for (int c = 0; c < 3; c++) {
+    scale[c] = (float)(1.0 / (255.0 * n->std[c]));
+    bias[c] = (float)(-n->mean[c] / n->std[c]);
+  }
+  /* the column taps of TAPS columns at a time: any width, no allocation */
+  for (int c0 = 0; c0 < out_w; c0 += TAPS)
+    fused_columns(src, out_w, out_h, c0, out_w - c0 < TAPS ? out_w - c0 : TAPS,
+                  scale, bias, out);
 }
 
 /* ---- three separate passes ---------------------------------------------- */
@@ -251,28 +259,26 @@ uint64_t vp_prep_bytes_separate(int w, int h, int out_w, int out_h) {
 }
 
 uint64_t vp_prep_bytes_fused(int w, int h, int out_w, int out_h) {
-  unsigned char *luma = calloc((size_t)h, 1);
-  unsigned char *chroma = calloc((size_t)(h + 1) / 2, 1);
+  /* the taps' rows only move down from one output row to the next: a row
+   * is new when it is past the last one counted */
   uint64_t nl = 0, nc = 0;
-  if (!luma || !chroma) {
-    free(luma);
-    free(chroma);
-    return 0;
-  }
+  int last = -1, clast = -1;
   for (int oy = 0; oy < out_h; oy++) {
     int y0, y1;
     double f;
     taps(h, out_h, oy, &y0, &y1, &f);
     int ys[2] = {y0, y1};
     for (int k = 0; k < 2; k++) {
-      nl += !luma[ys[k]];
-      luma[ys[k]] = 1;
-      nc += !chroma[ys[k] / 2];
-      chroma[ys[k] / 2] = 1;
+      if (ys[k] > last) {
+        nl++;
+        last = ys[k];
+      }
+      if (ys[k] / 2 > clast) {
+        nc++;
+        clast = ys[k] / 2;
+      }
     }
   }
-  free(luma);
-  free(chroma);
   return nl * (uint64_t)w + 2 * nc * (uint64_t)((w + 1) / 2) +
          12 * (uint64_t)out_w * (uint64_t)out_h;
 }

@@ -52,8 +52,7 @@ double vp_separate_tolerance(const vp_norm *n);
 /** out: 3 x out_h x out_w floats, planes R, G, B. */
 void vp_prep_reference(const vp_yuv420 *src, int out_w, int out_h,
                        const vp_norm *n, float *out);
-/** One pass, no intermediate image; out_w at most VP_MAX_OUT_W. */
-#define VP_MAX_OUT_W 4096
+/** One pass, no intermediate image, no allocation. */
 void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
                    float *out);
 /** Three passes through uint8 RGB images in scratch

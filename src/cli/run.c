@@ -352,6 +352,9 @@ int pp_cli_run(int argc, char **argv) {
   /* This session is pipeprof's own: its process is the profiler, not CMD
    * (CMD's pid, command line and tree are in the run.* and tree.* META). */
   cfg.process_name = "pipeprof";
+  /* A PIPEPROF_HTTP in the environment is CMD's: this session serves only
+   * with --http */
+  unsetenv("PIPEPROF_HTTP");
   cfg.http_addr = o.http; /* --http: this session's samples, served live */
   if (program_http[0])    /* ... with what CMD records, from its endpoint */
     setenv("PIPEPROF_HTTP_UPSTREAM", program_http, 1);

@@ -67,6 +67,11 @@ static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stream_cond;
 static int streams, stopping;
 
+/* Set on the reply being built by the request's thread: a page of the
+ * program's figures only (/metrics?scope=program), said in a header so
+ * that a merging endpoint knows the program understood the scope. */
+static _Thread_local int reply_scoped;
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
                              const char *type, char *body, size_t len,
                              enum MHD_ResponseMemoryMode mode) {
@@ -78,6 +83,9 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  if (reply_scoped)
+    MHD_add_response_header(r, "Pipeprof-Scope", "program");
+  reply_scoped = 0;
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   enum MHD_Result ok = MHD_queue_response(c, status, r);
@@ -248,7 +256,9 @@ static char *merged_metrics(int om, size_t *len) {
                               : "text/plain; version=0.0.4",
                            UPSTREAM_TIMEOUT_MS, UPSTREAM_MAX_BYTES, &r, err,
                            sizeof err) == 0;
-  if (up && r.status != 200) {
+  /* only a program's page that says it kept to its scope: anything else
+   * (another pipeprof, another server) could repeat our families */
+  if (up && (r.status != 200 || strcmp(r.scope, "program") != 0)) {
     up = 0;
     free(r.body);
   }
@@ -256,11 +266,13 @@ static char *merged_metrics(int om, size_t *len) {
   if (up) {
     body = r.len;
     static const char eof[] = "# EOF\n";
-    if (body >= sizeof eof - 1 &&
-        memcmp(r.body + body - (sizeof eof - 1), eof, sizeof eof - 1) == 0)
+    int has_eof =
+        body >= sizeof eof - 1 &&
+        memcmp(r.body + body - (sizeof eof - 1), eof, sizeof eof - 1) == 0;
+    if (has_eof)
       body -= sizeof eof - 1;
-    if (body && r.body[body - 1] != '\n')
-      up = 0, free(r.body), body = 0; /* not a page of ours */
+    if ((om && !has_eof) || (body && r.body[body - 1] != '\n'))
+      up = 0, free(r.body), body = 0; /* cut short, or not a page */
   }
   char *page = NULL;
   FILE *f = open_memstream(&page, len);
@@ -341,10 +353,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scope");
     size_t len = 0;
     char *page;
-    if (scope && strcmp(scope, "program") == 0)
+    if (scope && strcmp(scope, "program") == 0) {
       page = pp_metrics_page_parts(&host, om,
                                    PP_METRICS_PROGRAM | PP_METRICS_EOF, &len);
-    else if (upstream[0])
+      reply_scoped = page != NULL;
+    } else if (upstream[0])
       page = merged_metrics(om, &len);
     else
       page = pp_metrics_page(&host, om, &len);

@@ -93,6 +93,10 @@ int pp_upstream_get(const char *addr, const char *path, const char *accept,
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
       snprintf(out->type, sizeof out->type, "%s", type);
+    struct curl_header *h;
+    if (curl_easy_header(c, "Pipeprof-Scope", 0, CURLH_HEADER, -1, &h) ==
+        CURLHE_OK)
+      snprintf(out->scope, sizeof out->scope, "%s", h->value);
     out->body = s.buf ? s.buf : calloc(1, 1);
     out->len = s.len;
     ok = out->body != NULL;

@@ -16,6 +16,7 @@ typedef struct pp_upstream_reply {
   char *body;  /* malloc'd, NUL-terminated */
   size_t len;
   char type[128]; /* its Content-Type, "" when none */
+  char scope[32]; /* its Pipeprof-Scope header, "" when none */
 } pp_upstream_reply;
 
 /* 0 when the build can reach an upstream (libcurl), else -1 with why. */
