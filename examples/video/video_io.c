@@ -131,13 +131,18 @@ struct vio_writer {
   char path[512];
 };
 
-static const AVCodec *pick_encoder(void) {
-  const AVCodec *c = avcodec_find_encoder_by_name("libx264");
+/* libx264 where FFmpeg has it and the size is even (x264 refuses 4:2:0
+ * of an odd width or height), else the native MPEG-4 Part 2 encoder,
+ * which takes odd sizes. */
+static const AVCodec *pick_encoder(int w, int h) {
+  const AVCodec *c = NULL;
+  if (w % 2 == 0 && h % 2 == 0)
+    c = avcodec_find_encoder_by_name("libx264");
   return c ? c : avcodec_find_encoder(AV_CODEC_ID_MPEG4);
 }
 
-const char *vio_encoder_name(void) {
-  const AVCodec *c = pick_encoder();
+const char *vio_encoder_name(int w, int h) {
+  const AVCodec *c = pick_encoder(w, h);
   return c ? c->name : "none";
 }
 
@@ -156,8 +161,9 @@ static void writer_free(vio_writer *wr) {
 vio_writer *vio_writer_open(const char *path, int w, int h, double fps,
                             char *err, size_t errlen) {
   quiet();
-  if (w < 2 || h < 2 || w % 2 || h % 2 || !(fps > 0)) {
-    set_err(err, errlen, "the writer wants an even size and fps > 0", path, 0);
+  if (w < 2 || h < 2 || w > 16384 || h > 16384 || !(fps > 0)) {
+    set_err(err, errlen,
+            "the writer wants 2 to 16384 pixels a side and fps > 0", path, 0);
     return NULL;
   }
   vio_writer *wr = calloc(1, sizeof *wr);
@@ -166,7 +172,7 @@ vio_writer *vio_writer_open(const char *path, int w, int h, double fps,
     return NULL;
   }
   snprintf(wr->path, sizeof wr->path, "%s", path);
-  const AVCodec *codec = pick_encoder();
+  const AVCodec *codec = pick_encoder(w, h);
   int rc = avformat_alloc_output_context2(&wr->oc, NULL, NULL, path);
   if (rc < 0 || !wr->oc) {
     set_err(err, errlen, "no container for this file name", path, rc);
