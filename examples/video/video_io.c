@@ -5,6 +5,7 @@
  */
 #include "video_io.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,12 @@ static void set_err(char *err, size_t errlen, const char *what,
 }
 
 /* FFmpeg's own messages stay quiet: the errors come back as one line.
- * PIPEPROF_VIDEO_LOG=1 lets FFmpeg's errors through. */
+ * Set once, at the first open, so that a program's own av_log_set_level
+ * after that stands; PIPEPROF_VIDEO_LOG=1 lets FFmpeg's errors through. */
 static void quiet(void) {
+  static atomic_int done;
+  if (atomic_exchange(&done, 1))
+    return;
   const char *v = getenv("PIPEPROF_VIDEO_LOG");
   av_log_set_level(v && *v == '1' ? AV_LOG_ERROR : AV_LOG_QUIET);
 }
@@ -128,7 +133,7 @@ struct vio_writer {
   AVPacket *pkt;
   int64_t next_pts;
   int header_done;
-  char path[512];
+  char *path; /* for the error lines */
 };
 
 /* libx264 where FFmpeg has it and the size is even (x264 refuses 4:2:0
@@ -155,6 +160,7 @@ static void writer_free(vio_writer *wr) {
   avcodec_free_context(&wr->enc);
   av_frame_free(&wr->frame);
   av_packet_free(&wr->pkt);
+  free(wr->path);
   free(wr);
 }
 
@@ -171,7 +177,11 @@ vio_writer *vio_writer_open(const char *path, int w, int h, double fps,
     set_err(err, errlen, "out of memory", path, 0);
     return NULL;
   }
-  snprintf(wr->path, sizeof wr->path, "%s", path);
+  if (!(wr->path = strdup(path))) {
+    set_err(err, errlen, "out of memory", path, 0);
+    free(wr);
+    return NULL;
+  }
   const AVCodec *codec = pick_encoder(w, h);
   int rc = avformat_alloc_output_context2(&wr->oc, NULL, NULL, path);
   if (rc < 0 || !wr->oc) {
@@ -334,7 +344,7 @@ struct vio_reader {
   double fps;
   int64_t frames, next;
   int flushing, read_error;
-  char path[512];
+  char *path; /* for the error lines */
 };
 
 void vio_close(vio_reader *r) {
@@ -345,6 +355,7 @@ void vio_close(vio_reader *r) {
   av_packet_free(&r->pkt);
   avcodec_free_context(&r->dec);
   avformat_close_input(&r->ic);
+  free(r->path);
   free(r);
 }
 
@@ -355,7 +366,11 @@ vio_reader *vio_open(const char *path, int threads, char *err, size_t errlen) {
     set_err(err, errlen, "out of memory", path, 0);
     return NULL;
   }
-  snprintf(r->path, sizeof r->path, "%s", path);
+  if (!(r->path = strdup(path))) {
+    set_err(err, errlen, "out of memory", path, 0);
+    free(r);
+    return NULL;
+  }
   int rc = avformat_open_input(&r->ic, path, NULL, NULL);
   if (rc < 0) {
     set_err(err, errlen, "cannot open", path, rc);
