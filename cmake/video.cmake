@@ -65,6 +65,10 @@ if(PP_AV_FOUND)
     target_link_libraries(pp-tests PRIVATE pp_video_io)
     target_compile_definitions(pp-tests PRIVATE PP_HAVE_AV)
   endif()
+  # pipeprof-bench-video-io: encode, demux and decode frames/s; a figure
+  # (docs/internals/video-io.md).
+  add_executable(pipeprof-bench-video-io bench/video/io.c)
+  target_link_libraries(pipeprof-bench-video-io PRIVATE pp_video_io)
 endif()
 
 # ---- end of FFmpeg input and output --------------------------------------

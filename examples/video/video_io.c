@@ -5,6 +5,7 @@
  */
 #include "video_io.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,12 @@ static void set_err(char *err, size_t errlen, const char *what,
 }
 
 /* FFmpeg's own messages stay quiet: the errors come back as one line.
- * PIPEPROF_VIDEO_LOG=1 lets FFmpeg's errors through. */
+ * Set once, at the first open, so that a program's own av_log_set_level
+ * after that stands; PIPEPROF_VIDEO_LOG=1 lets FFmpeg's errors through. */
 static void quiet(void) {
+  static atomic_int done;
+  if (atomic_exchange(&done, 1))
+    return;
   const char *v = getenv("PIPEPROF_VIDEO_LOG");
   av_log_set_level(v && *v == '1' ? AV_LOG_ERROR : AV_LOG_QUIET);
 }
@@ -128,16 +133,21 @@ struct vio_writer {
   AVPacket *pkt;
   int64_t next_pts;
   int header_done;
-  char path[512];
+  char *path; /* for the error lines */
 };
 
-static const AVCodec *pick_encoder(void) {
-  const AVCodec *c = avcodec_find_encoder_by_name("libx264");
+/* libx264 where FFmpeg has it and the size is even (x264 refuses 4:2:0
+ * of an odd width or height), else the native MPEG-4 Part 2 encoder,
+ * which takes odd sizes. */
+static const AVCodec *pick_encoder(int w, int h) {
+  const AVCodec *c = NULL;
+  if (w % 2 == 0 && h % 2 == 0)
+    c = avcodec_find_encoder_by_name("libx264");
   return c ? c : avcodec_find_encoder(AV_CODEC_ID_MPEG4);
 }
 
-const char *vio_encoder_name(void) {
-  const AVCodec *c = pick_encoder();
+const char *vio_encoder_name(int w, int h) {
+  const AVCodec *c = pick_encoder(w, h);
   return c ? c->name : "none";
 }
 
@@ -150,14 +160,16 @@ static void writer_free(vio_writer *wr) {
   avcodec_free_context(&wr->enc);
   av_frame_free(&wr->frame);
   av_packet_free(&wr->pkt);
+  free(wr->path);
   free(wr);
 }
 
 vio_writer *vio_writer_open(const char *path, int w, int h, double fps,
                             char *err, size_t errlen) {
   quiet();
-  if (w < 2 || h < 2 || w % 2 || h % 2 || !(fps > 0)) {
-    set_err(err, errlen, "the writer wants an even size and fps > 0", path, 0);
+  if (w < 2 || h < 2 || w > 16384 || h > 16384 || !(fps > 0)) {
+    set_err(err, errlen,
+            "the writer wants 2 to 16384 pixels a side and fps > 0", path, 0);
     return NULL;
   }
   vio_writer *wr = calloc(1, sizeof *wr);
@@ -165,8 +177,12 @@ vio_writer *vio_writer_open(const char *path, int w, int h, double fps,
     set_err(err, errlen, "out of memory", path, 0);
     return NULL;
   }
-  snprintf(wr->path, sizeof wr->path, "%s", path);
-  const AVCodec *codec = pick_encoder();
+  if (!(wr->path = strdup(path))) {
+    set_err(err, errlen, "out of memory", path, 0);
+    free(wr);
+    return NULL;
+  }
+  const AVCodec *codec = pick_encoder(w, h);
   int rc = avformat_alloc_output_context2(&wr->oc, NULL, NULL, path);
   if (rc < 0 || !wr->oc) {
     set_err(err, errlen, "no container for this file name", path, rc);
@@ -328,7 +344,7 @@ struct vio_reader {
   double fps;
   int64_t frames, next;
   int flushing, read_error;
-  char path[512];
+  char *path; /* for the error lines */
 };
 
 void vio_close(vio_reader *r) {
@@ -339,6 +355,7 @@ void vio_close(vio_reader *r) {
   av_packet_free(&r->pkt);
   avcodec_free_context(&r->dec);
   avformat_close_input(&r->ic);
+  free(r->path);
   free(r);
 }
 
@@ -349,7 +366,11 @@ vio_reader *vio_open(const char *path, int threads, char *err, size_t errlen) {
     set_err(err, errlen, "out of memory", path, 0);
     return NULL;
   }
-  snprintf(r->path, sizeof r->path, "%s", path);
+  if (!(r->path = strdup(path))) {
+    set_err(err, errlen, "out of memory", path, 0);
+    free(r);
+    return NULL;
+  }
   int rc = avformat_open_input(&r->ic, path, NULL, NULL);
   if (rc < 0) {
     set_err(err, errlen, "cannot open", path, rc);

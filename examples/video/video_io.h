@@ -4,9 +4,9 @@
  * libraries: a test clip made with libavcodec, a reader (libavformat
  * demuxing, libavcodec decoding, libswscale for frames not in 4:2:0) and
  * a writer (libavcodec encoding, libavformat muxing). H.264 through
- * libx264 when FFmpeg has it, else MPEG-4 Part 2. Errors are one line
- * naming the file and FFmpeg's reason. No profiling calls: the demo
- * records around these.
+ * libx264 when FFmpeg has it and the size is even, else MPEG-4 Part 2.
+ * Errors are one line naming the file and FFmpeg's reason. No profiling
+ * calls: the demo records around these (docs/internals/video-io.md).
  */
 #ifndef PP_VIDEO_IO_H
 #define PP_VIDEO_IO_H
@@ -31,8 +31,8 @@ void vio_frame_layout(vio_frame *f, void *block, int w, int h);
 /** The test clip's frame i (what vio_make_clip encodes): a gradient, three
  * moving discs, fine texture and a counter block. f laid out already. */
 void vio_clip_frame(vio_frame *f, int64_t i);
-/** Encode frames clip frames of w x h (even) at fps into path (MP4). 0,
- * or -1 with err. */
+/** Encode frames clip frames of w x h at fps into path (the container
+ * from the extension, MP4 for the demo). 0, or -1 with err. */
 int vio_make_clip(const char *path, int w, int h, int fps, int frames,
                   char *err, size_t errlen);
 
@@ -58,7 +58,8 @@ int vio_write(vio_writer *wr, const vio_frame *f, char *err, size_t errlen);
 /** Flush, write the trailer, free. 0, or -1 with err; NULL is fine. */
 int vio_writer_close(vio_writer *wr, char *err, size_t errlen);
 
-/** The name of the encoder vio_make_clip and vio_writer_open use. */
-const char *vio_encoder_name(void);
+/** The name of the encoder vio_make_clip and vio_writer_open use for
+ * w x h frames: "libx264", "mpeg4" or "none". */
+const char *vio_encoder_name(int w, int h);
 
 #endif /* PP_VIDEO_IO_H */
