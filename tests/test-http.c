@@ -778,16 +778,24 @@ static uint64_t zone_count(json_t *doc, const char *name) {
   return 0;
 }
 
-/* A running program's figures through /api/v1 and the stream, and the
- * series beyond zones on /metrics, OpenMetrics when asked. */
-PP_TEST_T(http_live_api_stream_and_series, 120) {
+/* 1 when the companion is built, and PIPEPROF_HTTP_LIB names it; else 0
+ * after a skip line (the test fails instead with PP_REQUIRE_HTTP=1). */
+static int companion_ready(void) {
   if (access(companion(), R_OK) != 0) {
     if (required())
       PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
     printf("# skipped: no %s\n", companion());
-    return;
+    return 0;
   }
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
+  return 1;
+}
+
+/* A running program's figures through /api/v1 and the stream, and the
+ * series beyond zones on /metrics, OpenMetrics when asked. */
+PP_TEST_T(http_live_api_stream_and_series, 120) {
+  if (!companion_ready())
+    return;
   int port = free_port();
   char errpath[4200];
   snprintf(errpath, sizeof errpath, "%s/live-stderr.txt", pp_test_tmpdir());
@@ -1152,13 +1160,8 @@ static void families_once(const char *page) {
  * run's samples, each family once, promtool clean in both formats; the
  * program's /api/v1 documents under /program. */
 PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
-  if (access(companion(), R_OK) != 0) {
-    if (required())
-      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
-    printf("# skipped: no %s\n", companion());
+  if (!companion_ready())
     return;
-  }
-  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   unsetenv("PIPEPROF_HTTP");
   int port = free_port();
   char prog[4200];
@@ -1229,13 +1232,8 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
  * which wins): its page is left out, pipeprof_program_up says 0, and no
  * family comes twice. */
 PP_TEST_T(http_run_leaves_out_a_page_without_the_programs_scope, 120) {
-  if (access(companion(), R_OK) != 0) {
-    if (required())
-      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
-    printf("# skipped: no %s\n", companion());
+  if (!companion_ready())
     return;
-  }
-  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   char dir[4200], file[4300];
   snprintf(dir, sizeof dir, "%s/fake-program", pp_test_tmpdir());
   mkdir(dir, 0755);
@@ -1306,13 +1304,8 @@ static void *served_zones(void *arg) {
 /* `pipeprof serve`: a finished trace's report at /, its summary, and its
  * zones on /metrics with the same buckets as a running session's. */
 PP_TEST_T(http_serve_a_finished_trace, 120) {
-  if (access(companion(), R_OK) != 0) {
-    if (required())
-      PP_FAIL("%s missing (PP_REQUIRE_HTTP=1)", companion());
-    printf("# skipped: no %s\n", companion());
+  if (!companion_ready())
     return;
-  }
-  setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   char trace[4200];
   snprintf(trace, sizeof trace, "%s/served.pptrace", pp_test_tmpdir());
   setenv("PIPEPROF_CLOCK", "monotonic", 1); /* ticks are ns */
