@@ -30,12 +30,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
 #include "core/clock.h"
+#include "core/http.h"
 #include "core/meta.h"
 #include "core/recorder.h"
 #include "core/sampler.h"
 #include "export/export.h"
+#include "internal.h"
 #include "pipeprof.h"
 
 /* Processes and threads of CMD's tree tracked one by one; later ones are
@@ -237,11 +238,7 @@ static void print_written(const char *dir) {
 static int program_endpoint(char *out, size_t len) {
   const char *env = getenv("PIPEPROF_HTTP");
   if (env && *env) {
-    const char *p = env[0] == ':' ? env + 1 : env;
-    if (strspn(p, "0123456789") == strlen(p))
-      snprintf(out, len, "127.0.0.1:%s", p);
-    else
-      snprintf(out, len, "%s", env);
+    pp__http_full_addr(env, out, len);
     return 0;
   }
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -46,9 +46,7 @@ static void *open_companion(char *tried, size_t n) {
   return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
 }
 
-/* "PORT" or ":PORT" serve on loopback; any other address only when
- * given. */
-static void full_addr(const char *spec, char *addr, size_t n) {
+void pp__http_full_addr(const char *spec, char *addr, size_t n) {
   if (strchr(spec, ':') == NULL)
     snprintf(addr, n, "127.0.0.1:%s", spec);
   else if (spec[0] == ':')
@@ -64,7 +62,7 @@ int pp__http_serve(const pp_http_host *host, const char *spec, char *err,
     return -1;
   }
   char addr[128];
-  full_addr(spec, addr, sizeof addr);
+  pp__http_full_addr(spec, addr, sizeof addr);
   char tried[8400] = "";
   lib = open_companion(tried, sizeof tried);
   if (!lib) {

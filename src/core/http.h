@@ -23,5 +23,9 @@ void pp__http_start(const struct pp_http_host *host, const char *cfg_addr);
 int pp__http_serve(const struct pp_http_host *host, const char *spec, char *err,
                    size_t n);
 void pp__http_stop(void);
+/* The address spec ("PORT", ":PORT", "IPV4:PORT") names: "PORT" and
+ * ":PORT" are on loopback, any other address only when given; into addr
+ * (n bytes) as IPV4:PORT. */
+void pp__http_full_addr(const char *spec, char *addr, size_t n);
 
 #endif /* PP_CORE_HTTP_H */

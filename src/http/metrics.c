@@ -403,6 +403,26 @@ static void library_metrics(pp_page *p, const board *b, int om) {
   free(m);
 }
 
+/* Queue waits, item push to pop, by the board's queues. */
+static void queue_waits(pp_page *p, const pp_http_host *h, const board *b,
+                        int om) {
+  int header = 0;
+  for (size_t i = 0; i < b->n && !p->oom; i++) {
+    if (b->e[i].kind != PP__BOARD_QUEUE)
+      continue;
+    uint64_t total;
+    double sum;
+    if (h->cumulative(PP_HTTP_SERIES_QUEUE_WAIT, b->e[i].name, NULL, 0, NULL,
+                      &total, &sum) != 0)
+      continue;
+    if (!header++)
+      family(p, om, "pipeprof_queue_wait_seconds", "histogram",
+             "Time items waited in the queue, push to pop.");
+    histogram(p, h, "pipeprof_queue_wait_seconds", PP_HTTP_SERIES_QUEUE_WAIT,
+              b->e[i].name, "queue");
+  }
+}
+
 char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
                             size_t *len) {
   pp_page p;
@@ -429,22 +449,7 @@ char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
     if (h->board(board_take, &b, &left_out) == 0 && !b.oom) {
       if (parts & PP_METRICS_PROGRAM) {
         frames_and_queues(&p, &b, om);
-        /* queue waits, item push to pop, by the board's queues */
-        int header = 0;
-        for (size_t i = 0; i < b.n && !p.oom; i++) {
-          if (b.e[i].kind != PP__BOARD_QUEUE)
-            continue;
-          uint64_t total;
-          double sum;
-          if (h->cumulative(PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, NULL, 0,
-                            NULL, &total, &sum) != 0)
-            continue;
-          if (!header++)
-            family(&p, om, "pipeprof_queue_wait_seconds", "histogram",
-                   "Time items waited in the queue, push to pop.");
-          histogram(&p, h, "pipeprof_queue_wait_seconds",
-                    PP_HTTP_SERIES_QUEUE_WAIT, b.e[i].name, "queue");
-        }
+        queue_waits(&p, h, &b, om);
       }
       if (parts & PP_METRICS_SAMPLES)
         library_metrics(&p, &b, om);

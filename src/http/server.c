@@ -67,14 +67,13 @@ static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stream_cond;
 static int streams, stopping;
 
-/* Set on the reply being built by the request's thread: a page of the
- * program's figures only (/metrics?scope=program), said in a header so
- * that a merging endpoint knows the program understood the scope. */
-static _Thread_local int reply_scoped;
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
-                             const char *type, char *body, size_t len,
-                             enum MHD_ResponseMemoryMode mode) {
+/* A reply; scope, when not NULL, goes in a Pipeprof-Scope header (a
+ * /metrics?scope=program page says so, so that a merging endpoint knows
+ * the program kept to the scope). */
+static enum MHD_Result reply_scoped(struct MHD_Connection *c, unsigned status,
+                                    const char *type, char *body, size_t len,
+                                    enum MHD_ResponseMemoryMode mode,
+                                    const char *scope) {
   struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
   if (!r) {
     if (mode == MHD_RESPMEM_MUST_FREE)
@@ -83,14 +82,19 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  if (reply_scoped)
-    MHD_add_response_header(r, "Pipeprof-Scope", "program");
-  reply_scoped = 0;
+  if (scope)
+    MHD_add_response_header(r, "Pipeprof-Scope", scope);
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   enum MHD_Result ok = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return ok;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+                             const char *type, char *body, size_t len,
+                             enum MHD_ResponseMemoryMode mode) {
+  return reply_scoped(c, status, type, body, len, mode, NULL);
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned status,
@@ -351,23 +355,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     int om = wants_openmetrics(c);
     const char *scope =
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scope");
+    int program = scope && strcmp(scope, "program") == 0;
     size_t len = 0;
-    char *page;
-    if (scope && strcmp(scope, "program") == 0) {
-      page = pp_metrics_page_parts(&host, om,
-                                   PP_METRICS_PROGRAM | PP_METRICS_EOF, &len);
-      reply_scoped = page != NULL;
-    } else if (upstream[0])
-      page = merged_metrics(om, &len);
-    else
-      page = pp_metrics_page(&host, om, &len);
+    char *page = program
+                     ? pp_metrics_page_parts(
+                           &host, om, PP_METRICS_PROGRAM | PP_METRICS_EOF, &len)
+                 : upstream[0] ? merged_metrics(om, &len)
+                               : pp_metrics_page(&host, om, &len);
     if (!page)
       return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
-    return reply(c, MHD_HTTP_OK,
-                 om ? "application/openmetrics-text; version=1.0.0; "
-                      "charset=utf-8"
-                    : "text/plain; version=0.0.4; charset=utf-8",
-                 page, len, MHD_RESPMEM_MUST_FREE);
+    return reply_scoped(c, MHD_HTTP_OK,
+                        om ? "application/openmetrics-text; version=1.0.0; "
+                             "charset=utf-8"
+                           : "text/plain; version=0.0.4; charset=utf-8",
+                        page, len, MHD_RESPMEM_MUST_FREE,
+                        program ? "program" : NULL);
   }
   if (upstream[0] && strncmp(url, "/program/", 9) == 0)
     return proxy(c, url + 8);

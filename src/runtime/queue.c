@@ -213,7 +213,7 @@ static int wait_for(pp_rt_queue *q, waitq *wq, int why, int64_t timeout_ns,
   }
   if (r != WOULD_WAIT)
     return r == DONE ? PP_OK : PP_ECLOSED;
-  int64_t deadline = timeout_ns > 0 ? pp__rt_now_ns() + timeout_ns : 0;
+  int64_t deadline = pp__rt_deadline(timeout_ns);
   pp_queue_wait_begin(q->rec, why);
   int rc;
   atomic_fetch_add_explicit(&wq->waiters, 1, memory_order_seq_cst);
