@@ -21,22 +21,7 @@
 #include <libavformat/avformat.h>
 
 #include "../../examples/video/video_io.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
+#include "timing.h"
 
 /* Squared luma error of a against b, summed. */
 static double luma_se(const vio_frame *a, const vio_frame *b) {
@@ -54,7 +39,7 @@ static double luma_se(const vio_frame *a, const vio_frame *b) {
 static double encode(const char *path, uint8_t *frames, int n, int w, int h) {
   char err[512];
   size_t fb = vio_frame_bytes(w, h);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   vio_writer *wr = vio_writer_open(path, w, h, 30, err, sizeof err);
   if (!wr) {
     fprintf(stderr, "%s\n", err);
@@ -74,12 +59,12 @@ static double encode(const char *path, uint8_t *frames, int n, int w, int h) {
     fprintf(stderr, "%s\n", err);
     return -1;
   }
-  return now_s() - t0;
+  return bench_now_s() - t0;
 }
 
 /* Read path's packets without decoding them; seconds, or -1. */
 static double demux(const char *path, int *packets) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   AVFormatContext *ic = NULL;
   if (avformat_open_input(&ic, path, NULL, NULL) < 0)
     return -1;
@@ -91,7 +76,7 @@ static double demux(const char *path, int *packets) {
   }
   av_packet_free(&pkt);
   avformat_close_input(&ic);
-  return now_s() - t0;
+  return bench_now_s() - t0;
 }
 
 /* Decode path with threads decoder threads; seconds, or -1. With frames
@@ -103,7 +88,7 @@ static double decode(const char *path, int threads, const uint8_t *frames,
   void *block = malloc(fb);
   if (!block)
     return -1;
-  double t0 = now_s(), t = 0;
+  double t0 = bench_now_s(), t = 0;
   vio_reader *r = vio_open(path, threads, err, sizeof err);
   if (!r) {
     fprintf(stderr, "%s\n", err);
@@ -117,16 +102,16 @@ static double decode(const char *path, int threads, const uint8_t *frames,
   while ((rc = vio_read(r, &f, err, sizeof err)) == 1) {
     if (se) {
       /* not timed: the comparison is not the decoder's work */
-      t += now_s() - t0;
+      t += bench_now_s() - t0;
       vio_frame g;
       vio_frame_layout(&g, (void *)(frames + (size_t)f.index * fb), w, h);
       *se += luma_se(&f, &g);
-      t0 = now_s();
+      t0 = bench_now_s();
     }
     (*got)++;
   }
   vio_close(r);
-  t += now_s() - t0;
+  t += bench_now_s() - t0;
   free(block);
   if (rc < 0) {
     fprintf(stderr, "%s\n", err);
@@ -144,13 +129,13 @@ static int bench_size(const char *dir, int w, int h, int n, int rounds) {
          *dec0 = malloc(sizeof(double) * (size_t)rounds);
   if (!frames || !enc || !dmx || !dec1 || !dec0)
     return -1;
-  double g0 = now_s();
+  double g0 = bench_now_s();
   for (int i = 0; i < n; i++) {
     vio_frame f;
     vio_frame_layout(&f, frames + (size_t)i * fb, w, h);
     vio_clip_frame(&f, i);
   }
-  double gen = now_s() - g0;
+  double gen = bench_now_s() - g0;
   char path[4200];
   snprintf(path, sizeof path, "%s/clip-%dx%d.mp4", dir, w, h);
   int got = 0, packets = 0;
@@ -181,13 +166,13 @@ static int bench_size(const char *dir, int w, int h, int n, int rounds) {
          bytes > 0 ? (double)bytes * 8 * 30 / n / 1000 : -1.0,
          mse > 0 ? 10 * log10(255.0 * 255.0 / mse) : 99.0);
   printf("  generate    %8.1f frames/s\n", n / gen);
-  printf("  encode+mux  %8.1f frames/s\n", n / median(enc, rounds));
-  printf("  demux only  %8.1f frames/s (%d packets)\n", n / median(dmx, rounds),
-         packets);
+  printf("  encode+mux  %8.1f frames/s\n", n / bench_median(enc, rounds));
+  printf("  demux only  %8.1f frames/s (%d packets)\n",
+         n / bench_median(dmx, rounds), packets);
   printf("  decode, 1 thread        %8.1f frames/s\n",
-         n / median(dec1, rounds));
+         n / bench_median(dec1, rounds));
   printf("  decode, FFmpeg's choice %8.1f frames/s\n",
-         n / median(dec0, rounds));
+         n / bench_median(dec0, rounds));
   free(frames);
   free(enc);
   free(dmx);

@@ -16,17 +16,7 @@
 #include <time.h>
 
 #include "../../examples/video/preprocess.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 enum { ONE_REF, ONE_SEP, ONE_FUSED, ONE_CUDA };
 
@@ -63,18 +53,17 @@ static double per_frame(int which, const job *j, int rounds) {
     return 0;
   for (int r = 0; r < rounds; r++) {
     int n = 0;
-    double t0 = now_s(), t;
+    double t0 = bench_now_s(), t;
     do {
       if (run_one(which, j) != 0) {
         free(v);
         return -1;
       }
       n++;
-    } while ((t = now_s() - t0) < 0.2);
+    } while ((t = bench_now_s() - t0) < 0.2);
     v[r] = t / n;
   }
-  qsort(v, (size_t)rounds, sizeof *v, cmp_double);
-  double m = v[rounds / 2];
+  double m = bench_median(v, rounds);
   free(v);
   return m;
 }

@@ -193,8 +193,15 @@ void vp_prep_fused(const vp_yuv420 *src, int out_w, int out_h, const vp_norm *n,
 
 /* ---- three separate passes ---------------------------------------------- */
 
+/* The two images, then the resize's column taps (x0, x1, weight). */
+static size_t images_bytes(int w, int h, int out_w, int out_h) {
+  size_t b = 3 * ((size_t)w * (size_t)h + (size_t)out_w * (size_t)out_h);
+  return (b + 7) / 8 * 8;
+}
+
 size_t vp_prep_separate_scratch_bytes(int w, int h, int out_w, int out_h) {
-  return 3 * ((size_t)w * (size_t)h + (size_t)out_w * (size_t)out_h);
+  return images_bytes(w, h, out_w, out_h) +
+         (size_t)out_w * (2 * sizeof(int) + sizeof(float));
 }
 
 static uint8_t round8(float v) { return (uint8_t)(clampf(v) + 0.5f); }
@@ -203,6 +210,9 @@ void vp_prep_separate(const vp_yuv420 *src, int out_w, int out_h,
                       const vp_norm *n, float *out, void *scratch) {
   uint8_t *rgb = scratch;
   uint8_t *small = rgb + 3 * (size_t)src->w * (size_t)src->h;
+  int *x0 = (int *)(void *)(rgb + images_bytes(src->w, src->h, out_w, out_h));
+  int *x1 = x0 + out_w;
+  float *fx = (float *)(void *)(x1 + out_w);
   /* 1: colour conversion, full size, RGB24 */
   for (int y = 0; y < src->h; y++) {
     const uint8_t *Yr = src->y + (size_t)y * (size_t)src->y_stride;
@@ -217,7 +227,12 @@ void vp_prep_separate(const vp_yuv420 *src, int out_w, int out_h,
       o[3 * x + 2] = round8(Y + (float)KBU * U);
     }
   }
-  /* 2: bilinear resize, RGB24 */
+  /* 2: bilinear resize, RGB24 (the column taps computed once) */
+  for (int ox = 0; ox < out_w; ox++) {
+    double f;
+    taps(src->w, out_w, ox, &x0[ox], &x1[ox], &f);
+    fx[ox] = (float)f;
+  }
   for (int oy = 0; oy < out_h; oy++) {
     int y0, y1;
     double fy;
@@ -225,14 +240,10 @@ void vp_prep_separate(const vp_yuv420 *src, int out_w, int out_h,
     const uint8_t *r0 = rgb + 3 * (size_t)y0 * (size_t)src->w;
     const uint8_t *r1 = rgb + 3 * (size_t)y1 * (size_t)src->w;
     for (int ox = 0; ox < out_w; ox++) {
-      int x0, x1;
-      double fx;
-      taps(src->w, out_w, ox, &x0, &x1, &fx);
+      int a = 3 * x0[ox], z = 3 * x1[ox];
       for (int c = 0; c < 3; c++) {
-        float t =
-            r0[3 * x0 + c] + (float)fx * (r0[3 * x1 + c] - r0[3 * x0 + c]);
-        float b =
-            r1[3 * x0 + c] + (float)fx * (r1[3 * x1 + c] - r1[3 * x0 + c]);
+        float t = r0[a + c] + fx[ox] * (r0[z + c] - r0[a + c]);
+        float b = r1[a + c] + fx[ox] * (r1[z + c] - r1[a + c]);
         small[3 * ((size_t)oy * (size_t)out_w + (size_t)ox) + (size_t)c] =
             round8(t + (float)fy * (b - t));
       }

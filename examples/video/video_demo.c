@@ -53,9 +53,8 @@ typedef struct options {
 } options;
 
 typedef struct item {
-  int64_t index;
   void *block; /* the frame's pool block */
-  vio_frame f;
+  vio_frame f; /* f.index: 0, 1, ... as decoded (its id is f.index + 1) */
   float *tensor; /* from the tensor pool, until infer is done */
   int cls;
   float prob;
@@ -278,7 +277,7 @@ static int postprocess(void *ctx, void *p, uint64_t id, void **out) {
 
 static void finish(demo *d, item *it) {
   pp_rt_pool_put(d->frames, it->block);
-  pp_request_end((uint64_t)it->index + 1, 0);
+  pp_request_end((uint64_t)it->f.index + 1, 0);
   PP_FRAME_MARK("output");
   d->class_count[it->cls]++;
   d->encoded++;
@@ -296,7 +295,7 @@ static int encode(void *ctx, void *p, uint64_t id, void **out) {
   d->pending[d->npending++] = it;
   for (;;) {
     size_t k = 0;
-    while (k < d->npending && d->pending[k]->index != d->next_out)
+    while (k < d->npending && d->pending[k]->f.index != d->next_out)
       k++;
     if (k == d->npending)
       return PP_OK;
@@ -320,7 +319,7 @@ static void drop(void *ctx, void *p, uint64_t id) {
   if (it->tensor)
     pp_rt_pool_put(d->tensors, it->tensor);
   pp_rt_pool_put(d->frames, it->block);
-  pp_request_end((uint64_t)it->index + 1, 1);
+  pp_request_end((uint64_t)it->f.index + 1, 1);
   free(it);
 }
 
@@ -455,7 +454,7 @@ static int setup(demo *d, int w, int h, double fps, const char *out_path) {
 
 /* Decode every frame into a pool block and submit it; 0, or -1. */
 static int decode_all(demo *d, vio_reader *r, int w, int h) {
-  for (int64_t i = 0;; i++) {
+  for (;;) {
     void *block;
     if (atomic_load(&d->failed) ||
         pp_rt_pool_get(d->frames, &block, -1) != PP_OK)
@@ -466,7 +465,6 @@ static int decode_all(demo *d, vio_reader *r, int w, int h) {
       fail(d, "%s", "out of memory");
       return -1;
     }
-    it->index = i;
     it->block = block;
     vio_frame_layout(&it->f, block, w, h);
     char err[256];
@@ -482,8 +480,9 @@ static int decode_all(demo *d, vio_reader *r, int w, int h) {
     }
     /* a frame's request: decoded to encoded (the read that finds the end
      * is no frame, so the request begins once the frame is there) */
-    pp_request_begin((uint64_t)i + 1);
-    if (pp_rt_pipeline_submit(d->front, it, (uint64_t)i + 1, -1) != PP_OK) {
+    uint64_t id = (uint64_t)it->f.index + 1;
+    pp_request_begin(id);
+    if (pp_rt_pipeline_submit(d->front, it, id, -1) != PP_OK) {
       drop(d, it, 0);
       return -1;
     }
