@@ -637,12 +637,15 @@ static void child_serve(int port, const char *errpath) {
 
 /* A child serving on port (child_serve), its stderr in the test's
  * directory as file; the path in path. */
-static pid_t start_child(int port, const char *file, char *path, size_t n) {
+/* A child process running body(port, path), its stderr into path (n
+ * bytes: TMP/file); its pid. */
+static pid_t start_child(void (*body)(int, const char *), int port,
+                         const char *file, char *path, size_t n) {
   snprintf(path, n, "%s/%s", pp_test_tmpdir(), file);
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0)
-    child_serve(port, path);
+    body(port, path);
   return pid;
 }
 
@@ -798,11 +801,8 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
     return;
   int port = free_port();
   char errpath[4200];
-  snprintf(errpath, sizeof errpath, "%s/live-stderr.txt", pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0)
-    child_live(port, errpath);
+  pid_t pid =
+      start_child(child_live, port, "live-stderr.txt", errpath, sizeof errpath);
   /* wait for a summary that has every kind of figure */
   char *page = NULL;
   json_t *d = NULL;
@@ -1013,11 +1013,8 @@ PP_TEST_T(http_live_page_in_chromium, 240) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   int port = free_port();
   char errpath[4200];
-  snprintf(errpath, sizeof errpath, "%s/live-page.txt", pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0)
-    child_live(port, errpath);
+  pid_t pid =
+      start_child(child_live, port, "live-page.txt", errpath, sizeof errpath);
   char url[64];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
   /* the first look, once the program's zones are in a closed interval */
@@ -1386,7 +1383,8 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   int port = free_port();
   char errpath[4200];
-  pid_t pid = start_child(port, "child-stderr.txt", errpath, sizeof errpath);
+  pid_t pid = start_child(child_serve, port, "child-stderr.txt", errpath,
+                          sizeof errpath);
   /* the page, once the child's zones are in a closed interval (waiting is
    * no timing assertion: only a failure waits the whole minute) */
   char *page = NULL;
@@ -1466,8 +1464,8 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   /* a second process asking for the same port: one line, and it records
    * on without HTTP */
   char errpath2[4200];
-  pid_t pid2 =
-      start_child(port, "child2-stderr.txt", errpath2, sizeof errpath2);
+  pid_t pid2 = start_child(child_serve, port, "child2-stderr.txt", errpath2,
+                           sizeof errpath2);
   char *e2 = NULL;
   for (int tries = 0; tries < 600; tries++) {
     free(e2);
@@ -1523,7 +1521,8 @@ PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
           "      - targets: ['127.0.0.1:%d']\n",
           port);
   fclose(f);
-  pid_t child = start_child(port, "child-stderr.txt", errpath, sizeof errpath);
+  pid_t child = start_child(child_serve, port, "child-stderr.txt", errpath,
+                            sizeof errpath);
   pid_t server = fork();
   CHECK(server >= 0);
   if (server == 0) {
