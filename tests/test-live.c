@@ -25,6 +25,7 @@
 #include "pipeprof.h"
 #include "runner.h"
 #include "sink/live.h"
+#include "sink/sink.h"
 #include "stats/live.h"
 
 #define MS 1000000LL
@@ -1165,4 +1166,139 @@ PP_TEST(live_reader_notes_bounds_checked) {
   pp_trace_free(&t);
   ppt_buf_free(&c);
   ppt_buf_free(&b);
+}
+
+/* The live sink's fast loop over ring slots (zone runs at one site, in
+ * locals) against the engine fed the same events one by one: the same
+ * session histograms, bucket for bucket, and the same windows. The
+ * sequence breaks the fast loop in every way it may break: other sites
+ * nested and in turn, ends of zones not on top, ends never begun, the
+ * clock stepping back, ticks before the clock map's first, a stack that
+ * must grow, counter events with their value slot, intervals changing
+ * (1 ms intervals at 0.37 ns per tick), the ring's wrap and blocks of
+ * every size. */
+static const pp_srcloc run_a = {"run-a", "f", "x.c", 1, PP_KIND_ZONE};
+static const pp_srcloc run_b = {"run-b", "f", "x.c", 2, PP_KIND_ZONE};
+static const pp_srcloc run_c = {"run-c", "f", "x.c", 3, PP_KIND_ZONE};
+static const pp_srcloc run_n = {"run-n", "f", "x.c", 4, PP_KIND_COUNTER};
+
+#define RUN_RING 4096u
+
+static uint64_t bucket(const pp_lhist *h, unsigned ix) {
+  unsigned g = ix / PP_LHIST_SUB;
+  if (!h->c || g < h->glo || g > h->ghi)
+    return 0;
+  return h->c[ix - (unsigned)h->glo * PP_LHIST_SUB];
+}
+#define RUN_EVENTS 60000u
+
+static void run_put(pp__slot *ring, uint64_t *w, unsigned type,
+                    const pp_srcloc *loc, uint64_t ts) {
+  pp__slot *q = &ring[*w % RUN_RING];
+  atomic_store(&q->ts, ts);
+  atomic_store(&q->a, (uint64_t)type << PP__TAG_SHIFT |
+                          (uint64_t)(uintptr_t)loc);
+  ++*w;
+  if (ppt_has_value(type)) { /* a counter's value slot */
+    q = &ring[*w % RUN_RING];
+    atomic_store(&q->ts, 42);
+    atomic_store(&q->a, (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT);
+    ++*w;
+  }
+}
+
+PP_TEST(live_engine_slots_fast_loop_equals_events_one_by_one) {
+  static pp__slot ring[RUN_RING];
+  static const pp_srcloc *const sites[3] = {&run_a, &run_b, &run_c};
+  pp__live *fast = engine(MS), *slow = engine(MS);
+  pp__sink *k = pp__live_sink(fast);
+  const pp__clockmap clock = pp__clockmap_make(1000, 0, 0.37);
+  uint64_t tick = 200, w = 3000, r = w; /* first ticks before tick0 */
+  const pp_srcloc *open[64];
+  size_t depth = 0;
+  uint64_t fed = 0;
+  while (fed < RUN_EVENTS) {
+    /* write up to half a ring of events */
+    while (w - r < RUN_RING / 2 - 2) {
+      double u = urand();
+      tick += 1 + (uint64_t)(urand() * 300);
+      if (urand() < 0.002)
+        tick += (uint64_t)(urand() * 20e6); /* across intervals */
+      if (urand() < 0.003)
+        tick -= 200; /* the clock steps back */
+      const pp_srcloc *top = depth ? open[depth - 1] : &run_a;
+      if (u < 0.01) {
+        run_put(ring, &w, PPT_EV_COUNTER_SET, &run_n, tick);
+      } else if (u < 0.012) {
+        run_put(ring, &w, PPT_EV_ZONE_END, &run_c, tick); /* maybe stray */
+      } else if (depth < 40 && (depth == 0 || u < 0.5)) {
+        /* mostly the site on top again (runs), sometimes another */
+        const pp_srcloc *s = urand() < 0.9 ? top : sites[(int)(u * 300) % 3];
+        run_put(ring, &w, PPT_EV_ZONE_BEGIN, s, tick);
+        open[depth++] = s;
+      } else if (urand() < 0.005 && depth > 1) {
+        /* the outer zone ends first: the inner one loses its end */
+        run_put(ring, &w, PPT_EV_ZONE_END, open[depth - 2], tick);
+        depth -= 2;
+      } else {
+        run_put(ring, &w, PPT_EV_ZONE_END, open[--depth], tick);
+      }
+    }
+    /* drain it in blocks of random size, as the writer does */
+    while (r < w) {
+      uint64_t max = 1 + (uint64_t)(urand() * 700);
+      uint64_t end = pp__slots_block_end(ring, RUN_RING - 1, r, w, max);
+      pp__slots s = {5, ring, RUN_RING - 1, r, end, end == w, clock};
+      k->ops->slots(k, &s);
+      for (uint64_t i = r; i < end;) {
+        pp__slot_ev e;
+        int got = pp__slot_read(&s, &i, &e);
+        if (got > 0 && e.loc) {
+          pp__live_event(slow, 5, e.type, e.loc,
+                         pp__clockmap_ns(&clock, e.ts), e.value, e.extra);
+          fed++;
+        }
+      }
+      r = end;
+    }
+    int64_t now = pp__clockmap_ns(&clock, tick);
+    pp__live_tick(fast, now);
+    pp__live_tick(slow, now);
+  }
+  int64_t end_ns = pp__clockmap_ns(&clock, tick) + SEC;
+  pp__live_tick(fast, end_ns);
+  pp__live_tick(slow, end_ns);
+  uint64_t zones = 0;
+  for (int n = 0; n < 3; n++) {
+    pp_lhist a, b;
+    pp_lhist_init(&a);
+    pp_lhist_init(&b);
+    CHECK_EQ(pp__live_hist(fast, 0, sites[n]->name, &a), PP_OK);
+    CHECK_EQ(pp__live_hist(slow, 0, sites[n]->name, &b), PP_OK);
+    CHECK_EQ_U(a.count, b.count);
+    CHECK_EQ_U(a.lost, b.lost);
+    CHECK_EQ_U(a.min, b.min);
+    CHECK_EQ_U(a.max, b.max);
+    CHECK(a.sum == b.sum);
+    for (unsigned ix = 0; ix < PP_LHIST_GROUPS * PP_LHIST_SUB; ix++)
+      CHECK_EQ_U(bucket(&a, ix), bucket(&b, ix));
+    zones += a.count;
+    pp_lhist_free(&a);
+    pp_lhist_free(&b);
+    for (int win = 1; win <= 60; win = win == 1 ? 10 : 60) {
+      pp_live_stats x, y;
+      CHECK_EQ(pp__live_query(fast, 0, sites[n]->name, win, &x), PP_OK);
+      CHECK_EQ(pp__live_query(slow, 0, sites[n]->name, win, &y), PP_OK);
+      CHECK_EQ_U(x.count, y.count);
+      CHECK_EQ_U(x.p50_ns, y.p50_ns);
+      CHECK_EQ_U(x.p99_ns, y.p99_ns);
+      CHECK_EQ_U(x.max_ns, y.max_ns);
+      CHECK(x.mean_ns == y.mean_ns);
+      if (win == 60)
+        break;
+    }
+  }
+  CHECK(zones > RUN_EVENTS / 3); /* most events paired into zones */
+  pp__live_free(fast);
+  pp__live_free(slow);
 }

@@ -181,6 +181,10 @@ static inline uint64_t ppt_get_u64(const unsigned char *p) {
 
 /* Write v at p (room for 10 bytes needed); returns bytes written. */
 static inline size_t ppt_put_uv(unsigned char *p, uint64_t v) {
+  if (__builtin_expect(v < 0x80, 1)) { /* most deltas and ids */
+    *p = (unsigned char)v;
+    return 1;
+  }
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = (unsigned char)(v | 0x80);

@@ -1104,6 +1104,116 @@ void pp__live_tick(pp__live *l, int64_t now) {
 /* Zone begins and ends, most of what a ring holds, are paired here with
  * the thread's stack looked up once per block; the rest goes through
  * pp__live_event. */
+/* The fast loop over a thread's slots (the bulk of the writer's work in
+ * trace mode): zone begins and ends at site loc, from slot i up to the
+ * ring's wrap, while each begin has room on the stack, each end closes
+ * the zone on top, the thread's clock does not step back and each zone
+ * ends in the interval of the last value, whose histogram the series
+ * holds already. Those are the conditions under which
+ * pp__zstack_begin_fast, pp__zstack_end_fast and series_value do what
+ * this loop does in locals: anything else stops it for the general path.
+ * Returns the slot it stopped at. */
+static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
+                         uint64_t i, const pp_srcloc *loc) {
+  pp_zone_stack *zs = &t->zs;
+  int si = zone_series(l, loc);
+  if (si < 0 || zs->deep || !zs->have_last)
+    return i;
+  series *se = l->ser[si];
+  const int64_t ix = l->ix, lo = l->ix_start, hi = l->ix_end;
+  const unsigned slot = (unsigned)(ix % PP_ROLL_SLOTS);
+  if (ix < 0 || se->first_ix < 0 || se->first_ix > ix ||
+      se->roll.ix[slot] != ix)
+    return i;
+  pp_lhist *h = &se->roll.slot[slot];
+  const uint64_t site = (uint64_t)(uintptr_t)loc;
+  const uint64_t wb = (uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site;
+  const uint64_t we = (uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site;
+  uint64_t stop = s->to;
+  if (s->mask != UINT64_MAX) {
+    uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
+    if (stop > wrap)
+      stop = wrap;
+  }
+  /* Ticks to ns as pp__clockmap_ns for ticks at or after tick0, which
+   * spares the signed product its corrections; an earlier tick stops the
+   * loop. */
+  const pp__clockmap clock = s->clock;
+  if (!clock.mult)
+    return i;
+  const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
+  pp_zone_open *const v = zs->v;
+  uint32_t n = zs->n;
+  const uint32_t cap = zs->cap;
+  int64_t last = zs->last;
+  uint64_t zones = 0;
+  /* h's totals in locals (the counters' stores would otherwise reload
+   * them): the same values, added in the same order, as pp_lhist_record */
+  uint64_t count = h->count, lo_v = h->min, hi_v = h->max;
+  double sum = h->sum;
+  /* the counters held: groups [glo, ghi], in locals for the same reason */
+  uint32_t *const c = h->c;
+  const unsigned first = c ? (unsigned)h->glo * PP_LHIST_SUB : 1,
+                 held = c ? ((unsigned)h->ghi + 1u) * PP_LHIST_SUB - first : 0;
+  const uint64_t span = (uint64_t)(hi - lo);
+  for (; q < qe; q++) {
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
+    uint64_t d = ts - clock.tick0;
+    if ((int64_t)d < 0)
+      break;
+    int64_t ns = pp__clockmap_ns_after(&clock, d);
+    if (ns < last)
+      break;
+    if (a == wb) {
+      if (n >= cap)
+        break;
+      pp_zone_open *o = &v[n++];
+      o->site = site;
+      o->cookie = 0;
+      o->start = ns;
+      o->child = 0;
+    } else if (a == we) {
+      if (!n || v[n - 1].site != site ||
+          (uint64_t)ns - (uint64_t)lo >= span)
+        break;
+      int64_t dur;
+      if (__builtin_sub_overflow(ns, v[n - 1].start, &dur))
+        dur = INT64_MAX;
+      /* bucket bx in a group held (unsigned wrap sends those below glo
+       * past held too), and not full */
+      unsigned bx = pp_lhist_index((uint64_t)dur) - first;
+      if (bx >= held || c[bx] == UINT32_MAX)
+        break;
+      c[bx]++;
+      count++;
+      sum += (double)(uint64_t)dur;
+      if ((uint64_t)dur < lo_v)
+        lo_v = (uint64_t)dur;
+      if ((uint64_t)dur > hi_v)
+        hi_v = (uint64_t)dur;
+      if (--n) {
+        int64_t *ch = &v[n - 1].child;
+        if (__builtin_add_overflow(*ch, dur, ch))
+          *ch = INT64_MAX;
+      }
+      zones++;
+    } else {
+      break;
+    }
+    last = ns;
+  }
+  h->count = count;
+  h->sum = sum;
+  h->min = lo_v;
+  h->max = hi_v;
+  zs->n = n;
+  zs->last = last;
+  l->pc.zones += zones;
+  pp__zstack_trim(zs);
+  return stop - (uint64_t)(qe - q);
+}
+
 static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   pp__live *l = (pp__live *)k;
   /* A local copy: the pairing's stores (64-bit fields) could alias the
@@ -1111,9 +1221,18 @@ static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   const pp__slots ls = *sp, *s = &ls;
   tstack *t = NULL;
   int have_t = 0;
+  const pp_srcloc *run = NULL; /* the site of the last zone event */
   pp__slot_ev e;
   uint64_t n = 0;
   for (uint64_t i = s->from; i < s->to;) {
+    if (run) {
+      uint64_t j = zone_run(l, t, s, i, run);
+      n += j - i; /* zone events all */
+      i = j;
+      run = NULL;
+      if (i >= s->to)
+        break;
+    }
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
@@ -1130,6 +1249,8 @@ static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
         zone_begin(l, t, e.loc, ns);
       else
         zone_end(l, t, e.loc, ns);
+      if (t)
+        run = e.loc;
       continue;
     }
     pp__live_event(l, s->tid, e.type, e.loc, ns, e.value, e.extra);

@@ -61,6 +61,14 @@ static inline pp__clockmap pp__clockmap_make(uint64_t tick0, int64_t ns0,
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 pp__i128;
+__extension__ typedef unsigned __int128 pp__u128;
+/* pp__clockmap_ns of the tick d after tick0 (d < 2^63), without the
+ * corrections a signed product needs: for the writer's per-event loops. */
+static inline int64_t pp__clockmap_ns_after(const pp__clockmap *m,
+                                            uint64_t d) {
+  return m->ns0 + (int64_t)(uint64_t)(((pp__u128)d * m->mult) >>
+                                      PP__CLOCKMAP_SHIFT);
+}
 static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
   int64_t d = (int64_t)(t - m->tick0);
   pp__i128 p = (pp__i128)d * (pp__i128)m->mult;
@@ -71,6 +79,10 @@ static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
 #else
 static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
   return m->ns0 + (int64_t)((double)(int64_t)(t - m->tick0) * m->ns_per_tick);
+}
+static inline int64_t pp__clockmap_ns_after(const pp__clockmap *m,
+                                            uint64_t d) {
+  return pp__clockmap_ns(m, m->tick0 + d);
 }
 #endif
 

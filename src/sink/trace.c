@@ -97,41 +97,61 @@ static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i,
   return 1;
 }
 
-/* The fast loop keeps everything in locals: its stores go through an
- * unsigned char pointer, which may alias anything, so fields read through
- * t or s would be reloaded after every byte. It takes zone begins and ends
- * at the site of the event before (the bulk of a ring) and leaves the rest
- * to put_one. */
+/* The fast loop: zone begins and ends at one site whose id fits a byte,
+ * from slot i up to stop or the ring's wrap, encoded at *pp as the SITE
+ * layout (ppt_ev_put_site) would. It keeps everything in locals (stores
+ * through an unsigned char pointer may alias anything, so fields read
+ * through t or s would be reloaded after every byte), walks the slots by
+ * pointer and compares each slot's whole word with the two it may hold.
+ * Returns the slot it stopped at. */
+static uint64_t zone_run(const pp__slots *s, uint64_t i, uint64_t stop,
+                         uint64_t site, unsigned id, unsigned char **pp,
+                         uint64_t *prevp) {
+  if (id >= 0x80) /* the caller's promise: the id's varint is one byte */
+    __builtin_unreachable();
+  const uint64_t wb = (uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site;
+  const uint64_t we = (uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site;
+  if (s->mask != UINT64_MAX) {
+    uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
+    if (stop > wrap)
+      stop = wrap;
+  }
+  const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
+  unsigned char *p = *pp;
+  uint64_t prev = *prevp;
+  for (; q < qe; q++) {
+    __builtin_prefetch(q + 64);
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+    uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
+    if (a != wb && a != we)
+      break;
+    p += ppt_ev_put_site(p, (unsigned)(a >> PP__TAG_SHIFT),
+                         (int64_t)(ts - prev), id);
+    prev = ts;
+  }
+  *pp = p;
+  *prevp = prev;
+  return stop - (uint64_t)(qe - q);
+}
+
+/* Ring slots to events: runs of zone begins and ends at the site of the
+ * event before (the bulk of a ring) through zone_run, the rest one by one
+ * through put_one. */
 static uint64_t trace_slots(pp__sink *k, const pp__slots *s) {
   trace_sink *t = (trace_sink *)k;
-  const pp__slot *const ring = s->ring;
-  const uint64_t mask = s->mask, to = s->to;
+  const uint64_t to = s->to;
   const pp_srcloc *last_loc = NULL; /* one-entry cache before the ids */
   uint64_t last_id = 0, n = 0, i = s->from;
   while (i < to) {
-    if (last_loc && t->open && t->ev.len <= CHUNK_BYTES &&
+    if (last_loc && last_id < 0x80 && t->open && t->ev.len <= CHUNK_BYTES &&
         ppt_buf_reserve(&t->ev, RUN * PPT_EV_MAX_FIXED) == 0) {
-      unsigned char *const base = t->ev.data + t->ev.len;
-      unsigned char *p = base;
-      uint64_t prev = t->prev;
+      unsigned char *p = t->ev.data + t->ev.len;
       const uint64_t stop = to - i > RUN ? i + RUN : to;
-      const uint64_t want = (uint64_t)(uintptr_t)last_loc;
       const uint64_t i0 = i;
-      for (; i < stop; i++) {
-        const pp__slot *q = &ring[i & mask];
-        __builtin_prefetch(&ring[(i + 64) & mask]);
-        uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
-        uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
-        unsigned type = (unsigned)(a >> PP__TAG_SHIFT);
-        if ((a & PP__PTR_MASK) != want ||
-            (type != PPT_EV_ZONE_BEGIN && type != PPT_EV_ZONE_END))
-          break;
-        p += ppt_ev_put_site(p, type, (int64_t)(ts - prev), last_id);
-        prev = ts;
-      }
+      i = zone_run(s, i, stop, (uint64_t)(uintptr_t)last_loc,
+                   (unsigned)last_id, &p, &t->prev);
       n += i - i0; /* one slot, one event */
-      t->ev.len += (size_t)(p - base);
-      t->prev = prev;
+      t->ev.len = (size_t)(p - t->ev.data);
       if (i >= to)
         break;
       if (i < stop) /* an event the fast loop does not take */
