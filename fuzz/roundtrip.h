@@ -138,6 +138,7 @@ typedef struct rt_gen {
   pp_event ev[RT_EVENTS];
   uint32_t ev_thread[RT_EVENTS];
   size_t nev;
+  size_t nzones; /* ZONE events written (each read as two in ev) */
   rt_gpu gpu[RT_ITEMS];
   size_t ngpu;
   rt_note notes[RT_ITEMS];
@@ -364,7 +365,7 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
       e.launch = (int64_t)rt_u64(g->src);
       e.dur = rt_u64(g->src) & (uint64_t)INT64_MAX;
     }
-    if (layout == PPT_L_GPU ? g->ngpu == RT_ITEMS : g->nev == RT_EVENTS)
+    if (layout == PPT_L_GPU ? g->ngpu == RT_ITEMS : g->nev + 1 >= RT_EVENTS)
       break;
     tick += (uint64_t)e.delta;
     ppt_buf_ev(b, &e);
@@ -380,6 +381,19 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
     x->ts = (int64_t)tick;
     x->loc = (uint32_t)e.loc;
     x->type = (uint8_t)e.type;
+    if (e.type == PPT_EV_ZONE) { /* read as a begin and its end */
+      g->nzones++;
+      x->type = PPT_EV_ZONE_BEGIN;
+      g->ev_thread[g->nev++] = thi;
+      tick += e.value;
+      x = &g->ev[g->nev];
+      memset(x, 0, sizeof *x);
+      x->ts = (int64_t)tick;
+      x->loc = (uint32_t)e.loc;
+      x->type = PPT_EV_ZONE_END;
+      g->ev_thread[g->nev++] = thi;
+      continue;
+    }
     /* what the table says the reader makes of the fields */
     x->v.id = layout == PPT_L_SITE ? 0 : e.value;
     x->v2 = layout == PPT_L_MEM ? e.extra | e.device << 56 : e.extra;

@@ -44,6 +44,7 @@ PP_TEST(format_roundtrip_random_sequences_every_seed) {
     for (size_t i = 0; i < g->nev; i++)
       types[g->ev[i].type]++;
     types[PPT_EV_GPU_ZONE] += g->ngpu;
+    types[PPT_EV_ZONE] += g->nzones;
     for (size_t i = 0; i < g->nnotes; i++)
       types[g->notes[i].e.type]++;
     notes += g->nnotes;
@@ -133,16 +134,18 @@ PP_TEST(format_event_table_matches_ring_predicates) {
                  layout == PPT_L_MEM);
     CHECK_EQ(ppt_has_extra(type),
              layout == PPT_L_SITE_UV2 || layout == PPT_L_MEM);
-    /* 1.0 had types up to 12, 1.1 up to 17 */
+    /* 1.0 had types up to 12, 1.1 up to 17, 1.2 up to 27 */
     CHECK_EQ(ppt_event_infos[type].since_minor, type <= 12   ? 0
                                                 : type <= 17 ? 1
-                                                             : 2);
+                                                : type <= 27 ? 2
+                                                             : 5);
   }
 }
 
-/* The writer's fast path for zone begins and ends (ppt_ev_put_site)
- * writes the bytes the general encoder writes, for every SITE type and
- * for deltas and site ids at each varint length. */
+/* The writer's fast paths for zone begins and ends (ppt_ev_put_site) and
+ * ZONE events (ppt_ev_put_site_uv) write the bytes the general encoder
+ * writes, for every type of their layouts and for deltas, site ids and
+ * values at each varint length. */
 PP_TEST(format_site_fast_path_matches_table_encoder) {
   static const int64_t deltas[] = {0,         1,         -1,       63,
                                    64,        -65,       8191,     1 << 20,
@@ -169,6 +172,33 @@ PP_TEST(format_site_fast_path_matches_table_encoder) {
   }
   /* zone begin, zone end, mark, frame */
   CHECK_EQ(checked, 4 * PP__ARRAY_LEN(deltas) * PP__ARRAY_LEN(locs));
+  /* and ppt_ev_put_site_uv (ZONE: a begin and its end) for SITE_UV */
+  static const uint64_t values[] = {0, 1, 127, 128, UINT64_MAX};
+  checked = 0;
+  for (unsigned type = 0; type < 256; type++) {
+    if (ppt_ev_layout(type) != PPT_L_SITE_UV)
+      continue;
+    for (size_t d = 0; d < PP__ARRAY_LEN(deltas); d++)
+      for (size_t l = 0; l < PP__ARRAY_LEN(locs); l++)
+        for (size_t v = 0; v < PP__ARRAY_LEN(values); v++) {
+          ppt_ev e;
+          memset(&e, 0, sizeof e);
+          e.type = type;
+          e.delta = deltas[d];
+          e.loc = locs[l];
+          e.value = values[v];
+          unsigned char a[PPT_EV_MAX_FIXED], b[PPT_EV_MAX_FIXED];
+          size_t na = ppt_ev_put_fixed(a, &e);
+          size_t nb = ppt_ev_put_site_uv(b, type, deltas[d], locs[l],
+                                         values[v]);
+          CHECK_EQ(nb, na);
+          CHECK(memcmp(a, b, na) == 0);
+          checked++;
+        }
+  }
+  /* flow begin, step, end, range begin, end, ZONE */
+  CHECK_EQ(checked, 6 * PP__ARRAY_LEN(deltas) * PP__ARRAY_LEN(locs) *
+                        PP__ARRAY_LEN(values));
 }
 
 /* Bytes of known events, as docs/formats/pptrace.md lays them out: the
@@ -208,6 +238,13 @@ PP_TEST(format_event_bytes_match_the_spec) {
   memcpy(&e.value, &one, 8);
   CHECK_EQ(ppt_ev_put(buf, &e), 11);
   CHECK(memcmp(buf + 3, "\x00\x00\x00\x00\x00\x00\xf0\x3f", 8) == 0);
+  memset(&e, 0, sizeof e);
+  e.type = PPT_EV_ZONE; /* site, then the duration in ticks */
+  e.delta = 2;          /* zigzag 4 */
+  e.loc = 1;
+  e.value = 300; /* two bytes */
+  CHECK_EQ(ppt_ev_put(buf, &e), 5);
+  CHECK(memcmp(buf, "\x1c\x04\x01\xac\x02", 5) == 0);
   /* a CLOCK record: uv tick, sv mono, sv real */
   ppt_clock c = {300, -1, 1};
   CHECK_EQ(ppt_clock_enc(buf, &c), 4);

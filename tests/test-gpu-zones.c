@@ -440,7 +440,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
     nstats += types[i] == PPT_CHUNK_STATS;
   }
   CHECK_EQ(nstats, 1);
-  CHECK_EQ(ppt_get_u16(d + 10), 4); /* format 1.4 */
+  CHECK_EQ(ppt_get_u16(d + 10), PPT_VERSION_MINOR); /* format 1.5 */
   free(d);
   CHECK(s.from_stats);
   CHECK_EQ(s.ngpu, 0);

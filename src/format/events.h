@@ -43,7 +43,8 @@ typedef struct ppt_ev {
 #define PPT_LAYOUT_SITE_F64(F)                                                 \
   F(UV, loc, UINT32_MAX) /* .loc */                                            \
   F(X64, value, )        /* .v.f */
-/* flows and ranges: an id */
+/* flows and ranges: an id; ZONE (since 1.5): its duration in ticks, read
+ * as a ZONE_BEGIN and a ZONE_END that much later */
 #define PPT_LAYOUT_SITE_UV(F)                                                  \
   F(UV, loc, UINT32_MAX) /* .loc */                                            \
   F(UV, value, PPT_ANY)  /* .v.id */
@@ -106,7 +107,8 @@ typedef struct ppt_ev {
   X(GPU_ZONE, 24, 2, GPU)                                                      \
   X(MEM_ALLOC, 25, 2, MEM)                                                     \
   X(MEM_FREE, 26, 2, MEM)                                                      \
-  X(MEM_RESERVE, 27, 2, MEM)
+  X(MEM_RESERVE, 27, 2, MEM)                                                   \
+  X(ZONE, 28, 5, SITE_UV)
 
 enum ppt_layout {
   PPT_L_NONE = 0, /* not a type this version defines */
@@ -228,6 +230,21 @@ ppt_ev_put_site(unsigned char *p, unsigned type, int64_t delta,
   *q++ = (unsigned char)type;
   q += ppt_put_uv(q, ppt_zigzag(delta));
   PPT_LAYOUT_SITE(PPT__ENC)
+  return (size_t)(q - p);
+}
+
+/* The same for layout SITE_UV: the writer's fast path for ZONE (a zone
+ * begin and its end, value the duration in ticks). */
+__attribute__((always_inline)) static inline size_t
+ppt_ev_put_site_uv(unsigned char *p, unsigned type, int64_t delta,
+                   uint64_t loc, uint64_t value) {
+  struct {
+    uint64_t loc, value;
+  } site = {loc, value}, *r = &site;
+  unsigned char *q = p;
+  *q++ = (unsigned char)type;
+  q += ppt_put_uv(q, ppt_zigzag(delta));
+  PPT_LAYOUT_SITE_UV(PPT__ENC)
   return (size_t)(q - p);
 }
 

@@ -25,10 +25,11 @@
 /* Minor versions: 1.1 REQ_* and BATCH; 1.2 QUEUE_*, ANOMALY, ALERT,
  * GPU_ZONE and MEM_* events, CUDA chunks (CUPTI activity); 1.3 GPU zone
  * statistics at the end of STATS; 1.4 the zone and range pairing's counts
- * at the end of STATS, and PP_KIND_METRIC sites (library metrics). */
-#define PPT_VERSION_MINOR 4u
+ * at the end of STATS, and PP_KIND_METRIC sites (library metrics); 1.5
+ * the ZONE event (a begin and its end in one). */
+#define PPT_VERSION_MINOR 5u
 /* Reserved:
- *   event types 28-31  (unused: CUPTI records travel in CUDA chunks)
+ *   event types 29-31  (unused: CUPTI records travel in CUDA chunks)
  *   chunk type 10      GPU records that do not fit an event */
 /* Most GPU zone records in a STATS chunk (since 1.3): the writer keeps at
  * most this many (site, device, stream) keys and counts the zones of
@@ -112,7 +113,13 @@ enum ppt_event_type {
   PPT_EV_MEM_ALLOC = 25,   /* ptr, bytes, device */
   PPT_EV_MEM_FREE = 26,    /* ptr, 0, device */
   PPT_EV_MEM_RESERVE = 27, /* 0, reserved bytes now, device */
-  PPT_EV_MAX_ = 27 /* the last type defined; 22-24 never sit in a ring */
+  /* Since 1.5: a zone begin and its end in one event, written by the
+   * trace sink for a zone with no other event of its thread inside (never
+   * in a ring): the value is the duration in ticks, and the next event's
+   * delta counts from the end. Readers give the begin and the end. */
+  PPT_EV_ZONE = 28,
+  PPT_EV_MAX_ = 28 /* the last type defined; 22-24 and 28 never sit in a
+                      ring */
 };
 
 /* 1 for the event types with the anomaly/alert layout (since 1.2). */

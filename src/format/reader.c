@@ -281,6 +281,31 @@ typedef struct ev_pass {
 static inline int64_t conv_tick(const pp_trace *t, tick_conv *v,
                                 uint64_t tick);
 
+/* A decoded event of thread thi: to the consumer, and stored while the
+ * budget allows. -1 when the consumer or memory failed. */
+static int take_event(pp_trace *t, ev_pass *ps, size_t thi,
+                      const pp_event *ev) {
+  pp_thread *th = &t->threads[thi];
+  t->diag.events++;
+  if (ps->opts->on_event &&
+      ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, ev) != 0) {
+    t->diag.out_of_memory = 1;
+    return -1;
+  }
+  if ((ps->cut_set && ev->ts >= ps->cut) || !ps->opts->keep_events) {
+    if (ev->ts < t->diag.first_unkept_ns)
+      t->diag.first_unkept_ns = ev->ts;
+    return 0;
+  }
+  if (grow(t, (void **)&th->ev, &th->cap_ev, th->nev + 1,
+           sizeof(pp_event)) != 0)
+    return -1;
+  th->ev[th->nev++] = *ev;
+  if (++t->diag.events_kept > ps->opts->keep_events)
+    pp__trace_lower_cut(t, ps->opts->keep_events, &ps->cut, &ps->cut_set);
+  return 0;
+}
+
 /* An EVENTS chunk (second pass): each thread event is decoded, its time
  * converted to ns, handed to the consumer and stored while the budget
  * allows; anomalies, alerts and GPU zones are kept in ticks until
@@ -334,28 +359,22 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.v.id = r.value;
     ev.v2 = r.extra | r.device << 56;
     tick += (uint64_t)delta;
-    ev.type = (uint8_t)type;
     ev.loc = (uint32_t)id;
     if (id >= t->nlocs && !loc_slot(t, id))
       return -1;
+    if (type == PPT_EV_ZONE) { /* a begin, and its end value ticks later */
+      ev.v.id = 0;
+      ev.type = PPT_EV_ZONE_BEGIN;
+      ev.ts = conv_tick(t, &ps->conv, tick);
+      if (take_event(t, ps, thi, &ev) != 0)
+        return -1;
+      tick += r.value;
+      type = PPT_EV_ZONE_END;
+    }
+    ev.type = (uint8_t)type;
     ev.ts = conv_tick(t, &ps->conv, tick);
-    t->diag.events++;
-    if (ps->opts->on_event &&
-        ps->opts->on_event(ps->opts->arg, t, (uint32_t)thi, &ev) != 0) {
-      t->diag.out_of_memory = 1;
+    if (take_event(t, ps, thi, &ev) != 0)
       return -1;
-    }
-    if ((ps->cut_set && ev.ts >= ps->cut) || !ps->opts->keep_events) {
-      if (ev.ts < t->diag.first_unkept_ns)
-        t->diag.first_unkept_ns = ev.ts;
-      continue;
-    }
-    if (grow(t, (void **)&th->ev, &th->cap_ev, th->nev + 1,
-                 sizeof(pp_event)) != 0)
-      return -1;
-    th->ev[th->nev++] = ev;
-    if (++t->diag.events_kept > ps->opts->keep_events)
-      pp__trace_lower_cut(t, ps->opts->keep_events, &ps->cut, &ps->cut_set);
   }
   return 0;
 }
@@ -1001,13 +1020,19 @@ static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
     }
     if (r.loc > maxloc)
       maxloc = r.loc;
-    uint64_t k[2] = {tick, tick + (uint64_t)r.launch};
-    for (int i = 0; i < (r.type == PPT_EV_GPU_ZONE ? 2 : 1); i++) {
+    /* a GPU zone's launch, a ZONE's end (the chunk's time moves on to
+     * it) */
+    uint64_t k[2] = {tick, r.type == PPT_EV_ZONE ? tick + r.value
+                                                 : tick + (uint64_t)r.launch};
+    int two = r.type == PPT_EV_GPU_ZONE || r.type == PPT_EV_ZONE;
+    for (int i = 0; i < 1 + two; i++) {
       if (k[i] < lo_u)
         lo_u = k[i];
       if ((int64_t)k[i] < (int64_t)lo_s)
         lo_s = k[i];
     }
+    if (r.type == PPT_EV_ZONE)
+      tick = k[1];
   }
   e->lo_u = lo_u;
   e->lo_s = lo_s;

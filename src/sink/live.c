@@ -1165,43 +1165,67 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
     int64_t ns = pp__clockmap_ns_after(&clock, d);
     if (ns < last)
       break;
+    /* the zone closing here: a leaf (this begin and, in the next slot,
+     * its end: never pushed) or the one on top of the stack */
+    int leaf = 0;
+    int64_t start = 0;
     if (a == wb) {
       if (n >= cap)
         break;
-      pp_zone_open *o = &v[n++];
-      o->site = site;
-      o->cookie = 0;
-      o->start = ns;
-      o->child = 0;
-    } else if (a == we) {
-      if (!n || v[n - 1].site != site ||
-          (uint64_t)ns - (uint64_t)lo >= span)
-        break;
-      int64_t dur;
-      if (__builtin_sub_overflow(ns, v[n - 1].start, &dur))
-        dur = INT64_MAX;
-      /* bucket bx in a group held (unsigned wrap sends those below glo
-       * past held too), and not full */
-      unsigned bx = pp_lhist_index((uint64_t)dur) - first;
-      if (bx >= held || c[bx] == UINT32_MAX)
-        break;
-      c[bx]++;
-      count++;
-      sum += (double)(uint64_t)dur;
-      if ((uint64_t)dur < lo_v)
-        lo_v = (uint64_t)dur;
-      if ((uint64_t)dur > hi_v)
-        hi_v = (uint64_t)dur;
-      if (--n) {
-        int64_t *ch = &v[n - 1].child;
-        if (__builtin_add_overflow(*ch, dur, ch))
-          *ch = INT64_MAX;
+      if (q + 1 < qe &&
+          atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
+        uint64_t d2 =
+            atomic_load_explicit(&q[1].ts, memory_order_relaxed) - clock.tick0;
+        int64_t ns2 = (int64_t)d2 < 0 ? INT64_MIN
+                                       : pp__clockmap_ns_after(&clock, d2);
+        if (ns2 >= ns) {
+          leaf = 1;
+          start = ns;
+          ns = ns2;
+        }
       }
-      zones++;
+      if (!leaf) {
+        pp_zone_open *o = &v[n++];
+        o->site = site;
+        o->cookie = 0;
+        o->start = ns;
+        o->child = 0;
+        last = ns;
+        continue;
+      }
+    } else if (a == we) {
+      if (!n || v[n - 1].site != site)
+        break;
+      start = v[n - 1].start;
     } else {
       break;
     }
+    if ((uint64_t)ns - (uint64_t)lo >= span)
+      break;
+    int64_t dur;
+    if (__builtin_sub_overflow(ns, start, &dur))
+      dur = INT64_MAX;
+    /* bucket bx in a group held (unsigned wrap sends those below glo past
+     * held too), and not full */
+    unsigned bx = pp_lhist_index((uint64_t)dur) - first;
+    if (bx >= held || c[bx] == UINT32_MAX)
+      break;
+    c[bx]++;
+    count++;
+    sum += (double)(uint64_t)dur;
+    if ((uint64_t)dur < lo_v)
+      lo_v = (uint64_t)dur;
+    if ((uint64_t)dur > hi_v)
+      hi_v = (uint64_t)dur;
+    n -= (uint32_t)!leaf;
+    if (n) {
+      int64_t *ch = &v[n - 1].child;
+      if (__builtin_add_overflow(*ch, dur, ch))
+        *ch = INT64_MAX;
+    }
+    zones++;
     last = ns;
+    q += leaf;
   }
   h->count = count;
   h->sum = sum;
