@@ -748,6 +748,27 @@ PP_TEST(crc32c_check_value_and_chaining) {
                           len - cut),
                ref);
     }
+  /* lengths where the instruction's three streams run (3 KiB rounds),
+   * around the rounds' edges, at each alignment, and chained */
+  static unsigned char big[20000];
+  for (size_t i = 0; i < sizeof big; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    big[i] = (unsigned char)x;
+  }
+  static const size_t lens[] = {3071, 3072, 3073, 6143, 6144, 6151,
+                                9216, 12345, 19990};
+  for (size_t off = 0; off < 8; off += 3)
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+      uint32_t ref = crc32c_bitwise(big + off, lens[k]);
+      CHECK_EQ(pp__crc32c(0, big + off, lens[k]), ref);
+      CHECK_EQ(pp__crc32c_sw(0, big + off, lens[k]), ref);
+      if (hw)
+        CHECK_EQ(hw(0, big + off, lens[k]), ref);
+      size_t cut = lens[k] / 2 + 1;
+      CHECK_EQ(pp__crc32c(pp__crc32c(0, big + off, cut), big + off + cut,
+                          lens[k] - cut),
+               ref);
+    }
 }
 
 /* ---- streaming input: pipes, FIFOs, endless non-trace input ------------- */

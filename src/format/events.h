@@ -248,6 +248,19 @@ ppt_ev_put_site_uv(unsigned char *p, unsigned type, int64_t delta,
   return (size_t)(q - p);
 }
 
+/* A ZONE event (layout SITE_UV) as ppt_ev_put_site_uv writes it, with
+ * the commonest case, every field one byte, as one 32-bit store. */
+__attribute__((always_inline)) static inline size_t
+ppt_ev_put_zone(unsigned char *p, int64_t delta, uint64_t loc, uint64_t dur) {
+  uint64_t z = ppt_zigzag(delta);
+  if (__builtin_expect((z | loc | dur) < 0x80, 1)) {
+    ppt_put_u32(p, PPT_EV_ZONE | (uint32_t)z << 8 | (uint32_t)loc << 16 |
+                       (uint32_t)dur << 24);
+    return 4;
+  }
+  return ppt_ev_put_site_uv(p, PPT_EV_ZONE, delta, loc, dur);
+}
+
 /* Encode event r of any layout at p, which has room for ppt_ev_bound(r)
  * bytes; returns the bytes written. */
 static inline size_t ppt_ev_put(unsigned char *p, const ppt_ev *r) {

@@ -1135,12 +1135,7 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
     if (stop > wrap)
       stop = wrap;
   }
-  /* Ticks to ns as pp__clockmap_ns for ticks at or after tick0, which
-   * spares the signed product its corrections; an earlier tick stops the
-   * loop. */
   const pp__clockmap clock = s->clock;
-  if (!clock.mult)
-    return i;
   const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
   pp_zone_open *const v = zs->v;
   uint32_t n = zs->n;
@@ -1156,13 +1151,15 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
   const unsigned first = c ? (unsigned)h->glo * PP_LHIST_SUB : 1,
                  held = c ? ((unsigned)h->ghi + 1u) * PP_LHIST_SUB - first : 0;
   const uint64_t span = (uint64_t)(hi - lo);
+  /* No counter holds more than count, and the loop adds at most a value
+   * per slot: when that cannot reach UINT32_MAX (a full counter counts
+   * values as lost: pp_lhist_record's rule), no counter needs a test. */
+  if (count >= UINT32_MAX - (uint64_t)(qe - q))
+    return i;
   for (; q < qe; q++) {
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
-    uint64_t d = ts - clock.tick0;
-    if ((int64_t)d < 0)
-      break;
-    int64_t ns = pp__clockmap_ns_after(&clock, d);
+    int64_t ns = pp__clockmap_ns(&clock, ts);
     if (ns < last)
       break;
     /* the zone closing here: a leaf (this begin and, in the next slot,
@@ -1174,10 +1171,8 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
         break;
       if (q + 1 < qe &&
           atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
-        uint64_t d2 =
-            atomic_load_explicit(&q[1].ts, memory_order_relaxed) - clock.tick0;
-        int64_t ns2 = (int64_t)d2 < 0 ? INT64_MIN
-                                       : pp__clockmap_ns_after(&clock, d2);
+        int64_t ns2 = pp__clockmap_ns(
+            &clock, atomic_load_explicit(&q[1].ts, memory_order_relaxed));
         if (ns2 >= ns) {
           leaf = 1;
           start = ns;
@@ -1206,13 +1201,13 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
     if (__builtin_sub_overflow(ns, start, &dur))
       dur = INT64_MAX;
     /* bucket bx in a group held (unsigned wrap sends those below glo past
-     * held too), and not full */
+     * held too) */
     unsigned bx = pp_lhist_index((uint64_t)dur) - first;
-    if (bx >= held || c[bx] == UINT32_MAX)
+    if (bx >= held)
       break;
-    c[bx]++;
+    c[bx]++; /* cannot pass UINT32_MAX: see room */
     count++;
-    sum += (double)(uint64_t)dur;
+    sum += (double)dur; /* >= 0: the same double as of (uint64_t)dur */
     if ((uint64_t)dur < lo_v)
       lo_v = (uint64_t)dur;
     if ((uint64_t)dur > hi_v)

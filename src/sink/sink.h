@@ -55,23 +55,16 @@ static inline pp__clockmap pp__clockmap_make(uint64_t tick0, int64_t ns0,
                                              double ns_per_tick) {
   pp__clockmap m = {tick0, ns0, ns_per_tick, 0};
   double mult = ns_per_tick * (double)(UINT64_C(1) << PP__CLOCKMAP_SHIFT);
-  m.mult = mult > 0 && mult < 1.8e19 ? (uint64_t)(mult + 0.5) : 0;
+  /* below 2^63 (a tick of up to 8 ms): one signed product converts */
+  m.mult = mult > 0 && mult < 9.2e18 ? (uint64_t)(mult + 0.5) : 0;
   return m;
 }
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 pp__i128;
-__extension__ typedef unsigned __int128 pp__u128;
-/* pp__clockmap_ns of the tick d after tick0 (d < 2^63), without the
- * corrections a signed product needs: for the writer's per-event loops. */
-static inline int64_t pp__clockmap_ns_after(const pp__clockmap *m,
-                                            uint64_t d) {
-  return m->ns0 + (int64_t)(uint64_t)(((pp__u128)d * m->mult) >>
-                                      PP__CLOCKMAP_SHIFT);
-}
 static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
   int64_t d = (int64_t)(t - m->tick0);
-  pp__i128 p = (pp__i128)d * (pp__i128)m->mult;
+  pp__i128 p = (pp__i128)d * (pp__i128)(int64_t)m->mult;
   /* an arithmetic shift: ticks before tick0 round down, where the double
    * conversion truncated toward 0; both are within a nanosecond */
   return m->ns0 + (int64_t)(p >> PP__CLOCKMAP_SHIFT);
@@ -79,10 +72,6 @@ static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
 #else
 static inline int64_t pp__clockmap_ns(const pp__clockmap *m, uint64_t t) {
   return m->ns0 + (int64_t)((double)(int64_t)(t - m->tick0) * m->ns_per_tick);
-}
-static inline int64_t pp__clockmap_ns_after(const pp__clockmap *m,
-                                            uint64_t d) {
-  return pp__clockmap_ns(m, m->tick0 + d);
 }
 #endif
 

@@ -128,8 +128,7 @@ static uint64_t zone_run(const pp__slots *s, uint64_t i, uint64_t stop,
         atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
       /* a begin and its end in the next slot: one ZONE */
       uint64_t end = atomic_load_explicit(&q[1].ts, memory_order_relaxed);
-      p += ppt_ev_put_site_uv(p, PPT_EV_ZONE, (int64_t)(ts - prev), id,
-                              end - ts);
+      p += ppt_ev_put_zone(p, (int64_t)(ts - prev), id, end - ts);
       prev = end;
       q++;
       continue;
