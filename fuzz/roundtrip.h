@@ -138,7 +138,8 @@ typedef struct rt_gen {
   pp_event ev[RT_EVENTS];
   uint32_t ev_thread[RT_EVENTS];
   size_t nev;
-  size_t nzones; /* ZONE events written (each read as two in ev) */
+  size_t nzone, nzoneruns; /* ZONE and ZONES events written (read as
+                              their zones' begins and ends in ev) */
   rt_gpu gpu[RT_ITEMS];
   size_t ngpu;
   rt_note notes[RT_ITEMS];
@@ -365,10 +366,33 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
       e.launch = (int64_t)rt_u64(g->src);
       e.dur = rt_u64(g->src) & (uint64_t)INT64_MAX;
     }
-    if (layout == PPT_L_GPU ? g->ngpu == RT_ITEMS : g->nev + 1 >= RT_EVENTS)
+    if (layout == PPT_L_ZONES)
+      e.value = 1 + rt_byte(g->src) % 6;
+    size_t reads_as = layout == PPT_L_ZONES ? 2 * (size_t)e.value : 2;
+    if (layout == PPT_L_GPU ? g->ngpu == RT_ITEMS
+                            : g->nev + reads_as >= RT_EVENTS)
       break;
     tick += (uint64_t)e.delta;
     ppt_buf_ev(b, &e);
+    if (layout == PPT_L_ZONES) { /* the zones: each read as two events */
+      g->nzoneruns++;
+      for (uint64_t k = 0; k < e.value; k++) {
+        uint64_t gap = k ? rt_u64(g->src) : 0, dur = rt_u64(g->src);
+        if (ppt_buf_reserve(b, 20) != 0)
+          return;
+        b->len += ppt_zones_put(b->data + b->len, k == 0, gap, dur);
+        for (int half = 0; half < 2; half++) {
+          tick += half ? dur : gap;
+          pp_event *x = &g->ev[g->nev];
+          memset(x, 0, sizeof *x);
+          x->ts = (int64_t)tick;
+          x->loc = (uint32_t)e.loc;
+          x->type = half ? PPT_EV_ZONE_END : PPT_EV_ZONE_BEGIN;
+          g->ev_thread[g->nev++] = thi;
+        }
+      }
+      continue;
+    }
     if (layout == PPT_L_GPU) {
       rt_gpu *z = &g->gpu[g->ngpu++];
       z->e = e;
@@ -382,7 +406,7 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
     x->loc = (uint32_t)e.loc;
     x->type = (uint8_t)e.type;
     if (e.type == PPT_EV_ZONE) { /* read as a begin and its end */
-      g->nzones++;
+      g->nzone++;
       x->type = PPT_EV_ZONE_BEGIN;
       g->ev_thread[g->nev++] = thi;
       tick += e.value;

@@ -44,7 +44,8 @@ PP_TEST(format_roundtrip_random_sequences_every_seed) {
     for (size_t i = 0; i < g->nev; i++)
       types[g->ev[i].type]++;
     types[PPT_EV_GPU_ZONE] += g->ngpu;
-    types[PPT_EV_ZONE] += g->nzones;
+    types[PPT_EV_ZONE] += g->nzone;
+    types[PPT_EV_ZONES] += g->nzoneruns;
     for (size_t i = 0; i < g->nnotes; i++)
       types[g->notes[i].e.type]++;
     notes += g->nnotes;
@@ -131,7 +132,7 @@ PP_TEST(format_event_table_matches_ring_predicates) {
     CHECK_EQ(ppt_has_value(type),
              layout == PPT_L_SITE_SV || layout == PPT_L_SITE_F64 ||
                  layout == PPT_L_SITE_UV || layout == PPT_L_SITE_UV2 ||
-                 layout == PPT_L_MEM);
+                 layout == PPT_L_MEM || layout == PPT_L_ZONES);
     CHECK_EQ(ppt_has_extra(type),
              layout == PPT_L_SITE_UV2 || layout == PPT_L_MEM);
     /* 1.0 had types up to 12, 1.1 up to 17, 1.2 up to 27 */
@@ -245,6 +246,17 @@ PP_TEST(format_event_bytes_match_the_spec) {
   e.value = 300; /* two bytes */
   CHECK_EQ(ppt_ev_put(buf, &e), 5);
   CHECK(memcmp(buf, "\x1c\x04\x01\xac\x02", 5) == 0);
+  /* ZONES: site, n, the first duration, then gap and duration */
+  memset(&e, 0, sizeof e);
+  e.type = PPT_EV_ZONES;
+  e.delta = 1; /* zigzag 2 */
+  e.loc = 3;
+  e.value = 2;
+  size_t n = ppt_ev_put(buf, &e);
+  n += ppt_zones_put(buf + n, 1, 0, 40);
+  n += ppt_zones_put(buf + n, 0, 5, 200); /* 200: two bytes */
+  CHECK_EQ(n, 8);
+  CHECK(memcmp(buf, "\x1d\x02\x03\x02\x28\x05\xc8\x01", 8) == 0);
   /* a CLOCK record: uv tick, sv mono, sv real */
   ppt_clock c = {300, -1, 1};
   CHECK_EQ(ppt_clock_enc(buf, &c), 4);

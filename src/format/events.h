@@ -48,6 +48,12 @@ typedef struct ppt_ev {
 #define PPT_LAYOUT_SITE_UV(F)                                                  \
   F(UV, loc, UINT32_MAX) /* .loc */                                            \
   F(UV, value, PPT_ANY)  /* .v.id */
+/* ZONES (since 1.5): how many zones; the event goes on with their
+ * durations and gaps (ppt_zones_*, below), which the table cannot say */
+#define PPT_ZONES_MAX 65535u
+#define PPT_LAYOUT_ZONES(F)                                                    \
+  F(UV, loc, UINT32_MAX)          /* .loc */                                   \
+  F(UV, value, PPT_ZONES_MAX)     /* zones, at least 1 */
 /* requests, batches, queues (since 1.1/1.2): an id and an extra number */
 #define PPT_LAYOUT_SITE_UV2(F)                                                 \
   F(UV, loc, UINT32_MAX) /* .loc */                                            \
@@ -108,7 +114,8 @@ typedef struct ppt_ev {
   X(MEM_ALLOC, 25, 2, MEM)                                                     \
   X(MEM_FREE, 26, 2, MEM)                                                      \
   X(MEM_RESERVE, 27, 2, MEM)                                                   \
-  X(ZONE, 28, 5, SITE_UV)
+  X(ZONE, 28, 5, SITE_UV)                                                      \
+  X(ZONES, 29, 5, ZONES)
 
 enum ppt_layout {
   PPT_L_NONE = 0, /* not a type this version defines */
@@ -119,7 +126,8 @@ enum ppt_layout {
   PPT_L_SITE_UV2,
   PPT_L_MEM,
   PPT_L_GPU,
-  PPT_L_NOTE
+  PPT_L_NOTE,
+  PPT_L_ZONES
 };
 
 /* Per type byte: layout, name, minor version that introduced it. */
@@ -172,6 +180,7 @@ static inline size_t ppt_ev_bound(const ppt_ev *r) {
     PPT__BOUND_CASE(MEM)
     PPT__BOUND_CASE(GPU)
     PPT__BOUND_CASE(NOTE)
+    PPT__BOUND_CASE(ZONES)
 #undef PPT__BOUND_CASE
   default:
     n += 10;
@@ -210,6 +219,7 @@ ppt_ev_put_fixed(unsigned char *p, const ppt_ev *r) {
   PPT__ENC_IF(MEM)
   PPT__ENC_IF(SITE_UV2)
   PPT__ENC_IF(SITE_UV)
+  PPT__ENC_IF(ZONES)
   PPT__ENC_IF(GPU) {}
 #undef PPT__ENC_IF
 #undef PPT__ENC_REST
@@ -259,6 +269,30 @@ ppt_ev_put_zone(unsigned char *p, int64_t delta, uint64_t loc, uint64_t dur) {
     return 4;
   }
   return ppt_ev_put_site_uv(p, PPT_EV_ZONE, delta, loc, dur);
+}
+
+/* ---- ZONES (since 1.5): after the table's fields (site, count n), the
+ * zones one by one as uv ticks: the first one's duration, then for each
+ * next one the gap since the one before ended and its duration. The
+ * event's delta leads to the first zone's begin; the next event's delta
+ * counts from the last one's end. ---- */
+
+/* The most zones the writer puts in one ZONES: n then takes one byte. */
+#define PPT_ZONES_RUN 127u
+
+/* Append a zone of a ZONES event at p (room for 20 bytes): its gap (not
+ * for the first zone: first != 0) and duration. Returns the bytes. */
+static inline size_t ppt_zones_put(unsigned char *p, int first, uint64_t gap,
+                                   uint64_t dur) {
+  if (first)
+    return ppt_put_uv(p, dur);
+  if (__builtin_expect((gap | dur) < 0x80, 1)) { /* the commonest */
+    p[0] = (unsigned char)gap;
+    p[1] = (unsigned char)dur;
+    return 2;
+  }
+  size_t k = ppt_put_uv(p, gap);
+  return k + ppt_put_uv(p + k, dur);
 }
 
 /* Encode event r of any layout at p, which has room for ppt_ev_bound(r)
@@ -331,11 +365,21 @@ static inline int ppt_ev_body(ppt_cursor *c, ppt_ev *r) {
     PPT__DEC_CASE(MEM)
     PPT__DEC_CASE(GPU)
     PPT__DEC_CASE(NOTE)
+    PPT__DEC_CASE(ZONES)
 #undef PPT__DEC_CASE
   default:
     c->err = 1;
     break;
   }
+  return c->err ? -1 : 0;
+}
+
+/* The next zone of a ZONES event whose body was read: *gap (0 for the
+ * first: first != 0) and *dur. Returns 0, or -1 when the cursor ran out. */
+static inline int ppt_zones_get(ppt_cursor *c, int first, uint64_t *gap,
+                                uint64_t *dur) {
+  *gap = first ? 0 : ppt_get_uv(c);
+  *dur = ppt_get_uv(c);
   return c->err ? -1 : 0;
 }
 

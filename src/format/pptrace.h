@@ -26,10 +26,11 @@
  * GPU_ZONE and MEM_* events, CUDA chunks (CUPTI activity); 1.3 GPU zone
  * statistics at the end of STATS; 1.4 the zone and range pairing's counts
  * at the end of STATS, and PP_KIND_METRIC sites (library metrics); 1.5
- * the ZONE event (a begin and its end in one). */
+ * the ZONE and ZONES events (a begin and its end in one, and runs of
+ * them). */
 #define PPT_VERSION_MINOR 5u
 /* Reserved:
- *   event types 29-31  (unused: CUPTI records travel in CUDA chunks)
+ *   event types 30-31  (unused: CUPTI records travel in CUDA chunks)
  *   chunk type 10      GPU records that do not fit an event */
 /* Most GPU zone records in a STATS chunk (since 1.3): the writer keeps at
  * most this many (site, device, stream) keys and counts the zones of
@@ -118,8 +119,13 @@ enum ppt_event_type {
    * in a ring): the value is the duration in ticks, and the next event's
    * delta counts from the end. Readers give the begin and the end. */
   PPT_EV_ZONE = 28,
-  PPT_EV_MAX_ = 28 /* the last type defined; 22-24 and 28 never sit in a
-                      ring */
+  /* Since 1.5: a run of such zones at one site, one after the other (never
+   * in a ring): the value is how many, and the event ends with each one's
+   * duration, each after the first preceded by the gap since the one
+   * before ended (docs/formats/pptrace.md). */
+  PPT_EV_ZONES = 29,
+  PPT_EV_MAX_ = 29 /* the last type defined; 22-24, 28 and 29 never sit in
+                      a ring */
 };
 
 /* 1 for the event types with the anomaly/alert layout (since 1.2). */

@@ -306,6 +306,37 @@ static int take_event(pp_trace *t, ev_pass *ps, size_t thi,
   return 0;
 }
 
+/* The n zones of a ZONES event (its site in ev->loc), from *tick (the
+ * first begin): each given as its begin and end; *tick ends at the last
+ * end. A cut event, or n of 0, is a bad event. */
+static int decode_zones(pp_trace *t, ppt_cursor *c, ev_pass *ps, size_t thi,
+                        pp_event *ev, uint64_t n, uint64_t *tick) {
+  if (n == 0) {
+    t->diag.events_bad++;
+    return -1;
+  }
+  ev->v.id = 0;
+  ev->v2 = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t gap, dur;
+    if (ppt_zones_get(c, k == 0, &gap, &dur) != 0) {
+      t->diag.events_bad++;
+      return -1;
+    }
+    *tick += gap;
+    ev->type = PPT_EV_ZONE_BEGIN;
+    ev->ts = conv_tick(t, &ps->conv, *tick);
+    if (take_event(t, ps, thi, ev) != 0)
+      return -1;
+    *tick += dur;
+    ev->type = PPT_EV_ZONE_END;
+    ev->ts = conv_tick(t, &ps->conv, *tick);
+    if (take_event(t, ps, thi, ev) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* An EVENTS chunk (second pass): each thread event is decoded, its time
  * converted to ns, handed to the consumer and stored while the budget
  * allows; anomalies, alerts and GPU zones are kept in ticks until
@@ -362,6 +393,11 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
     ev.loc = (uint32_t)id;
     if (id >= t->nlocs && !loc_slot(t, id))
       return -1;
+    if (type == PPT_EV_ZONES) { /* value zones, each a begin and end */
+      if (decode_zones(t, c, ps, thi, &ev, r.value, &tick) != 0)
+        return -1;
+      continue;
+    }
     if (type == PPT_EV_ZONE) { /* a begin, and its end value ticks later */
       ev.v.id = 0;
       ev.type = PPT_EV_ZONE_BEGIN;
@@ -1020,6 +1056,23 @@ static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
     }
     if (r.loc > maxloc)
       maxloc = r.loc;
+    if (r.type == PPT_EV_ZONES) { /* every begin and end */
+      int bad = r.value == 0;
+      for (uint64_t k = 0; k < r.value && !bad; k++) {
+        uint64_t gap, dur;
+        bad = ppt_zones_get(&c, k == 0, &gap, &dur) != 0;
+        for (int i = 0; i < 2 && !bad; i++) {
+          tick += i ? dur : gap;
+          if (tick < lo_u)
+            lo_u = tick;
+          if ((int64_t)tick < (int64_t)lo_s)
+            lo_s = tick;
+        }
+      }
+      if (bad)
+        break;
+      continue;
+    }
     /* a GPU zone's launch, a ZONE's end (the chunk's time moves on to
      * it) */
     uint64_t k[2] = {tick, r.type == PPT_EV_ZONE ? tick + r.value

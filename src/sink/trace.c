@@ -126,11 +126,34 @@ static uint64_t zone_run(const pp__slots *s, uint64_t i, uint64_t stop,
     uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
     if (a == wb && q + 1 < qe &&
         atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
-      /* a begin and its end in the next slot: one ZONE */
+      /* a begin and its end in the next slot: a ZONE, or with more such
+       * pairs after it a ZONES event (n patched in when known) */
       uint64_t end = atomic_load_explicit(&q[1].ts, memory_order_relaxed);
-      p += ppt_ev_put_zone(p, (int64_t)(ts - prev), id, end - ts);
+      q += 2;
+      if (q + 1 < qe &&
+          atomic_load_explicit(&q->a, memory_order_relaxed) == wb &&
+          atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
+        p += ppt_ev_put_site_uv(p, PPT_EV_ZONES, (int64_t)(ts - prev), id,
+                                1);
+        unsigned char *count = p - 1; /* n < 0x80: one byte */
+        p += ppt_zones_put(p, 1, 0, end - ts);
+        unsigned n = 1;
+        for (; n < PPT_ZONES_RUN && q + 1 < qe &&
+               atomic_load_explicit(&q->a, memory_order_relaxed) == wb &&
+               atomic_load_explicit(&q[1].a, memory_order_relaxed) == we;
+             n++, q += 2) {
+          __builtin_prefetch(q + 64);
+          uint64_t b = atomic_load_explicit(&q->ts, memory_order_relaxed);
+          uint64_t e = atomic_load_explicit(&q[1].ts, memory_order_relaxed);
+          p += ppt_zones_put(p, 0, b - end, e - b);
+          end = e;
+        }
+        *count = (unsigned char)n;
+      } else {
+        p += ppt_ev_put_zone(p, (int64_t)(ts - prev), id, end - ts);
+      }
       prev = end;
-      q++;
+      q--; /* the loop's q++ */
       continue;
     }
     if (a != wb && a != we)
