@@ -1156,9 +1156,54 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
    * values as lost: pp_lhist_record's rule), no counter needs a test. */
   if (count >= UINT32_MAX - (uint64_t)(qe - q))
     return i;
-  for (; q < qe; q++) {
-    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
+  while (q < qe) {
     uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
+    if (a == wb && n < cap) {
+      /* A run of zones with nothing inside (each begin's end in the next
+       * slot), the commonest: none is pushed, each counts as it closes,
+       * and their time passes up to the parent once for the run (their
+       * sum saturated, as adding each saturated would give). */
+      const pp__slot *const q0 = q;
+      uint64_t child = 0;
+      while (q + 1 < qe &&
+             atomic_load_explicit(&q->a, memory_order_relaxed) == wb &&
+             atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
+        int64_t b = pp__clockmap_ns(
+            &clock, atomic_load_explicit(&q->ts, memory_order_relaxed));
+        int64_t e = pp__clockmap_ns(
+            &clock, atomic_load_explicit(&q[1].ts, memory_order_relaxed));
+        int64_t dur;
+        if (b < last || e < b || (uint64_t)e - (uint64_t)lo >= span ||
+            __builtin_sub_overflow(e, b, &dur))
+          break;
+        unsigned bx = pp_lhist_index((uint64_t)dur) - first;
+        if (bx >= held)
+          break;
+        c[bx]++; /* cannot pass UINT32_MAX: see room */
+        sum += (double)dur;
+        if ((uint64_t)dur < lo_v)
+          lo_v = (uint64_t)dur;
+        if ((uint64_t)dur > hi_v)
+          hi_v = (uint64_t)dur;
+        child += (uint64_t)dur;
+        if (child > INT64_MAX)
+          child = INT64_MAX;
+        last = e;
+        q += 2;
+      }
+      if (q != q0) {
+        uint64_t k = (uint64_t)(q - q0) / 2;
+        zones += k;
+        count += k;
+        if (n) {
+          int64_t *ch = &v[n - 1].child;
+          if (__builtin_add_overflow(*ch, (int64_t)child, ch))
+            *ch = INT64_MAX;
+        }
+        continue;
+      }
+    }
+    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     int64_t ns = pp__clockmap_ns(&clock, ts);
     if (ns < last)
       break;
@@ -1186,6 +1231,7 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
         o->start = ns;
         o->child = 0;
         last = ns;
+        q++;
         continue;
       }
     } else if (a == we) {
@@ -1220,7 +1266,7 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
     }
     zones++;
     last = ns;
-    q += leaf;
+    q += 1 + leaf;
   }
   h->count = count;
   h->sum = sum;
