@@ -23,6 +23,7 @@
 #include "format/pptrace.h"
 #include "format/reader.h"
 #include "pipeprof.h"
+#include "ring_slots.h"
 #include "runner.h"
 #include "sink/live.h"
 #include "sink/sink.h"
@@ -1194,17 +1195,7 @@ static uint64_t bucket(const pp_lhist *h, unsigned ix) {
 
 static void run_put(pp__slot *ring, uint64_t *w, unsigned type,
                     const pp_srcloc *loc, uint64_t ts) {
-  pp__slot *q = &ring[*w % RUN_RING];
-  atomic_store(&q->ts, ts);
-  atomic_store(&q->a, (uint64_t)type << PP__TAG_SHIFT |
-                          (uint64_t)(uintptr_t)loc);
-  ++*w;
-  if (ppt_has_value(type)) { /* a counter's value slot */
-    q = &ring[*w % RUN_RING];
-    atomic_store(&q->ts, 42);
-    atomic_store(&q->a, (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT);
-    ++*w;
-  }
+  pp_test_ring_put(ring, RUN_RING, w, type, loc, ts);
 }
 
 PP_TEST(live_engine_slots_fast_loop_equals_events_one_by_one) {

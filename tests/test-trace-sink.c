@@ -11,7 +11,6 @@
  * back (durations that wrap), runs longer than a ZONES event holds, the
  * ring's wrap and blocks of every size.
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "format/reader.h"
 #include "format/records.h"
 #include "pipeprof.h"
+#include "ring_slots.h"
 #include "runner.h"
 #include "sink/out.h"
 #include "sink/sink.h"
@@ -52,17 +52,7 @@ static size_t nwant;
 
 static void put(pp__slot *ring, uint64_t *w, unsigned type,
                 const pp_srcloc *loc, uint64_t ts) {
-  pp__slot *q = &ring[*w % RING];
-  atomic_store(&q->ts, ts);
-  atomic_store(&q->a,
-               (uint64_t)type << PP__TAG_SHIFT | (uint64_t)(uintptr_t)loc);
-  ++*w;
-  if (ppt_has_value(type)) { /* a counter's value slot */
-    q = &ring[*w % RING];
-    atomic_store(&q->ts, 7);
-    atomic_store(&q->a, (uint64_t)PPT_SLOT_CONT << PP__TAG_SHIFT);
-    ++*w;
-  }
+  pp_test_ring_put(ring, RING, w, type, loc, ts);
   wanted[nwant++] = (want){type, loc, ts};
 }
 
