@@ -25,6 +25,7 @@
 #include "live.h"
 
 #define MAX_SERIES 1024u   /* names tracked; later ones are ignored */
+#define SERIES_CACHE 16u   /* sites in zone_series's cache (power of two) */
 #define MAX_THREADS 4096u  /* threads with zone stacks */
 #define PAIR_CAP 65536u    /* open ranges (power of two) */
 #define REQ_OPEN 49152u    /* open requests (pair/requests.h) */
@@ -103,8 +104,10 @@ struct pp__live {
   tstack *last_th;
   pp_pair_counts pc; /* zone pairing anomalies (zones.h) */
   pp_id_pairs ranges; /* range halves waiting (intervals.h) */
-  const pp_srcloc *last_loc; /* one-entry cache in front of zone_series */
-  int last_series;
+  /* a cache in front of zone_series, by the site's address (nested
+   * zones change site every event) */
+  const pp_srcloc *last_loc[SERIES_CACHE];
+  int last_series[SERIES_CACHE];
   int64_t ix_start, ix_end, ix; /* interval of the last value: [start, end) */
   pp_req_table reqs; /* requests open (pair/requests.h); user[0]: TTFT
                         given */
@@ -551,15 +554,16 @@ static locent *loc_get(pp__live *l, const pp_srcloc *p) {
 }
 
 static int zone_series(pp__live *l, const pp_srcloc *p) {
-  if (p == l->last_loc)
-    return l->last_series;
+  unsigned slot = (unsigned)((uintptr_t)p >> 4) & (SERIES_CACHE - 1);
+  if (p == l->last_loc[slot])
+    return l->last_series[slot];
   locent *e = loc_get(l, p);
   if (!e)
     return -1;
   if (e->series == -2)
     e->series = (int32_t)series_get(l, S_ZONE, p->name ? p->name : "");
-  l->last_loc = p;
-  l->last_series = e->series;
+  l->last_loc[slot] = p;
+  l->last_series[slot] = e->series;
   return e->series;
 }
 
@@ -1279,6 +1283,22 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
   return stop - (uint64_t)(qe - q);
 }
 
+/* Whether slots i and i + 1 (when before s->to) are both zone begins or
+ * ends at site loc: a run for zone_run, whose setup costs more than the
+ * general path's one event (nested zones change site every slot). */
+static inline int run_ahead(const pp__slots *s, uint64_t i,
+                            const pp_srcloc *loc) {
+  const uint64_t site = (uint64_t)(uintptr_t)loc;
+  for (uint64_t k = i; k < i + 2 && k < s->to; k++) {
+    uint64_t a =
+        atomic_load_explicit(&s->ring[k & s->mask].a, memory_order_relaxed);
+    if (a != ((uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site) &&
+        a != ((uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site))
+      return 0;
+  }
+  return 1;
+}
+
 static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   pp__live *l = (pp__live *)k;
   /* A local copy: the pairing's stores (64-bit fields) could alias the
@@ -1290,7 +1310,7 @@ static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   pp__slot_ev e;
   uint64_t n = 0;
   for (uint64_t i = s->from; i < s->to;) {
-    if (run) {
+    if (run && run_ahead(s, i, run)) {
       uint64_t j = zone_run(l, t, s, i, run);
       n += j - i; /* zone events all */
       i = j;

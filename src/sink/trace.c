@@ -21,6 +21,9 @@
 /* An EVENTS chunk is closed past this many bytes. */
 #define CHUNK_BYTES (256u << 10)
 
+/* Sites in the id cache (a power of two). */
+#define ID_CACHE 16u
+
 typedef struct trace_sink {
   pp__sink sink;
   pp__out *out;
@@ -29,7 +32,18 @@ typedef struct trace_sink {
   uint64_t ev_n; /* events in it */
   uint64_t prev; /* tick of its last event */
   int open;      /* ev holds a base and maybe events */
+  /* Site ids under 0x80 (one byte) by the site's address, in front of
+   * the site table: a slot's site is looked up with one compare (nested
+   * zones change site every event). An id never changes in a table. */
+  struct {
+    uint64_t site;
+    unsigned char id;
+  } ids[ID_CACHE];
 } trace_sink;
+
+static inline unsigned id_slot(uint64_t site) {
+  return (unsigned)(site >> 4) & (ID_CACHE - 1);
+}
 
 /* Close the chunk being built: the sites it uses first. */
 static void chunk_close(trace_sink *t) {
@@ -53,8 +67,7 @@ static void chunk_open(trace_sink *t, uint64_t tid, uint64_t tick) {
 
 /* One event at *i of any type, through the table's general encoder (and
  * the chunk's opening and closing). Returns 1 when it wrote one. */
-static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i,
-                   const pp_srcloc **last_loc, uint64_t *last_id) {
+static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i) {
   ppt_buf *out = &t->ev;
   pp__slot_ev e;
   int r = pp__slot_read(s, i, &e);
@@ -70,19 +83,20 @@ static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i,
   }
   if (ppt_buf_reserve(out, PPT_EV_MAX_FIXED) != 0)
     return 0;
-  if (e.loc != *last_loc) {
-    uint32_t id = pp__sites_id(t->sites, e.loc);
-    if (id == UINT32_MAX)
-      return 0;
-    *last_loc = e.loc;
-    *last_id = id;
+  uint32_t id = pp__sites_id(t->sites, e.loc);
+  if (id == UINT32_MAX)
+    return 0;
+  if (id < 0x80) {
+    uint64_t site = (uint64_t)(uintptr_t)e.loc;
+    t->ids[id_slot(site)].site = site;
+    t->ids[id_slot(site)].id = (unsigned char)id;
   }
   /* The ring keeps a memory event's bytes << 8 | device in the extra
    * number; the file has them as two fields (format/events.h). */
   ppt_ev v;
   v.type = e.type;
   v.delta = (int64_t)(e.ts - t->prev);
-  v.loc = *last_id;
+  v.loc = id;
   v.value = e.value;
   v.extra = e.extra;
   v.device = 0;
@@ -97,37 +111,42 @@ static int put_one(trace_sink *t, const pp__slots *s, uint64_t *i,
   return 1;
 }
 
-/* The fast loop: zone begins and ends at one site whose id fits a byte,
- * from slot i up to stop or the ring's wrap, encoded at *pp; a begin whose
- * end is the next slot (a zone with nothing inside, the commonest) as one
- * ZONE event, 4 bytes where the two took 6. It keeps everything in locals (stores
- * through an unsigned char pointer may alias anything, so fields read
- * through t or s would be reloaded after every byte), walks the slots by
- * pointer and compares each slot's whole word with the two it may hold.
- * Returns the slot it stopped at. */
-static uint64_t zone_run(const pp__slots *s, uint64_t i, uint64_t stop,
-                         uint64_t site, unsigned id, unsigned char **pp,
-                         uint64_t *prevp) {
-  if (id >= 0x80) /* the caller's promise: the id's varint is one byte */
-    __builtin_unreachable();
-  const uint64_t wb = (uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site;
-  const uint64_t we = (uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site;
+/* The fast loop: zone begins and ends at sites in the id cache, from slot
+ * i up to stop or the ring's wrap, encoded at t's chunk. A begin whose
+ * end is the next slot (a zone with nothing inside, the commonest) is
+ * one ZONE event, 4 bytes where the two took 6, and a run of them at one
+ * site one ZONES event, 2 bytes a zone. It keeps the chunk's end and time
+ * in locals (stores through an unsigned char pointer may alias anything,
+ * so fields read through t would be reloaded after every byte) and walks
+ * the slots by pointer. Returns the slot it stopped at: an event of
+ * another type, or a site not cached. */
+static uint64_t zone_run(trace_sink *t, const pp__slots *s, uint64_t i,
+                         uint64_t stop) {
+  const uint64_t end_bit =
+      (uint64_t)(PPT_EV_ZONE_BEGIN ^ PPT_EV_ZONE_END) << PP__TAG_SHIFT;
   if (s->mask != UINT64_MAX) {
     uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
     if (stop > wrap)
       stop = wrap;
   }
   const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
-  unsigned char *p = *pp;
-  uint64_t prev = *prevp;
+  unsigned char *p = t->ev.data + t->ev.len;
+  uint64_t prev = t->prev;
   for (; q < qe; q++) {
     __builtin_prefetch(q + 64);
     uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
     uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
-    if (a == wb && q + 1 < qe &&
-        atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
+    unsigned type = (unsigned)(a >> PP__TAG_SHIFT);
+    uint64_t site = a & PP__PTR_MASK;
+    if ((type != PPT_EV_ZONE_BEGIN && type != PPT_EV_ZONE_END) ||
+        t->ids[id_slot(site)].site != site)
+      break;
+    const unsigned id = t->ids[id_slot(site)].id; /* < 0x80 */
+    if (type == PPT_EV_ZONE_BEGIN && q + 1 < qe &&
+        atomic_load_explicit(&q[1].a, memory_order_relaxed) == (a ^ end_bit)) {
       /* a begin and its end in the next slot: a ZONE, or with more such
        * pairs after it a ZONES event (n patched in when known) */
+      const uint64_t wb = a, we = a ^ end_bit;
       uint64_t end = atomic_load_explicit(&q[1].ts, memory_order_relaxed);
       q += 2;
       if (q + 1 < qe &&
@@ -156,42 +175,35 @@ static uint64_t zone_run(const pp__slots *s, uint64_t i, uint64_t stop,
       q--; /* the loop's q++ */
       continue;
     }
-    if (a != wb && a != we)
-      break;
-    p += ppt_ev_put_site(p, (unsigned)(a >> PP__TAG_SHIFT),
-                         (int64_t)(ts - prev), id);
+    p += ppt_ev_put_site(p, type, (int64_t)(ts - prev), id);
     prev = ts;
   }
-  *pp = p;
-  *prevp = prev;
+  t->ev.len = (size_t)(p - t->ev.data);
+  t->prev = prev;
   return stop - (uint64_t)(qe - q);
 }
 
-/* Ring slots to events: runs of zone begins and ends at the site of the
- * event before (the bulk of a ring) through zone_run, the rest one by one
- * through put_one. */
+/* Ring slots to events: zone begins and ends at cached sites (the bulk of
+ * a ring) through zone_run, the rest one by one through put_one (which
+ * caches the sites it meets). */
 static uint64_t trace_slots(pp__sink *k, const pp__slots *s) {
   trace_sink *t = (trace_sink *)k;
   const uint64_t to = s->to;
-  const pp_srcloc *last_loc = NULL; /* one-entry cache before the ids */
-  uint64_t last_id = 0, n = 0, i = s->from;
+  uint64_t n = 0, i = s->from;
   while (i < to) {
-    if (last_loc && last_id < 0x80 && t->open && t->ev.len <= CHUNK_BYTES &&
+    if (t->open && t->ev.len <= CHUNK_BYTES &&
         ppt_buf_reserve(&t->ev, RUN * PPT_EV_MAX_FIXED) == 0) {
-      unsigned char *p = t->ev.data + t->ev.len;
       const uint64_t stop = to - i > RUN ? i + RUN : to;
       const uint64_t i0 = i;
-      i = zone_run(s, i, stop, (uint64_t)(uintptr_t)last_loc,
-                   (unsigned)last_id, &p, &t->prev);
+      i = zone_run(t, s, i, stop);
       n += i - i0; /* one slot, one event */
-      t->ev.len = (size_t)(p - t->ev.data);
       if (i >= to)
         break;
       if (i < stop) /* an event the fast loop does not take */
-        n += (uint64_t)put_one(t, s, &i, &last_loc, &last_id);
+        n += (uint64_t)put_one(t, s, &i);
       continue;
     }
-    n += (uint64_t)put_one(t, s, &i, &last_loc, &last_id);
+    n += (uint64_t)put_one(t, s, &i);
   }
   t->ev_n += n;
   if (s->last)
@@ -265,6 +277,8 @@ pp__sink *pp__trace_sink_new(pp__out *out, pp__sites *sites) {
   if (!t)
     return NULL;
   t->sink.ops = &trace_ops;
+  for (unsigned k = 0; k < ID_CACHE; k++)
+    t->ids[k].site = UINT64_MAX; /* no site: past the pointer bits */
   t->out = out;
   t->sites = sites;
   return &t->sink;
