@@ -4,11 +4,12 @@
  * EVENTS chunks through format/events.h's table.
  *
  * Ring slots are the bulk of a trace and the writer's main cost, so
- * slots() has a fast path for the commonest case, a zone begin or end at
- * the same site as the event before it: the type byte, the delta and the
- * site id written straight into the chunk (ppt_ev_put_site: the SITE
- * layout of the table) with no lookup. Everything else goes through the
- * table's general encoder.
+ * slots() has a fast path for the commonest events, zone begins and ends
+ * at sites whose one-byte id is cached (zone_run): written straight into
+ * the chunk through the table's SITE, ZONE and ZONES encoders, a zone
+ * with nothing inside as one event, a run of them as one
+ * (docs/internals/sinks.md says what each saves). Everything else goes
+ * through the table's general encoder.
  */
 #include "trace.h"
 
