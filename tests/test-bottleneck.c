@@ -247,6 +247,49 @@ PP_TEST(bottleneck_advice_needs_evidence) {
   pp_trace_free(&t);
 }
 
+/* Two producers of x -> y blocked on the full queue at the same time, 8
+ * ms of every 10 each: the queue is full about 80% of the time, not 160%
+ * (their summed wait). */
+PP_TEST(bottleneck_queue_full_with_two_producers_blocked_at_once) {
+  pp_trace t;
+  pp_analysis an = {0};
+  memset(&t, 0, sizeof t);
+  uint32_t zx = tb_loc(&t, "x", PP_KIND_ZONE);
+  uint32_t zy = tb_loc(&t, "y", PP_KIND_ZONE);
+  uint32_t q = queue_loc(&t, "x->y", "x", "y", 2);
+  size_t tx[2] = {tb_thread(&t, 1, "x"), tb_thread(&t, 3, "x")};
+  size_t ty = tb_thread(&t, 2, "y");
+  /* every 10 ms: each producer works 1 ms, then waits 8 ms on the full
+   * queue and pushes; y pops them and works 9.5 ms */
+  for (int64_t i = 0; i < 20; i++) {
+    int64_t t0 = 10 * i * MS;
+    for (int k = 0; k < 2; k++) {
+      uint64_t id = (uint64_t)(2 * i + k);
+      zone(&t, tx[k], zx, t0, t0 + 1 * MS);
+      qev(&t, tx[k], q, t0 + 1 * MS, PPT_EV_QUEUE_WAIT_BEGIN, PP_QUEUE_FULL,
+          2);
+      qev(&t, tx[k], q, t0 + 9 * MS, PPT_EV_QUEUE_WAIT_END, PP_QUEUE_FULL,
+          2);
+      qev(&t, tx[k], q, t0 + 9 * MS, PPT_EV_QUEUE_PUSH, id, 2);
+      qev(&t, ty, q, t0 + 9 * MS + 1, PPT_EV_QUEUE_POP, id, 1);
+    }
+    zone(&t, ty, zy, t0 + 9 * MS + 2, t0 + 10 * MS);
+  }
+  CHECK_EQ(pp_analyze(&t, &an), 0);
+  const pp_queue_stats *qs = &an.prof.pipe.queues[0];
+  CHECK_EQ(qs->waiters_full, 2);
+  CHECK_EQ(qs->blocked_full_ns, 2 * 20 * 8 * MS); /* summed: 320 ms */
+  const pp_advice *a = find_advice(&an, "queue-full");
+  CHECK(a != NULL);
+  /* the queue's window, first wait to last pop, [1 ms, 199 ms + 1 ns]:
+   * each producer blocked 160 ms of it, 81% (not 162%) */
+  CHECK_CONTAINS(a->evidence, "full 81% of the time");
+  CHECK_CONTAINS(a->evidence, "producer blocked 81% on average over 2 "
+                              "threads");
+  pp_analysis_free(&an);
+  pp_trace_free(&t);
+}
+
 /* x -> y with y busy 95% and its input queue full; CPU steal sampled. */
 PP_TEST(bottleneck_saturated_stage_and_counters) {
   pp_trace t;

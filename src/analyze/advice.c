@@ -83,12 +83,12 @@ static const rule rules[] = {
      "the consumer {to} is the bottleneck of queue {queue}: speed up {to} "
      "or give it more workers (a longer queue only absorbs bursts)",
      "queue {queue} ({from} -> {to}) full {value}% of the time (depth at "
-     "capacity {depth_pct}%, producer blocked {blocked_pct}%)"},
+     "capacity {depth_pct}%, producer blocked {blocked_pct})"},
     {"queue-empty", SUBJ_QUEUE, M_QUEUE_EMPTY, NONE, 1, 1, 75, 1, 1,
      "{to} is starved by its producer {from}: speed up {from} or what "
      "feeds it",
      "queue {queue} ({from} -> {to}) empty {value}% of the time (depth 0 "
-     "{depth_pct}%, consumer waiting {blocked_pct}%) while {from} is busy "
+     "{depth_pct}%, consumer waiting {blocked_pct}) while {from} is busy "
      "{producer_util}%"},
     {"low-efficiency", SUBJ_PIPELINE, M_EFFICIENCY, NONE, 0, 0, 80, 1, 1,
      "the pipeline delivers {value}% of what its slowest stage {stage} "
@@ -243,21 +243,27 @@ static int other_stage(const pp_pipeline *p, int b) {
 /* A queue's full (or empty) share of its window in %: the larger of the
  * depth-derived time and the recorded waiting time. 0 when unmeasured
  * (no window; full of an unbounded queue with no recorded blocking). */
+/* The waiting threads' mean share of the window blocked on q (full: the
+ * producers; else the consumers): their summed time over the window and
+ * the threads, so that two producers blocked 80% of the time each are
+ * 80%, not 160%. */
+static double blocked_share(const pp_queue_stats *q, int full,
+                            int64_t win) {
+  uint32_t n = full ? q->waiters_full : q->waiters_empty;
+  double pct = pct_of(full ? q->blocked_full_ns : q->blocked_empty_ns, win);
+  return n > 1 ? pct / n : pct;
+}
+
 static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
   int64_t win = pp__span(q->t_first, q->t_last);
   if (win <= 0)
     return 0;
-  if (m == M_QUEUE_FULL) {
-    if (q->capacity <= 0 && !q->waits_full)
-      return 0;
-    int64_t full = q->full_ns > q->blocked_full_ns ? q->full_ns
-                                                    : q->blocked_full_ns;
-    *pct = pct_of(full, win);
-  } else {
-    int64_t empty = q->empty_ns > q->blocked_empty_ns ? q->empty_ns
-                                                       : q->blocked_empty_ns;
-    *pct = pct_of(empty, win);
-  }
+  int full = m == M_QUEUE_FULL;
+  if (full && q->capacity <= 0 && !q->waits_full)
+    return 0;
+  double depth = pct_of(full ? q->full_ns : q->empty_ns, win);
+  double blocked = blocked_share(q, full, win);
+  *pct = depth > blocked ? depth : blocked;
   return 1;
 }
 
@@ -359,10 +365,14 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
       setv(v, "depth_pct", "-");
     else
       setpct(v, "depth_pct", pct_of(full ? q->full_ns : q->empty_ns, win));
-    if (full ? q->waits_full : q->waits_empty)
-      setpct(v, "blocked_pct", pct_of(full ? q->blocked_full_ns
-                                           : q->blocked_empty_ns, win));
-    else
+    if (full ? q->waits_full : q->waits_empty) {
+      uint32_t n = full ? q->waiters_full : q->waiters_empty;
+      double b = blocked_share(q, full, win);
+      if (n > 1)
+        setv(v, "blocked_pct", "%.0f%% on average over %u threads", b, n);
+      else
+        setv(v, "blocked_pct", b >= 10 ? "%.0f%%" : "%.1f%%", b);
+    } else
       setv(v, "blocked_pct", "not recorded");
     setv(v, "queue", "%s", q->name);
     setv(v, "from", "%s", q->from);

@@ -157,6 +157,8 @@ typedef struct pp_queue_stats {
   int64_t empty_ns;                 /* depth <= 0 */
   uint64_t waits_full, waits_empty; /* recorded waits */
   int64_t blocked_full_ns, blocked_empty_ns; /* their summed time */
+  uint32_t waiters_full, waiters_empty; /* threads that recorded them:
+                                           several may wait at once */
   uint64_t waits_unclosed;    /* begins without an end (closed at the
                                  queue's last event) */
   double in_per_s, out_per_s; /* pushes, pops / window */

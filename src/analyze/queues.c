@@ -96,6 +96,7 @@ static void list_offer(stall_list *l, int full, int recorded, int64_t start,
 typedef struct wait_slot {
   int64_t begin;
   int open;
+  int waited; /* the thread recorded a wait of this kind */
 } wait_slot;
 
 enum { KIND_FULL, KIND_EMPTY };
@@ -279,6 +280,8 @@ static int wait_event(qstate *q, uint32_t thread, const pp_event *e) {
     q->nopen = cap;
   }
   wait_slot *w = &q->open[slot];
+  if (e->type == PPT_EV_QUEUE_WAIT_BEGIN)
+    w->waited = 1;
   if (e->type == PPT_EV_QUEUE_WAIT_BEGIN) {
     if (w->open)
       wait_unclosed(q, kind, w->begin);
@@ -445,6 +448,9 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
     o->waits_empty = q->waits[KIND_EMPTY];
     o->blocked_full_ns = q->blocked[KIND_FULL];
     o->blocked_empty_ns = q->blocked[KIND_EMPTY];
+    for (size_t i = 0; i < q->nopen; i++)
+      if (q->open[i].waited)
+        ++*(i % 2 == KIND_FULL ? &o->waiters_full : &o->waiters_empty);
     o->waits_unclosed = q->unclosed[KIND_FULL] + q->unclosed[KIND_EMPTY];
     l = &q->recorded;
   } else if (q->run && pp__span(q->run_start, q->t_last) > 0) {
