@@ -20,8 +20,7 @@ static inline void pp_test_ring_put(pp__slot *ring, uint64_t size, uint64_t *w,
                                     uint64_t ts) {
   pp__slot *q = &ring[*w & (size - 1)];
   atomic_store(&q->ts, ts);
-  atomic_store(&q->a,
-               (uint64_t)type << PP__TAG_SHIFT | (uint64_t)(uintptr_t)loc);
+  atomic_store(&q->a, pp__slot_tag(type, loc));
   ++*w;
   if (ppt_has_value(type)) {
     q = &ring[*w & (size - 1)];

@@ -247,16 +247,23 @@ PP_TEST(bottleneck_advice_needs_evidence) {
   pp_trace_free(&t);
 }
 
+/* An empty trace with stages x and y and the queue x->y (capacity 2)
+ * between them. */
+static void x_to_y(pp_trace *t, uint32_t *zx, uint32_t *zy, uint32_t *q) {
+  memset(t, 0, sizeof *t);
+  *zx = tb_loc(t, "x", PP_KIND_ZONE);
+  *zy = tb_loc(t, "y", PP_KIND_ZONE);
+  *q = queue_loc(t, "x->y", "x", "y", 2);
+}
+
 /* Two producers of x -> y blocked on the full queue at the same time, 8
  * ms of every 10 each: the queue is full about 80% of the time, not 160%
  * (their summed wait). */
 PP_TEST(bottleneck_queue_full_with_two_producers_blocked_at_once) {
   pp_trace t;
   pp_analysis an = {0};
-  memset(&t, 0, sizeof t);
-  uint32_t zx = tb_loc(&t, "x", PP_KIND_ZONE);
-  uint32_t zy = tb_loc(&t, "y", PP_KIND_ZONE);
-  uint32_t q = queue_loc(&t, "x->y", "x", "y", 2);
+  uint32_t zx, zy, q;
+  x_to_y(&t, &zx, &zy, &q);
   size_t tx[2] = {tb_thread(&t, 1, "x"), tb_thread(&t, 3, "x")};
   size_t ty = tb_thread(&t, 2, "y");
   /* every 10 ms: each producer works 1 ms, then waits 8 ms on the full
@@ -294,10 +301,8 @@ PP_TEST(bottleneck_queue_full_with_two_producers_blocked_at_once) {
 PP_TEST(bottleneck_saturated_stage_and_counters) {
   pp_trace t;
   pp_analysis an = {0};
-  memset(&t, 0, sizeof t);
-  uint32_t zx = tb_loc(&t, "x", PP_KIND_ZONE);
-  uint32_t zy = tb_loc(&t, "y", PP_KIND_ZONE);
-  uint32_t q = queue_loc(&t, "x->y", "x", "y", 2);
+  uint32_t zx, zy, q;
+  x_to_y(&t, &zx, &zy, &q);
   uint32_t steal = tb_loc(&t, "sys.cpu.steal_pct", PP_KIND_COUNTER);
   size_t tx = tb_thread(&t, 1, "x"), ty = tb_thread(&t, 2, "y");
   /* y: 20 items of 9.5 ms in [0, 200] ms (busy 190 ms of 200). */

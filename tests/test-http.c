@@ -654,6 +654,26 @@ static void sleep_100ms(void) {
   nanosleep(&ts, NULL);
 }
 
+/* GET /metrics on port until the page holds a, b and c (NULL: no more),
+ * for a minute at most: the last page (the caller frees it), NULL when
+ * none came. */
+static char *metrics_until(int port, const char *a, const char *b,
+                           const char *c) {
+  char *page = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(page);
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
+                "close\r\n\r\n",
+                NULL);
+    if (page && strstr(page, a) && (!b || strstr(page, b)) &&
+        (!c || strstr(page, c)))
+      break;
+    sleep_100ms();
+  }
+  return page;
+}
+
 static const char *companion(void) {
   static char path[4200];
   const char *b = getenv("PP_BUILD_DIR");
@@ -1108,18 +1128,8 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   int port = free_port();
   pid_t pid = start_run_http(port, "run-http", "sleep 30");
   const char *want = "pipeprof_proc_rss_bytes ";
-  char *page = NULL;
-  for (int tries = 0; tries < 600; tries++) {
-    free(page);
-    page = http(port,
-                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
-                "close\r\n\r\n",
-                NULL);
-    if (page && strstr(page, want) &&
-        strstr(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} "))
-      break;
-    sleep_100ms();
-  }
+  char *page = metrics_until(
+      port, want, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ", NULL);
   kill(-pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);
@@ -1165,19 +1175,11 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
   snprintf(prog, sizeof prog, "'%s/pipeprof-example-pipeline' --frames 100000",
            pp_test_bindir());
   pid_t pid = start_run_http(port, "run-http-prog", prog);
-  char *page = NULL, *om = NULL, *zones = NULL, *stream = NULL;
-  for (int tries = 0; tries < 600; tries++) {
-    free(page);
-    page = http(port,
-                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
-                "close\r\n\r\n",
-                NULL);
-    if (page && strstr(page, "pipeprof_program_up 1") &&
-        strstr(page, "pipeprof_zone_duration_seconds_count{zone=\"detect\"}") &&
-        strstr(page, "pipeprof_proc_rss_bytes "))
-      break;
-    sleep_100ms();
-  }
+  char *om = NULL, *zones = NULL, *stream = NULL;
+  char *page = metrics_until(
+      port, "pipeprof_program_up 1",
+      "pipeprof_zone_duration_seconds_count{zone=\"detect\"}",
+      "pipeprof_proc_rss_bytes ");
   om = http(port,
             "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: "
             "application/openmetrics-text; version=1.0.0\r\nConnection: "
@@ -1261,16 +1263,7 @@ PP_TEST_T(http_run_leaves_out_a_page_without_the_programs_scope, 120) {
       break;
     sleep_100ms();
   }
-  for (int tries = 0; tries < 600; tries++) {
-    free(page);
-    page = http(port,
-                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: "
-                "close\r\n\r\n",
-                NULL);
-    if (page && strstr(page, "pipeprof_proc_rss_bytes "))
-      break;
-    sleep_100ms();
-  }
+  page = metrics_until(port, "pipeprof_proc_rss_bytes ", NULL, NULL);
   kill(-pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);

@@ -436,11 +436,6 @@ static inline void put_slot(pp__prod *p, uint64_t i, uint64_t ts,
   atomic_store_explicit(&s->a, a, memory_order_relaxed);
 }
 
-static inline uint64_t tag(unsigned type, const void *p) {
-  return (uint64_t)type << PP__TAG_SHIFT | ((uint64_t)(uintptr_t)p &
-                                            PP__PTR_MASK);
-}
-
 /* The slots below w are written: publish w to the writer. */
 static inline void publish(pp__prod *p, uint64_t w) {
   p->w = w;
@@ -502,7 +497,7 @@ static __attribute__((noinline, cold)) pp_zone
 zone_begin_slow(const pp_srcloc *loc, int word) {
   pp_zone z = {NULL};
   pp__prod *p = view(word, 1);
-  if (p && push1(p, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+  if (p && push1(p, ticks_of(word), pp__slot_tag(PPT_EV_ZONE_BEGIN, loc), 1))
     z.loc = loc;
   return z;
 }
@@ -560,7 +555,7 @@ zone_end_slow(const pp_srcloc *loc, int word, uint64_t ts, int have_ts) {
     ts = ticks_of(word);
   pp__prod *p = view(word, 0);
   if (p) /* else the thread state is gone (exit destructors) */
-    push1(p, ts, tag(PPT_EV_ZONE_END, loc), 0);
+    push1(p, ts, pp__slot_tag(PPT_EV_ZONE_END, loc), 0);
 }
 
 /* Zone begins and ends off the ring's fast path: stats mode's (aggregated
@@ -589,7 +584,7 @@ pp_zone pp_zone_begin(const pp_srcloc *loc) {
 #ifdef PP__HAVE_RDTSC
   if (pp__likely((word & (PP__TSC | PP__AGG)) == PP__TSC) &&
       pp__likely(push1_fast(&tls_prod, word, __rdtsc(),
-                            tag(PPT_EV_ZONE_BEGIN, loc)))) {
+                            pp__slot_tag(PPT_EV_ZONE_BEGIN, loc)))) {
     z.loc = loc;
     return z;
   }
@@ -605,7 +600,7 @@ void pp_zone_end(pp_zone zone) {
   if (pp__likely((word & (PP__TSC | PP__AGG)) == PP__TSC)) {
     uint64_t ts = __rdtsc();
     if (pp__unlikely(!push1_fast(&tls_prod, word, ts,
-                                 tag(PPT_EV_ZONE_END, zone.loc))))
+                                 pp__slot_tag(PPT_EV_ZONE_END, zone.loc))))
       zone_end_slow(zone.loc, word, ts, 1);
     return;
   }
@@ -638,10 +633,10 @@ int pp__test_record(unsigned type, const pp_srcloc *loc, uint64_t ts,
   case PPT_EV_ZONE_END:
   case PPT_EV_MARK:
   case PPT_EV_FRAME:
-    return push1(p, ts, tag(type, loc), type != PPT_EV_ZONE_END);
+    return push1(p, ts, pp__slot_tag(type, loc), type != PPT_EV_ZONE_END);
   default: {
     uint64_t before = atomic_load(&p->t->dropped);
-    push2x(p, ts, tag(type, loc), value, extra);
+    push2x(p, ts, pp__slot_tag(type, loc), value, extra);
     return atomic_load(&p->t->dropped) == before;
   }
   }
@@ -665,7 +660,7 @@ static inline void record2(const pp_srcloc *loc, unsigned type, uint64_t v,
     return;
   pp__prod *p = view(word, 1);
   if (p)
-    push2x(p, ticks_of(word), tag(type, loc), v, extra);
+    push2x(p, ticks_of(word), pp__slot_tag(type, loc), v, extra);
 }
 
 static inline void record_value(const pp_srcloc *loc, unsigned type,
@@ -679,7 +674,7 @@ static inline void record_plain(const pp_srcloc *loc, unsigned type) {
     return;
   pp__prod *p = view(word, 1);
   if (p)
-    push1(p, ticks_of(word), tag(type, loc), 1);
+    push1(p, ticks_of(word), pp__slot_tag(type, loc), 1);
 }
 
 static uint64_t f64_bits(double d) {
@@ -968,7 +963,7 @@ static __attribute__((noinline)) pp_zone calib_begin(pp__prod *p,
                                                      const pp_srcloc *loc) {
   pp_zone z = {NULL};
   int word = word_now() | (pp__tick_is_tsc ? PP__TSC : 0);
-  if (push1(p, ticks_of(word), tag(PPT_EV_ZONE_BEGIN, loc), 1))
+  if (push1(p, ticks_of(word), pp__slot_tag(PPT_EV_ZONE_BEGIN, loc), 1))
     z.loc = loc;
   return z;
 }
@@ -977,7 +972,7 @@ static __attribute__((noinline)) void calib_end(pp__prod *p, pp_zone z) {
   if (!z.loc)
     return;
   int word = word_now() | (pp__tick_is_tsc ? PP__TSC : 0);
-  push1(p, ticks_of(word), tag(PPT_EV_ZONE_END, z.loc), 0);
+  push1(p, ticks_of(word), pp__slot_tag(PPT_EV_ZONE_END, z.loc), 0);
 }
 
 static pp_zone (*volatile calib_begin_fn)(pp__prod *,

@@ -42,6 +42,14 @@ typedef struct pp__slot {
   _Atomic uint64_t a;
 } pp__slot;
 
+/* A slot's word: the event's type in the top byte, its site's address
+ * below (the recorder writes it; the writer's fast loops compare whole
+ * words with it). */
+static inline uint64_t pp__slot_tag(unsigned type, const void *p) {
+  return (uint64_t)type << PP__TAG_SHIFT |
+         ((uint64_t)(uintptr_t)p & PP__PTR_MASK);
+}
+
 typedef struct pp__tstate {
   /* producer cache line (the struct is page-aligned). The producer keeps
    * its own copy of ring, mask and w in its TLS (recorder.c) and only

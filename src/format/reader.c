@@ -306,17 +306,30 @@ static int take_event(pp_trace *t, ev_pass *ps, size_t thi,
   return 0;
 }
 
-/* The n zones of a ZONES event (its site in ev->loc), from *tick (the
- * first begin): each given as its begin and end; *tick ends at the last
- * end. A cut event, or n of 0, is a bad event. */
+/* A zone begin at *tick (its site in ev->loc) and its end dur ticks
+ * later, where *tick moves: a ZONE, or one zone of a ZONES. */
+static int take_zone(pp_trace *t, ev_pass *ps, size_t thi, pp_event *ev,
+                     uint64_t *tick, uint64_t dur) {
+  ev->v.id = 0;
+  ev->v2 = 0;
+  ev->type = PPT_EV_ZONE_BEGIN;
+  ev->ts = conv_tick(t, &ps->conv, *tick);
+  if (take_event(t, ps, thi, ev) != 0)
+    return -1;
+  *tick += dur;
+  ev->type = PPT_EV_ZONE_END;
+  ev->ts = conv_tick(t, &ps->conv, *tick);
+  return take_event(t, ps, thi, ev);
+}
+
+/* The n zones of a ZONES event from *tick (the first begin); *tick ends
+ * at the last end. A cut event, or n of 0, is a bad event. */
 static int decode_zones(pp_trace *t, ppt_cursor *c, ev_pass *ps, size_t thi,
                         pp_event *ev, uint64_t n, uint64_t *tick) {
   if (n == 0) {
     t->diag.events_bad++;
     return -1;
   }
-  ev->v.id = 0;
-  ev->v2 = 0;
   for (uint64_t k = 0; k < n; k++) {
     uint64_t gap, dur;
     if (ppt_zones_get(c, k == 0, &gap, &dur) != 0) {
@@ -324,14 +337,7 @@ static int decode_zones(pp_trace *t, ppt_cursor *c, ev_pass *ps, size_t thi,
       return -1;
     }
     *tick += gap;
-    ev->type = PPT_EV_ZONE_BEGIN;
-    ev->ts = conv_tick(t, &ps->conv, *tick);
-    if (take_event(t, ps, thi, ev) != 0)
-      return -1;
-    *tick += dur;
-    ev->type = PPT_EV_ZONE_END;
-    ev->ts = conv_tick(t, &ps->conv, *tick);
-    if (take_event(t, ps, thi, ev) != 0)
+    if (take_zone(t, ps, thi, ev, tick, dur) != 0)
       return -1;
   }
   return 0;
@@ -399,13 +405,9 @@ static int decode_events(pp_trace *t, ppt_cursor *c, ev_pass *ps) {
       continue;
     }
     if (type == PPT_EV_ZONE) { /* a begin, and its end value ticks later */
-      ev.v.id = 0;
-      ev.type = PPT_EV_ZONE_BEGIN;
-      ev.ts = conv_tick(t, &ps->conv, tick);
-      if (take_event(t, ps, thi, &ev) != 0)
+      if (take_zone(t, ps, thi, &ev, &tick, r.value) != 0)
         return -1;
-      tick += r.value;
-      type = PPT_EV_ZONE_END;
+      continue;
     }
     ev.type = (uint8_t)type;
     ev.ts = conv_tick(t, &ps->conv, tick);
@@ -998,6 +1000,14 @@ static const unsigned char *chunk_bytes(rd_src *s, pp_trace *t,
  * one counts depends on the clock (identity ticks are ns as int64_t),
  * known once every chunk is read. The conversion never runs backwards, so
  * only the chunk's earliest tick is converted (first_times). */
+/* Keep tick if it is the lowest yet, unsigned and signed (scan_chunk). */
+static inline void lowest(uint64_t *lo_u, uint64_t *lo_s, uint64_t tick) {
+  if (tick < *lo_u)
+    *lo_u = tick;
+  if ((int64_t)tick < (int64_t)*lo_s)
+    *lo_s = tick;
+}
+
 static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
                        ev_chunk *e) {
   ppt_cursor c = {p, p + n, 0};
@@ -1029,10 +1039,7 @@ static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
       }
       if (loc > maxloc)
         maxloc = loc;
-      if (tick < lo_u)
-        lo_u = tick;
-      if ((int64_t)tick < (int64_t)lo_s)
-        lo_s = tick;
+      lowest(&lo_u, &lo_s, tick);
       continue;
     }
     if (ppt_ev_head(&c, &r) != 0)
@@ -1056,36 +1063,23 @@ static void scan_chunk(const unsigned char *p, size_t n, uint64_t limit,
     }
     if (r.loc > maxloc)
       maxloc = r.loc;
+    lowest(&lo_u, &lo_s, tick);
+    if (r.type == PPT_EV_GPU_ZONE) /* and its launch */
+      lowest(&lo_u, &lo_s, tick + (uint64_t)r.launch);
+    if (r.type == PPT_EV_ZONE) /* the chunk's time moves to the end */
+      lowest(&lo_u, &lo_s, tick += r.value);
     if (r.type == PPT_EV_ZONES) { /* every begin and end */
       int bad = r.value == 0;
-      for (uint64_t k = 0; k < r.value && !bad; k++) {
+      for (uint64_t k = 0; k < r.value; k++) {
         uint64_t gap, dur;
-        bad = ppt_zones_get(&c, k == 0, &gap, &dur) != 0;
-        for (int i = 0; i < 2 && !bad; i++) {
-          tick += i ? dur : gap;
-          if (tick < lo_u)
-            lo_u = tick;
-          if ((int64_t)tick < (int64_t)lo_s)
-            lo_s = tick;
-        }
+        if ((bad = ppt_zones_get(&c, k == 0, &gap, &dur) != 0))
+          break;
+        lowest(&lo_u, &lo_s, tick += gap);
+        lowest(&lo_u, &lo_s, tick += dur);
       }
       if (bad)
         break;
-      continue;
     }
-    /* a GPU zone's launch, a ZONE's end (the chunk's time moves on to
-     * it) */
-    uint64_t k[2] = {tick, r.type == PPT_EV_ZONE ? tick + r.value
-                                                 : tick + (uint64_t)r.launch};
-    int two = r.type == PPT_EV_GPU_ZONE || r.type == PPT_EV_ZONE;
-    for (int i = 0; i < 1 + two; i++) {
-      if (k[i] < lo_u)
-        lo_u = k[i];
-      if ((int64_t)k[i] < (int64_t)lo_s)
-        lo_s = k[i];
-    }
-    if (r.type == PPT_EV_ZONE)
-      tick = k[1];
   }
   e->lo_u = lo_u;
   e->lo_s = lo_s;

@@ -1105,9 +1105,33 @@ void pp__live_tick(pp__live *l, int64_t now) {
 
 /* ---- the writer's live sink ---------------------------------------------- */
 
-/* Zone begins and ends, most of what a ring holds, are paired here with
- * the thread's stack looked up once per block; the rest goes through
- * pp__live_event. */
+/* A histogram's counters and totals in a fast loop's locals (stores to
+ * the counters would otherwise reload the totals): the counters held,
+ * groups [glo, ghi], as the bucket index of their first and how many. */
+typedef struct run_hist {
+  uint32_t *c;
+  unsigned first, held;
+  uint64_t count, min, max;
+  double sum;
+} run_hist;
+
+/* Count dur as pp_lhist_record would, when its bucket is held (unsigned
+ * wrap sends those below the first past held too); else 0 and nothing
+ * counted. The caller has made sure no counter can fill. */
+static inline int run_count(run_hist *r, int64_t dur) {
+  unsigned bx = pp_lhist_index((uint64_t)dur) - r->first;
+  if (bx >= r->held)
+    return 0;
+  r->c[bx]++;
+  r->count++;
+  r->sum += (double)dur; /* >= 0: the same double as of (uint64_t)dur */
+  if ((uint64_t)dur < r->min)
+    r->min = (uint64_t)dur;
+  if ((uint64_t)dur > r->max)
+    r->max = (uint64_t)dur;
+  return 1;
+}
+
 /* The fast loop over a thread's slots (the bulk of the writer's work in
  * trace mode): zone begins and ends at site loc, from slot i up to the
  * ring's wrap, while each begin has room on the stack, each end closes
@@ -1131,34 +1155,25 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
     return i;
   pp_lhist *h = &se->roll.slot[slot];
   const uint64_t site = (uint64_t)(uintptr_t)loc;
-  const uint64_t wb = (uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site;
-  const uint64_t we = (uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site;
-  uint64_t stop = s->to;
-  if (s->mask != UINT64_MAX) {
-    uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
-    if (stop > wrap)
-      stop = wrap;
-  }
+  const uint64_t wb = pp__slot_tag(PPT_EV_ZONE_BEGIN, loc);
+  const uint64_t we = pp__slot_tag(PPT_EV_ZONE_END, loc);
+  const uint64_t stop = pp__slots_contig_end(s, i, s->to);
   const pp__clockmap clock = s->clock;
   const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
   pp_zone_open *const v = zs->v;
   uint32_t n = zs->n;
   const uint32_t cap = zs->cap;
   int64_t last = zs->last;
-  uint64_t zones = 0;
-  /* h's totals in locals (the counters' stores would otherwise reload
-   * them): the same values, added in the same order, as pp_lhist_record */
-  uint64_t count = h->count, lo_v = h->min, hi_v = h->max;
-  double sum = h->sum;
-  /* the counters held: groups [glo, ghi], in locals for the same reason */
-  uint32_t *const c = h->c;
-  const unsigned first = c ? (unsigned)h->glo * PP_LHIST_SUB : 1,
-                 held = c ? ((unsigned)h->ghi + 1u) * PP_LHIST_SUB - first : 0;
+  run_hist r = {h->c, 1, 0, h->count, h->min, h->max, h->sum};
+  if (h->c) {
+    r.first = (unsigned)h->glo * PP_LHIST_SUB;
+    r.held = ((unsigned)h->ghi + 1u) * PP_LHIST_SUB - r.first;
+  }
   const uint64_t span = (uint64_t)(hi - lo);
   /* No counter holds more than count, and the loop adds at most a value
    * per slot: when that cannot reach UINT32_MAX (a full counter counts
    * values as lost: pp_lhist_record's rule), no counter needs a test. */
-  if (count >= UINT32_MAX - (uint64_t)(qe - q))
+  if (r.count >= UINT32_MAX - (uint64_t)(qe - q))
     return i;
   while (q < qe) {
     uint64_t a = atomic_load_explicit(&q->a, memory_order_relaxed);
@@ -1166,7 +1181,8 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
       /* A run of zones with nothing inside (each begin's end in the next
        * slot), the commonest: none is pushed, each counts as it closes,
        * and their time passes up to the parent once for the run (their
-       * sum saturated, as adding each saturated would give). */
+       * sum saturated, as adding each saturated would give). A zone the
+       * run cannot take is pushed and closed below, as any other. */
       const pp__slot *const q0 = q;
       uint64_t child = 0;
       while (q + 1 < qe &&
@@ -1178,17 +1194,8 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
             &clock, atomic_load_explicit(&q[1].ts, memory_order_relaxed));
         int64_t dur;
         if (b < last || e < b || (uint64_t)e - (uint64_t)lo >= span ||
-            __builtin_sub_overflow(e, b, &dur))
+            __builtin_sub_overflow(e, b, &dur) || !run_count(&r, dur))
           break;
-        unsigned bx = pp_lhist_index((uint64_t)dur) - first;
-        if (bx >= held)
-          break;
-        c[bx]++; /* cannot pass UINT32_MAX: see room */
-        sum += (double)dur;
-        if ((uint64_t)dur < lo_v)
-          lo_v = (uint64_t)dur;
-        if ((uint64_t)dur > hi_v)
-          hi_v = (uint64_t)dur;
         child += (uint64_t)dur;
         if (child > INT64_MAX)
           child = INT64_MAX;
@@ -1196,9 +1203,6 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
         q += 2;
       }
       if (q != q0) {
-        uint64_t k = (uint64_t)(q - q0) / 2;
-        zones += k;
-        count += k;
         if (n) {
           int64_t *ch = &v[n - 1].child;
           if (__builtin_add_overflow(*ch, (int64_t)child, ch))
@@ -1207,78 +1211,45 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
         continue;
       }
     }
-    uint64_t ts = atomic_load_explicit(&q->ts, memory_order_relaxed);
-    int64_t ns = pp__clockmap_ns(&clock, ts);
+    int64_t ns = pp__clockmap_ns(
+        &clock, atomic_load_explicit(&q->ts, memory_order_relaxed));
     if (ns < last)
       break;
-    /* the zone closing here: a leaf (this begin and, in the next slot,
-     * its end: never pushed) or the one on top of the stack */
-    int leaf = 0;
-    int64_t start = 0;
-    if (a == wb) {
+    if (a == wb) { /* pushed */
       if (n >= cap)
         break;
-      if (q + 1 < qe &&
-          atomic_load_explicit(&q[1].a, memory_order_relaxed) == we) {
-        int64_t ns2 = pp__clockmap_ns(
-            &clock, atomic_load_explicit(&q[1].ts, memory_order_relaxed));
-        if (ns2 >= ns) {
-          leaf = 1;
-          start = ns;
-          ns = ns2;
-        }
-      }
-      if (!leaf) {
-        pp_zone_open *o = &v[n++];
-        o->site = site;
-        o->cookie = 0;
-        o->start = ns;
-        o->child = 0;
-        last = ns;
-        q++;
-        continue;
-      }
-    } else if (a == we) {
-      if (!n || v[n - 1].site != site)
+      pp_zone_open *o = &v[n++];
+      o->site = site;
+      o->cookie = 0;
+      o->start = ns;
+      o->child = 0;
+    } else if (a == we) { /* closes the zone on top */
+      if (!n || v[n - 1].site != site ||
+          (uint64_t)ns - (uint64_t)lo >= span)
         break;
-      start = v[n - 1].start;
+      int64_t dur;
+      if (__builtin_sub_overflow(ns, v[n - 1].start, &dur))
+        dur = INT64_MAX;
+      if (!run_count(&r, dur))
+        break;
+      if (--n) {
+        int64_t *ch = &v[n - 1].child;
+        if (__builtin_add_overflow(*ch, dur, ch))
+          *ch = INT64_MAX;
+      }
     } else {
       break;
     }
-    if ((uint64_t)ns - (uint64_t)lo >= span)
-      break;
-    int64_t dur;
-    if (__builtin_sub_overflow(ns, start, &dur))
-      dur = INT64_MAX;
-    /* bucket bx in a group held (unsigned wrap sends those below glo past
-     * held too) */
-    unsigned bx = pp_lhist_index((uint64_t)dur) - first;
-    if (bx >= held)
-      break;
-    c[bx]++; /* cannot pass UINT32_MAX: see room */
-    count++;
-    sum += (double)dur; /* >= 0: the same double as of (uint64_t)dur */
-    if ((uint64_t)dur < lo_v)
-      lo_v = (uint64_t)dur;
-    if ((uint64_t)dur > hi_v)
-      hi_v = (uint64_t)dur;
-    n -= (uint32_t)!leaf;
-    if (n) {
-      int64_t *ch = &v[n - 1].child;
-      if (__builtin_add_overflow(*ch, dur, ch))
-        *ch = INT64_MAX;
-    }
-    zones++;
     last = ns;
-    q += 1 + leaf;
+    q++;
   }
-  h->count = count;
-  h->sum = sum;
-  h->min = lo_v;
-  h->max = hi_v;
+  l->pc.zones += r.count - h->count; /* every zone counted closed here */
+  h->count = r.count;
+  h->sum = r.sum;
+  h->min = r.min;
+  h->max = r.max;
   zs->n = n;
   zs->last = last;
-  l->pc.zones += zones;
   pp__zstack_trim(zs);
   return stop - (uint64_t)(qe - q);
 }
@@ -1288,17 +1259,19 @@ static uint64_t zone_run(pp__live *l, tstack *t, const pp__slots *s,
  * general path's one event (nested zones change site every slot). */
 static inline int run_ahead(const pp__slots *s, uint64_t i,
                             const pp_srcloc *loc) {
-  const uint64_t site = (uint64_t)(uintptr_t)loc;
   for (uint64_t k = i; k < i + 2 && k < s->to; k++) {
     uint64_t a =
         atomic_load_explicit(&s->ring[k & s->mask].a, memory_order_relaxed);
-    if (a != ((uint64_t)PPT_EV_ZONE_BEGIN << PP__TAG_SHIFT | site) &&
-        a != ((uint64_t)PPT_EV_ZONE_END << PP__TAG_SHIFT | site))
+    if (a != pp__slot_tag(PPT_EV_ZONE_BEGIN, loc) &&
+        a != pp__slot_tag(PPT_EV_ZONE_END, loc))
       return 0;
   }
   return 1;
 }
 
+/* Zone begins and ends, most of what a ring holds, are paired here with
+ * the thread's stack looked up once per block (runs of them at one site
+ * by zone_run); the rest goes through pp__live_event. */
 static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   pp__live *l = (pp__live *)k;
   /* A local copy: the pairing's stores (64-bit fields) could alias the

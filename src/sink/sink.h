@@ -86,6 +86,19 @@ typedef struct pp__slots {
   pp__clockmap clock;
 } pp__slots;
 
+/* Where the slots from i on stop being contiguous in memory: stop, or
+ * the ring's wrap before it (a copy never wraps). For loops that walk
+ * slots by pointer. */
+static inline uint64_t pp__slots_contig_end(const pp__slots *s, uint64_t i,
+                                            uint64_t stop) {
+  if (s->mask != UINT64_MAX) {
+    uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
+    if (stop > wrap)
+      stop = wrap;
+  }
+  return stop;
+}
+
 /* One event read from a ring. */
 typedef struct pp__slot_ev {
   unsigned type;

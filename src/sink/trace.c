@@ -125,11 +125,7 @@ static uint64_t zone_run(trace_sink *t, const pp__slots *s, uint64_t i,
                          uint64_t stop) {
   const uint64_t end_bit =
       (uint64_t)(PPT_EV_ZONE_BEGIN ^ PPT_EV_ZONE_END) << PP__TAG_SHIFT;
-  if (s->mask != UINT64_MAX) {
-    uint64_t wrap = i + (s->mask + 1 - (i & s->mask));
-    if (stop > wrap)
-      stop = wrap;
-  }
+  stop = pp__slots_contig_end(s, i, stop);
   const pp__slot *q = &s->ring[i & s->mask], *const qe = q + (stop - i);
   unsigned char *p = t->ev.data + t->ev.len;
   uint64_t prev = t->prev;
