@@ -76,17 +76,55 @@ PP_TEST(power_two_packages) {
     CHECK(s.d[i].available);
     CHECK(s.d[i].reason == NULL);
     CHECK_NEAR(s.d[i].energy_j, 0, 0); /* nothing changed since open */
-    CHECK(s.d[i].has_power);
-    CHECK_NEAR(s.d[i].power_w, 0, 0);
+    CHECK(!s.d[i].advanced);           /* so nothing is measured yet */
   }
-  CHECK_NEAR(s.package_energy_j, 0, 0);
-  CHECK(s.has_package_power);
+  CHECK(!s.has_package_energy);
+  CHECK(!s.has_package_power);
   /* A read at the same instant gives no power. */
   CHECK_EQ(pp_collect_power_read_at(p, s.t_ns, &s), 6);
   CHECK(!s.d[0].has_power);
   CHECK(!s.has_package_power);
   pp_collect_power_close(p);
   pp_collect_power_close(NULL);
+}
+
+/* A counter that exists but stays put is not a measurement: no package
+ * energy, and a reason naming it, until it moves. */
+PP_TEST(power_stuck_counter) {
+  copy_fixture("two-packages");
+  pp_collect_power *p = pp_collect_power_open(pp_test_tmpdir());
+  CHECK(p != NULL);
+  CHECK_EQ(pp_collect_power_source(p), PP_POWER_POWERCAP);
+  uint64_t t0 = pp_collect_power_now_ns();
+  pp_power_sample s;
+  char why[256];
+  for (int i = 1; i <= 3; i++) { /* three reads, no change */
+    CHECK_EQ(pp_collect_power_read_at(p, t0 + i * 500000000ull, &s), 6);
+    CHECK(!s.has_package_energy);
+    CHECK(!s.has_package_power);
+    for (int d = 0; d < 6; d++)
+      CHECK(!s.d[d].advanced);
+  }
+  CHECK_STR(pp_collect_power_stuck_reason(p, 1.5, why, sizeof why),
+            "unavailable: intel-rapl:0 and the other energy counters did not "
+            "advance in 1.5 s (a counter that does not move is not a "
+            "measurement)");
+  /* package-1 moves (+3 J in 1 s): it is measured, package-0 is not. */
+  write_value("intel-rapl:1", 203000000);
+  CHECK_EQ(pp_collect_power_read_at(p, t0 + 2500000000u, &s), 6);
+  CHECK(!s.d[0].advanced);
+  CHECK(s.d[3].advanced);
+  CHECK_STR(s.d[3].label, "package-1");
+  CHECK(s.has_package_energy);
+  CHECK_NEAR(s.package_energy_j, 3.0, 1e-9);
+  CHECK(s.has_package_power);
+  CHECK_NEAR(s.package_power_w, 3.0, 1e-9);
+  CHECK(pp_collect_power_stuck_reason(p, 2.5, why, sizeof why) == NULL);
+  pp_collect_power_close(p);
+  /* No source: the other reason says why (pp_collect_power_reason). */
+  p = pp_collect_power_open("/nonexistent-sysroot");
+  CHECK(pp_collect_power_stuck_reason(p, 1, why, sizeof why) == NULL);
+  pp_collect_power_close(p);
 }
 
 PP_TEST(power_wraparound) {

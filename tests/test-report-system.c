@@ -748,3 +748,59 @@ PP_TEST(report_system_energy_per_frame_is_the_runs) {
   pp_analysis_free(&a);
   trace_free(&t);
 }
+
+/* Energy counters that stayed at 0 while the program worked (this VM's
+ * perf energy-psys): no joules, watts, per-frame or carbon figure, in the
+ * text or the JSON, and a reason that names the counter. */
+PP_TEST(report_system_stuck_energy) {
+  pp_trace t;
+  pp_analysis a = {0};
+  trace_init(&t);
+  CF(&t, "energy.psys_j", 0.0, 0.0, 0.0);
+  CF(&t, "power.psys_w", 0.0, 0.0);
+  CF(&t, "energy.package_j", 0.0, 0.0, 0.0);
+  CF(&t, "proc.cpu_user_s", 0.5, 1.5, 2.5); /* the program was busy */
+  uint32_t fr = loc_add(&t, "camera", PP_KIND_FRAME);
+  for (int i = 0; i < 3; i++)
+    ev_add(&t, 1000 * (i + 1), fr, PPT_EV_FRAME);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a);
+  check_no_nonfinite(s);
+  CHECK_CONTAINS(
+      s, "\nenergy\n  energy:                unavailable: "
+         "energy.package_j (and 2 more power series) stayed at 0 over 3 "
+         "samples (a counter "
+         "that does not move is not a measurement)\n");
+  CHECK(!strstr(s, " J"));
+  CHECK(!strstr(s, " W"));
+  CHECK(!strstr(s, "gCO2eq"));
+  free(s);
+  pp_energy e;
+  CHECK_EQ(pp_run_energy(&a, &e), 0);
+  CHECK_CONTAINS(e.sources, "did not move");
+  char *txt = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&txt, &n);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
+  CHECK_EQ(fclose(f), 0);
+  CHECK_CONTAINS(txt, "energy per frame: unavailable: the energy counters "
+                      "did not move over the run");
+  CHECK(!strstr(txt, "0 J"));
+  free(txt);
+#ifdef PP_HAVE_JANSSON
+  char *js = render_json(&a);
+  json_error_t err;
+  json_t *root = json_loads(js, 0, &err);
+  if (!root)
+    PP_FAIL("bad JSON: %s\n%s", err.text, js);
+  json_t *sys = json_object_get(root, "system");
+  CHECK(json_object_get(sys, "energy") == NULL);
+  CHECK_CONTAINS(json_string_value(json_object_get(
+                     json_object_get(sys, "unavailable"), "power")),
+                 "energy.package_j (and 2 more power series) stayed at 0");
+  json_decref(root);
+  free(js);
+#endif
+  pp_analysis_free(&a);
+  trace_free(&t);
+}

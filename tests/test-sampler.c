@@ -185,3 +185,84 @@ PP_TEST(sampler_fixture_sysroot_reasons) {
   CHECK_CONTAINS(hw, "unavailable");
   pp_trace_free(&t);
 }
+
+/* Run a session sampling at 50 Hz on the sysroot PIPEPROF_SYSROOT names
+ * until the sampler has slept n times, writing energy_uj of intel-rapl:0
+ * under it before each wait when step_uj > 0; leaves the trace in path. */
+static void sample_fixture_power(const char *path, int n, long step_uj) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.sample_hz = 50;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  long uj = 100000000; /* the fixture's value */
+  long slept = voluntary_switches("pp-sampler");
+  for (int i = 0; i < n; i++) {
+    if (step_uj > 0) {
+      char f[4300];
+      uj += step_uj;
+      snprintf(f, sizeof f, "%s/sys/class/powercap/intel-rapl:0/energy_uj",
+               getenv("PIPEPROF_SYSROOT"));
+      FILE *w = fopen(f, "w"); /* same inode: the collector keeps it open */
+      CHECK(w != NULL);
+      fprintf(w, "%ld\n", uj);
+      CHECK_EQ(fclose(w), 0);
+    }
+    while (voluntary_switches("pp-sampler") <= slept) {
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+    }
+    slept = voluntary_switches("pp-sampler");
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+}
+
+/* An energy counter that stays put while the program works is not a
+ * measurement: nothing recorded, and a reason that says so; one that moves
+ * is recorded. */
+PP_TEST(sampler_stuck_energy_counter) {
+  char src[4200], path[4300], err[256];
+  snprintf(src, sizeof src, "%s/tests/fixtures/powercap/two-packages",
+           pp_test_srcdir());
+  char *out = NULL;
+  if (pp_test_run(&out, "cp -R '%s/.' '%s/'", src, pp_test_tmpdir()) != 0)
+    PP_FAIL("cp failed: %s", out ? out : "");
+  free(out);
+  setenv("PIPEPROF_SYSROOT", pp_test_tmpdir(), 1);
+  snprintf(path, sizeof path, "%s/stuck.pptrace", pp_test_tmpdir());
+  burn_cpu(20);
+  sample_fixture_power(path, 4, 0);
+  pp_trace t;
+  pp_analysis a = {0};
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK(counter(&a, "energy.package_j") == NULL);
+  CHECK(counter(&a, "power.package_w") == NULL);
+  CHECK(counter(&a, "energy.package-0_j") == NULL);
+  const char *why = pp_trace_meta(&t, "unavailable.power");
+  CHECK(why != NULL);
+  CHECK_CONTAINS(why, "intel-rapl:0 and the other energy counters did not "
+                      "advance in ");
+  pp_energy e;
+  CHECK_EQ(pp_run_energy(&a, &e), 0);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+
+  /* The same tree with package-0 moving 1 J per sample. */
+  snprintf(path, sizeof path, "%s/moving.pptrace", pp_test_tmpdir());
+  sample_fixture_power(path, 4, 1000000);
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_counter_stats *pkg = counter(&a, "energy.package_j");
+  CHECK(pkg != NULL);
+  CHECK_NEAR(pkg->last, 4.0, 1e-9); /* every write was read by the end */
+  CHECK(counter(&a, "energy.package-0_j") != NULL);
+  CHECK(counter(&a, "energy.package-1_j") == NULL); /* stayed put */
+  CHECK(pp_trace_meta(&t, "unavailable.power") == NULL);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
+  CHECK_NEAR(e.cpu_j, 4.0, 1e-9);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  unsetenv("PIPEPROF_SYSROOT");
+}

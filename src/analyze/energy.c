@@ -18,15 +18,20 @@
 #include "analyze.h"
 #include "analyze/system.h"
 
-/* The library metric id with a finite last value, or NULL. */
+/* The library metric id with a finite last value that moved over the run
+ * (pp_power_series_measured), or NULL; *stuck set when the series is there
+ * but did not move. */
 static const pp_counter_stats *last_metric(const pp_analysis *a, uint32_t mkind,
-                                           pp_metric_id id) {
+                                           pp_metric_id id, int *stuck) {
   const pp_trace *t = a->trace;
   for (size_t i = 0; i < a->prof.ncounters; i++) {
     const pp_counter_stats *c = &a->prof.counters[i];
-    if (c->samples && isfinite(c->last) &&
-        pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) == id)
+    if (!c->samples || !isfinite(c->last) ||
+        pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) != id)
+      continue;
+    if (pp_power_series_measured(c, 1))
       return c;
+    *stuck = 1;
   }
   return NULL;
 }
@@ -37,10 +42,12 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
                                          PP_METRIC_GPU_ENERGY_ALL};
   memset(e, 0, sizeof *e);
   uint32_t mkind = pp_trace_metric_kind(t);
-  const pp_counter_stats *cpu = last_metric(a, mkind, PP_METRIC_ENERGY_PACKAGE);
+  int stuck = 0;
+  const pp_counter_stats *cpu =
+      last_metric(a, mkind, PP_METRIC_ENERGY_PACKAGE, &stuck);
   const pp_counter_stats *gpu = NULL;
   for (size_t i = 0; !gpu && i < sizeof gpu_ids / sizeof gpu_ids[0]; i++) {
-    gpu = last_metric(a, mkind, gpu_ids[i]);
+    gpu = last_metric(a, mkind, gpu_ids[i], &stuck);
     if (gpu)
       e->gpu_counter = pp_metric_def_of(gpu_ids[i])->name;
   }
@@ -55,6 +62,9 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
     e->sources = "CPU package";
   else if (gpu)
     e->sources = "GPU";
+  else if (stuck)
+    e->sources = "the energy counters did not move over the run (a counter "
+                 "that does not move is not a measurement)";
   else
     e->sources = "no energy counter in this trace (RAPL or NVML; run "
                  "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";

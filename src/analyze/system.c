@@ -154,6 +154,28 @@ static int any_meta(const pp_trace *t, const char *prefix) {
 
 /* ---- figures ------------------------------------------------------------ */
 
+int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
+  if (!c->samples || !isfinite(c->max) || !isfinite(c->min))
+    return 0;
+  if (!is_total)
+    return c->max > 0;
+  return c->samples > 1 ? c->max > c->min : c->last > 0;
+}
+
+/* The reason for power series that did not move
+ * (pp_power_series_measured): the first of them, c, and how many more. */
+static void stuck_reason(const pp_trace *t, const pp_counter_stats *c,
+                         size_t more, pp_system *s) {
+  char others[48] = "";
+  if (more)
+    snprintf(others, sizeof others, " (and %zu more power series)", more);
+  snprintf(s->power_stuck, sizeof s->power_stuck,
+           "%s%s stayed at %.6g over %llu samples (a counter that does not "
+           "move is not a measurement)",
+           pp_trace_loc_name(t, c->loc), others, c->last,
+           (unsigned long long)c->samples);
+}
+
 static pp_sys_fig fig_of(const pp_counter_stats *c) {
   return (pp_sys_fig){1, c->mean, c->min, c->max, c->last, c->samples, NULL};
 }
@@ -473,6 +495,23 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
   run_facts(t, s);
 
   /* Single series, first of a name wins (as pp_profile_metric). */
+  /* Power series that did not move are left out of every figure. */
+  size_t nstuck = 0, kept = 0;
+  const pp_counter_stats *first_stuck = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const pp_metric_def *def = pp_metric_def_of(r[i].id);
+    if (def->group == PP_GROUP_POWER && isfinite(r[i].c->min) &&
+        isfinite(r[i].c->max) &&
+        !pp_power_series_measured(r[i].c, def->kind == PP_METRIC_TOTAL)) {
+      if (!nstuck++)
+        first_stuck = r[i].c;
+    } else {
+      r[kept++] = r[i];
+    }
+  }
+  n = kept;
+  if (nstuck)
+    stuck_reason(t, first_stuck, nstuck - 1, s);
   uint64_t host_samples = 0;
   for (size_t i = 0; i < n; i++) {
     pp_metric_group g = pp_metric_def_of(r[i].id)->group;
@@ -502,10 +541,13 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
   s->show_tree =
       s->has_tree || pp_system_reason(t, tree_groups) || s->has_maxrss;
   s->show_perf = s->has_perf || any_meta(t, "unavailable.perf");
-  if (!s->has_power)
+  if (!s->has_power) {
     s->power_why = REASON(t, "power", "energy", "rapl");
+    if (!s->power_why && nstuck)
+      s->power_why = s->power_stuck;
+  }
   s->any = s->has_host || s->has_tree || s->has_perf || s->has_power ||
-           any_meta(t, "unavailable.");
+           nstuck || any_meta(t, "unavailable.");
 
   int rc = family(r, n, PP_METRIC_SYS_CPUN_BUSY, &s->core_busy);
   if (!rc)

@@ -47,6 +47,14 @@ typedef struct pp_metric_ref {
  * memory. */
 int pp_trace_metrics(const pp_analysis *a, pp_metric_ref **out, size_t *n);
 
+/* Did a sampled power-group series measure anything? An energy total
+ * (is_total) must have moved over the run (one sample: be above 0); a
+ * power gauge must have read above 0 once. A counter that exists but
+ * stays put while the machine works (some VMs' perf energy-psys reads 0
+ * throughout) is not a measurement: the analyses leave such series out
+ * and say why (pp_system.power_why). */
+int pp_power_series_measured(const pp_counter_stats *c, int is_total);
+
 /* Is counter c of t a library metric (to list apart from user counters)? */
 int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c);
 
@@ -165,6 +173,7 @@ typedef struct pp_system {
   /* power and energy */
   int has_power;          /* a power.* or energy.* metric */
   const char *power_why;  /* !has_power: why, or NULL */
+  char power_stuck[192];  /* power_why of series that did not move */
   pp_sys_domain *domains; /* by name */
   size_t ndomains;
   pp_energy energy;            /* the run's (pp_run_energy) */

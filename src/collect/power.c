@@ -573,6 +573,7 @@ int pp_collect_power_read_at(pp_collect_power *p, uint64_t now_ns,
   out->ndomains = p->n;
   out->t_ns = now_ns;
   out->package_energy_j = 0;
+  out->has_package_energy = 0;
   out->has_package_power = 0;
   out->package_power_w = 0;
   int navail = 0;
@@ -591,6 +592,7 @@ int pp_collect_power_read_at(pp_collect_power *p, uint64_t now_ns,
     o->energy_j = d->is_perf ? (double)d->total_raw * d->scale
                              : (double)d->total_raw / 1e6;
     o->nwraps = d->nwraps;
+    o->advanced = d->total_raw > 0;
     if (!ok) {
       o->reason = "read failed";
     } else if (now_ns > d->prev_ns) {
@@ -600,7 +602,8 @@ int pp_collect_power_read_at(pp_collect_power *p, uint64_t now_ns,
       d->prev_j = o->energy_j;
       d->prev_ns = now_ns;
     }
-    if (d->pub.kind == PP_POWER_PACKAGE) {
+    if (d->pub.kind == PP_POWER_PACKAGE && o->advanced) {
+      out->has_package_energy = 1;
       out->package_energy_j += o->energy_j;
       if (o->has_power) {
         out->has_package_power = 1;
@@ -613,6 +616,32 @@ int pp_collect_power_read_at(pp_collect_power *p, uint64_t now_ns,
 
 int pp_collect_power_read(pp_collect_power *p, pp_power_sample *out) {
   return pp_collect_power_read_at(p, pp_collect_power_now_ns(), out);
+}
+
+const char *pp_collect_power_stuck_reason(const pp_collect_power *p,
+                                          double seconds, char *buf,
+                                          size_t len) {
+  if (!p || p->source == PP_POWER_NONE || !len)
+    return NULL;
+  const domain *first = NULL;
+  int n = 0;
+  for (int i = 0; i < p->n; i++) {
+    if (!p->d[i].pub.available)
+      continue;
+    if (p->d[i].total_raw > 0)
+      return NULL;
+    if (!first)
+      first = &p->d[i];
+    n++;
+  }
+  if (!first)
+    return NULL;
+  snprintf(buf, len,
+           "unavailable: %s%s did not advance in %.1f s (a counter that "
+           "does not move is not a measurement)",
+           first->pub.zone[0] ? first->pub.zone : first->pub.label,
+           n > 1 ? " and the other energy counters" : "", seconds);
+  return buf;
 }
 
 void pp_collect_power_close(pp_collect_power *p) {

@@ -17,6 +17,7 @@
 #ifndef PP_COLLECT_POWER_H
 #define PP_COLLECT_POWER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PP_POWER_MAX_DOMAINS 64
@@ -50,21 +51,28 @@ typedef struct pp_power_domain {
   char label[48];      /* "package-0", "package-0/dram", "psys" */
   char zone[48];       /* "intel-rapl:0:1" or "power/energy-ram" */
   pp_power_kind kind;
-  int package;         /* package index, -1 when unknown */
-  int available;       /* readable at open */
-  const char *reason;  /* why not available; owned by the handle */
-  double energy_j;     /* cumulative since open, J */
-  int has_power;       /* power_w set (needs a later timestamp) */
-  double power_w;      /* average W since the previous read (or open) */
-  uint64_t nwraps;     /* counter wraparounds seen */
+  int package;        /* package index, -1 when unknown */
+  int available;      /* readable at open */
+  const char *reason; /* why not available; owned by the handle */
+  double energy_j;    /* cumulative since open, J */
+  int has_power;      /* power_w set (needs a later timestamp) */
+  double power_w;     /* average W since the previous read (or open) */
+  uint64_t nwraps;    /* counter wraparounds seen */
+  int advanced;       /* the counter has moved since open: only then is
+                         energy_j a measurement (a counter that exists
+                         but stays put, as some VMs' perf energy-psys
+                         does, measures nothing) */
 } pp_power_domain;
 
 typedef struct pp_power_sample {
   pp_power_source source;
   int ndomains;
   pp_power_domain d[PP_POWER_MAX_DOMAINS];
-  /* Sum over available package domains (sub-zones and psys are inside or
-   * overlap a package and are not added): host CPU energy and power. */
+  /* Sum over available package domains whose counter has advanced
+   * (sub-zones and psys are inside or overlap a package and are not
+   * added): host CPU energy and power. Set only with has_package_energy
+   * (a package domain that advanced). */
+  int has_package_energy;
   double package_energy_j;
   int has_package_power;
   double package_power_w;
@@ -99,6 +107,14 @@ int pp_collect_power_read(pp_collect_power *p, pp_power_sample *out);
  * now_ns is later than the previous read. */
 int pp_collect_power_read_at(pp_collect_power *p, uint64_t now_ns,
                              pp_power_sample *out);
+
+/* "unavailable: ..." when the source has readable domains but none of
+ * them has advanced since open (seconds: how long they were watched), into
+ * buf; NULL when one has, or there is no source (see
+ * pp_collect_power_reason). */
+const char *pp_collect_power_stuck_reason(const pp_collect_power *p,
+                                          double seconds, char *buf,
+                                          size_t len);
 
 /* Close and free. NULL is a no-op. */
 void pp_collect_power_close(pp_collect_power *p);

@@ -58,8 +58,9 @@ struct pp__sampler {
   pp_tree_rates trates;
   pp_perf_sample perf_sample;
   pp_power_sample power_sample;
-  int cur;            /* index of the newest sample in sys[]/tree[] */
-  int64_t perf_read_ns; /* when perf counters were last read */
+  int64_t power_open_ns; /* when s->power was opened (pp__mono_ns) */
+  int cur;               /* index of the newest sample in sys[]/tree[] */
+  int64_t perf_read_ns;  /* when perf counters were last read */
   pp_collect_gpu *gpu;
   pp_gpu_sample *gpu_sample; /* large: on the heap */
   pid_t *gpu_pids;
@@ -427,14 +428,18 @@ static void record_power(pp__sampler *s) {
       pp_collect_power_read(s->power, &s->power_sample) < 0)
     return;
   const pp_power_sample *p = &s->power_sample;
+  /* Only counters that have moved since open are measurements: one that
+   * stays put (some VMs' perf energy-psys) is said unavailable at stop. */
   for (int i = 0; i < p->ndomains; i++) {
     const pp_power_domain *d = &p->d[i];
-    if (!d->available)
+    if (!d->available || !d->advanced)
       continue;
     setf(d->energy_j, "energy.%s_j", d->label);
     if (d->has_power)
       setf(d->power_w, "power.%s_w", d->label);
   }
+  if (!p->has_package_energy)
+    return;
   set("energy.package_j", p->package_energy_j);
   if (p->has_package_power)
     set("power.package_w", p->package_power_w);
@@ -504,11 +509,12 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
   if (s->proc && cfg->fd_budget > 0)
     pp_collect_proc_set_fd_budget(s->proc, cfg->fd_budget);
   if (cfg->perf)
-    s->perf = pp_collect_perf_open(cfg->pid,
-                                   cfg->perf_on_exec ? PP_PERF_ENABLE_ON_EXEC
-                                                     : 0);
-  if (cfg->power)
+    s->perf = pp_collect_perf_open(
+        cfg->pid, cfg->perf_on_exec ? PP_PERF_ENABLE_ON_EXEC : 0);
+  if (cfg->power) {
     s->power = pp_collect_power_open(s->sysroot);
+    s->power_open_ns = pp__mono_ns();
+  }
   if (cfg->gpu) {
     s->gpu = pp_collect_gpu_open(NULL);
     s->gpu_sample = pp__calloc(1, sizeof *s->gpu_sample);
@@ -605,6 +611,11 @@ void pp__sampler_stop(pp__sampler *s) {
     }
     if (s->gpu && s->gpu_sample)
       pp_gpu_sample_meta(s->gpu, s->gpu_sample, gpu_meta, NULL);
+    char stuck[256];
+    if (pp_collect_power_stuck_reason(
+            s->power, (double)(pp__mono_ns() - s->power_open_ns) / 1e9, stuck,
+            sizeof stuck))
+      pp__session_meta("unavailable.power", stuck);
     if (s->threads.max) {
       meta_table(&s->procs, "proc", "procs");
       meta_table(&s->threads, "thread", "threads");

@@ -1169,7 +1169,7 @@ static void j_energy(pp_jsonw *w, const pp_system *s) {
   pp_jsonw_obj_end(w);
 }
 
-static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
+static void j_unavailable(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
   pp_jsonw_key(w, "unavailable");
   pp_jsonw_obj_begin(w);
   for (size_t i = 0; i < t->nmeta; i++) {
@@ -1179,6 +1179,9 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t) {
     pp_jsonw_kv_str(w, m->key + strlen("unavailable."),
                     pp_system_strip_reason(m->value ? m->value : ""));
   }
+  /* the analysis's own finding: energy counters that did not move */
+  if (!s->has_power && s->power_why == s->power_stuck)
+    pp_jsonw_kv_str(w, "power", s->power_stuck);
   pp_jsonw_obj_end(w);
 }
 
@@ -1203,7 +1206,7 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
     rc = j_perf(w, &s);
   if (!rc) {
     j_energy(w, &s);
-    j_unavailable(w, t);
+    j_unavailable(w, t, &s);
   }
   pp_jsonw_obj_end(w);
   pp_system_free(&s);
