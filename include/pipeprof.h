@@ -490,12 +490,17 @@ typedef struct pp_live_stats {
 
 /**
  * Figures of the zones (and ranges) named name over the last window_s
- * complete intervals (1, 10 or 60), or, window_s 0, over every complete
- * interval of the session (since 0.1.0). Updated once per interval by the
- * writer; the call copies them under a lock held for microseconds.
- * Returns PP_OK; PP_EINVAL for a NULL argument, another window or a name
- * not seen in this session; PP_ENOTRUNNING; PP_ENOTSUP when live
- * statistics are off (PIPEPROF_LIVE=off). Any thread.
+ * complete intervals (1, 10 or 60), updated once per interval by the
+ * writer, or, window_s 0, over the session up to the call: the call then
+ * asks the writer to drain every thread's events and waits for it (at most
+ * 1 s; microseconds to milliseconds), so every zone that ended before the
+ * call counts. The call copies the figures under a lock held for
+ * microseconds. After pp_shutdown() the figures of the session as it
+ * ended stay readable until the next pp_init(). Returns PP_OK; PP_EINVAL
+ * for a NULL argument, another window or a name not seen in this session;
+ * PP_ENOTRUNNING when no session ran in this process; PP_ENOTSUP when
+ * live statistics are off (PIPEPROF_LIVE=off). Any thread; from the
+ * alert callback, window 0 gives the last published figures.
  */
 PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
 
@@ -504,7 +509,9 @@ PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
  * of this session, 0-based in the order the writer first saw them, into
  * buf (size bytes, NUL-terminated, cut at size - 1 bytes). Names are only
  * ever added during a session, so walking index = 0, 1, ... until
- * PP_EINVAL lists them all (at most 1024). Returns PP_OK; PP_EINVAL past
+ * PP_EINVAL lists them all (at most 1024); index 0 first has the writer
+ * drain every thread (as pp_live_zone's window 0), so the walk lists every
+ * name recorded before it. After pp_shutdown(), the ended session's. Returns PP_OK; PP_EINVAL past
  * the last name, for a NULL buf or size 0; PP_ENOTRUNNING; PP_ENOTSUP
  * when live statistics are off. Any thread. Added in 0.1.0.
  */

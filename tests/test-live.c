@@ -771,7 +771,12 @@ PP_TEST_T(live_zone_names_listed_in_order, 30) {
   CHECK_EQ(pp_live_zone_name(0, NULL, 4), PP_EINVAL);
   CHECK_EQ(pp_live_zone_name(0, name, 0), PP_EINVAL);
   CHECK_EQ(pp_shutdown(), PP_OK);
-  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_ENOTRUNNING);
+  /* the names stay readable after the session, until the next one */
+  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_OK);
+  CHECK_STR(name, "first");
+  start(PP_MODE_TRACE, path);
+  CHECK_EQ(pp_live_zone_name(0, name, sizeof name), PP_EINVAL);
+  CHECK_EQ(pp_shutdown(), PP_OK);
 }
 
 PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
@@ -1292,4 +1297,64 @@ PP_TEST(live_engine_slots_fast_loop_equals_events_one_by_one) {
   CHECK(zones > RUN_EVENTS / 3); /* most events paired into zones */
   pp__live_free(fast);
   pp__live_free(slow);
+}
+
+/* The session's window (0) is exact as of the call, whatever the interval:
+ * ten zones in a 0.2 s run read ten right after the loop (they had read 0
+ * until a 1 s interval closed), and the same after pp_shutdown. In each
+ * mode: stats mode's threads aggregate themselves, trace mode's go
+ * through the ring. */
+static void session_window_exact(pp_mode mode) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/exact-%d.pptrace", pp_test_tmpdir(),
+           (int)mode);
+  setenv("PIPEPROF_LIVE", "interval=1s", 1);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = mode;
+  cfg.out_path = path;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  int64_t t0 = mono_ns();
+  for (int i = 0; i < 10; i++) {
+    PP_ZONE("ten");
+    struct timespec ts = {0, 20 * MS};
+    nanosleep(&ts, NULL);
+  }
+  pp_request_begin(1);
+  pp_request_end(1, 0);
+  int64_t t1 = mono_ns();
+  pp_live_stats st;
+  CHECK_EQ(pp_live_zone("ten", 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 10);
+  CHECK(st.p50_ns >= 19 * MS && st.max_ns >= st.p50_ns);
+  /* the window runs from the session's start to the call */
+  CHECK(st.as_of_ns >= t1);
+  CHECK(st.seconds >= (double)(t1 - t0) / 1e9 - 0.05 && st.seconds < 60);
+  CHECK_NEAR(st.rate, (double)st.count / st.seconds, 1e-9);
+  CHECK_EQ(pp_live_request(PP_LIVE_E2E, 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1);
+  {
+    PP_ZONE("ten"); /* one more after the first look */
+  }
+  CHECK_EQ(pp_live_zone("ten", 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 11);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  /* after the session: its figures as it ended */
+  memset(&st, 0, sizeof st);
+  CHECK_EQ(pp_live_zone("ten", 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 11);
+  CHECK_EQ(pp_live_request(PP_LIVE_E2E, 0, &st), PP_OK);
+  CHECK_EQ_U(st.count, 1);
+  CHECK_EQ(pp_live_zone("no such zone", 0, &st), PP_EINVAL);
+  CHECK_EQ(pp_live_zone("ten", 2, &st), PP_EINVAL);
+  unsetenv("PIPEPROF_LIVE");
+}
+
+PP_TEST_T(live_session_window_exact_as_of_the_call_stats, 30) {
+  session_window_exact(PP_MODE_STATS);
+}
+
+PP_TEST_T(live_session_window_exact_as_of_the_call_trace, 30) {
+  session_window_exact(PP_MODE_TRACE);
 }

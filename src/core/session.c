@@ -64,6 +64,16 @@ static int signals_installed;
 static struct sigaction old_int, old_term;
 /* Guards S.live's lifetime against pp_live_zone() from other threads. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The live figures of the last session of this process as it ended
+ * (pp__live_keep), readable after pp_shutdown until the next pp_init;
+ * under live_lock. */
+static pp__live_final *final_live;
+static pid_t final_pid;
+
+/* How long a query for the session window waits for the writer's pass
+ * (pp__writer_sync): a pass takes microseconds to milliseconds; a stalled
+ * writer must not stall the caller longer than this. */
+#define LIVE_SYNC_MS 1000u
 
 static void set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -120,13 +130,36 @@ static int live_acquire(pp__live **l) {
   return PP_OK;
 }
 
+/* The final figures of this process's last session in *f with live_lock
+ * held (release it with pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING
+ * with the lock released when there are none. */
+static int final_acquire(const pp__live_final **f) {
+  pthread_mutex_lock(&live_lock);
+  if (!final_live || final_pid != getpid()) {
+    pthread_mutex_unlock(&live_lock);
+    return PP_ENOTRUNNING;
+  }
+  *f = final_live;
+  return PP_OK;
+}
+
 static int live_query(int kind, const char *name, int window_s,
                       pp_live_stats *out) {
+  /* The session's window is exact as of the call: the writer drains every
+   * ring (and stats mode's tallies) first. */
+  if (window_s == 0 && atomic_load(&running) && S.pid == getpid())
+    pp__writer_sync(LIVE_SYNC_MS);
   pp__live *l;
   int rc = live_acquire(&l);
-  if (rc != PP_OK)
+  if (rc == PP_OK) {
+    rc = pp__live_query(l, kind, name, window_s, out);
+    pthread_mutex_unlock(&live_lock);
     return rc;
-  rc = pp__live_query(l, kind, name, window_s, out);
+  }
+  const pp__live_final *f;
+  if (final_acquire(&f) != PP_OK)
+    return rc;
+  rc = pp__live_final_query(f, kind, name, window_s, out);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -186,11 +219,20 @@ int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns, size_t n,
 int pp_live_zone_name(size_t index, char *buf, size_t size) {
   if (!buf || size == 0)
     return PP_EINVAL;
+  /* a walk starts at 0: every name recorded up to the call is listed */
+  if (index == 0 && atomic_load(&running) && S.pid == getpid())
+    pp__writer_sync(LIVE_SYNC_MS);
   pp__live *l;
   int rc = live_acquire(&l);
-  if (rc != PP_OK)
+  if (rc == PP_OK) {
+    rc = pp__live_zone_name(l, index, buf, size);
+    pthread_mutex_unlock(&live_lock);
     return rc;
-  rc = pp__live_zone_name(l, index, buf, size);
+  }
+  const pp__live_final *f;
+  if (final_acquire(&f) != PP_OK)
+    return rc;
+  rc = pp__live_final_zone_name(f, index, buf, size);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -354,6 +396,7 @@ static void fork_child(void) {
   memcpy(&ctl_lock, &fresh, sizeof fresh);
   memcpy(&live_lock, &fresh, sizeof fresh);
   S.live = NULL; /* the parent's; leaked in the child on purpose */
+  final_live = NULL; /* likewise */
   pp__writer_fork_child();
   pp__meta_after_fork();
   pp__wake_close();
@@ -518,6 +561,8 @@ int pp_init(const pp_config *user) {
   pp__clock_sync_now(&wc.sync0);
   wc.ticks_per_ns = pp__clock_rate(&before, &wc.sync0);
   pthread_mutex_lock(&live_lock);
+  pp__live_final_free(final_live); /* the last session's: replaced now */
+  final_live = NULL;
   S.live = pp__live_new(&live_cfg, wc.sync0.mono_ns); /* NULL: off or OOM */
   /* the HTTP endpoint's charts: the engine keeps recent intervals */
   const char *http_env = getenv("PIPEPROF_HTTP");
@@ -654,6 +699,9 @@ int pp_shutdown(void) {
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
   pp__meta_open(0);
+  pp__live_final_free(final_live); /* the figures as the session ended */
+  final_live = pp__live_keep(S.live);
+  final_pid = getpid();
   pp__live_free(S.live);
   S.live = NULL;
   pthread_mutex_unlock(&live_lock);

@@ -97,6 +97,16 @@ typedef struct writer {
 
 static writer W;
 
+/* Syncs (pp__writer_sync): callers ask for a pass by raising sync_req and
+ * wait for sync_done to reach it. Outside W, which a new session clears:
+ * a caller may still wait while one session ends. */
+static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sync_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic unsigned sync_req;
+static unsigned sync_done;        /* under sync_lock */
+static int sync_alive;            /* a writer thread runs; under sync_lock */
+static pthread_t sync_thread;     /* that thread; under sync_lock */
+
 /* The alert callback (pp_on_alert); kept across sessions. */
 static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static pp_alert_fn cb_fn;
@@ -324,10 +334,11 @@ static int peeked(const pp__tstate *t) {
  * at the session's end every thread's, and to the live engine each time
  * a live interval has ended. In any mode a dead thread's set of an
  * earlier session is freed (the registry keeps a thread until then). */
-static void tallies_pass(int final, int64_t now, const pp__clockmap *clock) {
+static void tallies_pass(int final, int sync, int64_t now,
+                         const pp__clockmap *clock) {
   unsigned gen = pp__recorder_gen();
   int tick = W.mode == PP_MODE_STATS && !final && W.live &&
-             pp__live_tally_due(W.live, now);
+             (pp__live_tally_due(W.live, now) || sync);
   for (size_t i = 0; i < W.nsnap; i++) {
     pp__tstate *t = W.snap[i];
     pp__tallies *g = atomic_load_explicit(&t->tallies, memory_order_acquire);
@@ -479,8 +490,11 @@ int pp_on_alert(pp_alert_fn fn, void *user) {
 /* ---- a pass ---------------------------------------------------------------
  */
 
-/* One writer pass. Caller holds W.lock. */
-static void writer_pass(int final) {
+/* One writer pass. Caller holds W.lock. sync: a caller of
+ * pp__writer_sync waits for this pass, so stats mode's tallies are
+ * looked at whether or not a live interval has ended. Returns the pass's
+ * time, taken before the rings were drained. */
+static int64_t writer_pass(int final, int sync) {
   gpu_pass(final); /* may add META */
   write_pending_meta();
   ppt_buf threads = {0};
@@ -500,7 +514,7 @@ static void writer_pass(int final) {
   else if (W.live)
     for (size_t i = 0; i < W.nsnap; i++)
       peek_thread(W.snap[i], &clock);
-  tallies_pass(final, now, &clock); /* also frees other sessions' tallies */
+  tallies_pass(final, sync, now, &clock); /* also frees other sessions' */
   write_drops();
   if (atomic_load(&W.cuda))
     write_cuda(final);
@@ -524,6 +538,9 @@ static void writer_pass(int final) {
   }
   EACH_SINK(k, pass_end) { k->ops->pass_end(k, now, final); }
   pp__out_flush(&W.out);
+  if (final || sync)
+    pp__live_publish_now(W.live, now); /* the session's window as of now */
+  return now;
 }
 
 /* ---- flight dumps -------------------------------------------------------- */
@@ -636,17 +653,24 @@ static void *writer_main(void *arg) {
      * that asks during the pass bumps it, and the next sleep returns at
      * once, as if it had asked one system call per ring crossing. */
     uint32_t now = pp__wake_rearm();
+    unsigned want = atomic_load(&sync_req);
     pthread_mutex_lock(&W.lock);
     W.pass_busy = now != seen; /* woken: a ring half full or full */
     seen = now;
-    writer_pass(0);
+    writer_pass(0, want != sync_done);
     period = W.pass_busy ? W.flush_ms : period * 2 < idle ? period * 2 : idle;
     pthread_mutex_unlock(&W.lock);
+    if (want != sync_done) {
+      pthread_mutex_lock(&sync_lock);
+      sync_done = want;
+      pthread_cond_broadcast(&sync_cond);
+      pthread_mutex_unlock(&sync_lock);
+    }
     dispatch_notes();
   }
   /* Final drain. */
   pthread_mutex_lock(&W.lock);
-  writer_pass(1);
+  writer_pass(1, 0);
   if (W.mode == PP_MODE_FLIGHT) {
     char err[PATH_MAX + 64];
     dump_locked(W.out_path, err, sizeof err);
@@ -656,7 +680,36 @@ static void *writer_main(void *arg) {
   pp__out_close(&W.out);
   pthread_mutex_unlock(&W.lock);
   atomic_store(&W.finished, 1);
+  pthread_mutex_lock(&sync_lock); /* no pass any more: waiters return */
+  sync_alive = 0;
+  sync_done = atomic_load(&sync_req);
+  pthread_cond_broadcast(&sync_cond);
+  pthread_mutex_unlock(&sync_lock);
   return NULL;
+}
+
+int pp__writer_sync(unsigned timeout_ms) {
+  pthread_mutex_lock(&sync_lock);
+  if (!sync_alive || pthread_equal(sync_thread, pthread_self())) {
+    pthread_mutex_unlock(&sync_lock); /* none, or the caller is the writer */
+    return -1;
+  }
+  unsigned want = atomic_fetch_add(&sync_req, 1) + 1;
+  pp__wake_force();
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
+  int rc = 0;
+  while ((int)(sync_done - want) < 0 && rc == 0)
+    rc = pthread_cond_timedwait(&sync_cond, &sync_lock, &until);
+  int done = (int)(sync_done - want) >= 0;
+  pthread_mutex_unlock(&sync_lock);
+  return done ? 0 : -1;
 }
 
 /* ---- control ------------------------------------------------------------- */
@@ -715,11 +768,17 @@ oom:
 }
 
 int pp__writer_start(void) {
+  pthread_mutex_lock(&sync_lock); /* before the thread can end */
+  sync_done = atomic_load(&sync_req);
   if (pthread_create(&W.thread, NULL, writer_main, NULL) != 0) {
+    pthread_mutex_unlock(&sync_lock);
     pp__out_close(&W.out);
     pp__writer_free();
     return PP_ENOMEM;
   }
+  sync_thread = W.thread;
+  sync_alive = 1;
+  pthread_mutex_unlock(&sync_lock);
   return PP_OK;
 }
 
@@ -776,8 +835,12 @@ void pp__writer_fork_parent(void) {
  * parent's and is leaked in the child on purpose. */
 void pp__writer_fork_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
   memcpy(&W.lock, &fresh, sizeof fresh);
   memcpy(&cb_lock, &fresh, sizeof fresh);
+  memcpy(&sync_lock, &fresh, sizeof fresh);
+  memcpy(&sync_cond, &fresh_cond, sizeof fresh_cond);
+  sync_alive = 0; /* the writer thread does not exist in the child */
   memset(&W.out, 0, sizeof W.out);
   W.out.fd = -1;
   memset(&W.sites, 0, sizeof W.sites);

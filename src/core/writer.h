@@ -46,6 +46,12 @@ int pp__writer_start(void);
  * the file (flight mode: writes the dump); then the anomalies of its last
  * regular pass go to the alert callback. */
 void pp__writer_stop(void);
+/* Any thread but the writer's: ask the writer for a pass now and wait
+ * for it, at most timeout_ms: every ring drained up to the call, stats
+ * mode's tallies looked at, and the live session window published as of
+ * the pass (pp__live_publish_now). 0, or -1 when no writer runs, the
+ * caller is the writer thread (an alert callback), or the time ran out. */
+int pp__writer_sync(unsigned timeout_ms);
 /* Free what the writer holds. 0, or -1 when a write to the file failed. */
 int pp__writer_free(void);
 /* From a signal handler: ask the thread to finish; pp__writer_finished()

@@ -116,7 +116,7 @@ struct pp__live {
   pp_id_pairs qitems; /* queue pushes waiting for their pops */
   pp__board *board;   /* counters, metrics, frames, queues (board.h) */
   int history;        /* keep per-interval points (pp__live_history_on) */
-  pp_lhist scratch;
+  pp_lhist scratch, open_h; /* open_h: the open intervals (publish_now) */
   /* stats mode's zones (core/tally.h): the interval of the last look at
    * the threads' tallies, and two histograms to read them into */
   int64_t tally_ix;
@@ -1103,6 +1103,45 @@ void pp__live_tick(pp__live *l, int64_t now) {
   pairs_sweep(l, now);
 }
 
+void pp__live_publish_now(pp__live *l, int64_t now) {
+  if (!l)
+    return;
+  /* Everything up to now has been drained: requests that ended before it
+   * are complete (their halves are all in), whatever the grace. */
+  pp__reqs_settle_before(&l->reqs, now + 1);
+  int64_t cur = now <= l->origin ? 0 : (now - l->origin) / l->cfg.interval_ns;
+  for (size_t k = 0; k < l->nser; k++) {
+    series *s = l->ser[k];
+    if (s->first_ix < 0)
+      continue;
+    /* the intervals not closed yet, [closed + 1, cur], that the ring
+     * holds (closing keeps at most PP_ROLL_MAX_WINDOW of them open) */
+    int64_t from = l->closed + 1 > s->first_ix ? l->closed + 1 : s->first_ix;
+    int64_t n = cur - from + 1;
+    if (n > (int64_t)PP_ROLL_MAX_WINDOW)
+      n = PP_ROLL_MAX_WINDOW;
+    pp_lhist_reset(&l->open_h);
+    if (n > 0)
+      pp_roll_window(&s->roll, cur, (unsigned)n, &l->open_h);
+    pthread_mutex_lock(&l->lock);
+    pp_lhist_reset(&l->scratch);
+    pp_lhist_merge(&l->scratch, &s->all);
+    pthread_mutex_unlock(&l->lock);
+    pp_lhist_merge(&l->scratch, &l->open_h);
+    pp_live_stats o;
+    window_figures(l, s, &l->scratch, 1, now, &o);
+    /* the session so far: from the start of the series' first interval to
+     * now, not a whole number of intervals */
+    int64_t since = l->origin + s->first_ix * l->cfg.interval_ns;
+    o.seconds = now > since ? (double)(now - since) * 1e-9 : 1e-9;
+    o.rate = (double)o.count / o.seconds;
+    o.window_s = 0;
+    pthread_mutex_lock(&l->lock);
+    s->snap[3] = o;
+    pthread_mutex_unlock(&l->lock);
+  }
+}
+
 /* ---- the writer's live sink ---------------------------------------------- */
 
 /* A histogram's counters and totals in a fast loop's locals (stores to
@@ -1445,6 +1484,7 @@ pp__live *pp__live_new(const pp__live_cfg *cfg, int64_t origin_ns) {
   pp__reqs_init(&l->reqs, REQ_OPEN, request_settled, l);
   pthread_mutex_init(&l->lock, NULL);
   pp_lhist_init(&l->scratch);
+  pp_lhist_init(&l->open_h);
   pp_lhist_init(&l->tcur);
   pp_lhist_init(&l->tdelta);
   return l;
@@ -1476,6 +1516,7 @@ void pp__live_free(pp__live *l) {
   pp__board_free(l->board);
   pp__free(l->cpu_thr);
   pp_lhist_free(&l->scratch);
+  pp_lhist_free(&l->open_h);
   pp_lhist_free(&l->tcur);
   pp_lhist_free(&l->tdelta);
   pthread_mutex_destroy(&l->lock);
@@ -1545,6 +1586,76 @@ int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {
   }
   pthread_mutex_unlock(&l->lock);
   return rc;
+}
+
+/* ---- what stays readable after the session ------------------------------ */
+
+struct pp__live_final {
+  size_t n;
+  struct final_series {
+    int kind;
+    char *name;
+    pp_live_stats snap[4];
+  } *s;
+};
+
+pp__live_final *pp__live_keep(pp__live *l) {
+  if (!l)
+    return NULL;
+  pp__live_final *f = pp__calloc(1, sizeof *f);
+  if (!f)
+    return NULL;
+  pthread_mutex_lock(&l->lock);
+  f->s = l->nser ? pp__calloc(l->nser, sizeof *f->s) : NULL;
+  for (size_t k = 0; f->s && k < l->nser; k++) {
+    const series *s = l->ser[k];
+    if (!(f->s[f->n].name = pp__strdup(s->name)))
+      break;
+    f->s[f->n].kind = s->kind;
+    memcpy(f->s[f->n].snap, s->snap, sizeof s->snap);
+    f->n++;
+  }
+  pthread_mutex_unlock(&l->lock);
+  return f;
+}
+
+void pp__live_final_free(pp__live_final *f) {
+  if (!f)
+    return;
+  for (size_t i = 0; i < f->n; i++)
+    pp__free(f->s[i].name);
+  pp__free(f->s);
+  pp__free(f);
+}
+
+int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
+                         int window_s, pp_live_stats *out) {
+  int w = window_s == 1    ? 0
+          : window_s == 10 ? 1
+          : window_s == 60 ? 2
+          : window_s == 0  ? 3
+                           : -1;
+  if (w < 0 || !out || (named(kind) && !name))
+    return PP_EINVAL;
+  const char *want = series_name(kind, name);
+  for (size_t i = 0; f && i < f->n; i++)
+    if (f->s[i].kind == kind && strcmp(f->s[i].name, want) == 0) {
+      *out = f->s[i].snap[w];
+      out->struct_size = sizeof *out;
+      out->window_s = (uint32_t)window_s;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+int pp__live_final_zone_name(const pp__live_final *f, size_t i, char *buf,
+                             size_t size) {
+  for (size_t k = 0, n = 0; f && k < f->n; k++)
+    if (f->s[k].kind == S_ZONE && n++ == i) {
+      snprintf(buf, size, "%s", f->s[k].name);
+      return PP_OK;
+    }
+  return PP_EINVAL;
 }
 
 void pp__live_visit(pp__live *l, pp__live_visit_fn fn, void *ctx) {

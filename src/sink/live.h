@@ -71,6 +71,12 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
 int pp__live_tally_due(pp__live *l, int64_t now_ns);
 /* Close every interval that ended more than grace before now. */
 void pp__live_tick(pp__live *l, int64_t now_ns);
+/* Every event up to now has been drained (a sync pass, or the last one):
+ * publish each series's session window (pp__live_query's window 0) as of
+ * now, the intervals not closed yet included, with requests that ended
+ * before now settled. The windows of 1, 10 and 60 intervals stay those of
+ * the last closed interval. */
+void pp__live_publish_now(pp__live *l, int64_t now_ns);
 /* Notes queued since the last call: up to max copied into out, returns how
  * many (the rest stay queued). */
 size_t pp__live_take(pp__live *l, pp__live_note *out, size_t max);
@@ -104,6 +110,19 @@ int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out);
  * lock): PP_OK, PP_EINVAL past the last name, PP_ENOTSUP for a NULL
  * engine. A name longer than size - 1 bytes is cut. */
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size);
+
+/* What stays readable after the session ends (pp_live_zone after
+ * pp_shutdown): every series's name, kind and windows as last published
+ * (the session's as of the last pass). pp__live_keep copies them out of l
+ * (the writer has stopped; NULL for a NULL l or out of memory); the
+ * queries work as pp__live_query and pp__live_zone_name on the copy. */
+typedef struct pp__live_final pp__live_final;
+pp__live_final *pp__live_keep(pp__live *l);
+void pp__live_final_free(pp__live_final *f);
+int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
+                         int window_s, pp_live_stats *out);
+int pp__live_final_zone_name(const pp__live_final *f, size_t i, char *buf,
+                             size_t size);
 
 /* Call fn for every series published so far, with its windows 1, 10, 60
  * and the session's (in that order), under the engine's lock: fn must be

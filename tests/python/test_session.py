@@ -153,8 +153,14 @@ def test_http_serves_the_session_and_tpot_itl_are_live(session, env_vars):
     assert s["requests"]["tpot"][0]["count"] == 4
     assert s["requests"]["itl"][0]["p50_ns"] >= 2 * MS * LOW
     base = "http://127.0.0.1:%d" % port
-    page = urllib.request.urlopen(base + "/metrics", timeout=10).read()
-    assert b"pipeprof_request_itl_seconds_count 8\n" in page
+
+    # /metrics has the intervals closed so far (summary()'s window 0 is
+    # exact as of the call): wait for the last one to close
+    def metrics():
+        page = urllib.request.urlopen(base + "/metrics", timeout=10).read()
+        return b"pipeprof_request_itl_seconds_count 8\n" in page
+
+    assert wait_for(metrics)
     doc = json.loads(urllib.request.urlopen(base + "/api/v1/summary",
                                             timeout=10).read())
     assert doc["schema"] == "pipeprof.summary"
@@ -162,11 +168,16 @@ def test_http_serves_the_session_and_tpot_itl_are_live(session, env_vars):
 
 
 def test_summary_when_not_running_or_live_off(session, env_vars):
-    s = pipeprof.summary()
-    assert s["running"] is False and s["zones"] == {}
-    buf = io.StringIO()
-    pipeprof.print_summary(file=buf)
-    assert buf.getvalue() == "pipeprof: not running\n"
+    # a process that never started a session (this one has: the figures
+    # of its last session stay readable)
+    r = run_python(textwrap.dedent("""
+        import pipeprof
+        s = pipeprof.summary()
+        print(s["running"], s["live"], s["zones"])
+        pipeprof.print_summary()
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "False not running {}\npipeprof: not running\n"
     env_vars(PIPEPROF_LIVE="off")
     session()
     assert pipeprof.summary()["live"].startswith("off")
@@ -354,3 +365,38 @@ def test_a_library_already_loaded_is_used(tmp_path):
     r = run_python(code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(copy)
+
+
+def test_summary_exact_at_the_end_of_a_short_script_and_after_stop(tmp_path):
+    """docs/python.md's first example: print_summary() right after the
+    loop of a 0.2 s script, then stop(): both show all ten zones (they
+    read 0 until a 1 s interval had closed, and nothing after stop())."""
+    out = tmp_path / "short.pptrace"
+    r = run_python(textwrap.dedent("""
+        import io, time, pipeprof
+        pipeprof.start(out=%r, install_signals=False)
+        for _ in range(10):
+            with pipeprof.zone("step"):
+                time.sleep(0.02)
+        s = pipeprof.summary()
+        print("running", s["live"], s["zones"]["step"][0]["count"])
+        pipeprof.print_summary()
+        pipeprof.stop()
+        s = pipeprof.summary()
+        print("stopped", s["live"], s["running"],
+              s["zones"]["step"][0]["count"])
+        pipeprof.print_summary()
+        print("bottleneck", s["bottlenecks"][0]["name"],
+              s["bottlenecks"][0]["count"])
+    """ % str(out)), PIPEPROF_LIVE="interval=1s")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "running on 10" in lines
+    assert "stopped ended False 10" in lines
+    assert "bottleneck step 10" in lines
+    tables = [i for i, ln in enumerate(lines)
+              if ln.startswith("pipeprof live summary: the session so far")]
+    assert len(tables) == 2, r.stdout
+    assert "(the session has ended)" in lines[tables[1]]
+    for i in tables:
+        assert lines[i + 2].split()[:2] == ["step", "10"], r.stdout

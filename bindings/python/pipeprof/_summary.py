@@ -3,9 +3,11 @@
 
 Built from the library's live statistics (docs/live.md): per zone name
 (ranges included) and for requests, rolling windows of the last 1, 10 and
-60 intervals (1 s each unless PIPEPROF_LIVE says otherwise) and the
-window of the whole session so far (0), updated by the writer thread once
-per interval.
+60 intervals (1 s each unless PIPEPROF_LIVE says otherwise), updated by
+the writer thread once per interval, and the window of the whole session
+(0), exact as of the call (the library drains every thread's events
+first). After stop(), the figures of the session as it ended stay
+readable until the next start().
 """
 
 import sys
@@ -49,15 +51,14 @@ def summary(top=5):
         "requests": {},
         "bottlenecks": [],
     }
-    if not running:
-        out["live"] = "not running"
-        return out
     names = _c.live_zone_names()
-    if not isinstance(names, list):  # a status: live statistics off
-        out["live"] = "off (PIPEPROF_LIVE=off)" \
-            if names == _c.ENOTSUP else "unavailable"
+    if not isinstance(names, list):  # a status
+        out["live"] = ("not running" if names == _c.ENOTRUNNING
+                       else "off (PIPEPROF_LIVE=off)"
+                       if names == _c.ENOTSUP else "unavailable")
         return out
-    out["live"] = "on"
+    # after stop(): the session's figures as it ended
+    out["live"] = "on" if running else "ended"
     for name in names:
         out["zones"][name] = _zone_windows(name)
     for key, metric in (("e2e", _c.LIVE_E2E), ("ttft", _c.LIVE_TTFT),
@@ -104,10 +105,10 @@ def print_summary(window=SESSION, file=None, top=5):
                          % (WINDOWS,))
     s = summary(top=top)
     f = file or sys.stdout
-    if not s["running"]:
+    if s["live"] == "not running":
         print("pipeprof: not running", file=f)
         return
-    if s["live"] != "on":
+    if s["live"] not in ("on", "ended"):
         print("pipeprof: live statistics %s" % s["live"], file=f)
         return
     rows = []
@@ -121,6 +122,8 @@ def print_summary(window=SESSION, file=None, top=5):
     rows.sort(key=lambda r: (-r[0], r[1]))
     what = ("the session so far" if window == SESSION
             else "last %d intervals" % window)
+    if s["live"] == "ended":
+        what += " (the session has ended)"
     print("pipeprof live summary: %s (%.1f s)" % (what, secs), file=f)
     w = max([len("zone")] + [len(r[1]) for r in rows])
     w = min(w, 40)

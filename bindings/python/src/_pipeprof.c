@@ -1325,7 +1325,12 @@ static PyObject *mod_live_zone(PyObject *m, PyObject *args) {
     return NULL;
   pp_live_stats st;
   memset(&st, 0, sizeof st);
-  int rc = api.pp_live_zone(s, window, &st); /* a lock held for us */
+  int rc;
+  /* window 0 waits for the writer's pass (milliseconds): let other Python
+   * threads run meanwhile (s stays valid: args holds name) */
+  Py_BEGIN_ALLOW_THREADS
+  rc = api.pp_live_zone(s, window, &st);
+  Py_END_ALLOW_THREADS
   return live_result(rc, &st);
 }
 
@@ -1336,7 +1341,10 @@ static PyObject *mod_live_request(PyObject *m, PyObject *args) {
     return NULL;
   pp_live_stats st;
   memset(&st, 0, sizeof st);
-  int rc = api.pp_live_request(metric, window, &st);
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = api.pp_live_request(metric, window, &st);
+  Py_END_ALLOW_THREADS
   return live_result(rc, &st);
 }
 
