@@ -80,13 +80,9 @@ long pp__name_index(const char *name, const char *pre, const char **rest);
 /* Duplicate a string (NULL gives NULL). */
 char *pp__strdup(const char *s);
 
-/* Format a duration in ns with an adaptive unit and 3 significant digits
- * ("850 ns", "12.3 us", "612 ms", "1.50 s") into buf (always
- * NUL-terminated when len > 0). Returns buf. */
-char *pp_format_ns(char *buf, size_t len, double ns);
-/* Format bytes with a binary unit and 3 significant digits ("512 MiB",
- * "16.0 GiB", "3.00 GiB"); "-" when not finite. Returns buf. */
-char *pp__fmt_bytes(char *buf, size_t len, double v);
+/* pp_format_ns, pp__fmt_bytes and the other units: one formatting
+ * module for every view. */
+#include "units.h"
 
 /* Give the calling thread, one of pipeprof's own (writer, sampler), its
  * name in the kernel (at most 15 bytes), so that top -H, perf and /proc

@@ -615,7 +615,7 @@ PP_TEST(cupti_advice_pageable_copies) {
   pp_analysis a = {0};
   const pp_advice *adv = copy_advice(&t, &a, 1);
   CHECK(adv != NULL);
-  CHECK_CONTAINS(adv->evidence, "40% of infer is host<->device copy");
+  CHECK_CONTAINS(adv->evidence, "40.0% of infer is host<->device copy");
   CHECK_CONTAINS(adv->evidence, "100% of the bytes from pageable memory");
   CHECK_CONTAINS(adv->text, "pinned");
   char *rep = tb_report_text(&a);

@@ -1479,3 +1479,78 @@ PP_TEST_T(html_chromium_screenshots, 300) {
   screenshot(chromium, tmp, shot, hgt);
   free(html);
 }
+
+/* report.js formats each kind of figure as src/units.c does: the same
+ * table (tests/fixtures/units.tsv), read by the page's formatters
+ * (window.ppUnits) in Chromium. A missing figure is the page's dash. */
+PP_TEST_T(html_chromium_units_table, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  char src[4200];
+  snprintf(src, sizeof src, "%s/tests/fixtures/units.tsv", pp_test_srcdir());
+  char *tsv = pp_test_slurp(src, NULL);
+  CHECK(tsv != NULL);
+  /* the table as a JavaScript string */
+  size_t n = strlen(tsv);
+  char *lit = malloc(n * 6 + 1), *o = lit;
+  CHECK(lit != NULL);
+  for (const char *p = tsv; *p; p++) {
+    if (*p == '\t')
+      o += sprintf(o, "\\t");
+    else if (*p == '\n')
+      o += sprintf(o, "\\n");
+    else if (*p == '\'' || *p == '\\' || *p == '<')
+      o += sprintf(o, "\\u%04x", (unsigned char)*p);
+    else
+      *o++ = *p;
+  }
+  *o = 0;
+  char *js = malloc(strlen(lit) + 2048);
+  CHECK(js != NULL);
+  sprintf(js,
+          "var rows = '%s'.split('\\n'), n = 0, wrong = [];\n"
+          "rows.forEach(function (r) {\n"
+          "  if (!r || r[0] === '#') return;\n"
+          "  var f = r.split('\\t'), v = f[1] === 'nan' ? NaN :\n"
+          "    f[1] === 'inf' ? Infinity : f[1] === '-inf' ? -Infinity :\n"
+          "    Number(f[1]);\n"
+          "  var got = window.ppUnits[f[0]](v);\n"
+          "  if (got === '\\u2013') got = '-';\n"
+          "  n++;\n"
+          "  if (got !== f[2]) wrong.push(f[0] + '(' + f[1] + ') = ' + got);\n"
+          "});\n"
+          "var pre = document.createElement('pre');\n"
+          "pre.id = 'units-result';\n"
+          "pre.textContent = 'units: ' + n + ' rows, ' + wrong.length +\n"
+          "  ' wrong' + (wrong.length ? ': ' + wrong.join('; ') : '');\n"
+          "document.body.appendChild(pre);\n",
+          lit);
+  pp_trace t;
+  pp_analysis a = {0};
+  build_pipeline(&t, plain_names);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *html = export_html(&a, NULL, NULL);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "units.html");
+  write_with_script(page, html, js);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  size_t rows = 0;
+  for (const char *p = tsv; *p; p++)
+    rows += *p == '\n' && p[1] && p[1] != '#';
+  rows += tsv[0] != '#';
+  char want[64];
+  snprintf(want, sizeof want, "units: %zu rows, 0 wrong</pre>", rows);
+  if (!strstr(dom, want)) {
+    const char *at = strstr(dom, "units:");
+    PP_FAIL("want \"%s\", the page says: %.2000s", want, at ? at : "(none)");
+  }
+  free(dom);
+  free(html);
+  free(js);
+  free(lit);
+  free(tsv);
+}

@@ -654,7 +654,7 @@ PP_TEST(nvml_report_section) {
                     "this GPU\n");
   CHECK_CONTAINS(r, "    clock limits seen:   sw power cap, hw thermal "
                     "slowdown\n");
-  CHECK_CONTAINS(r, "    PCIe:                TX mean 0.98 MiB/s, max 0.98 "
+  CHECK_CONTAINS(r, "    PCIe:                TX mean 0.977 MiB/s, max 0.977 "
                     "MiB/s; RX mean 250 KiB/s, max 250 KiB/s\n");
   CHECK_CONTAINS(r, "    memory used:         mean 0 B, max 0 B of 24.0 GiB\n");
   CHECK_CONTAINS(r, "    XID errors:          1 (last XID 79)\n");

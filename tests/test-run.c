@@ -37,7 +37,7 @@
 
 #include "analyze/analysis.h"
 #include "core/sampler.h"
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 #include "format/pptrace.h"
 #include "format/reader.h"
 #include "pipeprof.h"
@@ -1123,8 +1123,15 @@ PP_TEST(run_tree_meta_read_back) {
                       "CPU 1.00 s, rusage of the run)");
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"schema_minor\":14");
+  CHECK_CONTAINS(js, "\"schema_minor\":15");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
+  /* the subject is the profiled command; pipeprof is the profiler */
+  CHECK_CONTAINS(js, "\"process\":{\"pid\":42,\"name\":\"prog\","
+                     "\"command\":\"prog --fast\"},\"profiler\":{\"pid\":41,"
+                     "\"name\":\"pipeprof\"}");
+  CHECK_CONTAINS(js, "\"name\":\"pipeprof sampler\",\"busy_ns\":0,"
+                     "\"busy_pct\":null,\"zones\":0,\"events\":1,"
+                     "\"dropped\":0,\"profiler\":true}");
 #ifdef PP_HAVE_JANSSON
   json_error_t jerr;
   json_t *root = json_loads(js, 0, &jerr);
@@ -1215,4 +1222,44 @@ PP_TEST(run_sampler_thread_bound) {
   pp_trace_free(&t);
   pthread_barrier_destroy(&go);
   pthread_barrier_destroy(&stop);
+}
+
+/* A run whose programs used almost no CPU (`sleep 1`): pipeprof's own CPU
+ * over theirs is no overhead figure ("769%"), in the text and the JSON;
+ * the session's own process figures (pipeprof's) are not the run's. */
+PP_TEST(run_overhead_not_meaningful_for_an_idle_program) {
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  tb_meta(&t, "run.command", "sleep 1");
+  tb_meta(&t, "run.pid", "42");
+  tb_meta(&t, "run.profiler_pid", "41");
+  tb_meta(&t, "run.user_ns", "1000000");
+  tb_meta(&t, "run.system_ns", "0");
+  tb_meta(&t, "run.profiler_cpu_ns", "7690000");
+  tb_meta(&t, "event_cost_ns", "9");
+  tb_meta(&t, "writer_cpu_ns", "300000");
+  tb_meta(&t, "process_cpu_ns", "5800000");
+  t.pid = 41;
+  size_t th = tb_thread(&t, 41, "pipeprof sampler");
+  uint32_t loc = tb_loc(&t, "proc.cpu_user_s", PP_KIND_COUNTER);
+  tb_ev(&t, th, 1000, loc, PPT_EV_COUNTER_SETF)->v.f = 0.001;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *txt = tb_report_text(&a);
+  CHECK_CONTAINS(txt, "profiler overhead: pipeprof's own CPU 7.69 ms, the "
+                      "programs' CPU 1.00 ms (rusage of the run); as a share: "
+                      "not meaningful: the profiled programs used less than "
+                      "100 ms of CPU\n");
+  CHECK(strstr(txt, "769") == NULL);
+  free(txt);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":null,"
+                     "\"run_pct_unavailable\":\"not meaningful: the profiled "
+                     "programs used less than 100 ms of CPU\"");
+  CHECK(strstr(js, "total_pct_of_process_cpu") == NULL); /* pipeprof's */
+  CHECK(strstr(js, "\"process_cpu_ns\"") == NULL);
+  CHECK_CONTAINS(js, "\"process\":{\"pid\":42,");
+  free(js);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
 }

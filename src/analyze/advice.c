@@ -73,43 +73,42 @@ static const rule rules[] = {
     {"stage-bound", SUBJ_PIPELINE, M_BOUND_UTIL, NONE, 1, 0, 90, 1, 2,
      "{stage} bounds throughput: add workers to {stage} or make it faster "
      "(batch its work, or move it to the GPU)",
-     "{stage} busy {value}% ({workers} worker(s), {service} per item, at "
+     "{stage} busy {value} ({workers} worker(s), {service} per item, at "
      "most {capacity} items/s){contrast}"},
     {"no-stage-saturated", SUBJ_PIPELINE, M_BOUND_UTIL, NONE, 0, 0, 60, 1, 0,
      "no stage is saturated: throughput is set by the input rate or by "
      "time spent outside the stage zones, not by a stage",
-     "the slowest stage, {stage}, is busy only {value}% of the time"},
+     "the slowest stage, {stage}, is busy only {value} of the time"},
     {"queue-full", SUBJ_QUEUE, M_QUEUE_FULL, NONE, 1, 1, 25, 1, 2,
      "the consumer {to} is the bottleneck of queue {queue}: speed up {to} "
      "or give it more workers (a longer queue only absorbs bursts)",
-     "queue {queue} ({from} -> {to}) full {value}% of the time (depth at "
-     "capacity {depth_pct}%, producer blocked {blocked_pct})"},
+     "queue {queue} ({from} -> {to}): {depth}, producer blocked "
+     "{blocked_pct}"},
     {"queue-empty", SUBJ_QUEUE, M_QUEUE_EMPTY, NONE, 1, 1, 75, 1, 1,
      "{to} is starved by its producer {from}: speed up {from} or what "
      "feeds it",
-     "queue {queue} ({from} -> {to}) empty {value}% of the time (depth 0 "
-     "{depth_pct}%, consumer waiting {blocked_pct}) while {from} is busy "
-     "{producer_util}%"},
+     "queue {queue} ({from} -> {to}): {depth}, consumer waiting "
+     "{blocked_pct}, while {from} is busy {producer_util}"},
     {"low-efficiency", SUBJ_PIPELINE, M_EFFICIENCY, NONE, 0, 0, 80, 1, 1,
-     "the pipeline delivers {value}% of what its slowest stage {stage} "
+     "the pipeline delivers {value} of what its slowest stage {stage} "
      "could: look at the stall periods for where it waits",
      "{achieved} items/s achieved, {stage} could do {capacity} items/s"},
     {"flow-waiting", SUBJ_FLOW, M_FLOW_WAIT, NONE, 1, 0, 50, 1, 1,
      "{flow} latency is mostly time spent queued, not work: smaller queues "
      "before the slowest stage cut latency without costing throughput",
-     "{flow} items spend {value}% of their latency between stages, most "
+     "{flow} items spend {value} of their latency between stages, most "
      "of it at {where}"},
     {"cpu-steal", SUBJ_COUNTER, M_COUNTER_MEAN, M(SYS_CPU_STEAL), 1, 0, 5, 1, 2,
      "the hypervisor takes CPU time from this machine: use dedicated cores "
      "or a less loaded host",
-     "CPU steal {value}% on average"},
+     "CPU steal {value} on average"},
     {"iowait", SUBJ_COUNTER, M_COUNTER_MEAN, M(SYS_CPU_IOWAIT), 1, 0, 20, 1, 1,
      "the CPUs often wait for disk I/O: prefetch or cache the inputs",
-     "I/O wait {value}% of CPU time on average"},
+     "I/O wait {value} of CPU time on average"},
     {"swap-growth", SUBJ_COUNTER, M_COUNTER_RISE, M(SYS_SWAP_USED), 1, 0,
      64.0 * 1048576, 1048576, 2,
      "the host is short of memory and swaps: reduce memory use or add RAM",
-     "swap in use grew by {value} MiB while profiling"},
+     "swap in use grew by {value} while profiling"},
     {"major-faults", SUBJ_COUNTER, M_COUNTER_MEAN, M(PROC_MAJFLT_RATE), 1, 0,
      10, 1, 1,
      "the process waits for pages from disk (swapped memory or re-read "
@@ -118,13 +117,13 @@ static const rule rules[] = {
     {"memory-pressure", SUBJ_COUNTER, M_COUNTER_MEAN, PP_METRIC_SYS_PSI_SOME,
      "memory", 1, 0, 10, 1, 1,
      "tasks stall on memory: reduce memory use or add RAM",
-     "memory pressure (PSI some) {value}% on average"},
+     "memory pressure (PSI some) {value} on average"},
     {"pageable-copies", SUBJ_GPU_STAGE, M_STAGE_COPY, NONE, 1, 0, 20, 1, 2,
      "use pinned (page-locked) host buffers for {stage}'s copies "
      "(cudaHostAlloc / pin_memory): copies from pageable memory are staged "
      "through a driver buffer, run slower and cannot overlap kernels",
-     "{value}% of {stage} is host<->device copy ({copy} of {wall}, "
-     "{mib} MiB), {pageable}% of the bytes from pageable memory"},
+     "{value} of {stage} is host<->device copy ({copy} of {wall}, "
+     "{mib} MiB), {pageable} of the bytes from pageable memory"},
     {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NONE, 1, 0, 1, 1, 1,
      "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
      "is incomplete",
@@ -199,20 +198,21 @@ static char *expand(const char *tpl, const vars *v) {
   return out;
 }
 
-/* Percentages print with no decimals from 10 up, else one. */
+/* Figures print as every view prints them (units.h): a percentage with
+ * its sign, a duration with its unit, a number with 3 digits. */
 static void setpct(vars *v, const char *key, double pct) {
-  setv(v, key, pct >= 10 ? "%.0f" : "%.1f", pct);
+  char b[32];
+  setv(v, key, "%s", pp_format_pct(b, sizeof b, pct));
 }
 
 static void setdur(vars *v, const char *key, double ns) {
-  if (ns >= 1e9)
-    setv(v, key, "%.3g s", ns / 1e9);
-  else if (ns >= 1e6)
-    setv(v, key, "%.3g ms", ns / 1e6);
-  else if (ns >= 1e3)
-    setv(v, key, "%.3g us", ns / 1e3);
-  else
-    setv(v, key, "%.0f ns", ns);
+  char b[32];
+  setv(v, key, "%s", pp_format_ns(b, sizeof b, ns));
+}
+
+static void setnum(vars *v, const char *key, double x) {
+  char b[48];
+  setv(v, key, "%s", pp_format_sig3(b, sizeof b, x));
 }
 
 static double pct_of(int64_t part, int64_t whole) {
@@ -247,23 +247,18 @@ static int other_stage(const pp_pipeline *p, int b) {
  * producers; else the consumers): their summed time over the window and
  * the threads, so that two producers blocked 80% of the time each are
  * 80%, not 160%. */
-static double blocked_share(const pp_queue_stats *q, int full,
-                            int64_t win) {
-  uint32_t n = full ? q->waiters_full : q->waiters_empty;
-  double pct = pct_of(full ? q->blocked_full_ns : q->blocked_empty_ns, win);
-  return n > 1 ? pct / n : pct;
-}
-
+/* The rule's value for a queue: the larger of its time full (empty) and
+ * the mean share its producers (consumers) waited, both the queue's own
+ * figures (pp_queue_stats *_pct), which the evidence quotes as they are. */
 static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
-  int64_t win = pp__span(q->t_first, q->t_last);
-  if (win <= 0)
+  if (pp__span(q->t_first, q->t_last) <= 0)
     return 0;
   int full = m == M_QUEUE_FULL;
-  if (full && q->capacity <= 0 && !q->waits_full)
+  double depth = full ? q->full_pct : q->empty_pct;
+  double blocked = full ? q->producer_blocked_pct : q->consumer_waiting_pct;
+  if (isnan(depth) && isnan(blocked))
     return 0;
-  double depth = pct_of(full ? q->full_ns : q->empty_ns, win);
-  double blocked = blocked_share(q, full, win);
-  *pct = depth > blocked ? depth : blocked;
+  *pct = isnan(blocked) || depth > blocked ? depth : blocked;
   return 1;
 }
 
@@ -316,22 +311,19 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
     setv(v, "stage", "%s", s->name);
     setv(v, "workers", "%u", s->workers);
     setdur(v, "service", s->service_ns);
-    setv(v, "capacity", "%.3g", s->capacity_per_s);
+    setnum(v, "capacity", s->capacity_per_s);
     int o = other_stage(p, p->bound);
     const pp_gpu_activity *g = a->cuda;
+    char pc[32];
     if (g && g->wall_ns > 0) {
       /* With CUDA activity traced, the GPU is the telling contrast. */
-      double u = pct_of(g->busy_ns, g->wall_ns);
-      setv(v, "contrast", u >= 10 ? " while the GPU is busy %.0f%%"
-                                  : " while the GPU is busy %.1f%%",
-           u);
+      setv(v, "contrast", " while the GPU is busy %s",
+           pp_format_pct(pc, sizeof pc, pct_of(g->busy_ns, g->wall_ns)));
     } else if (o < 0) {
       setv(v, "contrast", "%s", "");
     } else {
-      double u = p->stages[o].util * 100.0;
-      setv(v, "contrast", u >= 10 ? " while %s busy %.0f%%"
-                                  : " while %s busy %.1f%%",
-           p->stages[o].name, u);
+      setv(v, "contrast", " while %s busy %s", p->stages[o].name,
+           pp_format_pct(pc, sizeof pc, p->stages[o].util * 100.0));
     }
     return 1;
   }
@@ -359,21 +351,24 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
       setpct(v, "producer_util", p->stages[s].util * 100.0);
     }
     *value = pct;
-    int64_t win = pp__span(q->t_first, q->t_last);
     int full = r->m == M_QUEUE_FULL;
-    if (full && q->capacity <= 0)
-      setv(v, "depth_pct", "-");
+    double depth = full ? q->full_pct : q->empty_pct;
+    char pd[32];
+    if (isnan(depth))
+      setv(v, "depth", "unbounded (never full)");
     else
-      setpct(v, "depth_pct", pct_of(full ? q->full_ns : q->empty_ns, win));
-    if (full ? q->waits_full : q->waits_empty) {
-      uint32_t n = full ? q->waiters_full : q->waiters_empty;
-      double b = blocked_share(q, full, win);
-      if (n > 1)
-        setv(v, "blocked_pct", "%.0f%% on average over %u threads", b, n);
-      else
-        setv(v, "blocked_pct", b >= 10 ? "%.0f%%" : "%.1f%%", b);
-    } else
+      setv(v, "depth", "%s %s of the time", full ? "full" : "empty",
+           pp_format_pct(pd, sizeof pd, depth));
+    double b = full ? q->producer_blocked_pct : q->consumer_waiting_pct;
+    uint32_t n = full ? q->waiters_full : q->waiters_empty;
+    char pb[32];
+    if (isnan(b))
       setv(v, "blocked_pct", "not recorded");
+    else if (n > 1)
+      setv(v, "blocked_pct", "%s on average over %u threads",
+           pp_format_pct(pb, sizeof pb, b), n);
+    else
+      setpct(v, "blocked_pct", b);
     setv(v, "queue", "%s", q->name);
     setv(v, "from", "%s", q->from);
     setv(v, "to", "%s", q->to);
@@ -384,8 +379,8 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
       return 0;
     *value = p->efficiency * 100.0;
     setv(v, "stage", "%s", p->stages[p->bound].name);
-    setv(v, "achieved", "%.3g", p->achieved_per_s);
-    setv(v, "capacity", "%.3g", p->bound_per_s);
+    setnum(v, "achieved", p->achieved_per_s);
+    setnum(v, "capacity", p->bound_per_s);
     return 1;
   }
   case M_FLOW_WAIT: {
@@ -414,11 +409,14 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
       return 0;
     *value = r->m == M_COUNTER_MEAN ? c->mean : c->max - c->min;
     double shown = *value / r->scale;
-    if (r->m == M_COUNTER_MEAN &&
-        pp_metric_def_of(r->counter)->unit == PP_UNIT_PERCENT)
+    pp_metric_unit u = pp_metric_def_of(r->counter)->unit;
+    char b[48];
+    if (r->m == M_COUNTER_MEAN && u == PP_UNIT_PERCENT)
       setpct(v, "value", shown);
+    else if (u == PP_UNIT_BYTES)
+      setv(v, "value", "%s", pp__fmt_bytes(b, sizeof b, *value));
     else
-      setv(v, "value", "%.3g", shown);
+      setnum(v, "value", shown);
     return 2; /* value already formatted */
   }
   case M_STAGE_COPY: {
@@ -434,7 +432,7 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
     setv(v, "stage", "%s", pp_trace_loc_name(t, st->loc));
     setdur(v, "copy", (double)copy);
     setdur(v, "wall", (double)st->wall_ns);
-    setv(v, "mib", "%.3g", (double)bytes / 1048576.0);
+    setnum(v, "mib", (double)bytes / 1048576.0);
     setpct(v, "pageable", (double)pageable / (double)bytes * 100.0);
     return 1;
   }

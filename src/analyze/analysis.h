@@ -162,7 +162,15 @@ typedef struct pp_queue_stats {
   uint64_t waits_unclosed;    /* begins without an end (closed at the
                                  queue's last event) */
   double in_per_s, out_per_s; /* pushes, pops / window */
-  pp_hist wait;               /* per item push -> pop, ns */
+  /* Shares of the window in percent, the one computation every view and
+   * recommendation shows; NAN where it does not apply: */
+  double full_pct;             /* full_ns / window; NAN when unbounded */
+  double empty_pct;            /* empty_ns / window */
+  double producer_blocked_pct; /* blocked_full_ns / window, over the
+                                  threads that waited (their mean); NAN
+                                  when no wait was recorded */
+  double consumer_waiting_pct; /* likewise of blocked_empty_ns */
+  pp_hist wait;                /* per item push -> pop, ns */
 } pp_queue_stats;
 
 /* A stage: a name used by a queue as producer or consumer. Its busy time

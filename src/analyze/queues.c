@@ -20,6 +20,7 @@
  * items in flight in one table of at most max_open pushes (48 bytes
  * each). Nothing grows with the number of events.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +408,25 @@ static void order_queues(pp_queue_stats *q, size_t n) {
     q[i].t_first = 0;
 }
 
+/* The shares of the window (pp_queue_stats's *_pct). */
+static void queue_shares(pp_queue_stats *o) {
+  int64_t win = pp__span(o->t_first, o->t_last);
+  o->full_pct = o->empty_pct = NAN;
+  o->producer_blocked_pct = o->consumer_waiting_pct = NAN;
+  if (win <= 0)
+    return;
+  double w = (double)win;
+  if (o->capacity > 0)
+    o->full_pct = (double)o->full_ns / w * 100.0;
+  o->empty_pct = (double)o->empty_ns / w * 100.0;
+  if (o->waits_full)
+    o->producer_blocked_pct = (double)o->blocked_full_ns / w * 100.0 /
+                              (o->waiters_full > 1 ? o->waiters_full : 1);
+  if (o->waits_empty)
+    o->consumer_waiting_pct = (double)o->blocked_empty_ns / w * 100.0 /
+                              (o->waiters_empty > 1 ? o->waiters_empty : 1);
+}
+
 /* Move a queue's figures into its stats and its stalls into p. */
 static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
                          uint32_t qi) {
@@ -456,6 +476,7 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
   } else if (q->run && pp__span(q->run_start, q->t_last) > 0) {
     list_offer(l, q->run == 1, 0, q->run_start, q->t_last);
   }
+  queue_shares(o);
   p->stall_periods += l->periods;
   for (size_t i = 0; i < l->n; i++) {
     pp_stall s = l->v[i];

@@ -35,6 +35,7 @@
 #include "analyze/stat_tests.h"
 #include "analyze/system.h"
 #include "cli.h"
+#include "units.h"
 #include "export/jsonw.h"
 #include "format/pptrace.h"
 #include "internal.h"
@@ -1252,33 +1253,18 @@ static void fmt_value(char *buf, size_t len, double v, const char *unit,
     return;
   }
   const char *plus = sign && v > 0 ? "+" : "";
-  if (strncmp(unit, "bytes", 5) == 0) {
-    static const char *const bu[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    size_t u = 0;
-    double x = v;
-    while (u + 1 < sizeof bu / sizeof bu[0] && fabs(x) >= 1023.5) {
-      x /= 1024;
-      u++;
-    }
-    snprintf(buf, len, "%s%.*f %s%s", plus, u ? 2 : 0, x, bu[u], unit + 5);
+  char n[48];
+  if (strncmp(unit, "bytes", 5) == 0) { /* "bytes", "bytes/s" */
+    snprintf(buf, len, "%s%s%s", plus, pp__fmt_bytes(n, sizeof n, v),
+             unit + 5);
     return;
   }
-  if (strcmp(unit, "ns") != 0) {
-    snprintf(buf, len, "%s%.4g%s%s", plus, v, *unit && *unit != '/' ? " " : "",
-             unit);
+  if (strcmp(unit, "ns") == 0) {
+    snprintf(buf, len, "%s%s", plus, pp_format_ns(n, sizeof n, v));
     return;
   }
-  static const struct {
-    double scale;
-    const char *unit;
-  } units[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-  size_t u = 0;
-  double a = fabs(v);
-  while (u + 1 < sizeof units / sizeof units[0] && a / units[u].scale >= 999.5)
-    u++;
-  double x = v / units[u].scale, ax = fabs(x);
-  int dec = u == 0 ? 0 : ax < 9.995 ? 2 : ax < 99.95 ? 1 : 0;
-  snprintf(buf, len, "%s%.*f %s", plus, dec, x, units[u].unit);
+  snprintf(buf, len, "%s%.4g%s%s", plus, v, *unit && *unit != '/' ? " " : "",
+           unit);
 }
 
 static void fmt_pct(char *buf, size_t len, double r) {

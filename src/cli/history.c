@@ -17,6 +17,7 @@
 #include "analyze/analysis.h"
 #include "cli.h"
 #include "history.h"
+#include "units.h"
 
 int pp_cli_history(int argc, char **argv);
 
@@ -67,19 +68,12 @@ static void fmt_time(int64_t t, char *buf, size_t len) {
     snprintf(buf, len, "%lld", (long long)t);
 }
 
-/* Human-readable nanoseconds. */
+/* Nanoseconds as every view prints them (units.h); "-" for none (< 0). */
 static void fmt_ns(double ns, char *buf, size_t len) {
-  double a = fabs(ns);
   if (ns < 0)
     snprintf(buf, len, "-");
-  else if (a < 1e3)
-    snprintf(buf, len, "%.0f ns", ns);
-  else if (a < 1e6)
-    snprintf(buf, len, "%.2f us", ns / 1e3);
-  else if (a < 1e9)
-    snprintf(buf, len, "%.2f ms", ns / 1e6);
   else
-    snprintf(buf, len, "%.3f s", ns / 1e9);
+    pp_format_ns(buf, len, ns);
 }
 
 static void fmt_value(double v, char *buf, size_t len) {

@@ -48,7 +48,7 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "model/feed.h"

@@ -25,62 +25,19 @@ typedef struct num {
   char s[48];
 } num;
 
-static num numf(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static num numf(const char *f, ...) {
+
+/* The units module (units.h) into a num. */
+typedef char *(*unit_fn)(char *buf, size_t len, double v);
+static num unit(unit_fn fn, double v) {
   num n;
-  va_list ap;
-  va_start(ap, f);
-  int k = vsnprintf(n.s, sizeof n.s, f, ap);
-  va_end(ap);
-  if (k < 0)
-    n.s[0] = '\0';
+  fn(n.s, sizeof n.s, v);
   return n;
 }
 
-/* 3 significant digits (integers from 100 up). */
-static num sig3(double v) {
-  if (!isfinite(v))
-    return numf("-");
-  double a = fabs(v);
-  int d = a >= 100 ? 0 : a >= 10 ? 1 : 2;
-  if (a >= 1e15)
-    return numf("%.3g", v);
-  return numf("%.*f", d, v);
-}
-
-static num scaled(double v, double base, const char *const *u, size_t nu) {
-  if (!isfinite(v))
-    return numf("-");
-  double a = fabs(v);
-  size_t i = 0;
-  while (i + 1 < nu && a >= base) {
-    a /= base;
-    i++;
-  }
-  if (a >= 999.5 && i + 1 < nu) {
-    a /= base;
-    i++;
-  }
-  if (i == 0) /* bytes are whole */
-    return numf("%s%.0f%s", v < 0 ? "-" : "", a, u[0]);
-  num s = sig3(v < 0 ? -a : a);
-  return numf("%s%s", s.s, u[i]);
-}
-
-static num bytes(double v) {
-  static const char *const u[] = {" B", " KiB", " MiB", " GiB", " TiB"};
-  return scaled(v, 1024.0, u, sizeof u / sizeof u[0]);
-}
-
-static num byte_rate(double v) {
-  static const char *const u[] = {" B/s", " KiB/s", " MiB/s", " GiB/s"};
-  return scaled(v, 1024.0, u, sizeof u / sizeof u[0]);
-}
-
-static num joules(double v) {
-  static const char *const u[] = {" J", " kJ", " MJ", " GJ"};
-  return scaled(v, 1000.0, u, sizeof u / sizeof u[0]);
-}
+static num sig3(double v) { return unit(pp_format_sig3, v); }
+static num bytes(double v) { return unit(pp__fmt_bytes, v); }
+static num byte_rate(double v) { return unit(pp_format_byte_rate, v); }
+static num joules(double v) { return unit(pp_format_joules, v); }
 
 static void put_clean(FILE *out, const char *s) {
   for (; s && *s; s++) {
@@ -114,11 +71,7 @@ static const char *strip(const char *r) {
   return strncmp(r, pre, sizeof pre - 1) == 0 ? r + sizeof pre - 1 : r;
 }
 
-static num pct(double v) {
-  if (!isfinite(v))
-    return numf("-");
-  return numf("%.1f%%", v);
-}
+static num pct(double v) { return unit(pp_format_pct, v); }
 
 static void reason_line(FILE *out, int indent, const char *l,
                         const char *why) {

@@ -8,6 +8,7 @@
  * in docs/analysis.md.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,11 +39,22 @@ static char *dur(char *b, size_t n, double ns) {
   return pp_format_ns(b, n, ns);
 }
 
-static void pct_cell(FILE *out, double part, double whole) {
-  if (whole > 0)
-    fprintf(out, " %6.1f%%", part / whole * 100.0);
-  else
-    fprintf(out, " %7s", "-");
+/* A share the analysis computed (NAN: "-"), in 8 columns. */
+static void pct_cell(FILE *out, double pct) {
+  char b[32];
+  fprintf(out, " %7s", pp_format_pct(b, sizeof b, pct));
+}
+
+/* ", 80.8% of the time" (", ... on average over 2 threads"): the share of
+ * the queue's window its producers or consumers waited, as the
+ * recommendations quote it. */
+static void waiters_share(FILE *out, double pct, uint32_t threads) {
+  char b[32];
+  if (isnan(pct))
+    return;
+  fprintf(out, ", %s of the time", pp_format_pct(b, sizeof b, pct));
+  if (threads > 1)
+    fprintf(out, " on average over %" PRIu32 " threads", threads);
 }
 
 static void queue_table(FILE *out, const pp_analysis *a) {
@@ -67,7 +79,6 @@ static void queue_table(FILE *out, const pp_analysis *a) {
   for (size_t i = 0; i < p->nqueues; i++) {
     const pp_queue_stats *q = &p->queues[i];
     char b1[32], b2[32], b3[32], b4[32];
-    int64_t win = pp__span(q->t_first, q->t_last);
     put_safe(out, q->name, nw, COL_NAME_MAX);
     if (q->capacity > 0)
       fprintf(out, " %5" PRId64, q->capacity);
@@ -75,11 +86,8 @@ static void queue_table(FILE *out, const pp_analysis *a) {
       fprintf(out, " %5s", "-");
     fprintf(out, " %8" PRIu64 " %8.1f %6.2f %5" PRId64, q->pops,
             q->out_per_s, q->depth_mean, q->depth_max);
-    if (q->capacity > 0)
-      pct_cell(out, (double)q->full_ns, (double)win);
-    else
-      fprintf(out, " %7s", "-");
-    pct_cell(out, (double)q->empty_ns, (double)win);
+    pct_cell(out, q->full_pct);
+    pct_cell(out, q->empty_pct);
     if (q->wait.count)
       fprintf(out, " %9s %9s %9s %9s\n",
               dur(b1, sizeof b1, (double)pp_hist_percentile(&q->wait, 50)),
@@ -93,12 +101,16 @@ static void queue_table(FILE *out, const pp_analysis *a) {
     fputs(" -> ", out);
     put_safe(out, q->to[0] ? q->to : "?", 0, COL_NAME_MAX);
     fprintf(out, ": %" PRIu64 " in, %" PRIu64 " out", q->pushes, q->pops);
-    if (q->waits_full || q->waits_empty)
-      fprintf(out, "; producer blocked %s (%" PRIu64 " waits), consumer "
-              "waited %s (%" PRIu64 " waits)",
-              dur(b1, sizeof b1, (double)q->blocked_full_ns), q->waits_full,
+    if (q->waits_full || q->waits_empty) {
+      fprintf(out, "; producer blocked %s (%" PRIu64 " waits",
+              dur(b1, sizeof b1, (double)q->blocked_full_ns), q->waits_full);
+      waiters_share(out, q->producer_blocked_pct, q->waiters_full);
+      fprintf(out, "), consumer waited %s (%" PRIu64 " waits",
               dur(b2, sizeof b2, (double)q->blocked_empty_ns),
               q->waits_empty);
+      waiters_share(out, q->consumer_waiting_pct, q->waiters_empty);
+      fputc(')', out);
+    }
     /* Pushes still queued at the end have no pop: not a pairing failure. */
     uint64_t queued = q->depth_last > 0 ? (uint64_t)q->depth_last : 0;
     uint64_t unpaired = q->unmatched_pops;

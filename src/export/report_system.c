@@ -24,7 +24,7 @@
 #include "analyze/system.h"
 #include "export/export.h"
 #include "export/jsonw.h"
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 #include "internal.h"
 
 #define LABEL_W 25          /* values start in this column */
@@ -90,71 +90,18 @@ static num numf(const char *fmt, ...) {
   return n;
 }
 
-/* Decimals that give 3 significant digits for a >= 0. */
-static int sig3_decimals(double a) {
-  if (a == 0 || a >= 99.95)
-    return 0;
-  if (a >= 9.995)
-    return 1;
-  if (a >= 0.9995)
-    return 2;
-  int d = 2 - (int)floor(log10(a));
-  /* 0.09996 rounds to 0.100: one decimal fewer. */
-  if (a * pow(10, d) >= 999.5)
-    d--;
-  return d > 12 ? 12 : d;
+/* The units module (units.h) into a num. */
+typedef char *(*unit_fn)(char *buf, size_t len, double v);
+static num unit(unit_fn fn, double v) {
+  num n;
+  fn(n.s, sizeof n.s, v);
+  return n;
 }
 
-/* 3 significant digits, no exponent. */
-static num fmt_sig3(double v) {
-  if (!isfinite(v))
-    return numf("-");
-  if (fabs(v) >= 1e15)
-    return numf("%.3g", v);
-  return numf("%.*f", sig3_decimals(fabs(v)), v);
-}
-
-/* v in units[0], scaled by base while it reaches base (3 significant digits;
- * units[0] is printed as an integer when int0). Units carry their leading
- * space, if any. */
-static num fmt_scaled(double v, double base, const char *const *units,
-                      size_t nu, int int0) {
-  if (!isfinite(v))
-    return numf("-");
-  const char *sign = v < 0 ? "-" : "";
-  double a = fabs(v);
-  size_t u = 0;
-  while (u + 1 < nu && a >= base) {
-    a /= base;
-    u++;
-  }
-  /* 3 digits at most: 1000 KiB and up are shown as 0.977 MiB. */
-  if (a >= 999.5 && u + 1 < nu && !(u == 0 && int0)) {
-    a /= base;
-    u++;
-  }
-  if (u == 0 && int0)
-    return numf("%s%.0f%s", sign, a, units[0]);
-  return numf("%s%.*f%s", sign, sig3_decimals(a), a, units[u]);
-}
-
-static num fmt_bytes(double v) {
-  static const char *const u[] = {" B",   " KiB", " MiB",
-                                  " GiB", " TiB", " PiB"};
-  return fmt_scaled(v, 1024.0, u, sizeof u / sizeof u[0], 1);
-}
-
-static num fmt_rate(double v) {
-  static const char *const u[] = {"/s", " k/s", " M/s", " G/s", " T/s"};
-  return fmt_scaled(v, 1000.0, u, sizeof u / sizeof u[0], 0);
-}
-
-static num fmt_joules(double v) {
-  static const char *const u[] = {" J", " kJ", " MJ", " GJ"};
-  if (isfinite(v) && v != 0 && fabs(v) < 1)
-    return numf("%s mJ", fmt_sig3(v * 1000.0).s);
-  return fmt_scaled(v, 1000.0, u, sizeof u / sizeof u[0], 0);
-}
+static num fmt_sig3(double v) { return unit(pp_format_sig3, v); }
+static num fmt_bytes(double v) { return unit(pp__fmt_bytes, v); }
+static num fmt_rate(double v) { return unit(pp_format_rate, v); }
+static num fmt_joules(double v) { return unit(pp_format_joules, v); }
 
 /* v with a fixed number of decimals. */
 static num fmt_fixed(double v, int decimals) {
@@ -165,19 +112,8 @@ static num fmt_fixed(double v, int decimals) {
   return numf("%.*f", decimals, v);
 }
 
-static num fmt_pct(double v) {
-  if (!isfinite(v))
-    return numf("-");
-  return numf("%.1f%%", v);
-}
-
-static num fmt_secs(double s) {
-  if (!isfinite(s))
-    return numf("-");
-  num n;
-  pp_format_ns(n.s, sizeof n.s, s * 1e9);
-  return n;
-}
+static num fmt_pct(double v) { return unit(pp_format_pct, v); }
+static num fmt_secs(double s) { return unit(pp_format_ns, s * 1e9); }
 
 /* An exact count with thousands separators: 12,345,678. */
 static num fmt_count(double v) {

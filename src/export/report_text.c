@@ -28,7 +28,7 @@
 #include "export/export.h"
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 #include "internal.h"
 
 #define NAME_MAX_COLS 40
@@ -151,14 +151,6 @@ static void put_value(FILE *out, double v, int as_int) {
 
 /* ---- sections ------------------------------------------------------------ */
 
-/* A thread of pipeprof itself in a `pipeprof run` trace (its sampler and
- * main thread), not of the profiled programs. */
-static int is_profiler_thread(const pp_trace *t, const pp_run_tree *rt,
-                              const pp_thread *th) {
-  return rt->is_run && rt->has_profiler_pid &&
-         pp_thread_pid(t, th) == rt->profiler_pid;
-}
-
 /* "1.25" seconds after the run's start, or "?" */
 static const char *secs(char *b, size_t len, double s) {
   if (isfinite(s))
@@ -248,7 +240,7 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
 
   size_t nthreads = 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    nthreads += !is_profiler_thread(t, rt, &t->threads[i]);
+    nthreads += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
   if (rt->is_run) {
     run_header(out, a, rt);
     fputs("mode:           ", out);
@@ -651,7 +643,7 @@ static void thread_table(FILE *out, const pp_analysis *a,
   fputs("\nthreads (busy = time inside top-level zones)\n", out);
   size_t n = 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    n += !is_profiler_thread(t, rt, &t->threads[i]);
+    n += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
   if (!n && rt->is_run) {
     fputs("no thread of the profiled programs recorded events (they do not "
           "link libpipeprof);\n  CPU per thread: see \"threads of the "
@@ -666,7 +658,7 @@ static void thread_table(FILE *out, const pp_analysis *a,
   char lb[CELL_MAX];
   int longest = 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    if (!is_profiler_thread(t, rt, &t->threads[i]))
+    if (!pp_run_tree_is_profiler(t, rt, &t->threads[i]))
       longest = max_int(longest,
                         name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
   int nw = name_width(longest, "thread", NAME_MAX_COLS);
@@ -676,7 +668,7 @@ static void thread_table(FILE *out, const pp_analysis *a,
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
     const pp_thread_figures *thf = &a->threads[i];
-    if (is_profiler_thread(t, rt, th))
+    if (pp_run_tree_is_profiler(t, rt, th))
       continue;
     put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
     put_dur(out, (double)thf->busy_ns);
@@ -821,60 +813,49 @@ static void counter_table(FILE *out, const pp_analysis *a, int cap) {
 
 /* A `pipeprof run`: pipeprof's own CPU time (rusage of the run process:
  * sampler thread, trace writer, main loop) over the profiled tree's, plus
- * what the programs spent recording when they link libpipeprof. */
+ * what the programs spent recording when they link libpipeprof
+ * (pp_run_overhead_get). */
 static void run_overhead(FILE *out, const pp_analysis *a,
                          const pp_run_tree *rt) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
+  pp_run_overhead o;
+  pp_run_overhead_get(a, rt, &o);
   char b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
-  double tree = rt->tree_cpu_s * 1e9, prof = rt->profiler_cpu_s * 1e9;
-  /* events recorded inside the profiled programs */
-  uint64_t app_events = 0;
-  int app = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (!is_profiler_thread(t, rt, &t->threads[i])) {
-      app = 1;
-      app_events += a->threads[i].events;
-    }
-  if (!isfinite(prof)) {
-    fputs("profiler overhead: unavailable: pipeprof's own CPU time was not "
-          "recorded\n",
-          out);
+  if (o.state == PP_RUN_OH_NONE) {
+    fprintf(out, "profiler overhead: unavailable: %s\n", o.why);
     return;
   }
-  if (!isfinite(tree) || tree <= 0) {
+  const char *src = o.tree_src && strcmp(o.tree_src, "rusage") == 0
+                        ? "rusage of the run"
+                        : "sampled from /proc";
+  if (o.state == PP_RUN_OH_NOT_MEANINGFUL) {
     fprintf(out,
-            "profiler overhead: unavailable: the profiled programs' "
-            "CPU time is %s (pipeprof's own CPU %s)\n",
-            isfinite(tree) ? "zero" : "unknown",
-            pp_format_ns(b, sizeof b, prof));
+            "profiler overhead: pipeprof's own CPU %s, the programs' CPU %s "
+            "(%s); as a share: %s\n",
+            pp_format_ns(b, sizeof b, o.profiler_ns),
+            pp_format_ns(c, sizeof c, o.tree_ns), src, o.why);
     return;
   }
   fprintf(out,
           "profiler overhead: %.2f%% of the profiled programs' CPU "
           "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
-          prof / tree * 100.0, pp_format_ns(b, sizeof b, prof),
-          pp_format_ns(c, sizeof c, tree),
-          strcmp(rt->tree_cpu_src, "rusage") == 0 ? "rusage of the run"
-                                                  : "sampled from /proc");
-  if (!app)
+          o.pct, pp_format_ns(b, sizeof b, o.profiler_ns),
+          pp_format_ns(c, sizeof c, o.tree_ns), src);
+  if (!o.has_app)
     return;
-  if (p->event_cost_ns <= 0) {
+  if (!o.app_known) {
     fputs("  inside the programs: unavailable: event cost not recorded\n", out);
     return;
   }
-  double rec = (double)app_events * p->event_cost_ns;
-  double in = rec + (p->writer_cpu_ns > 0 ? (double)p->writer_cpu_ns : 0);
   fprintf(out,
           "  inside the programs: recording %s (estimated: %" PRIu64
           " events x %s)",
-          pp_format_ns(b, sizeof b, rec), app_events,
-          pp_format_ns(c, sizeof c, p->event_cost_ns));
-  if (p->writer_cpu_ns >= 0)
+          pp_format_ns(b, sizeof b, o.app_recording_ns), o.app_events,
+          pp_format_ns(c, sizeof c, a->prof.event_cost_ns));
+  if (o.app_writer_ns >= 0)
     fprintf(out, ", writer thread %s (measured)",
-            pp_format_ns(d, sizeof d, (double)p->writer_cpu_ns));
+            pp_format_ns(d, sizeof d, o.app_writer_ns));
   fprintf(out, "; with pipeprof's own: %.2f%% of the programs' CPU time\n",
-          (prof + in) / tree * 100.0);
+          o.total_pct);
 }
 
 static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {

@@ -18,7 +18,7 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "pipeprof/version.h"
@@ -34,8 +34,12 @@
  * 8 = pairing (what zone and range pairing counted), memory_pools[]'s
  * inconsistent, overhead's events_estimated_ns, dropped_events and
  * dropped_estimated_ns; ...; 13 = zones[].hist, frames[].hist,
- * queues[].wait.hist and series (chart data). */
-#define SUMMARY_SCHEMA_MINOR 14
+ * queues[].wait.hist and series (chart data); 15 = in a `pipeprof run`,
+ * process is the profiled command (with its command line) and profiler
+ * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
+ * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
+ * with run_pct_unavailable when not meaningful. */
+#define SUMMARY_SCHEMA_MINOR 15
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -205,7 +209,36 @@ static void write_shapes(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
-static void write_threads(pp_jsonw *w, const pp_analysis *a) {
+/* The subject of the document: the profiled command in a `pipeprof run`
+ * (and pipeprof as "profiler"), else the process that recorded. */
+static void write_process(pp_jsonw *w, const pp_trace *t,
+                          const pp_run_tree *rt) {
+  pp_jsonw_key(w, "process");
+  pp_jsonw_obj_begin(w);
+  if (rt && rt->is_run && rt->has_pid) {
+    const char *name = NULL;
+    for (size_t i = 0; i < rt->nprocs && !name; i++)
+      if (rt->procs[i].id == rt->pid && rt->procs[i].comm[0])
+        name = rt->procs[i].comm;
+    pp_jsonw_kv_uint(w, "pid", rt->pid);
+    pp_jsonw_kv_str(w, "name", name ? name : pp_trace_process_name(t, rt->pid));
+    pp_jsonw_kv_str(w, "command", rt->command);
+    pp_jsonw_obj_end(w);
+    pp_jsonw_key(w, "profiler");
+    pp_jsonw_obj_begin(w);
+    if (rt->has_profiler_pid)
+      pp_jsonw_kv_uint(w, "pid", rt->profiler_pid);
+    pp_jsonw_kv_str(w, "name", "pipeprof");
+    pp_jsonw_obj_end(w);
+    return;
+  }
+  pp_jsonw_kv_uint(w, "pid", t->pid);
+  pp_jsonw_kv_str(w, "name", pp_trace_meta(t, "process_name"));
+  pp_jsonw_obj_end(w);
+}
+
+static void write_threads(pp_jsonw *w, const pp_analysis *a,
+                          const pp_run_tree *rt) {
   const pp_trace *t = a->trace;
   pp_jsonw_key(w, "threads");
   pp_jsonw_arr_begin_lines(w);
@@ -221,6 +254,8 @@ static void write_threads(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_kv_uint(w, "zones", thf->zones_measured);
     pp_jsonw_kv_uint(w, "events", thf->events);
     pp_jsonw_kv_uint(w, "dropped", th->dropped);
+    if (rt && pp_run_tree_is_profiler(t, rt, th))
+      pp_jsonw_kv_bool(w, "profiler", 1); /* pipeprof's, not the program's */
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
@@ -313,51 +348,50 @@ static void write_counters(pp_jsonw *w, const pp_analysis *a) {
 }
 
 /* `pipeprof run`: pipeprof's own CPU time over the profiled tree's, and
- * the recording cost inside the programs that link libpipeprof. */
-static void run_overhead(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
+ * the recording cost inside the programs that link libpipeprof
+ * (pp_run_overhead_get). The share is null, with "run_pct_unavailable"
+ * saying why, when it is not meaningful. */
+static void run_overhead(pp_jsonw *w, const pp_analysis *a,
+                         const pp_run_tree *rt) {
+  pp_run_overhead o;
+  pp_run_overhead_get(a, rt, &o);
+  if (!isfinite(o.profiler_ns))
     return;
-  if (!rt.is_run || !(rt.profiler_cpu_s >= 0)) {
-    pp_run_tree_free(&rt);
-    return;
-  }
-  const pp_profile *p = &a->prof;
-  double prof = rt.profiler_cpu_s * 1e9;
-  double tree = rt.tree_cpu_s >= 0 ? rt.tree_cpu_s * 1e9 : 0;
-  pp_jsonw_kv_double(w, "run_profiler_cpu_ns", prof);
+  pp_jsonw_kv_double(w, "run_profiler_cpu_ns", o.profiler_ns);
   pp_jsonw_key(w, "run_tree_cpu_ns");
-  if (rt.tree_cpu_src)
-    pp_jsonw_double(w, tree);
+  if (o.tree_src)
+    pp_jsonw_double(w, o.tree_ns);
   else
     pp_jsonw_null(w);
-  pp_jsonw_kv_str(w, "run_tree_cpu_source", rt.tree_cpu_src);
-  kv_pct(w, "run_profiler_pct_of_tree_cpu", prof, tree);
-  uint64_t ev = 0;
-  int app = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (!rt.has_profiler_pid ||
-        pp_thread_pid(t, &t->threads[i]) != rt.profiler_pid) {
-      app = 1;
-      ev += a->threads[i].events;
-    }
-  if (app && p->event_cost_ns > 0) {
-    double in = (double)ev * p->event_cost_ns +
-                (p->writer_cpu_ns > 0 ? (double)p->writer_cpu_ns : 0);
-    pp_jsonw_kv_uint(w, "run_program_events", ev);
-    pp_jsonw_kv_double(w, "run_in_program_ns", in);
-    kv_pct(w, "run_total_pct_of_tree_cpu", prof + in, tree);
+  pp_jsonw_kv_str(w, "run_tree_cpu_source", o.tree_src);
+  pp_jsonw_key(w, "run_profiler_pct_of_tree_cpu");
+  if (o.state == PP_RUN_OH_SHARE)
+    pp_jsonw_double(w, o.pct);
+  else
+    pp_jsonw_null(w);
+  if (o.state != PP_RUN_OH_SHARE)
+    pp_jsonw_kv_str(w, "run_pct_unavailable", o.why);
+  if (o.app_known) {
+    pp_jsonw_kv_uint(w, "run_program_events", o.app_events);
+    pp_jsonw_kv_double(w, "run_in_program_ns", o.app_in_ns);
+    pp_jsonw_key(w, "run_total_pct_of_tree_cpu");
+    if (o.state == PP_RUN_OH_SHARE)
+      pp_jsonw_double(w, o.total_pct);
+    else
+      pp_jsonw_null(w);
   }
-  pp_run_tree_free(&rt);
 }
 
-static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
+/* The profiler's cost. In a `pipeprof run`, of the run (run_*): the
+ * session's own figures there are pipeprof's, not the program's. */
+static void write_overhead(pp_jsonw *w, const pp_analysis *a,
+                           const pp_run_tree *rt) {
   const pp_profile *p = &a->prof;
   pp_overhead o;
   pp_profile_overhead(a, &o);
   pp_jsonw_key(w, "overhead");
   pp_jsonw_obj_begin(w);
+  int run = rt && rt->is_run && isfinite(rt->profiler_cpu_s);
   if (!o.known && pp_trace_meta(a->trace, "import.source")) {
     pp_jsonw_kv_str(w, "unavailable", "imported profile: no cost recorded");
   } else if (!o.known) {
@@ -373,7 +407,7 @@ static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
     else
       pp_jsonw_null(w);
     kv_pct(w, "estimated_pct", o.recording_ns, o.busy_ns);
-    if (o.total_ns >= 0) { /* measured at the end of the session */
+    if (o.total_ns >= 0 && !run) { /* measured at the end of the session */
       pp_jsonw_kv_int(w, "writer_cpu_ns", p->writer_cpu_ns);
       if (p->sampler_cpu_ns >= 0)
         pp_jsonw_kv_int(w, "sampler_cpu_ns", p->sampler_cpu_ns);
@@ -384,7 +418,8 @@ static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
              p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
     }
   }
-  run_overhead(w, a);
+  if (run)
+    run_overhead(w, a, rt);
   pp_jsonw_obj_end(w);
 }
 
@@ -719,11 +754,9 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_kv_str(&w, "version", PP_VERSION_STRING);
   pp_jsonw_obj_end(&w);
 
-  pp_jsonw_key(&w, "process");
-  pp_jsonw_obj_begin(&w);
-  pp_jsonw_kv_uint(&w, "pid", t->pid);
-  pp_jsonw_kv_str(&w, "name", pp_trace_meta(t, "process_name"));
-  pp_jsonw_obj_end(&w);
+  pp_run_tree rt;
+  int have_rt = pp_run_tree_get(t, a, &rt) == 0;
+  write_process(&w, t, have_rt ? &rt : NULL);
   uint32_t *pids = NULL;
   size_t npids = pp_trace_pids(t, &pids);
   pp_jsonw_key(&w, "processes");
@@ -810,14 +843,14 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   write_top_self(&w, a);
   write_breakdown(&w, a);
   write_shapes(&w, a);
-  write_threads(&w, a);
+  write_threads(&w, a, have_rt ? &rt : NULL);
   write_frames(&w, a);
   write_counters(&w, a);
   write_requests(&w, a);
   int pipe_rc = pp_summary_pipeline_json(&w, a);
   write_series(&w, a);
   write_alerts(&w, t);
-  write_overhead(&w, a);
+  write_overhead(&w, a, have_rt ? &rt : NULL);
   write_reader(&w, a);
   int sys_rc = pp_summary_system_json(&w, a);
   if (pp_summary_gpu_zones_json(&w, a) != 0 || pp_summary_cuda_json(&w, a) != 0)
@@ -828,5 +861,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_obj_end(&w);
   pp_jsonw_putc(&w, '\n');
   int rc = pp_jsonw_finish(&w);
+  if (have_rt)
+    pp_run_tree_free(&rt);
   return rc || sys_rc || pipe_rc ? -1 : 0;
 }

@@ -20,14 +20,6 @@ static void hist_fields(pp_jsonw *w, const pp_hist *h) {
   pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
 }
 
-static void kv_pct(pp_jsonw *w, const char *k, int64_t part, int64_t whole) {
-  pp_jsonw_key(w, k);
-  if (whole > 0)
-    pp_jsonw_double(w, (double)part / (double)whole * 100.0);
-  else
-    pp_jsonw_null(w);
-}
-
 static void write_queues(pp_jsonw *w, const pp_analysis *a) {
   const pp_pipeline *p = &a->prof.pipe;
   pp_jsonw_key(w, "queues");
@@ -71,16 +63,16 @@ static void write_queues(pp_jsonw *w, const pp_analysis *a) {
       pp_jsonw_int(w, q->full_ns);
     else
       pp_jsonw_null(w);
-    if (q->capacity > 0)
-      kv_pct(w, "full_pct", q->full_ns, win);
-    else
-      kv_pct(w, "full_pct", 0, 0);
+    pp_jsonw_kv_double(w, "full_pct", q->full_pct); /* NAN: null */
     pp_jsonw_kv_int(w, "empty_ns", q->empty_ns);
-    kv_pct(w, "empty_pct", q->empty_ns, win);
+    pp_jsonw_kv_double(w, "empty_pct", q->empty_pct);
     pp_jsonw_kv_uint(w, "producer_waits", q->waits_full);
     pp_jsonw_kv_int(w, "producer_blocked_ns", q->blocked_full_ns);
+    /* schema_minor 15: the waiting threads' mean share of the window */
+    pp_jsonw_kv_double(w, "producer_blocked_pct", q->producer_blocked_pct);
     pp_jsonw_kv_uint(w, "consumer_waits", q->waits_empty);
     pp_jsonw_kv_int(w, "consumer_waited_ns", q->blocked_empty_ns);
+    pp_jsonw_kv_double(w, "consumer_waiting_pct", q->consumer_waiting_pct);
     pp_jsonw_kv_uint(w, "waits_unclosed", q->waits_unclosed);
     pp_jsonw_key(w, "wait");
     pp_jsonw_obj_begin(w);

@@ -340,27 +340,6 @@ int pp__alerts_parse(const char *spec, pp__live_cfg *c, char *err,
   return parse_list("PIPEPROF_ALERTS", spec, c, alert_kv, err, n);
 }
 
-/* ---- formatting ---------------------------------------------------------- */
-
-static void fmt_ns(char *b, size_t n, double ns) {
-  double a = fabs(ns);
-  if (a >= 1e9)
-    snprintf(b, n, "%.3g s", ns * 1e-9);
-  else if (a >= 1e6)
-    snprintf(b, n, "%.3g ms", ns * 1e-6);
-  else if (a >= 1e3)
-    snprintf(b, n, "%.3g us", ns * 1e-3);
-  else
-    snprintf(b, n, "%.0f ns", ns);
-}
-
-static void fmt_rate(char *b, size_t n, double r) {
-  if (fabs(r) >= 1000 || r == floor(r))
-    snprintf(b, n, "%.0f/s", r);
-  else
-    snprintf(b, n, "%.3g/s", r);
-}
-
 /* ---- notes --------------------------------------------------------------- */
 
 static pp__live_note *note_new(pp__live *l, int type, int64_t ns,
@@ -1006,13 +985,13 @@ static void anomaly(pp__live *l, series *s, const pp_detector *d,
   n->threshold = d->threshold;
   char a[32], b[32], c[32];
   if (strcmp(what, "rate") == 0) {
-    fmt_rate(a, sizeof a, x);
-    fmt_rate(b, sizeof b, d->median);
-    fmt_rate(c, sizeof c, d->mad);
+    pp_format_rate(a, sizeof a, x);
+    pp_format_rate(b, sizeof b, d->median);
+    pp_format_rate(c, sizeof c, d->mad);
   } else {
-    fmt_ns(a, sizeof a, x);
-    fmt_ns(b, sizeof b, d->median);
-    fmt_ns(c, sizeof c, d->mad);
+    pp_format_ns(a, sizeof a, x);
+    pp_format_ns(b, sizeof b, d->median);
+    pp_format_ns(c, sizeof c, d->mad);
   }
   snprintf(n->message, sizeof n->message,
            "anomaly: %.80s %s %s (median %s, MAD %s)", s->name, what, a, b,

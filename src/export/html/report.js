@@ -106,8 +106,60 @@
     return typeof v === 'number' && isFinite(v);
   }
 
-  /* Adaptive unit, three significant digits, as the text report:
-   * "850 ns", "12.3 us", "612 ms", "1.50 s". */
+  /* The units module's rules (src/units.h), checked against the same
+   * table (tests/fixtures/units.tsv): three significant digits, never an
+   * exponent below 1e15, a unit scaled up when the rounded value would
+   * read 1000 of it. */
+
+  /* Decimals that give 3 significant digits for a >= 0. */
+  function sig3Decimals(a) {
+    if (a === 0 || a >= 99.95) return 0;
+    if (a >= 9.995) return 1;
+    if (a >= 0.9995) return 2;
+    var d = 2 - Math.floor(Math.log10(a));
+    if (a * Math.pow(10, d) >= 999.5) d--;
+    return Math.min(d, 12);
+  }
+
+  /* v in units[0], scaled by base while it reaches base (units[0] whole
+   * when int0). */
+  function scaled(v, base, units, int0) {
+    if (!isNum(v)) return '\u2013';
+    var a = Math.abs(v), u = 0;
+    while (u + 1 < units.length && a >= base) {
+      a /= base;
+      u++;
+    }
+    if (a >= 999.5 && u + 1 < units.length && !(u === 0 && int0)) {
+      a /= base;
+      u++;
+    }
+    var s = u === 0 && int0 ? a.toFixed(0) : a.toFixed(sig3Decimals(a));
+    return (v < 0 ? '-' : '') + s + units[u];
+  }
+
+  function fmtSig3(v) {
+    if (!isNum(v)) return '\u2013';
+    if (Math.abs(v) >= 1e15) return parseFloat(v.toPrecision(3)).toExponential();
+    return v.toFixed(sig3Decimals(Math.abs(v)));
+  }
+
+  function fmtRate(v) {
+    return scaled(v, 1000, ['/s', ' k/s', ' M/s', ' G/s', ' T/s'], false);
+  }
+
+  function fmtByteRate(v) {
+    return scaled(v, 1024,
+      [' B/s', ' KiB/s', ' MiB/s', ' GiB/s', ' TiB/s'], true);
+  }
+
+  function fmtJoules(v) {
+    if (isNum(v) && v !== 0 && Math.abs(v) < 0.9995)
+      return fmtSig3(v * 1000) + ' mJ';
+    return scaled(v, 1000, [' J', ' kJ', ' MJ', ' GJ'], false);
+  }
+
+  /* "850 ns", "12.3 us", "1.00 ms", "1.50 s" */
   function fmtNs(ns) {
     if (!isNum(ns)) return '\u2013';
     var units = [[1, 'ns'], [1e3, 'us'], [1e6, 'ms'], [1e9, 's']];
@@ -124,21 +176,15 @@
   }
 
   function fmtBytes(b) {
-    if (!isNum(b)) return '\u2013';
-    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-    var a = Math.abs(b), u = 0;
-    while (u + 1 < units.length && a >= 1024) {
-      a /= 1024;
-      u++;
-    }
-    var s = u === 0 ? String(Math.round(a))
-      : a.toFixed(a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2);
-    return (b < 0 ? '-' : '') + s + ' ' + units[u];
+    return scaled(b, 1024, [' B', ' KiB', ' MiB', ' GiB', ' TiB', ' PiB'],
+      true);
   }
 
+  /* three significant digits, at most two decimals: "3.32%", "100%" */
   function fmtPct(p) {
     if (!isNum(p)) return '\u2013';
-    return p.toFixed(Math.abs(p) >= 9.995 ? 1 : 2) + '%';
+    var a = Math.abs(p);
+    return p.toFixed(a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2) + '%';
   }
 
   function fmtNum(v) {
@@ -176,7 +222,7 @@
       case 's': return fmtNs(v * 1e9);
       case 'bytes': return fmtBytes(v);
       case 'pct': return fmtPct(v);
-      case 'rate': return fmtNum(v) + '/s';
+      case 'rate': return fmtRate(v);
       default: return fmtNum(v);
     }
   }
@@ -805,6 +851,11 @@
     var grid = add(app, h('div', 'pp-facts'));
     fact(grid, 'program', name);
     if (has(proc, 'pid')) fact(grid, 'pid', String(proc.pid));
+    if (typeof proc.command === 'string') fact(grid, 'command', proc.command);
+    if (isRecord(d.profiler))
+      fact(grid, 'profiler', 'pipeprof' + (has(d.profiler, 'pid')
+        ? ' (pid ' + String(d.profiler.pid) + ')' : ''),
+        'not part of the profiled programs: its threads are left out');
     fact(grid, 'mode', d.mode || 'unknown');
     if (typeof d.source === 'string' && d.source !== 'pipeprof')
       fact(grid, 'imported from', d.source);
@@ -824,7 +875,8 @@
         rel(d, d.live.as_of_ns) : ''));
     fact(grid, 'wall time', fmtNs(d.wall_ns));
     fact(grid, 'events', fmtNum(d.events));
-    if (Array.isArray(d.threads)) fact(grid, 'threads', d.threads.length);
+    if (Array.isArray(d.threads))
+      fact(grid, 'threads', programThreads(d).length);
     var dropped = d.dropped && isNum(d.dropped.total) ? d.dropped.total : null;
     fact(grid, 'dropped events', dropped === null ? '\u2013' : dropped);
     var o = d.overhead;
@@ -840,6 +892,12 @@
             ' / the programs\u2019 CPU ' + fmtNs(o.run_tree_cpu_ns) +
             (isNum(o.run_in_program_ns) ? '; inside the programs ' +
               fmtNs(o.run_in_program_ns) : ''));
+      else if (isNum(o.run_profiler_cpu_ns) &&
+               typeof o.run_pct_unavailable === 'string')
+        fact(grid, 'profiler overhead', 'pipeprof\u2019s own CPU ' +
+          fmtNs(o.run_profiler_cpu_ns) + (isNum(o.run_tree_cpu_ns)
+            ? ', the programs\u2019 CPU ' + fmtNs(o.run_tree_cpu_ns) : ''),
+          'as a share: ' + o.run_pct_unavailable);
       else if (has(o, 'unavailable'))
         fact(grid, 'profiler overhead', 'unavailable: ' + o.unavailable);
       else if (isNum(o.total_ns))
@@ -1069,8 +1127,16 @@
         'JSON \u201cshapes\u201d lists up to 256)');
   }
 
+  /* The threads of the profiled programs: in a `pipeprof run`,
+   * pipeprof's own are marked and left out, as the text report does. */
+  function programThreads(d) {
+    return (Array.isArray(d.threads) ? d.threads : []).filter(function (t) {
+      return !(isRecord(t) && t.profiler === true);
+    });
+  }
+
   function renderThreads(app, d) {
-    var th = Array.isArray(d.threads) ? d.threads : [];
+    var th = programThreads(d);
     if (!th.length) return;
     var s = section(app, 'pp-threads', 'threads');
     note(s, 'busy: time covered by top-level zones');
@@ -2640,6 +2706,10 @@
       CONFIG = {};
     }
     window.ppRender = function (doc) { return render(doc); };
+    /* the formatters, for the table test (tests/fixtures/units.tsv) */
+    window.ppUnits = {ns: fmtNs, bytes: fmtBytes, sig3: fmtSig3,
+      rate: fmtRate, pct: fmtPct, joules: fmtJoules,
+      byte_rate: fmtByteRate};
     window.addEventListener('mousemove', function (ev) {
       if (tlDrag) tlDrag(ev);
     });

@@ -12,8 +12,8 @@
  * id (pid, tid) are dropped, and the tables are bounded (PP_RUN_TREE_MAX
  * entries each, the rest counted in *_dropped).
  */
-#ifndef PP_EXPORT_RUN_TREE_H
-#define PP_EXPORT_RUN_TREE_H
+#ifndef PP_ANALYZE_RUN_TREE_H
+#define PP_ANALYZE_RUN_TREE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -66,5 +66,48 @@ double pp_run_tree_cpu_whole(const pp_run_tree *rt);
 
 /* The thread of the table with this tid, or NULL. */
 const pp_run_ent *pp_run_tree_thread(const pp_run_tree *rt, uint32_t tid);
+/* Whether thread th of t runs in pipeprof itself (a run's profiler pid). */
+int pp_run_tree_is_profiler(const pp_trace *t, const pp_run_tree *rt,
+                            const pp_thread *th);
 
-#endif /* PP_EXPORT_RUN_TREE_H */
+/* ---- the profiler's cost in a run ------------------------------------- */
+
+/* Below this much CPU time of the profiled programs, pipeprof's own CPU
+ * (start-up, sampling, writing: a few milliseconds) as a share of theirs
+ * says nothing about the cost of profiling a program that works: `sleep 1`
+ * would show "overhead 769%". The share is then not meaningful. */
+#define PP_RUN_OVERHEAD_MIN_TREE_NS 100e6
+
+typedef enum pp_run_overhead_state {
+  PP_RUN_OH_NONE,        /* not a run, or a figure missing: why */
+  PP_RUN_OH_NOT_MEANINGFUL, /* both known, the programs' too small: why */
+  PP_RUN_OH_SHARE        /* pct is the share */
+} pp_run_overhead_state;
+
+/* pipeprof's own CPU time in a `pipeprof run` set against the profiled
+ * programs', and what the programs spent recording when they link
+ * libpipeprof: the one computation the text and the JSON lay out. */
+typedef struct pp_run_overhead {
+  pp_run_overhead_state state;
+  char why[200];         /* state != SHARE: why there is no share */
+  double profiler_ns;    /* pipeprof's own CPU (rusage of the run process);
+                            NAN when not recorded */
+  double tree_ns;        /* the programs' CPU; NAN when unknown */
+  const char *tree_src;  /* "rusage" or "sampled"; NULL when unknown */
+  double pct;            /* SHARE: profiler_ns / tree_ns * 100 */
+  /* recording inside the programs (threads that are not pipeprof's) */
+  int has_app;           /* such threads recorded events */
+  uint64_t app_events;
+  int app_known;         /* the event cost is known: the figures below */
+  double app_recording_ns; /* app_events x event cost (estimated) */
+  double app_writer_ns;    /* the programs' writer thread; -1 unknown */
+  double app_in_ns;        /* recording + writer */
+  double total_pct;        /* SHARE and app_known: (profiler + in) / tree */
+} pp_run_overhead;
+
+/* Fill *o for the analysed trace a, rt from pp_run_tree_get(a->trace, a,
+ * ...). state NONE with why "" when it is not a run at all. */
+void pp_run_overhead_get(const pp_analysis *a, const pp_run_tree *rt,
+                         pp_run_overhead *o);
+
+#endif /* PP_ANALYZE_RUN_TREE_H */

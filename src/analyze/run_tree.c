@@ -7,9 +7,10 @@
  * into one row per K, so the cost is O(n log n) in the number of META
  * entries whatever a damaged or hostile trace holds.
  */
-#include "export/run_tree.h"
+#include "analyze/run_tree.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,4 +288,60 @@ const pp_run_ent *pp_run_tree_thread(const pp_run_tree *rt, uint32_t tid) {
     if (rt->threads[i].id == tid)
       return &rt->threads[i];
   return NULL;
+}
+
+int pp_run_tree_is_profiler(const pp_trace *t, const pp_run_tree *rt,
+                            const pp_thread *th) {
+  return rt->is_run && rt->has_profiler_pid &&
+         pp_thread_pid(t, th) == rt->profiler_pid;
+}
+
+void pp_run_overhead_get(const pp_analysis *a, const pp_run_tree *rt,
+                         pp_run_overhead *o) {
+  memset(o, 0, sizeof *o);
+  o->state = PP_RUN_OH_NONE;
+  o->profiler_ns = rt->profiler_cpu_s * 1e9;
+  o->tree_ns = rt->tree_cpu_s * 1e9;
+  o->tree_src = rt->tree_cpu_src;
+  o->app_writer_ns = -1;
+  if (!rt->is_run)
+    return;
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
+  for (size_t i = 0; i < t->nthreads; i++)
+    if (!pp_run_tree_is_profiler(t, rt, &t->threads[i])) {
+      o->has_app = 1;
+      o->app_events += a->threads[i].events;
+    }
+  if (o->has_app && p->event_cost_ns > 0) {
+    o->app_known = 1;
+    o->app_recording_ns = (double)o->app_events * p->event_cost_ns;
+    o->app_writer_ns = p->writer_cpu_ns >= 0 ? (double)p->writer_cpu_ns : -1;
+    o->app_in_ns = o->app_recording_ns +
+                   (o->app_writer_ns > 0 ? o->app_writer_ns : 0);
+  }
+  char b[32], c[32];
+  if (!isfinite(o->profiler_ns)) {
+    snprintf(o->why, sizeof o->why,
+             "pipeprof's own CPU time was not recorded");
+    return;
+  }
+  if (!isfinite(o->tree_ns) || o->tree_ns <= 0) {
+    snprintf(o->why, sizeof o->why,
+             "the profiled programs' CPU time is %s (pipeprof's own CPU %s)",
+             isfinite(o->tree_ns) ? "zero" : "unknown",
+             pp_format_ns(b, sizeof b, o->profiler_ns));
+    return;
+  }
+  if (o->tree_ns < PP_RUN_OVERHEAD_MIN_TREE_NS) {
+    o->state = PP_RUN_OH_NOT_MEANINGFUL;
+    snprintf(o->why, sizeof o->why,
+             "not meaningful: the profiled programs used less than %s of CPU",
+             pp_format_ns(c, sizeof c, PP_RUN_OVERHEAD_MIN_TREE_NS));
+    return;
+  }
+  o->state = PP_RUN_OH_SHARE;
+  o->pct = o->profiler_ns / o->tree_ns * 100.0;
+  if (o->app_known)
+    o->total_pct = (o->profiler_ns + o->app_in_ns) / o->tree_ns * 100.0;
 }
