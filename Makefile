@@ -109,7 +109,7 @@ endif
 # example, e.g. DEMO_ARGS="--batch 16 --prep separate".
 # `make demo-synthetic` profiles the older synthetic six-stage example
 # (`pipeprof demo`: no FFmpeg) into $(BUILD)/demo-synthetic/.
-DEMO_TARGETS := pipeprof_cli pipeprof-example-video
+DEMO_TARGETS := pipeprof_cli pipeprof-example-video pp_installable
 DEMO_ARGS ?=
 
 demo: configure

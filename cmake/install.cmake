@@ -76,12 +76,28 @@ foreach(lib ${CMAKE_DL_LIBS} m)
   string(APPEND PP_PC_LIBS_PRIVATE " -l${lib}")
 endforeach()
 
+# The files to install live under pc-install/ (their paths are relative to
+# where they are installed, meaningless in the build tree). The build
+# tree itself gets pkg-config's -uninstalled variants: with
+# PKG_CONFIG_PATH=<build>, `pkg-config pipeprof` gives the build's library
+# and the source tree's headers (pkg-config prefers NAME-uninstalled.pc).
 foreach(pc pipeprof pipeprof-static)
   configure_file(${PROJECT_SOURCE_DIR}/${pc}.pc.in
-                 ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc
+                 ${PROJECT_BINARY_DIR}/pc-install/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pc-install/${pc}.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 endforeach()
+set(PP_PC_PREFIX_SAVED "${PP_PC_PREFIX}")
+set(PP_PC_PREFIX "${PROJECT_BINARY_DIR}")
+set(PP_PC_LIBDIR "${PROJECT_BINARY_DIR}")
+set(PP_PC_INCLUDEDIR "${PROJECT_SOURCE_DIR}/include")
+foreach(pc pipeprof pipeprof-static)
+  configure_file(${PROJECT_SOURCE_DIR}/${pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/${pc}-uninstalled.pc @ONLY)
+endforeach()
+set(PP_PC_PREFIX "${PP_PC_PREFIX_SAVED}")
+file(REMOVE ${PROJECT_BINARY_DIR}/pipeprof.pc
+     ${PROJECT_BINARY_DIR}/pipeprof-static.pc) # where older builds put them
 
 # ---- CMake package -----------------------------------------------------------
 install(EXPORT pipeprofTargets NAMESPACE pipeprof::
@@ -102,3 +118,14 @@ write_basic_package_version_file(
 install(FILES ${PROJECT_BINARY_DIR}/pipeprofConfig.cmake
               ${PROJECT_BINARY_DIR}/pipeprofConfigVersion.cmake
         DESTINATION ${PP_CMAKE_DIR} COMPONENT dev)
+
+# ---- what `cmake --install` needs built ---------------------------------------
+# Every target the rules above install (and the HTTP companion, installed
+# by CMakeLists.txt when libmicrohttpd was found): `make demo` builds this
+# set, so `cmake --install` works after it as after a full build.
+add_custom_target(pp_installable)
+add_dependencies(pp_installable pipeprof pipeprof_static pipeprof_cli
+                 pipeprof-example-pipeline pipeprof-example-pipeline-noprof)
+if(TARGET pipeprof_http)
+  add_dependencies(pp_installable pipeprof_http)
+endif()

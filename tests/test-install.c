@@ -220,3 +220,63 @@ PP_TEST_T(install_consumer_pkgconfig, 300) {
     run_consumer(&e, exe, !is_static);
   }
 }
+
+/* pkg-config against the build tree (no install): PKG_CONFIG_PATH=<build>
+ * finds pipeprof-uninstalled.pc, whose directories exist (the build's
+ * libraries, the source tree's headers), and a program built with its
+ * flags runs and records. */
+PP_TEST_T(install_pkgconfig_build_tree, 300) {
+  build_env e;
+  memset(&e, 0, sizeof e);
+  char *v = cache_get("CMAKE_C_COMPILER");
+  fmt(e.cc, sizeof e.cc, "%s", *v ? v : "cc");
+  free(v);
+  v = cache_get("PP_SANITIZE");
+  if (*v)
+    fmt(e.san, sizeof e.san, "-fsanitize=%s -fno-omit-frame-pointer", v);
+  free(v);
+  fmt(e.src, sizeof e.src, "%s", pp_test_srcdir());
+  const char *bin = pp_test_bindir();
+  char path[4200];
+  fmt(path, sizeof path, "%s/pipeprof.pc", bin);
+  struct stat st;
+  CHECK(stat(path, &st) != 0); /* install-only files are not in the tree */
+  const char *pcs[] = {"pipeprof", "pipeprof-static"};
+  for (int i = 0; i < 2; i++) {
+    int is_static = i == 1;
+    char *dirs = run_ok("pkg-config --variable",
+                        "PKG_CONFIG_PATH='%s' pkg-config --variable=libdir "
+                        "%s && PKG_CONFIG_PATH='%s' pkg-config "
+                        "--variable=includedir %s",
+                        bin, pcs[i], bin, pcs[i]);
+    char *nl = strchr(dirs, '\n');
+    CHECK(nl != NULL);
+    *nl = 0;
+    nl[1 + strcspn(nl + 1, "\r\n")] = 0;
+    char f[4300];
+    fmt(f, sizeof f, "%s/%s", dirs, is_static ? "libpipeprof.a"
+                                              : "libpipeprof.so");
+    check_nonempty(f);
+    fmt(f, sizeof f, "%s/pipeprof.h", nl + 1);
+    check_nonempty(f);
+    char *flags = run_ok("pkg-config --cflags --libs",
+                         "PKG_CONFIG_PATH='%s' pkg-config %s --cflags "
+                         "--libs %s",
+                         bin, is_static ? "--static" : "", pcs[i]);
+    flags[strcspn(flags, "\r\n")] = 0;
+    CHECK_CONTAINS(flags, bin);
+    char rpath[4300] = "";
+    if (!is_static)
+      fmt(rpath, sizeof rpath, "-Wl,-rpath,'%s'", dirs);
+    char exe[4096];
+    fmt(exe, sizeof exe, "%s/consumer-tree-%s", pp_test_tmpdir(), pcs[i]);
+    free(run_ok("compile consumer",
+                "'%s' -std=c11 -Wall -Wextra -Werror %s "
+                "'%s/tests/consumer/consumer.c' -o '%s' %s %s",
+                e.cc, e.san, e.src, exe, flags, rpath));
+    free(flags);
+    fmt(e.libdir, sizeof e.libdir, "%s", dirs);
+    free(dirs);
+    run_consumer(&e, exe, !is_static); /* and loads the build's library */
+  }
+}

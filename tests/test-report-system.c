@@ -233,16 +233,21 @@ PP_TEST(report_system_full) {
   CHECK_CONTAINS(s, "\nprocess tree\n");
   CHECK_CONTAINS(s, "  CPU time:              user 2.50 s, system 400 ms "
                     "(rusage of the run)\n");
-  CHECK_CONTAINS(s, "  CPU:                   mean 200%, max 250% (100% = "
-                    "one core)\n");
+  /* the mean is the run's rusage CPU (2.90 s) over its wall time (5 s) */
+  CHECK_CONTAINS(s, "  CPU:                   mean 58.0% (CPU time over the "
+                    "run's wall time), max 250% (100% = one core)\n");
   CHECK_CONTAINS(s, "  threads:               max 12\n");
   CHECK_CONTAINS(s, "  processes:             max 3\n");
   CHECK_CONTAINS(s, "  RSS peak:              512 MiB (tree total, sampled), "
                     "300 MiB (largest process, rusage)\n");
   CHECK_CONTAINS(s, "  VmHWM:                 max 600 MiB\n");
   CHECK_CONTAINS(s, "  virtual memory:        max 4.00 GiB\n");
-  CHECK_CONTAINS(s, "  page faults:           minor 1,234,567, major 0\n");
-  CHECK_CONTAINS(s, "  ctx sw (main thr):     voluntary 4,321, involuntary 99\n");
+  CHECK_CONTAINS(s, "  page faults:           minor 1,234,567, major 0 "
+                    "(sampled: processes shorter than a sample are "
+                    "missed)\n");
+  CHECK_CONTAINS(s, "  ctx sw (main thr):     voluntary 4,321, involuntary 99 "
+                    "(sampled: processes shorter than a sample are "
+                    "missed)\n");
   CHECK_CONTAINS(s, "  disk I/O:              read 10.0 MiB, write 1.50 KiB\n");
   /* perf */
   CHECK_CONTAINS(s, "\nhardware counters (perf_event, whole process tree)\n");

@@ -749,6 +749,105 @@ PP_TEST_T(run_agrees_with_time_and_perf, 300) {
   pp_trace_free(&t);
 }
 
+/* A tree of 3 working children and 20 that touch 4 MiB and exit at once
+ * (each shorter than a sampling interval): the tree's CPU, page faults and
+ * context switches come from the run's rusage and agree with GNU time's of
+ * the same program; the sampled series alone saw a third of the faults.
+ * The mean CPU is the CPU time over the wall time; no sample of the tree
+ * reads more CPU than the machine has. */
+PP_TEST_T(run_forked_tree_totals_agree_with_time, 300) {
+  if (access("/usr/bin/time", X_OK) != 0) {
+    fprintf(stderr, "# skipped: /usr/bin/time missing\n");
+    return;
+  }
+  char wl[4096], dir[4096], tout[4096];
+  tpath(wl, sizeof wl, "workload");
+  tpath(dir, sizeof dir, "out");
+  tpath(tout, sizeof tout, "time.txt");
+  char *out = NULL;
+  int rc = pp_test_run(&out, "cc -O2 -o '%s' '%s/tests/helpers/workload.c'",
+                       wl, pp_test_srcdir());
+  if (rc != 0)
+    PP_FAIL("cannot build the workload (cc exit %d):\n%s", rc, out);
+  free(out);
+  static const char args[] = "16 200 50 20"; /* 3 x 16 MiB, 20 x 4 MiB */
+  run_result r = pp_cmd("run -o '%s' -- '%s' %s", dir, wl, args);
+  if (r.rc != 0)
+    PP_FAIL("pipeprof run: exit %d:\n%s%s", r.rc, r.out, r.err);
+  pp_trace t;
+  pp_analysis a = {0};
+  load(dir, "system.pptrace", &t, &a);
+  double minflt = meta_num(&t, "run.minflt");
+  double wall = meta_num(&t, "run.wall_ns") * 1e-9;
+  double cpu = (meta_num(&t, "run.user_ns") + meta_num(&t, "run.system_ns")) *
+               1e-9;
+  const pp_counter_stats *sampled = counter(&a, "proc.minflt_total");
+  const pp_counter_stats *pct = counter(&a, "proc.cpu_pct");
+  /* the report prints the rusage totals, with their source */
+  const char *pf = strstr(r.out, "  page faults:           minor ");
+  CHECK(pf != NULL);
+  const char *eol = strchr(pf, '\n');
+  CHECK(eol != NULL);
+  CHECK(eol - pf > 20 && strncmp(eol - 19, "(rusage of the run)", 19) == 0);
+  CHECK(strstr(r.out, "  context switches:      voluntary ") != NULL);
+  double shown = 0;
+  /* "minor 33,336, major 0": digits with thousands separators */
+  for (const char *p = pf + strlen("  page faults:           minor ");
+       (*p >= '0' && *p <= '9') || (*p == ',' && p[1] >= '0' && p[1] <= '9');
+       p++)
+    if (*p != ',')
+      shown = shown * 10 + (*p - '0');
+  CHECK_NEAR(shown, minflt, 0);
+  if (pct)
+    CHECK(pct->max <= 100.0 * (double)sysconf(_SC_NPROCESSORS_ONLN) + 1e-9);
+  result_free(&r);
+
+  rc = pp_test_run(&out, "/usr/bin/time -v -o '%s' '%s' %s", tout, wl, args);
+  if (rc != 0)
+    PP_FAIL("time -v: exit %d:\n%s", rc, out);
+  free(out);
+  char *tv = pp_test_slurp(tout, NULL);
+  CHECK(tv != NULL);
+  double tv_minflt = time_field(tv, "Minor (reclaiming a frame) page faults");
+  double tv_cpu = time_field(tv, "User time (seconds)") +
+                  time_field(tv, "System time (seconds)");
+  free(tv);
+  fprintf(stderr,
+          "# page faults: pipeprof (rusage) %.0f, sampled %.0f, time -v "
+          "%.0f; CPU s: pipeprof %.3f, time -v %.2f\n",
+          minflt, sampled ? sampled->last : -1.0, tv_minflt, cpu, tv_cpu);
+  /* two runs of one deterministic tree: the same faults within 2% */
+  CHECK(within(minflt, tv_minflt, 0.02));
+  /* the sampled series misses the short children: the reason for taking
+   * rusage */
+  if (sampled)
+    CHECK(sampled->last < 0.8 * tv_minflt);
+  /* CPU of two runs that stop on their own CPU clocks: 5% + 2 ticks each */
+  if (!(fabs(cpu - tv_cpu) <= 0.05 * tv_cpu + 0.1))
+    PP_FAIL("CPU: pipeprof %.3f s, time -v %.2f s", cpu, tv_cpu);
+#ifdef PP_HAVE_JANSSON
+  char js[4096];
+  dpath(js, sizeof js, dir, "summary.json");
+  json_error_t jerr;
+  json_t *root = json_load_file(js, 0, &jerr);
+  if (!root)
+    PP_FAIL("summary.json: %s", jerr.text);
+  json_t *tree = json_object_get(json_object_get(root, "system"),
+                                 "process_tree");
+  CHECK_NEAR(json_number_value(json_object_get(tree, "minflt_total")), minflt,
+             0);
+  CHECK_STR(json_string_value(json_object_get(tree, "minflt_total_source")),
+            "rusage");
+  CHECK_NEAR(json_number_value(json_object_get(tree, "cpu_mean_pct")),
+             cpu / wall * 100.0, 1e-6);
+  CHECK_STR(json_string_value(json_object_get(tree, "cpu_mean_source")),
+            "rusage");
+  json_decref(root);
+#endif
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
 /* ---- a program that links no pipeprof ----------------------------------- */
 
 /* The text of the line of s that starts with prefix (to its end), or NULL;

@@ -454,6 +454,40 @@ static void tree_cpu_time(const pp_trace *t, pp_system *s) {
     s->cpu_time_why = REASON(t, "proc_stat", "proc");
 }
 
+/* A tree total from META key (the run's rusage), else the last sample of
+ * the library metric id. */
+static pp_sys_total tree_total(const pp_trace *t, const pp_system *s,
+                               const char *key, pp_metric_id id) {
+  pp_sys_total o = {0, 0, 0, NULL};
+  double v;
+  if (meta_num(t, key, &v) && v >= 0) {
+    o.ok = o.rusage = 1;
+    o.v = v;
+  } else if (s->m[id].ok) {
+    o.ok = 1;
+    o.v = s->m[id].last;
+  } else {
+    o.why = s->m[id].why;
+  }
+  return o;
+}
+
+static void tree_totals(const pp_trace *t, pp_system *s) {
+  s->minflt = tree_total(t, s, "run.minflt", PP_METRIC_PROC_MINFLT);
+  s->majflt = tree_total(t, s, "run.majflt", PP_METRIC_PROC_MAJFLT);
+  s->vol_ctxt = tree_total(t, s, "run.nvcsw", PP_METRIC_PROC_VOL_CTXT);
+  s->nonvol_ctxt = tree_total(t, s, "run.nivcsw", PP_METRIC_PROC_NONVOL_CTXT);
+  s->cpu_mean_pct = NAN;
+  double cpu = (isfinite(s->cpu_user_s) ? s->cpu_user_s : 0) +
+               (isfinite(s->cpu_system_s) ? s->cpu_system_s : 0);
+  if (s->cpu_time_src == 1 && s->has_wall && s->wall_ns > 0) {
+    s->cpu_mean_pct = cpu / (s->wall_ns / 1e9) * 100.0;
+    s->cpu_mean_rusage = 1;
+  } else if (s->m[PP_METRIC_PROC_CPU].ok) {
+    s->cpu_mean_pct = s->m[PP_METRIC_PROC_CPU].mean;
+  }
+}
+
 static int is_family(pp_metric_id id) {
   const char *p = pp_metric_def_of(id)->name;
   return strstr(p, "{N}") || strstr(p, "{*}");
@@ -570,6 +604,7 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
     s->numa.why = REASON(t, "numa");
   psi(r, n, s, t);
   tree_cpu_time(t, s);
+  tree_totals(t, s);
   energy(a, s);
   pp__free(r);
   if (rc) {

@@ -68,6 +68,14 @@ typedef struct pp_sys_fig {
   const char *why; /* !ok: the reason, or NULL (no reason: leave it out) */
 } pp_sys_fig;
 
+/* A total of the process tree and where it comes from. */
+typedef struct pp_sys_total {
+  int ok;       /* v is set */
+  int rusage;   /* from the run's rusage, else the last sample */
+  double v;
+  const char *why; /* !ok: the reason, or NULL */
+} pp_sys_total;
+
 /* A member of a numbered family (per core, per NUMA node). */
 typedef struct pp_sys_indexed {
   unsigned long index;
@@ -157,6 +165,17 @@ typedef struct pp_system {
   int has_tree;     /* a proc.* metric was recorded */
   int show_tree;    /* has_tree, a reason for a process group, or maxrss */
   int cpu_time_src; /* 1 rusage of the run, 2 sampled, 0 neither */
+  /* the tree's mean CPU: its CPU time over the run's wall time when the
+   * run's rusage has both, else the sampled series's mean; NAN unknown */
+  double cpu_mean_pct;
+  int cpu_mean_rusage;
+  /* The tree's totals: the run's rusage (wait4: every process of the tree
+   * that was waited for, short-lived ones included) where `pipeprof run`
+   * recorded it, else the last sample (ok and rusage 0: processes that
+   * lived less than a sampling interval are missed). Context switches
+   * from rusage count every thread; sampled, each process's main thread
+   * (/proc/PID/status). */
+  pp_sys_total minflt, majflt, vol_ctxt, nonvol_ctxt;
   double cpu_user_s, cpu_system_s; /* NAN where not known */
   const char *cpu_time_why;        /* cpu_time_src == 0: why, or NULL */
 

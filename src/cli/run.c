@@ -454,6 +454,12 @@ int pp_cli_run(int argc, char **argv) {
     meta_num("run.system_ns", (double)ru.ru_stime.tv_sec * 1e9 +
                                   (double)ru.ru_stime.tv_usec * 1e3);
     meta_num("run.maxrss_bytes", (double)ru.ru_maxrss * 1024.0);
+    /* the tree's totals: wait4's rusage counts every process of it that
+     * was waited for, however short-lived (the sampler misses those) */
+    meta_num("run.minflt", (double)ru.ru_minflt);
+    meta_num("run.majflt", (double)ru.ru_majflt);
+    meta_num("run.nvcsw", (double)ru.ru_nvcsw);
+    meta_num("run.nivcsw", (double)ru.ru_nivcsw);
     meta_num("run.pid", (double)pid);
     meta_num("run.profiler_pid", (double)getpid());
     meta_num("run.start_mono_ns", (double)t0);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../collect/nvml.h"
 #include "../collect/perf.h"
@@ -59,6 +60,7 @@ struct pp__sampler {
   pp_perf_sample perf_sample;
   pp_power_sample power_sample;
   int64_t power_open_ns; /* when s->power was opened (pp__mono_ns) */
+  long ncpu;             /* CPUs online at open; 0 unknown */
   int cur;               /* index of the newest sample in sys[]/tree[] */
   int64_t perf_read_ns;  /* when perf counters were last read */
   pp_collect_gpu *gpu;
@@ -228,7 +230,17 @@ static void record_tree(pp__sampler *s, const pp_tree_sample *a,
   set("proc.write_bytes_total", (double)c->write_bytes);
   double cpu = -1;
   if (a && pp_collect_tree_rates(a, b, &s->trates) == 0) {
-    const pp_tree_rates *r = &s->trates;
+    pp_tree_rates *r = &s->trates;
+    /* The counters move in clock ticks (10 ms): over a 100 ms interval a
+     * tree of several processes can read more CPU than the machine has
+     * (205% on 2 cores). No tree runs faster than every CPU: bound it. */
+    double most = 100.0 * (double)s->ncpu;
+    if (s->ncpu > 0 && r->cpu_pct > most) {
+      double k = most / r->cpu_pct;
+      r->cpu_pct = most;
+      r->cpu_user_pct *= k;
+      r->cpu_system_pct *= k;
+    }
     set("proc.cpu_pct", r->cpu_pct);
     set("proc.user_pct", r->cpu_user_pct);
     set("proc.system_pct", r->cpu_system_pct);
@@ -505,6 +517,9 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cond, NULL);
   s->status.cpu_pct = s->status.rss_bytes = s->status.sys_busy_pct = -1;
+  s->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  if (s->ncpu < 0)
+    s->ncpu = 0;
   s->proc = pp_collect_proc_open(s->sysroot);
   if (s->proc && cfg->fd_budget > 0)
     pp_collect_proc_set_fd_budget(s->proc, cfg->fd_budget);

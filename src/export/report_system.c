@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +480,28 @@ static void tree_pair(FILE *out, const char *label, const char *k1,
   fputc('\n', out);
 }
 
+/* "minor 33,347, major 0 (rusage of the run)": two totals of the tree
+ * (pp_sys_total), with where they come from. */
+static void total_pair(FILE *out, const char *label, const char *k1,
+                       const pp_sys_total *a, const char *k2,
+                       const pp_sys_total *b) {
+  if (!a->ok && !b->ok) {
+    if (a->why)
+      reason_line(out, label, a->why);
+    return;
+  }
+  put_label(out, label);
+  sep s = {out, 0};
+  if (a->ok)
+    part(&s, "%s %s", k1, fmt_count(a->v).s);
+  if (b->ok)
+    part(&s, "%s %s", k2, fmt_count(b->v).s);
+  fputs(a->rusage ? " (rusage of the run)\n"
+                  : " (sampled: processes shorter than a sample are "
+                    "missed)\n",
+        out);
+}
+
 static void section_tree(FILE *out, const pp_system *s) {
   if (!s->show_tree)
     return;
@@ -497,7 +520,11 @@ static void section_tree(FILE *out, const pp_system *s) {
     reason_line(out, "CPU time", s->cpu_time_why);
   }
   const pp_sys_fig *c = M(s, PROC_CPU);
-  if (c->ok)
+  if (s->cpu_mean_rusage)
+    line(out, "CPU", "mean %s (CPU time over the run's wall time)%s%s "
+         "(100%% = one core)", fmt_pct(s->cpu_mean_pct).s,
+         c->ok ? ", max " : "", c->ok ? fmt_pct(c->max).s : "");
+  else if (c->ok)
     line(out, "CPU", "mean %s, max %s (100%% = one core)", fmt_pct(c->mean).s,
          fmt_pct(c->max).s);
   else if (c->why)
@@ -522,12 +549,12 @@ static void section_tree(FILE *out, const pp_system *s) {
          fmt_bytes(rss->max).s);
   tree_line_max(out, "VmHWM", M(s, PROC_HWM), 1);
   tree_line_max(out, "virtual memory", M(s, PROC_VSIZE), 1);
-  tree_pair(out, "page faults", "minor", M(s, PROC_MINFLT), "major",
-            M(s, PROC_MAJFLT), 0);
-  /* /proc/PID/status counts the main thread of each process only; the
-   * perf_event section counts every thread */
-  tree_pair(out, "ctx sw (main thr)", "voluntary", M(s, PROC_VOL_CTXT),
-            "involuntary", M(s, PROC_NONVOL_CTXT), 0);
+  total_pair(out, "page faults", "minor", &s->minflt, "major", &s->majflt);
+  /* the run's rusage counts every thread; /proc/PID/status, sampled, the
+   * main thread of each process only (perf_event counts every thread) */
+  total_pair(out,
+             s->vol_ctxt.rusage ? "context switches" : "ctx sw (main thr)",
+             "voluntary", &s->vol_ctxt, "involuntary", &s->nonvol_ctxt);
   tree_pair(out, "disk I/O", "read", M(s, PROC_READ_BYTES), "write",
             M(s, PROC_WRITE_BYTES), 1);
 }
@@ -984,10 +1011,6 @@ static int j_tree(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
       {"write_bytes_per_s", PP_METRIC_PROC_WRITE_RATE}};
   static const j_row totals[] = {
       {"rss_peak_bytes", PP_METRIC_PROC_RSS_PEAK},
-      {"minflt_total", PP_METRIC_PROC_MINFLT},
-      {"majflt_total", PP_METRIC_PROC_MAJFLT},
-      {"vol_ctxt_total", PP_METRIC_PROC_VOL_CTXT},
-      {"nonvol_ctxt_total", PP_METRIC_PROC_NONVOL_CTXT},
       {"read_bytes_total", PP_METRIC_PROC_READ_BYTES},
       {"write_bytes_total", PP_METRIC_PROC_WRITE_BYTES}};
   if (!s->has_tree && !s->cpu_time_src && !s->has_maxrss)
@@ -1007,6 +1030,30 @@ static int j_tree(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
   j_stats_list(w, s, gauges, sizeof gauges / sizeof gauges[0]);
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
     j_last(w, totals[i].key, &s->m[totals[i].id]);
+  /* schema_minor 15: the tree's mean CPU as the report shows it */
+  j_num(w, "cpu_mean_pct", s->cpu_mean_pct);
+  if (isfinite(s->cpu_mean_pct))
+    pp_jsonw_kv_str(w, "cpu_mean_source",
+                    s->cpu_mean_rusage ? "rusage" : "sampled");
+  /* the tree's totals (the run's rusage, else the last sample), with
+   * their source (schema_minor 15) */
+  static const struct {
+    const char *key;
+    size_t off;
+  } tt[] = {{"minflt_total", offsetof(pp_system, minflt)},
+            {"majflt_total", offsetof(pp_system, majflt)},
+            {"vol_ctxt_total", offsetof(pp_system, vol_ctxt)},
+            {"nonvol_ctxt_total", offsetof(pp_system, nonvol_ctxt)}};
+  for (size_t i = 0; i < sizeof tt / sizeof tt[0]; i++) {
+    const pp_sys_total *x =
+        (const pp_sys_total *)(const void *)((const char *)s + tt[i].off);
+    if (!x->ok)
+      continue;
+    char k[48];
+    pp_jsonw_kv_double(w, tt[i].key, x->v);
+    snprintf(k, sizeof k, "%s_source", tt[i].key);
+    pp_jsonw_kv_str(w, k, x->rusage ? "rusage" : "sampled");
+  }
   int rc = j_tree_tables(w, a);
   pp_jsonw_obj_end(w);
   return rc;
