@@ -9,7 +9,8 @@
  * (analyze/system.h): a user counter of the same name is the user's.
  * Energy per frame, per call and per request divide it (analyze/system.c,
  * the text report, summary_json.c); this is the one place that decides
- * which series count.
+ * which series count, and whether a power series measured anything at all
+ * (pp_power_series_measured: a counter that does not move did not).
  */
 #include <math.h>
 #include <string.h>
@@ -17,6 +18,14 @@
 #include "analysis.h"
 #include "analyze.h"
 #include "analyze/system.h"
+
+int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
+  if (!c->samples || !isfinite(c->max) || !isfinite(c->min))
+    return 0;
+  if (!is_total)
+    return c->max > 0;
+  return c->samples > 1 ? c->max > c->min : c->last > 0;
+}
 
 /* The library metric id with a finite last value that moved over the run
  * (pp_power_series_measured), or NULL; *stuck set when the series is there

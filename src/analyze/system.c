@@ -154,14 +154,6 @@ static int any_meta(const pp_trace *t, const char *prefix) {
 
 /* ---- figures ------------------------------------------------------------ */
 
-int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
-  if (!c->samples || !isfinite(c->max) || !isfinite(c->min))
-    return 0;
-  if (!is_total)
-    return c->max > 0;
-  return c->samples > 1 ? c->max > c->min : c->last > 0;
-}
-
 /* The reason for power series that did not move
  * (pp_power_series_measured): the first of them, c, and how many more. */
 static void stuck_reason(const pp_trace *t, const pp_counter_stats *c,
