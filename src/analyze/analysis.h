@@ -91,11 +91,20 @@ typedef struct pp_counter_stats {
   int is_float;
 } pp_counter_stats;
 
-/* Service-level objectives for requests (pp_slo_parse): limits in ns, 0
- * when not set. A request meets them when it succeeded and each set limit
- * holds (TPOT only for requests with more than one token). */
+/* Service-level objectives (pp_slo_parse): limits in ns, 0 when not set.
+ * A request meets them when it succeeded and each set limit holds (TPOT
+ * only for requests with more than one token). A zone (a stage) meets
+ * its own when it lasts no longer than the limit (pp_zone_slo_get). */
+#define PP_SLO_ZONES_MAX 16
+#define PP_SLO_NAME_MAX 128
+typedef struct pp_slo_zone {
+  char name[PP_SLO_NAME_MAX]; /* the zone's name */
+  int64_t limit_ns;
+} pp_slo_zone;
 typedef struct pp_slo {
   int64_t ttft_ns, tpot_ns, e2e_ns;
+  size_t nzones;
+  pp_slo_zone zone[PP_SLO_ZONES_MAX];
 } pp_slo;
 
 /* Batches of one size (pp_batch). */
@@ -625,10 +634,28 @@ typedef struct pp_energy {
 /* Fill *e from a's counters. Returns 1 when some source was measured, else
  * 0 with every figure 0 and the reason in e->sources. */
 int pp_run_energy(const pp_analysis *a, pp_energy *e);
-/* Parse "ttft=200ms,tpot=40ms,e2e=2s" (units ns, us, ms, s; any subset,
- * comma-separated) into *slo. Returns 0, or -1 with a one-line reason in
- * err. */
+/* Parse "ttft=200ms,tpot=40ms,e2e=2s,infer=5ms" (units ns, us, ms, s;
+ * any subset, comma-separated) into *slo: ttft, tpot and e2e are the
+ * requests', any other name a zone's (up to PP_SLO_ZONES_MAX, names of
+ * printable characters without ',' or '='). Returns 0, or -1 with a
+ * one-line reason in err. */
 int pp_slo_parse(const char *spec, pp_slo *slo, char *err, size_t errlen);
+/* How the zones named like zone SLO i of a->req_slo met it: every
+ * instance of every site of that name, from the zone histograms (stats
+ * and trace mode alike), so an instance within the histogram's 0.1% of
+ * the limit may be either (uncertain; met + violations + uncertain =
+ * count). */
+typedef struct pp_zone_slo {
+  const char *name;
+  int64_t limit_ns;
+  int found;            /* a zone of that name was recorded */
+  uint64_t count, met, violations, uncertain;
+  double compliance_pct; /* met / count * 100; NAN when count is 0 */
+  double compliance_hi_pct; /* (met + uncertain) / count * 100 */
+} pp_zone_slo;
+/* Fill *o for zone SLO i (< a->req_slo.nzones). 0, or -1 (i out of
+ * range, a not analysed, out of memory). */
+int pp_zone_slo_get(const pp_analysis *a, size_t i, pp_zone_slo *o);
 /* MLPerf-style early-stopping minimum: the smallest number of requests n
  * for which P[Binomial(n, 1 - pct/100) <= over + 1] <= 1 - confidence,
  * over being the over-latency requests seen (64 for p90 and 662 for p99

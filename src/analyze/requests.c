@@ -331,8 +331,19 @@ static int parse_dur(const char *s, size_t len, int64_t *out) {
   return 0;
 }
 
+/* A zone name in an SLO: printable, no space at either end. */
+static int zone_name_ok(const char *p, size_t n) {
+  if (p[0] == ' ' || p[n - 1] == ' ')
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+      return 0;
+  return 1;
+}
+
 int pp_slo_parse(const char *spec, pp_slo *slo, char *err, size_t errlen) {
-  pp_slo s = {0, 0, 0};
+  pp_slo s;
+  memset(&s, 0, sizeof s);
   if (err && errlen)
     err[0] = '\0';
   if (!spec || !slo || !*spec) {
@@ -353,10 +364,21 @@ int pp_slo_parse(const char *spec, pp_slo *slo, char *err, size_t errlen) {
       dst = &s.tpot_ns;
     else if (eq && kl == 3 && memcmp(p, "e2e", 3) == 0)
       dst = &s.e2e_ns;
+    else if (eq && kl > 0 && kl < PP_SLO_NAME_MAX && zone_name_ok(p, kl)) {
+      if (s.nzones == PP_SLO_ZONES_MAX) {
+        if (err && errlen)
+          snprintf(err, errlen, "more than %d zone SLOs", PP_SLO_ZONES_MAX);
+        return -1;
+      }
+      pp_slo_zone *z = &s.zone[s.nzones++];
+      memcpy(z->name, p, kl);
+      z->name[kl] = 0;
+      dst = &z->limit_ns;
+    }
     if (!dst) {
       if (err && errlen)
         snprintf(err, errlen, "bad SLO item '%.*s': expected ttft=, "
-                              "tpot= or e2e= with a duration",
+                              "tpot=, e2e= or ZONE= with a duration",
                  (int)(len > 64 ? 64 : len), p);
       return -1;
     }
@@ -418,4 +440,52 @@ uint64_t pp_request_min_count(double pct, double confidence, uint64_t over) {
       hi = mid;
   }
   return hi;
+}
+
+/* ---- zone SLOs ------------------------------------------------------------ */
+
+int pp_zone_slo_get(const pp_analysis *a, size_t i, pp_zone_slo *o) {
+  memset(o, 0, sizeof *o);
+  o->compliance_pct = o->compliance_hi_pct = NAN;
+  if (!a || !a->analyzed || i >= a->req_slo.nzones)
+    return -1;
+  const pp_slo_zone *z = &a->req_slo.zone[i];
+  o->name = z->name;
+  o->limit_ns = z->limit_ns;
+  const pp_trace *t = a->trace;
+  pp_hist h;
+  pp_hist_init(&h);
+  int rc = 0;
+  for (size_t k = 0; k < a->prof.nzones && !rc; k++) {
+    const pp_zone_stats *zs = &a->prof.zones[k];
+    if (strcmp(pp_trace_loc_name(t, zs->loc), z->name) != 0)
+      continue;
+    o->found = 1;
+    rc = pp_hist_merge(&h, &zs->hist);
+  }
+  if (!rc && h.count) {
+    uint64_t lim = (uint64_t)z->limit_ns;
+    uint64_t lo = pp_hist_lowest_equivalent(lim);
+    uint64_t hi = pp_hist_highest_equivalent(lim);
+    /* buckets wholly at or below the limit, and wholly above it; the
+     * limit's own bucket is met up to the limit only where it ends there
+     * or the recorded extremes decide */
+    uint64_t surely = lo ? pp_hist_count_le(&h, lo - 1) : 0;
+    uint64_t upto_hi = pp_hist_count_le(&h, hi);
+    o->count = h.count;
+    if (h.max <= lim) {
+      o->met = h.count;
+    } else if (h.min > lim) {
+      o->violations = h.count;
+    } else {
+      o->met = hi == lim ? upto_hi : surely;
+      o->uncertain = hi == lim ? 0 : upto_hi - surely;
+      o->violations = h.count - o->met - o->uncertain;
+    }
+    o->compliance_pct = (double)o->met / (double)h.count * 100.0;
+    o->compliance_hi_pct =
+        (double)(o->met + o->uncertain) / (double)h.count * 100.0;
+  }
+  pp_hist_free(&h);
+  return rc ? -1 : 0;
 }

@@ -28,9 +28,9 @@ const char pp_cli_report_usage[] =
     "torch.profiler Chrome trace or an ONNX Runtime profile (JSON).\n"
     "\n"
     "  --top N       bottlenecks to list (default 3)\n"
-    "  --slo SPEC    request SLOs for goodput, e.g. "
-    "ttft=200ms,tpot=40ms,e2e=2s\n"
-    "                (default: $PIPEPROF_SLO)\n"
+    "  --slo SPEC    SLOs: ttft, tpot and e2e of requests (goodput), any\n"
+    "                other name a zone's (each instance within it), e.g.\n"
+    "                ttft=200ms,e2e=2s,infer=5ms (default: $PIPEPROF_SLO)\n"
     "  --warmup N    leave the first N requests out of the request figures\n"
     "  --details N   events kept for the details (timeline, zone\n"
     "                instances, flows, stages; default 2000000; all: every\n"
@@ -46,7 +46,8 @@ const char pp_cli_report_usage[] =
 const char pp_cli_export_usage[] =
     "usage: pipeprof export FILE.pptrace|RUN_DIR --format "
     "chrome|json|csv|html [-o OUT]\n"
-    "                       [--details N|all] [--with PROFILE [--offset NS]]\n"
+    "                       [--details N|all] [--slo SPEC]\n"
+    "                       [--with PROFILE [--offset NS]]\n"
     "\n"
     "  --format chrome  Chrome/Perfetto trace JSON (ui.perfetto.dev)\n"
     "  --format json    summary JSON (schema pipeprof.summary, version 1)\n"
@@ -57,6 +58,8 @@ const char pp_cli_export_usage[] =
     "  --details N      as for report; chrome: a run directory only, its\n"
     "                   files merged in memory (without it, or with all,\n"
     "                   every event of every file streams)\n"
+    "  --slo SPEC       SLOs of requests and zones (as for report;\n"
+    "                   default: $PIPEPROF_SLO): json and html\n"
     "  --with PROFILE   merge a torch.profiler or ONNX Runtime profile of\n"
     "                   the same process by wall clock (as for report)\n"
     "  --offset NS      move the profiles by NS ns (as for report)\n"
@@ -153,6 +156,20 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
   return 0;
 }
 
+/* The SLO specification spec, given by from (--slo or PIPEPROF_SLO), into
+ * *slo: PP_CLI_PARSED, or one error line and PP_CLI_EXIT_USAGE. */
+static int parse_slo(const char *cmd, const char *spec, const char *from,
+                     pp_slo *slo) {
+  if (!spec || !*spec)
+    return PP_CLI_PARSED;
+  char err[160];
+  if (pp_slo_parse(spec, slo, err, sizeof err) != 0) {
+    fprintf(stderr, "pipeprof %s: %s: %s\n", cmd, from, err);
+    return PP_CLI_EXIT_USAGE;
+  }
+  return PP_CLI_PARSED;
+}
+
 int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
   memset(a, 0, sizeof *a);
   a->details = PP_CLI_KEEP_EVENTS;
@@ -208,14 +225,7 @@ int pp_cli_parse_report(int argc, char **argv, pp_cli_report_args *a) {
     return pp_cli_usage_error("report", "missing trace file%s", "");
   if (check_with("report", &a->with) != PP_CLI_PARSED)
     return PP_CLI_EXIT_USAGE;
-  if (slo_spec && *slo_spec) {
-    char err[160];
-    if (pp_slo_parse(slo_spec, &a->slo, err, sizeof err) != 0) {
-      fprintf(stderr, "pipeprof report: %s: %s\n", slo_from, err);
-      return PP_CLI_EXIT_USAGE;
-    }
-  }
-  return PP_CLI_PARSED;
+  return parse_slo("report", slo_spec, slo_from, &a->slo);
 }
 
 static pp_cli_export_fn find_format(const char *name) {
@@ -234,6 +244,8 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
   memset(a, 0, sizeof *a);
   a->details = PP_CLI_KEEP_EVENTS;
   const char *format = NULL;
+  const char *slo_spec = getenv("PIPEPROF_SLO");
+  const char *slo_from = "PIPEPROF_SLO";
   for (int i = 1; i < argc; i++) {
     int w = parse_with("export", argc, argv, &i, &a->with);
     if (w == 1)
@@ -261,6 +273,12 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
       if (i + 1 >= argc)
         return pp_cli_usage_error("export", "%s needs a file", argv[i]);
       a->out = argv[++i];
+    } else if (strcmp(argv[i], "--slo") == 0) {
+      if (i + 1 >= argc)
+        return pp_cli_usage_error("export", "%s needs a specification",
+                                  "--slo");
+      slo_spec = argv[++i];
+      slo_from = "--slo";
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return pp_cli_usage_error("export", "unknown option '%s'", argv[i]);
     } else if (a->file) {
@@ -281,7 +299,7 @@ int pp_cli_parse_export(int argc, char **argv, pp_cli_export_args *a) {
                               "unknown format '%s' (expected chrome, json, "
                               "csv or html)",
                               format);
-  return PP_CLI_PARSED;
+  return parse_slo("export", slo_spec, slo_from, &a->slo);
 }
 
 int pp_cli_parse_demo(int argc, char **argv, pp_cli_demo_args *a) {

@@ -127,6 +127,7 @@ typedef struct pp_cli_export_args {
   uint64_t details; /* --details (chrome: a run directory only) */
   int details_set;  /* --details was given */
   pp_cli_with with; /* --with, --offset */
+  pp_slo slo;       /* --slo, else $PIPEPROF_SLO */
 } pp_cli_export_args;
 
 typedef struct pp_cli_demo_args {

@@ -346,7 +346,8 @@ int pp_cli_load_with(const char *path, pp_trace *t, pp_analysis *a,
 
 int pp_cli_load_tap(const char *path, pp_trace *t, pp_analysis *a,
                     uint64_t keep, pp_feed_fn tap, void *arg) {
-  load_opts o = {keep, 0, {0, 0, 0}, tap, arg, NULL};
+  static const pp_slo none;
+  load_opts o = {keep, 0, none, tap, arg, NULL};
   if (keep == UINT64_MAX) {
     fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
     return -1;

@@ -80,10 +80,9 @@ static int cmd_export(int argc, char **argv) {
   if (fn == pp_export_chrome) /* every event; --details: a run dir only */
     return pp_cli_export_chrome_with(
         file, out, a.details_set ? a.details : UINT64_MAX, &a.with);
-  static const pp_slo none;
   pp_trace t;
   pp_analysis an;
-  if (pp_cli_load_with(file, &t, &an, a.details, 0, &none, &a.with) != 0)
+  if (pp_cli_load_with(file, &t, &an, a.details, 0, &a.slo, &a.with) != 0)
     return EXIT_FAIL;
   int rc = pp_cli_export_to(&an, fn, out);
   pp_analysis_free(&an);

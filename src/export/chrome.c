@@ -577,11 +577,12 @@ static void write_x(chrome_ctx *c, size_t ti, uint32_t loc, int64_t start,
   p = w_thread_ts(c, p, ti, start);
   p = pp_jsonw_w_lit(p, S(",\"dur\":"));
   p = pp_jsonw_w_us(p, dur);
-  p = pp_jsonw_w_lit(p, S(",\"args\":{\"self_us\":"));
-  p = pp_jsonw_w_us(p, self);
+  /* No per-call arguments: a slice's self time differs call by call,
+   * and speedscope's sandwich view made each call a symbol of its own
+   * (the self times are in the report and the summary). */
+  (void)self;
   if (unclosed)
-    p = pp_jsonw_w_lit(p, S(",\"unclosed\":true"));
-  *p++ = '}';
+    p = pp_jsonw_w_lit(p, S(",\"args\":{\"unclosed\":true}"));
   if (key) {
     p = pp_jsonw_w_lit(p, S(",\"bind_id\":"));
     p = w_hex64(p, key);
@@ -1041,6 +1042,60 @@ static void queue_event(chrome_ctx *c, size_t ti, const pp_event *e) {
   pp_jsonw_put(w, S("}}"));
 }
 
+/* ---- requests and queue items: async slices ------------------------------
+ * A request from its begin to its end (with an instant at its first
+ * token), an item from its push to its pop in each queue: async slices
+ * ("b"/"e" by category, name and id), each on a track of its own in
+ * Perfetto, so a request's or an item's path through the stages shows on
+ * the timeline. Written as the events come; an end whose begin the trace
+ * lacks has nothing to close, and a begin never ended stays open to the
+ * end of the trace. */
+
+/* The start of an async event of phase ph, up to its name. */
+static void async_head(chrome_ctx *c, char ph) {
+  pp_jsonw *w = &c->w;
+  pp_jsonw_elem(w);
+  pp_jsonw_put(w, S("{\"ph\":\""));
+  pp_jsonw_putc(w, ph);
+  pp_jsonw_put(w, S("\",\"name\":"));
+}
+
+static void request_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  pp_jsonw *w = &c->w;
+  char ph = e->type == PPT_EV_REQ_BEGIN ? 'b'
+            : e->type == PPT_EV_REQ_END ? 'e'
+                                        : 'n';
+  async_head(c, ph);
+  if (ph == 'n')
+    pp_jsonw_put(w, S("\"first token\""));
+  else
+    pp_jsonw_put(w, S("\"request\""));
+  pp_jsonw_put(w, S(",\"cat\":\"request\",\"id\":"));
+  put_hex64(w, e->v.id);
+  if (ph == 'e') {
+    int64_t st = ppt_unzigzag(e->v2);
+    pp_jsonw_put(w, S(",\"args\":{\"status\":"));
+    pp_jsonw_put_int(w, st);
+    pp_jsonw_putc(w, '}');
+  }
+  put_thread_ts(c, ti, e->ts);
+  pp_jsonw_putc(w, '}');
+}
+
+static void item_event(chrome_ctx *c, size_t ti, const pp_event *e) {
+  size_t n;
+  const char *q = qname_of(c, e->loc, &n);
+  if (!q)
+    return;
+  pp_jsonw *w = &c->w;
+  async_head(c, e->type == PPT_EV_QUEUE_PUSH ? 'b' : 'e');
+  pp_jsonw_put(w, q, n);
+  pp_jsonw_put(w, S(",\"cat\":\"queue item\",\"id\":"));
+  put_hex64(w, e->v.id);
+  put_thread_ts(c, ti, e->ts);
+  pp_jsonw_putc(w, '}');
+}
+
 /* ---- the stream ---------------------------------------------------------- */
 
 static void write_names(chrome_ctx *c);
@@ -1112,6 +1167,12 @@ static int ordered_event(void *arg, const pp_trace *t, uint32_t thread,
   case PPT_EV_QUEUE_PUSH:
   case PPT_EV_QUEUE_POP:
     queue_event(c, thread, e);
+    item_event(c, thread, e);
+    break;
+  case PPT_EV_REQ_BEGIN:
+  case PPT_EV_REQ_FIRST:
+  case PPT_EV_REQ_END:
+    request_event(c, thread, e);
     break;
   default:
     break;

@@ -209,6 +209,35 @@ static void write_shapes(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
+/* "zone_slos" (schema_minor 15): each zone SLO given, as
+ * pp_zone_slo_get computed it; an empty array when none was given. */
+static void write_zone_slos(pp_jsonw *w, const pp_analysis *a) {
+  pp_jsonw_key(w, "zone_slos");
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < a->req_slo.nzones; i++) {
+    pp_zone_slo z;
+    if (pp_zone_slo_get(a, i, &z) != 0)
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "zone", z.name);
+    pp_jsonw_kv_int(w, "target_ns", z.limit_ns);
+    if (!z.found || !z.count) {
+      pp_jsonw_kv_str(w, "unavailable",
+                      z.found ? "the zone has no instance"
+                              : "no zone of that name in this trace");
+    } else {
+      pp_jsonw_kv_uint(w, "count", z.count);
+      pp_jsonw_kv_uint(w, "met", z.met);
+      pp_jsonw_kv_uint(w, "violations", z.violations);
+      pp_jsonw_kv_uint(w, "uncertain", z.uncertain);
+      pp_jsonw_kv_double(w, "compliance_pct", z.compliance_pct);
+      pp_jsonw_kv_double(w, "compliance_max_pct", z.compliance_hi_pct);
+    }
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 /* The subject of the document: the profiled command in a `pipeprof run`
  * (and pipeprof as "profiler"), else the process that recorded. */
 static void write_process(pp_jsonw *w, const pp_trace *t,
@@ -847,6 +876,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   write_frames(&w, a);
   write_counters(&w, a);
   write_requests(&w, a);
+  write_zone_slos(&w, a);
   int pipe_rc = pp_summary_pipeline_json(&w, a);
   write_series(&w, a);
   write_alerts(&w, t);

@@ -39,7 +39,7 @@
     'source', 'breakdown', 'providers', 'shapes', 'merged_profiles',
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
-    'memory_pools', 'series', 'live'
+    'memory_pools', 'series', 'live', 'profiler', 'zone_slos'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -1133,6 +1133,35 @@
     return (Array.isArray(d.threads) ? d.threads : []).filter(function (t) {
       return !(isRecord(t) && t.profiler === true);
     });
+  }
+
+  /* Zone SLOs (--slo NAME=DURATION): target, instances within it,
+   * violations and the compliance rate, as the analysis counted them. */
+  function renderZoneSlos(app, d) {
+    var list = Array.isArray(d.zone_slos) ? d.zone_slos : [];
+    if (!list.length) return;
+    var s = section(app, 'pp-zone-slos', 'service-level objectives');
+    note(s, 'each instance of every zone of that name within the target; ' +
+      'an instance within 0.1% of the target may be either (uncertain)');
+    table(s, [
+      {key: 'zone', label: 'zone', text: function (r) { return r.zone; }},
+      {key: 'target_ns', label: 'target', num: true},
+      {key: 'count', label: 'instances', num: true,
+       text: function (r) {
+         return has(r, 'unavailable') ? 'unavailable: ' + r.unavailable
+           : fmtNum(r.count);
+       }},
+      {key: 'met', label: 'met', num: true},
+      {key: 'violations', label: 'violations', num: true},
+      {key: 'uncertain', label: 'uncertain', num: true},
+      {key: 'compliance_pct', label: 'compliance', num: true,
+       text: function (r) {
+         if (!isNum(r.compliance_pct)) return '\u2013';
+         return fmtPct(r.compliance_pct) + (r.uncertain > 0 &&
+           isNum(r.compliance_max_pct) ? ' to ' + fmtPct(r.compliance_max_pct)
+           : '');
+       }}
+    ], list);
   }
 
   function renderThreads(app, d) {
@@ -2530,6 +2559,7 @@
     guarded('queues', function () { renderQueues(app, data); });
     guarded('frames', function () { renderFrames(app, data); });
     guarded('requests', function () { renderRequests(app, data); });
+    guarded('zone_slos', function () { renderZoneSlos(app, data); });
     guarded('counters', function () { renderCounters(app, data); });
     guarded('system', function () { renderSystem(app, data); });
     guarded('gpu', function () { renderGpu(app, data); });
