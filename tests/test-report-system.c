@@ -809,3 +809,48 @@ PP_TEST(report_system_stuck_energy) {
   pp_analysis_free(&a);
   trace_free(&t);
 }
+
+/* Frequencies from /proc/cpuinfo that never moved (a VM without a cpufreq
+ * driver) are the nominal clock: unavailable, with that reason, in the
+ * text and the JSON; ones that moved are measurements. */
+PP_TEST(report_system_nominal_cpu_frequency) {
+  for (int moving = 0; moving < 2; moving++) {
+    pp_trace t;
+    pp_analysis a = {0};
+    trace_init(&t);
+    meta_add(&t, "cpufreq.source", "cpuinfo");
+    CF(&t, "sys.cpu.busy_pct", 50.0, 60.0, 70.0);
+    CF(&t, "sys.cpu0.freq_mhz", 2300.0, 2300.0, moving ? 2100.0 : 2300.0);
+    CF(&t, "sys.cpu1.freq_mhz", 2300.0, 2300.0, 2300.0);
+    CHECK_EQ(pp_analyze(&t, &a), 0);
+    char *s = render(&a);
+    if (moving) {
+      CHECK_CONTAINS(s, "  CPU frequency:         mean per core ");
+      CHECK(!strstr(s, "nominal"));
+    } else {
+      CHECK_CONTAINS(s, "  CPU frequency:         unavailable: no cpufreq "
+                        "driver: /proc/cpuinfo's 2300 MHz never moved (the "
+                        "nominal clock, not a measurement)\n");
+      CHECK(!strstr(s, "2300 MHz (") && !strstr(s, "..2300"));
+    }
+    free(s);
+#ifdef PP_HAVE_JANSSON
+    char *js = render_json(&a);
+    json_t *root = json_loads(js, 0, NULL);
+    CHECK(root != NULL);
+    json_t *un = json_object_get(json_object_get(root, "system"),
+                                 "unavailable");
+    if (moving)
+      CHECK(json_object_get(un, "cpufreq") == NULL);
+    else
+      CHECK_CONTAINS(json_string_value(json_object_get(un, "cpufreq")),
+                     "never moved");
+    /* the per-core figures only where they measured something */
+    CHECK_EQ(strstr(js, "\"cpu_freq_mean_mhz\"") != NULL, moving);
+    json_decref(root);
+    free(js);
+#endif
+    pp_analysis_free(&a);
+    trace_free(&t);
+  }
+}

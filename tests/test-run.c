@@ -1362,3 +1362,40 @@ PP_TEST(run_overhead_not_meaningful_for_an_idle_program) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
+
+/* The program named its threads (pp_thread_name, Python's names): the
+ * run's thread table shows those names, not the kernel's comm ("python"
+ * for every Python thread, "pipe3" for four threads of one pool). */
+PP_TEST(run_thread_table_uses_the_programs_names) {
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  static const char *const kv[][2] = {
+      {"run.command", "python3 serve.py"}, {"run.pid", "42"},
+      {"run.profiler_pid", "41"},          {"run.user_ns", "900000000"},
+      {"tree.thread.0.tid", "43"},         {"tree.thread.0.pid", "42"},
+      {"tree.thread.0.comm", "python"},    {"tree.thread.0.user_ns", "500000000"},
+      {"tree.thread.1.tid", "44"},         {"tree.thread.1.pid", "42"},
+      {"tree.thread.1.comm", "python"},    {"tree.thread.1.user_ns", "1"},
+      {"tree.thread.1.user_ns", "300000000"}};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    tb_meta(&t, kv[i][0], kv[i][1]);
+  t.pid = 42;
+  size_t th = tb_thread(&t, 43, "decode worker"); /* the program's name */
+  uint32_t loc = tb_loc(&t, "proc.cpu_user_s", PP_KIND_COUNTER);
+  tb_ev(&t, th, 1000, loc, PPT_EV_COUNTER_SETF)->v.f = 0.9;
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  pp_run_tree rt;
+  CHECK_EQ(pp_run_tree_get(&t, &a, &rt), 0);
+  const pp_run_ent *e = pp_run_tree_thread(&rt, 43);
+  CHECK(e != NULL);
+  CHECK_STR(e->comm, "decode worker");
+  CHECK_STR(e->kernel_comm, "python");
+  CHECK_STR(pp_run_tree_thread(&rt, 44)->comm, "python"); /* unnamed */
+  pp_run_tree_free(&rt);
+  char *txt = tb_report_text(&a);
+  CHECK_CONTAINS(txt, "  decode worker              43       42");
+  free(txt);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

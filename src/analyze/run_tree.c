@@ -74,7 +74,7 @@ typedef struct row {
 
 static void row_init(row *r) {
   memset(r, 0, sizeof *r);
-  r->e.comm = "";
+  r->e.comm = r->e.kernel_comm = "";
   r->first_ns = r->last_ns = NAN;
   r->e.user_s = r->e.system_s = r->e.cpu_s = NAN;
 }
@@ -82,7 +82,7 @@ static void row_init(row *r) {
 static void row_field(row *r, int thread, const char *f, const char *v) {
   double x;
   if (strcmp(f, "comm") == 0) {
-    r->e.comm = v ? v : "";
+    r->e.comm = r->e.kernel_comm = v ? v : "";
     return;
   }
   if (!plain_num(v, &x))
@@ -259,6 +259,16 @@ int pp_run_tree_get(const pp_trace *t, const pp_analysis *a, pp_run_tree *rt) {
   }
   if (rt->nthreads > 1)
     qsort(rt->threads, rt->nthreads, sizeof *rt->threads, cmp_cpu);
+  /* A thread the program recorded on carries the name the program gave
+   * it (pp_thread_name, Python's thread names); the kernel's comm is
+   * often a truncated or shared one ("python" for every Python thread). */
+  for (size_t i = 0; i < rt->nthreads; i++) {
+    pp_run_ent *e = &rt->threads[i];
+    size_t k = pp_trace_thread_index(t, e->id);
+    const char *name = k < t->nthreads ? t->threads[k].name : NULL;
+    if (name && *name)
+      e->comm = name;
+  }
   for (size_t i = 0; i < rt->nthreads; i++)
     if (isfinite(rt->threads[i].cpu_s))
       rt->threads_cpu_s += rt->threads[i].cpu_s;

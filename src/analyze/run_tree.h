@@ -27,7 +27,11 @@
 typedef struct pp_run_ent {
   uint32_t id;             /* pid of a process, tid of a thread */
   uint32_t owner;          /* parent pid of a process, owning pid of a thread */
-  const char *comm;        /* points into t's META; "" when absent */
+  const char *comm;        /* the name to show: for a thread the program
+                              named (its name in the trace), that name;
+                              else the kernel's comm. Points into t; ""
+                              when absent */
+  const char *kernel_comm; /* the kernel's comm as sampled ("" absent) */
   double first_s, last_s;  /* NAN when absent */
   double user_s, system_s; /* a process: cpu in user_s, system_s NAN */
   double cpu_s;            /* user + system (known parts) */

@@ -480,6 +480,28 @@ static void tree_totals(const pp_trace *t, pp_system *s) {
   }
 }
 
+/* Frequencies read from /proc/cpuinfo (META cpufreq.source: no cpufreq
+ * driver) that never moved on any core are the nominal clock a VM
+ * reports, not a measurement: the family is left out with that reason. */
+static void nominal_freq(const pp_trace *t, pp_system *s) {
+  const char *src = pp_trace_meta(t, "cpufreq.source");
+  pp_sys_family *f = &s->core_freq;
+  if (!src || strcmp(src, "cpuinfo") != 0 || !f->n)
+    return;
+  double v = f->v[0].f.min;
+  for (size_t i = 0; i < f->n; i++)
+    if (f->v[i].f.min != v || f->v[i].f.max != v)
+      return;
+  snprintf(s->freq_nominal, sizeof s->freq_nominal,
+           "no cpufreq driver: /proc/cpuinfo's %.0f MHz never moved (the "
+           "nominal clock, not a measurement)",
+           v);
+  pp__free(f->v);
+  f->v = NULL;
+  f->n = 0;
+  f->why = s->freq_nominal;
+}
+
 static int is_family(pp_metric_id id) {
   const char *p = pp_metric_def_of(id)->name;
   return strstr(p, "{N}") || strstr(p, "{*}");
@@ -588,7 +610,8 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
     rc = domains(r, n, s);
   if (!rc)
     rc = perf(t, r, n, s);
-  if (!s->core_freq.n)
+  nominal_freq(t, s);
+  if (!s->core_freq.n && !s->core_freq.why)
     s->core_freq.why = REASON(t, "cpufreq", "sys");
   if (!s->core_throttle.n)
     s->core_throttle.why = REASON(t, "throttle", "sys");

@@ -156,6 +156,7 @@ typedef struct pp_system {
   int has_host;    /* a sys.* metric was recorded */
   int show_system; /* has_host, or a reason for a system group */
   pp_sys_family core_busy, core_freq, core_throttle, numa;
+  char freq_nominal[160]; /* core_freq.why when the clock is nominal */
   pp_sys_psi psi[3];
   pp_sys_named *temps; /* in the counters' order */
   size_t ntemps;

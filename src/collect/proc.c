@@ -2223,3 +2223,7 @@ void pp_thread_list_free(pp_thread_list *l) {
   pp__free(l->threads);
   memset(l, 0, sizeof *l);
 }
+
+int pp_collect_proc_freq_from_cpuinfo(const pp_collect_proc *r) {
+  return r && r->cpuinfo_mhz;
+}

@@ -128,6 +128,10 @@ void pp_collect_proc_set_fd_budget(pp_collect_proc *r, int n);
 const char *pp_collect_proc_reason(const pp_collect_proc *r,
                                    pp_collect_group g);
 
+/** Whether CPU frequencies come from /proc/cpuinfo's "cpu MHz" (no cpufreq
+ * driver: on VMs that is the nominal clock and never moves). */
+int pp_collect_proc_freq_from_cpuinfo(const pp_collect_proc *r);
+
 /** Short name of a group ("cpu", "psi_io", "hwmon", ...); static storage. */
 const char *pp_collect_group_name(pp_collect_group g);
 

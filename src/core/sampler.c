@@ -127,6 +127,8 @@ static void report_unavailable(pp__sampler *s) {
                pp_collect_group_name((pp_collect_group)g));
       pp__session_meta(key, why);
     }
+  if (s->cfg.system && pp_collect_proc_freq_from_cpuinfo(s->proc))
+    pp__session_meta("cpufreq.source", "cpuinfo"); /* no cpufreq driver */
   if (s->perf) {
     const char *hw = pp_collect_perf_hw_reason(s->perf);
     if (hw && *hw)

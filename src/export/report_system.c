@@ -986,7 +986,7 @@ static int j_tree_tables(pp_jsonw *w, const pp_analysis *a) {
   j_num(w, "threads_whole_cpu_s", whole);
   double rest = whole - rt.threads_cpu_s;
   j_num(w, "unattributed_cpu_s", isfinite(rest) && rest > 0 ? rest : 0);
-  j_num(w, "threads_max", rt.threads_max);
+  j_num(w, "threads_tracking_limit", rt.threads_max);
   pp_jsonw_kv_double(w, "threads_untracked_max",
                      rt.threads_untracked_max + (double)rt.threads_dropped);
   pp_jsonw_kv_double(w, "procs_untracked_max",
@@ -1165,6 +1165,8 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
   /* the analysis's own finding: energy counters that did not move */
   if (!s->has_power && s->power_why == s->power_stuck)
     pp_jsonw_kv_str(w, "power", s->power_stuck);
+  if (s->core_freq.why == s->freq_nominal)
+    pp_jsonw_kv_str(w, "cpufreq", s->freq_nominal);
   pp_jsonw_obj_end(w);
 }
 
