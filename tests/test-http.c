@@ -126,6 +126,8 @@ static int fake_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
       fake_entry("frame", PP__BOARD_FRAME, 0, 31, 0),
       fake_entry("q", PP__BOARD_QUEUE, 0, 10, 3),
       fake_entry("user.count", PP__BOARD_COUNTER, 0, 4, 5),
+      fake_entry("user.level", PP__BOARD_COUNTER, 0, 2, 3),
+      fake_entry("proc.thread.4321.cpu_pct", PP__BOARD_METRIC, 1, 2, 40),
       fake_entry("sys.cpu.busy_pct", PP__BOARD_METRIC, 1, 2, 50),
       fake_entry("proc.rss_bytes", PP__BOARD_METRIC, 0, 2, 1e6),
       fake_entry("sys.cpu3.busy_pct", PP__BOARD_METRIC, 1, 2, 25),
@@ -133,6 +135,8 @@ static int fake_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
       fake_entry("sys.psi.cpu.some_pct", PP__BOARD_METRIC, 1, 2, 10),
       fake_entry("proc.cpu_user_s", PP__BOARD_METRIC, 1, 2, 1.5),
       fake_entry("proc.read_bytes_total", PP__BOARD_METRIC, 0, 2, 4096)};
+  e[3].not_total = 1; /* set, not only added to */
+  /* e[4]: a per-thread series, on the page only when asked */
   e[0].first_ns = INT64_C(1000000000);
   e[0].last_ns = INT64_C(2000000000);
   e[1].pops = 7;
@@ -303,7 +307,12 @@ PP_TEST(http_metrics_page_requests_queues_counters_and_system) {
   CHECK_CONTAINS(page,
                  "pipeprof_queue_waits_total{queue=\"q\",on=\"empty\"} 1\n");
   CHECK_CONTAINS(page, "pipeprof_queue_wait_seconds_count{queue=\"q\"} 4\n");
-  CHECK_CONTAINS(page, "pipeprof_program_value{name=\"user.count\"} 5\n");
+  /* a counter only added to is a running total; one set is a level */
+  CHECK_CONTAINS(page, "# TYPE pipeprof_program_total counter\n"
+                       "pipeprof_program_total{name=\"user.count\"} 5\n");
+  CHECK_CONTAINS(page, "# TYPE pipeprof_program_value gauge\n"
+                       "pipeprof_program_value{name=\"user.level\"} 3\n");
+  CHECK(strstr(page, "pipeprof_program_value{name=\"user.count\"}") == NULL);
   /* percentages as ratios; the all-CPU figure beside the per-CPU ones */
   CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} 0.5\n");
   CHECK_CONTAINS(page, "pipeprof_sys_cpu_busy_ratio{cpu=\"3\"} 0.25\n");
@@ -360,7 +369,8 @@ PP_TEST(http_metrics_every_registry_row_has_a_family) {
                                       [PP_UNIT_CELSIUS] = "_celsius",
                                       [PP_UNIT_PER_SECOND] = "_per_second",
                                       [PP_UNIT_BYTES_PER_SECOND] =
-                                          "_bytes_per_second"};
+                                          "_bytes_per_second",
+                                      [PP_UNIT_MILLISECONDS] = "_seconds"};
     const char *want =
         (size_t)d->unit < sizeof sfx / sizeof *sfx ? sfx[d->unit] : NULL;
     if (want) {
@@ -370,6 +380,22 @@ PP_TEST(http_metrics_every_registry_row_has_a_family) {
     }
     CHECK_EQ(strchr(d->name, '{') != NULL, lab[id][0] != 0);
   }
+  /* perf's task-clock (milliseconds) is a family of its own, in seconds;
+   * the counts are a counter family by event: no family mixes units */
+  double scale;
+  pp_metrics_family(pp_metric_def_of(PP_METRIC_PERF_TASK_CLOCK), fam[0],
+                    sizeof fam[0], lab[0], sizeof lab[0], &scale);
+  CHECK_STR(fam[0], "pipeprof_perf_task_clock_seconds_total");
+  CHECK_NEAR(scale, 1e-3, 0);
+  pp_metrics_family(pp_metric_def_of(PP_METRIC_PERF_EVENT), fam[0],
+                    sizeof fam[0], lab[0], sizeof lab[0], &scale);
+  CHECK_STR(fam[0], "pipeprof_perf_total");
+  CHECK_STR(lab[0], "event");
+  CHECK_EQ(pp_metric_lookup("perf.task-clock", NULL, NULL, NULL),
+           PP_METRIC_PERF_TASK_CLOCK);
+  for (int id = 0; id < PP_METRIC_COUNT; id++)
+    pp_metrics_family(pp_metric_def_of(id), fam[id], sizeof fam[id], lab[id],
+                      sizeof lab[id], &scale);
   for (int a = 0; a < PP_METRIC_COUNT; a++)
     for (int b = a + 1; b < PP_METRIC_COUNT; b++)
       if (strcmp(fam[a], fam[b]) == 0 && !!lab[a][0] == !!lab[b][0])
@@ -1564,4 +1590,63 @@ PP_TEST_T(http_prometheus_scrapes_and_answers_p99, 180) {
   CHECK(got >= (double)(UINT64_C(1) << 21) * 1e-9);
   CHECK(got <= (double)(UINT64_C(1) << 22) * 1e-9);
   free(reply);
+}
+
+/* Per-thread series carry a thread id label: as many series as the
+ * program ever had threads. They are on the page only when the scrape asks
+ * (/metrics?threads=1). */
+PP_TEST(http_metrics_thread_series_only_when_asked) {
+  size_t len = 0;
+  char *page = pp_metrics_page(&fake_host, 0, &len);
+  CHECK(page != NULL);
+  CHECK(strstr(page, "pipeprof_proc_thread_cpu_ratio") == NULL);
+  CHECK_CONTAINS(page, "pipeprof_proc_rss_bytes 1000000\n");
+  free(page);
+  page = pp_metrics_page_parts(&fake_host, 0,
+                               PP_METRICS_ALL | PP_METRICS_THREADS, &len);
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "pipeprof_proc_thread_cpu_ratio{proc_thread=\"4321\"} 0.4\n");
+  free(page);
+}
+
+/* Finer buckets when the scrape asks (/metrics?buckets=4): four per power
+ * of two, each an edge of the live histograms, ascending, the same count
+ * at the shared powers of two as the default page. */
+PP_TEST(http_metrics_fine_buckets_when_asked) {
+  size_t len = 0;
+  char *coarse = pp_metrics_page(&fake_host, 0, &len);
+  char *fine = pp_metrics_page_parts(&fake_host, 0,
+                                     PP_METRICS_ALL | PP_METRICS_FINE, &len);
+  CHECK(coarse && fine);
+  static const char pre[] = "pipeprof_zone_duration_seconds_bucket{zone=\"decode\",le=\"";
+  size_t nc = 0, nf = 0;
+  double last = 0;
+  for (const char *p = strstr(fine, pre); p; p = strstr(p + 1, pre)) {
+    const char *v = p + sizeof pre - 1;
+    if (strncmp(v, "+Inf", 4) == 0)
+      continue;
+    double le = strtod(v, NULL);
+    CHECK(le > last);
+    last = le;
+    nf++;
+    /* a power of two of the coarse page: the same count there */
+    double k = log2(le * 1e9);
+    if (fabs(k - round(k)) < 1e-9) {
+      const char *end = strchr(p, '\n');
+      CHECK(end != NULL);
+      char line[256];
+      snprintf(line, sizeof line, "%.*s", (int)(end - p + 1), p);
+      CHECK_CONTAINS(coarse, line);
+    }
+  }
+  for (const char *p = strstr(coarse, pre); p; p = strstr(p + 1, pre))
+    nc += strncmp(p + sizeof pre - 1, "+Inf", 4) != 0;
+  CHECK_EQ(nc, PP_METRICS_BUCKET_HI - PP_METRICS_BUCKET_LO + 1);
+  CHECK_EQ(nf, (nc - 1) * 4 + 1);
+  /* the first edges above 2^10 ns: 1216, 1440 and 1728 ns */
+  CHECK_CONTAINS(fine, "le=\"1.216e-06\"}");
+  CHECK_CONTAINS(fine, "le=\"1.44e-06\"}");
+  CHECK_CONTAINS(fine, "le=\"1.728e-06\"}");
+  free(coarse);
+  free(fine);
 }

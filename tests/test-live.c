@@ -1358,3 +1358,39 @@ PP_TEST_T(live_session_window_exact_as_of_the_call_stats, 30) {
 PP_TEST_T(live_session_window_exact_as_of_the_call_trace, 30) {
   session_window_exact(PP_MODE_TRACE);
 }
+
+static void board_one(void *ctx, const pp__board_entry *e) {
+  const pp__board_entry **out = ctx;
+  for (int i = 0; i < 3; i++)
+    if (!out[i]) {
+      out[i] = e;
+      return;
+    }
+}
+
+/* The board tells running totals from levels: a counter only added to by
+ * non-negative deltas is one (Prometheus's counter); one set, or added a
+ * negative delta, is a level. */
+PP_TEST(live_board_counter_totals_and_levels) {
+  static const pp_srcloc added = {"requests", NULL, NULL, 0, PP_KIND_COUNTER};
+  static const pp_srcloc set = {"depth", NULL, NULL, 0, PP_KIND_COUNTER};
+  static const pp_srcloc down = {"credit", NULL, NULL, 0, PP_KIND_COUNTER};
+  pp__board *b = pp__board_new();
+  CHECK(b != NULL);
+  pp__board_event(b, PPT_EV_COUNTER_ADD, &added, 10, 2, 0);
+  pp__board_event(b, PPT_EV_COUNTER_ADD, &added, 20, 3, 0);
+  pp__board_event(b, PPT_EV_COUNTER_SET, &set, 10, 7, 0);
+  pp__board_event(b, PPT_EV_COUNTER_ADD, &down, 10, 5, 0);
+  pp__board_event(b, PPT_EV_COUNTER_ADD, &down, 20, (uint64_t)-1, 0);
+  pp__board_publish(b, 100);
+  const pp__board_entry *e[3] = {NULL, NULL, NULL};
+  pp__board_visit(b, board_one, e);
+  CHECK(e[0] && e[1] && e[2]);
+  CHECK_STR(e[0]->name, "requests");
+  CHECK_EQ(e[0]->not_total, 0);
+  CHECK_NEAR(e[0]->value, 5, 0);
+  CHECK_EQ(e[1]->not_total, 1);
+  CHECK_EQ(e[2]->not_total, 1);
+  CHECK_NEAR(e[2]->value, 4, 0);
+  pp__board_free(b);
+}

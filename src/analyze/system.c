@@ -291,9 +291,11 @@ static const struct {
 static const pp_metric_ref *perf_ref(const pp_metric_ref *r, size_t n,
                                      const char *ev) {
   size_t len = strlen(ev);
+  int clock = strcmp(ev, "task-clock") == 0; /* a row of its own */
   for (size_t i = 0; i < n; i++)
-    if (r[i].id == PP_METRIC_PERF_EVENT && r[i].free_len == len &&
-        memcmp(r[i].free, ev, len) == 0)
+    if ((clock && r[i].id == PP_METRIC_PERF_TASK_CLOCK) ||
+        (r[i].id == PP_METRIC_PERF_EVENT && r[i].free_len == len &&
+         memcmp(r[i].free, ev, len) == 0))
       return &r[i];
   return NULL;
 }

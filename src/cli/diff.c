@@ -770,6 +770,8 @@ static const char *total_unit(pp_metric_id id) {
     return "bytes";
   case PP_UNIT_SECONDS:
     return "s";
+  case PP_UNIT_MILLISECONDS:
+    return "ms";
   default:
     return "";
   }

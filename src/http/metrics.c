@@ -101,35 +101,50 @@ static void sample(pp_page *p, const char *name, const char *label,
 /* ---- histograms -----------------------------------------------------------
  */
 
-static const uint64_t *bounds(void) {
-  static uint64_t le[NB];
-  if (!le[0])
+/* The bucket bounds: powers of two from 2^LO to 2^HI ns, and with fine
+ * three more edges of the live histograms (1 + j/32 of a power of two)
+ * between each two, near its quarters. *n gets their number. */
+#define NB_FINE ((NB - 1) * 4 + 1)
+static const uint64_t *bounds(int fine, int *n) {
+  static uint64_t le[NB], le_fine[NB_FINE];
+  static const unsigned quarter[4] = {0, 6, 13, 22}; /* of 32 */
+  if (!le[0]) {
     for (int i = 0; i < NB; i++)
       le[i] = UINT64_C(1) << (PP_METRICS_BUCKET_LO + i);
-  return le;
+    for (int i = 0; i < NB_FINE; i++) {
+      uint64_t p2 = UINT64_C(1) << (PP_METRICS_BUCKET_LO + i / 4);
+      le_fine[i] = p2 + (p2 / 32) * quarter[i % 4];
+    }
+  }
+  *n = fine ? NB_FINE : NB;
+  return fine ? le_fine : le;
 }
 
 /* The histogram samples of one series (label NULL: none). 0 when the
  * host has no such series. */
 static int histogram(pp_page *p, const pp_http_host *h, const char *name,
-                     int kind, const char *series, const char *label) {
-  uint64_t counts[NB], total = 0;
+                     int kind, const char *series, const char *label,
+                     unsigned parts) {
+  uint64_t counts[NB_FINE], total = 0;
   double sum = 0;
-  int rc =
-      kind == PP_HTTP_SERIES_ZONE && h->size < sizeof *h
-          ? h->zone_cumulative(series, bounds(), NB, counts, &total, &sum)
-          : h->cumulative(kind, series, bounds(), NB, counts, &total, &sum);
+  int nb;
+  const uint64_t *le = bounds((parts & PP_METRICS_FINE) != 0, &nb);
+  int rc = kind == PP_HTTP_SERIES_ZONE && h->size < sizeof *h
+               ? h->zone_cumulative(series, le, (size_t)nb, counts, &total,
+                                    &sum)
+               : h->cumulative(kind, series, le, (size_t)nb, counts, &total,
+                               &sum);
   if (rc != 0)
     return 0;
-  for (int k = 0; k <= NB; k++) {
+  for (int k = 0; k <= nb; k++) {
     pp_page_put(p, "%s_bucket{", name);
     if (label) {
       pp_page_put(p, "%s=\"", label);
       put_label(p, series);
       pp_page_put(p, "\",");
     }
-    if (k < NB)
-      pp_page_put(p, "le=\"%.9g\"} %llu\n", (double)bounds()[k] * 1e-9,
+    if (k < nb)
+      pp_page_put(p, "le=\"%.9g\"} %llu\n", (double)le[k] * 1e-9,
                   (unsigned long long)counts[k]);
     else
       pp_page_put(p, "le=\"+Inf\"} %llu\n", (unsigned long long)total);
@@ -142,7 +157,8 @@ static int histogram(pp_page *p, const pp_http_host *h, const char *name,
   return 1;
 }
 
-static void zones(pp_page *p, const pp_http_host *h, int om) {
+static void zones(pp_page *p, const pp_http_host *h, int om,
+                  unsigned parts) {
   family(p, om, "pipeprof_zone_duration_seconds", "histogram",
          "Time inside each zone, begin to end with nested zones (a "
          "running session: its complete live intervals).");
@@ -153,7 +169,7 @@ static void zones(pp_page *p, const pp_http_host *h, int om) {
      * another name */
     if (strlen(name) + 1 >= sizeof name ||
         !histogram(p, h, "pipeprof_zone_duration_seconds", PP_HTTP_SERIES_ZONE,
-                   name, "zone"))
+                   name, "zone", parts))
       left_out++;
   family(p, om, "pipeprof_metrics_zones_left_out", "gauge",
          "Zone names this page could not show (a name of 511 bytes or "
@@ -162,7 +178,8 @@ static void zones(pp_page *p, const pp_http_host *h, int om) {
          (double)left_out);
 }
 
-static void requests(pp_page *p, const pp_http_host *h, int om) {
+static void requests(pp_page *p, const pp_http_host *h, int om,
+                     unsigned parts) {
   static const struct {
     int kind;
     const char *name, *help;
@@ -184,7 +201,7 @@ static void requests(pp_page *p, const pp_http_host *h, int om) {
     if (h->cumulative(req[i].kind, NULL, NULL, 0, NULL, &total, &sum) != 0)
       continue;
     family(p, om, req[i].name, "histogram", req[i].help);
-    histogram(p, h, req[i].name, req[i].kind, NULL, NULL);
+    histogram(p, h, req[i].name, req[i].kind, NULL, NULL, parts);
   }
 }
 
@@ -222,13 +239,17 @@ static void frames_and_queues(pp_page *p, const board *b, int om) {
        "Recorded waits on the queue: a producer on a full queue (on=\"full\"), "
        "a consumer on an empty one (on=\"empty\")."},
       {PP__BOARD_COUNTER, "pipeprof_program_value", "gauge",
-       "The program's own counters (PP_COUNTER_*), by name: the last "
-       "value."}};
+       "The program's own counters (PP_COUNTER_*) that it sets, by name: the "
+       "last value."},
+      {PP__BOARD_COUNTER, "pipeprof_program_total", "counter",
+       "The program's own counters that it only adds to "
+       "(PP_COUNTER_ADD, non-negative deltas), by name: running totals."}};
   for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
     int header = 0;
     for (size_t i = 0; i < b->n && !p->oom; i++) {
       const pp__board_entry *e = &b->e[i];
-      if (e->kind != fam[f].kind)
+      if (e->kind != fam[f].kind ||
+          (e->kind == PP__BOARD_COUNTER && (f == 6) == e->not_total))
         continue;
       if (!header++)
         family(p, om, fam[f].name, fam[f].type, fam[f].help);
@@ -242,10 +263,10 @@ static void frames_and_queues(pp_page *p, const board *b, int om) {
                (double)e->waits[1]);
         continue;
       }
-      double v = f == 1   ? e->value
-                 : f == 3 ? (double)e->pops
-                 : f == 5 ? e->value
-                          : (double)e->events;
+      double v = f == 1            ? e->value
+                 : f == 3          ? (double)e->pops
+                 : f == 5 || f == 6 ? e->value
+                                   : (double)e->events;
       sample(p, fam[f].name, label, e->name, NULL, NULL, v);
     }
   }
@@ -273,6 +294,7 @@ void pp_metrics_family(const pp_metric_def *d, char *out, size_t size,
       {PP_UNIT_WATTS, "_w", "_watts", 1},
       {PP_UNIT_JOULES, "_j", "_joules", 1},
       {PP_UNIT_CELSIUS, "_c", "_celsius", 1},
+      {PP_UNIT_MILLISECONDS, "", "_seconds", 1e-3},
       {PP_UNIT_COUNT, "_total", "", 1}};
   char base[128];
   size_t n = 0;
@@ -304,7 +326,7 @@ void pp_metrics_family(const pp_metric_def *d, char *out, size_t size,
       s += 2;
       continue;
     }
-    base[n++] = *s == '.' ? '_' : *s;
+    base[n++] = *s == '.' || *s == '-' ? '_' : *s; /* "task-clock" */
   }
   base[n] = 0;
   const char *prom = "";
@@ -350,7 +372,8 @@ static int by_family(const void *a, const void *b) {
   return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-static void library_metrics(pp_page *p, const board *b, int om) {
+static void library_metrics(pp_page *p, const board *b, int om,
+                            unsigned parts) {
   char fams[PP_METRIC_COUNT][128], labels[PP_METRIC_COUNT][32];
   double scales[PP_METRIC_COUNT];
   for (int id = 0; id < PP_METRIC_COUNT; id++)
@@ -370,7 +393,8 @@ static void library_metrics(pp_page *p, const board *b, int om) {
     if (e->kind != PP__BOARD_METRIC)
       continue;
     pp_metric_id id = pp_metric_lookup(e->name, &ix, &fr, &fl);
-    if (id == PP_METRIC_NONE)
+    if (id == PP_METRIC_NONE ||
+        (id == PP_METRIC_PROC_THREAD_CPU && !(parts & PP_METRICS_THREADS)))
       continue;
     m[n].id = id;
     m[n].family = fams[id];
@@ -405,7 +429,7 @@ static void library_metrics(pp_page *p, const board *b, int om) {
 
 /* Queue waits, item push to pop, by the board's queues. */
 static void queue_waits(pp_page *p, const pp_http_host *h, const board *b,
-                        int om) {
+                        int om, unsigned parts) {
   int header = 0;
   for (size_t i = 0; i < b->n && !p->oom; i++) {
     if (b->e[i].kind != PP__BOARD_QUEUE)
@@ -419,7 +443,7 @@ static void queue_waits(pp_page *p, const pp_http_host *h, const board *b,
       family(p, om, "pipeprof_queue_wait_seconds", "histogram",
              "Time items waited in the queue, push to pop.");
     histogram(p, h, "pipeprof_queue_wait_seconds", PP_HTTP_SERIES_QUEUE_WAIT,
-              b->e[i].name, "queue");
+              b->e[i].name, "queue", parts);
   }
 }
 
@@ -439,20 +463,20 @@ char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
            "Events not recorded because a thread's buffer was full.");
     sample(&p, "pipeprof_dropped_events_total", NULL, NULL, NULL, NULL,
            (double)h->dropped());
-    zones(&p, h, om);
+    zones(&p, h, om, parts);
   }
   if (h->size >= sizeof *h) {
     if (parts & PP_METRICS_PROGRAM)
-      requests(&p, h, om);
+      requests(&p, h, om, parts);
     board b = {NULL, 0, 0, 0};
     uint64_t left_out = 0;
     if (h->board(board_take, &b, &left_out) == 0 && !b.oom) {
       if (parts & PP_METRICS_PROGRAM) {
         frames_and_queues(&p, &b, om);
-        queue_waits(&p, h, &b, om);
+        queue_waits(&p, h, &b, om, parts);
       }
       if (parts & PP_METRICS_SAMPLES)
-        library_metrics(&p, &b, om);
+        library_metrics(&p, &b, om, parts);
       if (parts & PP_METRICS_PROGRAM) {
         family(&p, om, "pipeprof_metrics_sites_left_out", "gauge",
                "Counter, frame and queue sites this page could not show "

@@ -41,7 +41,15 @@ enum {
   PP_METRICS_PROGRAM = 2,
   PP_METRICS_SAMPLES = 4,
   PP_METRICS_EOF = 8,
-  PP_METRICS_ALL = 15
+  PP_METRICS_ALL = 15,
+  /* the per-thread series (a label per thread id: as many series as the
+   * program ever had threads), only when asked: /metrics?threads=1 */
+  PP_METRICS_THREADS = 16,
+  /* histograms with four buckets per power of two (edges 2^k times 1,
+   * 38/32, 45/32 and 54/32, steps of 1.16 to 1.19, each an edge of the
+   * live histograms) instead of one: histogram_quantile within a few
+   * percent instead of up to half a power of two; /metrics?buckets=4 */
+  PP_METRICS_FINE = 32
 };
 char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
                             size_t *len);

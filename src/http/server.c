@@ -246,15 +246,18 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
 
 /* Our build and samples, then the program's page (what it recorded), then
  * whether that page came: no family twice, one "# EOF". */
-static char *merged_metrics(int om, size_t *len) {
+static char *merged_metrics(int om, unsigned threads, size_t *len) {
   size_t own_len = 0;
   char *own = pp_metrics_page_parts(
-      &host, om, PP_METRICS_INFO | PP_METRICS_SAMPLES, &own_len);
+      &host, om, PP_METRICS_INFO | PP_METRICS_SAMPLES | threads, &own_len);
   if (!own)
     return NULL;
   pp_upstream_reply r;
   char err[256];
-  int up = pp_upstream_get(upstream, "/metrics?scope=program",
+  int up = pp_upstream_get(upstream,
+                           threads & PP_METRICS_FINE
+                               ? "/metrics?scope=program&buckets=4"
+                               : "/metrics?scope=program",
                            om ? "application/openmetrics-text; "
                                 "version=1.0.0"
                               : "text/plain; version=0.0.4",
@@ -356,12 +359,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     const char *scope =
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scope");
     int program = scope && strcmp(scope, "program") == 0;
+    const char *th =
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "threads");
+    const char *bk =
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "buckets");
+    unsigned threads = (th && strcmp(th, "1") == 0 ? PP_METRICS_THREADS : 0) |
+                       (bk && strcmp(bk, "4") == 0 ? PP_METRICS_FINE : 0);
     size_t len = 0;
     char *page = program
-                     ? pp_metrics_page_parts(
-                           &host, om, PP_METRICS_PROGRAM | PP_METRICS_EOF, &len)
-                 : upstream[0] ? merged_metrics(om, &len)
-                               : pp_metrics_page(&host, om, &len);
+                     ? pp_metrics_page_parts(&host, om,
+                                             PP_METRICS_PROGRAM |
+                                                 PP_METRICS_EOF | threads,
+                                             &len)
+                 : upstream[0]
+                     ? merged_metrics(om, threads, &len)
+                     : pp_metrics_page_parts(&host, om, PP_METRICS_ALL | threads,
+                                             &len);
     if (!page)
       return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
     return reply_scoped(c, MHD_HTTP_OK,

@@ -90,7 +90,7 @@ int pp_metric_group_is_host(pp_metric_group g) {
 const char *pp_metric_unit_name(pp_metric_unit u) {
   static const char *const names[] = {
       "", "percent", "bytes", "seconds", "per second", "bytes per second",
-      "count", "MHz", "watts", "joules", "celsius"};
+      "count", "MHz", "watts", "joules", "celsius", "milliseconds"};
   return (unsigned)u < sizeof names / sizeof names[0] ? names[u] : "";
 }
 

@@ -34,7 +34,8 @@ typedef enum pp_metric_unit {
   PP_UNIT_MHZ,
   PP_UNIT_WATTS,
   PP_UNIT_JOULES,
-  PP_UNIT_CELSIUS
+  PP_UNIT_CELSIUS,
+  PP_UNIT_MILLISECONDS /* perf's task-clock, as perf stat prints it */
 } pp_metric_unit;
 
 typedef enum pp_metric_kind {
@@ -93,7 +94,7 @@ typedef enum pp_metric_group {
   X(SYS_TEMP, "sys.temp.{*}_c", CELSIUS, GAUGE, THERMAL,                     \
     "a temperature sensor (chip.label)")                                     \
   X(PROC_CPU, "proc.cpu_pct", PERCENT, GAUGE, PROCESS,                       \
-    "CPU of the process tree, 100 per busy CPU")                             \
+    "CPU of the process tree: one busy CPU is 100 percent, a ratio of 1")   \
   X(PROC_USER, "proc.user_pct", PERCENT, GAUGE, PROCESS,                     \
     "user-mode CPU of the process tree")                                     \
   X(PROC_SYSTEM, "proc.system_pct", PERCENT, GAUGE, PROCESS,                 \
@@ -144,8 +145,10 @@ typedef enum pp_metric_group {
     "mispredicted branches per branch")                                      \
   X(PERF_RUNNING, "perf.{*}.running_pct", PERCENT, GAUGE, PERF,              \
     "share of the time a multiplexed perf_event counter ran")                \
-  X(PERF_EVENT, "perf.{*}", COUNT, GAUGE, PERF,                              \
-    "a perf_event counter over the sample interval")                         \
+  X(PERF_TASK_CLOCK, "perf.task-clock", MILLISECONDS, TOTAL, PERF,           \
+    "CPU time the tree's tasks ran (perf_event task-clock)")                 \
+  X(PERF_EVENT, "perf.{*}", COUNT, TOTAL, PERF,                              \
+    "a perf_event counter's running total since it was enabled")            \
   X(POWER_PACKAGE, "power.package_w", WATTS, GAUGE, POWER,                   \
     "CPU package power (RAPL)")                                              \
   X(POWER_DOMAIN, "power.{*}_w", WATTS, GAUGE, POWER,                        \

@@ -117,10 +117,12 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
   switch (type) {
   case PPT_EV_COUNTER_SET:
     e->value = (double)(int64_t)value;
+    e->not_total = 1;
     e->events++;
     break;
   case PPT_EV_COUNTER_ADD:
     e->value += (double)(int64_t)value;
+    e->not_total |= (int64_t)value < 0;
     e->events++;
     break;
   case PPT_EV_COUNTER_SETF: {
@@ -128,6 +130,7 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
     memcpy(&v, &value, sizeof v);
     e->value = v;
     e->is_float = 1;
+    e->not_total = 1;
     e->events++;
     break;
   }

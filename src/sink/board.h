@@ -31,6 +31,10 @@ typedef struct pp__board_entry {
   const char *name;          /* the site's: lives until the process exits */
   int kind;                  /* pp__board_kind */
   int is_float;              /* counters: a value was set as a double */
+  int not_total;             /* counters: a value was set, or a delta was
+                                negative: not a running total (a counter
+                                only ever added to, by non-negative deltas,
+                                is one: Prometheus's "counter") */
   int64_t first_ns, last_ns; /* first and last event (CLOCK_MONOTONIC) */
   uint64_t events;           /* counter events, frame marks, queue pushes */
   double value;      /* counters, metrics: the value; queues: the depth */

@@ -676,6 +676,14 @@
         y.push(isNum(hist.counts[i]) ? hist.counts[i] : null);
       }
     });
+    /* A step at x[i] spans (x[i-1], x[i]]: the first bucket needs its
+     * lower edge, else it is never drawn (a histogram of one bucket drew
+     * nothing at all). Buckets are a constant ratio apart; one alone is
+     * taken as a power of two wide. */
+    if (x.length) {
+      x.unshift(x.length > 1 ? x[0] * x[0] / x[1] : x[0] / 2);
+      y.unshift(0);
+    }
     return chart(parent, id, {title: title, x: x, xKind: 'ns-log',
       yUnit: 'count', step: true,
       series: [{label: name + ' (values per bucket)', values: y,
