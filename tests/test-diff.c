@@ -28,6 +28,7 @@
 #include "format/pptrace.h"
 #include "pipeprof.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -530,136 +531,6 @@ PP_TEST(diff_pooled_vs_run_level) {
 
 /* ---- the command ------------------------------------------------------------
  */
-
-/* A trace file written byte by byte with exact timestamps (ticks are ns:
- * tick_source monotonic, no CLOCK chunk), so the command's verdicts do not
- * depend on the machine. Zones are closed on thread 1, one instance of
- * each zone after the other; counters are set on thread 2, one value per
- * millisecond. */
-typedef struct tw_zone {
-  const char *name;
-  double median_ns; /* instances: median_ns (1 + spread u), u in [-1, 1] */
-  double spread;
-  int n;
-} tw_zone;
-
-typedef struct tw_counter {
-  const char *name;
-  const double *v;
-  int n;
-} tw_counter;
-
-typedef struct tw_spec {
-  tw_zone zones[4];
-  tw_counter counters[4];
-  const char *meta[8][2];
-  unsigned seed;
-} tw_spec;
-
-static void tw_chunk(FILE *f, uint16_t type, ppt_buf *p, uint32_t *seq) {
-  unsigned char h[PPT_CHUNK_HEADER_SIZE];
-  CHECK(!p->oom);
-  ppt_chunk_header(h, type, p->data, (uint32_t)p->len, (*seq)++);
-  CHECK_EQ(fwrite(h, 1, sizeof h, f), sizeof h);
-  if (p->len)
-    CHECK_EQ(fwrite(p->data, 1, p->len, f), p->len);
-  p->len = 0;
-}
-
-static void tw_write(const char *path, const tw_spec *sp) {
-  FILE *f = fopen(path, "wb");
-  CHECK(f != NULL);
-  unsigned char fh[PPT_FILE_HEADER_SIZE];
-  ppt_file_header(fh, 4242);
-  CHECK_EQ(fwrite(fh, 1, sizeof fh, f), sizeof fh);
-  uint32_t seq = 0;
-  ppt_buf p = {0};
-  size_t nmeta = 0;
-  while (nmeta < 8 && sp->meta[nmeta][0])
-    nmeta++;
-  ppt_buf_uv(&p, 4 + nmeta);
-  static const char *const fixed[4][2] = {{"process_name", "synthetic"},
-                                          {"mode", "trace"},
-                                          {"tick_source", "monotonic"},
-                                          {"ticks_per_ns", "1.000000000"}};
-  for (int i = 0; i < 4; i++) {
-    ppt_buf_str(&p, fixed[i][0]);
-    ppt_buf_str(&p, fixed[i][1]);
-  }
-  for (size_t i = 0; i < nmeta; i++) {
-    ppt_buf_str(&p, sp->meta[i][0]);
-    ppt_buf_str(&p, sp->meta[i][1]);
-  }
-  tw_chunk(f, PPT_CHUNK_META, &p, &seq);
-  int nz = 0, nc = 0;
-  while (nz < 4 && sp->zones[nz].name)
-    nz++;
-  while (nc < 4 && sp->counters[nc].name)
-    nc++;
-  for (int i = 0; i < nz; i++) {
-    ppt_buf_uv(&p, (uint64_t)i);
-    ppt_buf_uv(&p, PP_KIND_ZONE);
-    ppt_buf_str(&p, sp->zones[i].name);
-    ppt_buf_str(&p, "fn");
-    ppt_buf_str(&p, "synthetic.c");
-    ppt_buf_uv(&p, (uint64_t)i + 1);
-  }
-  for (int i = 0; i < nc; i++) { /* the library's metrics, as sampled */
-    ppt_buf_uv(&p, (uint64_t)(nz + i));
-    ppt_buf_uv(&p, PP_KIND_METRIC);
-    ppt_buf_str(&p, sp->counters[i].name);
-    ppt_buf_str(&p, "");
-    ppt_buf_str(&p, "");
-    ppt_buf_uv(&p, 0);
-  }
-  tw_chunk(f, PPT_CHUNK_SRCLOC, &p, &seq);
-  uint64_t events = 0;
-  if (nz) {
-    ppt_buf_uv(&p, 1);    /* tid */
-    ppt_buf_uv(&p, 1000); /* base tick */
-    int most = 0;
-    for (int i = 0; i < nz; i++)
-      if (sp->zones[i].n > most)
-        most = sp->zones[i].n;
-    unsigned seed = sp->seed * 2654435761u + 1;
-    for (int k = 0; k < most; k++)
-      for (int i = 0; i < nz; i++) {
-        const tw_zone *z = &sp->zones[i];
-        if (k >= z->n)
-          continue;
-        seed = seed * 1103515245u + 12345u;
-        double u = (double)((seed >> 8) % 2001) / 1000.0 - 1.0;
-        int64_t dur = (int64_t)(z->median_ns * (1 + z->spread * u) + 0.5);
-        unsigned char b = PPT_EV_ZONE_BEGIN, e = PPT_EV_ZONE_END;
-        ppt_buf_bytes(&p, &b, 1);
-        ppt_buf_sv(&p, k || i ? 1000 : 0); /* a gap between instances */
-        ppt_buf_uv(&p, (uint64_t)i);
-        ppt_buf_bytes(&p, &e, 1);
-        ppt_buf_sv(&p, dur);
-        ppt_buf_uv(&p, (uint64_t)i);
-        events += 2;
-      }
-    tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
-  }
-  for (int i = 0; i < nc; i++) {
-    ppt_buf_uv(&p, 2);
-    ppt_buf_uv(&p, 1000);
-    for (int k = 0; k < sp->counters[i].n; k++) {
-      unsigned char t = PPT_EV_COUNTER_SETF;
-      ppt_buf_bytes(&p, &t, 1);
-      ppt_buf_sv(&p, k ? 1000000 : 0);
-      ppt_buf_uv(&p, (uint64_t)(nz + i));
-      ppt_buf_f64(&p, sp->counters[i].v[k]);
-      events++;
-    }
-    tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
-  }
-  ppt_buf_uv(&p, events);
-  ppt_buf_uv(&p, 0);
-  tw_chunk(f, PPT_CHUNK_END, &p, &seq);
-  ppt_buf_free(&p);
-  CHECK_EQ(fclose(f), 0);
-}
 
 static char *tpath(const char *name) {
   static char buf[16][512];

@@ -26,12 +26,14 @@
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
+#include "format/reader.h"
 #include "http/api.h"
 #include "http/metrics.h"
 #include "metrics/registry.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
+#include "units.h"
 
 static int required(void) {
   const char *e = getenv("PP_REQUIRE_HTTP");
@@ -1650,3 +1652,156 @@ PP_TEST(http_metrics_fine_buckets_when_asked) {
   free(coarse);
   free(fine);
 }
+
+/* ---- one figure, every view --------------------------------------------- */
+
+#ifdef PP_HAVE_JANSSON
+
+/* The text of the cell data-k="key" in the table row whose cell
+ * data-k="name" holds name, as the DOM serializer wrote it; "" when
+ * absent. A static copy. */
+static const char *row_cell(const char *dom, const char *name,
+                            const char *key) {
+  static char out[128];
+  char want[256];
+  out[0] = 0;
+  snprintf(want, sizeof want, "data-k=\"name\">%s</td>", name);
+  const char *row = strstr(dom, want);
+  if (!row)
+    return out;
+  const char *end = strstr(row, "</tr>");
+  snprintf(want, sizeof want, "data-k=\"%s\">", key);
+  const char *c = strstr(row, want);
+  if (!c || (end && c > end))
+    return out;
+  c += strlen(want);
+  const char *e = strstr(c, "</td>");
+  if (e)
+    snprintf(out, sizeof out, "%.*s", (int)(e - c), c);
+  return out;
+}
+
+/* The same trace in every view: the text report, the summary JSON, the
+ * HTML report in Chromium and /metrics of `pipeprof serve` show the same
+ * figures, each computed once by the analysis: a zone's count and p99,
+ * the tree's CPU (the run's rusage), and energy that did not move, which
+ * every view says is unavailable. */
+PP_TEST_T(http_same_figures_in_every_view, 180) {
+  if (!companion_ready())
+    return;
+  const char *chromium = pp_test_chromium();
+  if (!chromium)
+    return;
+  char trace[4200];
+  snprintf(trace, sizeof trace, "%s/views.pptrace", pp_test_tmpdir());
+  static const double stuck[] = {0, 0, 0, 0};
+  static const double cpu[] = {0.2, 0.5, 0.9, 0.9};
+  tw_spec sp = {.zones = {{"infer", 2e6, 0.5, 300}, {"decode", 2e5, 0.1, 300}},
+                .counters = {{"energy.package_j", stuck, 4},
+                             {"proc.cpu_user_s", cpu, 4}},
+                .meta = {{"run.command", "app --serve"},
+                         {"run.user_ns", "900000000"},
+                         {"run.system_ns", "100000000"},
+                         {"run.wall_ns", "2000000000"}},
+                .seed = 7};
+  tw_write(trace, &sp);
+
+  /* the figures, computed once */
+  pp_trace t;
+  pp_analysis a = {0};
+  char err[256];
+  CHECK_EQ(pp_trace_read_file(trace, &t, err, sizeof err), 0);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_zone_stats *z = NULL;
+  for (size_t i = 0; i < a.prof.nzones; i++)
+    if (!strcmp(pp_trace_loc_name(&t, a.prof.zones[i].loc), "infer"))
+      z = &a.prof.zones[i];
+  CHECK(z != NULL);
+  uint64_t p99 = pp_hist_percentile(&z->hist, 99);
+  char p99s[32];
+  pp_format_ns(p99s, sizeof p99s, (double)p99);
+  CHECK_EQ_U(z->count, 300);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  printf("# infer: 300 zones, p99 %llu ns (%s)\n", (unsigned long long)p99,
+         p99s);
+
+  /* text */
+  pp_cli_result r = pp_test_cli("report '%s'", trace);
+  CHECK_EQ(r.rc, 0);
+  const char *row = strstr(r.out, "\ninfer ");
+  if (!row)
+    row = strstr(r.out, "\n  infer ");
+  CHECK(row != NULL);
+  char line[512];
+  snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+  CHECK_CONTAINS(line, " 300 ");
+  CHECK_CONTAINS(line, p99s);
+  CHECK_CONTAINS(r.out, "  CPU time:              user 900 ms, system 100 ms "
+                        "(rusage of the run)\n");
+  CHECK_CONTAINS(r.out, "  energy:                unavailable: "
+                        "energy.package_j stayed at 0 over 4 samples");
+  pp_cli_result_free(&r);
+
+  /* summary JSON */
+  r = pp_test_cli("export --format json '%s'", trace);
+  CHECK_EQ(r.rc, 0);
+  json_t *root = json_loads(r.out, 0, NULL);
+  CHECK(root != NULL);
+  json_t *zj = by_name(json_object_get(root, "zones"), "infer");
+  CHECK(zj != NULL);
+  CHECK_EQ(json_integer_value(json_object_get(zj, "count")), 300);
+  CHECK_EQ(json_integer_value(json_object_get(zj, "p99_ns")), (json_int_t)p99);
+  json_t *sys = json_object_get(root, "system");
+  CHECK_NEAR(json_number_value(json_object_get(
+                 json_object_get(sys, "process_tree"), "cpu_user_s")),
+             0.9, 1e-12);
+  CHECK(json_object_get(sys, "energy") == NULL);
+  CHECK_CONTAINS(json_string_value(json_object_get(
+                     json_object_get(sys, "unavailable"), "power")),
+                 "energy.package_j stayed at 0");
+  json_decref(root);
+  pp_cli_result_free(&r);
+
+  /* HTML (served) in Chromium, and /metrics */
+  int port = free_port();
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "exec '%s/pipeprof' serve --http %d '%s' 2> '%s/views.err'",
+           b ? b : "build", port, trace, pp_test_tmpdir());
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  char *page = NULL;
+  for (int tries = 0; tries < 600 && !page; tries++) {
+    page = http(port,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                NULL);
+    if (!page)
+      sleep_100ms();
+  }
+  CHECK(page != NULL);
+  CHECK_CONTAINS(page, "pipeprof_zone_duration_seconds_count{zone=\"infer\"} "
+                       "300\n");
+  CHECK_CONTAINS(page, "pipeprof_proc_cpu_user_seconds_total 0.9\n");
+  CHECK(strstr(page, "pipeprof_energy") == NULL); /* not measured: absent */
+  free(page);
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+  char *dom = pp_test_chromium_dom(chromium, url, "");
+
+  CHECK_STR(row_cell(dom, "infer", "count"), "300");
+  CHECK_STR(row_cell(dom, "infer", "p99_ns"), p99s);
+  CHECK_CONTAINS(dom, "unavailable: energy.package_j stayed at 0");
+  CHECK(strstr(dom, "energy.package_j stayed") != NULL);
+  free(dom);
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+#endif /* PP_HAVE_JANSSON */

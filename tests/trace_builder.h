@@ -54,4 +54,31 @@ static inline const pp_thread_figures *tb_fig(const pp_analysis *a,
   return th ? &a->threads[th - a->trace->threads] : NULL;
 }
 
+/* A trace file written byte by byte with exact timestamps (ticks are ns:
+ * tick_source monotonic, no CLOCK chunk), so the command's verdicts do not
+ * depend on the machine. Zones are closed on thread 1, one instance of
+ * each zone after the other; counters are set on thread 2, one value per
+ * millisecond. */
+typedef struct tw_zone {
+  const char *name;
+  double median_ns; /* instances: median_ns (1 + spread u), u in [-1, 1] */
+  double spread;
+  int n;
+} tw_zone;
+
+typedef struct tw_counter {
+  const char *name;
+  const double *v;
+  int n;
+} tw_counter;
+
+typedef struct tw_spec {
+  tw_zone zones[4];
+  tw_counter counters[4];
+  const char *meta[8][2];
+  unsigned seed;
+} tw_spec;
+/* Write sp to path (a trace file of format 1.x, checked by CHECKs). */
+void tw_write(const char *path, const tw_spec *sp);
+
 #endif /* PP_TRACE_BUILDER_H */

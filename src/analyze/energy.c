@@ -27,6 +27,17 @@ int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
   return c->samples > 1 ? c->max > c->min : c->last > 0;
 }
 
+int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c) {
+  pp_metric_id id =
+      pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL, NULL, NULL);
+  if (id == PP_METRIC_NONE)
+    return 1;
+  const pp_metric_def *d = pp_metric_def_of(id);
+  if (d->group != PP_GROUP_POWER || !isfinite(c->min) || !isfinite(c->max))
+    return 1;
+  return pp_power_series_measured(c, d->kind == PP_METRIC_TOTAL);
+}
+
 /* The library metric id with a finite last value that moved over the run
  * (pp_power_series_measured), or NULL; *stuck set when the series is there
  * but did not move. */

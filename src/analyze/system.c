@@ -549,10 +549,7 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
   size_t nstuck = 0, kept = 0;
   const pp_counter_stats *first_stuck = NULL;
   for (size_t i = 0; i < n; i++) {
-    const pp_metric_def *def = pp_metric_def_of(r[i].id);
-    if (def->group == PP_GROUP_POWER && isfinite(r[i].c->min) &&
-        isfinite(r[i].c->max) &&
-        !pp_power_series_measured(r[i].c, def->kind == PP_METRIC_TOTAL)) {
+    if (!pp_series_is_measurement(t, r[i].c)) {
       if (!nstuck++)
         first_stuck = r[i].c;
     } else {

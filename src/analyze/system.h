@@ -54,6 +54,11 @@ int pp_trace_metrics(const pp_analysis *a, pp_metric_ref **out, size_t *n);
  * throughout) is not a measurement: the analyses leave such series out
  * and say why (pp_system.power_why). */
 int pp_power_series_measured(const pp_counter_stats *c, int is_total);
+/* Whether counter c of the analysed trace t may be shown as a figure: 0
+ * for a library power series that did not move (above), 1 otherwise. The
+ * one test every view applies (the report through pp_system_get, `pipeprof
+ * serve`'s /metrics directly). */
+int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c);
 
 /* Is counter c of t a library metric (to list apart from user counters)? */
 int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "analyze/system.h"
 #include "cli.h"
 #include "core/http.h"
 #include "export/export.h"
@@ -218,6 +219,8 @@ static int board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
   }
   for (size_t i = 0; i < p->ncounters; i++) {
     const pp_counter_stats *c = &p->counters[i];
+    if (!pp_series_is_measurement(A->trace, c))
+      continue; /* a counter that did not move: the report says why */
     memset(&e, 0, sizeof e);
     e.name = loc_name(c->loc);
     e.kind = pp_loc_metric(A->trace, c->loc, mkind, NULL, NULL, NULL) !=
@@ -225,6 +228,7 @@ static int board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
                  ? PP__BOARD_METRIC
                  : PP__BOARD_COUNTER;
     e.is_float = c->is_float;
+    e.not_total = 1; /* a trace does not say whether it was only added to */
     e.events = c->samples;
     e.value = c->last;
     e.last_ns = p->t1;
