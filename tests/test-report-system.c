@@ -854,3 +854,37 @@ PP_TEST(report_system_nominal_cpu_frequency) {
     trace_free(&t);
   }
 }
+
+/* Under `pipeprof run` the sampler says why it measured no energy: energy
+ * per frame and per request give that reason, not advice to run under
+ * `pipeprof run`; requests without tokens give no token rate. */
+PP_TEST(report_system_energy_per_frame_reason_from_the_sampler) {
+  pp_trace t;
+  pp_analysis a = {0};
+  trace_init(&t);
+  meta_add(&t, "unavailable.power",
+           "unavailable: no RAPL interface (powercap absent, no perf power "
+           "PMU)");
+  uint32_t fr = loc_add(&t, "camera", PP_KIND_FRAME);
+  uint32_t rq = loc_add(&t, "(request)", 0);
+  for (int i = 0; i < 3; i++) {
+    ev_add(&t, 1000 * (i + 1), fr, PPT_EV_FRAME);
+    ev_add(&t, 1000 * (i + 1), rq, PPT_EV_REQ_BEGIN)->v.id = (uint64_t)i;
+    pp_event *e = ev_add(&t, 1000 * (i + 1) + 500, rq, PPT_EV_REQ_END);
+    e->v.id = (uint64_t)i;
+  }
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *txt = tb_report_text(&a);
+  CHECK_CONTAINS(txt, "  energy per frame: unavailable: no RAPL interface "
+                      "(powercap absent, no perf power PMU)\n");
+  CHECK_CONTAINS(txt, "  energy per request: unavailable: no RAPL interface");
+  CHECK(!strstr(txt, "run under `pipeprof run`"));
+  CHECK_CONTAINS(txt, "(no output tokens recorded)\n");
+  CHECK(!strstr(txt, "output tokens/s"));
+  free(txt);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"output_tokens_per_s\":null");
+  free(js);
+  pp_analysis_free(&a);
+  trace_free(&t);
+}

@@ -1399,3 +1399,44 @@ PP_TEST(run_thread_table_uses_the_programs_names) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
+
+/* A program that links libpipeprof under `pipeprof run`: the headline
+ * overhead is the whole cost (pipeprof's own CPU and the recording and
+ * writer inside the programs), as the JSON and the HTML give it; the
+ * parts follow. */
+PP_TEST(run_overhead_headline_is_the_whole_cost) {
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  static const char *const kv[][2] = {
+      {"run.command", "app"},        {"run.pid", "42"},
+      {"run.profiler_pid", "41"},    {"run.user_ns", "1000000000"},
+      {"run.system_ns", "0"},        {"run.profiler_cpu_ns", "10000000"},
+      {"event_cost_ns", "10"},       {"writer_cpu_ns", "5000000"}};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+    tb_meta(&t, kv[i][0], kv[i][1]);
+  t.pid = 41;
+  size_t app = tb_thread(&t, 43, "worker");
+  t.threads[app].pid = 42;
+  uint32_t z = tb_loc(&t, "step", PP_KIND_ZONE);
+  for (int i = 0; i < 500; i++) { /* 1000 events */
+    tb_ev(&t, app, 1000 * i, z, PPT_EV_ZONE_BEGIN);
+    tb_ev(&t, app, 1000 * i + 500, z, PPT_EV_ZONE_END);
+  }
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *txt = tb_report_text(&a);
+  /* (10 ms + 1000 x 10 ns + 5 ms) / 1 s = 1.50% */
+  CHECK_CONTAINS(txt, "profiler overhead: 1.50% of the profiled programs' "
+                      "CPU time (pipeprof's own CPU 10.0 ms + 5.01 ms inside "
+                      "the programs / the programs' CPU 1.00 s, rusage of "
+                      "the run)\n"
+                      "  pipeprof's own: 1.00%; inside the programs: "
+                      "recording 10.0 us (estimated: 1000 events x 10 "
+                      "ns), writer thread 5.00 ms (measured)\n");
+  free(txt);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"run_total_pct_of_tree_cpu\":1.501");
+  free(js);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

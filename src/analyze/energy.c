@@ -56,6 +56,17 @@ static const pp_counter_stats *last_metric(const pp_analysis *a, uint32_t mkind,
   return NULL;
 }
 
+/* Why the sampler measured no CPU energy, when it sampled and said so
+ * (META unavailable.power), without the "unavailable: " in front; NULL
+ * when the trace says nothing. */
+static const char *sampler_reason(const pp_trace *t) {
+  static const char pre[] = "unavailable: ";
+  const char *r = pp_trace_meta(t, "unavailable.power");
+  if (r && strncmp(r, pre, sizeof pre - 1) == 0)
+    r += sizeof pre - 1;
+  return r && *r ? r : NULL;
+}
+
 int pp_run_energy(const pp_analysis *a, pp_energy *e) {
   const pp_trace *t = a->trace;
   static const pp_metric_id gpu_ids[] = {PP_METRIC_GPU_RUN_ENERGY,
@@ -85,7 +96,7 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
   else if (stuck)
     e->sources = "the energy counters did not move over the run (a counter "
                  "that does not move is not a measurement)";
-  else
+  else if ((e->sources = sampler_reason(t)) == NULL)
     e->sources = "no energy counter in this trace (RAPL or NVML; run "
                  "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";
   return cpu || gpu;

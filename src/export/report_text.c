@@ -835,27 +835,38 @@ static void run_overhead(FILE *out, const pp_analysis *a,
             pp_format_ns(c, sizeof c, o.tree_ns), src, o.why);
     return;
   }
-  fprintf(out,
-          "profiler overhead: %.2f%% of the profiled programs' CPU "
-          "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
-          o.pct, pp_format_ns(b, sizeof b, o.profiler_ns),
-          pp_format_ns(c, sizeof c, o.tree_ns), src);
-  if (!o.has_app)
-    return;
-  if (!o.app_known) {
-    fputs("  inside the programs: unavailable: event cost not recorded\n", out);
+  char pct[32], total[32];
+  if (!o.has_app || !o.app_known) {
+    fprintf(out,
+            "profiler overhead: %s of the profiled programs' CPU "
+            "time (pipeprof's own CPU %s / the programs' CPU %s, %s)\n",
+            pp_format_pct(pct, sizeof pct, o.pct),
+            pp_format_ns(b, sizeof b, o.profiler_ns),
+            pp_format_ns(c, sizeof c, o.tree_ns), src);
+    if (o.has_app)
+      fputs("  inside the programs: unavailable: event cost not recorded\n",
+            out);
     return;
   }
+  /* the whole cost first, as every view gives it; then its two parts */
   fprintf(out,
-          "  inside the programs: recording %s (estimated: %" PRIu64
-          " events x %s)",
+          "profiler overhead: %s of the profiled programs' CPU time "
+          "(pipeprof's own CPU %s + %s inside the programs / the programs' "
+          "CPU %s, %s)\n",
+          pp_format_pct(total, sizeof total, o.total_pct),
+          pp_format_ns(b, sizeof b, o.profiler_ns),
+          pp_format_ns(d, sizeof d, o.app_in_ns),
+          pp_format_ns(c, sizeof c, o.tree_ns), src);
+  fprintf(out,
+          "  pipeprof's own: %s; inside the programs: recording %s "
+          "(estimated: %" PRIu64 " events x %s)",
+          pp_format_pct(pct, sizeof pct, o.pct),
           pp_format_ns(b, sizeof b, o.app_recording_ns), o.app_events,
           pp_format_ns(c, sizeof c, a->prof.event_cost_ns));
   if (o.app_writer_ns >= 0)
     fprintf(out, ", writer thread %s (measured)",
             pp_format_ns(d, sizeof d, o.app_writer_ns));
-  fprintf(out, "; with pipeprof's own: %.2f%% of the programs' CPU time\n",
-          o.total_pct);
+  fputc('\n', out);
 }
 
 static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
@@ -1035,12 +1046,18 @@ static void request_table(FILE *out, const pp_analysis *a) {
             "  %" PRIu64 " requests lost: more open at once than the "
             "pairing table holds\n",
             r->lost);
-  if (r->requests) {
+  if (r->requests && r->output_tokens) {
     fprintf(out,
             "  throughput %.2f req/s, %.1f output tokens/s (%" PRIu64
             " tokens over %s)\n",
             r->req_per_s, r->tokens_per_s, r->output_tokens,
             pp_format_ns(b, sizeof b, (double)r->span_ns));
+  } else if (r->requests) { /* no token events: no token rate to give */
+    fprintf(out,
+            "  throughput %.2f req/s over %s (no output tokens recorded)\n",
+            r->req_per_s, pp_format_ns(b, sizeof b, (double)r->span_ns));
+  }
+  if (r->requests) {
     pp_energy e;
     if (!pp_run_energy(a, &e)) {
       fprintf(out, "  energy per request: unavailable: %s\n", e.sources);

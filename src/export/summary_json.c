@@ -245,12 +245,14 @@ static void write_process(pp_jsonw *w, const pp_trace *t,
   pp_jsonw_key(w, "process");
   pp_jsonw_obj_begin(w);
   if (rt && rt->is_run && rt->has_pid) {
-    const char *name = NULL;
+    /* the name the program's own session gave (its full name), else the
+     * kernel's comm as sampled (cut to 15 bytes) */
+    const char *name = pp_trace_process_name(t, rt->pid);
     for (size_t i = 0; i < rt->nprocs && !name; i++)
       if (rt->procs[i].id == rt->pid && rt->procs[i].comm[0])
         name = rt->procs[i].comm;
     pp_jsonw_kv_uint(w, "pid", rt->pid);
-    pp_jsonw_kv_str(w, "name", name ? name : pp_trace_process_name(t, rt->pid));
+    pp_jsonw_kv_str(w, "name", name);
     pp_jsonw_kv_str(w, "command", rt->command);
     pp_jsonw_obj_end(w);
     pp_jsonw_key(w, "profiler");
@@ -546,7 +548,12 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_kv_uint(w, "output_tokens", r->output_tokens);
   pp_jsonw_kv_int(w, "span_ns", r->span_ns);
   pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
-  pp_jsonw_kv_double(w, "output_tokens_per_s", r->tokens_per_s);
+  /* null when the program recorded no token: no rate measured */
+  pp_jsonw_key(w, "output_tokens_per_s");
+  if (r->output_tokens)
+    pp_jsonw_double(w, r->tokens_per_s);
+  else
+    pp_jsonw_null(w);
   {
     pp_energy e;
     pp_jsonw_key(w, "energy");

@@ -1464,7 +1464,7 @@
     if (has(r, 'span_ns')) fact(grid, 'span', fmtNs(r.span_ns));
     if (has(r, 'requests_per_s'))
       fact(grid, 'requests/s', fmtNum(r.requests_per_s));
-    if (has(r, 'output_tokens_per_s'))
+    if (isNum(r.output_tokens_per_s))
       fact(grid, 'output tokens/s', fmtNum(r.output_tokens_per_s));
     var lat = ['e2e', 'ttft', 'tpot', 'itl'].filter(function (k) {
       return isRecord(r[k]);
