@@ -1554,3 +1554,44 @@ PP_TEST_T(html_chromium_units_table, 120) {
   free(lit);
   free(tsv);
 }
+
+/* Requests with no token events: the page shows no TTFT, TPOT or ITL
+ * figure (it showed rows of "0 ns"), says why, and lays out every
+ * member of the requests object (no raw "more" table). */
+PP_TEST_T(html_chromium_requests_without_tokens, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  t.pid = 5;
+  size_t th = tb_thread(&t, 5, "main");
+  uint32_t rq = tb_loc(&t, "(request)", 0);
+  for (int i = 0; i < 4; i++) {
+    tb_ev(&t, th, 1000 * i, rq, PPT_EV_REQ_BEGIN)->v.id = (uint64_t)i;
+    tb_ev(&t, th, 1000 * i + 700, rq, PPT_EV_REQ_END)->v.id = (uint64_t)i;
+  }
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *html = export_html(&a, NULL, NULL);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "requests.html");
+  write_text(page, html, strlen(html));
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "TTFT, TPOT, ITL: no token events");
+  const char *ttft = strstr(dom, ">TTFT</td>");
+  CHECK(ttft != NULL);
+  const char *end = strstr(ttft, "</tr>");
+  CHECK(end != NULL);
+  char row[2048];
+  snprintf(row, sizeof row, "%.*s", (int)(end - ttft), ttft);
+  CHECK(strstr(row, " ns<") == NULL); /* no "0 ns" for no value */
+  CHECK_CONTAINS(row, "\xe2\x80\x93"); /* the page's dash */
+  CHECK_CONTAINS(dom, "energy per request: unavailable: no energy counter");
+  CHECK(strstr(dom, "<h3>more</h3>") == NULL);
+  free(dom);
+  free(html);
+}

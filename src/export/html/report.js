@@ -400,8 +400,7 @@
       case 'ns': return fmtNs(v);
       case 'bytes': return fmtBytes(v);
       case 'pct': return fmtPct(v);
-      case 'rate': return fmtNum(Math.abs(v) >= 100 ? Math.round(v) : v) +
-        '/s';
+      case 'rate': return fmtRate(v);
       case 'count': case '': case undefined: return fmtNum(v);
       default: return fmtNum(v) + ' ' + unit;
     }
@@ -1466,14 +1465,30 @@
       fact(grid, 'requests/s', fmtNum(r.requests_per_s));
     if (isNum(r.output_tokens_per_s))
       fact(grid, 'output tokens/s', fmtNum(r.output_tokens_per_s));
+    if (r.lost > 0)
+      fact(grid, 'lost', fmtNum(r.lost),
+        'more open at once than the pairing table holds');
+    var en = r.energy;
+    if (isRecord(en) && typeof en.unavailable === 'string')
+      add(s, h('p', 'pp-unavail', 'energy per request: unavailable: ' +
+        en.unavailable));
+    else if (isRecord(en) && isNum(en.joules_per_request))
+      add(s, h('p', null, 'energy per completed request: ' +
+        fmtJoules(en.joules_per_request) + (typeof en.sources === 'string'
+          ? ' (' + en.sources + ' energy of the whole run / the completed ' +
+            'requests)' : '')));
     var lat = ['e2e', 'ttft', 'tpot', 'itl'].filter(function (k) {
       return isRecord(r[k]);
     });
     if (lat.length) {
       add(s, h('h3', null, 'latency'));
+      /* a series with no value (no token events: TTFT, TPOT, ITL) has
+       * no latency to show, not one of 0 ns */
       var ns = function (k, label) {
         return {key: k, label: label, num: true,
-                text: function (x) { return fmtNs(x[k]); }};
+                text: function (x) {
+                  return x.count > 0 ? fmtNs(x[k]) : '\u2013';
+                }};
       };
       table(s, [
         {key: 'metric', label: 'metric',
@@ -1487,6 +1502,12 @@
         o.metric = k;
         return o;
       }), {sortable: false});
+      var none = lat.filter(function (k) {
+        return k !== 'e2e' && !(r[k].count > 0);
+      });
+      if (none.length)
+        note(s, none.join(', ').toUpperCase() + ': no token events ' +
+          '(pp_request_first_token, pp_request_tokens)');
     }
     add(s, h('h3', null, 'SLO'));
     if (isRecord(r.slo)) {
@@ -1525,7 +1546,7 @@
     var known = ['available', 'requests', 'completed', 'failed', 'unfinished',
       'warmup_excluded', 'orphan_events', 'output_tokens', 'span_ns',
       'requests_per_s', 'output_tokens_per_s', 'e2e', 'ttft', 'tpot', 'itl',
-      'slo', 'validity', 'batches'];
+      'slo', 'validity', 'batches', 'lost', 'energy'];
     var extra = Object.keys(r).filter(function (k) {
       return known.indexOf(k) < 0;
     });
