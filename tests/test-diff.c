@@ -1352,3 +1352,57 @@ PP_TEST(diff_cli_usage_errors) {
   CHECK_CONTAINS(r.out, "min effect 12.5%");
   pp_cli_result_free(&r);
 }
+
+/* What a diff of two identical builds must not call a regression, and
+ * what it leaves out: max RSS +8% of a 4.4 MiB process (below the 1 MiB
+ * floor), the machine's own series (sys.*, only with --host), figures 0
+ * on both sides ("no change", not "need more samples"); per-thread series
+ * pair by thread name though the ids differ; the verdict comes first. */
+PP_TEST(diff_cli_identical_builds_noise) {
+  static const double avail_b[] = {9e9, 8e9, 9e9, 8.5e9};
+  static const double avail_n[] = {4e9, 3e9, 4e9, 3.5e9};
+  static const double zero[] = {0, 0, 0, 0};
+  static const double th_b[] = {40, 50, 45, 42};
+  static const double th_n[] = {41, 49, 46, 43};
+  char *a = tpath("na.pptrace"), *b = tpath("nb.pptrace");
+  tw_spec sp = {.zones = {{"work", 100000, 0.02, 200}},
+                .counters = {{"sys.mem.available_bytes", avail_b, 4},
+                             {"proc.majflt_per_s", zero, 4},
+                             {"proc.thread.101.cpu_pct", th_b, 4}},
+                .meta = {{"run.maxrss_bytes", "4613734"},
+                         {"tree.thread.0.tid", "101"},
+                         {"tree.thread.0.comm", "decoder"},
+                         {"run.command", "app"}},
+                .seed = 1};
+  tw_write(a, &sp);
+  sp.counters[0].v = avail_n;
+  sp.counters[2] = (tw_counter){"proc.thread.202.cpu_pct", th_n, 4};
+  sp.meta[0][1] = "4982833"; /* +8% */
+  sp.meta[1][1] = "202";
+  sp.seed = 2;
+  tw_write(b, &sp);
+  pp_cli_result r = pp_test_cli("diff '%s' '%s'", a, b);
+  printf("%s", r.out);
+  CHECK_EQ(r.rc, 0);
+  CHECK(strncmp(r.out, "verdict: no regression (", 24) == 0);
+  CHECK(line_contains(row_of(r.out, "max RSS"), "no change"));
+  CHECK(row_of(r.out, "sys.mem.available_bytes") == NULL);
+  CHECK(line_contains(row_of(r.out, "proc.majflt_per_s"), "no change"));
+  CHECK(!line_contains(row_of(r.out, "proc.majflt_per_s"), "need more"));
+  CHECK(line_contains(row_of(r.out, "proc.thread.decoder.cpu_pct"), "4/4"));
+  CHECK(row_of(r.out, "proc.thread.101.cpu_pct") == NULL);
+  pp_cli_result_free(&r);
+  /* the machine's series when asked */
+  r = pp_test_cli("diff --host '%s' '%s'", a, b);
+  CHECK(row_of(r.out, "sys.mem.available_bytes") != NULL);
+  pp_cli_result_free(&r);
+  /* a real regression still shows first */
+  char *c = tpath("nc.pptrace");
+  sp.zones[0].median_ns = 150000;
+  tw_write(c, &sp);
+  r = pp_test_cli("diff '%s' '%s'", a, c);
+  CHECK_EQ(r.rc, 1);
+  CHECK(strncmp(r.out, "verdict: worse (1 of ", 21) == 0);
+  CHECK_CONTAINS(r.out, " rows: work)\n");
+  pp_cli_result_free(&r);
+}

@@ -628,7 +628,8 @@ typedef struct pp_energy {
   int has_cpu, has_gpu;    /* which sources the trace measured */
   const char *gpu_counter; /* "gpu.run_energy_j", "gpu.energy_j" or NULL */
   /* "CPU package", "GPU", "CPU package + GPU", or the reason there is no
-   * figure; a static string. */
+   * figure: a static string, or the sampler's reason in the trace's META
+   * (valid while the trace is: copy it to keep it longer). */
   const char *sources;
 } pp_energy;
 /* Fill *e from a's counters. Returns 1 when some source was measured, else

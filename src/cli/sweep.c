@@ -80,7 +80,8 @@ typedef struct run_fig {
   double p50, p90, p99; /* ns */
   int has_energy;
   double j_per_item;
-  const char *energy_why;
+  char energy_why[200]; /* a copy: the reason may live in the run's trace,
+                           freed after its figures are taken */
   double rss_bytes;
 } run_fig;
 
@@ -391,7 +392,7 @@ static void figures(const sweep_args *a, const pp_analysis *an,
     f->has_energy = n > 0;
     f->j_per_item = n > 0 ? e.joules / n : 0;
   } else {
-    f->energy_why = e.sources;
+    snprintf(f->energy_why, sizeof f->energy_why, "%s", e.sources);
   }
   f->ok = 1;
 }
@@ -603,7 +604,7 @@ static void table(FILE *out, const sweep_args *a, const value_fig *v, int best,
   const char *ewhy = NULL;
   for (int i = 0; i < a->nvalues; i++) {
     any_energy |= v[i].runs_ok && v[i].med.has_energy;
-    if (v[i].runs_ok && v[i].med.energy_why)
+    if (v[i].runs_ok && v[i].med.energy_why[0])
       ewhy = v[i].med.energy_why;
   }
   if (!any_energy)
@@ -667,7 +668,7 @@ static int write_json(const char *path, const sweep_args *a, const value_fig *v,
       pp_jsonw_kv_double(&w, "joules_per_item", r->j_per_item);
     else
       pp_jsonw_kv_str(&w, "joules_per_item",
-                      r->energy_why ? r->energy_why : "unavailable");
+                      r->energy_why[0] ? r->energy_why : "unavailable");
     pp_jsonw_kv_double(&w, "peak_rss_bytes", r->rss_bytes);
     pp_jsonw_obj_end(&w);
   }
