@@ -116,7 +116,8 @@ PP_TEST(mem_pools_match_hand_computed_figures) {
   fclose(f);
   r = pp_test_slurp(path, NULL);
   CHECK_CONTAINS(r, "\"memory_pools\":[");
-  CHECK_CONTAINS(r, "\"name\":\"kv\",\"device\":0,\"allocs\":4,\"frees\":3,"
+  CHECK_CONTAINS(r, "\"name\":\"kv\",\"device\":0,\"host\":false,"
+                    "\"allocs\":4,\"frees\":3,"
                     "\"unmatched_frees\":1,\"peak_bytes\":800");
   CHECK_CONTAINS(r, "\"reserved_at_peak_bytes\":1000,"
                     "\"unused_at_peak_bytes\":200");

@@ -19,6 +19,7 @@
 #include "pipeprof.h"
 #include "pipeprof/runtime.h"
 #include "runner.h"
+#include "trace_builder.h"
 
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -719,6 +720,10 @@ PP_TEST_T(runtime_pool_is_recorded, 60) {
       s = &an.prof.pools[i];
   CHECK(s != NULL);
   CHECK_EQ(s->device, PP_MEM_HOST);
+  /* the summary says host, not "device 255" */
+  char *js = tb_summary_json(&an);
+  CHECK_CONTAINS(js, "\"name\":\"staging\",\"device\":null,\"host\":true,");
+  free(js);
   CHECK_EQ(s->allocs, 6);
   CHECK_EQ(s->frees, 5);
   CHECK_EQ(s->peak, 5 * 4096);

@@ -501,7 +501,14 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a) {
     const pp_mem_pool_stats *s = &a->prof.pools[i];
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, s->loc));
-    pp_jsonw_kv_uint(w, "device", s->device);
+    /* a host pool of the runtime has no device (schema_minor 15: it read
+     * "device 255") */
+    pp_jsonw_key(w, "device");
+    if (s->device == PP_MEM_HOST)
+      pp_jsonw_null(w);
+    else
+      pp_jsonw_uint(w, s->device);
+    pp_jsonw_kv_bool(w, "host", s->device == PP_MEM_HOST);
     pp_jsonw_kv_uint(w, "allocs", s->allocs);
     pp_jsonw_kv_uint(w, "frees", s->frees);
     pp_jsonw_kv_uint(w, "unmatched_frees", s->unmatched_frees);

@@ -2141,7 +2141,10 @@
     var rows = mp.filter(isRecord);
     table(s, [
       col('name', 'pool', 'text'),
-      col('device', 'device', 'count'),
+      {key: 'device', label: 'device', num: true,
+       text: function (r) {
+         return r.host === true ? 'host' : fmtUnit('count', r.device);
+       }},
       col('allocs', 'allocations', 'count'),
       col('frees', 'frees', 'count'),
       {key: 'peak_bytes', label: 'peak (when)', num: true,
