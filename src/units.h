@@ -19,6 +19,18 @@
 
 #include <stddef.h>
 
+/* A figure's text by value, for use within one expression:
+ * pp_unit_text_of(pp_format_ns, v).s */
+typedef struct pp_unit_text {
+  char s[48];
+} pp_unit_text;
+typedef char *(*pp_unit_fn)(char *buf, size_t len, double v);
+static inline pp_unit_text pp_unit_text_of(pp_unit_fn fn, double v) {
+  pp_unit_text t;
+  fn(t.s, sizeof t.s, v);
+  return t;
+}
+
 /* "850 ns", "12.3 us", "1.00 ms", "1.50 s" */
 char *pp_format_ns(char *buf, size_t len, double ns);
 /* Binary units: "512 B", "0.977 MiB" (1000 KiB and up), "16.0 GiB" */

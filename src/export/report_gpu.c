@@ -21,23 +21,14 @@
 #define LABEL_W 25
 #define MAX_GPUS 64
 
-typedef struct num {
-  char s[48];
-} num;
+typedef pp_unit_text num; /* units.h */
 
-
-/* The units module (units.h) into a num. */
-typedef char *(*unit_fn)(char *buf, size_t len, double v);
-static num unit(unit_fn fn, double v) {
-  num n;
-  fn(n.s, sizeof n.s, v);
-  return n;
+static num sig3(double v) { return pp_unit_text_of(pp_format_sig3, v); }
+static num bytes(double v) { return pp_unit_text_of(pp__fmt_bytes, v); }
+static num byte_rate(double v) {
+  return pp_unit_text_of(pp_format_byte_rate, v);
 }
-
-static num sig3(double v) { return unit(pp_format_sig3, v); }
-static num bytes(double v) { return unit(pp__fmt_bytes, v); }
-static num byte_rate(double v) { return unit(pp_format_byte_rate, v); }
-static num joules(double v) { return unit(pp_format_joules, v); }
+static num joules(double v) { return pp_unit_text_of(pp_format_joules, v); }
 
 static void put_clean(FILE *out, const char *s) {
   for (; s && *s; s++) {
@@ -71,7 +62,7 @@ static const char *strip(const char *r) {
   return strncmp(r, pre, sizeof pre - 1) == 0 ? r + sizeof pre - 1 : r;
 }
 
-static num pct(double v) { return unit(pp_format_pct, v); }
+static num pct(double v) { return pp_unit_text_of(pp_format_pct, v); }
 
 static void reason_line(FILE *out, int indent, const char *l,
                         const char *why) {

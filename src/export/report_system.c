@@ -15,17 +15,17 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/run_tree.h"
 #include "analyze/system.h"
 #include "export/export.h"
 #include "export/jsonw.h"
-#include "analyze/run_tree.h"
 #include "internal.h"
 
 #define LABEL_W 25          /* values start in this column */
@@ -75,9 +75,7 @@ static int meta_is_last(const pp_trace *t, size_t i) {
 /* ---- number formatting -------------------------------------------------- */
 
 /* A formatted number; used as fmt_x(v).s within one full expression. */
-typedef struct num {
-  char s[48];
-} num;
+typedef pp_unit_text num; /* units.h */
 
 static num numf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static num numf(const char *fmt, ...) {
@@ -91,18 +89,10 @@ static num numf(const char *fmt, ...) {
   return n;
 }
 
-/* The units module (units.h) into a num. */
-typedef char *(*unit_fn)(char *buf, size_t len, double v);
-static num unit(unit_fn fn, double v) {
-  num n;
-  fn(n.s, sizeof n.s, v);
-  return n;
-}
-
-static num fmt_sig3(double v) { return unit(pp_format_sig3, v); }
-static num fmt_bytes(double v) { return unit(pp__fmt_bytes, v); }
-static num fmt_rate(double v) { return unit(pp_format_rate, v); }
-static num fmt_joules(double v) { return unit(pp_format_joules, v); }
+static num fmt_sig3(double v) { return pp_unit_text_of(pp_format_sig3, v); }
+static num fmt_bytes(double v) { return pp_unit_text_of(pp__fmt_bytes, v); }
+static num fmt_rate(double v) { return pp_unit_text_of(pp_format_rate, v); }
+static num fmt_joules(double v) { return pp_unit_text_of(pp_format_joules, v); }
 
 /* v with a fixed number of decimals. */
 static num fmt_fixed(double v, int decimals) {
@@ -113,8 +103,8 @@ static num fmt_fixed(double v, int decimals) {
   return numf("%.*f", decimals, v);
 }
 
-static num fmt_pct(double v) { return unit(pp_format_pct, v); }
-static num fmt_secs(double s) { return unit(pp_format_ns, s * 1e9); }
+static num fmt_pct(double v) { return pp_unit_text_of(pp_format_pct, v); }
+static num fmt_secs(double s) { return pp_unit_text_of(pp_format_ns, s * 1e9); }
 
 /* An exact count with thousands separators: 12,345,678. */
 static num fmt_count(double v) {

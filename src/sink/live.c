@@ -1509,6 +1509,16 @@ static const char *series_name(int kind, const char *name) {
   return kind >= S_E2E && kind <= S_ITL ? req[kind - S_E2E] : name;
 }
 
+/* The snapshot slot of a window: 1, 10, 60 intervals, 0 the session;
+ * -1 for any other. */
+static int window_index(int window_s) {
+  return window_s == 1    ? 0
+         : window_s == 10 ? 1
+         : window_s == 60 ? 2
+         : window_s == 0  ? 3
+                          : -1;
+}
+
 /* Zones, queue waits and frames are asked for by name. */
 static int named(int kind) {
   return kind == S_ZONE || kind == S_QWAIT || kind == S_FRAME;
@@ -1518,11 +1528,7 @@ int pp__live_query(pp__live *l, int kind, const char *name, int window_s,
                    pp_live_stats *out) {
   if (!l)
     return PP_ENOTSUP;
-  int w = window_s == 1    ? 0
-          : window_s == 10 ? 1
-          : window_s == 60 ? 2
-          : window_s == 0  ? 3
-                           : -1;
+  int w = window_index(window_s);
   if (w < 0 || !out || (named(kind) && !name))
     return PP_EINVAL;
   pthread_mutex_lock(&l->lock);
@@ -1609,11 +1615,7 @@ void pp__live_final_free(pp__live_final *f) {
 
 int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
                          int window_s, pp_live_stats *out) {
-  int w = window_s == 1    ? 0
-          : window_s == 10 ? 1
-          : window_s == 60 ? 2
-          : window_s == 0  ? 3
-                           : -1;
+  int w = window_index(window_s);
   if (w < 0 || !out || (named(kind) && !name))
     return PP_EINVAL;
   const char *want = series_name(kind, name);

@@ -401,6 +401,7 @@
       case 'bytes': return fmtBytes(v);
       case 'pct': return fmtPct(v);
       case 'rate': return fmtRate(v);
+      case 'bytes/s': return fmtByteRate(v);
       case 'count': case '': case undefined: return fmtNum(v);
       default: return fmtNum(v) + ' ' + unit;
     }
@@ -583,7 +584,7 @@
   function seriesList(d, key) {
     var s = d.series;
     if (!isRecord(s)) return {list: [], why: 'this summary has no time ' +
-      'series (schema_minor 13 adds them)'};
+      'series (a summary written by an older pipeprof)'};
     var v = s[key];
     if (isRecord(v) && typeof v.unavailable === 'string')
       return {list: [], why: v.unavailable};
@@ -638,7 +639,8 @@
     });
     if (!withHist.length)
       return chart(parent, id, {title: title, empty: why ||
-        'the summary has no histograms (hist, schema_minor 13)'});
+        'the summary has no histograms (a summary written by an older ' +
+        'pipeprof)'});
     var xs = [];
     withHist.forEach(function (it) {
       it.hist.le_ns.forEach(function (v) { if (isNum(v) && v > 0) xs.push(v); });
@@ -667,7 +669,8 @@
     if (!isRecord(hist) || !Array.isArray(hist.le_ns) ||
         !Array.isArray(hist.counts) || !hist.le_ns.length)
       return chart(parent, id, {title: title, empty: why ||
-        'the summary has no histogram for it (hist, schema_minor 13)'});
+        'the summary has no histogram for it (a summary written by an ' +
+        'older pipeprof)'});
     var x = [], y = [];
     hist.le_ns.forEach(function (v, i) {
       if (isNum(v) && v > 0) {
@@ -1593,7 +1596,7 @@
 
   function fmtMetric(unit, v) {
     if (unit === 's') return isNum(v) ? fmtNs(v * 1e9) : '\u2013';
-    if (unit === 'bytes/s') return isNum(v) ? fmtBytes(v) + '/s' : '\u2013';
+    if (unit === 'bytes/s') return fmtByteRate(v);
     return fmtUnit(unit, v);
   }
 
