@@ -1319,6 +1319,34 @@ static void *served_zones(void *arg) {
   return NULL;
 }
 
+/* Start `pipeprof serve` of trace on a free port (its stderr in the
+ * test's directory as errname) and wait until it answers; the port, *pid
+ * the child to stop with SIGINT. */
+static int start_serve(const char *trace, const char *errname, pid_t *pid) {
+  int port = free_port();
+  const char *b = getenv("PP_BUILD_DIR");
+  char cmd[8400];
+  snprintf(cmd, sizeof cmd,
+           "exec '%s/pipeprof' serve --http %d '%s' 2> '%s/%s'",
+           b ? b : "build", port, trace, pp_test_tmpdir(), errname);
+  *pid = fork();
+  CHECK(*pid >= 0);
+  if (*pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  for (int tries = 0; tries < 600; tries++) {
+    int s = dial(port);
+    if (s >= 0) {
+      close(s);
+      return port;
+    }
+    sleep_100ms();
+  }
+  PP_FAIL("pipeprof serve did not answer on port %d", port);
+  return port;
+}
+
 /* `pipeprof serve`: a finished trace's report at /, its summary, and its
  * zones on /metrics with the same buckets as a running session's. */
 PP_TEST_T(http_serve_a_finished_trace, 120) {
@@ -1335,25 +1363,10 @@ PP_TEST_T(http_serve_a_finished_trace, 120) {
   r = pp_test_cli("serve '%s/nothing-here'", pp_test_tmpdir());
   CHECK_EQ(r.rc, 1);
   pp_cli_result_free(&r);
-  int port = free_port();
-  const char *b = getenv("PP_BUILD_DIR");
-  char cmd[8400];
-  snprintf(cmd, sizeof cmd,
-           "exec '%s/pipeprof' serve --http %d '%s' 2> '%s/serve.err'",
-           b ? b : "build", port, trace, pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
-  char *page = NULL;
-  for (int tries = 0; tries < 600 && !page; tries++) {
-    page = http(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                NULL);
-    if (!page)
-      sleep_100ms();
-  }
+  pid_t pid;
+  int port = start_serve(trace, "serve.err", &pid);
+  char *page = http(
+      port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", NULL);
   CHECK(page != NULL);
   CHECK(strncmp(page, "HTTP/1.1 200", 12) == 0);
   CHECK_CONTAINS(page, "Content-Type: text/html");
@@ -1764,26 +1777,11 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   pp_cli_result_free(&r);
 
   /* HTML (served) in Chromium, and /metrics */
-  int port = free_port();
-  const char *b = getenv("PP_BUILD_DIR");
-  char cmd[8400];
-  snprintf(cmd, sizeof cmd,
-           "exec '%s/pipeprof' serve --http %d '%s' 2> '%s/views.err'",
-           b ? b : "build", port, trace, pp_test_tmpdir());
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
-  char *page = NULL;
-  for (int tries = 0; tries < 600 && !page; tries++) {
-    page = http(port,
-                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                NULL);
-    if (!page)
-      sleep_100ms();
-  }
+  pid_t pid;
+  int port = start_serve(trace, "views.err", &pid);
+  char *page = http(
+      port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      NULL);
   CHECK(page != NULL);
   CHECK_CONTAINS(page, "pipeprof_zone_duration_seconds_count{zone=\"infer\"} "
                        "300\n");

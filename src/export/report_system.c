@@ -452,10 +452,11 @@ static void tree_line_max(FILE *out, const char *label, const pp_sys_fig *c,
     reason_line(out, label, c->why);
 }
 
-/* Two cumulative totals on one line, e.g. "minor 12, major 0". */
-static void tree_pair(FILE *out, const char *label, const char *k1,
-                      const pp_sys_fig *a, const char *k2, const pp_sys_fig *b,
-                      int bytes) {
+/* "minor 33,347, major 0 (rusage of the run)": two totals of the tree,
+ * counts or bytes, and where they come from (src: NULL to leave out). */
+static void pair_line(FILE *out, const char *label, const char *k1,
+                      const pp_sys_total *a, const char *k2,
+                      const pp_sys_total *b, int bytes, const char *src) {
   if (!a->ok && !b->ok) {
     if (a->why)
       reason_line(out, label, a->why);
@@ -464,32 +465,29 @@ static void tree_pair(FILE *out, const char *label, const char *k1,
   put_label(out, label);
   sep s = {out, 0};
   if (a->ok)
-    part(&s, "%s %s", k1, bytes ? fmt_bytes(a->last).s : fmt_count(a->last).s);
+    part(&s, "%s %s", k1, bytes ? fmt_bytes(a->v).s : fmt_count(a->v).s);
   if (b->ok)
-    part(&s, "%s %s", k2, bytes ? fmt_bytes(b->last).s : fmt_count(b->last).s);
+    part(&s, "%s %s", k2, bytes ? fmt_bytes(b->v).s : fmt_count(b->v).s);
+  if (src)
+    fprintf(out, " (%s)", src);
   fputc('\n', out);
 }
 
-/* "minor 33,347, major 0 (rusage of the run)": two totals of the tree
- * (pp_sys_total), with where they come from. */
+/* A pair of the tree's totals (pp_sys_total), with their source. */
 static void total_pair(FILE *out, const char *label, const char *k1,
                        const pp_sys_total *a, const char *k2,
                        const pp_sys_total *b) {
-  if (!a->ok && !b->ok) {
-    if (a->why)
-      reason_line(out, label, a->why);
-    return;
-  }
-  put_label(out, label);
-  sep s = {out, 0};
-  if (a->ok)
-    part(&s, "%s %s", k1, fmt_count(a->v).s);
-  if (b->ok)
-    part(&s, "%s %s", k2, fmt_count(b->v).s);
-  fputs(a->rusage ? " (rusage of the run)\n"
-                  : " (sampled: processes shorter than a sample are "
-                    "missed)\n",
-        out);
+  pair_line(out, label, k1, a, k2, b, 0,
+            a->rusage ? "rusage of the run"
+                      : "sampled: processes shorter than a sample are missed");
+}
+
+/* A pair of last sampled values. */
+static void tree_pair(FILE *out, const char *label, const char *k1,
+                      const pp_sys_fig *a, const char *k2, const pp_sys_fig *b,
+                      int bytes) {
+  pp_sys_total x = {a->ok, 0, a->last, a->why}, y = {b->ok, 0, b->last, b->why};
+  pair_line(out, label, k1, &x, k2, &y, bytes, NULL);
 }
 
 static void section_tree(FILE *out, const pp_system *s) {
