@@ -532,6 +532,22 @@ PP_API int pp_live_zone_cumulative(const char *name, const uint64_t *le_ns,
                                    size_t n, uint64_t *counts, uint64_t *total,
                                    double *sum_ns);
 
+/**
+ * How the zones (and ranges) named name met a duration target over the
+ * session (window 0 of pp_live_zone(), exact as of the call; after
+ * pp_shutdown() the ended session's): *count instances, *met those that
+ * lasted no longer than limit_ns, *uncertain those within the live
+ * histogram's bucket of the limit (1/32 of a power of two: either side
+ * of it); violations are count - met - uncertain. For service-level
+ * objectives of a stage (seed 001's SLA: target, violations, compliance).
+ * Returns PP_OK; PP_EINVAL for a NULL argument or a name not seen in this
+ * session; PP_ENOTRUNNING; PP_ENOTSUP when live statistics are off. Any
+ * thread. Added in 0.1.0.
+ */
+PP_API int pp_live_zone_slo(const char *name, uint64_t limit_ns,
+                            uint64_t *count, uint64_t *met,
+                            uint64_t *uncertain);
+
 /** Requests series for pp_live_request(). */
 typedef enum pp_live_request_metric {
   PP_LIVE_E2E = 0,  /**< begin to end of successful requests */

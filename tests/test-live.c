@@ -1339,7 +1339,21 @@ static void session_window_exact(pp_mode mode) {
   }
   CHECK_EQ(pp_live_zone("ten", 0, &st), PP_OK);
   CHECK_EQ_U(st.count, 11);
+  /* a stage SLO over the same window: ten zones of 20 ms and more, one of
+   * almost nothing, against 10 ms */
+  uint64_t n, met, unc;
+  CHECK_EQ(pp_live_zone_slo("ten", 10 * MS, &n, &met, &unc), PP_OK);
+  CHECK_EQ_U(n, 11);
+  CHECK_EQ_U(met, 1);
+  CHECK_EQ_U(unc, 0);
+  CHECK_EQ(pp_live_zone_slo("ten", 10 * SEC, &n, &met, &unc), PP_OK);
+  CHECK_EQ_U(met, 11);
+  CHECK_EQ(pp_live_zone_slo("no such zone", MS, &n, &met, &unc), PP_EINVAL);
+  CHECK_EQ(pp_live_zone_slo("ten", MS, NULL, &met, &unc), PP_EINVAL);
   CHECK_EQ(pp_shutdown(), PP_OK);
+  CHECK_EQ(pp_live_zone_slo("ten", 10 * MS, &n, &met, &unc), PP_OK);
+  CHECK_EQ_U(n, 11); /* the ended session's */
+  CHECK_EQ_U(met, 1);
   /* after the session: its figures as it ended */
   memset(&st, 0, sizeof st);
   CHECK_EQ(pp_live_zone("ten", 0, &st), PP_OK);
@@ -1393,4 +1407,33 @@ PP_TEST(live_board_counter_totals_and_levels) {
   CHECK_EQ(e[2]->not_total, 1);
   CHECK_NEAR(e[2]->value, 4, 0);
   pp__board_free(b);
+}
+
+/* pp_lhist_split: values at or below v by bucket, the ones of v's bucket
+ * apart when it reaches above v; exact where the extremes decide. */
+PP_TEST(live_lhist_split_at_bucket_edges) {
+  pp_lhist h;
+  pp_lhist_init(&h);
+  uint64_t below, at;
+  pp_lhist_split(&h, 10, &below, &at);
+  CHECK_EQ_U(below + at, 0);
+  for (uint64_t v = 1; v <= 100; v++) /* exact buckets below 128 */
+    pp_lhist_record(&h, v);
+  pp_lhist_record(&h, 5000); /* bucket [4992, 5120) */
+  pp_lhist_record(&h, 9000); /* above every split below */
+  pp_lhist_split(&h, 10, &below, &at);
+  CHECK_EQ_U(below, 10);
+  CHECK_EQ_U(at, 0);
+  pp_lhist_split(&h, 5000, &below, &at);
+  CHECK_EQ_U(below, 100);
+  CHECK_EQ_U(at, 1); /* 5000 shares its bucket with values above it */
+  pp_lhist_split(&h, 5119, &below, &at);
+  CHECK_EQ_U(below, 101);
+  CHECK_EQ_U(at, 0);
+  pp_lhist_split(&h, 0, &below, &at); /* below every value */
+  CHECK_EQ_U(below + at, 0);
+  pp_lhist_split(&h, 9000, &below, &at); /* the largest: all, exactly */
+  CHECK_EQ_U(below, 102);
+  CHECK_EQ_U(at, 0);
+  pp_lhist_free(&h);
 }

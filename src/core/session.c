@@ -170,6 +170,29 @@ int pp_live_zone(const char *name, int window_s, pp_live_stats *out) {
   return live_query(0, name, window_s, out);
 }
 
+int pp_live_zone_slo(const char *name, uint64_t limit_ns, uint64_t *count,
+                     uint64_t *met, uint64_t *uncertain) {
+  if (!name || !count || !met || !uncertain)
+    return PP_EINVAL;
+  if (atomic_load(&running) && S.pid == getpid())
+    pp__writer_sync(LIVE_SYNC_MS); /* as window 0: exact as of the call */
+  pp__live *l;
+  int rc = live_acquire(&l);
+  if (rc == PP_OK) {
+    rc =
+        pp__live_split(l, PP__LIVE_ZONE, name, limit_ns, count, met, uncertain);
+    pthread_mutex_unlock(&live_lock);
+    return rc;
+  }
+  const pp__live_final *f;
+  if (final_acquire(&f) != PP_OK)
+    return rc;
+  rc = pp__live_final_split(f, PP__LIVE_ZONE, name, limit_ns, count, met,
+                            uncertain);
+  pthread_mutex_unlock(&live_lock);
+  return rc;
+}
+
 /* Cumulative counts of a series of any kind (live.h's PP__LIVE_*). */
 static int live_cumulative(int kind, const char *name, const uint64_t *le_ns,
                            size_t n, uint64_t *counts, uint64_t *total,

@@ -68,9 +68,13 @@ typedef struct series {
                             lock */
   pp_lhist all;          /* every closed interval: the session's window (and the
                             cumulative histogram of pp__live_hist); under the lock */
-  pp__live_point *pts;   /* history: the last PP__LIVE_POINTS intervals
-                            (a ring, allocated when history is on); under
-                            the lock */
+  pp_lhist all_now;      /* all with the intervals not closed yet, as of
+                            the last pp__live_publish_now (now_valid: no
+                            interval closed since); under the lock */
+  int now_valid;
+  pp__live_point *pts; /* history: the last PP__LIVE_POINTS intervals
+                          (a ring, allocated when history is on); under
+                          the lock */
   unsigned npts, head;
 } series;
 
@@ -434,6 +438,7 @@ static int series_get(pp__live *l, int kind, const char *name) {
   s->first_ix = -1;
   pp_roll_init(&s->roll);
   pp_lhist_init(&s->all);
+  pp_lhist_init(&s->all_now);
   pp_ewma_init(&s->ewma, l->cfg.tau_s);
   pp_detector_cfg dc;
   pp_detector_cfg_default(&dc);
@@ -1042,6 +1047,7 @@ static void close_interval(pp__live *l, int64_t i) {
     snapshot(l, s, i, end_ns, snap);
     pthread_mutex_lock(&l->lock);
     memcpy(s->snap, snap, sizeof snap);
+    s->now_valid = 0; /* the session's window is the closed intervals' */
     if (l->history &&
         (s->pts || (s->pts = pp__calloc(PP__LIVE_POINTS, sizeof *s->pts)))) {
       pp__live_point *pt = &s->pts[s->head];
@@ -1117,6 +1123,8 @@ void pp__live_publish_now(pp__live *l, int64_t now) {
     o.window_s = 0;
     pthread_mutex_lock(&l->lock);
     s->snap[3] = o;
+    pp_lhist_reset(&s->all_now);
+    s->now_valid = pp_lhist_merge(&s->all_now, &l->scratch) == 0;
     pthread_mutex_unlock(&l->lock);
   }
 }
@@ -1476,6 +1484,7 @@ void pp__live_free(pp__live *l) {
     series *s = l->ser[i];
     pp_roll_free(&s->roll);
     pp_lhist_free(&s->all);
+    pp_lhist_free(&s->all_now);
     pp_detector_free(&s->det_p99);
     pp_detector_free(&s->det_rate);
     pp__free(s->pts);
@@ -1557,6 +1566,24 @@ int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out) {
   return rc;
 }
 
+int pp__live_split(pp__live *l, int kind, const char *name, uint64_t v,
+                   uint64_t *count, uint64_t *below, uint64_t *at) {
+  if (!l)
+    return PP_ENOTSUP;
+  if (named(kind) && !name)
+    return PP_EINVAL;
+  pthread_mutex_lock(&l->lock);
+  int i = series_find(l, kind, series_name(kind, name));
+  if (i >= 0) {
+    const series *s = l->ser[i];
+    const pp_lhist *h = s->now_valid ? &s->all_now : &s->all;
+    *count = h->count;
+    pp_lhist_split(h, v, below, at);
+  }
+  pthread_mutex_unlock(&l->lock);
+  return i >= 0 ? PP_OK : PP_EINVAL;
+}
+
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size) {
   if (!l)
     return PP_ENOTSUP;
@@ -1581,7 +1608,8 @@ struct pp__live_final {
     int kind;
     char *name;
     pp_live_stats snap[4];
-  } *s;
+    pp_lhist all; /* the session's values as it ended */
+  } * s;
 };
 
 pp__live_final *pp__live_keep(pp__live *l) {
@@ -1594,10 +1622,13 @@ pp__live_final *pp__live_keep(pp__live *l) {
   f->s = l->nser ? pp__calloc(l->nser, sizeof *f->s) : NULL;
   for (size_t k = 0; f->s && k < l->nser; k++) {
     const series *s = l->ser[k];
-    if (!(f->s[f->n].name = pp__strdup(s->name)))
+    struct final_series *o = &f->s[f->n];
+    if (!(o->name = pp__strdup(s->name)))
       break;
-    f->s[f->n].kind = s->kind;
-    memcpy(f->s[f->n].snap, s->snap, sizeof s->snap);
+    o->kind = s->kind;
+    memcpy(o->snap, s->snap, sizeof s->snap);
+    pp_lhist_init(&o->all);
+    pp_lhist_merge(&o->all, s->now_valid ? &s->all_now : &s->all);
     f->n++;
   }
   pthread_mutex_unlock(&l->lock);
@@ -1607,8 +1638,10 @@ pp__live_final *pp__live_keep(pp__live *l) {
 void pp__live_final_free(pp__live_final *f) {
   if (!f)
     return;
-  for (size_t i = 0; i < f->n; i++)
+  for (size_t i = 0; i < f->n; i++) {
     pp__free(f->s[i].name);
+    pp_lhist_free(&f->s[i].all);
+  }
   pp__free(f->s);
   pp__free(f);
 }
@@ -1624,6 +1657,21 @@ int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
       *out = f->s[i].snap[w];
       out->struct_size = sizeof *out;
       out->window_s = (uint32_t)window_s;
+      return PP_OK;
+    }
+  return PP_EINVAL;
+}
+
+int pp__live_final_split(const pp__live_final *f, int kind, const char *name,
+                         uint64_t v, uint64_t *count, uint64_t *below,
+                         uint64_t *at) {
+  if (named(kind) && !name)
+    return PP_EINVAL;
+  const char *want = series_name(kind, name);
+  for (size_t i = 0; f && i < f->n; i++)
+    if (f->s[i].kind == kind && strcmp(f->s[i].name, want) == 0) {
+      *count = f->s[i].all.count;
+      pp_lhist_split(&f->s[i].all, v, below, at);
       return PP_OK;
     }
   return PP_EINVAL;

@@ -123,6 +123,16 @@ int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
                          int window_s, pp_live_stats *out);
 int pp__live_final_zone_name(const pp__live_final *f, size_t i, char *buf,
                              size_t size);
+/* The session's values of a series (kind and name as pp__live_query's)
+ * split at v (pp_lhist_split): *count all, *below at or below v, *at in
+ * v's own bucket. The running engine's as of its last publish (window 0's),
+ * or the ended session's. PP_OK, PP_EINVAL (no such series), PP_ENOTSUP
+ * (NULL engine). Any thread, under the engine's lock. */
+int pp__live_split(pp__live *l, int kind, const char *name, uint64_t v,
+                   uint64_t *count, uint64_t *below, uint64_t *at);
+int pp__live_final_split(const pp__live_final *f, int kind, const char *name,
+                         uint64_t v, uint64_t *count, uint64_t *below,
+                         uint64_t *at);
 
 /* Call fn for every series published so far, with its windows 1, 10, 60
  * and the session's (in that order), under the engine's lock: fn must be

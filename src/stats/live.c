@@ -162,6 +162,27 @@ uint64_t pp_lhist_percentile(const pp_lhist *h, double p) {
   return h->max;
 }
 
+void pp_lhist_split(const pp_lhist *h, uint64_t v, uint64_t *below,
+                    uint64_t *at) {
+  *below = *at = 0;
+  if (!h->count || !h->c)
+    return;
+  if (h->max <= v) {
+    *below = h->count;
+    return;
+  }
+  if (h->min > v)
+    return;
+  size_t n = (size_t)(h->ghi - h->glo + 1u) * PP_LHIST_SUB;
+  for (size_t i = 0; i < n; i++) {
+    unsigned ix = (unsigned)(h->glo * PP_LHIST_SUB + i);
+    if (pp_lhist_highest(ix) <= v)
+      *below += h->c[i];
+    else if (pp_lhist_lowest(ix) <= v)
+      *at += h->c[i];
+  }
+}
+
 /* ---- rolling window ------------------------------------------------------ */
 
 void pp_roll_init(pp_roll *r) {

@@ -89,6 +89,12 @@ static inline unsigned pp_lhist_index(uint64_t v) {
   return (o - 4u) * PP_LHIST_SUB + sub;
 }
 uint64_t pp_lhist_highest(unsigned index);
+/* Values of h at or below v, by bucket: *below those in buckets wholly at
+ * or below v, *at those in v's own bucket when it reaches above v (they may
+ * be either side); the rest are above. Exact where the extremes decide
+ * (max <= v: all below; min > v: none). */
+void pp_lhist_split(const pp_lhist *h, uint64_t v, uint64_t *below,
+                    uint64_t *at);
 uint64_t pp_lhist_lowest(unsigned index);
 
 /* ---- rolling window ------------------------------------------------------

@@ -400,3 +400,25 @@ def test_summary_exact_at_the_end_of_a_short_script_and_after_stop(tmp_path):
     assert "(the session has ended)" in lines[tables[1]]
     for i in tables:
         assert lines[i + 2].split()[:2] == ["step", "10"], r.stdout
+
+
+def test_summary_zone_slos(session, env_vars):
+    """A stage SLO in process: the zones of a name within a target, with
+    violations and compliance, from summary(slo=...) and PIPEPROF_SLO."""
+    env_vars(PIPEPROF_SLO="ttft=1s,slowish=10ms")
+    session()
+    for i in range(8):
+        with pipeprof.zone("slowish"):
+            time.sleep(0.02 if i < 2 else 0)
+    s = pipeprof.summary()
+    o = s["slos"]["slowish"]
+    assert o["count"] == 8 and o["met"] == 6 and o["violations"] == 2
+    assert o["uncertain"] == 0 and o["compliance"] == pytest.approx(0.75)
+    assert o["target_s"] == pytest.approx(0.01)
+    s = pipeprof.summary(slo={"slowish": 1.0, "absent": 0.1})
+    assert s["slos"]["slowish"]["met"] == 8
+    assert "unavailable" in s["slos"]["absent"]
+    buf = io.StringIO()
+    pipeprof.print_summary(file=buf)
+    assert "SLO slowish <= 10.000 ms: 6 of 8 met (75.0%), 2 violations" \
+        in buf.getvalue()

@@ -37,9 +37,38 @@ def _request_windows(metric):
     return out
 
 
-def summary(top=5):
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _zone_slos_from_env():
+    """Zone SLOs of PIPEPROF_SLO ("ttft=200ms,infer=5ms"): the names other
+    than ttft, tpot and e2e, with their targets in seconds."""
+    import os
+    import re
+    out = {}
+    for item in os.environ.get("PIPEPROF_SLO", "").split(","):
+        m = re.fullmatch(r"([^=]+)=([0-9.]+)(ns|us|ms|s)", item.strip())
+        if m and m.group(1) not in ("ttft", "tpot", "e2e"):
+            out[m.group(1)] = float(m.group(2)) * _UNITS[m.group(3)]
+    return out
+
+
+def _zone_slo(name, target_s):
+    got = _c.live_zone_slo(name, int(round(target_s * 1e9)))
+    if not isinstance(got, tuple):
+        return {"target_s": target_s, "unavailable":
+                "no zone of that name in this session"}
+    count, met, uncertain = got
+    return {"target_s": target_s, "count": count, "met": met,
+            "violations": count - met - uncertain, "uncertain": uncertain,
+            "compliance": met / count if count else None}
+
+
+def summary(top=5, slo=None):
     """Per-zone statistics, top bottlenecks, requests and state, as plain
-    Python data (dicts, lists, numbers, str). See docs/python.md."""
+    Python data (dicts, lists, numbers, str). slo: {zone name: target in
+    seconds} (default: the zone SLOs of PIPEPROF_SLO), each reported under
+    "slos". See docs/python.md."""
     running = _c.is_running()
     out = {
         "running": running,
@@ -50,6 +79,7 @@ def summary(top=5):
         "zones": {},
         "requests": {},
         "bottlenecks": [],
+        "slos": {},
     }
     names = _c.live_zone_names()
     if not isinstance(names, list):  # a status
@@ -59,6 +89,9 @@ def summary(top=5):
         return out
     # after stop(): the session's figures as it ended
     out["live"] = "on" if running else "ended"
+    for name, target in (slo if slo is not None
+                         else _zone_slos_from_env()).items():
+        out["slos"][name] = _zone_slo(name, float(target))
     for name in names:
         out["zones"][name] = _zone_windows(name)
     for key, metric in (("e2e", _c.LIVE_E2E), ("ttft", _c.LIVE_TTFT),
@@ -146,6 +179,17 @@ def print_summary(window=SESSION, file=None, top=5):
             print("%s: %d, p50 %s ms, p99 %s ms"
                   % (label, st["count"], _ms(st["p50_ns"]),
                      _ms(st["p99_ns"])), file=f)
+    for name, o in s["slos"].items():
+        if "unavailable" in o:
+            print("SLO %s <= %s ms: unavailable: %s"
+                  % (name, _ms(o["target_s"] * 1e9), o["unavailable"]),
+                  file=f)
+            continue
+        print("SLO %s <= %s ms: %d of %d met (%.1f%%), %d violations%s"
+              % (name, _ms(o["target_s"] * 1e9), o["met"], o["count"],
+                 100.0 * (o["compliance"] or 0), o["violations"],
+                 ", %d within the histogram's bucket of the target"
+                 % o["uncertain"] if o["uncertain"] else ""), file=f)
     if s["bottlenecks"]:
         print("top bottlenecks (time inside the zone, the session so far):",
               file=f)

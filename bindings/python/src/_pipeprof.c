@@ -97,6 +97,7 @@
   X(pp_live_zone)                                                              \
   X(pp_live_zone_name)                                                         \
   X(pp_live_request)                                                           \
+  X(pp_live_zone_slo)                                                          \
   X(pp_gpu_zone_begin)                                                         \
   X(pp_gpu_zone_end)
 
@@ -1342,10 +1343,30 @@ static PyObject *mod_live_request(PyObject *m, PyObject *args) {
   pp_live_stats st;
   memset(&st, 0, sizeof st);
   int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = api.pp_live_request(metric, window, &st);
-  Py_END_ALLOW_THREADS
-  return live_result(rc, &st);
+  Py_BEGIN_ALLOW_THREADS rc = api.pp_live_request(metric, window, &st);
+  Py_END_ALLOW_THREADS return live_result(rc, &st);
+}
+
+/* live_zone_slo(name, limit_ns) -> (count, met, uncertain), None for a
+ * name not seen, or the status as an int */
+static PyObject *mod_live_zone_slo(PyObject *m, PyObject *args) {
+  PyObject *name;
+  unsigned long long limit;
+  if (!PyArg_ParseTuple(args, "UK:live_zone_slo", &name, &limit) ||
+      need_library() < 0)
+    return NULL;
+  const char *s = utf8_arg(name, "live_zone_slo", "name");
+  if (!s)
+    return NULL;
+  uint64_t n = 0, met = 0, unc = 0;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc =
+      api.pp_live_zone_slo(s, (uint64_t)limit, &n, &met, &unc);
+  Py_END_ALLOW_THREADS if (rc == PP_EINVAL) Py_RETURN_NONE;
+  if (rc != PP_OK)
+    return PyLong_FromLong(rc);
+  return Py_BuildValue("(KKK)", (unsigned long long)n, (unsigned long long)met,
+                       (unsigned long long)unc);
 }
 
 /* live_zone_names() -> list of str, or the status as an int */
@@ -1559,6 +1580,7 @@ static PyMethodDef mod_methods[] = {
     {"live_zone", mod_live_zone, METH_VARARGS, NULL},
     {"live_request", mod_live_request, METH_VARARGS, NULL},
     {"live_zone_names", mod_live_zone_names, METH_NOARGS, NULL},
+    {"live_zone_slo", mod_live_zone_slo, METH_VARARGS, NULL},
     {"alerts_enable", mod_alerts_enable, METH_O, NULL},
     {"alerts_wait", mod_alerts_wait, METH_O, NULL},
     {"alerts_dropped", mod_alerts_dropped, METH_NOARGS, NULL},
