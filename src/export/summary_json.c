@@ -395,21 +395,16 @@ static void run_overhead(pp_jsonw *w, const pp_analysis *a,
   else
     pp_jsonw_null(w);
   pp_jsonw_kv_str(w, "run_tree_cpu_source", o.tree_src);
-  pp_jsonw_key(w, "run_profiler_pct_of_tree_cpu");
-  if (o.state == PP_RUN_OH_SHARE)
-    pp_jsonw_double(w, o.pct);
-  else
-    pp_jsonw_null(w);
-  if (o.state != PP_RUN_OH_SHARE)
+  /* a share only where it is meaningful: NAN is written as null */
+  int share = o.state == PP_RUN_OH_SHARE;
+  pp_jsonw_kv_double(w, "run_profiler_pct_of_tree_cpu", share ? o.pct : NAN);
+  if (!share)
     pp_jsonw_kv_str(w, "run_pct_unavailable", o.why);
   if (o.app_known) {
     pp_jsonw_kv_uint(w, "run_program_events", o.app_events);
     pp_jsonw_kv_double(w, "run_in_program_ns", o.app_in_ns);
-    pp_jsonw_key(w, "run_total_pct_of_tree_cpu");
-    if (o.state == PP_RUN_OH_SHARE)
-      pp_jsonw_double(w, o.total_pct);
-    else
-      pp_jsonw_null(w);
+    pp_jsonw_kv_double(w, "run_total_pct_of_tree_cpu",
+                       share ? o.total_pct : NAN);
   }
 }
 
