@@ -492,9 +492,10 @@ int pp_on_alert(pp_alert_fn fn, void *user) {
 
 /* One writer pass. Caller holds W.lock. sync: a caller of
  * pp__writer_sync waits for this pass, so stats mode's tallies are
- * looked at whether or not a live interval has ended. Returns the pass's
- * time, taken before the rings were drained. */
-static int64_t writer_pass(int final, int sync) {
+ * looked at whether or not a live interval has ended, and the live
+ * session window is published as of the pass's time (taken before the
+ * rings were drained). */
+static void writer_pass(int final, int sync) {
   gpu_pass(final); /* may add META */
   write_pending_meta();
   ppt_buf threads = {0};
@@ -540,7 +541,6 @@ static int64_t writer_pass(int final, int sync) {
   pp__out_flush(&W.out);
   if (final || sync)
     pp__live_publish_now(W.live, now); /* the session's window as of now */
-  return now;
 }
 
 /* ---- flight dumps -------------------------------------------------------- */
