@@ -577,7 +577,8 @@ PP_TEST(report_rows_and_numbers) {
   char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "process:        demo (pid 4242)\n");
   CHECK_CONTAINS(s, "mode:           trace\n");
-  CHECK_CONTAINS(s, "wall time:      1.00 s\n");
+  CHECK_CONTAINS(s, "wall time:      1.00 s (first to last recorded event: "
+                    "the zones' %wall window)\n");
   CHECK_CONTAINS(s, "threads:        2\n");
   CHECK_CONTAINS(s, "events:         13\n");
   CHECK_CONTAINS(s, "dropped events: 0\n");
@@ -705,7 +706,8 @@ PP_TEST(report_empty_trace) {
   CHECK_EQ(pp_analyze(&t, &a), 0);
   char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "process:        (unknown)\n");
-  CHECK_CONTAINS(s, "wall time:      0 ns\n");
+  CHECK_CONTAINS(s, "wall time:      0 ns (first to last recorded event: "
+                    "the zones' %wall window)\n");
   CHECK_CONTAINS(s, "threads:        0\n");
   CHECK_CONTAINS(s, "events:         0\n");
   CHECK_CONTAINS(s, "dropped events: 0\n");

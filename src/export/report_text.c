@@ -290,7 +290,11 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
                          (double)(p->provider_copy_ns > 0
                                       ? p->provider_copy_ns
                                       : 0)));
-  fprintf(out, "\nwall time:      %s\n",
+  /* the window %wall divides by: it starts at the first event recorded,
+   * which is not the program's start (an import before the first zone is
+   * in it only when something was recorded then, e.g. by the sampler) */
+  fprintf(out, "\nwall time:      %s (first to last recorded event: the "
+               "zones' %%wall window)\n",
           pp_format_ns(b, sizeof b, (double)p->wall_ns));
   if (rt->is_run)
     fprintf(out,
