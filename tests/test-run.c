@@ -43,6 +43,7 @@
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
+#include "units.h"
 
 /* Shared CLI helpers from tests/runner.h. */
 typedef pp_cli_result run_result;
@@ -1038,11 +1039,10 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
   if (!l)
     PP_FAIL("no overhead line in:\n%s", r.out);
   double pct = strtod(l + strlen("profiler overhead: "), NULL);
-  char want[64];
+  char want[96], pcs[32];
   snprintf(want, sizeof want,
-           "profiler overhead: %.2f%% of the profiled "
-           "programs' CPU time",
-           prof_ns / tree_ns * 100.0);
+           "profiler overhead: %s of the profiled programs' CPU time",
+           pp_format_pct(pcs, sizeof pcs, prof_ns / tree_ns * 100.0));
   CHECK_CONTAINS(l, want);
   const char *a = strstr(l, "pipeprof's own CPU ");
   const char *b = strstr(l, " / the programs' CPU ");
