@@ -1156,8 +1156,8 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   int port = free_port();
   pid_t pid = start_run_http(port, "run-http", "sleep 30");
   const char *want = "pipeprof_proc_rss_bytes ";
-  char *page = metrics_until(
-      port, want, "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ", NULL);
+  char *page = metrics_until(port, want,
+                             "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ", NULL);
   kill(-pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);
@@ -1204,10 +1204,10 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
            pp_test_bindir());
   pid_t pid = start_run_http(port, "run-http-prog", prog);
   char *om = NULL, *zones = NULL, *stream = NULL;
-  char *page = metrics_until(
-      port, "pipeprof_program_up 1",
-      "pipeprof_zone_duration_seconds_count{zone=\"detect\"}",
-      "pipeprof_proc_rss_bytes ");
+  char *page =
+      metrics_until(port, "pipeprof_program_up 1",
+                    "pipeprof_zone_duration_seconds_count{zone=\"detect\"}",
+                    "pipeprof_proc_rss_bytes ");
   om = http(port,
             "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: "
             "application/openmetrics-text; version=1.0.0\r\nConnection: "
@@ -1620,7 +1620,8 @@ PP_TEST(http_metrics_thread_series_only_when_asked) {
   page = pp_metrics_page_parts(&fake_host, 0,
                                PP_METRICS_ALL | PP_METRICS_THREADS, &len);
   CHECK(page != NULL);
-  CHECK_CONTAINS(page, "pipeprof_proc_thread_cpu_ratio{proc_thread=\"4321\"} 0.4\n");
+  CHECK_CONTAINS(page,
+                 "pipeprof_proc_thread_cpu_ratio{proc_thread=\"4321\"} 0.4\n");
   free(page);
 }
 
@@ -1633,7 +1634,8 @@ PP_TEST(http_metrics_fine_buckets_when_asked) {
   char *fine = pp_metrics_page_parts(&fake_host, 0,
                                      PP_METRICS_ALL | PP_METRICS_FINE, &len);
   CHECK(coarse && fine);
-  static const char pre[] = "pipeprof_zone_duration_seconds_bucket{zone=\"decode\",le=\"";
+  static const char pre[] =
+      "pipeprof_zone_duration_seconds_bucket{zone=\"decode\",le=\"";
   size_t nc = 0, nf = 0;
   double last = 0;
   for (const char *p = strstr(fine, pre); p; p = strstr(p + 1, pre)) {
@@ -1671,8 +1673,8 @@ PP_TEST(http_metrics_fine_buckets_when_asked) {
 #ifdef PP_HAVE_JANSSON
 
 /* The text of the cell data-k="key" in the table row whose cell
- * data-k="name" holds name, as the DOM serializer wrote it; "" when
- * absent. A static copy. */
+ * data-k="name" holds name, as the DOM serializer wrote it, tags (a bar
+ * cell's bar) left out; "" when absent. A static copy. */
 static const char *row_cell(const char *dom, const char *name,
                             const char *key) {
   static char out[128];
@@ -1689,16 +1691,22 @@ static const char *row_cell(const char *dom, const char *name,
     return out;
   c += strlen(want);
   const char *e = strstr(c, "</td>");
-  if (e)
-    snprintf(out, sizeof out, "%.*s", (int)(e - c), c);
+  size_t n = 0;
+  for (int tag = 0; e && c < e && n + 1 < sizeof out; c++) {
+    if (*c == '<' || *c == '>')
+      tag = *c == '<';
+    else if (!tag)
+      out[n++] = *c;
+  }
+  out[n] = 0;
   return out;
 }
 
 /* The same trace in every view: the text report, the summary JSON, the
  * HTML report in Chromium and /metrics of `pipeprof serve` show the same
  * figures, each computed once by the analysis: a zone's count and p99,
- * the tree's CPU (the run's rusage), and energy that did not move, which
- * every view says is unavailable. */
+ * a queue's share of time full, the tree's CPU (the run's rusage), and energy
+ * that did not move, which every view says is unavailable. */
 PP_TEST_T(http_same_figures_in_every_view, 180) {
   if (!companion_ready())
     return;
@@ -1709,14 +1717,15 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   snprintf(trace, sizeof trace, "%s/views.pptrace", pp_test_tmpdir());
   static const double stuck[] = {0, 0, 0, 0};
   static const double cpu[] = {0.2, 0.5, 0.9, 0.9};
-  tw_spec sp = {.zones = {{"infer", 2e6, 0.5, 300}, {"decode", 2e5, 0.1, 300}},
-                .counters = {{"energy.package_j", stuck, 4},
-                             {"proc.cpu_user_s", cpu, 4}},
-                .meta = {{"run.command", "app --serve"},
-                         {"run.user_ns", "900000000"},
-                         {"run.system_ns", "100000000"},
-                         {"run.wall_ns", "2000000000"}},
-                .seed = 7};
+  tw_spec sp = {
+      .zones = {{"infer", 2e6, 0.5, 300}, {"decode", 2e5, 0.1, 300}},
+      .counters = {{"energy.package_j", stuck, 4}, {"proc.cpu_user_s", cpu, 4}},
+      .queue = {"frames", "decode", "infer", 3, 20},
+      .meta = {{"run.command", "app --serve"},
+               {"run.user_ns", "900000000"},
+               {"run.system_ns", "100000000"},
+               {"run.wall_ns", "2000000000"}},
+      .seed = 7};
   tw_write(trace, &sp);
 
   /* the figures, computed once */
@@ -1734,10 +1743,17 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   char p99s[32];
   pp_format_ns(p99s, sizeof p99s, (double)p99);
   CHECK_EQ_U(z->count, 300);
+  CHECK_EQ_U(a.prof.pipe.nqueues, 1);
+  const pp_queue_stats *q = &a.prof.pipe.queues[0];
+  CHECK_EQ_U(q->pops, 60);
+  double full_pct = q->full_pct;
+  CHECK(full_pct > 0 && full_pct < 100);
+  char fulls[32];
+  pp_format_pct(fulls, sizeof fulls, full_pct);
   pp_analysis_free(&a);
   pp_trace_free(&t);
-  printf("# infer: 300 zones, p99 %llu ns (%s)\n", (unsigned long long)p99,
-         p99s);
+  printf("# infer: 300 zones, p99 %llu ns (%s); frames full %s\n",
+         (unsigned long long)p99, p99s, fulls);
 
   /* text */
   pp_cli_result r = pp_test_cli("report '%s'", trace);
@@ -1754,6 +1770,10 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
                         "(rusage of the run)\n");
   CHECK_CONTAINS(r.out, "  energy:                unavailable: "
                         "energy.package_j stayed at 0 over 4 samples");
+  row = strstr(r.out, "\nframes ");
+  CHECK(row != NULL);
+  snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+  CHECK_CONTAINS(line, fulls);
   pp_cli_result_free(&r);
 
   /* summary JSON */
@@ -1773,6 +1793,10 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK_CONTAINS(json_string_value(json_object_get(
                      json_object_get(sys, "unavailable"), "power")),
                  "energy.package_j stayed at 0");
+  json_t *qj = by_name(json_object_get(root, "queues"), "frames");
+  CHECK(qj != NULL);
+  CHECK_NEAR(json_number_value(json_object_get(qj, "full_pct")), full_pct,
+             1e-9);
   json_decref(root);
   pp_cli_result_free(&r);
 
@@ -1787,6 +1811,7 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
                        "300\n");
   CHECK_CONTAINS(page, "pipeprof_proc_cpu_user_seconds_total 0.9\n");
   CHECK(strstr(page, "pipeprof_energy") == NULL); /* not measured: absent */
+  CHECK_CONTAINS(page, "pipeprof_queue_pops_total{queue=\"frames\"} 60\n");
   free(page);
   char url[64];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
@@ -1794,6 +1819,7 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
 
   CHECK_STR(row_cell(dom, "infer", "count"), "300");
   CHECK_STR(row_cell(dom, "infer", "p99_ns"), p99s);
+  CHECK_STR(row_cell(dom, "frames (decode \u2192 infer)", "full_pct"), fulls);
   CHECK_CONTAINS(dom, "unavailable: energy.package_j stayed at 0");
   CHECK(strstr(dom, "energy.package_j stayed") != NULL);
   free(dom);

@@ -48,8 +48,8 @@ uint32_t tb_loc(pp_trace *t, const char *name, uint32_t kind) {
 }
 
 size_t tb_thread(pp_trace *t, uint64_t tid, const char *name) {
-  t->threads = tb_grow(t->threads, &t->cap_threads, t->nthreads + 1,
-                       sizeof *t->threads);
+  t->threads =
+      tb_grow(t->threads, &t->cap_threads, t->nthreads + 1, sizeof *t->threads);
   pp_thread *th = &t->threads[t->nthreads];
   th->tid = tid;
   th->name = tb_strdup(name);
@@ -178,6 +178,17 @@ void tw_write(const char *path, const tw_spec *sp) {
     ppt_buf_str(&p, "");
     ppt_buf_uv(&p, 0);
   }
+  const tw_queue *q = &sp->queue;
+  uint32_t qloc = (uint32_t)(nz + nc);
+  if (q->name) {
+    CHECK(q->capacity > 0);
+    ppt_buf_uv(&p, qloc);
+    ppt_buf_uv(&p, PP_KIND_QUEUE);
+    ppt_buf_str(&p, q->name);
+    ppt_buf_str(&p, q->from);
+    ppt_buf_str(&p, q->to);
+    ppt_buf_uv(&p, (uint64_t)q->capacity);
+  }
   tw_chunk(f, PPT_CHUNK_SRCLOC, &p, &seq);
   uint64_t events = 0;
   if (nz) {
@@ -218,6 +229,24 @@ void tw_write(const char *path, const tw_spec *sp) {
       ppt_buf_f64(&p, sp->counters[i].v[k]);
       events++;
     }
+    tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
+  }
+  if (q->name) {
+    ppt_buf_uv(&p, 3);
+    ppt_buf_uv(&p, 1000);
+    uint64_t pushed = 0, popped = 0;
+    for (int k = 0; k < q->cycles; k++)
+      for (int i = 0; i < 2 * q->capacity; i++) {
+        int push = i < q->capacity;
+        int depth = push ? i + 1 : 2 * q->capacity - i - 1;
+        unsigned char t = push ? PPT_EV_QUEUE_PUSH : PPT_EV_QUEUE_POP;
+        ppt_buf_bytes(&p, &t, 1);
+        ppt_buf_sv(&p, k || i ? 1000000 : 0);
+        ppt_buf_uv(&p, qloc);
+        ppt_buf_uv(&p, push ? pushed++ : popped++);
+        ppt_buf_uv(&p, ppt_zigzag(depth));
+        events++;
+      }
     tw_chunk(f, PPT_CHUNK_EVENTS, &p, &seq);
   }
   ppt_buf_uv(&p, events);

@@ -58,7 +58,7 @@ static inline const pp_thread_figures *tb_fig(const pp_analysis *a,
  * tick_source monotonic, no CLOCK chunk), so the command's verdicts do not
  * depend on the machine. Zones are closed on thread 1, one instance of
  * each zone after the other; counters are set on thread 2, one value per
- * millisecond. */
+ * millisecond; a queue's pushes and pops are on thread 3. */
 typedef struct tw_zone {
   const char *name;
   double median_ns; /* instances: median_ns (1 + spread u), u in [-1, 1] */
@@ -72,9 +72,19 @@ typedef struct tw_counter {
   int n;
 } tw_counter;
 
+/* A bounded queue (from -> to, capacity > 0) on thread 3: cycles times,
+ * items are pushed 1 ms apart until it is full, then popped 1 ms apart
+ * until it is empty. */
+typedef struct tw_queue {
+  const char *name, *from, *to;
+  int capacity;
+  int cycles;
+} tw_queue;
+
 typedef struct tw_spec {
   tw_zone zones[4];
   tw_counter counters[4];
+  tw_queue queue; /* none when name is NULL */
   const char *meta[8][2];
   unsigned seed;
 } tw_spec;
