@@ -812,7 +812,8 @@ PP_TEST(report_system_stuck_energy) {
 
 /* Frequencies from /proc/cpuinfo that never moved (a VM without a cpufreq
  * driver) are the nominal clock: unavailable, with that reason, in the
- * text and the JSON; ones that moved are measurements. */
+ * text and the JSON, and left out of the counters the charts draw; ones
+ * that moved are measurements. */
 PP_TEST(report_system_nominal_cpu_frequency) {
   for (int moving = 0; moving < 2; moving++) {
     pp_trace t;
@@ -847,6 +848,24 @@ PP_TEST(report_system_nominal_cpu_frequency) {
                      "never moved");
     /* the per-core figures only where they measured something */
     CHECK_EQ(strstr(js, "\"cpu_freq_mean_mhz\"") != NULL, moving);
+    /* and the counters (the charts' series) only the clock that moved */
+    char *doc = tb_summary_json(&a);
+    json_t *full = json_loads(doc, 0, NULL);
+    CHECK(full != NULL);
+    int n0 = 0, n1 = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(full, "counters"), i, c) {
+      const char *name = json_string_value(json_object_get(c, "name"));
+      n0 += !strcmp(name, "sys.cpu0.freq_mhz");
+      n1 += !strcmp(name, "sys.cpu1.freq_mhz");
+    }
+    CHECK_EQ(n0, moving);
+    CHECK_EQ(n1, 0);
+    CHECK_EQ(strstr(doc, "\"sys.cpu0.freq_mhz\"") != NULL, moving);
+    CHECK(strstr(doc, "\"sys.cpu1.freq_mhz\"") == NULL);
+    json_decref(full);
+    free(doc);
     json_decref(root);
     free(js);
 #endif

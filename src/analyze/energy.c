@@ -27,11 +27,21 @@ int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
   return c->samples > 1 ? c->max > c->min : c->last > 0;
 }
 
+int pp_freq_series_nominal(const pp_trace *t, const pp_counter_stats *c) {
+  const char *src = pp_trace_meta(t, "cpufreq.source");
+  return src && strcmp(src, "cpuinfo") == 0 && c->samples &&
+         isfinite(c->min) && c->min == c->max &&
+         pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL, NULL,
+                       NULL) == PP_METRIC_SYS_CPUN_FREQ;
+}
+
 int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c) {
   pp_metric_id id =
       pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL, NULL, NULL);
   if (id == PP_METRIC_NONE)
     return 1;
+  if (pp_freq_series_nominal(t, c))
+    return 0;
   const pp_metric_def *d = pp_metric_def_of(id);
   if (d->group != PP_GROUP_POWER || !isfinite(c->min) || !isfinite(c->max))
     return 1;

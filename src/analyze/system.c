@@ -482,25 +482,17 @@ static void tree_totals(const pp_trace *t, pp_system *s) {
   }
 }
 
-/* Frequencies read from /proc/cpuinfo (META cpufreq.source: no cpufreq
- * driver) that never moved on any core are the nominal clock a VM
- * reports, not a measurement: the family is left out with that reason. */
-static void nominal_freq(const pp_trace *t, pp_system *s) {
-  const char *src = pp_trace_meta(t, "cpufreq.source");
+/* The reason the core clocks are left out when every one of them was the
+ * nominal clock of /proc/cpuinfo (pp_freq_series_nominal): nominal is one
+ * such series, or NULL. */
+static void nominal_freq(const pp_counter_stats *nominal, pp_system *s) {
   pp_sys_family *f = &s->core_freq;
-  if (!src || strcmp(src, "cpuinfo") != 0 || !f->n)
+  if (!nominal || f->n)
     return;
-  double v = f->v[0].f.min;
-  for (size_t i = 0; i < f->n; i++)
-    if (f->v[i].f.min != v || f->v[i].f.max != v)
-      return;
   snprintf(s->freq_nominal, sizeof s->freq_nominal,
            "no cpufreq driver: /proc/cpuinfo's %.0f MHz never moved (the "
            "nominal clock, not a measurement)",
-           v);
-  pp__free(f->v);
-  f->v = NULL;
-  f->n = 0;
+           nominal->min);
   f->why = s->freq_nominal;
 }
 
@@ -545,11 +537,14 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
   run_facts(t, s);
 
   /* Single series, first of a name wins (as pp_profile_metric). */
-  /* Power series that did not move are left out of every figure. */
+  /* Power series that did not move and nominal clocks are left out of
+   * every figure. */
   size_t nstuck = 0, kept = 0;
-  const pp_counter_stats *first_stuck = NULL;
+  const pp_counter_stats *first_stuck = NULL, *nominal = NULL;
   for (size_t i = 0; i < n; i++) {
-    if (!pp_series_is_measurement(t, r[i].c)) {
+    if (pp_freq_series_nominal(t, r[i].c)) {
+      nominal = r[i].c;
+    } else if (!pp_series_is_measurement(t, r[i].c)) {
       if (!nstuck++)
         first_stuck = r[i].c;
     } else {
@@ -609,7 +604,7 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
     rc = domains(r, n, s);
   if (!rc)
     rc = perf(t, r, n, s);
-  nominal_freq(t, s);
+  nominal_freq(nominal, s);
   if (!s->core_freq.n && !s->core_freq.why)
     s->core_freq.why = REASON(t, "cpufreq", "sys");
   if (!s->core_throttle.n)

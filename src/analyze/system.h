@@ -54,10 +54,15 @@ int pp_trace_metrics(const pp_analysis *a, pp_metric_ref **out, size_t *n);
  * throughout) is not a measurement: the analyses leave such series out
  * and say why (pp_system.power_why). */
 int pp_power_series_measured(const pp_counter_stats *c, int is_total);
+/* Is c a core's clock read from /proc/cpuinfo (META cpufreq.source: no
+ * cpufreq driver) that never moved: the nominal clock a VM reports, not a
+ * measurement? */
+int pp_freq_series_nominal(const pp_trace *t, const pp_counter_stats *c);
 /* Whether counter c of the analysed trace t may be shown as a figure: 0
- * for a library power series that did not move (above), 1 otherwise. The
- * one test every view applies (the report through pp_system_get, `pipeprof
- * serve`'s /metrics directly). */
+ * for a library power series that did not move (above) and for a nominal
+ * clock (pp_freq_series_nominal), 1 otherwise. The one test every view
+ * applies (the report through pp_system_get, the summary JSON's counters
+ * and their series, `pipeprof serve`'s /metrics). */
 int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c);
 
 /* Is counter c of t a library metric (to list apart from user counters)? */

@@ -360,6 +360,8 @@ static void write_counters(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->ncounters; i++) {
     const pp_counter_stats *c = &p->counters[i];
+    if (!pp_series_is_measurement(t, c))
+      continue; /* system.unavailable says why */
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, c->loc));
     /* a series the library sampled (analyze/system.h), not the program's,
@@ -655,6 +657,14 @@ static void arr_ns(pp_jsonw *w, const char *k, const double *v, size_t n) {
 
 enum { S_FRAMES, S_COUNTERS, S_QUEUES, S_ZONES };
 
+/* Is the counter at loc one the views may draw (pp_series_is_measurement)? */
+static int counter_drawn(const pp_analysis *a, uint32_t loc) {
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (a->prof.counters[i].loc == loc)
+      return pp_series_is_measurement(a->trace, &a->prof.counters[i]);
+  return 1;
+}
+
 static void series_lines(pp_jsonw *w, const pp_analysis *a, int kind,
                          const char *k, const pp_series_line *v, size_t n) {
   const pp_trace *t = a->trace;
@@ -671,6 +681,8 @@ static void series_lines(pp_jsonw *w, const pp_analysis *a, int kind,
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < n; i++) {
     const pp_series_line *l = &v[i];
+    if (kind == S_COUNTERS && !counter_drawn(a, l->loc))
+      continue;
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, l->loc));
     if (kind == S_COUNTERS)
