@@ -511,9 +511,10 @@ PP_API int pp_live_zone(const char *name, int window_s, pp_live_stats *out);
  * ever added during a session, so walking index = 0, 1, ... until
  * PP_EINVAL lists them all (at most 1024); index 0 first has the writer
  * drain every thread (as pp_live_zone's window 0), so the walk lists every
- * name recorded before it. After pp_shutdown(), the ended session's. Returns PP_OK; PP_EINVAL past
- * the last name, for a NULL buf or size 0; PP_ENOTRUNNING; PP_ENOTSUP
- * when live statistics are off. Any thread. Added in 0.1.0.
+ * name recorded before it. After pp_shutdown(), the ended session's.
+ * Returns PP_OK; PP_EINVAL past the last name, for a NULL buf or size 0;
+ * PP_ENOTRUNNING; PP_ENOTSUP when live statistics are off. Any thread.
+ * Added in 0.1.0.
  */
 PP_API int pp_live_zone_name(size_t index, char *buf, size_t size);
 
@@ -524,7 +525,8 @@ PP_API int pp_live_zone_name(size_t index, char *buf, size_t size);
  * duration's bucket lies at or below le_ns[i] (n bounds, ascending; the
  * buckets are 1/32 of a power of two wide, so bounds that are powers of
  * two are bucket edges), *total all of them, *sum_ns their summed
- * durations. Returns PP_OK; PP_EINVAL for NULL pointers, unsorted bounds
+ * durations; after pp_shutdown(), the ended session's. Returns PP_OK;
+ * PP_EINVAL for NULL pointers, unsorted bounds
  * or a name not seen in this session; PP_ENOTRUNNING; PP_ENOTSUP when
  * live statistics are off; PP_ENOMEM. Any thread. Added in 0.1.0.
  */

@@ -64,11 +64,12 @@ static int signals_installed;
 static struct sigaction old_int, old_term;
 /* Guards S.live's lifetime against pp_live_zone() from other threads. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The live figures of the last session of this process as it ended
- * (pp__live_keep), readable after pp_shutdown until the next pp_init;
- * under live_lock. */
-static pp__live_final *final_live;
-static pid_t final_pid;
+/* The live engine of this process's last session, kept by pp_shutdown
+ * after the writer's final pass (so its figures are those as the session
+ * ended) and read by the same queries until the next pp_init; under
+ * live_lock. */
+static pp__live *ended_live;
+static pid_t ended_pid;
 
 /* How long a query for the session window waits for the writer's pass
  * (pp__writer_sync): a pass takes microseconds to milliseconds; a stalled
@@ -117,49 +118,40 @@ const char *pp_output_path(void) {
   return atomic_load(&running) ? S.out_path : "";
 }
 
-/* The session's live statistics in *l with live_lock held (release it
- * with pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING with the lock
- * released when no session of this process runs. */
+/* The live statistics of this process's running session, else of its
+ * last one as it ended, in *l with live_lock held (release it with
+ * pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING with the lock released
+ * when this process has had no session. */
 static int live_acquire(pp__live **l) {
   pthread_mutex_lock(&live_lock);
-  if (!atomic_load(&running) || S.pid != getpid()) {
-    pthread_mutex_unlock(&live_lock);
-    return PP_ENOTRUNNING;
+  if (atomic_load(&running) && S.pid == getpid()) {
+    *l = S.live;
+    return PP_OK;
   }
-  *l = S.live;
-  return PP_OK;
+  if (ended_live && ended_pid == getpid()) {
+    *l = ended_live;
+    return PP_OK;
+  }
+  pthread_mutex_unlock(&live_lock);
+  return PP_ENOTRUNNING;
 }
 
-/* The final figures of this process's last session in *f with live_lock
- * held (release it with pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING
- * with the lock released when there are none. */
-static int final_acquire(const pp__live_final **f) {
-  pthread_mutex_lock(&live_lock);
-  if (!final_live || final_pid != getpid()) {
-    pthread_mutex_unlock(&live_lock);
-    return PP_ENOTRUNNING;
-  }
-  *f = final_live;
-  return PP_OK;
+/* A query of the session window is exact as of the call: the writer of a
+ * running session drains every ring (and stats mode's tallies) first. */
+static void sync_if_running(void) {
+  if (atomic_load(&running) && S.pid == getpid())
+    pp__writer_sync(LIVE_SYNC_MS);
 }
 
 static int live_query(int kind, const char *name, int window_s,
                       pp_live_stats *out) {
-  /* The session's window is exact as of the call: the writer drains every
-   * ring (and stats mode's tallies) first. */
-  if (window_s == 0 && atomic_load(&running) && S.pid == getpid())
-    pp__writer_sync(LIVE_SYNC_MS);
+  if (window_s == 0)
+    sync_if_running();
   pp__live *l;
   int rc = live_acquire(&l);
-  if (rc == PP_OK) {
-    rc = pp__live_query(l, kind, name, window_s, out);
-    pthread_mutex_unlock(&live_lock);
+  if (rc != PP_OK)
     return rc;
-  }
-  const pp__live_final *f;
-  if (final_acquire(&f) != PP_OK)
-    return rc;
-  rc = pp__live_final_query(f, kind, name, window_s, out);
+  rc = pp__live_query(l, kind, name, window_s, out);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -174,21 +166,12 @@ int pp_live_zone_slo(const char *name, uint64_t limit_ns, uint64_t *count,
                      uint64_t *met, uint64_t *uncertain) {
   if (!name || !count || !met || !uncertain)
     return PP_EINVAL;
-  if (atomic_load(&running) && S.pid == getpid())
-    pp__writer_sync(LIVE_SYNC_MS); /* as window 0: exact as of the call */
+  sync_if_running(); /* as window 0: exact as of the call */
   pp__live *l;
   int rc = live_acquire(&l);
-  if (rc == PP_OK) {
-    rc =
-        pp__live_split(l, PP__LIVE_ZONE, name, limit_ns, count, met, uncertain);
-    pthread_mutex_unlock(&live_lock);
+  if (rc != PP_OK)
     return rc;
-  }
-  const pp__live_final *f;
-  if (final_acquire(&f) != PP_OK)
-    return rc;
-  rc = pp__live_final_split(f, PP__LIVE_ZONE, name, limit_ns, count, met,
-                            uncertain);
+  rc = pp__live_split(l, PP__LIVE_ZONE, name, limit_ns, count, met, uncertain);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -243,19 +226,13 @@ int pp_live_zone_name(size_t index, char *buf, size_t size) {
   if (!buf || size == 0)
     return PP_EINVAL;
   /* a walk starts at 0: every name recorded up to the call is listed */
-  if (index == 0 && atomic_load(&running) && S.pid == getpid())
-    pp__writer_sync(LIVE_SYNC_MS);
+  if (index == 0)
+    sync_if_running();
   pp__live *l;
   int rc = live_acquire(&l);
-  if (rc == PP_OK) {
-    rc = pp__live_zone_name(l, index, buf, size);
-    pthread_mutex_unlock(&live_lock);
+  if (rc != PP_OK)
     return rc;
-  }
-  const pp__live_final *f;
-  if (final_acquire(&f) != PP_OK)
-    return rc;
-  rc = pp__live_final_zone_name(f, index, buf, size);
+  rc = pp__live_zone_name(l, index, buf, size);
   pthread_mutex_unlock(&live_lock);
   return rc;
 }
@@ -419,7 +396,7 @@ static void fork_child(void) {
   memcpy(&ctl_lock, &fresh, sizeof fresh);
   memcpy(&live_lock, &fresh, sizeof fresh);
   S.live = NULL; /* the parent's; leaked in the child on purpose */
-  final_live = NULL; /* likewise */
+  ended_live = NULL; /* likewise */
   pp__writer_fork_child();
   pp__meta_after_fork();
   pp__wake_close();
@@ -584,8 +561,8 @@ int pp_init(const pp_config *user) {
   pp__clock_sync_now(&wc.sync0);
   wc.ticks_per_ns = pp__clock_rate(&before, &wc.sync0);
   pthread_mutex_lock(&live_lock);
-  pp__live_final_free(final_live); /* the last session's: replaced now */
-  final_live = NULL;
+  pp__live_free(ended_live); /* the last session's: replaced now */
+  ended_live = NULL;
   S.live = pp__live_new(&live_cfg, wc.sync0.mono_ns); /* NULL: off or OOM */
   /* the HTTP endpoint's charts: the engine keeps recent intervals */
   const char *http_env = getenv("PIPEPROF_HTTP");
@@ -722,10 +699,9 @@ int pp_shutdown(void) {
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
   pp__meta_open(0);
-  pp__live_final_free(final_live); /* the figures as the session ended */
-  final_live = pp__live_keep(S.live);
-  final_pid = getpid();
-  pp__live_free(S.live);
+  pp__live_free(ended_live); /* kept readable: the figures as it ended */
+  ended_live = S.live;
+  ended_pid = getpid();
   S.live = NULL;
   pthread_mutex_unlock(&live_lock);
   release_claim();

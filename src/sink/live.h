@@ -111,18 +111,6 @@ int pp__live_hist(pp__live *l, int kind, const char *name, pp_lhist *out);
  * engine. A name longer than size - 1 bytes is cut. */
 int pp__live_zone_name(pp__live *l, size_t i, char *buf, size_t size);
 
-/* What stays readable after the session ends (pp_live_zone after
- * pp_shutdown): every series's name, kind and windows as last published
- * (the session's as of the last pass). pp__live_keep copies them out of l
- * (the writer has stopped; NULL for a NULL l or out of memory); the
- * queries work as pp__live_query and pp__live_zone_name on the copy. */
-typedef struct pp__live_final pp__live_final;
-pp__live_final *pp__live_keep(pp__live *l);
-void pp__live_final_free(pp__live_final *f);
-int pp__live_final_query(const pp__live_final *f, int kind, const char *name,
-                         int window_s, pp_live_stats *out);
-int pp__live_final_zone_name(const pp__live_final *f, size_t i, char *buf,
-                             size_t size);
 /* The session's values of a series (kind and name as pp__live_query's)
  * split at v (pp_lhist_split): *count all, *below at or below v, *at in
  * v's own bucket. The running engine's as of its last publish (window 0's),
@@ -130,9 +118,6 @@ int pp__live_final_zone_name(const pp__live_final *f, size_t i, char *buf,
  * (NULL engine). Any thread, under the engine's lock. */
 int pp__live_split(pp__live *l, int kind, const char *name, uint64_t v,
                    uint64_t *count, uint64_t *below, uint64_t *at);
-int pp__live_final_split(const pp__live_final *f, int kind, const char *name,
-                         uint64_t v, uint64_t *count, uint64_t *below,
-                         uint64_t *at);
 
 /* Call fn for every series published so far, with its windows 1, 10, 60
  * and the session's (in that order), under the engine's lock: fn must be
