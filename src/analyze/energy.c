@@ -27,12 +27,19 @@ int pp_power_series_measured(const pp_counter_stats *c, int is_total) {
   return c->samples > 1 ? c->max > c->min : c->last > 0;
 }
 
+/* pp_freq_series_nominal for c, a series of metric id. */
+static int nominal_clock(const pp_trace *t, const pp_counter_stats *c,
+                         pp_metric_id id) {
+  const char *src;
+  return id == PP_METRIC_SYS_CPUN_FREQ && c->samples && isfinite(c->min) &&
+         c->min == c->max && (src = pp_trace_meta(t, "cpufreq.source")) &&
+         strcmp(src, "cpuinfo") == 0;
+}
+
 int pp_freq_series_nominal(const pp_trace *t, const pp_counter_stats *c) {
-  const char *src = pp_trace_meta(t, "cpufreq.source");
-  return src && strcmp(src, "cpuinfo") == 0 && c->samples &&
-         isfinite(c->min) && c->min == c->max &&
-         pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL, NULL,
-                       NULL) == PP_METRIC_SYS_CPUN_FREQ;
+  return nominal_clock(t, c,
+                       pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL,
+                                     NULL, NULL));
 }
 
 int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c) {
@@ -40,7 +47,7 @@ int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c) {
       pp_loc_metric(t, c->loc, pp_trace_metric_kind(t), NULL, NULL, NULL);
   if (id == PP_METRIC_NONE)
     return 1;
-  if (pp_freq_series_nominal(t, c))
+  if (nominal_clock(t, c, id))
     return 0;
   const pp_metric_def *d = pp_metric_def_of(id);
   if (d->group != PP_GROUP_POWER || !isfinite(c->min) || !isfinite(c->max))
@@ -64,17 +71,6 @@ static const pp_counter_stats *last_metric(const pp_analysis *a, uint32_t mkind,
     *stuck = 1;
   }
   return NULL;
-}
-
-/* Why the sampler measured no CPU energy, when it sampled and said so
- * (META unavailable.power), without the "unavailable: " in front; NULL
- * when the trace says nothing. */
-static const char *sampler_reason(const pp_trace *t) {
-  static const char pre[] = "unavailable: ";
-  const char *r = pp_trace_meta(t, "unavailable.power");
-  if (r && strncmp(r, pre, sizeof pre - 1) == 0)
-    r += sizeof pre - 1;
-  return r && *r ? r : NULL;
 }
 
 int pp_run_energy(const pp_analysis *a, pp_energy *e) {
@@ -106,7 +102,8 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
   else if (stuck)
     e->sources = "the energy counters did not move over the run (a counter "
                  "that does not move is not a measurement)";
-  else if ((e->sources = sampler_reason(t)) == NULL)
+  else if ((e->sources = pp_system_reason(
+                 t, (const char *const[]){"power", NULL})) == NULL)
     e->sources = "no energy counter in this trace (RAPL or NVML; run "
                  "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";
   return cpu || gpu;

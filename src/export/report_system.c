@@ -15,7 +15,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1025,16 +1024,15 @@ static int j_tree(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
                     s->cpu_mean_rusage ? "rusage" : "sampled");
   /* the tree's totals (the run's rusage, else the last sample), with
    * their source (schema_minor 15) */
-  static const struct {
+  const struct {
     const char *key;
-    size_t off;
-  } tt[] = {{"minflt_total", offsetof(pp_system, minflt)},
-            {"majflt_total", offsetof(pp_system, majflt)},
-            {"vol_ctxt_total", offsetof(pp_system, vol_ctxt)},
-            {"nonvol_ctxt_total", offsetof(pp_system, nonvol_ctxt)}};
+    const pp_sys_total *x;
+  } tt[] = {{"minflt_total", &s->minflt},
+            {"majflt_total", &s->majflt},
+            {"vol_ctxt_total", &s->vol_ctxt},
+            {"nonvol_ctxt_total", &s->nonvol_ctxt}};
   for (size_t i = 0; i < sizeof tt / sizeof tt[0]; i++) {
-    const pp_sys_total *x =
-        (const pp_sys_total *)(const void *)((const char *)s + tt[i].off);
+    const pp_sys_total *x = tt[i].x;
     if (!x->ok)
       continue;
     char k[48];
