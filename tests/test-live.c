@@ -731,16 +731,21 @@ static int timing_ok(const jump_run *r) {
   return 0;
 }
 
-static void start(pp_mode mode, const char *path) {
-  /* 100 ms intervals so that the test takes 2 s, not 20; a loose MAD
-   * floor so that a loaded machine's sleep jitter is no anomaly */
-  setenv("PIPEPROF_LIVE", "interval=100ms,history=30,min=8,floor=40%", 1);
+/* A session of mode writing path, with PIPEPROF_LIVE=live. */
+static void start_live(pp_mode mode, const char *path, const char *live) {
+  setenv("PIPEPROF_LIVE", live, 1);
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.mode = mode;
   cfg.out_path = path;
   cfg.install_signals = 0;
   CHECK_EQ(pp_init(&cfg), PP_OK);
+}
+
+static void start(pp_mode mode, const char *path) {
+  /* 100 ms intervals so that the test takes 2 s, not 20; a loose MAD
+   * floor so that a loaded machine's sleep jitter is no anomaly */
+  start_live(mode, path, "interval=100ms,history=30,min=8,floor=40%");
 }
 
 /* pp_live_zone_name lists zone and range names in the order the writer
@@ -1308,13 +1313,7 @@ static void session_window_exact(pp_mode mode) {
   char path[4200];
   snprintf(path, sizeof path, "%s/exact-%d.pptrace", pp_test_tmpdir(),
            (int)mode);
-  setenv("PIPEPROF_LIVE", "interval=1s", 1);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = mode;
-  cfg.out_path = path;
-  cfg.install_signals = 0;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
+  start_live(mode, path, "interval=1s");
   int64_t t0 = mono_ns();
   for (int i = 0; i < 10; i++) {
     PP_ZONE("ten");

@@ -222,26 +222,31 @@ static void board_take(void *ctx, const pp__board_entry *e) {
   b->e[b->n++] = *e;
 }
 
+/* What a family's sample of a board entry is. */
+enum { V_EVENTS, V_VALUE, V_POPS, V_WAITS };
+
 static void frames_and_queues(pp_page *p, const board *b, int om) {
+  /* program counters: "value" takes those the program sets (not_total),
+   * "total" those it only adds to */
   static const struct {
-    int kind;
+    int kind, what, not_total;
     const char *name, *type, *help;
   } fam[] = {
-      {PP__BOARD_FRAME, "pipeprof_frames_total", "counter",
+      {PP__BOARD_FRAME, V_EVENTS, 0, "pipeprof_frames_total", "counter",
        "Frame marks (PP_FRAME_MARK) per frame stream."},
-      {PP__BOARD_QUEUE, "pipeprof_queue_depth", "gauge",
+      {PP__BOARD_QUEUE, V_VALUE, 0, "pipeprof_queue_depth", "gauge",
        "Items in the queue at its last push or pop."},
-      {PP__BOARD_QUEUE, "pipeprof_queue_pushes_total", "counter",
+      {PP__BOARD_QUEUE, V_EVENTS, 0, "pipeprof_queue_pushes_total", "counter",
        "Items pushed into the queue."},
-      {PP__BOARD_QUEUE, "pipeprof_queue_pops_total", "counter",
+      {PP__BOARD_QUEUE, V_POPS, 0, "pipeprof_queue_pops_total", "counter",
        "Items popped from the queue."},
-      {PP__BOARD_QUEUE, "pipeprof_queue_waits_total", "counter",
+      {PP__BOARD_QUEUE, V_WAITS, 0, "pipeprof_queue_waits_total", "counter",
        "Recorded waits on the queue: a producer on a full queue (on=\"full\"), "
        "a consumer on an empty one (on=\"empty\")."},
-      {PP__BOARD_COUNTER, "pipeprof_program_value", "gauge",
+      {PP__BOARD_COUNTER, V_VALUE, 1, "pipeprof_program_value", "gauge",
        "The program's own counters (PP_COUNTER_*) that it sets, by name: the "
        "last value."},
-      {PP__BOARD_COUNTER, "pipeprof_program_total", "counter",
+      {PP__BOARD_COUNTER, V_VALUE, 0, "pipeprof_program_total", "counter",
        "The program's own counters that it only adds to "
        "(PP_COUNTER_ADD, non-negative deltas), by name: running totals."}};
   for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
@@ -249,24 +254,23 @@ static void frames_and_queues(pp_page *p, const board *b, int om) {
     for (size_t i = 0; i < b->n && !p->oom; i++) {
       const pp__board_entry *e = &b->e[i];
       if (e->kind != fam[f].kind ||
-          (e->kind == PP__BOARD_COUNTER && (f == 6) == e->not_total))
+          (e->kind == PP__BOARD_COUNTER && !e->not_total != !fam[f].not_total))
         continue;
       if (!header++)
         family(p, om, fam[f].name, fam[f].type, fam[f].help);
       const char *label = e->kind == PP__BOARD_FRAME   ? "frame"
                           : e->kind == PP__BOARD_QUEUE ? "queue"
                                                        : "name";
-      if (f == 4) {
+      if (fam[f].what == V_WAITS) {
         sample(p, fam[f].name, label, e->name, "on", "full",
                (double)e->waits[0]);
         sample(p, fam[f].name, label, e->name, "on", "empty",
                (double)e->waits[1]);
         continue;
       }
-      double v = f == 1            ? e->value
-                 : f == 3          ? (double)e->pops
-                 : f == 5 || f == 6 ? e->value
-                                   : (double)e->events;
+      double v = fam[f].what == V_VALUE ? e->value
+                 : fam[f].what == V_POPS ? (double)e->pops
+                                         : (double)e->events;
       sample(p, fam[f].name, label, e->name, NULL, NULL, v);
     }
   }
