@@ -240,16 +240,11 @@ static int other_stage(const pp_pipeline *p, int b) {
   return best;
 }
 
-/* A queue's full (or empty) share of its window in %: the larger of the
- * depth-derived time and the recorded waiting time. 0 when unmeasured
- * (no window; full of an unbounded queue with no recorded blocking). */
-/* The waiting threads' mean share of the window blocked on q (full: the
- * producers; else the consumers): their summed time over the window and
- * the threads, so that two producers blocked 80% of the time each are
- * 80%, not 160%. */
-/* The rule's value for a queue: the larger of its time full (empty) and
- * the mean share its producers (consumers) waited, both the queue's own
- * figures (pp_queue_stats *_pct), which the evidence quotes as they are. */
+/* The rule's value for a queue, in %: the larger of its time full (empty)
+ * and the mean share its producers (consumers) waited, both the queue's
+ * own figures (pp_queue_stats *_pct), which the evidence quotes as they
+ * are. 0 when unmeasured (no window; full of an unbounded queue with no
+ * recorded blocking). */
 static int queue_pct(const pp_queue_stats *q, metric m, double *pct) {
   if (pp__span(q->t_first, q->t_last) <= 0)
     return 0;

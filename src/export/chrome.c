@@ -89,7 +89,7 @@ typedef struct cthread {
 typedef struct fpoint {
   int64_t ts;
   uint64_t zone; /* serial of the enclosing zone; 0: none */
-  int64_t zstart, zend, zself;
+  int64_t zstart, zend;
   uint32_t th, loc, zloc, depth;
   uint8_t type, claimed, parked, zunclosed;
 } fpoint;
@@ -557,7 +557,7 @@ static int thread_track_label(const pp_trace *t, const pp_run_tree *rt,
 /* ---- zones ------------------------------------------------------------- */
 
 static void write_x(chrome_ctx *c, size_t ti, uint32_t loc, int64_t start,
-                    int64_t end, int64_t self, int unclosed, uint64_t key,
+                    int64_t end, int unclosed, uint64_t key,
                     unsigned flags) {
   pp_jsonw *w = &c->w;
   pp_jsonw_elem(w);
@@ -577,10 +577,9 @@ static void write_x(chrome_ctx *c, size_t ti, uint32_t loc, int64_t start,
   p = w_thread_ts(c, p, ti, start);
   p = pp_jsonw_w_lit(p, S(",\"dur\":"));
   p = pp_jsonw_w_us(p, dur);
-  /* No per-call arguments: a slice's self time differs call by call,
-   * and speedscope's sandwich view made each call a symbol of its own
-   * (the self times are in the report and the summary). */
-  (void)self;
+  /* No per-call arguments such as the self time: it differs call by
+   * call, and speedscope's sandwich view made each call a symbol of its
+   * own (the self times are in the report and the summary). */
   if (unclosed)
     p = pp_jsonw_w_lit(p, S(",\"args\":{\"unclosed\":true}"));
   if (key) {
@@ -611,7 +610,6 @@ static void zone_closed(void *arg, const pp_zone_closed *z) {
     fpoint *p = &c->ch[b->chain].pt[b->pt];
     p->zstart = z->start;
     p->zend = z->end;
-    p->zself = z->self;
     p->zloc = (uint32_t)z->site;
     p->zunclosed = (uint8_t)z->lost_end;
     p->parked = 1;
@@ -619,7 +617,7 @@ static void zone_closed(void *arg, const pp_zone_closed *z) {
     return;
   }
   int bound = b && b->serial == z->cookie && b->state == ZB_BOUND;
-  write_x(c, x->ti, (uint32_t)z->site, z->start, z->end, z->self, z->lost_end,
+  write_x(c, x->ti, (uint32_t)z->site, z->start, z->end, z->lost_end,
           bound ? b->key : 0, bound ? b->flags : 0);
   if (b && b->serial == z->cookie)
     b->state = ZB_NONE;
@@ -743,8 +741,7 @@ static void chain_fail(chrome_ctx *c, chain *x) {
     if (!p->claimed)
       continue;
     if (p->parked)
-      write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zself, p->zunclosed, 0,
-              0);
+      write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zunclosed, 0, 0);
     else {
       zbind *b = claim_of(c, p);
       if (b)
@@ -798,8 +795,8 @@ static void chain_decide(chrome_ctx *c, uint32_t k) {
         f = (uint8_t)((j > 0 ? FLOW_IN : 0) | (j + 1 < n ? FLOW_OUT : 0));
       j++;
       if (p->parked) {
-        write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zself, p->zunclosed,
-                x->key, f);
+        write_x(c, p->th, p->zloc, p->zstart, p->zend, p->zunclosed, x->key,
+                f);
       } else {
         zbind *b = claim_of(c, p);
         if (b) {
