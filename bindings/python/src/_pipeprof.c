@@ -1326,12 +1326,11 @@ static PyObject *mod_live_zone(PyObject *m, PyObject *args) {
     return NULL;
   pp_live_stats st;
   memset(&st, 0, sizeof st);
-  int rc;
   /* window 0 waits for the writer's pass (milliseconds): let other Python
    * threads run meanwhile (s stays valid: args holds name) */
-  Py_BEGIN_ALLOW_THREADS
-  rc = api.pp_live_zone(s, window, &st);
-  Py_END_ALLOW_THREADS
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = api.pp_live_zone(s, window, &st);
+  PyEval_RestoreThread(ts);
   return live_result(rc, &st);
 }
 
@@ -1342,9 +1341,10 @@ static PyObject *mod_live_request(PyObject *m, PyObject *args) {
     return NULL;
   pp_live_stats st;
   memset(&st, 0, sizeof st);
-  int rc;
-  Py_BEGIN_ALLOW_THREADS rc = api.pp_live_request(metric, window, &st);
-  Py_END_ALLOW_THREADS return live_result(rc, &st);
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = api.pp_live_request(metric, window, &st);
+  PyEval_RestoreThread(ts);
+  return live_result(rc, &st);
 }
 
 /* live_zone_slo(name, limit_ns) -> (count, met, uncertain), None for a
@@ -1359,10 +1359,11 @@ static PyObject *mod_live_zone_slo(PyObject *m, PyObject *args) {
   if (!s)
     return NULL;
   uint64_t n = 0, met = 0, unc = 0;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS rc =
-      api.pp_live_zone_slo(s, (uint64_t)limit, &n, &met, &unc);
-  Py_END_ALLOW_THREADS if (rc == PP_EINVAL) Py_RETURN_NONE;
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = api.pp_live_zone_slo(s, (uint64_t)limit, &n, &met, &unc);
+  PyEval_RestoreThread(ts);
+  if (rc == PP_EINVAL)
+    Py_RETURN_NONE;
   if (rc != PP_OK)
     return PyLong_FromLong(rc);
   return Py_BuildValue("(KKK)", (unsigned long long)n, (unsigned long long)met,
