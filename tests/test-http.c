@@ -207,7 +207,8 @@ static const pp_http_host fake_host = {sizeof(pp_http_host),
                                        fake_alerts,
                                        fake_cumulative_any,
                                        NULL,
-                                       fake_history};
+                                       fake_history,
+                                       NULL};
 
 /* Path of promtool, or NULL (skip, or fail with PP_REQUIRE_HTTP=1). */
 static const char *promtool(void) {
@@ -1158,6 +1159,11 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   const char *want = "pipeprof_proc_rss_bytes ";
   char *page = metrics_until(port, want,
                              "pipeprof_sys_cpu_busy_ratio{cpu=\"all\"} ", NULL);
+  /* the live summary is about sleep, as of its last sample */
+  char *summary = http(port,
+                       "GET /api/v1/summary HTTP/1.1\r\nHost: "
+                       "x\r\nConnection: close\r\n\r\n",
+                       NULL);
   kill(-pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);
@@ -1172,6 +1178,20 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   CHECK(body != NULL);
   promtool_clean(body + 4, strlen(body + 4));
   free(page);
+  CHECK(summary != NULL && strstr(summary, "\r\n\r\n"));
+  json_t *d = json_loads(strstr(summary, "\r\n\r\n") + 4, 0, NULL);
+  CHECK(d != NULL);
+  json_t *proc = json_object_get(d, "process");
+  CHECK_STR(json_string_value(json_object_get(proc, "name")), "sleep");
+  CHECK(json_integer_value(json_object_get(proc, "pid")) != (json_int_t)pid);
+  CHECK_STR(json_string_value(
+                json_object_get(json_object_get(d, "profiler"), "name")),
+            "pipeprof");
+  CHECK(json_integer_value(json_object_get(
+            json_object_get(d, "live"), "as_of_ns")) >
+        json_integer_value(json_object_get(d, "t0_ns")));
+  json_decref(d);
+  free(summary);
 }
 
 /* No "# TYPE name" twice in a page. */
@@ -1221,6 +1241,10 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
                 "GET /program/api/v1/stream HTTP/1.1\r\nHost: "
                 "x\r\nConnection: close\r\n\r\n",
                 NULL);
+  char *summary = http(port,
+                       "GET /api/v1/summary HTTP/1.1\r\nHost: "
+                       "x\r\nConnection: close\r\n\r\n",
+                       NULL);
   kill(-pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);
@@ -1247,6 +1271,38 @@ PP_TEST_T(http_run_merges_the_programs_own_endpoint, 120) {
   CHECK(stream != NULL);
   CHECK_CONTAINS(stream, "404");
   CHECK_CONTAINS(stream, "not passed on");
+  /* the live summary (what the live page draws) is the program's, with
+   * the run's samples: its zones and queues, the tree's and the system's
+   * counters and their histories, pipeprof as the profiler */
+  CHECK(summary != NULL && strstr(summary, "\r\n\r\n"));
+  json_error_t jerr;
+  json_t *d = json_loads(strstr(summary, "\r\n\r\n") + 4, 0, &jerr);
+  if (!d)
+    PP_FAIL("the run's summary is not JSON: %s: %.300s", jerr.text, summary);
+  CHECK_STR(json_string_value(json_object_get(d, "schema")),
+               "pipeprof.summary");
+  CHECK_STR(json_string_value(json_object_get(
+                   json_object_get(d, "process"), "name")),
+               "pipeprof-example-pipeline");
+  CHECK_STR(json_string_value(json_object_get(
+                   json_object_get(d, "profiler"), "name")),
+               "pipeprof");
+  CHECK(by_name(json_object_get(d, "zones"), "detect") != NULL);
+  CHECK(json_array_size(json_object_get(d, "queues")) > 0);
+  CHECK(by_name(json_object_get(d, "counters"), "proc.rss_bytes") != NULL);
+  json_t *ser = json_object_get(json_object_get(d, "series"), "counters");
+  CHECK(by_name(ser, "proc.rss_bytes") != NULL);
+  json_t *t = json_object_get(by_name(ser, "proc.rss_bytes"), "t_ns");
+  for (size_t i = 0; i < json_array_size(t); i++)
+    CHECK(json_integer_value(json_array_get(t, i)) > 0);
+  int64_t t0 = json_integer_value(json_object_get(d, "t0_ns"));
+  int64_t as_of = json_integer_value(
+      json_object_get(json_object_get(d, "live"), "as_of_ns"));
+  CHECK(as_of > t0);
+  CHECK_EQ(json_integer_value(json_object_get(d, "wall_ns")),
+           json_integer_value(json_object_get(d, "t1_ns")) - t0);
+  json_decref(d);
+  free(summary);
   free(page);
   free(om);
   free(zones);

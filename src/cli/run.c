@@ -358,6 +358,9 @@ int pp_cli_run(int argc, char **argv) {
   int have_session = pp_init(&cfg) == PP_OK;
   if (!have_session)
     fprintf(stderr, "pipeprof run: sampling off: %s\n", pp_last_error());
+  else /* what --http serves is about CMD, not about pipeprof */
+    pp__http_subject((long)pid, strrchr(exe, '/') ? strrchr(exe, '/') + 1
+                                                  : exe);
   pp__sampler_cfg sc = {pid, o.hz, getenv("PIPEPROF_SYSROOT"), o.system, 1,
                         1, o.system, 256, 1};
   pp__sampler *sampler = have_session ? pp__sampler_open(&sc) : NULL;

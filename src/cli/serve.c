@@ -315,6 +315,7 @@ static int serve(const char *path, const char *addr) {
                               alerts,
                               cumulative,
                               document,
+                              NULL,
                               NULL};
   host.version = pp_version_string();
   /* SIGINT and SIGTERM end the serving: handled before the server

@@ -8,6 +8,7 @@
 #include "http.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,31 @@ void pp__http_start(const pp_http_host *host, const char *cfg_addr) {
             spec, err);
 }
 
+/* pp__http_subject's process: pid 0 when none. */
+static pthread_mutex_t subject_lock = PTHREAD_MUTEX_INITIALIZER;
+static long subject_pid;
+static char subject_name[64];
+
+void pp__http_subject(long pid, const char *name) {
+  pthread_mutex_lock(&subject_lock);
+  subject_pid = pid;
+  snprintf(subject_name, sizeof subject_name, "%s", name ? name : "");
+  pthread_mutex_unlock(&subject_lock);
+}
+
+int pp__http_subject_get(long *pid, char *name, size_t n) {
+  pthread_mutex_lock(&subject_lock);
+  int rc = subject_pid > 0 ? 0 : -1;
+  if (rc == 0) {
+    *pid = subject_pid;
+    snprintf(name, n, "%s", subject_name);
+  }
+  pthread_mutex_unlock(&subject_lock);
+  return rc;
+}
+
 void pp__http_stop(void) {
+  pp__http_subject(0, NULL);
   if (!lib)
     return;
   stop_fn();

@@ -23,6 +23,13 @@ void pp__http_start(const struct pp_http_host *host, const char *cfg_addr);
 int pp__http_serve(const struct pp_http_host *host, const char *spec, char *err,
                    size_t n);
 void pp__http_stop(void);
+/* The process the session's served figures are about, when not this one
+ * (`pipeprof run` serves its command's samples): the endpoint names it
+ * as the document's process and this one as the profiler. Until the
+ * session ends; any thread. */
+void pp__http_subject(long pid, const char *name);
+/* The host table's subject (http/host.h): 0 with it, or -1 when none. */
+int pp__http_subject_get(long *pid, char *name, size_t n);
 /* The address spec ("PORT", ":PORT", "IPV4:PORT") names: "PORT" and
  * ":PORT" are on loopback, any other address only when given; into addr
  * (n bytes) as IPV4:PORT. */

@@ -634,7 +634,8 @@ int pp_init(const pp_config *user) {
                                    http_alerts,
                                    live_cumulative,
                                    NULL,
-                                   http_history};
+                                   http_history,
+                                   pp__http_subject_get};
   http_host.version = pp_version_string();
   origin_ns = wc.sync0.mono_ns;
   interval_ns = live_cfg.interval_ns;

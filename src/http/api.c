@@ -250,6 +250,20 @@ static const one_series *find_series(const state *s, int kind,
   return NULL;
 }
 
+static void process_member(pp_jsonw *w, const char *key, long pid,
+                           const char *name) {
+  pp_jsonw_key(w, key);
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_int(w, "pid", pid);
+  if (name && name[0])
+    pp_jsonw_kv_str(w, "name", name);
+  else {
+    pp_jsonw_key(w, "name");
+    pp_jsonw_null(w);
+  }
+  pp_jsonw_obj_end(w);
+}
+
 static void header(pp_jsonw *w, const state *s, const char *schema) {
   pp_jsonw_kv_str(w, "schema", schema);
   pp_jsonw_kv_int(w, "schema_version", 1);
@@ -260,26 +274,37 @@ static void header(pp_jsonw *w, const state *s, const char *schema) {
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_str(w, "name", "pipeprof");
   pp_jsonw_obj_end(w);
-  pp_jsonw_key(w, "process");
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_int(w, "pid", s->info.pid);
-  if (s->info.process_name && s->info.process_name[0])
-    pp_jsonw_kv_str(w, "name", s->info.process_name);
-  else {
-    pp_jsonw_key(w, "name");
-    pp_jsonw_null(w);
-  }
-  pp_jsonw_obj_end(w);
+  /* the subject, when the session serves another process's figures
+   * (`pipeprof run`): then this process is the profiler */
+  char subject[64];
+  long subject_pid;
+  int other = s->host->size >= sizeof *s->host && s->host->subject &&
+              s->host->subject(&subject_pid, subject, sizeof subject) == 0;
+  process_member(w, "process", other ? subject_pid : s->info.pid,
+                 other ? subject : s->info.process_name);
+  if (other)
+    process_member(w, "profiler", s->info.pid, s->info.process_name);
   pp_jsonw_kv_str(w, "mode", s->info.mode);
   pp_jsonw_kv_str(w, "clock", "monotonic");
 }
 
-/* "live": what the document is a view of. */
-static void live_member(pp_jsonw *w, const state *s, int window_s) {
+/* The time the figures are as of: the latest closed interval of a series
+ * (window wi), or the latest event on the board (samples, counters,
+ * queues), whichever is later; 0 when there is nothing yet. */
+static int64_t figures_as_of(const state *s, int wi) {
   int64_t as_of = 0;
   for (size_t i = 0; i < s->nser; i++)
-    if (s->ser[i].win[3].as_of_ns > as_of)
-      as_of = s->ser[i].win[3].as_of_ns;
+    if (s->ser[i].win[wi].as_of_ns > as_of)
+      as_of = s->ser[i].win[wi].as_of_ns;
+  for (size_t i = 0; i < s->nboard; i++)
+    if (s->board[i].last_ns > as_of)
+      as_of = s->board[i].last_ns;
+  return as_of;
+}
+
+/* "live": what the document is a view of. */
+static void live_member(pp_jsonw *w, const state *s, int window_s) {
+  int64_t as_of = figures_as_of(s, 3);
   pp_jsonw_key(w, "live");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_double(w, "interval_s", (double)s->info.interval_ns * 1e-9);
@@ -517,11 +542,7 @@ static void left_out(pp_jsonw *w, const state *s) {
 /* The window's span: from the session's start, or the last window_s
  * intervals, to the end of the last interval published. */
 static void span(const state *s, int window_s, int64_t *t0, int64_t *t1) {
-  int wi = window_index(window_s);
-  int64_t as_of = 0;
-  for (size_t i = 0; i < s->nser; i++)
-    if (s->ser[i].win[wi].as_of_ns > as_of)
-      as_of = s->ser[i].win[wi].as_of_ns;
+  int64_t as_of = figures_as_of(s, window_index(window_s));
   *t0 = s->info.t0_ns;
   if (window_s > 0 && as_of - (int64_t)window_s * s->info.interval_ns > *t0)
     *t0 = as_of - (int64_t)window_s * s->info.interval_ns;

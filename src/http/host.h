@@ -83,6 +83,10 @@ typedef struct pp_http_host {
   /* the recent history for live charts (NULL: none) */
   int (*history)(pp_http_series_history_fn sfn, pp_http_board_history_fn bfn,
                  void *ctx);
+  /* The process the figures are about when it is not this one (`pipeprof
+   * run` samples its command's tree): 0 with its pid and name (n bytes),
+   * or -1 when the session is about itself. */
+  int (*subject)(long *pid, char *name, size_t n);
 } pp_http_host;
 
 enum { PP_HTTP_DOC_SUMMARY = 0, PP_HTTP_DOC_PAGE = 1 };

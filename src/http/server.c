@@ -25,6 +25,7 @@
 #include "export/html_page.h"
 #include "host.h"
 #include "metrics.h"
+#include "merge.h"
 #include "upstream.h"
 
 #define PP_HTTP_API __attribute__((visibility("default")))
@@ -38,12 +39,38 @@ static pp_http_host host;
 static char upstream[64];
 #define UPSTREAM_TIMEOUT_MS 1000L
 #define UPSTREAM_MAX_BYTES ((size_t)64 << 20)
+/* The live summary of window_s (0: the session): the session's; under
+ * `pipeprof run --http`, the program's merged with it (merge.h), or the
+ * session's alone while the program's endpoint does not answer (a
+ * program that does not link libpipeprof has none). Malloc'd, or NULL. */
+static char *summary_doc(int window_s, size_t *len) {
+  char *own = pp_api_summary(&host, window_s, len);
+  if (!own || !upstream[0])
+    return own;
+  char path[64], err[256];
+  snprintf(path, sizeof path, "/api/v1/summary?window=%d", window_s);
+  pp_upstream_reply r;
+  if (pp_upstream_get(upstream, path, "application/json", UPSTREAM_TIMEOUT_MS,
+                      UPSTREAM_MAX_BYTES, &r, err, sizeof err) != 0)
+    return own;
+  size_t n = 0;
+  char *merged = r.status == 200 ? pp_merge_run_summary(r.body, own, &n, err,
+                                                        sizeof err)
+                                 : NULL;
+  free(r.body);
+  if (!merged)
+    return own;
+  free(own);
+  *len = n;
+  return merged;
+}
+
 /* The live dashboard: the HTML report's page (export/html_page.h) with
  * the session's summary as its first snapshot, shown at once, after which
  * the page follows /api/v1/stream. Malloc'd, or NULL. */
 static char *live_page(size_t *len) {
   size_t n;
-  char *doc = pp_api_summary(&host, 0, &n);
+  char *doc = summary_doc(0, &n);
   if (!doc)
     return NULL;
   char *page = NULL;
@@ -151,7 +178,7 @@ static int stream_next(stream *s) {
   if (s->sent && stream_wait(info.interval_ns))
     return -1;
   size_t n;
-  char *doc = pp_api_summary(&host, s->window_s, &n);
+  char *doc = summary_doc(s->window_s, &n);
   if (!doc)
     return -1;
   while (n && doc[n - 1] == '\n')
@@ -405,6 +432,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (host.document && strcmp(url, "/api/v1/summary") == 0 &&
         host.document(PP_HTTP_DOC_SUMMARY, &page, &len) != 0)
       page = NULL;
+    if (upstream[0] && strcmp(url, "/api/v1/summary") == 0 &&
+        (!window || !strcmp(window, "0") || !strcmp(window, "1") ||
+         !strcmp(window, "10") || !strcmp(window, "60")))
+      page = summary_doc(window ? atoi(window) : 0, &len);
     if (!page)
       page = pp_api_page(&host, url, window, &status, &len);
     if (!page)
