@@ -65,7 +65,7 @@
 #include "core/recorder.h"
 #include "core/wake.h"
 #include "export/export.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "stats/histogram.h"
 

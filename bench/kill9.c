@@ -23,7 +23,7 @@
 
 #include "analyze/analysis.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 
 int pp_bench_kill9(const char *dir, unsigned flush_ms);

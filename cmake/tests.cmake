@@ -3,7 +3,7 @@
 # corpus replay (fuzz/). Every tests/test-*.c registers itself with
 # PP_TEST(); one runner binary holds them all.
 file(GLOB PP_TEST_SRC CONFIGURE_DEPENDS tests/test-*.c)
-add_executable(pp-tests tests/runner.c tests/trace_builder.c
+add_executable(pp-tests tests/runner.c tests/trace_builder.c tests/cdp.c
   tests/fake_cuda_harness.c ${PP_TEST_SRC}
                ${PP_CORE_SRC})
 target_compile_definitions(pp-tests PRIVATE PP_STATIC_BUILD PP_TESTING

@@ -25,7 +25,7 @@
 #include "analyze/stream.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "render.h"
 

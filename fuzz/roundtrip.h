@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "analyze/analysis.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "format/records.h"
 #include "internal.h"
 #include "stats/histogram.h"

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pipeprof.h"
 
@@ -22,6 +23,20 @@
 #define PP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define PP__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PP__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds (the recording hot
+ * path's ticks are core/clock.h's). */
+static inline int64_t pp__mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t pp__real_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static inline void *pp__malloc(size_t n) { return malloc(n ? n : 1); }
 static inline void *pp__calloc(size_t n, size_t m) {

@@ -8,7 +8,7 @@
 
 #include "analyze/analyze.h"
 #include "fake_cuda_harness.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "runner.h"
 
 char fcu_trace_path[512], fcu_log_path[512];

@@ -12,7 +12,7 @@
 #include "analyze/analyze.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"

@@ -24,7 +24,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pair/zones.h"
 #include "pipeprof.h"
 #include "runner.h"

@@ -21,7 +21,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"

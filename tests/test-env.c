@@ -14,7 +14,7 @@
 
 #include "analyze/analysis.h"
 #include "core/env.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"

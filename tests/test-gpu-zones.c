@@ -26,7 +26,7 @@
 #include "export/export.h"
 #include "fake_cuda_harness.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "sink/stats.h"

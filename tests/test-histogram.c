@@ -780,7 +780,7 @@ PP_TEST(hist_moments_exact) {
 #endif
 
 /* Counts gathered in the histogram's own layout elsewhere (a thread's
- * tally, core/tally.h) and added slot by slot with their moments give the
+ * tally, ring/tally.h) and added slot by slot with their moments give the
  * histogram that recording the values gives: every counter, percentile,
  * extreme and moment. */
 PP_TEST(hist_add_slot_and_moments_equal_recording) {

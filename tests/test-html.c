@@ -22,7 +22,7 @@
 #include "export/export.h"
 #include "export/html_page.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"

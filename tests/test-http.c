@@ -26,11 +26,12 @@
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "http/api.h"
 #include "http/metrics.h"
 #include "metrics/registry.h"
 #include "pipeprof.h"
+#include "cdp.h"
 #include "runner.h"
 #include "trace_builder.h"
 #include "units.h"
@@ -445,15 +446,24 @@ static json_t *api_doc(const char *path, const char *window, unsigned want) {
   return d;
 }
 
-static json_t *by_name(json_t *arr, const char *name) {
+/* The element of arr named name, or NULL. */
+static json_t *named(json_t *arr, const char *name) {
   size_t i;
   json_t *v;
   json_array_foreach(arr, i, v) {
-    if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+    const char *n = json_string_value(json_object_get(v, "name"));
+    if (n && strcmp(n, name) == 0)
       return v;
   }
-  PP_FAIL("no %s", name);
   return NULL;
+}
+
+/* As named, failing the test when there is none. */
+static json_t *by_name(json_t *arr, const char *name) {
+  json_t *v = named(arr, name);
+  if (!v)
+    PP_FAIL("no %s", name);
+  return v;
 }
 
 /* /api/v1 documents from the same figures: the summary's names and
@@ -736,7 +746,10 @@ static void child_live(int port, const char *errpath) {
   for (uint64_t i = 1;; i++) {
     pp_request_begin(i);
     PP_ZONE_BEGIN(z, "work <b>");
+    /* the consumer waits on the empty queue until the item comes */
+    pp_queue_wait_begin(q, PP_QUEUE_EMPTY);
     pp_queue_push(q, i);
+    pp_queue_wait_end(q, PP_QUEUE_EMPTY);
     nanosleep(&ms, NULL);
     pp_request_tokens(i, 1);
     pp_queue_pop(q, i);
@@ -749,6 +762,53 @@ static void child_live(int port, const char *errpath) {
     pp_counter_set("items", (int64_t)i);
     PP_ZONE_END(z);
   }
+}
+
+/* The child of the live queue test: a session serving on port with a
+ * queue of capacity 2 that fills, stays full, drains and stays empty a
+ * few times, then waits for SIGUSR1 to end its session (its trace in
+ * TMP/queue-PORT.pptrace). */
+static volatile sig_atomic_t queue_child_end;
+static void on_usr1(int sig) {
+  (void)sig;
+  queue_child_end = 1;
+}
+static void child_queue(int port, const char *errpath) {
+  char spec[32];
+  snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
+  setenv("PIPEPROF_HTTP", spec, 1);
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
+  if (!freopen(errpath, "w", stderr))
+    _exit(3);
+  signal(SIGUSR1, on_usr1);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.mode = PP_MODE_TRACE;
+  char out[4200];
+  snprintf(out, sizeof out, "%s/queue-%d.pptrace", pp_test_tmpdir(), port);
+  cfg.out_path = out;
+  cfg.install_signals = 0;
+  if (pp_init(&cfg) != PP_OK)
+    _exit(2);
+  pp_queue *q = pp_queue_declare("batches", "decode", "infer", 2);
+  struct timespec full = {0, 30000000}, half = {0, 10000000},
+                  empty = {0, 20000000};
+  for (uint64_t i = 0; i < 5; i++) {
+    pp_queue_push(q, 2 * i + 1);
+    pp_queue_push(q, 2 * i + 2);
+    nanosleep(&full, NULL);
+    pp_queue_pop(q, 2 * i + 1);
+    nanosleep(&half, NULL);
+    pp_queue_pop(q, 2 * i + 2);
+    nanosleep(&empty, NULL);
+  }
+  fprintf(stderr, "child recorded\n");
+  fflush(stderr);
+  while (!queue_child_end)
+    pause();
+  pp_shutdown();
+  _exit(0);
 }
 
 /* Read from a stream (/api/v1/stream) until it has held n events; the
@@ -842,6 +902,73 @@ static int companion_ready(void) {
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   return 1;
 }
+
+/* A bounded queue on the live summary (what the live page draws) is the
+ * report's: its capacity (not "unbounded"), stages, depth and its shares
+ * of time full and empty are the same figures the analysis of the
+ * session's trace gives, computed by the same code (stats/depth.h). */
+PP_TEST_T(http_live_queue_is_the_reports, 120) {
+  if (!companion_ready())
+    return;
+  int port = free_port();
+  char errpath[4200];
+  pid_t pid =
+      start_child(child_queue, port, "live-queue.txt", errpath, sizeof errpath);
+  json_t *live = NULL, *lq = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    char *page = http(port,
+                      "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n"
+                      "Connection: close\r\n\r\n",
+                      NULL);
+    char *body = page ? strstr(page, "\r\n\r\n") : NULL;
+    json_decref(live);
+    live = body ? json_loads(body + 4, 0, NULL) : NULL;
+    free(page);
+    lq = live ? named(json_object_get(live, "queues"), "batches") : NULL;
+    if (lq && json_integer_value(json_object_get(lq, "pops")) == 10)
+      break;
+    sleep_100ms();
+  }
+  kill(pid, SIGUSR1);
+  int st;
+  waitpid(pid, &st, 0);
+  if (!lq || json_integer_value(json_object_get(lq, "pops")) != 10)
+    PP_FAIL("the live summary never had the queue's 10 pops");
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  char trace[4200];
+  snprintf(trace, sizeof trace, "%s/queue-%d.pptrace", pp_test_tmpdir(), port);
+  pp_cli_result r = pp_test_cli("export --format json '%s'", trace);
+  CHECK_EQ(r.rc, 0);
+  json_t *root = json_loads(r.out, 0, NULL);
+  CHECK(root != NULL);
+  json_t *sq = by_name(json_object_get(root, "queues"), "batches");
+  CHECK(sq != NULL);
+  CHECK_EQ(json_integer_value(json_object_get(lq, "capacity")), 2);
+  static const char *const same_int[] = {"capacity", "window_ns", "pushes",
+                                         "pops", "full_ns", "empty_ns"};
+  for (size_t i = 0; i < sizeof same_int / sizeof *same_int; i++)
+    CHECK_EQ(json_integer_value(json_object_get(lq, same_int[i])),
+             json_integer_value(json_object_get(sq, same_int[i])));
+  CHECK_STR(json_string_value(json_object_get(lq, "from")), "decode");
+  CHECK_STR(json_string_value(json_object_get(lq, "to")), "infer");
+  static const char *const same_pct[] = {"full_pct", "empty_pct"};
+  for (size_t i = 0; i < 2; i++) {
+    double a = json_number_value(json_object_get(lq, same_pct[i]));
+    CHECK(a > 0);
+    CHECK_NEAR(a, json_number_value(json_object_get(sq, same_pct[i])), 1e-9);
+  }
+  json_t *ld = json_object_get(lq, "depth"), *sd = json_object_get(sq, "depth");
+  CHECK_EQ(json_integer_value(json_object_get(ld, "max")), 2);
+  CHECK_NEAR(json_number_value(json_object_get(ld, "mean")),
+             json_number_value(json_object_get(sd, "mean")), 1e-9);
+  printf("# full %.2f%%, empty %.2f%% in both\n",
+         json_number_value(json_object_get(lq, "full_pct")),
+         json_number_value(json_object_get(lq, "empty_pct")));
+  json_decref(root);
+  json_decref(live);
+  pp_cli_result_free(&r);
+}
+
 
 /* A running program's figures through /api/v1 and the stream, and the
  * series beyond zones on /metrics, OpenMetrics when asked. */
@@ -1123,6 +1250,84 @@ PP_TEST_T(http_live_page_in_chromium, 240) {
   printf("# screenshot: %s\n", png);
 }
 
+/* One look at a live page: a zone's count, a queue's consumer waits (the
+ * count in its cell), a sampled counter's samples and the live status,
+ * as JSON text (cdp.h). */
+static const char LOOK_JS[] =
+    "(function () {\n"
+    "  function cell(sel, name, k) {\n"
+    "    var rows = document.querySelectorAll(sel + ' tr');\n"
+    "    for (var i = 0; i < rows.length; i++) {\n"
+    "      var n = rows[i].querySelector('[data-k=\"name\"]');\n"
+    "      if (n && (n.textContent === name ||\n"
+    "                n.textContent.indexOf(name + ' (') === 0)) {\n"
+    "        var c = rows[i].querySelector('[data-k=\"' + k + '\"]');\n"
+    "        return c ? c.textContent : null;\n"
+    "      }\n"
+    "    }\n"
+    "    return null;\n"
+    "  }\n"
+    "  var r = document.querySelector('[data-rendered]');\n"
+    "  var st = document.getElementById('pp-live-status');\n"
+    "  var b = document.getElementById('pp-live-banner');\n"
+    "  return JSON.stringify({\n"
+    "    rendered: r ? r.getAttribute('data-rendered') : null,\n"
+    "    status: st ? st.textContent : null,\n"
+    "    banner: b && !b.hidden ? b.textContent : '',\n"
+    "    zone: cell('#pp-zones', ZONE, 'count'),\n"
+    "    queue: cell('#pp-queues', QUEUE, 'consumer_waited_ns'),\n"
+    "    samples: cell('#pp-counters', COUNTER, 'samples')\n"
+    "  });\n"
+    "})()";
+
+typedef struct look {
+  long long zone, queue_waits, samples;
+  char status[128];
+} look;
+
+/* A look at the page in c: its figures, or a failed test when the page
+ * did not render, shows the disconnected banner, or lacks one. */
+static look look_at(pp_cdp *c, const char *zone, const char *queue,
+                    const char *counter) {
+  char js[sizeof LOOK_JS + 1024];
+  char defs[512];
+  snprintf(defs, sizeof defs, "var ZONE = '%s', QUEUE = '%s', COUNTER = '%s';",
+           zone, queue, counter);
+  snprintf(js, sizeof js, "(function () { %s return %s; })()", defs, LOOK_JS);
+  look l = {-1, -1, -1, ""};
+  char last[1024] = "(nothing)";
+  for (int tries = 0; tries < 300; tries++) {
+    char *text = pp_cdp_eval(c, js);
+    if (text)
+      snprintf(last, sizeof last, "%s", text);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    const char *z = json_string_value(json_object_get(j, "zone"));
+    const char *q = json_string_value(json_object_get(j, "queue"));
+    const char *n = json_string_value(json_object_get(j, "samples"));
+    const char *st = json_string_value(json_object_get(j, "status"));
+    const char *banner = json_string_value(json_object_get(j, "banner"));
+    if (banner && banner[0])
+      PP_FAIL("the live page says: %s", banner);
+    const char *times = q ? strchr(q, '(') : NULL;
+    if (z && times && n && st) {
+      l.zone = atoll(z);
+      l.queue_waits = atoll(times + 1);
+      l.samples = atoll(n);
+      snprintf(l.status, sizeof l.status, "%s", st);
+      CHECK_STR(json_string_value(json_object_get(j, "rendered")), "ok");
+      json_decref(j);
+      free(text);
+      return l;
+    }
+    json_decref(j);
+    free(text);
+    sleep_100ms();
+  }
+  PP_FAIL("the live page never showed zone %s, queue %s and counter %s: %s",
+          zone, queue, counter, last);
+  return l;
+}
+
 /* `pipeprof run -q --hz 20 --http PORT -o TMP/NAME -- CMD` started in a
  * process group of its own (output in TMP/NAME.out); its pid. */
 static pid_t start_run_http(int port, const char *name, const char *cmd_) {
@@ -1141,6 +1346,103 @@ static pid_t start_run_http(int port, const char *name, const char *cmd_) {
     _exit(127);
   }
   return pid;
+}
+
+/* A live page watched in Chromium (cdp.h): what to read on it. */
+typedef struct watched {
+  const char *url, *zone, *queue, *counter, *png;
+  pp_cdp *c;
+  look prev;
+} watched;
+
+/* Hold the live pages open for two minutes, each in one connection,
+ * looking at each every 5 s: each look shows more of its zone, of its
+ * queue's waits and of its counter's samples than the one before, and
+ * the page stays connected (live, no banner). A screenshot of each at
+ * the end is a test artifact. */
+static void watch_live_pages(const char *chromium, watched *w, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    w[k].c = pp_cdp_open(chromium, w[k].url);
+    w[k].prev = look_at(w[k].c, w[k].zone, w[k].queue, w[k].counter);
+  }
+  struct timespec five = {5, 0};
+  for (int i = 0; i < 24; i++) {
+    nanosleep(&five, NULL);
+    for (size_t k = 0; k < n; k++) {
+      look l = look_at(w[k].c, w[k].zone, w[k].queue, w[k].counter);
+      look p = w[k].prev;
+      if (!(l.zone > p.zone && l.queue_waits > p.queue_waits &&
+            l.samples > p.samples))
+        PP_FAIL("%s: look %d, 5 s after the one before, shows no change: "
+                "zone %lld -> %lld, queue waits %lld -> %lld, samples %lld "
+                "-> %lld",
+                w[k].png, i + 1, p.zone, l.zone, p.queue_waits,
+                l.queue_waits, p.samples, l.samples);
+      CHECK_CONTAINS(l.status, "live");
+      w[k].prev = l;
+    }
+  }
+  char art[4200], shot[4400];
+  snprintf(art, sizeof art, "%s/test-artifacts/http", pp_test_bindir());
+  char *out = NULL;
+  pp_test_run(&out, "mkdir -p '%s'", art);
+  free(out);
+  for (size_t k = 0; k < n; k++) {
+    snprintf(shot, sizeof shot, "%s/%s", art, w[k].png);
+    pp_cdp_screenshot(w[k].c, shot);
+    printf("# %s: 25 looks 5 s apart, the last: zone %s %lld, queue %s "
+           "waits %lld, %s samples %lld; screenshot %s\n",
+           w[k].png, w[k].zone, w[k].prev.zone, w[k].queue,
+           w[k].prev.queue_waits, w[k].counter, w[k].prev.samples, shot);
+    pp_cdp_close(w[k].c);
+  }
+}
+
+static pid_t run_group;
+static void end_run_group(void) {
+  if (run_group > 0)
+    kill(-run_group, SIGKILL);
+}
+
+/* The live page of a program (its own endpoint, in-process sampling) and
+ * that of `pipeprof run --http` over the example pipeline (the program's
+ * zones and queues from its endpoint, the run's samples), watched
+ * together: zones, queues and system samples change between looks 5 s
+ * apart, connected for two minutes. */
+PP_TEST_T(http_live_pages_for_two_minutes, 300) {
+  if (!companion_ready())
+    return;
+  const char *chromium = pp_test_chromium();
+  if (!chromium)
+    return;
+  unsetenv("PIPEPROF_HTTP");
+  int port = free_port();
+  char errpath[4200];
+  pid_t child =
+      start_child(child_live, port, "live-2min.txt", errpath, sizeof errpath);
+  char url[64], run_url[64], prog[4200];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+  int run_port = free_port();
+  while (run_port == port)
+    run_port = free_port();
+  snprintf(prog, sizeof prog,
+           "'%s/pipeprof-example-pipeline' --frames 100000 --fps 50 --quiet",
+           pp_test_bindir());
+  pid_t run = start_run_http(run_port, "run-2min", prog);
+  run_group = run; /* in its own process group: ended at exit, failed or not */
+  atexit(end_run_group);
+  snprintf(run_url, sizeof run_url, "http://127.0.0.1:%d/", run_port);
+  watched w[2] = {
+      {url, "work <b>", "frames <q>", "proc.rss_bytes",
+       "live-page-program.png", NULL, {0, 0, 0, ""}},
+      {run_url, "detect", "source->preprocess", "proc.rss_bytes",
+       "live-page-run.png", NULL, {0, 0, 0, ""}}};
+  watch_live_pages(chromium, w, 2);
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  kill(-run, SIGINT);
+  waitpid(run, NULL, 0);
+  run_group = 0;
 }
 
 PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "import/json_events.h"
 #include "import/profile.h"
 #include "pipeprof.h"

@@ -21,7 +21,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "ring_slots.h"
 #include "runner.h"
@@ -933,7 +933,7 @@ PP_TEST_T(live_stats_mode_keeps_notes, 30) {
 }
 
 /* Stats mode's zones never reach the ring: the thread aggregates them
- * (core/tally.h) and the live windows take what its tallies gained once
+ * (ring/tally.h) and the live windows take what its tallies gained once
  * per interval. A thread that keeps running shows every zone it closed,
  * the last one too (which it counts only with its next end), and the
  * file's statistics at the end have them all. Durations are the test's

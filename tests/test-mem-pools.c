@@ -14,7 +14,7 @@
 #include "analyze/pools.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"

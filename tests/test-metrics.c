@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "analyze/analyze.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "metrics/registry.h"
 #include "pipeprof.h"
 #include "runner.h"

@@ -21,7 +21,7 @@
 
 #include "analyze/analysis.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "runner.h"
 #include "trace_builder.h"
 

@@ -16,7 +16,7 @@
 #include "analyze/pipeline.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "model/feed.h"
 #include "pipeprof.h"

@@ -11,7 +11,7 @@
 
 #include "analyze/analysis.h"
 #include "export/export.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Robustness tests of the .pptrace reader (src/format/reader.c) on real
+ * Robustness tests of the .pptrace reader (src/model/reader.c) on real
  * traces written by the library: a file cut at every length, single-bit and
  * single-byte damage at every position, garbage after the header, between
  * chunks and after the end, header-only and empty files, wrong magic and
@@ -29,7 +29,7 @@
 #include "analyze/analysis.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"
@@ -624,7 +624,7 @@ static int64_t single_event_ts(const unsigned char *file, size_t len) {
 
 /* Ticks far outside the clock range must convert without undefined
  * behaviour (found by fuzz_reader, corpus file regress-tick-cast-ub):
- * src/format/reader.c convert_ticks casts tick / fallback (a double up to
+ * src/model/reader.c convert_ticks casts tick / fallback (a double up to
  * 1.8e19) to int64_t when the file has no CLOCK chunk, and adds
  * llround(d) to a sync's mono_ns without overflow checks. Events after a
  * sync point must not map before it (saturating is fine). */

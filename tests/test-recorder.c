@@ -31,7 +31,7 @@
 #include "core/recorder.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "sink/sink.h"
@@ -2177,7 +2177,7 @@ PP_TEST_T(recorder_write_failure_is_counted_and_reported, 120) {
   pp_cli_result_free(&r);
 }
 
-/* Stats mode's zones are counted by their own threads (core/tally.h) and
+/* Stats mode's zones are counted by their own threads (ring/tally.h) and
  * read by the writer while they run: threads that exit mid-session (their
  * counts taken when the writer sees them dead), threads still recording
  * while the session ends, and the live windows looking every 20 ms. The

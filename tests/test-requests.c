@@ -15,7 +15,7 @@
 #include "analyze/requests.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "model/feed.h"
 #include "pipeprof.h"
 #include "runner.h"

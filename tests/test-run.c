@@ -39,7 +39,7 @@
 #include "core/sampler.h"
 #include "analyze/run_tree.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"

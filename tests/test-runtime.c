@@ -14,7 +14,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/pipeline.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "model/trace.h"
 #include "pipeprof.h"
 #include "pipeprof/runtime.h"

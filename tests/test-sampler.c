@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "analyze/analysis.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "pipeprof.h"
 #include "runner.h"
 

@@ -19,7 +19,7 @@
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
 #include "runner.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The streamed read (analyze/stream.h, format/reader.c's second pass):
+ * The streamed read (analyze/stream.h, model/reader.c's second pass):
  * many threads whose frame marks and counter updates of one series
  * interleave in time, recorded with fixed times, give the same zones,
  * frames and counters whether every event is stored or only a window of
@@ -19,7 +19,7 @@
 #include "core/recorder.h"
 #include "format/events.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "format/records.h"
 #include "pipeprof.h"
 #include "runner.h"

@@ -17,7 +17,7 @@
 
 #include "core/recorder.h"
 #include "format/events.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "format/records.h"
 #include "pipeprof.h"
 #include "ring_slots.h"

@@ -42,7 +42,7 @@
 #include "analyze/analyze.h"
 #include "core/clock.h"
 #include "core/recorder.h"
-#include "format/reader.h"
+#include "model/reader.h"
 
 enum { MAX_PAIRS = 200 };
 

@@ -102,7 +102,7 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
   else if (stuck)
     e->sources = "the energy counters did not move over the run (a counter "
                  "that does not move is not a measurement)";
-  else if ((e->sources = pp_system_reason(
+  else if ((e->sources = pp_trace_unavailable(
                  t, (const char *const[]){"power", NULL})) == NULL)
     e->sources = "no energy counter in this trace (RAPL or NVML; run "
                  "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";

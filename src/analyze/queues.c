@@ -30,6 +30,7 @@
 #include "model/feed.h"
 #include "pair/intervals.h"
 #include "pipeline.h"
+#include "stats/depth.h"
 
 static int is_queue_ev(uint8_t type) {
   return type >= PPT_EV_QUEUE_PUSH && type <= PPT_EV_QUEUE_WAIT_END;
@@ -106,11 +107,8 @@ typedef struct qstate {
   uint32_t loc;
   int64_t capacity;
   uint64_t nev;
-  int64_t t_first, t_last; /* earliest and latest event */
-  int64_t prev_ts, prev_d; /* the last event: its depth holds until now */
-  int64_t depth_min, depth_max;
-  double weighted; /* depth x time */
-  int64_t full_ns, empty_ns;
+  pp_depth depth; /* range, mean, full and empty time; its t_first and
+                     t_last are the queue's earliest and latest event */
   int run; /* 0 none, 1 full, 2 empty */
   int64_t run_start;
   stall_list from_depth; /* used when the queue has no recorded waits */
@@ -197,6 +195,7 @@ static qstate *get_queue(pp_queue_stream *s, const pp_trace *t, uint32_t loc,
     memset(q, 0, sizeof *q);
     q->loc = loc;
     q->capacity = t->locs[loc].line;
+    q->depth = pp_depth_make(q->capacity);
     pp_hist_init(&q->wait);
     s->by_loc[loc] = (uint32_t)++s->nq;
   }
@@ -206,31 +205,13 @@ static qstate *get_queue(pp_queue_stream *s, const pp_trace *t, uint32_t loc,
 
 /* Depth over time, full and empty time, depth-derived stall periods. */
 static void depth_step(qstate *q, int64_t ts, int64_t d) {
-  if (!q->nev) {
-    q->t_first = q->t_last = ts;
-    q->depth_min = q->depth_max = d;
-  } else {
-    int64_t held = pp__span(q->prev_ts, ts);
-    q->weighted += (double)q->prev_d * (double)held;
-    if (q->capacity > 0 && q->prev_d >= q->capacity)
-      q->full_ns = pp__add_sat(q->full_ns, held);
-    if (q->prev_d <= 0)
-      q->empty_ns = pp__add_sat(q->empty_ns, held);
-    if (ts < q->t_first)
-      q->t_first = ts;
-    if (ts > q->t_last) {
-      /* Unclosed waits last until the queue's last event. */
-      for (int k = 0; k < 2; k++)
-        q->unclosed_ns[k] =
-            pp__add_sat(q->unclosed_ns[k],
-                        mul_sat(q->unclosed[k], pp__span(q->t_last, ts)));
-      q->t_last = ts;
-    }
-    if (d < q->depth_min)
-      q->depth_min = d;
-    if (d > q->depth_max)
-      q->depth_max = d;
-  }
+  int64_t last = q->depth.t_last;
+  int later = q->nev && ts > last;
+  pp_depth_step(&q->depth, ts, d);
+  /* Unclosed waits last until the queue's last event. */
+  for (int k = 0; later && k < 2; k++)
+    q->unclosed_ns[k] = pp__add_sat(
+        q->unclosed_ns[k], mul_sat(q->unclosed[k], pp__span(last, ts)));
   int full = q->capacity > 0 && d >= q->capacity;
   int now = full ? 1 : d <= 0 ? 2 : 0;
   if (now != q->run) {
@@ -239,8 +220,6 @@ static void depth_step(qstate *q, int64_t ts, int64_t d) {
     q->run = now;
     q->run_start = ts;
   }
-  q->prev_ts = ts;
-  q->prev_d = d;
   q->nev++;
 }
 
@@ -250,7 +229,7 @@ static void wait_unclosed(qstate *q, int kind, int64_t begin) {
   q->waits[kind]++;
   q->unclosed[kind]++;
   q->unclosed_ns[kind] =
-      pp__add_sat(q->unclosed_ns[kind], pp__span(begin, q->t_last));
+      pp__add_sat(q->unclosed_ns[kind], pp__span(begin, q->depth.t_last));
   q->recorded.periods++;
   size_t n = q->nearly;
   if (n == PP_STALLS_MAX && q->early[n - 1].start <= begin)
@@ -430,8 +409,8 @@ static void queue_shares(pp_queue_stats *o) {
 /* Move a queue's figures into its stats and its stalls into p. */
 static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
                          uint32_t qi) {
-  o->t_first = q->t_first;
-  o->t_last = q->t_last;
+  o->t_first = q->depth.t_first;
+  o->t_last = q->depth.t_last;
   o->pushes = q->pushes;
   o->pops = q->pops;
   o->matched = q->matched;
@@ -439,13 +418,13 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
   o->items_untracked = q->untracked;
   o->wait = q->wait;
   pp_hist_init(&q->wait);
-  o->depth_min = q->depth_min;
-  o->depth_max = q->depth_max;
-  o->depth_last = q->prev_d;
-  int64_t win = pp__span(q->t_first, q->t_last);
-  o->depth_mean = win > 0 ? q->weighted / (double)win : (double)q->prev_d;
-  o->full_ns = q->full_ns;
-  o->empty_ns = q->empty_ns;
+  o->depth_min = q->depth.min;
+  o->depth_max = q->depth.max;
+  o->depth_last = q->depth.depth;
+  int64_t win = pp_depth_window_ns(&q->depth);
+  o->depth_mean = pp_depth_mean(&q->depth);
+  o->full_ns = q->depth.full_ns;
+  o->empty_ns = q->depth.empty_ns;
   if (win > 0) {
     o->in_per_s = (double)q->pushes / ((double)win * 1e-9);
     o->out_per_s = (double)q->pops / ((double)win * 1e-9);
@@ -456,7 +435,7 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
       if (q->open[i].open)
         wait_unclosed(q, (int)(i % 2), q->open[i].begin);
     for (size_t i = 0; i < q->nearly; i++) {
-      int64_t b = q->early[i].start, end = q->t_last > b ? q->t_last : b;
+      int64_t b = q->early[i].start, end = q->depth.t_last > b ? q->depth.t_last : b;
       pp_stall s = q->early[i];
       s.start = pp__span(b, end) ? b : end;
       s.end = end;
@@ -473,8 +452,8 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
         ++*(i % 2 == KIND_FULL ? &o->waiters_full : &o->waiters_empty);
     o->waits_unclosed = q->unclosed[KIND_FULL] + q->unclosed[KIND_EMPTY];
     l = &q->recorded;
-  } else if (q->run && pp__span(q->run_start, q->t_last) > 0) {
-    list_offer(l, q->run == 1, 0, q->run_start, q->t_last);
+  } else if (q->run && pp__span(q->run_start, q->depth.t_last) > 0) {
+    list_offer(l, q->run == 1, 0, q->run_start, q->depth.t_last);
   }
   queue_shares(o);
   p->stall_periods += l->periods;

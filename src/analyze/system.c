@@ -67,30 +67,8 @@ static int meta_num(const pp_trace *t, const char *key, double *out) {
   return 1;
 }
 
-const char *pp_system_strip_reason(const char *r) {
-  static const char *const pre[] = {"hardware counters unavailable: ",
-                                    "unavailable: "};
-  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-    if (strncmp(r, pre[i], strlen(pre[i])) == 0)
-      return r + strlen(pre[i]);
-  return r;
-}
-
-const char *pp_system_reason(const pp_trace *t, const char *const *groups) {
-  char key[128];
-  for (; *groups; groups++) {
-    int n = snprintf(key, sizeof key, "unavailable.%s", *groups);
-    if (n < 0 || (size_t)n >= sizeof key)
-      continue;
-    const char *r = pp_trace_meta(t, key);
-    if (r)
-      return pp_system_strip_reason(r);
-  }
-  return NULL;
-}
-
 #define REASON(t, ...)                                                         \
-  pp_system_reason((t), (const char *const[]){__VA_ARGS__, NULL})
+  pp_trace_unavailable((t), (const char *const[]){__VA_ARGS__, NULL})
 
 /* The META groups that explain a missing metric, most specific first
  * (those the samplers write: src/core/sampler.c, collect/). */
@@ -574,14 +552,14 @@ int pp_system_get(const pp_analysis *a, pp_system *s) {
   for (size_t i = 0; i < sizeof why_groups / sizeof why_groups[0]; i++) {
     pp_sys_fig *f = &s->m[why_groups[i].id];
     if (!f->ok)
-      f->why = pp_system_reason(t, why_groups[i].groups);
+      f->why = pp_trace_unavailable(t, why_groups[i].groups);
   }
   s->samples = s->m[PP_METRIC_SYS_CPU_BUSY].ok
                    ? s->m[PP_METRIC_SYS_CPU_BUSY].samples
                    : host_samples;
-  s->show_system = s->has_host || pp_system_reason(t, system_groups);
+  s->show_system = s->has_host || pp_trace_unavailable(t, system_groups);
   s->show_tree =
-      s->has_tree || pp_system_reason(t, tree_groups) || s->has_maxrss;
+      s->has_tree || pp_trace_unavailable(t, tree_groups) || s->has_maxrss;
   s->show_perf = s->has_perf || any_meta(t, "unavailable.perf");
   if (!s->has_power) {
     s->power_why = REASON(t, "power", "energy", "rapl");

@@ -220,13 +220,6 @@ int pp_system_get(const pp_analysis *a, pp_system *s);
 /* Release what pp_system_get allocated; safe on a zeroed struct, twice. */
 void pp_system_free(pp_system *s);
 
-/* The reason META gives for the first group of groups (NULL-terminated)
- * that has one ("unavailable.<group>"), its "unavailable: " prefix
- * stripped; NULL when none has. */
-const char *pp_system_reason(const pp_trace *t, const char *const *groups);
-/* A reason text without the "unavailable: " (or "hardware counters
- * unavailable: ") its producer may have put in front. */
-const char *pp_system_strip_reason(const char *r);
 
 /* The run's energy over n (n > 0) into *per. */
 void pp_energy_per_unit(const pp_energy *e, uint64_t n, pp_sys_energy_per *per);

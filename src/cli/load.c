@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "export/export.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "import/profile.h"
 #include "pair/zones.h"
 
@@ -551,7 +551,7 @@ static void chrome_read_error(const chrome_tee *x, const char *out,
 
 /* ---- the Chrome export of a run directory, streamed --------------------
  *
- * Every file is read side by side (format/reader pp__trace_reader): the
+ * Every file is read side by side (model/reader pp__trace_reader): the
  * first passes give each file's sites and threads, numbered as
  * pp_trace_merge will number them in the merged trace (a view, made of
  * copies of their headers merged in load_dir's order); then the files'

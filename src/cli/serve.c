@@ -5,7 +5,7 @@
  * (docs/http.md): its HTML report at /, its summary JSON at
  * /api/v1/summary, its figures on /metrics and the other /api/v1
  * documents. The companion reads the analysis through the host table
- * (http/host.h) filled here: every "window" of a finished trace is the
+ * (core/http_host.h) filled here: every "window" of a finished trace is the
  * whole trace.
  */
 #include <signal.h>
@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "core/http.h"
 #include "export/export.h"
-#include "http/host.h"
+#include "core/http_host.h"
 #include "model/trace.h"
 #include "pipeprof/version.h"
 

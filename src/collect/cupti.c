@@ -22,7 +22,6 @@
 #include <cupti.h>
 
 #include "collect/cupti.h"
-#include "core/clock.h"
 #include "format/records.h"
 #include "internal.h"
 

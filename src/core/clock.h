@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../internal.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define PP__HAVE_RDTSC 1
@@ -20,18 +22,6 @@
 /* 1 when ticks are TSC cycles, 0 when they are CLOCK_MONOTONIC ns. Set once
  * by pp__clock_init() before any event is recorded. */
 extern int pp__tick_is_tsc;
-
-static inline int64_t pp__mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline int64_t pp__real_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline uint64_t pp__ticks(void) {
 #ifdef PP__HAVE_RDTSC

@@ -36,18 +36,11 @@
 
 #include <stdint.h>
 
+#include "../ring/gpu_rec.h"
 #include "pipeprof.h"
 
 /* One resolved GPU zone. Ticks are on the recorder's clock. */
-typedef struct pp__gpu_rec {
-  const pp_srcloc *loc;
-  uint64_t tid;         /* thread that called pp_gpu_zone_begin */
-  uint64_t stream;      /* the CUstream handle as an integer */
-  uint32_t device;      /* CUdevice ordinal of the context */
-  uint64_t launch_tick; /* CPU tick of the begin call */
-  uint64_t start_tick;  /* GPU start mapped to the CPU tick clock */
-  uint64_t dur_ns;      /* cuEventElapsedTime(begin, end) */
-} pp__gpu_rec;
+
 
 typedef void (*pp__gpu_emit_fn)(const pp__gpu_rec *r, void *arg);
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../http/host.h"
+#include "http_host.h"
 
 #define COMPANION "libpipeprof-http.so.0"
 

@@ -28,7 +28,7 @@ void pp__http_stop(void);
  * as the document's process and this one as the profiler. Until the
  * session ends; any thread. */
 void pp__http_subject(long pid, const char *name);
-/* The host table's subject (http/host.h): 0 with it, or -1 when none. */
+/* The host table's subject (core/http_host.h): 0 with it, or -1 when none. */
 int pp__http_subject_get(long *pid, char *name, size_t n);
 /* The address spec ("PORT", ":PORT", "IPV4:PORT") names: "PORT" and
  * ":PORT" are on loopback, any other address only when given; into addr

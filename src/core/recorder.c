@@ -17,7 +17,7 @@
 #include "../internal.h"
 #include "clock.h"
 #include "recorder.h"
-#include "tally.h"
+#include "../ring/tally.h"
 #include "wake.h"
 
 /* Generation 1, recording off: no word ever carries generation 0, the

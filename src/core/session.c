@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "../collect/cupti.h"
-#include "../http/host.h"
+#include "http_host.h"
 #include "../internal.h"
 #include "../sink/live.h"
 #include "clock.h"
@@ -243,7 +243,7 @@ int pp_live_request(int metric, int window_s, pp_live_stats *out) {
   return live_query(PP__LIVE_E2E + metric, NULL, window_s, out);
 }
 
-/* ---- the HTTP companion's view (http/host.h) ----------------------------- */
+/* ---- the HTTP companion's view (core/http_host.h) ----------------------------- */
 
 static int64_t origin_ns; /* the live engine's origin: the session start */
 static int64_t interval_ns;

@@ -46,7 +46,7 @@
 #include "gpu.h"
 #include "meta.h"
 #include "recorder.h"
-#include "tally.h"
+#include "../ring/tally.h"
 #include "wake.h"
 
 /* The longest writer period while events trickle (see the top comment). */

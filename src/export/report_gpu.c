@@ -56,19 +56,13 @@ static void line(FILE *out, const char *l, const char *f, ...) {
   fputc('\n', out);
 }
 
-/* Strip the "unavailable: " a producer may have put in front. */
-static const char *strip(const char *r) {
-  static const char pre[] = "unavailable: ";
-  return strncmp(r, pre, sizeof pre - 1) == 0 ? r + sizeof pre - 1 : r;
-}
-
 static num pct(double v) { return pp_unit_text_of(pp_format_pct, v); }
 
 static void reason_line(FILE *out, int indent, const char *l,
                         const char *why) {
   label(out, indent, l);
   fputs("unavailable: ", out);
-  put_clean(out, strip(why));
+  put_clean(out, pp_reason_strip(why));
   fputc('\n', out);
 }
 

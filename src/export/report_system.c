@@ -37,7 +37,7 @@
 #define M(s, id) (&(s)->m[PP_METRIC_##id])
 
 #define REASON(t, ...)                                                         \
-  pp_system_reason((t), (const char *const[]){__VA_ARGS__, NULL})
+  pp_trace_unavailable((t), (const char *const[]){__VA_ARGS__, NULL})
 
 /* ---- META reasons ------------------------------------------------------- */
 
@@ -748,7 +748,7 @@ static void section_other(FILE *out, const pp_trace *t) {
       continue;
     if (!any++)
       fputs("\nother metrics\n", out);
-    const char *r = pp_system_strip_reason(m->value ? m->value : "");
+    const char *r = pp_reason_strip(m->value ? m->value : "");
     reason_line(out, g, r);
   }
 }
@@ -1146,7 +1146,7 @@ static void j_unavailable(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
     if (!m->key || !has_prefix(m->key, "unavailable.") || !meta_is_last(t, i))
       continue;
     pp_jsonw_kv_str(w, m->key + strlen("unavailable."),
-                    pp_system_strip_reason(m->value ? m->value : ""));
+                    pp_reason_strip(m->value ? m->value : ""));
   }
   /* the analysis's own finding: energy counters that did not move */
   if (!s->has_power && s->power_why == s->power_stuck)

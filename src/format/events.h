@@ -3,7 +3,7 @@
  * The one table of event types of an EVENTS chunk and the codec both ends
  * expand from it: the writer's trace sink (sink/trace.c),
  * its anomaly/alert and GPU zone writers, and the reader's decode_events
- * (format/reader.c). docs/formats/pptrace.md is the spec;
+ * (model/reader.c). docs/formats/pptrace.md is the spec;
  * docs/internals/format.md says how to add a type.
  *
  * An event is its type (one byte), the time since the previous event of

@@ -6,7 +6,7 @@
  * ppt_<name>_enc (into raw memory), ppt_<name>_put (onto a ppt_buf) and
  * ppt_<name>_get (0, or -1 with c->err set). The writer (core/writer.c,
  * core/meta.c, the sinks of sink/, collect/cupti.c) encodes with them and
- * the reader (format/reader.c) decodes with them. The order of records in
+ * the reader (model/reader.c) decodes with them. The order of records in
  * a chunk is docs/formats/pptrace.md's; the helpers below the tables
  * handle the framing that is not a flat record.
  */

@@ -5,6 +5,7 @@
  */
 #include "api.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,14 +513,43 @@ static void board_arrays(pp_jsonw *w, const state *s, int wi) {
     const pp__board_entry *e = &s->board[i];
     if (e->kind != PP__BOARD_QUEUE)
       continue;
+    /* the summary's shape (docs/formats/summary-json.md), over the
+     * session so far: the depth's figures are the analysis's
+     * computation (stats/depth.h) */
+    const pp_depth *q = &e->depth;
+    int64_t win = pp_depth_window_ns(q);
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "name", e->name);
+    pp_jsonw_kv_str(w, "from", e->from ? e->from : "");
+    pp_jsonw_kv_str(w, "to", e->to ? e->to : "");
+    pp_jsonw_key(w, "capacity");
+    if (q->capacity > 0)
+      pp_jsonw_int(w, q->capacity);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_int(w, "window_ns", win);
     pp_jsonw_kv_uint(w, "pushes", e->events);
     pp_jsonw_kv_uint(w, "pops", e->pops);
+    pp_jsonw_kv_double(w, "in_per_s",
+                       win > 0 ? (double)e->events / ((double)win * 1e-9)
+                               : NAN);
+    pp_jsonw_kv_double(w, "out_per_s",
+                       win > 0 ? (double)e->pops / ((double)win * 1e-9) : NAN);
     pp_jsonw_key(w, "depth");
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_double(w, "last", e->value);
+    pp_jsonw_kv_int(w, "min", q->min);
+    pp_jsonw_kv_double(w, "mean", pp_depth_mean(q));
+    pp_jsonw_kv_int(w, "max", q->max);
+    pp_jsonw_kv_int(w, "last", q->depth);
     pp_jsonw_obj_end(w);
+    pp_jsonw_key(w, "full_ns");
+    if (q->capacity > 0)
+      pp_jsonw_int(w, q->full_ns);
+    else
+      pp_jsonw_null(w);
+    pp_jsonw_kv_double(w, "full_pct", pp_depth_full_pct(q)); /* NAN: null */
+    pp_jsonw_kv_int(w, "empty_ns", q->empty_ns);
+    pp_jsonw_kv_double(w, "empty_pct", pp_depth_empty_pct(q));
     pp_jsonw_kv_uint(w, "producer_waits", e->waits[0]);
     pp_jsonw_kv_uint(w, "consumer_waits", e->waits[1]);
     const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, e->name);

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "host.h"
+#include "../core/http_host.h"
 
 /* The document at path ("/api/v1", "/api/v1/summary", ...) for the query
  * argument window (NULL: the session; "1", "10", "60" or "0"). Returns it

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "host.h"
+#include "../core/http_host.h"
 
 /* Zone duration buckets: 2^10 .. 2^36 ns (1.024 us .. 68.7 s), each a
  * bucket edge of the live histograms, then +Inf. */

@@ -23,7 +23,7 @@
 
 #include "api.h"
 #include "export/html_page.h"
-#include "host.h"
+#include "../core/http_host.h"
 #include "metrics.h"
 #include "merge.h"
 #include "upstream.h"

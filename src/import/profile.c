@@ -15,7 +15,7 @@
 
 #include "format/events.h"
 #include "format/pptrace.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "import/json_events.h"
 #include "import/profile.h"
 #include "internal.h"

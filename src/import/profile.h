@@ -40,7 +40,7 @@ int pp_import_looks_json(const unsigned char *head, size_t n);
 /* Import the profile at path (or the n bytes at data) into *t. Returns 0,
  * -1 with a one-line reason in err (not JSON, malformed JSON, a JSON that
  * is no torch or ONNX Runtime profile, too many threads or sites), or
- * PP_TRACE_ENOMEM (format/reader.h) when memory ran out; *t holds nothing
+ * PP_TRACE_ENOMEM (model/reader.h) when memory ran out; *t holds nothing
  * to free on failure. */
 int pp_import_file(const char *path, pp_trace *t, char *err, size_t errlen);
 

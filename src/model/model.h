@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trace model: what one profiled process recorded, as decoded. The
- * reader (format/reader.h) fills a pp_trace from a .pptrace file; the
+ * reader (model/reader.h) fills a pp_trace from a .pptrace file; the
  * analysis (analyze/analysis.h) and every exporter read it and never
  * change it: what they derive lives in a pp_analysis of its own.
  *
@@ -226,6 +226,13 @@ typedef struct pp_trace {
 
 /* Look up a META value; NULL when absent. */
 const char *pp_trace_meta(const pp_trace *t, const char *key);
+/* The reason META gives for the first group of groups (NULL-terminated)
+ * that has one ("unavailable.<group>"), its "unavailable: " prefix
+ * stripped; NULL when none has. */
+const char *pp_trace_unavailable(const pp_trace *t, const char *const *groups);
+/* A reason text without the "unavailable: " (or "hardware counters
+ * unavailable: ") its producer may have put in front. */
+const char *pp_reason_strip(const char *r);
 /* Add a META pair (copies; NULL is taken as ""). A later pair of the same
  * key overrides an earlier one. 0, or -1 when out of memory. */
 int pp__meta_add(pp_trace *t, const char *key, const char *value);

@@ -80,6 +80,28 @@ const char *pp_trace_meta(const pp_trace *t, const char *key) {
   return NULL;
 }
 
+const char *pp_reason_strip(const char *r) {
+  static const char *const pre[] = {"hardware counters unavailable: ",
+                                    "unavailable: "};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+    if (strncmp(r, pre[i], strlen(pre[i])) == 0)
+      return r + strlen(pre[i]);
+  return r;
+}
+
+const char *pp_trace_unavailable(const pp_trace *t, const char *const *groups) {
+  char key[128];
+  for (; *groups; groups++) {
+    int n = snprintf(key, sizeof key, "unavailable.%s", *groups);
+    if (n < 0 || (size_t)n >= sizeof key)
+      continue;
+    const char *r = pp_trace_meta(t, key);
+    if (r)
+      return pp_reason_strip(r);
+  }
+  return NULL;
+}
+
 size_t pp_trace_thread_index(const pp_trace *t, uint64_t tid) {
   size_t i = 0;
   while (i < t->nthreads && t->threads[i].tid != tid)

@@ -77,6 +77,12 @@ static pp__board_entry *entry(pp__board *b, const pp_srcloc *loc, int kind,
     e->name = loc->name ? loc->name : "";
     e->kind = kind;
     e->first_ns = ns;
+    if (kind == PP__BOARD_QUEUE) {
+      /* a queue's stages and capacity travel in its site (core/queue.c) */
+      e->from = loc->function ? loc->function : "";
+      e->to = loc->file ? loc->file : "";
+      e->depth = pp_depth_make(loc->line);
+    }
     b->keys[j] = loc;
     b->idx[j] = (uint32_t)++b->n;
     return e;
@@ -141,6 +147,7 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
   case PPT_EV_QUEUE_POP: {
     int64_t d = unzigzag(extra);
     e->value = d < 0 ? 0 : (double)d;
+    pp_depth_step(&e->depth, ns, d < 0 ? 0 : d);
     if (type == PPT_EV_QUEUE_PUSH)
       e->events++;
     else

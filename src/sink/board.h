@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../stats/depth.h"
 #include "pipeprof.h"
 
 #define PP__BOARD_MAX 4096u
@@ -42,6 +43,10 @@ typedef struct pp__board_entry {
   uint64_t waits[2]; /* queues: recorded waits on full, on empty */
   double lo, hi;     /* the value's range since the last publish (the
                         value alone when no event came) */
+  /* queues: their stages as declared ("" when not) and their depth over
+   * the session, capacity included (the analysis's computation) */
+  const char *from, *to;
+  pp_depth depth;
 } pp__board_entry;
 
 /* One point of an entry's history: its value at a publish and the range

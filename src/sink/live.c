@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/tally.h"
+#include "../ring/tally.h"
 #include "../format/pptrace.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
@@ -121,7 +121,7 @@ struct pp__live {
   pp__board *board;   /* counters, metrics, frames, queues (board.h) */
   int history;        /* keep per-interval points (pp__live_history_on) */
   pp_lhist scratch, open_h; /* open_h: the open intervals (publish_now) */
-  /* stats mode's zones (core/tally.h): the interval of the last look at
+  /* stats mode's zones (ring/tally.h): the interval of the last look at
    * the threads' tallies, and two histograms to read them into */
   int64_t tally_ix;
   pp_lhist tcur, tdelta;
@@ -1342,7 +1342,7 @@ static uint64_t live_slots(pp__sink *k, const pp__slots *sp) {
   return n;
 }
 
-/* ---- stats mode: zones their threads aggregated (core/tally.h) --------- */
+/* ---- stats mode: zones their threads aggregated (ring/tally.h) --------- */
 
 int pp__live_tally_due(pp__live *l, int64_t now_ns) {
   int64_t ix =

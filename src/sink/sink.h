@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/gpu.h"
-#include "../core/recorder.h"
+#include "../ring/gpu_rec.h"
+#include "../ring/ring.h"
 #include "../format/pptrace.h"
 
 /* Ticks to CLOCK_MONOTONIC ns from the session's first clock point at the
@@ -191,7 +191,7 @@ typedef struct pp__sink_ops {
    * at the rate the resolver placed them with. */
   void (*gpu)(pp__sink *k, pp__gpu_rec *recs, size_t n,
               const pp__clockmap *clock);
-  /* Stats mode: the zones thread tid aggregated itself (core/tally.h),
+  /* Stats mode: the zones thread tid aggregated itself (ring/tally.h),
    * for why: PP__TALLY_TICK a live interval ended since the last look;
    * PP__TALLY_EXIT the thread is dead (its set's last look: it is freed
    * after); PP__TALLY_FINAL the session ends (the thread may still run).

@@ -54,7 +54,7 @@ void pp__aggregate_drops(pp__aggregate *a, uint64_t tid, uint64_t n);
 void pp__aggregate_gpu(pp__aggregate *a, uint32_t id, uint32_t device,
                        uint64_t stream, uint64_t tid, int64_t launch_ns,
                        int64_t start_ns, uint64_t dur_ns);
-/* Stats mode's zones, aggregated on their own thread (core/tally.h) and
+/* Stats mode's zones, aggregated on their own thread (ring/tally.h) and
  * handed over when the thread exits or the session ends: the zones of
  * site id that thread tid closed, as a histogram of their durations
  * (exact moments; its count is theirs), and their summed self time. */

@@ -4,7 +4,7 @@
  */
 #include "stats_sink.h"
 
-#include "../core/tally.h"
+#include "../ring/tally.h"
 #include "../internal.h"
 #include "stats.h"
 

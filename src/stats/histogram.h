@@ -75,7 +75,7 @@ void pp_hist_reset(pp_hist *h);
 inline void pp_hist_record(pp_hist *h, uint64_t v);
 void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n);
 
-/* Counts gathered elsewhere in this layout (core/tally.h: a thread's
+/* Counts gathered elsewhere in this layout (ring/tally.h: a thread's
  * histogram of one site): c holds slot s's PP_HIST_HALF counters, added to
  * h's (counts only; the moments come with pp_hist_add_moments). Returns 0,
  * or -1 when a block could not be allocated or the count would overflow

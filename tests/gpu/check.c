@@ -12,7 +12,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/analyze.h"
-#include "format/reader.h"
+#include "model/reader.h"
 #include "gpu_check.h"
 
 int pp_gpu_check(const char *path, const double *ref_ms, int n,

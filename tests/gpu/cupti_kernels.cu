@@ -15,7 +15,7 @@
 
 extern "C" {
 #include "analyze/gpu_activity.h"
-#include "format/reader.h"
+#include "model/reader.h"
 }
 #include "pipeprof.h"
 

@@ -27,8 +27,8 @@
  * at one instant (a live interval may count a zone whose sum is not in
  * yet). A dead thread's set is read and freed by the writer alone.
  */
-#ifndef PP_CORE_TALLY_H
-#define PP_CORE_TALLY_H
+#ifndef PP_RING_TALLY_H
+#define PP_RING_TALLY_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -265,4 +265,4 @@ void pp__tallies_finish_dead(pp__tallies *g);
 pp__tally *pp__tallies_pending(const pp__tallies *g, uint64_t *ns,
                                uint64_t *self_ns);
 
-#endif /* PP_CORE_TALLY_H */
+#endif /* PP_RING_TALLY_H */

@@ -12,8 +12,8 @@
  * Every function in the table may be called from any thread (the
  * server's) and takes the library's locks for microseconds.
  */
-#ifndef PP_HTTP_HOST_H
-#define PP_HTTP_HOST_H
+#ifndef PP_CORE_HTTP_HOST_H
+#define PP_CORE_HTTP_HOST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -105,4 +105,4 @@ int pp_http_start(const pp_http_host *host, const char *addr, char *err,
                   size_t errlen);
 void pp_http_stop(void);
 
-#endif /* PP_HTTP_HOST_H */
+#endif /* PP_CORE_HTTP_HOST_H */

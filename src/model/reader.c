@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "../internal.h"
-#include "../model/trace.h"
-#include "pptrace.h"
+#include "../format/pptrace.h"
+#include "../format/records.h"
+#include "../format/stats_payload.h"
 #include "reader.h"
-#include "records.h"
-#include "stats_payload.h"
+#include "trace.h"
 
 #define MAX_LOCS (1u << 22)
 #define MAX_THREADS 65536u

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The trace reader (src/format/reader.c): a .pptrace file or buffer into
+ * The trace reader (src/model/reader.c): a .pptrace file or buffer into
  * the trace model (model/model.h), every event handed to a streaming
  * consumer as it is decoded and stored only as far as the caller allows.
  */
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/model.h"
+#include "model.h"
 
 /* How to read: which events to store, and who else sees them. */
 typedef struct pp_read_opts {
@@ -31,7 +31,7 @@ typedef struct pp_read_opts {
                      exists before the first on_event */
 } pp_read_opts;
 
-/* Reader (src/format/reader.c). Returns 0 and fills *t, or -1 with a one-line
+/* Reader (src/model/reader.c). Returns 0 and fills *t, or -1 with a one-line
  * reason in err (which is always NUL-terminated), or PP_TRACE_ENOMEM when
  * memory ran out ("out of memory reading FILE (...)" in err; nothing is
  * kept, a partial trace is never returned). A damaged file still returns 0
