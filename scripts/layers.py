@@ -34,14 +34,16 @@ LAYERS = {
     "nvtx": [".", "core", "format"],
     "runtime": [".", "core", "format"],
     "model": [".", "format", "metrics", "stats"],
+    "results": [".", "stats"],
     "import": [".", "format", "model", "stats"],
-    "analyze": [".", "format", "import", "metrics", "model", "pair", "sink",
-                "stats"],
+    "analyze": [".", "format", "import", "metrics", "model", "pair",
+                "results", "sink", "stats"],
     "export": [".", "analyze", "format", "metrics", "model", "pair",
-               "stats"],
-    "http": [".", "core", "export", "metrics", "sink", "stats"],
+               "results", "stats"],
+    "http": [".", "core", "export", "metrics", "results", "sink", "stats"],
     "cli": [".", "analyze", "collect", "core", "export", "format", "http",
-            "import", "metrics", "model", "pair", "sink", "stats"],
+            "import", "metrics", "model", "pair", "results", "sink",
+            "stats"],
 }
 
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

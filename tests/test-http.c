@@ -1251,7 +1251,7 @@ PP_TEST_T(http_live_page_in_chromium, 240) {
 }
 
 /* One look at a live page: a zone's count, a queue's consumer waits (the
- * count in its cell), a sampled counter's samples and the live status,
+ * first figure of its cell), a sampled counter's samples and the live status,
  * as JSON text (cdp.h). */
 static const char LOOK_JS[] =
     "(function () {\n"
@@ -1275,7 +1275,7 @@ static const char LOOK_JS[] =
     "    status: st ? st.textContent : null,\n"
     "    banner: b && !b.hidden ? b.textContent : '',\n"
     "    zone: cell('#pp-zones', ZONE, 'count'),\n"
-    "    queue: cell('#pp-queues', QUEUE, 'consumer_waited_ns'),\n"
+    "    queue: cell('#pp-queues', QUEUE, 'consumer_waits'),\n"
     "    samples: cell('#pp-counters', COUNTER, 'samples')\n"
     "  });\n"
     "})()";
@@ -1308,10 +1308,9 @@ static look look_at(pp_cdp *c, const char *zone, const char *queue,
     const char *banner = json_string_value(json_object_get(j, "banner"));
     if (banner && banner[0])
       PP_FAIL("the live page says: %s", banner);
-    const char *times = q ? strchr(q, '(') : NULL;
-    if (z && times && n && st) {
+    if (z && q && n && st) {
       l.zone = atoll(z);
-      l.queue_waits = atoll(times + 1);
+      l.queue_waits = atoll(q); /* "waits / time / share" */
       l.samples = atoll(n);
       snprintf(l.status, sizeof l.status, "%s", st);
       CHECK_STR(json_string_value(json_object_get(j, "rendered")), "ok");
@@ -2063,8 +2062,9 @@ static const char *row_cell(const char *dom, const char *name,
 /* The same trace in every view: the text report, the summary JSON, the
  * HTML report in Chromium and /metrics of `pipeprof serve` show the same
  * figures, each computed once by the analysis: a zone's count and p99,
- * a queue's share of time full, the tree's CPU (the run's rusage), and energy
- * that did not move, which every view says is unavailable. */
+ * a queue's share of time full and its throughput (items in and out per
+ * second; its pops on /metrics), the tree's CPU (the run's rusage), and
+ * energy that did not move, which every view says is unavailable. */
 PP_TEST_T(http_same_figures_in_every_view, 180) {
   if (!companion_ready())
     return;
@@ -2108,6 +2108,13 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK(full_pct > 0 && full_pct < 100);
   char fulls[32];
   pp_format_pct(fulls, sizeof fulls, full_pct);
+  /* the throughput: the queue's items in and out per second */
+  double in_rate = q->in_per_s, out_rate = q->out_per_s;
+  char rates[80], ins[32], outs[32];
+  pp_format_rate(ins, sizeof ins, in_rate);
+  pp_format_rate(outs, sizeof outs, out_rate);
+  snprintf(rates, sizeof rates, "%s / %s", ins, outs);
+  CHECK(out_rate > 0);
   pp_analysis_free(&a);
   pp_trace_free(&t);
   printf("# infer: 300 zones, p99 %llu ns (%s); frames full %s\n",
@@ -2132,6 +2139,7 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK(row != NULL);
   snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
   CHECK_CONTAINS(line, fulls);
+  CHECK_CONTAINS(line, rates);
   pp_cli_result_free(&r);
 
   /* summary JSON */
@@ -2155,6 +2163,10 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK(qj != NULL);
   CHECK_NEAR(json_number_value(json_object_get(qj, "full_pct")), full_pct,
              1e-9);
+  CHECK_NEAR(json_number_value(json_object_get(qj, "in_per_s")), in_rate,
+             1e-9);
+  CHECK_NEAR(json_number_value(json_object_get(qj, "out_per_s")), out_rate,
+             1e-9);
   json_decref(root);
   pp_cli_result_free(&r);
 
@@ -2177,7 +2189,9 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
 
   CHECK_STR(row_cell(dom, "infer", "count"), "300");
   CHECK_STR(row_cell(dom, "infer", "p99_ns"), p99s);
-  CHECK_STR(row_cell(dom, "frames (decode \u2192 infer)", "full_pct"), fulls);
+  CHECK_STR(row_cell(dom, "frames", "full_pct"), fulls);
+  CHECK_STR(row_cell(dom, "frames", "in_per_s"), rates);
+  CHECK_STR(row_cell(dom, "frames", "stages"), "decode -&gt; infer");
   CHECK_CONTAINS(dom, "unavailable: energy.package_j stayed at 0");
   CHECK(strstr(dom, "energy.package_j stayed") != NULL);
   free(dom);

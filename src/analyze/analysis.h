@@ -25,6 +25,7 @@
 
 #include "model/model.h"
 #include "pair/zones.h"
+#include "stats/depth.h"
 #include "stats/histogram.h"
 
 /* GPU zones of one site on one track (device, stream) as a stats-mode file
@@ -180,6 +181,9 @@ typedef struct pp_queue_stats {
                                   when no wait was recorded */
   double consumer_waiting_pct; /* likewise of blocked_empty_ns */
   pp_hist wait;                /* per item push -> pop, ns */
+  pp_depth depth;              /* the depth figures above as they were
+                                  computed (stats/depth.h), for the
+                                  results document */
 } pp_queue_stats;
 
 /* A stage: a name used by a queue as producer or consumer. Its busy time
@@ -545,6 +549,8 @@ typedef struct pp_analysis {
                                    when the STATS payload has no GPU part */
   struct pp_gpu_activity *cuda; /* CUDA activity (NULL when the trace has
                                    no CUDA chunk) */
+  struct pp_doc *doc;           /* the results document (results/doc.h):
+                                   the tables the views lay out */
   uint64_t events_late;         /* events the streamed figures took out of time
                                    order: the reorder buffer was full. Series
                                    spread over threads (frame marks, counters)

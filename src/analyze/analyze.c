@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "results/doc.h"
 #include "analyze/series.h"
 #include "analyze/stream.h"
 #include "format/pptrace.h"
@@ -58,6 +59,8 @@ void pp__analysis_results_free(pp_analysis *a) {
   a->ngpu_agg = 0;
   pp_gpu_activity_free(a->cuda);
   a->cuda = NULL;
+  pp_doc_free(a->doc);
+  a->doc = NULL;
   a->analyzed = 0;
 }
 
@@ -392,7 +395,7 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
     goto oom;
   a->nthreads = t->nthreads;
   if (t->from_stats) {
-    if (analyze_from_stats(a) != 0)
+    if (analyze_from_stats(a) != 0 || pp__analysis_document(a) != 0)
       goto oom;
     a->analyzed = 1;
     return 0;
@@ -451,7 +454,7 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
   if (pp_analyze_breakdown(a) || pp_analyze_shapes(a) || pp_analyze_gpu(a) ||
       pp_analyze_cuda(a) ||
       pp_analyze_pipeline(a) || /* after GPU: its advice reads them */
-      pp__series_build(a->series_rec, a))
+      pp__series_build(a->series_rec, a) || pp__analysis_document(a))
     goto oom;
   a->analyzed = 1;
   return 0;

@@ -31,6 +31,9 @@ int64_t pp_details_window_ns(const pp_analysis *a);
 /* Per-site zone statistics, shared by CPU zones and GPU zones: init n
  * entries (empty histograms, min/max sentinels), add one instance of d ns
  * with self ns of it, and finish n entries (mean, std) once all are in. */
+/* Build a->doc, the results document, from the figures (document.c):
+ * 0, or -1 when out of memory. */
+int pp__analysis_document(pp_analysis *a);
 void pp__zone_stats_init(pp_zone_stats *zs, size_t n);
 void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self);
 void pp__zone_stats_finish(pp_zone_stats *zs, size_t n);

@@ -389,15 +389,13 @@ static void order_queues(pp_queue_stats *q, size_t n) {
 
 /* The shares of the window (pp_queue_stats's *_pct). */
 static void queue_shares(pp_queue_stats *o) {
-  int64_t win = pp__span(o->t_first, o->t_last);
-  o->full_pct = o->empty_pct = NAN;
+  int64_t win = pp_depth_window_ns(&o->depth);
+  o->full_pct = pp_depth_full_pct(&o->depth);
+  o->empty_pct = pp_depth_empty_pct(&o->depth);
   o->producer_blocked_pct = o->consumer_waiting_pct = NAN;
   if (win <= 0)
     return;
   double w = (double)win;
-  if (o->capacity > 0)
-    o->full_pct = (double)o->full_ns / w * 100.0;
-  o->empty_pct = (double)o->empty_ns / w * 100.0;
   if (o->waits_full)
     o->producer_blocked_pct = (double)o->blocked_full_ns / w * 100.0 /
                               (o->waiters_full > 1 ? o->waiters_full : 1);
@@ -418,6 +416,7 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
   o->items_untracked = q->untracked;
   o->wait = q->wait;
   pp_hist_init(&q->wait);
+  o->depth = q->depth;
   o->depth_min = q->depth.min;
   o->depth_max = q->depth.max;
   o->depth_last = q->depth.depth;

@@ -14,6 +14,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/pipeline.h"
+#include "export/doc_text.h"
 #include "export/export.h"
 
 #define COL_NAME_MAX 28
@@ -37,96 +38,6 @@ static int name_len(const char *s, int max) {
 
 static char *dur(char *b, size_t n, double ns) {
   return pp_format_ns(b, n, ns);
-}
-
-/* A share the analysis computed (NAN: "-"), in 8 columns. */
-static void pct_cell(FILE *out, double pct) {
-  char b[32];
-  fprintf(out, " %7s", pp_format_pct(b, sizeof b, pct));
-}
-
-/* ", 80.8% of the time" (", ... on average over 2 threads"): the share of
- * the queue's window its producers or consumers waited, as the
- * recommendations quote it. */
-static void waiters_share(FILE *out, double pct, uint32_t threads) {
-  char b[32];
-  if (isnan(pct))
-    return;
-  fprintf(out, ", %s of the time", pp_format_pct(b, sizeof b, pct));
-  if (threads > 1)
-    fprintf(out, " on average over %" PRIu32 " threads", threads);
-}
-
-static void queue_table(FILE *out, const pp_analysis *a) {
-  const pp_pipeline *p = &a->prof.pipe;
-  if (p->queues_unavailable) {
-    fputs("\nqueues\nunavailable: stats mode keeps no queue statistics "
-          "(record in trace mode)\n", out);
-    return;
-  }
-  if (!p->nqueues)
-    return;
-  int nw = 5;
-  for (size_t i = 0; i < p->nqueues; i++)
-    if (name_len(p->queues[i].name, COL_NAME_MAX) > nw)
-      nw = name_len(p->queues[i].name, COL_NAME_MAX);
-  fputs("\nqueues (depth = items in the queue; wait = push to pop of an "
-        "item)\n", out);
-  put_safe(out, "queue", nw, nw);
-  fprintf(out, " %5s %8s %8s %6s %5s %8s %8s %9s %9s %9s %9s\n", "cap",
-          "items", "items/s", "depth", "max", "full", "empty", "wait p50",
-          "p90", "p99", "max");
-  for (size_t i = 0; i < p->nqueues; i++) {
-    const pp_queue_stats *q = &p->queues[i];
-    char b1[32], b2[32], b3[32], b4[32];
-    put_safe(out, q->name, nw, COL_NAME_MAX);
-    if (q->capacity > 0)
-      fprintf(out, " %5" PRId64, q->capacity);
-    else
-      fprintf(out, " %5s", "-");
-    fprintf(out, " %8" PRIu64 " %8.1f %6.2f %5" PRId64, q->pops,
-            q->out_per_s, q->depth_mean, q->depth_max);
-    pct_cell(out, q->full_pct);
-    pct_cell(out, q->empty_pct);
-    if (q->wait.count)
-      fprintf(out, " %9s %9s %9s %9s\n",
-              dur(b1, sizeof b1, (double)pp_hist_percentile(&q->wait, 50)),
-              dur(b2, sizeof b2, (double)pp_hist_percentile(&q->wait, 90)),
-              dur(b3, sizeof b3, (double)pp_hist_percentile(&q->wait, 99)),
-              dur(b4, sizeof b4, (double)q->wait.max));
-    else
-      fprintf(out, " %9s %9s %9s %9s\n", "-", "-", "-", "-");
-    fputs("  ", out);
-    put_safe(out, q->from[0] ? q->from : "?", 0, COL_NAME_MAX);
-    fputs(" -> ", out);
-    put_safe(out, q->to[0] ? q->to : "?", 0, COL_NAME_MAX);
-    fprintf(out, ": %" PRIu64 " in, %" PRIu64 " out", q->pushes, q->pops);
-    if (q->waits_full || q->waits_empty) {
-      fprintf(out, "; producer blocked %s (%" PRIu64 " waits",
-              dur(b1, sizeof b1, (double)q->blocked_full_ns), q->waits_full);
-      waiters_share(out, q->producer_blocked_pct, q->waiters_full);
-      fprintf(out, "), consumer waited %s (%" PRIu64 " waits",
-              dur(b2, sizeof b2, (double)q->blocked_empty_ns),
-              q->waits_empty);
-      waiters_share(out, q->consumer_waiting_pct, q->waiters_empty);
-      fputc(')', out);
-    }
-    /* Pushes still queued at the end have no pop: not a pairing failure. */
-    uint64_t queued = q->depth_last > 0 ? (uint64_t)q->depth_last : 0;
-    uint64_t unpaired = q->unmatched_pops;
-    uint64_t known = q->matched + queued + q->items_untracked;
-    if (q->pushes > known)
-      unpaired += q->pushes - known;
-    if (unpaired)
-      fprintf(out, "; %" PRIu64 " items not paired by id", unpaired);
-    /* Items in flight past the analysis's bound: said, never silent. */
-    if (q->items_untracked)
-      fprintf(out,
-              "; %" PRIu64 " items untracked (item table full), no "
-              "wait measured",
-              q->items_untracked);
-    fputc('\n', out);
-  }
 }
 
 static void put_path(FILE *out, const pp_flow_path *fp) {
@@ -282,7 +193,7 @@ int pp_report_pipeline(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   if (!out || !t || !a->analyzed)
     return -1;
-  queue_table(out, a);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "queues"));
   bottleneck_section(out, a);
   return ferror(out) ? -1 : 0;
 }

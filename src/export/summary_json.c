@@ -15,6 +15,7 @@
 #include "analyze/analyze.h"
 #include "analyze/series.h"
 #include "analyze/system.h"
+#include "export/doc_json.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
@@ -39,7 +40,7 @@
  * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful. */
-#define SUMMARY_SCHEMA_MINOR 15
+#define SUMMARY_SCHEMA_MINOR 16
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -899,6 +900,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   int sys_rc = pp_summary_system_json(&w, a);
   if (pp_summary_gpu_zones_json(&w, a) != 0 || pp_summary_cuda_json(&w, a) != 0)
     sys_rc = -1;
+  pp_doc_json_layouts(&w, a->doc);
   /* Members a caller adds (the HTML report's "timeline") come last. */
   if (extra && extra(&w, a, arg) != 0)
     sys_rc = -1;

@@ -6,6 +6,7 @@
  * two in step.
  */
 #include "analyze/pipeline.h"
+#include "export/doc_json.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 
@@ -20,68 +21,27 @@ static void hist_fields(pp_jsonw *w, const pp_hist *h) {
   pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
 }
 
-static void write_queues(pp_jsonw *w, const pp_analysis *a) {
-  const pp_pipeline *p = &a->prof.pipe;
-  pp_jsonw_key(w, "queues");
-  if (p->queues_unavailable) {
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_bool(w, "available", 0);
-    pp_jsonw_kv_str(w, "reason", "stats mode");
-    pp_jsonw_obj_end(w);
+/* A queue row's "wait": its items' push-to-pop histogram. */
+static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
+  const pp_pipeline *p = ctx;
+  if (r >= p->nqueues)
     return;
-  }
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nqueues; i++) {
-    const pp_queue_stats *q = &p->queues[i];
-    int64_t win = pp__span(q->t_first, q->t_last);
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", q->name);
-    pp_jsonw_kv_str(w, "from", q->from);
-    pp_jsonw_kv_str(w, "to", q->to);
-    pp_jsonw_key(w, "capacity");
-    if (q->capacity > 0)
-      pp_jsonw_int(w, q->capacity);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_int(w, "window_ns", win);
-    pp_jsonw_kv_uint(w, "pushes", q->pushes);
-    pp_jsonw_kv_uint(w, "pops", q->pops);
-    pp_jsonw_kv_uint(w, "paired", q->matched);
-    pp_jsonw_kv_uint(w, "unmatched_pops", q->unmatched_pops);
-    pp_jsonw_kv_uint(w, "items_untracked", q->items_untracked);
-    pp_jsonw_kv_double(w, "in_per_s", q->in_per_s);
-    pp_jsonw_kv_double(w, "out_per_s", q->out_per_s);
-    pp_jsonw_key(w, "depth");
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_int(w, "min", q->depth_min);
-    pp_jsonw_kv_double(w, "mean", q->depth_mean);
-    pp_jsonw_kv_int(w, "max", q->depth_max);
-    pp_jsonw_kv_int(w, "last", q->depth_last);
-    pp_jsonw_obj_end(w);
-    pp_jsonw_key(w, "full_ns");
-    if (q->capacity > 0)
-      pp_jsonw_int(w, q->full_ns);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_double(w, "full_pct", q->full_pct); /* NAN: null */
-    pp_jsonw_kv_int(w, "empty_ns", q->empty_ns);
-    pp_jsonw_kv_double(w, "empty_pct", q->empty_pct);
-    pp_jsonw_kv_uint(w, "producer_waits", q->waits_full);
-    pp_jsonw_kv_int(w, "producer_blocked_ns", q->blocked_full_ns);
-    /* schema_minor 15: the waiting threads' mean share of the window */
-    pp_jsonw_kv_double(w, "producer_blocked_pct", q->producer_blocked_pct);
-    pp_jsonw_kv_uint(w, "consumer_waits", q->waits_empty);
-    pp_jsonw_kv_int(w, "consumer_waited_ns", q->blocked_empty_ns);
-    pp_jsonw_kv_double(w, "consumer_waiting_pct", q->consumer_waiting_pct);
-    pp_jsonw_kv_uint(w, "waits_unclosed", q->waits_unclosed);
-    pp_jsonw_key(w, "wait");
-    pp_jsonw_obj_begin(w);
-    hist_fields(w, &q->wait);
-    pp_summary_hist_json(w, "hist", &q->wait); /* schema_minor 13 */
-    pp_jsonw_obj_end(w);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  const pp_hist *h = &p->queues[r].wait;
+  pp_jsonw_key(w, "wait");
+  pp_jsonw_obj_begin(w);
+  hist_fields(w, h);
+  pp_summary_hist_json(w, "hist", h); /* schema_minor 13 */
+  pp_jsonw_obj_end(w);
+}
+
+/* "queues": the results document's table (analyze/document.c), each row
+ * with its wait histogram. */
+static void write_queues(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *t = pp_doc_find(a->doc, "queues");
+  if (!t)
+    return;
+  pp_jsonw_key(w, "queues");
+  pp_doc_json_rows(w, t, queue_wait, (void *)&a->prof.pipe);
 }
 
 static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {

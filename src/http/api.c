@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../export/doc_json.h"
 #include "../export/jsonw.h"
+#include "../results/queues.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
 
 #define API_VERSION 1
-#define SCHEMA_MINOR 13
+#define SCHEMA_MINOR 16
 
 /* ---- what the host holds, copied out of its locks ------------------------ */
 
@@ -475,7 +477,82 @@ static void request_member(pp_jsonw *w, const state *s, int wi) {
   pp_jsonw_obj_end(w);
 }
 
-static void board_arrays(pp_jsonw *w, const state *s, int wi) {
+/* The queues on the board, for their "wait" members. */
+typedef struct live_queues {
+  const state *s;
+  int wi;
+  const pp__board_entry **e; /* the table's rows' entries */
+} live_queues;
+
+static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
+  live_queues *q = ctx;
+  const one_series *o =
+      find_series(q->s, PP_HTTP_SERIES_QUEUE_WAIT, q->e[r]->name);
+  if (o) {
+    pp_jsonw_key(w, "wait");
+    stats_with_hist(w, q->s, &o->win[q->wi], PP_HTTP_SERIES_QUEUE_WAIT,
+                    q->e[r]->name);
+  }
+}
+
+/* "queues": the results document's table (results/queues.h), as the
+ * report's, from the board's figures over the session so far; the items'
+ * waits over the window. The live figures count a queue's waits but not
+ * their time: those cells say so. */
+static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nboard; i++)
+    n += s->board[i].kind == PP__BOARD_QUEUE;
+  pp_queue_figures *f = calloc(n ? n : 1, sizeof *f);
+  const pp__board_entry **e = calloc(n ? n : 1, sizeof *e);
+  pp_table *t = NULL;
+  if (f && e) {
+    size_t k = 0;
+    for (size_t i = 0; i < s->nboard; i++) {
+      const pp__board_entry *b = &s->board[i];
+      if (b->kind != PP__BOARD_QUEUE)
+        continue;
+      const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, b->name);
+      const pp_live_stats *ws = o && o->win[wi].count ? &o->win[wi] : NULL;
+      f[k] = (pp_queue_figures){
+          .name = b->name,
+          .from = b->from ? b->from : "",
+          .to = b->to ? b->to : "",
+          .depth = &b->depth,
+          .pushes = (int64_t)b->events,
+          .pops = (int64_t)b->pops,
+          .paired = -1,
+          .unmatched_pops = -1,
+          .items_untracked = -1,
+          .producer_waits = (int64_t)b->waits[0],
+          .consumer_waits = (int64_t)b->waits[1],
+          .producer_blocked_ns = NAN,
+          .consumer_waited_ns = NAN,
+          .producer_blocked_pct = NAN,
+          .consumer_waiting_pct = NAN,
+          .waits_unclosed = -1,
+          .wait_p50_ns = ws ? (double)ws->p50_ns : NAN,
+          .wait_p99_ns = ws ? (double)ws->p99_ns : NAN,
+          .wait_max_ns = ws ? (double)ws->max_ns : NAN,
+          .why_blocked = "the live figures count the waits, not their time "
+                         "(the report of the trace has it)"};
+      e[k++] = b;
+    }
+    t = pp_results_queues(results, f, n);
+  }
+  live_queues ctx = {s, wi, e};
+  pp_jsonw_key(w, "queues");
+  if (t)
+    pp_doc_json_rows(w, t, queue_wait, &ctx);
+  else {
+    pp_jsonw_arr_begin(w);
+    pp_jsonw_arr_end(w);
+  }
+  free(f);
+  free(e);
+}
+
+static void board_arrays(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
   pp_jsonw_key(w, "frames");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < s->nboard; i++) {
@@ -507,59 +584,7 @@ static void board_arrays(pp_jsonw *w, const state *s, int wi) {
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
-  pp_jsonw_key(w, "queues");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < s->nboard; i++) {
-    const pp__board_entry *e = &s->board[i];
-    if (e->kind != PP__BOARD_QUEUE)
-      continue;
-    /* the summary's shape (docs/formats/summary-json.md), over the
-     * session so far: the depth's figures are the analysis's
-     * computation (stats/depth.h) */
-    const pp_depth *q = &e->depth;
-    int64_t win = pp_depth_window_ns(q);
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", e->name);
-    pp_jsonw_kv_str(w, "from", e->from ? e->from : "");
-    pp_jsonw_kv_str(w, "to", e->to ? e->to : "");
-    pp_jsonw_key(w, "capacity");
-    if (q->capacity > 0)
-      pp_jsonw_int(w, q->capacity);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_int(w, "window_ns", win);
-    pp_jsonw_kv_uint(w, "pushes", e->events);
-    pp_jsonw_kv_uint(w, "pops", e->pops);
-    pp_jsonw_kv_double(w, "in_per_s",
-                       win > 0 ? (double)e->events / ((double)win * 1e-9)
-                               : NAN);
-    pp_jsonw_kv_double(w, "out_per_s",
-                       win > 0 ? (double)e->pops / ((double)win * 1e-9) : NAN);
-    pp_jsonw_key(w, "depth");
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_int(w, "min", q->min);
-    pp_jsonw_kv_double(w, "mean", pp_depth_mean(q));
-    pp_jsonw_kv_int(w, "max", q->max);
-    pp_jsonw_kv_int(w, "last", q->depth);
-    pp_jsonw_obj_end(w);
-    pp_jsonw_key(w, "full_ns");
-    if (q->capacity > 0)
-      pp_jsonw_int(w, q->full_ns);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_double(w, "full_pct", pp_depth_full_pct(q)); /* NAN: null */
-    pp_jsonw_kv_int(w, "empty_ns", q->empty_ns);
-    pp_jsonw_kv_double(w, "empty_pct", pp_depth_empty_pct(q));
-    pp_jsonw_kv_uint(w, "producer_waits", e->waits[0]);
-    pp_jsonw_kv_uint(w, "consumer_waits", e->waits[1]);
-    const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, e->name);
-    if (o) {
-      pp_jsonw_key(w, "wait");
-      stats_with_hist(w, s, &o->win[wi], PP_HTTP_SERIES_QUEUE_WAIT, e->name);
-    }
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  queues_member(w, s, wi, results);
 }
 
 static void left_out(pp_jsonw *w, const state *s) {
@@ -658,6 +683,7 @@ static char *summary(const state *s, int window_s, size_t *len) {
   int wi = window_index(window_s);
   int64_t t0, t1;
   span(s, window_s, &t0, &t1);
+  pp_doc *results = pp_doc_new(); /* the tables the page lays out */
   pp_jsonw_obj_begin(w);
   header(w, s, "pipeprof.summary");
   pp_jsonw_kv_int(w, "t0_ns", t0);
@@ -665,12 +691,14 @@ static char *summary(const state *s, int window_s, size_t *len) {
   pp_jsonw_kv_int(w, "wall_ns", t1 - t0);
   live_member(w, s, window_s);
   zones_array(w, s, wi, (double)(t1 - t0));
-  board_arrays(w, s, wi);
+  board_arrays(w, s, wi, results);
   request_member(w, s, wi);
   alerts_array(w, s);
   series_member(w, s, t0);
   left_out(w, s);
+  pp_doc_json_layouts(w, results);
   pp_jsonw_obj_end(w);
+  pp_doc_free(results);
   return doc_close(&d, len);
 }
 

@@ -39,7 +39,7 @@
     'source', 'breakdown', 'providers', 'shapes', 'merged_profiles',
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
-    'memory_pools', 'series', 'live', 'profiler', 'zone_slos'
+    'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -402,6 +402,8 @@
       case 'pct': return fmtPct(v);
       case 'rate': return fmtRate(v);
       case 'bytes/s': return fmtByteRate(v);
+      case 'joules': return fmtJoules(v);
+      case 'number': return fmtSig3(v);
       case 'count': case '': case undefined: return fmtNum(v);
       default: return fmtNum(v) + ' ' + unit;
     }
@@ -2049,6 +2051,79 @@
     });
   }
 
+  /* A table of the results document (docs/internals/results.md) as the
+   * summary's "layout" describes it, laid out as the text report lays it
+   * out: the columns that share a label in one cell ("a / b"), a share
+   * with its bar, no value as the column's "none" text, an unavailable
+   * value as such; each row's notes as a warning after the table. The
+   * figures and their text come from the document; nothing is computed
+   * here. */
+  function layoutTable(s, d, id, rows, rowName) {
+    var lay = isRecord(d.layout) && isRecord(d.layout[id]) ? d.layout[id]
+      : null;
+    if (!lay || !Array.isArray(lay.columns)) {
+      warn(s, 'this summary has no layout for its ' + id + ' (a summary ' +
+        'written by an older pipeprof)');
+      return;
+    }
+    if (typeof lay.note === 'string') note(s, lay.note);
+    function get(r, key) {
+      var v = r;
+      String(key).split('.').forEach(function (k) {
+        v = isRecord(v) ? v[k] : undefined;
+      });
+      return v;
+    }
+    function cellText(c, v) {
+      if (isRecord(v) && typeof v.unavailable === 'string')
+        return 'unavailable: ' + v.unavailable;
+      if (v === null || v === undefined)
+        return typeof c.none === 'string' ? c.none : '\u2013';
+      if (c.unit === 'text') return String(v);
+      return fmtUnit(c.unit, v);
+    }
+    var groups = [];
+    lay.columns.filter(isRecord).forEach(function (c) {
+      var g = groups[groups.length - 1];
+      if (g && g.label === c.label) g.cols.push(c);
+      else groups.push({label: String(c.label), cols: [c]});
+    });
+    /* a detail column no row has a value for says nothing */
+    groups = groups.filter(function (g) {
+      return !g.cols[0].detail || rows.some(function (r) {
+        return g.cols.some(function (c) {
+          var v = get(r, c.key);
+          return v !== null && v !== undefined && v !== 0;
+        });
+      });
+    });
+    table(s, groups.map(function (g) {
+      var c0 = g.cols[0], num = c0.unit !== 'text';
+      return {
+        key: c0.key, label: g.label, num: num,
+        cls: num ? 'pp-n' : (c0 === groups[0].cols[0] ? 'pp-t pp-name'
+          : 'pp-t'),
+        value: function (r) {
+          var v = get(r, c0.key);
+          return isNum(v) || typeof v === 'string' ? v : null;
+        },
+        text: function (r) {
+          return g.cols.map(function (c) {
+            return cellText(c, get(r, c.key));
+          }).join(' / ');
+        },
+        bar: c0.bar ? function (r) {
+          var v = get(r, c0.key);
+          return isNum(v) ? v / 100 : null;
+        } : undefined
+      };
+    }), rows, {id: id});
+    rows.forEach(function (r) {
+      if (typeof r.notes === 'string' && r.notes)
+        warn(s, rowName(r) + ': ' + r.notes);
+    });
+  }
+
   function renderQueues(app, d) {
     var q = d.queues;
     if (q === undefined || (Array.isArray(q) && !q.length)) return;
@@ -2062,60 +2137,8 @@
       return;
     }
     var qs = q.filter(isRecord);
-    note(s, 'Depth: items waiting, time-weighted over the queue\u2019s ' +
-      'window. Full / empty: share of that window. Wait: push to pop per ' +
-      'item.');
-    table(s, [
-      {key: 'name', label: 'queue', cls: 'pp-t pp-name', text: function (r) {
-        var n = String(r.name);
-        var told = (!r.from || n.indexOf(r.from) >= 0) &&
-          (!r.to || n.indexOf(r.to) >= 0);
-        return n + (told ? '' : ' (' + (r.from || '?') + ' \u2192 ' +
-          (r.to || '?') + ')');
-      }},
-      {key: 'capacity', label: 'capacity', num: true, text: function (r) {
-        return isNum(r.capacity) ? fmtNum(r.capacity) : 'unbounded';
-      }},
-      {key: 'out_per_s', label: 'in / out', num: true, text: function (r) {
-        return fmtUnit('rate', r.in_per_s) + ' / ' +
-          fmtUnit('rate', r.out_per_s);
-      }},
-      {key: 'depth.mean', label: 'depth mean / max', num: true,
-       value: function (r) { return isRecord(r.depth) ? r.depth.mean : null; },
-       text: function (r) {
-         return isRecord(r.depth) ? fmtNum(isNum(r.depth.mean)
-           ? Math.round(r.depth.mean * 100) / 100 : null) + ' / ' +
-           fmtNum(r.depth.max) : '\u2013';
-       }},
-      col('full_pct', 'full', 'pct', {bar: pctBar('full_pct')}),
-      col('empty_pct', 'empty', 'pct', {bar: pctBar('empty_pct')}),
-      {key: 'producer_blocked_ns', label: 'producer blocked', num: true,
-       text: function (r) {
-         return fmtNs(r.producer_blocked_ns) + ' (' +
-           fmtNum(r.producer_waits) + '\u00d7)';
-       }},
-      {key: 'consumer_waited_ns', label: 'consumer waited', num: true,
-       text: function (r) {
-         return fmtNs(r.consumer_waited_ns) + ' (' +
-           fmtNum(r.consumer_waits) + '\u00d7)';
-       }},
-      {key: 'wait.p99_ns', label: 'wait p50 / p99 / max', num: true,
-       value: function (r) { return isRecord(r.wait) ? r.wait.p99_ns : null; },
-       text: function (r) {
-         var w = isRecord(r.wait) ? r.wait : {};
-         return fmtNs(w.p50_ns) + ' / ' + fmtNs(w.p99_ns) + ' / ' +
-           fmtNs(w.max_ns);
-       }}
-    ], qs, {id: 'queues'});
-    qs.forEach(function (r) {
-      var w = [];
-      if (r.unmatched_pops > 0) w.push(r.unmatched_pops + ' pops had no ' +
-        'push of the same item');
-      if (r.items_untracked > 0) w.push(r.items_untracked + ' items could ' +
-        'not be followed (too many in flight): no wait measured for them');
-      if (r.waits_unclosed > 0) w.push(r.waits_unclosed + ' waits never ' +
-        'ended (closed at the queue\u2019s last event)');
-      if (w.length) warn(s, 'queue ' + r.name + ': ' + w.join('; '));
+    layoutTable(s, d, 'queues', qs, function (r) {
+      return 'queue ' + String(r.name);
     });
     var ser = seriesList(d, 'queues');
     seriesChart(s, 'queue-depth', 'queue depth over time', ser.list, ser.why,

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The analysis's results document (results/doc.h): the tables every view
+ * lays out, built once from the figures at the end of pp_analyze. The
+ * sections move here one by one from the renderers; so far: queues.
+ */
+#include <math.h>
+
+#include "analyze.h"
+#include "internal.h"
+#include "pipeline.h"
+#include "results/queues.h"
+
+static int queues(const pp_analysis *a, pp_doc *d) {
+  const pp_pipeline *p = &a->prof.pipe;
+  if (p->queues_unavailable) {
+    pp_table *t = pp_results_queues(d, NULL, 0);
+    pp_table_unavailable(t, "stats mode keeps no queue statistics (record "
+                            "in trace mode)");
+    return t ? 0 : -1;
+  }
+  if (!p->nqueues)
+    return 0;
+  pp_queue_figures *f = pp__calloc(p->nqueues, sizeof *f);
+  if (!f)
+    return -1;
+  for (size_t i = 0; i < p->nqueues; i++) {
+    const pp_queue_stats *q = &p->queues[i];
+    pp_queue_figures *o = &f[i];
+    o->name = q->name;
+    o->from = q->from;
+    o->to = q->to;
+    o->depth = &q->depth;
+    o->pushes = (int64_t)q->pushes;
+    o->pops = (int64_t)q->pops;
+    o->paired = (int64_t)q->matched;
+    o->unmatched_pops = (int64_t)q->unmatched_pops;
+    o->items_untracked = (int64_t)q->items_untracked;
+    o->producer_waits = (int64_t)q->waits_full;
+    o->consumer_waits = (int64_t)q->waits_empty;
+    o->producer_blocked_ns = (double)q->blocked_full_ns;
+    o->consumer_waited_ns = (double)q->blocked_empty_ns;
+    o->producer_blocked_pct = q->producer_blocked_pct;
+    o->consumer_waiting_pct = q->consumer_waiting_pct;
+    o->producer_waiters = q->waiters_full;
+    o->consumer_waiters = q->waiters_empty;
+    o->waits_unclosed = (int64_t)q->waits_unclosed;
+    int any = q->wait.count > 0;
+    o->wait_p50_ns = any ? (double)pp_hist_percentile(&q->wait, 50) : NAN;
+    o->wait_p99_ns = any ? (double)pp_hist_percentile(&q->wait, 99) : NAN;
+    o->wait_max_ns = any ? (double)q->wait.max : NAN;
+  }
+  pp_table *t = pp_results_queues(d, f, p->nqueues);
+  pp__free(f);
+  return t ? 0 : -1;
+}
+
+int pp__analysis_document(pp_analysis *a) {
+  pp_doc_free(a->doc);
+  a->doc = pp_doc_new();
+  if (!a->doc || queues(a, a->doc) != 0 || !pp_doc_ok(a->doc)) {
+    pp_doc_free(a->doc);
+    a->doc = NULL;
+    return -1;
+  }
+  return 0;
+}

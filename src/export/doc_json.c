@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Results tables in JSON (doc_json.h).
+ */
+#include "export/doc_json.h"
+
+#include <string.h>
+
+/* The length of key's prefix before its dot, 0 when it has none. */
+static size_t prefix_len(const char *key) {
+  const char *dot = strchr(key, '.');
+  return dot ? (size_t)(dot - key) : 0;
+}
+
+static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
+  switch (v->kind) {
+  case PP_CELL_NUM:
+    if (c->flags & PP_COL_INT)
+      pp_jsonw_int(w, (int64_t)v->num);
+    else
+      pp_jsonw_double(w, v->num);
+    break;
+  case PP_CELL_TEXT:
+    pp_jsonw_str(w, v->text);
+    break;
+  case PP_CELL_UNAVAILABLE:
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "unavailable", v->text);
+    pp_jsonw_obj_end(w);
+    break;
+  case PP_CELL_NONE:
+  default:
+    pp_jsonw_null(w);
+    break;
+  }
+}
+
+void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
+                      void *ctx) {
+  if (t && t->why) {
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_bool(w, "available", 0);
+    pp_jsonw_kv_str(w, "reason", t->why);
+    pp_jsonw_obj_end(w);
+    return;
+  }
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t r = 0; t && r < t->nrows; r++) {
+    pp_jsonw_obj_begin(w);
+    const char *open = NULL; /* the nested object open, its prefix */
+    size_t open_len = 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+      const pp_col *col = &t->cols[c];
+      if (col->flags & PP_COL_VIEW_ONLY)
+        continue;
+      size_t n = prefix_len(col->key);
+      if (open && (n != open_len || strncmp(col->key, open, n) != 0)) {
+        pp_jsonw_obj_end(w);
+        open = NULL;
+      }
+      if (n && !open) {
+        char k[64];
+        size_t m = n < sizeof k - 1 ? n : sizeof k - 1;
+        memcpy(k, col->key, m);
+        k[m] = '\0';
+        pp_jsonw_key(w, k);
+        pp_jsonw_obj_begin(w);
+        open = col->key;
+        open_len = n;
+      }
+      pp_jsonw_key(w, n ? col->key + n + 1 : col->key);
+      value(w, col, pp_table_cell(t, r, c));
+    }
+    if (open)
+      pp_jsonw_obj_end(w);
+    if (t->notes[r])
+      pp_jsonw_kv_str(w, "notes", t->notes[r]);
+    if (extra)
+      extra(w, r, ctx);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
+void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "title", t->title);
+  if (t->note)
+    pp_jsonw_kv_str(w, "note", t->note);
+  pp_jsonw_key(w, "columns");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t c = 0; c < t->ncols; c++) {
+    const pp_col *col = &t->cols[c];
+    if (col->flags & PP_COL_JSON_ONLY)
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "key", col->key);
+    pp_jsonw_kv_str(w, "label", col->label);
+    pp_jsonw_kv_str(w, "unit", pp_value_unit_name(col->unit));
+    if (col->flags & PP_COL_BAR)
+      pp_jsonw_kv_bool(w, "bar", 1);
+    if (col->flags & PP_COL_DETAIL)
+      pp_jsonw_kv_bool(w, "detail", 1);
+    if (col->none)
+      pp_jsonw_kv_str(w, "none", col->none);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+void pp_doc_json_layouts(pp_jsonw *w, const pp_doc *d) {
+  if (!pp_doc_ntables(d))
+    return;
+  pp_jsonw_key(w, "layout");
+  pp_jsonw_obj_begin(w);
+  for (size_t i = 0; i < pp_doc_ntables(d); i++) {
+    const pp_table *t = pp_doc_table_at(d, i);
+    pp_jsonw_key(w, t->id);
+    pp_doc_json_layout(w, t);
+  }
+  pp_jsonw_obj_end(w);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A results table (results/doc.h) in JSON: its rows for the summary JSON
+ * and /api/v1 (the columns' keys, dotted ones as nested objects; no value
+ * null, unavailable {"unavailable": why}; a row's notes as "notes"), and
+ * its layout, which the HTML page draws every table with
+ * (docs/formats/summary-json.md, "layout").
+ */
+#ifndef PP_EXPORT_DOC_JSON_H
+#define PP_EXPORT_DOC_JSON_H
+
+#include <stddef.h>
+
+#include "export/jsonw.h"
+#include "results/doc.h"
+
+/* More members of row r, written after the table's (NULL: none). */
+typedef void (*pp_doc_row_fn)(pp_jsonw *w, size_t r, void *ctx);
+
+/* The rows of t as an array of objects (the value of a member the caller
+ * opened); a table unavailable as {"available": false, "reason": why}. */
+void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
+                      void *ctx);
+/* t's layout: {"title", "note", "columns": [{"key", "label", "unit"[,
+ * "bar": true][, "none": text][, "detail": true]}]} (the columns the
+ * tables show; key the JSON path of the value). */
+void pp_doc_json_layout(pp_jsonw *w, const pp_table *t);
+/* The member "layout": {id: layout} for every table of d (none when d
+ * has none). */
+void pp_doc_json_layouts(pp_jsonw *w, const pp_doc *d);
+
+#endif /* PP_EXPORT_DOC_JSON_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results document (doc.h): tables in one arena.
+ */
+#include "doc.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../units.h"
+
+/* Arena blocks; a block holds at least the largest string asked for. */
+typedef struct block {
+  struct block *next;
+  size_t used, size;
+  _Alignas(16) char data[];
+} block;
+
+#define BLOCK_MIN 8192u
+#define TABLES_MAX 64u
+
+struct pp_doc {
+  block *blocks;
+  pp_table tables[TABLES_MAX];
+  size_t ntables;
+  int oom;
+};
+
+static void *arena(pp_doc *d, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  block *b = d->blocks;
+  if (!b || b->size - b->used < n) {
+    size_t size = n > BLOCK_MIN ? n : BLOCK_MIN;
+    block *nb = pp__malloc(sizeof *nb + size);
+    if (!nb) {
+      d->oom = 1;
+      return NULL;
+    }
+    nb->next = d->blocks;
+    nb->used = 0;
+    nb->size = size;
+    d->blocks = b = nb;
+  }
+  void *p = b->data + b->used;
+  b->used += n;
+  return p;
+}
+
+static const char *copy(pp_doc *d, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = arena(d, n);
+  if (c)
+    memcpy(c, s, n);
+  return c;
+}
+
+const char *pp_value_unit_name(pp_value_unit u) {
+  static const char *const names[] = {"text", "count", "number",
+                                      "ns",   "bytes", "rate",
+                                      "pct",  "bytes/s", "joules"};
+  return (unsigned)u < sizeof names / sizeof *names ? names[u] : "number";
+}
+
+pp_doc *pp_doc_new(void) { return pp__calloc(1, sizeof(pp_doc)); }
+
+void pp_doc_free(pp_doc *d) {
+  if (!d)
+    return;
+  for (size_t i = 0; i < d->ntables; i++) {
+    pp__free(d->tables[i].cells);
+    pp__free(d->tables[i].notes);
+  }
+  for (block *b = d->blocks; b;) {
+    block *n = b->next;
+    pp__free(b);
+    b = n;
+  }
+  pp__free(d);
+}
+
+int pp_doc_ok(const pp_doc *d) { return d && !d->oom; }
+
+pp_table *pp_doc_table(pp_doc *d, const char *id, const char *title,
+                       const char *note, const pp_col *cols, size_t ncols) {
+  if (!d || d->oom)
+    return NULL;
+  if (d->ntables >= TABLES_MAX) {
+    d->oom = 1;
+    return NULL;
+  }
+  pp_table *t = &d->tables[d->ntables++];
+  memset(t, 0, sizeof *t);
+  t->id = copy(d, id);
+  t->title = copy(d, title);
+  t->note = note ? copy(d, note) : NULL;
+  t->cols = cols;
+  t->ncols = ncols;
+  t->doc = d;
+  return d->oom ? NULL : t;
+}
+
+size_t pp_doc_ntables(const pp_doc *d) { return d ? d->ntables : 0; }
+
+const pp_table *pp_doc_table_at(const pp_doc *d, size_t i) {
+  return d && i < d->ntables ? &d->tables[i] : NULL;
+}
+
+const pp_table *pp_doc_find(const pp_doc *d, const char *id) {
+  for (size_t i = 0; d && i < d->ntables; i++)
+    if (d->tables[i].id && strcmp(d->tables[i].id, id) == 0)
+      return &d->tables[i];
+  return NULL;
+}
+
+void pp_table_unavailable(pp_table *t, const char *why) {
+  if (t)
+    t->why = copy(t->doc, why ? why : "not measured");
+}
+
+long pp_table_row(pp_table *t) {
+  if (!t || t->doc->oom)
+    return -1;
+  if (t->nrows == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 8;
+    pp_cell *c = pp__realloc(t->cells, cap * t->ncols * sizeof *c);
+    if (!c) {
+      t->doc->oom = 1;
+      return -1;
+    }
+    t->cells = c;
+    const char **n = pp__realloc(t->notes, cap * sizeof *n);
+    if (!n) {
+      t->doc->oom = 1;
+      return -1;
+    }
+    t->notes = n;
+    t->cap = cap;
+  }
+  memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof *t->cells);
+  t->notes[t->nrows] = NULL;
+  return (long)t->nrows++;
+}
+
+static pp_cell *cell(pp_table *t, long row, const char *key) {
+  if (!t || row < 0 || (size_t)row >= t->nrows)
+    return NULL;
+  for (size_t c = 0; c < t->ncols; c++)
+    if (strcmp(t->cols[c].key, key) == 0)
+      return &t->cells[(size_t)row * t->ncols + c];
+  return NULL;
+}
+
+void pp_cell_num(pp_table *t, long row, const char *key, double v) {
+  pp_cell *c = cell(t, row, key);
+  if (c && !isnan(v)) {
+    c->kind = PP_CELL_NUM;
+    c->num = v;
+  }
+}
+
+void pp_cell_text(pp_table *t, long row, const char *key, const char *s) {
+  pp_cell *c = cell(t, row, key);
+  if (c && s && (c->text = copy(t->doc, s)))
+    c->kind = PP_CELL_TEXT;
+}
+
+void pp_cell_unavailable(pp_table *t, long row, const char *key,
+                         const char *why) {
+  pp_cell *c = cell(t, row, key);
+  if (c && (c->text = copy(t->doc, why ? why : "not measured")))
+    c->kind = PP_CELL_UNAVAILABLE;
+}
+
+void pp_row_note(pp_table *t, long row, const char *fmt, ...) {
+  if (!t || row < 0 || (size_t)row >= t->nrows || t->doc->oom)
+    return;
+  char add[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(add, sizeof add, fmt, ap);
+  va_end(ap);
+  const char *old = t->notes[row];
+  size_t n = (old ? strlen(old) + 2 : 0) + strlen(add) + 1;
+  char *s = arena(t->doc, n);
+  if (!s)
+    return;
+  snprintf(s, n, "%s%s%s", old ? old : "", old ? "; " : "", add);
+  t->notes[row] = s;
+}
+
+char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
+                     size_t len) {
+  switch (v->kind) {
+  case PP_CELL_NONE:
+    snprintf(buf, len, "%s", c->none ? c->none : "-");
+    return buf;
+  case PP_CELL_TEXT:
+    snprintf(buf, len, "%s", v->text);
+    return buf;
+  case PP_CELL_UNAVAILABLE:
+    snprintf(buf, len, "unavailable: %s", v->text);
+    return buf;
+  case PP_CELL_NUM:
+    break;
+  }
+  double x = v->num;
+  switch (c->unit) {
+  case PP_VALUE_COUNT:
+    if (x >= 0 && x < 9.2e18 && x == floor(x))
+      snprintf(buf, len, "%" PRIu64, (uint64_t)x);
+    else
+      pp_format_sig3(buf, len, x);
+    return buf;
+  case PP_VALUE_NS:
+    return pp_format_ns(buf, len, x);
+  case PP_VALUE_BYTES:
+    return pp__fmt_bytes(buf, len, x);
+  case PP_VALUE_RATE:
+    return pp_format_rate(buf, len, x);
+  case PP_VALUE_PCT:
+    return pp_format_pct(buf, len, x);
+  case PP_VALUE_BYTE_RATE:
+    return pp_format_byte_rate(buf, len, x);
+  case PP_VALUE_JOULES:
+    return pp_format_joules(buf, len, x);
+  case PP_VALUE_TEXT:
+  case PP_VALUE_NUMBER:
+  default:
+    return pp_format_sig3(buf, len, x);
+  }
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results document (docs/internals/results.md): what an analysis
+ * found, as typed tables that every view lays out and none computes.
+ * A table has columns (a key for the JSON document, a label for the text
+ * and HTML tables, a unit that says how every view formats the value)
+ * and rows of cells; a cell holds a number, a text, nothing (the
+ * column's text for "no value", such as "unbounded"), or "unavailable"
+ * with its reason, a state of its own, never a 0. Per row, notes say
+ * what a reader must know about it (items not paired, waits never
+ * closed).
+ *
+ * Producers: the analysis of a trace (analyze/) and the live engine's
+ * endpoint (http/api.c) fill the same tables through the same builders
+ * (results/queues.h, ...). Views: export/doc_text.c (the text report),
+ * export/doc_json.c (the summary JSON and /api/v1, with the tables'
+ * layout for the HTML page, which draws them with one renderer).
+ *
+ * A document owns everything in it (one arena): strings given to it are
+ * copied. Out of memory is sticky: the builders do nothing more and
+ * pp_doc_ok() says 0.
+ */
+#ifndef PP_RESULTS_DOC_H
+#define PP_RESULTS_DOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a value is shown: units.h in C, fmtUnit in report.js, both checked
+ * against tests/fixtures/units.tsv. */
+typedef enum pp_value_unit {
+  PP_VALUE_TEXT = 0,   /* a name or a phrase */
+  PP_VALUE_COUNT,      /* a whole number, shown exactly */
+  PP_VALUE_NUMBER,     /* three significant digits */
+  PP_VALUE_NS,         /* a duration in nanoseconds */
+  PP_VALUE_BYTES,
+  PP_VALUE_RATE,       /* per second */
+  PP_VALUE_PCT,        /* a percentage (0..100) */
+  PP_VALUE_BYTE_RATE,  /* bytes per second */
+  PP_VALUE_JOULES
+} pp_value_unit;
+
+/* The unit's name in the JSON layout and report.js ("ns", "pct", ...). */
+const char *pp_value_unit_name(pp_value_unit u);
+
+/* Column flags. */
+enum {
+  PP_COL_INT = 1u,       /* a whole number in JSON (else a double) */
+  PP_COL_JSON_ONLY = 2u, /* in the document, not in the tables */
+  PP_COL_VIEW_ONLY = 4u, /* in the tables, not in the JSON (which has the
+                            figure in a member of its own) */
+  PP_COL_BAR = 8u,       /* a share drawn as a bar (HTML) */
+  PP_COL_DETAIL = 16u    /* the text report shows it on a line under the
+                            row ("label: value"); HTML as a column */
+};
+
+typedef struct pp_col {
+  const char *key;   /* JSON member; dotted ("depth.mean") for a member of
+                        a nested object, whose columns are adjacent */
+  const char *label; /* header; adjacent columns with one label are one
+                        cell, their values joined by " / " */
+  pp_value_unit unit;
+  unsigned flags;
+  const char *none; /* the text of "no value" (NULL: "-", null in JSON) */
+} pp_col;
+
+typedef enum pp_cell_kind {
+  PP_CELL_NONE = 0, /* no value: the column's none */
+  PP_CELL_NUM,
+  PP_CELL_TEXT,
+  PP_CELL_UNAVAILABLE /* text: why */
+} pp_cell_kind;
+
+typedef struct pp_cell {
+  pp_cell_kind kind;
+  double num;
+  const char *text;
+} pp_cell;
+
+typedef struct pp_table {
+  const char *id;    /* the JSON member and the HTML section ("queues") */
+  const char *title; /* "queues" */
+  const char *note;  /* what the figures are, one sentence or NULL */
+  const pp_col *cols; /* static: the producer's table definition */
+  size_t ncols;
+  pp_cell *cells; /* nrows * ncols, row-major */
+  const char **notes; /* per row: "; "-joined notes, or NULL */
+  size_t nrows, cap;
+  const char *why; /* the whole table is unavailable: why (no rows) */
+  struct pp_doc *doc;
+} pp_table;
+
+typedef struct pp_doc pp_doc;
+
+pp_doc *pp_doc_new(void);
+void pp_doc_free(pp_doc *d);
+/* 1 while no allocation failed. */
+int pp_doc_ok(const pp_doc *d);
+
+/* A new, empty table of d (cols static), or NULL when out of memory. */
+pp_table *pp_doc_table(pp_doc *d, const char *id, const char *title,
+                       const char *note, const pp_col *cols, size_t ncols);
+/* The tables of d in the order made: n of them, each by index. */
+size_t pp_doc_ntables(const pp_doc *d);
+const pp_table *pp_doc_table_at(const pp_doc *d, size_t i);
+/* The table with that id, or NULL. */
+const pp_table *pp_doc_find(const pp_doc *d, const char *id);
+
+/* The whole table is unavailable (the producer cannot measure it): why
+ * (copied), said by every view in place of the rows. */
+void pp_table_unavailable(pp_table *t, const char *why);
+/* Append a row (every cell NONE); its index, or -1 when out of memory. */
+long pp_table_row(pp_table *t);
+/* Fill cell (row, the column keyed key): a number (NAN: none), a text
+ * (copied; NULL: none), unavailable with why (copied). Unknown keys and
+ * rows are ignored (a producer's bug, not a crash). */
+void pp_cell_num(pp_table *t, long row, const char *key, double v);
+void pp_cell_text(pp_table *t, long row, const char *key, const char *s);
+void pp_cell_unavailable(pp_table *t, long row, const char *key,
+                         const char *why);
+/* Add a note to a row (printf-style; joined with "; "). */
+void pp_row_note(pp_table *t, long row, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The cell at (row, col). */
+static inline const pp_cell *pp_table_cell(const pp_table *t, size_t row,
+                                           size_t col) {
+  return &t->cells[row * t->ncols + col];
+}
+
+/* The text of a cell as every view shows it (units.h; "-" for none
+ * without a none text, "unavailable: why"), into buf. */
+char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
+                     size_t len);
+
+#endif /* PP_RESULTS_DOC_H */
