@@ -941,6 +941,21 @@ PP_TEST_T(html_chromium_demo, 120) {
   snprintf(page, sizeof page, "%s/demo.html", dir);
   snprintf(summary, sizeof summary, "%s/demo.summary.json", dir);
   char *dom = dump_dom(chromium, page);
+  /* every chart's y axis is wider than its widest label (a fixed 70 px
+   * clipped "1.50 GiB/s") */
+  int axes = 0;
+  for (const char *p = strstr(dom, "data-y-axis-px=\""); p;
+       p = strstr(p + 1, "data-y-axis-px=\"")) {
+    long axis = atol(p + strlen("data-y-axis-px=\""));
+    const char *l = strstr(p, "data-y-label-px=\"");
+    CHECK(l != NULL);
+    long label = atol(l + strlen("data-y-label-px=\""));
+    CHECK_GT(label, 0);
+    CHECK_GT(axis, label);
+    axes++;
+  }
+  printf("# %d charts: every y axis wider than its labels\n", axes);
+  CHECK_GT(axes, 5);
   check_rendered_ok(dom);
   CHECK_CONTAINS(dom, "<h1>pipeprof report: ");
   CHECK_CONTAINS(dom, "id=\"pp-timeline\"");

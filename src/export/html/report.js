@@ -492,6 +492,28 @@
     var yFmt = function (v) { return fmtUnit(spec.yUnit, v); };
     var xFmt = spec.xKind === 'ns-log' ? fmtNs
       : spec.xKind === 'num' ? fmtNum : fmtRelS;
+    /* The y axis as wide as its longest label ("1.50 GiB/s" needs more
+     * than "4"): measured with the axis's font on each layout pass. */
+    var yAxisSize = function (u, values, axisIdx, cycleNum) {
+      var axis = u.axes[axisIdx];
+      if (cycleNum > 1 && axis._size) return axis._size;
+      var longest = '';
+      (values || []).forEach(function (v) {
+        if (v !== null && String(v).length > longest.length) longest = String(v);
+      });
+      var size = ((axis.ticks && axis.ticks.size) || 10) + (axis.gap || 5) + 8;
+      var label = 0;
+      if (longest && u.ctx) {
+        u.ctx.font = Array.isArray(axis.font) ? axis.font[0] : axis.font;
+        label = u.ctx.measureText(longest).width /
+          (window.devicePixelRatio || 1);
+      }
+      size = Math.max(40, Math.ceil(size + label));
+      /* what the browser tests read: the axis holds its widest label */
+      box.setAttribute('data-y-axis-px', String(size));
+      box.setAttribute('data-y-label-px', String(Math.ceil(label)));
+      return size;
+    };
     /* Axis labels: uPlot passes null for log-axis ticks it leaves bare. */
     var tick = function (f) {
       return function (u, vals) {
@@ -515,7 +537,7 @@
          label: spec.xLabel || (spec.xKind === 'ns-log' ? 'latency'
            : 'time from the trace start'), labelSize: 18, size: 36},
         {stroke: fg, grid: {stroke: grid, width: 1},
-         ticks: {stroke: grid, width: 1}, size: 70, space: 24,
+         ticks: {stroke: grid, width: 1}, size: yAxisSize, space: 24,
          values: tick(yFmt)}
       ],
       series: [{label: spec.xKind === 'ns-log' ? 'latency'
