@@ -42,6 +42,7 @@ static int shown(const pp_col *c, unsigned detail) {
 static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
                       char *out, size_t len, size_t name_max) {
   int any = 0;
+  const char *why = NULL; /* said once, after the group's values */
   out[0] = '\0';
   for (size_t c = c0; c < c1; c++) {
     char b[CELL], safe[CELL];
@@ -49,10 +50,22 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
     any |= (v->kind == PP_CELL_NUM && v->num != 0) ||
            v->kind == PP_CELL_TEXT || v->kind == PP_CELL_UNAVAILABLE ||
            (v->kind == PP_CELL_NONE && t->cols[c].none);
-    pp_cell_format(&t->cols[c], v, b, sizeof b);
+    if (v->kind == PP_CELL_UNAVAILABLE) {
+      snprintf(b, sizeof b, "unavailable");
+      if (!why)
+        why = v->text;
+    } else {
+      pp_cell_format(&t->cols[c], v, b, sizeof b);
+    }
     clean(safe, sizeof safe, b, t->cols[c].unit == PP_VALUE_TEXT ? name_max : 0);
     size_t n = strlen(out);
     snprintf(out + n, len - n, "%s%s", c > c0 ? " / " : "", safe);
+  }
+  if (why) {
+    char safe[CELL * 2];
+    clean(safe, sizeof safe, why, 0);
+    size_t n = strlen(out);
+    snprintf(out + n, len - n, " (%s)", safe);
   }
   return any;
 }

@@ -2098,7 +2098,7 @@
     }
     function cellText(c, v) {
       if (isRecord(v) && typeof v.unavailable === 'string')
-        return 'unavailable: ' + v.unavailable;
+        return 'unavailable';
       if (v === null || v === undefined)
         return typeof c.none === 'string' ? c.none : '\u2013';
       if (c.unit === 'text') return String(v);
@@ -2130,9 +2130,14 @@
           return isNum(v) || typeof v === 'string' ? v : null;
         },
         text: function (r) {
+          /* an unavailable value's reason, once after the group's values */
+          var why = null;
           return g.cols.map(function (c) {
-            return cellText(c, get(r, c.key));
-          }).join(' / ');
+            var v = get(r, c.key);
+            if (why === null && isRecord(v) &&
+                typeof v.unavailable === 'string') why = v.unavailable;
+            return cellText(c, v);
+          }).join(' / ') + (why !== null ? ' (' + why + ')' : '');
         },
         bar: c0.bar ? function (r) {
           var v = get(r, c0.key);
