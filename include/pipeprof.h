@@ -196,6 +196,19 @@ PP_API int pp_flight_dump(const char *path);
  * pp_shutdown(). */
 PP_API const char *pp_output_path(void);
 
+/**
+ * Add key = value to the session's metadata (the trace's META, shown by
+ * `pipeprof report` and kept in the summary JSON), for example
+ * pp_metadata("user.model", "resnet50"). key starts with "user." (the
+ * program's) or "binding." (a language binding's figures, such as the
+ * Python layer's cost per event), is at most 128 bytes of printable
+ * ASCII; value (NULL: "") at most 4096 bytes. A later value of a key
+ * replaces an earlier one. Control path: takes a lock, copies both.
+ * Returns PP_OK, PP_ENOTRUNNING, PP_EINVAL (a bad key or value) or
+ * PP_ENOMEM. Added in 0.1.0.
+ */
+PP_API int pp_metadata(const char *key, const char *value);
+
 /* ------------------------------------------------------------------------ */
 /* Recording                                                                */
 /* ------------------------------------------------------------------------ */

@@ -465,6 +465,12 @@ typedef struct pp_profile {
                                had no room for (pair/intervals.h) */
   double event_cost_ns;     /* measured cost of one event, from META; 0 if
                                unknown */
+  /* Events a language binding recorded through its own layer and that
+   * layer's measured cost per event on top of event_cost_ns (META
+   * binding.python.events, binding.python.zone_overhead_ns: Python
+   * zones); 0 when none */
+  uint64_t python_events;
+  double python_overhead_ns;
   /* CPU time measured at the end of the session (META), -1 when not
    * recorded: the writer thread's, the sampler thread's and the whole
    * process's (which includes both). */

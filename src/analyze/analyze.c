@@ -250,6 +250,14 @@ static int64_t meta_ns(const pp_trace *t, const char *key) {
 /* The profiler's own measured costs (pp_profile). */
 static void meta_costs(const pp_trace *t, pp_profile *p) {
   p->event_cost_ns = meta_event_cost(t);
+  const char *py = pp_trace_meta(t, "binding.python.zone_overhead_ns");
+  char *end = NULL;
+  double over = py ? strtod(py, &end) : 0;
+  int64_t pyev = meta_ns(t, "binding.python.events");
+  if (py && end != py && !*end && isfinite(over) && over > 0 && pyev > 0) {
+    p->python_overhead_ns = over;
+    p->python_events = (uint64_t)pyev;
+  }
   p->writer_cpu_ns = meta_ns(t, "writer_cpu_ns");
   p->sampler_cpu_ns = meta_ns(t, "sampler_cpu_ns");
   p->process_cpu_ns = meta_ns(t, "process_cpu_ns");
@@ -265,6 +273,11 @@ static void meta_costs(const pp_trace *t, pp_profile *p) {
  * session measured at start (META event_cost_ns) and each dropped event
  * (a begin that found its ring full) at the measured cost of a drop (META
  * drop_cost_ns). */
+double pp_profile_events_cost(const pp_profile *p, uint64_t events) {
+  uint64_t py = p->python_events < events ? p->python_events : events;
+  return (double)events * p->event_cost_ns + (double)py * p->python_overhead_ns;
+}
+
 void pp_profile_overhead(const pp_analysis *a, pp_overhead *o) {
   const pp_trace *t = a->trace;
   const pp_profile *p = &a->prof;
@@ -273,7 +286,7 @@ void pp_profile_overhead(const pp_analysis *a, pp_overhead *o) {
   if (!(p->event_cost_ns > 0))
     return;
   o->known = 1;
-  o->events_ns = (double)p->events * p->event_cost_ns;
+  o->events_ns = pp_profile_events_cost(p, p->events);
   if (p->dropped > 0) {
     const char *v = pp_trace_meta(t, "drop_cost_ns");
     char *end = NULL;

@@ -44,7 +44,8 @@ typedef struct pp_overhead {
   int known;           /* 0: no event cost recorded, nothing below is set */
   double recording_ns; /* estimated, all threads: events x event cost
                           + dropped_ns */
-  double events_ns;    /* events x event cost (META event_cost_ns) */
+  double events_ns;    /* events x event cost (META event_cost_ns), the
+                          binding's events at their own (pp_profile) */
   double dropped_ns;   /* dropped events x drop cost (META drop_cost_ns);
                           0 when nothing was dropped or -1 when events were
                           dropped and the trace has no drop cost (older
@@ -54,5 +55,9 @@ typedef struct pp_overhead {
                           CPU time; -1 when the writer's is not recorded */
 } pp_overhead;
 void pp_profile_overhead(const pp_analysis *a, pp_overhead *o);
+/* The estimated recording cost of events of the trace: each at the
+ * measured event cost, the binding's events (at most events of them) at
+ * that plus its layer's measured cost. */
+double pp_profile_events_cost(const pp_profile *p, uint64_t events);
 
 #endif /* PP_ANALYZE_H */

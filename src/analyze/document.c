@@ -2,9 +2,11 @@
 /*
  * The analysis's results document (results/doc.h): the tables every view
  * lays out, built once from the figures at the end of pp_analyze. The
- * sections move here one by one from the renderers; so far: queues.
+ * sections move here one by one from the renderers; so far: the
+ * program's metadata and queues.
  */
 #include <math.h>
+#include <string.h>
 
 #include "analyze.h"
 #include "internal.h"
@@ -55,10 +57,41 @@ static int queues(const pp_analysis *a, pp_doc *d) {
   return t ? 0 : -1;
 }
 
+/* "metadata": what the program said of its run (pp_metadata "user.*"
+ * keys), each key at its last value, in the order first set. */
+static const pp_col meta_cols[] = {
+    {"key", "key", PP_VALUE_TEXT, 0, NULL},
+    {"value", "value", PP_VALUE_TEXT, 0, NULL},
+};
+
+static int metadata(const pp_analysis *a, pp_doc *d) {
+  const pp_trace *t = a->trace;
+  pp_table *tab = NULL;
+  for (size_t i = 0; i < t->nmeta; i++) {
+    const char *k = t->meta[i].key;
+    if (!k || strncmp(k, "user.", 5) != 0)
+      continue;
+    int first = 1;
+    for (size_t j = 0; j < i && first; j++)
+      first = !t->meta[j].key || strcmp(t->meta[j].key, k) != 0;
+    if (!first)
+      continue;
+    if (!tab && !(tab = pp_doc_table(d, "metadata", "metadata",
+                                     "set by the program with pp_metadata",
+                                     meta_cols, 2)))
+      return -1;
+    long r = pp_table_row(tab);
+    pp_cell_text(tab, r, "key", k);
+    pp_cell_text(tab, r, "value", pp_trace_meta(t, k));
+  }
+  return 0;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || queues(a, a->doc) != 0 || !pp_doc_ok(a->doc)) {
+  if (!a->doc || metadata(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
+      !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;
     return -1;

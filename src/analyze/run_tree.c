@@ -325,7 +325,7 @@ void pp_run_overhead_get(const pp_analysis *a, const pp_run_tree *rt,
     }
   if (o->has_app && p->event_cost_ns > 0) {
     o->app_known = 1;
-    o->app_recording_ns = (double)o->app_events * p->event_cost_ns;
+    o->app_recording_ns = pp_profile_events_cost(p, o->app_events);
     o->app_writer_ns = p->writer_cpu_ns >= 0 ? (double)p->writer_cpu_ns : -1;
     o->app_in_ns = o->app_recording_ns +
                    (o->app_writer_ns > 0 ? o->app_writer_ns : 0);

@@ -118,6 +118,22 @@ const char *pp_output_path(void) {
   return atomic_load(&running) ? S.out_path : "";
 }
 
+int pp_metadata(const char *key, const char *value) {
+  if (!key || (strncmp(key, "user.", 5) != 0 && strncmp(key, "binding.", 8)))
+    return PP_EINVAL;
+  size_t n = strlen(key);
+  if (n > 128 || key[n - 1] == '.')
+    return PP_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (key[i] <= ' ' || key[i] > '~')
+      return PP_EINVAL;
+  if (value && strlen(value) > 4096)
+    return PP_EINVAL;
+  if (!atomic_load(&running) || S.pid != getpid())
+    return PP_ENOTRUNNING;
+  return pp__session_meta(key, value ? value : "") == 0 ? PP_OK : PP_ENOMEM;
+}
+
 /* The live statistics of this process's running session, else of its
  * last one as it ended, in *l with live_lock held (release it with
  * pthread_mutex_unlock): PP_OK, or PP_ENOTRUNNING with the lock released

@@ -25,6 +25,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/system.h"
+#include "export/doc_text.h"
 #include "export/export.h"
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
@@ -819,6 +820,17 @@ static void counter_table(FILE *out, const pp_analysis *a, int cap) {
  * sampler thread, trace writer, main loop) over the profiled tree's, plus
  * what the programs spent recording when they link libpipeprof
  * (pp_run_overhead_get). */
+/* ", of them 2000 Python zone events x 310 ns more": the binding's
+ * events of events, at its layer's measured cost on top. */
+static void python_events(FILE *out, const pp_profile *p, uint64_t events) {
+  if (!p->python_events || !events)
+    return;
+  char b[CELL_MAX];
+  fprintf(out, ", of them %" PRIu64 " Python zone events x %s more",
+          p->python_events < events ? p->python_events : events,
+          pp_format_ns(b, sizeof b, p->python_overhead_ns));
+}
+
 static void run_overhead(FILE *out, const pp_analysis *a,
                          const pp_run_tree *rt) {
   pp_run_overhead o;
@@ -863,10 +875,12 @@ static void run_overhead(FILE *out, const pp_analysis *a,
           pp_format_ns(c, sizeof c, o.tree_ns), src);
   fprintf(out,
           "  pipeprof's own: %s; inside the programs: recording %s "
-          "(estimated: %" PRIu64 " events x %s)",
+          "(estimated: %" PRIu64 " events x %s",
           pp_format_pct(pct, sizeof pct, o.pct),
           pp_format_ns(b, sizeof b, o.app_recording_ns), o.app_events,
           pp_format_ns(c, sizeof c, a->prof.event_cost_ns));
+  python_events(out, &a->prof, o.app_events);
+  fputc(')', out);
   if (o.app_writer_ns >= 0)
     fprintf(out, ", writer thread %s (measured)",
             pp_format_ns(d, sizeof d, o.app_writer_ns));
@@ -909,6 +923,7 @@ static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fprintf(out, "\n  recording %s (estimated: %" PRIu64 " events x %s",
             pp_format_ns(b, sizeof b, est), p->events,
             pp_format_ns(c, sizeof c, p->event_cost_ns));
+    python_events(out, p, p->events);
     if (o.dropped_ns > 0)
       fprintf(out, " + %" PRIu64 " dropped x %s", p->dropped,
               pp_format_ns(c, sizeof c, o.dropped_ns / (double)p->dropped));
@@ -929,6 +944,7 @@ static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
   fprintf(out, "profiler overhead (estimated): %s (%" PRIu64 " events x %s",
           pp_format_ns(b, sizeof b, est), p->events,
           pp_format_ns(c, sizeof c, p->event_cost_ns));
+  python_events(out, p, p->events);
   if (o.dropped_ns > 0)
     fprintf(out, " + %" PRIu64 " dropped x %s", p->dropped,
             pp_format_ns(c, sizeof c, o.dropped_ns / (double)p->dropped));
@@ -1172,6 +1188,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   if (pp_run_tree_get(t, a, &rt) != 0)
     return -1;
   header(out, a, &rt);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "metadata"));
   zone_table(out, a, cap);
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);

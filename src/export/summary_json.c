@@ -427,6 +427,13 @@ static void write_overhead(pp_jsonw *w, const pp_analysis *a,
     pp_jsonw_kv_str(w, "unavailable", "event cost not recorded");
   } else {
     pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
+    /* (schema_minor 16) a binding's events at its own cost on top */
+    pp_jsonw_kv_uint(w, "python_events", p->python_events);
+    pp_jsonw_key(w, "python_event_overhead_ns");
+    if (p->python_events)
+      pp_jsonw_double(w, p->python_overhead_ns);
+    else
+      pp_jsonw_null(w);
     pp_jsonw_kv_double(w, "estimated_ns", o.recording_ns);
     pp_jsonw_kv_double(w, "events_estimated_ns", o.events_ns);
     pp_jsonw_kv_uint(w, "dropped_events", p->dropped);
@@ -883,6 +890,10 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_kv_uint(&w, "ranges_lost", p->ranges_lost);
   pp_jsonw_obj_end(&w);
 
+  if (pp_doc_find(a->doc, "metadata")) { /* schema_minor 16 */
+    pp_jsonw_key(&w, "metadata");
+    pp_doc_json_rows(&w, pp_doc_find(a->doc, "metadata"), NULL, NULL);
+  }
   write_zones(&w, a);
   write_top_self(&w, a);
   write_breakdown(&w, a);

@@ -14,7 +14,7 @@ import pytest
 
 import pipeprof
 from pipeprof import _library
-from conftest import (BUILD, CLI, SOURCE, run_python, summary_json,
+from conftest import (BUILD, CLI, SOURCE, cli, run_python, summary_json,
                       zones_by_name)
 
 MS = 1_000_000
@@ -422,3 +422,70 @@ def test_summary_zone_slos(session, env_vars):
     pipeprof.print_summary(file=buf)
     assert "SLO slowish <= 10.000 ms: 6 of 8 met (75.0%), 2 violations" \
         in buf.getvalue()
+
+
+def _python_pricing(j, zones):
+    """The overhead of a trace with `zones` Python zones: its Python
+    events at the Python layer's own measured cost, on top of the C cost
+    of an event, in the estimate."""
+    o = j["overhead"]
+    assert o["python_events"] == 2 * zones
+    # the Python layer costs more than the recording it calls (measured in
+    # the same process: a ratio, not a time)
+    assert o["python_event_overhead_ns"] > o["event_cost_ns"]
+    want = (j["events"] * o["event_cost_ns"]
+            + 2 * zones * o["python_event_overhead_ns"])
+    assert abs(o["events_estimated_ns"] - want) <= 1e-6 * want
+    return o
+
+
+def test_overhead_prices_python_zones_as_python_zones(session):
+    out = session()
+    z = pipeprof.zone("py")
+    for _ in range(500):
+        with z:
+            pass
+    pipeprof.stop()
+    j = summary_json(out)
+    _python_pricing(j, 500)
+    report = cli("report", str(out)).stdout
+    assert ("of them 1000 Python zone events x" in report), report
+
+
+def test_overhead_prices_python_zones_of_a_session_from_the_environment(
+        tmp_path):
+    out = tmp_path / "env.pptrace"
+    code = textwrap.dedent("""
+        import pipeprof
+        @pipeprof.profile
+        def step():
+            pass
+        for _ in range(300):
+            step()
+    """)
+    r = run_python(code, PIPEPROF="1", PIPEPROF_OUT=str(out))
+    assert r.returncode == 0, r.stderr
+    _python_pricing(summary_json(out), 300)
+
+
+def test_metadata_keys_and_values_are_checked(session):
+    session()
+    assert pipeprof._pipeprof.metadata("user.model", "resnet50") == 0
+    for bad in ("model", "user.", "user.a b", "event_cost_ns", "x" * 200):
+        assert pipeprof._pipeprof.metadata(bad, "v") != 0, bad
+    assert pipeprof._pipeprof.metadata("user.big", "v" * 5000) != 0
+
+
+def test_metadata_in_every_view(session, tmp_path):
+    out = session()
+    assert pipeprof._pipeprof.metadata("user.model", "resnet50") == 0
+    assert pipeprof._pipeprof.metadata("user.batch", "8") == 0
+    assert pipeprof._pipeprof.metadata("user.model", "resnet18") == 0
+    pipeprof.stop()
+    j = summary_json(out)
+    assert j["metadata"] == [{"key": "user.model", "value": "resnet18"},
+                             {"key": "user.batch", "value": "8"}]
+    assert "binding.python.events" not in str(j["metadata"])
+    report = cli("report", str(out)).stdout
+    assert "\nmetadata (set by the program with pp_metadata)\n" in report, report
+    assert "\nuser.model  resnet18" in report, report

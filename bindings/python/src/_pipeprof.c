@@ -68,6 +68,7 @@
   X(pp_is_enabled)                                                             \
   X(pp_flight_dump)                                                            \
   X(pp_output_path)                                                            \
+  X(pp_metadata)                                                               \
   X(pp_zone_begin)                                                             \
   X(pp_zone_end)                                                               \
   X(pp_zone_begin_name)                                                        \
@@ -387,6 +388,11 @@ static inline tstack *thread_ready(void) {
   return t;
 }
 
+/* Zone events recorded through this layer since the count was last
+ * reset (under the GIL): the overhead estimate prices them at the Python
+ * layer's measured cost (pipeprof/__init__.py, _price_python_zones). */
+static uint64_t py_events;
+
 /* Push the token of a zone begun now (NULL: nothing recorded). */
 static inline void zone_push(const pp_srcloc *loc, const char *name) {
   tstack *t = tls_stack;
@@ -407,6 +413,7 @@ static inline void zone_push(const pp_srcloc *loc, const char *name) {
     if (PY_UNLIKELY(!t->named))
       name_thread(t);
     tok = loc ? api.pp_zone_begin(loc).loc : api.pp_zone_begin_name(name).loc;
+    py_events += tok != NULL;
   }
   t->v[t->n++] = tok;
 }
@@ -424,6 +431,7 @@ static inline void zone_pop(void) {
     if (tok) {
       pp_zone z = {tok};
       api.pp_zone_end(z);
+      py_events++;
     }
   }
 }
@@ -1266,6 +1274,25 @@ static PyObject *mod_set_enabled(PyObject *m, PyObject *on) {
   Py_RETURN_NONE;
 }
 
+static PyObject *mod_zone_events(PyObject *m, PyObject *reset) {
+  unsigned long long n = py_events;
+  int r = PyObject_IsTrue(reset);
+  if (r < 0)
+    return NULL;
+  if (r)
+    py_events = 0;
+  return PyLong_FromUnsignedLongLong(n);
+}
+
+static PyObject *mod_metadata(PyObject *m, PyObject *args) {
+  const char *key, *value;
+  if (!PyArg_ParseTuple(args, "ss:metadata", &key, &value))
+    return NULL;
+  if (need_library() < 0)
+    return NULL;
+  return PyLong_FromLong(api.pp_metadata(key, value));
+}
+
 static PyObject *mod_output_path(PyObject *m, PyObject *unused) {
   if (need_library() < 0)
     return NULL;
@@ -1572,6 +1599,11 @@ static PyMethodDef mod_methods[] = {
     {"flight_dump", mod_flight_dump, METH_O, "flight_dump(path) -> status."},
     {"is_running", mod_is_running, METH_NOARGS, NULL},
     {"is_enabled", mod_is_enabled, METH_NOARGS, NULL},
+    {"_zone_events", mod_zone_events, METH_O,
+     "_zone_events(reset): zone events recorded through the binding since "
+     "the last reset."},
+    {"metadata", mod_metadata, METH_VARARGS,
+     "metadata(key, value): pp_metadata; returns its code."},
     {"set_enabled", mod_set_enabled, METH_O, NULL},
     {"output_path", mod_output_path, METH_NOARGS, NULL},
     {"version", mod_version, METH_NOARGS,

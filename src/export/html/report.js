@@ -39,7 +39,8 @@
     'source', 'breakdown', 'providers', 'shapes', 'merged_profiles',
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
-    'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout'
+    'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout',
+    'metadata'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -2151,6 +2152,15 @@
     });
   }
 
+  /* What the program said of its run (pp_metadata), as the document's
+   * table. */
+  function renderMetadata(app, d) {
+    if (!Array.isArray(d.metadata) || !d.metadata.length) return;
+    var s = section(app, 'pp-metadata', 'metadata');
+    layoutTable(s, d, 'metadata', d.metadata.filter(isRecord),
+      function (r) { return String(r.key); });
+  }
+
   function renderQueues(app, d) {
     var q = d.queues;
     if (q === undefined || (Array.isArray(q) && !q.length)) return;
@@ -2632,6 +2642,7 @@
   function sections(app, data) {
     guarded('header', function () { renderHeader(app, data); });
     nav = add(app, h('nav', 'pp-nav'));
+    guarded('metadata', function () { renderMetadata(app, data); });
     guarded('recommendations', function () { renderAdvice(app, data); });
     guarded('alerts', function () { renderAlerts(app, data); });
     guarded('zones', function () { renderZones(app, data); });
