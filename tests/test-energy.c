@@ -28,7 +28,13 @@
 #define MS 1000000LL
 
 /* Which running totals a trace gets, each as (first, last) samples. */
-enum { E_CPU = 1, E_GPU_RUN = 2, E_GPU_ALL = 4, E_CPU_NAN = 8 };
+enum {
+  E_CPU = 1,
+  E_GPU_RUN = 2,
+  E_GPU_ALL = 4,
+  E_CPU_NAN = 8,
+  E_PSYS = 16
+};
 
 /* Two frame streams on one thread: "camera0" marked 4 times, "display" 8
  * times, over 700 ms; the requested energy counters on a sampler thread:
@@ -51,7 +57,8 @@ static void build(pp_trace *t, int which) {
   } c[] = {{E_CPU, "energy.package_j", 1.0, 6.0},
            {E_GPU_RUN, "gpu.run_energy_j", 0.5, 2.0},
            {E_GPU_ALL, "gpu.energy_j", 30.0, 100.0},
-           {E_CPU_NAN, "energy.package_j", NAN, NAN}};
+           {E_CPU_NAN, "energy.package_j", NAN, NAN},
+           {E_PSYS, "energy.psys_j", 2.0, 8.0}};
   size_t s = tb_thread(t, 2, "pipeprof-sampler");
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
     if (!(which & c[k].bit))
@@ -285,4 +292,38 @@ PP_TEST(energy_per_frame_unavailable) {
     pp_analysis_free(&a);
     pp_trace_free(&t);
   }
+}
+
+/* No CPU package domain, only the platform's (RAPL psys, as some laptops
+ * and VMs have): the run's energy is the platform's, named so in every
+ * view; with a package domain, psys (which overlaps it) is not added. */
+PP_TEST(energy_per_frame_platform_without_a_package) {
+  pp_trace t;
+  pp_analysis a = {0};
+  build(&t, E_PSYS | E_GPU_RUN);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  pp_energy e;
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
+  CHECK(!e.has_cpu && e.has_platform && e.has_gpu);
+  CHECK_STR(e.sources, "platform (psys) + GPU");
+  CHECK_NEAR(e.joules, 10.0, 0);
+  char *s = tb_report_text(&a);
+  CHECK_CONTAINS(s, "\n  energy per frame (camera0): 2.5 J (platform (psys) "
+                    "2 J + GPU 0.5 J), 4 frames\n");
+  free(s);
+  s = tb_summary_json(&a);
+  CHECK_CONTAINS(s, "\"platform_joules_per_frame\":2,");
+  CHECK(strstr(s, "cpu_package_joules_per_frame") == NULL);
+  free(s);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+
+  build(&t, E_PSYS | E_CPU);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(pp_run_energy(&a, &e), 1);
+  CHECK(e.has_cpu && !e.has_platform);
+  CHECK_STR(e.sources, "CPU package");
+  CHECK_NEAR(e.joules, 6.0, 0);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
 }

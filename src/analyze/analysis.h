@@ -634,12 +634,17 @@ int pp_zone_enclosing(const pp_analysis *a, size_t thread, int64_t ts);
  * run, warm-up and idle time included, so a figure per frame or per request
  * is that run's energy divided by a count, not the energy of one frame. */
 typedef struct pp_energy {
-  double joules;           /* cpu_j + gpu_j */
+  double joules;           /* cpu_j + platform_j + gpu_j */
   double cpu_j;            /* CPU package energy, 0 unless has_cpu */
+  double platform_j;       /* the platform's (RAPL psys: SoC and more, not
+                              a sum of the other domains), counted only
+                              when no CPU package energy was measured;
+                              0 unless has_platform */
   double gpu_j;            /* GPU energy, 0 unless has_gpu */
-  int has_cpu, has_gpu;    /* which sources the trace measured */
+  int has_cpu, has_platform, has_gpu; /* which sources the trace measured */
   const char *gpu_counter; /* "gpu.run_energy_j", "gpu.energy_j" or NULL */
-  /* "CPU package", "GPU", "CPU package + GPU", or the reason there is no
+  /* "CPU package", "platform (psys)", "GPU", "CPU package + GPU",
+   * "platform (psys) + GPU", or the reason there is no
    * figure: a static string, or the sampler's reason in the trace's META
    * (valid while the trace is: copy it to keep it longer). */
   const char *sources;

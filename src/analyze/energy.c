@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The energy a run used, from the running totals the samplers record: the
- * CPU package energy (RAPL, PP_METRIC_ENERGY_PACKAGE) and the GPU energy
+ * CPU package energy (RAPL, PP_METRIC_ENERGY_PACKAGE; the platform's,
+ * RAPL psys, where no package domain moved) and the GPU energy
  * of the GPUs the run used (NVML, PP_METRIC_GPU_RUN_ENERGY; all GPUs'
  * PP_METRIC_GPU_ENERGY_ALL when the run used none it could tell). Each
  * total is the series' last value, so the figure covers the whole sampled
@@ -73,6 +74,26 @@ static const pp_counter_stats *last_metric(const pp_analysis *a, uint32_t mkind,
   return NULL;
 }
 
+/* The platform's energy (RAPL psys: the library's domain series
+ * energy.psys_j) when it moved over the run, or NULL; *stuck as
+ * last_metric's. */
+static const pp_counter_stats *platform_energy(const pp_analysis *a,
+                                               uint32_t mkind, int *stuck) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < a->prof.ncounters; i++) {
+    const pp_counter_stats *c = &a->prof.counters[i];
+    if (!c->samples || !isfinite(c->last) ||
+        pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) !=
+            PP_METRIC_ENERGY_DOMAIN ||
+        strcmp(pp_trace_loc_name(t, c->loc), "energy.psys_j") != 0)
+      continue;
+    if (pp_power_series_measured(c, 1))
+      return c;
+    *stuck = 1;
+  }
+  return NULL;
+}
+
 int pp_run_energy(const pp_analysis *a, pp_energy *e) {
   const pp_trace *t = a->trace;
   static const pp_metric_id gpu_ids[] = {PP_METRIC_GPU_RUN_ENERGY,
@@ -88,15 +109,23 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
     if (gpu)
       e->gpu_counter = pp_metric_def_of(gpu_ids[i])->name;
   }
+  /* no CPU package (some machines expose only psys): the platform's */
+  const pp_counter_stats *plat = cpu ? NULL : platform_energy(a, mkind, &stuck);
   e->has_cpu = cpu != NULL;
+  e->has_platform = plat != NULL;
   e->has_gpu = gpu != NULL;
   e->cpu_j = cpu ? cpu->last : 0;
+  e->platform_j = plat ? plat->last : 0;
   e->gpu_j = gpu ? gpu->last : 0;
-  e->joules = e->cpu_j + e->gpu_j;
+  e->joules = e->cpu_j + e->platform_j + e->gpu_j;
   if (cpu && gpu)
     e->sources = "CPU package + GPU";
   else if (cpu)
     e->sources = "CPU package";
+  else if (plat && gpu)
+    e->sources = "platform (psys) + GPU";
+  else if (plat)
+    e->sources = "platform (psys)";
   else if (gpu)
     e->sources = "GPU";
   else if (stuck)
@@ -106,5 +135,5 @@ int pp_run_energy(const pp_analysis *a, pp_energy *e) {
                  t, (const char *const[]){"power", NULL})) == NULL)
     e->sources = "no energy counter in this trace (RAPL or NVML; run "
                  "under `pipeprof run` or with PIPEPROF_SAMPLE_HZ)";
-  return cpu || gpu;
+  return cpu || plat || gpu;
 }

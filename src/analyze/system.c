@@ -364,6 +364,7 @@ void pp_energy_per_unit(const pp_energy *e, uint64_t n,
   per->n = n;
   per->joules = n ? e->joules / d : 0;
   per->cpu_j = n ? e->cpu_j / d : 0;
+  per->platform_j = n ? e->platform_j / d : 0;
   per->gpu_j = n ? e->gpu_j / d : 0;
 }
 

@@ -140,7 +140,7 @@ typedef struct pp_sys_energy_per {
   int ok;
   const char *what; /* the frame stream or the zone, a trace name */
   uint64_t n;       /* frames, or calls */
-  double joules, cpu_j, gpu_j;
+  double joules, cpu_j, platform_j, gpu_j;
 } pp_sys_energy_per;
 
 typedef struct pp_system {

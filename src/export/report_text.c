@@ -691,11 +691,13 @@ static void put_energy(FILE *out, const pp_energy *e, double n) {
                    pp_metric_def_of(PP_METRIC_GPU_ENERGY_ALL)->name) == 0;
   const char *gpu = all ? "all GPUs" : "GPU";
   fprintf(out, "%.4g J (", e->joules / n);
-  if (e->has_cpu && e->has_gpu)
-    fprintf(out, "CPU package %.4g J + %s %.4g J", e->cpu_j / n, gpu,
-            e->gpu_j / n);
+  const char *cpu = e->has_cpu ? "CPU package" : "platform (psys)";
+  double cpu_j = e->has_cpu ? e->cpu_j : e->platform_j;
+  int has_cpu = e->has_cpu || e->has_platform;
+  if (has_cpu && e->has_gpu)
+    fprintf(out, "%s %.4g J + %s %.4g J", cpu, cpu_j / n, gpu, e->gpu_j / n);
   else
-    fputs(e->has_cpu ? "CPU package" : gpu, out);
+    fputs(has_cpu ? cpu : gpu, out);
   fputc(')', out);
 }
 

@@ -305,6 +305,10 @@ static void kv_energy(pp_jsonw *w, const pp_energy *e, const char *suffix,
     snprintf(k, sizeof k, "cpu_package_joules%s", suffix);
     pp_jsonw_kv_double(w, k, e->cpu_j / n);
   }
+  if (e->has_platform) { /* schema_minor 16 */
+    snprintf(k, sizeof k, "platform_joules%s", suffix);
+    pp_jsonw_kv_double(w, k, e->platform_j / n);
+  }
   if (e->has_gpu) {
     snprintf(k, sizeof k, "gpu_joules%s", suffix);
     pp_jsonw_kv_double(w, k, e->gpu_j / n);

@@ -1403,6 +1403,7 @@
     var cols = [];
     [['joules_per_frame', 'energy/frame'],
      ['cpu_package_joules_per_frame', 'CPU package'],
+     ['platform_joules_per_frame', 'platform (psys)'],
      ['gpu_joules_per_frame', gpuLabel(fr[0].energy)]].forEach(function (c) {
       var k = c[0];
       if (!fr.some(function (r) { return frameEnergy(r, k) !== null; }))
