@@ -802,6 +802,7 @@ static void child_queue(int port, const char *errpath) {
     nanosleep(&half, NULL);
     pp_queue_pop(q, 2 * i + 2);
     nanosleep(&empty, NULL);
+    pp_counter_set("batch size", (int64_t)i + 1); /* 1..5: mean 3 */
   }
   fprintf(stderr, "child recorded\n");
   fflush(stderr);
@@ -906,7 +907,8 @@ static int companion_ready(void) {
 /* A bounded queue on the live summary (what the live page draws) is the
  * report's: its capacity (not "unbounded"), stages, depth and its shares
  * of time full and empty are the same figures the analysis of the
- * session's trace gives, computed by the same code (stats/depth.h). */
+ * session's trace gives, computed by the same code (stats/depth.h); so
+ * are a counter's min, max and mean. */
 PP_TEST_T(http_live_queue_is_the_reports, 120) {
   if (!companion_ready())
     return;
@@ -961,6 +963,15 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
   CHECK_EQ(json_integer_value(json_object_get(ld, "max")), 2);
   CHECK_NEAR(json_number_value(json_object_get(ld, "mean")),
              json_number_value(json_object_get(sd, "mean")), 1e-9);
+  /* a counter's range and mean over the session: the report's */
+  json_t *lc = named(json_object_get(live, "counters"), "batch size");
+  json_t *sc = named(json_object_get(root, "counters"), "batch size");
+  CHECK(lc != NULL && sc != NULL);
+  static const char *const same_num[] = {"min", "max", "mean", "last"};
+  for (size_t i = 0; i < 4; i++)
+    CHECK_NEAR(json_number_value(json_object_get(lc, same_num[i])),
+               json_number_value(json_object_get(sc, same_num[i])), 1e-12);
+  CHECK_NEAR(json_number_value(json_object_get(lc, "mean")), 3.0, 1e-12);
   printf("# full %.2f%%, empty %.2f%% in both\n",
          json_number_value(json_object_get(lq, "full_pct")),
          json_number_value(json_object_get(lq, "empty_pct")));
@@ -1250,8 +1261,8 @@ PP_TEST_T(http_live_page_in_chromium, 240) {
   printf("# screenshot: %s\n", png);
 }
 
-/* One look at a live page: a zone's count, a queue's consumer waits (the
- * first figure of its cell), a sampled counter's samples and the live status,
+/* One look at a live page: a zone's count, a queue's items in (the first
+ * figure of its cell), a sampled counter's samples and the live status,
  * as JSON text (cdp.h). */
 static const char LOOK_JS[] =
     "(function () {\n"
@@ -1275,13 +1286,13 @@ static const char LOOK_JS[] =
     "    status: st ? st.textContent : null,\n"
     "    banner: b && !b.hidden ? b.textContent : '',\n"
     "    zone: cell('#pp-zones', ZONE, 'count'),\n"
-    "    queue: cell('#pp-queues', QUEUE, 'consumer_waits'),\n"
+    "    queue: cell('#pp-queues', QUEUE, 'pushes'),\n"
     "    samples: cell('#pp-counters', COUNTER, 'samples')\n"
     "  });\n"
     "})()";
 
 typedef struct look {
-  long long zone, queue_waits, samples;
+  long long zone, queue_items, samples;
   char status[128];
 } look;
 
@@ -1310,7 +1321,7 @@ static look look_at(pp_cdp *c, const char *zone, const char *queue,
       PP_FAIL("the live page says: %s", banner);
     if (z && q && n && st) {
       l.zone = atoll(z);
-      l.queue_waits = atoll(q); /* "waits / time / share" */
+      l.queue_items = atoll(q); /* "items in / out" */
       l.samples = atoll(n);
       snprintf(l.status, sizeof l.status, "%s", st);
       CHECK_STR(json_string_value(json_object_get(j, "rendered")), "ok");
@@ -1355,8 +1366,8 @@ typedef struct watched {
 } watched;
 
 /* Hold the live pages open for two minutes, each in one connection,
- * looking at each every 5 s: each look shows more of its zone, of its
- * queue's waits and of its counter's samples than the one before, and
+ * looking at each every 5 s: each look shows more of its zone, of the
+ * items into its queue and of its counter's samples than the one before, and
  * the page stays connected (live, no banner). A screenshot of each at
  * the end is a test artifact. */
 static void watch_live_pages(const char *chromium, watched *w, size_t n) {
@@ -1370,13 +1381,13 @@ static void watch_live_pages(const char *chromium, watched *w, size_t n) {
     for (size_t k = 0; k < n; k++) {
       look l = look_at(w[k].c, w[k].zone, w[k].queue, w[k].counter);
       look p = w[k].prev;
-      if (!(l.zone > p.zone && l.queue_waits > p.queue_waits &&
+      if (!(l.zone > p.zone && l.queue_items > p.queue_items &&
             l.samples > p.samples))
         PP_FAIL("%s: look %d, 5 s after the one before, shows no change: "
-                "zone %lld -> %lld, queue waits %lld -> %lld, samples %lld "
+                "zone %lld -> %lld, queue items in %lld -> %lld, samples %lld "
                 "-> %lld",
-                w[k].png, i + 1, p.zone, l.zone, p.queue_waits,
-                l.queue_waits, p.samples, l.samples);
+                w[k].png, i + 1, p.zone, l.zone, p.queue_items,
+                l.queue_items, p.samples, l.samples);
       CHECK_CONTAINS(l.status, "live");
       w[k].prev = l;
     }
@@ -1390,9 +1401,9 @@ static void watch_live_pages(const char *chromium, watched *w, size_t n) {
     snprintf(shot, sizeof shot, "%s/%s", art, w[k].png);
     pp_cdp_screenshot(w[k].c, shot);
     printf("# %s: 25 looks 5 s apart, the last: zone %s %lld, queue %s "
-           "waits %lld, %s samples %lld; screenshot %s\n",
+           "items in %lld, %s samples %lld; screenshot %s\n",
            w[k].png, w[k].zone, w[k].prev.zone, w[k].queue,
-           w[k].prev.queue_waits, w[k].counter, w[k].prev.samples, shot);
+           w[k].prev.queue_items, w[k].counter, w[k].prev.samples, shot);
     pp_cdp_close(w[k].c);
   }
 }

@@ -818,10 +818,6 @@ static void counter_table(FILE *out, const pp_analysis *a, int cap) {
   }
 }
 
-/* A `pipeprof run`: pipeprof's own CPU time (rusage of the run process:
- * sampler thread, trace writer, main loop) over the profiled tree's, plus
- * what the programs spent recording when they link libpipeprof
- * (pp_run_overhead_get). */
 /* ", of them 2000 Python zone events x 310 ns more": the binding's
  * events of events, at its layer's measured cost on top. */
 static void python_events(FILE *out, const pp_profile *p, uint64_t events) {
@@ -833,6 +829,10 @@ static void python_events(FILE *out, const pp_profile *p, uint64_t events) {
           pp_format_ns(b, sizeof b, p->python_overhead_ns));
 }
 
+/* A `pipeprof run`: pipeprof's own CPU time (rusage of the run process:
+ * sampler thread, trace writer, main loop) over the profiled tree's, plus
+ * what the programs spent recording when they link libpipeprof
+ * (pp_run_overhead_get). */
 static void run_overhead(FILE *out, const pp_analysis *a,
                          const pp_run_tree *rt) {
   pp_run_overhead o;

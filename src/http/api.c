@@ -580,6 +580,12 @@ static void board_arrays(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
     pp_jsonw_kv_bool(w, "library_metric", e->kind == PP__BOARD_METRIC);
     pp_jsonw_kv_str(w, "type", e->is_float ? "float" : "int");
     pp_jsonw_kv_uint(w, "samples", e->events);
+    /* over the session, as the report's (a counter added to: its running
+     * total at each event) */
+    pp_jsonw_kv_double(w, "min", e->events ? e->vmin : NAN);
+    pp_jsonw_kv_double(w, "max", e->events ? e->vmax : NAN);
+    pp_jsonw_kv_double(w, "mean",
+                       e->events ? e->vsum / (double)e->events : NAN);
     pp_jsonw_kv_double(w, "last", e->value);
     pp_jsonw_obj_end(w);
   }

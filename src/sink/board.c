@@ -159,6 +159,14 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
       e->waits[value - 1]++;
     break;
   }
+  if (type == PPT_EV_COUNTER_SET || type == PPT_EV_COUNTER_ADD ||
+      type == PPT_EV_COUNTER_SETF) {
+    if (e->events == 1 || e->value < e->vmin)
+      e->vmin = e->value;
+    if (e->events == 1 || e->value > e->vmax)
+      e->vmax = e->value;
+    e->vsum += e->value;
+  }
   if (e->value < e->lo || !(e->events + e->pops > 1))
     e->lo = e->value;
   if (e->value > e->hi || !(e->events + e->pops > 1))

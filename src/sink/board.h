@@ -43,6 +43,8 @@ typedef struct pp__board_entry {
   uint64_t waits[2]; /* queues: recorded waits on full, on empty */
   double lo, hi;     /* the value's range since the last publish (the
                         value alone when no event came) */
+  double vmin, vmax, vsum; /* counters, metrics: the values' range and sum
+                              over the session (mean: vsum / events) */
   /* queues: their stages as declared ("" when not) and their depth over
    * the session, capacity included (the analysis's computation) */
   const char *from, *to;
