@@ -34,7 +34,7 @@ LAYERS = {
     "nvtx": [".", "core", "format"],
     "runtime": [".", "core", "format"],
     "model": [".", "format", "metrics", "stats"],
-    "results": [".", "stats"],
+    "results": [".", "metrics", "stats"],
     "import": [".", "format", "model", "stats"],
     "analyze": [".", "format", "import", "metrics", "model", "pair",
                 "results", "sink", "stats"],

@@ -606,8 +606,8 @@ PP_TEST(report_rows_and_numbers) {
   CHECK_CONTAINS(s, "camera0         5     25.0  40.0 ms  40.0 ms  40.0 ms"
                     "  40.0 ms     0 ns\n");
   /* Counters: 3, then 8. */
-  CHECK_CONTAINS(s, "queue_depth         2            3            8"
-                    "          5.5            8\n");
+  CHECK_CONTAINS(s, "\ncounters\ncounter      samples  min  max  mean  last\n"
+                    "queue_depth        2    3    8  5.50     8\n");
   /* Overhead: 13 events x 20 ns = 260 ns of 1.3 s busy. */
   CHECK_CONTAINS(s, "profiler overhead (estimated): 260 ns (13 events x "
                     "20 ns; 0.00% of busy thread time)\n");

@@ -3,7 +3,7 @@
  * The analysis's results document (results/doc.h): the tables every view
  * lays out, built once from the figures at the end of pp_analyze. The
  * sections move here one by one from the renderers; so far: the
- * program's metadata and queues.
+ * program's metadata, the counters and queues.
  */
 #include <math.h>
 #include <string.h>
@@ -11,6 +11,8 @@
 #include "analyze.h"
 #include "internal.h"
 #include "pipeline.h"
+#include "analyze/system.h"
+#include "results/counters.h"
 #include "results/queues.h"
 
 static int queues(const pp_analysis *a, pp_doc *d) {
@@ -87,11 +89,46 @@ static int metadata(const pp_analysis *a, pp_doc *d) {
   return 0;
 }
 
+/* "counters" and "sampled_counters": every series that is a measurement
+ * (a power counter that never moved is not: system.unavailable says
+ * why), the program's and the library's apart by the series' kind, not
+ * by its name. */
+static int counters(const pp_analysis *a, pp_doc *d) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
+  if (!p->ncounters)
+    return 0;
+  uint32_t mkind = pp_trace_metric_kind(t);
+  pp_counter_figures *f = pp__calloc(p->ncounters, sizeof *f);
+  if (!f)
+    return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < p->ncounters; i++) {
+    const pp_counter_stats *c = &p->counters[i];
+    if (!pp_series_is_measurement(t, c))
+      continue;
+    pp_counter_figures *o = &f[n++];
+    o->name = pp_trace_loc_name(t, c->loc);
+    o->library_metric =
+        pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) != PP_METRIC_NONE;
+    o->is_float = c->is_float;
+    o->unit = pp_counter_unit(o->name, o->library_metric, c->is_float);
+    o->samples = c->samples;
+    o->min = c->min;
+    o->max = c->max;
+    o->mean = c->mean;
+    o->last = c->last;
+  }
+  int rc = pp_results_counters(d, f, n);
+  pp__free(f);
+  return rc;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || metadata(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
-      !pp_doc_ok(a->doc)) {
+  if (!a->doc || metadata(a, a->doc) != 0 || counters(a, a->doc) != 0 ||
+      queues(a, a->doc) != 0 || !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;
     return -1;

@@ -15,7 +15,9 @@ static size_t prefix_len(const char *key) {
 static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
   switch (v->kind) {
   case PP_CELL_NUM:
-    if (c->flags & PP_COL_INT)
+    if (c->flags & PP_COL_BOOL)
+      pp_jsonw_bool(w, v->num != 0);
+    else if (c->flags & PP_COL_INT)
       pp_jsonw_int(w, (int64_t)v->num);
     else
       pp_jsonw_double(w, v->num);
@@ -45,6 +47,12 @@ void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
     return;
   }
   pp_jsonw_arr_begin_lines(w);
+  pp_doc_json_objects(w, t, extra, ctx);
+  pp_jsonw_arr_end(w);
+}
+
+void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
+                         void *ctx) {
   for (size_t r = 0; t && r < t->nrows; r++) {
     pp_jsonw_obj_begin(w);
     const char *open = NULL; /* the nested object open, its prefix */
@@ -79,7 +87,6 @@ void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
       extra(w, r, ctx);
     pp_jsonw_obj_end(w);
   }
-  pp_jsonw_arr_end(w);
 }
 
 void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {

@@ -21,6 +21,10 @@ typedef void (*pp_doc_row_fn)(pp_jsonw *w, size_t r, void *ctx);
  * opened); a table unavailable as {"available": false, "reason": why}. */
 void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                       void *ctx);
+/* The rows of t as objects, as elements of an array the caller opened
+ * (several tables in one array). */
+void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
+                         void *ctx);
 /* t's layout: {"title", "note", "columns": [{"key", "label", "unit"[,
  * "bar": true][, "none": text][, "detail": true]}]} (the columns the
  * tables show; key the JSON path of the value). */

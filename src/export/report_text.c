@@ -141,15 +141,6 @@ static void put_pct(FILE *out, double part, double whole) {
   fprintf(out, "%*s", PCT_W, b);
 }
 
-static void put_value(FILE *out, double v, int as_int) {
-  char b[CELL_MAX];
-  if (as_int && fabs(v) < 1e19)
-    snprintf(b, sizeof b, "%.0f", v);
-  else
-    snprintf(b, sizeof b, "%.6g", v);
-  fprintf(out, " %12s", b);
-}
-
 /* ---- sections ------------------------------------------------------------ */
 
 /* "1.25" seconds after the run's start, or "?" */
@@ -778,45 +769,6 @@ int pp_counter_is_sampled(const char *name) {
   return pp_metric_lookup(name, NULL, NULL, NULL) != PP_METRIC_NONE;
 }
 
-/* Library metrics have their own report sections (report_system.c,
- * report_gpu.c, report_gpuzones.c). */
-static int is_library(const pp_trace *t, uint32_t mkind,
-                      const pp_counter_stats *c) {
-  return pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) != PP_METRIC_NONE;
-}
-
-static void counter_table(FILE *out, const pp_analysis *a, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  uint32_t mkind = pp_trace_metric_kind(t);
-  int longest = 0, shown = 0;
-  for (size_t i = 0; i < p->ncounters; i++) {
-    const char *name = pp_trace_loc_name(t, p->counters[i].loc);
-    if (is_library(t, mkind, &p->counters[i]))
-      continue;
-    longest = max_int(longest, name_cols(name));
-    shown++;
-  }
-  if (!shown)
-    return;
-  int nw = name_width(longest, "counter", cap);
-  fputs("\ncounters\n", out);
-  put_name(out, "counter", nw, 1);
-  fprintf(out, "%10s %12s %12s %12s %12s\n", "samples", "min", "max", "mean",
-          "last");
-  for (size_t i = 0; i < p->ncounters; i++) {
-    const pp_counter_stats *c = &p->counters[i];
-    if (is_library(t, mkind, c))
-      continue;
-    put_name(out, pp_trace_loc_name(t, c->loc), nw, 1);
-    fprintf(out, "%10" PRIu64, c->samples);
-    put_value(out, c->min, !c->is_float);
-    put_value(out, c->max, !c->is_float);
-    put_value(out, c->mean, 0);
-    put_value(out, c->last, !c->is_float);
-    fputc('\n', out);
-  }
-}
 
 /* ", of them 2000 Python zone events x 310 ns more": the binding's
  * events of events, at its layer's measured cost on top. */
@@ -1197,7 +1149,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   shapes_table(out, a, cap);
   thread_table(out, a, &rt);
   frame_table(out, a, cap);
-  counter_table(out, a, cap);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "counters"));
   request_table(out, a);
   zone_slo_table(out, a);
   notes_table(out, a);

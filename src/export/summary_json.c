@@ -357,31 +357,13 @@ static void write_frames(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_arr_end(w);
 }
 
+/* "counters": the rows of the results document's two counter tables
+ * (results/counters.h), the program's first. */
 static void write_counters(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  uint32_t mkind = pp_trace_metric_kind(t);
   pp_jsonw_key(w, "counters");
   pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->ncounters; i++) {
-    const pp_counter_stats *c = &p->counters[i];
-    if (!pp_series_is_measurement(t, c))
-      continue; /* system.unavailable says why */
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, c->loc));
-    /* a series the library sampled (analyze/system.h), not the program's,
-     * whatever its name */
-    pp_jsonw_kv_bool(w, "library_metric",
-                     pp_loc_metric(t, c->loc, mkind, NULL, NULL, NULL) !=
-                         PP_METRIC_NONE);
-    pp_jsonw_kv_str(w, "type", c->is_float ? "float" : "int");
-    pp_jsonw_kv_uint(w, "samples", c->samples);
-    pp_jsonw_kv_double(w, "min", c->min);
-    pp_jsonw_kv_double(w, "max", c->max);
-    pp_jsonw_kv_double(w, "mean", c->mean);
-    pp_jsonw_kv_double(w, "last", c->last);
-    pp_jsonw_obj_end(w);
-  }
+  pp_doc_json_objects(w, pp_doc_find(a->doc, "counters"), NULL, NULL);
+  pp_doc_json_objects(w, pp_doc_find(a->doc, "sampled_counters"), NULL, NULL);
   pp_jsonw_arr_end(w);
 }
 

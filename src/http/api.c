@@ -12,6 +12,7 @@
 
 #include "../export/doc_json.h"
 #include "../export/jsonw.h"
+#include "../results/counters.h"
 #include "../results/queues.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
@@ -552,6 +553,46 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
   free(e);
 }
 
+/* "counters": the results document's counter tables (results/counters.h)
+ * from the board, over the session so far (a counter added to: its
+ * running total at each event), as the report's. */
+static void counters_member(pp_jsonw *w, const state *s, pp_doc *results) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nboard; i++)
+    n += s->board[i].kind == PP__BOARD_COUNTER ||
+         s->board[i].kind == PP__BOARD_METRIC;
+  pp_counter_figures *f = calloc(n ? n : 1, sizeof *f);
+  int ok = f != NULL;
+  for (size_t i = 0, k = 0; ok && i < s->nboard; i++) {
+    const pp__board_entry *e = &s->board[i];
+    if (e->kind != PP__BOARD_COUNTER && e->kind != PP__BOARD_METRIC)
+      continue;
+    int lib = e->kind == PP__BOARD_METRIC;
+    double none = NAN;
+    f[k++] = (pp_counter_figures){
+        .name = e->name,
+        .library_metric = lib,
+        .is_float = e->is_float,
+        .unit = pp_counter_unit(e->name, lib, e->is_float),
+        .samples = e->events,
+        .min = e->events ? e->vmin : none,
+        .max = e->events ? e->vmax : none,
+        .mean = e->events ? e->vsum / (double)e->events : none,
+        .last = e->value};
+  }
+  if (ok)
+    ok = pp_results_counters(results, f, n) == 0;
+  free(f);
+  pp_jsonw_key(w, "counters");
+  pp_jsonw_arr_begin_lines(w);
+  if (ok) {
+    pp_doc_json_objects(w, pp_doc_find(results, "counters"), NULL, NULL);
+    pp_doc_json_objects(w, pp_doc_find(results, "sampled_counters"), NULL,
+                        NULL);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 static void board_arrays(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
   pp_jsonw_key(w, "frames");
   pp_jsonw_arr_begin_lines(w);
@@ -569,27 +610,7 @@ static void board_arrays(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
     pp_jsonw_obj_end(w);
   }
   pp_jsonw_arr_end(w);
-  pp_jsonw_key(w, "counters");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < s->nboard; i++) {
-    const pp__board_entry *e = &s->board[i];
-    if (e->kind != PP__BOARD_COUNTER && e->kind != PP__BOARD_METRIC)
-      continue;
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", e->name);
-    pp_jsonw_kv_bool(w, "library_metric", e->kind == PP__BOARD_METRIC);
-    pp_jsonw_kv_str(w, "type", e->is_float ? "float" : "int");
-    pp_jsonw_kv_uint(w, "samples", e->events);
-    /* over the session, as the report's (a counter added to: its running
-     * total at each event) */
-    pp_jsonw_kv_double(w, "min", e->events ? e->vmin : NAN);
-    pp_jsonw_kv_double(w, "max", e->events ? e->vmax : NAN);
-    pp_jsonw_kv_double(w, "mean",
-                       e->events ? e->vsum / (double)e->events : NAN);
-    pp_jsonw_kv_double(w, "last", e->value);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  counters_member(w, s, results);
   queues_member(w, s, wi, results);
 }
 

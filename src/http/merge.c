@@ -68,6 +68,24 @@ static void put_both(pp_jsonw *w, yajl_val a, yajl_val b) {
   pp_jsonw_arr_end(w);
 }
 
+/* The members of objects a and b, a's where both have one ("layout": the
+ * tables of both documents). */
+static void put_union(pp_jsonw *w, yajl_val a, yajl_val b) {
+  pp_jsonw_obj_begin(w);
+  for (int k = 0; k < 2; k++) {
+    yajl_val o = k ? b : a;
+    if (!YAJL_IS_OBJECT(o))
+      continue;
+    for (size_t i = 0; i < o->u.object.len; i++) {
+      if (k && member(a, o->u.object.keys[i]))
+        continue;
+      pp_jsonw_key(w, o->u.object.keys[i]);
+      put(w, o->u.object.values[i]);
+    }
+  }
+  pp_jsonw_obj_end(w);
+}
+
 /* One history of the run's series (an object of equal-length arrays,
  * "t_ns" among them, times from the run's t0), its times moved by shift
  * to count from the program's t0; the points before it are left out, as
@@ -192,6 +210,8 @@ char *pp_merge_run_summary(const char *program, const char *run, size_t *len,
         put_both(&w, v, member(r, key));
       else if (strcmp(key, "series") == 0)
         put_series(&w, v, member(r, key), r_t0 - p_t0);
+      else if (strcmp(key, "layout") == 0)
+        put_union(&w, v, member(r, key));
       else
         put(&w, v);
     }

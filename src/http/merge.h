@@ -7,7 +7,8 @@
  * system, the profiler). The program's members come first and win; the
  * run's counters, alerts and series histories are added to the
  * program's (the histories' times moved to count from the program's
- * start), and its members the program's lacks are added as they are.
+ * start), its tables' layouts to the program's, and its members the
+ * program's lacks are added as they are.
  */
 #ifndef PP_HTTP_MERGE_H
 #define PP_HTTP_MERGE_H

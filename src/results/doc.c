@@ -59,9 +59,10 @@ static const char *copy(pp_doc *d, const char *s) {
 }
 
 const char *pp_value_unit_name(pp_value_unit u) {
-  static const char *const names[] = {"text", "count", "number",
-                                      "ns",   "bytes", "rate",
-                                      "pct",  "bytes/s", "joules"};
+  static const char *const names[] = {
+      "text",   "count",   "number",  "ns", "bytes", "rate",   "pct",
+      "bytes/s", "joules", "seconds", "ms", "MHz",   "W",      "celsius",
+      "row"};
   return (unsigned)u < sizeof names / sizeof *names ? names[u] : "number";
 }
 
@@ -162,6 +163,16 @@ void pp_cell_num(pp_table *t, long row, const char *key, double v) {
   }
 }
 
+void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
+                      pp_value_unit unit) {
+  pp_cell *c = cell(t, row, key);
+  if (c && !isnan(v)) {
+    c->kind = PP_CELL_NUM;
+    c->num = v;
+    c->unit = unit;
+  }
+}
+
 void pp_cell_text(pp_table *t, long row, const char *key, const char *s) {
   pp_cell *c = cell(t, row, key);
   if (c && s && (c->text = copy(t->doc, s)))
@@ -208,10 +219,12 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
     break;
   }
   double x = v->num;
-  switch (c->unit) {
+  char num[40];
+  pp_value_unit u = c->unit == PP_VALUE_ROW ? v->unit : c->unit;
+  switch (u) {
   case PP_VALUE_COUNT:
-    if (x >= 0 && x < 9.2e18 && x == floor(x))
-      snprintf(buf, len, "%" PRIu64, (uint64_t)x);
+    if (fabs(x) < 9.2e18 && x == floor(x))
+      snprintf(buf, len, "%" PRId64, (int64_t)x);
     else
       pp_format_sig3(buf, len, x);
     return buf;
@@ -227,8 +240,22 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
     return pp_format_byte_rate(buf, len, x);
   case PP_VALUE_JOULES:
     return pp_format_joules(buf, len, x);
+  case PP_VALUE_SECONDS:
+    return pp_format_ns(buf, len, x * 1e9);
+  case PP_VALUE_MS:
+    return pp_format_ns(buf, len, x * 1e6);
+  case PP_VALUE_MHZ:
+  case PP_VALUE_WATTS:
+  case PP_VALUE_CELSIUS:
+    pp_format_sig3(num, sizeof num, x);
+    snprintf(buf, len, "%s %s", num,
+             u == PP_VALUE_MHZ     ? "MHz"
+             : u == PP_VALUE_WATTS ? "W"
+                                   : "\u00b0C");
+    return buf;
   case PP_VALUE_TEXT:
   case PP_VALUE_NUMBER:
+  case PP_VALUE_ROW:
   default:
     return pp_format_sig3(buf, len, x);
   }

@@ -37,7 +37,14 @@ typedef enum pp_value_unit {
   PP_VALUE_RATE,       /* per second */
   PP_VALUE_PCT,        /* a percentage (0..100) */
   PP_VALUE_BYTE_RATE,  /* bytes per second */
-  PP_VALUE_JOULES
+  PP_VALUE_JOULES,
+  PP_VALUE_SECONDS,    /* a duration in seconds (shown as ns are) */
+  PP_VALUE_MS,         /* a duration in milliseconds */
+  PP_VALUE_MHZ,        /* three significant digits and the unit */
+  PP_VALUE_WATTS,
+  PP_VALUE_CELSIUS,
+  PP_VALUE_ROW /* a column whose rows differ: each cell says its unit
+                  (pp_cell_num_unit); in JSON the row's "unit" member */
 } pp_value_unit;
 
 /* The unit's name in the JSON layout and report.js ("ns", "pct", ...). */
@@ -50,8 +57,9 @@ enum {
   PP_COL_VIEW_ONLY = 4u, /* in the tables, not in the JSON (which has the
                             figure in a member of its own) */
   PP_COL_BAR = 8u,       /* a share drawn as a bar (HTML) */
-  PP_COL_DETAIL = 16u    /* the text report shows it on a line under the
+  PP_COL_DETAIL = 16u,   /* the text report shows it on a line under the
                             row ("label: value"); HTML as a column */
+  PP_COL_BOOL = 32u      /* true or false in JSON (a number: non-zero) */
 };
 
 typedef struct pp_col {
@@ -75,6 +83,7 @@ typedef struct pp_cell {
   pp_cell_kind kind;
   double num;
   const char *text;
+  pp_value_unit unit; /* a PP_VALUE_ROW column's cell: its own unit */
 } pp_cell;
 
 typedef struct pp_table {
@@ -116,6 +125,9 @@ long pp_table_row(pp_table *t);
  * rows are ignored (a producer's bug, not a crash). */
 void pp_cell_num(pp_table *t, long row, const char *key, double v);
 void pp_cell_text(pp_table *t, long row, const char *key, const char *s);
+/* A number in a PP_VALUE_ROW column, shown in unit. */
+void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
+                      pp_value_unit unit);
 void pp_cell_unavailable(pp_table *t, long row, const char *key,
                          const char *why);
 /* Add a note to a row (printf-style; joined with "; "). */

@@ -405,6 +405,11 @@
       case 'bytes/s': return fmtByteRate(v);
       case 'joules': return fmtJoules(v);
       case 'number': return fmtSig3(v);
+      case 'seconds': return fmtNs(v * 1e9);
+      case 'ms': return fmtNs(v * 1e6);
+      case 'MHz': return fmtSig3(v) + ' MHz';
+      case 'W': return fmtSig3(v) + ' W';
+      case 'celsius': return fmtSig3(v) + ' \u00b0C';
       case 'count': case '': case undefined: return fmtNum(v);
       default: return fmtNum(v) + ' ' + unit;
     }
@@ -1440,18 +1445,7 @@
     return SAMPLED_PREFIXES.some(function (p) { return name.indexOf(p) === 0; });
   }
 
-  function counterTable(parent, rows, id) {
-    var v = function (k) {
-      return {key: k, label: k, num: true,
-              text: function (r) { return fmtNum(r[k]); }};
-    };
-    table(parent, [
-      {key: 'name', label: 'counter'},
-      {key: 'type', label: 'type'},
-      {key: 'samples', label: 'samples', num: true},
-      v('min'), v('max'), v('mean'), v('last')
-    ], rows, {id: id || 'counters'});
-  }
+  function counterName(r) { return 'counter ' + String(r.name); }
 
   function renderCounters(app, d) {
     var cs = Array.isArray(d.counters) ? d.counters : [];
@@ -1459,15 +1453,13 @@
     var s = section(app, 'pp-counters', 'counters');
     var prog = cs.filter(function (c) { return !isSampled(c); });
     var samp = cs.filter(function (c) { return isSampled(c); });
-    if (prog.length) counterTable(s, prog, 'counters');
+    if (prog.length) layoutTable(s, d, 'counters', prog, counterName);
     else note(s, 'no program counters');
     if (samp.length) {
       var det = add(s, h('details'));
       det.setAttribute('data-id', 'sampled-counters');
-      add(det, h('summary', null, 'sampled counters (' + samp.length +
-        '): system, process, hardware, power and GPU samples; their ' +
-        'charts are in the system and GPU sections'));
-      counterTable(det, samp, 'sampled-counters');
+      add(det, h('summary', null, 'sampled counters (' + samp.length + ')'));
+      layoutTable(det, d, 'sampled_counters', samp, counterName);
     }
     counterCharts(s, d);
   }
@@ -2106,6 +2098,12 @@
       if (c.unit === 'text') return String(v);
       return fmtUnit(c.unit, v);
     }
+    function cellOf(c, r) { /* a "row" column: the row says its unit */
+      var v = get(r, c.key);
+      return c.unit === 'row' ? cellText({unit: String(r.unit || 'number'),
+                                          none: c.none}, v)
+        : cellText(c, v);
+    }
     var groups = [];
     lay.columns.filter(isRecord).forEach(function (c) {
       var g = groups[groups.length - 1];
@@ -2138,7 +2136,7 @@
             var v = get(r, c.key);
             if (why === null && isRecord(v) &&
                 typeof v.unavailable === 'string') why = v.unavailable;
-            return cellText(c, v);
+            return cellOf(c, r);
           }).join(' / ') + (why !== null ? ' (' + why + ')' : '');
         },
         bar: c0.bar ? function (r) {
