@@ -956,6 +956,7 @@ PP_TEST_T(html_chromium_demo, 120) {
   }
   printf("# %d charts: every y axis wider than its labels\n", axes);
   CHECK_GT(axes, 5);
+
   check_rendered_ok(dom);
   CHECK_CONTAINS(dom, "<h1>pipeprof report: ");
   CHECK_CONTAINS(dom, "id=\"pp-timeline\"");

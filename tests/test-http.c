@@ -2202,6 +2202,9 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK_STR(row_cell(dom, "infer", "p99_ns"), p99s);
   CHECK_STR(row_cell(dom, "frames", "full_pct"), fulls);
   CHECK_STR(row_cell(dom, "frames", "in_per_s"), rates);
+  /* a sampled counter in its unit, as the text's "user 900 ms" (the
+   * sampled-counters table showed 0.9) */
+  CHECK_STR(row_cell(dom, "proc.cpu_user_s", "last"), "900 ms");
   CHECK_STR(row_cell(dom, "frames", "stages"), "decode -&gt; infer");
   CHECK_CONTAINS(dom, "unavailable: energy.package_j stayed at 0");
   CHECK(strstr(dom, "energy.package_j stayed") != NULL);

@@ -36,8 +36,8 @@ pp_value_unit pp_counter_unit(const char *name, int library_metric,
     return PP_VALUE_RATE;
   case PP_UNIT_BYTES_PER_SECOND:
     return PP_VALUE_BYTE_RATE;
-  case PP_UNIT_COUNT:
-    return is_float ? PP_VALUE_NUMBER : PP_VALUE_COUNT;
+  case PP_UNIT_COUNT: /* whole when it is, whatever the type */
+    return PP_VALUE_COUNT;
   case PP_UNIT_MHZ:
     return PP_VALUE_MHZ;
   case PP_UNIT_WATTS:

@@ -2096,6 +2096,9 @@
       if (v === null || v === undefined)
         return typeof c.none === 'string' ? c.none : '\u2013';
       if (c.unit === 'text') return String(v);
+      /* a count: whole numbers exactly, others as the text report's */
+      if (c.unit === 'count')
+        return Number.isInteger(v) ? String(v) : fmtSig3(v);
       return fmtUnit(c.unit, v);
     }
     function cellOf(c, r) { /* a "row" column: the row says its unit */
