@@ -603,8 +603,9 @@ PP_TEST(report_rows_and_numbers) {
   CHECK_CONTAINS(s, "thread 2   300 ms   30.0%         1           9"
                     "         0\n");
   /* Frames: 4 gaps of 40 ms in 160 ms. */
-  CHECK_CONTAINS(s, "camera0         5     25.0  40.0 ms  40.0 ms  40.0 ms"
-                    "  40.0 ms     0 ns\n");
+  CHECK_CONTAINS(s, "\ncamera0       5  25.0  40.0 ms / 40.0 ms / 40.0 ms / "
+                    "40.0 ms    0 ns\n  frame time mean / std dev: 40.0 ms / "
+                    "0 ns\n");
   /* Counters: 3, then 8. */
   CHECK_CONTAINS(s, "\ncounters\ncounter      samples  min  max  mean  last\n"
                     "queue_depth        2    3    8  5.50     8\n");

@@ -3,7 +3,7 @@
  * The analysis's results document (results/doc.h): the tables every view
  * lays out, built once from the figures at the end of pp_analyze. The
  * sections move here one by one from the renderers; so far: the
- * program's metadata, the counters and queues.
+ * program's metadata, frames, counters and queues.
  */
 #include <math.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "pipeline.h"
 #include "analyze/system.h"
 #include "results/counters.h"
+#include "results/frames.h"
 #include "results/queues.h"
 
 static int queues(const pp_analysis *a, pp_doc *d) {
@@ -124,11 +125,41 @@ static int counters(const pp_analysis *a, pp_doc *d) {
   return rc;
 }
 
+/* "frames": per frame-mark stream, its frame times. */
+static int frames(const pp_analysis *a, pp_doc *d) {
+  const pp_profile *p = &a->prof;
+  if (!p->nframes)
+    return 0;
+  pp_frame_figures *f = pp__calloc(p->nframes, sizeof *f);
+  if (!f)
+    return -1;
+  for (size_t i = 0; i < p->nframes; i++) {
+    const pp_frame_stats *s = &p->frames[i];
+    const pp_hist *h = &s->hist;
+    int any = h->count > 0;
+    f[i] = (pp_frame_figures){
+        .name = pp_trace_loc_name(a->trace, s->loc),
+        .frames = s->frames,
+        .fps = s->fps,
+        .mean_ns = s->mean_ns,
+        .std_ns = s->std_ns,
+        .jitter_ns = s->jitter_ns,
+        .p50_ns = any ? (double)pp_hist_percentile(h, 50.0) : NAN,
+        .p90_ns = any ? (double)pp_hist_percentile(h, 90.0) : NAN,
+        .p99_ns = any ? (double)pp_hist_percentile(h, 99.0) : NAN,
+        .max_ns = any ? (double)h->max : NAN};
+  }
+  pp_table *t = pp_results_frames(d, f, p->nframes);
+  pp__free(f);
+  return t ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || metadata(a, a->doc) != 0 || counters(a, a->doc) != 0 ||
-      queues(a, a->doc) != 0 || !pp_doc_ok(a->doc)) {
+  if (!a->doc || metadata(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
+      counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
+      !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;
     return -1;

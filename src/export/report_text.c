@@ -720,45 +720,7 @@ static void frame_energy(FILE *out, const pp_analysis *a, int cap) {
 }
 
 static void frame_table(FILE *out, const pp_analysis *a, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  if (!p->nframes)
-    return;
-  int longest = 0;
-  for (size_t i = 0; i < p->nframes; i++)
-    longest = max_int(longest,
-                      name_cols(pp_trace_loc_name(t, p->frames[i].loc)));
-  int nw = name_width(longest, "frame", cap);
-  fputs("\nframes (frame time = gap between consecutive marks)\n", out);
-  put_name(out, "frame", nw, 1);
-  fprintf(out, "%10s%9s", "frames", "fps");
-  static const char *const cols[] = {"p50", "p90", "p99", "max", "jitter"};
-  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-    fprintf(out, "%*s", DUR_W, cols[i]);
-  fputc('\n', out);
-  for (size_t i = 0; i < p->nframes; i++) {
-    const pp_frame_stats *f = &p->frames[i];
-    put_name(out, pp_trace_loc_name(t, f->loc), nw, 1);
-    fprintf(out, "%10" PRIu64, f->frames);
-    if (f->frames < 2 || f->fps <= 0) {
-      fprintf(out, "%9s", "-");
-    } else {
-      char b[CELL_MAX];
-      snprintf(b, sizeof b, "%.*f", f->fps >= 100 ? 0 : 1, f->fps);
-      fprintf(out, "%9s", b);
-    }
-    if (f->frames < 2) {
-      for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-        fprintf(out, "%*s", DUR_W, "-");
-    } else {
-      put_dur(out, (double)pp_hist_percentile(&f->hist, 50.0));
-      put_dur(out, (double)pp_hist_percentile(&f->hist, 90.0));
-      put_dur(out, (double)pp_hist_percentile(&f->hist, 99.0));
-      put_dur(out, (double)f->hist.max);
-      put_dur(out, f->jitter_ns);
-    }
-    fputc('\n', out);
-  }
+  pp_doc_text_table(out, pp_doc_find(a->doc, "frames"));
   frame_energy(out, a, cap);
 }
 

@@ -322,39 +322,47 @@ static void kv_energy_sources(pp_jsonw *w, const pp_energy *e) {
     pp_jsonw_kv_str(w, "gpu_counter", e->gpu_counter);
 }
 
-static void write_frames(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
+/* A frames row's members beyond the table: its frame-time histogram and
+ * the run's energy per frame. */
+typedef struct frame_more {
+  const pp_analysis *a;
   pp_energy e;
-  int has_e = pp_run_energy(a, &e);
-  pp_jsonw_key(w, "frames");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nframes; i++) {
-    const pp_frame_stats *f = &p->frames[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, f->loc));
-    pp_jsonw_kv_uint(w, "frames", f->frames);
-    pp_jsonw_kv_double(w, "fps", f->fps);
-    pp_jsonw_kv_double(w, "mean_ns", f->mean_ns);
-    pp_jsonw_kv_double(w, "std_ns", f->std_ns);
-    pp_jsonw_kv_double(w, "jitter_ns", f->jitter_ns);
-    pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&f->hist, 50.0));
-    pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&f->hist, 90.0));
-    pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&f->hist, 99.0));
-    pp_jsonw_kv_uint(w, "max_ns", f->hist.count ? f->hist.max : 0);
-    pp_summary_hist_json(w, "hist", &f->hist);
-    pp_jsonw_key(w, "energy");
-    pp_jsonw_obj_begin(w);
-    if (has_e && f->frames) {
-      kv_energy_sources(w, &e);
-      kv_energy(w, &e, "_per_frame", (double)f->frames);
-    } else {
-      pp_jsonw_kv_str(w, "unavailable", has_e ? "no frames" : e.sources);
-    }
-    pp_jsonw_obj_end(w);
-    pp_jsonw_obj_end(w);
+  int has_e;
+} frame_more;
+
+static void frame_extra(pp_jsonw *w, size_t r, void *ctx) {
+  const frame_more *m = ctx;
+  const pp_profile *p = &m->a->prof;
+  if (r >= p->nframes)
+    return;
+  const pp_frame_stats *f = &p->frames[r];
+  pp_summary_hist_json(w, "hist", &f->hist);
+  pp_jsonw_key(w, "energy");
+  pp_jsonw_obj_begin(w);
+  if (m->has_e && f->frames) {
+    kv_energy_sources(w, &m->e);
+    kv_energy(w, &m->e, "_per_frame", (double)f->frames);
+  } else {
+    pp_jsonw_kv_str(w, "unavailable", m->has_e ? "no frames" : m->e.sources);
   }
-  pp_jsonw_arr_end(w);
+  pp_jsonw_obj_end(w);
+}
+
+/* "frames": the results document's table (results/frames.h), each row
+ * with its histogram and energy per frame. */
+static void write_frames(pp_jsonw *w, const pp_analysis *a) {
+  frame_more m;
+  memset(&m, 0, sizeof m);
+  m.a = a;
+  m.has_e = pp_run_energy(a, &m.e);
+  pp_jsonw_key(w, "frames");
+  const pp_table *t = pp_doc_find(a->doc, "frames");
+  if (t) {
+    pp_doc_json_rows(w, t, frame_extra, &m);
+  } else {
+    pp_jsonw_arr_begin(w);
+    pp_jsonw_arr_end(w);
+  }
 }
 
 /* "counters": the rows of the results document's two counter tables

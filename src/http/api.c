@@ -13,6 +13,7 @@
 #include "../export/doc_json.h"
 #include "../export/jsonw.h"
 #include "../results/counters.h"
+#include "../results/frames.h"
 #include "../results/queues.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
@@ -553,6 +554,50 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
   free(e);
 }
 
+/* "frames": the results document's table (results/frames.h) from the
+ * board (marks, rate over the session) and the frame-time series (its
+ * window); no jitter or spread live. */
+static void frames_member(pp_jsonw *w, const state *s, int wi,
+                          pp_doc *results) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nboard; i++)
+    n += s->board[i].kind == PP__BOARD_FRAME;
+  pp_frame_figures *f = calloc(n ? n : 1, sizeof *f);
+  pp_table *t = NULL;
+  if (f) {
+    size_t k = 0;
+    for (size_t i = 0; i < s->nboard; i++) {
+      const pp__board_entry *e = &s->board[i];
+      if (e->kind != PP__BOARD_FRAME)
+        continue;
+      double span = (double)(e->last_ns - e->first_ns) * 1e-9;
+      const one_series *o = find_series(s, PP_HTTP_SERIES_FRAME, e->name);
+      const pp_live_stats *ws = o && o->win[wi].count ? &o->win[wi] : NULL;
+      f[k++] = (pp_frame_figures){
+          .name = e->name,
+          .frames = e->events,
+          .fps = e->events > 1 && span > 0 ? (double)(e->events - 1) / span
+                                           : NAN,
+          .mean_ns = ws ? ws->mean_ns : NAN,
+          .std_ns = NAN,
+          .jitter_ns = NAN,
+          .p50_ns = ws ? (double)ws->p50_ns : NAN,
+          .p90_ns = ws ? (double)ws->p90_ns : NAN,
+          .p99_ns = ws ? (double)ws->p99_ns : NAN,
+          .max_ns = ws ? (double)ws->max_ns : NAN};
+    }
+    t = pp_results_frames(results, f, n);
+  }
+  free(f);
+  pp_jsonw_key(w, "frames");
+  if (t)
+    pp_doc_json_rows(w, t, NULL, NULL);
+  else {
+    pp_jsonw_arr_begin(w);
+    pp_jsonw_arr_end(w);
+  }
+}
+
 /* "counters": the results document's counter tables (results/counters.h)
  * from the board, over the session so far (a counter added to: its
  * running total at each event), as the report's. */
@@ -594,22 +639,7 @@ static void counters_member(pp_jsonw *w, const state *s, pp_doc *results) {
 }
 
 static void board_arrays(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
-  pp_jsonw_key(w, "frames");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < s->nboard; i++) {
-    const pp__board_entry *e = &s->board[i];
-    if (e->kind != PP__BOARD_FRAME)
-      continue;
-    double span = (double)(e->last_ns - e->first_ns) * 1e-9;
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", e->name);
-    pp_jsonw_kv_uint(w, "frames", e->events);
-    pp_jsonw_kv_double(
-        w, "fps",
-        e->events > 1 && span > 0 ? (double)(e->events - 1) / span : 0);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  frames_member(w, s, wi, results);
   counters_member(w, s, results);
   queues_member(w, s, wi, results);
 }

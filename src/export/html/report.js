@@ -1373,20 +1373,9 @@
     var fr = Array.isArray(d.frames) ? d.frames : [];
     if (!fr.length) return;
     var s = section(app, 'pp-frames', 'frames');
-    note(s, 'frame time: the gap between consecutive frame marks');
-    table(s, [
-      {key: 'name', label: 'frame mark'},
-      {key: 'frames', label: 'frames', num: true},
-      {key: 'fps', label: 'FPS', num: true,
-       text: function (r) { return isNum(r.fps) ? r.fps.toFixed(1) : '\u2013'; }},
-      {key: 'mean_ns', label: 'mean', num: true},
-      {key: 'p50_ns', label: 'p50', num: true},
-      {key: 'p90_ns', label: 'p90', num: true},
-      {key: 'p99_ns', label: 'p99', num: true},
-      {key: 'max_ns', label: 'max', num: true},
-      {key: 'jitter_ns', label: 'jitter', num: true},
-      {key: 'std_ns', label: 'std dev', num: true}
-    ].concat(frameEnergyCols(fr)), fr, {id: 'frames'});
+    layoutTable(s, d, 'frames', fr, function (r) {
+      return 'frame ' + String(r.name);
+    }, frameEnergyCols(fr));
     frameEnergyNote(s, fr);
     frameCharts(s, d, fr);
   }
@@ -2068,13 +2057,14 @@
   }
 
   /* A table of the results document (docs/internals/results.md) as the
-   * summary's "layout" describes it, laid out as the text report lays it
+   * summary's "layout" describes it (and moreCols, the page's own columns
+   * of figures that sit beside the table: the energy per frame), laid out as the text report lays it
    * out: the columns that share a label in one cell ("a / b"), a share
    * with its bar, no value as the column's "none" text, an unavailable
    * value as such; each row's notes as a warning after the table. The
    * figures and their text come from the document; nothing is computed
    * here. */
-  function layoutTable(s, d, id, rows, rowName) {
+  function layoutTable(s, d, id, rows, rowName, moreCols) {
     var lay = isRecord(d.layout) && isRecord(d.layout[id]) ? d.layout[id]
       : null;
     if (!lay || !Array.isArray(lay.columns)) {
@@ -2147,7 +2137,7 @@
           return isNum(v) ? v / 100 : null;
         } : undefined
       };
-    }), rows, {id: id});
+    }).concat(moreCols || []), rows, {id: id});
     rows.forEach(function (r) {
       if (typeof r.notes === 'string' && r.notes)
         warn(s, rowName(r) + ': ' + r.notes);
