@@ -803,6 +803,7 @@ static void child_queue(int port, const char *errpath) {
     pp_queue_pop(q, 2 * i + 2);
     nanosleep(&empty, NULL);
     pp_counter_set("batch size", (int64_t)i + 1); /* 1..5: mean 3 */
+    pp_frame_mark("tick");
   }
   fprintf(stderr, "child recorded\n");
   fflush(stderr);
@@ -927,7 +928,14 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
     live = body ? json_loads(body + 4, 0, NULL) : NULL;
     free(page);
     lq = live ? named(json_object_get(live, "queues"), "batches") : NULL;
-    if (lq && json_integer_value(json_object_get(lq, "pops")) == 10)
+    /* every event in: the last pop, then the last count and mark */
+    json_t *tick =
+        live ? named(json_object_get(live, "frames"), "tick") : NULL;
+    json_t *bs = live ? named(json_object_get(live, "counters"), "batch size")
+                      : NULL;
+    if (lq && json_integer_value(json_object_get(lq, "pops")) == 10 && tick &&
+        json_integer_value(json_object_get(tick, "frames")) == 5 && bs &&
+        json_integer_value(json_object_get(bs, "samples")) == 5)
       break;
     sleep_100ms();
   }
@@ -935,7 +943,8 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
   int st;
   waitpid(pid, &st, 0);
   if (!lq || json_integer_value(json_object_get(lq, "pops")) != 10)
-    PP_FAIL("the live summary never had the queue's 10 pops");
+    PP_FAIL("the live summary never had the queue's 10 pops, 5 marks and 5 "
+            "counts");
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   char trace[4200];
   snprintf(trace, sizeof trace, "%s/queue-%d.pptrace", pp_test_tmpdir(), port);
@@ -972,6 +981,19 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
     CHECK_NEAR(json_number_value(json_object_get(lc, same_num[i])),
                json_number_value(json_object_get(sc, same_num[i])), 1e-12);
   CHECK_NEAR(json_number_value(json_object_get(lc, "mean")), 3.0, 1e-12);
+  /* a frame stream's marks and rate, and its frame times (p50 within the
+   * live histograms' 3.1%) with their histogram */
+  json_t *lf = named(json_object_get(live, "frames"), "tick");
+  json_t *sf = named(json_object_get(root, "frames"), "tick");
+  CHECK(lf != NULL && sf != NULL);
+  CHECK_EQ(json_integer_value(json_object_get(lf, "frames")), 5);
+  CHECK_EQ(json_integer_value(json_object_get(sf, "frames")), 5);
+  CHECK_NEAR(json_number_value(json_object_get(lf, "fps")),
+             json_number_value(json_object_get(sf, "fps")), 1e-9);
+  double lp50 = (double)json_integer_value(json_object_get(lf, "p50_ns"));
+  double sp50 = (double)json_integer_value(json_object_get(sf, "p50_ns"));
+  CHECK(sp50 > 0 && fabs(lp50 - sp50) <= 0.032 * sp50);
+  CHECK(json_is_object(json_object_get(lf, "hist")));
   printf("# full %.2f%%, empty %.2f%% in both\n",
          json_number_value(json_object_get(lq, "full_pct")),
          json_number_value(json_object_get(lq, "empty_pct")));

@@ -554,6 +554,21 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
   free(e);
 }
 
+/* A table's rows and the state they came from, for a row hook. */
+typedef struct live_rows {
+  const state *s;
+  const pp_table *t;
+} live_rows;
+
+/* A frames row's "hist": the frame times' histogram over the session, as
+ * the report's (the row's name is the table's first cell). */
+static void frame_hist(pp_jsonw *w, size_t r, void *ctx) {
+  const live_rows *x = ctx;
+  const pp_cell *name = pp_table_cell(x->t, r, 0);
+  if (name->kind == PP_CELL_TEXT)
+    hist_member(w, x->s, PP_HTTP_SERIES_FRAME, name->text);
+}
+
 /* "frames": the results document's table (results/frames.h) from the
  * board (marks, rate over the session) and the frame-time series (its
  * window); no jitter or spread live. */
@@ -590,8 +605,9 @@ static void frames_member(pp_jsonw *w, const state *s, int wi,
   }
   free(f);
   pp_jsonw_key(w, "frames");
+  live_rows rows = {s, t};
   if (t)
-    pp_doc_json_rows(w, t, NULL, NULL);
+    pp_doc_json_rows(w, t, frame_hist, &rows);
   else {
     pp_jsonw_arr_begin(w);
     pp_jsonw_arr_end(w);
