@@ -779,3 +779,25 @@ PP_TEST(report_long_and_odd_names) {
   pp_analysis_free(&a);
   tb_free(&t);
 }
+
+/* The one reader of META numbers (model/model.h): the whole text one
+ * finite number, or nothing. */
+PP_TEST(meta_number_is_the_whole_text_one_finite_number) {
+  static const struct {
+    const char *s;
+    int ok;
+    double v;
+  } c[] = {{"12", 1, 12},        {"-3.5", 1, -3.5}, {"1e+20", 1, 1e20},
+           {".5", 1, 0.5},       {"", 0, 0},        {" 1", 0, 0},
+           {"1 ", 0, 0},         {"1x", 0, 0},      {"nan", 0, 0},
+           {"inf", 0, 0},        {"1e999", 0, 0},   {"0x10", 0, 0},
+           {"+1", 0, 0},         {"-", 0, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    double v = -1;
+    int ok = pp_meta_number(c[i].s, &v);
+    if (ok != c[i].ok || (ok && v != c[i].v))
+      PP_FAIL("\"%s\": %d %g, expected %d %g", c[i].s, ok, v, c[i].ok,
+              c[i].v);
+  }
+  CHECK_EQ(pp_meta_number(NULL, NULL), 0);
+}

@@ -228,12 +228,8 @@ static int build_zones(const pp_thread *th, pp_thread_figures *f, size_t nlocs,
 /* The recorder's measured cost of one event (META event_cost_ns), 0 when
  * absent or not a positive number. */
 static double meta_event_cost(const pp_trace *t) {
-  const char *cost = pp_trace_meta(t, "event_cost_ns");
-  if (!cost)
-    return 0;
-  char *end;
-  double c = strtod(cost, &end);
-  return end != cost && isfinite(c) && c > 0 ? c : 0;
+  double c;
+  return pp_trace_meta_num(t, "event_cost_ns", &c) && c > 0 ? c : 0;
 }
 
 /* A non-negative integer META value, -1 when absent or malformed. */
@@ -250,11 +246,10 @@ static int64_t meta_ns(const pp_trace *t, const char *key) {
 /* The profiler's own measured costs (pp_profile). */
 static void meta_costs(const pp_trace *t, pp_profile *p) {
   p->event_cost_ns = meta_event_cost(t);
-  const char *py = pp_trace_meta(t, "binding.python.zone_overhead_ns");
-  char *end = NULL;
-  double over = py ? strtod(py, &end) : 0;
+  double over;
   int64_t pyev = meta_ns(t, "binding.python.events");
-  if (py && end != py && !*end && isfinite(over) && over > 0 && pyev > 0) {
+  if (pp_trace_meta_num(t, "binding.python.zone_overhead_ns", &over) &&
+      over > 0 && pyev > 0) {
     p->python_overhead_ns = over;
     p->python_events = (uint64_t)pyev;
   }
@@ -288,10 +283,8 @@ void pp_profile_overhead(const pp_analysis *a, pp_overhead *o) {
   o->known = 1;
   o->events_ns = pp_profile_events_cost(p, p->events);
   if (p->dropped > 0) {
-    const char *v = pp_trace_meta(t, "drop_cost_ns");
-    char *end = NULL;
-    double c = v ? strtod(v, &end) : 0;
-    o->dropped_ns = v && end != v && !*end && isfinite(c) && c > 0
+    double c;
+    o->dropped_ns = pp_trace_meta_num(t, "drop_cost_ns", &c) && c > 0
                         ? (double)p->dropped * c
                         : -1;
   }

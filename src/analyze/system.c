@@ -54,18 +54,6 @@ int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c) {
 
 /* ---- META -------------------------------------------------------------- */
 
-/* A finite number from META key, or 0 when absent or not a number. */
-static int meta_num(const pp_trace *t, const char *key, double *out) {
-  const char *s = pp_trace_meta(t, key);
-  if (!s || !*s)
-    return 0;
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v))
-    return 0;
-  *out = v;
-  return 1;
-}
 
 #define REASON(t, ...)                                                         \
   pp_trace_unavailable((t), (const char *const[]){__VA_ARGS__, NULL})
@@ -295,7 +283,7 @@ static void perf_running(const pp_trace *t, pp_sys_perf_event *e) {
   char k[128];
   int n = snprintf(k, sizeof k, "perf.%s.running_pct", e->name);
   e->has_running =
-      n > 0 && (size_t)n < sizeof k && meta_num(t, k, &e->running_pct);
+      n > 0 && (size_t)n < sizeof k && pp_trace_meta_num(t, k, &e->running_pct);
 }
 
 /* A ratio: the sampler's figure, else num_ev's count over den_ev's. */
@@ -386,7 +374,7 @@ static void energy(const pp_analysis *a, pp_system *s) {
     s->per_call.what = pp_trace_loc_name(t, p->zones[0].loc);
   }
   double g;
-  s->g_per_kwh_default = !(meta_num(t, "carbon.g_per_kwh", &g) && g > 0);
+  s->g_per_kwh_default = !(pp_trace_meta_num(t, "carbon.g_per_kwh", &g) && g > 0);
   s->g_per_kwh = s->g_per_kwh_default ? DEFAULT_G_PER_KWH : g;
   s->carbon_g = s->energy.joules / 3.6e6 * s->g_per_kwh;
   s->has_carbon = 1;
@@ -397,11 +385,11 @@ static void energy(const pp_analysis *a, pp_system *s) {
 static void run_facts(const pp_trace *t, pp_system *s) {
   s->run_command = pp_trace_meta(t, "run.command");
   s->run_exit = pp_trace_meta(t, "run.exit");
-  s->has_wall = meta_num(t, "run.wall_ns", &s->wall_ns);
-  s->has_user = meta_num(t, "run.user_ns", &s->user_ns);
-  s->has_system = meta_num(t, "run.system_ns", &s->system_ns);
-  s->has_maxrss = meta_num(t, "run.maxrss_bytes", &s->maxrss_bytes);
-  s->has_hz = meta_num(t, "sampler.hz", &s->hz);
+  s->has_wall = pp_trace_meta_num(t, "run.wall_ns", &s->wall_ns);
+  s->has_user = pp_trace_meta_num(t, "run.user_ns", &s->user_ns);
+  s->has_system = pp_trace_meta_num(t, "run.system_ns", &s->system_ns);
+  s->has_maxrss = pp_trace_meta_num(t, "run.maxrss_bytes", &s->maxrss_bytes);
+  s->has_hz = pp_trace_meta_num(t, "sampler.hz", &s->hz);
 }
 
 /* CPU seconds of the tree: rusage when `pipeprof run` recorded it, else
@@ -433,7 +421,7 @@ static pp_sys_total tree_total(const pp_trace *t, const pp_system *s,
                                const char *key, pp_metric_id id) {
   pp_sys_total o = {0, 0, 0, NULL};
   double v;
-  if (meta_num(t, key, &v) && v >= 0) {
+  if (pp_trace_meta_num(t, key, &v) && v >= 0) {
     o.ok = o.rusage = 1;
     o.v = v;
   } else if (s->m[id].ok) {

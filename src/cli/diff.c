@@ -768,13 +768,8 @@ static int add_fig(series_set *set, row_kind k, size_t run, const char *name,
 }
 
 static int meta_num(const pp_trace *t, const char *key, double *out) {
-  const char *s = pp_trace_meta(t, key);
-  if (!s || !*s)
-    return 0;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || *end || !isfinite(v) || v < 0)
+  double v;
+  if (!pp_trace_meta_num(t, key, &v) || v < 0)
     return 0;
   *out = v;
   return 1;

@@ -226,6 +226,13 @@ typedef struct pp_trace {
 
 /* Look up a META value; NULL when absent. */
 const char *pp_trace_meta(const pp_trace *t, const char *key);
+/* A META value (or any text s) as a number: the whole text one finite
+ * decimal number, with an exponent or not ("12", "-3.5", "1e+20"); no
+ * space, no sign "+", no hexadecimal, no unit.
+ * 1 with *out set, else 0 (absent, empty, or not such a number). */
+int pp_meta_number(const char *s, double *out);
+/* pp_meta_number of the META value of key. */
+int pp_trace_meta_num(const pp_trace *t, const char *key, double *out);
 /* The reason META gives for the first group of groups (NULL-terminated)
  * that has one ("unavailable.<group>"), its "unavailable: " prefix
  * stripped; NULL when none has. */

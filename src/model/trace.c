@@ -5,6 +5,8 @@
  * series, GPU zone order, CUDA names). Analyses and renderers use these;
  * nothing here calls into src/analyze/, so the model sits below it.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,23 @@ const char *pp_trace_meta(const pp_trace *t, const char *key) {
       return m->value ? m->value : "";
   }
   return NULL;
+}
+
+int pp_meta_number(const char *s, double *out) {
+  if (!s || !*s || !(*s == '-' || *s == '.' || (*s >= '0' && *s <= '9')) ||
+      strpbrk(s, "xX")) /* decimal only: strtod would read "0x10" */
+    return 0;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v))
+    return 0;
+  *out = v;
+  return 1;
+}
+
+int pp_trace_meta_num(const pp_trace *t, const char *key, double *out) {
+  return pp_meta_number(pp_trace_meta(t, key), out);
 }
 
 const char *pp_reason_strip(const char *r) {
