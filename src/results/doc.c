@@ -93,15 +93,20 @@ pp_table *pp_doc_table(pp_doc *d, const char *id, const char *title,
     d->oom = 1;
     return NULL;
   }
+  /* the texts first: a table is added whole or not at all */
+  const char *cid = copy(d, id), *ctitle = copy(d, title);
+  const char *cnote = note ? copy(d, note) : NULL;
+  if (d->oom)
+    return NULL;
   pp_table *t = &d->tables[d->ntables++];
   memset(t, 0, sizeof *t);
-  t->id = copy(d, id);
-  t->title = copy(d, title);
-  t->note = note ? copy(d, note) : NULL;
+  t->id = cid;
+  t->title = ctitle;
+  t->note = cnote;
   t->cols = cols;
   t->ncols = ncols;
   t->doc = d;
-  return d->oom ? NULL : t;
+  return t;
 }
 
 size_t pp_doc_ntables(const pp_doc *d) { return d ? d->ntables : 0; }
