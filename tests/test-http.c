@@ -955,6 +955,10 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
   json_t *sq = by_name(json_object_get(root, "queues"), "batches");
   CHECK(sq != NULL);
   CHECK_EQ(json_integer_value(json_object_get(lq, "capacity")), 2);
+  /* the session's dropped events, as the summary's (none here) */
+  json_t *dr = json_object_get(json_object_get(live, "dropped"), "total");
+  CHECK(json_is_integer(dr));
+  CHECK_EQ(json_integer_value(dr), 0);
   static const char *const same_int[] = {"capacity", "window_ns", "pushes",
                                          "pops", "full_ns", "empty_ns"};
   for (size_t i = 0; i < sizeof same_int / sizeof *same_int; i++)

@@ -763,6 +763,12 @@ static char *summary(const state *s, int window_s, size_t *len) {
   pp_jsonw_kv_int(w, "t1_ns", t1);
   pp_jsonw_kv_int(w, "wall_ns", t1 - t0);
   live_member(w, s, window_s);
+  /* the events the session could not record so far (the summary's
+   * "dropped"; the live engine counts no "events") */
+  pp_jsonw_key(w, "dropped");
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_uint(w, "total", s->host->dropped ? s->host->dropped() : 0);
+  pp_jsonw_obj_end(w);
   zones_array(w, s, wi, (double)(t1 - t0));
   board_arrays(w, s, wi, results);
   request_member(w, s, wi);

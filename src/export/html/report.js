@@ -914,7 +914,7 @@
         ' s' + (isNum(d.live.as_of_ns) ? ', this one as of ' +
         rel(d, d.live.as_of_ns) : ''));
     fact(grid, 'wall time', fmtNs(d.wall_ns));
-    fact(grid, 'events', fmtNum(d.events));
+    if (isNum(d.events)) fact(grid, 'events', fmtNum(d.events));
     if (Array.isArray(d.threads))
       fact(grid, 'threads', programThreads(d).length);
     var dropped = d.dropped && isNum(d.dropped.total) ? d.dropped.total : null;
