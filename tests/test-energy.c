@@ -171,6 +171,8 @@ PP_TEST(energy_per_frame_cpu_only) {
   CHECK(strstr(s, "GPU") == NULL);
   free(s);
   s = tb_summary_json(&a);
+  /* no queue in this trace: an empty list, not an absent member */
+  CHECK_CONTAINS(s, "\"queues\":[]");
 #ifdef PP_HAVE_JANSSON
   json_t *root;
   json_t *je = frame_energy(s, 0, &root);

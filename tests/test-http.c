@@ -641,25 +641,35 @@ static char *expect(int port, const char *req, const char *status) {
 
 static const pp_srcloc L_SERVED = {"served", NULL, NULL, 0, PP_KIND_ZONE};
 
-/* The child: a session serving on port, 20 zones of 2^12 .. 2^21 ns (two
- * each, times chosen by the test), then it waits to be killed. */
-static void child_serve(int port, const char *errpath) {
+/* In a child: serve a trace-mode session on port (live interval 100 ms,
+ * the monotonic clock when asked, samples at sample_hz), its stderr into
+ * errpath and its trace in TMP/NAME-PORT.pptrace; exits when it cannot. */
+static void child_session(int port, const char *errpath, const char *name,
+                          int monotonic, unsigned sample_hz) {
   char spec[32];
   snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
   setenv("PIPEPROF_HTTP", spec, 1);
-  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  if (monotonic)
+    setenv("PIPEPROF_CLOCK", "monotonic", 1);
   setenv("PIPEPROF_LIVE", "interval=100ms", 1);
   if (!freopen(errpath, "w", stderr))
     _exit(3);
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.mode = PP_MODE_TRACE;
-  char out[4200];
-  snprintf(out, sizeof out, "%s/served-%d.pptrace", pp_test_tmpdir(), port);
+  static char out[4200];
+  snprintf(out, sizeof out, "%s/%s-%d.pptrace", pp_test_tmpdir(), name, port);
   cfg.out_path = out;
   cfg.install_signals = 0;
+  cfg.sample_hz = sample_hz;
   if (pp_init(&cfg) != PP_OK)
     _exit(2);
+}
+
+/* The child: a session serving on port, 20 zones of 2^12 .. 2^21 ns (two
+ * each, times chosen by the test), then it waits to be killed. */
+static void child_serve(int port, const char *errpath) {
+  child_session(port, errpath, "served", 1, 0);
   int64_t t = pp__mono_ns();
   for (int k = 12; k < 22; k++)
     for (int r = 0; r < 2; r++) {
@@ -725,22 +735,7 @@ static const char *companion(void) {
  * three token chunks 1 ms apart and a counter every 3 ms, sampled at
  * 20 Hz. */
 static void child_live(int port, const char *errpath) {
-  char spec[32];
-  snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
-  setenv("PIPEPROF_HTTP", spec, 1);
-  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
-  if (!freopen(errpath, "w", stderr))
-    _exit(3);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = PP_MODE_TRACE;
-  char out[4200];
-  snprintf(out, sizeof out, "%s/live-%d.pptrace", pp_test_tmpdir(), port);
-  cfg.out_path = out;
-  cfg.install_signals = 0;
-  cfg.sample_hz = 20;
-  if (pp_init(&cfg) != PP_OK)
-    _exit(2);
+  child_session(port, errpath, "live", 0, 20);
   pp_queue *q = pp_queue_declare("frames <q>", "decode", "infer", 8);
   struct timespec ms = {0, 1000000};
   for (uint64_t i = 1;; i++) {
@@ -774,23 +769,8 @@ static void on_usr1(int sig) {
   queue_child_end = 1;
 }
 static void child_queue(int port, const char *errpath) {
-  char spec[32];
-  snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
-  setenv("PIPEPROF_HTTP", spec, 1);
-  setenv("PIPEPROF_CLOCK", "monotonic", 1);
-  setenv("PIPEPROF_LIVE", "interval=100ms", 1);
-  if (!freopen(errpath, "w", stderr))
-    _exit(3);
   signal(SIGUSR1, on_usr1);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.mode = PP_MODE_TRACE;
-  char out[4200];
-  snprintf(out, sizeof out, "%s/queue-%d.pptrace", pp_test_tmpdir(), port);
-  cfg.out_path = out;
-  cfg.install_signals = 0;
-  if (pp_init(&cfg) != PP_OK)
-    _exit(2);
+  child_session(port, errpath, "queue", 1, 0);
   pp_queue *q = pp_queue_declare("batches", "decode", "infer", 2);
   struct timespec full = {0, 30000000}, half = {0, 10000000},
                   empty = {0, 20000000};

@@ -18,7 +18,8 @@
 typedef void (*pp_doc_row_fn)(pp_jsonw *w, size_t r, void *ctx);
 
 /* The rows of t as an array of objects (the value of a member the caller
- * opened); a table unavailable as {"available": false, "reason": why}. */
+ * opened; [] when t is NULL: a section with nothing in it); a table
+ * unavailable as {"available": false, "reason": why}. */
 void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                       void *ctx);
 /* The rows of t as objects, as elements of an array the caller opened

@@ -355,14 +355,8 @@ static void write_frames(pp_jsonw *w, const pp_analysis *a) {
   memset(&m, 0, sizeof m);
   m.a = a;
   m.has_e = pp_run_energy(a, &m.e);
-  pp_jsonw_key(w, "frames");
-  const pp_table *t = pp_doc_find(a->doc, "frames");
-  if (t) {
-    pp_doc_json_rows(w, t, frame_extra, &m);
-  } else {
-    pp_jsonw_arr_begin(w);
-    pp_jsonw_arr_end(w);
-  }
+  pp_jsonw_key(w, "frames"); /* [] without frame marks */
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "frames"), frame_extra, &m);
 }
 
 /* "counters": the rows of the results document's two counter tables

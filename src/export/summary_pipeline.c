@@ -37,11 +37,9 @@ static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
 /* "queues": the results document's table (analyze/document.c), each row
  * with its wait histogram. */
 static void write_queues(pp_jsonw *w, const pp_analysis *a) {
-  const pp_table *t = pp_doc_find(a->doc, "queues");
-  if (!t)
-    return;
-  pp_jsonw_key(w, "queues");
-  pp_doc_json_rows(w, t, queue_wait, (void *)&a->prof.pipe);
+  pp_jsonw_key(w, "queues"); /* [] without queues */
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "queues"), queue_wait,
+                   (void *)&a->prof.pipe);
 }
 
 static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {

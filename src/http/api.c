@@ -479,22 +479,44 @@ static void request_member(pp_jsonw *w, const state *s, int wi) {
   pp_jsonw_obj_end(w);
 }
 
-/* The queues on the board, for their "wait" members. */
-typedef struct live_queues {
+/* A live table's rows, the state and window they came from, for the
+ * row hooks (pp_doc_row_fn): a row's name is the table's first cell. */
+typedef struct live_rows {
   const state *s;
+  const pp_table *t;
   int wi;
-  const pp__board_entry **e; /* the table's rows' entries */
-} live_queues;
+} live_rows;
 
+static const char *row_name(const live_rows *x, size_t r) {
+  const pp_cell *name = pp_table_cell(x->t, r, 0);
+  return name->kind == PP_CELL_TEXT ? name->text : NULL;
+}
+
+/* Window wi of the series kind/name when it holds values, else NULL. */
+static const pp_live_stats *window_of(const state *s, int kind,
+                                      const char *name, int wi) {
+  const one_series *o = find_series(s, kind, name);
+  return o && o->win[wi].count ? &o->win[wi] : NULL;
+}
+
+/* A queues row's "wait": its items' waits over the window. */
 static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
-  live_queues *q = ctx;
+  const live_rows *x = ctx;
+  const char *name = row_name(x, r);
   const one_series *o =
-      find_series(q->s, PP_HTTP_SERIES_QUEUE_WAIT, q->e[r]->name);
+      name ? find_series(x->s, PP_HTTP_SERIES_QUEUE_WAIT, name) : NULL;
   if (o) {
     pp_jsonw_key(w, "wait");
-    stats_with_hist(w, q->s, &o->win[q->wi], PP_HTTP_SERIES_QUEUE_WAIT,
-                    q->e[r]->name);
+    stats_with_hist(w, x->s, &o->win[x->wi], PP_HTTP_SERIES_QUEUE_WAIT, name);
   }
+}
+
+/* A frames row's "hist": the frame times' histogram over the session, as
+ * the report's. */
+static void frame_hist(pp_jsonw *w, size_t r, void *ctx) {
+  const char *name = row_name(ctx, r);
+  if (name)
+    hist_member(w, ((const live_rows *)ctx)->s, PP_HTTP_SERIES_FRAME, name);
 }
 
 /* "queues": the results document's table (results/queues.h), as the
@@ -506,17 +528,16 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
   for (size_t i = 0; i < s->nboard; i++)
     n += s->board[i].kind == PP__BOARD_QUEUE;
   pp_queue_figures *f = calloc(n ? n : 1, sizeof *f);
-  const pp__board_entry **e = calloc(n ? n : 1, sizeof *e);
   pp_table *t = NULL;
-  if (f && e) {
+  if (f) {
     size_t k = 0;
     for (size_t i = 0; i < s->nboard; i++) {
       const pp__board_entry *b = &s->board[i];
       if (b->kind != PP__BOARD_QUEUE)
         continue;
-      const one_series *o = find_series(s, PP_HTTP_SERIES_QUEUE_WAIT, b->name);
-      const pp_live_stats *ws = o && o->win[wi].count ? &o->win[wi] : NULL;
-      f[k] = (pp_queue_figures){
+      const pp_live_stats *ws =
+          window_of(s, PP_HTTP_SERIES_QUEUE_WAIT, b->name, wi);
+      f[k++] = (pp_queue_figures){
           .name = b->name,
           .from = b->from ? b->from : "",
           .to = b->to ? b->to : "",
@@ -538,35 +559,13 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
           .wait_max_ns = ws ? (double)ws->max_ns : NAN,
           .why_blocked = "the live figures count the waits, not their time "
                          "(the report of the trace has it)"};
-      e[k++] = b;
     }
     t = pp_results_queues(results, f, n);
   }
-  live_queues ctx = {s, wi, e};
-  pp_jsonw_key(w, "queues");
-  if (t)
-    pp_doc_json_rows(w, t, queue_wait, &ctx);
-  else {
-    pp_jsonw_arr_begin(w);
-    pp_jsonw_arr_end(w);
-  }
   free(f);
-  free(e);
-}
-
-/* A table's rows and the state they came from, for a row hook. */
-typedef struct live_rows {
-  const state *s;
-  const pp_table *t;
-} live_rows;
-
-/* A frames row's "hist": the frame times' histogram over the session, as
- * the report's (the row's name is the table's first cell). */
-static void frame_hist(pp_jsonw *w, size_t r, void *ctx) {
-  const live_rows *x = ctx;
-  const pp_cell *name = pp_table_cell(x->t, r, 0);
-  if (name->kind == PP_CELL_TEXT)
-    hist_member(w, x->s, PP_HTTP_SERIES_FRAME, name->text);
+  live_rows rows = {s, t, wi};
+  pp_jsonw_key(w, "queues");
+  pp_doc_json_rows(w, t, queue_wait, &rows); /* no table: [] */
 }
 
 /* "frames": the results document's table (results/frames.h) from the
@@ -586,8 +585,7 @@ static void frames_member(pp_jsonw *w, const state *s, int wi,
       if (e->kind != PP__BOARD_FRAME)
         continue;
       double span = (double)(e->last_ns - e->first_ns) * 1e-9;
-      const one_series *o = find_series(s, PP_HTTP_SERIES_FRAME, e->name);
-      const pp_live_stats *ws = o && o->win[wi].count ? &o->win[wi] : NULL;
+      const pp_live_stats *ws = window_of(s, PP_HTTP_SERIES_FRAME, e->name, wi);
       f[k++] = (pp_frame_figures){
           .name = e->name,
           .frames = e->events,
@@ -604,14 +602,9 @@ static void frames_member(pp_jsonw *w, const state *s, int wi,
     t = pp_results_frames(results, f, n);
   }
   free(f);
+  live_rows rows = {s, t, wi};
   pp_jsonw_key(w, "frames");
-  live_rows rows = {s, t};
-  if (t)
-    pp_doc_json_rows(w, t, frame_hist, &rows);
-  else {
-    pp_jsonw_arr_begin(w);
-    pp_jsonw_arr_end(w);
-  }
+  pp_doc_json_rows(w, t, frame_hist, &rows); /* no table: [] */
 }
 
 /* "counters": the results document's counter tables (results/counters.h)
