@@ -105,10 +105,10 @@ enum { KIND_FULL, KIND_EMPTY };
 
 typedef struct qstate {
   uint32_t loc;
-  int64_t capacity;
   uint64_t nev;
-  pp_depth depth; /* range, mean, full and empty time; its t_first and
-                     t_last are the queue's earliest and latest event */
+  pp_depth depth; /* capacity, range, mean, full and empty time; its
+                     t_first and t_last are the queue's earliest and latest
+                     event */
   int run; /* 0 none, 1 full, 2 empty */
   int64_t run_start;
   stall_list from_depth; /* used when the queue has no recorded waits */
@@ -194,8 +194,7 @@ static qstate *get_queue(pp_queue_stream *s, const pp_trace *t, uint32_t loc,
     qstate *q = &s->q[s->nq];
     memset(q, 0, sizeof *q);
     q->loc = loc;
-    q->capacity = t->locs[loc].line;
-    q->depth = pp_depth_make(q->capacity);
+    q->depth = pp_depth_make(t->locs[loc].line);
     pp_hist_init(&q->wait);
     s->by_loc[loc] = (uint32_t)++s->nq;
   }
@@ -212,7 +211,7 @@ static void depth_step(qstate *q, int64_t ts, int64_t d) {
   for (int k = 0; later && k < 2; k++)
     q->unclosed_ns[k] = pp__add_sat(
         q->unclosed_ns[k], mul_sat(q->unclosed[k], pp__span(last, ts)));
-  int full = q->capacity > 0 && d >= q->capacity;
+  int full = q->depth.capacity > 0 && d >= q->depth.capacity;
   int now = full ? 1 : d <= 0 ? 2 : 0;
   if (now != q->run) {
     if (q->run)
@@ -480,7 +479,7 @@ int pp__queue_stream_finish(pp_queue_stream *s, const pp_trace *t,
     o->name = pp_trace_loc_name(t, loc);
     o->from = l->function ? l->function : "";
     o->to = l->file ? l->file : "";
-    o->capacity = s->q[i].capacity;
+    o->capacity = s->q[i].depth.capacity;
   }
   order_queues(p->queues, s->nq);
   for (size_t k = 0; k < s->nq; k++)
