@@ -4,6 +4,7 @@
  */
 #include "export/doc_json.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The length of key's prefix before its dot, 0 when it has none. */
@@ -17,7 +18,9 @@ static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
   case PP_CELL_NUM:
     if (c->flags & PP_COL_BOOL)
       pp_jsonw_bool(w, v->num != 0);
-    else if (c->flags & PP_COL_INT)
+    else if (v->is_whole)
+      pp_jsonw_int(w, v->whole);
+    else if ((c->flags & PP_COL_INT) && fabs(v->num) < 9.2e18)
       pp_jsonw_int(w, (int64_t)v->num);
     else
       pp_jsonw_double(w, v->num);

@@ -84,7 +84,7 @@ int pp_results_counters(pp_doc *d, const pp_counter_figures *c, size_t n) {
     pp_cell_num(tab, r, "library_metric", f->library_metric ? 1 : 0);
     pp_cell_text(tab, r, "type", f->is_float ? "float" : "int");
     pp_cell_text(tab, r, "unit", pp_value_unit_name(f->unit));
-    pp_cell_num(tab, r, "samples", (double)f->samples);
+    pp_cell_count(tab, r, "samples", f->samples);
     pp_cell_num_unit(tab, r, "min", f->min, f->unit);
     pp_cell_num_unit(tab, r, "max", f->max, f->unit);
     pp_cell_num_unit(tab, r, "mean", f->mean, f->unit);

@@ -165,7 +165,25 @@ void pp_cell_num(pp_table *t, long row, const char *key, double v) {
   if (c && !isnan(v)) {
     c->kind = PP_CELL_NUM;
     c->num = v;
+    c->is_whole = 0;
   }
+}
+
+void pp_cell_int(pp_table *t, long row, const char *key, int64_t v) {
+  pp_cell *c = cell(t, row, key);
+  if (c) {
+    c->kind = PP_CELL_NUM;
+    c->num = (double)v;
+    c->whole = v;
+    c->is_whole = 1;
+  }
+}
+
+void pp_cell_count(pp_table *t, long row, const char *key, uint64_t v) {
+  if (v <= (uint64_t)INT64_MAX)
+    pp_cell_int(t, row, key, (int64_t)v);
+  else
+    pp_cell_num(t, row, key, (double)v);
 }
 
 void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
@@ -174,6 +192,7 @@ void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
   if (c && !isnan(v)) {
     c->kind = PP_CELL_NUM;
     c->num = v;
+    c->is_whole = 0;
     c->unit = unit;
   }
 }
@@ -228,7 +247,9 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
   pp_value_unit u = c->unit == PP_VALUE_ROW ? v->unit : c->unit;
   switch (u) {
   case PP_VALUE_COUNT:
-    if (fabs(x) < 9.2e18 && x == floor(x))
+    if (v->is_whole)
+      snprintf(buf, len, "%" PRId64, v->whole);
+    else if (fabs(x) < 9.2e18 && x == floor(x))
       snprintf(buf, len, "%" PRId64, (int64_t)x);
     else
       pp_format_sig3(buf, len, x);

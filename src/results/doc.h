@@ -82,6 +82,8 @@ typedef enum pp_cell_kind {
 typedef struct pp_cell {
   pp_cell_kind kind;
   double num;
+  int64_t whole; /* exact, when is_whole (pp_cell_int): num rounds it */
+  int is_whole;
   const char *text;
   pp_value_unit unit; /* a PP_VALUE_ROW column's cell: its own unit */
 } pp_cell;
@@ -125,6 +127,12 @@ long pp_table_row(pp_table *t);
  * rows are ignored (a producer's bug, not a crash). */
 void pp_cell_num(pp_table *t, long row, const char *key, double v);
 void pp_cell_text(pp_table *t, long row, const char *key, const char *s);
+/* A whole number, kept exactly (num is its nearest double): what counts,
+ * capacities and nanosecond totals use, so JSON and text print every
+ * digit of a crafted 2^63 - 1 and never convert an out-of-range double. */
+void pp_cell_int(pp_table *t, long row, const char *key, int64_t v);
+/* An unsigned count: exact up to INT64_MAX, a double above. */
+void pp_cell_count(pp_table *t, long row, const char *key, uint64_t v);
 /* A number in a PP_VALUE_ROW column, shown in unit. */
 void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
                       pp_value_unit unit);

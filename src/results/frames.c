@@ -32,7 +32,7 @@ pp_table *pp_results_frames(pp_doc *d, const pp_frame_figures *f, size_t n) {
     if (r < 0)
       return NULL;
     pp_cell_text(t, r, "name", x->name);
-    pp_cell_num(t, r, "frames", (double)x->frames);
+    pp_cell_count(t, r, "frames", x->frames);
     if (x->frames < 2)
       continue; /* no gap: no rate, no frame time */
     pp_cell_num(t, r, "fps", x->fps > 0 ? x->fps : (double)NAN);

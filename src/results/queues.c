@@ -59,7 +59,7 @@ static const pp_col cols[] = {
 
 static void count(pp_table *t, long r, const char *key, int64_t v) {
   if (v >= 0)
-    pp_cell_num(t, r, key, (double)v);
+    pp_cell_int(t, r, key, v);
 }
 
 /* Recorded waits of one side: their count, summed time and share; the
@@ -100,9 +100,9 @@ pp_table *pp_results_queues(pp_doc *d, const pp_queue_figures *q, size_t n) {
     if (!(strstr(f->name, f->from) && strstr(f->name, f->to)))
       pp_cell_text(t, r, "stages", stages);
     if (dp->capacity > 0)
-      pp_cell_num(t, r, "capacity", (double)dp->capacity);
+      pp_cell_int(t, r, "capacity", (int64_t)dp->capacity);
     int64_t win = pp_depth_window_ns(dp);
-    pp_cell_num(t, r, "window_ns", (double)win);
+    pp_cell_int(t, r, "window_ns", (int64_t)win);
     count(t, r, "pushes", f->pushes);
     count(t, r, "pops", f->pops);
     count(t, r, "paired", f->paired);
@@ -113,15 +113,15 @@ pp_table *pp_results_queues(pp_doc *d, const pp_queue_figures *q, size_t n) {
       pp_cell_num(t, r, "out_per_s", (double)f->pops / ((double)win * 1e-9));
     }
     if (dp->steps) {
-      pp_cell_num(t, r, "depth.min", (double)dp->min);
+      pp_cell_int(t, r, "depth.min", (int64_t)dp->min);
       pp_cell_num(t, r, "depth.mean", pp_depth_mean(dp));
-      pp_cell_num(t, r, "depth.max", (double)dp->max);
-      pp_cell_num(t, r, "depth.last", (double)dp->depth);
+      pp_cell_int(t, r, "depth.max", (int64_t)dp->max);
+      pp_cell_int(t, r, "depth.last", (int64_t)dp->depth);
     }
     if (dp->capacity > 0)
-      pp_cell_num(t, r, "full_ns", (double)dp->full_ns);
+      pp_cell_int(t, r, "full_ns", (int64_t)dp->full_ns);
     pp_cell_num(t, r, "full_pct", pp_depth_full_pct(dp));
-    pp_cell_num(t, r, "empty_ns", (double)dp->empty_ns);
+    pp_cell_int(t, r, "empty_ns", (int64_t)dp->empty_ns);
     pp_cell_num(t, r, "empty_pct", pp_depth_empty_pct(dp));
     static const char *const pk[3] = {"producer_waits", "producer_blocked_ns",
                                       "producer_blocked_pct"};
