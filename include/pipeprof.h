@@ -131,7 +131,20 @@ typedef struct pp_config {
                                  "PORT" (loopback), ":PORT" or
                                  "IPV4:PORT" (docs/http.md). Since
                                  0.1.0 */
-  uint64_t reserved[7];     /**< zero */
+  const char *live;         /**< NULL (default): PIPEPROF_LIVE decides;
+                                 else the live statistics' spec ("off",
+                                 docs/live.md). Read during pp_init only.
+                                 Since 0.1.0 */
+  const char *alerts;       /**< NULL (default): PIPEPROF_ALERTS decides;
+                                 else alert rules (docs/live.md). Since
+                                 0.2.0 */
+  uint32_t gpu_slots;       /**< 0 (default): PIPEPROF_GPU_SLOTS or 1024;
+                                 else 2..65536 CUDA event pairs for GPU
+                                 zones. Since 0.1.0 */
+  int cuda;                 /**< 1: record CUDA kernels and copies through
+                                 CUPTI (trace mode), as PIPEPROF_CUDA=1.
+                                 Since 0.1.0 */
+  uint64_t reserved[4];     /**< zero */
 } pp_config;
 
 /** Fill cfg with defaults. Any thread. */
@@ -140,19 +153,17 @@ PP_API void pp_config_init(pp_config *cfg);
 /**
  * Start profiling. cfg NULL means defaults. Starts one background writer
  * thread. Returns PP_OK, PP_EBUSY when a session runs, PP_EINVAL for a bad
- * option, PP_EENV for an invalid PIPEPROF_LIVE or PIPEPROF_ALERTS (read by
- * every session, see docs/live.md), PP_EIO when the output cannot be
+ * option, PP_EENV for an invalid PIPEPROF_LIVE, PIPEPROF_ALERTS or
+ * PIPEPROF_GPU_SLOTS (read when the field is unset, see docs/live.md),
+ * PP_EIO when the output cannot be
  * created (see pp_last_error()).
  * Any thread; not concurrently with pp_shutdown().
  */
 PP_API int pp_init(const pp_config *cfg);
 
 /**
- * Start profiling from the environment (PIPEPROF, PIPEPROF_OUT,
- * PIPEPROF_MODE, PIPEPROF_BUFFER_KIB, PIPEPROF_FLUSH_MS, PIPEPROF_SIGNALS,
- * PIPEPROF_PROCESS_NAME, PIPEPROF_CLOCK, PIPEPROF_SAMPLE_HZ,
- * PIPEPROF_SYSROOT, PIPEPROF_LIVE, PIPEPROF_ALERTS,
- * PIPEPROF_GPU_SLOTS, PIPEPROF_LIBCUDA). The library calls this itself when
+ * Start profiling from the environment (the PIPEPROF_* variables that
+ * `pipeprof help env` lists, docs/api.md). The library calls this itself when
  * it is loaded; programs need not. An invalid value prints one line on
  * stderr and leaves profiling off. Returns PP_OK also when PIPEPROF is unset
  * or 0, and PP_EBUSY (silently) when a session already runs. Note that with

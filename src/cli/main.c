@@ -18,6 +18,7 @@
 
 #include "analyze/analysis.h"
 #include "cli.h"
+#include "core/options.h"
 #include "export/export.h"
 #include "model/trace.h"
 #include "pipeprof.h"
@@ -192,9 +193,11 @@ static const char version_usage[] =
     "Print the version of pipeprof and the trace format it reads.\n";
 
 static const char help_usage[] =
-    "usage: pipeprof help [COMMAND]\n"
+    "usage: pipeprof help [COMMAND | env [--markdown]]\n"
     "\n"
-    "Without COMMAND, list the commands; with one, print its usage.\n";
+    "Without COMMAND, list the commands; with one, print its usage. 'env'\n"
+    "lists the PIPEPROF_* variables of programs linked with libpipeprof\n"
+    "(--markdown: as the table of docs/api.md).\n";
 
 static int cmd_version(int argc, char **argv) {
   if (argc > 1 && pp_cli_is_help(argv[1])) {
@@ -240,7 +243,7 @@ static void main_usage(FILE *f) {
     fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\nRun 'pipeprof COMMAND --help' for a command's options.\n"
              "Programs linked with libpipeprof record when PIPEPROF=1 is set "
-             "(see docs/api.md).\n");
+             "('pipeprof help env').\n");
 }
 
 static int cmd_help(int argc, char **argv) {
@@ -250,6 +253,13 @@ static int cmd_help(int argc, char **argv) {
   }
   if (pp_cli_is_help(argv[1])) {
     fputs(help_usage, stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(argv[1], "env") == 0) {
+    int md = argc > 2 && strcmp(argv[2], "--markdown") == 0;
+    if (argc > 2 + md)
+      return pp_cli_usage_error("help", "unknown option '%s'", argv[2 + md]);
+    pp__options_print(stdout, md);
     return EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -10,19 +10,21 @@
 
 #include "../internal.h"
 #include "clock.h"
-#include "env.h"
+#include "options.h"
 
 int pp__tick_is_tsc = 0;
 static int clock_ready = 0;
-
-const char *const pp__clock_names[2] = {"tsc", "monotonic"};
 
 void pp__clock_init(void) {
   if (clock_ready)
     return;
   const char *e = getenv("PIPEPROF_CLOCK");
   int tsc = pp__cpu_has(PP_CPU_INVARIANT_TSC);
-  if (e && pp__env_enum(e, pp__clock_names, 2) == 1) /* see env.h */
+  uint64_t which = 0; /* the options' words: tsc, monotonic */
+  char want[160];
+  if (e && pp__option_check(pp__option("PIPEPROF_CLOCK"), e, &which, want,
+                            sizeof want) == 0 &&
+      which == 1)
     tsc = 0;
   pp__tick_is_tsc = tsc;
   clock_ready = 1;

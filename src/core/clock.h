@@ -40,8 +40,6 @@ typedef struct pp__clock_sync {
 /* Decide the tick source (honours PIPEPROF_CLOCK=tsc|monotonic when valid).
  * Idempotent. */
 void pp__clock_init(void);
-/* PIPEPROF_CLOCK keywords, in this order (env.h matches them). */
-extern const char *const pp__clock_names[2];
 /* Take a synchronisation point as tightly as the clocks allow. */
 void pp__clock_sync_now(pp__clock_sync *s);
 /* "tsc" or "monotonic". */

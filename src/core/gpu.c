@@ -167,9 +167,8 @@ uint32_t pp__gpu_parse_slots(const char *v) {
   return (uint32_t)x;
 }
 
-void pp__gpu_session_start(void) {
-  uint32_t n = pp__gpu_parse_slots(getenv("PIPEPROF_GPU_SLOTS"));
-  atomic_store(&cfg_slots, n ? n : DEFAULT_SLOTS);
+void pp__gpu_session_start(uint32_t slots) {
+  atomic_store(&cfg_slots, slots ? slots : DEFAULT_SLOTS);
   atomic_store(&used, 0);
   atomic_store(&n_unavailable, 0);
   atomic_store(&n_no_context, 0);

@@ -45,7 +45,7 @@
 typedef void (*pp__gpu_emit_fn)(const pp__gpu_rec *r, void *arg);
 
 /* A session starts: zero the counters (pools are kept). Control path. */
-void pp__gpu_session_start(void);
+void pp__gpu_session_start(uint32_t slots); /* 0: the default */
 
 /* Resolver pass, writer thread only: calibrate pools due for it, emit
  * every zone whose events completed and, while recording is on, take the

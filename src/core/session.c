@@ -31,6 +31,7 @@
 #include "../internal.h"
 #include "../sink/live.h"
 #include "clock.h"
+#include "options.h"
 #include "env.h"
 #include "gpu.h"
 #include "http.h"
@@ -481,7 +482,8 @@ int pp_init(const pp_config *user) {
   pp_config cfg;
   pp_config_init(&cfg);
   if (user) {
-    if (user->struct_size < offsetof(pp_config, reserved) ||
+    /* the fields of 0.1.0's first release end at http_addr */
+    if (user->struct_size < offsetof(pp_config, live) ||
         user->struct_size > sizeof cfg) {
       set_error("pp_config.struct_size %u is not a known size "
                 "(call pp_config_init)",
@@ -497,29 +499,48 @@ int pp_init(const pp_config *user) {
   }
   if (cfg.buffer_kib == 0)
     cfg.buffer_kib = cfg.mode == PP_MODE_FLIGHT ? 4096 : 1024;
-  if (cfg.buffer_kib < 16 || cfg.buffer_kib > 1048576 ||
-      (cfg.buffer_kib & (cfg.buffer_kib - 1))) {
-    set_error("buffer_kib %u: expected a power of two from 16 to 1048576",
-              cfg.buffer_kib);
-    return PP_EINVAL;
+  /* the numbers against the options' table (options.h), as the
+   * environment's */
+  const struct {
+    const char *env;
+    uint32_t v;
+    int zero_ok; /* 0: the default */
+  } nums[] = {{"PIPEPROF_BUFFER_KIB", cfg.buffer_kib, 0},
+              {"PIPEPROF_SAMPLE_HZ", cfg.sample_hz, 0},
+              {"PIPEPROF_FLUSH_MS", cfg.flush_ms, 0},
+              {"PIPEPROF_GPU_SLOTS", cfg.gpu_slots, 1}};
+  for (size_t i = 0; i < PP__ARRAY_LEN(nums); i++) {
+    const pp_option *o = pp__option(nums[i].env);
+    char v[24], want[160];
+    snprintf(v, sizeof v, "%u", nums[i].v);
+    if ((nums[i].v || !nums[i].zero_ok) &&
+        pp__option_check(o, v, NULL, want, sizeof want) != 0) {
+      set_error("%s %u: %s", o->field, nums[i].v, want);
+      return PP_EINVAL;
+    }
   }
-  if (cfg.sample_hz > 1000) {
-    set_error("sample_hz %u: expected 0 (off) or 1 to 1000", cfg.sample_hz);
-    return PP_EINVAL;
-  }
-  if (cfg.flush_ms < 1 || cfg.flush_ms > 1000) {
-    set_error("flush_ms %u: expected 1 to 1000", cfg.flush_ms);
-    return PP_EINVAL;
+  /* the fields that take the environment's value when unset (options.h:
+   * read by every session) */
+  const char *live_spec = cfg.live ? cfg.live : getenv("PIPEPROF_LIVE");
+  const char *alerts_spec =
+      cfg.alerts ? cfg.alerts : getenv("PIPEPROF_ALERTS");
+  uint64_t slots = cfg.gpu_slots;
+  const char *slots_env = getenv("PIPEPROF_GPU_SLOTS");
+  if (!slots && slots_env) {
+    char want[160];
+    if (pp__option_check(pp__option("PIPEPROF_GPU_SLOTS"), slots_env, &slots,
+                         want, sizeof want) != 0) {
+      set_error("PIPEPROF_GPU_SLOTS: %s", want);
+      return PP_EENV;
+    }
   }
   pp__live_cfg live_cfg;
   pp__live_cfg_default(&live_cfg);
   char lerr[sizeof last_error];
-  if (pp__live_parse(getenv("PIPEPROF_LIVE"), &live_cfg, lerr,
-                     sizeof lerr) != 0 ||
-      pp__alerts_parse(getenv("PIPEPROF_ALERTS"), &live_cfg, lerr,
-                       sizeof lerr) != 0) {
+  if (pp__live_parse(live_spec, &live_cfg, lerr, sizeof lerr) != 0 ||
+      pp__alerts_parse(alerts_spec, &live_cfg, lerr, sizeof lerr) != 0) {
     set_error("%s", lerr);
-    return PP_EENV;
+    return cfg.live || cfg.alerts ? PP_EINVAL : PP_EENV;
   }
   /* An interval closes a grace period after its end, when the events of
    * its last moments have been drained. */
@@ -593,7 +614,7 @@ int pp_init(const pp_config *user) {
                            cfg.mode == PP_MODE_FLIGHT,
                            cfg.mode == PP_MODE_STATS);
     pp__recorder_reset_positions();
-    pp__gpu_session_start();
+    pp__gpu_session_start((uint32_t)slots);
     atomic_store(&running, 1);
     pp__meta_open(1);
     rc = pp__writer_start();
@@ -659,6 +680,8 @@ int pp_init(const pp_config *user) {
                  cfg.http_addr && *cfg.http_addr ? cfg.http_addr : NULL);
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
+  if (cfg.cuda) /* unavailable: said in the trace's META */
+    pp__session_cuda_start();
   return PP_OK;
 }
 
@@ -774,116 +797,54 @@ int pp__session_cuda_start(void) {
  * and docs/api.md): nothing trimmed, numbers are plain digits, keywords
  * ignore case, an invalid value prints one line and leaves profiling off. */
 
-static int env_bool(const char *name, const char *v, int *out) {
-  if (pp__env_bool(v, out) == 0)
-    return 0;
-  pp__env_invalid(name, v, "expected 1 or 0 (on/off, true/false, yes/no)");
-  return -1;
-}
-
-static int env_uint(const char *name, const char *v, unsigned lo,
-                    unsigned hi, unsigned *out) {
-  uint64_t x;
-  if (pp__env_uint(v, lo, hi, &x) == 0) {
-    *out = (unsigned)x;
-    return 0;
-  }
-  char want[96];
-  snprintf(want, sizeof want, "expected a number from %u to %u", lo, hi);
-  pp__env_invalid(name, v, want);
-  return -1;
-}
-
 int pp_init_from_env(void) {
   const char *on = getenv("PIPEPROF");
-  int enable = 0;
+  uint64_t enable = 0;
   if (!on)
     return PP_OK;
   if (atomic_load(&running))
     return PP_EBUSY;
-  if (env_bool("PIPEPROF", on, &enable) != 0)
+  if (pp__option_env("PIPEPROF", &on, &enable) != 0)
     return PP_EENV;
   if (!enable)
     return PP_OK;
   pp_config cfg;
   pp_config_init(&cfg);
-  const char *v;
-  if ((v = getenv("PIPEPROF_MODE")) != NULL) {
-    static const char *const modes[] = {"stats", "trace", "flight"};
-    static const pp_mode mv[] = {PP_MODE_STATS, PP_MODE_TRACE,
-                                 PP_MODE_FLIGHT};
-    int i = pp__env_enum(v, modes, PP__ARRAY_LEN(modes));
-    if (i < 0) {
-      pp__env_invalid("PIPEPROF_MODE", v, "expected stats, trace or flight");
+  /* Every variable of the options' table is checked by its rule, the
+   * ones read later too (PIPEPROF_CLOCK, the library paths), so that an
+   * invalid one leaves profiling off before any file is created. */
+  size_t nopt;
+  const pp_option *opt = pp__options(&nopt);
+  const char *out = NULL;
+  for (size_t i = 0; i < nopt; i++) {
+    const char *v;
+    uint64_t x = 0;
+    if (pp__option_env(opt[i].env, &v, &x) != 0)
       return PP_EENV;
+    if (!v || !opt[i].field)
+      continue;
+    const char *f = opt[i].field;
+    if (strcmp(f, "mode") == 0) {
+      static const pp_mode mv[] = {PP_MODE_STATS, PP_MODE_TRACE,
+                                   PP_MODE_FLIGHT};
+      cfg.mode = mv[x];
+    } else if (strcmp(f, "buffer_kib") == 0) {
+      cfg.buffer_kib = (uint32_t)x;
+    } else if (strcmp(f, "flush_ms") == 0) {
+      cfg.flush_ms = (uint32_t)x;
+    } else if (strcmp(f, "install_signals") == 0) {
+      cfg.install_signals = (int)x;
+    } else if (strcmp(f, "sample_hz") == 0) {
+      cfg.sample_hz = (uint32_t)x;
+    } else if (strcmp(f, "process_name") == 0) {
+      cfg.process_name = v; /* pp_init cuts it at a UTF-8 boundary */
+    } else if (strcmp(f, "cuda") == 0) {
+      cfg.cuda = (int)x;
+    } else if (strcmp(f, "out_path") == 0) {
+      out = v;
     }
-    cfg.mode = mv[i];
-  }
-  unsigned u;
-  if ((v = getenv("PIPEPROF_BUFFER_KIB")) != NULL) {
-    uint64_t x;
-    if (pp__env_uint(v, 16, 1048576, &x) != 0 || (x & (x - 1))) {
-      pp__env_invalid("PIPEPROF_BUFFER_KIB", v,
-                      "expected a power of two from 16 to 1048576");
-      return PP_EENV;
-    }
-    cfg.buffer_kib = (unsigned)x;
-  }
-  if ((v = getenv("PIPEPROF_FLUSH_MS")) != NULL) {
-    if (env_uint("PIPEPROF_FLUSH_MS", v, 1, 1000, &u) != 0)
-      return PP_EENV;
-    cfg.flush_ms = u;
-  }
-  if ((v = getenv("PIPEPROF_SIGNALS")) != NULL) {
-    int b;
-    if (env_bool("PIPEPROF_SIGNALS", v, &b) != 0)
-      return PP_EENV;
-    cfg.install_signals = b;
-  }
-  if ((v = getenv("PIPEPROF_CLOCK")) != NULL &&
-      pp__env_enum(v, pp__clock_names, 2) < 0) {
-    pp__env_invalid("PIPEPROF_CLOCK", v, "expected tsc or monotonic");
-    return PP_EENV;
-  }
-  if ((v = getenv("PIPEPROF_SAMPLE_HZ")) != NULL) {
-    if (env_uint("PIPEPROF_SAMPLE_HZ", v, 0, 1000, &u) != 0)
-      return PP_EENV;
-    cfg.sample_hz = u;
-  }
-  if ((v = getenv("PIPEPROF_GPU_SLOTS")) != NULL &&
-      pp__gpu_parse_slots(v) == 0) {
-    pp__env_invalid("PIPEPROF_GPU_SLOTS", v,
-                    "expected a number from 2 to 65536");
-    return PP_EENV;
-  }
-  /* An invalid PIPEPROF_CUDA is invalid like any other value: profiling
-   * stays off (it used to leave only CUDA tracing off). */
-  int cuda = 0;
-  if ((v = getenv("PIPEPROF_CUDA")) != NULL &&
-      env_bool("PIPEPROF_CUDA", v, &cuda) != 0)
-    return PP_EENV;
-  if ((v = getenv("PIPEPROF_PROCESS_NAME")) != NULL) {
-    if (pp__env_name(v) != 0) {
-      pp__env_invalid("PIPEPROF_PROCESS_NAME", v,
-                      "expected a name without control characters");
-      return PP_EENV;
-    }
-    cfg.process_name = v; /* pp_init cuts it at a UTF-8 boundary */
-  }
-  const char *specs[] = {"PIPEPROF_LIVE", "PIPEPROF_ALERTS"};
-  for (size_t i = 0; i < PP__ARRAY_LEN(specs); i++)
-    if ((v = getenv(specs[i])) != NULL && pp__env_spec(v) != 0) {
-      pp__env_invalid(specs[i], v,
-                      "expected no whitespace or control characters");
-      return PP_EENV;
-    }
-  const char *out = getenv("PIPEPROF_OUT");
-  if (out && strlen(out) + 24 > sizeof S.out_path) { /* room for .<pid> */
-    char want[64];
-    snprintf(want, sizeof want, "expected a path shorter than %zu bytes",
-             sizeof S.out_path - 24);
-    pp__env_invalid("PIPEPROF_OUT", out, want);
-    return PP_EENV;
+    /* http_addr, live, alerts, gpu_slots: pp_init reads the variable
+     * when the field is unset */
   }
   /* All of the configuration is checked before any file is created:
    * pp_init reads these two again. */
@@ -930,8 +891,6 @@ int pp_init_from_env(void) {
     }
     fprintf(stderr, "pipeprof: %s; profiling is off\n", pp_last_error());
   }
-  else if (cuda)
-    pp__session_cuda_start();
   return rc;
 }
 
