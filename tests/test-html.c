@@ -782,9 +782,11 @@ static void check_zone_row(const char *dom, const char *name,
                            unsigned long long count) {
   char esc[512], cell[700], want[128];
   html_text(esc, sizeof esc, name);
-  snprintf(cell, sizeof cell, "<td class=\"pp-t\" data-k=\"name\">%s</td>",
-           esc);
-  const char *row = strstr(dom, cell);
+  snprintf(cell, sizeof cell,
+           "<td class=\"pp-t pp-name\" data-k=\"name\">%s</td>", esc);
+  const char *table = strstr(dom, "id=\"pp-zone-table\"");
+  CHECK(table != NULL);
+  const char *row = strstr(table, cell);
   if (!row)
     PP_FAIL("no rendered row for zone '%s' (%s)", name, cell);
   const char *end = strstr(row, "</tr>");
@@ -1004,7 +1006,7 @@ PP_TEST_T(html_chromium_demo, 120) {
   }
   json_decref(root);
 #else
-  CHECK_CONTAINS(dom, "<td class=\"pp-t\" data-k=\"name\">detect</td>");
+  CHECK_CONTAINS(dom, "<td class=\"pp-t pp-name\" data-k=\"name\">detect</td>");
 #endif
   free(dom);
 }

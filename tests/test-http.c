@@ -1178,9 +1178,10 @@ PP_TEST_T(http_live_api_stream_and_series, 120) {
  * DOM serializer writes text), or -1 when there is no such row. */
 static long long dom_zone_count(const char *dom, const char *escaped) {
   char cell[600];
-  snprintf(cell, sizeof cell, "<td class=\"pp-t\" data-k=\"name\">%s</td>",
-           escaped);
-  const char *row = strstr(dom, cell);
+  snprintf(cell, sizeof cell,
+           "<td class=\"pp-t pp-name\" data-k=\"name\">%s</td>", escaped);
+  const char *table = dom ? strstr(dom, "id=\"pp-zone-table\"") : NULL;
+  const char *row = table ? strstr(table, cell) : NULL;
   const char *end = row ? strstr(row, "</tr>") : NULL;
   const char *c = row ? strstr(row, "data-k=\"count\">") : NULL;
   if (!c || c > end)

@@ -3,8 +3,10 @@
  * The analysis's results document (results/doc.h): the tables every view
  * lays out, built once from the figures at the end of pp_analyze. The
  * sections move here one by one from the renderers; so far: the
- * program's metadata, frames, counters and queues.
+ * program's metadata, zones and their ranking by self time, frames,
+ * counters and queues.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -14,7 +16,10 @@
 #include "analyze/system.h"
 #include "results/counters.h"
 #include "results/frames.h"
+#include "analyze/run_tree.h"
 #include "results/queues.h"
+#include "results/threads.h"
+#include "results/zones.h"
 
 static int queues(const pp_analysis *a, pp_doc *d) {
   const pp_pipeline *p = &a->prof.pipe;
@@ -154,10 +159,116 @@ static int frames(const pp_analysis *a, pp_doc *d) {
   return t ? 0 : -1;
 }
 
+/* How many zones the ranking by self time keeps (the text report's
+ * --top shows up to this many; the summary JSON its first 3). */
+#define TOP_SELF_KEEP 64
+
+/* "zones" (in the profile's order: total time descending) with what the
+ * pairing left out as remarks, and "top_self". */
+static int zones(const pp_analysis *a, pp_doc *d) {
+  const pp_trace *t = a->trace;
+  const pp_profile *p = &a->prof;
+  pp_zone_figures *f = p->nzones ? pp__calloc(p->nzones, sizeof *f) : NULL;
+  if (p->nzones && !f)
+    return -1;
+  double wall = (double)p->wall_ns;
+  for (size_t i = 0; i < p->nzones; i++) {
+    const pp_zone_stats *z = &p->zones[i];
+    const pp_loc *l = z->loc < t->nlocs ? &t->locs[z->loc] : NULL;
+    const pp_hist *h = &z->hist;
+    f[i] = (pp_zone_figures){
+        .name = pp_trace_loc_name(t, z->loc),
+        .function = l ? l->function : NULL,
+        .file = l ? l->file : NULL,
+        .line = l ? l->line : 0,
+        .count = z->count,
+        .total_ns = (double)z->total_ns,
+        .self_ns = (double)z->self_ns,
+        .mean_ns = z->mean_ns,
+        .std_ns = z->std_ns,
+        .min_ns = z->count ? (double)z->min_ns : 0,
+        .max_ns = z->count ? (double)z->max_ns : 0,
+        .p50_ns = (double)pp_hist_percentile(h, 50.0),
+        .p90_ns = (double)pp_hist_percentile(h, 90.0),
+        .p95_ns = (double)pp_hist_percentile(h, 95.0),
+        .p99_ns = (double)pp_hist_percentile(h, 99.0),
+        .p999_ns = (double)pp_hist_percentile(h, 99.9),
+        .wall_pct = wall > 0 ? (double)z->total_ns / wall * 100.0 : NAN,
+        .rate_per_s = wall > 0 ? (double)z->count / (wall * 1e-9) : NAN};
+  }
+  pp_table *zt = pp_results_zones(d, f, p->nzones, NULL);
+  if (zt) { /* what the pairing did (pair/zones.h, docs/internals/pairing.md) */
+    if (p->unclosed)
+      pp_table_remark(zt, "%" PRIu64 " zone instances lost their end "
+                      "(closed at the end of the trace or of an enclosing "
+                      "zone): not in the figures above", p->unclosed);
+    if (p->unmatched_ends)
+      pp_table_remark(zt, "%" PRIu64 " zone ends without a begin were "
+                      "ignored", p->unmatched_ends);
+    if (p->pairing.too_deep)
+      pp_table_remark(zt, "%" PRIu64 " zone begins nested deeper than %u "
+                      "levels were not paired (nor their ends)",
+                      p->pairing.too_deep, PP_PAIR_MAX_DEPTH);
+    if (p->pairing.backwards)
+      pp_table_remark(zt, "%" PRIu64 " zone events were earlier than their "
+                      "thread's previous event and were taken at its time",
+                      p->pairing.backwards);
+    if (p->ranges_unclosed || p->ranges_unbegun || p->ranges_lost)
+      pp_table_remark(zt, "ranges: %" PRIu64 " never ended, %" PRIu64
+                      " ends without a begin, %" PRIu64 " halves not kept "
+                      "(no room): not in the figures above",
+                      p->ranges_unclosed, p->ranges_unbegun, p->ranges_lost);
+  }
+  if (zt && p->nzones)
+    pp_results_top_self(d, f, p->nzones, TOP_SELF_KEEP);
+  pp__free(f);
+  return zt ? 0 : -1;
+}
+
+/* "threads": every recorded thread, the profiler's own flagged (a
+ * `pipeprof run`'s sampler and writer: in the JSON, not in the tables). */
+static int threads(const pp_analysis *a, pp_doc *d) {
+  const pp_trace *t = a->trace;
+  pp_run_tree rt;
+  if (pp_run_tree_get(t, a, &rt) != 0)
+    return -1;
+  pp_thread_row *f =
+      t->nthreads ? pp__calloc(t->nthreads, sizeof *f) : NULL;
+  if (t->nthreads && !f) {
+    pp_run_tree_free(&rt);
+    return -1;
+  }
+  double wall = (double)a->prof.wall_ns;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread *th = &t->threads[i];
+    const pp_thread_figures *x = &a->threads[i];
+    f[i] = (pp_thread_row){
+        .name = th->name,
+        .tid = th->tid,
+        .pid = pp_thread_pid(t, th),
+        .busy_ns = (double)x->busy_ns,
+        .busy_pct = wall > 0 ? (double)x->busy_ns / wall * 100.0 : NAN,
+        .zones = x->zones_measured,
+        .events = x->events,
+        .dropped = th->dropped,
+        .profiler = pp_run_tree_is_profiler(t, &rt, th)};
+  }
+  pp_table *tab = pp_results_threads(
+      d, f, t->nthreads,
+      rt.is_run ? "no thread of the profiled programs recorded events (they "
+                  "do not link libpipeprof); CPU per thread: see \"threads "
+                  "of the profiled programs\""
+                : NULL);
+  pp__free(f);
+  pp_run_tree_free(&rt);
+  return tab ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || metadata(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
+  if (!a->doc || metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
+      threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);

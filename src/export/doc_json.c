@@ -5,6 +5,7 @@
 #include "export/doc_json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The length of key's prefix before its dot, 0 when it has none. */
@@ -12,6 +13,9 @@ static size_t prefix_len(const char *key) {
   const char *dot = strchr(key, '.');
   return dot ? (size_t)(dot - key) : 0;
 }
+
+static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
+                    pp_doc_row_fn extra, void *ctx);
 
 static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
   switch (v->kind) {
@@ -42,6 +46,11 @@ static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
 
 void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                       void *ctx) {
+  pp_doc_json_rows_n(w, t, SIZE_MAX, extra, ctx);
+}
+
+void pp_doc_json_rows_n(pp_jsonw *w, const pp_table *t, size_t max_rows,
+                        pp_doc_row_fn extra, void *ctx) {
   if (t && t->why) {
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_bool(w, "available", 0);
@@ -50,13 +59,18 @@ void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
     return;
   }
   pp_jsonw_arr_begin_lines(w);
-  pp_doc_json_objects(w, t, extra, ctx);
+  objects(w, t, max_rows, extra, ctx);
   pp_jsonw_arr_end(w);
 }
 
 void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                          void *ctx) {
-  for (size_t r = 0; t && r < t->nrows; r++) {
+  objects(w, t, SIZE_MAX, extra, ctx);
+}
+
+static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
+                    pp_doc_row_fn extra, void *ctx) {
+  for (size_t r = 0; t && r < t->nrows && r < max_rows; r++) {
     pp_jsonw_obj_begin(w);
     const char *open = NULL; /* the nested object open, its prefix */
     size_t open_len = 0;
@@ -97,6 +111,18 @@ void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
   pp_jsonw_kv_str(w, "title", t->title);
   if (t->note)
     pp_jsonw_kv_str(w, "note", t->note);
+  if (t->empty)
+    pp_jsonw_kv_str(w, "empty", t->empty);
+  for (size_t c = 0; c < t->ncols; c++)
+    if (t->cols[c].flags & PP_COL_HIDES_ROW)
+      pp_jsonw_kv_str(w, "hidden_by", t->cols[c].key);
+  if (t->nremarks) {
+    pp_jsonw_key(w, "remarks");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < t->nremarks; i++)
+      pp_jsonw_str(w, t->remarks[i]);
+    pp_jsonw_arr_end(w);
+  }
   pp_jsonw_key(w, "columns");
   pp_jsonw_arr_begin_lines(w);
   for (size_t c = 0; c < t->ncols; c++) {

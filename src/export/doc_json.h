@@ -22,6 +22,10 @@ typedef void (*pp_doc_row_fn)(pp_jsonw *w, size_t r, void *ctx);
  * unavailable as {"available": false, "reason": why}. */
 void pp_doc_json_rows(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                       void *ctx);
+/* The first max_rows rows of t, as pp_doc_json_rows writes them (a view
+ * that lists the top few of a ranked table). */
+void pp_doc_json_rows_n(pp_jsonw *w, const pp_table *t, size_t max_rows,
+                        pp_doc_row_fn extra, void *ctx);
 /* The rows of t as objects, as elements of an array the caller opened
  * (several tables in one array). */
 void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,

@@ -7,20 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/text_cells.h"
 #include "internal.h"
 
-#define NAME_MAX_BYTES 28
-#define CELL 160
+#define NAME_CAP 40 /* display cells of a name, by default */
+#define CELL 256
 
 /* s as the report prints a program's text: control bytes as '?', cut at
- * max bytes (0: whole). */
-static void clean(char *dst, size_t len, const char *s, size_t max) {
-  size_t n = 0;
-  for (; s[n] && n + 1 < len && (!max || n < max); n++) {
-    unsigned char c = (unsigned char)s[n];
-    dst[n] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-  }
-  dst[n] = '\0';
+ * max cells with "..." (0: whole). */
+static void clean(char *dst, size_t len, const char *s, int max) {
+  pp_text_clean(dst, len, s, max);
+}
+
+/* Print s in width cells, padded on the left (right) or the right. */
+static void put_cell(FILE *out, const char *s, int width, int right) {
+  int pad = width - pp_text_cols(s);
+  if (right)
+    for (int i = 0; i < pad; i++)
+      fputc(' ', out);
+  fputs(s, out);
+  if (!right)
+    for (int i = 0; i < pad; i++)
+      fputc(' ', out);
 }
 
 /* Columns [c0, c1) are one group: adjacent, shown, one label. */
@@ -40,7 +48,7 @@ static int shown(const pp_col *c, unsigned detail) {
 /* The text of row r's group [c0, c1): its cells joined by " / "; 0 when
  * it says nothing (every cell a zero, or no value and no text for it). */
 static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
-                      char *out, size_t len, size_t name_max) {
+                      char *out, size_t len, int name_max) {
   int any = 0;
   const char *why = NULL; /* said once, after the group's values */
   out[0] = '\0';
@@ -70,19 +78,36 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
   return any;
 }
 
-void pp_doc_text_table(FILE *out, const pp_table *t) {
+/* The table's remarks, each on a line of its own. */
+static void remarks(FILE *out, const pp_table *t) {
+  for (size_t i = 0; i < t->nremarks; i++) {
+    char s[1024];
+    clean(s, sizeof s, t->remarks[i], 0);
+    fprintf(out, "note: %s\n", s);
+  }
+}
+
+void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
   if (t && t->why) {
     char s[512];
     clean(s, sizeof s, t->why, 0);
     fprintf(out, "\n%s\nunavailable: %s\n", t->title, s);
     return;
   }
-  if (!t || !t->nrows)
+  size_t shown_rows = pp_table_rows_shown(t);
+  if (!t || (!shown_rows && !t->empty))
     return;
   fprintf(out, "\n%s", t->title);
   if (t->note)
     fprintf(out, " (%s)", t->note);
   fputc('\n', out);
+  if (!shown_rows) {
+    fprintf(out, "%s\n", t->empty);
+    remarks(out, t);
+    return;
+  }
+  if (name_cap <= 0)
+    name_cap = NAME_CAP;
   /* the groups of the row line and their widths */
   size_t g0[64], g1[64], ng = 0;
   int width[64];
@@ -93,27 +118,32 @@ void pp_doc_text_table(FILE *out, const pp_table *t) {
     }
     g0[ng] = c;
     g1[ng] = group_end(t, c, 0);
-    width[ng] = (int)strlen(t->cols[c].label);
+    width[ng] = pp_text_cols(t->cols[c].label);
     c = g1[ng++];
   }
   char *cells = malloc(t->nrows * ng * CELL);
   if (!cells)
     return;
   for (size_t r = 0; r < t->nrows; r++)
-    for (size_t g = 0; g < ng; g++) {
+    for (size_t g = 0; g < ng && pp_table_row_shown(t, r); g++) {
       char *s = cells + (r * ng + g) * CELL;
       group_text(t, r, g0[g], g1[g], s, CELL,
-                 g == 0 ? NAME_MAX_BYTES : 0);
-      if ((int)strlen(s) > width[g])
-        width[g] = (int)strlen(s);
+                 g == 0 ? name_cap : 0);
+      if (pp_text_cols(s) > width[g])
+        width[g] = pp_text_cols(s);
     }
-  for (size_t g = 0; g < ng; g++)
-    fprintf(out, g ? "  %*s" : "%-*s", width[g], t->cols[g0[g]].label);
+  for (size_t g = 0; g < ng; g++) {
+    fputs(g ? "  " : "", out);
+    put_cell(out, t->cols[g0[g]].label, width[g], g > 0);
+  }
   fputc('\n', out);
   for (size_t r = 0; r < t->nrows; r++) {
-    for (size_t g = 0; g < ng; g++)
-      fprintf(out, g ? "  %*s" : "%-*s", width[g],
-              cells + (r * ng + g) * CELL);
+    if (!pp_table_row_shown(t, r))
+      continue;
+    for (size_t g = 0; g < ng; g++) {
+      fputs(g ? "  " : "", out);
+      put_cell(out, cells + (r * ng + g) * CELL, width[g], g > 0);
+    }
     fputc('\n', out);
     /* the row's detail groups, then its notes */
     int first = 1;
@@ -141,4 +171,5 @@ void pp_doc_text_table(FILE *out, const pp_table *t) {
     }
   }
   free(cells);
+  remarks(out, t);
 }

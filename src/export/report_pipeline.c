@@ -193,7 +193,7 @@ int pp_report_pipeline(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   if (!out || !t || !a->analyzed)
     return -1;
-  pp_doc_text_table(out, pp_doc_find(a->doc, "queues"));
+  pp_doc_text_table(out, pp_doc_find(a->doc, "queues"), 0);
   bottleneck_section(out, a);
   return ferror(out) ? -1 : 0;
 }

@@ -29,6 +29,7 @@
 #include "export/export.h"
 #include "export/report_gpu.h"
 #include "export/report_gpuzones.h"
+#include "export/text_cells.h"
 #include "analyze/run_tree.h"
 #include "internal.h"
 
@@ -38,85 +39,16 @@
 #define PCT_W 8   /* a percentage column, separator included */
 #define CELL_MAX 64
 
-/* ---- names ----------------------------------------------------------------
- * A name is split into display cells: a valid UTF-8 sequence of a
- * printable character is one cell, any other byte is one cell shown as '?'.
- */
-
-/* Length in bytes of the cell at s (s[0] != 0); *ok is 0 when it must be
- * shown as '?'. */
-static size_t cell_len(const unsigned char *s, int *ok) {
-  unsigned char c = s[0];
-  size_t n;
-  *ok = 1;
-  if (c < 0x80) {
-    *ok = c >= 0x20 && c != 0x7f;
-    return 1;
-  }
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2;
-  else if (c >= 0xe0 && c <= 0xef)
-    n = 3;
-  else if (c >= 0xf0 && c <= 0xf4)
-    n = 4;
-  else {
-    *ok = 0;
-    return 1;
-  }
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80) {
-      *ok = 0;
-      return 1;
-    }
-  if (c == 0xc2 && s[1] < 0xa0) /* C1 control characters */
-    *ok = 0;
-  return *ok ? n : 1;
-}
-
-static int name_cols(const char *s) {
-  int cols = 0;
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    int ok;
-    p += cell_len(p, &ok);
-    cols++;
-  }
-  return cols;
-}
-
-/* Print s in at most width cells (cut with "..." when longer), padded with
- * spaces to width when pad is set. */
+/* A name in at most width cells, padded to width when pad is set. */
 static void put_name(FILE *out, const char *s, int width, int pad) {
-  int cols = name_cols(s);
-  int keep = cols <= width ? cols : width > 3 ? width - 3 : width;
-  const unsigned char *p = (const unsigned char *)s;
-  for (int i = 0; i < keep; i++) {
-    int ok;
-    size_t n = cell_len(p, &ok);
-    if (ok)
-      fwrite(p, 1, n, out);
-    else
-      fputc('?', out);
-    p += n;
-  }
-  int shown = keep;
-  if (keep < cols) {
-    int dots = width - keep;
-    for (int i = 0; i < dots; i++)
-      fputc('.', out);
-    shown += dots;
-  }
-  for (; pad && shown < width; shown++)
-    fputc(' ', out);
+  pp_text_put(out, s, width, pad, 0);
 }
+
+static int name_cols(const char *s) { return pp_text_cols(s); }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int max_int(int a, int b) { return a > b ? a : b; }
 
-/* Width of a name column: the longest name, between header and cap. */
-static int name_width(int longest, const char *header, int cap) {
-  return max_int((int)strlen(header), min_int(longest, cap));
-}
 
 static const char *thread_label(const pp_thread *th, char *buf, size_t len) {
   if (th->name && th->name[0])
@@ -384,119 +316,28 @@ static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fputs("warning: trace ended without END chunk (process killed?)\n", out);
 }
 
-static void zone_table(FILE *out, const pp_analysis *a, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  fputs("\nzones (by total time; %wall can exceed 100% with several "
-        "threads)\n", out);
-  if (!p->nzones) {
-    fputs("no zones recorded\n", out);
-    return;
-  }
-  int longest = 0;
-  uint64_t max_count = 0;
-  for (size_t i = 0; i < p->nzones; i++) {
-    longest = max_int(longest,
-                      name_cols(pp_trace_loc_name(t, p->zones[i].loc)));
-    if (p->zones[i].count > max_count)
-      max_count = p->zones[i].count;
-  }
-  int nw = name_width(longest, "zone", cap);
-  char cb[CELL_MAX];
-  int cw = max_int(6, snprintf(cb, sizeof cb, " %" PRIu64, max_count));
-
-  put_name(out, "zone", nw, 1);
-  fprintf(out, "%*s", cw, "count");
-  static const char *const cols[] = {"total", "self", "mean", "p50", "p90",
-                                     "p99", "p99.9", "max"};
-  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-    fprintf(out, "%*s", DUR_W, cols[i]);
-  fprintf(out, "%*s\n", PCT_W, "%wall");
-
-  for (size_t i = 0; i < p->nzones; i++) {
-    const pp_zone_stats *z = &p->zones[i];
-    put_name(out, pp_trace_loc_name(t, z->loc), nw, 1);
-    fprintf(out, "%*" PRIu64, cw, z->count);
-    put_dur(out, (double)z->total_ns);
-    put_dur(out, (double)z->self_ns);
-    put_dur(out, z->mean_ns);
-    put_dur(out, (double)pp_hist_percentile(&z->hist, 50.0));
-    put_dur(out, (double)pp_hist_percentile(&z->hist, 90.0));
-    put_dur(out, (double)pp_hist_percentile(&z->hist, 99.0));
-    put_dur(out, (double)pp_hist_percentile(&z->hist, 99.9));
-    put_dur(out, (double)z->max_ns);
-    put_pct(out, (double)z->total_ns, (double)p->wall_ns);
-    fputc('\n', out);
-  }
-  /* What the pairing did (pair/zones.h, docs/internals/pairing.md). */
-  if (p->unclosed)
-    fprintf(out, "note: %" PRIu64 " zone instances lost their end (closed "
-            "at the end of the trace or of an enclosing zone): not in the "
-            "figures above\n", p->unclosed);
-  if (p->unmatched_ends)
-    fprintf(out, "note: %" PRIu64 " zone ends without a begin were "
-            "ignored\n", p->unmatched_ends);
-  if (p->pairing.too_deep)
-    fprintf(out, "note: %" PRIu64 " zone begins nested deeper than %u "
-            "levels were not paired (nor their ends)\n",
-            p->pairing.too_deep, PP_PAIR_MAX_DEPTH);
-  if (p->pairing.backwards)
-    fprintf(out, "note: %" PRIu64 " zone events were earlier than their "
-            "thread's previous event and were taken at its time\n",
-            p->pairing.backwards);
-  if (p->ranges_unclosed || p->ranges_unbegun || p->ranges_lost)
-    fprintf(out, "note: ranges: %" PRIu64 " never ended, %" PRIu64
-            " ends without a begin, %" PRIu64 " halves not kept (no room): "
-            "not in the figures above\n",
-            p->ranges_unclosed, p->ranges_unbegun, p->ranges_lost);
-}
-
-/* True when zone a ranks before zone b by self time (ties: table order). */
-static int self_before(const pp_profile *p, size_t a, size_t b) {
-  if (p->zones[a].self_ns != p->zones[b].self_ns)
-    return p->zones[a].self_ns > p->zones[b].self_ns;
-  return a < b;
-}
-
+/* The ranking of zones by self time: the first top_n rows of the
+ * document's top_self, "1. name  12.3 ms self (45.6% of zone time)". */
 static void bottlenecks(FILE *out, const pp_analysis *a, int top_n, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  if (!p->nzones || top_n <= 0)
+  const pp_table *t = pp_doc_find(a->doc, "top_self");
+  long cs = pp_table_col(t, "self_ns"), cp = pp_table_col(t, "share_pct");
+  if (!t || top_n <= 0 || cs < 0 || cp < 0)
     return;
-  size_t n = (size_t)top_n < p->nzones ? (size_t)top_n : p->nzones;
-  double all_self = 0;
-  for (size_t i = 0; i < p->nzones; i++)
-    all_self += (double)p->zones[i].self_ns;
-
-  /* Selection without allocating: each pick is the best zone ranking
-   * strictly after the previous pick. */
-  size_t picks[64];
-  if (n > sizeof picks / sizeof picks[0])
-    n = sizeof picks / sizeof picks[0];
+  size_t n = (size_t)top_n < t->nrows ? (size_t)top_n : t->nrows;
   int longest = 0;
-  for (size_t k = 0; k < n; k++) {
-    size_t best = SIZE_MAX;
-    for (size_t i = 0; i < p->nzones; i++) {
-      if (k && !self_before(p, picks[k - 1], i))
-        continue;
-      if (best == SIZE_MAX || self_before(p, i, best))
-        best = i;
-    }
-    picks[k] = best;
-    longest = max_int(longest,
-                      name_cols(pp_trace_loc_name(t, p->zones[best].loc)));
-  }
+  for (size_t k = 0; k < n; k++)
+    longest = max_int(longest, name_cols(pp_table_cell(t, k, 0)->text));
   int nw = min_int(longest, cap);
-
-  fputs("\ntop bottlenecks by self time\n", out);
+  fprintf(out, "\n%s\n", t->title);
   for (size_t k = 0; k < n; k++) {
-    const pp_zone_stats *z = &p->zones[picks[k]];
-    char b[CELL_MAX];
+    char self[CELL_MAX], share[CELL_MAX];
     fprintf(out, "%2zu. ", k + 1);
-    put_name(out, pp_trace_loc_name(t, z->loc), nw, 1);
-    fprintf(out, "  %s self (%.1f%% of zone time)\n",
-            pp_format_ns(b, sizeof b, (double)z->self_ns),
-            all_self > 0 ? (double)z->self_ns / all_self * 100.0 : 0.0);
+    put_name(out, pp_table_cell(t, k, 0)->text, nw, 1);
+    fprintf(out, "  %s self (%s of zone time)\n",
+            pp_cell_format(&t->cols[cs], pp_table_cell(t, k, (size_t)cs),
+                           self, sizeof self),
+            pp_cell_format(&t->cols[cp], pp_table_cell(t, k, (size_t)cp),
+                           share, sizeof share));
   }
 }
 
@@ -632,48 +473,6 @@ static void shapes_table(FILE *out, const pp_analysis *a, int cap) {
             more, more == 1 ? "" : "s");
 }
 
-static void thread_table(FILE *out, const pp_analysis *a,
-                         const pp_run_tree *rt) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  fputs("\nthreads (busy = time inside top-level zones)\n", out);
-  size_t n = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    n += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
-  if (!n && rt->is_run) {
-    fputs("no thread of the profiled programs recorded events (they do not "
-          "link libpipeprof);\n  CPU per thread: see \"threads of the "
-          "profiled programs\" below\n",
-          out);
-    return;
-  }
-  if (!n) {
-    fputs("no threads recorded\n", out);
-    return;
-  }
-  char lb[CELL_MAX];
-  int longest = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    if (!pp_run_tree_is_profiler(t, rt, &t->threads[i]))
-      longest = max_int(longest,
-                        name_cols(thread_label(&t->threads[i], lb, sizeof lb)));
-  int nw = name_width(longest, "thread", NAME_MAX_COLS);
-  put_name(out, "thread", nw, 1);
-  fprintf(out, "%*s%*s%*s%*s%*s\n", DUR_W, "busy", PCT_W, "%wall", 10,
-          "zones", 12, "events", 10, "dropped");
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    const pp_thread_figures *thf = &a->threads[i];
-    if (pp_run_tree_is_profiler(t, rt, th))
-      continue;
-    put_name(out, thread_label(th, lb, sizeof lb), nw, 1);
-    put_dur(out, (double)thf->busy_ns);
-    put_pct(out, (double)thf->busy_ns, (double)p->wall_ns);
-    fprintf(out, "%10" PRIu64 "%12" PRIu64 "%10" PRIu64 "\n",
-            thf->zones_measured, thf->events, th->dropped);
-  }
-}
-
 /* "0.52 J (CPU package 0.31 J + GPU 0.21 J)": the run's energy e over n,
  * with its parts where both sources were measured. */
 static void put_energy(FILE *out, const pp_energy *e, double n) {
@@ -720,7 +519,7 @@ static void frame_energy(FILE *out, const pp_analysis *a, int cap) {
 }
 
 static void frame_table(FILE *out, const pp_analysis *a, int cap) {
-  pp_doc_text_table(out, pp_doc_find(a->doc, "frames"));
+  pp_doc_text_table(out, pp_doc_find(a->doc, "frames"), cap);
   frame_energy(out, a, cap);
 }
 
@@ -1104,14 +903,14 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   if (pp_run_tree_get(t, a, &rt) != 0)
     return -1;
   header(out, a, &rt);
-  pp_doc_text_table(out, pp_doc_find(a->doc, "metadata"));
-  zone_table(out, a, cap);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "metadata"), cap);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "zones"), cap);
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);
   shapes_table(out, a, cap);
-  thread_table(out, a, &rt);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "threads"), cap);
   frame_table(out, a, cap);
-  pp_doc_text_table(out, pp_doc_find(a->doc, "counters"));
+  pp_doc_text_table(out, pp_doc_find(a->doc, "counters"), cap);
   request_table(out, a);
   zone_slo_table(out, a);
   notes_table(out, a);

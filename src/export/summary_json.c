@@ -40,7 +40,7 @@
  * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful. */
-#define SUMMARY_SCHEMA_MINOR 16
+#define SUMMARY_SCHEMA_MINOR 17
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -52,78 +52,21 @@ static void kv_pct(pp_jsonw *w, const char *k, double part, double whole) {
     pp_jsonw_null(w);
 }
 
-/* The site's name, function, file and line. */
-static void loc_fields(pp_jsonw *w, const pp_trace *t, uint32_t loc) {
-  const pp_loc *l = loc < t->nlocs ? &t->locs[loc] : NULL;
-  pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, loc));
-  pp_jsonw_kv_str(w, "function", l && l->function ? l->function : "");
-  pp_jsonw_kv_str(w, "file", l && l->file ? l->file : "");
-  pp_jsonw_kv_uint(w, "line", l ? l->line : 0);
+/* zones[r]'s histogram (the document's rows are the profile's zones, in
+ * its order). */
+static void zone_hist(pp_jsonw *w, size_t r, void *ctx) {
+  const pp_profile *p = ctx;
+  if (r < p->nzones)
+    pp_summary_hist_json(w, "hist", &p->zones[r].hist);
 }
 
 static void write_zones(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
   pp_jsonw_key(w, "zones");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nzones; i++) {
-    const pp_zone_stats *z = &p->zones[i];
-    pp_jsonw_obj_begin(w);
-    loc_fields(w, t, z->loc);
-    pp_jsonw_kv_uint(w, "count", z->count);
-    pp_jsonw_kv_int(w, "total_ns", z->total_ns);
-    pp_jsonw_kv_int(w, "self_ns", z->self_ns);
-    pp_jsonw_kv_double(w, "mean_ns", z->mean_ns);
-    pp_jsonw_kv_double(w, "std_ns", z->std_ns);
-    pp_jsonw_kv_int(w, "min_ns", z->count ? z->min_ns : 0);
-    pp_jsonw_kv_int(w, "max_ns", z->count ? z->max_ns : 0);
-    pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&z->hist, 50.0));
-    pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&z->hist, 90.0));
-    pp_jsonw_kv_uint(w, "p95_ns", pp_hist_percentile(&z->hist, 95.0));
-    pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&z->hist, 99.0));
-    pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(&z->hist, 99.9));
-    kv_pct(w, "wall_pct", (double)z->total_ns, (double)p->wall_ns);
-    pp_summary_hist_json(w, "hist", &z->hist);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
-}
-
-/* True when zone a ranks before zone b by self time (ties: profile order,
- * as in the text report). */
-static int self_before(const pp_profile *p, size_t a, size_t b) {
-  if (p->zones[a].self_ns != p->zones[b].self_ns)
-    return p->zones[a].self_ns > p->zones[b].self_ns;
-  return a < b;
-}
-
-static void write_top_self(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  double all_self = 0;
-  for (size_t i = 0; i < p->nzones; i++)
-    all_self += (double)p->zones[i].self_ns;
-  size_t n = p->nzones < TOP_SELF_N ? p->nzones : TOP_SELF_N;
-  size_t picks[TOP_SELF_N];
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "zones"), zone_hist,
+                   (void *)&a->prof);
   pp_jsonw_key(w, "top_self");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t k = 0; k < n; k++) {
-    size_t best = SIZE_MAX;
-    for (size_t i = 0; i < p->nzones; i++) {
-      if (k && !self_before(p, picks[k - 1], i))
-        continue;
-      if (best == SIZE_MAX || self_before(p, i, best))
-        best = i;
-    }
-    picks[k] = best;
-    const pp_zone_stats *z = &p->zones[best];
-    pp_jsonw_obj_begin(w);
-    loc_fields(w, t, z->loc);
-    pp_jsonw_kv_int(w, "self_ns", z->self_ns);
-    kv_pct(w, "share_pct", (double)z->self_ns, all_self);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_doc_json_rows_n(w, pp_doc_find(a->doc, "top_self"), TOP_SELF_N, NULL,
+                     NULL);
 }
 
 /* schema_minor 11: where each top-level zone's time goes. */
@@ -267,30 +210,6 @@ static void write_process(pp_jsonw *w, const pp_trace *t,
   pp_jsonw_kv_uint(w, "pid", t->pid);
   pp_jsonw_kv_str(w, "name", pp_trace_meta(t, "process_name"));
   pp_jsonw_obj_end(w);
-}
-
-static void write_threads(pp_jsonw *w, const pp_analysis *a,
-                          const pp_run_tree *rt) {
-  const pp_trace *t = a->trace;
-  pp_jsonw_key(w, "threads");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < t->nthreads; i++) {
-    const pp_thread *th = &t->threads[i];
-    const pp_thread_figures *thf = &a->threads[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "tid", th->tid);
-    pp_jsonw_kv_uint(w, "pid", pp_thread_pid(t, th));
-    pp_jsonw_kv_str(w, "name", th->name ? th->name : "");
-    pp_jsonw_kv_int(w, "busy_ns", thf->busy_ns);
-    kv_pct(w, "busy_pct", (double)thf->busy_ns, (double)a->prof.wall_ns);
-    pp_jsonw_kv_uint(w, "zones", thf->zones_measured);
-    pp_jsonw_kv_uint(w, "events", thf->events);
-    pp_jsonw_kv_uint(w, "dropped", th->dropped);
-    if (rt && pp_run_tree_is_profiler(t, rt, th))
-      pp_jsonw_kv_bool(w, "profiler", 1); /* pipeprof's, not the program's */
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
 }
 
 /* The run's energy e over n as "joules<suffix>",
@@ -882,11 +801,11 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
     pp_jsonw_key(&w, "metadata");
     pp_doc_json_rows(&w, pp_doc_find(a->doc, "metadata"), NULL, NULL);
   }
-  write_zones(&w, a);
-  write_top_self(&w, a);
+  write_zones(&w, a); /* and top_self */
   write_breakdown(&w, a);
   write_shapes(&w, a);
-  write_threads(&w, a, have_rt ? &rt : NULL);
+  pp_jsonw_key(&w, "threads");
+  pp_doc_json_rows(&w, pp_doc_find(a->doc, "threads"), NULL, NULL);
   write_frames(&w, a);
   write_counters(&w, a);
   write_requests(&w, a);

@@ -15,11 +15,12 @@
 #include "../results/counters.h"
 #include "../results/frames.h"
 #include "../results/queues.h"
+#include "../results/zones.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
 
 #define API_VERSION 1
-#define SCHEMA_MINOR 16
+#define SCHEMA_MINOR 17
 
 /* ---- what the host holds, copied out of its locks ------------------------ */
 
@@ -372,35 +373,66 @@ static void stats_with_hist(pp_jsonw *w, const state *s,
   pp_jsonw_obj_end(w);
 }
 
-static void zones_array(pp_jsonw *w, const state *s, int wi, double wall_ns) {
-  pp_jsonw_key(w, "zones");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < s->nser; i++) {
-    const one_series *o = &s->ser[i];
-    const pp_live_stats *st = &o->win[wi];
-    if (o->kind != PP_HTTP_SERIES_ZONE)
-      continue;
-    double total = st->mean_ns * (double)st->count;
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", o->name);
-    pp_jsonw_kv_uint(w, "count", st->count);
-    pp_jsonw_kv_double(w, "total_ns", total);
-    pp_jsonw_kv_double(w, "mean_ns", st->mean_ns);
-    pp_jsonw_kv_uint(w, "p50_ns", st->p50_ns);
-    pp_jsonw_kv_uint(w, "p90_ns", st->p90_ns);
-    pp_jsonw_kv_uint(w, "p99_ns", st->p99_ns);
-    pp_jsonw_kv_uint(w, "max_ns", st->max_ns);
-    pp_jsonw_kv_double(w, "rate_per_s", st->rate);
-    if (wall_ns > 0)
-      pp_jsonw_kv_double(w, "wall_pct", total / wall_ns * 100);
-    else {
-      pp_jsonw_key(w, "wall_pct");
-      pp_jsonw_null(w);
+/* Zone rows: the results document's table (results/zones.h) from the
+ * zone series' window wi, and each row's histogram over the session. The
+ * live windows keep no nesting (no self time) and, of the durations, the
+ * mean, p50, p90, p99 and max: the other cells say so. */
+typedef struct zone_rows {
+  const state *s;
+  const pp_table *t;
+} zone_rows;
+
+static void zone_hist(pp_jsonw *w, size_t r, void *ctx) {
+  const zone_rows *x = ctx;
+  const pp_cell *name = pp_table_cell(x->t, r, 0);
+  if (name->kind == PP_CELL_TEXT)
+    hist_member(w, x->s, PP_HTTP_SERIES_ZONE, name->text);
+}
+
+static void zones_member(pp_jsonw *w, const state *s, int wi, double wall_ns,
+                         pp_doc *results) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nser; i++)
+    n += s->ser[i].kind == PP_HTTP_SERIES_ZONE;
+  pp_zone_figures *f = calloc(n ? n : 1, sizeof *f);
+  pp_table *t = NULL;
+  if (f) {
+    size_t k = 0;
+    for (size_t i = 0; i < s->nser; i++) {
+      const one_series *o = &s->ser[i];
+      const pp_live_stats *st = &o->win[wi];
+      if (o->kind != PP_HTTP_SERIES_ZONE)
+        continue;
+      double total = st->mean_ns * (double)st->count;
+      int any = st->count > 0;
+      f[k++] = (pp_zone_figures){
+          .name = o->name,
+          .count = st->count,
+          .total_ns = total,
+          .self_ns = NAN,
+          .mean_ns = any ? st->mean_ns : NAN,
+          .std_ns = NAN,
+          .min_ns = NAN,
+          .max_ns = any ? (double)st->max_ns : NAN,
+          .p50_ns = any ? (double)st->p50_ns : NAN,
+          .p90_ns = any ? (double)st->p90_ns : NAN,
+          .p95_ns = NAN,
+          .p99_ns = any ? (double)st->p99_ns : NAN,
+          .p999_ns = NAN,
+          .wall_pct = wall_ns > 0 ? total / wall_ns * 100 : NAN,
+          .rate_per_s = st->rate};
     }
-    hist_member(w, s, PP_HTTP_SERIES_ZONE, o->name);
-    pp_jsonw_obj_end(w);
+    static const pp_zone_whys why = {
+        .self = "the live windows keep no nesting (the report of the "
+                "trace has it)",
+        .spread = "the live windows keep the mean, p50, p90, p99 and max "
+                  "(the report of the trace has the rest)"};
+    t = pp_results_zones(results, f, n, &why);
   }
-  pp_jsonw_arr_end(w);
+  free(f);
+  zone_rows rows = {s, t};
+  pp_jsonw_key(w, "zones");
+  pp_doc_json_rows(w, t, zone_hist, &rows); /* no table: [] */
 }
 
 static void alerts_array(pp_jsonw *w, const state *s) {
@@ -762,7 +794,7 @@ static char *summary(const state *s, int window_s, size_t *len) {
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_uint(w, "total", s->host->dropped ? s->host->dropped() : 0);
   pp_jsonw_obj_end(w);
-  zones_array(w, s, wi, (double)(t1 - t0));
+  zones_member(w, s, wi, (double)(t1 - t0), results);
   board_arrays(w, s, wi, results);
   request_member(w, s, wi);
   alerts_array(w, s);
@@ -862,7 +894,10 @@ static char *part_doc(const state *s, const char *what, int window_s,
   if (strcmp(what, "zones") == 0) {
     int64_t t0, t1;
     span(s, window_s, &t0, &t1);
-    zones_array(w, s, window_index(window_s), (double)(t1 - t0));
+    pp_doc *results = pp_doc_new();
+    zones_member(w, s, window_index(window_s), (double)(t1 - t0), results);
+    pp_doc_json_layouts(w, results);
+    pp_doc_free(results);
   } else if (strcmp(what, "alerts") == 0) {
     alerts_array(w, s);
   } else {

@@ -74,6 +74,7 @@ void pp_doc_free(pp_doc *d) {
   for (size_t i = 0; i < d->ntables; i++) {
     pp__free(d->tables[i].cells);
     pp__free(d->tables[i].notes);
+    pp__free(d->tables[i].remarks);
   }
   for (block *b = d->blocks; b;) {
     block *n = b->next;
@@ -127,6 +128,30 @@ void pp_table_unavailable(pp_table *t, const char *why) {
     t->why = copy(t->doc, why ? why : "not measured");
 }
 
+void pp_table_empty(pp_table *t, const char *text) {
+  if (t)
+    t->empty = text ? copy(t->doc, text) : NULL;
+}
+
+void pp_table_remark(pp_table *t, const char *fmt, ...) {
+  if (!t || t->doc->oom)
+    return;
+  char add[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(add, sizeof add, fmt, ap);
+  va_end(ap);
+  const char **r =
+      pp__realloc(t->remarks, (t->nremarks + 1) * sizeof *t->remarks);
+  if (!r) {
+    t->doc->oom = 1;
+    return;
+  }
+  t->remarks = r;
+  if ((r[t->nremarks] = copy(t->doc, add)))
+    t->nremarks++;
+}
+
 long pp_table_row(pp_table *t) {
   if (!t || t->doc->oom)
     return -1;
@@ -151,13 +176,35 @@ long pp_table_row(pp_table *t) {
   return (long)t->nrows++;
 }
 
-static pp_cell *cell(pp_table *t, long row, const char *key) {
-  if (!t || row < 0 || (size_t)row >= t->nrows)
-    return NULL;
+int pp_table_row_shown(const pp_table *t, size_t r) {
   for (size_t c = 0; c < t->ncols; c++)
+    if (t->cols[c].flags & PP_COL_HIDES_ROW) {
+      const pp_cell *v = pp_table_cell(t, r, c);
+      if (v->kind == PP_CELL_NUM && v->num != 0)
+        return 0;
+    }
+  return 1;
+}
+
+size_t pp_table_rows_shown(const pp_table *t) {
+  size_t n = 0;
+  for (size_t r = 0; t && r < t->nrows; r++)
+    n += (size_t)pp_table_row_shown(t, r);
+  return n;
+}
+
+long pp_table_col(const pp_table *t, const char *key) {
+  for (size_t c = 0; t && c < t->ncols; c++)
     if (strcmp(t->cols[c].key, key) == 0)
-      return &t->cells[(size_t)row * t->ncols + c];
-  return NULL;
+      return (long)c;
+  return -1;
+}
+
+static pp_cell *cell(pp_table *t, long row, const char *key) {
+  long c = pp_table_col(t, key);
+  if (!t || row < 0 || (size_t)row >= t->nrows || c < 0)
+    return NULL;
+  return &t->cells[(size_t)row * t->ncols + (size_t)c];
 }
 
 void pp_cell_num(pp_table *t, long row, const char *key, double v) {

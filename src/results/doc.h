@@ -59,7 +59,11 @@ enum {
   PP_COL_BAR = 8u,       /* a share drawn as a bar (HTML) */
   PP_COL_DETAIL = 16u,   /* the text report shows it on a line under the
                             row ("label: value"); HTML as a column */
-  PP_COL_BOOL = 32u      /* true or false in JSON (a number: non-zero) */
+  PP_COL_BOOL = 32u,     /* true or false in JSON (a number: non-zero) */
+  PP_COL_HIDES_ROW = 64u /* a BOOL column: a row where it is true is in the
+                            JSON document, not in the tables (the
+                            profiler's own threads); the layout's
+                            "hidden_by" */
 };
 
 typedef struct pp_col {
@@ -98,6 +102,11 @@ typedef struct pp_table {
   const char **notes; /* per row: "; "-joined notes, or NULL */
   size_t nrows, cap;
   const char *why; /* the whole table is unavailable: why (no rows) */
+  const char *empty; /* what the views say when it has no rows (NULL:
+                        nothing, the section is left out) */
+  const char **remarks; /* what a reader must know about the whole table,
+                           said after it: nremarks of them */
+  size_t nremarks;
   struct pp_doc *doc;
 } pp_table;
 
@@ -120,6 +129,11 @@ const pp_table *pp_doc_find(const pp_doc *d, const char *id);
 /* The whole table is unavailable (the producer cannot measure it): why
  * (copied), said by every view in place of the rows. */
 void pp_table_unavailable(pp_table *t, const char *why);
+/* What the views say in place of rows when t has none (copied). */
+void pp_table_empty(pp_table *t, const char *text);
+/* Add a remark on the whole table (printf-style), said after its rows. */
+void pp_table_remark(pp_table *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Append a row (every cell NONE); its index, or -1 when out of memory. */
 long pp_table_row(pp_table *t);
 /* Fill cell (row, the column keyed key): a number (NAN: none), a text
@@ -141,6 +155,14 @@ void pp_cell_unavailable(pp_table *t, long row, const char *key,
 /* Add a note to a row (printf-style; joined with "; "). */
 void pp_row_note(pp_table *t, long row, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* 0 when row r is hidden from the tables (PP_COL_HIDES_ROW). */
+int pp_table_row_shown(const pp_table *t, size_t r);
+/* The rows the tables show. */
+size_t pp_table_rows_shown(const pp_table *t);
+
+/* The index of the column keyed key, or -1. */
+long pp_table_col(const pp_table *t, const char *key);
 
 /* The cell at (row, col). */
 static inline const pp_cell *pp_table_cell(const pp_table *t, size_t row,

@@ -991,11 +991,7 @@
           'time order (the reader\'s reorder buffer was full): frame times ' +
           'and counters written from several threads may be off by them');
     }
-    if (d.unclosed_zones > 0)
-      warn(app, d.unclosed_zones + ' zones lost their end (closed at the ' +
-        'end of the trace or of an enclosing zone)');
-    if (d.unmatched_zone_ends > 0)
-      warn(app, d.unmatched_zone_ends + ' zone ends had no begin (ignored)');
+    /* zones that lost their end: the zones table's remarks */
   }
 
   /* "function \u00b7 file:line"; the cell shows the file's last path
@@ -1010,47 +1006,37 @@
 
   function renderZones(app, d) {
     var s = section(app, 'pp-zones', 'zones');
-    var zones = Array.isArray(d.zones) ? d.zones : [];
-    if (!zones.length) {
-      note(s, 'no zones recorded');
-      return;
-    }
+    var zones = Array.isArray(d.zones) ? d.zones.filter(isRecord) : [];
     var maxTotal = 0;
-    zones.forEach(function (z) { maxTotal = Math.max(maxTotal, z.total_ns || 0); });
+    zones.forEach(function (z) {
+      if (isNum(z.total_ns)) maxTotal = Math.max(maxTotal, z.total_ns);
+    });
     var frac = function (k) {
-      return function (z) { return maxTotal > 0 ? (z[k] || 0) / maxTotal : 0; };
+      return function (z) {
+        return maxTotal > 0 && isNum(z[k]) ? z[k] / maxTotal : 0;
+      };
     };
-    note(s, zones.length + ' zone sites; bars: total (dark) and self (light) ' +
-      'time relative to the largest total. Click a column to sort. % wall ' +
-      'can exceed 100% when several threads run a zone at once.');
-    var filt = add(s, h('div', 'pp-filter'));
-    var input = add(filt, h('input'));
-    input.setAttribute('type', 'search');
-    input.setAttribute('placeholder', 'filter zones by name');
-    input.setAttribute('aria-label', 'filter zones by name');
-    var ns = function (k, label) {
-      return {key: k, label: label, num: true,
-              text: function (z) { return fmtNs(z[k]); }};
-    };
-    var t = table(s, [
-      {key: 'name', label: 'zone'},
-      {key: 'site', label: 'site', cls: 'pp-site',
-       text: function (z) { return siteText(z, false); },
-       value: function (z) { return siteText(z, true); }},
-      {key: 'count', label: 'count', num: true,
-       text: function (z) { return String(z.count); }},
-      {key: 'total_ns', label: 'total', num: true,
-       text: function (z) { return fmtNs(z.total_ns); },
-       bar: frac('total_ns'), bar2: frac('self_ns')},
-      {key: 'self_ns', label: 'self', num: true,
-       text: function (z) { return fmtNs(z.self_ns); }},
-      ns('mean_ns', 'mean'), ns('p50_ns', 'p50'), ns('p90_ns', 'p90'),
-      ns('p99_ns', 'p99'), ns('p999_ns', 'p99.9'), ns('max_ns', 'max'),
-      {key: 'wall_pct', label: '% wall', num: true,
-       text: function (z) { return fmtPct(z.wall_pct); }}
-    ], zones, {id: 'zones', sorted: 'total_ns', rowTitle: function (z) {
-      return siteText(z, true) || null;
-    }});
+    if (zones.length) {
+      note(s, zones.length + ' zone sites; bars: total (dark) and self ' +
+        '(light) time relative to the largest total. Click a column to ' +
+        'sort.');
+      var filt = add(s, h('div', 'pp-filter'));
+      var input = add(filt, h('input'));
+      input.setAttribute('type', 'search');
+      input.setAttribute('placeholder', 'filter zones by name');
+      input.setAttribute('aria-label', 'filter zones by name');
+    }
+    var t = layoutTable(s, d, 'zones', zones, function (z) {
+      return String(z.name);
+    }, null, {
+      sorted: 'total_ns',
+      rowTitle: function (z) { return siteText(z, true) || null; },
+      afterFirst: [{key: 'site', label: 'site', cls: 'pp-site',
+        text: function (z) { return siteText(z, false); },
+        value: function (z) { return siteText(z, true); }}],
+      bars: {total_ns: {bar: frac('total_ns'), bar2: frac('self_ns')}}
+    });
+    if (!t) return;
     t.table.id = 'pp-zone-table';
     var filter = function () {
       var q = input.value.toLowerCase();
@@ -1071,7 +1057,10 @@
   function renderTop(app, d) {
     var top = Array.isArray(d.top_self) ? d.top_self : [];
     if (!top.length) return;
-    var s = section(app, 'pp-top', 'top bottlenecks (self time)');
+    var lay = isRecord(d.layout) && isRecord(d.layout.top_self) ?
+      d.layout.top_self : {};
+    var s = section(app, 'pp-top', typeof lay.title === 'string' ?
+      lay.title : 'top bottlenecks by self time');
     var ol = add(s, h('ol', 'pp-top'));
     top.forEach(function (z) {
       var li = add(ol, h('li'));
@@ -1205,21 +1194,12 @@
   }
 
   function renderThreads(app, d) {
-    var th = programThreads(d);
+    var th = Array.isArray(d.threads) ? d.threads.filter(isRecord) : [];
     if (!th.length) return;
     var s = section(app, 'pp-threads', 'threads');
-    note(s, 'busy: time covered by top-level zones');
-    table(s, [
-      {key: 'name', label: 'thread',
-       text: function (r) { return r.name || '(unnamed)'; }},
-      {key: 'tid', label: 'tid', num: true},
-      {key: 'busy_ns', label: 'busy', num: true},
-      {key: 'busy_pct', label: 'busy %', num: true,
-       bar: function (r) { return isNum(r.busy_pct) ? r.busy_pct / 100 : null; }},
-      {key: 'zones', label: 'zones', num: true},
-      {key: 'events', label: 'events', num: true},
-      {key: 'dropped', label: 'dropped', num: true}
-    ], th);
+    layoutTable(s, d, 'threads', th, function (r) {
+      return String(r.label || r.name || r.tid);
+    });
   }
 
   function renderTimeline(app, d) {
@@ -2064,7 +2044,8 @@
    * value as such; each row's notes as a warning after the table. The
    * figures and their text come from the document; nothing is computed
    * here. */
-  function layoutTable(s, d, id, rows, rowName, moreCols) {
+  function layoutTable(s, d, id, rows, rowName, moreCols, opts) {
+    opts = opts || {};
     var lay = isRecord(d.layout) && isRecord(d.layout[id]) ? d.layout[id]
       : null;
     if (!lay || !Array.isArray(lay.columns)) {
@@ -2073,6 +2054,12 @@
       return;
     }
     if (typeof lay.note === 'string') note(s, lay.note);
+    if (typeof lay.hidden_by === 'string') /* e.g. the profiler's threads */
+      rows = rows.filter(function (r) { return r[lay.hidden_by] !== true; });
+    if (!rows.length) {
+      if (typeof lay.empty === 'string') note(s, lay.empty);
+      return null;
+    }
     function get(r, key) {
       var v = r;
       String(key).split('.').forEach(function (k) {
@@ -2112,7 +2099,32 @@
         });
       });
     });
-    table(s, groups.map(function (g) {
+    /* a group whose every value is unavailable for one reason (a figure
+     * the producer does not keep) is said once, not in every row */
+    var said = {}; /* reasons said once in a note, not in the cells */
+    function allWhy(c) { /* the one reason of a column unavailable in
+                            every row, or null */
+      var why = null;
+      return rows.every(function (r) {
+        var v = get(r, c.key);
+        if (!isRecord(v) || typeof v.unavailable !== 'string') return false;
+        if (why === null) why = v.unavailable;
+        return v.unavailable === why;
+      }) ? why : null;
+    }
+    groups = groups.filter(function (g) {
+      var whys = g.cols.map(allWhy);
+      var all = whys.every(function (w) { return w !== null; });
+      whys.forEach(function (w) {
+        if (w !== null && !said[w]) {
+          said[w] = true;
+          note(s, g.label + ': ' + (all ? '' : 'partly ') + 'unavailable: ' +
+            w);
+        }
+      });
+      return !all;
+    });
+    var made = table(s, groups.map(function (g) {
       var c0 = g.cols[0], num = c0.unit !== 'text';
       return {
         key: c0.key, label: g.label, num: num,
@@ -2130,18 +2142,30 @@
             if (why === null && isRecord(v) &&
                 typeof v.unavailable === 'string') why = v.unavailable;
             return cellOf(c, r);
-          }).join(' / ') + (why !== null ? ' (' + why + ')' : '');
+          }).join(' / ') + (why !== null && !said[why] ? ' (' + why + ')'
+            : '');
         },
         bar: c0.bar ? function (r) {
           var v = get(r, c0.key);
           return isNum(v) ? v / 100 : null;
-        } : undefined
+        } : opts.bars && opts.bars[c0.key] ? opts.bars[c0.key].bar
+          : undefined,
+        bar2: opts.bars && opts.bars[c0.key] ? opts.bars[c0.key].bar2
+          : undefined
       };
-    }).concat(moreCols || []), rows, {id: id});
+    }).reduce(function (all, c, i) { /* the page's columns after the first */
+      all.push(c);
+      if (i === 0 && opts.afterFirst) all = all.concat(opts.afterFirst);
+      return all;
+    }, []).concat(moreCols || []), rows, {id: id, sorted: opts.sorted,
+      rowTitle: opts.rowTitle});
     rows.forEach(function (r) {
       if (typeof r.notes === 'string' && r.notes)
         warn(s, rowName(r) + ': ' + r.notes);
     });
+    if (Array.isArray(lay.remarks))
+      lay.remarks.forEach(function (m) { warn(s, String(m)); });
+    return made;
   }
 
   /* What the program said of its run (pp_metadata), as the document's
