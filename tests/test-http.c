@@ -777,7 +777,11 @@ static void child_queue(int port, const char *errpath) {
   for (uint64_t i = 0; i < 5; i++) {
     pp_queue_push(q, 2 * i + 1);
     pp_queue_push(q, 2 * i + 2);
+    /* the producer finds it full and waits (a recorded wait: the live
+     * blocked time is the report's) */
+    pp_queue_wait_begin(q, PP_QUEUE_FULL);
     nanosleep(&full, NULL);
+    pp_queue_wait_end(q, PP_QUEUE_FULL);
     pp_queue_pop(q, 2 * i + 1);
     nanosleep(&half, NULL);
     pp_queue_pop(q, 2 * i + 2);
@@ -952,6 +956,16 @@ PP_TEST_T(http_live_queue_is_the_reports, 120) {
     CHECK(a > 0);
     CHECK_NEAR(a, json_number_value(json_object_get(sq, same_pct[i])), 1e-9);
   }
+  /* the producer's recorded waits: count, blocked time and share, as
+   * the report's (5 waits of about 30 ms) */
+  CHECK_EQ(json_integer_value(json_object_get(lq, "producer_waits")), 5);
+  CHECK_EQ(json_integer_value(json_object_get(lq, "producer_blocked_ns")),
+           json_integer_value(json_object_get(sq, "producer_blocked_ns")));
+  CHECK_GE(json_integer_value(json_object_get(lq, "producer_blocked_ns")),
+           5 * 30000000);
+  CHECK_NEAR(json_number_value(json_object_get(lq, "producer_blocked_pct")),
+             json_number_value(json_object_get(sq, "producer_blocked_pct")),
+             1e-9);
   json_t *ld = json_object_get(lq, "depth"), *sd = json_object_get(sq, "depth");
   CHECK_EQ(json_integer_value(json_object_get(ld, "max")), 2);
   CHECK_NEAR(json_number_value(json_object_get(ld, "mean")),

@@ -388,19 +388,14 @@ static void order_queues(pp_queue_stats *q, size_t n) {
 
 /* The shares of the window (pp_queue_stats's *_pct). */
 static void queue_shares(pp_queue_stats *o) {
-  int64_t win = pp_depth_window_ns(&o->depth);
   o->full_pct = pp_depth_full_pct(&o->depth);
   o->empty_pct = pp_depth_empty_pct(&o->depth);
-  o->producer_blocked_pct = o->consumer_waiting_pct = NAN;
-  if (win <= 0)
-    return;
-  double w = (double)win;
-  if (o->waits_full)
-    o->producer_blocked_pct = (double)o->blocked_full_ns / w * 100.0 /
-                              (o->waiters_full > 1 ? o->waiters_full : 1);
-  if (o->waits_empty)
-    o->consumer_waiting_pct = (double)o->blocked_empty_ns / w * 100.0 /
-                              (o->waiters_empty > 1 ? o->waiters_empty : 1);
+  o->producer_blocked_pct =
+      pp_depth_wait_pct(&o->depth, (double)o->blocked_full_ns, o->waits_full,
+                        o->waiters_full);
+  o->consumer_waiting_pct =
+      pp_depth_wait_pct(&o->depth, (double)o->blocked_empty_ns,
+                        o->waits_empty, o->waiters_empty);
 }
 
 /* Move a queue's figures into its stats and its stalls into p. */

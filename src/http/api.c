@@ -552,9 +552,9 @@ static void frame_hist(pp_jsonw *w, size_t r, void *ctx) {
 }
 
 /* "queues": the results document's table (results/queues.h), as the
- * report's, from the board's figures over the session so far; the items'
- * waits over the window. The live figures count a queue's waits but not
- * their time: those cells say so. */
+ * report's, from the board's figures over the session so far (blocked
+ * time: the waits that ended and those still open, as of the board's
+ * publish); the items' waits over the window. */
 static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
   size_t n = 0;
   for (size_t i = 0; i < s->nboard; i++)
@@ -569,6 +569,9 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
         continue;
       const pp_live_stats *ws =
           window_of(s, PP_HTTP_SERIES_QUEUE_WAIT, b->name, wi);
+      /* the waits that ended and those still open, as of the publish */
+      double waited[2] = {(double)b->wait_ns[0] + (double)b->open_ns[0],
+                          (double)b->wait_ns[1] + (double)b->open_ns[1]};
       f[k++] = (pp_queue_figures){
           .name = b->name,
           .from = b->from ? b->from : "",
@@ -581,16 +584,19 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
           .items_untracked = -1,
           .producer_waits = (int64_t)b->waits[0],
           .consumer_waits = (int64_t)b->waits[1],
-          .producer_blocked_ns = NAN,
-          .consumer_waited_ns = NAN,
-          .producer_blocked_pct = NAN,
-          .consumer_waiting_pct = NAN,
+          .producer_blocked_ns = waited[0],
+          .consumer_waited_ns = waited[1],
+          .producer_blocked_pct = pp_depth_wait_pct(
+              &b->depth, waited[0], b->waits[0], b->waiters[0]),
+          .consumer_waiting_pct = pp_depth_wait_pct(
+              &b->depth, waited[1], b->waits[1], b->waiters[1]),
+          .producer_waiters = b->waiters[0],
+          .consumer_waiters = b->waiters[1],
           .waits_unclosed = -1,
           .wait_p50_ns = ws ? (double)ws->p50_ns : NAN,
           .wait_p99_ns = ws ? (double)ws->p99_ns : NAN,
           .wait_max_ns = ws ? (double)ws->max_ns : NAN,
-          .why_blocked = "the live figures count the waits, not their time "
-                         "(the report of the trace has it)"};
+          .why_blocked = NULL};
     }
     t = pp_results_queues(results, f, n);
   }

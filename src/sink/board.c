@@ -59,35 +59,49 @@ void pp__board_free(pp__board *b) {
   pp__free(b);
 }
 
-static pp__board_entry *entry(pp__board *b, const pp_srcloc *loc, int kind,
-                              int64_t ns) {
+/* The slot of loc: where it is, or the empty one it would take; SLOTS
+ * when the table is full. */
+static size_t slot(const pp__board *b, const pp_srcloc *loc) {
   uintptr_t h = ((uintptr_t)loc >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL;
   for (size_t k = 0; k < SLOTS; k++) {
     size_t j = (h + k) & (SLOTS - 1);
-    if (b->keys[j] == loc)
-      return &b->cur[b->idx[j] - 1];
-    if (b->keys[j])
-      continue;
-    if (b->n >= PP__BOARD_MAX) {
-      b->left_out++;
-      return NULL;
-    }
-    pp__board_entry *e = &b->cur[b->n];
-    memset(e, 0, sizeof *e);
-    e->name = loc->name ? loc->name : "";
-    e->kind = kind;
-    e->first_ns = ns;
-    if (kind == PP__BOARD_QUEUE) {
-      /* a queue's stages and capacity travel in its site (core/queue.c) */
-      e->from = loc->function ? loc->function : "";
-      e->to = loc->file ? loc->file : "";
-      e->depth = pp_depth_make(loc->line);
-    }
-    b->keys[j] = loc;
-    b->idx[j] = (uint32_t)++b->n;
-    return e;
+    if (b->keys[j] == loc || !b->keys[j])
+      return j;
   }
-  return NULL;
+  return SLOTS;
+}
+
+/* loc's entry when it has one. */
+static pp__board_entry *find(pp__board *b, const pp_srcloc *loc) {
+  size_t j = slot(b, loc);
+  return j < SLOTS && b->keys[j] == loc ? &b->cur[b->idx[j] - 1] : NULL;
+}
+
+static pp__board_entry *entry(pp__board *b, const pp_srcloc *loc, int kind,
+                              int64_t ns) {
+  size_t j = slot(b, loc);
+  if (j == SLOTS)
+    return NULL;
+  if (b->keys[j] == loc)
+    return &b->cur[b->idx[j] - 1];
+  if (b->n >= PP__BOARD_MAX) {
+    b->left_out++;
+    return NULL;
+  }
+  pp__board_entry *e = &b->cur[b->n];
+  memset(e, 0, sizeof *e);
+  e->name = loc->name ? loc->name : "";
+  e->kind = kind;
+  e->first_ns = ns;
+  if (kind == PP__BOARD_QUEUE) {
+    /* a queue's stages and capacity travel in its site (core/queue.c) */
+    e->from = loc->function ? loc->function : "";
+    e->to = loc->file ? loc->file : "";
+    e->depth = pp_depth_make(loc->line);
+  }
+  b->keys[j] = loc;
+  b->idx[j] = (uint32_t)++b->n;
+  return e;
 }
 
 static int64_t unzigzag(uint64_t v) {
@@ -174,6 +188,19 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
   return prev;
 }
 
+void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why, int64_t ns,
+                    int ended, int new_waiter) {
+  if (!b || !loc || (why != 1 && why != 2) || ns < 0)
+    return;
+  pp__board_entry *e = find(b, loc); /* its wait began: it has one */
+  if (!e || e->kind != PP__BOARD_QUEUE)
+    return;
+  int k = why - 1;
+  int64_t *sum = ended ? &e->wait_ns[k] : &e->open_ns[k];
+  *sum = ns > INT64_MAX - *sum ? INT64_MAX : *sum + ns;
+  e->waiters[k] += new_waiter ? 1u : 0u;
+}
+
 void pp__board_history_on(pp__board *b) {
   if (!b || b->history)
     return;
@@ -187,6 +214,8 @@ void pp__board_publish(pp__board *b, int64_t at_ns) {
   pthread_mutex_lock(&b->lock);
   memcpy(b->pub, b->cur, b->n * sizeof *b->cur);
   b->npub = b->n;
+  for (size_t i = 0; i < b->n; i++) /* the open waits: as of this publish */
+    b->cur[i].open_ns[0] = b->cur[i].open_ns[1] = 0;
   b->pub_left_out = b->left_out;
   for (size_t i = 0; b->history && i < b->n; i++) {
     pp__board_entry *e = &b->cur[i];

@@ -41,6 +41,10 @@ typedef struct pp__board_entry {
   double value;      /* counters, metrics: the value; queues: the depth */
   uint64_t pops;     /* queues: pops */
   uint64_t waits[2]; /* queues: recorded waits on full, on empty */
+  int64_t wait_ns[2]; /* queues: time of those waits that ended */
+  int64_t open_ns[2]; /* queues: time so far of those still open, as of
+                         the publish (0 between publishes) */
+  uint32_t waiters[2]; /* queues: threads that waited on full, on empty */
   double lo, hi;     /* the value's range since the last publish (the
                         value alone when no event came) */
   double vmin, vmax, vsum; /* counters, metrics: the values' range and sum
@@ -70,6 +74,11 @@ typedef struct pp__board pp__board;
 
 pp__board *pp__board_new(void);
 void pp__board_free(pp__board *b);
+/* A queue wait of one thread (why: 1 full, 2 empty) lasting ns: ended,
+ * or still open at the next publish; new_waiter when the thread never
+ * waited so on this queue before. Writer thread. */
+void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why, int64_t ns,
+                    int ended, int new_waiter);
 /* One drained event of a counter, frame or queue site (other types are
  * ignored). Returns the site's previous last event time (0: none), which
  * the live engine turns into frame times. Writer thread. */

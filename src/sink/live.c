@@ -84,9 +84,20 @@ typedef struct locent {
   int16_t cls, idx;   /* counters */
 } locent;
 
+#define WAITED_MAX 8 /* queues a thread's distinct waits are told apart on */
+
 typedef struct tstack {
   uint64_t tid;
   pp_zone_stack zs; /* memory only while zones are open */
+  /* the queue wait open on the thread (a thread blocks in one queue at a
+   * time), and the queues and sides it has waited on (the board counts
+   * each thread once as a waiter) */
+  const pp_srcloc *wait_loc; /* NULL: none open */
+  int wait_why;              /* 1 full, 2 empty */
+  int64_t wait_begin;
+  const pp_srcloc *waited[WAITED_MAX];
+  int waited_why[WAITED_MAX];
+  unsigned nwaited;
 } tstack;
 
 struct pp__live {
@@ -563,11 +574,13 @@ static tstack *thread_get(pp__live *l, uint64_t tid) {
   if (l->nth >= MAX_THREADS) {
     /* Reuse a thread with nothing open (most likely gone). */
     for (size_t i = 0; i < l->nth && !t; i++)
-      if (l->th[i].zs.n == 0 && !l->th[i].zs.deep)
+      if (l->th[i].zs.n == 0 && !l->th[i].zs.deep && !l->th[i].wait_loc)
         t = &l->th[i];
     if (!t)
       return NULL;
     pp__zstack_free(&t->zs); /* a new thread: its clock starts afresh */
+    t->wait_loc = NULL;
+    t->nwaited = 0;
   } else {
     if (pp__grow((void **)&l->th, &l->cap_th, l->nth + 1, sizeof *l->th))
       return NULL;
@@ -891,6 +904,37 @@ static inline void zone_end(pp__live *l, tstack *t, const pp_srcloc *loc,
   pp__zstack_trim(&t->zs);
 }
 
+/* A queue wait begins on thread t: the board counts t once per queue and
+ * side as a waiter. */
+static void wait_begin(pp__live *l, tstack *t, const pp_srcloc *loc, int why,
+                       int64_t ns) {
+  if (!t || (why != 1 && why != 2))
+    return;
+  t->wait_loc = loc;
+  t->wait_why = why;
+  t->wait_begin = ns;
+  int seen = 0;
+  for (unsigned i = 0; i < t->nwaited && !seen; i++)
+    seen = t->waited[i] == loc && t->waited_why[i] == why;
+  if (!seen && t->nwaited < WAITED_MAX) {
+    t->waited[t->nwaited] = loc;
+    t->waited_why[t->nwaited++] = why;
+  }
+  /* past WAITED_MAX queues a thread counts again: at worst a waiter too
+   * many, and the shares a little low */
+  pp__board_wait(l->board, loc, why, 0, 0, !seen);
+}
+
+/* The wait open on t ends: its time goes to the queue's blocked time. */
+static void wait_end(pp__live *l, tstack *t, const pp_srcloc *loc, int why,
+                     int64_t ns) {
+  if (!t || t->wait_loc != loc || t->wait_why != why)
+    return; /* no begin seen: not paired, as the analysis leaves it */
+  pp__board_wait(l->board, loc, why,
+                 ns > t->wait_begin ? ns - t->wait_begin : 0, 1, 0);
+  t->wait_loc = NULL;
+}
+
 void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
                     const pp_srcloc *loc, int64_t ns, uint64_t value,
                     uint64_t extra) {
@@ -932,8 +976,14 @@ void pp__live_event(pp__live *l, uint64_t tid, unsigned type,
     return;
   }
   case PPT_EV_COUNTER_ADD:
+    pp__board_event(l->board, type, loc, ns, value, extra);
+    return;
   case PPT_EV_QUEUE_WAIT_BEGIN:
     pp__board_event(l->board, type, loc, ns, value, extra);
+    wait_begin(l, thread_get(l, tid), loc, (int)value, ns);
+    return;
+  case PPT_EV_QUEUE_WAIT_END:
+    wait_end(l, thread_get(l, tid), loc, (int)value, ns);
     return;
   default:
     return;
@@ -1084,7 +1134,12 @@ void pp__live_tick(pp__live *l, int64_t now) {
   }
   while (l->closed < last)
     close_interval(l, ++l->closed);
-  pp__board_publish(l->board, l->origin + (last + 1) * l->cfg.interval_ns);
+  int64_t at = l->origin + (last + 1) * l->cfg.interval_ns;
+  for (size_t i = 0; i < l->nth; i++) /* waits still open, so far */
+    if (l->th[i].wait_loc && at > l->th[i].wait_begin)
+      pp__board_wait(l->board, l->th[i].wait_loc, l->th[i].wait_why,
+                     at - l->th[i].wait_begin, 0, 0);
+  pp__board_publish(l->board, at);
   pairs_sweep(l, now);
 }
 

@@ -48,6 +48,14 @@ double pp_depth_mean(const pp_depth *q) {
   return win > 0 ? q->weighted / (double)win : (double)q->depth;
 }
 
+double pp_depth_wait_pct(const pp_depth *q, double waited_ns, uint64_t waits,
+                         uint32_t waiters) {
+  int64_t win = pp_depth_window_ns(q);
+  if (!waits || win <= 0)
+    return NAN;
+  return waited_ns / (double)win * 100.0 / (waiters > 1 ? waiters : 1);
+}
+
 double pp_depth_full_pct(const pp_depth *q) {
   int64_t win = pp_depth_window_ns(q);
   return win > 0 && q->capacity > 0 ? (double)q->full_ns / (double)win * 100.0

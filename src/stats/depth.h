@@ -35,6 +35,12 @@ double pp_depth_mean(const pp_depth *q);
 /* Shares of the window in percent: NAN when the window is empty, and
  * full's also when the queue is unbounded. */
 double pp_depth_full_pct(const pp_depth *q);
+/* The share of the window the threads of one side spent waiting: waited
+ * (their summed wait time) / (window x waiters) x 100, waiters at least
+ * 1; NAN without a wait or a window. The analysis and the live figures
+ * both. */
+double pp_depth_wait_pct(const pp_depth *q, double waited_ns, uint64_t waits,
+                         uint32_t waiters);
 double pp_depth_empty_pct(const pp_depth *q);
 
 #endif /* PP_STATS_DEPTH_H */
