@@ -14,6 +14,7 @@
 #include "format/pptrace.h"
 #include "model/reader.h"
 #include "pipeprof.h"
+#include "results/doc.h"
 #include "runner.h"
 #include "trace_builder.h"
 
@@ -138,23 +139,30 @@ PP_TEST(bottleneck_queue_full_empty_exact) {
   /* qa: window [1, 92] ms; depth 1 (= capacity) for 1 ms per item. */
   CHECK_EQ(qa->t_first, 1 * MS);
   CHECK_EQ(qa->t_last, 92 * MS);
-  CHECK_EQ(qa->full_ns, 10 * MS);
-  CHECK_EQ(qa->empty_ns, 81 * MS);
-  CHECK_NEAR(qa->depth_mean, 10.0 / 91.0, 1e-12);
-  CHECK_EQ(qa->depth_max, 1);
+  CHECK_EQ(qa->depth.full_ns, 10 * MS);
+  CHECK_EQ(qa->depth.empty_ns, 81 * MS);
+  CHECK_NEAR(pp_depth_mean(&qa->depth), 10.0 / 91.0, 1e-12);
+  CHECK_EQ(qa->depth.max, 1);
   CHECK_EQ(qa->matched, 10);
   CHECK_EQ_U(pp_hist_percentile(&qa->wait, 50), 1 * MS);
   CHECK_EQ_U(pp_hist_percentile(&qa->wait, 99), 1 * MS);
   CHECK_EQ(qa->waits_full, 1);
   CHECK_EQ(qa->blocked_full_ns, 2 * MS);
   /* qb: capacity 2 never reached; waits 0.5 ms, item 8 1.5 ms. */
-  CHECK_EQ(qb->full_ns, 0);
-  CHECK_EQ(qb->depth_max, 1);
+  CHECK_EQ(qb->depth.full_ns, 0);
+  CHECK_EQ(qb->depth.max, 1);
   /* HDR percentiles give the highest value of the bucket (0.1%). */
   CHECK_EQ_U(pp_hist_percentile(&qb->wait, 50),
              pp_hist_highest_equivalent(500 * US));
   CHECK_EQ_U(qb->wait.max, 1500 * US);
-  CHECK_NEAR(qb->out_per_s, 10.0 / ((100.5 - 10.0) / 1000.0), 1e-6);
+  {
+    const pp_table *qt = pp_doc_find(a.doc, "queues");
+    CHECK(qt != NULL);
+    size_t row = (size_t)(qb - a.prof.pipe.queues);
+    CHECK_NEAR(pp_table_cell(qt, row, (size_t)pp_table_col(qt, "out_per_s"))
+                   ->num,
+               10.0 / ((100.5 - 10.0) / 1000.0), 1e-6);
+  }
   /* Stall periods: qa has a recorded wait, so its stalls are recorded
    * ones (2 ms); qb's come from its depth: the longest empty stretch is
    * 10.5 ms (pop at 81.5 to push at 90... 9.5, or 71.5 -> 80 = 8.5). */
@@ -325,7 +333,7 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   CHECK_CONTAINS(a->evidence, "while x busy 10.0%");
   /* Depth 2 = capacity from each push to the pop 5 ms later: 20 x 5 ms
    * of a window [0, 195] ms. */
-  CHECK_EQ(p->queues[0].full_ns, 100 * MS);
+  CHECK_EQ(p->queues[0].depth.full_ns, 100 * MS);
   a = find_advice(&an, "queue-full");
   CHECK(a != NULL);
   CHECK_CONTAINS(a->evidence, "full 51.3% of the time");

@@ -118,13 +118,13 @@ PP_TEST_T(queue_roundtrip, 30) {
   CHECK(s != NULL);
   CHECK_STR(s->from, "make");
   CHECK_STR(s->to, "use");
-  CHECK_EQ(s->capacity, 8);
+  CHECK_EQ(s->depth.capacity, 8);
   CHECK_EQ(t.locs[s->loc].kind, PP_KIND_QUEUE);
   CHECK_EQ(s->pushes, 9);
   CHECK_EQ(s->pops, 9);
   CHECK_EQ(s->matched, 9);
-  CHECK_EQ(s->depth_max, 6);
-  CHECK_EQ(s->depth_last, 0);
+  CHECK_EQ(s->depth.max, 6);
+  CHECK_EQ(s->depth.depth, 0);
   CHECK_EQ(s->waits_full, 1);
 
   /* Independently from the events read back: waits by naive pairing,
@@ -186,9 +186,9 @@ PP_TEST_T(queue_roundtrip, 30) {
   }
   CHECK_EQ(s->t_first, first);
   CHECK_EQ(s->t_last, last);
-  CHECK_NEAR(s->depth_mean, weighted / (double)(last - first), 1e-9);
-  CHECK_EQ(s->empty_ns, empty);
-  CHECK_EQ(s->full_ns, 0); /* never 8 deep */
+  CHECK_NEAR(pp_depth_mean(&s->depth), weighted / (double)(last - first), 1e-9);
+  CHECK_EQ(s->depth.empty_ns, empty);
+  CHECK_EQ(s->depth.full_ns, 0); /* never 8 deep */
 
   /* The report, summary and Chrome export show the queue. */
   char *buf = NULL;
@@ -307,7 +307,7 @@ PP_TEST(queue_reader_truncated_event) {
   CHECK(s != NULL);
   CHECK_EQ(s->pushes, 1);
   CHECK_EQ(s->matched, 1);
-  CHECK_EQ(s->capacity, 4);
+  CHECK_EQ(s->depth.capacity, 4);
   /* Exporters survive the damaged trace. */
   FILE *f = fopen("/dev/null", "w");
   CHECK_EQ(pp_report_text(f, &a, NULL), 0);
@@ -404,12 +404,12 @@ static void check_same_queues(const pp_pipeline *a, const pp_pipeline *b) {
     CHECK_EQ_U(x->matched, y->matched);
     CHECK_EQ_U(x->unmatched_pops, y->unmatched_pops);
     CHECK_EQ_U(x->items_untracked, y->items_untracked);
-    CHECK_EQ(x->depth_min, y->depth_min);
-    CHECK_EQ(x->depth_max, y->depth_max);
-    CHECK_EQ(x->depth_last, y->depth_last);
-    CHECK(x->depth_mean == y->depth_mean);
-    CHECK_EQ(x->full_ns, y->full_ns);
-    CHECK_EQ(x->empty_ns, y->empty_ns);
+    CHECK_EQ(x->depth.min, y->depth.min);
+    CHECK_EQ(x->depth.max, y->depth.max);
+    CHECK_EQ(x->depth.depth, y->depth.depth);
+    CHECK(pp_depth_mean(&x->depth) == pp_depth_mean(&y->depth));
+    CHECK_EQ(x->depth.full_ns, y->depth.full_ns);
+    CHECK_EQ(x->depth.empty_ns, y->depth.empty_ns);
     CHECK_EQ_U(x->waits_full, y->waits_full);
     CHECK_EQ_U(x->waits_empty, y->waits_empty);
     CHECK_EQ(x->blocked_full_ns, y->blocked_full_ns);
@@ -467,8 +467,8 @@ PP_TEST(queue_stream_scrambled_bursts_give_the_same_stats) {
     CHECK_GT(want->queues[i].matched, 100);
     CHECK_GT(want->queues[i].unmatched_pops, 100);
     CHECK_GT(want->queues[i].waits_unclosed, 10);
-    CHECK_GT(want->queues[i].full_ns, 0);
-    CHECK_GT(want->queues[i].empty_ns, 0);
+    CHECK_GT(want->queues[i].depth.full_ns, 0);
+    CHECK_GT(want->queues[i].depth.empty_ns, 0);
   }
   CHECK_EQ_U(want->nstalls, PP_STALLS_MAX);
 
@@ -607,7 +607,7 @@ PP_TEST(queue_stream_long_run_keeps_what_is_in_flight_only) {
   CHECK_EQ_U(p.queues[0].unmatched_pops, 0);
   CHECK_EQ_U(p.queues[0].items_untracked, 0);
   CHECK_EQ_U(p.queues[0].wait.count, n);
-  CHECK_EQ(p.queues[0].depth_max, lag + 1);
+  CHECK_EQ(p.queues[0].depth.max, lag + 1);
   pp_pipeline_free(&p);
   pp_trace_free(&t);
 }

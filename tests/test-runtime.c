@@ -255,11 +255,11 @@ PP_TEST_T(runtime_queue_is_recorded, 60) {
   const pp_queue_stats *s = recorded_queue(path, &t, &a, "rt frames");
   CHECK_STR(s->from, "decode");
   CHECK_STR(s->to, "infer");
-  CHECK_EQ(s->capacity, 4);
+  CHECK_EQ(s->depth.capacity, 4);
   CHECK_EQ(s->pushes, 200);
   CHECK_EQ(s->pops, 200);
   CHECK_EQ(s->matched, 200);
-  CHECK(s->depth_max <= 4);
+  CHECK(s->depth.max <= 4);
   CHECK(s->waits_full >= 1);
   pp_rt_queue_free(q);
   pp_analysis_free(&a);
@@ -576,7 +576,7 @@ PP_TEST_T(runtime_batcher_stages_are_recorded, 60) {
   const pp_queue_stats *s = recorded_queue(path, &t, &a, "rt batches");
   CHECK_STR(s->from, "preprocess");
   CHECK_STR(s->to, "infer");
-  CHECK_EQ(s->capacity, 16);
+  CHECK_EQ(s->depth.capacity, 16);
   CHECK_EQ(s->pushes, 10);
   CHECK_EQ(s->pops, 10);
   CHECK_EQ(s->matched, 10);

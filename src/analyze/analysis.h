@@ -153,7 +153,6 @@ typedef struct pp_request_stats {
 typedef struct pp_queue_stats {
   uint32_t loc;                 /* the queue's site (PP_KIND_QUEUE) */
   const char *name, *from, *to; /* from/to: "" when not declared */
-  int64_t capacity;             /* 0: unbounded */
   int64_t t_first, t_last;      /* window, ns */
   uint64_t pushes, pops;
   uint64_t matched;         /* items whose push and pop were both seen */
@@ -161,17 +160,12 @@ typedef struct pp_queue_stats {
   uint64_t items_untracked; /* pushes the analysis's item table had no
                                room for (PP_QUEUE_ITEMS_MAX_OPEN items in
                                flight): no wait measured for them */
-  int64_t depth_min, depth_max, depth_last;
-  double depth_mean;                /* time-weighted over the window */
-  int64_t full_ns;                  /* depth >= capacity (capacity > 0) */
-  int64_t empty_ns;                 /* depth <= 0 */
   uint64_t waits_full, waits_empty; /* recorded waits */
   int64_t blocked_full_ns, blocked_empty_ns; /* their summed time */
   uint32_t waiters_full, waiters_empty; /* threads that recorded them:
                                            several may wait at once */
   uint64_t waits_unclosed;    /* begins without an end (closed at the
                                  queue's last event) */
-  double in_per_s, out_per_s; /* pushes, pops / window */
   /* Shares of the window in percent, the one computation every view and
    * recommendation shows; NAN where it does not apply: */
   double full_pct;             /* full_ns / window; NAN when unbounded */
@@ -181,9 +175,9 @@ typedef struct pp_queue_stats {
                                   when no wait was recorded */
   double consumer_waiting_pct; /* likewise of blocked_empty_ns */
   pp_hist wait;                /* per item push -> pop, ns */
-  pp_depth depth;              /* the depth figures above as they were
-                                  computed (stats/depth.h), for the
-                                  results document */
+  pp_depth depth;              /* capacity (0: unbounded), the depth's
+                                  range, time-weighted mean, full and
+                                  empty time (stats/depth.h): one copy */
 } pp_queue_stats;
 
 /* A stage: a name used by a queue as producer or consumer. Its busy time

@@ -411,17 +411,6 @@ static void queue_finish(qstate *q, pp_queue_stats *o, pp_pipeline *p,
   o->wait = q->wait;
   pp_hist_init(&q->wait);
   o->depth = q->depth;
-  o->depth_min = q->depth.min;
-  o->depth_max = q->depth.max;
-  o->depth_last = q->depth.depth;
-  int64_t win = pp_depth_window_ns(&q->depth);
-  o->depth_mean = pp_depth_mean(&q->depth);
-  o->full_ns = q->depth.full_ns;
-  o->empty_ns = q->depth.empty_ns;
-  if (win > 0) {
-    o->in_per_s = (double)q->pushes / ((double)win * 1e-9);
-    o->out_per_s = (double)q->pops / ((double)win * 1e-9);
-  }
   stall_list *l = &q->from_depth;
   if (q->has_waits) {
     for (size_t i = 0; i < q->nopen; i++)
@@ -474,7 +463,6 @@ int pp__queue_stream_finish(pp_queue_stream *s, const pp_trace *t,
     o->name = pp_trace_loc_name(t, loc);
     o->from = l->function ? l->function : "";
     o->to = l->file ? l->file : "";
-    o->capacity = s->q[i].depth.capacity;
   }
   order_queues(p->queues, s->nq);
   for (size_t k = 0; k < s->nq; k++)

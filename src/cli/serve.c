@@ -243,7 +243,7 @@ static int board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
     e.last_ns = q->t_last;
     e.events = q->pushes;
     e.pops = q->pops;
-    e.value = (double)(q->depth_last > 0 ? q->depth_last : 0);
+    e.value = (double)(q->depth.depth > 0 ? q->depth.depth : 0);
     e.waits[0] = q->waits_full;
     e.waits[1] = q->waits_empty;
     fn(ctx, &e);
