@@ -18,6 +18,7 @@
 #include "results/frames.h"
 #include "analyze/run_tree.h"
 #include "results/queues.h"
+#include "results/stages.h"
 #include "results/threads.h"
 #include "results/zones.h"
 
@@ -264,12 +265,45 @@ static int threads(const pp_analysis *a, pp_doc *d) {
   return tab ? 0 : -1;
 }
 
+/* "stages": the pipeline's stages with the bound marked (when the trace
+ * has stages or flows). */
+static int stages(const pp_analysis *a, pp_doc *d) {
+  const pp_pipeline *p = &a->prof.pipe;
+  if (!p->nstages && !p->nflows)
+    return 0;
+  pp_stage_figures *f =
+      p->nstages ? pp__calloc(p->nstages, sizeof *f) : NULL;
+  if (p->nstages && !f)
+    return -1;
+  for (size_t i = 0; i < p->nstages; i++) {
+    const pp_stage_stats *s = &p->stages[i];
+    int any = s->items > 0;
+    f[i] = (pp_stage_figures){
+        .name = s->name,
+        .workers = s->workers,
+        .items = s->items,
+        .calls = s->calls,
+        .busy_ns = s->busy_ns,
+        .util_pct = any ? s->util * 100.0 : NAN,
+        .max_thread_util_pct = s->max_thread_util * 100.0,
+        .service_ns = any ? s->service_ns : NAN,
+        .capacity_per_s = s->capacity_per_s > 0 ? s->capacity_per_s : NAN,
+        .in_queue = s->in_queue >= 0 ? p->queues[s->in_queue].name : NULL,
+        .out_queue = s->out_queue >= 0 ? p->queues[s->out_queue].name : NULL,
+        .bound = (int32_t)i == p->bound};
+  }
+  pp_table *t = pp_results_stages(d, f, p->nstages);
+  pp__free(f);
+  return t ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
   if (!a->doc || metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
       threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
+      stages(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

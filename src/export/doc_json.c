@@ -137,6 +137,8 @@ void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
       pp_jsonw_kv_bool(w, "bar", 1);
     if (col->flags & PP_COL_DETAIL)
       pp_jsonw_kv_bool(w, "detail", 1);
+    if (col->flags & PP_COL_BOOL)
+      pp_jsonw_kv_bool(w, "bool", 1);
     if (col->none)
       pp_jsonw_kv_str(w, "none", col->none);
     pp_jsonw_obj_end(w);

@@ -132,17 +132,27 @@ void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
       if (pp_text_cols(s) > width[g])
         width[g] = pp_text_cols(s);
     }
+  /* numbers right-aligned, names and words left (the first group, and
+   * text columns), with no padding after the last group */
+  int right[64];
+  for (size_t g = 0; g < ng; g++)
+    right[g] = g > 0 && t->cols[g0[g]].unit != PP_VALUE_TEXT;
   for (size_t g = 0; g < ng; g++) {
     fputs(g ? "  " : "", out);
-    put_cell(out, t->cols[g0[g]].label, width[g], g > 0);
+    put_cell(out, t->cols[g0[g]].label, g + 1 < ng || right[g] ? width[g] : 0,
+             right[g]);
   }
   fputc('\n', out);
   for (size_t r = 0; r < t->nrows; r++) {
     if (!pp_table_row_shown(t, r))
       continue;
-    for (size_t g = 0; g < ng; g++) {
+    size_t end = ng; /* no trailing blanks: up to the last non-empty cell */
+    while (end > 1 && !cells[(r * ng + end - 1) * CELL])
+      end--;
+    for (size_t g = 0; g < end; g++) {
       fputs(g ? "  " : "", out);
-      put_cell(out, cells + (r * ng + g) * CELL, width[g], g > 0);
+      put_cell(out, cells + (r * ng + g) * CELL,
+               g + 1 < end || right[g] ? width[g] : 0, right[g]);
     }
     fputc('\n', out);
     /* the row's detail groups, then its notes */

@@ -31,11 +31,6 @@ static void put_safe(FILE *out, const char *s, int width, int max) {
     fputc(' ', out);
 }
 
-static int name_len(const char *s, int max) {
-  int n = (int)strlen(s);
-  return n < max ? n : max;
-}
-
 static char *dur(char *b, size_t n, double ns) {
   return pp_format_ns(b, n, ns);
 }
@@ -106,40 +101,22 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
   if (!p->nstages && !p->nflows)
     return;
   char b1[32], b2[32];
-  fputs("\npipeline bottlenecks (stage busy = time in zones named like the "
-        "stage)\n", out);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "stages"), 0);
   if (p->nstages) {
-    int nw = 5;
-    for (size_t i = 0; i < p->nstages; i++)
-      if (name_len(p->stages[i].name, COL_NAME_MAX) > nw)
-        nw = name_len(p->stages[i].name, COL_NAME_MAX);
-    put_safe(out, "stage", nw, nw);
-    fprintf(out, " %7s %8s %9s %7s %9s %11s\n", "workers", "items", "busy",
-            "util", "per item", "capacity/s");
-    for (size_t i = 0; i < p->nstages; i++) {
-      const pp_stage_stats *s = &p->stages[i];
-      put_safe(out, s->name, nw, COL_NAME_MAX);
-      if (!s->items) {
-        fprintf(out, " %7s %8s %9s %7s %9s %11s  (no zone named like it)\n",
-                "-", "0", "-", "-", "-", "-");
-        continue;
-      }
-      fprintf(out, " %7u %8" PRIu64 " %9s %6.1f%% %9s %11.1f%s\n",
-              s->workers, s->items, dur(b1, sizeof b1, (double)s->busy_ns),
-              s->util * 100, dur(b2, sizeof b2, s->service_ns),
-              s->capacity_per_s, (int32_t)i == p->bound ? "  <- bound" : "");
-    }
     if (p->bound >= 0) {
       const pp_stage_stats *s = &p->stages[p->bound];
+      char cap[32], busy[32], got[32], eff[32];
       fputs("bound: ", out);
       put_safe(out, s->name, 0, COL_NAME_MAX);
-      fprintf(out, " (lowest capacity, %.1f items/s; busy %.1f%%%s)\n",
-              s->capacity_per_s, s->util * 100,
+      fprintf(out, " (lowest capacity, %s; busy %s%s)\n",
+              pp_format_rate(cap, sizeof cap, s->capacity_per_s),
+              pp_format_pct(busy, sizeof busy, s->util * 100),
               s->util >= 0.9 ? ", saturated" : ", not saturated");
       if (p->efficiency >= 0)
-        fprintf(out, "throughput: %.1f items/s achieved; pipeline "
-                "efficiency %.1f%% (achieved / capacity of the bound)\n",
-                p->achieved_per_s, p->efficiency * 100);
+        fprintf(out, "throughput: %s achieved; pipeline "
+                "efficiency %s (achieved / capacity of the bound)\n",
+                pp_format_rate(got, sizeof got, p->achieved_per_s),
+                pp_format_pct(eff, sizeof eff, p->efficiency * 100));
       else
         fputs("pipeline efficiency: unavailable: no items left the last "
               "stage\n", out);
@@ -162,9 +139,6 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
         fputs(s->recorded ? " waiting)\n" : " held up)\n", out);
       }
     }
-  } else {
-    fputs("stages: none (declare queues with pp_queue_declare to name the "
-          "stages)\n", out);
   }
   flow_paths(out, a);
 }

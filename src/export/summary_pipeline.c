@@ -76,38 +76,7 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_kv_int(w, "window_start_ns", p->win_start);
   pp_jsonw_kv_int(w, "window_end_ns", p->win_end);
   pp_jsonw_key(w, "stages");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nstages; i++) {
-    const pp_stage_stats *s = &p->stages[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", s->name);
-    pp_jsonw_kv_uint(w, "workers", s->workers);
-    pp_jsonw_kv_uint(w, "items", s->items);
-    pp_jsonw_kv_uint(w, "calls", s->calls); /* schema_minor 14 */
-    pp_jsonw_kv_int(w, "busy_ns", s->busy_ns);
-    pp_jsonw_key(w, "util_pct");
-    if (s->items)
-      pp_jsonw_double(w, s->util * 100.0);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_double(w, "max_thread_util_pct", s->max_thread_util * 100);
-    pp_jsonw_key(w, "service_ns");
-    if (s->items)
-      pp_jsonw_double(w, s->service_ns);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_key(w, "capacity_per_s");
-    if (s->capacity_per_s > 0)
-      pp_jsonw_double(w, s->capacity_per_s);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_str(w, "in_queue",
-                    s->in_queue >= 0 ? p->queues[s->in_queue].name : NULL);
-    pp_jsonw_kv_str(w, "out_queue",
-                    s->out_queue >= 0 ? p->queues[s->out_queue].name : NULL);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "stages"), NULL, NULL);
   pp_jsonw_kv_str(w, "bound", p->bound >= 0 ? p->stages[p->bound].name
                                             : NULL);
   pp_jsonw_key(w, "bound_saturated");

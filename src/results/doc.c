@@ -289,6 +289,10 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
   case PP_CELL_NUM:
     break;
   }
+  if (c->flags & PP_COL_BOOL) { /* "yes", or the column's none ("no") */
+    snprintf(buf, len, "%s", v->num != 0 ? "yes" : c->none ? c->none : "no");
+    return buf;
+  }
   double x = v->num;
   char num[40];
   pp_value_unit u = c->unit == PP_VALUE_ROW ? v->unit : c->unit;

@@ -1870,20 +1870,9 @@
       (Array.isArray(d.queues) ? d.queues : []).forEach(function (q) {
         if (isRecord(q)) queues[q.name] = q;
       });
-      table(s, [
-        {key: 'name', label: 'stage', text: function (r) {
-          return String(r.name) + (r.name === p.bound ? ' \u2605' : '');
-        }},
-        col('workers', 'workers', 'count'),
-        col('items', 'items', 'count'),
-        col('util_pct', 'busy', 'pct', {bar: pctBar('util_pct')}),
-        col('service_ns', 'time per item', 'ns'),
-        col('capacity_per_s', 'capacity', 'rate'),
-        col('in_queue', 'input queue', 'text'),
-        col('out_queue', 'output queue', 'text')
-      ], stages, {id: 'stages'});
-      note(s, '\u2605 the bottleneck. Busy: time in the stage\u2019s zones / ' +
-        '(workers \u00d7 window).');
+      layoutTable(s, d, 'stages', stages.filter(isRecord), function (r) {
+        return String(r.name);
+      });
       stageBars(s, d, p, stages, queues);
     }
     stallTable(s, d, p);
@@ -2072,6 +2061,8 @@
         return 'unavailable';
       if (v === null || v === undefined)
         return typeof c.none === 'string' ? c.none : '\u2013';
+      if (c.bool) /* "yes", or the column's none ("no") */
+        return v === true ? 'yes' : typeof c.none === 'string' ? c.none : 'no';
       if (c.unit === 'text') return String(v);
       /* a count: whole numbers exactly, others as the text report's */
       if (c.unit === 'count')
