@@ -520,10 +520,10 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   char *ss = between(rs, "\nGPU zones (", "  track ");
   char *st = between(rt, "\nGPU zones (", "  track ");
   CHECK_STR(ss, st);
-  CHECK_CONTAINS(ss, "\ninfer        8   26.5 ms   3.31 ms   2.50 ms   "
-                     "8.00 ms   8.00 ms   8.00 ms   8.00 ms\n");
-  CHECK_CONTAINS(ss, "\ncopy         3   1.12 ms    375 us    250 us    "
-                     "750 us    750 us    750 us    750 us\n");
+  CHECK_CONTAINS(ss, "\ninfer      8  26.5 ms  3.31 ms  2.50 ms  8.00 ms  "
+                     "8.00 ms  8.00 ms  8.00 ms\n");
+  CHECK_CONTAINS(ss, "\ncopy       3  1.12 ms   375 us   250 us   750 us   "
+                     "750 us   750 us   750 us\n");
   char want[160];
   snprintf(want, sizeof want,
            "  track GPU 0 stream 0x0: 3 zones, launched by thread %d "

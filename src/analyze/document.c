@@ -18,6 +18,7 @@
 #include "results/frames.h"
 #include "analyze/run_tree.h"
 #include "results/queues.h"
+#include "results/requests.h"
 #include "results/stages.h"
 #include "results/threads.h"
 #include "results/zones.h"
@@ -164,6 +165,47 @@ static int frames(const pp_analysis *a, pp_doc *d) {
  * --top shows up to this many; the summary JSON its first 3). */
 #define TOP_SELF_KEEP 64
 
+/* The figures of one zone site; wall 0: no share of it. */
+static pp_zone_figures zone_figures(const pp_trace *t, const pp_zone_stats *z,
+                                    double wall) {
+  const pp_loc *l = z->loc < t->nlocs ? &t->locs[z->loc] : NULL;
+  const pp_hist *h = &z->hist;
+  return (pp_zone_figures){
+      .name = pp_trace_loc_name(t, z->loc),
+      .function = l ? l->function : NULL,
+      .file = l ? l->file : NULL,
+      .line = l ? l->line : 0,
+      .count = z->count,
+      .total_ns = (double)z->total_ns,
+      .self_ns = (double)z->self_ns,
+      .mean_ns = z->mean_ns,
+      .std_ns = z->std_ns,
+      .min_ns = z->count ? (double)z->min_ns : 0,
+      .max_ns = z->count ? (double)z->max_ns : 0,
+      .p50_ns = (double)pp_hist_percentile(h, 50.0),
+      .p90_ns = (double)pp_hist_percentile(h, 90.0),
+      .p95_ns = (double)pp_hist_percentile(h, 95.0),
+      .p99_ns = (double)pp_hist_percentile(h, 99.0),
+      .p999_ns = (double)pp_hist_percentile(h, 99.9),
+      .wall_pct = wall > 0 ? (double)z->total_ns / wall * 100.0 : NAN,
+      .rate_per_s = wall > 0 ? (double)z->count / (wall * 1e-9) : NAN};
+}
+
+/* "gpu_zones": the device time of GPU zones (when the trace used them). */
+static int gpu_zones(const pp_analysis *a, pp_doc *d) {
+  const pp_gpu_stats *g = &a->prof.gpu;
+  if (!g->used)
+    return 0;
+  pp_zone_figures *f = g->nzones ? pp__calloc(g->nzones, sizeof *f) : NULL;
+  if (g->nzones && !f)
+    return -1;
+  for (size_t i = 0; i < g->nzones; i++)
+    f[i] = zone_figures(a->trace, &g->zones[i], 0);
+  pp_table *t = pp_results_gpu_zones(d, f, g->nzones);
+  pp__free(f);
+  return t ? 0 : -1;
+}
+
 /* "zones" (in the profile's order: total time descending) with what the
  * pairing left out as remarks, and "top_self". */
 static int zones(const pp_analysis *a, pp_doc *d) {
@@ -173,30 +215,8 @@ static int zones(const pp_analysis *a, pp_doc *d) {
   if (p->nzones && !f)
     return -1;
   double wall = (double)p->wall_ns;
-  for (size_t i = 0; i < p->nzones; i++) {
-    const pp_zone_stats *z = &p->zones[i];
-    const pp_loc *l = z->loc < t->nlocs ? &t->locs[z->loc] : NULL;
-    const pp_hist *h = &z->hist;
-    f[i] = (pp_zone_figures){
-        .name = pp_trace_loc_name(t, z->loc),
-        .function = l ? l->function : NULL,
-        .file = l ? l->file : NULL,
-        .line = l ? l->line : 0,
-        .count = z->count,
-        .total_ns = (double)z->total_ns,
-        .self_ns = (double)z->self_ns,
-        .mean_ns = z->mean_ns,
-        .std_ns = z->std_ns,
-        .min_ns = z->count ? (double)z->min_ns : 0,
-        .max_ns = z->count ? (double)z->max_ns : 0,
-        .p50_ns = (double)pp_hist_percentile(h, 50.0),
-        .p90_ns = (double)pp_hist_percentile(h, 90.0),
-        .p95_ns = (double)pp_hist_percentile(h, 95.0),
-        .p99_ns = (double)pp_hist_percentile(h, 99.0),
-        .p999_ns = (double)pp_hist_percentile(h, 99.9),
-        .wall_pct = wall > 0 ? (double)z->total_ns / wall * 100.0 : NAN,
-        .rate_per_s = wall > 0 ? (double)z->count / (wall * 1e-9) : NAN};
-  }
+  for (size_t i = 0; i < p->nzones; i++)
+    f[i] = zone_figures(t, &p->zones[i], wall);
   pp_table *zt = pp_results_zones(d, f, p->nzones, NULL);
   if (zt) { /* what the pairing did (pair/zones.h, docs/internals/pairing.md) */
     if (p->unclosed)
@@ -297,13 +317,51 @@ static int stages(const pp_analysis *a, pp_doc *d) {
   return t ? 0 : -1;
 }
 
+/* "request_latency": E2E, TTFT, TPOT and ITL of the successful requests
+ * (when the trace has request events). */
+static int request_latency(const pp_analysis *a, pp_doc *d) {
+  const pp_request_stats *r = &a->prof.req;
+  if (a->trace->from_stats ||
+      (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost))
+    return 0;
+  static const char *const no_tokens =
+      "no token events (pp_request_first_token, pp_request_tokens)";
+  const struct {
+    const char *key, *metric;
+    const pp_hist *h;
+    const char *empty;
+  } m[] = {{"e2e", "E2E", &r->e2e, NULL},
+           {"ttft", "TTFT", &r->ttft, no_tokens},
+           {"tpot", "TPOT", &r->tpot, no_tokens},
+           {"itl", "ITL", &r->itl, no_tokens}};
+  pp_latency_figures f[4];
+  for (size_t i = 0; i < 4; i++) {
+    const pp_hist *h = m[i].h;
+    f[i] = (pp_latency_figures){
+        .key = m[i].key,
+        .metric = m[i].metric,
+        .count = h->count,
+        .mean_ns = pp_hist_mean(h),
+        .min_ns = (double)h->min,
+        .p50_ns = (double)pp_hist_percentile(h, 50.0),
+        .p90_ns = (double)pp_hist_percentile(h, 90.0),
+        .p95_ns = (double)pp_hist_percentile(h, 95.0),
+        .p99_ns = (double)pp_hist_percentile(h, 99.0),
+        .p999_ns = (double)pp_hist_percentile(h, 99.9),
+        .max_ns = (double)h->max,
+        .empty_note = m[i].empty};
+  }
+  return pp_results_request_latency(d, f, 4, NULL) ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
   if (!a->doc || metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
       threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
-      stages(a, a->doc) != 0 ||
+      stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
+      gpu_zones(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

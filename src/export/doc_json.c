@@ -68,41 +68,58 @@ void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
   objects(w, t, SIZE_MAX, extra, ctx);
 }
 
+/* Row r as an object, without the column skip (-1: none). */
+static void row_object(pp_jsonw *w, const pp_table *t, size_t r, long skip,
+                       pp_doc_row_fn extra, void *ctx) {
+  pp_jsonw_obj_begin(w);
+  const char *open = NULL; /* the nested object open, its prefix */
+  size_t open_len = 0;
+  for (size_t c = 0; c < t->ncols; c++) {
+    const pp_col *col = &t->cols[c];
+    if ((col->flags & PP_COL_VIEW_ONLY) || (long)c == skip)
+      continue;
+    size_t n = prefix_len(col->key);
+    if (open && (n != open_len || strncmp(col->key, open, n) != 0)) {
+      pp_jsonw_obj_end(w);
+      open = NULL;
+    }
+    if (n && !open) {
+      char k[64];
+      size_t m = n < sizeof k - 1 ? n : sizeof k - 1;
+      memcpy(k, col->key, m);
+      k[m] = '\0';
+      pp_jsonw_key(w, k);
+      pp_jsonw_obj_begin(w);
+      open = col->key;
+      open_len = n;
+    }
+    pp_jsonw_key(w, n ? col->key + n + 1 : col->key);
+    value(w, col, pp_table_cell(t, r, c));
+  }
+  if (open)
+    pp_jsonw_obj_end(w);
+  if (t->notes[r])
+    pp_jsonw_kv_str(w, "notes", t->notes[r]);
+  if (extra)
+    extra(w, r, ctx);
+  pp_jsonw_obj_end(w);
+}
+
 static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
                     pp_doc_row_fn extra, void *ctx) {
-  for (size_t r = 0; t && r < t->nrows && r < max_rows; r++) {
-    pp_jsonw_obj_begin(w);
-    const char *open = NULL; /* the nested object open, its prefix */
-    size_t open_len = 0;
-    for (size_t c = 0; c < t->ncols; c++) {
-      const pp_col *col = &t->cols[c];
-      if (col->flags & PP_COL_VIEW_ONLY)
-        continue;
-      size_t n = prefix_len(col->key);
-      if (open && (n != open_len || strncmp(col->key, open, n) != 0)) {
-        pp_jsonw_obj_end(w);
-        open = NULL;
-      }
-      if (n && !open) {
-        char k[64];
-        size_t m = n < sizeof k - 1 ? n : sizeof k - 1;
-        memcpy(k, col->key, m);
-        k[m] = '\0';
-        pp_jsonw_key(w, k);
-        pp_jsonw_obj_begin(w);
-        open = col->key;
-        open_len = n;
-      }
-      pp_jsonw_key(w, n ? col->key + n + 1 : col->key);
-      value(w, col, pp_table_cell(t, r, c));
-    }
-    if (open)
-      pp_jsonw_obj_end(w);
-    if (t->notes[r])
-      pp_jsonw_kv_str(w, "notes", t->notes[r]);
-    if (extra)
-      extra(w, r, ctx);
-    pp_jsonw_obj_end(w);
+  for (size_t r = 0; t && r < t->nrows && r < max_rows; r++)
+    row_object(w, t, r, -1, extra, ctx);
+}
+
+void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
+                       pp_doc_row_fn extra, void *ctx) {
+  long kc = pp_table_col(t, key);
+  for (size_t r = 0; t && kc >= 0 && r < t->nrows; r++) {
+    const pp_cell *k = pp_table_cell(t, r, (size_t)kc);
+    if (k->kind != PP_CELL_TEXT)
+      continue;
+    pp_jsonw_key(w, k->text);
+    row_object(w, t, r, kc, extra, ctx);
   }
 }
 

@@ -30,6 +30,12 @@ void pp_doc_json_rows_n(pp_jsonw *w, const pp_table *t, size_t max_rows,
  * (several tables in one array). */
 void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
                          void *ctx);
+/* The rows of t as members of the object the caller opened, each named
+ * by its text in the column keyed key (which the object leaves out):
+ * "e2e": {...} (a table of a few named rows kept in a JSON shape older
+ * than the document). */
+void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
+                       pp_doc_row_fn extra, void *ctx);
 /* t's layout: {"title", "note", "columns": [{"key", "label", "unit"[,
  * "bar": true][, "none": text][, "detail": true]}]} (the columns the
  * tables show; key the JSON path of the value). */

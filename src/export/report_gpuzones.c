@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/doc_json.h"
+#include "export/doc_text.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "export/report_gpuzones.h"
@@ -18,32 +20,15 @@
 #include "internal.h"
 #include "pipeprof.h"
 
-#define DUR_W 10
-
 void pp_gpu_track_name(char *buf, size_t len, const pp_gpu_track *k) {
   snprintf(buf, len, "GPU %" PRIu32 " stream 0x%" PRIx64, k->device,
            k->stream);
-}
-
-static void put_dur(FILE *out, double ns) {
-  char b[64];
-  fprintf(out, "%*s", DUR_W, pp_format_ns(b, sizeof b, ns));
 }
 
 /* The name of thread tid ("" when unknown or unnamed). */
 static const char *thread_name(const pp_trace *t, uint64_t tid) {
   size_t i = pp_trace_thread_index(t, tid);
   return i < t->nthreads && t->threads[i].name ? t->threads[i].name : "";
-}
-
-static int name_width(const pp_trace *t, const pp_zone_stats *z, size_t n) {
-  int w = 4;
-  for (size_t i = 0; i < n; i++) {
-    int k = (int)strlen(pp_trace_loc_name(t, z[i].loc));
-    if (k > w)
-      w = k;
-  }
-  return w > 40 ? 40 : w;
 }
 
 static void gpu_section(FILE *out, const pp_analysis *a) {
@@ -55,29 +40,7 @@ static void gpu_section(FILE *out, const pp_analysis *a) {
     else
       fputs("\nGPU zones: none resolved\n", out);
   } else {
-    fputs("\nGPU zones (device time of the work queued on a stream between "
-          "pp_gpu_zone_begin and end)\n",
-          out);
-    int nw = name_width(t, g->zones, g->nzones);
-    fprintf(out, "%-*s %8s", nw, "zone", "count");
-    static const char *const cols[] = {"total", "mean", "p50", "p90",
-                                       "p99", "p99.9", "max"};
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-      fprintf(out, "%*s", DUR_W, cols[i]);
-    fputc('\n', out);
-    for (size_t i = 0; i < g->nzones; i++) {
-      const pp_zone_stats *z = &g->zones[i];
-      fprintf(out, "%-*.*s %8" PRIu64, nw, nw, pp_trace_loc_name(t, z->loc),
-              z->count);
-      put_dur(out, (double)z->total_ns);
-      put_dur(out, z->mean_ns);
-      put_dur(out, (double)pp_hist_percentile(&z->hist, 50.0));
-      put_dur(out, (double)pp_hist_percentile(&z->hist, 90.0));
-      put_dur(out, (double)pp_hist_percentile(&z->hist, 99.0));
-      put_dur(out, (double)pp_hist_percentile(&z->hist, 99.9));
-      put_dur(out, (double)z->max_ns);
-      fputc('\n', out);
-    }
+    pp_doc_text_table(out, pp_doc_find(a->doc, "gpu_zones"), 0);
     for (size_t i = 0; i < g->ntracks; i++) {
       char name[64];
       pp_gpu_track_name(name, sizeof name, &g->tracks[i]);
@@ -439,28 +402,7 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a) {
     else
       pp_jsonw_null(w);
     pp_jsonw_key(w, "zones");
-    pp_jsonw_arr_begin_lines(w);
-    for (size_t i = 0; i < g->nzones; i++) {
-      const pp_zone_stats *z = &g->zones[i];
-      const pp_loc *l = z->loc < t->nlocs ? &t->locs[z->loc] : NULL;
-      pp_jsonw_obj_begin(w);
-      pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, z->loc));
-      pp_jsonw_kv_str(w, "function", l && l->function ? l->function : "");
-      pp_jsonw_kv_str(w, "file", l && l->file ? l->file : "");
-      pp_jsonw_kv_uint(w, "line", l ? l->line : 0);
-      pp_jsonw_kv_uint(w, "count", z->count);
-      pp_jsonw_kv_int(w, "total_ns", z->total_ns);
-      pp_jsonw_kv_double(w, "mean_ns", z->mean_ns);
-      pp_jsonw_kv_double(w, "std_ns", z->std_ns);
-      pp_jsonw_kv_int(w, "min_ns", z->min_ns);
-      pp_jsonw_kv_int(w, "max_ns", z->max_ns);
-      pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(&z->hist, 50.0));
-      pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(&z->hist, 90.0));
-      pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(&z->hist, 99.0));
-      pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(&z->hist, 99.9));
-      pp_jsonw_obj_end(w);
-    }
-    pp_jsonw_arr_end(w);
+    pp_doc_json_rows(w, pp_doc_find(a->doc, "gpu_zones"), NULL, NULL);
     pp_jsonw_key(w, "tracks");
     pp_jsonw_arr_begin(w);
     for (size_t i = 0; i < g->ntracks; i++) {

@@ -718,20 +718,6 @@ static int has_request_sites(const pp_trace *t) {
   return 0;
 }
 
-static void request_row(FILE *out, const char *name, const pp_hist *h) {
-  fprintf(out, "  %-6s %8" PRIu64, name, h->count);
-  if (!h->count) {
-    fputs("  -\n", out);
-    return;
-  }
-  put_dur(out, pp_hist_mean(h));
-  static const double pcts[] = {50, 90, 95, 99, 99.9};
-  for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
-    put_dur(out, (double)pp_hist_percentile(h, pcts[i]));
-  put_dur(out, (double)h->max);
-  fputc('\n', out);
-}
-
 static void validity(FILE *out, const pp_request_stats *r) {
   uint64_t over = r->slo_set ? r->completed - r->good : 0;
   fprintf(out, "  validity (MLPerf early stopping, confidence 0.99, %" PRIu64
@@ -764,11 +750,7 @@ static void request_table(FILE *out, const pp_analysis *a) {
   if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
     return;
   char b[CELL_MAX];
-  fputs("\nrequests (E2E: begin to end; TTFT: begin to first token; TPOT: "
-        "(E2E - TTFT) / (tokens - 1);\n"
-        "  ITL: gaps between token chunks; latencies of successful "
-        "requests)\n",
-        out);
+  fputs("\nrequests\n", out);
   fprintf(out,
           "  requests %" PRIu64 "  completed %" PRIu64 "  failed %" PRIu64
           "  unfinished %" PRIu64 "  warm-up excluded %" PRIu64 "\n",
@@ -811,14 +793,7 @@ static void request_table(FILE *out, const pp_analysis *a) {
             "requests or tokens)\n",
             out);
     }
-    fprintf(out, "  %-6s %8s %*s %*s %*s %*s %*s %*s %*s\n", "metric",
-            "count", DUR_W - 1, "mean", DUR_W - 1, "p50", DUR_W - 1, "p90",
-            DUR_W - 1, "p95", DUR_W - 1, "p99", DUR_W - 1, "p99.9",
-            DUR_W - 1, "max");
-    request_row(out, "E2E", &r->e2e);
-    request_row(out, "TTFT", &r->ttft);
-    request_row(out, "TPOT", &r->tpot);
-    request_row(out, "ITL", &r->itl);
+    pp_doc_text_table(out, pp_doc_find(a->doc, "request_latency"), 0);
     if (r->slo_set) {
       fprintf(out, "  goodput %.2f req/s: %" PRIu64 " of %" PRIu64
                    " finished requests (%.1f%%) meet",

@@ -408,21 +408,6 @@ static void write_reader(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
-static void hist_obj(pp_jsonw *w, const char *k, const pp_hist *h) {
-  pp_jsonw_key(w, k);
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_uint(w, "count", h->count);
-  pp_jsonw_kv_double(w, "mean_ns", h->count ? pp_hist_mean(h) : 0.0);
-  pp_jsonw_kv_uint(w, "min_ns", h->count ? h->min : 0);
-  pp_jsonw_kv_uint(w, "max_ns", h->count ? h->max : 0);
-  pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(h, 50.0));
-  pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(h, 90.0));
-  pp_jsonw_kv_uint(w, "p95_ns", pp_hist_percentile(h, 95.0));
-  pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(h, 99.0));
-  pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
-  pp_jsonw_obj_end(w);
-}
-
 /* "requests": present only when the trace has request or batch events
  * (or, in stats mode, request sites: then {"available": false}). */
 static void write_requests(pp_jsonw *w, const pp_analysis *a) {
@@ -482,10 +467,9 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
     }
     pp_jsonw_obj_end(w);
   }
-  hist_obj(w, "e2e", &r->e2e);
-  hist_obj(w, "ttft", &r->ttft);
-  hist_obj(w, "tpot", &r->tpot);
-  hist_obj(w, "itl", &r->itl);
+  /* e2e, ttft, tpot, itl: the document's latency rows */
+  pp_doc_json_keyed(w, pp_doc_find(a->doc, "request_latency"), "key", NULL,
+                    NULL);
   pp_jsonw_key(w, "slo");
   if (r->slo_set) {
     pp_jsonw_obj_begin(w);

@@ -15,6 +15,7 @@
 #include "../results/counters.h"
 #include "../results/frames.h"
 #include "../results/queues.h"
+#include "../results/requests.h"
 #include "../results/zones.h"
 #include "../internal.h"
 #include "../metrics/registry.h"
@@ -482,32 +483,71 @@ static void metrics_array(pp_jsonw *w, const state *s) {
   pp_jsonw_arr_end(w);
 }
 
-static void request_member(pp_jsonw *w, const state *s, int wi) {
+/* The live members of a latency row beyond the table: its window's length,
+ * rates and time. */
+typedef struct latency_rows {
+  const pp_live_stats *st[4];
+} latency_rows;
+
+static void latency_more(pp_jsonw *w, size_t r, void *ctx) {
+  const latency_rows *x = ctx;
+  const pp_live_stats *st = r < 4 ? x->st[r] : NULL;
+  if (!st)
+    return;
+  pp_jsonw_kv_double(w, "seconds", st->seconds);
+  pp_jsonw_kv_double(w, "rate_per_s", st->rate);
+  pp_jsonw_kv_double(w, "ewma_rate_per_s", st->ewma_rate);
+  pp_jsonw_kv_int(w, "as_of_ns", st->as_of_ns);
+}
+
+/* "requests": the completed requests and their rate over the window, and
+ * the latency rows of the results document (results/requests.h) from the
+ * request series' window: "e2e": {...} as the summary's. */
+static void request_member(pp_jsonw *w, const state *s, int wi,
+                           pp_doc *results) {
   static const struct {
     int kind;
-    const char *key;
-  } r[] = {{PP_HTTP_SERIES_E2E, "e2e"},
-           {PP_HTTP_SERIES_TTFT, "ttft"},
-           {PP_HTTP_SERIES_TPOT, "tpot"},
-           {PP_HTTP_SERIES_ITL, "itl"}};
-  const one_series *e2e = find_series(s, PP_HTTP_SERIES_E2E, NULL);
-  const one_series *any = e2e;
-  for (size_t i = 1; i < 4 && !any; i++)
-    any = find_series(s, r[i].kind, NULL);
-  if (!any)
+    const char *key, *metric;
+  } m[] = {{PP_HTTP_SERIES_E2E, "e2e", "E2E"},
+           {PP_HTTP_SERIES_TTFT, "ttft", "TTFT"},
+           {PP_HTTP_SERIES_TPOT, "tpot", "TPOT"},
+           {PP_HTTP_SERIES_ITL, "itl", "ITL"}};
+  pp_latency_figures f[4];
+  latency_rows more = {{NULL}};
+  size_t n = 0;
+  for (size_t i = 0; i < 4; i++) {
+    const one_series *o = find_series(s, m[i].kind, NULL);
+    if (!o)
+      continue;
+    const pp_live_stats *st = &o->win[wi];
+    more.st[n] = st;
+    f[n++] = (pp_latency_figures){.key = m[i].key,
+                                  .metric = m[i].metric,
+                                  .count = st->count,
+                                  .mean_ns = st->mean_ns,
+                                  .min_ns = NAN,
+                                  .p50_ns = (double)st->p50_ns,
+                                  .p90_ns = (double)st->p90_ns,
+                                  .p95_ns = NAN,
+                                  .p99_ns = (double)st->p99_ns,
+                                  .p999_ns = NAN,
+                                  .max_ns = (double)st->max_ns};
+  }
+  if (!n)
     return; /* as the summary: present only with requests */
+  const one_series *e2e = find_series(s, PP_HTTP_SERIES_E2E, NULL);
   pp_jsonw_key(w, "requests");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_bool(w, "available", 1);
   pp_jsonw_kv_uint(w, "completed", e2e ? e2e->win[wi].count : 0);
   pp_jsonw_kv_double(w, "requests_per_s", e2e ? e2e->win[wi].rate : 0);
-  for (size_t i = 0; i < 4; i++) {
-    const one_series *o = find_series(s, r[i].kind, NULL);
-    if (!o)
-      continue;
-    pp_jsonw_key(w, r[i].key);
-    stats(w, &o->win[wi]);
-  }
+  pp_doc_json_keyed(
+      w,
+      pp_results_request_latency(results, f, n,
+                                 "the live windows keep the mean, p50, "
+                                 "p90, p99 and max (the report of the "
+                                 "trace has the rest)"),
+      "key", latency_more, &more);
   pp_jsonw_obj_end(w);
 }
 
@@ -802,7 +842,7 @@ static char *summary(const state *s, int window_s, size_t *len) {
   pp_jsonw_obj_end(w);
   zones_member(w, s, wi, (double)(t1 - t0), results);
   board_arrays(w, s, wi, results);
-  request_member(w, s, wi);
+  request_member(w, s, wi, results);
   alerts_array(w, s);
   series_member(w, s, t0);
   left_out(w, s);

@@ -42,18 +42,31 @@ static void put(pp_table *t, long r, const char *key, double v,
   }
 }
 
-pp_table *pp_results_zones(pp_doc *d, const pp_zone_figures *z, size_t n,
-                           const pp_zone_whys *why) {
-  pp_table *t = pp_doc_table(d, "zones", "zones",
-                             "by total time; %wall can exceed 100% with "
-                             "several threads",
-                             cols, sizeof cols / sizeof *cols);
-  if (!t)
-    return NULL;
-  pp_table_empty(t, "no zones recorded");
+/* GPU zones: device time; no nesting (self), no share of the wall. */
+static const pp_col gpu_cols[] = {
+    {"name", "zone", PP_VALUE_TEXT, 0, NULL},
+    {"function", "function", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
+    {"file", "file", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
+    {"line", "line", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
+    {"count", "count", PP_VALUE_COUNT, PP_COL_INT, NULL},
+    {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"mean_ns", "mean", PP_VALUE_NS, 0, NULL},
+    {"std_ns", "std dev", PP_VALUE_NS, PP_COL_JSON_ONLY, NULL},
+    {"min_ns", "min", PP_VALUE_NS, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
+    {"p50_ns", "p50", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"p90_ns", "p90", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"p99_ns", "p99", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"p999_ns", "p99.9", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"max_ns", "max", PP_VALUE_NS, PP_COL_INT, NULL},
+};
+
+/* The rows of z into t (the cells of keys t has no column for are not
+ * set: pp_cell_* ignores them). */
+static pp_table *fill(pp_table *t, const pp_zone_figures *z, size_t n,
+                      const pp_zone_whys *why) {
   const char *wself = why ? why->self : NULL;
   const char *wspread = why ? why->spread : NULL;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; t && i < n; i++) {
     const pp_zone_figures *x = &z[i];
     long r = pp_table_row(t);
     if (r < 0)
@@ -78,6 +91,25 @@ pp_table *pp_results_zones(pp_doc *d, const pp_zone_figures *z, size_t n,
     pp_cell_num(t, r, "rate_per_s", x->rate_per_s);
   }
   return t;
+}
+
+pp_table *pp_results_zones(pp_doc *d, const pp_zone_figures *z, size_t n,
+                           const pp_zone_whys *why) {
+  pp_table *t = pp_doc_table(d, "zones", "zones",
+                             "by total time; %wall can exceed 100% with "
+                             "several threads",
+                             cols, sizeof cols / sizeof *cols);
+  pp_table_empty(t, "no zones recorded");
+  return fill(t, z, n, why);
+}
+
+pp_table *pp_results_gpu_zones(pp_doc *d, const pp_zone_figures *z,
+                               size_t n) {
+  pp_table *t = pp_doc_table(d, "gpu_zones", "GPU zones",
+                             "device time of the work queued on a stream "
+                             "between pp_gpu_zone_begin and end",
+                             gpu_cols, sizeof gpu_cols / sizeof *gpu_cols);
+  return fill(t, z, n, NULL);
 }
 
 static const pp_col top_cols[] = {

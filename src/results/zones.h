@@ -40,6 +40,11 @@ typedef struct pp_zone_whys {
 pp_table *pp_results_zones(pp_doc *d, const pp_zone_figures *z, size_t n,
                            const pp_zone_whys *why);
 
+/* The gpu_zones table: device time of GPU zones (no self time, no share
+ * of the wall: their columns are not in it). */
+pp_table *pp_results_gpu_zones(pp_doc *d, const pp_zone_figures *z,
+                               size_t n);
+
 /* The top_self table: the first top of z by self time (ties: the order
  * given), each with its share of the summed self time of all n. None when
  * no zone has a self time. */

@@ -1467,37 +1467,16 @@
         fmtJoules(en.joules_per_request) + (typeof en.sources === 'string'
           ? ' (' + en.sources + ' energy of the whole run / the completed ' +
             'requests)' : '')));
+    /* the latency rows of the results document, as members e2e, ttft,
+     * tpot and itl */
     var lat = ['e2e', 'ttft', 'tpot', 'itl'].filter(function (k) {
       return isRecord(r[k]);
-    });
+    }).map(function (k) { return r[k]; });
     if (lat.length) {
       add(s, h('h3', null, 'latency'));
-      /* a series with no value (no token events: TTFT, TPOT, ITL) has
-       * no latency to show, not one of 0 ns */
-      var ns = function (k, label) {
-        return {key: k, label: label, num: true,
-                text: function (x) {
-                  return x.count > 0 ? fmtNs(x[k]) : '\u2013';
-                }};
-      };
-      table(s, [
-        {key: 'metric', label: 'metric',
-         text: function (x) { return x.metric.toUpperCase(); }},
-        {key: 'count', label: 'count', num: true},
-        ns('mean_ns', 'mean'), ns('min_ns', 'min'), ns('p50_ns', 'p50'),
-        ns('p90_ns', 'p90'), ns('p95_ns', 'p95'), ns('p99_ns', 'p99'),
-        ns('p999_ns', 'p99.9'), ns('max_ns', 'max')
-      ], lat.map(function (k) {
-        var o = Object.assign({}, r[k]);
-        o.metric = k;
-        return o;
-      }), {sortable: false});
-      var none = lat.filter(function (k) {
-        return k !== 'e2e' && !(r[k].count > 0);
+      layoutTable(s, d, 'request_latency', lat, function (x) {
+        return String(x.metric);
       });
-      if (none.length)
-        note(s, none.join(', ').toUpperCase() + ': no token events ' +
-          '(pp_request_first_token, pp_request_tokens)');
     }
     add(s, h('h3', null, 'SLO'));
     if (isRecord(r.slo)) {
@@ -2242,13 +2221,6 @@
     });
   }
 
-  function latCols(prefix) {
-    return [col('count', 'count', 'count'), col('total_ns', 'total', 'ns'),
-      col('mean_ns', 'mean', 'ns'), col('p50_ns', 'p50', 'ns'),
-      col('p90_ns', 'p90', 'ns'), col('p99_ns', 'p99', 'ns'),
-      col('max_ns', 'max', 'ns')];
-  }
-
   function renderGpu(app, d) {
     var gz = d.gpu_zones, dm = d.device_memory, cu = d.cuda;
     var ser = seriesList(d, 'counters');
@@ -2264,8 +2236,9 @@
         unavailable(s, gz.unavailable);
       var zs = Array.isArray(gz.zones) ? gz.zones.filter(isRecord) : [];
       if (zs.length)
-        table(s, [col('name', 'zone', 'text')].concat(latCols()), zs,
-              {id: 'gpu-zones', sorted: 'total_ns'});
+        layoutTable(s, d, 'gpu_zones', zs, function (z) {
+          return String(z.name);
+        }, null, {sorted: 'total_ns'});
       var tr = Array.isArray(gz.tracks) ? gz.tracks.filter(isRecord) : [];
       if (tr.length)
         table(s, [col('device', 'device', 'count'),
