@@ -588,6 +588,8 @@ void pp__analysis_results_free(pp_analysis *a);
  * call it again after changing them). Returns 0, or -1 when out of
  * memory. */
 int pp_analyze_requests(pp_analysis *a);
+/* Its figures alone, without rebuilding the document (requests.c). */
+int pp__requests_figures(pp_analysis *a);
 /* GPU zones and memory pools (src/analyze/gpu.c): fill prof.gpu,
  * prof.pools and a->gpu (pp_analyze calls it after the zones). Returns 0,
  * or -1 when out of memory. */

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "analyze/analyze.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "model/feed.h"
@@ -305,7 +304,7 @@ void pp__req_stream_free(pp_req_stream *s) {
   pp__free(s);
 }
 
-int pp_analyze_requests(pp_analysis *a) {
+int pp__requests_figures(pp_analysis *a) {
   const pp_trace *t = a->trace;
   if (!t)
     return -1;
@@ -318,9 +317,6 @@ int pp_analyze_requests(pp_analysis *a) {
   if (pp__req_stream_finish(s, 0, &a->prof.req) != 0 || rc != 0)
     rc = -1;
   pp__req_stream_free(s);
-  /* a finished analysis: its document shows the new figures */
-  if (rc == 0 && a->doc && pp__analysis_document(a) != 0)
-    rc = -1;
   return rc;
 }
 
