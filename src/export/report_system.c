@@ -653,9 +653,10 @@ static int is_task_clock(const char *ev) {
 
 static void perf_value_line(FILE *out, const pp_sys_perf_event *e) {
   put_label(out, e->name);
-  if (is_task_clock(e->name))
-    fprintf(out, "%s ms", fmt_fixed(e->f.last, 2).s);
-  else
+  if (is_task_clock(e->name)) { /* milliseconds of CPU: a duration */
+    char b[32];
+    fputs(pp_format_ns(b, sizeof b, e->f.last * 1e6), out);
+  } else
     fputs(fmt_count(e->f.last).s, out);
   if (e->has_running && e->running_pct < 100)
     fprintf(out, " (running %s%%)",

@@ -763,16 +763,19 @@ static void request_table(FILE *out, const pp_analysis *a) {
             "  %" PRIu64 " requests lost: more open at once than the "
             "pairing table holds\n",
             r->lost);
+  char rq[32], tk[32];
   if (r->requests && r->output_tokens) {
     fprintf(out,
-            "  throughput %.2f req/s, %.1f output tokens/s (%" PRIu64
+            "  throughput %s, output tokens %s (%" PRIu64
             " tokens over %s)\n",
-            r->req_per_s, r->tokens_per_s, r->output_tokens,
+            pp_format_rate(rq, sizeof rq, r->req_per_s),
+            pp_format_rate(tk, sizeof tk, r->tokens_per_s), r->output_tokens,
             pp_format_ns(b, sizeof b, (double)r->span_ns));
   } else if (r->requests) { /* no token events: no token rate to give */
     fprintf(out,
-            "  throughput %.2f req/s over %s (no output tokens recorded)\n",
-            r->req_per_s, pp_format_ns(b, sizeof b, (double)r->span_ns));
+            "  throughput %s over %s (no output tokens recorded)\n",
+            pp_format_rate(rq, sizeof rq, r->req_per_s),
+            pp_format_ns(b, sizeof b, (double)r->span_ns));
   }
   if (r->requests) {
     pp_energy e;
@@ -795,10 +798,12 @@ static void request_table(FILE *out, const pp_analysis *a) {
     }
     pp_doc_text_table(out, pp_doc_find(a->doc, "request_latency"), 0);
     if (r->slo_set) {
-      fprintf(out, "  goodput %.2f req/s: %" PRIu64 " of %" PRIu64
-                   " finished requests (%.1f%%) meet",
-              r->goodput_per_s, r->good, r->completed + r->failed,
-              r->compliance * 100.0);
+      char gp[32], cp[32];
+      fprintf(out, "  goodput %s: %" PRIu64 " of %" PRIu64
+                   " finished requests (%s) meet",
+              pp_format_rate(gp, sizeof gp, r->goodput_per_s), r->good,
+              r->completed + r->failed,
+              pp_format_pct(cp, sizeof cp, r->compliance * 100.0));
       const char *sep = " ";
       if (r->slo.ttft_ns) {
         fprintf(out, "%sttft <= %s", sep,

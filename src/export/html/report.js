@@ -410,7 +410,10 @@
       case 'MHz': return fmtSig3(v) + ' MHz';
       case 'W': return fmtSig3(v) + ' W';
       case 'celsius': return fmtSig3(v) + ' \u00b0C';
-      case 'count': case '': case undefined: return fmtNum(v);
+      /* a count exactly, another number as the C side's count column:
+       * three significant digits (units.h) */
+      case 'count': case '': case undefined:
+        return Number.isInteger(v) ? String(v) : fmtSig3(v);
       default: return fmtNum(v) + ' ' + unit;
     }
   }
@@ -1038,6 +1041,9 @@
     });
     if (!t) return;
     t.table.id = 'pp-zone-table';
+    /* the filter right above the table, under the layout's notes */
+    var wrap = t.table.parentNode;
+    wrap.parentNode.insertBefore(filt, wrap);
     var filter = function () {
       var q = input.value.toLowerCase();
       state.filter = input.value;
@@ -1452,7 +1458,7 @@
     });
     if (has(r, 'span_ns')) fact(grid, 'span', fmtNs(r.span_ns));
     if (has(r, 'requests_per_s'))
-      fact(grid, 'requests/s', fmtNum(r.requests_per_s));
+      fact(grid, 'requests/s', fmtUnit('rate', r.requests_per_s));
     if (isNum(r.output_tokens_per_s))
       fact(grid, 'output tokens/s', fmtNum(r.output_tokens_per_s));
     if (r.lost > 0)
@@ -1506,7 +1512,7 @@
     if (isRecord(b) && b.count > 0) {
       add(s, h('h3', null, 'batches'));
       add(s, h('p', null, b.count + ' batches, ' + b.items + ' items, mean ' +
-        'size ' + fmtNum(b.mean_size) + ', padding waste ' +
+        'size ' + fmtSig3(b.mean_size) + ', padding waste ' +
         (isNum(b.padding_waste) ? fmtPct(b.padding_waste * 100) : '\u2013')));
       if (Array.isArray(b.by_size) && b.by_size.length)
         arrayTable(s, b.by_size);
@@ -1830,10 +1836,11 @@
       (p.bound_saturated === true ? ' (saturated)' : '') : '\u2013',
       'the stage with the lowest capacity (workers \u00d7 items / busy ' +
       'time); saturated: busy at least 90% of the window');
-    fact(grid, 'throughput', fmtNum(isNum(p.achieved_per_s)
-      ? Math.round(p.achieved_per_s * 10) / 10 : null) + ' items/s');
-    fact(grid, 'bottleneck capacity', fmtNum(isNum(p.bound_per_s)
-      ? Math.round(p.bound_per_s * 10) / 10 : null) + ' items/s');
+    /* rates as the stages table and the text report write them */
+    fact(grid, 'throughput', isNum(p.achieved_per_s)
+      ? fmtUnit('rate', p.achieved_per_s) + ' items' : '\u2013');
+    fact(grid, 'bottleneck capacity', isNum(p.bound_per_s)
+      ? fmtUnit('rate', p.bound_per_s) + ' items' : '\u2013');
     fact(grid, 'efficiency', isNum(p.efficiency)
       ? fmtPct(p.efficiency * 100) : '\u2013',
       'throughput / the bottleneck stage\u2019s capacity');
@@ -2099,7 +2106,7 @@
       return {
         key: c0.key, label: g.label, num: num,
         cls: num ? 'pp-n' : (c0 === groups[0].cols[0] ? 'pp-t pp-name'
-          : 'pp-t'),
+          : 'pp-t pp-nw'),
         value: function (r) {
           var v = get(r, c0.key);
           return isNum(v) || typeof v === 'string' ? v : null;
@@ -2131,10 +2138,10 @@
       rowTitle: opts.rowTitle});
     rows.forEach(function (r) {
       if (typeof r.notes === 'string' && r.notes)
-        warn(s, rowName(r) + ': ' + r.notes);
+        note(s, rowName(r) + ': ' + r.notes);
     });
     if (Array.isArray(lay.remarks))
-      lay.remarks.forEach(function (m) { warn(s, String(m)); });
+      lay.remarks.forEach(function (m) { note(s, String(m)); });
     return made;
   }
 
