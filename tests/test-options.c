@@ -115,5 +115,6 @@ PP_TEST(options_field_wins_over_variable) {
   /* an invalid field is the program's bad option */
   cfg.live = "bogus=1";
   CHECK_EQ(pp_init(&cfg), PP_EINVAL);
+  CHECK_CONTAINS(pp_last_error(), "invalid pp_config.live=\"bogus=1\"");
   unsetenv("PIPEPROF_LIVE");
 }

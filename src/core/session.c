@@ -537,10 +537,19 @@ int pp_init(const pp_config *user) {
   pp__live_cfg live_cfg;
   pp__live_cfg_default(&live_cfg);
   char lerr[sizeof last_error];
-  if (pp__live_parse(live_spec, &live_cfg, lerr, sizeof lerr) != 0 ||
+  int bad_live = pp__live_parse(live_spec, &live_cfg, lerr, sizeof lerr) != 0;
+  if (bad_live ||
       pp__alerts_parse(alerts_spec, &live_cfg, lerr, sizeof lerr) != 0) {
-    set_error("%s", lerr);
-    return cfg.live || cfg.alerts ? PP_EINVAL : PP_EENV;
+    /* the field's value is the program's option: say so by its name */
+    int field = bad_live ? cfg.live != NULL : cfg.alerts != NULL;
+    const char *var =
+        bad_live ? "invalid PIPEPROF_LIVE" : "invalid PIPEPROF_ALERTS";
+    if (field && strncmp(lerr, var, strlen(var)) == 0)
+      set_error("invalid pp_config.%s%s", bad_live ? "live" : "alerts",
+                lerr + strlen(var));
+    else
+      set_error("%s", lerr);
+    return field ? PP_EINVAL : PP_EENV;
   }
   /* An interval closes a grace period after its end, when the events of
    * its last moments have been drained. */

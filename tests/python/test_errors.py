@@ -68,8 +68,10 @@ def test_control_calls_raise_clear_errors(tmp_path):
     assert "input/output error (PP_EIO)" in str(e.value)
     assert str(bad) in str(e.value)
     assert not pipeprof.running()
-    check(pipeprof.Error, "buffer_kib", pipeprof.start,
-          out=tmp_path / "x.pptrace", buffer_kib=100)
+    # a value the library refuses is a bad argument: ValueError with its
+    # words
+    check(ValueError, "buffer_kib 100: expected a power of two",
+          pipeprof.start, out=tmp_path / "x.pptrace", buffer_kib=100)
     assert pipeprof.start(out=tmp_path / "t.pptrace",
                           install_signals=False)
     try:

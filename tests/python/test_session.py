@@ -183,6 +183,31 @@ def test_summary_when_not_running_or_live_off(session, env_vars):
     assert pipeprof.summary()["live"].startswith("off")
 
 
+def test_start_live_and_alerts_win_over_the_environment(tmp_path, session,
+                                                       env_vars):
+    """start(live=..., alerts=..., gpu_slots=...) are pp_config's fields,
+    which win over PIPEPROF_LIVE and PIPEPROF_ALERTS (`pipeprof help
+    env`): an invalid variable is not even read when the argument is
+    given, and an invalid argument is the caller's ValueError."""
+    env_vars(PIPEPROF_LIVE="bogus=1", PIPEPROF_ALERTS="bogus=1")
+    session(live="off", alerts="off", gpu_slots=2)
+    assert pipeprof.summary()["live"].startswith("off")
+    pipeprof.stop()
+    session(live="interval=100ms", alerts="mem=80%")
+    with pipeprof.zone("work"):
+        pass
+    assert pipeprof.summary()["zones"]["work"][0]["count"] == 1
+    pipeprof.stop()
+    out = str(tmp_path / "bad.pptrace")
+    with pytest.raises(ValueError, match="live"):
+        pipeprof.start(out=out, live="bogus=1")
+    with pytest.raises(TypeError):
+        pipeprof.start(out=out, alerts=80)
+    with pytest.raises(ValueError, match="gpu_slots"):
+        pipeprof.start(out=out, gpu_slots=1)
+    assert not pipeprof.running()
+
+
 def test_alerts_are_delivered_on_a_python_thread(tmp_path, session,
                                                  env_vars):
     root = tmp_path / "root"

@@ -121,7 +121,8 @@ def library_version():
 
 def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
           flush_ms=10, process_name=None, install_signals=True,
-          enabled=True, http=None):
+          enabled=True, http=None, live=None, alerts=None, gpu_slots=0,
+          cuda=False):
     """Start a profiling session (pp_init).
 
     mode: "trace" (every event to the file), "stats" (per-zone statistics
@@ -134,6 +135,13 @@ def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
     and /api/v1/stream while the session runs, on "PORT" (loopback),
     ":PORT" or "IPV4:PORT" (docs/http.md); a port in use costs one
     stderr line and the session runs on without it.
+    live: the live statistics' settings ("off", or keys such as
+    "interval=100ms", docs/live.md); alerts: resource-alert thresholds
+    ("mem=80%,psi=off"); None for either takes PIPEPROF_LIVE /
+    PIPEPROF_ALERTS from the environment, as the library does (`pipeprof
+    help env`). gpu_slots: 2..65536 CUDA event pairs for GPU zones (0: the
+    environment's or 1024). cuda=True records CUDA kernels and copies
+    through CUPTI (trace mode), as PIPEPROF_CUDA=1.
 
     Returns True when this call started the session, False when one was
     already running from the environment (PIPEPROF=1, `pipeprof run`):
@@ -148,7 +156,8 @@ def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
                          % (", ".join(sorted(_MODES)), mode))
     for key, val, lo, hi in (("sample_hz", sample_hz, 0, 1000),
                              ("buffer_kib", buffer_kib, 0, 1 << 20),
-                             ("flush_ms", flush_ms, 1, 1000)):
+                             ("flush_ms", flush_ms, 1, 1000),
+                             ("gpu_slots", gpu_slots, 0, 65536)):
         if not isinstance(val, int) or isinstance(val, bool):
             raise TypeError("pipeprof.start: %s must be an int" % key)
         if not lo <= val <= hi:
@@ -162,17 +171,28 @@ def start(mode="trace", out=None, *, sample_hz=0, buffer_kib=0,
         if not isinstance(http, str):
             raise TypeError("pipeprof.start: http must be a port (int) or "
                             "an address string")
+    if gpu_slots == 1:
+        raise ValueError("pipeprof.start: gpu_slots must be 0 (the "
+                         "default) or 2..65536, not 1")
+    for key, val in (("live", live), ("alerts", alerts)):
+        if val is not None and not isinstance(val, str):
+            raise TypeError("pipeprof.start: %s must be a string or None"
+                            % key)
     rc = _pipeprof.init(mode=_MODES[mode], out=out,
                         process_name=process_name, buffer_kib=buffer_kib,
                         flush_ms=flush_ms, sample_hz=sample_hz,
                         install_signals=bool(install_signals),
-                        enabled=bool(enabled), http=http)
+                        enabled=bool(enabled), http=http, live=live,
+                        alerts=alerts, gpu_slots=gpu_slots,
+                        cuda=bool(cuda))
     if rc == _pipeprof.OK:
         _started_here = True
         _pipeprof._zone_events(True)  # this session's count starts now
         return True
     if rc == _pipeprof.EBUSY and not _started_here:
         return False
+    if rc == _pipeprof.EINVAL:  # an argument the library refused (a spec)
+        raise ValueError("pipeprof.start: " + _pipeprof.strerror(rc)[2])
     if rc == _pipeprof.EBUSY:
         raise Error("pipeprof.start: a session started by pipeprof.start() "
                     "is running; call pipeprof.stop() first")

@@ -84,7 +84,7 @@ def summary(top=5, slo=None):
     names = _c.live_zone_names()
     if not isinstance(names, list):  # a status
         out["live"] = ("not running" if names == _c.ENOTRUNNING
-                       else "off (PIPEPROF_LIVE=off)"
+                       else "off (start(live=\"off\") or PIPEPROF_LIVE=off)"
                        if names == _c.ENOTSUP else "unavailable")
         return out
     # after stop(): the session's figures as it ended

@@ -1179,13 +1179,17 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {
       "mode",     "out",       "process_name",    "buffer_kib",
       "flush_ms", "sample_hz", "install_signals", "enabled",
-      "http",     NULL};
-  int mode = PP_MODE_TRACE, install_signals = 1, enabled = 1;
+      "http",     "live",      "alerts",          "gpu_slots",
+      "cuda",     NULL};
+  int mode = PP_MODE_TRACE, install_signals = 1, enabled = 1, cuda = 0;
   PyObject *out = Py_None, *pname = Py_None, *http = Py_None;
-  unsigned int buffer_kib = 0, flush_ms = 10, sample_hz = 0;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kw, "|iOOIIIppO:init", kwlist, &mode, &out, &pname, &buffer_kib,
-          &flush_ms, &sample_hz, &install_signals, &enabled, &http))
+  PyObject *live = Py_None, *alerts = Py_None;
+  unsigned int buffer_kib = 0, flush_ms = 10, sample_hz = 0, gpu_slots = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|iOOIIIppOOOIp:init", kwlist,
+                                   &mode, &out, &pname, &buffer_kib,
+                                   &flush_ms, &sample_hz, &install_signals,
+                                   &enabled, &http, &live, &alerts,
+                                   &gpu_slots, &cuda))
     return NULL;
   if (need_library() < 0)
     return NULL;
@@ -1201,6 +1205,14 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   const char *http_addr =
       http == Py_None ? NULL : utf8_arg(http, "start", "http");
   if (http != Py_None && !http_addr) {
+    Py_XDECREF(out_b);
+    return NULL;
+  }
+  const char *live_spec =
+      live == Py_None ? NULL : utf8_arg(live, "start", "live");
+  const char *alerts_spec =
+      alerts == Py_None ? NULL : utf8_arg(alerts, "start", "alerts");
+  if ((live != Py_None && !live_spec) || (alerts != Py_None && !alerts_spec)) {
     Py_XDECREF(out_b);
     return NULL;
   }
@@ -1222,6 +1234,10 @@ static PyObject *mod_init(PyObject *m, PyObject *args, PyObject *kw) {
   u.cfg.install_signals = install_signals;
   u.cfg.start_enabled = enabled;
   u.cfg.http_addr = http_addr;
+  u.cfg.live = live_spec;
+  u.cfg.alerts = alerts_spec;
+  u.cfg.gpu_slots = gpu_slots;
+  u.cfg.cuda = cuda;
   PyThreadState *ts = PyEval_SaveThread();
   int rc = api.pp_init(&u.cfg);
   PyEval_RestoreThread(ts);
@@ -1675,6 +1691,7 @@ PyMODINIT_FUNC PyInit__pipeprof(void) {
       PyModule_AddIntConstant(m, "EBUSY", PP_EBUSY) < 0 ||
       PyModule_AddIntConstant(m, "ENOTRUNNING", PP_ENOTRUNNING) < 0 ||
       PyModule_AddIntConstant(m, "ENOTSUP", PP_ENOTSUP) < 0 ||
+      PyModule_AddIntConstant(m, "EINVAL", PP_EINVAL) < 0 ||
       PyModule_AddStringConstant(m, "HEADER_VERSION", PP_VERSION_STRING) < 0 ||
       PyModule_AddStringConstant(m, "BUILD_LIBDIRS", PP_PY_LIBDIRS) < 0 ||
       pp_py_runtime_add(m) != 0)
