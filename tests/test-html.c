@@ -1291,7 +1291,7 @@ PP_TEST_T(html_chromium_charts_draw, 150) {
   /* which stalls a run has depends on its timing: one of the kinds */
   CHECK(strstr(app, "queue full: producer blocked") ||
         strstr(app, "queue empty: consumer starved"));
-  CHECK_CONTAINS(app, "data-k=\"dur\">");
+  CHECK_CONTAINS(app, "data-k=\"duration_ns\">");
   CHECK_CONTAINS(app, "id=\"pp-queues\"");
   CHECK_CONTAINS(app, "id=\"pp-advice\"");
   CHECK(strstr(app, "window_ns") == NULL);

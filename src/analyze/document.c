@@ -20,6 +20,7 @@
 #include "results/queues.h"
 #include "results/requests.h"
 #include "results/stages.h"
+#include "results/stalls.h"
 #include "results/threads.h"
 #include "results/zones.h"
 
@@ -354,6 +355,27 @@ static int request_latency(const pp_analysis *a, pp_doc *d) {
   return pp_results_request_latency(d, f, 4, NULL) ? 0 : -1;
 }
 
+/* "stalls": the pipeline's longest stall periods. */
+static int stalls(const pp_analysis *a, pp_doc *d) {
+  const pp_pipeline *p = &a->prof.pipe;
+  if (!p->nstalls)
+    return 0;
+  pp_stall_figures f[PP_STALLS_MAX];
+  size_t n = p->nstalls < PP_STALLS_MAX ? p->nstalls : PP_STALLS_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const pp_stall *s = &p->stalls[i];
+    const pp_queue_stats *q = &p->queues[s->queue];
+    f[i] = (pp_stall_figures){.queue = q->name,
+                              .stage = s->full ? q->from : q->to,
+                              .full = s->full,
+                              .recorded = s->recorded,
+                              .start_ns = s->start,
+                              .end_ns = s->end,
+                              .at_ns = s->start - a->prof.t0};
+  }
+  return pp_results_stalls(d, f, n, p->stall_periods) ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
@@ -361,7 +383,7 @@ int pp__analysis_document(pp_analysis *a) {
       threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
-      gpu_zones(a, a->doc) != 0 ||
+      gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

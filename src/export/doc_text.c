@@ -4,6 +4,7 @@
  */
 #include "export/doc_text.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,11 @@ static void remarks(FILE *out, const pp_table *t) {
 }
 
 void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
+  pp_doc_text_table_n(out, t, name_cap, SIZE_MAX);
+}
+
+void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
+                         size_t max_rows) {
   if (t && t->why) {
     char s[512];
     clean(s, sizeof s, t->why, 0);
@@ -124,14 +130,17 @@ void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
   char *cells = malloc(t->nrows * ng * CELL);
   if (!cells)
     return;
-  for (size_t r = 0; r < t->nrows; r++)
-    for (size_t g = 0; g < ng && pp_table_row_shown(t, r); g++) {
+  size_t seen = 0; /* the shown rows so far: the first max_rows print */
+  for (size_t r = 0; r < t->nrows; r++) {
+    if (!pp_table_row_shown(t, r) || seen++ >= max_rows)
+      continue;
+    for (size_t g = 0; g < ng; g++) {
       char *s = cells + (r * ng + g) * CELL;
-      group_text(t, r, g0[g], g1[g], s, CELL,
-                 g == 0 ? name_cap : 0);
+      group_text(t, r, g0[g], g1[g], s, CELL, g == 0 ? name_cap : 0);
       if (pp_text_cols(s) > width[g])
         width[g] = pp_text_cols(s);
     }
+  }
   /* numbers right-aligned, names and words left (the first group, and
    * text columns), with no padding after the last group */
   int right[64];
@@ -143,9 +152,12 @@ void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
              right[g]);
   }
   fputc('\n', out);
+  size_t printed = 0;
   for (size_t r = 0; r < t->nrows; r++) {
     if (!pp_table_row_shown(t, r))
       continue;
+    if (printed++ >= max_rows)
+      break;
     size_t end = ng; /* no trailing blanks: up to the last non-empty cell */
     while (end > 1 && !cells[(r * ng + end - 1) * CELL])
       end--;
@@ -181,5 +193,8 @@ void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
     }
   }
   free(cells);
+  if (shown_rows > max_rows)
+    fprintf(out, "(%zu more rows: pipeprof export --format json)\n",
+            shown_rows - max_rows);
   remarks(out, t);
 }

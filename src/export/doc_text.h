@@ -15,5 +15,9 @@
 #include "results/doc.h"
 
 void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap);
+/* The same with at most max_rows rows, then a line that says how many
+ * more the table has (never a silent cut). */
+void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
+                         size_t max_rows);
 
 #endif /* PP_EXPORT_DOC_TEXT_H */

@@ -100,7 +100,6 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
   const pp_pipeline *p = &a->prof.pipe;
   if (!p->nstages && !p->nflows)
     return;
-  char b1[32], b2[32];
   pp_doc_text_table(out, pp_doc_find(a->doc, "stages"), 0);
   if (p->nstages) {
     if (p->bound >= 0) {
@@ -123,22 +122,8 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
     } else {
       fputs("bound: unavailable: no stage has zones named like it\n", out);
     }
-    if (p->nstalls) {
-      fprintf(out, "longest stalls (%" PRIu64 " periods in all):\n",
-              p->stall_periods);
-      size_t n = p->nstalls < 5 ? p->nstalls : 5;
-      for (size_t i = 0; i < n; i++) {
-        const pp_stall *s = &p->stalls[i];
-        const pp_queue_stats *q = &p->queues[s->queue];
-        fprintf(out, "  %s for %s at +%s: ", s->full ? "full " : "empty",
-                dur(b1, sizeof b1, (double)s->end - (double)s->start),
-                dur(b2, sizeof b2, (double)s->start - (double)a->prof.t0));
-        put_safe(out, q->name, 0, COL_NAME_MAX);
-        fputs(s->full ? " (producer " : " (consumer ", out);
-        put_safe(out, s->full ? q->from : q->to, 0, COL_NAME_MAX);
-        fputs(s->recorded ? " waiting)\n" : " held up)\n", out);
-      }
-    }
+    /* the 5 longest (the summary JSON has them all) */
+    pp_doc_text_table_n(out, pp_doc_find(a->doc, "stalls"), 0, 5);
   }
   flow_paths(out, a);
 }

@@ -97,18 +97,7 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
     pp_jsonw_null(w);
   pp_jsonw_kv_uint(w, "stall_periods", p->stall_periods);
   pp_jsonw_key(w, "longest_stalls");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < p->nstalls; i++) {
-    const pp_stall *s = &p->stalls[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "queue", p->queues[s->queue].name);
-    pp_jsonw_kv_str(w, "kind", s->full ? "full" : "empty");
-    pp_jsonw_kv_bool(w, "recorded", s->recorded);
-    pp_jsonw_kv_int(w, "start_ns", s->start);
-    pp_jsonw_kv_int(w, "end_ns", s->end);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "stalls"), NULL, NULL);
   pp_jsonw_key(w, "flows");
   pp_jsonw_arr_begin_lines(w);
   for (size_t i = 0; i < p->nflows; i++) {

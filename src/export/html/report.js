@@ -1915,29 +1915,13 @@
       'the stage\u2019s zones and recorded waits.');
   }
 
-  var STALL_KIND = {full: 'queue full: producer blocked',
-                    empty: 'queue empty: consumer starved'};
-
   function stallTable(s, d, p) {
     var st = Array.isArray(p.longest_stalls) ? p.longest_stalls : [];
     if (!st.length) return;
     add(s, h('h3', null, 'longest stalls'));
-    table(s, [
-      col('queue', 'queue', 'text'),
-      {key: 'kind', label: 'stall', text: function (r) {
-        return STALL_KIND[r.kind] || String(r.kind);
-      }},
-      {key: 'start_ns', label: 'from', num: true,
-       text: function (r) { return rel(d, r.start_ns); }},
-      {key: 'dur', label: 'duration', num: true,
-       value: function (r) { return r.end_ns - r.start_ns; },
-       text: function (r) { return fmtNs(r.end_ns - r.start_ns); }},
-      {key: 'recorded', label: 'seen from', text: function (r) {
-        return r.recorded ? 'recorded waits' : 'queue depth';
-      }}
-    ], st.filter(isRecord), {id: 'stalls', sorted: 'dur'});
-    note(s, (p.stall_periods || st.length) + ' stall periods in all; the ' +
-      st.length + ' longest are listed. Times from the trace start.');
+    layoutTable(s, d, 'stalls', st.filter(isRecord), function (r) {
+      return String(r.queue);
+    }, null, {sorted: 'duration_ns'});
   }
 
   function segText(g) {
