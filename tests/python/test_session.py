@@ -455,9 +455,11 @@ def _python_pricing(j, zones):
     of an event, in the estimate."""
     o = j["overhead"]
     assert o["python_events"] == 2 * zones
-    # the Python layer costs more than the recording it calls (measured in
-    # the same process: a ratio, not a time)
-    assert o["python_event_overhead_ns"] > o["event_cost_ns"]
+    # the Python layer's own cost was measured (not the C cost again): a
+    # positive figure of its own. How it compares with the C recording
+    # depends on the build (under ThreadSanitizer the C path is the slower
+    # one), so no ratio is asserted.
+    assert o["python_event_overhead_ns"] > 0
     want = (j["events"] * o["event_cost_ns"]
             + 2 * zones * o["python_event_overhead_ns"])
     assert abs(o["events_estimated_ns"] - want) <= 1e-6 * want
