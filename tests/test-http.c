@@ -11,6 +11,7 @@
  * with PP_REQUIRE_HTTP=1 (CI), skipped otherwise when missing.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -210,7 +211,8 @@ static const pp_http_host fake_host = {sizeof(pp_http_host),
                                        fake_cumulative_any,
                                        NULL,
                                        fake_history,
-                                       NULL};
+                                       NULL,
+                                       sizeof(pp__board_entry)};
 
 /* Path of promtool, or NULL (skip, or fail with PP_REQUIRE_HTTP=1). */
 static const char *promtool(void) {
@@ -888,6 +890,45 @@ static int companion_ready(void) {
   }
   setenv("PIPEPROF_HTTP_LIB", companion(), 1);
   return 1;
+}
+
+/* The companion uses the board only when the library's entries have its
+ * own layout: a host whose board_entry_size differs (a library of
+ * another build) serves no board figures, rather than misread ones. */
+PP_TEST(http_board_of_another_layout_is_not_read) {
+  if (!companion_ready())
+    return;
+  void *lib = dlopen(companion(), RTLD_NOW | RTLD_LOCAL);
+  CHECK(lib != NULL);
+  pp_http_start_fn start;
+  pp_http_stop_fn stop;
+  *(void **)&start = dlsym(lib, "pp_http_start");
+  *(void **)&stop = dlsym(lib, "pp_http_stop");
+  CHECK(start != NULL && stop != NULL);
+  for (int other = 0; other < 2; other++) {
+    pp_http_host h = fake_host;
+    if (other)
+      h.board_entry_size = (uint32_t)sizeof(pp__board_entry) + 8;
+    int port = free_port();
+    char addr[32], err[256];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    CHECK_EQ(start(&h, addr, err, sizeof err), 0);
+    char *page = http(port,
+                      "GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n"
+                      "Connection: close\r\n\r\n",
+                      NULL);
+    stop();
+    CHECK(page != NULL);
+    /* the fake board's queue "q" and counter "user.count" */
+    if (other) {
+      CHECK(strstr(page, "\"user.count\"") == NULL);
+      CHECK_CONTAINS(page, "\"queues\":[]");
+    } else {
+      CHECK_CONTAINS(page, "\"user.count\"");
+    }
+    free(page);
+  }
+  dlclose(lib);
 }
 
 /* A bounded queue on the live summary (what the live page draws) is the

@@ -371,7 +371,7 @@ static int stalls(const pp_analysis *a, pp_doc *d) {
                               .recorded = s->recorded,
                               .start_ns = s->start,
                               .end_ns = s->end,
-                              .at_ns = s->start - a->prof.t0};
+                              .at_ns = pp__span(a->prof.t0, s->start)};
   }
   return pp_results_stalls(d, f, n, p->stall_periods) ? 0 : -1;
 }

@@ -246,6 +246,15 @@ static int board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
     e.value = (double)(q->depth.depth > 0 ? q->depth.depth : 0);
     e.waits[0] = q->waits_full;
     e.waits[1] = q->waits_empty;
+    /* the trace's own figures: its stages, depth and blocked time, so the
+     * served queue row is the report's */
+    e.from = q->from;
+    e.to = q->to;
+    e.depth = q->depth;
+    e.wait_ns[0] = q->blocked_full_ns;
+    e.wait_ns[1] = q->blocked_empty_ns;
+    e.waiters[0] = q->waiters_full;
+    e.waiters[1] = q->waiters_empty;
     fn(ctx, &e);
   }
   *left_out = 0;
@@ -316,7 +325,8 @@ static int serve(const char *path, const char *addr) {
                               cumulative,
                               document,
                               NULL,
-                              NULL};
+                              NULL,
+                              sizeof(pp__board_entry)};
   host.version = pp_version_string();
   /* SIGINT and SIGTERM end the serving: handled before the server
    * starts, and blocked but while waiting, so that none is lost (or

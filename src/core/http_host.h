@@ -87,6 +87,10 @@ typedef struct pp_http_host {
    * run` samples its command's tree): 0 with its pid and name (n bytes),
    * or -1 when the session is about itself. */
   int (*subject)(long *pid, char *name, size_t n);
+  /* sizeof(pp__board_entry) as the library was built: the board's entries
+   * cross into the companion, which uses the board (and its history)
+   * only when its own layout is the same size */
+  uint32_t board_entry_size;
 } pp_http_host;
 
 enum { PP_HTTP_DOC_SUMMARY = 0, PP_HTTP_DOC_PAGE = 1 };

@@ -681,7 +681,8 @@ int pp_init(const pp_config *user) {
                                    live_cumulative,
                                    NULL,
                                    http_history,
-                                   pp__http_subject_get};
+                                   pp__http_subject_get,
+                                   sizeof(pp__board_entry)};
   http_host.version = pp_version_string();
   origin_ns = wc.sync0.mono_ns;
   interval_ns = live_cfg.interval_ns;

@@ -33,6 +33,14 @@
 
 static struct MHD_Daemon *daemon_;
 static pp_http_host host;
+
+/* The board of a library built with another board layout: empty. */
+static int no_board(pp_http_board_fn fn, void *ctx, uint64_t *left_out) {
+  (void)fn;
+  (void)ctx;
+  *left_out = 0;
+  return PP_OK;
+}
 /* The program's own endpoint (PIPEPROF_HTTP_UPSTREAM, set by `pipeprof
  * run --http`), "" when none: its /metrics merge into ours, its /api/v1
  * documents are passed on under /program. */
@@ -513,6 +521,12 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
   }
   memset(&host, 0, sizeof host);
   memcpy(&host, h, h->size < sizeof host ? h->size : sizeof host);
+  /* a library whose board entries are laid out otherwise (another
+   * build): no board figures rather than misread ones */
+  if (host.board_entry_size != sizeof(pp__board_entry)) {
+    host.board = no_board;
+    host.history = NULL;
+  }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_cond_init(&stream_cond, &ca);

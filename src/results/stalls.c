@@ -6,6 +6,8 @@
 
 #include <inttypes.h>
 
+#include "../internal.h"
+
 static const pp_col cols[] = {
     {"queue", "queue", PP_VALUE_TEXT, 0, NULL},
     {"kind", "kind", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
@@ -39,7 +41,7 @@ pp_table *pp_results_stalls(pp_doc *d, const pp_stall_figures *s, size_t n,
                                        : "queue empty: consumer starved");
     pp_cell_text(t, r, "stage", x->stage);
     pp_cell_int(t, r, "at_ns", x->at_ns);
-    pp_cell_int(t, r, "duration_ns", x->end_ns - x->start_ns);
+    pp_cell_int(t, r, "duration_ns", pp__span(x->start_ns, x->end_ns));
     pp_cell_text(t, r, "seen_from",
                  x->recorded ? "recorded waits" : "queue depth");
     pp_cell_num(t, r, "recorded", x->recorded ? 1 : 0);

@@ -188,14 +188,21 @@ int64_t pp__board_event(pp__board *b, unsigned type, const pp_srcloc *loc,
   return prev;
 }
 
-void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why, int64_t ns,
-                    int ended, int new_waiter) {
+void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why,
+                    int64_t open_since, int64_t ns, int ended,
+                    int new_waiter) {
   if (!b || !loc || (why != 1 && why != 2) || ns < 0)
     return;
   pp__board_entry *e = find(b, loc); /* its wait began: it has one */
   if (!e || e->kind != PP__BOARD_QUEUE)
     return;
   int k = why - 1;
+  if (!ended && e->depth.steps && open_since > e->depth.t_last)
+    ns = 0; /* began after the queue's last event */
+  else if (!ended && e->depth.steps && open_since + ns > e->depth.t_last)
+    ns = e->depth.t_last - open_since; /* as the analysis closes an open
+                                          wait: at the queue's last event,
+                                          the end of the share's window */
   int64_t *sum = ended ? &e->wait_ns[k] : &e->open_ns[k];
   *sum = ns > INT64_MAX - *sum ? INT64_MAX : *sum + ns;
   e->waiters[k] += new_waiter ? 1u : 0u;

@@ -75,10 +75,13 @@ typedef struct pp__board pp__board;
 pp__board *pp__board_new(void);
 void pp__board_free(pp__board *b);
 /* A queue wait of one thread (why: 1 full, 2 empty) lasting ns: ended,
- * or still open at the next publish; new_waiter when the thread never
- * waited so on this queue before. Writer thread. */
-void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why, int64_t ns,
-                    int ended, int new_waiter);
+ * or still open at the next publish (begun at open_since: counted up to
+ * the queue's last event at most, the end of the window its share is
+ * of, as the analysis closes a wait left open); new_waiter when the
+ * thread never waited so on this queue before. Writer thread. */
+void pp__board_wait(pp__board *b, const pp_srcloc *loc, int why,
+                    int64_t open_since, int64_t ns, int ended,
+                    int new_waiter);
 /* One drained event of a counter, frame or queue site (other types are
  * ignored). Returns the site's previous last event time (0: none), which
  * the live engine turns into frame times. Writer thread. */

@@ -922,7 +922,7 @@ static void wait_begin(pp__live *l, tstack *t, const pp_srcloc *loc, int why,
   }
   /* past WAITED_MAX queues a thread counts again: at worst a waiter too
    * many, and the shares a little low */
-  pp__board_wait(l->board, loc, why, 0, 0, !seen);
+  pp__board_wait(l->board, loc, why, ns, 0, 0, !seen);
 }
 
 /* The wait open on t ends: its time goes to the queue's blocked time. */
@@ -930,7 +930,7 @@ static void wait_end(pp__live *l, tstack *t, const pp_srcloc *loc, int why,
                      int64_t ns) {
   if (!t || t->wait_loc != loc || t->wait_why != why)
     return; /* no begin seen: not paired, as the analysis leaves it */
-  pp__board_wait(l->board, loc, why,
+  pp__board_wait(l->board, loc, why, t->wait_begin,
                  ns > t->wait_begin ? ns - t->wait_begin : 0, 1, 0);
   t->wait_loc = NULL;
 }
@@ -1138,7 +1138,7 @@ void pp__live_tick(pp__live *l, int64_t now) {
   for (size_t i = 0; i < l->nth; i++) /* waits still open, so far */
     if (l->th[i].wait_loc && at > l->th[i].wait_begin)
       pp__board_wait(l->board, l->th[i].wait_loc, l->th[i].wait_why,
-                     at - l->th[i].wait_begin, 0, 0);
+                     l->th[i].wait_begin, at - l->th[i].wait_begin, 0, 0);
   pp__board_publish(l->board, at);
   pairs_sweep(l, now);
 }
