@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "export/doc_json.h"
+#include "export/text_cells.h"
 #include "results/doc.h"
 #include "runner.h"
 
@@ -90,3 +91,28 @@ PP_TEST(results_cells_whole_numbers_exact) {
   CHECK(!pp_table_cell(t, 0, 0)->is_whole);
   pp_doc_free(d);
 }
+
+/* A program's names in the text report: a well-formed UTF-8 character is
+ * one cell, any other byte a '?' of its own (overlong forms, surrogates
+ * and code points past U+10FFFF are not well-formed), and a long name is
+ * cut with "..." at a character boundary. */
+PP_TEST(results_text_cells_utf8) {
+  char b[64];
+  CHECK_EQ(pp_text_clean(b, sizeof b, "caf\xc3\xa9", 0), 4);
+  CHECK_STR(b, "caf\xc3\xa9");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "\xe0\x80\x80", 0), 3); /* overlong */
+  CHECK_STR(b, "???");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "\xed\xa0\x80", 0), 3); /* surrogate */
+  CHECK_STR(b, "???");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "\xf4\x90\x80\x80", 0), 4);
+  CHECK_STR(b, "????");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "\xf0\x9f\x98\x80!", 0), 2); /* U+1F600 */
+  CHECK_STR(b, "\xf0\x9f\x98\x80!");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "a\x1b[31mb", 0), 7); /* ESC */
+  CHECK_STR(b, "a?[31mb");
+  CHECK_EQ(pp_text_clean(b, sizeof b, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 4),
+           4);
+  CHECK_STR(b, "\xc3\xa9...");
+  CHECK_EQ(pp_text_cols("\xc3\xa9t\xc3\xa9"), 3);
+}
+

@@ -33,6 +33,11 @@ static size_t cell_len(const unsigned char *s, int *ok) {
     }
   if (c == 0xc2 && s[1] < 0xa0) /* C1 control characters */
     *ok = 0;
+  /* not well-formed (RFC 3629): overlong 3- and 4-byte forms, UTF-16
+   * surrogates, code points above U+10FFFF */
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+      (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+    *ok = 0;
   return *ok ? n : 1;
 }
 
