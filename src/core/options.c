@@ -100,6 +100,14 @@ static void words_text(const pp_option *o, char *buf, size_t len) {
                           o->words[i]);
 }
 
+int pp__option_check_num(const pp_option *o, uint64_t x, char *want,
+                         size_t len) {
+  int pow2 = o->type == PP_OPT_POW2;
+  snprintf(want, len, "expected a %s from %" PRIu64 " to %" PRIu64,
+           pow2 ? "power of two" : "number", o->lo, o->hi);
+  return x >= o->lo && x <= o->hi && (!pow2 || !(x & (x - 1))) ? 0 : -1;
+}
+
 int pp__option_check(const pp_option *o, const char *v, uint64_t *num,
                      char *want, size_t len) {
   uint64_t x = 0;
@@ -114,15 +122,9 @@ int pp__option_check(const pp_option *o, const char *v, uint64_t *num,
     break;
   }
   case PP_OPT_UINT:
-    ok = pp__env_uint(v, o->lo, o->hi, &x) == 0;
-    snprintf(want, len, "expected a number from %" PRIu64 " to %" PRIu64,
-             o->lo, o->hi);
-    break;
-  case PP_OPT_POW2:
-    ok = pp__env_uint(v, o->lo, o->hi, &x) == 0 && !(x & (x - 1));
-    snprintf(want, len,
-             "expected a power of two from %" PRIu64 " to %" PRIu64, o->lo,
-             o->hi);
+  case PP_OPT_POW2: /* digits, then the number's rule */
+    ok = pp__env_uint(v, 0, UINT64_MAX, &x) == 0;
+    ok = pp__option_check_num(o, x, want, len) == 0 && ok; /* want too */
     break;
   case PP_OPT_ENUM: {
     size_t n = 0;

@@ -59,6 +59,11 @@ const pp_option *pp__option(const char *env);
  * *num gets the value (ENUM: the word's index). */
 int pp__option_check(const pp_option *o, const char *v, uint64_t *num,
                      char *want, size_t len);
+/* Check a number of a UINT or POW2 option against its bounds: 0, or -1
+ * with what was expected in want (what pp_init says of a pp_config
+ * field, in the variable's words). */
+int pp__option_check_num(const pp_option *o, uint64_t x, char *want,
+                         size_t len);
 /* Check the value of variable env (unset: 0; *v NULL); one line on
  * stderr when invalid (pp__env_invalid). Variables set by pipeprof
  * (PP_OPT_INTERNAL) are not checked. */

@@ -511,10 +511,9 @@ int pp_init(const pp_config *user) {
               {"PIPEPROF_GPU_SLOTS", cfg.gpu_slots, 1}};
   for (size_t i = 0; i < PP__ARRAY_LEN(nums); i++) {
     const pp_option *o = pp__option(nums[i].env);
-    char v[24], want[160];
-    snprintf(v, sizeof v, "%u", nums[i].v);
+    char want[160];
     if ((nums[i].v || !nums[i].zero_ok) &&
-        pp__option_check(o, v, NULL, want, sizeof want) != 0) {
+        pp__option_check_num(o, nums[i].v, want, sizeof want) != 0) {
       set_error("%s %u: %s", o->field, nums[i].v, want);
       return PP_EINVAL;
     }

@@ -591,14 +591,20 @@ static void frame_hist(pp_jsonw *w, size_t r, void *ctx) {
     hist_member(w, ((const live_rows *)ctx)->s, PP_HTTP_SERIES_FRAME, name);
 }
 
+/* The board entries of one kind. */
+static size_t board_count(const state *s, int kind) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->nboard; i++)
+    n += s->board[i].kind == kind;
+  return n;
+}
+
 /* "queues": the results document's table (results/queues.h), as the
  * report's, from the board's figures over the session so far (blocked
  * time: the waits that ended and those still open, as of the board's
  * publish); the items' waits over the window. */
 static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) {
-  size_t n = 0;
-  for (size_t i = 0; i < s->nboard; i++)
-    n += s->board[i].kind == PP__BOARD_QUEUE;
+  size_t n = board_count(s, PP__BOARD_QUEUE);
   pp_queue_figures *f = calloc(n ? n : 1, sizeof *f);
   pp_table *t = NULL;
   if (f) {
@@ -651,9 +657,7 @@ static void queues_member(pp_jsonw *w, const state *s, int wi, pp_doc *results) 
  * window); no jitter or spread live. */
 static void frames_member(pp_jsonw *w, const state *s, int wi,
                           pp_doc *results) {
-  size_t n = 0;
-  for (size_t i = 0; i < s->nboard; i++)
-    n += s->board[i].kind == PP__BOARD_FRAME;
+  size_t n = board_count(s, PP__BOARD_FRAME);
   pp_frame_figures *f = calloc(n ? n : 1, sizeof *f);
   pp_table *t = NULL;
   if (f) {
@@ -689,10 +693,8 @@ static void frames_member(pp_jsonw *w, const state *s, int wi,
  * from the board, over the session so far (a counter added to: its
  * running total at each event), as the report's. */
 static void counters_member(pp_jsonw *w, const state *s, pp_doc *results) {
-  size_t n = 0;
-  for (size_t i = 0; i < s->nboard; i++)
-    n += s->board[i].kind == PP__BOARD_COUNTER ||
-         s->board[i].kind == PP__BOARD_METRIC;
+  size_t n = board_count(s, PP__BOARD_COUNTER) +
+             board_count(s, PP__BOARD_METRIC);
   pp_counter_figures *f = calloc(n ? n : 1, sizeof *f);
   int ok = f != NULL;
   for (size_t i = 0, k = 0; ok && i < s->nboard; i++) {

@@ -226,6 +226,13 @@ void pp_cell_int(pp_table *t, long row, const char *key, int64_t v) {
   }
 }
 
+void pp_cell_whole(pp_table *t, long row, const char *key, double v) {
+  if (v == floor(v) && fabs(v) < 9.2e18) /* NAN fails both */
+    pp_cell_int(t, row, key, (int64_t)v);
+  else
+    pp_cell_num(t, row, key, v);
+}
+
 void pp_cell_count(pp_table *t, long row, const char *key, uint64_t v) {
   if (v <= (uint64_t)INT64_MAX)
     pp_cell_int(t, row, key, (int64_t)v);

@@ -145,6 +145,10 @@ void pp_cell_text(pp_table *t, long row, const char *key, const char *s);
  * capacities and nanosecond totals use, so JSON and text print every
  * digit of a crafted 2^63 - 1 and never convert an out-of-range double. */
 void pp_cell_int(pp_table *t, long row, const char *key, int64_t v);
+/* A figure that is a whole number when it is one (a duration from a
+ * histogram, a saturated sum): kept exactly when whole and within int64,
+ * else as the double it is (NAN: none); never converted out of range. */
+void pp_cell_whole(pp_table *t, long row, const char *key, double v);
 /* An unsigned count: exact up to INT64_MAX, a double above. */
 void pp_cell_count(pp_table *t, long row, const char *key, uint64_t v);
 /* A number in a PP_VALUE_ROW column, shown in unit. */

@@ -49,10 +49,10 @@ pp_table *pp_results_request_latency(pp_doc *d, const pp_latency_figures *f,
       if (isnan(v[k])) {
         if (why_spread)
           pp_cell_unavailable(t, r, keys[k], why_spread);
-      } else if (k == 0 || !(fabs(v[k]) < 9.2e18)) {
-        pp_cell_num(t, r, keys[k], v[k]); /* the mean, or past int64 */
+      } else if (k == 0) {
+        pp_cell_num(t, r, keys[k], v[k]); /* the mean */
       } else {
-        pp_cell_int(t, r, keys[k], (int64_t)v[k]);
+        pp_cell_whole(t, r, keys[k], v[k]);
       }
     }
   }

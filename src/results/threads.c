@@ -45,10 +45,7 @@ pp_table *pp_results_threads(pp_doc *d, const pp_thread_row *t, size_t n,
     pp_cell_count(tab, r, "tid", x->tid);
     pp_cell_count(tab, r, "pid", x->pid);
     pp_cell_text(tab, r, "name", x->name ? x->name : "");
-    if (!isnan(x->busy_ns) && fabs(x->busy_ns) < 9.2e18)
-      pp_cell_int(tab, r, "busy_ns", (int64_t)x->busy_ns);
-    else /* a saturated sum of a crafted trace: a double, never cast */
-      pp_cell_num(tab, r, "busy_ns", x->busy_ns);
+    pp_cell_whole(tab, r, "busy_ns", x->busy_ns);
     pp_cell_num(tab, r, "busy_pct", x->busy_pct);
     pp_cell_count(tab, r, "zones", x->zones);
     pp_cell_count(tab, r, "events", x->events);

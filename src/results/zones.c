@@ -7,13 +7,18 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The columns every zone table starts with: the site, its count and
+ * total time. */
+#define SITE_COLS                                                              \
+  {"name", "zone", PP_VALUE_TEXT, 0, NULL},                                    \
+      {"function", "function", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},         \
+      {"file", "file", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},                 \
+      {"line", "line", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},   \
+      {"count", "count", PP_VALUE_COUNT, PP_COL_INT, NULL},                    \
+      {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL}
+
 static const pp_col cols[] = {
-    {"name", "zone", PP_VALUE_TEXT, 0, NULL},
-    {"function", "function", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
-    {"file", "file", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
-    {"line", "line", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
-    {"count", "count", PP_VALUE_COUNT, PP_COL_INT, NULL},
-    {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL},
+    SITE_COLS,
     {"self_ns", "self", PP_VALUE_NS, PP_COL_INT, NULL},
     {"mean_ns", "mean", PP_VALUE_NS, 0, NULL},
     {"std_ns", "std dev", PP_VALUE_NS, PP_COL_JSON_ONLY, NULL},
@@ -35,21 +40,14 @@ static void put(pp_table *t, long r, const char *key, double v,
   if (isnan(v)) {
     if (why)
       pp_cell_unavailable(t, r, key, why);
-  } else if (v == floor(v) && fabs(v) < 9.2e18) {
-    pp_cell_int(t, r, key, (int64_t)v);
   } else {
-    pp_cell_num(t, r, key, v);
+    pp_cell_whole(t, r, key, v);
   }
 }
 
 /* GPU zones: device time; no nesting (self), no share of the wall. */
 static const pp_col gpu_cols[] = {
-    {"name", "zone", PP_VALUE_TEXT, 0, NULL},
-    {"function", "function", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
-    {"file", "file", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
-    {"line", "line", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
-    {"count", "count", PP_VALUE_COUNT, PP_COL_INT, NULL},
-    {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL},
+    SITE_COLS,
     {"mean_ns", "mean", PP_VALUE_NS, 0, NULL},
     {"std_ns", "std dev", PP_VALUE_NS, PP_COL_JSON_ONLY, NULL},
     {"min_ns", "min", PP_VALUE_NS, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
