@@ -479,6 +479,28 @@ def test_overhead_prices_python_zones_as_python_zones(session):
     assert ("of them 1000 Python zone events x" in report), report
 
 
+def test_python_zone_price_survives_a_slow_round_of_the_empty_loop(
+        monkeypatch):
+    # A clock whose first round of the empty loop was preempted (1 s)
+    # while the zones took 200 us a round and the empty loop 10 us: the
+    # price is (200 - 10) us / 1000 events, not 0 (which left the Python
+    # zones out of the overhead estimate: python_events 0 in the summary).
+    ticks = []
+    t = 0
+    for r in range(5):
+        ticks += [t, t + 200_000, t + 200_000 + (10**9 if r == 0 else 10_000)]
+        t += 2 * 10**9
+    clock = iter(ticks)
+
+    class Clock:
+        @staticmethod
+        def perf_counter_ns():
+            return next(clock)
+
+    monkeypatch.setattr(pipeprof, "_time", Clock)
+    assert pipeprof._price_python_zones() == pytest.approx(190.0)
+
+
 def test_overhead_prices_python_zones_of_a_session_from_the_environment(
         tmp_path):
     out = tmp_path / "env.pptrace"
