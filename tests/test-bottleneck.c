@@ -348,14 +348,16 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   CHECK_EQ(pp_report_text(f, &an, NULL), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\npipeline bottlenecks (");
-  CHECK_CONTAINS(buf, "bound: y (lowest capacity");
-  CHECK_CONTAINS(buf, ", saturated)");
+  CHECK_CONTAINS(buf, "\n  bound:                 y (the stage of lowest "
+                      "capacity)\n");
+  CHECK_CONTAINS(buf, "\n  bound saturated:       yes (busy at least 90% "
+                      "of the window)\n");
   CHECK_CONTAINS(buf, "[high] y bounds throughput");
   free(buf);
   f = open_memstream(&buf, &len);
   CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
-  CHECK_CONTAINS(buf, "\"schema_minor\":17");
+  CHECK_CONTAINS(buf, "\"schema_minor\":18");
   CHECK_CONTAINS(buf, "\"bound\":\"y\",\"bound_saturated\":true");
   CHECK_CONTAINS(buf, "\"rule\":\"stage-bound\",\"severity\":\"high\"");
   free(buf);

@@ -342,7 +342,7 @@ PP_TEST_T(queue_cli_report_example, 180) {
   CHECK_CONTAINS(r.out, "source->preprocess");
   CHECK_CONTAINS(r.out, "match->visualize");
   CHECK_CONTAINS(r.out, "\npipeline bottlenecks (");
-  CHECK_CONTAINS(r.out, "\nbound: ");
+  CHECK_CONTAINS(r.out, "\n  bound: ");
   CHECK_CONTAINS(r.out, "  bound\n"); /* the stages table's column */
   CHECK_CONTAINS(r.out, "  yes\n");   /* on the bound's row */
   CHECK_CONTAINS(r.out, "critical path of flow \"frame\": 24 items");

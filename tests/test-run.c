@@ -1222,7 +1222,7 @@ PP_TEST(run_tree_meta_read_back) {
                       "CPU 1.00 s, rusage of the run)");
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"schema_minor\":17");
+  CHECK_CONTAINS(js, "\"schema_minor\":18");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
   /* the subject is the profiled command; pipeprof is the profiler */
   CHECK_CONTAINS(js, "\"process\":{\"pid\":42,\"name\":\"prog\","

@@ -315,7 +315,20 @@ static int stages(const pp_analysis *a, pp_doc *d) {
   }
   pp_table *t = pp_results_stages(d, f, p->nstages);
   pp__free(f);
-  return t ? 0 : -1;
+  if (!t)
+    return -1;
+  const pp_stage_stats *b = p->bound >= 0 ? &p->stages[p->bound] : NULL;
+  pp_pipeline_figures pf = {
+      .bound = b ? b->name : NULL,
+      .bound_why = p->nstages ? "no stage has zones named like it"
+                              : "no stages (flows only)",
+      .bound_saturated = b && b->util >= 0.9,
+      .bound_per_s = b ? p->bound_per_s : NAN,
+      .achieved_per_s = p->achieved_per_s,
+      .efficiency = p->efficiency,
+      .window_ns = pp__span(p->win_start, p->win_end),
+      .stall_periods = p->stall_periods};
+  return pp_results_pipeline_facts(d, &pf) ? 0 : -1;
 }
 
 /* "request_latency": E2E, TTFT, TPOT and ITL of the successful requests

@@ -20,7 +20,8 @@ static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
 static void value(pp_jsonw *w, const pp_col *c, const pp_cell *v) {
   switch (v->kind) {
   case PP_CELL_NUM:
-    if (c->flags & PP_COL_BOOL)
+    if ((c->flags & PP_COL_BOOL) ||
+        (c->unit == PP_VALUE_ROW && v->unit == PP_VALUE_BOOL))
       pp_jsonw_bool(w, v->num != 0);
     else if (v->is_whole)
       pp_jsonw_int(w, v->whole);
@@ -123,11 +124,54 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
   }
 }
 
+void pp_doc_json_facts(pp_jsonw *w, const pp_table *t) {
+  long kk = pp_table_col(t, "key"), kv = pp_table_col(t, "value");
+  for (size_t r = 0; t && t->facts && kk >= 0 && kv >= 0 && r < t->nrows;
+       r++) {
+    const pp_cell *k = pp_table_cell(t, r, (size_t)kk);
+    if (k->kind != PP_CELL_TEXT)
+      continue;
+    pp_jsonw_key(w, k->text);
+    value(w, &t->cols[kv], pp_table_cell(t, r, (size_t)kv));
+  }
+}
+
+/* A table of facts' layout: each fact's key, label, unit and notes. */
+static void facts_layout(pp_jsonw *w, const pp_table *t) {
+  long kk = pp_table_col(t, "key"), kl = pp_table_col(t, "label"),
+       kv = pp_table_col(t, "value");
+  pp_jsonw_kv_str(w, "kind", "facts");
+  pp_jsonw_key(w, "facts");
+  pp_jsonw_arr_begin_lines(w);
+  for (size_t r = 0; kk >= 0 && kl >= 0 && kv >= 0 && r < t->nrows; r++) {
+    const pp_cell *k = pp_table_cell(t, r, (size_t)kk),
+                  *l = pp_table_cell(t, r, (size_t)kl),
+                  *v = pp_table_cell(t, r, (size_t)kv);
+    if (k->kind != PP_CELL_TEXT)
+      continue;
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "key", k->text);
+    pp_jsonw_kv_str(w, "label", l->kind == PP_CELL_TEXT ? l->text : k->text);
+    pp_jsonw_kv_str(w, "unit", v->kind == PP_CELL_TEXT
+                                   ? "text"
+                                   : pp_value_unit_name(v->unit));
+    if (t->notes[r])
+      pp_jsonw_kv_str(w, "notes", t->notes[r]);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_str(w, "title", t->title);
   if (t->note)
     pp_jsonw_kv_str(w, "note", t->note);
+  if (t->facts) {
+    facts_layout(w, t);
+    pp_jsonw_obj_end(w);
+    return;
+  }
   if (t->empty)
     pp_jsonw_kv_str(w, "empty", t->empty);
   for (size_t c = 0; c < t->ncols; c++)

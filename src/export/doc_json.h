@@ -36,9 +36,15 @@ void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
  * than the document). */
 void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
                        pp_doc_row_fn extra, void *ctx);
+/* A table of facts (pp_doc_facts) as "key": value members of the object
+ * the caller opened: a number, a boolean, a text, null for no value,
+ * {"unavailable": why}. */
+void pp_doc_json_facts(pp_jsonw *w, const pp_table *t);
 /* t's layout: {"title", "note", "columns": [{"key", "label", "unit"[,
  * "bar": true][, "none": text][, "detail": true]}]} (the columns the
- * tables show; key the JSON path of the value). */
+ * tables show; key the JSON path of the value); a table of facts:
+ * {"title", "note", "kind": "facts", "facts": [{"key", "label", "unit"[,
+ * "notes"]}]}. */
 void pp_doc_json_layout(pp_jsonw *w, const pp_table *t);
 /* The member "layout": {id: layout} for every table of d (none when d
  * has none). */

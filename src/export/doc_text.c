@@ -88,6 +88,47 @@ static void remarks(FILE *out, const pp_table *t) {
   }
 }
 
+/* A table of facts: "  label:  value (note)" lines, the values aligned;
+ * no heading when its title is empty. */
+static void facts(FILE *out, const pp_table *t) {
+  long kl = pp_table_col(t, "label"), kv = pp_table_col(t, "value");
+  if (kl < 0 || kv < 0 || !t->nrows)
+    return;
+  if (*t->title) {
+    fprintf(out, "\n%s", t->title);
+    if (t->note)
+      fprintf(out, " (%s)", t->note);
+    fputc('\n', out);
+  }
+  int width = 0;
+  for (size_t r = 0; r < t->nrows; r++) {
+    const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
+    int n = l->kind == PP_CELL_TEXT ? pp_text_cols(l->text) : 0;
+    width = n > width ? n : width;
+  }
+  width = width > 28 ? 28 : width;
+  for (size_t r = 0; r < t->nrows; r++) {
+    const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
+    char label[CELL], value[CELL * 2], b[CELL];
+    clean(label, sizeof label, l->kind == PP_CELL_TEXT ? l->text : "", 28);
+    strncat(label, ":", sizeof label - strlen(label) - 1);
+    clean(value, sizeof value,
+          pp_cell_format(&t->cols[kv], pp_table_cell(t, r, (size_t)kv), b,
+                         sizeof b),
+          0);
+    fputs("  ", out);
+    put_cell(out, label, width + 2, 0);
+    fputs(value, out);
+    if (t->notes[r]) {
+      char n[1024];
+      clean(n, sizeof n, t->notes[r], 0);
+      fprintf(out, " (%s)", n);
+    }
+    fputc('\n', out);
+  }
+  remarks(out, t);
+}
+
 void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
   pp_doc_text_table_n(out, t, name_cap, SIZE_MAX);
 }
@@ -98,6 +139,10 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     char s[512];
     clean(s, sizeof s, t->why, 0);
     fprintf(out, "\n%s\nunavailable: %s\n", t->title, s);
+    return;
+  }
+  if (t && t->facts) {
+    facts(out, t);
     return;
   }
   size_t shown_rows = pp_table_rows_shown(t);

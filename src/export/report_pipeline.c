@@ -102,26 +102,7 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
     return;
   pp_doc_text_table(out, pp_doc_find(a->doc, "stages"), 0);
   if (p->nstages) {
-    if (p->bound >= 0) {
-      const pp_stage_stats *s = &p->stages[p->bound];
-      char cap[32], busy[32], got[32], eff[32];
-      fputs("bound: ", out);
-      put_safe(out, s->name, 0, COL_NAME_MAX);
-      fprintf(out, " (lowest capacity, %s; busy %s%s)\n",
-              pp_format_rate(cap, sizeof cap, s->capacity_per_s),
-              pp_format_pct(busy, sizeof busy, s->util * 100),
-              s->util >= 0.9 ? ", saturated" : ", not saturated");
-      if (p->efficiency >= 0)
-        fprintf(out, "throughput: %s achieved; pipeline "
-                "efficiency %s (achieved / capacity of the bound)\n",
-                pp_format_rate(got, sizeof got, p->achieved_per_s),
-                pp_format_pct(eff, sizeof eff, p->efficiency * 100));
-      else
-        fputs("pipeline efficiency: unavailable: no items left the last "
-              "stage\n", out);
-    } else {
-      fputs("bound: unavailable: no stage has zones named like it\n", out);
-    }
+    pp_doc_text_table(out, pp_doc_find(a->doc, "pipeline_facts"), 0);
     /* the 5 longest (the summary JSON has them all) */
     pp_doc_text_table_n(out, pp_doc_find(a->doc, "stalls"), 0, 5);
   }

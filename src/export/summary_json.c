@@ -40,7 +40,7 @@
  * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful. */
-#define SUMMARY_SCHEMA_MINOR 17
+#define SUMMARY_SCHEMA_MINOR 18
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */

@@ -77,25 +77,7 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_kv_int(w, "window_end_ns", p->win_end);
   pp_jsonw_key(w, "stages");
   pp_doc_json_rows(w, pp_doc_find(a->doc, "stages"), NULL, NULL);
-  pp_jsonw_kv_str(w, "bound", p->bound >= 0 ? p->stages[p->bound].name
-                                            : NULL);
-  pp_jsonw_key(w, "bound_saturated");
-  if (p->bound >= 0)
-    pp_jsonw_bool(w, p->stages[p->bound].util >= 0.9);
-  else
-    pp_jsonw_null(w);
-  pp_jsonw_kv_double(w, "achieved_per_s", p->achieved_per_s);
-  pp_jsonw_key(w, "bound_per_s");
-  if (p->bound >= 0)
-    pp_jsonw_double(w, p->bound_per_s);
-  else
-    pp_jsonw_null(w);
-  pp_jsonw_key(w, "efficiency");
-  if (p->efficiency >= 0)
-    pp_jsonw_double(w, p->efficiency);
-  else
-    pp_jsonw_null(w);
-  pp_jsonw_kv_uint(w, "stall_periods", p->stall_periods);
+  pp_doc_json_facts(w, pp_doc_find(a->doc, "pipeline_facts"));
   pp_jsonw_key(w, "longest_stalls");
   pp_doc_json_rows(w, pp_doc_find(a->doc, "stalls"), NULL, NULL);
   pp_jsonw_key(w, "flows");

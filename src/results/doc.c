@@ -62,7 +62,7 @@ const char *pp_value_unit_name(pp_value_unit u) {
   static const char *const names[] = {
       "text",   "count",   "number",  "ns", "bytes", "rate",   "pct",
       "bytes/s", "joules", "seconds", "ms", "MHz",   "W",      "celsius",
-      "row"};
+      "fraction", "bool", "row"};
   return (unsigned)u < sizeof names / sizeof *names ? names[u] : "number";
 }
 
@@ -108,6 +108,67 @@ pp_table *pp_doc_table(pp_doc *d, const char *id, const char *title,
   t->ncols = ncols;
   t->doc = d;
   return t;
+}
+
+static const pp_col fact_cols[] = {
+    {"key", "key", PP_VALUE_TEXT, 0, NULL},
+    {"label", "label", PP_VALUE_TEXT, 0, NULL},
+    {"value", "value", PP_VALUE_ROW, 0, NULL},
+};
+
+pp_table *pp_doc_facts(pp_doc *d, const char *id, const char *title,
+                       const char *note) {
+  pp_table *t = pp_doc_table(d, id, title, note, fact_cols,
+                             sizeof fact_cols / sizeof *fact_cols);
+  if (t)
+    t->facts = 1;
+  return t;
+}
+
+/* A new fact's row with its key and label, or -1. */
+static long fact(pp_table *t, const char *key, const char *label) {
+  if (!t || !t->facts)
+    return -1;
+  long r = pp_table_row(t);
+  if (r >= 0) {
+    pp_cell_text(t, r, "key", key);
+    pp_cell_text(t, r, "label", label);
+  }
+  return r;
+}
+
+long pp_fact_num(pp_table *t, const char *key, const char *label, double v,
+                 pp_value_unit unit) {
+  long r = fact(t, key, label);
+  pp_cell_num_unit(t, r, "value", v, unit);
+  return r;
+}
+
+long pp_fact_int(pp_table *t, const char *key, const char *label, int64_t v,
+                 pp_value_unit unit) {
+  long r = fact(t, key, label);
+  pp_cell_int(t, r, "value", v);
+  if (r >= 0)
+    t->cells[(size_t)r * t->ncols + 2].unit = unit;
+  return r;
+}
+
+long pp_fact_text(pp_table *t, const char *key, const char *label,
+                  const char *s) {
+  long r = fact(t, key, label);
+  pp_cell_text(t, r, "value", s);
+  return r;
+}
+
+long pp_fact_bool(pp_table *t, const char *key, const char *label, int v) {
+  return pp_fact_num(t, key, label, v ? 1 : 0, PP_VALUE_BOOL);
+}
+
+long pp_fact_unavailable(pp_table *t, const char *key, const char *label,
+                         const char *why) {
+  long r = fact(t, key, label);
+  pp_cell_unavailable(t, r, "value", why);
+  return r;
 }
 
 size_t pp_doc_ntables(const pp_doc *d) { return d ? d->ntables : 0; }
@@ -296,13 +357,14 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
   case PP_CELL_NUM:
     break;
   }
-  if (c->flags & PP_COL_BOOL) { /* "yes", or the column's none ("no") */
+  pp_value_unit u = c->unit == PP_VALUE_ROW ? v->unit : c->unit;
+  if ((c->flags & PP_COL_BOOL) || u == PP_VALUE_BOOL) {
+    /* "yes", or the column's none ("no") */
     snprintf(buf, len, "%s", v->num != 0 ? "yes" : c->none ? c->none : "no");
     return buf;
   }
   double x = v->num;
   char num[40];
-  pp_value_unit u = c->unit == PP_VALUE_ROW ? v->unit : c->unit;
   switch (u) {
   case PP_VALUE_COUNT:
     if (v->is_whole)
@@ -320,6 +382,8 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
     return pp_format_rate(buf, len, x);
   case PP_VALUE_PCT:
     return pp_format_pct(buf, len, x);
+  case PP_VALUE_FRACTION:
+    return pp_format_pct(buf, len, x * 100);
   case PP_VALUE_BYTE_RATE:
     return pp_format_byte_rate(buf, len, x);
   case PP_VALUE_JOULES:
@@ -339,6 +403,7 @@ char *pp_cell_format(const pp_col *c, const pp_cell *v, char *buf,
     return buf;
   case PP_VALUE_TEXT:
   case PP_VALUE_NUMBER:
+  case PP_VALUE_BOOL:
   case PP_VALUE_ROW:
   default:
     return pp_format_sig3(buf, len, x);

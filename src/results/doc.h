@@ -43,6 +43,9 @@ typedef enum pp_value_unit {
   PP_VALUE_MHZ,        /* three significant digits and the unit */
   PP_VALUE_WATTS,
   PP_VALUE_CELSIUS,
+  PP_VALUE_FRACTION, /* a share as a fraction (0..1) in JSON, shown as a
+                        percentage (efficiency) */
+  PP_VALUE_BOOL,     /* true or false in JSON, "yes" or "no" in the views */
   PP_VALUE_ROW /* a column whose rows differ: each cell says its unit
                   (pp_cell_num_unit); in JSON the row's "unit" member */
 } pp_value_unit;
@@ -107,6 +110,7 @@ typedef struct pp_table {
   const char **remarks; /* what a reader must know about the whole table,
                            said after it: nremarks of them */
   size_t nremarks;
+  int facts; /* a table of facts (pp_doc_facts) */
   struct pp_doc *doc;
 } pp_table;
 
@@ -120,6 +124,27 @@ int pp_doc_ok(const pp_doc *d);
 /* A new, empty table of d (cols static), or NULL when out of memory. */
 pp_table *pp_doc_table(pp_doc *d, const char *id, const char *title,
                        const char *note, const pp_col *cols, size_t ncols);
+/* A new, empty table of facts: each row one figure with a key (its JSON
+ * member), a label and a value in its own unit, laid out as "label:
+ * value" lines in the text, as members of the object the caller opened in
+ * JSON (pp_doc_json_facts) and as a grid of facts on the page (the
+ * layout's "kind": "facts"). NULL when out of memory. */
+pp_table *pp_doc_facts(pp_doc *d, const char *id, const char *title,
+                       const char *note);
+/* Add a fact to t (pp_doc_facts): a number in unit (NAN: no value, shown
+ * "-" and null), a whole number kept exactly, a text (NULL: no value), a
+ * boolean, unavailable with why. Each returns the fact's row (for
+ * pp_row_note: what a reader must know about it) or -1. */
+long pp_fact_num(pp_table *t, const char *key, const char *label, double v,
+                 pp_value_unit unit);
+long pp_fact_int(pp_table *t, const char *key, const char *label, int64_t v,
+                 pp_value_unit unit);
+long pp_fact_text(pp_table *t, const char *key, const char *label,
+                  const char *s);
+long pp_fact_bool(pp_table *t, const char *key, const char *label, int v);
+long pp_fact_unavailable(pp_table *t, const char *key, const char *label,
+                         const char *why);
+
 /* The tables of d in the order made: n of them, each by index. */
 size_t pp_doc_ntables(const pp_doc *d);
 const pp_table *pp_doc_table_at(const pp_doc *d, size_t i);

@@ -54,3 +54,34 @@ pp_table *pp_results_stages(pp_doc *d, const pp_stage_figures *s, size_t n) {
   }
   return t;
 }
+
+pp_table *pp_results_pipeline_facts(pp_doc *d, const pp_pipeline_figures *f) {
+  pp_table *t = pp_doc_facts(d, "pipeline_facts", "", NULL);
+  if (!t)
+    return NULL;
+  if (f->bound) {
+    long r = pp_fact_text(t, "bound", "bound", f->bound);
+    pp_row_note(t, r, "the stage of lowest capacity");
+    r = pp_fact_bool(t, "bound_saturated", "bound saturated",
+                     f->bound_saturated);
+    pp_row_note(t, r, "busy at least 90%% of the window");
+    pp_fact_num(t, "bound_per_s", "capacity of the bound", f->bound_per_s,
+                PP_VALUE_RATE);
+  } else {
+    pp_fact_unavailable(t, "bound", "bound", f->bound_why);
+  }
+  pp_fact_num(t, "achieved_per_s", "throughput", f->achieved_per_s,
+              PP_VALUE_RATE);
+  if (f->bound && f->efficiency >= 0) {
+    long r = pp_fact_num(t, "efficiency", "pipeline efficiency",
+                         f->efficiency, PP_VALUE_FRACTION);
+    pp_row_note(t, r, "throughput / capacity of the bound");
+  } else if (f->bound) {
+    pp_fact_unavailable(t, "efficiency", "pipeline efficiency",
+                        "no items left the last stage");
+  }
+  pp_fact_int(t, "window_ns", "window", f->window_ns, PP_VALUE_NS);
+  pp_fact_int(t, "stall_periods", "stall periods", (int64_t)f->stall_periods,
+              PP_VALUE_COUNT);
+  return t;
+}

@@ -28,4 +28,20 @@ typedef struct pp_stage_figures {
 
 pp_table *pp_results_stages(pp_doc *d, const pp_stage_figures *s, size_t n);
 
+/* The pipeline's facts (the table "pipeline_facts", the summary's
+ * pipeline.bound, ...): the bounding stage, its capacity, the throughput
+ * achieved, the efficiency, the window and the stall periods. */
+typedef struct pp_pipeline_figures {
+  const char *bound;      /* NULL: unavailable, bound_why says why */
+  const char *bound_why;
+  int bound_saturated;    /* busy at least 90% of the window */
+  double bound_per_s;     /* the bound's capacity */
+  double achieved_per_s;  /* items out of the last stages / window */
+  double efficiency;      /* achieved / bound_per_s; < 0: no items left */
+  int64_t window_ns;
+  uint64_t stall_periods;
+} pp_pipeline_figures;
+
+pp_table *pp_results_pipeline_facts(pp_doc *d, const pp_pipeline_figures *f);
+
 #endif /* PP_RESULTS_STAGES_H */

@@ -410,6 +410,7 @@
       case 'MHz': return fmtSig3(v) + ' MHz';
       case 'W': return fmtSig3(v) + ' W';
       case 'celsius': return fmtSig3(v) + ' \u00b0C';
+      case 'fraction': return fmtPct(v * 100); /* a share, 0..1 */
       /* a count exactly, another number as the C side's count column:
        * three significant digits (units.h) */
       case 'count': case '': case undefined:
@@ -1831,24 +1832,7 @@
         !(Array.isArray(p.longest_stalls) && p.longest_stalls.length))
       return;
     var s = section(app, 'pp-pipeline', 'pipeline');
-    var grid = add(s, h('div', 'pp-facts'));
-    fact(grid, 'bottleneck stage', p.bound ? String(p.bound) +
-      (p.bound_saturated === true ? ' (saturated)' : '') : '\u2013',
-      'the stage with the lowest capacity (workers \u00d7 items / busy ' +
-      'time); saturated: busy at least 90% of the window');
-    /* rates as the stages table and the text report write them */
-    fact(grid, 'throughput', isNum(p.achieved_per_s)
-      ? fmtUnit('rate', p.achieved_per_s) + ' items' : '\u2013');
-    fact(grid, 'bottleneck capacity', isNum(p.bound_per_s)
-      ? fmtUnit('rate', p.bound_per_s) + ' items' : '\u2013');
-    fact(grid, 'efficiency', isNum(p.efficiency)
-      ? fmtPct(p.efficiency * 100) : '\u2013',
-      'throughput / the bottleneck stage\u2019s capacity');
-    if (isNum(p.window_start_ns) && isNum(p.window_end_ns))
-      fact(grid, 'window', rel(d, p.window_start_ns) + ' to ' +
-        rel(d, p.window_end_ns) + ' (' +
-        fmtNs(p.window_end_ns - p.window_start_ns) + ')');
-    fact(grid, 'stall periods', fmtNum(p.stall_periods));
+    layoutFacts(s, d, 'pipeline_facts', p);
 
     if (stages.length) {
       add(s, h('h3', null, 'stages'));
@@ -2003,6 +1987,52 @@
    * value as such; each row's notes as a warning after the table. The
    * figures and their text come from the document; nothing is computed
    * here. */
+  /* A value of the document as every view shows it (c: its column or
+   * fact, with unit, bool and none): "unavailable" (the reason is said
+   * once, by the caller), the column's none for no value. */
+  function layoutCell(c, v) {
+    if (isRecord(v) && typeof v.unavailable === 'string')
+      return 'unavailable';
+    if (v === null || v === undefined)
+      return typeof c.none === 'string' ? c.none : '\u2013';
+    if (c.bool || c.unit === 'bool') /* "yes", or the column's none */
+      return v === true ? 'yes' : typeof c.none === 'string' ? c.none : 'no';
+    if (c.unit === 'text') return String(v);
+    /* a count: whole numbers exactly, others as the text report's */
+    if (c.unit === 'count')
+      return Number.isInteger(v) ? String(v) : fmtSig3(v);
+    return fmtUnit(c.unit, v);
+  }
+
+  /* A table of facts (the layout's "kind": "facts") as a grid: each
+   * fact's label and its value in obj (the object the summary writes its
+   * members into), an unavailable one with its reason, notes under it. */
+  function layoutFacts(s, d, id, obj) {
+    var lay = isRecord(d.layout) && isRecord(d.layout[id]) ? d.layout[id]
+      : null;
+    if (!lay || lay.kind !== 'facts' || !Array.isArray(lay.facts)) {
+      warn(s, 'this summary has no layout for its ' + id + ' (a summary ' +
+        'written by an older pipeprof)');
+      return null;
+    }
+    if (typeof lay.title === 'string' && lay.title)
+      add(s, h('h3', null, lay.title));
+    if (typeof lay.note === 'string') note(s, lay.note);
+    var grid = add(s, h('div', 'pp-facts'));
+    grid.setAttribute('data-facts', id);
+    lay.facts.filter(isRecord).forEach(function (f) {
+      var v = isRecord(obj) ? obj[f.key] : undefined;
+      var why = isRecord(v) && typeof v.unavailable === 'string'
+        ? v.unavailable : null;
+      var el = fact(grid, String(f.label), why !== null
+        ? 'unavailable: ' + why : layoutCell(f, v));
+      el.parentNode.setAttribute('data-k', String(f.key));
+      if (typeof f.notes === 'string' && f.notes)
+        add(el.parentNode, h('div', 'pp-fact-n', f.notes));
+    });
+    return grid;
+  }
+
   function layoutTable(s, d, id, rows, rowName, moreCols, opts) {
     opts = opts || {};
     var lay = isRecord(d.layout) && isRecord(d.layout[id]) ? d.layout[id]
@@ -2026,19 +2056,7 @@
       });
       return v;
     }
-    function cellText(c, v) {
-      if (isRecord(v) && typeof v.unavailable === 'string')
-        return 'unavailable';
-      if (v === null || v === undefined)
-        return typeof c.none === 'string' ? c.none : '\u2013';
-      if (c.bool) /* "yes", or the column's none ("no") */
-        return v === true ? 'yes' : typeof c.none === 'string' ? c.none : 'no';
-      if (c.unit === 'text') return String(v);
-      /* a count: whole numbers exactly, others as the text report's */
-      if (c.unit === 'count')
-        return Number.isInteger(v) ? String(v) : fmtSig3(v);
-      return fmtUnit(c.unit, v);
-    }
+    var cellText = layoutCell;
     function cellOf(c, r) { /* a "row" column: the row says its unit */
       var v = get(r, c.key);
       return c.unit === 'row' ? cellText({unit: String(r.unit || 'number'),
