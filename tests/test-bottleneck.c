@@ -352,14 +352,18 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
                       "capacity)\n");
   CHECK_CONTAINS(buf, "\n  bound saturated:       yes (busy at least 90% "
                       "of the window)\n");
-  CHECK_CONTAINS(buf, "[high] y bounds throughput");
+  CHECK_CONTAINS(buf, "\n1  high      y bounds throughput");
+  CHECK_CONTAINS(buf, "\n  evidence: y busy ");
+  CHECK_CONTAINS(buf, "; rule: stage-bound\n");
   free(buf);
   f = open_memstream(&buf, &len);
   CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
   CHECK_CONTAINS(buf, "\"schema_minor\":18");
   CHECK_CONTAINS(buf, "\"bound\":\"y\",\"bound_saturated\":true");
-  CHECK_CONTAINS(buf, "\"rule\":\"stage-bound\",\"severity\":\"high\"");
+  CHECK_CONTAINS(buf, "{\"severity\":\"high\",\"text\":\"y bounds "
+                      "throughput");
+  CHECK_CONTAINS(buf, "\"rule\":\"stage-bound\"}");
   free(buf);
   pp_analysis_free(&an);
   pp_trace_free(&t);

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "pipeline.h"
 #include "analyze/system.h"
+#include "results/advice.h"
 #include "results/counters.h"
 #include "results/frames.h"
 #include "analyze/run_tree.h"
@@ -389,6 +390,23 @@ static int stalls(const pp_analysis *a, pp_doc *d) {
   return pp_results_stalls(d, f, n, p->stall_periods) ? 0 : -1;
 }
 
+/* "recommendations": the rules' advice, most severe first. */
+static int advice(const pp_analysis *a, pp_doc *d) {
+  const pp_pipeline *p = &a->prof.pipe;
+  pp_advice_figures *f =
+      p->nadvice ? pp__calloc(p->nadvice, sizeof *f) : NULL;
+  if (p->nadvice && !f)
+    return -1;
+  for (size_t i = 0; i < p->nadvice; i++)
+    f[i] = (pp_advice_figures){.rule = p->advice[i].rule,
+                               .severity = p->advice[i].severity,
+                               .text = p->advice[i].text,
+                               .evidence = p->advice[i].evidence};
+  pp_table *t = pp_results_advice(d, f, p->nadvice);
+  pp__free(f);
+  return t ? 0 : -1;
+}
+
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
@@ -397,6 +415,7 @@ int pp__analysis_document(pp_analysis *a) {
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
       gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
+      advice(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

@@ -13,6 +13,7 @@
 
 #define NAME_CAP 40 /* display cells of a name, by default */
 #define CELL 256
+#define LONG_CELL 2048
 
 /* s as the report prints a program's text: control bytes as '?', cut at
  * max cells with "..." (0: whole). */
@@ -54,7 +55,7 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
   const char *why = NULL; /* said once, after the group's values */
   out[0] = '\0';
   for (size_t c = c0; c < c1; c++) {
-    char b[CELL], safe[CELL];
+    char b[LONG_CELL], safe[LONG_CELL];
     const pp_cell *v = pp_table_cell(t, r, c);
     any |= (v->kind == PP_CELL_NUM && v->num != 0) ||
            v->kind == PP_CELL_TEXT || v->kind == PP_CELL_UNAVAILABLE ||
@@ -71,7 +72,7 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
     snprintf(out + n, len - n, "%s%s", c > c0 ? " / " : "", safe);
   }
   if (why) {
-    char safe[CELL * 2];
+    char safe[LONG_CELL];
     clean(safe, sizeof safe, why, 0);
     size_t n = strlen(out);
     snprintf(out + n, len - n, " (%s)", safe);
@@ -109,7 +110,7 @@ static void facts(FILE *out, const pp_table *t) {
   width = width > 28 ? 28 : width;
   for (size_t r = 0; r < t->nrows; r++) {
     const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
-    char label[CELL], value[CELL * 2], b[CELL];
+    char label[CELL], value[LONG_CELL], b[LONG_CELL];
     clean(label, sizeof label, l->kind == PP_CELL_TEXT ? l->text : "", 28);
     strncat(label, ":", sizeof label - strlen(label) - 1);
     clean(value, sizeof value,
@@ -172,7 +173,17 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     width[ng] = pp_text_cols(t->cols[c].label);
     c = g1[ng++];
   }
-  char *cells = malloc(t->nrows * ng * CELL);
+  /* each row's cells: CELL bytes a group, LONG_CELL for a group of words
+   * after the first (a recommendation, its evidence), so that neither is
+   * cut */
+  size_t off[65], row_size = 0;
+  for (size_t g = 0; g < ng; g++) {
+    off[g] = row_size;
+    row_size += g > 0 && t->cols[g0[g]].unit == PP_VALUE_TEXT ? LONG_CELL
+                                                              : CELL;
+  }
+  off[ng] = row_size;
+  char *cells = malloc(t->nrows * row_size);
   if (!cells)
     return;
   size_t seen = 0; /* the shown rows so far: the first max_rows print */
@@ -180,8 +191,9 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     if (!pp_table_row_shown(t, r) || seen++ >= max_rows)
       continue;
     for (size_t g = 0; g < ng; g++) {
-      char *s = cells + (r * ng + g) * CELL;
-      group_text(t, r, g0[g], g1[g], s, CELL, g == 0 ? name_cap : 0);
+      char *s = cells + r * row_size + off[g];
+      group_text(t, r, g0[g], g1[g], s, off[g + 1] - off[g],
+                 g == 0 ? name_cap : 0);
       if (pp_text_cols(s) > width[g])
         width[g] = pp_text_cols(s);
     }
@@ -204,11 +216,11 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     if (printed++ >= max_rows)
       break;
     size_t end = ng; /* no trailing blanks: up to the last non-empty cell */
-    while (end > 1 && !cells[(r * ng + end - 1) * CELL])
+    while (end > 1 && !cells[r * row_size + off[end - 1]])
       end--;
     for (size_t g = 0; g < end; g++) {
       fputs(g ? "  " : "", out);
-      put_cell(out, cells + (r * ng + g) * CELL,
+      put_cell(out, cells + r * row_size + off[g],
                g + 1 < end || right[g] ? width[g] : 0, right[g]);
     }
     fputc('\n', out);
@@ -220,7 +232,7 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
         continue;
       }
       size_t e = group_end(t, c, PP_COL_DETAIL);
-      char s[CELL * 3];
+      char s[LONG_CELL];
       if (group_text(t, r, c, e, s, sizeof s, 0)) {
         const char *label = t->cols[c].label;
         fprintf(out, "%s%s%s%s", first ? "  " : "; ", label,

@@ -109,26 +109,6 @@ static void bottleneck_section(FILE *out, const pp_analysis *a) {
   flow_paths(out, a);
 }
 
-static void advice_section(FILE *out, const pp_analysis *a) {
-  const pp_pipeline *p = &a->prof.pipe;
-  static const char *const sev[] = {"low", "medium", "high"};
-  fputs("\nrecommendations\n", out);
-  if (!p->nadvice) {
-    fputs("none: no rule found evidence of a problem (rules in "
-          "docs/analysis.md)\n", out);
-    return;
-  }
-  for (size_t i = 0; i < p->nadvice; i++) {
-    const pp_advice *adv = &p->advice[i];
-    fprintf(out, "%2zu. [%s] ", i + 1,
-            sev[adv->severity >= 0 && adv->severity <= 2 ? adv->severity : 0]);
-    put_safe(out, adv->text, 0, 1024);
-    fputs("\n    evidence: ", out);
-    put_safe(out, adv->evidence, 0, 1024);
-    fprintf(out, " (rule %s)\n", adv->rule);
-  }
-}
-
 int pp_report_pipeline(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   if (!out || !t || !a->analyzed)
@@ -142,6 +122,6 @@ int pp_report_advice(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   if (!out || !t || !a->analyzed)
     return -1;
-  advice_section(out, a);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "recommendations"), 0);
   return ferror(out) ? -1 : 0;
 }

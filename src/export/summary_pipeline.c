@@ -120,23 +120,9 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
 }
 
 int pp_summary_pipeline_json(pp_jsonw *w, const pp_analysis *a) {
-  static const char *const sev[] = {"low", "medium", "high"};
-  const pp_pipeline *p = &a->prof.pipe;
   write_queues(w, a);
   write_pipeline(w, a);
   pp_jsonw_key(w, "recommendations");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nadvice; i++) {
-    const pp_advice *adv = &p->advice[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "rule", adv->rule);
-    pp_jsonw_kv_str(
-        w, "severity",
-        sev[adv->severity >= 0 && adv->severity <= 2 ? adv->severity : 0]);
-    pp_jsonw_kv_str(w, "text", adv->text);
-    pp_jsonw_kv_str(w, "evidence", adv->evidence);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "recommendations"), NULL, NULL);
   return w->err ? -1 : 0;
 }

@@ -1782,10 +1782,15 @@
     var recs = Array.isArray(d.recommendations) ? d.recommendations : null;
     if (!recs) return;
     var s = section(app, 'pp-advice', 'recommendations');
+    /* the layout's note and empty text: the document's words */
+    var lay = isRecord(d.layout) && isRecord(d.layout.recommendations)
+      ? d.layout.recommendations : {};
     if (!recs.length) {
-      note(s, 'no rule fired: nothing stands out in this trace');
+      note(s, typeof lay.empty === 'string' ? lay.empty
+        : 'no rule fired: nothing stands out in this trace');
       return;
     }
+    if (typeof lay.note === 'string') note(s, lay.note);
     var ul = add(s, h('ul', 'pp-recs'));
     recs.forEach(function (r) {
       if (!isRecord(r)) return;
