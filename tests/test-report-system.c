@@ -204,23 +204,44 @@ PP_TEST(report_system_full) {
   CHECK_CONTAINS(s, "  command:               python serve.py --batch 8\n");
   CHECK_CONTAINS(s, "  exit:                  exit 0\n");
   CHECK_CONTAINS(s, "  wall time:             5.00 s\n");
-  CHECK_CONTAINS(s, "user 2.50 s, system 400 ms (rusage)\n");
+  CHECK_CONTAINS(s, "  CPU user (rusage):     2.50 s\n"
+                    "  CPU system (rusage):   400 ms\n");
   /* system */
   CHECK_CONTAINS(s, "\nsystem (sampled at 10 Hz, 2 samples)\n");
-  CHECK_CONTAINS(s, "  CPU busy:              mean 50.0%, max 60.0% (means: "
-                    "user 40.0%, system 10.0%, iowait 0.50%, steal 0.00%)\n");
-  CHECK_CONTAINS(s, "  per core busy max:     97 95 12 50\n");
-  CHECK_CONTAINS(s, "  load1:                 max 3.25, mean 2.38\n");
-  CHECK_CONTAINS(s, "  memory:                used mean 2.00 GiB, max 3.00 GiB "
-                    "of 16.0 GiB total, available min 12.0 GiB\n");
-  CHECK_CONTAINS(s, "  swap used:             max 0 B\n");
-  CHECK_CONTAINS(s, "  pressure cpu:          some 1.50% (mean)\n");
-  CHECK_CONTAINS(s, "  pressure memory:       some 2.00%, full 0.50% (mean)\n");
-  CHECK_CONTAINS(s, "  pressure io:           unavailable: no such file "
-                    "/proc/pressure/io (kernel without PSI");
+  /* the machine's measures: the results document's table */
+  CHECK_CONTAINS(s, "(sampled at 10 Hz, 2 samples)\n"
+                    "measure                   mean       min       max"
+                    "      last\n"
+                    "CPU busy                 50.0%     40.0%     60.0%"
+                    "     60.0%\n"
+                    "CPU user                 40.0%     30.0%     50.0%"
+                    "     50.0%\n");
+  CHECK_CONTAINS(s, "\nCPU iowait               0.50%     0.50%     0.50%"
+                    "     0.50%\n");
+  CHECK_CONTAINS(s, "\nload (1 min)              2.38      1.50      3.25"
+                    "      3.25\n");
+  CHECK_CONTAINS(s, "\nmemory used           2.00 GiB  1.00 GiB  3.00 GiB"
+                    "  3.00 GiB\n");
+  CHECK_CONTAINS(s, "\nmemory available      12.5 GiB  12.0 GiB  13.0 GiB"
+                    "  12.0 GiB\n");
+  CHECK_CONTAINS(s, "\nmemory total          16.0 GiB  16.0 GiB  16.0 GiB"
+                    "  16.0 GiB\n");
+  CHECK_CONTAINS(s, "\nswap used                  0 B       0 B       0 B"
+                    "       0 B\n");
+  CHECK_CONTAINS(s, "\npressure cpu some        1.50%     1.00%     2.00%"
+                    "     2.00%\n");
+  CHECK_CONTAINS(s, "\npressure memory full     0.50%     0.50%     0.50%"
+                    "     0.50%\n");
+  /* not measured: said once, with the reason, after the table */
+  CHECK_CONTAINS(s, "\nnote: pressure io some, pressure io full: "
+                    "unavailable: no such file /proc/pressure/io (kernel "
+                    "without PSI");
   CHECK(!strstr(s, "unavailable: unavailable"));
-  CHECK_CONTAINS(s, "  context switches:      mean 12.3 k/s, max 12.7 k/s\n");
-  CHECK_CONTAINS(s, "  interrupts:            mean 2.50 M/s, max 2.50 M/s\n");
+  CHECK_CONTAINS(s, "\ncontext switches      12.3 k/s  12.0 k/s  12.7 k/s"
+                    "  12.7 k/s\n");
+  CHECK_CONTAINS(s, "\ninterrupts            2.50 M/s  2.50 M/s  2.50 M/s"
+                    "  2.50 M/s\n");
+  CHECK_CONTAINS(s, "  per core busy max:     97 95 12 50\n");
   CHECK_CONTAINS(s, "  CPU frequency:         unavailable: no cpufreq driver, "
                     "common in VMs\n");
   CHECK_CONTAINS(s, "  thermal throttling:    10 events (counter total, 2 "
@@ -440,12 +461,15 @@ PP_TEST(report_system_no_nonfinite) {
   check_no_nonfinite(s);
   CHECK_CONTAINS(s, "\nsystem (2 samples)\n"); /* hz "inf" ignored */
   CHECK_CONTAINS(s, "  thermal throttling:    - events");
-  CHECK_CONTAINS(s, "  CPU busy:              mean -, max -\n");
+  /* a measure whose samples are not finite: no value ("-"), never nan */
+  CHECK_CONTAINS(s, "\nCPU busy             -    -    -  10.0%\n");
+  CHECK_CONTAINS(s, "\ncontext switches     -    -    -      -\n");
   CHECK_CONTAINS(s, "  cycles:                -\n");
   free(s);
   char *js = render_json(&a);
   check_no_nonfinite(js);
-  CHECK_CONTAINS(js, "\"cpu_busy_pct\":{\"mean\":null");
+  CHECK_CONTAINS(js, "\"cpu_busy_pct\":{\"label\":\"CPU busy\",\"unit\":"
+                     "\"pct\",\"mean\":null");
   free(js);
   pp_analysis_free(&a);
   trace_free(&t);
@@ -620,8 +644,8 @@ PP_TEST(report_system_user_counters_are_not_figures) {
   char *s = render(&a);
   printf("%s", s);
   CHECK_CONTAINS(s, "\nsystem (sampled at 10 Hz, 2 samples)\n");
-  CHECK_CONTAINS(s, "  CPU busy:              mean 55.0%, max 60.0%\n");
-  CHECK_CONTAINS(s, "  memory:                total 16.0 GiB\n");
+  CHECK_CONTAINS(s, "\nCPU busy         55.0%     50.0%     60.0%     60.0%\n");
+  CHECK_CONTAINS(s, "\nmemory total  16.0 GiB  16.0 GiB  16.0 GiB  16.0 GiB\n");
   CHECK(strstr(s, "per core") == NULL);     /* the user's sys.cpu7.busy_pct */
   CHECK(strstr(s, "temperatures") == NULL); /* the user's sensor */
   CHECK(strstr(s, "energy") == NULL);       /* the user's energy.package_j */
@@ -691,9 +715,12 @@ PP_TEST(report_system_user_counters_without_metrics) {
 
   char *s = render(&a);
   printf("%s", s);
-  CHECK_CONTAINS(s, "\nsystem\n  CPU busy:              unavailable: no "
+  CHECK_CONTAINS(s, "\nsystem\nno figure of the machine was measured\n");
+  CHECK_CONTAINS(s, "\nnote: CPU busy, CPU user, CPU system, CPU iowait, CPU "
+                    "steal, context switches, interrupts: unavailable: no "
                     "/proc/stat\n");
-  CHECK_CONTAINS(s, "  memory:                unavailable: no /proc/meminfo\n");
+  CHECK_CONTAINS(s, "\nnote: memory used, memory available, memory total, "
+                    "swap used: unavailable: no /proc/meminfo\n");
   CHECK(strstr(s, "5.0%") == NULL && strstr(s, "6.0%") == NULL);
   CHECK(strstr(s, "per core") == NULL);
   CHECK(strstr(s, "temperatures:") == NULL);

@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analyze.h"
@@ -17,6 +18,7 @@
 #include "results/advice.h"
 #include "results/counters.h"
 #include "results/frames.h"
+#include "results/measures.h"
 #include "analyze/run_tree.h"
 #include "results/queues.h"
 #include "results/requests.h"
@@ -390,6 +392,134 @@ static int stalls(const pp_analysis *a, pp_doc *d) {
   return pp_results_stalls(d, f, n, p->stall_periods) ? 0 : -1;
 }
 
+/* A sampled figure of the system as a measure. */
+static pp_measure_figures measure(const char *key, const char *label,
+                                  pp_value_unit unit, const pp_sys_fig *f) {
+  return (pp_measure_figures){.key = key,
+                              .label = label,
+                              .unit = unit,
+                              .ok = f->ok,
+                              .mean = f->mean,
+                              .min = f->min,
+                              .max = f->max,
+                              .last = f->last,
+                              .samples = f->samples,
+                              .why = f->why};
+}
+
+/* "system_host": the machine's sampled measures (CPU, load, memory,
+ * pressure, rates), when the trace has system samples or says why not. */
+static int system_host(const pp_system *s, pp_doc *d) {
+  if (!s->show_system)
+    return 0;
+  static const struct {
+    const char *key, *label;
+    pp_value_unit unit;
+    pp_metric_id id;
+  } rows[] = {
+      {"cpu_busy_pct", "CPU busy", PP_VALUE_PCT, PP_METRIC_SYS_CPU_BUSY},
+      {"cpu_user_pct", "CPU user", PP_VALUE_PCT, PP_METRIC_SYS_CPU_USER},
+      {"cpu_system_pct", "CPU system", PP_VALUE_PCT, PP_METRIC_SYS_CPU_SYSTEM},
+      {"cpu_iowait_pct", "CPU iowait", PP_VALUE_PCT, PP_METRIC_SYS_CPU_IOWAIT},
+      {"cpu_steal_pct", "CPU steal", PP_VALUE_PCT, PP_METRIC_SYS_CPU_STEAL},
+      {"load1", "load (1 min)", PP_VALUE_NUMBER, PP_METRIC_SYS_LOAD1},
+      {"mem_used_bytes", "memory used", PP_VALUE_BYTES,
+       PP_METRIC_SYS_MEM_USED},
+      {"mem_available_bytes", "memory available", PP_VALUE_BYTES,
+       PP_METRIC_SYS_MEM_AVAIL},
+      {"mem_total_bytes", "memory total", PP_VALUE_BYTES,
+       PP_METRIC_SYS_MEM_TOTAL},
+      {"swap_used_bytes", "swap used", PP_VALUE_BYTES,
+       PP_METRIC_SYS_SWAP_USED},
+  };
+  enum { NROWS = sizeof rows / sizeof rows[0] };
+  pp_measure_figures m[NROWS + 6 + 2];
+  char keys[6][40], labels[6][40];
+  size_t n = 0;
+  for (size_t i = 0; i < NROWS; i++)
+    m[n++] = measure(rows[i].key, rows[i].label, rows[i].unit,
+                     &s->m[rows[i].id]);
+  for (size_t i = 0; i < 3; i++) { /* pressure stall (PSI) */
+    const pp_sys_psi *p = &s->psi[i];
+    for (int full = 0; full < 2; full++) {
+      size_t k = i * 2 + (size_t)full;
+      snprintf(keys[k], sizeof keys[k], "psi_%s_%s_pct", p->resource,
+               full ? "full" : "some");
+      snprintf(labels[k], sizeof labels[k], "pressure %s %s", p->resource,
+               full ? "full" : "some");
+      m[n++] = measure(keys[k], labels[k], PP_VALUE_PCT,
+                       full ? &p->full : &p->some);
+    }
+  }
+  m[n++] = measure("ctxt_per_s", "context switches", PP_VALUE_RATE,
+                   &s->m[PP_METRIC_SYS_CTXT_RATE]);
+  m[n++] = measure("intr_per_s", "interrupts", PP_VALUE_RATE,
+                   &s->m[PP_METRIC_SYS_INTR_RATE]);
+  char note[96] = "";
+  if (s->has_hz && s->hz > 0 && s->samples)
+    snprintf(note, sizeof note, "sampled at %.6g Hz, %" PRIu64 " samples",
+             s->hz, s->samples);
+  else if (s->has_hz && s->hz > 0)
+    snprintf(note, sizeof note, "sampled at %.6g Hz", s->hz);
+  else if (s->samples)
+    snprintf(note, sizeof note, "%" PRIu64 " samples", s->samples);
+  pp_table *t = pp_results_measures(d, "system_host", "system",
+                                    *note ? note : NULL, m, n);
+  pp_table_empty(t, "no figure of the machine was measured");
+  return t ? 0 : -1;
+}
+
+/* "system_run": what `pipeprof run` says of the run (the command, its
+ * exit, the pids, the profiler's CPU, the rusage of the run). */
+static int system_run(const pp_analysis *a, const pp_system *s,
+                      pp_doc *d) {
+  if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
+      !s->has_system && !s->has_maxrss)
+    return 0;
+  pp_table *t = pp_doc_facts(d, "system_run", "run", NULL);
+  if (!t)
+    return -1;
+  if (s->run_command)
+    pp_fact_text(t, "command", "command", s->run_command);
+  if (s->run_exit)
+    pp_fact_text(t, "exit", "exit", s->run_exit);
+  pp_run_tree rt;
+  if (pp_run_tree_get(a->trace, a, &rt) == 0) { /* no tables: cannot fail */
+    if (rt.has_pid)
+      pp_fact_int(t, "pid", "pid", rt.pid, PP_VALUE_COUNT);
+    if (rt.has_profiler_pid)
+      pp_fact_int(t, "profiler_pid", "profiler pid", rt.profiler_pid,
+                  PP_VALUE_COUNT);
+    if (isfinite(rt.profiler_cpu_s))
+      pp_fact_num(t, "profiler_cpu_s", "profiler CPU time", rt.profiler_cpu_s,
+                  PP_VALUE_SECONDS);
+    pp_run_tree_free(&rt);
+  }
+  if (s->has_wall)
+    pp_fact_num(t, "wall_s", "wall time", s->wall_ns / 1e9, PP_VALUE_SECONDS);
+  if (s->has_user)
+    pp_fact_num(t, "user_s", "CPU user (rusage)", s->user_ns / 1e9,
+                PP_VALUE_SECONDS);
+  if (s->has_system)
+    pp_fact_num(t, "system_s", "CPU system (rusage)", s->system_ns / 1e9,
+                PP_VALUE_SECONDS);
+  if (s->has_maxrss)
+    pp_fact_num(t, "maxrss_bytes", "max RSS (rusage)", s->maxrss_bytes,
+                PP_VALUE_BYTES);
+  return pp_doc_ok(d) ? 0 : -1;
+}
+
+static int system_tables(const pp_analysis *a, pp_doc *d) {
+  pp_system s;
+  if (pp__system_compute(a, &s))
+    return -1;
+  int rc = system_run(a, &s, d);
+  if (!rc)
+    rc = system_host(&s, d);
+  pp_system_free(&s);
+  return rc;
+}
+
 /* "recommendations": the rules' advice, most severe first. */
 static int advice(const pp_analysis *a, pp_doc *d) {
   const pp_pipeline *p = &a->prof.pipe;
@@ -415,7 +545,7 @@ int pp__analysis_document(pp_analysis *a) {
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
       gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
-      advice(a, a->doc) != 0 ||
+      advice(a, a->doc) != 0 || system_tables(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

@@ -107,7 +107,9 @@ static void facts(FILE *out, const pp_table *t) {
     int n = l->kind == PP_CELL_TEXT ? pp_text_cols(l->text) : 0;
     width = n > width ? n : width;
   }
-  width = width > 28 ? 28 : width;
+  /* values from column 25 at least, as the report's other "label: value"
+   * lines */
+  width = width > 28 ? 28 : width < 21 ? 21 : width;
   for (size_t r = 0; r < t->nrows; r++) {
     const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
     char label[CELL], value[LONG_CELL], b[LONG_CELL];

@@ -23,6 +23,8 @@
 #include "analyze/analyze.h"
 #include "analyze/run_tree.h"
 #include "analyze/system.h"
+#include "export/doc_json.h"
+#include "export/doc_text.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "internal.h"
@@ -90,7 +92,6 @@ static num numf(const char *fmt, ...) {
 
 static num fmt_sig3(double v) { return pp_unit_text_of(pp_format_sig3, v); }
 static num fmt_bytes(double v) { return pp_unit_text_of(pp__fmt_bytes, v); }
-static num fmt_rate(double v) { return pp_unit_text_of(pp_format_rate, v); }
 static num fmt_joules(double v) { return pp_unit_text_of(pp_format_joules, v); }
 
 /* v with a fixed number of decimals. */
@@ -196,66 +197,7 @@ static void part(sep *s, const char *fmt, ...) {
 
 /* ---- run ------------------------------------------------------------------ */
 
-static void section_run(FILE *out, const pp_system *s) {
-  if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
-      !s->has_system)
-    return;
-  fputs("\nrun\n", out);
-  if (s->run_command) {
-    put_label(out, "command");
-    put_clean(out, s->run_command, strlen(s->run_command));
-    fputc('\n', out);
-  }
-  if (s->run_exit) {
-    put_label(out, "exit");
-    put_clean(out, s->run_exit, strlen(s->run_exit));
-    fputc('\n', out);
-  }
-  if (s->has_wall)
-    line(out, "wall time", "%s", fmt_secs(s->wall_ns / 1e9).s);
-  if (s->has_user || s->has_system) {
-    put_label(out, "CPU time");
-    sep p = {out, 0};
-    if (s->has_user)
-      part(&p, "user %s", fmt_secs(s->user_ns / 1e9).s);
-    if (s->has_system)
-      part(&p, "system %s", fmt_secs(s->system_ns / 1e9).s);
-    fputs(" (rusage)\n", out);
-  }
-}
-
 /* ---- system --------------------------------------------------------------- */
-
-static void sys_cpu(FILE *out, const pp_system *s) {
-  const pp_sys_fig *busy = M(s, SYS_CPU_BUSY);
-  static const char *const names[] = {"user", "system", "iowait", "steal"};
-  const pp_sys_fig *pc[4] = {M(s, SYS_CPU_USER), M(s, SYS_CPU_SYSTEM),
-                             M(s, SYS_CPU_IOWAIT), M(s, SYS_CPU_STEAL)};
-  int nparts = 0;
-  for (size_t i = 0; i < 4; i++)
-    nparts += pc[i]->ok;
-  if (!busy->ok && !nparts) {
-    if (busy->why)
-      reason_line(out, "CPU busy", busy->why);
-    return;
-  }
-  put_label(out, "CPU busy");
-  sep p = {out, 0};
-  if (busy->ok) {
-    part(&p, "mean %s", fmt_pct(busy->mean).s);
-    part(&p, "max %s", fmt_pct(busy->max).s);
-  }
-  if (nparts) {
-    fputs(busy->ok ? " (means: " : "means: ", out);
-    sep p2 = {out, 0};
-    for (size_t i = 0; i < 4; i++)
-      if (pc[i]->ok)
-        part(&p2, "%s %s", names[i], fmt_pct(pc[i]->mean).s);
-    if (busy->ok)
-      fputc(')', out);
-  }
-  fputc('\n', out);
-}
 
 static void sys_per_core(FILE *out, const pp_system *s) {
   const pp_sys_family *f = &s->core_busy;
@@ -265,71 +207,6 @@ static void sys_per_core(FILE *out, const pp_system *s) {
       fprintf(out, "%s%s", i ? " " : "", fmt_fixed(f->v[i].f.max, 0).s);
     fputc('\n', out);
   }
-}
-
-static void sys_load_mem(FILE *out, const pp_system *s) {
-  const pp_sys_fig *c = M(s, SYS_LOAD1);
-  if (c->ok)
-    line(out, "load1", "max %s, mean %s", fmt_fixed(c->max, 2).s,
-         fmt_fixed(c->mean, 2).s);
-  else if (c->why)
-    reason_line(out, "load1", c->why);
-
-  const pp_sys_fig *used = M(s, SYS_MEM_USED), *total = M(s, SYS_MEM_TOTAL);
-  const pp_sys_fig *avail = M(s, SYS_MEM_AVAIL), *swap = M(s, SYS_SWAP_USED);
-  if (used->ok || avail->ok || total->ok) {
-    put_label(out, "memory");
-    sep p = {out, 0};
-    if (used->ok) {
-      part(&p, "used mean %s", fmt_bytes(used->mean).s);
-      part(&p, "max %s", fmt_bytes(used->max).s);
-      if (total->ok)
-        fprintf(out, " of %s total", fmt_bytes(total->max).s);
-    } else if (total->ok) {
-      part(&p, "total %s", fmt_bytes(total->max).s);
-    }
-    if (avail->ok)
-      part(&p, "available min %s", fmt_bytes(avail->min).s);
-    fputc('\n', out);
-  } else if (used->why) {
-    reason_line(out, "memory", used->why);
-  }
-  if (swap->ok)
-    line(out, "swap used", "max %s", fmt_bytes(swap->max).s);
-  else if (swap->why)
-    reason_line(out, "swap used", swap->why);
-}
-
-static void sys_psi(FILE *out, const pp_system *s) {
-  for (size_t i = 0; i < 3; i++) {
-    const pp_sys_psi *p = &s->psi[i];
-    char lbl[32];
-    snprintf(lbl, sizeof lbl, "pressure %s", p->resource);
-    if (!p->some.ok && !p->full.ok) {
-      if (p->some.why)
-        reason_line(out, lbl, p->some.why);
-      continue;
-    }
-    put_label(out, lbl);
-    sep q = {out, 0};
-    if (p->some.ok)
-      part(&q, "some %s", fmt_pct(p->some.mean).s);
-    if (p->full.ok)
-      part(&q, "full %s", fmt_pct(p->full.mean).s);
-    fputs(" (mean)\n", out);
-  }
-}
-
-static void rate_line(FILE *out, const char *l, const pp_sys_fig *f) {
-  if (f->ok)
-    line(out, l, "mean %s, max %s", fmt_rate(f->mean).s, fmt_rate(f->max).s);
-  else if (f->why)
-    reason_line(out, l, f->why);
-}
-
-static void sys_rates(FILE *out, const pp_system *s) {
-  rate_line(out, "context switches", M(s, SYS_CTXT_RATE));
-  rate_line(out, "interrupts", M(s, SYS_INTR_RATE));
 }
 
 static void sys_freq_throttle(FILE *out, const pp_system *s) {
@@ -417,24 +294,14 @@ static void sys_numa(FILE *out, const pp_system *s) {
   }
 }
 
-static void section_system(FILE *out, const pp_system *s) {
+/* The machine: the results document's measures (analyze/document.c),
+ * then the per-core, frequency, throttling, temperature and NUMA lines. */
+static void section_system(FILE *out, const pp_analysis *a,
+                           const pp_system *s) {
   if (!s->show_system)
     return;
-  int has_hz = s->has_hz && s->hz > 0;
-  fputs("\nsystem", out);
-  if (has_hz && s->samples)
-    fprintf(out, " (sampled at %s Hz, %s samples)", numf("%.6g", s->hz).s,
-            fmt_count((double)s->samples).s);
-  else if (has_hz)
-    fprintf(out, " (sampled at %s Hz)", numf("%.6g", s->hz).s);
-  else if (s->samples)
-    fprintf(out, " (%s samples)", fmt_count((double)s->samples).s);
-  fputc('\n', out);
-  sys_cpu(out, s);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "system_host"), 0);
   sys_per_core(out, s);
-  sys_load_mem(out, s);
-  sys_psi(out, s);
-  sys_rates(out, s);
   sys_freq_throttle(out, s);
   sys_temps(out, s);
   sys_numa(out, s);
@@ -763,8 +630,8 @@ int pp_report_system(FILE *out, const pp_analysis *a) {
     return -1;
   int rc = 0;
   if (s.any) {
-    section_run(out, &s);
-    section_system(out, &s);
+    pp_doc_text_table(out, pp_doc_find(a->doc, "system_run"), 0);
+    section_system(out, a, &s);
     section_tree(out, &s);
     rc = section_tree_threads(out, a, &s);
     if (!rc) {
@@ -811,35 +678,14 @@ static void j_stats_list(pp_jsonw *w, const pp_system *s, const j_row *list,
     j_stats(w, list[i].key, &s->m[list[i].id]);
 }
 
-static void j_run(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
-  const pp_trace *t = a->trace;
-  if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
-      !s->has_system && !s->has_maxrss)
+/* "run": the results document's facts of the run. */
+static void j_run(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *t = pp_doc_find(a->doc, "system_run");
+  if (!t)
     return;
   pp_jsonw_key(w, "run");
   pp_jsonw_obj_begin(w);
-  if (s->run_command)
-    pp_jsonw_kv_str(w, "command", s->run_command);
-  if (s->run_exit)
-    pp_jsonw_kv_str(w, "exit", s->run_exit);
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) == 0) { /* no tables needed: cannot fail */
-    if (rt.has_pid)
-      pp_jsonw_kv_uint(w, "pid", rt.pid);
-    if (rt.has_profiler_pid)
-      pp_jsonw_kv_uint(w, "profiler_pid", rt.profiler_pid);
-    if (isfinite(rt.profiler_cpu_s))
-      pp_jsonw_kv_double(w, "profiler_cpu_s", rt.profiler_cpu_s);
-    pp_run_tree_free(&rt);
-  }
-  if (s->has_wall)
-    pp_jsonw_kv_double(w, "wall_s", s->wall_ns / 1e9);
-  if (s->has_user)
-    pp_jsonw_kv_double(w, "user_s", s->user_ns / 1e9);
-  if (s->has_system)
-    pp_jsonw_kv_double(w, "system_s", s->system_ns / 1e9);
-  if (s->has_maxrss)
-    pp_jsonw_kv_double(w, "maxrss_bytes", s->maxrss_bytes);
+  pp_doc_json_facts(w, t);
   pp_jsonw_obj_end(w);
 }
 
@@ -864,31 +710,10 @@ static void j_family(pp_jsonw *w, const pp_sys_family *f, const char *key,
   pp_jsonw_arr_end(w);
 }
 
-/* The PSI gauges as "psi_<resource>_some_pct" / "_full_pct". */
-static void j_psi(pp_jsonw *w, const pp_system *s) {
-  for (size_t i = 0; i < 3; i++) {
-    char k[48];
-    snprintf(k, sizeof k, "psi_%s_some_pct", s->psi[i].resource);
-    j_stats(w, k, &s->psi[i].some);
-    snprintf(k, sizeof k, "psi_%s_full_pct", s->psi[i].resource);
-    j_stats(w, k, &s->psi[i].full);
-  }
-}
-
-static void j_host(pp_jsonw *w, const pp_system *s) {
-  static const j_row before[] = {
-      {"cpu_busy_pct", PP_METRIC_SYS_CPU_BUSY},
-      {"cpu_user_pct", PP_METRIC_SYS_CPU_USER},
-      {"cpu_system_pct", PP_METRIC_SYS_CPU_SYSTEM},
-      {"cpu_iowait_pct", PP_METRIC_SYS_CPU_IOWAIT},
-      {"cpu_steal_pct", PP_METRIC_SYS_CPU_STEAL},
-      {"load1", PP_METRIC_SYS_LOAD1},
-      {"mem_used_bytes", PP_METRIC_SYS_MEM_USED},
-      {"mem_available_bytes", PP_METRIC_SYS_MEM_AVAIL},
-      {"mem_total_bytes", PP_METRIC_SYS_MEM_TOTAL},
-      {"swap_used_bytes", PP_METRIC_SYS_SWAP_USED}};
-  static const j_row after[] = {{"ctxt_per_s", PP_METRIC_SYS_CTXT_RATE},
-                                {"intr_per_s", PP_METRIC_SYS_INTR_RATE}};
+/* "host": the sampler's rate, then the results document's measures (each
+ * a member: {"label", "unit", "mean", "min", "max", "last", "samples"}),
+ * the per-core and per-node families and the temperatures. */
+static void j_host(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
   if (!s->has_host)
     return;
   pp_jsonw_key(w, "host");
@@ -896,9 +721,8 @@ static void j_host(pp_jsonw *w, const pp_system *s) {
   if (s->has_hz)
     pp_jsonw_kv_double(w, "sampler_hz", s->hz);
   pp_jsonw_kv_uint(w, "samples", s->samples);
-  j_stats_list(w, s, before, sizeof before / sizeof before[0]);
-  j_psi(w, s);
-  j_stats_list(w, s, after, sizeof after / sizeof after[0]);
+  pp_doc_json_keyed(w, pp_doc_find(a->doc, "system_host"), "key", NULL,
+                    NULL);
   j_family(w, &s->core_busy, "cpu_busy_max_pct", "cpu", "max_pct", 1);
   j_family(w, &s->core_freq, "cpu_freq_mean_mhz", "cpu", "mean_mhz", 0);
   j_family(w, &s->core_throttle, "cpu_throttle_total", "cpu", "total", 2);
@@ -1171,8 +995,8 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
     return w->err ? -1 : 0;
   }
   pp_jsonw_obj_begin(w);
-  j_run(w, a, &s);
-  j_host(w, &s);
+  j_run(w, a);
+  j_host(w, a, &s);
   int rc = j_tree(w, a, &s);
   if (!rc)
     rc = j_perf(w, &s);

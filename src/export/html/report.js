@@ -1694,7 +1694,30 @@
         var sub = add(s, h('div', 'pp-system-part'));
         sub.setAttribute('data-key', k);
         add(sub, h('h3', null, SYSTEM_TITLES[k] || metricLabel(k)));
-        if (isRecord(sys[k])) systemGroup(sub, k, sys[k]);
+        if (k === 'run' && isRecord(sys[k]) && isRecord(d.layout) &&
+            isRecord(d.layout.system_run)) {
+          layoutFacts(sub, d, 'system_run', sys[k]);
+        } else if (k === 'host' && isRecord(sys[k]) && isRecord(d.layout) &&
+            isRecord(d.layout.system_host)) {
+          /* the machine's measures: the results document's table (its
+           * members with a label), the rest as before */
+          var host = sys[k], rows = [], rest = {};
+          Object.keys(host).forEach(function (m) {
+            if (isStats(host[m]) && typeof host[m].label === 'string')
+              rows.push(host[m]);
+            else rest[m] = host[m];
+          });
+          layoutTable(sub, d, 'system_host', rows, function (r) {
+            return String(r.label);
+          });
+          if (Array.isArray(d.layout.system_host.remarks) && !rows.length)
+            d.layout.system_host.remarks.forEach(function (m) {
+              note(sub, String(m));
+            });
+          delete rest.sampler_hz; /* the table's note says them */
+          delete rest.samples;
+          systemGroup(sub, k, rest);
+        } else if (isRecord(sys[k])) systemGroup(sub, k, sys[k]);
         else renderValue(sub, k, sys[k], 1);
       });
       if (has(sys, 'unavailable')) {
@@ -2020,8 +2043,7 @@
         'written by an older pipeprof)');
       return null;
     }
-    if (typeof lay.title === 'string' && lay.title)
-      add(s, h('h3', null, lay.title));
+    /* the heading is the caller's: the section it draws the facts in */
     if (typeof lay.note === 'string') note(s, lay.note);
     var grid = add(s, h('div', 'pp-facts'));
     grid.setAttribute('data-facts', id);
