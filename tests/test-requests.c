@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "analyze/analysis.h"
+#include "analyze/analyze.h"
 #include "analyze/requests.h"
 #include "export/export.h"
 #include "format/pptrace.h"
@@ -141,10 +142,10 @@ PP_TEST(requests_exact_metrics) {
   CHECK_CONTAINS(txt, "\nrequests\n");
   CHECK_CONTAINS(txt, "\nrequest latency (of successful requests; E2E: "
                       "begin to end; TTFT:");
-  CHECK_CONTAINS(txt, "warm-up excluded 1");
+  CHECK_CONTAINS(txt, "\n  warm-up excluded:       1\n");
   CHECK_CONTAINS(txt, "TPOT");
-  CHECK_CONTAINS(txt, "padding waste 21.4%");
-  CHECK_CONTAINS(txt, "p90 needs 64 requests, need 63 more");
+  CHECK_CONTAINS(txt, "\n  padding waste:         21.4%\n");
+  CHECK_CONTAINS(txt, "\n  requests for p90:      64 (need 63 more)\n");
   free(txt);
   f = open_memstream(&txt, &len);
   CHECK_EQ(pp_export_summary_json(f, &a), 0);
@@ -307,15 +308,18 @@ PP_TEST(requests_live_two_threads) {
                                 "'%s'", path);
   CHECK_EQ(c.rc, 0);
   CHECK_CONTAINS(c.out, "\nrequests\n");
-  CHECK_CONTAINS(c.out, "warm-up excluded 4");
-  CHECK_CONTAINS(c.out, "goodput ");
-  CHECK_CONTAINS(c.out, "35 of 36 finished requests");
+  CHECK_CONTAINS(c.out, "\n  warm-up excluded:       4\n");
+  CHECK_CONTAINS(c.out, "\nSLO (a finished request is good when it meets "
+                        "every limit)\n  TTFT limit:            10.0 s\n"
+                        "  TPOT limit:            -\n");
+  CHECK_CONTAINS(c.out, "\n  goodput:               ");
+  CHECK_CONTAINS(c.out, "(35 of 36 finished requests)\n");
   pp_cli_result_free(&c);
   /* the same options when every event is stored and nothing streams */
   c = pp_test_cli("report --details all --slo ttft=10s,e2e=10s --warmup 4 "
                   "'%s'", path);
   CHECK_EQ(c.rc, 0);
-  CHECK_CONTAINS(c.out, "warm-up excluded 4");
+  CHECK_CONTAINS(c.out, "\n  warm-up excluded:       4\n");
   CHECK_CONTAINS(c.out, "35 of 36 finished requests");
   pp_cli_result_free(&c);
   c = pp_test_cli("report --slo ttft=fast '%s'", path);
@@ -652,6 +656,7 @@ PP_TEST(requests_stream_bound_counts_lost_and_says_so) {
   pp_request_stats_free(&an.prof.req);
   CHECK_EQ(pp__req_stream_finish(s, 0, &an.prof.req), 0);
   pp__req_stream_free(s);
+  CHECK_EQ(pp__analysis_document(&an), 0); /* the figures were replaced */
   const pp_request_stats *r = &an.prof.req;
   CHECK_EQ_U(r->lost, K);
   CHECK_EQ_U(r->requests, N);
@@ -660,8 +665,8 @@ PP_TEST(requests_stream_bound_counts_lost_and_says_so) {
   /* the lost requests' token and end events found no request */
   CHECK_EQ_U(r->orphans, 2 * K);
   char *txt = tb_report_text(&an);
-  CHECK_CONTAINS(txt, "3 requests lost: more open at once than the pairing "
-                      "table holds");
+  CHECK_CONTAINS(txt, "\n  lost:                   3 (more open at once "
+                      "than the pairing table holds)\n");
   free(txt);
   char *js = tb_summary_json(&an);
   CHECK_CONTAINS(js, "\"lost\":3");

@@ -371,6 +371,109 @@ static int request_latency(const pp_analysis *a, pp_doc *d) {
   return pp_results_request_latency(d, f, 4, NULL) ? 0 : -1;
 }
 
+/* A limit of an SLO as a fact: none (null, "-") when not set. */
+static void slo_limit(pp_table *t, const char *key, const char *label,
+                      int64_t ns) {
+  if (ns > 0)
+    pp_fact_int(t, key, label, ns, PP_VALUE_NS);
+  else
+    pp_fact_num(t, key, label, NAN, PP_VALUE_NS);
+}
+
+/* The requests' facts: "request_facts" (counts, span, rates),
+ * "request_slo" (with an SLO), "request_validity" (the sample size the
+ * percentiles need), "request_batches" and "request_batch_sizes" (with
+ * batches). */
+static int request_facts(const pp_analysis *a, pp_doc *d) {
+  const pp_request_stats *r = &a->prof.req;
+  if (a->trace->from_stats ||
+      (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost))
+    return 0;
+  pp_table *t = pp_doc_facts(d, "request_facts", "requests", NULL);
+  pp_fact_int(t, "requests", "requests", (int64_t)r->requests,
+              PP_VALUE_COUNT);
+  pp_fact_int(t, "completed", "completed", (int64_t)r->completed,
+              PP_VALUE_COUNT);
+  pp_fact_int(t, "failed", "failed", (int64_t)r->failed, PP_VALUE_COUNT);
+  pp_fact_int(t, "unfinished", "unfinished", (int64_t)r->unfinished,
+              PP_VALUE_COUNT);
+  pp_fact_int(t, "warmup_excluded", "warm-up excluded", (int64_t)r->warmup,
+              PP_VALUE_COUNT);
+  pp_fact_int(t, "orphan_events", "events without a begin",
+              (int64_t)r->orphans, PP_VALUE_COUNT);
+  long l = pp_fact_int(t, "lost", "lost", (int64_t)r->lost, PP_VALUE_COUNT);
+  if (r->lost)
+    pp_row_note(t, l, "more open at once than the pairing table holds");
+  pp_fact_int(t, "output_tokens", "output tokens", (int64_t)r->output_tokens,
+              PP_VALUE_COUNT);
+  pp_fact_int(t, "span_ns", "span", r->span_ns, PP_VALUE_NS);
+  pp_fact_num(t, "requests_per_s", "throughput", r->req_per_s,
+              PP_VALUE_RATE);
+  if (r->output_tokens)
+    pp_fact_num(t, "output_tokens_per_s", "token throughput", r->tokens_per_s,
+                PP_VALUE_RATE);
+  else
+    pp_fact_unavailable(t, "output_tokens_per_s", "token throughput",
+                        "no output tokens recorded (pp_request_tokens)");
+  if (r->slo_set) {
+    t = pp_doc_facts(d, "request_slo", "SLO",
+                     "a finished request is good when it meets every limit");
+    slo_limit(t, "ttft_ns", "TTFT limit", r->slo.ttft_ns);
+    slo_limit(t, "tpot_ns", "TPOT limit", r->slo.tpot_ns);
+    slo_limit(t, "e2e_ns", "E2E limit", r->slo.e2e_ns);
+    pp_fact_int(t, "good", "good requests", (int64_t)r->good,
+                PP_VALUE_COUNT);
+    pp_fact_num(t, "goodput_per_s", "goodput", r->goodput_per_s,
+                PP_VALUE_RATE);
+    long c = pp_fact_num(t, "compliance", "compliance", r->compliance,
+                         PP_VALUE_FRACTION);
+    pp_row_note(t, c, "%" PRIu64 " of %" PRIu64 " finished requests",
+                r->good, r->completed + r->failed);
+  }
+  uint64_t over = r->slo_set ? r->completed - r->good : 0;
+  t = pp_doc_facts(d, "request_validity", "validity",
+                   "MLPerf early stopping: the requests a percentile needs "
+                   "to be claimed at this confidence");
+  pp_fact_num(t, "confidence", "confidence", 0.99, PP_VALUE_FRACTION);
+  pp_fact_int(t, "over_latency", "over the SLOs", (int64_t)over,
+              PP_VALUE_COUNT);
+  static const double pcts[] = {90, 99};
+  for (size_t i = 0; i < 2; i++) {
+    char key[32], label[48];
+    uint64_t need = pp_request_min_count(pcts[i], 0.99, over);
+    snprintf(key, sizeof key, "min_requests_p%.0f", pcts[i]);
+    snprintf(label, sizeof label, "requests for p%.0f", pcts[i]);
+    long n = pp_fact_int(t, key, label, (int64_t)need, PP_VALUE_COUNT);
+    if (need && r->completed >= need)
+      pp_row_note(t, n, "met");
+    else
+      pp_row_note(t, n, "need %" PRIu64 " more",
+                  need > r->completed ? need - r->completed : 0);
+  }
+  if (r->batches) {
+    t = pp_doc_facts(d, "request_batches", "batches", NULL);
+    pp_fact_int(t, "count", "batches", (int64_t)r->batches, PP_VALUE_COUNT);
+    pp_fact_int(t, "items", "items", (int64_t)r->batch_items,
+                PP_VALUE_COUNT);
+    pp_fact_int(t, "padded_items", "padded items", (int64_t)r->batch_padded,
+                PP_VALUE_COUNT);
+    pp_fact_num(t, "mean_size", "mean size", r->batch_mean, PP_VALUE_NUMBER);
+    pp_fact_num(t, "padding_waste", "padding waste", r->padding_waste,
+                PP_VALUE_FRACTION);
+    static const pp_col size_cols[] = {
+        {"size", "batch size", PP_VALUE_COUNT, PP_COL_INT, NULL},
+        {"batches", "batches", PP_VALUE_COUNT, PP_COL_INT, NULL}};
+    t = pp_doc_table(d, "request_batch_sizes", "batches by size", NULL,
+                     size_cols, 2);
+    for (size_t i = 0; t && i < r->nsizes; i++) {
+      long row = pp_table_row(t);
+      pp_cell_int(t, row, "size", r->sizes[i].size);
+      pp_cell_count(t, row, "batches", r->sizes[i].batches);
+    }
+  }
+  return pp_doc_ok(d) ? 0 : -1;
+}
+
 /* "stalls": the pipeline's longest stall periods. */
 static int stalls(const pp_analysis *a, pp_doc *d) {
   const pp_pipeline *p = &a->prof.pipe;
@@ -546,6 +649,7 @@ int pp__analysis_document(pp_analysis *a) {
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
       gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
       advice(a, a->doc) != 0 || system_tables(a, a->doc) != 0 ||
+      request_facts(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

@@ -718,25 +718,6 @@ static int has_request_sites(const pp_trace *t) {
   return 0;
 }
 
-static void validity(FILE *out, const pp_request_stats *r) {
-  uint64_t over = r->slo_set ? r->completed - r->good : 0;
-  fprintf(out, "  validity (MLPerf early stopping, confidence 0.99, %" PRIu64
-               " over the SLOs):",
-          over);
-  static const double pcts[] = {90, 99};
-  for (size_t i = 0; i < 2; i++) {
-    uint64_t need = pp_request_min_count(pcts[i], 0.99, over);
-    fprintf(out, "%s p%.0f needs %" PRIu64 " requests, ", i ? ";" : "",
-            pcts[i], need);
-    if (need && r->completed >= need)
-      fputs("ok", out);
-    else
-      fprintf(out, "need %" PRIu64 " more",
-              need > r->completed ? need - r->completed : 0);
-  }
-  fputc('\n', out);
-}
-
 static void request_table(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   const pp_request_stats *r = &a->prof.req;
@@ -749,34 +730,7 @@ static void request_table(FILE *out, const pp_analysis *a) {
   }
   if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
     return;
-  char b[CELL_MAX];
-  fputs("\nrequests\n", out);
-  fprintf(out,
-          "  requests %" PRIu64 "  completed %" PRIu64 "  failed %" PRIu64
-          "  unfinished %" PRIu64 "  warm-up excluded %" PRIu64 "\n",
-          r->requests, r->completed, r->failed, r->unfinished, r->warmup);
-  if (r->orphans)
-    fprintf(out, "  %" PRIu64 " request events without a begin\n",
-            r->orphans);
-  if (r->lost)
-    fprintf(out,
-            "  %" PRIu64 " requests lost: more open at once than the "
-            "pairing table holds\n",
-            r->lost);
-  char rq[32], tk[32];
-  if (r->requests && r->output_tokens) {
-    fprintf(out,
-            "  throughput %s, output tokens %s (%" PRIu64
-            " tokens over %s)\n",
-            pp_format_rate(rq, sizeof rq, r->req_per_s),
-            pp_format_rate(tk, sizeof tk, r->tokens_per_s), r->output_tokens,
-            pp_format_ns(b, sizeof b, (double)r->span_ns));
-  } else if (r->requests) { /* no token events: no token rate to give */
-    fprintf(out,
-            "  throughput %s over %s (no output tokens recorded)\n",
-            pp_format_rate(rq, sizeof rq, r->req_per_s),
-            pp_format_ns(b, sizeof b, (double)r->span_ns));
-  }
+  pp_doc_text_table(out, pp_doc_find(a->doc, "request_facts"), 0);
   if (r->requests) {
     pp_energy e;
     if (!pp_run_energy(a, &e)) {
@@ -797,41 +751,11 @@ static void request_table(FILE *out, const pp_analysis *a) {
             out);
     }
     pp_doc_text_table(out, pp_doc_find(a->doc, "request_latency"), 0);
-    if (r->slo_set) {
-      char gp[32], cp[32];
-      fprintf(out, "  goodput %s: %" PRIu64 " of %" PRIu64
-                   " finished requests (%s) meet",
-              pp_format_rate(gp, sizeof gp, r->goodput_per_s), r->good,
-              r->completed + r->failed,
-              pp_format_pct(cp, sizeof cp, r->compliance * 100.0));
-      const char *sep = " ";
-      if (r->slo.ttft_ns) {
-        fprintf(out, "%sttft <= %s", sep,
-                pp_format_ns(b, sizeof b, (double)r->slo.ttft_ns));
-        sep = ", ";
-      }
-      if (r->slo.tpot_ns) {
-        fprintf(out, "%stpot <= %s", sep,
-                pp_format_ns(b, sizeof b, (double)r->slo.tpot_ns));
-        sep = ", ";
-      }
-      if (r->slo.e2e_ns)
-        fprintf(out, "%se2e <= %s", sep,
-                pp_format_ns(b, sizeof b, (double)r->slo.e2e_ns));
-      fputc('\n', out);
-    }
-    validity(out, r);
+    pp_doc_text_table(out, pp_doc_find(a->doc, "request_slo"), 0);
+    pp_doc_text_table(out, pp_doc_find(a->doc, "request_validity"), 0);
   }
-  if (r->batches) {
-    fprintf(out,
-            "  batches %" PRIu64 "  mean size %.2f  padding waste %.1f%%  "
-            "by size:",
-            r->batches, r->batch_mean, r->padding_waste * 100.0);
-    for (size_t i = 0; i < r->nsizes; i++)
-      fprintf(out, " %" PRIu32 " x%" PRIu64 "%s", r->sizes[i].size,
-              r->sizes[i].batches, i + 1 < r->nsizes ? "," : "");
-    fputc('\n', out);
-  }
+  pp_doc_text_table(out, pp_doc_find(a->doc, "request_batches"), 0);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "request_batch_sizes"), 0);
 }
 
 /* ---- anomalies and alerts -------------------------------------------- */

@@ -435,22 +435,7 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_key(w, "requests");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_bool(w, "available", 1);
-  pp_jsonw_kv_uint(w, "requests", r->requests);
-  pp_jsonw_kv_uint(w, "warmup_excluded", r->warmup);
-  pp_jsonw_kv_uint(w, "completed", r->completed);
-  pp_jsonw_kv_uint(w, "failed", r->failed);
-  pp_jsonw_kv_uint(w, "unfinished", r->unfinished);
-  pp_jsonw_kv_uint(w, "orphan_events", r->orphans);
-  pp_jsonw_kv_uint(w, "lost", r->lost);
-  pp_jsonw_kv_uint(w, "output_tokens", r->output_tokens);
-  pp_jsonw_kv_int(w, "span_ns", r->span_ns);
-  pp_jsonw_kv_double(w, "requests_per_s", r->req_per_s);
-  /* null when the program recorded no token: no rate measured */
-  pp_jsonw_key(w, "output_tokens_per_s");
-  if (r->output_tokens)
-    pp_jsonw_double(w, r->tokens_per_s);
-  else
-    pp_jsonw_null(w);
+  pp_doc_json_facts(w, pp_doc_find(a->doc, "request_facts"));
   {
     pp_energy e;
     pp_jsonw_key(w, "energy");
@@ -471,42 +456,31 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
   pp_doc_json_keyed(w, pp_doc_find(a->doc, "request_latency"), "key", NULL,
                     NULL);
   pp_jsonw_key(w, "slo");
-  if (r->slo_set) {
+  const pp_table *slo = pp_doc_find(a->doc, "request_slo");
+  if (slo) {
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_int(w, "ttft_ns", r->slo.ttft_ns);
-    pp_jsonw_kv_int(w, "tpot_ns", r->slo.tpot_ns);
-    pp_jsonw_kv_int(w, "e2e_ns", r->slo.e2e_ns);
-    pp_jsonw_kv_uint(w, "good", r->good);
-    pp_jsonw_kv_double(w, "goodput_per_s", r->goodput_per_s);
-    pp_jsonw_kv_double(w, "compliance", r->compliance);
+    pp_doc_json_facts(w, slo);
     pp_jsonw_obj_end(w);
   } else {
     pp_jsonw_null(w);
   }
-  uint64_t over = r->slo_set ? r->completed - r->good : 0;
   pp_jsonw_key(w, "validity");
   pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_double(w, "confidence", 0.99);
-  pp_jsonw_kv_uint(w, "over_latency", over);
-  pp_jsonw_kv_uint(w, "min_requests_p90", pp_request_min_count(90, 0.99, over));
-  pp_jsonw_kv_uint(w, "min_requests_p99", pp_request_min_count(99, 0.99, over));
+  pp_doc_json_facts(w, pp_doc_find(a->doc, "request_validity"));
   pp_jsonw_obj_end(w);
   pp_jsonw_key(w, "batches");
   pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_uint(w, "count", r->batches);
-  pp_jsonw_kv_uint(w, "items", r->batch_items);
-  pp_jsonw_kv_uint(w, "padded_items", r->batch_padded);
-  pp_jsonw_kv_double(w, "mean_size", r->batch_mean);
-  pp_jsonw_kv_double(w, "padding_waste", r->padding_waste);
-  pp_jsonw_key(w, "by_size");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < r->nsizes; i++) {
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "size", r->sizes[i].size);
-    pp_jsonw_kv_uint(w, "batches", r->sizes[i].batches);
-    pp_jsonw_obj_end(w);
+  const pp_table *bt = pp_doc_find(a->doc, "request_batches");
+  if (bt) {
+    pp_doc_json_facts(w, bt);
+  } else { /* no batches: the counts are 0 */
+    pp_jsonw_kv_uint(w, "count", 0);
+    pp_jsonw_kv_uint(w, "items", 0);
+    pp_jsonw_kv_uint(w, "padded_items", 0);
   }
-  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "by_size");
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "request_batch_sizes"), NULL,
+                   NULL);
   pp_jsonw_obj_end(w);
   pp_jsonw_obj_end(w);
 }

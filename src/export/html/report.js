@@ -1452,19 +1452,8 @@
       unavailable(s, r.reason);
       return;
     }
-    var grid = add(s, h('div', 'pp-facts'));
-    ['requests', 'completed', 'failed', 'unfinished', 'warmup_excluded',
-     'orphan_events', 'output_tokens'].forEach(function (k) {
-      if (has(r, k)) fact(grid, pretty(k), fmtNum(r[k]));
-    });
-    if (has(r, 'span_ns')) fact(grid, 'span', fmtNs(r.span_ns));
-    if (has(r, 'requests_per_s'))
-      fact(grid, 'requests/s', fmtUnit('rate', r.requests_per_s));
-    if (isNum(r.output_tokens_per_s))
-      fact(grid, 'output tokens/s', fmtNum(r.output_tokens_per_s));
-    if (r.lost > 0)
-      fact(grid, 'lost', fmtNum(r.lost),
-        'more open at once than the pairing table holds');
+    /* the results document's facts, tables and rows, laid out */
+    layoutFacts(s, d, 'request_facts', r);
     var en = r.energy;
     if (isRecord(en) && typeof en.unavailable === 'string')
       add(s, h('p', 'pp-unavail', 'energy per request: unavailable: ' +
@@ -1486,37 +1475,19 @@
       });
     }
     add(s, h('h3', null, 'SLO'));
-    if (isRecord(r.slo)) {
-      var sl = r.slo, lim = [];
-      ['ttft_ns', 'tpot_ns', 'e2e_ns'].forEach(function (k) {
-        if (sl[k] > 0) lim.push(k.replace('_ns', '').toUpperCase() + ' \u2264 ' +
-          fmtNs(sl[k]));
-      });
-      add(s, h('p', null, 'limits: ' + (lim.join(', ') || 'none') +
-        '; good requests: ' + fmtNum(sl.good) + '; goodput: ' +
-        fmtNum(sl.goodput_per_s) + '/s; compliance: ' +
-        (isNum(sl.compliance) ? fmtPct(sl.compliance * 100) : '\u2013')));
-    } else {
-      note(s, 'no SLO set (pipeprof report --slo, or PIPEPROF_SLO)');
-    }
-    var v = r.validity;
-    if (isRecord(v)) {
-      var short90 = Math.max(0, (v.min_requests_p90 || 0) - (r.completed || 0));
-      var short99 = Math.max(0, (v.min_requests_p99 || 0) - (r.completed || 0));
-      add(s, h('p', null, 'validity (confidence ' + v.confidence + '): p90 ' +
-        'needs ' + v.min_requests_p90 + ' requests' +
-        (short90 ? ' (need ' + short90 + ' more)' : ' (met)') + ', p99 needs ' +
-        v.min_requests_p99 + (short99 ? ' (need ' + short99 + ' more)'
-          : ' (met)') + '; over latency: ' + v.over_latency));
+    if (isRecord(r.slo)) layoutFacts(s, d, 'request_slo', r.slo);
+    else note(s, 'no SLO set (pipeprof report --slo, or PIPEPROF_SLO)');
+    if (isRecord(r.validity)) {
+      add(s, h('h3', null, 'validity'));
+      layoutFacts(s, d, 'request_validity', r.validity);
     }
     var b = r.batches;
     if (isRecord(b) && b.count > 0) {
       add(s, h('h3', null, 'batches'));
-      add(s, h('p', null, b.count + ' batches, ' + b.items + ' items, mean ' +
-        'size ' + fmtSig3(b.mean_size) + ', padding waste ' +
-        (isNum(b.padding_waste) ? fmtPct(b.padding_waste * 100) : '\u2013')));
+      layoutFacts(s, d, 'request_batches', b);
       if (Array.isArray(b.by_size) && b.by_size.length)
-        arrayTable(s, b.by_size);
+        layoutTable(s, d, 'request_batch_sizes', b.by_size.filter(isRecord),
+          function (x) { return String(x.size); });
     }
     /* Fields added later to the requests object. */
     var known = ['available', 'requests', 'completed', 'failed', 'unfinished',
