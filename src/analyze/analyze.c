@@ -366,9 +366,11 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
     goto oom;
   a->nthreads = t->nthreads;
   if (t->from_stats) {
-    if (analyze_from_stats(a) != 0 || pp__analysis_document(a) != 0)
+    if (analyze_from_stats(a) != 0)
       goto oom;
-    a->analyzed = 1;
+    a->analyzed = 1; /* the document reads the figures through the API */
+    if (pp__analysis_document(a) != 0)
+      goto oom;
     return 0;
   }
 
@@ -425,11 +427,14 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
   if (pp_analyze_breakdown(a) || pp_analyze_shapes(a) || pp_analyze_gpu(a) ||
       pp_analyze_cuda(a) ||
       pp_analyze_pipeline(a) || /* after GPU: its advice reads them */
-      pp__series_build(a->series_rec, a) || pp__analysis_document(a))
+      pp__series_build(a->series_rec, a))
     goto oom;
-  a->analyzed = 1;
+  a->analyzed = 1; /* the document reads the figures through the API */
+  if (pp__analysis_document(a))
+    goto oom;
   return 0;
 oom:
+  a->analyzed = 0;
   pp__analysis_results_free(a);
   return -1;
 }

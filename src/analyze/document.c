@@ -371,6 +371,59 @@ static int request_latency(const pp_analysis *a, pp_doc *d) {
   return pp_results_request_latency(d, f, 4, NULL) ? 0 : -1;
 }
 
+/* "zone_slos": each zone SLO given (--slo NAME=DURATION), as
+ * pp_zone_slo_get computes it. */
+static int zone_slos(const pp_analysis *a, pp_doc *d) {
+  static const pp_col cols[] = {
+      {"zone", "zone", PP_VALUE_TEXT, 0, NULL},
+      {"target_ns", "target", PP_VALUE_NS, PP_COL_INT, NULL},
+      {"count", "instances", PP_VALUE_COUNT, PP_COL_INT, NULL},
+      {"met", "met", PP_VALUE_COUNT, PP_COL_INT, NULL},
+      {"violations", "violations", PP_VALUE_COUNT, PP_COL_INT, NULL},
+      {"uncertain", "uncertain", PP_VALUE_COUNT, PP_COL_INT, NULL},
+      {"compliance_pct", "compliance", PP_VALUE_PCT, 0, NULL},
+      {"compliance_max_pct", "compliance at most", PP_VALUE_PCT,
+       PP_COL_JSON_ONLY, NULL},
+  };
+  if (!a->req_slo.nzones)
+    return 0;
+  pp_table *t = pp_doc_table(
+      d, "zone_slos", "service-level objectives",
+      "zones: each instance of every zone of that name within the target; "
+      "uncertain: within the histogram's 0.1% of the target, either",
+      cols, sizeof cols / sizeof *cols);
+  for (size_t i = 0; t && i < a->req_slo.nzones; i++) {
+    pp_zone_slo z;
+    if (pp_zone_slo_get(a, i, &z) != 0)
+      continue;
+    long r = pp_table_row(t);
+    pp_cell_text(t, r, "zone", z.name);
+    pp_cell_int(t, r, "target_ns", z.limit_ns);
+    if (!z.found || !z.count) {
+      const char *why = z.found ? "the zone has no instance"
+                                : "no zone of that name in this trace";
+      for (size_t c = 2; c < sizeof cols / sizeof *cols; c++)
+        pp_cell_unavailable(t, r, cols[c].key, why);
+      continue;
+    }
+    pp_cell_count(t, r, "count", z.count);
+    pp_cell_count(t, r, "met", z.met);
+    pp_cell_count(t, r, "violations", z.violations);
+    pp_cell_count(t, r, "uncertain", z.uncertain);
+    pp_cell_num(t, r, "compliance_pct", z.compliance_pct);
+    pp_cell_num(t, r, "compliance_max_pct", z.compliance_hi_pct);
+    if (z.uncertain) {
+      char lo[32], hi[32];
+      pp_row_note(t, r,
+                  "%" PRIu64 " within 0.1%% of the target (either): "
+                  "compliance %s to %s",
+                  z.uncertain, pp_format_pct(lo, sizeof lo, z.compliance_pct),
+                  pp_format_pct(hi, sizeof hi, z.compliance_hi_pct));
+    }
+  }
+  return pp_doc_ok(d) ? 0 : -1;
+}
+
 /* A limit of an SLO as a fact: none (null, "-") when not set. */
 static void slo_limit(pp_table *t, const char *key, const char *label,
                       int64_t ns) {
@@ -614,7 +667,7 @@ static int system_run(const pp_analysis *a, const pp_system *s,
 
 static int system_tables(const pp_analysis *a, pp_doc *d) {
   pp_system s;
-  if (pp__system_compute(a, &s))
+  if (pp_system_get(a, &s))
     return -1;
   int rc = system_run(a, &s, d);
   if (!rc)
@@ -649,7 +702,7 @@ int pp__analysis_document(pp_analysis *a) {
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
       gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
       advice(a, a->doc) != 0 || system_tables(a, a->doc) != 0 ||
-      request_facts(a, a->doc) != 0 ||
+      request_facts(a, a->doc) != 0 || zone_slos(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

@@ -80,6 +80,29 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
   return any;
 }
 
+/* The first group of row r from which every shown cell to the end of the
+ * row is unavailable for one reason, when that is two groups or more (a
+ * zone SLO whose zone was never recorded): the row says it once there,
+ * "unavailable: why", instead of in each cell. ng when none. */
+static size_t unavailable_from(const pp_table *t, size_t r, const size_t *g0,
+                               const size_t *g1, size_t ng) {
+  const char *why = NULL;
+  size_t k = ng;
+  while (k > 1) {
+    int all = 1;
+    for (size_t c = g0[k - 1]; c < g1[k - 1] && all; c++) {
+      const pp_cell *v = pp_table_cell(t, r, c);
+      all = v->kind == PP_CELL_UNAVAILABLE && (!why || !strcmp(why, v->text));
+      if (all)
+        why = v->text;
+    }
+    if (!all)
+      break;
+    k--;
+  }
+  return ng - k >= 2 ? k : ng;
+}
+
 /* The table's remarks, each on a line of its own. */
 static void remarks(FILE *out, const pp_table *t) {
   for (size_t i = 0; i < t->nremarks; i++) {
@@ -188,12 +211,28 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
   char *cells = malloc(t->nrows * row_size);
   if (!cells)
     return;
+  size_t *span = malloc(t->nrows * sizeof *span);
+  if (!span) {
+    free(cells);
+    return;
+  }
   size_t seen = 0; /* the shown rows so far: the first max_rows print */
   for (size_t r = 0; r < t->nrows; r++) {
     if (!pp_table_row_shown(t, r) || seen++ >= max_rows)
       continue;
+    span[r] = unavailable_from(t, r, g0, g1, ng);
     for (size_t g = 0; g < ng; g++) {
       char *s = cells + r * row_size + off[g];
+      if (g > span[r]) {
+        *s = '\0';
+        continue;
+      }
+      if (g == span[r]) { /* said once, past the columns' widths */
+        char why[CELL];
+        clean(why, sizeof why, pp_table_cell(t, r, g0[g])->text, 0);
+        snprintf(s, off[g + 1] - off[g], "unavailable: %s", why);
+        continue;
+      }
       group_text(t, r, g0[g], g1[g], s, off[g + 1] - off[g],
                  g == 0 ? name_cap : 0);
       if (pp_text_cols(s) > width[g])
@@ -223,7 +262,8 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     for (size_t g = 0; g < end; g++) {
       fputs(g ? "  " : "", out);
       put_cell(out, cells + r * row_size + off[g],
-               g + 1 < end || right[g] ? width[g] : 0, right[g]);
+               g == span[r] ? 0 : g + 1 < end || right[g] ? width[g] : 0,
+               g == span[r] ? 0 : right[g]);
     }
     fputc('\n', out);
     /* the row's detail groups, then its notes */
@@ -252,6 +292,7 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     }
   }
   free(cells);
+  free(span);
   if (shown_rows > max_rows)
     fprintf(out, "(%zu more rows: pipeprof export --format json)\n",
             shown_rows - max_rows);

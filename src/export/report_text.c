@@ -670,42 +670,6 @@ static void overhead(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
 
 /* ---- zone SLOs ---------------------------------------------------------- */
 
-/* "  infer <= 5.00 ms: 987 of 1,000 met (98.7%), 13 violations": each zone
- * SLO given (--slo NAME=DURATION), as pp_zone_slo_get computed it. */
-static void zone_slo_table(FILE *out, const pp_analysis *a) {
-  if (!a->req_slo.nzones)
-    return;
-  fputs("\nservice-level objectives (zones: each instance within the "
-        "limit)\n", out);
-  for (size_t i = 0; i < a->req_slo.nzones; i++) {
-    pp_zone_slo z;
-    char lim[CELL_MAX], pc[32], hi[32];
-    if (pp_zone_slo_get(a, i, &z) != 0)
-      continue;
-    fputs("  ", out);
-    put_name(out, z.name, 60, 0);
-    fprintf(out, " <= %s: ", pp_format_ns(lim, sizeof lim, (double)z.limit_ns));
-    if (!z.found) {
-      fputs("unavailable: no zone of that name in this trace\n", out);
-      continue;
-    }
-    if (!z.count) {
-      fputs("unavailable: the zone has no instance\n", out);
-      continue;
-    }
-    fprintf(out, "%" PRIu64 " of %" PRIu64 " met (%s", z.met, z.count,
-            pp_format_pct(pc, sizeof pc, z.compliance_pct));
-    if (z.uncertain)
-      fprintf(out, " to %s", pp_format_pct(hi, sizeof hi, z.compliance_hi_pct));
-    fprintf(out, "), %" PRIu64 " violation%s", z.violations,
-            z.violations == 1 ? "" : "s");
-    if (z.uncertain)
-      fprintf(out, ", %" PRIu64 " within 0.1%% of the limit (either)",
-              z.uncertain);
-    fputc('\n', out);
-  }
-}
-
 /* ---- requests --------------------------------------------------------- */
 
 static int has_request_sites(const pp_trace *t) {
@@ -816,7 +780,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   frame_table(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "counters"), cap);
   request_table(out, a);
-  zone_slo_table(out, a);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "zone_slos"), 0);
   notes_table(out, a);
   if (pp_report_pipeline(out, a) != 0 || pp_report_system(out, a) != 0 ||
       pp_report_gpu(out, a) != 0 || pp_report_gpu_zones(out, a) != 0 ||

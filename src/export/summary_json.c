@@ -157,29 +157,7 @@ static void write_shapes(pp_jsonw *w, const pp_analysis *a) {
  * pp_zone_slo_get computed it; an empty array when none was given. */
 static void write_zone_slos(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_key(w, "zone_slos");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < a->req_slo.nzones; i++) {
-    pp_zone_slo z;
-    if (pp_zone_slo_get(a, i, &z) != 0)
-      continue;
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "zone", z.name);
-    pp_jsonw_kv_int(w, "target_ns", z.limit_ns);
-    if (!z.found || !z.count) {
-      pp_jsonw_kv_str(w, "unavailable",
-                      z.found ? "the zone has no instance"
-                              : "no zone of that name in this trace");
-    } else {
-      pp_jsonw_kv_uint(w, "count", z.count);
-      pp_jsonw_kv_uint(w, "met", z.met);
-      pp_jsonw_kv_uint(w, "violations", z.violations);
-      pp_jsonw_kv_uint(w, "uncertain", z.uncertain);
-      pp_jsonw_kv_double(w, "compliance_pct", z.compliance_pct);
-      pp_jsonw_kv_double(w, "compliance_max_pct", z.compliance_hi_pct);
-    }
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "zone_slos"), NULL, NULL);
 }
 
 /* The subject of the document: the profiled command in a `pipeprof run`

@@ -1174,30 +1174,12 @@
   /* Zone SLOs (--slo NAME=DURATION): target, instances within it,
    * violations and the compliance rate, as the analysis counted them. */
   function renderZoneSlos(app, d) {
-    var list = Array.isArray(d.zone_slos) ? d.zone_slos : [];
+    var list = Array.isArray(d.zone_slos) ? d.zone_slos.filter(isRecord) : [];
     if (!list.length) return;
     var s = section(app, 'pp-zone-slos', 'service-level objectives');
-    note(s, 'each instance of every zone of that name within the target; ' +
-      'an instance within 0.1% of the target may be either (uncertain)');
-    table(s, [
-      {key: 'zone', label: 'zone', text: function (r) { return r.zone; }},
-      {key: 'target_ns', label: 'target', num: true},
-      {key: 'count', label: 'instances', num: true,
-       text: function (r) {
-         return has(r, 'unavailable') ? 'unavailable: ' + r.unavailable
-           : fmtNum(r.count);
-       }},
-      {key: 'met', label: 'met', num: true},
-      {key: 'violations', label: 'violations', num: true},
-      {key: 'uncertain', label: 'uncertain', num: true},
-      {key: 'compliance_pct', label: 'compliance', num: true,
-       text: function (r) {
-         if (!isNum(r.compliance_pct)) return '\u2013';
-         return fmtPct(r.compliance_pct) + (r.uncertain > 0 &&
-           isNum(r.compliance_max_pct) ? ' to ' + fmtPct(r.compliance_max_pct)
-           : '');
-       }}
-    ], list);
+    layoutTable(s, d, 'zone_slos', list, function (r) {
+      return String(r.zone);
+    });
   }
 
   function renderThreads(app, d) {
@@ -2101,6 +2083,22 @@
       });
       return !all;
     });
+    /* a row unavailable in several columns for one reason (a zone SLO
+     * whose zone was never recorded) says it once, under the table */
+    var rowWhy = new Map();
+    rows.forEach(function (r) {
+      var why = null, n = 0, one = true;
+      groups.forEach(function (g) {
+        g.cols.forEach(function (c) {
+          var v = get(r, c.key);
+          if (!isRecord(v) || typeof v.unavailable !== 'string') return;
+          n++;
+          if (why === null) why = v.unavailable;
+          else if (why !== v.unavailable) one = false;
+        });
+      });
+      if (n >= 2 && one) rowWhy.set(r, why);
+    });
     var made = table(s, groups.map(function (g) {
       var c0 = g.cols[0], num = c0.unit !== 'text';
       return {
@@ -2119,8 +2117,8 @@
             if (why === null && isRecord(v) &&
                 typeof v.unavailable === 'string') why = v.unavailable;
             return cellOf(c, r);
-          }).join(' / ') + (why !== null && !said[why] ? ' (' + why + ')'
-            : '');
+          }).join(' / ') + (why !== null && !said[why] && !rowWhy.has(r)
+            ? ' (' + why + ')' : '');
         },
         bar: c0.bar ? function (r) {
           var v = get(r, c0.key);
@@ -2137,6 +2135,8 @@
     }, []).concat(moreCols || []), rows, {id: id, sorted: opts.sorted,
       rowTitle: opts.rowTitle});
     rows.forEach(function (r) {
+      if (rowWhy.has(r))
+        note(s, rowName(r) + ': unavailable: ' + rowWhy.get(r));
       if (typeof r.notes === 'string' && r.notes)
         note(s, rowName(r) + ': ' + r.notes);
     });
