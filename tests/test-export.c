@@ -1401,7 +1401,7 @@ PP_TEST(export_summary_json) {
 
 static const char csv_head[] =
     "zone,function,file,line,count,total_ns,self_ns,mean_ns,std_ns,min_ns,"
-    "p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,wall_pct\r\n";
+    "p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,wall_pct,rate_per_s\r\n";
 
 PP_TEST(export_csv) {
   pp_trace t;
@@ -1435,13 +1435,15 @@ PP_TEST(export_csv) {
   const pp_zone_stats *z0 = &a.prof.zones[0];
   CHECK_STR(pp_trace_loc_name(&t, z0->loc), "frame_loop");
   CHECK_EQ(a.prof.wall_ns, 2200);
-  char pct[32], row[256];
+  char pct[32], rate[32], row[256];
   CHECK_GT(pp_jsonw_fmt_double(pct, 1000.0 / 2200.0 * 100.0), 0);
   CHECK(strtod(pct, NULL) == 1000.0 / 2200.0 * 100.0);
+  /* the zones table's rate: count per second of the wall time */
+  CHECK_GT(pp_jsonw_fmt_double(rate, 1.0 / 2200e-9), 0);
   snprintf(row, sizeof row,
            "\r\nframe_loop,fn_main,src/pipe.c,10,1,1000,"
-           "800,1000,0,1000,1000,1000,1000,1000,1000,1000,%s\r\n",
-           pct);
+           "800,1000,0,1000,1000,1000,1000,1000,1000,1000,%s,%s\r\n",
+           pct, rate);
   CHECK_CONTAINS(s, row);
   free(s);
   pp_analysis_free(&a);

@@ -77,6 +77,25 @@ static double reap(pid_t pid) {
          (double)ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* task-clock (ms) is the CPU time of the process tree: at least 90% of
+ * what rusage accounted, and at most the lifetime of its tasks (tasks x
+ * wall_ms). Not "within 10% of rusage": on a VM the task clock also runs
+ * while the hypervisor steals the CPU from a running task, which rusage
+ * leaves out, so on a busy host it reads up to the wall time (183 ms
+ * against rusage's 161 ms in one run). */
+static void check_task_clock(double tc, double cpu_ms, double wall_ms,
+                             int tasks) {
+  if (!(tc >= 0.90 * cpu_ms && tc <= tasks * wall_ms * 1.02 + 1.0))
+    PP_FAIL("task-clock %.3f ms: expected from 90%% of rusage's %.3f ms to "
+            "%d x the wall time %.3f ms", tc, cpu_ms, tasks, wall_ms);
+}
+
 static int have_cpu_pmu(void) {
   struct stat st;
   return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
@@ -132,8 +151,10 @@ PP_TEST(perf_enable_on_exec_shell_loop) {
   CHECK(!s.ev[PP_PERF_TASK_CLOCK].counted);
   CHECK_STR(s.ev[PP_PERF_TASK_CLOCK].reason, "not counted (not enabled yet)");
 
+  double t0 = now_ms();
   start(go);
   double cpu_ms = reap(pid);
+  double wall_ms = now_ms() - t0;
   /* The counts stay readable after the child was reaped. */
   CHECK_GT(pp_collect_perf_read(p, &s), 0);
   const pp_perf_value *tc = &s.ev[PP_PERF_TASK_CLOCK];
@@ -142,7 +163,7 @@ PP_TEST(perf_enable_on_exec_shell_loop) {
   CHECK(tc->counted);
   CHECK(tc->value > 0);
   printf("# task-clock %.2f ms, rusage %.2f ms\n", tc->value, cpu_ms);
-  CHECK_NEAR(tc->value, cpu_ms, 0.10 * cpu_ms);
+  check_task_clock(tc->value, cpu_ms, wall_ms, 1);
   CHECK(s.ev[PP_PERF_PAGE_FAULTS].counted);
   CHECK(s.ev[PP_PERF_PAGE_FAULTS].value > 0);
   CHECK(s.ev[PP_PERF_CONTEXT_SWITCHES].available);
@@ -209,8 +230,10 @@ PP_TEST(perf_inherit_children) {
   pp_collect_perf *p = pp_collect_perf_open(pid, 0);
   CHECK(p != NULL);
   CHECK_GE(pp_collect_perf_navailable(p), 4);
+  double t0 = now_ms();
   start(go);
   double cpu_ms = reap(pid);
+  double wall_ms = now_ms() - t0;
   pp_perf_sample s;
   CHECK_GT(pp_collect_perf_read(p, &s), 0);
   double tc = s.ev[PP_PERF_TASK_CLOCK].value;
@@ -218,7 +241,7 @@ PP_TEST(perf_inherit_children) {
          cpu_ms, s.ev[PP_PERF_PAGE_FAULTS].value,
          s.ev[PP_PERF_CONTEXT_SWITCHES].value);
   CHECK(tc >= 190); /* both spins: the grandchild was inherited */
-  CHECK_NEAR(tc, cpu_ms, 0.10 * cpu_ms);
+  check_task_clock(tc, cpu_ms, wall_ms, 2);
   CHECK(s.ev[PP_PERF_PAGE_FAULTS].value >= 1000);
   const pp_perf_value *cs = &s.ev[PP_PERF_CONTEXT_SWITCHES];
   if (cs->user_only) { /* unprivileged at paranoid >= 2 */
@@ -569,8 +592,10 @@ PP_TEST(perf_matches_perf_stat) {
   pid_t pid = spawn_waiting(&go, argv, NULL);
   pp_collect_perf *p = pp_collect_perf_open(pid, PP_PERF_ENABLE_ON_EXEC);
   CHECK(p != NULL);
+  double t0 = now_ms();
   start(go);
   double cpu_ms = reap(pid);
+  double wall_ms = now_ms() - t0;
   pp_perf_sample s;
   CHECK_GT(pp_collect_perf_read(p, &s), 0);
   double faults = s.ev[PP_PERF_PAGE_FAULTS].value;
@@ -588,7 +613,7 @@ PP_TEST(perf_matches_perf_stat) {
   /* rusage also holds the exit-time teardown of the 32 MB, which the
    * counters no longer see (about 4 ms on the development VM): the
    * 100 ms spin keeps that well inside the 10%. */
-  CHECK_NEAR(tc, cpu_ms, 0.10 * cpu_ms);
+  check_task_clock(tc, cpu_ms, wall_ms, 1);
   CHECK(stat_cs >= 0);
   pp_collect_perf_close(p);
 }
