@@ -21,7 +21,7 @@
 #include "../metrics/registry.h"
 
 #define API_VERSION 1
-#define SCHEMA_MINOR 17
+#define SCHEMA_MINOR 18
 
 /* ---- what the host holds, copied out of its locks ------------------------ */
 
@@ -539,8 +539,14 @@ static void request_member(pp_jsonw *w, const state *s, int wi,
   pp_jsonw_key(w, "requests");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_bool(w, "available", 1);
-  pp_jsonw_kv_uint(w, "completed", e2e ? e2e->win[wi].count : 0);
-  pp_jsonw_kv_double(w, "requests_per_s", e2e ? e2e->win[wi].rate : 0);
+  /* the facts the live windows have, laid out as the report's */
+  pp_table *facts = pp_doc_facts(results, "request_facts", "requests",
+                                 "over the live window");
+  pp_fact_int(facts, "completed", "completed",
+              e2e ? (int64_t)e2e->win[wi].count : 0, PP_VALUE_COUNT);
+  pp_fact_num(facts, "requests_per_s", "throughput",
+              e2e ? e2e->win[wi].rate : 0, PP_VALUE_RATE);
+  pp_doc_json_facts(w, facts);
   pp_doc_json_keyed(
       w,
       pp_results_request_latency(results, f, n,
