@@ -40,7 +40,7 @@
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
     'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout',
-    'metadata'
+    'metadata', 'api_version', 'left_out'
   ];
   var MAX_SHAPE_OPS = 32;
   var SAMPLED_PREFIXES = ['sys.', 'proc.', 'perf.', 'power.', 'energy.',
@@ -2494,6 +2494,13 @@
   }
 
   function renderOthers(app, d) {
+    /* the live document's sites past what the live figures keep: said
+     * when there are any (a limit hit is never silent), else nothing */
+    if (isRecord(d.left_out) && isNum(d.left_out.sites) &&
+        d.left_out.sites > 0)
+      warn(add(app, h('section', 'pp-left-out')), d.left_out.sites +
+        ' counter, frame and queue sites were left out of the live ' +
+        'figures (more than they keep); the report of the trace has them');
     var scalars = [];
     Object.keys(d).forEach(function (k) {
       if (KNOWN.indexOf(k) >= 0) return;
