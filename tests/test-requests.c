@@ -765,3 +765,29 @@ PP_TEST(requests_zone_slo_in_every_view) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
+
+/* Batches without a request (the runtime's batcher): the requests'
+ * counts are 0 and their span and rates unavailable, never "0/s". */
+PP_TEST(requests_batches_only_have_no_rate) {
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  uint32_t bt = tb_loc(&t, "(batch)", 0);
+  size_t th = tb_thread(&t, 1, "");
+  tb_ev7(&t, th, 5 * MS, bt, PPT_EV_BATCH, 8, 8);
+  tb_ev7(&t, th, 6 * MS, bt, PPT_EV_BATCH, 6, 8);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *txt = tb_report_text(&a);
+  CHECK_CONTAINS(txt, "\n  throughput:             unavailable: no request "
+                      "recorded (pp_request_begin)\n");
+  CHECK(strstr(txt, "0/s") == NULL);
+  CHECK_CONTAINS(txt, "\n  padding waste:         12.5%\n");
+  free(txt);
+  char *js = tb_summary_json(&a);
+  CHECK_CONTAINS(js, "\"requests\":0,");
+  CHECK_CONTAINS(js, "\"requests_per_s\":{\"unavailable\":\"no request "
+                     "recorded (pp_request_begin)\"}");
+  free(js);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

@@ -459,15 +459,22 @@ static int request_facts(const pp_analysis *a, pp_doc *d) {
     pp_row_note(t, l, "more open at once than the pairing table holds");
   pp_fact_int(t, "output_tokens", "output tokens", (int64_t)r->output_tokens,
               PP_VALUE_COUNT);
-  pp_fact_int(t, "span_ns", "span", r->span_ns, PP_VALUE_NS);
-  pp_fact_num(t, "requests_per_s", "throughput", r->req_per_s,
-              PP_VALUE_RATE);
-  if (r->output_tokens)
-    pp_fact_num(t, "output_tokens_per_s", "token throughput", r->tokens_per_s,
+  if (!r->requests) { /* batches only (the runtime's batcher): no span */
+    static const char none[] = "no request recorded (pp_request_begin)";
+    pp_fact_unavailable(t, "span_ns", "span", none);
+    pp_fact_unavailable(t, "requests_per_s", "throughput", none);
+    pp_fact_unavailable(t, "output_tokens_per_s", "token throughput", none);
+  } else {
+    pp_fact_int(t, "span_ns", "span", r->span_ns, PP_VALUE_NS);
+    pp_fact_num(t, "requests_per_s", "throughput", r->req_per_s,
                 PP_VALUE_RATE);
-  else
-    pp_fact_unavailable(t, "output_tokens_per_s", "token throughput",
-                        "no output tokens recorded (pp_request_tokens)");
+    if (r->output_tokens)
+      pp_fact_num(t, "output_tokens_per_s", "token throughput",
+                  r->tokens_per_s, PP_VALUE_RATE);
+    else
+      pp_fact_unavailable(t, "output_tokens_per_s", "token throughput",
+                          "no output tokens recorded (pp_request_tokens)");
+  }
   if (r->slo_set) {
     t = pp_doc_facts(d, "request_slo", "SLO",
                      "a finished request is good when it meets every limit");
