@@ -334,12 +334,20 @@ static int stages(const pp_analysis *a, pp_doc *d) {
   return pp_results_pipeline_facts(d, &pf) ? 0 : -1;
 }
 
+/* Request or batch events to report (trace mode only: stats mode keeps
+ * no request events): the request tables are built, and the views show
+ * the requests' section, when this holds. */
+static int has_requests(const pp_analysis *a) {
+  const pp_request_stats *r = &a->prof.req;
+  return !a->trace->from_stats && (r->requests || r->warmup || r->batches ||
+                                   r->orphans || r->lost);
+}
+
 /* "request_latency": E2E, TTFT, TPOT and ITL of the successful requests
  * (when the trace has request events). */
 static int request_latency(const pp_analysis *a, pp_doc *d) {
   const pp_request_stats *r = &a->prof.req;
-  if (a->trace->from_stats ||
-      (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost))
+  if (!has_requests(a))
     return 0;
   static const char *const no_tokens =
       "no token events (pp_request_first_token, pp_request_tokens)";
@@ -435,12 +443,12 @@ static void slo_limit(pp_table *t, const char *key, const char *label,
 
 /* The requests' facts: "request_facts" (counts, span, rates),
  * "request_slo" (with an SLO), "request_validity" (the sample size the
- * percentiles need), "request_batches" and "request_batch_sizes" (with
+ * percentiles need), "request_batches" (the counts; the mean size and
+ * the padding waste with batches) and "request_batch_sizes" (with
  * batches). */
 static int request_facts(const pp_analysis *a, pp_doc *d) {
   const pp_request_stats *r = &a->prof.req;
-  if (a->trace->from_stats ||
-      (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost))
+  if (!has_requests(a))
     return 0;
   pp_table *t = pp_doc_facts(d, "request_facts", "requests", NULL);
   pp_fact_int(t, "requests", "requests", (int64_t)r->requests,
@@ -510,13 +518,12 @@ static int request_facts(const pp_analysis *a, pp_doc *d) {
       pp_row_note(t, n, "need %" PRIu64 " more",
                   need > r->completed ? need - r->completed : 0);
   }
-  if (r->batches) {
-    t = pp_doc_facts(d, "request_batches", "batches", NULL);
-    pp_fact_int(t, "count", "batches", (int64_t)r->batches, PP_VALUE_COUNT);
-    pp_fact_int(t, "items", "items", (int64_t)r->batch_items,
-                PP_VALUE_COUNT);
-    pp_fact_int(t, "padded_items", "padded items", (int64_t)r->batch_padded,
-                PP_VALUE_COUNT);
+  t = pp_doc_facts(d, "request_batches", "batches", NULL);
+  pp_fact_int(t, "count", "batches", (int64_t)r->batches, PP_VALUE_COUNT);
+  pp_fact_int(t, "items", "items", (int64_t)r->batch_items, PP_VALUE_COUNT);
+  pp_fact_int(t, "padded_items", "padded items", (int64_t)r->batch_padded,
+              PP_VALUE_COUNT);
+  if (r->batches) { /* the mean and the waste, and the sizes table */
     pp_fact_num(t, "mean_size", "mean size", r->batch_mean, PP_VALUE_NUMBER);
     pp_fact_num(t, "padding_waste", "padding waste", r->padding_waste,
                 PP_VALUE_FRACTION);

@@ -493,16 +493,9 @@ static void psi(const pp_metric_ref *r, size_t n, pp_system *s,
 }
 
 int pp_system_get(const pp_analysis *a, pp_system *s) {
-  memset(s, 0, sizeof *s);
-  if (!a->trace || !a->analyzed)
-    return -1;
-  return pp__system_compute(a, s);
-}
-
-int pp__system_compute(const pp_analysis *a, pp_system *s) {
   const pp_trace *t = a->trace;
   memset(s, 0, sizeof *s);
-  if (!t)
+  if (!t || !a->analyzed)
     return -1;
   pp_metric_ref *r;
   size_t n;

@@ -217,9 +217,6 @@ typedef struct pp_system {
 /* Compute the system figures of the analysed trace t into *s. 0, or -1
  * (out of memory, or t not analysed) with *s empty. */
 int pp_system_get(const pp_analysis *a, pp_system *s);
-/* The same for the analysis itself, before it is marked analysed (the
- * results document is built at the end of pp_analyze). */
-int pp__system_compute(const pp_analysis *a, pp_system *s);
 /* Release what pp_system_get allocated; safe on a zeroed struct, twice. */
 void pp_system_free(pp_system *s);
 

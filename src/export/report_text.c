@@ -692,9 +692,10 @@ static void request_table(FILE *out, const pp_analysis *a) {
             out);
     return;
   }
-  if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
+  const pp_table *facts = pp_doc_find(a->doc, "request_facts");
+  if (!facts) /* no request or batch events */
     return;
-  pp_doc_text_table(out, pp_doc_find(a->doc, "request_facts"), 0);
+  pp_doc_text_table(out, facts, 0);
   if (r->requests) {
     pp_energy e;
     if (!pp_run_energy(a, &e)) {
@@ -718,8 +719,12 @@ static void request_table(FILE *out, const pp_analysis *a) {
     pp_doc_text_table(out, pp_doc_find(a->doc, "request_slo"), 0);
     pp_doc_text_table(out, pp_doc_find(a->doc, "request_validity"), 0);
   }
-  pp_doc_text_table(out, pp_doc_find(a->doc, "request_batches"), 0);
-  pp_doc_text_table(out, pp_doc_find(a->doc, "request_batch_sizes"), 0);
+  /* the batches' section with batches: when they have a sizes table */
+  const pp_table *sizes = pp_doc_find(a->doc, "request_batch_sizes");
+  if (sizes) {
+    pp_doc_text_table(out, pp_doc_find(a->doc, "request_batches"), 0);
+    pp_doc_text_table(out, sizes, 0);
+  }
 }
 
 /* ---- anomalies and alerts -------------------------------------------- */

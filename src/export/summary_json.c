@@ -408,12 +408,13 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
     }
     return;
   }
-  if (!r->requests && !r->warmup && !r->batches && !r->orphans && !r->lost)
+  const pp_table *facts = pp_doc_find(a->doc, "request_facts");
+  if (!facts) /* no request or batch events */
     return;
   pp_jsonw_key(w, "requests");
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_bool(w, "available", 1);
-  pp_doc_json_facts(w, pp_doc_find(a->doc, "request_facts"));
+  pp_doc_json_facts(w, facts);
   {
     pp_energy e;
     pp_jsonw_key(w, "energy");
@@ -448,14 +449,7 @@ static void write_requests(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
   pp_jsonw_key(w, "batches");
   pp_jsonw_obj_begin(w);
-  const pp_table *bt = pp_doc_find(a->doc, "request_batches");
-  if (bt) {
-    pp_doc_json_facts(w, bt);
-  } else { /* no batches: the counts are 0 */
-    pp_jsonw_kv_uint(w, "count", 0);
-    pp_jsonw_kv_uint(w, "items", 0);
-    pp_jsonw_kv_uint(w, "padded_items", 0);
-  }
+  pp_doc_json_facts(w, pp_doc_find(a->doc, "request_batches"));
   pp_jsonw_key(w, "by_size");
   pp_doc_json_rows(w, pp_doc_find(a->doc, "request_batch_sizes"), NULL,
                    NULL);

@@ -125,6 +125,8 @@ pp_table *pp_doc_facts(pp_doc *d, const char *id, const char *title,
   return t;
 }
 
+static pp_cell *cell(pp_table *t, long row, const char *key);
+
 /* A new fact's row with its key and label, or -1. */
 static long fact(pp_table *t, const char *key, const char *label) {
   if (!t || !t->facts)
@@ -148,8 +150,9 @@ long pp_fact_int(pp_table *t, const char *key, const char *label, int64_t v,
                  pp_value_unit unit) {
   long r = fact(t, key, label);
   pp_cell_int(t, r, "value", v);
-  if (r >= 0)
-    t->cells[(size_t)r * t->ncols + 2].unit = unit;
+  pp_cell *c = cell(t, r, "value");
+  if (c)
+    c->unit = unit;
   return r;
 }
 
