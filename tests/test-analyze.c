@@ -609,8 +609,9 @@ PP_TEST(report_rows_and_numbers) {
   CHECK_CONTAINS(s, "\ncounters\ncounter      samples  min  max  mean  last\n"
                     "queue_depth        2    3    8  5.50     8\n");
   /* Overhead: 13 events x 20 ns = 260 ns of 1.3 s busy. */
-  CHECK_CONTAINS(s, "profiler overhead (estimated): 260 ns (13 events x "
-                    "20 ns; 0.00% of busy thread time)\n");
+  CHECK_CONTAINS(s, "\nprofiler overhead (estimated)\n"
+                    "  recording (estimated):        260 ns (13 events x "
+                    "20 ns)\n  recording / busy thread time: 0.00%\n");
   free(s);
 
   pp_report_opts o = {0, 1};
@@ -642,11 +643,14 @@ PP_TEST(report_measured_overhead) {
   CHECK_EQ(a.prof.process_cpu_ns, 400026000);
   char *s = render(&a, NULL);
   /* 13 events x 20 ns + 3 ms + 1 ms = 4000260 ns of 400.026 ms. */
-  CHECK_CONTAINS(s, "profiler overhead: 4.00 ms, 1.00% of the process's CPU "
-                    "time (400 ms) [writer and sampler measured, recording "
-                    "estimated]\n  recording 260 ns (estimated: 13 events "
-                    "x 20 ns), writer thread 3.00 ms, sampler thread 1.00 ms "
-                    "(measured CPU time)\n");
+  CHECK_CONTAINS(s, "\nprofiler overhead\n"
+                    "  total:                        4.00 ms (writer and "
+                    "sampler threads measured, recording estimated)\n"
+                    "  share of the process's CPU:   1.00% (of 400 ms)\n"
+                    "  writer thread (measured):     3.00 ms\n"
+                    "  sampler thread (measured):    1.00 ms\n"
+                    "  recording (estimated):        260 ns (13 events x "
+                    "20 ns)\n");
   free(s);
   /* Without a sampler, and with a malformed process figure. */
   tb_meta(&t, "sampler_cpu_ns", "");
@@ -655,17 +659,23 @@ PP_TEST(report_measured_overhead) {
   CHECK_EQ(a.prof.sampler_cpu_ns, -1);
   CHECK_EQ(a.prof.process_cpu_ns, -1);
   s = render(&a, NULL);
-  CHECK_CONTAINS(s, "profiler overhead: 3.00 ms [writer measured, "
-                    "recording estimated]\n  recording 260 ns "
-                    "(estimated: 13 events x 20 ns), writer thread 3.00 ms "
-                    "(measured CPU time)\n");
+  CHECK_CONTAINS(s, "\nprofiler overhead\n"
+                    "  total:                        3.00 ms (writer thread "
+                    "measured, recording estimated)\n"
+                    "  share of the process's CPU:   unavailable: the "
+                    "process's CPU time was not recorded\n"
+                    "  writer thread (measured):     3.00 ms\n"
+                    "  recording (estimated):        260 ns (13 events x "
+                    "20 ns)\n");
+  CHECK(strstr(s, "sampler thread") == NULL);
   free(s);
   /* A malformed writer figure: back to the estimate alone. */
   tb_meta(&t, "writer_cpu_ns", "-5");
   CHECK_EQ(pp_analyze(&t, &a), 0);
   CHECK_EQ(a.prof.writer_cpu_ns, -1);
   s = render(&a, NULL);
-  CHECK_CONTAINS(s, "profiler overhead (estimated): 260 ns (13 events x ");
+  CHECK_CONTAINS(s, "\nprofiler overhead (estimated)\n"
+                    "  recording (estimated):        260 ns (13 events x ");
   free(s);
   pp_analysis_free(&a);
   tb_free(&t);
@@ -713,7 +723,7 @@ PP_TEST(report_empty_trace) {
   CHECK_CONTAINS(s, "dropped events: 0\n");
   CHECK_CONTAINS(s, "no zones recorded\n");
   CHECK_CONTAINS(s, "no threads recorded\n");
-  CHECK_CONTAINS(s, "profiler overhead: unavailable: event cost not "
+  CHECK_CONTAINS(s, "\nprofiler overhead\nunavailable: event cost not "
                     "recorded\n");
   CHECK(strstr(s, "bottlenecks") == NULL);
   CHECK(strstr(s, "nan") == NULL);

@@ -1291,6 +1291,10 @@ PP_TEST_T(html_chromium_charts_draw, 150) {
   CHECK_CONTAINS(app, "data-facts=\"pipeline_facts\"");
   CHECK_CONTAINS(app, ">capacity of the bound<");
   CHECK_CONTAINS(app, ">busy at least 90% of the window<");
+  /* the profiler's cost, the document's facts: shown ones only */
+  CHECK_CONTAINS(app, "data-facts=\"overhead\"");
+  CHECK_CONTAINS(app, ">recording (estimated)<");
+  CHECK(strstr(app, "data-k=\"events_estimated_ns\"") == NULL);
   /* which stalls a run has depends on its timing: one of the kinds */
   CHECK(strstr(app, "queue full: producer blocked") ||
         strstr(app, "queue empty: consumer starved"));

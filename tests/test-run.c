@@ -1035,20 +1035,21 @@ PP_TEST_T(run_reports_program_without_pipeprof, 180) {
 
   /* overhead: pipeprof's CPU over the tree's, the ratio of the two
    * figures printed; exactly the ratio of the META figures */
-  l = line_of(r.out, "profiler overhead: ");
+  l = line_of(r.out, "  share of the programs' CPU: ");
   if (!l)
     PP_FAIL("no overhead line in:\n%s", r.out);
-  double pct = strtod(l + strlen("profiler overhead: "), NULL);
+  double pct = strtod(l + strlen("  share of the programs' CPU: "), NULL);
   char want[96], pcs[32];
-  snprintf(want, sizeof want,
-           "profiler overhead: %s of the profiled programs' CPU time",
+  snprintf(want, sizeof want, "  share of the programs' CPU: %s",
            pp_format_pct(pcs, sizeof pcs, prof_ns / tree_ns * 100.0));
   CHECK_CONTAINS(l, want);
-  const char *a = strstr(l, "pipeprof's own CPU ");
-  const char *b = strstr(l, " / the programs' CPU ");
-  CHECK(a && b);
-  double a_ns = parse_dur(a + strlen("pipeprof's own CPU "));
-  double b_ns = parse_dur(b + strlen(" / the programs' CPU "));
+  /* line_of's buffer is one: each figure read before the next line */
+  const char *a = line_of(r.out, "  pipeprof's own CPU: ");
+  CHECK(a != NULL);
+  double a_ns = parse_dur(a + strlen("  pipeprof's own CPU: "));
+  const char *b = line_of(r.out, "  the programs' CPU: ");
+  CHECK(b != NULL);
+  double b_ns = parse_dur(b + strlen("  the programs' CPU: "));
   CHECK(a_ns > 0 && b_ns > 0);
   CHECK(within(b_ns, tree_txt, 1e-9)); /* the same figure twice */
   CHECK(within(pct, a_ns / b_ns * 100.0, 2 * SIG3 + 0.0001));
@@ -1217,12 +1218,15 @@ PP_TEST(run_tree_meta_read_back) {
   CHECK_CONTAINS(txt, "(not attributed)");
   CHECK_CONTAINS(txt, "   200 ms   20.0%");
   CHECK_CONTAINS(txt, "up to 7 more at once were not tracked");
-  CHECK_CONTAINS(txt, "profiler overhead: 1.00% of the profiled programs' "
-                      "CPU time (pipeprof's own CPU 10.0 ms / the programs' "
-                      "CPU 1.00 s, rusage of the run)");
+  CHECK_CONTAINS(txt, "\nprofiler overhead\n"
+                      "  share of the programs' CPU: 1.00% (pipeprof's own "
+                      "CPU over the programs' CPU)\n"
+                      "  pipeprof's own CPU:         10.0 ms\n"
+                      "  the programs' CPU:          1.00 s (rusage of the "
+                      "run)\n");
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"schema_minor\":18");
+  CHECK_CONTAINS(js, "\"schema_minor\":19");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
   /* the subject is the profiled command; pipeprof is the profiler */
   CHECK_CONTAINS(js, "\"process\":{\"pid\":42,\"name\":\"prog\","
@@ -1345,16 +1349,21 @@ PP_TEST(run_overhead_not_meaningful_for_an_idle_program) {
   tb_ev(&t, th, 1000, loc, PPT_EV_COUNTER_SETF)->v.f = 0.001;
   CHECK_EQ(pp_analyze(&t, &a), 0);
   char *txt = tb_report_text(&a);
-  CHECK_CONTAINS(txt, "profiler overhead: pipeprof's own CPU 7.69 ms, the "
-                      "programs' CPU 1.00 ms (rusage of the run); as a share: "
-                      "not meaningful: the profiled programs used less than "
-                      "100 ms of CPU\n");
+  CHECK_CONTAINS(txt, "\nprofiler overhead\n"
+                      "  share of the programs' CPU: unavailable: not "
+                      "meaningful: the profiled programs used less than "
+                      "100 ms of CPU\n"
+                      "  pipeprof's own CPU:         7.69 ms\n"
+                      "  the programs' CPU:          1.00 ms (rusage of the "
+                      "run)\n");
   CHECK(strstr(txt, "769") == NULL);
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":null,"
-                     "\"run_pct_unavailable\":\"not meaningful: the profiled "
-                     "programs used less than 100 ms of CPU\"");
+  CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":{\"unavailable\":"
+                     "\"not meaningful: the profiled programs used less than "
+                     "100 ms of CPU\"},\"run_pct_unavailable\":\"not "
+                     "meaningful: the profiled programs used less than "
+                     "100 ms of CPU\"");
   CHECK(strstr(js, "total_pct_of_process_cpu") == NULL); /* pipeprof's */
   CHECK(strstr(js, "\"process_cpu_ns\"") == NULL);
   CHECK_CONTAINS(js, "\"process\":{\"pid\":42,");
@@ -1426,13 +1435,17 @@ PP_TEST(run_overhead_headline_is_the_whole_cost) {
   CHECK_EQ(pp_analyze(&t, &a), 0);
   char *txt = tb_report_text(&a);
   /* (10 ms + 1000 x 10 ns + 5 ms) / 1 s = 1.50% */
-  CHECK_CONTAINS(txt, "profiler overhead: 1.50% of the profiled programs' "
-                      "CPU time (pipeprof's own CPU 10.0 ms + 5.01 ms inside "
-                      "the programs / the programs' CPU 1.00 s, rusage of "
-                      "the run)\n"
-                      "  pipeprof's own: 1.00%; inside the programs: "
-                      "recording 10.0 us (estimated: 1000 events x 10 "
-                      "ns), writer thread 5.00 ms (measured)\n");
+  CHECK_CONTAINS(txt, "\nprofiler overhead\n"
+                      "  share of the programs' CPU: 1.50% (pipeprof's own "
+                      "CPU and the recording inside the programs, over the "
+                      "programs' CPU)\n"
+                      "  pipeprof's own share:       1.00%\n"
+                      "  pipeprof's own CPU:         10.0 ms\n"
+                      "  the programs' CPU:          1.00 s (rusage of the "
+                      "run)\n"
+                      "  inside the programs:        5.01 ms (recording "
+                      "10.0 us, estimated: 1000 events x 10 ns; writer "
+                      "thread 5.00 ms, measured)\n");
   free(txt);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"run_total_pct_of_tree_cpu\":1.501");

@@ -147,7 +147,7 @@ static void facts_layout(pp_jsonw *w, const pp_table *t) {
     const pp_cell *k = pp_table_cell(t, r, (size_t)kk),
                   *l = pp_table_cell(t, r, (size_t)kl),
                   *v = pp_table_cell(t, r, (size_t)kv);
-    if (k->kind != PP_CELL_TEXT)
+    if (k->kind != PP_CELL_TEXT || !pp_table_row_shown(t, r))
       continue;
     pp_jsonw_obj_begin(w);
     pp_jsonw_kv_str(w, "key", k->text);

@@ -116,7 +116,7 @@ static void remarks(FILE *out, const pp_table *t) {
  * no heading when its title is empty. */
 static void facts(FILE *out, const pp_table *t) {
   long kl = pp_table_col(t, "label"), kv = pp_table_col(t, "value");
-  if (kl < 0 || kv < 0 || !t->nrows)
+  if (kl < 0 || kv < 0 || !pp_table_rows_shown(t))
     return;
   if (*t->title) {
     fprintf(out, "\n%s", t->title);
@@ -127,6 +127,8 @@ static void facts(FILE *out, const pp_table *t) {
   int width = 0;
   for (size_t r = 0; r < t->nrows; r++) {
     const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
+    if (!pp_table_row_shown(t, r))
+      continue;
     int n = l->kind == PP_CELL_TEXT ? pp_text_cols(l->text) : 0;
     width = n > width ? n : width;
   }
@@ -135,6 +137,8 @@ static void facts(FILE *out, const pp_table *t) {
   width = width > 28 ? 28 : width < 21 ? 21 : width;
   for (size_t r = 0; r < t->nrows; r++) {
     const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
+    if (!pp_table_row_shown(t, r))
+      continue;
     char label[CELL], value[LONG_CELL], b[LONG_CELL];
     clean(label, sizeof label, l->kind == PP_CELL_TEXT ? l->text : "", 28);
     strncat(label, ":", sizeof label - strlen(label) - 1);

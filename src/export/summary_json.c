@@ -40,7 +40,7 @@
  * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful. */
-#define SUMMARY_SCHEMA_MINOR 18
+#define SUMMARY_SCHEMA_MINOR 19
 #define TOP_SELF_N 3
 
 /* part / whole in percent; null when whole is 0. */
@@ -266,81 +266,16 @@ static void write_counters(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_arr_end(w);
 }
 
-/* `pipeprof run`: pipeprof's own CPU time over the profiled tree's, and
- * the recording cost inside the programs that link libpipeprof
- * (pp_run_overhead_get). The share is null, with "run_pct_unavailable"
- * saying why, when it is not meaningful. */
-static void run_overhead(pp_jsonw *w, const pp_analysis *a,
-                         const pp_run_tree *rt) {
-  pp_run_overhead o;
-  pp_run_overhead_get(a, rt, &o);
-  if (!isfinite(o.profiler_ns))
-    return;
-  pp_jsonw_kv_double(w, "run_profiler_cpu_ns", o.profiler_ns);
-  pp_jsonw_key(w, "run_tree_cpu_ns");
-  if (o.tree_src)
-    pp_jsonw_double(w, o.tree_ns);
-  else
-    pp_jsonw_null(w);
-  pp_jsonw_kv_str(w, "run_tree_cpu_source", o.tree_src);
-  /* a share only where it is meaningful: NAN is written as null */
-  int share = o.state == PP_RUN_OH_SHARE;
-  pp_jsonw_kv_double(w, "run_profiler_pct_of_tree_cpu", share ? o.pct : NAN);
-  if (!share)
-    pp_jsonw_kv_str(w, "run_pct_unavailable", o.why);
-  if (o.app_known) {
-    pp_jsonw_kv_uint(w, "run_program_events", o.app_events);
-    pp_jsonw_kv_double(w, "run_in_program_ns", o.app_in_ns);
-    pp_jsonw_kv_double(w, "run_total_pct_of_tree_cpu",
-                       share ? o.total_pct : NAN);
-  }
-}
-
-/* The profiler's cost. In a `pipeprof run`, of the run (run_*): the
- * session's own figures there are pipeprof's, not the program's. */
-static void write_overhead(pp_jsonw *w, const pp_analysis *a,
-                           const pp_run_tree *rt) {
-  const pp_profile *p = &a->prof;
-  pp_overhead o;
-  pp_profile_overhead(a, &o);
+/* "overhead": the document's facts of the profiler's cost (an unavailable
+ * table: {"unavailable": why}). */
+static void write_overhead(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *t = pp_doc_find(a->doc, "overhead");
   pp_jsonw_key(w, "overhead");
   pp_jsonw_obj_begin(w);
-  int run = rt && rt->is_run && isfinite(rt->profiler_cpu_s);
-  if (!o.known && pp_trace_meta(a->trace, "import.source")) {
-    pp_jsonw_kv_str(w, "unavailable", "imported profile: no cost recorded");
-  } else if (!o.known) {
-    pp_jsonw_kv_str(w, "unavailable", "event cost not recorded");
-  } else {
-    pp_jsonw_kv_double(w, "event_cost_ns", p->event_cost_ns);
-    /* (schema_minor 16) a binding's events at its own cost on top */
-    pp_jsonw_kv_uint(w, "python_events", p->python_events);
-    pp_jsonw_key(w, "python_event_overhead_ns");
-    if (p->python_events)
-      pp_jsonw_double(w, p->python_overhead_ns);
-    else
-      pp_jsonw_null(w);
-    pp_jsonw_kv_double(w, "estimated_ns", o.recording_ns);
-    pp_jsonw_kv_double(w, "events_estimated_ns", o.events_ns);
-    pp_jsonw_kv_uint(w, "dropped_events", p->dropped);
-    pp_jsonw_key(w, "dropped_estimated_ns"); /* null: no drop cost */
-    if (o.dropped_ns >= 0)
-      pp_jsonw_double(w, o.dropped_ns);
-    else
-      pp_jsonw_null(w);
-    kv_pct(w, "estimated_pct", o.recording_ns, o.busy_ns);
-    if (o.total_ns >= 0 && !run) { /* measured at the end of the session */
-      pp_jsonw_kv_int(w, "writer_cpu_ns", p->writer_cpu_ns);
-      if (p->sampler_cpu_ns >= 0)
-        pp_jsonw_kv_int(w, "sampler_cpu_ns", p->sampler_cpu_ns);
-      if (p->process_cpu_ns >= 0)
-        pp_jsonw_kv_int(w, "process_cpu_ns", p->process_cpu_ns);
-      pp_jsonw_kv_double(w, "total_ns", o.total_ns);
-      kv_pct(w, "total_pct_of_process_cpu", o.total_ns,
-             p->process_cpu_ns > 0 ? (double)p->process_cpu_ns : 0);
-    }
-  }
-  if (run)
-    run_overhead(w, a, rt);
+  if (t && t->why)
+    pp_jsonw_kv_str(w, "unavailable", t->why);
+  else
+    pp_doc_json_facts(w, t);
   pp_jsonw_obj_end(w);
 }
 
@@ -743,7 +678,7 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   int pipe_rc = pp_summary_pipeline_json(&w, a);
   write_series(&w, a);
   write_alerts(&w, t);
-  write_overhead(&w, a, have_rt ? &rt : NULL);
+  write_overhead(&w, a);
   write_reader(&w, a);
   int sys_rc = pp_summary_system_json(&w, a);
   if (pp_summary_gpu_zones_json(&w, a) != 0 || pp_summary_cuda_json(&w, a) != 0)

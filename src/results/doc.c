@@ -114,6 +114,8 @@ static const pp_col fact_cols[] = {
     {"key", "key", PP_VALUE_TEXT, 0, NULL},
     {"label", "label", PP_VALUE_TEXT, 0, NULL},
     {"value", "value", PP_VALUE_ROW, 0, NULL},
+    {"json_only", "JSON only", PP_VALUE_NUMBER,
+     PP_COL_BOOL | PP_COL_JSON_ONLY | PP_COL_HIDES_ROW, NULL},
 };
 
 pp_table *pp_doc_facts(pp_doc *d, const char *id, const char *title,
@@ -161,6 +163,11 @@ long pp_fact_text(pp_table *t, const char *key, const char *label,
   long r = fact(t, key, label);
   pp_cell_text(t, r, "value", s);
   return r;
+}
+
+void pp_fact_json_only(pp_table *t, long row) {
+  if (t && t->facts && row >= 0)
+    pp_cell_num(t, row, "json_only", 1);
 }
 
 long pp_fact_bool(pp_table *t, const char *key, const char *label, int v) {

@@ -144,6 +144,9 @@ long pp_fact_text(pp_table *t, const char *key, const char *label,
 long pp_fact_bool(pp_table *t, const char *key, const char *label, int v);
 long pp_fact_unavailable(pp_table *t, const char *key, const char *label,
                          const char *why);
+/* Fact row of t is a member of the JSON document only: a part that the
+ * views say in a shown fact's note (the events behind an estimate). */
+void pp_fact_json_only(pp_table *t, long row);
 
 /* The tables of d in the order made: n of them, each by index. */
 size_t pp_doc_ntables(const pp_doc *d);

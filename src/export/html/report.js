@@ -924,42 +924,13 @@
     var dropped = d.dropped && isNum(d.dropped.total) ? d.dropped.total : null;
     fact(grid, 'dropped events', dropped === null ? '\u2013' : dropped);
     var o = d.overhead;
-    if (isRecord(o)) {
-      if (isNum(o.run_profiler_cpu_ns) &&
-          isNum(o.run_profiler_pct_of_tree_cpu))
-        /* pipeprof run: pipeprof's own CPU over the profiled tree's */
-        fact(grid, 'profiler overhead',
-          fmtPct(isNum(o.run_total_pct_of_tree_cpu)
-            ? o.run_total_pct_of_tree_cpu : o.run_profiler_pct_of_tree_cpu) +
-            ' of the profiled programs\u2019 CPU',
-          'pipeprof\u2019s own CPU ' + fmtNs(o.run_profiler_cpu_ns) +
-            ' / the programs\u2019 CPU ' + fmtNs(o.run_tree_cpu_ns) +
-            (isNum(o.run_in_program_ns) ? '; inside the programs ' +
-              fmtNs(o.run_in_program_ns) : ''));
-      else if (isNum(o.run_profiler_cpu_ns) &&
-               typeof o.run_pct_unavailable === 'string')
-        fact(grid, 'profiler overhead', 'pipeprof\u2019s own CPU ' +
-          fmtNs(o.run_profiler_cpu_ns) + (isNum(o.run_tree_cpu_ns)
-            ? ', the programs\u2019 CPU ' + fmtNs(o.run_tree_cpu_ns) : ''),
-          'as a share: ' + o.run_pct_unavailable);
-      else if (has(o, 'unavailable'))
-        fact(grid, 'profiler overhead', 'unavailable: ' + o.unavailable);
-      else if (isNum(o.total_ns))
-        fact(grid, 'profiler overhead',
-          fmtNs(o.total_ns) + (isNum(o.total_pct_of_process_cpu)
-            ? ' (' + fmtPct(o.total_pct_of_process_cpu) + ' of process CPU)'
-            : ''),
-          'writer thread ' + fmtNs(o.writer_cpu_ns) +
-            (isNum(o.sampler_cpu_ns) ? ', sampler thread ' +
-              fmtNs(o.sampler_cpu_ns) : '') + ' measured; recording ' +
-            fmtNs(o.estimated_ns) + ' estimated');
-      else
-        fact(grid, 'profiler overhead (estimate)',
-          fmtNs(o.estimated_ns) + (isNum(o.estimated_pct)
-            ? ' (' + fmtPct(o.estimated_pct) + ' of busy time)' : ''),
-          isNum(o.event_cost_ns) ? 'events \u00d7 ' + fmtNs(o.event_cost_ns) +
-            ' per event' : null);
-    }
+    /* the profiler's cost: why it is unknown here, or its facts below */
+    var ovLay = isRecord(d.layout) && isRecord(d.layout.overhead)
+      ? d.layout.overhead : null;
+    var ovFacts = isRecord(o) && ovLay && Array.isArray(ovLay.facts) &&
+      ovLay.facts.length > 0;
+    if (isRecord(o) && !ovFacts && typeof o.unavailable === 'string')
+      fact(grid, 'profiler overhead', 'unavailable: ' + o.unavailable);
     if (d.generator)
       fact(grid, 'generator', (d.generator.name || '') + ' ' +
         (d.generator.version || ''));
@@ -996,6 +967,13 @@
           'and counters written from several threads may be off by them');
     }
     /* zones that lost their end: the zones table's remarks */
+    if (ovFacts) {
+      var ov = add(app, h('div', 'pp-overhead'));
+      ov.id = 'pp-overhead';
+      add(ov, h('h3', null, typeof ovLay.title === 'string' ? ovLay.title
+        : 'profiler overhead'));
+      layoutFacts(ov, d, 'overhead', o);
+    }
   }
 
   /* "function \u00b7 file:line"; the cell shows the file's last path
