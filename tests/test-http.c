@@ -2214,8 +2214,9 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
   CHECK_CONTAINS(line, " 300 ");
   CHECK_CONTAINS(line, p99s);
-  CHECK_CONTAINS(r.out, "  CPU time:              user 900 ms, system 100 ms "
-                        "(rusage of the run)\n");
+  CHECK_CONTAINS(r.out, "  CPU time, user:        900 ms (rusage of the run)\n"
+                        "  CPU time, system:      100 ms (rusage of the "
+                        "run)\n");
   CHECK_CONTAINS(r.out, "  energy:                unavailable: "
                         "energy.package_j stayed at 0 over 4 samples");
   row = strstr(r.out, "\nframes ");
@@ -2277,6 +2278,9 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   /* a sampled counter in its unit, as the text's "user 900 ms" (the
    * sampled-counters table showed 0.9) */
   CHECK_STR(row_cell(dom, "proc.cpu_user_s", "last"), "900 ms");
+  /* and the process tree's facts, the document's */
+  CHECK_CONTAINS(dom, "data-k=\"cpu_user_s\"><div class=\"pp-fact-k\">CPU "
+                      "time, user</div><div class=\"pp-fact-v\">900 ms</div>");
   CHECK_STR(row_cell(dom, "frames", "stages"), "decode -&gt; infer");
   CHECK_CONTAINS(dom, "unavailable: energy.package_j stayed at 0");
   CHECK(strstr(dom, "energy.package_j stayed") != NULL);

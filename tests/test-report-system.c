@@ -252,24 +252,38 @@ PP_TEST(report_system_full) {
   CHECK_CONTAINS(s, "  NUMA used max:         node0 1.50 GiB\n");
   /* process tree */
   CHECK_CONTAINS(s, "\nprocess tree\n");
-  CHECK_CONTAINS(s, "  CPU time:              user 2.50 s, system 400 ms "
-                    "(rusage of the run)\n");
+  CHECK_CONTAINS(s, "  CPU time, user:           2.50 s (rusage of the run)\n"
+                    "  CPU time, system:         400 ms (rusage of the "
+                    "run)\n");
   /* the mean is the run's rusage CPU (2.90 s) over its wall time (5 s) */
-  CHECK_CONTAINS(s, "  CPU:                   mean 58.0% (CPU time over the "
-                    "run's wall time), max 250% (100% = one core)\n");
-  CHECK_CONTAINS(s, "  threads:               max 12\n");
-  CHECK_CONTAINS(s, "  processes:             max 3\n");
-  CHECK_CONTAINS(s, "  RSS peak:              512 MiB (tree total, sampled), "
-                    "300 MiB (largest process, rusage)\n");
-  CHECK_CONTAINS(s, "  VmHWM:                 max 600 MiB\n");
-  CHECK_CONTAINS(s, "  virtual memory:        max 4.00 GiB\n");
-  CHECK_CONTAINS(s, "  page faults:           minor 1,234,567, major 0 "
-                    "(sampled: processes shorter than a sample are "
-                    "missed)\n");
-  CHECK_CONTAINS(s, "  ctx sw (main thr):     voluntary 4,321, involuntary 99 "
-                    "(sampled: processes shorter than a sample are "
-                    "missed)\n");
-  CHECK_CONTAINS(s, "  disk I/O:              read 10.0 MiB, write 1.50 KiB\n");
+  CHECK_CONTAINS(s, "  CPU, mean:                58.0% (CPU time over the "
+                    "run's wall time; 100% = one core)\n");
+  CHECK_CONTAINS(s, "  RSS peak, tree total:     512 MiB (the largest "
+                    "sampled sum over the tree's processes)\n"
+                    "  RSS peak, one process:    300 MiB (the largest "
+                    "process's, rusage of the run)\n");
+  CHECK_CONTAINS(s, "  page faults, minor:       1234567 (sampled: processes "
+                    "shorter than a sample are missed)\n"
+                    "  page faults, major:       0 (sampled: processes "
+                    "shorter than a sample are missed)\n");
+  CHECK_CONTAINS(s, "  voluntary ctx switches:   4321 (sampled: each "
+                    "process's main thread; processes shorter than a sample "
+                    "are missed)\n");
+  CHECK_CONTAINS(s, "  involuntary ctx switches: 99 (sampled: ");
+  CHECK_CONTAINS(s, "  disk read:                10.0 MiB\n"
+                    "  disk written:             1.50 KiB\n");
+  /* the sampled gauges: the largest CPU, threads, processes, memory */
+  CHECK_CONTAINS(s, "\nprocess tree, sampled\n");
+  CHECK_CONTAINS(s, "\nCPU (100% = one core)      200%      150%      250%"
+                    "      250%\n");
+  CHECK_CONTAINS(s, "\nthreads                      10         8        12"
+                    "        12\n");
+  CHECK_CONTAINS(s, "\nprocesses                  2.50         2         3"
+                    "         3\n");
+  CHECK_CONTAINS(s, "\nVmHWM                   450 MiB   300 MiB   600 MiB"
+                    "   600 MiB\n");
+  CHECK_CONTAINS(s, "\nvirtual memory         3.00 GiB  2.00 GiB  4.00 GiB"
+                    "  4.00 GiB\n");
   /* perf */
   CHECK_CONTAINS(s, "\nhardware counters (perf_event, whole process tree)\n");
   CHECK_CONTAINS(s, "  cycles:                2,000,000,000 (running 50%)\n");
@@ -324,7 +338,8 @@ PP_TEST(report_system_sampled_cpu_and_carbon) {
   CHECK_EQ(pp_analyze(&t, &a), 0);
   char *s = render(&a);
   check_no_nonfinite(s);
-  CHECK_CONTAINS(s, "  CPU time:              user 3.50 s (sampled from /proc)\n");
+  CHECK_CONTAINS(s, "  CPU time, user:        3.50 s (sampled from /proc)\n");
+  CHECK(strstr(s, "CPU time, system") == NULL); /* not sampled */
   CHECK(!strstr(s, "per core busy max"));
   CHECK(!strstr(s, "\nrun\n"));
   CHECK(!strstr(s, "per frame"));
@@ -367,7 +382,7 @@ PP_TEST(report_system_only_reasons) {
   CHECK(!strstr(s, "task-clock")); /* software events: no reason recorded */
   CHECK_CONTAINS(s, "\nenergy\n  energy:                unavailable: no RAPL "
                     "interface (powercap absent, no perf power PMU)\n");
-  CHECK_CONTAINS(s, "  disk I/O:              unavailable: permission denied "
+  CHECK_CONTAINS(s, "  disk read:             unavailable: permission denied "
                     "reading /proc/42/io\n");
   /* GPU reasons belong to the GPU section (report_gpu.c), not here */
   CHECK(!strstr(s, "no NVML"));
@@ -725,7 +740,8 @@ PP_TEST(report_system_user_counters_without_metrics) {
   CHECK(strstr(s, "per core") == NULL);
   CHECK(strstr(s, "temperatures:") == NULL);
   CHECK(strstr(s, "\nenergy") == NULL);
-  CHECK_CONTAINS(s, "  threads:               max 4\n");
+  CHECK_CONTAINS(s, "\nprocess tree, sampled\nmeasure  mean  min  max  "
+                    "last\nthreads     4    4    4     4\n");
   free(s);
 
   char *all = tb_report_text(&a);

@@ -36,6 +36,11 @@ int64_t pp_details_window_ns(const pp_analysis *a);
 int pp__analysis_document(pp_analysis *a);
 /* Add the "overhead" facts to d: the profiler's cost (doc_overhead.c). */
 int pp__overhead_facts(const pp_analysis *a, struct pp_doc *d);
+/* Add the process tree's facts, measures and the sampler's process and
+ * thread tables to d (doc_tree.c). */
+struct pp_system;
+int pp__tree_tables(const pp_analysis *a, const struct pp_system *s,
+                    struct pp_doc *d);
 void pp__zone_stats_init(pp_zone_stats *zs, size_t n);
 void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self);
 void pp__zone_stats_finish(pp_zone_stats *zs, size_t n);

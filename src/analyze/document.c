@@ -686,6 +686,8 @@ static int system_tables(const pp_analysis *a, pp_doc *d) {
   int rc = system_run(a, &s, d);
   if (!rc)
     rc = system_host(&s, d);
+  if (!rc)
+    rc = pp__tree_tables(a, &s, d);
   pp_system_free(&s);
   return rc;
 }

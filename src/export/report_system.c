@@ -33,7 +33,8 @@
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
 #define THREADS_LISTED 15   /* rows of the tree's thread table */
-#define THREAD_NAME_W 20
+#define PROCS_LISTED 20     /* rows of the tree's process table */
+#define PROC_NAME_W 24      /* process and thread names cut at */
 
 /* A figure of the registry row PP_METRIC_<id>. */
 #define M(s, id) (&(s)->m[PP_METRIC_##id])
@@ -104,7 +105,6 @@ static num fmt_fixed(double v, int decimals) {
 }
 
 static num fmt_pct(double v) { return pp_unit_text_of(pp_format_pct, v); }
-static num fmt_secs(double s) { return pp_unit_text_of(pp_format_ns, s * 1e9); }
 
 /* An exact count with thousands separators: 12,345,678. */
 static num fmt_count(double v) {
@@ -309,206 +309,15 @@ static void section_system(FILE *out, const pp_analysis *a,
 
 /* ---- process tree ------------------------------------------------------- */
 
-static void tree_line_max(FILE *out, const char *label, const pp_sys_fig *c,
-                          int bytes) {
-  if (c->ok)
-    line(out, label, "max %s",
-         bytes ? fmt_bytes(c->max).s : fmt_count(c->max).s);
-  else if (c->why)
-    reason_line(out, label, c->why);
-}
-
-/* "minor 33,347, major 0 (rusage of the run)": two totals of the tree,
- * counts or bytes, and where they come from (src: NULL to leave out). */
-static void pair_line(FILE *out, const char *label, const char *k1,
-                      const pp_sys_total *a, const char *k2,
-                      const pp_sys_total *b, int bytes, const char *src) {
-  if (!a->ok && !b->ok) {
-    if (a->why)
-      reason_line(out, label, a->why);
-    return;
-  }
-  put_label(out, label);
-  sep s = {out, 0};
-  if (a->ok)
-    part(&s, "%s %s", k1, bytes ? fmt_bytes(a->v).s : fmt_count(a->v).s);
-  if (b->ok)
-    part(&s, "%s %s", k2, bytes ? fmt_bytes(b->v).s : fmt_count(b->v).s);
-  if (src)
-    fprintf(out, " (%s)", src);
-  fputc('\n', out);
-}
-
-/* A pair of the tree's totals (pp_sys_total), with their source. */
-static void total_pair(FILE *out, const char *label, const char *k1,
-                       const pp_sys_total *a, const char *k2,
-                       const pp_sys_total *b) {
-  pair_line(out, label, k1, a, k2, b, 0,
-            a->rusage ? "rusage of the run"
-                      : "sampled: processes shorter than a sample are missed");
-}
-
-/* A pair of last sampled values. */
-static void tree_pair(FILE *out, const char *label, const char *k1,
-                      const pp_sys_fig *a, const char *k2, const pp_sys_fig *b,
-                      int bytes) {
-  pp_sys_total x = {a->ok, 0, a->last, a->why}, y = {b->ok, 0, b->last, b->why};
-  pair_line(out, label, k1, &x, k2, &y, bytes, NULL);
-}
-
-static void section_tree(FILE *out, const pp_system *s) {
-  if (!s->show_tree)
-    return;
-  fputs("\nprocess tree\n", out);
-  if (s->cpu_time_src) {
-    put_label(out, "CPU time");
-    sep p = {out, 0};
-    if (isfinite(s->cpu_user_s))
-      part(&p, "user %s", fmt_secs(s->cpu_user_s).s);
-    if (isfinite(s->cpu_system_s))
-      part(&p, "system %s", fmt_secs(s->cpu_system_s).s);
-    fputs(s->cpu_time_src == 1 ? " (rusage of the run)\n"
-                               : " (sampled from /proc)\n",
-          out);
-  } else if (s->cpu_time_why) {
-    reason_line(out, "CPU time", s->cpu_time_why);
-  }
-  const pp_sys_fig *c = M(s, PROC_CPU);
-  if (s->cpu_mean_rusage)
-    line(out, "CPU", "mean %s (CPU time over the run's wall time)%s%s "
-         "(100%% = one core)", fmt_pct(s->cpu_mean_pct).s,
-         c->ok ? ", max " : "", c->ok ? fmt_pct(c->max).s : "");
-  else if (c->ok)
-    line(out, "CPU", "mean %s, max %s (100%% = one core)", fmt_pct(c->mean).s,
-         fmt_pct(c->max).s);
-  else if (c->why)
-    reason_line(out, "CPU", c->why);
-  tree_line_max(out, "threads", M(s, PROC_THREADS), 0);
-  tree_line_max(out, "processes", M(s, PROC_PROCS), 0);
-
-  const pp_sys_fig *pk = M(s, PROC_RSS_PEAK), *rss = M(s, PROC_RSS);
-  if (pk->ok || s->has_maxrss) {
-    put_label(out, "RSS peak");
-    sep p = {out, 0};
-    if (pk->ok)
-      part(&p, "%s (tree total, sampled)", fmt_bytes(pk->last).s);
-    if (s->has_maxrss)
-      part(&p, "%s (largest process, rusage)", fmt_bytes(s->maxrss_bytes).s);
-    fputc('\n', out);
-  } else if (pk->why) {
-    reason_line(out, "RSS peak", pk->why);
-  }
-  if (rss->ok)
-    line(out, "RSS", "mean %s, max %s", fmt_bytes(rss->mean).s,
-         fmt_bytes(rss->max).s);
-  tree_line_max(out, "VmHWM", M(s, PROC_HWM), 1);
-  tree_line_max(out, "virtual memory", M(s, PROC_VSIZE), 1);
-  total_pair(out, "page faults", "minor", &s->minflt, "major", &s->majflt);
-  /* the run's rusage counts every thread; /proc/PID/status, sampled, the
-   * main thread of each process only (perf_event counts every thread) */
-  total_pair(out,
-             s->vol_ctxt.rusage ? "context switches" : "ctx sw (main thr)",
-             "voluntary", &s->vol_ctxt, "involuntary", &s->nonvol_ctxt);
-  tree_pair(out, "disk I/O", "read", M(s, PROC_READ_BYTES), "write",
-            M(s, PROC_WRITE_BYTES), 1);
-}
-
-/* ---- threads of the profiled programs ------------------------------------ */
-
-/* s cut to at most max bytes without splitting a UTF-8 sequence, shown
- * with control characters as '?', padded with spaces to width w. */
-static void put_cell(FILE *out, const char *s, size_t max, int w) {
-  size_t n = strlen(s);
-  if (n > max) {
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-      n--;
-  }
-  put_clean(out, s, n);
-  fprintf(out, "%*s", w - (int)n > 0 ? w - (int)n : 0, "");
-}
-
-static void thread_row_cells(FILE *out, double user, double sys, double cpu,
-                             double whole) {
-  fprintf(out, " %9s %9s %9s %7s", fmt_secs(user).s, fmt_secs(sys).s,
-          fmt_secs(cpu).s, fmt_pct(cpu / whole * 100.0).s);
-}
-
-/* CPU per thread of the profiled tree, from the sampler's thread table:
- * the top THREADS_LISTED by CPU, the rest summed in one row, and the CPU
- * no sampled thread accounts for (threads that ended between samples or
- * past the bound), so that the shares add up to the tree's CPU. */
-static int section_tree_threads(FILE *out, const pp_analysis *a,
-                                const pp_system *sy) {
-  const pp_trace *t = a->trace;
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
-    return -1;
-  double whole = pp_run_tree_cpu_whole(&rt);
-  if (!rt.nthreads) {
-    const char *r = REASON(t, "threads", "proc_stat", "proc");
-    if (rt.is_run && r) {
-      fputs("\nthreads of the profiled programs\n", out);
-      reason_line(out, "threads", r);
-    }
-    pp_run_tree_free(&rt);
-    return 0;
-  }
-  fputs("\nthreads of the profiled programs (CPU as last sampled", out);
-  if (sy->has_hz)
-    fprintf(out, " at %g Hz", sy->hz);
-  fprintf(out, "; share of the tree's CPU time, %s", fmt_secs(whole).s);
-  if (rt.tree_cpu_src && whole == rt.tree_cpu_s)
-    fprintf(out, " %s",
-            strcmp(rt.tree_cpu_src, "rusage") == 0 ? "from the run's rusage"
-                                                   : "sampled from /proc");
-  else
-    fputs(" summed over the threads", out);
-  fputs(")\n", out);
-  fprintf(out, "  %-*s %8s %8s %9s %9s %9s %7s  %s\n", THREAD_NAME_W, "thread",
-          "tid", "pid", "user", "system", "CPU", "share", "seen");
-  size_t shown = rt.nthreads < THREADS_LISTED ? rt.nthreads : THREADS_LISTED;
-  for (size_t i = 0; i < shown; i++) {
-    const pp_run_ent *e = &rt.threads[i];
-    fputs("  ", out);
-    put_cell(out, e->comm[0] ? e->comm : "?", THREAD_NAME_W, THREAD_NAME_W);
-    fprintf(out, " %8" PRIu32 " %8" PRIu32, e->id, e->owner);
-    thread_row_cells(out, e->user_s, e->system_s, e->cpu_s, whole);
-    fprintf(out, "  %s..%s s\n", fmt_fixed(e->first_s, 2).s,
-            fmt_fixed(e->last_s, 2).s);
-  }
-  if (rt.nthreads > shown) {
-    double u = 0, y = 0, c = 0;
-    for (size_t i = shown; i < rt.nthreads; i++) {
-      const pp_run_ent *e = &rt.threads[i];
-      u += isfinite(e->user_s) ? e->user_s : 0;
-      y += isfinite(e->system_s) ? e->system_s : 0;
-      c += isfinite(e->cpu_s) ? e->cpu_s : 0;
-    }
-    char lbl[48];
-    snprintf(lbl, sizeof lbl, "(%zu more threads)", rt.nthreads - shown);
-    fprintf(out, "  %-*s %8s %8s", THREAD_NAME_W, lbl, "", "");
-    thread_row_cells(out, u, y, c, whole);
-    fputc('\n', out);
-  }
-  double rest = whole - rt.threads_cpu_s;
-  if (isfinite(rest) && rest > 0) {
-    fprintf(out, "  %-*s %8s %8s %9s %9s", THREAD_NAME_W, "(not attributed)",
-            "", "", "", "");
-    fprintf(out,
-            " %9s %7s  CPU of threads that ended between samples or "
-            "were not tracked\n",
-            fmt_secs(rest).s, fmt_pct(rest / whole * 100.0).s);
-  }
-  if (rt.threads_untracked_max > 0 || rt.threads_dropped)
-    fprintf(out,
-            "  note: the bound of %s threads tracked one by one was "
-            "reached: up to %s more at once were not tracked (their CPU "
-            "is in \"not attributed\")\n",
-            fmt_count(rt.threads_max).s,
-            fmt_count(rt.threads_untracked_max + (double)rt.threads_dropped).s);
-  pp_run_tree_free(&rt);
-  return 0;
+/* The tree's facts and sampled measures, and the sampler's process and
+ * thread tables: the results document's (analyze/doc_tree.c). */
+static void section_tree(FILE *out, const pp_analysis *a) {
+  pp_doc_text_table(out, pp_doc_find(a->doc, "process_tree"), 0);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "process_tree_measures"), 0);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "tree_processes"),
+                      PROC_NAME_W, PROCS_LISTED);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "tree_threads"), PROC_NAME_W,
+                      THREADS_LISTED);
 }
 
 /* ---- perf_event ------------------------------------------------------------
@@ -632,51 +441,16 @@ int pp_report_system(FILE *out, const pp_analysis *a) {
   if (s.any) {
     pp_doc_text_table(out, pp_doc_find(a->doc, "system_run"), 0);
     section_system(out, a, &s);
-    section_tree(out, &s);
-    rc = section_tree_threads(out, a, &s);
-    if (!rc) {
-      section_perf(out, &s);
-      section_energy(out, &s);
-      section_other(out, t);
-    }
+    section_tree(out, a);
+    section_perf(out, &s);
+    section_energy(out, &s);
+    section_other(out, t);
   }
   pp_system_free(&s);
   return rc || ferror(out) ? -1 : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
-
-/* "key": {"mean","min","max","last","samples"} of a sampled gauge. */
-static void j_stats(pp_jsonw *w, const char *key, const pp_sys_fig *c) {
-  if (!c->ok)
-    return;
-  pp_jsonw_key(w, key);
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_double(w, "mean", c->mean);
-  pp_jsonw_kv_double(w, "min", c->min);
-  pp_jsonw_kv_double(w, "max", c->max);
-  pp_jsonw_kv_double(w, "last", c->last);
-  pp_jsonw_kv_uint(w, "samples", c->samples);
-  pp_jsonw_obj_end(w);
-}
-
-/* "key": the last value of a cumulative series. */
-static void j_last(pp_jsonw *w, const char *key, const pp_sys_fig *c) {
-  if (c->ok)
-    pp_jsonw_kv_double(w, key, c->last);
-}
-
-/* A JSON key and the registry row it shows. */
-typedef struct j_row {
-  const char *key;
-  pp_metric_id id;
-} j_row;
-
-static void j_stats_list(pp_jsonw *w, const pp_system *s, const j_row *list,
-                         size_t n) {
-  for (size_t i = 0; i < n; i++)
-    j_stats(w, list[i].key, &s->m[list[i].id]);
-}
 
 /* "run": the results document's facts of the run. */
 static void j_run(pp_jsonw *w, const pp_analysis *a) {
@@ -743,131 +517,29 @@ static void j_host(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
   pp_jsonw_obj_end(w);
 }
 
-/* A double, or null when not finite. */
-static void j_num(pp_jsonw *w, const char *key, double v) {
-  pp_jsonw_key(w, key);
-  if (isfinite(v))
-    pp_jsonw_double(w, v);
-  else
-    pp_jsonw_null(w);
-}
-
-/* The sampler's process and thread tables (schema_minor 7). */
-static int j_tree_tables(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
-    return -1;
-  if (!rt.nprocs && !rt.nthreads) {
-    pp_run_tree_free(&rt);
-    return 0;
-  }
-  double whole = pp_run_tree_cpu_whole(&rt);
-  pp_jsonw_key(w, "processes");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < rt.nprocs; i++) {
-    const pp_run_ent *e = &rt.procs[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "pid", e->id);
-    pp_jsonw_kv_uint(w, "ppid", e->owner);
-    pp_jsonw_kv_str(w, "name", e->comm);
-    j_num(w, "first_seen_s", e->first_s);
-    j_num(w, "last_seen_s", e->last_s);
-    j_num(w, "cpu_s", e->cpu_s);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
-  pp_jsonw_key(w, "threads");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < rt.nthreads; i++) {
-    const pp_run_ent *e = &rt.threads[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "tid", e->id);
-    pp_jsonw_kv_uint(w, "pid", e->owner);
-    pp_jsonw_kv_str(w, "name", e->comm);
-    j_num(w, "user_s", e->user_s);
-    j_num(w, "system_s", e->system_s);
-    j_num(w, "cpu_s", e->cpu_s);
-    j_num(w, "share_pct", e->cpu_s / whole * 100.0);
-    j_num(w, "first_seen_s", e->first_s);
-    j_num(w, "last_seen_s", e->last_s);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
-  j_num(w, "threads_cpu_s", rt.threads_cpu_s);
-  j_num(w, "threads_whole_cpu_s", whole);
-  double rest = whole - rt.threads_cpu_s;
-  j_num(w, "unattributed_cpu_s", isfinite(rest) && rest > 0 ? rest : 0);
-  j_num(w, "threads_tracking_limit", rt.threads_max);
-  pp_jsonw_kv_double(w, "threads_untracked_max",
-                     rt.threads_untracked_max + (double)rt.threads_dropped);
-  pp_jsonw_kv_double(w, "procs_untracked_max",
-                     rt.procs_untracked_max + (double)rt.procs_dropped);
-  pp_run_tree_free(&rt);
-  return 0;
-}
-
-static int j_tree(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
-  static const j_row gauges[] = {
-      {"cpu_pct", PP_METRIC_PROC_CPU},
-      {"user_pct", PP_METRIC_PROC_USER},
-      {"system_pct", PP_METRIC_PROC_SYSTEM},
-      {"threads", PP_METRIC_PROC_THREADS},
-      {"procs", PP_METRIC_PROC_PROCS},
-      {"rss_bytes", PP_METRIC_PROC_RSS},
-      {"hwm_bytes", PP_METRIC_PROC_HWM},
-      {"vsize_bytes", PP_METRIC_PROC_VSIZE},
-      {"minflt_per_s", PP_METRIC_PROC_MINFLT_RATE},
-      {"majflt_per_s", PP_METRIC_PROC_MAJFLT_RATE},
-      {"read_bytes_per_s", PP_METRIC_PROC_READ_RATE},
-      {"write_bytes_per_s", PP_METRIC_PROC_WRITE_RATE}};
-  static const j_row totals[] = {
-      {"rss_peak_bytes", PP_METRIC_PROC_RSS_PEAK},
-      {"read_bytes_total", PP_METRIC_PROC_READ_BYTES},
-      {"write_bytes_total", PP_METRIC_PROC_WRITE_BYTES}};
-  if (!s->has_tree && !s->cpu_time_src && !s->has_maxrss)
-    return 0;
+/* "process_tree": the results document's facts, each sampled measure a
+ * member ({"label", "unit", "mean", "min", "max", "last", "samples"}),
+ * and the sampler's "processes" and "threads" tables. */
+static void j_tree(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *f = pp_doc_find(a->doc, "process_tree"),
+                 *p = pp_doc_find(a->doc, "tree_processes"),
+                 *t = pp_doc_find(a->doc, "tree_threads");
+  if (!f && !p && !t)
+    return;
   pp_jsonw_key(w, "process_tree");
   pp_jsonw_obj_begin(w);
-  if (s->cpu_time_src) {
-    if (isfinite(s->cpu_user_s))
-      pp_jsonw_kv_double(w, "cpu_user_s", s->cpu_user_s);
-    if (isfinite(s->cpu_system_s))
-      pp_jsonw_kv_double(w, "cpu_system_s", s->cpu_system_s);
-    pp_jsonw_kv_str(w, "cpu_time_source",
-                    s->cpu_time_src == 1 ? "rusage" : "sampled");
+  pp_doc_json_facts(w, f);
+  pp_doc_json_keyed(w, pp_doc_find(a->doc, "process_tree_measures"), "key",
+                    NULL, NULL);
+  if (p) {
+    pp_jsonw_key(w, "processes");
+    pp_doc_json_rows(w, p, NULL, NULL);
   }
-  if (s->has_maxrss)
-    pp_jsonw_kv_double(w, "maxrss_bytes", s->maxrss_bytes);
-  j_stats_list(w, s, gauges, sizeof gauges / sizeof gauges[0]);
-  for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
-    j_last(w, totals[i].key, &s->m[totals[i].id]);
-  /* schema_minor 15: the tree's mean CPU as the report shows it */
-  j_num(w, "cpu_mean_pct", s->cpu_mean_pct);
-  if (isfinite(s->cpu_mean_pct))
-    pp_jsonw_kv_str(w, "cpu_mean_source",
-                    s->cpu_mean_rusage ? "rusage" : "sampled");
-  /* the tree's totals (the run's rusage, else the last sample), with
-   * their source (schema_minor 15) */
-  const struct {
-    const char *key;
-    const pp_sys_total *x;
-  } tt[] = {{"minflt_total", &s->minflt},
-            {"majflt_total", &s->majflt},
-            {"vol_ctxt_total", &s->vol_ctxt},
-            {"nonvol_ctxt_total", &s->nonvol_ctxt}};
-  for (size_t i = 0; i < sizeof tt / sizeof tt[0]; i++) {
-    const pp_sys_total *x = tt[i].x;
-    if (!x->ok)
-      continue;
-    char k[48];
-    pp_jsonw_kv_double(w, tt[i].key, x->v);
-    snprintf(k, sizeof k, "%s_source", tt[i].key);
-    pp_jsonw_kv_str(w, k, x->rusage ? "rusage" : "sampled");
+  if (t && !t->why) {
+    pp_jsonw_key(w, "threads");
+    pp_doc_json_rows(w, t, NULL, NULL);
   }
-  int rc = j_tree_tables(w, a);
   pp_jsonw_obj_end(w);
-  return rc;
 }
 
 static int cmp_perf_order(const void *a, const void *b) {
@@ -997,9 +669,8 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_begin(w);
   j_run(w, a);
   j_host(w, a, &s);
-  int rc = j_tree(w, a, &s);
-  if (!rc)
-    rc = j_perf(w, &s);
+  j_tree(w, a);
+  int rc = j_perf(w, &s);
   if (!rc) {
     j_energy(w, &s);
     j_unavailable(w, t, &s);

@@ -75,22 +75,10 @@ static void put_pct(FILE *out, double part, double whole) {
 
 /* ---- sections ------------------------------------------------------------ */
 
-/* "1.25" seconds after the run's start, or "?" */
-static const char *secs(char *b, size_t len, double s) {
-  if (isfinite(s))
-    snprintf(b, len, "%.2f", s);
-  else
-    snprintf(b, len, "?");
-  return b;
-}
-
-#define TREE_PROCS_LISTED 20
-
 /* The profiled command, its pid, pipeprof as the profiler, and every
  * process of the tree the sampler saw. */
 static void run_header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
   const pp_trace *t = a->trace;
-  char b[CELL_MAX], c[CELL_MAX];
   fputs("command:        ", out);
   put_name(out, rt->command, 120, 0);
   if (rt->has_pid)
@@ -112,46 +100,10 @@ static void run_header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
     fputc('\n', out);
     return;
   }
-  const char *hz = pp_trace_meta(t, "sampler.hz");
-  fprintf(out, "process tree:   %zu process%s seen (sampled", rt->nprocs,
-          rt->nprocs == 1 ? "" : "es");
-  if (hz) {
-    fputs(" at ", out);
-    put_name(out, hz, 10, 0);
-    fputs(" Hz", out);
-  }
-  fputs("; seen = first and last sample, s after the start; CPU as last "
-        "sampled)\n",
-        out);
-  int longest = 4;
-  for (size_t i = 0; i < rt->nprocs && i < TREE_PROCS_LISTED; i++)
-    longest = max_int(longest, name_cols(rt->procs[i].comm));
-  int nw = min_int(longest, 24);
-  fprintf(out, "  %8s %8s  ", "pid", "ppid");
-  put_name(out, "name", nw, 1);
-  fprintf(out, " %15s %9s\n", "seen", "CPU");
-  for (size_t i = 0; i < rt->nprocs && i < TREE_PROCS_LISTED; i++) {
-    const pp_run_ent *e = &rt->procs[i];
-    char seen[2 * CELL_MAX + 4];
-    snprintf(seen, sizeof seen, "%s..%s", secs(b, sizeof b, e->first_s),
-             secs(c, sizeof c, e->last_s));
-    fprintf(out, "  %8" PRIu32 " %8" PRIu32 "  ", e->id, e->owner);
-    put_name(out, e->comm[0] ? e->comm : "?", nw, 1);
-    fprintf(out, " %15s", seen);
-    put_dur(out, isfinite(e->cpu_s) ? e->cpu_s * 1e9 : NAN);
-    fputc('\n', out);
-  }
-  if (rt->nprocs > TREE_PROCS_LISTED)
-    fprintf(out,
-            "  ... and %zu more processes (summary.json lists them "
-            "all)\n",
-            rt->nprocs - TREE_PROCS_LISTED);
-  if (rt->procs_untracked_max > 0 || rt->procs_dropped)
-    fprintf(out,
-            "  note: more processes than the sampler tracks one by "
-            "one: up to %.0f at once were not listed (their CPU is in "
-            "the tree's)\n",
-            rt->procs_untracked_max + (double)rt->procs_dropped);
+  fprintf(out,
+          "process tree:   %zu process%s seen (\"processes of the tree\" "
+          "below)\n",
+          rt->nprocs, rt->nprocs == 1 ? "" : "es");
 }
 
 static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {

@@ -1606,6 +1606,37 @@
     unavailable: 'not measured'
   };
 
+  /* The process tree: the results document's facts, its sampled
+   * measures (the members with a label) and the sampler's process and
+   * thread tables. */
+  function renderTree(s, d, tree) {
+    layoutFacts(s, d, 'process_tree', tree);
+    var rows = [];
+    Object.keys(tree).forEach(function (m) {
+      if (isStats(tree[m]) && typeof tree[m].label === 'string')
+        rows.push(tree[m]);
+    });
+    var ml = d.layout.process_tree_measures;
+    if (isRecord(ml) && (rows.length || Array.isArray(ml.remarks) &&
+        ml.remarks.length)) {
+      add(s, h('h4', null, String(ml.title)));
+      if (rows.length)
+        layoutTable(s, d, 'process_tree_measures', rows, function (r) {
+          return String(r.label);
+        });
+      else ml.remarks.forEach(function (m) { note(s, String(m)); });
+    }
+    [['tree_processes', 'processes'], ['tree_threads', 'threads']]
+      .forEach(function (x) {
+        var lay = d.layout[x[0]];
+        if (!isRecord(lay) || !Array.isArray(tree[x[1]])) return;
+        add(s, h('h4', null, String(lay.title)));
+        layoutTable(s, d, x[0], tree[x[1]].filter(isRecord), function (r) {
+          return String(r.name);
+        });
+      });
+  }
+
   function renderSystem(app, d) {
     if (!has(d, 'system')) return;
     var s = section(app, 'pp-system', 'system');
@@ -1648,6 +1679,9 @@
           delete rest.sampler_hz; /* the table's note says them */
           delete rest.samples;
           systemGroup(sub, k, rest);
+        } else if (k === 'process_tree' && isRecord(sys[k]) &&
+            isRecord(d.layout) && isRecord(d.layout.process_tree)) {
+          renderTree(sub, d, sys[k]);
         } else if (isRecord(sys[k])) systemGroup(sub, k, sys[k]);
         else renderValue(sub, k, sys[k], 1);
       });
