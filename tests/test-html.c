@@ -1223,6 +1223,76 @@ PP_TEST_T(html_chromium_user_counter_named_like_a_metric, 120) {
   free(dom);
 }
 
+/* The machine's sections are the results document's: the perf counters
+ * (a row per counted event in its unit, the events not counted said once
+ * per reason), their ratios, the RAPL domains and the run's energy, and
+ * the process tree's facts, each drawn from the layout, none from guessed
+ * key names. */
+PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_trace t;
+  pp_analysis a = {0};
+  build_pipeline(&t, plain_names);
+  static const struct {
+    const char *name;
+    double v0, v1;
+  } m[] = {{"perf.task-clock", 600.0, 1234.5},
+           {"perf.cycles", 1e9, 2e9},
+           {"perf.instructions", 1.5e9, 3e9},
+           {"power.package-0_w", 20.0, 40.0},
+           {"energy.package-0_j", 100.0, 600.0},
+           {"power.package_w", 20.0, 40.0},
+           {"energy.package_j", 100.0, 600.0},
+           {"proc.cpu_user_s", 0.5, 2.5},
+           {"proc.cpu_system_s", 0.1, 0.4}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    uint32_t loc = tb_loc(&t, m[i].name, PP_KIND_METRIC);
+    tb_ev(&t, 0, 100, loc, PPT_EV_COUNTER_SETF)->v.f = m[i].v0;
+    tb_ev(&t, 0, 200, loc, PPT_EV_COUNTER_SETF)->v.f = m[i].v1;
+  }
+  tb_meta(&t, "unavailable.perf.LLC-load-misses", "not supported by the CPU");
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  size_t n;
+  char *html = export_html(&a, NULL, &n);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  char page[4096];
+  tpath(page, sizeof page, "system.html");
+  write_text(page, html, n);
+  free(html);
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  /* perf: the task clock in its unit, a count as a count */
+  CHECK_CONTAINS(dom, "data-k=\"name\">task-clock</td><td class=\"pp-n\" "
+                      "data-k=\"value\">1.23 s</td>");
+  CHECK_CONTAINS(dom, "data-k=\"name\">cycles</td><td class=\"pp-n\" "
+                      "data-k=\"value\">2000000000</td>");
+  CHECK_CONTAINS(dom, "LLC-load-misses: unavailable: not supported by the "
+                      "CPU");
+  CHECK_CONTAINS(dom, "data-k=\"ipc\"><div class=\"pp-fact-k\">IPC</div>"
+                      "<div class=\"pp-fact-v\">1.50</div>");
+  /* energy: the domain's power and energy, the package's facts */
+  CHECK_CONTAINS(dom, "data-k=\"name\">package-0</td>");
+  CHECK_CONTAINS(dom, "data-k=\"energy_j\">600 J</td>");
+  CHECK_CONTAINS(dom, "data-k=\"package_energy_j\"><div class=\"pp-fact-k\">"
+                      "package energy</div><div class=\"pp-fact-v\">600 J"
+                      "</div>");
+  /* the process tree's facts */
+  CHECK_CONTAINS(dom, "data-k=\"cpu_user_s\"><div class=\"pp-fact-k\">CPU "
+                      "time, user</div><div class=\"pp-fact-v\">2.50 s</div>");
+  /* no key of the JSON shown as a label */
+  char *app = strstr(dom, "<div id=\"pp-app\">");
+  char *app_end = strstr(dom, DATA_OPEN);
+  CHECK(app != NULL && app_end != NULL && app < app_end);
+  *app_end = 0;
+  CHECK(strstr(app, ">package_energy_j<") == NULL);
+  CHECK(strstr(app, ">running_pct<") == NULL);
+  CHECK(strstr(app, "pp-generic") == NULL);
+  free(dom);
+}
+
 /* An imported ONNX Runtime profile (the golden tests/fixtures/ort one):
  * its header names the tool, and each operator's input shapes have a
  * table, with every (operator, shapes) row the profile holds. */

@@ -2217,8 +2217,8 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK_CONTAINS(r.out, "  CPU time, user:        900 ms (rusage of the run)\n"
                         "  CPU time, system:      100 ms (rusage of the "
                         "run)\n");
-  CHECK_CONTAINS(r.out, "  energy:                unavailable: "
-                        "energy.package_j stayed at 0 over 4 samples");
+  CHECK_CONTAINS(r.out, "\nenergy\nunavailable: energy.package_j stayed "
+                        "at 0 over 4 samples");
   row = strstr(r.out, "\nframes ");
   CHECK(row != NULL);
   snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);

@@ -688,6 +688,10 @@ static int system_tables(const pp_analysis *a, pp_doc *d) {
     rc = system_host(&s, d);
   if (!rc)
     rc = pp__tree_tables(a, &s, d);
+  if (!rc)
+    rc = pp__perf_tables(&s, d);
+  if (!rc)
+    rc = pp__energy_tables(&s, d);
   pp_system_free(&s);
   return rc;
 }

@@ -91,9 +91,7 @@ static num numf(const char *fmt, ...) {
   return n;
 }
 
-static num fmt_sig3(double v) { return pp_unit_text_of(pp_format_sig3, v); }
 static num fmt_bytes(double v) { return pp_unit_text_of(pp__fmt_bytes, v); }
-static num fmt_joules(double v) { return pp_unit_text_of(pp_format_joules, v); }
 
 /* v with a fixed number of decimals. */
 static num fmt_fixed(double v, int decimals) {
@@ -104,7 +102,6 @@ static num fmt_fixed(double v, int decimals) {
   return numf("%.*f", decimals, v);
 }
 
-static num fmt_pct(double v) { return pp_unit_text_of(pp_format_pct, v); }
 
 /* An exact count with thousands separators: 12,345,678. */
 static num fmt_count(double v) {
@@ -320,96 +317,14 @@ static void section_tree(FILE *out, const pp_analysis *a) {
                       THREADS_LISTED);
 }
 
-/* ---- perf_event ------------------------------------------------------------
- */
+/* ---- perf_event and energy ------------------------------------------------ */
 
-static int is_task_clock(const char *ev) {
-  return strcmp(ev, "task-clock") == 0;
-}
-
-static void perf_value_line(FILE *out, const pp_sys_perf_event *e) {
-  put_label(out, e->name);
-  if (is_task_clock(e->name)) { /* milliseconds of CPU: a duration */
-    char b[32];
-    fputs(pp_format_ns(b, sizeof b, e->f.last * 1e6), out);
-  } else
-    fputs(fmt_count(e->f.last).s, out);
-  if (e->has_running && e->running_pct < 100)
-    fprintf(out, " (running %s%%)",
-            e->running_pct >= 1 ? numf("%.0f", e->running_pct).s : "<1");
-  fputc('\n', out);
-}
-
-static void section_perf(FILE *out, const pp_system *s) {
-  if (!s->show_perf)
-    return;
-  fputs("\nhardware counters (perf_event, whole process tree)\n", out);
-  for (size_t i = 0; i < s->nperf; i++) {
-    const pp_sys_perf_event *e = &s->perf[i];
-    if (e->f.ok)
-      perf_value_line(out, e);
-    else if (e->f.why)
-      reason_line(out, e->name, e->f.why);
-  }
-  if (s->ipc.ok)
-    line(out, "IPC", "%s instructions per cycle", fmt_fixed(s->ipc.v, 2).s);
-  if (s->cache_miss.ok)
-    line(out, "cache miss ratio", "%s of cache references",
-         fmt_pct(s->cache_miss.v * 100.0).s);
-  if (s->branch_miss.ok)
-    line(out, "branch miss ratio", "%s of branches",
-         fmt_pct(s->branch_miss.v * 100.0).s);
-}
-
-/* ---- energy ----------------------------------------------------------------- */
-
-static void power_energy(FILE *out, const char *lbl, size_t len,
-                         const pp_sys_fig *w, const pp_sys_fig *j) {
-  put_labeln(out, lbl, len);
-  sep s = {out, 0};
-  if (w->ok) {
-    part(&s, "mean %s W", fmt_sig3(w->mean).s);
-    part(&s, "max %s W", fmt_sig3(w->max).s);
-  }
-  if (j->ok)
-    part(&s, "energy %s", fmt_joules(j->last).s);
-  fputc('\n', out);
-}
-
-/* "per frame (estimate):  2 J (CPU package + GPU energy / 4 frames of
- * "camera0")" */
-static void energy_per(FILE *out, const pp_system *s, const char *label,
-                       const pp_sys_energy_per *p, const char *unit) {
-  if (!p->ok)
-    return;
-  put_label(out, label);
-  fprintf(out, "%s (%s energy / %s %s \"", fmt_joules(p->joules).s,
-          s->energy.sources, fmt_count((double)p->n).s, unit);
-  put_clean(out, p->what, strlen(p->what));
-  fputs("\")\n", out);
-}
-
-static void section_energy(FILE *out, const pp_system *s) {
-  if (!s->has_power) {
-    if (s->power_why) {
-      fputs("\nenergy\n", out);
-      reason_line(out, "energy", s->power_why);
-    }
-    return;
-  }
-  fputs("\nenergy (RAPL, whole host)\n", out);
-  for (size_t i = 0; i < s->ndomains; i++)
-    power_energy(out, s->domains[i].name, s->domains[i].len, &s->domains[i].w,
-                 &s->domains[i].j);
-  const pp_sys_fig *pw = M(s, POWER_PACKAGE), *pj = M(s, ENERGY_PACKAGE);
-  if (pw->ok || pj->ok)
-    power_energy(out, "package total", strlen("package total"), pw, pj);
-  energy_per(out, s, "per frame (estimate)", &s->per_frame, "frames of");
-  energy_per(out, s, "per call (estimate)", &s->per_call, "calls of zone");
-  if (s->has_carbon)
-    line(out, "carbon (estimate)", "%s gCO2eq at %s gCO2eq/kWh%s",
-         fmt_sig3(s->carbon_g).s, fmt_sig3(s->g_per_kwh).s,
-         s->g_per_kwh_default ? " (default: world average)" : "");
+/* The results document's (analyze/doc_perf.c, doc_energy.c). */
+static void section_perf_energy(FILE *out, const pp_analysis *a) {
+  pp_doc_text_table(out, pp_doc_find(a->doc, "perf"), 0);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "perf_ratios"), 0);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "energy_domains"), 0);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "energy"), 0);
 }
 
 /* ---- other reasons -------------------------------------------------------- */
@@ -442,8 +357,7 @@ int pp_report_system(FILE *out, const pp_analysis *a) {
     pp_doc_text_table(out, pp_doc_find(a->doc, "system_run"), 0);
     section_system(out, a, &s);
     section_tree(out, a);
-    section_perf(out, &s);
-    section_energy(out, &s);
+    section_perf_energy(out, a);
     section_other(out, t);
   }
   pp_system_free(&s);
@@ -542,96 +456,34 @@ static void j_tree(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
-static int cmp_perf_order(const void *a, const void *b) {
-  const pp_sys_perf_event *const *x = a, *const *y = b;
-  return strcmp((*x)->name, (*y)->name);
-}
-
-static int j_perf(pp_jsonw *w, const pp_system *s) {
-  if (!s->has_perf)
-    return 0;
-  /* The recorded events by name, as the trace's series are sorted. */
-  const pp_sys_perf_event **ev =
-      pp__malloc((s->nperf ? s->nperf : 1) * sizeof *ev);
-  if (!ev)
-    return -1;
-  size_t n = 0;
-  for (size_t i = 0; i < s->nperf; i++)
-    if (s->perf[i].f.ok)
-      ev[n++] = &s->perf[i];
-  qsort(ev, n, sizeof *ev, cmp_perf_order);
+/* "perf": the counted events, each a member of "events" named by the
+ * event ({"value", "seconds", "running_pct"}), and the ratios. */
+static void j_perf(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *t = pp_doc_find(a->doc, "perf"),
+                 *r = pp_doc_find(a->doc, "perf_ratios");
+  if ((!t || !t->nrows) && !r)
+    return;
   pp_jsonw_key(w, "perf");
   pp_jsonw_obj_begin(w);
   pp_jsonw_key(w, "events");
   pp_jsonw_obj_begin(w);
-  for (size_t i = 0; i < n; i++) {
-    pp_jsonw_key(w, ev[i]->name);
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_double(w, "value", ev[i]->f.last);
-    if (is_task_clock(ev[i]->name))
-      pp_jsonw_kv_double(w, "seconds", ev[i]->f.last / 1e3);
-    if (ev[i]->has_running)
-      pp_jsonw_kv_double(w, "running_pct", ev[i]->running_pct);
-    pp_jsonw_obj_end(w);
-  }
+  pp_doc_json_keyed(w, t, "name", NULL, NULL);
   pp_jsonw_obj_end(w);
-  pp__free(ev);
-  if (s->ipc.ok)
-    pp_jsonw_kv_double(w, "ipc", s->ipc.v);
-  if (s->cache_miss.ok)
-    pp_jsonw_kv_double(w, "cache_miss_pct", s->cache_miss.v * 100.0);
-  if (s->branch_miss.ok)
-    pp_jsonw_kv_double(w, "branch_miss_pct", s->branch_miss.v * 100.0);
+  pp_doc_json_facts(w, r);
   pp_jsonw_obj_end(w);
-  return 0;
 }
 
-static void j_power(pp_jsonw *w, const char *pw_key, const char *j_key,
-                    const pp_sys_fig *pw, const pp_sys_fig *j) {
-  if (pw->ok) {
-    char k[48];
-    snprintf(k, sizeof k, "%s_mean_w", pw_key);
-    pp_jsonw_kv_double(w, k, pw->mean);
-    snprintf(k, sizeof k, "%s_max_w", pw_key);
-    pp_jsonw_kv_double(w, k, pw->max);
-  }
-  if (j->ok)
-    pp_jsonw_kv_double(w, j_key, j->last);
-}
-
-static void j_energy(pp_jsonw *w, const pp_system *s) {
-  if (!s->has_power)
+/* "energy": the domains' rows and the run's facts; nothing when the
+ * energy is unavailable (system.unavailable says why). */
+static void j_energy(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *f = pp_doc_find(a->doc, "energy");
+  if (!f || f->why)
     return;
   pp_jsonw_key(w, "energy");
   pp_jsonw_obj_begin(w);
   pp_jsonw_key(w, "domains");
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < s->ndomains; i++) {
-    const pp_sys_domain *d = &s->domains[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_key(w, "name");
-    pp_jsonw_strn(w, d->name, d->len);
-    j_power(w, "power", "energy_j", &d->w, &d->j);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
-  j_power(w, "package_power", "package_energy_j", M(s, POWER_PACKAGE),
-          M(s, ENERGY_PACKAGE));
-  if (s->has_carbon)
-    pp_jsonw_kv_str(w, "run_energy_sources", s->energy.sources);
-  if (s->per_frame.ok) {
-    pp_jsonw_kv_str(w, "frame_stream", s->per_frame.what);
-    pp_jsonw_kv_double(w, "joules_per_frame_estimate", s->per_frame.joules);
-  }
-  if (s->per_call.ok) {
-    pp_jsonw_kv_str(w, "top_zone", s->per_call.what);
-    pp_jsonw_kv_double(w, "joules_per_zone_call_estimate", s->per_call.joules);
-  }
-  if (s->has_carbon) {
-    pp_jsonw_kv_double(w, "carbon_g_estimate", s->carbon_g);
-    pp_jsonw_kv_double(w, "carbon_g_per_kwh", s->g_per_kwh);
-    pp_jsonw_kv_bool(w, "carbon_g_per_kwh_default", s->g_per_kwh_default);
-  }
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "energy_domains"), NULL, NULL);
+  pp_doc_json_facts(w, f);
   pp_jsonw_obj_end(w);
 }
 
@@ -670,11 +522,10 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
   j_run(w, a);
   j_host(w, a, &s);
   j_tree(w, a);
-  int rc = j_perf(w, &s);
-  if (!rc) {
-    j_energy(w, &s);
-    j_unavailable(w, t, &s);
-  }
+  j_perf(w, a);
+  j_energy(w, a);
+  j_unavailable(w, t, &s);
+  int rc = 0;
   pp_jsonw_obj_end(w);
   pp_system_free(&s);
   return rc || w->err ? -1 : 0;

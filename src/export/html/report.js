@@ -1679,6 +1679,28 @@
           delete rest.sampler_hz; /* the table's note says them */
           delete rest.samples;
           systemGroup(sub, k, rest);
+        } else if (k === 'perf' && isRecord(sys[k]) && isRecord(d.layout) &&
+            isRecord(d.layout.perf)) {
+          /* the counted events (named members) and their ratios */
+          var ev = isRecord(sys[k].events) ? sys[k].events : {};
+          layoutTable(sub, d, 'perf', Object.keys(ev).filter(function (n) {
+            return isRecord(ev[n]);
+          }).map(function (n) {
+            var r = {name: n};
+            Object.keys(ev[n]).forEach(function (f) { r[f] = ev[n][f]; });
+            return r;
+          }), function (r) { return r.name; });
+          if (isRecord(d.layout.perf_ratios))
+            layoutFacts(sub, d, 'perf_ratios', sys[k]);
+        } else if (k === 'energy' && isRecord(sys[k]) &&
+            isRecord(d.layout) && isRecord(d.layout.energy)) {
+          if (isRecord(d.layout.energy_domains) &&
+              Array.isArray(sys[k].domains))
+            layoutTable(sub, d, 'energy_domains',
+              sys[k].domains.filter(isRecord), function (r) {
+                return String(r.name);
+              });
+          layoutFacts(sub, d, 'energy', sys[k]);
         } else if (k === 'process_tree' && isRecord(sys[k]) &&
             isRecord(d.layout) && isRecord(d.layout.process_tree)) {
           renderTree(sub, d, sys[k]);
