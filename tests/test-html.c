@@ -1246,7 +1246,10 @@ PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
            {"power.package_w", 20.0, 40.0},
            {"energy.package_j", 100.0, 600.0},
            {"proc.cpu_user_s", 0.5, 2.5},
-           {"proc.cpu_system_s", 0.1, 0.4}};
+           {"proc.cpu_system_s", 0.1, 0.4},
+           {"sys.cpu.busy_pct", 40.0, 60.0},
+           {"sys.cpu1.busy_pct", 35.0, 97.0},
+           {"sys.temp.coretemp.Package_id_0_c", 55.0, 71.5}};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
     uint32_t loc = tb_loc(&t, m[i].name, PP_KIND_METRIC);
     tb_ev(&t, 0, 100, loc, PPT_EV_COUNTER_SETF)->v.f = m[i].v0;
@@ -1279,6 +1282,13 @@ PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
   CHECK_CONTAINS(dom, "data-k=\"package_energy_j\"><div class=\"pp-fact-k\">"
                       "package energy</div><div class=\"pp-fact-v\">600 J"
                       "</div>");
+  /* the machine's per-core and per-sensor tables */
+  CHECK_CONTAINS(dom, "data-k=\"cpu\">1</td><td class=\"pp-n pp-barcell\" "
+                      "data-k=\"busy_max_pct\"><span class=\"pp-bar\" "
+                      "style=\"width: 97%;\"></span><span class=\"pp-val\">"
+                      "97.0%</span>");
+  CHECK_CONTAINS(dom, "data-k=\"sensor\">coretemp.Package_id_0</td><td "
+                      "class=\"pp-n\" data-k=\"max_c\">71.5 \u00b0C</td>");
   /* the process tree's facts */
   CHECK_CONTAINS(dom, "data-k=\"cpu_user_s\"><div class=\"pp-fact-k\">CPU "
                       "time, user</div><div class=\"pp-fact-v\">2.50 s</div>");
@@ -1289,6 +1299,8 @@ PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
   *app_end = 0;
   CHECK(strstr(app, ">package_energy_j<") == NULL);
   CHECK(strstr(app, ">running_pct<") == NULL);
+  CHECK(strstr(app, ">max_pct<") == NULL);
+  CHECK(strstr(app, ">cpu_busy_max_pct<") == NULL);
   CHECK(strstr(app, "pp-generic") == NULL);
   free(dom);
 }

@@ -44,6 +44,8 @@ int pp__tree_tables(const pp_analysis *a, const struct pp_system *s,
 /* Add the perf_event counts and ratios (doc_perf.c) and the energy
  * (doc_energy.c) to d. */
 int pp__perf_tables(const struct pp_system *s, struct pp_doc *d);
+/* Add the per-core, temperature and NUMA figures (doc_machine.c). */
+int pp__machine_tables(const struct pp_system *s, struct pp_doc *d);
 int pp__energy_tables(const struct pp_system *s, struct pp_doc *d);
 void pp__zone_stats_init(pp_zone_stats *zs, size_t n);
 void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self);

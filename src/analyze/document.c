@@ -687,6 +687,8 @@ static int system_tables(const pp_analysis *a, pp_doc *d) {
   if (!rc)
     rc = system_host(&s, d);
   if (!rc)
+    rc = pp__machine_tables(&s, d);
+  if (!rc)
     rc = pp__tree_tables(a, &s, d);
   if (!rc)
     rc = pp__perf_tables(&s, d);

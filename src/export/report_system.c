@@ -74,61 +74,6 @@ static int meta_is_last(const pp_trace *t, size_t i) {
   return 1;
 }
 
-/* ---- number formatting -------------------------------------------------- */
-
-/* A formatted number; used as fmt_x(v).s within one full expression. */
-typedef pp_unit_text num; /* units.h */
-
-static num numf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static num numf(const char *fmt, ...) {
-  num n;
-  va_list ap;
-  va_start(ap, fmt);
-  int r = vsnprintf(n.s, sizeof n.s, fmt, ap);
-  va_end(ap);
-  if (r < 0)
-    n.s[0] = '\0';
-  return n;
-}
-
-static num fmt_bytes(double v) { return pp_unit_text_of(pp__fmt_bytes, v); }
-
-/* v with a fixed number of decimals. */
-static num fmt_fixed(double v, int decimals) {
-  if (!isfinite(v))
-    return numf("-");
-  if (fabs(v) >= 1e15)
-    return numf("%.3g", v);
-  return numf("%.*f", decimals, v);
-}
-
-
-/* An exact count with thousands separators: 12,345,678. */
-static num fmt_count(double v) {
-  if (!isfinite(v))
-    return numf("-");
-  if (fabs(v) >= 9e18)
-    return numf("%.3g", v);
-  long long x = llround(v);
-  unsigned long long a = x < 0 ? 0ull - (unsigned long long)x
-                               : (unsigned long long)x;
-  char digits[32];
-  int nd = snprintf(digits, sizeof digits, "%llu", a);
-  if (nd <= 0 || (size_t)nd >= sizeof digits)
-    return numf("-");
-  num n;
-  size_t k = 0;
-  if (x < 0)
-    n.s[k++] = '-';
-  for (int i = 0; i < nd && k + 2 < sizeof n.s; i++) {
-    if (i && (nd - i) % 3 == 0)
-      n.s[k++] = ',';
-    n.s[k++] = digits[i];
-  }
-  n.s[k] = '\0';
-  return n;
-}
-
 /* ---- text output ---------------------------------------------------------- */
 
 /* s with control characters shown as '?'. */
@@ -157,17 +102,6 @@ static void put_label(FILE *out, const char *l) {
   put_labeln(out, l, strlen(l));
 }
 
-static void line(FILE *out, const char *l, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(FILE *out, const char *l, const char *fmt, ...) {
-  put_label(out, l);
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(out, fmt, ap);
-  va_end(ap);
-  fputc('\n', out);
-}
-
 static void reason_line(FILE *out, const char *l, const char *reason) {
   put_label(out, l);
   fputs("unavailable: ", out);
@@ -175,133 +109,24 @@ static void reason_line(FILE *out, const char *l, const char *reason) {
   fputc('\n', out);
 }
 
-/* ", " between the parts of one line. */
-typedef struct sep {
-  FILE *out;
-  int n;
-} sep;
-
-static void part(sep *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void part(sep *s, const char *fmt, ...) {
-  if (s->n++)
-    fputs(", ", s->out);
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(s->out, fmt, ap);
-  va_end(ap);
-}
-
 /* ---- run ------------------------------------------------------------------ */
 
 /* ---- system --------------------------------------------------------------- */
 
-static void sys_per_core(FILE *out, const pp_system *s) {
-  const pp_sys_family *f = &s->core_busy;
-  if (f->n > 0 && f->n <= MAX_CORES_LISTED) {
-    put_label(out, "per core busy max");
-    for (size_t i = 0; i < f->n; i++)
-      fprintf(out, "%s%s", i ? " " : "", fmt_fixed(f->v[i].f.max, 0).s);
-    fputc('\n', out);
-  }
-}
-
-static void sys_freq_throttle(FILE *out, const pp_system *s) {
-  const pp_sys_family *f = &s->core_freq;
-  if (f->n > 0) {
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < f->n; i++) {
-      double m = f->v[i].f.mean;
-      if (isfinite(m)) {
-        lo = m < lo ? m : lo;
-        hi = m > hi ? m : hi;
-      }
-    }
-    if (lo <= hi)
-      line(out, "CPU frequency", "mean per core %.0f..%.0f MHz (%zu cores)", lo,
-           hi, f->n);
-    else
-      line(out, "CPU frequency", "-");
-  } else if (f->why) {
-    reason_line(out, "CPU frequency", f->why);
-  }
-
-  f = &s->core_throttle;
-  if (f->n > 0) {
-    /* A sum over the cores; NaN (printed "-") when a core has no value. */
-    double last = 0, grew = 0;
-    for (size_t i = 0; i < f->n; i++) {
-      last += f->v[i].f.last;
-      grew += f->v[i].f.last - f->v[i].f.min;
-    }
-    put_label(out, "thermal throttling");
-    fprintf(out, "%s events (counter total, %zu cores), %s while sampled",
-            fmt_count(last).s, f->n, fmt_count(grew).s);
-    if (f->n <= MAX_CORES_LISTED && grew > 0) {
-      fputs(":", out);
-      for (size_t i = 0; i < f->n; i++) {
-        double d = f->v[i].f.last - f->v[i].f.min;
-        if (isfinite(d) && d > 0)
-          fprintf(out, " cpu%lu +%s", f->v[i].index, fmt_count(d).s);
-      }
-    }
-    fputc('\n', out);
-  } else if (f->why) {
-    reason_line(out, "thermal throttling", f->why);
-  }
-}
-
-static void sys_temps(FILE *out, const pp_system *s) {
-  size_t shown = 0;
-  for (size_t i = 0; i < s->ntemps; i++) {
-    if (!i)
-      fputs("  temperatures (max):\n", out);
-    if (shown >= MAX_SENSORS)
-      continue;
-    shown++;
-    put_label_at(out, 4, s->temps[i].name, s->temps[i].len);
-    fprintf(out, "%s C\n", fmt_fixed(s->temps[i].f.max, 1).s);
-  }
-  if (s->ntemps > shown)
-    fprintf(out, "    ... %zu more sensors\n", s->ntemps - shown);
-  const char *h = s->temp_why_hwmon, *th = s->temp_why_thermal;
-  if (s->ntemps || (!h && !th))
-    return;
-  put_label(out, "temperatures");
-  fputs("unavailable: ", out);
-  if (h)
-    put_clean(out, h, strlen(h));
-  if (h && th)
-    fputs("; ", out);
-  if (th)
-    put_clean(out, th, strlen(th));
-  fputc('\n', out);
-}
-
-static void sys_numa(FILE *out, const pp_system *s) {
-  const pp_sys_family *f = &s->numa;
-  if (f->n > 0) {
-    put_label(out, "NUMA used max");
-    sep p = {out, 0};
-    for (size_t i = 0; i < f->n; i++)
-      part(&p, "node%lu %s", f->v[i].index, fmt_bytes(f->v[i].f.max).s);
-    fputc('\n', out);
-  } else if (f->why) {
-    reason_line(out, "NUMA", f->why);
-  }
-}
-
-/* The machine: the results document's measures (analyze/document.c),
- * then the per-core, frequency, throttling, temperature and NUMA lines. */
+/* The machine: the results document's measures, per-core figures,
+ * facts (throttling, what was not measured), temperatures and NUMA nodes
+ * (analyze/document.c, doc_machine.c). */
 static void section_system(FILE *out, const pp_analysis *a,
                            const pp_system *s) {
   if (!s->show_system)
     return;
   pp_doc_text_table(out, pp_doc_find(a->doc, "system_host"), 0);
-  sys_per_core(out, s);
-  sys_freq_throttle(out, s);
-  sys_temps(out, s);
-  sys_numa(out, s);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "cpu_cores"), 0,
+                      MAX_CORES_LISTED);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "machine"), 0);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "temperatures"), 0,
+                      MAX_SENSORS);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "numa"), 0);
 }
 
 /* ---- process tree ------------------------------------------------------- */
@@ -377,25 +202,30 @@ static void j_run(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
-/* "key": [{"<idx>": N, "<field>": value}, ...] of a family; what: 1 max,
- * 0 mean, 2 last. */
-static void j_family(pp_jsonw *w, const pp_sys_family *f, const char *key,
-                     const char *idx, const char *field, int what) {
-  if (!f->n)
+/* "key": [{"<idx>": N, "<field>": value}, ...]: a column of table t (the
+ * rows where it has a value), in the shape the summary has always had. */
+static void j_column(pp_jsonw *w, const pp_table *t, const char *key,
+                     const char *idx, const char *col, const char *field) {
+  long ki = pp_table_col(t, idx), kv = pp_table_col(t, col);
+  if (!t || ki < 0 || kv < 0)
     return;
-  pp_jsonw_key(w, key);
-  pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < f->n; i++) {
-    const pp_sys_fig *c = &f->v[i].f;
+  int open = 0;
+  for (size_t r = 0; r < t->nrows; r++) {
+    const pp_cell *i = pp_table_cell(t, r, (size_t)ki),
+                  *v = pp_table_cell(t, r, (size_t)kv);
+    if (v->kind != PP_CELL_NUM)
+      continue;
+    if (!open++) {
+      pp_jsonw_key(w, key);
+      pp_jsonw_arr_begin(w);
+    }
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, idx, f->v[i].index);
-    pp_jsonw_kv_double(w, field,
-                       what == 1   ? c->max
-                       : what == 0 ? c->mean
-                                   : c->last);
+    pp_jsonw_kv_double(w, idx, i->num);
+    pp_jsonw_kv_double(w, field, v->num);
     pp_jsonw_obj_end(w);
   }
-  pp_jsonw_arr_end(w);
+  if (open)
+    pp_jsonw_arr_end(w);
 }
 
 /* "host": the sampler's rate, then the results document's measures (each
@@ -411,22 +241,26 @@ static void j_host(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
   pp_jsonw_kv_uint(w, "samples", s->samples);
   pp_doc_json_keyed(w, pp_doc_find(a->doc, "system_host"), "key", NULL,
                     NULL);
-  j_family(w, &s->core_busy, "cpu_busy_max_pct", "cpu", "max_pct", 1);
-  j_family(w, &s->core_freq, "cpu_freq_mean_mhz", "cpu", "mean_mhz", 0);
-  j_family(w, &s->core_throttle, "cpu_throttle_total", "cpu", "total", 2);
-  j_family(w, &s->numa, "numa_used_max_bytes", "node", "max_bytes", 1);
-  if (s->ntemps) {
+  /* the per-core table (schema_minor 19), and its columns as the
+   * arrays the summary has always had */
+  const pp_table *c = pp_doc_find(a->doc, "cpu_cores");
+  if (c) {
+    pp_jsonw_key(w, "cores");
+    pp_doc_json_rows(w, c, NULL, NULL);
+  }
+  j_column(w, c, "cpu_busy_max_pct", "cpu", "busy_max_pct", "max_pct");
+  j_column(w, c, "cpu_freq_mean_mhz", "cpu", "freq_mean_mhz", "mean_mhz");
+  j_column(w, c, "cpu_throttle_total", "cpu", "throttle_total", "total");
+  pp_doc_json_facts(w, pp_doc_find(a->doc, "machine"));
+  const pp_table *n = pp_doc_find(a->doc, "numa");
+  if (n) {
+    pp_jsonw_key(w, "numa_used_max_bytes");
+    pp_doc_json_rows(w, n, NULL, NULL);
+  }
+  const pp_table *tt = pp_doc_find(a->doc, "temperatures");
+  if (tt) {
     pp_jsonw_key(w, "temperatures");
-    pp_jsonw_arr_begin(w);
-    for (size_t i = 0; i < s->ntemps; i++) {
-      pp_jsonw_obj_begin(w);
-      pp_jsonw_key(w, "sensor");
-      pp_jsonw_strn(w, s->temps[i].name, s->temps[i].len);
-      pp_jsonw_kv_double(w, "max_c", s->temps[i].f.max);
-      pp_jsonw_kv_double(w, "mean_c", s->temps[i].f.mean);
-      pp_jsonw_obj_end(w);
-    }
-    pp_jsonw_arr_end(w);
+    pp_doc_json_rows(w, tt, NULL, NULL);
   }
   pp_jsonw_obj_end(w);
 }

@@ -1678,7 +1678,29 @@
             });
           delete rest.sampler_hz; /* the table's note says them */
           delete rest.samples;
-          systemGroup(sub, k, rest);
+          /* per core, the machine's facts, temperatures, NUMA nodes: the
+           * document's tables (the per-core arrays are the same figures
+           * in the summary's older shape) */
+          ['cores', 'cpu_busy_max_pct', 'cpu_freq_mean_mhz',
+           'cpu_throttle_total', 'temperatures', 'numa_used_max_bytes']
+            .forEach(function (m) { delete rest[m]; });
+          if (isRecord(d.layout.machine)) {
+            d.layout.machine.facts.forEach(function (f) {
+              if (isRecord(f)) delete rest[f.key];
+            });
+            layoutFacts(sub, d, 'machine', host);
+          }
+          [['cpu_cores', 'cores', 'cpu'], ['temperatures', 'temperatures',
+            'sensor'], ['numa', 'numa_used_max_bytes', 'node']]
+            .forEach(function (x) {
+              var lay = d.layout[x[0]];
+              if (!isRecord(lay) || !Array.isArray(host[x[1]])) return;
+              add(sub, h('h4', null, String(lay.title)));
+              layoutTable(sub, d, x[0], host[x[1]].filter(isRecord),
+                function (r) { return String(r[x[2]]); });
+            });
+          delete rest.throttle_sampled;
+          if (Object.keys(rest).length) systemGroup(sub, k, rest);
         } else if (k === 'perf' && isRecord(sys[k]) && isRecord(d.layout) &&
             isRecord(d.layout.perf)) {
           /* the counted events (named members) and their ratios */
