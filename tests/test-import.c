@@ -426,8 +426,8 @@ PP_TEST(import_ort_provider_transitions_and_copies) {
   CHECK_STR(pp_trace_meta(&t, "import.ort.copy_ns"), "12000");
   CHECK_EQ(zone_named(&a, "MemcpyToHost [CUDA]")->total_ns, 7000);
   char *rep = tb_report_text(&a);
-  CHECK_CONTAINS(rep, "providers:      2 transitions between execution "
-                      "providers, 2 copies (Memcpy nodes) taking 12.0 us");
+  CHECK_CONTAINS(rep, "providers:      2 (transitions between execution "
+                      "providers; 2 copies (Memcpy nodes) taking 12.0 us)\n");
   free(rep);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"providers\":{\"transitions\":2,\"copies\":2,"
@@ -1082,9 +1082,9 @@ PP_TEST_T(import_with_aligns_by_anchor, 120) {
   write_file(prof, legacy_profile);
   pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
   CHECK_EQ(r.rc, 0);
-  CHECK_CONTAINS(r.out, "(torch.profiler (legacy autograd export)), aligned "
+  CHECK_CONTAINS(r.out, "(torch.profiler (legacy autograd export), aligned "
                         "by anchor \"pipeprof.profile_start.realtime_ns "
-                        "legacy.json\"");
+                        "legacy.json\")\n");
   CHECK_CONTAINS(r.out, "\nouter [torch.profiler] ");
   CHECK_CONTAINS(r.out, "\naten::mm ");
   CHECK_CONTAINS(r.out, "torch.profiler: thread 1");
@@ -1135,7 +1135,7 @@ PP_TEST_T(import_with_wall_clock_offset_and_refusals, 120) {
   write_file(prof, json);
   pp_cli_result r = pp_test_cli("report '%s' --with '%s'", trace, prof);
   CHECK_EQ(r.rc, 0);
-  CHECK_CONTAINS(r.out, "(torch.profiler (Kineto)), aligned by wall clock");
+  CHECK_CONTAINS(r.out, "(torch.profiler (Kineto), aligned by wall clock");
   CHECK_CONTAINS(r.out, "torch.profiler: thread 7");
   pp_cli_result_free(&r);
 #ifdef PP_HAVE_JANSSON
@@ -1166,10 +1166,10 @@ PP_TEST_T(import_with_wall_clock_offset_and_refusals, 120) {
                   "'%s/tests/fixtures/ort/cnn-basic-seq.json' --offset 0",
                   trace, pp_test_srcdir());
   CHECK_EQ(r.rc, 0);
-  CHECK_CONTAINS(r.out, "(ONNX Runtime), aligned by the trace's start");
+  CHECK_CONTAINS(r.out, "(ONNX Runtime, aligned by the trace's start");
   CHECK_CONTAINS(r.out, "onnxruntime: thread ");
   CHECK_CONTAINS(r.out, "\nConv [CPU] ");
-  CHECK_CONTAINS(r.out, "providers:      0 transitions");
+  CHECK_CONTAINS(r.out, "providers:      0 (transitions");
   pp_cli_result_free(&r);
   /* usage: --offset alone; a profile as FILE; a bad profile */
   r = pp_test_cli("report '%s' --offset 5", trace);

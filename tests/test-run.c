@@ -1233,7 +1233,8 @@ PP_TEST(run_tree_meta_read_back) {
 
   char *txt = tb_report_text(&a);
   CHECK_CONTAINS(txt, "command:        prog --fast (pid 42)\n");
-  CHECK_CONTAINS(txt, "profiler:       pipeprof (pid 41)");
+  CHECK_CONTAINS(txt, "profiler:       pipeprof (pid 41, not part of the "
+                      "profiled programs: ");
   CHECK(strstr(txt, "pipeprof sampler") == NULL); /* not the program's */
   /* shares of the tree's 1.00 s: 60%, 20%, and 20% not attributed */
   CHECK_CONTAINS(txt, "share of the tree's CPU time, 1.00 s from the run's "

@@ -718,7 +718,8 @@ static int advice(const pp_analysis *a, pp_doc *d) {
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
+  if (!a->doc || pp__header_facts(a, a->doc) != 0 ||
+      metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
       threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
       counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
       stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||

@@ -167,6 +167,20 @@ void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
   pp_jsonw_kv_str(w, "title", t->title);
   if (t->note)
     pp_jsonw_kv_str(w, "note", t->note);
+  if (t->nwarnings) {
+    pp_jsonw_key(w, "warnings");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < t->nwarnings; i++)
+      pp_jsonw_str(w, t->warnings[i]);
+    pp_jsonw_arr_end(w);
+  }
+  if (t->nremarks) {
+    pp_jsonw_key(w, "remarks");
+    pp_jsonw_arr_begin(w);
+    for (size_t i = 0; i < t->nremarks; i++)
+      pp_jsonw_str(w, t->remarks[i]);
+    pp_jsonw_arr_end(w);
+  }
   if (t->facts) {
     facts_layout(w, t);
     pp_jsonw_obj_end(w);
@@ -177,13 +191,6 @@ void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
   for (size_t c = 0; c < t->ncols; c++)
     if (t->cols[c].flags & PP_COL_HIDES_ROW)
       pp_jsonw_kv_str(w, "hidden_by", t->cols[c].key);
-  if (t->nremarks) {
-    pp_jsonw_key(w, "remarks");
-    pp_jsonw_arr_begin(w);
-    for (size_t i = 0; i < t->nremarks; i++)
-      pp_jsonw_str(w, t->remarks[i]);
-    pp_jsonw_arr_end(w);
-  }
   pp_jsonw_key(w, "columns");
   pp_jsonw_arr_begin_lines(w);
   for (size_t c = 0; c < t->ncols; c++) {

@@ -105,6 +105,11 @@ static size_t unavailable_from(const pp_table *t, size_t r, const size_t *g0,
 
 /* The table's remarks, each on a line of its own. */
 static void remarks(FILE *out, const pp_table *t) {
+  for (size_t i = 0; i < t->nwarnings; i++) {
+    char s[1024];
+    clean(s, sizeof s, t->warnings[i], 0);
+    fprintf(out, "warning: %s\n", s);
+  }
   for (size_t i = 0; i < t->nremarks; i++) {
     char s[1024];
     clean(s, sizeof s, t->remarks[i], 0);
@@ -135,6 +140,8 @@ static void facts(FILE *out, const pp_table *t) {
   /* values from column 25 at least, as the report's other "label: value"
    * lines */
   width = width > 28 ? 28 : width < 21 ? 21 : width;
+  if (t->flush) /* a header: "events:         12" */
+    width = 14;
   for (size_t r = 0; r < t->nrows; r++) {
     const pp_cell *l = pp_table_cell(t, r, (size_t)kl);
     if (!pp_table_row_shown(t, r))
@@ -146,7 +153,8 @@ static void facts(FILE *out, const pp_table *t) {
           pp_cell_format(&t->cols[kv], pp_table_cell(t, r, (size_t)kv), b,
                          sizeof b),
           0);
-    fputs("  ", out);
+    if (!t->flush)
+      fputs("  ", out);
     put_cell(out, label, width + 2, 0);
     fputs(value, out);
     if (t->notes[r]) {

@@ -50,13 +50,6 @@ static int min_int(int a, int b) { return a < b ? a : b; }
 static int max_int(int a, int b) { return a > b ? a : b; }
 
 
-static const char *thread_label(const pp_thread *th, char *buf, size_t len) {
-  if (th->name && th->name[0])
-    return th->name;
-  snprintf(buf, len, "thread %" PRIu64, th->tid);
-  return buf;
-}
-
 /* ---- cells --------------------------------------------------------------- */
 
 static void put_dur(FILE *out, double ns) {
@@ -74,199 +67,6 @@ static void put_pct(FILE *out, double part, double whole) {
 }
 
 /* ---- sections ------------------------------------------------------------ */
-
-/* The profiled command, its pid, pipeprof as the profiler, and every
- * process of the tree the sampler saw. */
-static void run_header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
-  const pp_trace *t = a->trace;
-  fputs("command:        ", out);
-  put_name(out, rt->command, 120, 0);
-  if (rt->has_pid)
-    fprintf(out, " (pid %" PRIu32 ")", rt->pid);
-  fputs("\nprofiler:       pipeprof", out);
-  if (rt->has_profiler_pid)
-    fprintf(out,
-            " (pid %" PRIu32 "), not part of the profiled programs: "
-            "its threads are left out of the tables below\n",
-            rt->profiler_pid);
-  else
-    fputs(" (pid not recorded: a trace of an older pipeprof, whose threads "
-          "may be in the tables below)\n",
-          out);
-  if (!rt->nprocs) {
-    const char *why = pp_trace_meta(t, "unavailable.proc_stat");
-    fputs("process tree:   ", out);
-    put_name(out, why ? why : "not sampled", 160, 0);
-    fputc('\n', out);
-    return;
-  }
-  fprintf(out,
-          "process tree:   %zu process%s seen (\"processes of the tree\" "
-          "below)\n",
-          rt->nprocs, rt->nprocs == 1 ? "" : "es");
-}
-
-static void header(FILE *out, const pp_analysis *a, const pp_run_tree *rt) {
-  const pp_trace *t = a->trace;
-  const pp_profile *p = &a->prof;
-  char b[CELL_MAX];
-  const char *name = pp_trace_meta(t, "process_name");
-  const char *pid = pp_trace_meta(t, "pid");
-  const char *mode = pp_trace_meta(t, "mode");
-
-  size_t nthreads = 0;
-  for (size_t i = 0; i < t->nthreads; i++)
-    nthreads += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
-  if (rt->is_run) {
-    run_header(out, a, rt);
-    fputs("mode:           ", out);
-  } else {
-    fputs("process:        ", out);
-    put_name(out, name && name[0] ? name : "(unknown)", 80, 0);
-    if (pid && pid[0]) {
-      fputs(" (pid ", out);
-      put_name(out, pid, 20, 0);
-      fputs(")", out);
-    } else if (t->pid) {
-      fprintf(out, " (pid %" PRIu32 ")", t->pid);
-    }
-    fputs("\nmode:           ", out);
-  }
-  put_name(out, mode && mode[0] ? mode : "unknown", 20, 0);
-  const char *source = pp_trace_meta(t, "import.source");
-  if (source) {
-    fputs("\nimported from:  ", out);
-    put_name(out, source, 80, 0);
-  }
-  /* profiles merged in by wall clock (pipeprof report --with) */
-  for (unsigned k = 1;; k++) {
-    char key[48];
-    snprintf(key, sizeof key, "with.%u.file", k);
-    const char *file = pp_trace_meta(t, key);
-    if (!file)
-      break;
-    snprintf(key, sizeof key, "with.%u.source", k);
-    const char *src = pp_trace_meta(t, key);
-    snprintf(key, sizeof key, "with.%u.aligned_by", k);
-    const char *how = pp_trace_meta(t, key);
-    fputs("\nmerged with:    ", out);
-    put_name(out, file, 80, 0);
-    fputs(" (", out);
-    put_name(out, src ? src : "", 60, 0);
-    fputs("), aligned by ", out);
-    put_name(out, how ? how : "", 120, 0);
-  }
-  if (p->provider_transitions >= 0)
-    fprintf(out,
-            "\nproviders:      %" PRId64 " transitions between execution "
-            "providers, %" PRId64 " copies (Memcpy nodes) taking %s",
-            p->provider_transitions,
-            p->provider_copies > 0 ? p->provider_copies : 0,
-            pp_format_ns(b, sizeof b,
-                         (double)(p->provider_copy_ns > 0
-                                      ? p->provider_copy_ns
-                                      : 0)));
-  /* the window %wall divides by: it starts at the first event recorded,
-   * which is not the program's start (an import before the first zone is
-   * in it only when something was recorded then, e.g. by the sampler) */
-  fprintf(out, "\nwall time:      %s (first to last recorded event: the "
-               "zones' %%wall window)\n",
-          pp_format_ns(b, sizeof b, (double)p->wall_ns));
-  if (rt->is_run)
-    fprintf(out,
-            "threads:        %zu recorded zones or counters (threads "
-            "of the profiled programs that link libpipeprof)\n",
-            nthreads);
-  else
-    fprintf(out, "threads:        %zu\n", nthreads);
-  uint32_t *pids = NULL;
-  size_t npids = pp_trace_pids(t, &pids);
-  size_t shown = 0;
-  for (size_t i = 0; i < npids; i++)
-    if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
-      pids[shown++] = pids[i];
-  if (shown > 1 || (rt->is_run && shown == 1)) {
-    /* merged from several processes (pipeprof run) */
-    fprintf(out, "%s%zu (",
-            rt->is_run ? "recorded by:    " : "processes:      ", shown);
-    for (size_t i = 0; i < shown && i < 8; i++) {
-      const char *pn = pp_trace_process_name(t, pids[i]);
-      fprintf(out, "%s%" PRIu32 " ", i ? ", " : "", pids[i]);
-      put_name(out, pn && pn[0] ? pn : "(unknown)", 40, 0);
-    }
-    fputs(shown > 8 ? ", ...)\n" : ")\n", out);
-  }
-  free(pids);
-  fprintf(out, "events:         %" PRIu64 "\n", p->events);
-  fprintf(out, "dropped events: %" PRIu64 "\n", p->dropped);
-  const char *released = pp_trace_meta(t, "flight_threads_released");
-  if (released && released[0]) {
-    fputs("note: the events of ", out);
-    put_name(out, released, 20, 0);
-    fputs(" exited threads are not in this dump (flight mode keeps the "
-          "rings of the threads that exited last)\n", out);
-  }
-
-  if (p->dropped) {
-    fprintf(out, "warning: %" PRIu64 " events were dropped (thread buffers "
-            "full); times and counts are incomplete:", p->dropped);
-    const char *sep = " ";
-    for (size_t i = 0; i < t->nthreads; i++) {
-      const pp_thread *th = &t->threads[i];
-      if (!th->dropped)
-        continue;
-      char lb[CELL_MAX];
-      fputs(sep, out);
-      put_name(out, thread_label(th, lb, sizeof lb), NAME_MAX_COLS, 0);
-      fprintf(out, " %" PRIu64, th->dropped);
-      sep = ", ";
-    }
-    fputc('\n', out);
-  }
-
-  const pp_read_diag *d = &t->diag;
-  if (d->chunks_bad || d->bytes_skipped)
-    fprintf(out, "warning: trace damaged: %" PRIu64 " bad chunks, %" PRIu64
-            " bytes skipped (intact chunks were recovered)\n",
-            d->chunks_bad, d->bytes_skipped);
-  if (d->events_bad)
-    fprintf(out, "warning: %" PRIu64 " undecodable events ignored\n",
-            d->events_bad);
-  if (d->truncated)
-    fputs("warning: trace truncated inside a chunk\n", out);
-  /* Figures come from every event; the details that need the events
-   * themselves from those the reader stored (pp_cli_load). */
-  int64_t window = pp_details_window_ns(a);
-  if (window >= 0) {
-    char win[32];
-    pp_format_ns(win, sizeof win, (double)window);
-    fprintf(out, "note: the statistics count all %" PRIu64 " events; the "
-            "details (timeline, zone instances, flows, stages; requests, "
-            "queues and pools count every event) cover the first %s (%" PRIu64 " events, every "
-            "thread; --details N keeps more)\n",
-            d->events, win, d->events_kept);
-  }
-  /* The reorder buffer overflowed: figures of series spread over threads
-   * took some events out of time order (they are counted, not lost). */
-  if (a->events_late)
-    fprintf(out,
-            "warning: %" PRIu64 " events reached the figures out of time "
-            "order (the reader's reorder buffer was full): frame times and "
-            "counters written from several threads may be off by them\n",
-            a->events_late);
-  /* A write failure the library recorded (disk full...): the events it
-   * could not write, and why, instead of a guess about a killed process. */
-  const char *werr = pp_trace_meta(t, "write_error");
-  if (werr) {
-    const char *lost = pp_trace_meta(t, "events_lost");
-    if (lost)
-      fprintf(out, "warning: %s events lost: %s\n", lost, werr);
-    else
-      fprintf(out, "warning: %s\n", werr);
-  }
-  if (d->file_bytes && !d->clean_end && !werr)
-    fputs("warning: trace ended without END chunk (process killed?)\n", out);
-}
 
 /* The ranking of zones by self time: the first top_n rows of the
  * document's top_self, "1. name  12.3 ms self (45.6% of zone time)". */
@@ -587,10 +387,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
     int rest = 10 + 8 * DUR_W + PCT_W;
     cap = max_int(NAME_MIN_COLS, min_int(NAME_MAX_COLS, o.width_hint - rest));
   }
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
-    return -1;
-  header(out, a, &rt);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "header"), 0);
   pp_doc_text_table(out, pp_doc_find(a->doc, "metadata"), cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "zones"), cap);
   bottlenecks(out, a, o.top_n, cap);
@@ -604,11 +401,8 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   notes_table(out, a);
   if (pp_report_pipeline(out, a) != 0 || pp_report_system(out, a) != 0 ||
       pp_report_gpu(out, a) != 0 || pp_report_gpu_zones(out, a) != 0 ||
-      pp_report_cuda(out, a) != 0 || pp_report_advice(out, a) != 0) {
-    pp_run_tree_free(&rt);
+      pp_report_cuda(out, a) != 0 || pp_report_advice(out, a) != 0)
     return -1;
-  }
   pp_doc_text_table(out, pp_doc_find(a->doc, "overhead"), 0);
-  pp_run_tree_free(&rt);
   return ferror(out) ? -1 : 0;
 }

@@ -576,6 +576,12 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_kv_str(&w, "name", "pipeprof");
   pp_jsonw_kv_str(&w, "version", PP_VERSION_STRING);
   pp_jsonw_obj_end(&w);
+  /* schema_minor 19: the results document's header, as every view lays
+   * it out (the members below keep the older shapes) */
+  pp_jsonw_key(&w, "header");
+  pp_jsonw_obj_begin(&w);
+  pp_doc_json_facts(&w, pp_doc_find(a->doc, "header"));
+  pp_jsonw_obj_end(&w);
 
   pp_run_tree rt;
   int have_rt = pp_run_tree_get(t, a, &rt) == 0;

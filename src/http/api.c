@@ -14,6 +14,7 @@
 #include "../export/jsonw.h"
 #include "../results/counters.h"
 #include "../results/frames.h"
+#include "../results/header.h"
 #include "../results/queues.h"
 #include "../results/requests.h"
 #include "../results/zones.h"
@@ -21,7 +22,7 @@
 #include "../metrics/registry.h"
 
 #define API_VERSION 1
-#define SCHEMA_MINOR 18
+#define SCHEMA_MINOR 19
 
 /* ---- what the host holds, copied out of its locks ------------------------ */
 
@@ -293,6 +294,30 @@ static void header(pp_jsonw *w, const state *s, const char *schema) {
     process_member(w, "profiler", s->info.pid, s->info.process_name);
   pp_jsonw_kv_str(w, "mode", s->info.mode);
   pp_jsonw_kv_str(w, "clock", "monotonic");
+}
+
+/* "header": the results document's facts of what is profiled (the
+ * subject of `pipeprof run --http`, else this process), as the report's. */
+static void header_member(pp_jsonw *w, const state *s, int64_t wall_ns,
+                          uint64_t dropped, pp_doc *results) {
+  char subject[64], pid[24];
+  long subject_pid;
+  int other = s->host->size >= sizeof *s->host && s->host->subject &&
+              s->host->subject(&subject_pid, subject, sizeof subject) == 0;
+  snprintf(pid, sizeof pid, "%ld", other ? subject_pid : (long)s->info.pid);
+  pp_header_figures f = {
+      .process_name = other ? subject : s->info.process_name,
+      .process_pid = pid,
+      .mode = s->info.mode,
+      .provider_transitions = -1,
+      .wall_ns = (double)wall_ns,
+      .events_why = "the live engine counts no events",
+      .dropped = dropped};
+  pp_table *t = pp_results_header(results, &f);
+  pp_jsonw_key(w, "header");
+  pp_jsonw_obj_begin(w);
+  pp_doc_json_facts(w, t);
+  pp_jsonw_obj_end(w);
 }
 
 /* The time the figures are as of: the latest closed interval of a series
@@ -846,8 +871,10 @@ static char *summary(const state *s, int window_s, size_t *len) {
    * "dropped"; the live engine counts no "events") */
   pp_jsonw_key(w, "dropped");
   pp_jsonw_obj_begin(w);
-  pp_jsonw_kv_uint(w, "total", s->host->dropped ? s->host->dropped() : 0);
+  uint64_t dropped = s->host->dropped ? s->host->dropped() : 0;
+  pp_jsonw_kv_uint(w, "total", dropped);
   pp_jsonw_obj_end(w);
+  header_member(w, s, t1 - t0, dropped, results);
   zones_member(w, s, wi, (double)(t1 - t0), results);
   board_arrays(w, s, wi, results);
   request_member(w, s, wi, results);

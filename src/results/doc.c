@@ -75,6 +75,7 @@ void pp_doc_free(pp_doc *d) {
     pp__free(d->tables[i].cells);
     pp__free(d->tables[i].notes);
     pp__free(d->tables[i].remarks);
+    pp__free(d->tables[i].warnings);
   }
   for (block *b = d->blocks; b;) {
     block *n = b->next;
@@ -165,6 +166,11 @@ long pp_fact_text(pp_table *t, const char *key, const char *label,
   return r;
 }
 
+void pp_facts_flush(pp_table *t) {
+  if (t && t->facts)
+    t->flush = 1;
+}
+
 void pp_fact_json_only(pp_table *t, long row) {
   if (t && t->facts && row >= 0)
     pp_cell_num(t, row, "json_only", 1);
@@ -204,23 +210,37 @@ void pp_table_empty(pp_table *t, const char *text) {
     t->empty = text ? copy(t->doc, text) : NULL;
 }
 
-void pp_table_remark(pp_table *t, const char *fmt, ...) {
+/* Append the text fmt, ap makes to the list *list of *n. */
+static void add_text(pp_table *t, const char ***list, size_t *n,
+                     const char *fmt, va_list ap) {
   if (!t || t->doc->oom)
     return;
   char add[512];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(add, sizeof add, fmt, ap);
-  va_end(ap);
-  const char **r =
-      pp__realloc(t->remarks, (t->nremarks + 1) * sizeof *t->remarks);
+  const char **r = pp__realloc(*list, (*n + 1) * sizeof **list);
   if (!r) {
     t->doc->oom = 1;
     return;
   }
-  t->remarks = r;
-  if ((r[t->nremarks] = copy(t->doc, add)))
-    t->nremarks++;
+  *list = r;
+  if ((r[*n] = copy(t->doc, add)))
+    (*n)++;
+}
+
+void pp_table_remark(pp_table *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (t)
+    add_text(t, &t->remarks, &t->nremarks, fmt, ap);
+  va_end(ap);
+}
+
+void pp_table_warning(pp_table *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (t)
+    add_text(t, &t->warnings, &t->nwarnings, fmt, ap);
+  va_end(ap);
 }
 
 long pp_table_row(pp_table *t) {

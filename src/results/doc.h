@@ -110,7 +110,13 @@ typedef struct pp_table {
   const char **remarks; /* what a reader must know about the whole table,
                            said after it: nremarks of them */
   size_t nremarks;
+  const char **warnings; /* what makes its figures doubtful (events
+                            dropped, a damaged file), said before the
+                            remarks as warnings: nwarnings of them */
+  size_t nwarnings;
   int facts; /* a table of facts (pp_doc_facts) */
+  int flush; /* facts laid out flush left, as a report's header
+                (pp_facts_flush) */
   struct pp_doc *doc;
 } pp_table;
 
@@ -144,6 +150,9 @@ long pp_fact_text(pp_table *t, const char *key, const char *label,
 long pp_fact_bool(pp_table *t, const char *key, const char *label, int v);
 long pp_fact_unavailable(pp_table *t, const char *key, const char *label,
                          const char *why);
+/* Lay the facts t out flush left with the values from column 17, as the
+ * header of a report (the text view; the others lay facts out alike). */
+void pp_facts_flush(pp_table *t);
 /* Fact row of t is a member of the JSON document only: a part that the
  * views say in a shown fact's note (the events behind an estimate). */
 void pp_fact_json_only(pp_table *t, long row);
@@ -159,6 +168,10 @@ const pp_table *pp_doc_find(const pp_doc *d, const char *id);
 void pp_table_unavailable(pp_table *t, const char *why);
 /* What the views say in place of rows when t has none (copied). */
 void pp_table_empty(pp_table *t, const char *text);
+/* Add a warning on the whole table (printf-style): what makes its
+ * figures doubtful, said after its rows as a warning. */
+void pp_table_warning(pp_table *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Add a remark on the whole table (printf-style), said after its rows. */
 void pp_table_remark(pp_table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -40,6 +40,7 @@
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
     'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout',
+    'header',
     'metadata', 'api_version', 'left_out'
   ];
   var MAX_SHAPE_OPS = 32;
@@ -892,39 +893,15 @@
       warn(app, 'this summary has schema version ' + d.schema_version +
         ', newer than this page knows (' + SCHEMA_VERSION +
         '): some figures may be shown generically or not at all');
-    var grid = add(app, h('div', 'pp-facts'));
-    fact(grid, 'program', name);
-    if (has(proc, 'pid')) fact(grid, 'pid', String(proc.pid));
-    if (typeof proc.command === 'string') fact(grid, 'command', proc.command);
-    if (isRecord(d.profiler))
-      fact(grid, 'profiler', 'pipeprof' + (has(d.profiler, 'pid')
-        ? ' (pid ' + String(d.profiler.pid) + ')' : ''),
-        'not part of the profiled programs: its threads are left out');
-    fact(grid, 'mode', d.mode || 'unknown');
-    if (typeof d.source === 'string' && d.source !== 'pipeprof')
-      fact(grid, 'imported from', d.source);
-    (Array.isArray(d.merged_profiles) ? d.merged_profiles : [])
-      .forEach(function (m) {
-        if (isRecord(m))
-          fact(grid, 'merged with', String(m.file) + ' (' +
-               String(m.source) + ')', 'aligned by ' + String(m.aligned_by));
-      });
-    if (isRecord(d.providers))
-      fact(grid, 'provider transitions', fmtNum(d.providers.transitions) +
-        ' (' + fmtNum(d.providers.copies) + ' copies, ' +
-        fmtNs(d.providers.copy_ns) + ')');
+    /* what was profiled and how: the results document's header, with its
+     * warnings (events dropped, a damaged file) and remarks */
+    var grid = layoutFacts(app, d, 'header', d.header);
+    if (!grid) grid = add(app, h('div', 'pp-facts'));
     if (isRecord(d.live))
       fact(grid, 'live', 'a snapshot every ' + fmtNum(d.live.interval_s) +
         ' s' + (isNum(d.live.as_of_ns) ? ', this one as of ' +
         rel(d, d.live.as_of_ns) : ''));
-    fact(grid, 'wall time', fmtNs(d.wall_ns));
-    if (isNum(d.events)) fact(grid, 'events', fmtNum(d.events));
-    if (Array.isArray(d.threads))
-      fact(grid, 'threads', programThreads(d).length);
-    var dropped = d.dropped && isNum(d.dropped.total) ? d.dropped.total : null;
-    fact(grid, 'dropped events', dropped === null ? '\u2013' : dropped);
     var o = d.overhead;
-    /* the profiler's cost: why it is unknown here, or its facts below */
     var ovLay = isRecord(d.layout) && isRecord(d.layout.overhead)
       ? d.layout.overhead : null;
     var ovFacts = isRecord(o) && ovLay && Array.isArray(ovLay.facts) &&
@@ -934,38 +911,6 @@
     if (d.generator)
       fact(grid, 'generator', (d.generator.name || '') + ' ' +
         (d.generator.version || ''));
-
-    if (dropped) {
-      var by = (d.dropped.by_thread || []).filter(function (x) {
-        return x.dropped > 0;
-      }).map(function (x) { return 'tid ' + x.tid + ': ' + x.dropped; });
-      warn(app, dropped + ' events were dropped (thread buffers full)' +
-        (by.length ? ': ' + by.join(', ') : ''));
-    }
-    var r = d.reader;
-    if (isRecord(r)) {
-      if (r.chunks_bad > 0 || r.bytes_skipped > 0)
-        warn(app, 'trace damaged: ' + r.chunks_bad + ' bad chunks, ' +
-          r.bytes_skipped + ' bytes skipped (intact chunks were recovered)');
-      if (r.events_bad > 0)
-        warn(app, r.events_bad + ' undecodable events ignored');
-      if (r.truncated) warn(app, 'trace truncated inside a chunk');
-      if (typeof r.write_error === 'string')
-        warn(app, (typeof r.events_lost === 'number' ?
-          r.events_lost + ' events lost: ' : '') + r.write_error);
-      else if (r.clean_end === false)
-        warn(app, 'trace ended without END chunk (process killed?)');
-      if (typeof r.events_kept === 'number' &&
-          typeof r.events_read === 'number' && r.events_kept < r.events_read)
-        warn(app, 'the statistics count all ' + r.events_read +
-          ' events; the timeline and flows cover the first ' +
-          fmtNs(r.details_complete_until_ns) + ' (' + r.events_kept +
-          ' events, every thread; pipeprof export --details N keeps more)');
-      if (r.events_late > 0)
-        warn(app, r.events_late + ' events reached the figures out of ' +
-          'time order (the reader\'s reorder buffer was full): frame times ' +
-          'and counters written from several threads may be off by them');
-    }
     /* zones that lost their end: the zones table's remarks */
     if (ovFacts) {
       var ov = add(app, h('div', 'pp-overhead'));
@@ -2066,6 +2011,12 @@
       if (typeof f.notes === 'string' && f.notes)
         add(el.parentNode, h('div', 'pp-fact-n', f.notes));
     });
+    (Array.isArray(lay.warnings) ? lay.warnings : []).forEach(function (m) {
+      warn(s, String(m));
+    });
+    (Array.isArray(lay.remarks) ? lay.remarks : []).forEach(function (m) {
+      note(s, String(m));
+    });
     return grid;
   }
 
@@ -2196,6 +2147,8 @@
       if (typeof r.notes === 'string' && r.notes)
         note(s, rowName(r) + ': ' + r.notes);
     });
+    if (Array.isArray(lay.warnings))
+      lay.warnings.forEach(function (m) { warn(s, String(m)); });
     if (Array.isArray(lay.remarks))
       lay.remarks.forEach(function (m) { note(s, String(m)); });
     return made;
