@@ -1380,6 +1380,9 @@ PP_TEST_T(html_chromium_charts_draw, 150) {
   CHECK_CONTAINS(app, ">busy at least 90% of the window<");
   /* the profiler's cost, the document's facts: shown ones only */
   CHECK_CONTAINS(app, "data-facts=\"overhead\"");
+  /* the flows' table, the document's: latency and working / queued */
+  CHECK_CONTAINS(app, "data-table=\"flows\"");
+  CHECK_CONTAINS(app, "data-k=\"zone_pct\">");
   CHECK_CONTAINS(app, ">recording (estimated)<");
   CHECK(strstr(app, "data-k=\"events_estimated_ns\"") == NULL);
   /* which stalls a run has depends on its timing: one of the kinds */

@@ -345,7 +345,9 @@ PP_TEST_T(queue_cli_report_example, 180) {
   CHECK_CONTAINS(r.out, "\n  bound: ");
   CHECK_CONTAINS(r.out, "  bound\n"); /* the stages table's column */
   CHECK_CONTAINS(r.out, "  yes\n");   /* on the bound's row */
-  CHECK_CONTAINS(r.out, "critical path of flow \"frame\": 24 items");
+  CHECK_CONTAINS(r.out, "\nflows (items followed from begin to end");
+  CHECK_CONTAINS(r.out, "\nframe     24           0  ");
+  CHECK_CONTAINS(r.out, "\ncritical path of flow \"frame\"\n  median item ");
   CHECK_CONTAINS(r.out, "\nrecommendations (most severe first");
   pp_cli_result_free(&r);
 }

@@ -36,6 +36,8 @@ int64_t pp_details_window_ns(const pp_analysis *a);
 int pp__analysis_document(pp_analysis *a);
 /* Add the "header" facts: what was profiled and how (doc_header.c). */
 int pp__header_facts(const pp_analysis *a, struct pp_doc *d);
+/* Add the "flows" table (doc_flows.c). */
+int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* Add the "overhead" facts to d: the profiler's cost (doc_overhead.c). */
 int pp__overhead_facts(const pp_analysis *a, struct pp_doc *d);
 /* Add the process tree's facts, measures and the sampler's process and

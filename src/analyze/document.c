@@ -726,7 +726,7 @@ int pp__analysis_document(pp_analysis *a) {
       gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
       advice(a, a->doc) != 0 || system_tables(a, a->doc) != 0 ||
       request_facts(a, a->doc) != 0 || zone_slos(a, a->doc) != 0 ||
-      pp__overhead_facts(a, a->doc) != 0 ||
+      pp__overhead_facts(a, a->doc) != 0 || pp__flow_table(a, a->doc) != 0 ||
       !pp_doc_ok(a->doc)) {
     pp_doc_free(a->doc);
     a->doc = NULL;

@@ -35,12 +35,13 @@ static char *dur(char *b, size_t n, double ns) {
   return pp_format_ns(b, n, ns);
 }
 
-static void put_path(FILE *out, const pp_flow_path *fp) {
+/* The segments of a path, joined by sep. */
+static void put_path(FILE *out, const pp_flow_path *fp, const char *sep) {
   char b[32];
   for (size_t i = 0; i < fp->nsegs; i++) {
     const pp_path_seg *s = &fp->segs[i];
     if (i)
-      fputs(" > ", out);
+      fputs(sep, out);
     if (s->wait) {
       fputc('[', out);
       put_safe(out, s->name ? s->name : "between stages", 0, COL_NAME_MAX);
@@ -53,46 +54,29 @@ static void put_path(FILE *out, const pp_flow_path *fp) {
   fputc('\n', out);
 }
 
+/* The flows' table (analyze/doc_flows.c), then each flow's median and
+ * slowest item and where all items' time went, segment by segment. */
 static void flow_paths(FILE *out, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   const pp_pipeline *p = &a->prof.pipe;
+  pp_doc_text_table(out, pp_doc_find(a->doc, "flows"), 0);
   for (size_t i = 0; i < p->nflows; i++) {
     const pp_flow_stats *f = &p->flows[i];
+    if (!f->items)
+      continue;
     char b[32];
     fputs("critical path of flow \"", out);
     put_safe(out, pp_trace_loc_name(t, f->loc), 0, COL_NAME_MAX);
-    fprintf(out, "\": %" PRIu64 " items", f->items);
-    if (f->incomplete)
-      fprintf(out, " (+%" PRIu64 " incomplete)", f->incomplete);
-    if (!f->items) {
-      fputs("; none followed from begin to end\n", out);
-      continue;
-    }
-    double total = (double)f->zone_ns + (double)f->wait_ns;
-    fprintf(out, "; %.0f%% of latency in stage zones, %.0f%% between "
-            "stages\n", total > 0 ? (double)f->zone_ns / total * 100 : 0,
-            total > 0 ? (double)f->wait_ns / total * 100 : 0);
-    fprintf(out, "  median item %" PRIu64 " (%s): ", f->median.id,
+    fprintf(out, "\"\n  median item %" PRIu64 " (%s): ", f->median.id,
             dur(b, sizeof b, (double)f->median.total_ns));
-    put_path(out, &f->median);
+    put_path(out, &f->median, " > ");
     fprintf(out, "  slowest item %" PRIu64 " (%s): ", f->slowest.id,
             dur(b, sizeof b, (double)f->slowest.total_ns));
-    put_path(out, &f->slowest);
-    fputs("  where the time goes (all items):", out);
-    size_t shown = f->nwhere < 6 ? f->nwhere : 6;
-    for (size_t k = 0; k < shown; k++) {
-      const pp_path_seg *s = &f->where[k];
-      fputs(k ? ", " : " ", out);
-      if (s->wait) {
-        fputc('[', out);
-        put_safe(out, s->name ? s->name : "between stages", 0, COL_NAME_MAX);
-        fputc(']', out);
-      } else {
-        put_safe(out, s->name, 0, COL_NAME_MAX);
-      }
-      fprintf(out, " %.0f%%", total > 0 ? (double)s->ns / total * 100 : 0);
-    }
-    fputc('\n', out);
+    put_path(out, &f->slowest, " > ");
+    fputs("  where the time goes (all items, largest first): ", out);
+    pp_flow_path all = {.segs = f->where,
+                        .nsegs = f->nwhere < 6 ? f->nwhere : 6};
+    put_path(out, &all, ", ");
   }
 }
 

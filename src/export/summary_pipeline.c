@@ -68,8 +68,40 @@ static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
   pp_jsonw_obj_end(w);
 }
 
+/* A flows row's latency histogram, its median and slowest items' paths
+ * and where all items' time went (the document's rows are the flows, in
+ * their order). */
+static void flow_extra(pp_jsonw *w, size_t r, void *ctx) {
+  const pp_pipeline *p = ctx;
+  if (r >= p->nflows)
+    return;
+  const pp_flow_stats *f = &p->flows[r];
+  pp_jsonw_key(w, "latency");
+  pp_jsonw_obj_begin(w);
+  hist_fields(w, &f->latency);
+  pp_jsonw_obj_end(w);
+  if (f->items) {
+    write_path(w, "median", &f->median);
+    write_path(w, "slowest", &f->slowest);
+  }
+  pp_jsonw_key(w, "where");
+  pp_jsonw_arr_begin(w);
+  for (size_t k = 0; k < f->nwhere; k++) {
+    const pp_path_seg *s = &f->where[k];
+    pp_jsonw_obj_begin(w);
+    pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
+    pp_jsonw_kv_str(w, "name", s->name);
+    if (s->wait) {
+      pp_jsonw_kv_str(w, "from", s->from);
+      pp_jsonw_kv_str(w, "to", s->to);
+    }
+    pp_jsonw_kv_int(w, "ns", s->ns);
+    pp_jsonw_obj_end(w);
+  }
+  pp_jsonw_arr_end(w);
+}
+
 static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
   const pp_pipeline *p = &a->prof.pipe;
   pp_jsonw_key(w, "pipeline");
   pp_jsonw_obj_begin(w);
@@ -80,42 +112,8 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
   pp_doc_json_facts(w, pp_doc_find(a->doc, "pipeline_facts"));
   pp_jsonw_key(w, "longest_stalls");
   pp_doc_json_rows(w, pp_doc_find(a->doc, "stalls"), NULL, NULL);
-  pp_jsonw_key(w, "flows");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < p->nflows; i++) {
-    const pp_flow_stats *f = &p->flows[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, f->loc));
-    pp_jsonw_kv_uint(w, "items", f->items);
-    pp_jsonw_kv_uint(w, "incomplete", f->incomplete);
-    pp_jsonw_kv_int(w, "zone_ns", f->zone_ns);
-    pp_jsonw_kv_int(w, "wait_ns", f->wait_ns);
-    pp_jsonw_key(w, "latency");
-    pp_jsonw_obj_begin(w);
-    hist_fields(w, &f->latency);
-    pp_jsonw_obj_end(w);
-    if (f->items) {
-      write_path(w, "median", &f->median);
-      write_path(w, "slowest", &f->slowest);
-    }
-    pp_jsonw_key(w, "where");
-    pp_jsonw_arr_begin(w);
-    for (size_t k = 0; k < f->nwhere; k++) {
-      const pp_path_seg *s = &f->where[k];
-      pp_jsonw_obj_begin(w);
-      pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
-      pp_jsonw_kv_str(w, "name", s->name);
-      if (s->wait) {
-        pp_jsonw_kv_str(w, "from", s->from);
-        pp_jsonw_kv_str(w, "to", s->to);
-      }
-      pp_jsonw_kv_int(w, "ns", s->ns);
-      pp_jsonw_obj_end(w);
-    }
-    pp_jsonw_arr_end(w);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
+  pp_jsonw_key(w, "flows"); /* [] without flows */
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "flows"), flow_extra, (void *)p);
   pp_jsonw_obj_end(w);
 }
 

@@ -1828,6 +1828,12 @@
       stageBars(s, d, p, stages, queues);
     }
     stallTable(s, d, p);
+    if (flows.length) {
+      add(s, h('h3', null, 'flows'));
+      layoutTable(s, d, 'flows', flows.filter(isRecord), function (r) {
+        return String(r.name);
+      });
+    }
     flows.forEach(function (f, i) { if (isRecord(f)) flowView(s, d, f, i); });
   }
 
@@ -1916,16 +1922,6 @@
 
   function flowView(s, d, f, idx) {
     add(s, h('h3', null, 'flow \u201c' + String(f.name) + '\u201d'));
-    var grid = add(s, h('div', 'pp-facts'));
-    fact(grid, 'items followed', fmtNum(f.items) + (f.incomplete > 0
-      ? ' (' + fmtNum(f.incomplete) + ' incomplete)' : ''));
-    var lat = isRecord(f.latency) ? f.latency : {};
-    fact(grid, 'latency p50 / p90 / p99', fmtNs(lat.p50_ns) + ' / ' +
-      fmtNs(lat.p90_ns) + ' / ' + fmtNs(lat.p99_ns));
-    fact(grid, 'latency max', fmtNs(lat.max_ns));
-    if (isNum(f.zone_ns) && isNum(f.wait_ns))
-      fact(grid, 'working vs queued (all items)', fmtNs(f.zone_ns) +
-        ' working, ' + fmtNs(f.wait_ns) + ' queued');
     var where = Array.isArray(f.where) ? f.where.filter(isRecord) : [];
     if (where.length) {
       add(s, h('h4', null, 'critical path: where the items\u2019 time goes ' +
