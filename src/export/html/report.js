@@ -2052,12 +2052,15 @@
       if (g && g.label === c.label) g.cols.push(c);
       else groups.push({label: String(c.label), cols: [c]});
     });
-    /* a detail column no row has a value for says nothing */
-    groups = groups.filter(function (g) {
-      return !g.cols[0].detail || rows.some(function (r) {
+    /* a group after the first that no row has anything in (no value, no
+     * reason) says nothing, as in the text report; nor does a detail
+     * column whose values are all 0 */
+    groups = groups.filter(function (g, gi) {
+      return gi === 0 || rows.some(function (r) {
         return g.cols.some(function (c) {
           var v = get(r, c.key);
-          return v !== null && v !== undefined && v !== 0;
+          return v !== null && v !== undefined &&
+            (!g.cols[0].detail || v !== 0);
         });
       });
     });
