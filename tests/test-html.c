@@ -1261,6 +1261,7 @@ PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
     tb_ev(&t, 0, 200, loc, PPT_EV_COUNTER_SETF)->v.f = m[i].v1;
   }
   tb_meta(&t, "unavailable.perf.LLC-load-misses", "not supported by the CPU");
+  tb_meta(&t, "unavailable.cpufreq", "no cpufreq driver");
   CHECK_EQ(pp_analyze(&t, &a), 0);
   size_t n;
   char *html = export_html(&a, NULL, &n);
@@ -1294,6 +1295,11 @@ PP_TEST_T(html_chromium_system_sections_from_the_document, 120) {
                       "97.0%</span>");
   CHECK_CONTAINS(dom, "data-k=\"sensor\">coretemp.Package_id_0</td><td "
                       "class=\"pp-n\" data-k=\"max_c\">71.5 \u00b0C</td>");
+  /* a fact not measured: the word, and its reason under it */
+  CHECK_CONTAINS(dom, "data-k=\"cpu_freq\"><div class=\"pp-fact-k\">CPU "
+                      "frequency</div><div class=\"pp-fact-v pp-fact-unavail\">"
+                      "unavailable</div><div class=\"pp-fact-n\">no cpufreq "
+                      "driver</div>");
   /* the process tree's facts */
   CHECK_CONTAINS(dom, "data-k=\"cpu_user_s\"><div class=\"pp-fact-k\">CPU "
                       "time, user</div><div class=\"pp-fact-v\">2.50 s</div>");

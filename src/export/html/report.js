@@ -1629,16 +1629,18 @@
           ['cores', 'cpu_busy_max_pct', 'cpu_freq_mean_mhz',
            'cpu_throttle_total', 'temperatures', 'numa_used_max_bytes']
             .forEach(function (m) { delete rest[m]; });
-          if (isRecord(d.layout.machine)) {
-            d.layout.machine.facts.forEach(function (f) {
-              if (isRecord(f)) delete rest[f.key];
-            });
-            layoutFacts(sub, d, 'machine', host);
-          }
-          [['cpu_cores', 'cores', 'cpu'], ['temperatures', 'temperatures',
-            'sensor'], ['numa', 'numa_used_max_bytes', 'node']]
-            .forEach(function (x) {
+          [['cpu_cores', 'cores', 'cpu'], ['machine'], ['temperatures',
+            'temperatures', 'sensor'], ['numa', 'numa_used_max_bytes',
+            'node']].forEach(function (x) {
               var lay = d.layout[x[0]];
+              if (x[0] === 'machine') { /* the facts, as the text's order */
+                if (!isRecord(lay) || !Array.isArray(lay.facts)) return;
+                lay.facts.forEach(function (f) {
+                  if (isRecord(f)) delete rest[f.key];
+                });
+                layoutFacts(sub, d, 'machine', host);
+                return;
+              }
               if (!isRecord(lay) || !Array.isArray(host[x[1]])) return;
               add(sub, h('h4', null, String(lay.title)));
               layoutTable(sub, d, x[0], host[x[1]].filter(isRecord),
@@ -2001,9 +2003,14 @@
       var v = isRecord(obj) ? obj[f.key] : undefined;
       var why = isRecord(v) && typeof v.unavailable === 'string'
         ? v.unavailable : null;
-      var el = fact(grid, String(f.label), why !== null
-        ? 'unavailable: ' + why : layoutCell(f, v));
+      /* unavailable: the word as the value, the reason under it */
+      var el = fact(grid, String(f.label), why !== null ? 'unavailable'
+        : layoutCell(f, v));
       el.parentNode.setAttribute('data-k', String(f.key));
+      if (why !== null) {
+        el.className += ' pp-fact-unavail';
+        add(el.parentNode, h('div', 'pp-fact-n', why));
+      }
       if (typeof f.notes === 'string' && f.notes)
         add(el.parentNode, h('div', 'pp-fact-n', f.notes));
     });
