@@ -1566,6 +1566,13 @@ PP_TEST_T(http_run_serves_an_unmodified_programs_samples, 120) {
   CHECK_STR(json_string_value(
                 json_object_get(json_object_get(d, "profiler"), "name")),
             "pipeprof");
+  /* the header every view lays out: the program, then pipeprof */
+  json_t *hd = json_object_get(d, "header");
+  CHECK_STR(json_string_value(json_object_get(hd, "process")), "sleep");
+  CHECK_STR(json_string_value(json_object_get(hd, "profiler")), "pipeprof");
+  CHECK_EQ(json_integer_value(json_object_get(hd, "profiler_pid")),
+           json_integer_value(
+               json_object_get(json_object_get(d, "profiler"), "pid")));
   CHECK(json_integer_value(json_object_get(
             json_object_get(d, "live"), "as_of_ns")) >
         json_integer_value(json_object_get(d, "t0_ns")));

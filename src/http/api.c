@@ -308,6 +308,8 @@ static void header_member(pp_jsonw *w, const state *s, int64_t wall_ns,
   pp_header_figures f = {
       .process_name = other ? subject : s->info.process_name,
       .process_pid = pid,
+      .has_profiler_pid = other,
+      .profiler_pid = (uint32_t)s->info.pid,
       .mode = s->info.mode,
       .provider_transitions = -1,
       .wall_ns = (double)wall_ns,

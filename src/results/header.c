@@ -23,11 +23,20 @@ pp_table *pp_results_header(pp_doc *d, const pp_header_figures *f) {
       pp_fact_json_only(t, pp_fact_int(t, "pid", "pid", f->pid,
                                        PP_VALUE_COUNT));
     }
+  } else {
+    r = pp_fact_text(t, "process", "process",
+                     f->process_name && f->process_name[0] ? f->process_name
+                                                            : "(unknown)");
+    if (f->process_pid && f->process_pid[0])
+      pp_row_note(t, r, "pid %s", f->process_pid);
+  }
+  /* pipeprof as the profiler of a `pipeprof run` */
+  if (f->command || f->has_profiler_pid) {
     r = pp_fact_text(t, "profiler", "profiler", "pipeprof");
     if (f->has_profiler_pid) {
       pp_row_note(t, r, "pid %" PRIu32 ", not part of the profiled "
-                        "programs: its threads are left out of the "
-                        "tables below",
+                        "programs: its threads are left out of the tables "
+                        "below",
                   f->profiler_pid);
       pp_fact_json_only(t, pp_fact_int(t, "profiler_pid", "profiler pid",
                                        f->profiler_pid, PP_VALUE_COUNT));
@@ -35,6 +44,8 @@ pp_table *pp_results_header(pp_doc *d, const pp_header_figures *f) {
       pp_row_note(t, r, "pid not recorded: a trace of an older pipeprof, "
                         "whose threads may be in the tables below");
     }
+  }
+  if (f->command) {
     if (f->tree_procs) {
       r = pp_fact_int(t, "process_tree", "process tree",
                       (int64_t)f->tree_procs, PP_VALUE_COUNT);
@@ -44,12 +55,6 @@ pp_table *pp_results_header(pp_doc *d, const pp_header_figures *f) {
     } else {
       pp_fact_text(t, "process_tree", "process tree", "not sampled");
     }
-  } else {
-    r = pp_fact_text(t, "process", "process",
-                     f->process_name && f->process_name[0] ? f->process_name
-                                                            : "(unknown)");
-    if (f->process_pid && f->process_pid[0])
-      pp_row_note(t, r, "pid %s", f->process_pid);
   }
   pp_fact_text(t, "mode", "mode", f->mode && f->mode[0] ? f->mode : "unknown");
   if (f->imported_from)
