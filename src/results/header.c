@@ -47,13 +47,15 @@ pp_table *pp_results_header(pp_doc *d, const pp_header_figures *f) {
   }
   if (f->command) {
     if (f->tree_procs) {
-      r = pp_fact_int(t, "process_tree", "process tree",
+      r = pp_fact_int(t, "processes_seen", "processes seen",
                       (int64_t)f->tree_procs, PP_VALUE_COUNT);
-      pp_row_note(t, r, "processes seen: \"processes of the tree\" below");
+      pp_row_note(t, r, "in the process tree: \"processes of the tree\" "
+                        "below");
     } else if (f->tree_why) {
-      pp_fact_unavailable(t, "process_tree", "process tree", f->tree_why);
+      pp_fact_unavailable(t, "processes_seen", "processes seen",
+                          f->tree_why);
     } else {
-      pp_fact_text(t, "process_tree", "process tree", "not sampled");
+      pp_fact_text(t, "processes_seen", "processes seen", "not sampled");
     }
   }
   pp_fact_text(t, "mode", "mode", f->mode && f->mode[0] ? f->mode : "unknown");
