@@ -34,22 +34,30 @@ int64_t pp_details_window_ns(const pp_analysis *a);
 /* Build a->doc, the results document, from the figures (document.c):
  * 0, or -1 when out of memory. */
 int pp__analysis_document(pp_analysis *a);
-/* Add the "header" facts: what was profiled and how (doc_header.c). */
-int pp__header_facts(const pp_analysis *a, struct pp_doc *d);
-/* Add the "flows" table (doc_flows.c). */
-int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
-/* Add the "overhead" facts to d: the profiler's cost (doc_overhead.c). */
-int pp__overhead_facts(const pp_analysis *a, struct pp_doc *d);
-/* Add the process tree's facts, measures and the sampler's process and
- * thread tables to d (doc_tree.c). */
+/* The builders of the document's sections in files of their own, called
+ * by pp__analysis_document; rt is what `pipeprof run` recorded of its
+ * command (pp_run_tree_get), read once for all of them. Each returns 0, or
+ * -1 when out of memory. */
+struct pp_run_tree;
 struct pp_system;
-int pp__tree_tables(const pp_analysis *a, const struct pp_system *s,
-                    struct pp_doc *d);
-/* Add the perf_event counts and ratios (doc_perf.c) and the energy
- * (doc_energy.c) to d. */
-int pp__perf_tables(const struct pp_system *s, struct pp_doc *d);
-/* Add the per-core, temperature and NUMA figures (doc_machine.c). */
+/* "header": what was profiled and how (doc_header.c). */
+int pp__header_facts(const pp_analysis *a, const struct pp_run_tree *rt,
+                     struct pp_doc *d);
+/* "overhead": the profiler's cost (doc_overhead.c). */
+int pp__overhead_facts(const pp_analysis *a, const struct pp_run_tree *rt,
+                       struct pp_doc *d);
+/* the process tree's facts, measures and the sampler's process and thread
+ * tables (doc_tree.c). */
+int pp__tree_tables(const pp_analysis *a, const struct pp_run_tree *rt,
+                    const struct pp_system *s, struct pp_doc *d);
+/* "flows" (doc_flows.c). */
+int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
+/* the machine's and the process tree's sampled measures (doc_measures.c),
+ * the per-core, temperature and NUMA figures (doc_machine.c), the
+ * perf_event counts and ratios (doc_perf.c), the energy (doc_energy.c). */
+int pp__measure_tables(const struct pp_system *s, struct pp_doc *d);
 int pp__machine_tables(const struct pp_system *s, struct pp_doc *d);
+int pp__perf_tables(const struct pp_system *s, struct pp_doc *d);
 int pp__energy_tables(const struct pp_system *s, struct pp_doc *d);
 void pp__zone_stats_init(pp_zone_stats *zs, size_t n);
 void pp__zone_stats_add(pp_zone_stats *zs, int64_t d, int64_t self);

@@ -116,27 +116,25 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
     pp_table_warning(h, "trace ended without END chunk (process killed?)");
 }
 
-int pp__header_facts(const pp_analysis *a, pp_doc *d) {
+int pp__header_facts(const pp_analysis *a, const pp_run_tree *rt,
+                     pp_doc *d) {
   const pp_trace *t = a->trace;
   const pp_profile *p = &a->prof;
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
-    return -1;
   pp_header_figures f = {.provider_transitions = -1};
-  if (rt.is_run) {
-    f.command = rt.command;
-    f.has_pid = rt.has_pid;
-    f.pid = rt.pid;
-    f.has_profiler_pid = rt.has_profiler_pid;
-    f.profiler_pid = rt.profiler_pid;
-    f.tree_procs = rt.nprocs;
+  if (rt->is_run) {
+    f.command = rt->command;
+    f.has_pid = rt->has_pid;
+    f.pid = rt->pid;
+    f.has_profiler_pid = rt->has_profiler_pid;
+    f.profiler_pid = rt->profiler_pid;
+    f.tree_procs = rt->nprocs;
     f.tree_why = pp_trace_meta(t, "unavailable.proc_stat");
   } else {
     f.process_name = pp_trace_meta(t, "process_name");
     f.process_pid = pp_trace_meta(t, "pid");
   }
   char pidbuf[24];
-  if (!rt.is_run && !(f.process_pid && f.process_pid[0]) && t->pid) {
+  if (!rt->is_run && !(f.process_pid && f.process_pid[0]) && t->pid) {
     snprintf(pidbuf, sizeof pidbuf, "%" PRIu32, t->pid);
     f.process_pid = pidbuf;
   }
@@ -164,17 +162,17 @@ int pp__header_facts(const pp_analysis *a, pp_doc *d) {
   f.wall_ns = (double)p->wall_ns;
   f.threads_known = 1;
   for (size_t i = 0; i < t->nthreads; i++)
-    f.threads += !pp_run_tree_is_profiler(t, &rt, &t->threads[i]);
+    f.threads += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
   uint32_t *pids = NULL;
   size_t npids = pp_trace_pids(t, &pids);
   size_t shown = 0;
   for (size_t i = 0; i < npids; i++)
-    if (!rt.is_run || !rt.has_profiler_pid || pids[i] != rt.profiler_pid)
+    if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
       pids[shown++] = pids[i];
   char list[512];
-  if (shown > 1 || (rt.is_run && shown == 1)) {
+  if (shown > 1 || (rt->is_run && shown == 1)) {
     /* merged from several processes (pipeprof run) */
-    f.processes_label = rt.is_run ? "recorded by" : "processes";
+    f.processes_label = rt->is_run ? "recorded by" : "processes";
     f.processes = shown;
     pid_list(list, sizeof list, t, pids, shown);
     f.processes_list = list;
@@ -184,7 +182,6 @@ int pp__header_facts(const pp_analysis *a, pp_doc *d) {
   f.dropped = p->dropped;
   pp_table *h = pp_results_header(d, &f);
   pp__free(pids);
-  pp_run_tree_free(&rt);
   if (!h)
     return -1;
   trace_warnings(h, a);

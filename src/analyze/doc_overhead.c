@@ -172,13 +172,11 @@ static void run(pp_table *t, const pp_analysis *a, const pp_run_tree *rt) {
   }
 }
 
-int pp__overhead_facts(const pp_analysis *a, pp_doc *d) {
+int pp__overhead_facts(const pp_analysis *a, const pp_run_tree *rt,
+                       pp_doc *d) {
   pp_overhead o;
   pp_profile_overhead(a, &o);
-  pp_run_tree rt;
-  if (pp_run_tree_get(a->trace, a, &rt) != 0)
-    return -1;
-  int is_run = rt.is_run && isfinite(rt.profiler_cpu_s);
+  int is_run = rt->is_run && isfinite(rt->profiler_cpu_s);
   pp_table *t = pp_doc_facts(d, "overhead",
                              is_run || o.total_ns >= 0 || !o.known
                                  ? "profiler overhead"
@@ -195,7 +193,7 @@ int pp__overhead_facts(const pp_analysis *a, pp_doc *d) {
   if (!o.known && !is_run) {
     pp_table_unavailable(t, why); /* nothing to say but why */
   } else if (is_run) {
-    run(t, a, &rt);
+    run(t, a, rt);
     if (o.known)
       estimate(t, a, &o, 0);
     else
@@ -205,6 +203,5 @@ int pp__overhead_facts(const pp_analysis *a, pp_doc *d) {
       measured(t, a, &o);
     estimate(t, a, &o, 1);
   }
-  pp_run_tree_free(&rt);
   return pp_doc_ok(d) ? 0 : -1;
 }

@@ -55,14 +55,13 @@ static int perf_table(pp_doc *d, const pp_system *s) {
     const pp_sys_perf_event *e = ev[i];
     long r = pp_table_row(t);
     pp_cell_text(t, r, "name", e->name);
-    if (strcmp(e->name, "task-clock") == 0) { /* CPU milliseconds */
-      pp_cell_num_unit(t, r, "value", e->f.last, PP_VALUE_MS);
-      pp_cell_text(t, r, "unit", pp_value_unit_name(PP_VALUE_MS));
+    /* the task clock counts CPU milliseconds, the others events */
+    int ms = strcmp(e->name, "task-clock") == 0;
+    pp_value_unit u = ms ? PP_VALUE_MS : PP_VALUE_COUNT;
+    pp_cell_num_unit(t, r, "value", e->f.last, u);
+    pp_cell_text(t, r, "unit", pp_value_unit_name(u));
+    if (ms)
       pp_cell_num(t, r, "seconds", e->f.last / 1e3);
-    } else {
-      pp_cell_num_unit(t, r, "value", e->f.last, PP_VALUE_COUNT);
-      pp_cell_text(t, r, "unit", pp_value_unit_name(PP_VALUE_COUNT));
-    }
     if (e->has_running)
       pp_cell_num(t, r, "running_pct", e->running_pct);
   }

@@ -18,7 +18,6 @@
 #include "analyze/run_tree.h"
 #include "analyze/system.h"
 #include "results/doc.h"
-#include "results/measures.h"
 
 #define M(s, id) (&(s)->m[PP_METRIC_##id])
 
@@ -53,6 +52,13 @@ static void last(pp_table *t, const char *key, const char *label,
   long r = pp_fact_num(t, key, label, f->last, unit);
   if (note)
     pp_row_note(t, r, "%s", note);
+}
+
+/* The tree's CPU that no thread listed accounts for (threads that ended
+ * between samples or past the bound): 0 when none or unknown. */
+static double unattributed(const pp_run_tree *rt) {
+  double rest = pp_run_tree_cpu_whole(rt) - rt->threads_cpu_s;
+  return isfinite(rest) && rest > 0 ? rest : 0;
 }
 
 /* "process_tree": the tree's facts. */
@@ -114,17 +120,15 @@ static int tree_facts(pp_doc *d, const pp_system *s, const pp_run_tree *rt) {
   last(t, "write_bytes_total", "disk written", M(s, PROC_WRITE_BYTES),
        PP_VALUE_BYTES, NULL);
   if (rt->nprocs || rt->nthreads) {
-    double whole = pp_run_tree_cpu_whole(rt);
-    double rest = whole - rt->threads_cpu_s;
-    int shown = isfinite(rest) && rest > 0;
     pp_fact_json_only(t, pp_fact_num(t, "threads_cpu_s", "threads' CPU",
                                      rt->threads_cpu_s, PP_VALUE_SECONDS));
     pp_fact_json_only(t, pp_fact_num(t, "threads_whole_cpu_s", "whole CPU",
-                                     whole, PP_VALUE_SECONDS));
+                                     pp_run_tree_cpu_whole(rt),
+                                     PP_VALUE_SECONDS));
     /* said by the threads table's remark */
     pp_fact_json_only(t, pp_fact_num(t, "unattributed_cpu_s",
                                      "CPU of no thread listed",
-                                     shown ? rest : 0, PP_VALUE_SECONDS));
+                                     unattributed(rt), PP_VALUE_SECONDS));
     pp_fact_json_only(t, pp_fact_num(t, "threads_tracking_limit",
                                      "threads tracked one by one",
                                      rt->threads_max, PP_VALUE_COUNT));
@@ -138,51 +142,6 @@ static int tree_facts(pp_doc *d, const pp_system *s, const pp_run_tree *rt) {
                        PP_VALUE_COUNT));
   }
   return pp_doc_ok(d) ? 0 : -1;
-}
-
-/* "process_tree_measures": the tree's sampled gauges. */
-static int tree_measures(pp_doc *d, const pp_system *s) {
-  static const struct {
-    const char *key, *label;
-    pp_value_unit unit;
-    pp_metric_id id;
-  } rows[] = {
-      {"cpu_pct", "CPU (100% = one core)", PP_VALUE_PCT, PP_METRIC_PROC_CPU},
-      {"user_pct", "CPU user", PP_VALUE_PCT, PP_METRIC_PROC_USER},
-      {"system_pct", "CPU system", PP_VALUE_PCT, PP_METRIC_PROC_SYSTEM},
-      {"threads", "threads", PP_VALUE_COUNT, PP_METRIC_PROC_THREADS},
-      {"procs", "processes", PP_VALUE_COUNT, PP_METRIC_PROC_PROCS},
-      {"rss_bytes", "RSS", PP_VALUE_BYTES, PP_METRIC_PROC_RSS},
-      {"hwm_bytes", "VmHWM", PP_VALUE_BYTES, PP_METRIC_PROC_HWM},
-      {"vsize_bytes", "virtual memory", PP_VALUE_BYTES,
-       PP_METRIC_PROC_VSIZE},
-      {"minflt_per_s", "page faults, minor", PP_VALUE_RATE,
-       PP_METRIC_PROC_MINFLT_RATE},
-      {"majflt_per_s", "page faults, major", PP_VALUE_RATE,
-       PP_METRIC_PROC_MAJFLT_RATE},
-      {"read_bytes_per_s", "disk read", PP_VALUE_BYTE_RATE,
-       PP_METRIC_PROC_READ_RATE},
-      {"write_bytes_per_s", "disk written", PP_VALUE_BYTE_RATE,
-       PP_METRIC_PROC_WRITE_RATE},
-  };
-  enum { NROWS = sizeof rows / sizeof rows[0] };
-  pp_measure_figures m[NROWS];
-  for (size_t i = 0; i < NROWS; i++) {
-    const pp_sys_fig *f = &s->m[rows[i].id];
-    m[i] = (pp_measure_figures){.key = rows[i].key,
-                                .label = rows[i].label,
-                                .unit = rows[i].unit,
-                                .ok = f->ok,
-                                .mean = f->mean,
-                                .min = f->min,
-                                .max = f->max,
-                                .last = f->last,
-                                .samples = f->samples,
-                                .why = f->why};
-  }
-  pp_table *t = pp_results_measures(d, "process_tree_measures",
-                                    "process tree, sampled", NULL, m, NROWS);
-  return t ? 0 : -1;
 }
 
 static const pp_col proc_cols[] = {
@@ -288,17 +247,15 @@ static int tree_tables(pp_doc *d, const pp_analysis *a, const pp_system *s,
     secs(t, r, "first_seen_s", e->first_s);
     secs(t, r, "last_seen_s", e->last_s);
   }
-  double rest = whole - rt->threads_cpu_s;
-  if (isfinite(rest) && rest > 0)
-  {
-    char pct[32];
+  double rest = unattributed(rt);
+  char pct[32];
+  if (rest > 0)
     pp_table_remark(t,
                     "not attributed to a thread listed: %s (%s of the "
                     "tree's CPU), threads that ended between samples or "
                     "were not tracked",
                     pp_format_ns(b, sizeof b, rest * 1e9),
                     pp_format_pct(pct, sizeof pct, rest / whole * 100.0));
-  }
   if (rt->threads_untracked_max > 0 || rt->threads_dropped)
     pp_table_remark(t,
                     "the bound of %.0f threads tracked one by one was "
@@ -309,16 +266,9 @@ static int tree_tables(pp_doc *d, const pp_analysis *a, const pp_system *s,
   return pp_doc_ok(d) ? 0 : -1;
 }
 
-int pp__tree_tables(const pp_analysis *a, const struct pp_system *s,
-                    pp_doc *d) {
-  pp_run_tree rt;
-  if (pp_run_tree_get(a->trace, a, &rt) != 0)
+int pp__tree_tables(const pp_analysis *a, const pp_run_tree *rt,
+                    const struct pp_system *s, pp_doc *d) {
+  if (s->show_tree && tree_facts(d, s, rt))
     return -1;
-  int rc = 0;
-  if (s->show_tree)
-    rc = tree_facts(d, s, &rt) || tree_measures(d, s);
-  if (!rc)
-    rc = tree_tables(d, a, s, &rt);
-  pp_run_tree_free(&rt);
-  return rc ? -1 : 0;
+  return tree_tables(d, a, s, rt);
 }

@@ -18,7 +18,6 @@
 #include "results/advice.h"
 #include "results/counters.h"
 #include "results/frames.h"
-#include "results/measures.h"
 #include "analyze/run_tree.h"
 #include "results/queues.h"
 #include "results/requests.h"
@@ -252,17 +251,13 @@ static int zones(const pp_analysis *a, pp_doc *d) {
 
 /* "threads": every recorded thread, the profiler's own flagged (a
  * `pipeprof run`'s sampler and writer: in the JSON, not in the tables). */
-static int threads(const pp_analysis *a, pp_doc *d) {
+static int threads(const pp_analysis *a, const pp_run_tree *rt,
+                   pp_doc *d) {
   const pp_trace *t = a->trace;
-  pp_run_tree rt;
-  if (pp_run_tree_get(t, a, &rt) != 0)
-    return -1;
   pp_thread_row *f =
       t->nthreads ? pp__calloc(t->nthreads, sizeof *f) : NULL;
-  if (t->nthreads && !f) {
-    pp_run_tree_free(&rt);
+  if (t->nthreads && !f)
     return -1;
-  }
   double wall = (double)a->prof.wall_ns;
   for (size_t i = 0; i < t->nthreads; i++) {
     const pp_thread *th = &t->threads[i];
@@ -276,16 +271,15 @@ static int threads(const pp_analysis *a, pp_doc *d) {
         .zones = x->zones_measured,
         .events = x->events,
         .dropped = th->dropped,
-        .profiler = pp_run_tree_is_profiler(t, &rt, th)};
+        .profiler = pp_run_tree_is_profiler(t, rt, th)};
   }
   pp_table *tab = pp_results_threads(
       d, f, t->nthreads,
-      rt.is_run ? "no thread of the profiled programs recorded events (they "
+      rt->is_run ? "no thread of the profiled programs recorded events (they "
                   "do not link libpipeprof); CPU per thread: see \"threads "
                   "of the profiled programs\""
                 : NULL);
   pp__free(f);
-  pp_run_tree_free(&rt);
   return tab ? 0 : -1;
 }
 
@@ -562,86 +556,9 @@ static int stalls(const pp_analysis *a, pp_doc *d) {
   return pp_results_stalls(d, f, n, p->stall_periods) ? 0 : -1;
 }
 
-/* A sampled figure of the system as a measure. */
-static pp_measure_figures measure(const char *key, const char *label,
-                                  pp_value_unit unit, const pp_sys_fig *f) {
-  return (pp_measure_figures){.key = key,
-                              .label = label,
-                              .unit = unit,
-                              .ok = f->ok,
-                              .mean = f->mean,
-                              .min = f->min,
-                              .max = f->max,
-                              .last = f->last,
-                              .samples = f->samples,
-                              .why = f->why};
-}
-
-/* "system_host": the machine's sampled measures (CPU, load, memory,
- * pressure, rates), when the trace has system samples or says why not. */
-static int system_host(const pp_system *s, pp_doc *d) {
-  if (!s->show_system)
-    return 0;
-  static const struct {
-    const char *key, *label;
-    pp_value_unit unit;
-    pp_metric_id id;
-  } rows[] = {
-      {"cpu_busy_pct", "CPU busy", PP_VALUE_PCT, PP_METRIC_SYS_CPU_BUSY},
-      {"cpu_user_pct", "CPU user", PP_VALUE_PCT, PP_METRIC_SYS_CPU_USER},
-      {"cpu_system_pct", "CPU system", PP_VALUE_PCT, PP_METRIC_SYS_CPU_SYSTEM},
-      {"cpu_iowait_pct", "CPU iowait", PP_VALUE_PCT, PP_METRIC_SYS_CPU_IOWAIT},
-      {"cpu_steal_pct", "CPU steal", PP_VALUE_PCT, PP_METRIC_SYS_CPU_STEAL},
-      {"load1", "load (1 min)", PP_VALUE_NUMBER, PP_METRIC_SYS_LOAD1},
-      {"mem_used_bytes", "memory used", PP_VALUE_BYTES,
-       PP_METRIC_SYS_MEM_USED},
-      {"mem_available_bytes", "memory available", PP_VALUE_BYTES,
-       PP_METRIC_SYS_MEM_AVAIL},
-      {"mem_total_bytes", "memory total", PP_VALUE_BYTES,
-       PP_METRIC_SYS_MEM_TOTAL},
-      {"swap_used_bytes", "swap used", PP_VALUE_BYTES,
-       PP_METRIC_SYS_SWAP_USED},
-  };
-  enum { NROWS = sizeof rows / sizeof rows[0] };
-  pp_measure_figures m[NROWS + 6 + 2];
-  char keys[6][40], labels[6][40];
-  size_t n = 0;
-  for (size_t i = 0; i < NROWS; i++)
-    m[n++] = measure(rows[i].key, rows[i].label, rows[i].unit,
-                     &s->m[rows[i].id]);
-  for (size_t i = 0; i < 3; i++) { /* pressure stall (PSI) */
-    const pp_sys_psi *p = &s->psi[i];
-    for (int full = 0; full < 2; full++) {
-      size_t k = i * 2 + (size_t)full;
-      snprintf(keys[k], sizeof keys[k], "psi_%s_%s_pct", p->resource,
-               full ? "full" : "some");
-      snprintf(labels[k], sizeof labels[k], "pressure %s %s", p->resource,
-               full ? "full" : "some");
-      m[n++] = measure(keys[k], labels[k], PP_VALUE_PCT,
-                       full ? &p->full : &p->some);
-    }
-  }
-  m[n++] = measure("ctxt_per_s", "context switches", PP_VALUE_RATE,
-                   &s->m[PP_METRIC_SYS_CTXT_RATE]);
-  m[n++] = measure("intr_per_s", "interrupts", PP_VALUE_RATE,
-                   &s->m[PP_METRIC_SYS_INTR_RATE]);
-  char note[96] = "";
-  if (s->has_hz && s->hz > 0 && s->samples)
-    snprintf(note, sizeof note, "sampled at %.6g Hz, %" PRIu64 " samples",
-             s->hz, s->samples);
-  else if (s->has_hz && s->hz > 0)
-    snprintf(note, sizeof note, "sampled at %.6g Hz", s->hz);
-  else if (s->samples)
-    snprintf(note, sizeof note, "%" PRIu64 " samples", s->samples);
-  pp_table *t = pp_results_measures(d, "system_host", "system",
-                                    *note ? note : NULL, m, n);
-  pp_table_empty(t, "no figure of the machine was measured");
-  return t ? 0 : -1;
-}
-
 /* "system_run": what `pipeprof run` says of the run (the command, its
  * exit, the pids, the profiler's CPU, the rusage of the run). */
-static int system_run(const pp_analysis *a, const pp_system *s,
+static int system_run(const pp_run_tree *rt, const pp_system *s,
                       pp_doc *d) {
   if (!s->run_command && !s->run_exit && !s->has_wall && !s->has_user &&
       !s->has_system && !s->has_maxrss)
@@ -653,18 +570,14 @@ static int system_run(const pp_analysis *a, const pp_system *s,
     pp_fact_text(t, "command", "command", s->run_command);
   if (s->run_exit)
     pp_fact_text(t, "exit", "exit", s->run_exit);
-  pp_run_tree rt;
-  if (pp_run_tree_get(a->trace, a, &rt) == 0) { /* no tables: cannot fail */
-    if (rt.has_pid)
-      pp_fact_int(t, "pid", "pid", rt.pid, PP_VALUE_COUNT);
-    if (rt.has_profiler_pid)
-      pp_fact_int(t, "profiler_pid", "profiler pid", rt.profiler_pid,
-                  PP_VALUE_COUNT);
-    if (isfinite(rt.profiler_cpu_s))
-      pp_fact_num(t, "profiler_cpu_s", "profiler CPU time", rt.profiler_cpu_s,
-                  PP_VALUE_SECONDS);
-    pp_run_tree_free(&rt);
-  }
+  if (rt->has_pid)
+    pp_fact_int(t, "pid", "pid", rt->pid, PP_VALUE_COUNT);
+  if (rt->has_profiler_pid)
+    pp_fact_int(t, "profiler_pid", "profiler pid", rt->profiler_pid,
+                PP_VALUE_COUNT);
+  if (isfinite(rt->profiler_cpu_s))
+    pp_fact_num(t, "profiler_cpu_s", "profiler CPU time", rt->profiler_cpu_s,
+                PP_VALUE_SECONDS);
   if (s->has_wall)
     pp_fact_num(t, "wall_s", "wall time", s->wall_ns / 1e9, PP_VALUE_SECONDS);
   if (s->has_user)
@@ -679,17 +592,18 @@ static int system_run(const pp_analysis *a, const pp_system *s,
   return pp_doc_ok(d) ? 0 : -1;
 }
 
-static int system_tables(const pp_analysis *a, pp_doc *d) {
+static int system_tables(const pp_analysis *a, const pp_run_tree *rt,
+                         pp_doc *d) {
   pp_system s;
   if (pp_system_get(a, &s))
     return -1;
-  int rc = system_run(a, &s, d);
+  int rc = system_run(rt, &s, d);
   if (!rc)
-    rc = system_host(&s, d);
+    rc = pp__measure_tables(&s, d);
   if (!rc)
     rc = pp__machine_tables(&s, d);
   if (!rc)
-    rc = pp__tree_tables(a, &s, d);
+    rc = pp__tree_tables(a, rt, &s, d);
   if (!rc)
     rc = pp__perf_tables(&s, d);
   if (!rc)
@@ -718,19 +632,25 @@ static int advice(const pp_analysis *a, pp_doc *d) {
 int pp__analysis_document(pp_analysis *a) {
   pp_doc_free(a->doc);
   a->doc = pp_doc_new();
-  if (!a->doc || pp__header_facts(a, a->doc) != 0 ||
-      metadata(a, a->doc) != 0 || zones(a, a->doc) != 0 ||
-      threads(a, a->doc) != 0 || frames(a, a->doc) != 0 ||
-      counters(a, a->doc) != 0 || queues(a, a->doc) != 0 ||
-      stages(a, a->doc) != 0 || request_latency(a, a->doc) != 0 ||
-      gpu_zones(a, a->doc) != 0 || stalls(a, a->doc) != 0 ||
-      advice(a, a->doc) != 0 || system_tables(a, a->doc) != 0 ||
-      request_facts(a, a->doc) != 0 || zone_slos(a, a->doc) != 0 ||
-      pp__overhead_facts(a, a->doc) != 0 || pp__flow_table(a, a->doc) != 0 ||
-      !pp_doc_ok(a->doc)) {
+  /* what `pipeprof run` recorded of its command, read once for every
+   * builder that needs it */
+  pp_run_tree rt;
+  int have_rt = a->doc && pp_run_tree_get(a->trace, a, &rt) == 0;
+  pp_doc *d = a->doc;
+  if (!have_rt || pp__header_facts(a, &rt, d) != 0 || metadata(a, d) != 0 ||
+      zones(a, d) != 0 || threads(a, &rt, d) != 0 || frames(a, d) != 0 ||
+      counters(a, d) != 0 || queues(a, d) != 0 || stages(a, d) != 0 ||
+      request_latency(a, d) != 0 || gpu_zones(a, d) != 0 ||
+      stalls(a, d) != 0 || advice(a, d) != 0 ||
+      system_tables(a, &rt, d) != 0 || request_facts(a, d) != 0 ||
+      zone_slos(a, d) != 0 || pp__overhead_facts(a, &rt, d) != 0 ||
+      pp__flow_table(a, d) != 0 || !pp_doc_ok(d)) {
+    if (have_rt)
+      pp_run_tree_free(&rt);
     pp_doc_free(a->doc);
     a->doc = NULL;
     return -1;
   }
+  pp_run_tree_free(&rt);
   return 0;
 }

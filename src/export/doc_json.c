@@ -162,25 +162,25 @@ static void facts_layout(pp_jsonw *w, const pp_table *t) {
   pp_jsonw_arr_end(w);
 }
 
+/* "key": [the n texts] when there are any. */
+static void texts(pp_jsonw *w, const char *key, const char *const *s,
+                  size_t n) {
+  if (!n)
+    return;
+  pp_jsonw_key(w, key);
+  pp_jsonw_arr_begin(w);
+  for (size_t i = 0; i < n; i++)
+    pp_jsonw_str(w, s[i]);
+  pp_jsonw_arr_end(w);
+}
+
 void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
   pp_jsonw_obj_begin(w);
   pp_jsonw_kv_str(w, "title", t->title);
   if (t->note)
     pp_jsonw_kv_str(w, "note", t->note);
-  if (t->nwarnings) {
-    pp_jsonw_key(w, "warnings");
-    pp_jsonw_arr_begin(w);
-    for (size_t i = 0; i < t->nwarnings; i++)
-      pp_jsonw_str(w, t->warnings[i]);
-    pp_jsonw_arr_end(w);
-  }
-  if (t->nremarks) {
-    pp_jsonw_key(w, "remarks");
-    pp_jsonw_arr_begin(w);
-    for (size_t i = 0; i < t->nremarks; i++)
-      pp_jsonw_str(w, t->remarks[i]);
-    pp_jsonw_arr_end(w);
-  }
+  texts(w, "warnings", t->warnings, t->nwarnings);
+  texts(w, "remarks", t->remarks, t->nremarks);
   if (t->facts) {
     facts_layout(w, t);
     pp_jsonw_obj_end(w);

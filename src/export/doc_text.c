@@ -103,18 +103,19 @@ static size_t unavailable_from(const pp_table *t, size_t r, const size_t *g0,
   return ng - k >= 2 ? k : ng;
 }
 
-/* The table's remarks, each on a line of its own. */
+static void lines(FILE *out, const char *prefix, const char *const *list,
+                  size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char s[1024];
+    clean(s, sizeof s, list[i], 0);
+    fprintf(out, "%s: %s\n", prefix, s);
+  }
+}
+
+/* The table's warnings, then its remarks, each on a line of its own. */
 static void remarks(FILE *out, const pp_table *t) {
-  for (size_t i = 0; i < t->nwarnings; i++) {
-    char s[1024];
-    clean(s, sizeof s, t->warnings[i], 0);
-    fprintf(out, "warning: %s\n", s);
-  }
-  for (size_t i = 0; i < t->nremarks; i++) {
-    char s[1024];
-    clean(s, sizeof s, t->remarks[i], 0);
-    fprintf(out, "note: %s\n", s);
-  }
+  lines(out, "warning", t->warnings, t->nwarnings);
+  lines(out, "note", t->remarks, t->nremarks);
 }
 
 /* A table of facts: "  label:  value (note)" lines, the values aligned;

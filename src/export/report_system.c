@@ -4,7 +4,7 @@
  * machine, the process tree, the perf_event counters and the energy, as
  * computed once by pp_system_get() (analyze/system.c: library metrics by
  * registry id, run facts and reasons from META). This file only renders
- * them; the thread table comes from export/run_tree.c.
+ * the results document's tables of them (analyze/doc_*.c).
  *
  * Rules: a metric that was not measured is never printed as 0. It prints
  * "unavailable: <reason>" when META gives a reason for its group and is
@@ -177,7 +177,6 @@ int pp_report_system(FILE *out, const pp_analysis *a) {
   pp_system s;
   if (pp_system_get(a, &s))
     return -1;
-  int rc = 0;
   if (s.any) {
     pp_doc_text_table(out, pp_doc_find(a->doc, "system_run"), 0);
     section_system(out, a, &s);
@@ -186,7 +185,7 @@ int pp_report_system(FILE *out, const pp_analysis *a) {
     section_other(out, t);
   }
   pp_system_free(&s);
-  return rc || ferror(out) ? -1 : 0;
+  return ferror(out) ? -1 : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -359,8 +358,7 @@ int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
   j_perf(w, a);
   j_energy(w, a);
   j_unavailable(w, t, &s);
-  int rc = 0;
   pp_jsonw_obj_end(w);
   pp_system_free(&s);
-  return rc || w->err ? -1 : 0;
+  return w->err ? -1 : 0;
 }

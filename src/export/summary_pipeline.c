@@ -42,6 +42,19 @@ static void write_queues(pp_jsonw *w, const pp_analysis *a) {
                    (void *)&a->prof.pipe);
 }
 
+/* One segment of a path: a zone, or a wait (with the stages it joins). */
+static void write_seg(pp_jsonw *w, const pp_path_seg *s) {
+  pp_jsonw_obj_begin(w);
+  pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
+  pp_jsonw_kv_str(w, "name", s->name); /* null: no queue joins them */
+  if (s->wait) {
+    pp_jsonw_kv_str(w, "from", s->from);
+    pp_jsonw_kv_str(w, "to", s->to);
+  }
+  pp_jsonw_kv_int(w, "ns", s->ns);
+  pp_jsonw_obj_end(w);
+}
+
 static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
   pp_jsonw_key(w, k);
   pp_jsonw_obj_begin(w);
@@ -52,18 +65,8 @@ static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
   pp_jsonw_kv_int(w, "wait_ns", fp->wait_ns);
   pp_jsonw_key(w, "segments");
   pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < fp->nsegs; i++) {
-    const pp_path_seg *s = &fp->segs[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
-    pp_jsonw_kv_str(w, "name", s->name); /* null: no queue joins them */
-    if (s->wait) {
-      pp_jsonw_kv_str(w, "from", s->from);
-      pp_jsonw_kv_str(w, "to", s->to);
-    }
-    pp_jsonw_kv_int(w, "ns", s->ns);
-    pp_jsonw_obj_end(w);
-  }
+  for (size_t i = 0; i < fp->nsegs; i++)
+    write_seg(w, &fp->segs[i]);
   pp_jsonw_arr_end(w);
   pp_jsonw_obj_end(w);
 }
@@ -86,18 +89,8 @@ static void flow_extra(pp_jsonw *w, size_t r, void *ctx) {
   }
   pp_jsonw_key(w, "where");
   pp_jsonw_arr_begin(w);
-  for (size_t k = 0; k < f->nwhere; k++) {
-    const pp_path_seg *s = &f->where[k];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "kind", s->wait ? "wait" : "zone");
-    pp_jsonw_kv_str(w, "name", s->name);
-    if (s->wait) {
-      pp_jsonw_kv_str(w, "from", s->from);
-      pp_jsonw_kv_str(w, "to", s->to);
-    }
-    pp_jsonw_kv_int(w, "ns", s->ns);
-    pp_jsonw_obj_end(w);
-  }
+  for (size_t k = 0; k < f->nwhere; k++)
+    write_seg(w, &f->where[k]);
   pp_jsonw_arr_end(w);
 }
 

@@ -272,6 +272,14 @@ static void process_member(pp_jsonw *w, const char *key, long pid,
   pp_jsonw_obj_end(w);
 }
 
+/* Whether the session serves another process's figures (`pipeprof run`):
+ * then that process, the subject, is in *pid and name, and this one is
+ * the profiler. */
+static int subject_of(const state *s, long *pid, char *name, size_t len) {
+  return s->host->size >= sizeof *s->host && s->host->subject &&
+         s->host->subject(pid, name, len) == 0;
+}
+
 static void header(pp_jsonw *w, const state *s, const char *schema) {
   pp_jsonw_kv_str(w, "schema", schema);
   pp_jsonw_kv_int(w, "schema_version", 1);
@@ -286,8 +294,7 @@ static void header(pp_jsonw *w, const state *s, const char *schema) {
    * (`pipeprof run`): then this process is the profiler */
   char subject[64];
   long subject_pid;
-  int other = s->host->size >= sizeof *s->host && s->host->subject &&
-              s->host->subject(&subject_pid, subject, sizeof subject) == 0;
+  int other = subject_of(s, &subject_pid, subject, sizeof subject);
   process_member(w, "process", other ? subject_pid : s->info.pid,
                  other ? subject : s->info.process_name);
   if (other)
@@ -302,8 +309,7 @@ static void header_member(pp_jsonw *w, const state *s, int64_t wall_ns,
                           uint64_t dropped, pp_doc *results) {
   char subject[64], pid[24];
   long subject_pid;
-  int other = s->host->size >= sizeof *s->host && s->host->subject &&
-              s->host->subject(&subject_pid, subject, sizeof subject) == 0;
+  int other = subject_of(s, &subject_pid, subject, sizeof subject);
   snprintf(pid, sizeof pid, "%ld", other ? subject_pid : (long)s->info.pid);
   pp_header_figures f = {
       .process_name = other ? subject : s->info.process_name,
