@@ -50,6 +50,11 @@ int pp__overhead_facts(const pp_analysis *a, const struct pp_run_tree *rt,
  * tables (doc_tree.c). */
 int pp__tree_tables(const pp_analysis *a, const struct pp_run_tree *rt,
                     const struct pp_system *s, struct pp_doc *d);
+/* "system" and "system_unavailable": whether the trace has a system part,
+ * the sampler's rate, and what the collectors could not measure
+ * (doc_system.c). */
+int pp__system_facts(const pp_analysis *a, const struct pp_system *s,
+                     struct pp_doc *d);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

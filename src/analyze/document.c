@@ -597,7 +597,9 @@ static int system_tables(const pp_analysis *a, const pp_run_tree *rt,
   pp_system s;
   if (pp_system_get(a, &s))
     return -1;
-  int rc = system_run(rt, &s, d);
+  int rc = pp__system_facts(a, &s, d);
+  if (!rc)
+    rc = system_run(rt, &s, d);
   if (!rc)
     rc = pp__measure_tables(&s, d);
   if (!rc)

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The system part of the report and of the summary JSON: the run, the
- * machine, the process tree, the perf_event counters and the energy, as
- * computed once by pp_system_get() (analyze/system.c: library metrics by
- * registry id, run facts and reasons from META). This file only renders
- * the results document's tables of them (analyze/doc_*.c).
+ * machine, the process tree, the perf_event counters, the energy and what
+ * was not measured. This file only lays out the results document's
+ * tables of them (analyze/doc_*.c; the figures: analyze/system.c).
  *
  * Rules: a metric that was not measured is never printed as 0. It prints
  * "unavailable: <reason>" when META gives a reason for its group and is
@@ -12,114 +11,31 @@
  * never "nan" or "inf". Names from the machine (sensors, energy domains)
  * and reasons are shown with control characters replaced by '?'.
  */
-#include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
-#include "analyze/run_tree.h"
-#include "analyze/system.h"
 #include "export/doc_json.h"
 #include "export/doc_text.h"
 #include "export/export.h"
 #include "export/jsonw.h"
 #include "internal.h"
 
-#define LABEL_W 25          /* values start in this column */
 #define MAX_CORES_LISTED 16 /* per-core line only up to this many cores */
 #define MAX_SENSORS 32      /* temperature lines printed */
 #define THREADS_LISTED 15   /* rows of the tree's thread table */
 #define PROCS_LISTED 20     /* rows of the tree's process table */
 #define PROC_NAME_W 24      /* process and thread names cut at */
 
-/* A figure of the registry row PP_METRIC_<id>. */
-#define M(s, id) (&(s)->m[PP_METRIC_##id])
-
-#define REASON(t, ...)                                                         \
-  pp_trace_unavailable((t), (const char *const[]){__VA_ARGS__, NULL})
-
-/* ---- META reasons ------------------------------------------------------- */
-
-static int has_prefix(const char *s, const char *p) {
-  return strncmp(s, p, strlen(p)) == 0;
-}
-
-/* Groups the sections below explain; other "unavailable.*" keys go to a
- * section of their own. Keys starting "perf" belong to the perf section,
- * "gpu" to the GPU section (report_gpu.c). */
-static const char *const known_groups[] = {
-    "sys",    "cpu",       "loadavg",     "meminfo", "psi_cpu", "psi_memory",
-    "psi_io", "cpufreq",   "throttle",    "hwmon",   "thermal", "numa",
-    "proc",   "proc_stat", "proc_status", "proc_io", "power",   "energy",
-    "rapl",   "threads",   NULL};
-
-static int known_group(const char *g) {
-  if (has_prefix(g, "perf") || has_prefix(g, "gpu"))
-    return 1;
-  for (size_t i = 0; known_groups[i]; i++)
-    if (strcmp(g, known_groups[i]) == 0)
-      return 1;
-  return 0;
-}
-
-/* True when meta[i] is the last entry with its key (the one that counts). */
-static int meta_is_last(const pp_trace *t, size_t i) {
-  for (size_t j = i + 1; j < t->nmeta; j++)
-    if (t->meta[j].key && strcmp(t->meta[j].key, t->meta[i].key) == 0)
-      return 0;
-  return 1;
-}
-
-/* ---- text output ---------------------------------------------------------- */
-
-/* s with control characters shown as '?'. */
-static void put_clean(FILE *out, const char *s, size_t len) {
-  for (size_t i = 0; i < len && s[i]; i++) {
-    unsigned char c = (unsigned char)s[i];
-    fputc(c < 0x20 || c == 0x7f ? '?' : (int)c, out);
-  }
-}
-
-/* indent spaces, "label:", padding to column LABEL_W (at least one space
- * after the colon). */
-static void put_label_at(FILE *out, int indent, const char *l, size_t len) {
-  fprintf(out, "%*s", indent, "");
-  put_clean(out, l, len);
-  fputc(':', out);
-  int pad = LABEL_W - indent - 1 - (int)len;
-  fprintf(out, "%*s", pad > 1 ? pad : 1, "");
-}
-
-static void put_labeln(FILE *out, const char *l, size_t len) {
-  put_label_at(out, 2, l, len);
-}
-
-static void put_label(FILE *out, const char *l) {
-  put_labeln(out, l, strlen(l));
-}
-
-static void reason_line(FILE *out, const char *l, const char *reason) {
-  put_label(out, l);
-  fputs("unavailable: ", out);
-  put_clean(out, reason, strlen(reason));
-  fputc('\n', out);
-}
-
-/* ---- run ------------------------------------------------------------------ */
-
 /* ---- system --------------------------------------------------------------- */
 
 /* The machine: the results document's measures, per-core figures,
  * facts (throttling, what was not measured), temperatures and NUMA nodes
  * (analyze/document.c, doc_machine.c). */
-static void section_system(FILE *out, const pp_analysis *a,
-                           const pp_system *s) {
-  if (!s->show_system)
-    return;
+static void section_system(FILE *out, const pp_analysis *a) {
   pp_doc_text_table(out, pp_doc_find(a->doc, "system_host"), 0);
   pp_doc_text_table_n(out, pp_doc_find(a->doc, "cpu_cores"), 0,
                       MAX_CORES_LISTED);
@@ -152,39 +68,16 @@ static void section_perf_energy(FILE *out, const pp_analysis *a) {
   pp_doc_text_table(out, pp_doc_find(a->doc, "energy"), 0);
 }
 
-/* ---- other reasons -------------------------------------------------------- */
-
-static void section_other(FILE *out, const pp_trace *t) {
-  int any = 0;
-  for (size_t i = 0; i < t->nmeta; i++) {
-    const pp_meta *m = &t->meta[i];
-    if (!m->key || !has_prefix(m->key, "unavailable."))
-      continue;
-    const char *g = m->key + strlen("unavailable.");
-    if (known_group(g) || !meta_is_last(t, i))
-      continue;
-    if (!any++)
-      fputs("\nother metrics\n", out);
-    const char *r = pp_reason_strip(m->value ? m->value : "");
-    reason_line(out, g, r);
-  }
-}
-
 int pp_report_system(FILE *out, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  if (!out || !t || !a->analyzed)
+  if (!out || !a->trace || !a->analyzed)
     return -1;
-  pp_system s;
-  if (pp_system_get(a, &s))
-    return -1;
-  if (s.any) {
+  if (pp_doc_find(a->doc, "system")) {
     pp_doc_text_table(out, pp_doc_find(a->doc, "system_run"), 0);
-    section_system(out, a, &s);
+    section_system(out, a);
     section_tree(out, a);
     section_perf_energy(out, a);
-    section_other(out, t);
+    pp_doc_text_table(out, pp_doc_find(a->doc, "system_unavailable"), 0);
   }
-  pp_system_free(&s);
   return ferror(out) ? -1 : 0;
 }
 
@@ -230,14 +123,13 @@ static void j_column(pp_jsonw *w, const pp_table *t, const char *key,
 /* "host": the sampler's rate, then the results document's measures (each
  * a member: {"label", "unit", "mean", "min", "max", "last", "samples"}),
  * the per-core and per-node families and the temperatures. */
-static void j_host(pp_jsonw *w, const pp_analysis *a, const pp_system *s) {
-  if (!s->has_host)
+static void j_host(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *sys = pp_doc_find(a->doc, "system");
+  if (!pp_fact_find(sys, "samples"))
     return;
   pp_jsonw_key(w, "host");
   pp_jsonw_obj_begin(w);
-  if (s->has_hz)
-    pp_jsonw_kv_double(w, "sampler_hz", s->hz);
-  pp_jsonw_kv_uint(w, "samples", s->samples);
+  pp_doc_json_facts(w, sys);
   pp_doc_json_keyed(w, pp_doc_find(a->doc, "system_host"), "key", NULL,
                     NULL);
   /* the per-core table (schema_minor 19), and its columns as the
@@ -320,45 +212,37 @@ static void j_energy(pp_jsonw *w, const pp_analysis *a) {
   pp_jsonw_obj_end(w);
 }
 
-static void j_unavailable(pp_jsonw *w, const pp_trace *t, const pp_system *s) {
+/* "unavailable": {"<group>": "<reason>"}, every group of the results
+ * document's "system_unavailable". */
+static void j_unavailable(pp_jsonw *w, const pp_analysis *a) {
+  const pp_table *t = pp_doc_find(a->doc, "system_unavailable");
+  long kk = pp_table_col(t, "key"), kv = pp_table_col(t, "value");
   pp_jsonw_key(w, "unavailable");
   pp_jsonw_obj_begin(w);
-  for (size_t i = 0; i < t->nmeta; i++) {
-    const pp_meta *m = &t->meta[i];
-    if (!m->key || !has_prefix(m->key, "unavailable.") || !meta_is_last(t, i))
-      continue;
-    pp_jsonw_kv_str(w, m->key + strlen("unavailable."),
-                    pp_reason_strip(m->value ? m->value : ""));
+  for (size_t r = 0; kk >= 0 && kv >= 0 && r < t->nrows; r++) {
+    const pp_cell *k = pp_table_cell(t, r, (size_t)kk),
+                  *v = pp_table_cell(t, r, (size_t)kv);
+    if (k->kind == PP_CELL_TEXT && v->kind == PP_CELL_UNAVAILABLE)
+      pp_jsonw_kv_str(w, k->text, v->text);
   }
-  /* the analysis's own finding: energy counters that did not move */
-  if (!s->has_power && s->power_why == s->power_stuck)
-    pp_jsonw_kv_str(w, "power", s->power_stuck);
-  if (s->core_freq.why == s->freq_nominal)
-    pp_jsonw_kv_str(w, "cpufreq", s->freq_nominal);
   pp_jsonw_obj_end(w);
 }
 
 int pp_summary_system_json(struct pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  if (!w || !t || !a->analyzed)
-    return -1;
-  pp_system s;
-  if (pp_system_get(a, &s))
+  if (!w || !a->trace || !a->analyzed)
     return -1;
   pp_jsonw_key(w, "system");
-  if (!s.any) {
+  if (!pp_doc_find(a->doc, "system")) {
     pp_jsonw_null(w);
-    pp_system_free(&s);
     return w->err ? -1 : 0;
   }
   pp_jsonw_obj_begin(w);
   j_run(w, a);
-  j_host(w, a, &s);
+  j_host(w, a);
   j_tree(w, a);
   j_perf(w, a);
   j_energy(w, a);
-  j_unavailable(w, t, &s);
+  j_unavailable(w, a);
   pp_jsonw_obj_end(w);
-  pp_system_free(&s);
   return w->err ? -1 : 0;
 }

@@ -176,6 +176,17 @@ void pp_fact_json_only(pp_table *t, long row) {
     pp_cell_num(t, row, "json_only", 1);
 }
 
+const pp_cell *pp_fact_find(const pp_table *t, const char *key) {
+  long kk = pp_table_col(t, "key"), kv = pp_table_col(t, "value");
+  for (size_t r = 0; t && t->facts && kk >= 0 && kv >= 0 && r < t->nrows;
+       r++) {
+    const pp_cell *k = pp_table_cell(t, r, (size_t)kk);
+    if (k->kind == PP_CELL_TEXT && strcmp(k->text, key) == 0)
+      return pp_table_cell(t, r, (size_t)kv);
+  }
+  return NULL;
+}
+
 long pp_fact_bool(pp_table *t, const char *key, const char *label, int v) {
   return pp_fact_num(t, key, label, v ? 1 : 0, PP_VALUE_BOOL);
 }

@@ -156,6 +156,9 @@ void pp_facts_flush(pp_table *t);
 /* Fact row of t is a member of the JSON document only: a part that the
  * views say in a shown fact's note (the events behind an estimate). */
 void pp_fact_json_only(pp_table *t, long row);
+/* The value of fact key in t (pp_doc_facts), or NULL when t is NULL or
+ * has no such fact. */
+const pp_cell *pp_fact_find(const pp_table *t, const char *key);
 
 /* The tables of d in the order made: n of them, each by index. */
 size_t pp_doc_ntables(const pp_doc *d);
