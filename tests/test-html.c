@@ -1336,10 +1336,20 @@ PP_TEST_T(html_chromium_imported_shapes, 120) {
   check_rendered_ok(dom);
   CHECK_CONTAINS(dom, "ONNX Runtime");
   CHECK_CONTAINS(dom, "id=\"pp-shapes\"");
-  CHECK_CONTAINS(dom, "<h3>Conv [CPU] \xe2\x80\x94 8 \xc3\x97, 1.03 ms</h3>");
-  const char *row = strstr(dom, "<td class=\"pp-t\" data-k=\"input_shapes\">"
-                                "float[4, 3, 32, 32], float[8, 3, 3, 3], "
-                                "float[8]</td>");
+  /* the operators, then their calls by shape: the document's tables */
+  CHECK_CONTAINS(dom, "<td class=\"pp-t pp-name\" data-k=\"name\">Conv [CPU]"
+                      "</td><td class=\"pp-n\" data-k=\"count\">8</td><td "
+                      "class=\"pp-n\" data-k=\"total_ns\">1.03 ms</td>");
+  CHECK_CONTAINS(dom, "data-table=\"shapes_by_shape\"");
+  /* inside model_run: its nested zones, each row naming it */
+  CHECK_CONTAINS(dom, "<td class=\"pp-t pp-name\" data-k=\"stage\">"
+                      "model_run</td><td class=\"pp-t pp-nw\" data-k=\"name\">"
+                      "Conv [CPU]</td><td class=\"pp-n\" data-k=\"count\">8"
+                      "</td><td class=\"pp-n\" data-k=\"self_ns\">1.03 ms"
+                      "</td>");
+  const char *row = strstr(dom, "<td class=\"pp-t pp-nw\" "
+                                "data-k=\"input_shapes\">float[4, 3, 32, "
+                                "32], float[8, 3, 3, 3], float[8]</td>");
   CHECK(row != NULL);
   const char *end = strstr(row, "</tr>");
   const char *calls = strstr(row, "<td class=\"pp-n\" data-k=\"count\">2</td>");

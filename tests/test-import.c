@@ -155,13 +155,18 @@ PP_TEST(import_torch_legacy_nesting_and_self_time) {
   CHECK_EQ(sum, st->total_ns);
   char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "inside the top-level zones");
-  CHECK_CONTAINS(rep, "infer: 2 x, 70.0 us");
-  CHECK_CONTAINS(rep, "(in the zone itself)");
+  CHECK_CONTAINS(rep, "\ninfer               2  70.0 us     30.0 us / "
+                      "42.9%\n");
+  /* the nested zones, their top-level zone said once */
+  CHECK_CONTAINS(rep, "\ninfer           aten::conv2d      1  30.0 us  "
+                      "42.9%  30.0 us\n                aten::relu        1  "
+                      "10.0 us  14.3%  10.0 us\n");
   free(rep);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"breakdown\":{\"stages\":[");
-  CHECK_CONTAINS(js, "{\"name\":\"aten::conv2d\",\"count\":1,"
-                     "\"total_ns\":30000,\"self_ns\":30000,");
+  CHECK_CONTAINS(js, "\"nested\":[{\"name\":\"aten::conv2d\",\"count\":1,"
+                     "\"self_ns\":30000,\"self_pct\":42.857142857142854,"
+                     "\"total_ns\":30000}");
   free(js);
   done(&t, &a);
 }
@@ -298,21 +303,26 @@ PP_TEST(import_torch_kineto_input_shapes) {
   CHECK_EQ(relu->untold, 0);
   char *rep = tb_report_text(&a);
   CHECK_CONTAINS(rep, "operators by input shape");
-  CHECK_CONTAINS(rep, "aten::linear: 3 calls, 45.0 us, 2 shapes\n");
-  CHECK_CONTAINS(rep, "    [[2, 8], [4, 8], [4]]       2  40.0 us  14.0 us"
-                      "   88.9%\n");
-  CHECK_CONTAINS(rep, "aten::relu: 20 calls, 210 us, 20 shapes\n");
-  /* 5 of relu's shapes shown: the other 15 summed */
-  CHECK_CONTAINS(rep, "    (15 other shapes)      15   120 us   120 us"
-                      "   57.1%\n");
+  CHECK_CONTAINS(rep, "\naten::linear      3  45.0 us  19.0 us       2\n");
+  CHECK_CONTAINS(rep, "\naten::linear  [[2, 8], [4, 8], [4]]              2  "
+                      "40.0 us  14.0 us  88.9%\n");
+  CHECK_CONTAINS(rep, "\naten::relu       20   210 us   210 us      20\n");
+  /* relu's 16 listed shapes, then the other 4 summed */
+  CHECK_CONTAINS(rep, "\n              [[5, 4]]                           1  "
+                      "5.00 us  5.00 us  2.38%\n"
+                      "              (4 other shapes)                   4  "
+                      "10.0 us  10.0 us  4.76%\n");
   free(rep);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "{\"name\":\"aten::linear\",\"count\":3,"
-                     "\"total_ns\":45000,\"self_ns\":19000,\"by_shape\":"
+                     "\"total_ns\":45000,\"self_ns\":19000,\"shapes\":2,");
+  CHECK_CONTAINS(js, "\"by_shape\":"
                      "[{\"input_shapes\":\"[[2, 8], [4, 8], [4]]\","
                      "\"count\":2,\"total_ns\":40000,\"self_ns\":14000,");
   CHECK_CONTAINS(js, "\"other_shapes\":{\"shapes\":4,\"untold\":0,"
                      "\"count\":4,\"total_ns\":10000,\"self_ns\":10000,");
+  /* the other shapes' row of the tables is not one of by_shape's */
+  CHECK(strstr(js, "other shapes)") == NULL);
   CHECK_CONTAINS(js, "\"operators_more\":0}");
   free(js);
   done(&t, &a);

@@ -55,6 +55,9 @@ int pp__tree_tables(const pp_analysis *a, const struct pp_run_tree *rt,
  * (doc_system.c). */
 int pp__system_facts(const pp_analysis *a, const struct pp_system *s,
                      struct pp_doc *d);
+/* inside the top-level zones and an imported profile's operators by
+ * input shape (doc_breakdown.c). */
+int pp__breakdown_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

@@ -108,8 +108,19 @@ static void row_object(pp_jsonw *w, const pp_table *t, size_t r, long skip,
 
 static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
                     pp_doc_row_fn extra, void *ctx) {
-  for (size_t r = 0; t && r < t->nrows && r < max_rows; r++)
-    row_object(w, t, r, -1, extra, ctx);
+  for (size_t r = 0, n = 0; t && r < t->nrows && n < max_rows; r++)
+    if (pp_table_row_in_json(t, r)) {
+      row_object(w, t, r, -1, extra, ctx);
+      n++;
+    }
+}
+
+void pp_doc_json_group(pp_jsonw *w, const pp_table *t, uint32_t group) {
+  pp_jsonw_arr_begin(w);
+  for (size_t r = 0; t && r < t->nrows; r++)
+    if (t->row_info[r].group == group && pp_table_row_in_json(t, r))
+      row_object(w, t, r, -1, NULL, NULL);
+  pp_jsonw_arr_end(w);
 }
 
 void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
@@ -117,7 +128,7 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
   long kc = pp_table_col(t, key);
   for (size_t r = 0; t && kc >= 0 && r < t->nrows; r++) {
     const pp_cell *k = pp_table_cell(t, r, (size_t)kc);
-    if (k->kind != PP_CELL_TEXT)
+    if (k->kind != PP_CELL_TEXT || !pp_table_row_in_json(t, r))
       continue;
     pp_jsonw_key(w, k->text);
     row_object(w, t, r, kc, extra, ctx);
@@ -207,6 +218,8 @@ void pp_doc_json_layout(pp_jsonw *w, const pp_table *t) {
       pp_jsonw_kv_bool(w, "detail", 1);
     if (col->flags & PP_COL_BOOL)
       pp_jsonw_kv_bool(w, "bool", 1);
+    if (col->flags & PP_COL_GROUP)
+      pp_jsonw_kv_bool(w, "group", 1);
     if (col->none)
       pp_jsonw_kv_str(w, "none", col->none);
     pp_jsonw_obj_end(w);

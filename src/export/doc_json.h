@@ -40,6 +40,9 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
  * the caller opened: a number, a boolean, a text, null for no value,
  * {"unavailable": why}. */
 void pp_doc_json_facts(pp_jsonw *w, const pp_table *t);
+/* The rows of group (pp_row_group) of t that are in the JSON, as an
+ * array of objects (a stage's nested zones). */
+void pp_doc_json_group(pp_jsonw *w, const pp_table *t, uint32_t group);
 /* t's layout: {"title", "note", "columns": [{"key", "label", "unit"[,
  * "bar": true][, "none": text][, "detail": true]}]} (the columns the
  * tables show; key the JSON path of the value); a table of facts:

@@ -272,6 +272,7 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
   }
   fputc('\n', out);
   size_t printed = 0;
+  uint32_t group = 0; /* the group of the row printed last */
   for (size_t r = 0; r < t->nrows; r++) {
     if (!pp_table_row_shown(t, r))
       continue;
@@ -280,8 +281,16 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     size_t end = ng; /* no trailing blanks: up to the last non-empty cell */
     while (end > 1 && !cells[r * row_size + off[end - 1]])
       end--;
+    /* a group column says its value on the group's first row only */
+    uint32_t rg = t->row_info[r].group;
+    int same = rg && rg == group;
+    group = rg;
     for (size_t g = 0; g < end; g++) {
       fputs(g ? "  " : "", out);
+      if (same && (t->cols[g0[g]].flags & PP_COL_GROUP)) {
+        put_cell(out, "", g + 1 < end || right[g] ? width[g] : 0, right[g]);
+        continue;
+      }
       put_cell(out, cells + r * row_size + off[g],
                g == span[r] ? 0 : g + 1 < end || right[g] ? width[g] : 0,
                g == span[r] ? 0 : right[g]);

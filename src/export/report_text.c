@@ -52,20 +52,6 @@ static int max_int(int a, int b) { return a > b ? a : b; }
 
 /* ---- cells --------------------------------------------------------------- */
 
-static void put_dur(FILE *out, double ns) {
-  char b[CELL_MAX];
-  fprintf(out, "%*s", DUR_W, pp_format_ns(b, sizeof b, ns));
-}
-
-static void put_pct(FILE *out, double part, double whole) {
-  char b[CELL_MAX];
-  if (whole > 0)
-    snprintf(b, sizeof b, "%.1f%%", part / whole * 100.0);
-  else
-    snprintf(b, sizeof b, "-");
-  fprintf(out, "%*s", PCT_W, b);
-}
-
 /* ---- sections ------------------------------------------------------------ */
 
 /* The ranking of zones by self time: the first top_n rows of the
@@ -93,136 +79,22 @@ static void bottlenecks(FILE *out, const pp_analysis *a, int top_n, int cap) {
   }
 }
 
-/* Where each top-level zone's time goes: the largest stages, each with
- * its nested zones by self time, and what is left in the stage itself. */
+/* Where each top-level zone's time goes, and an imported profile's
+ * operators by input shape: the results document's (doc_breakdown.c). */
 #define BREAKDOWN_STAGES_SHOWN 5
-#define BREAKDOWN_OPS_SHOWN 8
-
-static void breakdown_line(FILE *out, const char *name, int nw, int64_t self,
-                           int64_t total, uint64_t count) {
-  char b[CELL_MAX];
-  fputs("    ", out);
-  put_name(out, name, nw, 1);
-  fprintf(out, "  %9s self  %5.1f%%", pp_format_ns(b, sizeof b, (double)self),
-          total > 0 ? (double)self / (double)total * 100.0 : 0.0);
-  if (count)
-    fprintf(out, "  (%" PRIu64 " call%s)", count, count == 1 ? "" : "s");
-  fputc('\n', out);
-}
+#define BREAKDOWN_NESTED_SHOWN 30
+#define SHAPE_OPS_SHOWN 8
+#define SHAPE_ROWS_SHOWN 40
 
 static void breakdown(FILE *out, const pp_analysis *a, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_breakdown *bd = &a->prof.breakdown;
-  if (!bd->nstages)
-    return;
-  fputs("\ninside the top-level zones (nested zones by self time; share of "
-        "the top-level zone's time)\n",
-        out);
-  size_t ns = bd->nstages < BREAKDOWN_STAGES_SHOWN ? bd->nstages
-                                                   : BREAKDOWN_STAGES_SHOWN;
-  for (size_t i = 0; i < ns; i++) {
-    const pp_breakdown_stage *s = &bd->stages[i];
-    char b[CELL_MAX];
-    int nw = name_cols("(in the zone itself)");
-    size_t no = s->nops < BREAKDOWN_OPS_SHOWN ? s->nops : BREAKDOWN_OPS_SHOWN;
-    for (size_t k = 0; k < no; k++)
-      nw = max_int(nw, name_cols(pp_trace_loc_name(t, s->ops[k].loc)));
-    nw = min_int(nw, cap);
-    put_name(out, pp_trace_loc_name(t, s->loc), cap, 0);
-    fprintf(out, ": %" PRIu64 " x, %s\n", s->count,
-            pp_format_ns(b, sizeof b, (double)s->total_ns));
-    for (size_t k = 0; k < no; k++)
-      breakdown_line(out, pp_trace_loc_name(t, s->ops[k].loc), nw,
-                     s->ops[k].self_ns, s->total_ns, s->ops[k].count);
-    breakdown_line(out, "(in the zone itself)", nw, s->self_ns, s->total_ns, 0);
-    uint64_t more = s->nops - no + s->ops_more;
-    if (more)
-      fprintf(out,
-              "    (%" PRIu64 " more nested zone%s: summary JSON "
-              "\"breakdown\")\n",
-              more, more == 1 ? "" : "s");
-  }
-  uint64_t more = bd->nstages - ns + bd->stages_more;
-  if (more)
-    fprintf(out, "(%" PRIu64 " more top-level zone%s with nested zones)\n",
-            more, more == 1 ? "" : "s");
-}
-
-/* Operators by input shape (an imported profile's): the largest
- * operators, each with its shapes by total time and what is left in its
- * other shapes; what is not shown is said. */
-#define SHAPE_OPS_SHOWN 8
-#define SHAPE_ROWS_SHOWN 5
-#define SHAPE_COLS_MAX 56
-
-static void shape_line(FILE *out, const char *shape, int sw, uint64_t count,
-                       int64_t total, int64_t self, int64_t op_total) {
-  fputs("    ", out);
-  put_name(out, shape, sw, 1);
-  fprintf(out, "%8" PRIu64, count);
-  put_dur(out, (double)total);
-  put_dur(out, (double)self);
-  put_pct(out, (double)total, (double)op_total);
-  fputc('\n', out);
-}
-
-static void shapes_table(FILE *out, const pp_analysis *a, int cap) {
-  const pp_trace *t = a->trace;
-  const pp_shapes *sh = &a->prof.shapes;
-  if (!sh->nops)
-    return;
-  fputs("\noperators by input shape (largest first; each shape's calls, "
-        "total and self time, and share of the operator's total)\n",
-        out);
-  size_t no = sh->nops < SHAPE_OPS_SHOWN ? sh->nops : SHAPE_OPS_SHOWN;
-  for (size_t i = 0; i < no; i++) {
-    const pp_op_shapes *op = &sh->ops[i];
-    size_t nr = op->nrows < SHAPE_ROWS_SHOWN ? op->nrows : SHAPE_ROWS_SHOWN;
-    uint64_t other = op->other_shapes + (op->nrows - nr);
-    int sw = name_cols("input shapes");
-    for (size_t k = 0; k < nr; k++)
-      sw = max_int(sw, name_cols(op->rows[k].shape));
-    sw = min_int(max_int(sw, name_cols("(99 other shapes)")), SHAPE_COLS_MAX);
-    char b[CELL_MAX];
-    put_name(out, pp_trace_loc_name(t, op->loc), cap, 0);
-    fprintf(out, ": %" PRIu64 " call%s, %s, %" PRIu64 " shape%s\n", op->count,
-            op->count == 1 ? "" : "s",
-            pp_format_ns(b, sizeof b, (double)op->total_ns),
-            op->nrows + op->other_shapes,
-            op->nrows + op->other_shapes == 1 ? "" : "s");
-    fputs("    ", out);
-    put_name(out, "input shapes", sw, 1);
-    fprintf(out, "%8s%*s%*s%*s\n", "calls", DUR_W, "total", DUR_W, "self",
-            PCT_W, "share");
-    for (size_t k = 0; k < nr; k++)
-      shape_line(out, op->rows[k].shape, sw, op->rows[k].count,
-                 op->rows[k].total_ns, op->rows[k].self_ns, op->total_ns);
-    if (other || op->untold) {
-      uint64_t n = op->other_count;
-      int64_t tot = op->other_total_ns, self = op->other_self_ns;
-      for (size_t k = nr; k < op->nrows; k++) {
-        n += op->rows[k].count;
-        tot = pp__add_sat(tot, op->rows[k].total_ns);
-        self = pp__add_sat(self, op->rows[k].self_ns);
-      }
-      char label[64];
-      if (op->untold)
-        snprintf(label, sizeof label,
-                 "(%" PRIu64 " other shapes, more "
-                 "untold)",
-                 other);
-      else
-        snprintf(label, sizeof label, "(%" PRIu64 " other shape%s)", other,
-                 other == 1 ? "" : "s");
-      shape_line(out, label, sw, n, tot, self, op->total_ns);
-    }
-  }
-  uint64_t more = sh->nops - no + sh->ops_more;
-  if (more)
-    fprintf(out,
-            "(%" PRIu64 " more operator%s with shapes: summary JSON "
-            "\"shapes\")\n",
-            more, more == 1 ? "" : "s");
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "breakdown_stages"), cap,
+                      BREAKDOWN_STAGES_SHOWN);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "breakdown_nested"), cap,
+                      BREAKDOWN_NESTED_SHOWN);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "shapes_operators"), cap,
+                      SHAPE_OPS_SHOWN);
+  pp_doc_text_table_n(out, pp_doc_find(a->doc, "shapes_by_shape"), cap,
+                      SHAPE_ROWS_SHOWN);
 }
 
 /* "0.52 J (CPU package 0.31 J + GPU 0.21 J)": the run's energy e over n,
@@ -392,7 +264,6 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   pp_doc_text_table(out, pp_doc_find(a->doc, "zones"), cap);
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);
-  shapes_table(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "threads"), cap);
   frame_table(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "counters"), cap);

@@ -43,15 +43,6 @@
 #define SUMMARY_SCHEMA_MINOR 19
 #define TOP_SELF_N 3
 
-/* part / whole in percent; null when whole is 0. */
-static void kv_pct(pp_jsonw *w, const char *k, double part, double whole) {
-  pp_jsonw_key(w, k);
-  if (whole > 0)
-    pp_jsonw_double(w, part / whole * 100.0);
-  else
-    pp_jsonw_null(w);
-}
-
 /* zones[r]'s histogram (the document's rows are the profile's zones, in
  * its order). */
 static void zone_hist(pp_jsonw *w, size_t r, void *ctx) {
@@ -69,87 +60,33 @@ static void write_zones(pp_jsonw *w, const pp_analysis *a) {
                      NULL);
 }
 
-/* schema_minor 11: where each top-level zone's time goes. */
-static void write_breakdown(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_breakdown *bd = &a->prof.breakdown;
-  pp_jsonw_key(w, "breakdown");
-  pp_jsonw_obj_begin(w);
-  pp_jsonw_key(w, "stages");
-  pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < bd->nstages; i++) {
-    const pp_breakdown_stage *st = &bd->stages[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, st->loc));
-    pp_jsonw_kv_uint(w, "count", st->count);
-    pp_jsonw_kv_int(w, "total_ns", st->total_ns);
-    pp_jsonw_kv_int(w, "self_ns", st->self_ns);
-    kv_pct(w, "self_pct", (double)st->self_ns, (double)st->total_ns);
-    pp_jsonw_key(w, "nested");
-    pp_jsonw_arr_begin(w);
-    for (size_t k = 0; k < st->nops; k++) {
-      const pp_breakdown_op *op = &st->ops[k];
-      pp_jsonw_obj_begin(w);
-      pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, op->loc));
-      pp_jsonw_kv_uint(w, "count", op->count);
-      pp_jsonw_kv_int(w, "total_ns", op->total_ns);
-      pp_jsonw_kv_int(w, "self_ns", op->self_ns);
-      kv_pct(w, "self_pct", (double)op->self_ns, (double)st->total_ns);
-      pp_jsonw_obj_end(w);
-    }
-    pp_jsonw_arr_end(w);
-    pp_jsonw_kv_uint(w, "nested_more", st->ops_more);
-    pp_jsonw_obj_end(w);
-  }
-  pp_jsonw_arr_end(w);
-  pp_jsonw_kv_uint(w, "stages_more", bd->stages_more);
-  pp_jsonw_obj_end(w);
+/* The rows of table "rows" in group r + 1 (the nested rows of row r of
+ * the parent table) as the array member key. */
+typedef struct group_ctx {
+  const pp_table *rows;
+  const char *key;
+} group_ctx;
+
+static void group_rows(pp_jsonw *w, size_t r, void *ctx) {
+  const group_ctx *g = ctx;
+  pp_jsonw_key(w, g->key);
+  pp_doc_json_group(w, g->rows, (uint32_t)r + 1);
 }
 
-/* schema_minor 12: an imported profile's operators by input shape. */
-static void shape_fields(pp_jsonw *w, uint64_t count, int64_t total,
-                         int64_t self, int64_t op_total) {
-  pp_jsonw_kv_uint(w, "count", count);
-  pp_jsonw_kv_int(w, "total_ns", total);
-  pp_jsonw_kv_int(w, "self_ns", self);
-  kv_pct(w, "total_pct", (double)total, (double)op_total);
-}
-
-static void write_shapes(pp_jsonw *w, const pp_analysis *a) {
-  const pp_trace *t = a->trace;
-  const pp_shapes *sh = &a->prof.shapes;
-  pp_jsonw_key(w, "shapes");
+/* "key": {"<list>": [parent rows, each with its nested rows as
+ * "<nested>"], then the facts}: the results document's parent and nested
+ * tables (analyze/doc_breakdown.c). */
+static void write_nested(pp_jsonw *w, const pp_analysis *a, const char *key,
+                         const char *list, const char *parent,
+                         const char *nested, const char *nested_key) {
+  group_ctx g = {pp_doc_find(a->doc, nested), nested_key};
+  pp_jsonw_key(w, key);
   pp_jsonw_obj_begin(w);
-  pp_jsonw_key(w, "operators");
+  pp_jsonw_key(w, list);
   pp_jsonw_arr_begin_lines(w);
-  for (size_t i = 0; i < sh->nops; i++) {
-    const pp_op_shapes *op = &sh->ops[i];
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "name", pp_trace_loc_name(t, op->loc));
-    pp_jsonw_kv_uint(w, "count", op->count);
-    pp_jsonw_kv_int(w, "total_ns", op->total_ns);
-    pp_jsonw_kv_int(w, "self_ns", op->self_ns);
-    pp_jsonw_key(w, "by_shape");
-    pp_jsonw_arr_begin(w);
-    for (size_t k = 0; k < op->nrows; k++) {
-      const pp_shape_row *r = &op->rows[k];
-      pp_jsonw_obj_begin(w);
-      pp_jsonw_kv_str(w, "input_shapes", r->shape);
-      shape_fields(w, r->count, r->total_ns, r->self_ns, op->total_ns);
-      pp_jsonw_obj_end(w);
-    }
-    pp_jsonw_arr_end(w);
-    pp_jsonw_key(w, "other_shapes");
-    pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_uint(w, "shapes", op->other_shapes);
-    pp_jsonw_kv_uint(w, "untold", op->untold);
-    shape_fields(w, op->other_count, op->other_total_ns, op->other_self_ns,
-                 op->total_ns);
-    pp_jsonw_obj_end(w);
-    pp_jsonw_obj_end(w);
-  }
+  pp_doc_json_objects(w, pp_doc_find(a->doc, parent), group_rows, &g);
   pp_jsonw_arr_end(w);
-  pp_jsonw_kv_uint(w, "operators_more", sh->ops_more);
+  pp_doc_json_facts(w, pp_doc_find(a->doc, key));
   pp_jsonw_obj_end(w);
 }
 
@@ -673,8 +610,12 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
     pp_doc_json_rows(&w, pp_doc_find(a->doc, "metadata"), NULL, NULL);
   }
   write_zones(&w, a); /* and top_self */
-  write_breakdown(&w, a);
-  write_shapes(&w, a);
+  /* schema_minor 11: where each top-level zone's time goes; 12: an
+   * imported profile's operators by input shape */
+  write_nested(&w, a, "breakdown", "stages", "breakdown_stages",
+               "breakdown_nested", "nested");
+  write_nested(&w, a, "shapes", "operators", "shapes_operators",
+               "shapes_by_shape", "by_shape");
   pp_jsonw_key(&w, "threads");
   pp_doc_json_rows(&w, pp_doc_find(a->doc, "threads"), NULL, NULL);
   write_frames(&w, a);

@@ -74,6 +74,7 @@ void pp_doc_free(pp_doc *d) {
   for (size_t i = 0; i < d->ntables; i++) {
     pp__free(d->tables[i].cells);
     pp__free(d->tables[i].notes);
+    pp__free(d->tables[i].row_info);
     pp__free(d->tables[i].remarks);
     pp__free(d->tables[i].warnings);
   }
@@ -271,11 +272,32 @@ long pp_table_row(pp_table *t) {
       return -1;
     }
     t->notes = n;
+    pp_row_info *ri = pp__realloc(t->row_info, cap * sizeof *ri);
+    if (!ri) {
+      t->doc->oom = 1;
+      return -1;
+    }
+    t->row_info = ri;
     t->cap = cap;
   }
   memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof *t->cells);
   t->notes[t->nrows] = NULL;
+  t->row_info[t->nrows] = (pp_row_info){0, 0};
   return (long)t->nrows++;
+}
+
+void pp_row_group(pp_table *t, long row, uint32_t group) {
+  if (t && row >= 0 && (size_t)row < t->nrows)
+    t->row_info[row].group = group;
+}
+
+void pp_row_view_only(pp_table *t, long row) {
+  if (t && row >= 0 && (size_t)row < t->nrows)
+    t->row_info[row].view_only = 1;
+}
+
+int pp_table_row_in_json(const pp_table *t, size_t r) {
+  return t && r < t->nrows && !t->row_info[r].view_only;
 }
 
 int pp_table_row_shown(const pp_table *t, size_t r) {

@@ -63,11 +63,23 @@ enum {
   PP_COL_DETAIL = 16u,   /* the text report shows it on a line under the
                             row ("label: value"); HTML as a column */
   PP_COL_BOOL = 32u,     /* true or false in JSON (a number: non-zero) */
-  PP_COL_HIDES_ROW = 64u /* a BOOL column: a row where it is true is in the
-                            JSON document, not in the tables (the
-                            profiler's own threads); the layout's
-                            "hidden_by" */
+  PP_COL_HIDES_ROW = 64u, /* a BOOL column: a row where it is true is in
+                             the JSON document, not in the tables (the
+                             profiler's own threads); the layout's
+                             "hidden_by" */
+  PP_COL_GROUP = 128u /* the rows' group (pp_row_group): the text report
+                         says it on the group's first row only; the
+                         layout's "group" */
 };
+
+/* What the views need to know of a row besides its cells. */
+typedef struct pp_row_info {
+  uint32_t group;     /* the group of rows it belongs to (pp_row_group: a
+                         stage's nested zones), 0 none */
+  unsigned view_only; /* in the tables, not in the JSON, which has its
+                         figures in members of their own (an operator's
+                         other shapes) */
+} pp_row_info;
 
 typedef struct pp_col {
   const char *key;   /* JSON member; dotted ("depth.mean") for a member of
@@ -103,6 +115,7 @@ typedef struct pp_table {
   size_t ncols;
   pp_cell *cells; /* nrows * ncols, row-major */
   const char **notes; /* per row: "; "-joined notes, or NULL */
+  pp_row_info *row_info; /* per row */
   size_t nrows, cap;
   const char *why; /* the whole table is unavailable: why (no rows) */
   const char *empty; /* what the views say when it has no rows (NULL:
@@ -204,6 +217,15 @@ void pp_cell_unavailable(pp_table *t, long row, const char *key,
 void pp_row_note(pp_table *t, long row, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Row row of t belongs to group (1, 2, ...: the rows of one group are
+ * made together, groups in order), and the JSON writers can list a
+ * group's rows apart (pp_doc_json_group). */
+void pp_row_group(pp_table *t, long row, uint32_t group);
+/* Row row of t is in the tables only (the JSON has its figures in
+ * members of their own). */
+void pp_row_view_only(pp_table *t, long row);
+/* 0 when row r is in the tables only (pp_row_view_only). */
+int pp_table_row_in_json(const pp_table *t, size_t r);
 /* 0 when row r is hidden from the tables (PP_COL_HIDES_ROW). */
 int pp_table_row_shown(const pp_table *t, size_t r);
 /* The rows the tables show. */

@@ -1003,87 +1003,66 @@
     });
   }
 
-  /* Where each top-level zone's time goes: a table per stage, its nested
-   * zones by self time with their share of the stage's time. */
+  /* A parent table's rows and their nested rows (each nested row with
+   * its parent's name in groupKey): the results document's tables, as
+   * laid out (analyze/doc_breakdown.c). */
+  function nestedRows(parents, list, groupKey, extra) {
+    var rows = [];
+    parents.forEach(function (p) {
+      (Array.isArray(p[list]) ? p[list] : []).filter(isRecord)
+        .forEach(function (r) {
+          var o = {};
+          o[groupKey] = p.name;
+          Object.keys(r).forEach(function (k) { o[k] = r[k]; });
+          rows.push(o);
+        });
+      if (extra) extra(p, rows);
+    });
+    return rows;
+  }
+
+  /* Where each top-level zone's time goes: the top-level zones, then
+   * their nested zones by self time. */
   function renderBreakdown(app, d) {
     var b = d.breakdown;
     if (!isRecord(b) || !Array.isArray(b.stages) || !b.stages.length) return;
+    var stages = b.stages.filter(isRecord);
     var s = section(app, 'pp-breakdown', 'inside the top-level zones');
-    note(s, 'Zones nested in each top-level zone, by self time, with their ' +
-      'share of the top-level zone\u2019s time (from the events kept for ' +
-      'the details).');
-    b.stages.forEach(function (st) {
-      add(s, h('h3', null, st.name + ' \u2014 ' + fmtNum(st.count) +
-        ' \u00d7, ' + fmtNs(st.total_ns)));
-      var rows = (Array.isArray(st.nested) ? st.nested : []).slice();
-      rows.push({name: '(in the zone itself)', count: null,
-                 total_ns: null, self_ns: st.self_ns,
-                 self_pct: st.self_pct});
-      table(s, [
-        {key: 'name', label: 'nested zone'},
-        {key: 'count', label: 'calls', num: true,
-         text: function (r) { return r.count === null ? '' : fmtNum(r.count); }},
-        {key: 'self_ns', label: 'self', num: true,
-         text: function (r) { return fmtNs(r.self_ns); }},
-        {key: 'self_pct', label: 'share of the zone', num: true,
-         text: function (r) { return fmtPct(r.self_pct); },
-         bar: function (r) {
-           return isNum(r.self_pct) ? r.self_pct / 100 : null;
-         }},
-        {key: 'total_ns', label: 'total', num: true,
-         text: function (r) {
-           return r.total_ns === null ? '' : fmtNs(r.total_ns);
-         }}
-      ], rows, {sorted: 'self_ns'});
-      if (st.nested_more > 0)
-        note(s, st.nested_more + ' more nested zones are not listed');
+    layoutTable(s, d, 'breakdown_stages', stages, function (r) {
+      return String(r.name);
     });
-    if (b.stages_more > 0)
-      note(s, b.stages_more + ' more top-level zones are not listed');
+    var lay = isRecord(d.layout) ? d.layout.breakdown_nested : null;
+    if (isRecord(lay)) add(s, h('h3', null, String(lay.title)));
+    layoutTable(s, d, 'breakdown_nested', nestedRows(stages, 'nested',
+      'stage'), function (r) { return r.stage + ' / ' + r.name; });
   }
 
-  /* An imported profile's operators by input shape: a table per
-   * operator, its shapes by total time with their share of the
-   * operator's time, and its other shapes summed. */
+  /* An imported profile's operators, then their calls by input shape
+   * (the shapes not listed in a row of their own). */
   function renderShapes(app, d) {
     var sh = d.shapes;
     if (!isRecord(sh) || !Array.isArray(sh.operators) ||
         !sh.operators.length) return;
+    var ops = sh.operators.filter(isRecord);
     var s = section(app, 'pp-shapes', 'operators by input shape');
-    note(s, 'Each operator\u2019s calls grouped by the shapes of their ' +
-      'inputs, as the profile recorded them (every event of the ' +
-      'profile), by total time.');
-    sh.operators.slice(0, MAX_SHAPE_OPS).forEach(function (op) {
-      add(s, h('h3', null, op.name + ' \u2014 ' + fmtNum(op.count) +
-        ' \u00d7, ' + fmtNs(op.total_ns)));
-      var rows = (Array.isArray(op.by_shape) ? op.by_shape : []).slice();
-      var o = op.other_shapes;
-      if (isRecord(o) && (o.shapes > 0 || o.untold > 0))
-        rows.push({input_shapes: '(' + fmtNum(o.shapes) + ' other shape' +
-                     (o.shapes === 1 ? '' : 's') +
-                     (o.untold > 0 ? ', more untold' : '') + ')',
-                   count: o.count, total_ns: o.total_ns,
-                   self_ns: o.self_ns, total_pct: o.total_pct});
-      table(s, [
-        {key: 'input_shapes', label: 'input shapes'},
-        {key: 'count', label: 'calls', num: true,
-         text: function (r) { return fmtNum(r.count); }},
-        {key: 'total_ns', label: 'total', num: true,
-         text: function (r) { return fmtNs(r.total_ns); }},
-        {key: 'total_pct', label: 'share of the operator', num: true,
-         text: function (r) { return fmtPct(r.total_pct); },
-         bar: function (r) {
-           return isNum(r.total_pct) ? r.total_pct / 100 : null;
-         }},
-        {key: 'self_ns', label: 'self', num: true,
-         text: function (r) { return fmtNs(r.self_ns); }}
-      ], rows, {sorted: 'total_ns'});
+    layoutTable(s, d, 'shapes_operators', ops, function (r) {
+      return String(r.name);
     });
-    var more = Math.max(0, sh.operators.length - MAX_SHAPE_OPS) +
-      (isNum(sh.operators_more) ? sh.operators_more : 0);
-    if (more > 0)
-      note(s, more + ' more operators with shapes are not shown (summary ' +
-        'JSON \u201cshapes\u201d lists up to 256)');
+    var lay = isRecord(d.layout) ? d.layout.shapes_by_shape : null;
+    if (isRecord(lay)) add(s, h('h3', null, String(lay.title)));
+    layoutTable(s, d, 'shapes_by_shape', nestedRows(ops.slice(0,
+      MAX_SHAPE_OPS), 'by_shape', 'operator', function (op, rows) {
+        var o = op.other_shapes;
+        if (isRecord(o) && (o.shapes > 0 || o.untold > 0))
+          rows.push({operator: op.name, input_shapes: '(' +
+            fmtNum(o.shapes) + ' other shape' + (o.shapes === 1 ? '' : 's') +
+            (o.untold > 0 ? ', more untold' : '') + ')', count: o.count,
+            total_ns: o.total_ns, self_ns: o.self_ns,
+            total_pct: o.total_pct});
+      }), function (r) { return r.operator + ' / ' + r.input_shapes; });
+    if (ops.length > MAX_SHAPE_OPS)
+      note(s, (ops.length - MAX_SHAPE_OPS) + ' more operators’ shapes ' +
+        'are not shown (summary JSON “shapes” has them)');
   }
 
   /* The threads of the profiled programs: in a `pipeprof run`,
