@@ -157,8 +157,8 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
   double m = u->mean / (double)GIB;
   snprintf(mean, sizeof mean, "%.*f GiB", m < 10 ? 2 : 1, m);
   snprintf(line, sizeof line,
-           "  CUDA device 2: used min 512 MiB, mean %s, max 3.00 GiB, last "
-           "512 MiB of 16.0 GiB (%zu samples)\n",
+           "\n2            %s / 512 MiB / 3.00 GiB / 512 MiB  %7zu  "
+           "16.0 GiB\n",
            mean, nu);
   CHECK_CONTAINS(r, line);
   /* Not repeated in the generic counters table. */
@@ -212,8 +212,10 @@ static void check_mode(pp_mode mode) {
   CHECK_EQ((int64_t)k->min, 16 * GIB);
   CHECK_EQ((int64_t)k->max, 16 * GIB);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "  CUDA device 0: used min 512 MiB, mean ");
-  CHECK_CONTAINS(r, ", max 3.00 GiB, last 512 MiB of 16.0 GiB (");
+  CHECK_CONTAINS(r, "\nCUDA device             used mean / min / max / "
+                    "last  samples     total\n0            ");
+  CHECK_CONTAINS(r, " / 512 MiB / 3.00 GiB / 512 MiB  ");
+  CHECK_CONTAINS(r, "  16.0 GiB\n");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -241,12 +243,16 @@ PP_TEST(gpu_zone_mem_info_failing_is_unavailable) {
   CHECK_STR(why, "cuMemGetInfo failed: fake CUDA error (2)");
   CHECK_GE(strtoll(pp_trace_meta(&t, "cuda_mem.0.failed"), NULL, 10), 3);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: cuMemGetInfo failed: "
-                    "fake CUDA error (2)\n");
-  CHECK_CONTAINS(r, "resolved 2, unresolved at shutdown 0\n");
+  CHECK_CONTAINS(r, "\n0            unavailable (cuMemGetInfo failed: "
+                    "fake CUDA error (2))\n");
+  CHECK_CONTAINS(r, "\n  resolved:                   2\n"
+                    "  unresolved at shutdown:     0\n");
   free(r);
   char *j = tb_summary_json(&a);
-  CHECK_CONTAINS(j, "{\"device\":0,\"used_bytes\":null,\"total_bytes\":null,"
+  /* each used figure unavailable with the reason, never null or 0 */
+  CHECK_CONTAINS(j, "{\"device\":0,\"used_bytes\":{\"mean\":{\"unavailable\":"
+                    "\"cuMemGetInfo failed: fake CUDA error (2)\"},");
+  CHECK_CONTAINS(j, "\"samples\":null},\"total_bytes\":null,"
                     "\"unavailable\":\"cuMemGetInfo failed: fake CUDA "
                     "error (2)\",\"failed_calls\":");
   free(j);
@@ -268,8 +274,8 @@ PP_TEST(gpu_zone_mem_without_the_symbol_is_unavailable) {
             "libcuda has no cuMemGetInfo_v2");
   CHECK(pp_trace_meta(&t, "cuda_mem.0.failed") == NULL);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "\n  CUDA device 0: unavailable: libcuda has no "
-                    "cuMemGetInfo_v2\n");
+  CHECK_CONTAINS(r, "\n0            unavailable (libcuda has no "
+                    "cuMemGetInfo_v2)\n");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -283,8 +289,8 @@ PP_TEST(gpu_zone_mem_without_libcuda_is_unavailable) {
   pp_analysis a = {0};
   fcu_finish(&t, &a);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "\ndevice memory (cuMemGetInfo): unavailable: cannot "
-                    "load /nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
+  CHECK_CONTAINS(r, "\ndevice memory\nunavailable: cannot load "
+                    "/nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
   char *j = tb_summary_json(&a);
   CHECK_CONTAINS(j, "\"device_memory\":{\"source\":\"cuMemGetInfo\","

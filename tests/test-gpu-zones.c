@@ -116,8 +116,10 @@ PP_TEST(gpu_zone_durations_are_the_scripted_elapsed_times) {
   CHECK_NEAR(s->zones[0].std_ns, 750000, 1e-6);
   char *r = tb_report_text(&a);
   CHECK_CONTAINS(r, "GPU zones (device time");
-  CHECK_CONTAINS(r, "track GPU 0 stream 0x");
-  CHECK_CONTAINS(r, "resolved 3, unresolved at shutdown 0\n");
+  CHECK_CONTAINS(r, "\nGPU zone tracks\nGPU  stream  ");
+  CHECK_CONTAINS(r, "\n0    0x");
+  CHECK_CONTAINS(r, "\n  resolved:                   3\n"
+                    "  unresolved at shutdown:     0\n");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -185,7 +187,8 @@ PP_TEST(gpu_zones_pending_at_shutdown_are_counted) {
   CHECK_EQ(meta_num(&t, "gpu_zones.resolved"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 2);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "resolved 1, unresolved at shutdown 2");
+  CHECK_CONTAINS(r, "\n  resolved:                   1\n"
+                    "  unresolved at shutdown:     2\n");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -213,8 +216,11 @@ PP_TEST(gpu_zone_pool_exhaustion_and_record_failures_are_counted) {
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.record_failed"), 1);
   CHECK_EQ(meta_num(&t, "gpu_zones.unresolved"), 4);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "GPU zones: none resolved");
-  CHECK_CONTAINS(r, "pool exhausted 6, record failed 1");
+  CHECK_CONTAINS(r, "\nGPU zones (device time of the work queued on a "
+                    "stream between pp_gpu_zone_begin and end)\nnone "
+                    "resolved\n");
+  CHECK_CONTAINS(r, "\n  dropped, pool exhausted: 6\n"
+                    "  dropped, record failed:  1\n");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -233,7 +239,7 @@ PP_TEST(gpu_zones_without_libcuda_report_unavailable) {
   fcu_finish(&t, &a);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.unavailable"), 3);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "GPU zones: unavailable: cannot load "
+  CHECK_CONTAINS(r, "\nGPU zones\nunavailable: cannot load "
                     "/nonexistent/libcuda.so.1 (no NVIDIA driver?)\n");
   free(r);
   pp_analysis_free(&a);
@@ -247,7 +253,7 @@ PP_TEST(gpu_zones_cuinit_failure_and_missing_context) {
   pp_analysis a = {0};
   fcu_finish(&t, &a);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "GPU zones: unavailable: cuInit failed: fake CUDA "
+  CHECK_CONTAINS(r, "\nGPU zones\nunavailable: cuInit failed: fake CUDA "
                     "error (100)\n");
   free(r);
   pp_analysis_free(&a);
@@ -264,7 +270,7 @@ PP_TEST(gpu_zones_without_a_current_context) {
   fcu_finish(&t, &a);
   CHECK_EQ(meta_num(&t, "gpu_zones.dropped.no_context"), 2);
   char *r = tb_report_text(&a);
-  CHECK_CONTAINS(r, "GPU zones: unavailable: no CUDA context current");
+  CHECK_CONTAINS(r, "\nGPU zones\nunavailable: no CUDA context current");
   free(r);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -517,21 +523,22 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
   /* The report's GPU zone table and the summary's zones read the same in
    * both modes; the tracks differ only by the launching thread's id. */
   char *rs = tb_report_text(&s_a), *rt = tb_report_text(&an);
-  char *ss = between(rs, "\nGPU zones (", "  track ");
-  char *st = between(rt, "\nGPU zones (", "  track ");
+  char *ss = between(rs, "\nGPU zones (", "\nGPU zone tracks");
+  char *st = between(rt, "\nGPU zones (", "\nGPU zone tracks");
   CHECK_STR(ss, st);
   CHECK_CONTAINS(ss, "\ninfer      8  26.5 ms  3.31 ms  2.50 ms  8.00 ms  "
                      "8.00 ms  8.00 ms  8.00 ms\n");
   CHECK_CONTAINS(ss, "\ncopy       3  1.12 ms   375 us   250 us   750 us   "
                      "750 us   750 us   750 us\n");
   char want[160];
-  snprintf(want, sizeof want,
-           "  track GPU 0 stream 0x0: 3 zones, launched by thread %d "
-           "pp-tests\n  track GPU 0 stream 0x%" PRIxPTR
-           ": 8 zones, launched by thread %d pp-tests\n",
-           (int)getpid(), (uintptr_t)stream, (int)getpid());
+  snprintf(want, sizeof want, "\n0    0x0             %d pp-tests           3\n",
+           (int)getpid());
   CHECK_CONTAINS(rs, want);
-  CHECK_CONTAINS(rs, "resolved 11, unresolved at shutdown 0\n");
+  snprintf(want, sizeof want, "\n0    0x%" PRIxPTR "  %d pp-tests           8\n",
+           (uintptr_t)stream, (int)getpid());
+  CHECK_CONTAINS(rs, want);
+  CHECK_CONTAINS(rs, "\n  resolved:                   11\n"
+                     "  unresolved at shutdown:     0\n");
   free(ss);
   free(st);
   free(rs);
@@ -782,9 +789,11 @@ PP_TEST(gpu_zone_stats_aggregate_caps_keys) {
   CHECK_EQ_U(last->tid, 78);
   CHECK_EQ(an.prof.t0, -5); /* no CPU event: the GPU zones' range */
   char *r = tb_report_text(&an);
-  CHECK_CONTAINS(r, "  note: 4 resolved zones are not in the statistics "
+  CHECK_CONTAINS(r, "\nwarning: 4 resolved zones are not in the statistics "
                     "(stats mode keeps at most 4096 site/device/stream "
                     "keys)\n");
+  /* the tracks: the first 16, and how many more the JSON has */
+  CHECK_CONTAINS(r, "\n(4080 more rows: pipeprof export --format json)\n");
   free(r);
   pp_analysis_free(&an);
   pp_trace_free(&t);

@@ -58,6 +58,11 @@ int pp__system_facts(const pp_analysis *a, const struct pp_system *s,
 /* inside the top-level zones and an imported profile's operators by
  * input shape (doc_breakdown.c). */
 int pp__breakdown_tables(const pp_analysis *a, struct pp_doc *d);
+/* "gpu_tracks" and the facts "gpu_zone_counts" of the GPU zones
+ * (doc_gpu.c). */
+int pp__gpu_zone_facts(const pp_analysis *a, struct pp_doc *d);
+/* "memory_pools" and "device_memory" (doc_memory.c). */
+int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

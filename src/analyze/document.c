@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "pipeline.h"
 #include "analyze/system.h"
+#include "format/pptrace.h"
 #include "results/advice.h"
 #include "results/counters.h"
 #include "results/frames.h"
@@ -206,7 +207,20 @@ static int gpu_zones(const pp_analysis *a, pp_doc *d) {
     f[i] = zone_figures(a->trace, &g->zones[i], 0);
   pp_table *t = pp_results_gpu_zones(d, f, g->nzones);
   pp__free(f);
-  return t ? 0 : -1;
+  if (!t)
+    return -1;
+  if (!g->nzones && g->unavailable)
+    pp_table_unavailable(t, g->unavailable);
+  else if (!g->nzones)
+    pp_table_empty(t, "none resolved");
+  else if (g->unavailable)
+    pp_table_remark(t, "%s", g->unavailable);
+  if (g->not_aggregated > 0)
+    pp_table_warning(t,
+                     "%lld resolved zones are not in the statistics (stats "
+                     "mode keeps at most %u site/device/stream keys)",
+                     (long long)g->not_aggregated, PPT_STATS_GPU_MAX);
+  return pp_doc_ok(d) ? pp__gpu_zone_facts(a, d) : -1;
 }
 
 /* "zones" (in the profile's order: total time descending) with what the
@@ -647,6 +661,7 @@ int pp__analysis_document(pp_analysis *a) {
       system_tables(a, &rt, d) != 0 || request_facts(a, d) != 0 ||
       zone_slos(a, d) != 0 || pp__overhead_facts(a, &rt, d) != 0 ||
       pp__flow_table(a, d) != 0 || pp__breakdown_tables(a, d) != 0 ||
+      pp__memory_tables(a, d) != 0 ||
       !pp_doc_ok(d)) {
     if (have_rt)
       pp_run_tree_free(&rt);

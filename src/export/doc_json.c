@@ -137,14 +137,34 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
 
 void pp_doc_json_facts(pp_jsonw *w, const pp_table *t) {
   long kk = pp_table_col(t, "key"), kv = pp_table_col(t, "value");
+  const char *open = NULL; /* the nested object open, its prefix */
+  size_t open_len = 0;
   for (size_t r = 0; t && t->facts && kk >= 0 && kv >= 0 && r < t->nrows;
        r++) {
     const pp_cell *k = pp_table_cell(t, r, (size_t)kk);
     if (k->kind != PP_CELL_TEXT)
       continue;
-    pp_jsonw_key(w, k->text);
+    /* "a.b": member b of object a, as the rows' dotted columns */
+    size_t n = prefix_len(k->text);
+    if (open && (n != open_len || strncmp(k->text, open, n) != 0)) {
+      pp_jsonw_obj_end(w);
+      open = NULL;
+    }
+    if (n && !open) {
+      char o[64];
+      size_t m = n < sizeof o - 1 ? n : sizeof o - 1;
+      memcpy(o, k->text, m);
+      o[m] = '\0';
+      pp_jsonw_key(w, o);
+      pp_jsonw_obj_begin(w);
+      open = k->text;
+      open_len = n;
+    }
+    pp_jsonw_key(w, n ? k->text + n + 1 : k->text);
     value(w, &t->cols[kv], pp_table_cell(t, r, (size_t)kv));
   }
+  if (open)
+    pp_jsonw_obj_end(w);
 }
 
 /* A table of facts' layout: each fact's key, label, unit and notes. */

@@ -54,6 +54,15 @@ static int group_text(const pp_table *t, size_t r, size_t c0, size_t c1,
   int any = 0;
   const char *why = NULL; /* said once, after the group's values */
   out[0] = '\0';
+  /* every cell unavailable for one reason: said once */
+  int one = 1;
+  for (size_t c = c0; c < c1 && one; c++) {
+    const pp_cell *v = pp_table_cell(t, r, c);
+    one = v->kind == PP_CELL_UNAVAILABLE &&
+          strcmp(v->text, pp_table_cell(t, r, c0)->text) == 0;
+  }
+  if (one && c1 > c0 + 1)
+    c1 = c0 + 1;
   for (size_t c = c0; c < c1; c++) {
     char b[LONG_CELL], safe[LONG_CELL];
     const pp_cell *v = pp_table_cell(t, r, c);

@@ -34,11 +34,6 @@ int pp_report_gpu_zones(FILE *out, const pp_analysis *a);
  * or w is in the error state. */
 int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a);
 
-/* 1 when name is a device memory counter the library samples through
- * cuMemGetInfo ("cuda<dev>.mem_used_bytes", "cuda<dev>.mem_total_bytes"),
- * which the report shows in its own section. */
-int pp_counter_is_cuda_mem(const char *name);
-
 /* Chrome track name of a GPU track: "GPU <device> stream 0x<handle>". */
 void pp_gpu_track_name(char *buf, size_t len, const pp_gpu_track *k);
 

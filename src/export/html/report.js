@@ -2102,9 +2102,16 @@
           return isNum(v) || typeof v === 'string' ? v : null;
         },
         text: function (r) {
-          /* an unavailable value's reason, once after the group's values */
-          var why = null;
-          return g.cols.map(function (c) {
+          /* an unavailable value's reason, once after the group's values;
+           * a group unavailable for one reason in every cell, once */
+          var why = null, cols = g.cols;
+          if (cols.length > 1 && cols.every(function (c) {
+            var v = get(r, c.key), v0 = get(r, cols[0].key);
+            return isRecord(v) && isRecord(v0) &&
+              typeof v.unavailable === 'string' &&
+              v.unavailable === v0.unavailable;
+          })) cols = cols.slice(0, 1);
+          return cols.map(function (c) {
             var v = get(r, c.key);
             if (why === null && isRecord(v) &&
                 typeof v.unavailable === 'string') why = v.unavailable;
@@ -2188,37 +2195,8 @@
       renderValue(s, 'memory_pools', mp, 0);
       return;
     }
-    var rows = mp.filter(isRecord);
-    table(s, [
-      col('name', 'pool', 'text'),
-      {key: 'device', label: 'device', num: true,
-       text: function (r) {
-         return r.host === true ? 'host' : fmtUnit('count', r.device);
-       }},
-      col('allocs', 'allocations', 'count'),
-      col('frees', 'frees', 'count'),
-      {key: 'peak_bytes', label: 'peak (when)', num: true,
-       text: function (r) {
-         return fmtBytes(r.peak_bytes) + ' (' + rel(d, r.peak_ns) + ')';
-       }},
-      col('steady_bytes', 'steady', 'bytes'),
-      col('mean_in_use_bytes', 'mean in use', 'bytes'),
-      col('final_in_use_bytes', 'at the end', 'bytes'),
-      col('reserved_at_peak_bytes', 'reserved at peak', 'bytes'),
-      col('unused_at_peak_bytes', 'unused at peak', 'bytes'),
-      {key: 'leaks', label: 'never freed', num: true, text: function (r) {
-        return fmtNum(r.leaks) + ' (' + fmtBytes(r.leaked_bytes) + ')';
-      }}
-    ], rows, {id: 'pools'});
-    rows.forEach(function (r) {
-      if (typeof r.inconsistent === 'string')
-        warn(s, 'pool ' + r.name + ': ' + r.inconsistent);
-      if (r.untracked_allocs > 0)
-        warn(s, 'pool ' + r.name + ': ' + r.untracked_allocs + ' allocations' +
-          ' could not be followed; its in-use figures are upper bounds');
-      if (r.unmatched_frees > 0)
-        warn(s, 'pool ' + r.name + ': ' + r.unmatched_frees + ' frees of ' +
-          'pointers not in use in the pool');
+    layoutTable(s, d, 'memory_pools', mp.filter(isRecord), function (r) {
+      return 'pool ' + String(r.name);
     });
   }
 
@@ -2256,22 +2234,15 @@
           fmtNs(gz.calib_error_ns));
     }
     if (isRecord(dm)) {
-      add(s, h('h3', null, 'device memory (cuMemGetInfo)'));
+      var dml = isRecord(d.layout) ? d.layout.device_memory : null;
+      add(s, h('h3', null, isRecord(dml) ? String(dml.title)
+        : 'device memory'));
       if (typeof dm.unavailable === 'string') unavailable(s, dm.unavailable);
       var devs = Array.isArray(dm.devices) ? dm.devices.filter(isRecord) : [];
       if (devs.length)
-        table(s, [
-          col('device', 'device', 'count'),
-          {key: 'used', label: 'used mean / max / last', num: true,
-           text: function (r) {
-             var u = r.used_bytes;
-             return isRecord(u) ? fmtBytes(u.mean) + ' / ' + fmtBytes(u.max) +
-               ' / ' + fmtBytes(u.last) : '\u2013';
-           }},
-          col('total_bytes', 'device memory', 'bytes'),
-          col('failed_calls', 'failed samples', 'count'),
-          col('unavailable', 'problem', 'text')
-        ], devs, {id: 'dev-mem'});
+        layoutTable(s, d, 'device_memory', devs, function (r) {
+          return 'CUDA device ' + String(r.device);
+        });
     }
     if (isRecord(cu)) cudaView(s, d, cu);
     if (gpuSeries.length) {
