@@ -61,6 +61,8 @@ int pp__breakdown_tables(const pp_analysis *a, struct pp_doc *d);
 /* "gpu_tracks" and the facts "gpu_zone_counts" of the GPU zones
  * (doc_gpu.c). */
 int pp__gpu_zone_facts(const pp_analysis *a, struct pp_doc *d);
+/* "gpuN" (each GPU NVML read) and the facts "gpu" (doc_nvml.c). */
+int pp__nvml_tables(const pp_analysis *a, struct pp_doc *d);
 /* "memory_pools" and "device_memory" (doc_memory.c). */
 int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */
