@@ -125,7 +125,10 @@ PP_TEST(cupti_busy_idle_by_hand) {
   CHECK_EQ(g->launch.min, 5);   /* [10] - 5 */
   CHECK_EQ(g->launch.max, 80);  /* [300] - 220 */
   char *rep = tb_report_text(&an);
-  CHECK_CONTAINS(rep, "GPU busy: 200 ns of 400 ns (50.0%), idle 200 ns");
+  CHECK_CONTAINS(rep, "\n  time traced:                 400 ns\n"
+                      "  GPU busy:                    200 ns\n"
+                      "  GPU idle:                    200 ns\n"
+                      "  GPU busy, share:             50.0%\n");
   free(rep);
   pp_analysis_free(&an);
   pp_trace_free(&t);
@@ -374,12 +377,13 @@ PP_TEST(cupti_records_land_in_the_trace) {
   CHECK_EQ(g->dropped, 0);
 
   char *rep = tb_report_text(&a);
-  CHECK_CONTAINS(rep, "CUDA activity (CUPTI, clock: callback)");
-  CHECK_CONTAINS(rep, "dropped: 0");
+  CHECK_CONTAINS(rep, "\nCUDA activity (CUPTI)\n"
+                      "  clock:                       callback\n");
+  CHECK_CONTAINS(rep, "\n  records dropped:             0\n");
   CHECK_CONTAINS(rep, "gemm_kernel");
   CHECK_CONTAINS(rep, "preprocess");
-  CHECK_CONTAINS(rep, "HtoD  1 copies, 1.00 MiB in 100 us");
-  CHECK_CONTAINS(rep, "preprocess               HtoD       1   1.00 MiB");
+  CHECK_CONTAINS(rep, "\nHtoD            1  1.00 MiB   100 us");
+  CHECK_CONTAINS(rep, "\npreprocess  HtoD            1  1.00 MiB   100 us");
   free(rep);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"cuda\":{\"clock\":\"callback\"");
@@ -434,7 +438,8 @@ PP_TEST(cupti_dropped_records_shown) {
   CHECK_EQ(t.cuda.dropped, 17);
   CHECK_EQ(t.cuda.nkernels, 3); /* several buffers, nothing else lost */
   char *rep = tb_report_text(&a);
-  CHECK_CONTAINS(rep, "dropped: 17 (CUPTI buffers full");
+  CHECK_CONTAINS(rep, "\nwarning: 17 CUPTI records dropped (buffers full): "
+                      "the figures miss them\n");
   free(rep);
   char *js = tb_summary_json(&a);
   CHECK_CONTAINS(js, "\"dropped\":17");
@@ -454,7 +459,7 @@ PP_TEST(cupti_kernels_not_supported) {
   CHECK(a.cuda == NULL);
   CHECK(pp_profile_zone(&a, loc_named(&t, "still-profiled")) != NULL);
   char *rep = tb_report_text(&a);
-  CHECK_CONTAINS(rep, "CUDA tracing: unavailable: "
+  CHECK_CONTAINS(rep, "\nCUDA activity (CUPTI)\nunavailable: "
                       "cuptiActivityEnable(CONCURRENT_KERNEL): "
                       "CUPTI_ERROR_NOT_SUPPORTED\n");
   free(rep);
@@ -475,7 +480,8 @@ PP_TEST(cupti_optional_kind_missing) {
   CHECK_CONTAINS(pp_trace_meta(&t, "unavailable.cuda.kinds"),
                  "MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
   char *rep = tb_report_text(&a);
-  CHECK_CONTAINS(rep, "not traced: MEMSET: CUPTI_ERROR_NOT_SUPPORTED");
+  CHECK_CONTAINS(rep, "  not traced:                  MEMSET: "
+                      "CUPTI_ERROR_NOT_SUPPORTED");
   free(rep);
   pp_analysis_free(&a);
   pp_trace_free(&t);
@@ -517,7 +523,7 @@ PP_TEST(cupti_library_missing) {
   CHECK(pp_profile_zone(&a, loc_named(&t, "work")) != NULL);
   char *rep = tb_report_text(&a);
 #ifdef PP_HAVE_CUPTI
-  CHECK_CONTAINS(rep, "CUDA tracing: unavailable: cannot load "
+  CHECK_CONTAINS(rep, "\nCUDA activity (CUPTI)\nunavailable: cannot load "
                       "PIPEPROF_LIBCUPTI=/nonexistent/libcupti.so");
 #else
   CHECK_CONTAINS(rep, "CUDA tracing: unavailable: built without CUPTI "
@@ -571,7 +577,7 @@ PP_TEST_T(cupti_run_flag, 120) {
                   dir, pp_test_bindir());
   if (r.rc != 0)
     PP_FAIL("exit %d\nstdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
-  CHECK_CONTAINS(r.out, "CUDA tracing: unavailable: ");
+  CHECK_CONTAINS(r.out, "\nCUDA activity (CUPTI)\nunavailable: ");
   CHECK_CONTAINS(r.out, "detect"); /* the program's zones are there */
   pp_cli_result_free(&r);
   pp_cli_result h = pp_test_cli("run --help");

@@ -530,13 +530,24 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
                      "8.00 ms  8.00 ms  8.00 ms\n");
   CHECK_CONTAINS(ss, "\ncopy       3  1.12 ms   375 us   250 us   750 us   "
                      "750 us   750 us   750 us\n");
-  char want[160];
-  snprintf(want, sizeof want, "\n0    0x0             %d pp-tests           3\n",
-           (int)getpid());
-  CHECK_CONTAINS(rs, want);
-  snprintf(want, sizeof want, "\n0    0x%" PRIxPTR "  %d pp-tests           8\n",
-           (uintptr_t)stream, (int)getpid());
-  CHECK_CONTAINS(rs, want);
+  /* the tracks: GPU, stream, the launching thread, zones (the widths
+   * follow the pid and the stream's address) */
+  char head[64], who[64];
+  snprintf(who, sizeof who, " %d pp-tests ", (int)getpid());
+  for (int k = 0; k < 2; k++) {
+    if (k == 0)
+      snprintf(head, sizeof head, "\n0    0x0 ");
+    else
+      snprintf(head, sizeof head, "\n0    0x%" PRIxPTR " ",
+               (uintptr_t)stream);
+    const char *line = strstr(rs, head);
+    CHECK(line != NULL);
+    const char *eol = strchr(line + 1, '\n');
+    CHECK(eol != NULL);
+    CHECK(memmem(line, (size_t)(eol - line), who, strlen(who)) != NULL);
+    CHECK_EQ(eol[-1], k == 0 ? '3' : '8');
+    CHECK_EQ(eol[-2], ' ');
+  }
   CHECK_CONTAINS(rs, "\n  resolved:                   11\n"
                      "  unresolved at shutdown:     0\n");
   free(ss);

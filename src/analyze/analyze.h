@@ -63,6 +63,9 @@ int pp__breakdown_tables(const pp_analysis *a, struct pp_doc *d);
 int pp__gpu_zone_facts(const pp_analysis *a, struct pp_doc *d);
 /* "gpuN" (each GPU NVML read) and the facts "gpu" (doc_nvml.c). */
 int pp__nvml_tables(const pp_analysis *a, struct pp_doc *d);
+/* the CUDA activity CUPTI traced: facts "cuda" and its tables
+ * (doc_cuda.c). */
+int pp__cuda_tables(const pp_analysis *a, struct pp_doc *d);
 /* "memory_pools" and "device_memory" (doc_memory.c). */
 int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */

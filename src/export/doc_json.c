@@ -115,6 +115,11 @@ static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
     }
 }
 
+void pp_doc_json_row(pp_jsonw *w, const pp_table *t, size_t r, size_t skip) {
+  if (t && r < t->nrows)
+    row_object(w, t, r, (long)skip, NULL, NULL);
+}
+
 void pp_doc_json_group(pp_jsonw *w, const pp_table *t, uint32_t group) {
   pp_jsonw_arr_begin(w);
   for (size_t r = 0; t && r < t->nrows; r++)
