@@ -532,7 +532,7 @@ PP_TEST(gpu_zone_stats_mode_matches_trace_mode) {
                      "750 us   750 us   750 us\n");
   /* the tracks: GPU, stream, the launching thread, zones (the widths
    * follow the pid and the stream's address) */
-  char head[64], who[64];
+  char head[64], who[64], want[160];
   snprintf(who, sizeof who, " %d pp-tests ", (int)getpid());
   for (int k = 0; k < 2; k++) {
     if (k == 0)
