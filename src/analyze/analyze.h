@@ -66,6 +66,9 @@ int pp__nvml_tables(const pp_analysis *a, struct pp_doc *d);
 /* the CUDA activity CUPTI traced: facts "cuda" and its tables
  * (doc_cuda.c). */
 int pp__cuda_tables(const pp_analysis *a, struct pp_doc *d);
+/* "queue_waits" and "flow_latencies", the summary's histogram figures
+ * (doc_hists.c). */
+int pp__hist_tables(const pp_analysis *a, struct pp_doc *d);
 /* "memory_pools" and "device_memory" (doc_memory.c). */
 int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */

@@ -662,7 +662,7 @@ int pp__analysis_document(pp_analysis *a) {
       zone_slos(a, d) != 0 || pp__overhead_facts(a, &rt, d) != 0 ||
       pp__flow_table(a, d) != 0 || pp__breakdown_tables(a, d) != 0 ||
       pp__memory_tables(a, d) != 0 || pp__nvml_tables(a, d) != 0 ||
-      pp__cuda_tables(a, d) != 0 ||
+      pp__cuda_tables(a, d) != 0 || pp__hist_tables(a, d) != 0 ||
       !pp_doc_ok(d)) {
     if (have_rt)
       pp_run_tree_free(&rt);

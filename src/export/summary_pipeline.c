@@ -10,36 +10,42 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 
-static void hist_fields(pp_jsonw *w, const pp_hist *h) {
-  pp_jsonw_kv_uint(w, "count", h->count);
-  pp_jsonw_kv_double(w, "mean_ns", h->count ? pp_hist_mean(h) : 0.0);
-  pp_jsonw_kv_uint(w, "min_ns", h->count ? h->min : 0);
-  pp_jsonw_kv_uint(w, "max_ns", h->count ? h->max : 0);
-  pp_jsonw_kv_uint(w, "p50_ns", pp_hist_percentile(h, 50.0));
-  pp_jsonw_kv_uint(w, "p90_ns", pp_hist_percentile(h, 90.0));
-  pp_jsonw_kv_uint(w, "p99_ns", pp_hist_percentile(h, 99.0));
-  pp_jsonw_kv_uint(w, "p999_ns", pp_hist_percentile(h, 99.9));
+/* Row r of the results document's table of histogram figures (analyze/
+ * doc_hists.c) as the members of the object open in w. */
+static void hist_members(pp_jsonw *w, const pp_table *t, size_t r) {
+  for (size_t c = 0; t && r < t->nrows && c < t->ncols; c++) {
+    const pp_cell *v = pp_table_cell(t, r, c);
+    pp_jsonw_key(w, t->cols[c].key);
+    if (v->is_whole)
+      pp_jsonw_int(w, v->whole);
+    else
+      pp_jsonw_double(w, v->num);
+  }
 }
 
-/* A queue row's "wait": its items' push-to-pop histogram. */
+typedef struct hist_ctx {
+  const pp_pipeline *p;
+  const pp_table *figures; /* queue_waits or flow_latencies */
+} hist_ctx;
+
+/* A queue row's "wait": its items' push-to-pop figures and histogram. */
 static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
-  const pp_pipeline *p = ctx;
-  if (r >= p->nqueues)
+  const hist_ctx *c = ctx;
+  if (r >= c->p->nqueues)
     return;
-  const pp_hist *h = &p->queues[r].wait;
   pp_jsonw_key(w, "wait");
   pp_jsonw_obj_begin(w);
-  hist_fields(w, h);
-  pp_summary_hist_json(w, "hist", h); /* schema_minor 13 */
+  hist_members(w, c->figures, r);
+  pp_summary_hist_json(w, "hist", &c->p->queues[r].wait); /* minor 13 */
   pp_jsonw_obj_end(w);
 }
 
 /* "queues": the results document's table (analyze/document.c), each row
  * with its wait histogram. */
 static void write_queues(pp_jsonw *w, const pp_analysis *a) {
+  hist_ctx c = {&a->prof.pipe, pp_doc_find(a->doc, "queue_waits")};
   pp_jsonw_key(w, "queues"); /* [] without queues */
-  pp_doc_json_rows(w, pp_doc_find(a->doc, "queues"), queue_wait,
-                   (void *)&a->prof.pipe);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "queues"), queue_wait, &c);
 }
 
 /* One segment of a path: a zone, or a wait (with the stages it joins). */
@@ -75,13 +81,13 @@ static void write_path(pp_jsonw *w, const char *k, const pp_flow_path *fp) {
  * and where all items' time went (the document's rows are the flows, in
  * their order). */
 static void flow_extra(pp_jsonw *w, size_t r, void *ctx) {
-  const pp_pipeline *p = ctx;
-  if (r >= p->nflows)
+  const hist_ctx *c = ctx;
+  if (r >= c->p->nflows)
     return;
-  const pp_flow_stats *f = &p->flows[r];
+  const pp_flow_stats *f = &c->p->flows[r];
   pp_jsonw_key(w, "latency");
   pp_jsonw_obj_begin(w);
-  hist_fields(w, &f->latency);
+  hist_members(w, c->figures, r);
   pp_jsonw_obj_end(w);
   if (f->items) {
     write_path(w, "median", &f->median);
@@ -105,8 +111,9 @@ static void write_pipeline(pp_jsonw *w, const pp_analysis *a) {
   pp_doc_json_facts(w, pp_doc_find(a->doc, "pipeline_facts"));
   pp_jsonw_key(w, "longest_stalls");
   pp_doc_json_rows(w, pp_doc_find(a->doc, "stalls"), NULL, NULL);
+  hist_ctx c = {p, pp_doc_find(a->doc, "flow_latencies")};
   pp_jsonw_key(w, "flows"); /* [] without flows */
-  pp_doc_json_rows(w, pp_doc_find(a->doc, "flows"), flow_extra, (void *)p);
+  pp_doc_json_rows(w, pp_doc_find(a->doc, "flows"), flow_extra, &c);
   pp_jsonw_obj_end(w);
 }
 
