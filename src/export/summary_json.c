@@ -39,8 +39,9 @@
  * process is the profiled command (with its command line) and profiler
  * is pipeprof, threads[].profiler marks pipeprof's threads, overhead
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
- * with run_pct_unavailable when not meaningful. */
-#define SUMMARY_SCHEMA_MINOR 19
+ * with run_pct_unavailable when not meaningful; 20 = every section from
+ * the results document (docs/formats/summary-json.md). */
+#define SUMMARY_SCHEMA_MINOR 20
 #define TOP_SELF_N 3
 
 /* zones[r]'s histogram (the document's rows are the profile's zones, in
