@@ -220,12 +220,14 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     width[ng] = pp_text_cols(t->cols[c].label);
     c = g1[ng];
     /* a group after the first that no shown row has anything in (no
-     * value, no reason) says nothing: left out */
+     * value, no reason, no text for no value: "host", "unbounded") says
+     * nothing: left out */
     int any = ng == 0;
     for (size_t r = 0; r < t->nrows && !any; r++)
       for (size_t k = g0[ng]; k < g1[ng] && !any; k++)
         any = pp_table_row_shown(t, r) &&
-              pp_table_cell(t, r, k)->kind != PP_CELL_NONE;
+              (pp_table_cell(t, r, k)->kind != PP_CELL_NONE ||
+               (t->cols[k].none && *t->cols[k].none));
     ng += any;
   }
   /* each row's cells: CELL bytes a group, LONG_CELL for a group of words

@@ -2045,8 +2045,9 @@
       return gi === 0 || rows.some(function (r) {
         return g.cols.some(function (c) {
           var v = get(r, c.key);
-          return v !== null && v !== undefined &&
-            (!g.cols[0].detail || v !== 0);
+          if (v === null || v === undefined) /* "host", "unbounded" */
+            return typeof c.none === 'string' && c.none !== '';
+          return !g.cols[0].detail || v !== 0;
         });
       });
     });
