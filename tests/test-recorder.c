@@ -1268,19 +1268,22 @@ PP_TEST(recorder_env_valid) {
 /*
  * What the library does on fork (fork_child() in src/core/session.c, run
  * through pthread_atfork in the child): the child does not own the
- * parent's trace. Recording stops in the child (pp_is_running() == 0, the
- * macros record nothing), the parent's file descriptor and buffers are
- * forgotten without being touched, the parent's thread registry is dropped
- * (pp__recorder_after_fork_child), and the child may start a session of
- * its own with pp_init(). The atexit handler's pp_shutdown() in the child
- * returns PP_ENOTRUNNING and writes nothing.
+ * parent's trace, whose file descriptor and buffers it forgets without
+ * touching them, and it drops the parent's thread registry
+ * (pp__recorder_after_fork_child). A child of a recording session records
+ * on: its first event starts a session of its own, OUT.<pid> beside the
+ * parent's file, with the parent's pid and the fork's time in META; its
+ * atexit handler finishes the file. A child that records nothing makes no
+ * file (fork and exec).
  */
-PP_TEST(recorder_fork_child_not_recorded) {
-  if (PP_T_ASAN) { /* the child interns names: it allocates */
-    printf("# skipped: GCC 12 ASan's allocator is not fork-safe\n");
+PP_TEST(recorder_fork_child_records_in_its_own_file) {
+  if (PP_T_TSAN || PP_T_ASAN) {
+    printf("# skipped: %s\n",
+           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                     : "GCC 12 ASan's allocator is not fork-safe");
     return;
   }
-  char path[4096];
+  char path[4096], cpath[4200], quiet[4200];
   tpath(path, sizeof path, "parent.pptrace");
   start_session(PP_MODE_TRACE, path, 0);
   pp_thread_name("fork-parent");
@@ -1292,21 +1295,29 @@ PP_TEST(recorder_fork_child_not_recorded) {
   CHECK(pid >= 0);
   if (pid == 0) {
     int bad = 0;
-    bad |= pp_is_running() != 0;
-    bad |= pp_is_enabled() != 0;
+    bad |= pp_is_running() != 0; /* until its first event */
     for (int i = 0; i < 100; i++) {
       PP_ZONE("fork-child");
       pp_zone z = pp_zone_begin_name("fork-child-dyn");
       pp_zone_end(z);
     }
-    bad |= pp_flight_dump(NULL) != PP_ENOTRUNNING;
-    bad |= pp_shutdown() != PP_ENOTRUNNING;
+    bad |= pp_is_running() != 1;
     exit(bad ? 3 : 0); /* atexit handlers run */
   }
+  /* a child that records nothing and ends: no file */
+  fflush(NULL);
+  pid_t silent = fork();
+  CHECK(silent >= 0);
+  if (silent == 0)
+    exit(0);
   int st = 0;
   CHECK_EQ(waitpid(pid, &st, 0), pid);
   CHECK(WIFEXITED(st));
   CHECK_EQ(WEXITSTATUS(st), 0);
+  CHECK_EQ(waitpid(silent, &st, 0), silent);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  snprintf(quiet, sizeof quiet, "%s.%ld", path, (long)silent);
+  CHECK(!file_exists(quiet));
   CHECK(pp_is_running());
   for (int i = 0; i < 100; i++) {
     PP_ZONE("fork-after");
@@ -1314,7 +1325,6 @@ PP_TEST(recorder_fork_child_not_recorded) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 
   pp_trace t;
-
   pp_analysis a = {0};
   load_trace(path, &t, &a);
   check_clean(&t);
@@ -1327,6 +1337,67 @@ PP_TEST(recorder_fork_child_not_recorded) {
   CHECK_EQ(a.prof.unmatched_ends, 0);
   pp_analysis_free(&a);
   pp_trace_free(&t);
+
+  /* the child's own file: every zone, and where it came from */
+  snprintf(cpath, sizeof cpath, "%s.%ld", path, (long)pid);
+  load_trace(cpath, &t, &a);
+  check_clean(&t);
+  CHECK_EQ(t.pid, pid);
+  CHECK_EQ(zones_named(&a, NULL, "fork-child", 1), 100);
+  CHECK_EQ(zones_named(&a, NULL, "fork-child-dyn", 1), 100);
+  CHECK_EQ(events_named(&t, NULL, 0, "fork-before"), 0);
+  char ppid[32];
+  snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+  CHECK_STR(pp_trace_meta(&t, "process.parent_pid"), ppid);
+  CHECK(pp_trace_meta(&t, "process.fork_ns") != NULL);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
+/* Many short-lived forked children, each recording 1,000 zones and
+ * ending with exit(): every zone of every child is in its file. */
+PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
+  if (PP_T_TSAN || PP_T_ASAN) {
+    printf("# skipped: %s\n",
+           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                     : "GCC 12 ASan's allocator is not fork-safe");
+    return;
+  }
+  enum { KIDS = 50, ZONES = 1000 };
+  char path[4096];
+  tpath(path, sizeof path, "many.pptrace");
+  start_session(PP_MODE_TRACE, path, 0);
+  pid_t kids[KIDS];
+  for (int k = 0; k < KIDS; k++) {
+    fflush(NULL);
+    kids[k] = fork();
+    CHECK(kids[k] >= 0);
+    if (kids[k] == 0) {
+      for (int i = 0; i < ZONES; i++) {
+        PP_ZONE("short-lived");
+      }
+      exit(0);
+    }
+  }
+  for (int k = 0; k < KIDS; k++) {
+    int st = 0;
+    CHECK_EQ(waitpid(kids[k], &st, 0), kids[k]);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  uint64_t total = 0;
+  for (int k = 0; k < KIDS; k++) {
+    char cpath[4200];
+    snprintf(cpath, sizeof cpath, "%s.%ld", path, (long)kids[k]);
+    pp_trace t;
+    pp_analysis a = {0};
+    load_trace(cpath, &t, &a);
+    check_clean(&t);
+    total += (uint64_t)zones_named(&a, NULL, "short-lived", 1);
+    pp_analysis_free(&a);
+    pp_trace_free(&t);
+  }
+  CHECK_EQ_U(total, (uint64_t)KIDS * ZONES);
 }
 
 PP_TEST(recorder_fork_child_own_session) {

@@ -79,6 +79,10 @@ static _Atomic uint64_t reaped_dropped;    /* drops of threads freed */
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* In a forked child of a recording process: the session's restart,
+ * called by the child's first event (pp__recorder_restart_on_first_event),
+ * once. */
+static void (*_Atomic fork_restart)(void);
 
 void pp__registry_lock(void) { pthread_mutex_lock(&reg_lock); }
 void pp__registry_unlock(void) { pthread_mutex_unlock(&reg_lock); }
@@ -289,6 +293,7 @@ void pp__recorder_after_fork_child(void) {
   reg_head = NULL;
   memset(&tls_prod, 0, sizeof tls_prod);
   tls_tallies = NULL; /* the parent's writer's to free (the copy leaks) */
+  atomic_store(&fork_restart, NULL);
   pp__queue_after_fork_child();
 }
 
@@ -336,12 +341,32 @@ pp__tstate *pp__thread_get(void) {
   return t;
 }
 
+void pp__recorder_restart_on_first_event(void (*restart)(void)) {
+  atomic_store(&fork_restart, restart);
+  unsigned g = atomic_load(&generation) + 1;
+  if (g > PP__GEN_MAX)
+    g = 1;
+  atomic_store(&generation, g);
+  pp__recorder_publish(1); /* every view is stale: the next event is slow */
+}
+
+void pp__recorder_cancel_restart(void) { atomic_store(&fork_restart, NULL); }
+
 /* Slow path: the calling thread's view for word's generation (attaching
  * the thread first when may_attach), or NULL. The view's bound is 0, so
  * the next push goes through room_slow, which maps the ring if there is
- * none yet and computes the bound. */
+ * none yet and computes the bound. In a forked child the first event
+ * starts the child's session first, and the view is for its generation. */
 static __attribute__((noinline)) pp__prod *refresh(int word,
                                                    int may_attach) {
+  void (*restart)(void) = atomic_load(&fork_restart);
+  if (pp__unlikely(restart != NULL) &&
+      atomic_exchange(&fork_restart, NULL) == restart) {
+    restart();
+    word = __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE);
+    if (!(word & PP__ON))
+      return NULL;
+  }
   pp__prod *p = &tls_prod;
   pp__tstate *t = p->t;
   if (!t && (!may_attach || !(t = attach())))
@@ -511,11 +536,12 @@ static __attribute__((noinline)) pp__tallies *tallies_slow(int word) {
   if (!p)
     return NULL;
   pp__tallies *g = tls_tallies;
-  if (g) {
-    pp__tallies_reset(g, PP__GEN(word));
+  if (g) { /* the view's generation: a forked child's first event
+              started a session of its own */
+    pp__tallies_reset(g, p->gen);
     return g;
   }
-  if (!(g = pp__tallies_new(PP__GEN(word))))
+  if (!(g = pp__tallies_new(p->gen)))
     return NULL;
   atomic_store_explicit(&p->t->tallies, g, memory_order_release);
   return tls_tallies = g;

@@ -87,6 +87,13 @@ unsigned pp__recorder_gen(void);
 void pp__recorder_reset_positions(void);
 /* Fork handling: forget the parent's threads in the child. */
 void pp__recorder_after_fork_child(void);
+/* In a forked child of a recording process: recording on, and the first
+ * event of the child (any kind, any thread) calls restart, once, before it
+ * is recorded; restart starts the child's session (session.c), so that a
+ * child that records nothing (fork and exec) makes no file. */
+void pp__recorder_restart_on_first_event(void (*restart)(void));
+/* The child starts a session of its own (pp_init): no restart. */
+void pp__recorder_cancel_restart(void);
 
 /* Name the thread with Linux thread id tid (nvtxNameOsThread). Only a
  * thread known to the registry (it has recorded or named itself) can be

@@ -403,10 +403,54 @@ static void fork_parent(void) {
     pp__writer_fork_parent();
 }
 
+/* A forked child of a recording process records on in a session of its
+ * own (fork_child): its configuration, made at the fork, and started by
+ * the child's first event (restart_in_child). */
+static struct {
+  pp_config cfg;
+  char out_path[PATH_MAX + 32];
+  pid_t parent;
+  int64_t fork_ns; /* the fork's time on the trace clock (monotonic) */
+  int active;      /* a child session runs: no HTTP endpoint, no CUDA */
+} child;
+
+static void restart_in_child(void) {
+  child.active = 1;
+  if (pp_init(&child.cfg) != PP_OK) {
+    fprintf(stderr, "pipeprof: the forked process %ld records nothing: %s\n",
+            (long)getpid(), pp_last_error());
+    return;
+  }
+  char v[32];
+  snprintf(v, sizeof v, "%ld", (long)child.parent);
+  pp__session_meta("process.parent_pid", v);
+  snprintf(v, sizeof v, "%lld", (long long)child.fork_ns);
+  pp__session_meta("process.fork_ns", v);
+}
+
 static void fork_child(void) {
-  /* The child does not own the parent's trace: profiling stops in the
-   * child, the parent's file is never touched, and the child may start a
-   * session of its own with pp_init(). */
+  /* The child does not own the parent's trace: the parent's file is never
+   * touched. A child of a recording session records on in a file of its
+   * own, OUT.<pid> beside the parent's (the name a program exec'd by the
+   * profiled one takes), started by its first event: a child that records
+   * nothing (fork and exec) makes no file. */
+  int was = atomic_load(&running) && atomic_load(&enabled_flag);
+  if (was) {
+    const char *base = getenv("PIPEPROF_OUT");
+    child.cfg = S.cfg;
+    int n = snprintf(child.out_path, sizeof child.out_path, "%s.%ld",
+                     base && *base ? base : S.out_path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof child.out_path)
+      was = 0; /* no room for the name: the child records nothing */
+    child.cfg.out_path = child.out_path;
+    child.cfg.process_name = NULL; /* the child's own */
+    child.cfg.http_addr = NULL;
+    child.cfg.cuda = 0; /* CUPTI does not trace the child */
+    child.cfg.sample_hz = 0; /* the parent's sampler (or pipeprof run's)
+                                sees the child's figures */
+    child.parent = S.pid;
+    child.fork_ns = pp__mono_ns();
+  }
   pp__recorder_publish(0);
   atomic_store(&running, 0);
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
@@ -424,6 +468,8 @@ static void fork_child(void) {
     close(claim_fd);
     claim_fd = -1;
   }
+  if (was)
+    pp__recorder_restart_on_first_event(restart_in_child);
 }
 
 /* ---- init / shutdown ----------------------------------------------------- */
@@ -555,6 +601,8 @@ int pp_init(const pp_config *user) {
   live_cfg.grace_ns =
       2 * (int64_t)pp__writer_idle_ms(cfg.flush_ms) * 1000000 + 10000000;
   pthread_mutex_lock(&ctl_lock);
+  /* a forked child that starts a session itself: not the parent's too */
+  pp__recorder_cancel_restart();
   if (atomic_load(&running)) {
     pthread_mutex_unlock(&ctl_lock);
     set_error("a session is already running");
@@ -685,8 +733,9 @@ int pp_init(const pp_config *user) {
   http_host.version = pp_version_string();
   origin_ns = wc.sync0.mono_ns;
   interval_ns = live_cfg.interval_ns;
-  pp__http_start(&http_host,
-                 cfg.http_addr && *cfg.http_addr ? cfg.http_addr : NULL);
+  if (!child.active) /* a forked child's: the parent serves */
+    pp__http_start(&http_host,
+                   cfg.http_addr && *cfg.http_addr ? cfg.http_addr : NULL);
   last_error[0] = 0;
   pthread_mutex_unlock(&ctl_lock);
   if (cfg.cuda) /* unavailable: said in the trace's META */

@@ -117,6 +117,34 @@ def _write_python_costs():
 _atexit.register(_write_python_costs)
 
 
+class _WorkerHook:
+    """multiprocessing's children (Pool and DataLoader workers, fork or
+    spawn) end with os._exit, which runs no atexit handler. The library
+    records on in a forked child (a session of its own, started by its
+    first event); this finishes that session in multiprocessing's own exit
+    step, the finalizers its children run before os._exit."""
+
+    @staticmethod
+    def after_fork(_hook):
+        from multiprocessing import util
+        # lowest priority: after the program's own finalizers
+        util.Finalize(None, _finish_worker, exitpriority=-100)
+
+
+def _finish_worker():
+    if _pipeprof.is_running():
+        _write_python_costs()
+        _pipeprof.shutdown()
+
+
+_worker_hook = _WorkerHook()
+try:
+    from multiprocessing import util as _mp_util
+    _mp_util.register_after_fork(_worker_hook, _WorkerHook.after_fork)
+except ImportError:  # a Python without multiprocessing
+    pass
+
+
 def library_version():
     """Version of the loaded libpipeprof ("MAJOR.MINOR.PATCH")."""
     return _pipeprof.version()

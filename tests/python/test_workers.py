@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+"""Worker processes record with no code change beyond `import pipeprof`:
+multiprocessing Pool workers (fork and spawn) and PyTorch DataLoader
+workers, which end with os._exit (no atexit handler runs). Run under
+`pipeprof run`, every zone a worker recorded is in the run's report.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import CLI, SANITIZED, child_env, summary_json, zones_by_name
+
+pytestmark = pytest.mark.skipif(
+    SANITIZED, reason="the sanitizers' allocators are not fork-safe")
+
+
+def run_app(tmp_path, code, *args):
+    app = tmp_path / "app.py"
+    app.write_text(textwrap.dedent(code))
+    run = tmp_path / "run"
+    r = subprocess.run(
+        [CLI, "run", "-o", str(run), "-q", "--", sys.executable, str(app),
+         *args], capture_output=True, text=True, timeout=300,
+        env=child_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    return run, r
+
+
+POOL = """
+    import multiprocessing as mp, sys
+    import pipeprof
+
+    def work(i):
+        with pipeprof.zone("task"):
+            return sum(range(1000))
+
+    if __name__ == "__main__":
+        ctx = mp.get_context(sys.argv[1])
+        pool = ctx.Pool(2)
+        assert len(pool.map(work, range(50), chunksize=1)) == 50
+        pool.close()   # the workers end with os._exit: no atexit
+        pool.join()
+        with pipeprof.zone("main"):
+            pass
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_pool_workers_record_every_task(tmp_path, method):
+    run, _ = run_app(tmp_path, POOL, method)
+    workers = [f for f in os.listdir(run) if f.startswith("app.pptrace.")]
+    assert workers, os.listdir(run)
+    z = zones_by_name(summary_json(run))
+    assert z["task"]["count"] == 50
+    assert z["main"]["count"] == 1
+
+
+def test_dataloader_workers_record_every_item(tmp_path):
+    pytest.importorskip("torch", reason="Debian's python3-torch")
+    run, r = run_app(tmp_path, """
+        import torch, pipeprof
+        from torch.utils.data import DataLoader, Dataset
+
+        class Items(Dataset):
+            def __len__(self):
+                return 64
+
+            def __getitem__(self, i):
+                with pipeprof.zone("load"):
+                    return torch.full((4,), float(i))
+
+        if __name__ == "__main__":
+            torch.set_num_threads(1)
+            n = 0
+            for batch in DataLoader(Items(), batch_size=8, num_workers=2):
+                with pipeprof.zone("step"):
+                    n += batch.shape[0]
+            print(n)
+    """)
+    assert r.stdout.splitlines()[0] == "64"
+    z = zones_by_name(summary_json(run))
+    assert z["load"]["count"] == 64
+    assert z["step"]["count"] == 8
