@@ -1356,6 +1356,72 @@ PP_TEST(recorder_fork_child_records_in_its_own_file) {
 
 /* Many short-lived forked children, each recording 1,000 zones and
  * ending with exit(): every zone of every child is in its file. */
+/* n zones at one site, in whichever process calls it. */
+static void shared_zones(int n) {
+  for (int i = 0; i < n; i++) {
+    PP_ZONE("shared");
+  }
+}
+
+/* A zone the program and its forked children record at one site is one
+ * zone of the run: `pipeprof report` of the directory shows one row with
+ * every process's calls, the summary JSON one zone, and the streamed
+ * Chrome export every call; the threads still say which process. */
+PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
+  if (PP_T_TSAN || PP_T_ASAN) {
+    printf("# skipped: %s\n",
+           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                     : "GCC 12 ASan's allocator is not fork-safe");
+    return;
+  }
+  char dir[4096], path[4200];
+  tpath(dir, sizeof dir, "run");
+  CHECK_EQ(mkdir(dir, 0755), 0);
+  snprintf(path, sizeof path, "%s/app.pptrace", dir);
+  start_session(PP_MODE_TRACE, path, 0);
+  pid_t kids[3];
+  for (int k = 0; k < 3; k++) {
+    fflush(NULL);
+    kids[k] = fork();
+    CHECK(kids[k] >= 0);
+    if (kids[k] == 0) {
+      shared_zones(100);
+      exit(0);
+    }
+  }
+  for (int k = 0; k < 3; k++) {
+    int st = 0;
+    CHECK_EQ(waitpid(kids[k], &st, 0), kids[k]);
+  }
+  shared_zones(50);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_cli_result r = pp_test_cli("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "\nshared    350 ");
+  const char *again = strstr(r.out, "\nshared ");
+  CHECK(again && !strstr(again + 1, "\nshared "));
+  pp_cli_result_free(&r);
+  r = pp_test_cli("export --format json '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "{\"name\":\"shared\",");
+  CHECK_CONTAINS(r.out, "\"count\":350,"); /* not 300 + 50 */
+  CHECK(strstr(r.out, "\"count\":300,") == NULL);
+  CHECK(strstr(r.out, "\"count\":50,") == NULL);
+  pp_cli_result_free(&r);
+  char chrome[4300];
+  snprintf(chrome, sizeof chrome, "%s/t.json", dir);
+  r = pp_test_cli("export --format chrome '%s' -o '%s'", dir, chrome);
+  CHECK_EQ(r.rc, 0);
+  pp_cli_result_free(&r);
+  char *js = pp_test_slurp(chrome, NULL);
+  CHECK(js != NULL);
+  int n = 0;
+  for (const char *p = js; (p = strstr(p, "\"name\":\"shared\"")); p++)
+    n++;
+  CHECK_EQ(n, 350);
+  free(js);
+}
+
 PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
   if (PP_T_TSAN || PP_T_ASAN) {
     printf("# skipped: %s\n",

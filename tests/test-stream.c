@@ -272,7 +272,7 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
       pp_trace_read_file(sys, &part, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   uint64_t sys_events = part.diag.events;
-  CHECK_EQ(pp_trace_merge(&all, &part), 0);
+  CHECK_EQ(pp_trace_merge_process(&all, &part), 0);
   pp_trace_free(&part);
   CHECK_EQ(pp_analyze(&all, &all_a), 0);
   pp_stream *s = pp__stream_new();
@@ -282,14 +282,14 @@ PP_TEST_T(stream_run_directory_merged_file_streams, 120) {
   if (pp_trace_read_file_opts(app, &win, &o, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   win_a.stream = s;
-  CHECK_EQ(pp__stream_part_begin(s, &win), 0);
+  CHECK_EQ(pp__stream_part_begin(s, &win, 1), 0);
   pp_read_opts po = {KEEP, pp__stream_part_event, s, 0};
   if (pp_trace_read_file_opts(sys, &part, &po, err, sizeof err) != 0)
     PP_FAIL("%s", err);
   CHECK_EQ(pp__stream_part_end(s, 0), 0);
   CHECK_EQ_U(part.diag.events, sys_events);
   CHECK(part.diag.events_kept <= KEEP); /* never stored whole */
-  CHECK_EQ(pp_trace_merge(&win, &part), 0);
+  CHECK_EQ(pp_trace_merge_process(&win, &part), 0);
   pp_trace_free(&part);
   pp__trace_window(&win, INT64_MAX, KEEP);
   CHECK_EQ(pp_analyze(&win, &win_a), 0);

@@ -13,6 +13,7 @@
 #include "analyze/stream.h"
 #include "format/pptrace.h"
 #include "internal.h"
+#include "model/sites.h"
 #include "model/feed.h"
 #include "sink/stats.h"
 
@@ -49,6 +50,12 @@ struct pp_stream {
   uint64_t part_fed; /* the part's events handed to pp__stream_event */
   pp_trace view;
   size_t loc_base, thread_base, cap_locs, cap_threads;
+  /* share (a part of the run's processes): the main trace's sites a
+   * part's zone or mark site is (model/sites.h), and each part site's id
+   * in the view, as pp_trace_merge_process will number them */
+  pp_site_index *index;
+  uint32_t *map;
+  size_t nmap, cap_map;
 };
 
 static int to_aggregate(void *arg, const pp_trace *t, uint32_t thread,
@@ -269,16 +276,24 @@ int pp__stream_feed_threads(pp_stream *s, const pp_trace *t, size_t first) {
 
 /* The view's copy of the part's sites and threads, from index `from`
  * (the reader adds a site when an event names one never defined). */
-static int view_sites(pp_stream *s, const pp_trace *part, size_t from) {
+static int view_sites(pp_stream *s, const pp_trace *part) {
   pp_trace *v = &s->view;
   if (pp__grow((void **)&v->locs, &s->cap_locs, s->loc_base + part->nlocs,
-               sizeof *v->locs))
+               sizeof *v->locs) ||
+      pp__grow((void **)&s->map, &s->cap_map, part->nlocs, sizeof *s->map))
     return -1;
-  for (size_t i = from; i < part->nlocs; i++) {
-    v->locs[s->loc_base + i] = part->locs[i];
-    v->locs[s->loc_base + i].id = (uint32_t)(s->loc_base + i);
+  for (size_t i = s->nmap; i < part->nlocs; i++) {
+    long k = pp_site_index_find(s->index, &part->locs[i]);
+    if (k >= 0) {
+      s->map[i] = (uint32_t)k;
+      continue;
+    }
+    s->map[i] = (uint32_t)v->nlocs;
+    v->locs[v->nlocs] = part->locs[i];
+    v->locs[v->nlocs].id = (uint32_t)v->nlocs;
+    v->nlocs++;
   }
-  v->nlocs = s->loc_base + part->nlocs;
+  s->nmap = part->nlocs;
   return 0;
 }
 
@@ -302,7 +317,7 @@ static int view_threads(pp_stream *s, const pp_trace *part, size_t from) {
   return 0;
 }
 
-int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
+int pp__stream_part_begin(pp_stream *s, const pp_trace *t, int share) {
   zb_flush(s);
   if (pp__stream_part_end(s, 0) != 0 || pp_order_flush(s->order, t) != 0)
     return -1; /* what the main read streamed comes first */
@@ -325,6 +340,11 @@ int pp__stream_part_begin(pp_stream *s, const pp_trace *t) {
     view_thread(&v->threads[i], t, i);
   v->nlocs = t->nlocs;
   v->nthreads = t->nthreads;
+  s->nmap = 0;
+  if (share && !(s->index = pp_site_index_new(t->locs, t->nlocs))) {
+    (void)pp__stream_part_end(s, 1);
+    return -1;
+  }
   return 0;
 }
 
@@ -334,14 +354,13 @@ int pp__stream_part_event(void *arg, const pp_trace *part, uint32_t thread,
   pp_trace *v = &s->view;
   if (!s->in_part)
     return -1;
-  if (v->nlocs - s->loc_base != part->nlocs &&
-      view_sites(s, part, v->nlocs - s->loc_base) != 0)
+  if (s->nmap != part->nlocs && view_sites(s, part) != 0)
     return -1;
   if (v->nthreads - s->thread_base != part->nthreads &&
       view_threads(s, part, v->nthreads - s->thread_base) != 0)
     return -1;
   pp_event m = *e;
-  m.loc = (uint32_t)(e->loc + s->loc_base);
+  m.loc = e->loc < s->nmap ? s->map[e->loc] : e->loc;
   s->part_fed++;
   return pp__stream_event(s, v, (uint32_t)(thread + s->thread_base), &m);
 }
@@ -366,6 +385,11 @@ int pp__stream_part_end(pp_stream *s, int read_failed) {
   pp__free(s->view.threads);
   memset(&s->view, 0, sizeof s->view);
   s->cap_locs = s->cap_threads = 0;
+  pp_site_index_free(s->index);
+  s->index = NULL;
+  pp__free(s->map);
+  s->map = NULL;
+  s->nmap = s->cap_map = 0;
   s->in_part = 0;
   return rc;
 }

@@ -56,17 +56,19 @@ void pp__stream_tap(pp_stream *s, pp_feed_fn fn, void *arg);
 /* A pp_feed_fn: one event of thread `thread` of t (the reader's on_event). */
 int pp__stream_event(void *s, const pp_trace *t, uint32_t thread,
                      const pp_event *e);
-/* A trace read after t's, to be merged into t (pp_trace_merge) once read:
- * its events stream through s as they are decoded, numbered as they will
- * be in t after the merge (its sites after t's nlocs sites, its threads
- * after t's nthreads threads), so the figures need none of them stored.
+/* A trace read after t's, to be merged into t (pp_trace_merge, or with
+ * share pp_trace_merge_process: a process of the same run) once read: its
+ * events stream through s as they are decoded, numbered as they will be
+ * in t after the merge (its sites after t's nlocs sites, or t's where
+ * shared; its threads after t's nthreads threads), so the figures need
+ * none of them stored.
  * Between pp__stream_part_begin and pp__stream_part_end (called before
  * the merge) the read's on_event is pp__stream_part_event with s; t must
  * not change in between. What t's read left in the reorder buffer is
  * handed over first, and the part's events are ordered among themselves
  * (as pp__stream_feed_threads does for a part read whole). 0, or -1 when
  * out of memory. */
-int pp__stream_part_begin(pp_stream *s, const pp_trace *t);
+int pp__stream_part_begin(pp_stream *s, const pp_trace *t, int share);
 /* A pp_feed_fn: one event of thread `thread` of the part being read. */
 int pp__stream_part_event(void *s, const pp_trace *part, uint32_t thread,
                           const pp_event *e);

@@ -114,7 +114,7 @@ static int read_one(const char *path, pp_trace *t, pp_analysis *a,
   if (dst && dst->from_stats) {
     ro.keep_events = 0; /* not merged (add_trace says so): count only */
   } else if (dst && a->stream) {
-    if (pp__stream_part_begin(a->stream, dst) != 0) {
+    if (pp__stream_part_begin(a->stream, dst, 1) != 0) {
       fprintf(stderr, "pipeprof: out of memory reading %s\n", path);
       return PP_TRACE_ENOMEM;
     }
@@ -177,7 +177,7 @@ static int add_trace(pp_trace *t, int *have, pp_trace *src,
     *have = 1;
     return 0;
   }
-  int rc = pp_trace_merge(t, src);
+  int rc = pp_trace_merge_process(t, src);
   pp_trace_free(src);
   if (rc == 0 && o->keep != UINT64_MAX)
     pp__trace_window(t, INT64_MAX, o->keep);
@@ -565,7 +565,8 @@ static void chrome_read_error(const chrome_tee *x, const char *out,
 typedef struct dir_part {
   pp_trace t;
   pp__trace_reader *r; /* NULL once finished, or when it failed to open */
-  size_t loc_base, thread_base;
+  uint32_t *map;       /* its sites' ids in the view (the first: none) */
+  size_t nmap, thread_base;
   int opened;
   struct chrome_dir *d;
   char path[PATH_MAX];
@@ -583,7 +584,7 @@ static int part_event(void *arg, const pp_trace *t, uint32_t thread,
   dir_part *p = arg;
   (void)t;
   pp_event m = *e;
-  m.loc = (uint32_t)(e->loc + p->loc_base);
+  m.loc = e->loc < p->nmap ? p->map[e->loc] : e->loc;
   return tee_event(&p->d->x, &p->d->view,
                    (uint32_t)(thread + p->thread_base), &m);
 }
@@ -683,12 +684,12 @@ static int dir_open(chrome_dir *d, const char *dir) {
       continue;
     pp_trace h;
     int rc = header_copy(&q->t, &h);
-    q->loc_base = first ? 0 : d->view.nlocs;
     q->thread_base = first ? 0 : d->view.nthreads;
+    q->nmap = first ? 0 : h.nlocs;
     if (rc == 0 && first)
       d->view = h;
     else if (rc == 0)
-      rc = pp_trace_merge(&d->view, &h);
+      rc = pp_trace_merge_ex(&d->view, &h, 1, &q->map);
     if (!first || rc != 0)
       pp_trace_free(&h);
     first = 0;
@@ -728,6 +729,8 @@ static int distinct_tids(const pp_trace *t) {
 }
 
 static void dir_free(chrome_dir *d) {
+  for (size_t i = 0; i < d->n; i++)
+    pp__free(d->p[i].map);
   for (size_t i = 0; i < d->n; i++)
     if (d->p[i].r) {
       char err[512];
@@ -813,7 +816,7 @@ static int export_chrome_dir(const char *dir, const char *out,
       chrome_read_error(&d.x, out, err);
       goto fail_merged;
     }
-    int mrc = have ? pp_trace_merge(&t, &q->t) : 0;
+    int mrc = have ? pp_trace_merge_process(&t, &q->t) : 0;
     if (!have)
       t = q->t;
     else

@@ -316,7 +316,7 @@ static int describe(pp_trace *t, pp_trace *p, size_t k, const char *path,
 
 /* The profile's events into the figures, numbered as after the merge. */
 static int stream_part(pp_stream *s, const pp_trace *t, const pp_trace *p) {
-  if (pp__stream_part_begin(s, t) != 0)
+  if (pp__stream_part_begin(s, t, 0) != 0)
     return -1;
   int rc = 0;
   for (size_t i = 0; i < p->nthreads && rc == 0; i++)

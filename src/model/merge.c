@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "model/model.h"
+#include "model/sites.h"
 
 /* n elements of elem bytes from s after the *dn of d (d may be NULL when
  * nothing is added). */
@@ -69,22 +70,80 @@ static int64_t window_end(const pp_trace *t) {
                                               : INT64_MAX;
 }
 
+static int merge_rest(pp_trace *dst, pp_trace *src, const uint32_t *map,
+                      size_t nsrc);
+
 int pp_trace_merge(pp_trace *dst, pp_trace *src) {
+  return pp_trace_merge_ex(dst, src, 0, NULL);
+}
+
+int pp_trace_merge_process(pp_trace *dst, pp_trace *src) {
+  return pp_trace_merge_ex(dst, src, 1, NULL);
+}
+
+/* src's site i as the id map[i] of dst: one dst already had (share, a
+ * zone or mark site of the run's processes, model/sites.h), else the next
+ * new one, in src's order. */
+static int site_map(pp_trace *dst, pp_trace *src, int share, uint32_t *map) {
+  size_t base = dst->nlocs;
+  pp_site_index *x = share ? pp_site_index_new(dst->locs, base) : NULL;
+  if (share && !x)
+    return -1;
+  size_t next = base;
+  for (size_t i = 0; i < src->nlocs; i++) {
+    long k = pp_site_index_find(x, &src->locs[i]);
+    if (k >= 0) {
+      map[i] = (uint32_t)k;
+      pp__free(src->locs[i].name); /* dst's copy stands for it */
+      pp__free(src->locs[i].function);
+      pp__free(src->locs[i].file);
+      continue;
+    }
+    map[i] = (uint32_t)next;
+    dst->locs[next] = src->locs[i];
+    dst->locs[next].id = (uint32_t)next;
+    next++;
+  }
+  pp_site_index_free(x);
+  dst->nlocs = next;
+  src->nlocs = 0;
+  return 0;
+}
+
+int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
+                      uint32_t **map_out) {
+  if (map_out)
+    *map_out = NULL;
   if (dst->from_stats || src->from_stats)
     return -2; /* aggregated files hold no events to merge */
-  size_t base = dst->nlocs;
-  if (pp__grow((void **)&dst->locs, &dst->cap_locs, base + src->nlocs,
+  uint32_t *map = pp__calloc(src->nlocs ? src->nlocs : 1, sizeof *map);
+  if (!map ||
+      pp__grow((void **)&dst->locs, &dst->cap_locs, dst->nlocs + src->nlocs,
                sizeof(pp_loc)) != 0 ||
       pp__grow((void **)&dst->threads, &dst->cap_threads,
-               dst->nthreads + src->nthreads, sizeof(pp_thread)) != 0)
+               dst->nthreads + src->nthreads, sizeof(pp_thread)) != 0) {
+    pp__free(map);
     return -1;
-  /* Sites: moved, renumbered after dst's. */
-  for (size_t i = 0; i < src->nlocs; i++) {
-    dst->locs[base + i] = src->locs[i];
-    dst->locs[base + i].id = (uint32_t)(base + i);
   }
-  dst->nlocs = base + src->nlocs;
-  src->nlocs = 0;
+  /* Sites: moved, renumbered after dst's (or shared with dst's). */
+  size_t nsrc = src->nlocs;
+  if (site_map(dst, src, share, map) != 0) {
+    pp__free(map);
+    return -1;
+  }
+  int rc = merge_rest(dst, src, map, nsrc);
+  if (rc == 0 && map_out)
+    *map_out = map;
+  else
+    pp__free(map);
+  return rc;
+}
+
+/* The rest of src (threads, notes, GPU zones, CUDA, shapes, ...), its
+ * sites renumbered by map (nsrc of them). */
+static int merge_rest(pp_trace *dst, pp_trace *src, const uint32_t *map,
+                      size_t nsrc) {
+#define REMAP(l) ((size_t)(l) < nsrc ? map[(l)] : (uint32_t)(l))
   /* Threads: moved with their events, whose sites are renumbered, each
    * marked with the process that recorded it. */
   for (size_t i = 0; i < dst->nthreads; i++)
@@ -92,7 +151,7 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   for (size_t i = 0; i < src->nthreads; i++) {
     pp_thread *th = &src->threads[i];
     for (size_t j = 0; j < th->nev; j++)
-      th->ev[j].loc += (uint32_t)base;
+      th->ev[j].loc = REMAP(th->ev[j].loc);
     th->pid = pp_thread_pid(src, th);
     dst->threads[dst->nthreads++] = *th;
   }
@@ -119,7 +178,8 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
       return -1;
     for (size_t i = 0; i < src->ngpu; i++) {
       dst->gpu[dst->ngpu] = src->gpu[i];
-      dst->gpu[dst->ngpu++].loc += (uint32_t)base;
+      dst->gpu[dst->ngpu].loc = REMAP(dst->gpu[dst->ngpu].loc);
+      dst->ngpu++;
     }
     src->ngpu = 0;
     pp__trace_sort_gpu(dst);
@@ -134,7 +194,8 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
       return -1;
     for (size_t i = 0; i < src->nshapes; i++) {
       dst->shapes[dst->nshapes] = src->shapes[i];
-      dst->shapes[dst->nshapes++].loc += (uint32_t)base;
+      dst->shapes[dst->nshapes].loc = REMAP(dst->shapes[dst->nshapes].loc);
+      dst->nshapes++;
     }
     src->nshapes = 0;
   }
@@ -147,9 +208,20 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
       pp__meta_add(dst, key, pname) != 0)
     return -1;
   for (size_t i = 0; i < src->nmeta; i++) {
-    if (pp_trace_meta(dst, src->meta[i].key))
+    const char *k = src->meta[i].key;
+    if (k && strncmp(k, "process.", 8) == 0) {
+      /* the process's own (process.parent_pid, process.fork_ns): as
+       * <key>.<pid> */
+      char pk[96];
+      snprintf(pk, sizeof pk, "%s.%u", k, (unsigned)src->pid);
+      if (src->pid != dst->pid && !pp_trace_meta(dst, pk) &&
+          pp__meta_add(dst, pk, src->meta[i].value) != 0)
+        return -1;
       continue;
-    if (pp__meta_add(dst, src->meta[i].key, src->meta[i].value) != 0)
+    }
+    if (pp_trace_meta(dst, k))
+      continue;
+    if (pp__meta_add(dst, k, src->meta[i].value) != 0)
       return -1;
   }
   if (src->format_minor < dst->format_minor)
@@ -172,4 +244,5 @@ int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   if (cut != INT64_MAX)
     pp__trace_window(dst, cut, UINT64_MAX);
   return 0;
+#undef REMAP
 }

@@ -276,6 +276,15 @@ void pp_trace_free(pp_trace *t);
  * when either is a stats-mode file. clean_end stays dst's: a run is
  * complete when its main process is. */
 int pp_trace_merge(pp_trace *dst, pp_trace *src);
+/* The same for the traces of one run's processes (a program and its
+ * children): a zone or mark site of src that dst has (model/sites.h) is
+ * dst's, so a zone every process recorded is one zone. */
+int pp_trace_merge_process(pp_trace *dst, pp_trace *src);
+/* Either (share: as pp_trace_merge_process), and *map_out (when not NULL)
+ * the id in dst of each of src's sites as they were before the merge
+ * (pp__free it; NULL on failure). */
+int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
+                      uint32_t **map_out);
 
 /* Make t's stored events a window of the trace again after traces with
  * windows of their own were merged into it (pp_trace_merge): every stored

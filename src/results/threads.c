@@ -12,6 +12,8 @@ static const pp_col cols[] = {
     {"label", "thread", PP_VALUE_TEXT, 0, NULL},
     {"tid", "tid", PP_VALUE_COUNT, PP_COL_INT, NULL},
     {"pid", "pid", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
+    /* the pid in the tables, when several processes recorded */
+    {"process", "pid", PP_VALUE_COUNT, PP_COL_INT | PP_COL_VIEW_ONLY, NULL},
     {"name", "name", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
     {"busy_ns", "busy", PP_VALUE_NS, PP_COL_INT, NULL},
     {"busy_pct", "%wall", PP_VALUE_PCT, PP_COL_BAR, NULL},
@@ -30,6 +32,9 @@ pp_table *pp_results_threads(pp_doc *d, const pp_thread_row *t, size_t n,
   if (!tab)
     return NULL;
   pp_table_empty(tab, empty ? empty : "no threads recorded");
+  int several = 0; /* processes: the tables say which thread is whose */
+  for (size_t i = 1; i < n && !several; i++)
+    several = t[i].pid != t[0].pid;
   for (size_t i = 0; i < n; i++) {
     const pp_thread_row *x = &t[i];
     long r = pp_table_row(tab);
@@ -44,6 +49,8 @@ pp_table *pp_results_threads(pp_doc *d, const pp_thread_row *t, size_t n,
     }
     pp_cell_count(tab, r, "tid", x->tid);
     pp_cell_count(tab, r, "pid", x->pid);
+    if (several)
+      pp_cell_count(tab, r, "process", x->pid);
     pp_cell_text(tab, r, "name", x->name ? x->name : "");
     pp_cell_whole(tab, r, "busy_ns", x->busy_ns);
     pp_cell_num(tab, r, "busy_pct", x->busy_pct);
