@@ -1422,6 +1422,52 @@ PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
   free(js);
 }
 
+/* Children that end with _exit() before the writer's pass lose what
+ * they recorded since: the report of the run says which processes, never
+ * nothing. */
+PP_TEST_T(recorder_fork_children_ended_by_exit_are_said, 120) {
+  if (PP_T_TSAN || PP_T_ASAN) {
+    printf("# skipped: %s\n",
+           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                     : "GCC 12 ASan's allocator is not fork-safe");
+    return;
+  }
+  char dir[4096], path[4200];
+  tpath(dir, sizeof dir, "run");
+  CHECK_EQ(mkdir(dir, 0755), 0);
+  snprintf(path, sizeof path, "%s/app.pptrace", dir);
+  start_session(PP_MODE_TRACE, path, 0);
+  pid_t kids[2];
+  for (int k = 0; k < 2; k++) {
+    fflush(NULL);
+    kids[k] = fork();
+    CHECK(kids[k] >= 0);
+    if (kids[k] == 0) {
+      shared_zones(100);
+      _exit(0); /* no atexit handler: the file is not finished */
+    }
+  }
+  for (int k = 0; k < 2; k++) {
+    int st = 0;
+    CHECK_EQ(waitpid(kids[k], &st, 0), kids[k]);
+  }
+  shared_zones(10);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  pp_cli_result r = pp_test_cli("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  char want[160];
+  snprintf(want, sizeof want, "\nwarning: 2 of the run's processes did not "
+                              "finish their files (pid ");
+  CHECK_CONTAINS(r.out, want);
+  for (int k = 0; k < 2; k++) {
+    snprintf(want, sizeof want, "%ld", (long)kids[k]);
+    const char *w = strstr(r.out, "did not finish their files");
+    const char *eol = w ? strchr(w, '\n') : NULL;
+    CHECK(w && eol && memmem(w, (size_t)(eol - w), want, strlen(want)));
+  }
+  pp_cli_result_free(&r);
+}
+
 PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
   if (PP_T_TSAN || PP_T_ASAN) {
     printf("# skipped: %s\n",

@@ -114,6 +114,20 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
   }
   if (d->file_bytes && !d->clean_end && !werr)
     pp_table_warning(h, "trace ended without END chunk (process killed?)");
+  if (d->parts_unfinished) {
+    char pids[128] = "";
+    size_t n = d->parts_unfinished < 8 ? (size_t)d->parts_unfinished : 8;
+    for (size_t k = 0, len = 0; k < n && len < sizeof pids; k++)
+      len += (size_t)snprintf(pids + len, sizeof pids - len, "%s%u",
+                              k ? ", " : "", d->unfinished_pid[k]);
+    pp_table_warning(h,
+                     "%" PRIu64 " of the run's processes did not finish "
+                     "their files (pid %s%s: killed, or ended with _exit): "
+                     "what each recorded after the writer's last pass is "
+                     "lost",
+                     d->parts_unfinished, pids,
+                     d->parts_unfinished > n ? ", ..." : "");
+  }
 }
 
 int pp__header_facts(const pp_analysis *a, const pp_run_tree *rt,

@@ -226,6 +226,16 @@ static int merge_rest(pp_trace *dst, pp_trace *src, const uint32_t *map,
   }
   if (src->format_minor < dst->format_minor)
     dst->format_minor = src->format_minor;
+  if (src->diag.file_bytes && !src->diag.clean_end) {
+    uint64_t k = dst->diag.parts_unfinished++;
+    if (k < sizeof dst->diag.unfinished_pid / sizeof *dst->diag.unfinished_pid)
+      dst->diag.unfinished_pid[k] = (uint32_t)src->pid;
+  }
+  for (uint64_t k = 0; k < src->diag.parts_unfinished; k++) {
+    uint64_t j = dst->diag.parts_unfinished++;
+    if (k < 8 && j < 8)
+      dst->diag.unfinished_pid[j] = src->diag.unfinished_pid[k];
+  }
   dst->diag.file_bytes += src->diag.file_bytes;
   dst->diag.chunks_ok += src->diag.chunks_ok;
   dst->diag.chunks_bad += src->diag.chunks_bad;

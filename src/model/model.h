@@ -104,6 +104,11 @@ typedef struct pp_read_diag {
                               read with pp_read_opts.scan_first before
                               its first on_event */
   int have_first;
+  /* merged traces (pp_trace_merge): the processes whose file had no END
+   * chunk (killed, or ended with _exit before the writer's last pass),
+   * the first of their pids */
+  uint64_t parts_unfinished;
+  uint32_t unfinished_pid[8];
 } pp_read_diag;
 
 /* An anomaly or alert raised by the live statistics inside the profiled
