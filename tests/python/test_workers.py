@@ -85,3 +85,51 @@ def test_dataloader_workers_record_every_item(tmp_path):
     z = zones_by_name(summary_json(run))
     assert z["load"]["count"] == 64
     assert z["step"]["count"] == 8
+
+
+def test_dataloader_wait_is_the_stall_the_loop_measures(tmp_path):
+    """pipeprof.torch records each next batch of a DataLoader as the zone
+    "DataLoader wait" (the time the loop waited for data), each batch a
+    worker loads as "DataLoader fetch", and names the workers' threads:
+    the stall agrees with the loop's own timing of next()."""
+    pytest.importorskip("torch", reason="Debian's python3-torch")
+    run, r = run_app(tmp_path, """
+        import time, torch, pipeprof, pipeprof.torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Items(Dataset):
+            def __len__(self):
+                return 64
+
+            def __getitem__(self, i):
+                time.sleep(0.002)
+                return torch.full((4,), float(i))
+
+        if __name__ == "__main__":
+            torch.set_num_threads(1)
+            waited, calls = 0, 0
+            it = iter(DataLoader(Items(), batch_size=8, num_workers=2))
+            while True:
+                t0 = time.perf_counter_ns()
+                try:
+                    next(it)
+                except StopIteration:
+                    waited += time.perf_counter_ns() - t0
+                    calls += 1
+                    break
+                waited += time.perf_counter_ns() - t0
+                calls += 1
+                with pipeprof.zone("step"):
+                    time.sleep(0.003)
+            print(waited, calls)
+    """)
+    waited, calls = map(int, r.stdout.splitlines()[0].split())
+    j = summary_json(run)
+    z = zones_by_name(j)
+    wait = z["DataLoader wait"]
+    assert wait["count"] == calls == 9
+    # the zone is inside the loop's own timing: a little less, never more
+    assert 0.95 * waited <= wait["total_ns"] <= waited
+    assert z["DataLoader fetch"]["count"] == 8
+    names = sorted(t["name"] for t in j["threads"])
+    assert "DataLoader worker 0" in names and "DataLoader worker 1" in names

@@ -39,7 +39,8 @@ from . import _pipeprof as _c
 __all__ = ["stage", "gpu_zone", "sample_memory", "MemorySampler",
            "memory_stats", "emit_nvtx", "capture_nvtx", "cuda_reason",
            "status", "UNAVAILABLE", "profile_start_ns",
-           "export_chrome_trace"]
+           "export_chrome_trace", "dataloader_zones", "DATALOADER_WAIT",
+           "DATALOADER_FETCH"]
 
 UNAVAILABLE = "unavailable: "
 _NVTX_ENV = "NVTX_INJECTION64_PATH"
@@ -532,3 +533,71 @@ def status():
         out["nvtx"] = UNAVAILABLE + "%s is %s (another tool's)" % (
             _NVTX_ENV, cur)
     return out
+
+
+# ---- DataLoader ----------------------------------------------------------
+
+DATALOADER_WAIT = "DataLoader wait"
+DATALOADER_FETCH = "DataLoader fetch"
+_dl = {"on": False}
+
+
+def _timed_next(self):
+    """_BaseDataLoaderIter.__next__ in a zone: the time the loop waited
+    for its next batch (with num_workers=0, the loading itself)."""
+    with _c.zone(DATALOADER_WAIT):
+        return _dl["next"](self)
+
+
+def _timed_fetch(fetch):
+    def timed(self, possibly_batched_index):
+        with _c.zone(DATALOADER_FETCH):
+            return fetch(self, possibly_batched_index)
+    timed.__wrapped__ = fetch
+    return timed
+
+
+def _worker_loop(*args, **kwargs):
+    """torch's worker loop (module level: a spawned worker unpickles it by
+    name), its thread named "DataLoader worker <id>"."""
+    import inspect
+    loop = _dl.get("loop") or _torch.utils.data._utils.worker._worker_loop
+    try:
+        wid = inspect.signature(loop).bind(*args, **kwargs).arguments.get(
+            "worker_id")
+    except TypeError:
+        wid = None
+    _c.thread_name("DataLoader worker %s" % ("?" if wid is None else wid))
+    return loop(*args, **kwargs)
+
+
+def dataloader_zones(on=True):
+    """Record torch DataLoaders as pipeline stages (on at import of
+    pipeprof.torch): the zone "DataLoader wait" around each next batch in
+    the training or inference loop (the time the model waited for data:
+    the data-loading stall), the zone "DataLoader fetch" around each batch
+    a worker (or, with num_workers=0, the loop itself) loads, and worker
+    threads named "DataLoader worker <id>". dataloader_zones(False) puts
+    torch's own functions back. Returns whether they were on before."""
+    from torch.utils.data import dataloader as dl
+    from torch.utils.data._utils import fetch, worker
+    was = _dl["on"]
+    if on and not was:
+        _dl["next"] = dl._BaseDataLoaderIter.__next__
+        _dl["fetch"] = {k: k.fetch for k in (fetch._MapDatasetFetcher,
+                                             fetch._IterableDatasetFetcher)}
+        _dl["loop"] = worker._worker_loop
+        dl._BaseDataLoaderIter.__next__ = _timed_next
+        for k, f in _dl["fetch"].items():
+            k.fetch = _timed_fetch(f)
+        worker._worker_loop = _worker_loop
+    elif was and not on:
+        dl._BaseDataLoaderIter.__next__ = _dl["next"]
+        for k, f in _dl["fetch"].items():
+            k.fetch = f
+        worker._worker_loop = _dl["loop"]
+    _dl["on"] = bool(on)
+    return was
+
+
+dataloader_zones(True)
