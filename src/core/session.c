@@ -62,7 +62,6 @@ static _Atomic int enabled_flag = 1;
 static char last_error[256];
 static int atexit_registered, atfork_registered;
 static int signals_installed;
-static struct sigaction old_int, old_term;
 /* Guards S.live's lifetime against pp_live_zone() from other threads. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The live engine of this process's last session, kept by pp_shutdown
@@ -343,18 +342,52 @@ int pp_flight_dump(const char *path) {
 
 /* ---- signals, fork, exit ------------------------------------------------- */
 
+/* The session's last pass from where no atexit handler will run (a
+ * signal's handler, _exit): recording stops and the writer drains every
+ * ring and finishes the file, waited for up to max_ms. Only in the
+ * process that owns the session: a vfork child shares its memory and has
+ * a pid of its own. */
+static void final_pass(int max_ms) {
+  if (!atomic_load(&running) || S.pid != (pid_t)syscall(SYS_getpid))
+    return;
+  pp__recorder_publish(0);
+  pp__writer_stop_async();
+  struct timespec ts = {0, 2000000};
+  for (int i = 0; i < max_ms / 2 && !pp__writer_finished(); i++)
+    nanosleep(&ts, NULL);
+}
+
+/* The fatal signals the session finishes its file on (when their
+ * disposition is SIG_DFL at pp_init): SIGINT and SIGTERM, then the
+ * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT). */
+static const int fatal_sigs[] = {SIGINT,  SIGTERM, SIGSEGV, SIGBUS,
+                                 SIGFPE,  SIGILL,  SIGABRT};
+#define NFATAL (sizeof fatal_sigs / sizeof *fatal_sigs)
+static struct sigaction old_fatal[NFATAL];
+
 static void on_signal(int sig) {
   int saved = errno;
-  if (atomic_load(&running) && S.pid == getpid()) {
-    pp__recorder_publish(0);
-    pp__writer_stop_async();
-    struct timespec ts = {0, 2000000}; /* wait up to 3 s for the writer */
-    for (int i = 0; i < 1500 && !pp__writer_finished(); i++)
-      nanosleep(&ts, NULL);
-  }
-  sigaction(sig, sig == SIGINT ? &old_int : &old_term, NULL);
+  final_pass(3000);
+  for (size_t i = 0; i < NFATAL; i++)
+    if (fatal_sigs[i] == sig)
+      sigaction(sig, &old_fatal[i], NULL);
   errno = saved;
+  /* a crash's fault comes again when the handler returns, now with the
+   * old disposition; a signal sent is sent again */
   raise(sig);
+}
+
+/* _exit and _Exit end the process without atexit handlers: a process
+ * that records finishes its file first (multiprocessing's children, a
+ * C program's forked children). Then the process ends as asked. */
+__attribute__((visibility("default"))) void _exit(int status) {
+  final_pass(1000);
+  for (;;)
+    syscall(SYS_exit_group, status);
+}
+
+__attribute__((visibility("default"))) void _Exit(int status) {
+  _exit(status);
 }
 
 static void install_signals(void) {
@@ -364,22 +397,20 @@ static void install_signals(void) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   signals_installed = 0;
-  if (sigaction(SIGINT, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL &&
-      sigaction(SIGINT, &sa, &old_int) == 0)
-    signals_installed |= 1;
-  if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL &&
-      sigaction(SIGTERM, &sa, &old_term) == 0)
-    signals_installed |= 2;
+  for (size_t i = 0; i < NFATAL; i++)
+    if (sigaction(fatal_sigs[i], NULL, &cur) == 0 &&
+        cur.sa_handler == SIG_DFL &&
+        sigaction(fatal_sigs[i], &sa, &old_fatal[i]) == 0)
+      signals_installed |= 1 << i;
 }
 
 static void restore_signals(void) {
   struct sigaction cur;
-  if ((signals_installed & 1) && sigaction(SIGINT, NULL, &cur) == 0 &&
-      cur.sa_handler == on_signal)
-    sigaction(SIGINT, &old_int, NULL);
-  if ((signals_installed & 2) && sigaction(SIGTERM, NULL, &cur) == 0 &&
-      cur.sa_handler == on_signal)
-    sigaction(SIGTERM, &old_term, NULL);
+  for (size_t i = 0; i < NFATAL; i++)
+    if ((signals_installed & (1 << i)) &&
+        sigaction(fatal_sigs[i], NULL, &cur) == 0 &&
+        cur.sa_handler == on_signal)
+      sigaction(fatal_sigs[i], &old_fatal[i], NULL);
   signals_installed = 0;
 }
 
