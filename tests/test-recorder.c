@@ -1471,6 +1471,14 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
                               "with _exit)",
            (long)kids[1]);
   CHECK_CONTAINS(r.out, want);
+  /* how each process ended, in the header's list of them */
+  snprintf(want, sizeof want, "%ld pp-tests (pp_shutdown)", (long)getpid());
+  CHECK_CONTAINS(r.out, want);
+  snprintf(want, sizeof want, "%ld pp-tests (_exit)", (long)kids[0]);
+  CHECK_CONTAINS(r.out, want);
+  snprintf(want, sizeof want, "%ld pp-tests (did not finish its file)",
+           (long)kids[1]);
+  CHECK_CONTAINS(r.out, want);
   pp_cli_result_free(&r);
 }
 
@@ -1517,6 +1525,11 @@ PP_TEST_T(recorder_crash_signals_finish_the_file, 120) {
     load_trace(path, &t, &a);
     check_clean(&t);
     CHECK_EQ(zones_named(&a, NULL, "shared", 1), 500);
+    const char *how = pp_trace_meta(&t, "process.end");
+    CHECK(how && strncmp(how, "signal SIG", 10) == 0);
+    CHECK_STR(how + 7, sigs[k] == SIGABRT   ? "SIGABRT"
+                       : sigs[k] == SIGSEGV ? "SIGSEGV"
+                                            : "SIGTERM");
     pp_analysis_free(&a);
     pp_trace_free(&t);
   }

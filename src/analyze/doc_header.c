@@ -19,14 +19,33 @@
 #define LISTED_PIDS 8
 
 /* "4242 synthetic, 4243 worker, ..." of the first LISTED_PIDS pids. */
+/* How process pid of t ended: META process.end (process.end.<pid> for
+ * a process merged in), "did not finish" for a file without END, or NULL
+ * when the trace does not say (a file written before it did). */
+static const char *process_end(const pp_trace *t, uint32_t pid) {
+  const pp_read_diag *d = &t->diag;
+  size_t n = d->parts_unfinished < 8 ? (size_t)d->parts_unfinished : 8;
+  for (size_t k = 0; k < n; k++)
+    if (d->unfinished_pid[k] == pid)
+      return "did not finish its file";
+  if (pid == t->pid)
+    return d->file_bytes && !d->clean_end ? "did not finish its file"
+                                          : pp_trace_meta(t, "process.end");
+  char key[48];
+  snprintf(key, sizeof key, "process.end.%" PRIu32, pid);
+  return pp_trace_meta(t, key);
+}
+
 static void pid_list(char *b, size_t len, const pp_trace *t,
                      const uint32_t *pids, size_t n) {
   size_t at = 0;
   b[0] = '\0';
   for (size_t i = 0; i < n && i < LISTED_PIDS && at < len; i++) {
     const char *pn = pp_trace_process_name(t, pids[i]);
-    int k = snprintf(b + at, len - at, "%s%" PRIu32 " %s", i ? ", " : "",
-                     pids[i], pn && pn[0] ? pn : "(unknown)");
+    const char *end = process_end(t, pids[i]);
+    int k = snprintf(b + at, len - at, "%s%" PRIu32 " %s%s%s%s",
+                     i ? ", " : "", pids[i], pn && pn[0] ? pn : "(unknown)",
+                     end ? " (" : "", end ? end : "", end ? ")" : "");
     if (k < 0)
       break;
     at += (size_t)k;
@@ -183,6 +202,21 @@ int pp__header_facts(const pp_analysis *a, const pp_run_tree *rt,
   for (size_t i = 0; i < npids; i++)
     if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
       pids[shown++] = pids[i];
+  /* a process whose file did not finish before any of its events was
+   * written (killed at once) has no thread: listed too */
+  const pp_read_diag *dg = &t->diag;
+  size_t nun = dg->parts_unfinished < 8 ? (size_t)dg->parts_unfinished : 8;
+  uint32_t *all = nun ? pp__realloc(pids, (shown + nun) * sizeof *pids) : pids;
+  if (all) {
+    pids = all;
+    for (size_t k = 0; k < nun; k++) {
+      size_t j = 0;
+      while (j < shown && pids[j] != dg->unfinished_pid[k])
+        j++;
+      if (j == shown)
+        pids[shown++] = dg->unfinished_pid[k];
+    }
+  }
   char list[512];
   if (shown > 1 || (rt->is_run && shown == 1)) {
     /* merged from several processes (pipeprof run) */

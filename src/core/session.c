@@ -347,9 +347,10 @@ int pp_flight_dump(const char *path) {
  * ring and finishes the file, waited for up to max_ms. Only in the
  * process that owns the session: a vfork child shares its memory and has
  * a pid of its own. */
-static void final_pass(int max_ms) {
+static void final_pass(int max_ms, const char *how) {
   if (!atomic_load(&running) || S.pid != (pid_t)syscall(SYS_getpid))
     return;
+  pp__writer_set_end(how);
   pp__recorder_publish(0);
   pp__writer_stop_async();
   struct timespec ts = {0, 2000000};
@@ -362,15 +363,20 @@ static void final_pass(int max_ms) {
  * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT). */
 static const int fatal_sigs[] = {SIGINT,  SIGTERM, SIGSEGV, SIGBUS,
                                  SIGFPE,  SIGILL,  SIGABRT};
+static const char *const fatal_names[] = {
+    "signal SIGINT", "signal SIGTERM", "signal SIGSEGV", "signal SIGBUS",
+    "signal SIGFPE", "signal SIGILL",  "signal SIGABRT"};
 #define NFATAL (sizeof fatal_sigs / sizeof *fatal_sigs)
 static struct sigaction old_fatal[NFATAL];
 
 static void on_signal(int sig) {
   int saved = errno;
-  final_pass(3000);
-  for (size_t i = 0; i < NFATAL; i++)
-    if (fatal_sigs[i] == sig)
-      sigaction(sig, &old_fatal[i], NULL);
+  size_t k = 0;
+  while (k < NFATAL && fatal_sigs[k] != sig)
+    k++;
+  final_pass(3000, k < NFATAL ? fatal_names[k] : "signal");
+  if (k < NFATAL)
+    sigaction(sig, &old_fatal[k], NULL);
   errno = saved;
   /* a crash's fault comes again when the handler returns, now with the
    * old disposition; a signal sent is sent again */
@@ -381,7 +387,7 @@ static void on_signal(int sig) {
  * that records finishes its file first (multiprocessing's children, a
  * C program's forked children). Then the process ends as asked. */
 __attribute__((visibility("default"))) void _exit(int status) {
-  final_pass(1000);
+  final_pass(1000, "_exit");
   for (;;)
     syscall(SYS_exit_group, status);
 }
@@ -418,6 +424,8 @@ static void at_exit(void) {
   /* read by the writer's final pass, after the join's synchronisation in
    * pp_shutdown's wake-up */
   pp__writer_set_exiting(1);
+  if (atomic_load(&running) && S.pid == getpid())
+    pp__writer_set_end("exit");
   pp_shutdown();
   pp__writer_set_exiting(0);
 }

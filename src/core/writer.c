@@ -230,6 +230,9 @@ static void write_notes(pp__out *o, const pp__note *nt, size_t n,
  * time the writer thread has used (measured, not estimated) and the whole
  * process's, so the report can put the profiler's own cost beside the
  * program's. */
+/* How the session ends (pp__writer_set_end), taken by its last pass. */
+static const char *_Atomic end_how;
+
 static void write_cost_meta(void) {
   struct timespec ts;
   struct rusage ru;
@@ -245,6 +248,8 @@ static void write_cost_meta(void) {
             ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
                1000LL);
   pp__session_meta("process_cpu_ns", num);
+  const char *how = atomic_exchange(&end_how, NULL);
+  pp__session_meta("process.end", how ? how : "pp_shutdown");
   write_pending_meta();
 }
 
@@ -817,6 +822,8 @@ void pp__writer_stop_async(void) {
 int pp__writer_finished(void) { return atomic_load(&W.finished); }
 
 void pp__writer_set_exiting(int exiting) { W.exiting = exiting; }
+
+void pp__writer_set_end(const char *how) { atomic_store(&end_how, how); }
 
 /* Around fork: let the writer finish its pass first, so the child does not
  * inherit it halfway through (holding the allocator's or our locks). The

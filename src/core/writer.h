@@ -61,6 +61,10 @@ int pp__writer_finished(void);
 /* Tell the last pass that the process is exiting (rings are then left to
  * the process's exit). */
 void pp__writer_set_exiting(int exiting);
+/* How the session ends, for META process.end ("exit", "_exit", "signal
+ * SIGSEGV"; a static string; async-signal-safe). Unset: "pp_shutdown"
+ * (the program ended the session and ran on). */
+void pp__writer_set_end(const char *how);
 /* Flight mode: dump the rings to path. PP_OK, PP_EIO (pp_last_error's
  * text in err). */
 int pp__writer_dump(const char *path, char *err, size_t n);
