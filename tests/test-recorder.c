@@ -1479,6 +1479,21 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
   snprintf(want, sizeof want, "%ld pp-tests (did not finish its file)",
            (long)kids[1]);
   CHECK_CONTAINS(r.out, want);
+  /* the processes' table: each, how it ended, its zones */
+  CHECK_CONTAINS(r.out, "\nprocesses (each process that recorded");
+  snprintf(want, sizeof want, "\n%ld  pp-tests  _exit ", (long)kids[0]);
+  CHECK_CONTAINS(r.out, want);
+  pp_cli_result_free(&r);
+  r = pp_test_cli("export --format json '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  snprintf(want, sizeof want, "{\"pid\":%ld,\"name\":\"pp-tests\",\"ended\":"
+                              "\"_exit\",\"threads\":1,\"zones\":100,",
+           (long)kids[0]);
+  CHECK_CONTAINS(r.out, want);
+  snprintf(want, sizeof want, "{\"pid\":%ld,\"name\":\"pp-tests\",\"ended\":"
+                              "\"did not finish its file\",\"threads\":0,",
+           (long)kids[1]);
+  CHECK_CONTAINS(r.out, want);
   pp_cli_result_free(&r);
 }
 

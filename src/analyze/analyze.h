@@ -71,6 +71,12 @@ int pp__cuda_tables(const pp_analysis *a, struct pp_doc *d);
 int pp__hist_tables(const pp_analysis *a, struct pp_doc *d);
 /* "memory_pools" and "device_memory" (doc_memory.c). */
 int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
+/* "process_table": each process that recorded (doc_processes.c), and
+ * how process pid of t ended: META process.end, "did not finish its
+ * file" for a file without END, or NULL when the trace does not say. */
+int pp__process_table(const pp_analysis *a, const struct pp_run_tree *rt,
+                      struct pp_doc *d);
+const char *pp__process_end(const pp_trace *t, uint32_t pid);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

@@ -19,30 +19,13 @@
 #define LISTED_PIDS 8
 
 /* "4242 synthetic, 4243 worker, ..." of the first LISTED_PIDS pids. */
-/* How process pid of t ended: META process.end (process.end.<pid> for
- * a process merged in), "did not finish" for a file without END, or NULL
- * when the trace does not say (a file written before it did). */
-static const char *process_end(const pp_trace *t, uint32_t pid) {
-  const pp_read_diag *d = &t->diag;
-  size_t n = d->parts_unfinished < 8 ? (size_t)d->parts_unfinished : 8;
-  for (size_t k = 0; k < n; k++)
-    if (d->unfinished_pid[k] == pid)
-      return "did not finish its file";
-  if (pid == t->pid)
-    return d->file_bytes && !d->clean_end ? "did not finish its file"
-                                          : pp_trace_meta(t, "process.end");
-  char key[48];
-  snprintf(key, sizeof key, "process.end.%" PRIu32, pid);
-  return pp_trace_meta(t, key);
-}
-
 static void pid_list(char *b, size_t len, const pp_trace *t,
                      const uint32_t *pids, size_t n) {
   size_t at = 0;
   b[0] = '\0';
   for (size_t i = 0; i < n && i < LISTED_PIDS && at < len; i++) {
     const char *pn = pp_trace_process_name(t, pids[i]);
-    const char *end = process_end(t, pids[i]);
+    const char *end = pp__process_end(t, pids[i]);
     int k = snprintf(b + at, len - at, "%s%" PRIu32 " %s%s%s%s",
                      i ? ", " : "", pids[i], pn && pn[0] ? pn : "(unknown)",
                      end ? " (" : "", end ? end : "", end ? ")" : "");

@@ -265,6 +265,9 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "threads"), cap);
+  const pp_table *procs = pp_doc_find(a->doc, "process_table");
+  if (procs && procs->nrows > 1) /* a run of several processes */
+    pp_doc_text_table(out, procs, cap);
   frame_table(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "counters"), cap);
   request_table(out, a);

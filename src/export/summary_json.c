@@ -524,18 +524,12 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_run_tree rt;
   int have_rt = pp_run_tree_get(t, a, &rt) == 0;
   write_process(&w, t, have_rt ? &rt : NULL);
-  uint32_t *pids = NULL;
-  size_t npids = pp_trace_pids(t, &pids);
+  /* the results document's processes (since schema_minor 20 with how
+   * each ended and its threads' figures) */
   pp_jsonw_key(&w, "processes");
   pp_jsonw_arr_begin(&w);
-  for (size_t i = 0; i < npids; i++) {
-    pp_jsonw_obj_begin(&w);
-    pp_jsonw_kv_uint(&w, "pid", pids[i]);
-    pp_jsonw_kv_str(&w, "name", pp_trace_process_name(t, pids[i]));
-    pp_jsonw_obj_end(&w);
-  }
+  pp_doc_json_objects(&w, pp_doc_find(a->doc, "process_table"), NULL, NULL);
   pp_jsonw_arr_end(&w);
-  pp__free(pids);
   pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
   /* schema_minor 11: where the trace came from; an imported profile's
    * clock is the one its tool wrote */

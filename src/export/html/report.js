@@ -1100,6 +1100,15 @@
     layoutTable(s, d, 'threads', th, function (r) {
       return String(r.label || r.name || r.tid);
     });
+    /* a run of several processes: each, how it ended, its figures */
+    var ps = Array.isArray(d.processes) ? d.processes.filter(isRecord) : [];
+    if (ps.length > 1 && isRecord(d.layout) &&
+        isRecord(d.layout.process_table)) {
+      add(s, h('h3', null, String(d.layout.process_table.title)));
+      layoutTable(s, d, 'process_table', ps, function (r) {
+        return 'process ' + String(r.pid);
+      });
+    }
   }
 
   function renderTimeline(app, d) {
