@@ -223,6 +223,43 @@ PP_TEST(bottleneck_flow_critical_path) {
   pp_trace_free(&t);
 }
 
+/* Items begun outside any zone (a source that decodes, then begins each
+ * item and pushes it): their path starts with the wait in the queue that
+ * feeds the first stage, never with a "(no zone)" segment of 0 ns. */
+PP_TEST(bottleneck_flow_begun_outside_zones) {
+  pp_trace t;
+  pp_analysis a = {0};
+  memset(&t, 0, sizeof t);
+  uint32_t zb = tb_loc(&t, "b", PP_KIND_ZONE);
+  uint32_t qin = queue_loc(&t, "qin", "source", "b", 4);
+  uint32_t fl = tb_loc(&t, "item", PP_KIND_FLOW);
+  size_t ts = tb_thread(&t, 1, "source"), tbh = tb_thread(&t, 2, "b");
+  for (int64_t i = 0; i < 5; i++) {
+    int64_t t0 = 10 * i * MS;
+    uint64_t id = (uint64_t)i + 1;
+    flow(&t, ts, fl, t0, PPT_EV_FLOW_BEGIN, id);
+    qev(&t, ts, qin, t0, PPT_EV_QUEUE_PUSH, id, 1);
+    qev(&t, tbh, qin, t0 + 3 * MS, PPT_EV_QUEUE_POP, id, 0);
+    tb_ev(&t, tbh, t0 + 3 * MS, zb, PPT_EV_ZONE_BEGIN);
+    flow(&t, tbh, fl, t0 + 7 * MS, PPT_EV_FLOW_END, id);
+    tb_ev(&t, tbh, t0 + 8 * MS, zb, PPT_EV_ZONE_END);
+  }
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_flow_stats *f = &a.prof.pipe.flows[0];
+  CHECK_EQ(f->items, 5);
+  CHECK_EQ(f->slowest.nsegs, 2);
+  CHECK(f->slowest.segs[0].wait);
+  CHECK_STR(f->slowest.segs[0].name, "qin");
+  CHECK_EQ(f->slowest.segs[0].ns, 3 * MS);
+  CHECK(!f->slowest.segs[1].wait);
+  CHECK_STR(f->slowest.segs[1].name, "b");
+  for (size_t k = 0; k < f->nwhere; k++)
+    CHECK(f->where[k].name == NULL ||
+          strcmp(f->where[k].name, "(no zone)") != 0);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
 PP_TEST(bottleneck_advice_needs_evidence) {
   pp_trace t;
   pp_analysis a = {0};

@@ -321,13 +321,23 @@ static int item_path(flow_ctx *c, const fpt *f, size_t n, pp_flow_path *out,
       cursor = first = zs;
     } else if (zs > cursor) {
       int q = pp__queue_between(c->p, prev_name, name);
+      if (q < 0 && prev_z < 0 && z >= 0) {
+        /* from outside any zone (the item began between zones): the
+         * stage's input queue, when it has one */
+        int si = pp__stage_find(c->p, name);
+        if (si >= 0)
+          q = c->p->stages[si].in_queue;
+      }
       c->segs[k++] = (pp_path_seg){q >= 0 ? c->p->queues[q].name : NULL,
                                    prev_name, name, pp__span(cursor, zs), 1};
       out->wait_ns = pp__add_sat(out->wait_ns, pp__span(cursor, zs));
       cursor = zs;
     }
     int64_t d = pp__span(cursor, ze);
-    c->segs[k++] = (pp_path_seg){name, NULL, NULL, d, 0};
+    /* a point outside any zone (an item begun or ended between zones) is
+     * an instant: no segment of 0 ns named "(no zone)" */
+    if (z >= 0 || d > 0)
+      c->segs[k++] = (pp_path_seg){name, NULL, NULL, d, 0};
     out->zone_ns = pp__add_sat(out->zone_ns, d);
     if (ze > cursor)
       cursor = ze;
