@@ -131,6 +131,14 @@ int pp_metadata(const char *key, const char *value) {
     return PP_EINVAL;
   if (!atomic_load(&running) || S.pid != getpid())
     return PP_ENOTRUNNING;
+  if (strcmp(key, "binding.process_end") == 0) {
+    /* how the session is about to end, said by a binding (META
+     * process.end: the binding's multiprocessing hook) */
+    static char how[64];
+    snprintf(how, sizeof how, "%s", value ? value : "");
+    pp__writer_set_end(how);
+    return PP_OK;
+  }
   return pp__session_meta(key, value ? value : "") == 0 ? PP_OK : PP_ENOMEM;
 }
 

@@ -54,9 +54,15 @@ def test_pool_workers_record_every_task(tmp_path, method):
     run, _ = run_app(tmp_path, POOL, method)
     workers = [f for f in os.listdir(run) if f.startswith("app.pptrace.")]
     assert workers, os.listdir(run)
-    z = zones_by_name(summary_json(run))
+    j = summary_json(run)
+    z = zones_by_name(j)
     assert z["task"]["count"] == 50
     assert z["main"]["count"] == 1
+    # how each process ended: the program by exit, its workers in
+    # multiprocessing's exit step
+    ended = sorted(p.get("ended") for p in j["processes"])
+    assert ended[0] == "exit" and len(ended) >= 2
+    assert set(ended[1:]) == {"multiprocessing exit"}, ended
 
 
 def test_dataloader_workers_record_every_item(tmp_path):

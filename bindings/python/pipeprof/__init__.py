@@ -132,15 +132,23 @@ class _WorkerHook:
 
 
 def _finish_worker():
+    from multiprocessing import process
+    if process.parent_process() is None:
+        return  # the program itself: its atexit handler ends the session
     if _pipeprof.is_running():
         _write_python_costs()
+        _pipeprof.metadata("binding.process_end", "multiprocessing exit")
         _pipeprof.shutdown()
 
 
 _worker_hook = _WorkerHook()
 try:
     from multiprocessing import util as _mp_util
+    # a forked child: multiprocessing empties its finalizers, then runs
+    # the after-fork hooks; a spawned child imports pipeprof afresh and
+    # keeps the finalizer made now (a no-op in the program itself)
     _mp_util.register_after_fork(_worker_hook, _WorkerHook.after_fork)
+    _WorkerHook.after_fork(_worker_hook)
 except ImportError:  # a Python without multiprocessing
     pass
 
