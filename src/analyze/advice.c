@@ -41,8 +41,10 @@ typedef enum metric {
   M_COUNTER_MEAN, /* mean of a sampled counter */
   M_COUNTER_RISE, /* max - min of a sampled counter */
   M_DROPPED,      /* events dropped */
-  M_STAGE_COPY    /* % of a GPU stage's wall time in host<->device copies,
+  M_STAGE_COPY,   /* % of a GPU stage's wall time in host<->device copies,
                      measured when most of their bytes are pageable */
+  M_DATA_WAIT     /* % of a loop's time waiting for its next batch from a
+                     torch DataLoader (pipeprof.torch's zone) */
 } metric;
 
 typedef struct rule {
@@ -124,6 +126,12 @@ static const rule rules[] = {
      "through a driver buffer, run slower and cannot overlap kernels",
      "{value} of {stage} is host<->device copy ({copy} of {wall}, "
      "{mib} MiB), {pageable} of the bytes from pageable memory"},
+    {"data-starved", SUBJ_PIPELINE, M_DATA_WAIT, NONE, 1, 0, 20, 1, 1,
+     "the model waits for data: add DataLoader workers (num_workers), "
+     "raise prefetch_factor, or make the dataset's loading faster",
+     "the loop on thread {thread} waited for its next batch {value} of its "
+     "time ({wait} of {loop} over {batches} batches, the first and the last "
+     "left out)"},
     {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NONE, 1, 0, 1, 1, 1,
      "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
      "is incomplete",
@@ -429,6 +437,53 @@ static int measure(const pp_analysis *a, const rule *r, size_t i, double *value,
     setdur(v, "wall", (double)st->wall_ns);
     setnum(v, "mib", (double)bytes / 1048576.0);
     setpct(v, "pageable", (double)pageable / (double)bytes * 100.0);
+    return 1;
+  }
+  case M_DATA_WAIT: {
+    /* the thread that waited longest in the steady state: its "DataLoader
+     * wait" zones (pipeprof.torch) but the first (the workers starting)
+     * and the last (the loader exhausted, its workers ending), over the
+     * span from the end of the first to the start of the last */
+    static const char wait_zone[] = "DataLoader wait";
+    int64_t best = -1, best_span = 0;
+    uint64_t best_n = 0;
+    size_t best_th = 0;
+    for (size_t ti = 0; ti < a->nthreads && ti < t->nthreads; ti++) {
+      const pp_thread_figures *th = &a->threads[ti];
+      int64_t sum = 0;
+      long first = -1, last = -1;
+      uint64_t n = 0;
+      for (size_t k = 0; k < th->nzones; k++) {
+        const pp_zone_inst *z = &th->zones[k];
+        if (z->unclosed ||
+            strcmp(pp_trace_loc_name(t, z->loc), wait_zone) != 0)
+          continue;
+        if (first < 0 || z->start < th->zones[first].start)
+          first = (long)k;
+        if (last < 0 || z->start > th->zones[last].start)
+          last = (long)k;
+        sum = pp__add_sat(sum, pp__span(z->start, z->end));
+        n++;
+      }
+      if (n < 4)
+        continue;
+      const pp_zone_inst *f = &th->zones[first], *l = &th->zones[last];
+      sum -= pp__span(f->start, f->end) + pp__span(l->start, l->end);
+      if (sum > best) {
+        best = sum;
+        best_span = pp__span(f->end, l->start);
+        best_n = n - 2;
+        best_th = ti;
+      }
+    }
+    if (!best_n || best_span <= 0)
+      return 0;
+    *value = pct_of(best, best_span);
+    const pp_thread *th = &t->threads[best_th];
+    setv(v, "thread", "%s", th->name && th->name[0] ? th->name : "?");
+    setdur(v, "wait", (double)best);
+    setdur(v, "loop", (double)best_span);
+    setv(v, "batches", "%llu", (unsigned long long)best_n);
     return 1;
   }
   case M_DROPPED:

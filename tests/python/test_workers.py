@@ -139,3 +139,34 @@ def test_dataloader_wait_is_the_stall_the_loop_measures(tmp_path):
     assert z["DataLoader fetch"]["count"] == 8
     names = sorted(t["name"] for t in j["threads"])
     assert "DataLoader worker 0" in names and "DataLoader worker 1" in names
+    # the loop waited most of its time: the data-starved rule says so
+    rules = {r["rule"]: r for r in j["recommendations"]}
+    assert "data-starved" in rules, [r["rule"] for r in j["recommendations"]]
+    assert "MainThread" in rules["data-starved"]["evidence"]
+
+
+def test_dataloader_fast_enough_is_not_data_starved(tmp_path):
+    """A loop whose batches are ready when it asks (the workers load in
+    0 ms, the step takes 5 ms) gets no data-starved advice."""
+    pytest.importorskip("torch", reason="Debian's python3-torch")
+    run, r = run_app(tmp_path, """
+        import time, torch, pipeprof, pipeprof.torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Items(Dataset):
+            def __len__(self):
+                return 64
+
+            def __getitem__(self, i):
+                return torch.full((4,), float(i))
+
+        if __name__ == "__main__":
+            torch.set_num_threads(1)
+            loader = DataLoader(Items(), batch_size=8, num_workers=2)
+            for b in loader:
+                with pipeprof.zone("step"):
+                    time.sleep(0.02)
+    """)
+    j = summary_json(run)
+    assert zones_by_name(j)["DataLoader wait"]["count"] == 9
+    assert "data-starved" not in [x["rule"] for x in j["recommendations"]]
