@@ -108,7 +108,7 @@ def test_dataloader_wait_is_the_stall_the_loop_measures(tmp_path):
                 return 64
 
             def __getitem__(self, i):
-                time.sleep(0.002)
+                time.sleep(0.01)   # 40 ms a batch with 2 workers
                 return torch.full((4,), float(i))
 
         if __name__ == "__main__":
@@ -134,8 +134,10 @@ def test_dataloader_wait_is_the_stall_the_loop_measures(tmp_path):
     z = zones_by_name(j)
     wait = z["DataLoader wait"]
     assert wait["count"] == calls == 9
-    # the zone is inside the loop's own timing: a little less, never more
-    assert 0.95 * waited <= wait["total_ns"] <= waited
+    # the zone is inside the loop's own timing: never more, and less only
+    # by the interpreter's steps between the two clocks (about 1% of
+    # waits of tens of ms; the bound leaves room for a loaded machine)
+    assert 0.9 * waited <= wait["total_ns"] <= waited
     assert z["DataLoader fetch"]["count"] == 8
     names = sorted(t["name"] for t in j["threads"])
     assert "DataLoader worker 0" in names and "DataLoader worker 1" in names
