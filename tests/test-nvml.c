@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/system.h"
 #include "collect/nvml.h"
 #include "export/report_gpu.h"
 #include "format/pptrace.h"

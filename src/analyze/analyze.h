@@ -77,6 +77,11 @@ int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 int pp__process_table(const pp_analysis *a, const struct pp_run_tree *rt,
                       struct pp_doc *d);
 const char *pp__process_end(const pp_trace *t, uint32_t pid);
+/* The pids of the processes that recorded (`pipeprof run`'s own left
+ * out), and those whose file did not finish before they wrote an event,
+ * into *out (pp__free it); returns how many. */
+size_t pp__run_pids(const pp_trace *t, const struct pp_run_tree *rt,
+                    uint32_t **out);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

@@ -36,31 +36,22 @@ static const pp_col stage_cols[] = {
 };
 
 static const pp_col nested_cols[] = {
-    {"stage", TOP_LABEL, PP_VALUE_TEXT, PP_COL_VIEW_ONLY | PP_COL_GROUP,
-     NULL},
+    {"stage", TOP_LABEL, PP_VALUE_TEXT, PP_COL_VIEW_ONLY | PP_COL_GROUP, NULL},
     {"name", "nested zone", PP_VALUE_TEXT, 0, NULL},
     {"count", "calls", PP_VALUE_COUNT, PP_COL_INT, NULL},
     {"self_ns", "self", PP_VALUE_NS, PP_COL_INT, NULL},
-    {"self_pct", "share", PP_VALUE_PCT, PP_COL_BAR,
-     NULL},
+    {"self_pct", "share", PP_VALUE_PCT, PP_COL_BAR, NULL},
     {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL},
 };
-
-/* part of whole in percent; no value when whole is 0 */
-static void pct(pp_table *t, long r, const char *key, int64_t part,
-                int64_t whole) {
-  if (whole > 0)
-    pp_cell_num(t, r, key, (double)part / (double)whole * 100.0);
-}
 
 static int breakdown(const pp_analysis *a, pp_doc *d) {
   const pp_trace *tr = a->trace;
   const pp_breakdown *bd = &a->prof.breakdown;
   pp_table *f = pp_doc_facts(d, "breakdown", "", NULL);
-  pp_fact_json_only(f, pp_fact_int(f, "stages_more", "top-level zones not "
-                                                     "listed",
-                                   (int64_t)bd->stages_more,
-                                   PP_VALUE_COUNT));
+  pp_fact_json_only(f, pp_fact_int(f, "stages_more",
+                                   "top-level zones not "
+                                   "listed",
+                                   (int64_t)bd->stages_more, PP_VALUE_COUNT));
   if (!bd->nstages)
     return pp_doc_ok(d) ? 0 : -1;
   pp_table *s = pp_doc_table(
@@ -82,7 +73,7 @@ static int breakdown(const pp_analysis *a, pp_doc *d) {
     pp_cell_count(s, r, "count", st->count);
     pp_cell_int(s, r, "total_ns", st->total_ns);
     pp_cell_int(s, r, "self_ns", st->self_ns);
-    pct(s, r, "self_pct", st->self_ns, st->total_ns);
+    pp_cell_share(s, r, "self_pct", st->self_ns, st->total_ns);
     pp_cell_count(s, r, "nested_more", st->ops_more);
     pp_row_group(s, r, (uint32_t)i + 1);
     for (size_t k = 0; k < st->nops; k++) {
@@ -93,18 +84,20 @@ static int breakdown(const pp_analysis *a, pp_doc *d) {
       pp_cell_text(n, q, "name", pp_trace_loc_name(tr, op->loc));
       pp_cell_count(n, q, "count", op->count);
       pp_cell_int(n, q, "self_ns", op->self_ns);
-      pct(n, q, "self_pct", op->self_ns, st->total_ns);
+      pp_cell_share(n, q, "self_pct", op->self_ns, st->total_ns);
       pp_cell_int(n, q, "total_ns", op->total_ns);
     }
     if (st->ops_more)
-      pp_table_remark(n, "%s: %llu more nested zones are not listed (the "
-                         "analysis keeps %u)",
+      pp_table_remark(n,
+                      "%s: %llu more nested zones are not listed (the "
+                      "analysis keeps %u)",
                       name, (unsigned long long)st->ops_more,
                       PP_BREAKDOWN_OPS_MAX);
   }
   if (bd->stages_more)
-    pp_table_remark(s, "%llu more top-level zones with nested zones are not "
-                       "listed (the analysis keeps %u)",
+    pp_table_remark(s,
+                    "%llu more top-level zones with nested zones are not "
+                    "listed (the analysis keeps %u)",
                     (unsigned long long)bd->stages_more,
                     PP_BREAKDOWN_STAGES_MAX);
   return pp_doc_ok(d) ? 0 : -1;
@@ -117,10 +110,10 @@ static const pp_col op_cols[] = {
     {"self_ns", "self", PP_VALUE_NS, PP_COL_INT, NULL},
     {"shapes", "shapes", PP_VALUE_COUNT, PP_COL_INT, NULL},
     /* the shapes not listed, a row of the "shapes" table in the views */
-    {"other_shapes.shapes", "", PP_VALUE_COUNT,
-     PP_COL_INT | PP_COL_JSON_ONLY, NULL},
-    {"other_shapes.untold", "", PP_VALUE_COUNT,
-     PP_COL_INT | PP_COL_JSON_ONLY, NULL},
+    {"other_shapes.shapes", "", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY,
+     NULL},
+    {"other_shapes.untold", "", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY,
+     NULL},
     {"other_shapes.count", "", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY,
      NULL},
     {"other_shapes.total_ns", "", PP_VALUE_NS, PP_COL_INT | PP_COL_JSON_ONLY,
@@ -150,7 +143,7 @@ static long shape_row(pp_table *t, uint32_t g, const char *name,
   pp_cell_text(t, r, "input_shapes", shapes);
   pp_cell_count(t, r, "count", count);
   pp_cell_int(t, r, "total_ns", total);
-  pct(t, r, "total_pct", total, op_total);
+  pp_cell_share(t, r, "total_pct", total, op_total);
   pp_cell_int(t, r, "self_ns", self);
   return r;
 }
@@ -159,8 +152,7 @@ static int shapes(const pp_analysis *a, pp_doc *d) {
   const pp_trace *tr = a->trace;
   const pp_shapes *sh = &a->prof.shapes;
   pp_table *f = pp_doc_facts(d, "shapes", "", NULL);
-  pp_fact_json_only(f, pp_fact_int(f, "operators_more",
-                                   "operators not listed",
+  pp_fact_json_only(f, pp_fact_int(f, "operators_more", "operators not listed",
                                    (int64_t)sh->ops_more, PP_VALUE_COUNT));
   if (!sh->nops)
     return pp_doc_ok(d) ? 0 : -1;
@@ -169,10 +161,10 @@ static int shapes(const pp_analysis *a, pp_doc *d) {
       "the imported profile's operators that recorded their inputs' "
       "shapes, largest first, from every event of the profile",
       op_cols, sizeof op_cols / sizeof *op_cols);
-  pp_table *t = pp_doc_table(
-      d, "shapes_by_shape", "their calls by input shape",
-      "by total time, with the share of the operator's time",
-      shape_cols, sizeof shape_cols / sizeof *shape_cols);
+  pp_table *t =
+      pp_doc_table(d, "shapes_by_shape", "their calls by input shape",
+                   "by total time, with the share of the operator's time",
+                   shape_cols, sizeof shape_cols / sizeof *shape_cols);
   if (!o || !t)
     return -1;
   for (size_t i = 0; i < sh->nops; i++) {
@@ -191,7 +183,8 @@ static int shapes(const pp_analysis *a, pp_doc *d) {
     pp_cell_count(o, r, "other_shapes.count", op->other_count);
     pp_cell_int(o, r, "other_shapes.total_ns", op->other_total_ns);
     pp_cell_int(o, r, "other_shapes.self_ns", op->other_self_ns);
-    pct(o, r, "other_shapes.total_pct", op->other_total_ns, op->total_ns);
+    pp_cell_share(o, r, "other_shapes.total_pct", op->other_total_ns,
+                  op->total_ns);
     for (size_t k = 0; k < op->nrows; k++)
       shape_row(t, g, name, op->rows[k].shape, op->rows[k].count,
                 op->rows[k].total_ns, op->rows[k].self_ns, op->total_ns);
@@ -210,8 +203,9 @@ static int shapes(const pp_analysis *a, pp_doc *d) {
     }
   }
   if (sh->ops_more)
-    pp_table_remark(o, "%llu more operators with shapes are not listed (the "
-                       "analysis keeps %u)",
+    pp_table_remark(o,
+                    "%llu more operators with shapes are not listed (the "
+                    "analysis keeps %u)",
                     (unsigned long long)sh->ops_more, PP_SHAPE_OPS_MAX);
   return pp_doc_ok(d) ? 0 : -1;
 }

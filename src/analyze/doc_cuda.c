@@ -15,17 +15,11 @@
 #include <stdio.h>
 
 #include "analyze.h"
-#include "internal.h"
 #include "analyze/gpu_activity.h"
+#include "internal.h"
 #include "results/doc.h"
 
 #define NO_ZONE "(no zone)"
-
-static void pct(pp_table *t, long r, const char *key, double part,
-                double whole) {
-  if (whole > 0)
-    pp_cell_num(t, r, key, 100.0 * part / whole);
-}
 
 /* ---- the facts ---------------------------------------------------------- */
 
@@ -39,16 +33,15 @@ static void latency(pp_table *f, const char *key, const char *label,
   static const struct {
     const char *k, *l;
     double p;
-  } ps[] = {{"p50_ns", "p50", 50}, {"p90_ns", "p90", 90}, {"p99_ns", "p99", 99}};
+  } ps[] = {
+      {"p50_ns", "p50", 50}, {"p90_ns", "p90", 90}, {"p99_ns", "p99", 99}};
   snprintf(k, sizeof k, "%s.count", key);
   snprintf(l, sizeof l, "%s, kernels", label);
-  pp_fact_json_only(f, pp_fact_int(f, k, l, (int64_t)h->count,
-                                   PP_VALUE_COUNT));
+  pp_fact_json_only(f, pp_fact_int(f, k, l, (int64_t)h->count, PP_VALUE_COUNT));
   for (size_t i = 0; i < 3; i++) {
     snprintf(k, sizeof k, "%s.%s", key, ps[i].k);
     snprintf(l, sizeof l, "%s %s", label, ps[i].l);
-    pp_fact_int(f, k, l, (int64_t)pp_hist_percentile(h, ps[i].p),
-                PP_VALUE_NS);
+    pp_fact_int(f, k, l, (int64_t)pp_hist_percentile(h, ps[i].p), PP_VALUE_NS);
   }
   snprintf(k, sizeof k, "%s.max_ns", key);
   snprintf(l, sizeof l, "%s max", label);
@@ -61,8 +54,7 @@ static void facts(const pp_trace *t, const pp_gpu_activity *g, pp_table *f) {
   if (clock)
     pp_fact_text(f, "clock", "clock", clock);
   else
-    pp_fact_json_only(f, pp_fact_num(f, "clock", "clock", NAN,
-                                     PP_VALUE_TEXT));
+    pp_fact_json_only(f, pp_fact_num(f, "clock", "clock", NAN, PP_VALUE_TEXT));
   const char *miss = pp_trace_meta(t, "unavailable.cuda.kinds");
   if (miss)
     pp_fact_text(f, "not_traced", "not traced", miss);
@@ -79,13 +71,13 @@ static void facts(const pp_trace *t, const pp_gpu_activity *g, pp_table *f) {
   pp_fact_int(f, "records.dropped", "records dropped", (int64_t)g->dropped,
               PP_VALUE_COUNT);
   if (g->dropped)
-    pp_table_warning(f, "%llu CUPTI records dropped (buffers full): the "
-                        "figures miss them",
+    pp_table_warning(f,
+                     "%llu CUPTI records dropped (buffers full): the "
+                     "figures miss them",
                      (unsigned long long)g->dropped);
   pp_fact_int(f, "wall_ns", "time traced", g->wall_ns, PP_VALUE_NS);
   pp_fact_int(f, "busy_ns", "GPU busy", g->busy_ns, PP_VALUE_NS);
-  pp_fact_int(f, "idle_ns", "GPU idle", g->wall_ns - g->busy_ns,
-              PP_VALUE_NS);
+  pp_fact_int(f, "idle_ns", "GPU idle", g->wall_ns - g->busy_ns, PP_VALUE_NS);
   pp_fact_num(f, "busy_pct", "GPU busy, share",
               g->wall_ns > 0 ? 100.0 * (double)g->busy_ns / (double)g->wall_ns
                              : NAN,
@@ -102,7 +94,8 @@ static void facts(const pp_trace *t, const pp_gpu_activity *g, pp_table *f) {
               (int64_t)g->unattributed, PP_VALUE_COUNT);
 }
 
-/* ---- tables --------------------------------------------------------------- */
+/* ---- tables ---------------------------------------------------------------
+ */
 
 static const pp_col dev_cols[] = {
     {"device", "device", PP_VALUE_COUNT, PP_COL_INT, NULL},
@@ -126,7 +119,9 @@ static const pp_col dev_cols[] = {
       {"bandwidth_bytes_per_s", "bandwidth", PP_VALUE_BYTE_RATE, 0, NULL},     \
       {"pageable_bytes", "pageable / pinned", PP_VALUE_BYTES, PP_COL_INT,      \
        NULL},                                                                  \
-      {"pinned_bytes", "pageable / pinned", PP_VALUE_BYTES, PP_COL_INT, NULL}
+  {                                                                            \
+    "pinned_bytes", "pageable / pinned", PP_VALUE_BYTES, PP_COL_INT, NULL      \
+  }
 
 static const pp_col xfer_cols[] = {XFER_COLS};
 
@@ -198,7 +193,8 @@ static const pp_col api_cols[] = {
 };
 
 #define TABLE(d, id, title, note, cols)                                        \
-  pp_doc_table((d), (id), (title), (note), (cols), sizeof(cols) / sizeof *(cols))
+  pp_doc_table((d), (id), (title), (note), (cols),                             \
+               sizeof(cols) / sizeof *(cols))
 
 static int tables(const pp_trace *tr, const pp_gpu_activity *g, pp_doc *d) {
   const pp_cuda_trace *c = &tr->cuda;
@@ -211,7 +207,7 @@ static int tables(const pp_trace *tr, const pp_gpu_activity *g, pp_doc *d) {
     long r = pp_table_row(t);
     pp_cell_count(t, r, "device", v->device);
     pp_cell_int(t, r, "busy_ns", v->busy_ns);
-    pct(t, r, "busy_pct", (double)v->busy_ns, (double)g->wall_ns);
+    pp_cell_share(t, r, "busy_pct", (double)v->busy_ns, (double)g->wall_ns);
     pp_cell_count(t, r, "kernels", v->kernels);
     pp_cell_int(t, r, "kernel_ns", v->kernel_ns);
     pp_cell_count(t, r, "copies", v->copies);
@@ -249,7 +245,8 @@ static int tables(const pp_trace *tr, const pp_gpu_activity *g, pp_doc *d) {
     if (name) {
       pp_cell_text(t, r, "name", name);
       pp_cell_int(t, r, "wall_ns", s->wall_ns);
-      pct(t, r, "gpu_busy_pct", (double)s->busy_ns, (double)s->wall_ns);
+      pp_cell_share(t, r, "gpu_busy_pct", (double)s->busy_ns,
+                    (double)s->wall_ns);
     }
     pp_cell_int(t, r, "gpu_busy_ns", s->busy_ns);
     pp_cell_count(t, r, "kernels", s->kernels);
@@ -261,7 +258,7 @@ static int tables(const pp_trace *tr, const pp_gpu_activity *g, pp_doc *d) {
       copy += s->xfer[k].time_ns;
     pp_cell_int(t, r, "copy_ns", copy);
     if (name)
-      pct(t, r, "copy_pct", (double)copy, (double)s->wall_ns);
+      pp_cell_share(t, r, "copy_pct", (double)copy, (double)s->wall_ns);
     xfers(x, (uint32_t)i + 1, name ? name : NO_ZONE, s->xfer);
   }
   t = TABLE(d, "cuda_syncs", "synchronization", NULL, sync_cols);

@@ -58,10 +58,8 @@ int pp__flow_table(const pp_analysis *a, pp_doc *d) {
     pp_cell_int(t, r, "zone_ns", f->zone_ns);
     pp_cell_int(t, r, "wait_ns", f->wait_ns);
     double total = (double)f->zone_ns + (double)f->wait_ns;
-    if (total > 0) {
-      pp_cell_num(t, r, "zone_pct", (double)f->zone_ns / total * 100.0);
-      pp_cell_num(t, r, "wait_pct", (double)f->wait_ns / total * 100.0);
-    }
+    pp_cell_share(t, r, "zone_pct", (double)f->zone_ns, total);
+    pp_cell_share(t, r, "wait_pct", (double)f->wait_ns, total);
     if (!f->items)
       pp_row_note(t, r, "no item followed from begin to end");
   }

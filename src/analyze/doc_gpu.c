@@ -72,6 +72,13 @@ int pp__gpu_zone_facts(const pp_analysis *a, pp_doc *d) {
   pp_table *f = pp_doc_facts(d, "gpu_zone_counts", "GPU zone counts", "GPU times are placed on the CPU clock within the clock placement error");
   if (!f)
     return -1;
+  /* why GPU zones were not (all) resolved: the zones table says it, the
+   * JSON has it here */
+  pp_fact_json_only(f, g->unavailable
+                           ? pp_fact_text(f, "unavailable", "unavailable",
+                                          g->unavailable)
+                           : pp_fact_num(f, "unavailable", "unavailable", NAN,
+                                         PP_VALUE_TEXT));
   count(f, "resolved", "resolved", g->resolved, PP_VALUE_COUNT);
   count(f, "unresolved", "unresolved at shutdown",
         g->resolved >= 0 && g->unresolved < 0 ? 0 : g->unresolved,

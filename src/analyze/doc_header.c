@@ -118,7 +118,7 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
     pp_table_warning(h, "trace ended without END chunk (process killed?)");
   if (d->parts_unfinished) {
     char pids[128] = "";
-    size_t n = d->parts_unfinished < 8 ? (size_t)d->parts_unfinished : 8;
+    size_t n = pp_unfinished_listed(d);
     for (size_t k = 0, len = 0; k < n && len < sizeof pids; k++)
       len += (size_t)snprintf(pids + len, sizeof pids - len, "%s%u",
                               k ? ", " : "", d->unfinished_pid[k]);
@@ -180,26 +180,7 @@ int pp__header_facts(const pp_analysis *a, const pp_run_tree *rt,
   for (size_t i = 0; i < t->nthreads; i++)
     f.threads += !pp_run_tree_is_profiler(t, rt, &t->threads[i]);
   uint32_t *pids = NULL;
-  size_t npids = pp_trace_pids(t, &pids);
-  size_t shown = 0;
-  for (size_t i = 0; i < npids; i++)
-    if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
-      pids[shown++] = pids[i];
-  /* a process whose file did not finish before any of its events was
-   * written (killed at once) has no thread: listed too */
-  const pp_read_diag *dg = &t->diag;
-  size_t nun = dg->parts_unfinished < 8 ? (size_t)dg->parts_unfinished : 8;
-  uint32_t *all = nun ? pp__realloc(pids, (shown + nun) * sizeof *pids) : pids;
-  if (all) {
-    pids = all;
-    for (size_t k = 0; k < nun; k++) {
-      size_t j = 0;
-      while (j < shown && pids[j] != dg->unfinished_pid[k])
-        j++;
-      if (j == shown)
-        pids[shown++] = dg->unfinished_pid[k];
-    }
-  }
+  size_t shown = pp__run_pids(t, rt, &pids);
   char list[512];
   if (shown > 1 || (rt->is_run && shown == 1)) {
     /* merged from several processes (pipeprof run) */

@@ -30,16 +30,28 @@ static pp_measure_figures measure(const char *key, const char *label,
                               .why = f->why};
 }
 
+/* A measure of the system's registry row id: its JSON key, label, unit. */
+typedef struct measure_row {
+  const char *key, *label;
+  pp_value_unit unit;
+  pp_metric_id id;
+} measure_row;
+
+/* The measures of rows (n of them) into m; returns n. */
+static size_t measures_of(const pp_system *s, const measure_row *rows,
+                          size_t n, pp_measure_figures *m) {
+  for (size_t i = 0; i < n; i++)
+    m[i] = measure(rows[i].key, rows[i].label, rows[i].unit,
+                   &s->m[rows[i].id]);
+  return n;
+}
+
 /* "system_host": the machine's sampled measures (CPU, load, memory,
  * pressure, rates), when the trace has system samples or says why not. */
 static int system_host(const pp_system *s, pp_doc *d) {
   if (!s->show_system)
     return 0;
-  static const struct {
-    const char *key, *label;
-    pp_value_unit unit;
-    pp_metric_id id;
-  } rows[] = {
+  static const measure_row rows[] = {
       {"cpu_busy_pct", "CPU busy", PP_VALUE_PCT, PP_METRIC_SYS_CPU_BUSY},
       {"cpu_user_pct", "CPU user", PP_VALUE_PCT, PP_METRIC_SYS_CPU_USER},
       {"cpu_system_pct", "CPU system", PP_VALUE_PCT, PP_METRIC_SYS_CPU_SYSTEM},
@@ -58,10 +70,7 @@ static int system_host(const pp_system *s, pp_doc *d) {
   enum { NROWS = sizeof rows / sizeof rows[0] };
   pp_measure_figures m[NROWS + 6 + 2];
   char keys[6][40], labels[6][40];
-  size_t n = 0;
-  for (size_t i = 0; i < NROWS; i++)
-    m[n++] = measure(rows[i].key, rows[i].label, rows[i].unit,
-                     &s->m[rows[i].id]);
+  size_t n = measures_of(s, rows, NROWS, m);
   for (size_t i = 0; i < 3; i++) { /* pressure stall (PSI) */
     const pp_sys_psi *p = &s->psi[i];
     for (int full = 0; full < 2; full++) {
@@ -94,11 +103,7 @@ static int system_host(const pp_system *s, pp_doc *d) {
 
 /* "process_tree_measures": the tree's sampled gauges. */
 static int tree_measures(pp_doc *d, const pp_system *s) {
-  static const struct {
-    const char *key, *label;
-    pp_value_unit unit;
-    pp_metric_id id;
-  } rows[] = {
+  static const measure_row rows[] = {
       {"cpu_pct", "CPU (100% = one core)", PP_VALUE_PCT, PP_METRIC_PROC_CPU},
       {"user_pct", "CPU user", PP_VALUE_PCT, PP_METRIC_PROC_USER},
       {"system_pct", "CPU system", PP_VALUE_PCT, PP_METRIC_PROC_SYSTEM},
@@ -121,9 +126,7 @@ static int tree_measures(pp_doc *d, const pp_system *s) {
   if (!s->show_tree)
     return 0;
   pp_measure_figures m[NROWS];
-  for (size_t i = 0; i < NROWS; i++)
-    m[i] = measure(rows[i].key, rows[i].label, rows[i].unit,
-                   &s->m[rows[i].id]);
+  measures_of(s, rows, NROWS, m);
   pp_table *t = pp_results_measures(d, "process_tree_measures",
                                     "process tree, sampled", NULL, m, NROWS);
   return t ? 0 : -1;

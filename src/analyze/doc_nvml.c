@@ -47,6 +47,13 @@ static int is_nvml_row(pp_metric_id id, long index) {
          id != PP_METRIC_CUDA_MEM_USED && id != PP_METRIC_CUDA_MEM_TOTAL;
 }
 
+int pp_counter_is_gpu(const char *name) {
+  long ix;
+  pp_metric_id id = pp_metric_lookup(name, &ix, NULL, NULL);
+  return id == PP_METRIC_GPU_ENERGY_ALL || id == PP_METRIC_GPU_RUN_ENERGY ||
+         (id != PP_METRIC_NONE && is_nvml_row(id, ix));
+}
+
 static const char *meta(const pp_trace *t, const char *f, int gpu,
                         const char *what) {
   char key[96];

@@ -16,10 +16,35 @@
 #include "analyze/run_tree.h"
 #include "results/doc.h"
 
+size_t pp__run_pids(const pp_trace *t, const pp_run_tree *rt,
+                    uint32_t **out) {
+  uint32_t *pids = NULL;
+  size_t n = pp_trace_pids(t, &pids), shown = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!rt->is_run || !rt->has_profiler_pid || pids[i] != rt->profiler_pid)
+      pids[shown++] = pids[i];
+  /* a process whose file did not finish before any of its events was
+   * written (killed at once) has no thread: listed too */
+  const pp_read_diag *d = &t->diag;
+  size_t nun = pp_unfinished_listed(d);
+  uint32_t *all = nun ? pp__realloc(pids, (shown + nun) * sizeof *pids) : pids;
+  if (all) {
+    pids = all;
+    for (size_t k = 0; k < nun; k++) {
+      size_t j = 0;
+      while (j < shown && pids[j] != d->unfinished_pid[k])
+        j++;
+      if (j == shown)
+        pids[shown++] = d->unfinished_pid[k];
+    }
+  }
+  *out = pids;
+  return shown;
+}
+
 const char *pp__process_end(const pp_trace *t, uint32_t pid) {
   const pp_read_diag *d = &t->diag;
-  size_t n = d->parts_unfinished < 8 ? (size_t)d->parts_unfinished : 8;
-  for (size_t k = 0; k < n; k++)
+  for (size_t k = 0; k < pp_unfinished_listed(d); k++)
     if (d->unfinished_pid[k] == pid)
       return "did not finish its file";
   if (pid == t->pid)
@@ -40,19 +65,13 @@ static const pp_col cols[] = {
     {"events", "events", PP_VALUE_COUNT, PP_COL_INT, NULL},
 };
 
-/* The row of pid in t, made when new. */
-static long row_of(pp_table *t, uint32_t pid) {
+/* The row of pid in t (rows in the order of pids), or -1. */
+static long row_of(const pp_table *t, uint32_t pid) {
   long kp = pp_table_col(t, "pid");
   for (size_t r = 0; r < t->nrows; r++)
     if (pp_table_cell(t, r, (size_t)kp)->num == (double)pid)
       return (long)r;
-  long r = pp_table_row(t);
-  pp_cell_count(t, r, "pid", pid);
-  pp_cell_count(t, r, "threads", 0);
-  pp_cell_count(t, r, "zones", 0);
-  pp_cell_int(t, r, "busy_ns", 0);
-  pp_cell_count(t, r, "events", 0);
-  return r;
+  return -1;
 }
 
 static void add(pp_table *t, long r, const char *key, double v) {
@@ -75,28 +94,30 @@ int pp__process_table(const pp_analysis *a, const pp_run_tree *rt,
                              cols, sizeof cols / sizeof *cols);
   if (!t)
     return -1;
+  uint32_t *pids = NULL;
+  size_t n = pp__run_pids(tr, rt, &pids);
+  for (size_t i = 0; i < n; i++) {
+    long r = pp_table_row(t);
+    const char *name = pp_trace_process_name(tr, pids[i]);
+    const char *end = pp__process_end(tr, pids[i]);
+    pp_cell_count(t, r, "pid", pids[i]);
+    pp_cell_text(t, r, "name", name ? name : "");
+    if (end)
+      pp_cell_text(t, r, "ended", end);
+    pp_cell_count(t, r, "threads", 0);
+    pp_cell_count(t, r, "zones", 0);
+    pp_cell_int(t, r, "busy_ns", 0);
+    pp_cell_count(t, r, "events", 0);
+  }
+  pp__free(pids);
   for (size_t i = 0; i < tr->nthreads; i++) {
-    const pp_thread *th = &tr->threads[i];
-    uint32_t pid = pp_thread_pid(tr, th);
-    if (rt->is_run && rt->has_profiler_pid && pid == rt->profiler_pid)
+    long r = row_of(t, pp_thread_pid(tr, &tr->threads[i]));
+    if (r < 0) /* the profiler's */
       continue;
-    long r = row_of(t, pid);
     add(t, r, "threads", 1);
     add(t, r, "zones", (double)a->threads[i].zones_measured);
     add(t, r, "busy_ns", (double)a->threads[i].busy_ns);
     add(t, r, "events", (double)a->threads[i].events);
-  }
-  const pp_read_diag *dg = &tr->diag;
-  for (size_t k = 0; k < dg->parts_unfinished && k < 8; k++)
-    row_of(t, dg->unfinished_pid[k]);
-  long kp = pp_table_col(t, "pid");
-  for (size_t r = 0; r < t->nrows; r++) {
-    uint32_t pid = (uint32_t)pp_table_cell(t, r, (size_t)kp)->num;
-    const char *name = pp_trace_process_name(tr, pid);
-    const char *end = pp__process_end(tr, pid);
-    pp_cell_text(t, (long)r, "name", name ? name : "");
-    if (end)
-      pp_cell_text(t, (long)r, "ended", end);
   }
   return pp_doc_ok(d) ? 0 : -1;
 }

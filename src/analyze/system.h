@@ -65,6 +65,10 @@ int pp_freq_series_nominal(const pp_trace *t, const pp_counter_stats *c);
  * and their series, `pipeprof serve`'s /metrics). */
 int pp_series_is_measurement(const pp_trace *t, const pp_counter_stats *c);
 
+/* 1 when a counter name is a GPU one NVML reads ("gpu<N>.*", the GPUs'
+ * energy totals; doc_nvml.c). */
+int pp_counter_is_gpu(const char *name);
+
 /* Is counter c of t a library metric (to list apart from user counters)? */
 int pp_counter_is_library(const pp_trace *t, const pp_counter_stats *c);
 

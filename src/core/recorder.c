@@ -67,6 +67,12 @@ void pp__recorder_publish(int on) {
   __atomic_store_n(&pp__active, word, __ATOMIC_RELEASE);
 }
 
+/* Every thread's view is stale from now on (never generation 0). */
+static void next_generation(void) {
+  unsigned g = atomic_load(&generation) + 1;
+  atomic_store(&generation, g > PP__GEN_MAX ? 1 : g);
+}
+
 unsigned pp__recorder_gen(void) {
   return atomic_load_explicit(&generation, memory_order_relaxed);
 }
@@ -230,10 +236,7 @@ void pp__recorder_reset_positions(void) {
   pp__registry_unlock();
   /* A new generation, published (recording still off) once every ring is
    * in place: each thread's next event refreshes its view from them. */
-  unsigned g = atomic_load(&generation) + 1;
-  if (g > PP__GEN_MAX)
-    g = 1;
-  atomic_store(&generation, g);
+  next_generation();
   pp__recorder_publish(0);
 }
 
@@ -343,10 +346,7 @@ pp__tstate *pp__thread_get(void) {
 
 void pp__recorder_restart_on_first_event(void (*restart)(void)) {
   atomic_store(&fork_restart, restart);
-  unsigned g = atomic_load(&generation) + 1;
-  if (g > PP__GEN_MAX)
-    g = 1;
-  atomic_store(&generation, g);
+  next_generation();
   pp__recorder_publish(1); /* every view is stale: the next event is slow */
 }
 

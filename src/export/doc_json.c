@@ -69,36 +69,54 @@ void pp_doc_json_objects(pp_jsonw *w, const pp_table *t, pp_doc_row_fn extra,
   objects(w, t, SIZE_MAX, extra, ctx);
 }
 
+/* Dotted keys ("a.b": member b of object a), adjacent: the object open
+ * and its prefix. */
+typedef struct nest {
+  const char *open;
+  size_t len;
+} nest;
+
+/* The key of the next member, key, given: opens or closes the nested
+ * object it belongs to, then writes its own key. */
+static void nested_key(pp_jsonw *w, nest *x, const char *key) {
+  size_t n = prefix_len(key);
+  if (x->open && (n != x->len || strncmp(key, x->open, n) != 0)) {
+    pp_jsonw_obj_end(w);
+    x->open = NULL;
+  }
+  if (n && !x->open) {
+    char k[64];
+    size_t m = n < sizeof k - 1 ? n : sizeof k - 1;
+    memcpy(k, key, m);
+    k[m] = '\0';
+    pp_jsonw_key(w, k);
+    pp_jsonw_obj_begin(w);
+    x->open = key;
+    x->len = n;
+  }
+  pp_jsonw_key(w, n ? key + n + 1 : key);
+}
+
+/* The nested object left open, closed. */
+static void nest_end(pp_jsonw *w, nest *x) {
+  if (x->open)
+    pp_jsonw_obj_end(w);
+  x->open = NULL;
+}
+
 /* Row r as an object, without the column skip (-1: none). */
 static void row_object(pp_jsonw *w, const pp_table *t, size_t r, long skip,
                        pp_doc_row_fn extra, void *ctx) {
   pp_jsonw_obj_begin(w);
-  const char *open = NULL; /* the nested object open, its prefix */
-  size_t open_len = 0;
+  nest x = {NULL, 0};
   for (size_t c = 0; c < t->ncols; c++) {
     const pp_col *col = &t->cols[c];
     if ((col->flags & PP_COL_VIEW_ONLY) || (long)c == skip)
       continue;
-    size_t n = prefix_len(col->key);
-    if (open && (n != open_len || strncmp(col->key, open, n) != 0)) {
-      pp_jsonw_obj_end(w);
-      open = NULL;
-    }
-    if (n && !open) {
-      char k[64];
-      size_t m = n < sizeof k - 1 ? n : sizeof k - 1;
-      memcpy(k, col->key, m);
-      k[m] = '\0';
-      pp_jsonw_key(w, k);
-      pp_jsonw_obj_begin(w);
-      open = col->key;
-      open_len = n;
-    }
-    pp_jsonw_key(w, n ? col->key + n + 1 : col->key);
+    nested_key(w, &x, col->key);
     value(w, col, pp_table_cell(t, r, c));
   }
-  if (open)
-    pp_jsonw_obj_end(w);
+  nest_end(w, &x);
   if (t->notes[r])
     pp_jsonw_kv_str(w, "notes", t->notes[r]);
   if (extra)
@@ -115,9 +133,10 @@ static void objects(pp_jsonw *w, const pp_table *t, size_t max_rows,
     }
 }
 
-void pp_doc_json_row(pp_jsonw *w, const pp_table *t, size_t r, size_t skip) {
+void pp_doc_json_row(pp_jsonw *w, const pp_table *t, size_t r, long skip,
+                     pp_doc_row_fn extra, void *ctx) {
   if (t && r < t->nrows)
-    row_object(w, t, r, (long)skip, NULL, NULL);
+    row_object(w, t, r, skip, extra, ctx);
 }
 
 void pp_doc_json_group(pp_jsonw *w, const pp_table *t, uint32_t group) {
@@ -142,34 +161,16 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
 
 void pp_doc_json_facts(pp_jsonw *w, const pp_table *t) {
   long kk = pp_table_col(t, "key"), kv = pp_table_col(t, "value");
-  const char *open = NULL; /* the nested object open, its prefix */
-  size_t open_len = 0;
+  nest x = {NULL, 0}; /* dotted keys, as the rows' dotted columns */
   for (size_t r = 0; t && t->facts && kk >= 0 && kv >= 0 && r < t->nrows;
        r++) {
     const pp_cell *k = pp_table_cell(t, r, (size_t)kk);
     if (k->kind != PP_CELL_TEXT)
       continue;
-    /* "a.b": member b of object a, as the rows' dotted columns */
-    size_t n = prefix_len(k->text);
-    if (open && (n != open_len || strncmp(k->text, open, n) != 0)) {
-      pp_jsonw_obj_end(w);
-      open = NULL;
-    }
-    if (n && !open) {
-      char o[64];
-      size_t m = n < sizeof o - 1 ? n : sizeof o - 1;
-      memcpy(o, k->text, m);
-      o[m] = '\0';
-      pp_jsonw_key(w, o);
-      pp_jsonw_obj_begin(w);
-      open = k->text;
-      open_len = n;
-    }
-    pp_jsonw_key(w, n ? k->text + n + 1 : k->text);
+    nested_key(w, &x, k->text);
     value(w, &t->cols[kv], pp_table_cell(t, r, (size_t)kv));
   }
-  if (open)
-    pp_jsonw_obj_end(w);
+  nest_end(w, &x);
 }
 
 /* A table of facts' layout: each fact's key, label, unit and notes. */

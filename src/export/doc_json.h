@@ -40,8 +40,10 @@ void pp_doc_json_keyed(pp_jsonw *w, const pp_table *t, const char *key,
  * the caller opened: a number, a boolean, a text, null for no value,
  * {"unavailable": why}. */
 void pp_doc_json_facts(pp_jsonw *w, const pp_table *t);
-/* Row r of t as an object, without column skip (the member's key). */
-void pp_doc_json_row(pp_jsonw *w, const pp_table *t, size_t r, size_t skip);
+/* Row r of t as an object, without column skip (the member's key; -1:
+ * none), extra adding members of its own. */
+void pp_doc_json_row(pp_jsonw *w, const pp_table *t, size_t r, long skip,
+                     pp_doc_row_fn extra, void *ctx);
 /* The rows of group (pp_row_group) of t that are in the JSON, as an
  * array of objects (a stage's nested zones). */
 void pp_doc_json_group(pp_jsonw *w, const pp_table *t, uint32_t group);

@@ -45,7 +45,7 @@ static void xfers(pp_jsonw *w, const pp_table *t, uint32_t g) {
     if (t->row_info[r].group != g)
       continue;
     pp_jsonw_key(w, pp_table_cell(t, r, (size_t)kd)->text);
-    pp_doc_json_row(w, t, r, (size_t)kd);
+    pp_doc_json_row(w, t, r, kd, NULL, NULL);
   }
   pp_jsonw_obj_end(w);
 }

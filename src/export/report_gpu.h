@@ -24,7 +24,4 @@
  * or writing failed. */
 int pp_report_gpu(FILE *out, const pp_analysis *a);
 
-/* 1 when a counter name is a GPU one ("gpu." or "gpu<digits>."). */
-int pp_counter_is_gpu(const char *name);
-
 #endif /* PP_EXPORT_REPORT_GPU_H */

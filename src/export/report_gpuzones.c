@@ -58,11 +58,7 @@ int pp_summary_gpu_zones_json(struct pp_jsonw *w, const pp_analysis *a) {
   if (!gz) {
     pp_jsonw_null(w);
   } else {
-    /* why the zones were not resolved, else the remark that says why
-     * some may be missing */
     pp_jsonw_obj_begin(w);
-    pp_jsonw_kv_str(w, "unavailable",
-                    gz->why ? gz->why : gz->nremarks ? gz->remarks[0] : NULL);
     pp_jsonw_key(w, "zones");
     pp_jsonw_arr_begin_lines(w);
     pp_doc_json_objects(w, gz, NULL, NULL);

@@ -10,34 +10,24 @@
 #include "export/export.h"
 #include "export/jsonw.h"
 
-/* Row r of the results document's table of histogram figures (analyze/
- * doc_hists.c) as the members of the object open in w. */
-static void hist_members(pp_jsonw *w, const pp_table *t, size_t r) {
-  for (size_t c = 0; t && r < t->nrows && c < t->ncols; c++) {
-    const pp_cell *v = pp_table_cell(t, r, c);
-    pp_jsonw_key(w, t->cols[c].key);
-    if (v->is_whole)
-      pp_jsonw_int(w, v->whole);
-    else
-      pp_jsonw_double(w, v->num);
-  }
-}
-
 typedef struct hist_ctx {
   const pp_pipeline *p;
   const pp_table *figures; /* queue_waits or flow_latencies */
 } hist_ctx;
 
-/* A queue row's "wait": its items' push-to-pop figures and histogram. */
+/* The histogram of queue r's waits (schema_minor 13). */
+static void wait_hist(pp_jsonw *w, size_t r, void *ctx) {
+  pp_summary_hist_json(w, "hist", &((const pp_pipeline *)ctx)->queues[r].wait);
+}
+
+/* A queue row's "wait": its items' push-to-pop figures (analyze/
+ * doc_hists.c) and histogram. */
 static void queue_wait(pp_jsonw *w, size_t r, void *ctx) {
   const hist_ctx *c = ctx;
   if (r >= c->p->nqueues)
     return;
   pp_jsonw_key(w, "wait");
-  pp_jsonw_obj_begin(w);
-  hist_members(w, c->figures, r);
-  pp_summary_hist_json(w, "hist", &c->p->queues[r].wait); /* minor 13 */
-  pp_jsonw_obj_end(w);
+  pp_doc_json_row(w, c->figures, r, -1, wait_hist, (void *)c->p);
 }
 
 /* "queues": the results document's table (analyze/document.c), each row
@@ -86,9 +76,7 @@ static void flow_extra(pp_jsonw *w, size_t r, void *ctx) {
     return;
   const pp_flow_stats *f = &c->p->flows[r];
   pp_jsonw_key(w, "latency");
-  pp_jsonw_obj_begin(w);
-  hist_members(w, c->figures, r);
-  pp_jsonw_obj_end(w);
+  pp_doc_json_row(w, c->figures, r, -1, NULL, NULL);
   if (f->items) {
     write_path(w, "median", &f->median);
     write_path(w, "slowest", &f->slowest);

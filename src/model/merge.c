@@ -73,6 +73,13 @@ static int64_t window_end(const pp_trace *t) {
 static int merge_rest(pp_trace *dst, pp_trace *src, const uint32_t *map,
                       size_t nsrc);
 
+static void note_unfinished(pp_read_diag *d, uint32_t pid) {
+  size_t k = pp_unfinished_listed(d);
+  if (k < PP_UNFINISHED_LISTED)
+    d->unfinished_pid[k] = pid;
+  d->parts_unfinished++;
+}
+
 int pp_trace_merge(pp_trace *dst, pp_trace *src) {
   return pp_trace_merge_ex(dst, src, 0, NULL);
 }
@@ -226,16 +233,14 @@ static int merge_rest(pp_trace *dst, pp_trace *src, const uint32_t *map,
   }
   if (src->format_minor < dst->format_minor)
     dst->format_minor = src->format_minor;
-  if (src->diag.file_bytes && !src->diag.clean_end) {
-    uint64_t k = dst->diag.parts_unfinished++;
-    if (k < sizeof dst->diag.unfinished_pid / sizeof *dst->diag.unfinished_pid)
-      dst->diag.unfinished_pid[k] = (uint32_t)src->pid;
-  }
-  for (uint64_t k = 0; k < src->diag.parts_unfinished; k++) {
-    uint64_t j = dst->diag.parts_unfinished++;
-    if (k < 8 && j < 8)
-      dst->diag.unfinished_pid[j] = src->diag.unfinished_pid[k];
-  }
+  /* the processes that did not finish their files: src, and those
+   * merged into it before (past the listed ones, counted) */
+  if (src->diag.file_bytes && !src->diag.clean_end)
+    note_unfinished(&dst->diag, src->pid);
+  for (size_t k = 0; k < pp_unfinished_listed(&src->diag); k++)
+    note_unfinished(&dst->diag, src->diag.unfinished_pid[k]);
+  dst->diag.parts_unfinished +=
+      src->diag.parts_unfinished - pp_unfinished_listed(&src->diag);
   dst->diag.file_bytes += src->diag.file_bytes;
   dst->diag.chunks_ok += src->diag.chunks_ok;
   dst->diag.chunks_bad += src->diag.chunks_bad;

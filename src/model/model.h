@@ -84,6 +84,10 @@ typedef struct pp_clock_sync {
   int64_t real_ns;
 } pp_clock_sync;
 
+/* The pids of unfinished processes a merged trace lists (the rest are
+ * counted). */
+#define PP_UNFINISHED_LISTED 8u
+
 /* What the reader found while decoding. */
 typedef struct pp_read_diag {
   uint64_t file_bytes;
@@ -108,8 +112,15 @@ typedef struct pp_read_diag {
    * chunk (killed, or ended with _exit before the writer's last pass),
    * the first of their pids */
   uint64_t parts_unfinished;
-  uint32_t unfinished_pid[8];
+  uint32_t unfinished_pid[PP_UNFINISHED_LISTED];
 } pp_read_diag;
+
+/* How many of d's unfinished processes have their pid listed. */
+static inline size_t pp_unfinished_listed(const pp_read_diag *d) {
+  return d->parts_unfinished < PP_UNFINISHED_LISTED
+             ? (size_t)d->parts_unfinished
+             : PP_UNFINISHED_LISTED;
+}
 
 /* An anomaly or alert raised by the live statistics inside the profiled
  * process (since format 1.2; event types 22 and 23). */

@@ -286,6 +286,12 @@ long pp_table_row(pp_table *t) {
   return (long)t->nrows++;
 }
 
+void pp_cell_share(pp_table *t, long row, const char *key, double part,
+                   double whole) {
+  if (whole > 0)
+    pp_cell_num(t, row, key, part / whole * 100.0);
+}
+
 void pp_row_group(pp_table *t, long row, uint32_t group) {
   if (t && row >= 0 && (size_t)row < t->nrows)
     t->row_info[row].group = group;

@@ -208,6 +208,9 @@ void pp_cell_int(pp_table *t, long row, const char *key, int64_t v);
 void pp_cell_whole(pp_table *t, long row, const char *key, double v);
 /* An unsigned count: exact up to INT64_MAX, a double above. */
 void pp_cell_count(pp_table *t, long row, const char *key, uint64_t v);
+/* part of whole in percent (0..100); no value when whole <= 0. */
+void pp_cell_share(pp_table *t, long row, const char *key, double part,
+                   double whole);
 /* A number in a PP_VALUE_ROW column, shown in unit. */
 void pp_cell_num_unit(pp_table *t, long row, const char *key, double v,
                       pp_value_unit unit);
