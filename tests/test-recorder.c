@@ -1265,6 +1265,18 @@ PP_TEST(recorder_env_valid) {
 
 /* ---- fork --------------------------------------------------------------- */
 
+/* Fork tests whose children start a session (a writer thread): not
+ * under the sanitizers, which cannot start threads after a threaded fork
+ * (TSan) or fork safely (GCC 12 ASan's allocator). 1: skipped, said. */
+static int skip_forked_sessions(void) {
+  if (!PP_T_TSAN && !PP_T_ASAN)
+    return 0;
+  printf("# skipped: %s\n",
+         PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                   : "GCC 12 ASan's allocator is not fork-safe");
+  return 1;
+}
+
 /*
  * What the library does on fork (fork_child() in src/core/session.c, run
  * through pthread_atfork in the child): the child does not own the
@@ -1277,12 +1289,8 @@ PP_TEST(recorder_env_valid) {
  * file (fork and exec).
  */
 PP_TEST(recorder_fork_child_records_in_its_own_file) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   char path[4096], cpath[4200], quiet[4200];
   tpath(path, sizeof path, "parent.pptrace");
   start_session(PP_MODE_TRACE, path, 0);
@@ -1368,12 +1376,8 @@ static void shared_zones(int n) {
  * every process's calls, the summary JSON one zone, and the streamed
  * Chrome export every call; the threads still say which process. */
 PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   char dir[4096], path[4200];
   tpath(dir, sizeof dir, "run");
   CHECK_EQ(mkdir(dir, 0755), 0);
@@ -1426,12 +1430,8 @@ PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
  * _exit); one killed (SIGKILL) cannot: the report of the run says which
  * process did not finish its file, never nothing. */
 PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   char dir[4096], path[4200];
   tpath(dir, sizeof dir, "run");
   CHECK_EQ(mkdir(dir, 0755), 0);
@@ -1506,12 +1506,8 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
  * library's handler finishes the file first, then the process dies of
  * the signal as it would have. */
 PP_TEST_T(recorder_crash_signals_finish_the_file, 120) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   static const int sigs[] = {SIGABRT, SIGSEGV, SIGTERM};
   for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
     char path[4096], name[64];
@@ -1556,12 +1552,8 @@ PP_TEST_T(recorder_crash_signals_finish_the_file, 120) {
 }
 
 PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   enum { KIDS = 50, ZONES = 1000 };
   char path[4096];
   tpath(path, sizeof path, "many.pptrace");
@@ -1600,12 +1592,8 @@ PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
 }
 
 PP_TEST(recorder_fork_child_own_session) {
-  if (PP_T_TSAN || PP_T_ASAN) {
-    printf("# skipped: %s\n",
-           PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                     : "GCC 12 ASan's allocator is not fork-safe");
+  if (skip_forked_sessions())
     return;
-  }
   char path[4096], cpath[4096];
   tpath(path, sizeof path, "parent.pptrace");
   tpath(cpath, sizeof cpath, "child.pptrace");

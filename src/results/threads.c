@@ -12,8 +12,9 @@ static const pp_col cols[] = {
     {"label", "thread", PP_VALUE_TEXT, 0, NULL},
     {"tid", "tid", PP_VALUE_COUNT, PP_COL_INT, NULL},
     {"pid", "pid", PP_VALUE_COUNT, PP_COL_INT | PP_COL_JSON_ONLY, NULL},
-    /* the pid in the tables, when several processes recorded */
-    {"process", "pid", PP_VALUE_COUNT, PP_COL_INT | PP_COL_VIEW_ONLY, NULL},
+    /* the pid in the tables, when several processes recorded (null
+     * otherwise: the views leave the column out) */
+    {"process", "pid", PP_VALUE_COUNT, PP_COL_INT, NULL},
     {"name", "name", PP_VALUE_TEXT, PP_COL_JSON_ONLY, NULL},
     {"busy_ns", "busy", PP_VALUE_NS, PP_COL_INT, NULL},
     {"busy_pct", "%wall", PP_VALUE_PCT, PP_COL_BAR, NULL},

@@ -1011,9 +1011,8 @@
     parents.forEach(function (p) {
       (Array.isArray(p[list]) ? p[list] : []).filter(isRecord)
         .forEach(function (r) {
-          var o = {};
+          var o = Object.assign({}, r);
           o[groupKey] = p.name;
-          Object.keys(r).forEach(function (k) { o[k] = r[k]; });
           rows.push(o);
         });
       if (extra) extra(p, rows);
@@ -1088,15 +1087,6 @@
     var th = Array.isArray(d.threads) ? d.threads.filter(isRecord) : [];
     if (!th.length) return;
     var s = section(app, 'pp-threads', 'threads');
-    /* the layout's "process" column: each thread's pid, shown when
-     * several processes recorded (the document's rule) */
-    var several = th.some(function (r) { return r.pid !== th[0].pid; });
-    th = th.map(function (r) {
-      var o = {};
-      Object.keys(r).forEach(function (k) { o[k] = r[k]; });
-      if (several) o.process = r.pid;
-      return o;
-    });
     layoutTable(s, d, 'threads', th, function (r) {
       return String(r.label || r.name || r.tid);
     });
