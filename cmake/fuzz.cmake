@@ -18,11 +18,15 @@ file(GLOB PP_FUZZ_TARGETS CONFIGURE_DEPENDS
 # PP_FUZZ_SRC_<name> (sources), PP_FUZZ_LIBS_<name> (libraries),
 # PP_FUZZ_INC_<name> (include directories), PP_FUZZ_DEFS_<name> (compile
 # definitions).
+# load.c salvages unfinished traces (recover.c, src/salvage/), which
+# encode with the library's sinks.
 set(PP_FUZZ_SRC_cli_args src/cli/args.c src/cli/diff.c src/cli/load.c
-    src/cli/with.c)
+    src/cli/with.c src/cli/recover.c ${PP_SALVAGE_SRC} ${PP_CORE_SRC})
+set(PP_FUZZ_LIBS_cli_args ${PP_LIB_LINK})
+set(PP_FUZZ_DEFS_cli_args PP_STATIC_BUILD)
 if(PP_JANSSON)
-  set(PP_FUZZ_LIBS_cli_args ${PP_JANSSON})
-  set(PP_FUZZ_DEFS_cli_args PP_HAVE_JANSSON)
+  list(APPEND PP_FUZZ_LIBS_cli_args ${PP_JANSSON})
+  list(APPEND PP_FUZZ_DEFS_cli_args PP_HAVE_JANSSON)
 endif()
 set(PP_FUZZ_SRC_history src/cli/history_db.c)
 if(PP_SQLITE AND PP_SQLITE_INCLUDE)

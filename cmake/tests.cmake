@@ -5,7 +5,7 @@
 file(GLOB PP_TEST_SRC CONFIGURE_DEPENDS tests/test-*.c)
 add_executable(pp-tests tests/runner.c tests/trace_builder.c tests/cdp.c
   tests/fake_cuda_harness.c ${PP_TEST_SRC}
-               ${PP_CORE_SRC})
+               ${PP_CORE_SRC} ${PP_SALVAGE_SRC})
 target_compile_definitions(pp-tests PRIVATE PP_STATIC_BUILD PP_TESTING
   PP_SOURCE_DIR_DEFAULT="${PROJECT_SOURCE_DIR}")
 target_include_directories(pp-tests PRIVATE include src tests)

@@ -31,6 +31,7 @@ LAYERS = {
     "sink": [".", "format", "metrics", "pair", "ring", "stats"],
     "core": [".", "collect", "format", "metrics", "pair", "ring", "sink",
              "stats"],
+    "salvage": [".", "format", "pair", "ring", "sink", "stats"],
     "nvtx": [".", "core", "format"],
     "runtime": [".", "core", "format"],
     "model": [".", "format", "metrics", "stats"],
@@ -42,8 +43,8 @@ LAYERS = {
                "results", "stats"],
     "http": [".", "core", "export", "metrics", "results", "sink", "stats"],
     "cli": [".", "analyze", "collect", "core", "export", "format", "http",
-            "import", "metrics", "model", "pair", "results", "sink",
-            "stats"],
+            "import", "metrics", "model", "pair", "results", "salvage",
+            "sink", "stats"],
 }
 
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -248,6 +248,9 @@ int main(int argc, char **argv) {
     pid_t pid = fork();
     if (pid == 0) {
       setpgid(0, 0);
+      /* the durable rings of processes a test kills go with its folder
+       * (test-durable.c tests the default place) */
+      setenv("PIPEPROF_RINGS_DIR", tmpdir, 1);
       alarm((unsigned)t->timeout_s);
       t->fn();
       fflush(NULL);

@@ -37,6 +37,59 @@ static void pid_list(char *b, size_t len, const pp_trace *t,
     snprintf(b + at, len - at, ", ...");
 }
 
+/* META process.<key> of the process whose keys end in suffix ("" for
+ * the trace's own process, ".PID" for another of a merged run). */
+static const char *process_meta(const pp_trace *t, const char *key,
+                                const char *suffix) {
+  char k[96];
+  snprintf(k, sizeof k, "process.%s%s", key, suffix);
+  return pp_trace_meta(t, k);
+}
+
+/* Processes whose traces a salvager finished (src/salvage/): what it
+ * recovered, said once per process, the first PP__SALVAGE_LISTED. */
+#define PP__SALVAGE_LISTED 8
+static void salvage_remarks(pp_table *h, const pp_trace *t) {
+  static const char key[] = "process.salvaged_events";
+  size_t listed = 0, more = 0;
+  for (size_t i = 0; i < t->nmeta; i++) {
+    const pp_meta *m = &t->meta[i];
+    if (!m->key || strncmp(m->key, key, sizeof key - 1) != 0 || !m->value)
+      continue;
+    const char *suffix = m->key + sizeof key - 1;
+    if (*suffix && *suffix != '.')
+      continue;
+    if (listed == PP__SALVAGE_LISTED) {
+      more++;
+      continue;
+    }
+    listed++;
+    const char *how = process_meta(t, "end", suffix);
+    const char *threads = process_meta(t, "salvaged_threads", suffix);
+    const char *span = process_meta(t, "salvaged_span_ms", suffix);
+    const char *unnamed = process_meta(t, "salvaged_unnamed_sites", suffix);
+    char pid[24];
+    snprintf(pid, sizeof pid, "%" PRIu32, t->pid);
+    pp_table_remark(h,
+                    "process %.20s died before writing its last events "
+                    "(%.80s): %.20s events of %.20s thread%s, recorded in "
+                    "its last %.20s ms, were recovered from its durable "
+                    "rings%s%.20s%s",
+                    *suffix ? suffix + 1 : pid, how ? how : "salvaged",
+                    m->value, threads ? threads : "?",
+                    threads && !strcmp(threads, "1") ? "" : "s",
+                    span ? span : "?",
+                    unnamed && strcmp(unnamed, "0") ? " (" : "",
+                    unnamed && strcmp(unnamed, "0") ? unnamed : "",
+                    unnamed && strcmp(unnamed, "0")
+                        ? " sites first met after the writer's last pass "
+                          "have no names)"
+                        : "");
+  }
+  if (more)
+    pp_table_remark(h, "%zu more processes were salvaged", more);
+}
+
 /* The warnings and remarks of the trace the figures come from. */
 static void trace_warnings(pp_table *h, const pp_analysis *a) {
   const pp_trace *t = a->trace;
@@ -116,6 +169,7 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
   }
   if (d->file_bytes && !d->clean_end && !werr)
     pp_table_warning(h, "trace ended without END chunk (process killed?)");
+  salvage_remarks(h, t);
   if (d->parts_unfinished) {
     char pids[128] = "";
     size_t n = pp_unfinished_listed(d);

@@ -169,6 +169,13 @@ int pp_cli_sweep(int argc, char **argv);
 extern const char pp_cli_serve_usage[];
 int pp_cli_serve(int argc, char **argv);
 
+/* `pipeprof recover` (recover.c). */
+int pp_cli_recover(int argc, char **argv);
+/* Salvage the trace at path if its process died before finishing it
+ * (src/salvage/); how: how it died when the caller saw it (META
+ * process.end), else NULL. Says what it did in one line on stderr; says
+ * nothing when there was nothing to do. */
+void pp_cli_salvage(const char *path, const char *how);
 int pp_cli_run(int argc, char **argv);
 int pp_cli_diff(int argc, char **argv);
 /* diff's argument parsing alone (for a fuzz target): its exit code (0

@@ -108,6 +108,7 @@ static int read_one(const char *path, pp_trace *t, pp_analysis *a,
                     const load_opts *o, pp_trace *dst) {
   if (!dst && is_json_file(path))
     return import_one(path, t, a, o);
+  pp_cli_salvage(path, NULL); /* its process died before finishing it */
   char err[512];
   pp_stream *s = NULL;
   pp_read_opts ro = {UINT64_MAX, NULL, NULL, 0};

@@ -228,6 +228,9 @@ static const command commands[] = {
      "serve a trace's report, /metrics and JSON over "
      "HTTP",
      pp_cli_serve_usage},
+    {"recover", pp_cli_recover,
+     "finish the traces of processes killed while recording",
+     "usage: pipeprof recover [--list] [PATH...] (see --help)\n"},
     {"demo", cmd_demo, "profile the bundled example pipeline",
      pp_cli_demo_usage},
     {"version", cmd_version, "print the version", version_usage},

@@ -483,6 +483,12 @@ int pp_cli_run(int argc, char **argv) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     fprintf(stderr, "pipeprof run: %s %s\n", o.cmd[0], how);
 
+  if (WIFSIGNALED(st)) { /* a signal it could not finish the trace on */
+    char end[64];
+    snprintf(end, sizeof end, "signal SIG%s",
+             sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+    pp_cli_salvage(app, end);
+  }
   pp_trace t;
   pp_analysis a;
   if (pp_cli_load(o.out, &t, &a) != 0)

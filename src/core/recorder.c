@@ -17,6 +17,7 @@
 #include "../internal.h"
 #include "clock.h"
 #include "recorder.h"
+#include "../ring/arena.h"
 #include "../ring/tally.h"
 #include "wake.h"
 
@@ -84,6 +85,7 @@ static _Atomic uint64_t exit_count; /* threads that have exited */
 static _Atomic uint64_t reaped_dropped;    /* drops of threads freed */
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
 static pthread_key_t thread_key;
+static int thread_key_made; /* thread_key exists */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 /* In a forked child of a recording process: the session's restart,
  * called by the child's first event (pp__recorder_restart_on_first_event),
@@ -143,10 +145,15 @@ static size_t tstate_bytes(void) {
   return (sizeof(pp__tstate) + page - 1) / page * page;
 }
 
-/* Zeroed and populated; NULL when out of memory. */
-static pp__tstate *alloc_tstate(void) {
-  void *p = mmap(NULL, tstate_bytes(), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+/* Zeroed and populated; NULL when out of memory. In the session's
+ * durable arena (ring/arena.h) when there is one and durable, so that the
+ * thread's indices outlive the process; else anonymous memory. */
+static pp__tstate *alloc_tstate(int durable) {
+  void *p = durable ? pp__arena_alloc(tstate_bytes(), PP__SEG_TSTATE, 1)
+                    : NULL;
+  if (!p)
+    p = mmap(NULL, tstate_bytes(), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
@@ -154,10 +161,18 @@ static uint64_t ring_bytes(const pp__tstate *t) {
   return t->capacity * sizeof(pp__slot);
 }
 
+/* Unmap what alloc_tstate or map_ring gave. */
+static void unmap(void *p, size_t bytes) {
+  if (pp__arena_owns(p))
+    pp__arena_free(p);
+  else
+    munmap(p, bytes);
+}
+
 static void free_state(pp__tstate *t) {
   if (t->ring)
-    munmap(t->ring, ring_bytes(t));
-  munmap(t, tstate_bytes());
+    unmap(t->ring, ring_bytes(t));
+  unmap(t, tstate_bytes());
 }
 
 /* Populate t's ring up to byte end (one call); a kernel without
@@ -177,8 +192,13 @@ static void populate_to(pp__tstate *t, uint64_t end) {
  * business) with its first 2 x RING_AHEAD_MIN bytes populated. -1: out of
  * memory. */
 static int map_ring(pp__tstate *t, uint64_t slots) {
-  void *ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  /* in the arena with its thread state (the salvager reads them both) */
+  void *ring = pp__arena_owns(t)
+                   ? pp__arena_alloc(slots * sizeof(pp__slot), PP__SEG_RING, 0)
+                   : NULL;
+  if (!ring)
+    ring = mmap(NULL, slots * sizeof(pp__slot), PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ring == MAP_FAILED)
     return -1;
   t->ring = ring;
@@ -224,10 +244,14 @@ void pp__recorder_reset_positions(void) {
     if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
       pp__slot *old = t->ring;
       uint64_t old_bytes = ring_bytes(t);
-      if (map_ring(t, slots) == 0)
+      if (map_ring(t, slots) == 0) {
+        pp__arena_leak(old); /* still mapped: never given again */
         madvise(old, (size_t)old_bytes, MADV_DONTNEED);
+      }
     }
     atomic_store(&t->r, atomic_load(&t->w));
+    t->r_pending = atomic_load(&t->w);
+    t->pending_pass = 0;
     t->live_r = atomic_load(&t->w);
     t->written_dropped = atomic_load(&t->dropped);
     t->announced = 0;
@@ -296,6 +320,10 @@ void pp__recorder_after_fork_child(void) {
   reg_head = NULL;
   memset(&tls_prod, 0, sizeof tls_prod);
   tls_tallies = NULL; /* the parent's writer's to free (the copy leaks) */
+  /* The thread's state may be in the parent's durable arena, a shared
+   * mapping: its exit must not mark it dead there. */
+  if (thread_key != (pthread_key_t)-1 && thread_key_made)
+    pthread_setspecific(thread_key, NULL);
   atomic_store(&fork_restart, NULL);
   pp__queue_after_fork_child();
 }
@@ -312,11 +340,13 @@ static void thread_exit(void *arg) {
 static void make_key(void) {
   if (pthread_key_create(&thread_key, thread_exit) != 0)
     thread_key = (pthread_key_t)-1;
+  else
+    thread_key_made = 1;
 }
 
 static pp__tstate *attach(void) {
   pthread_once(&key_once, make_key);
-  pp__tstate *t = alloc_tstate();
+  pp__tstate *t = alloc_tstate(1);
   if (!t)
     return NULL;
   /* The ring comes with the thread's first event (room_slow), so naming a
@@ -1083,7 +1113,7 @@ double pp__measure_event_cost(int tally, double *drop_cost_ns) {
       *drop_cost_ns = 0;
     return tally_event_cost(&loc);
   }
-  pp__tstate *t = alloc_tstate();
+  pp__tstate *t = alloc_tstate(0); /* scratch: never salvaged */
   double best = 0, best_drop = 0;
   if (t && map_ring(t, SLOTS) == 0) {
     pp__prod v = {t->ring, t->mask, 0, UINT64_MAX, t, 1};

@@ -37,6 +37,7 @@
 #include "gpu.h"
 #include "http.h"
 #include "meta.h"
+#include "../ring/arena.h"
 #include "recorder.h"
 #include "sampler.h"
 #include "wake.h"
@@ -384,6 +385,7 @@ static void on_signal(int sig) {
   while (k < NFATAL && fatal_sigs[k] != sig)
     k++;
   final_pass(3000, k < NFATAL ? fatal_names[k] : "signal");
+  pp__arena_process_end();
   if (k < NFATAL)
     sigaction(sig, &old_fatal[k], NULL);
   errno = saved;
@@ -410,6 +412,7 @@ __attribute__((constructor)) static void find_next_exit(void) {
  * C program's forked children). Then the process ends as asked. */
 __attribute__((visibility("default"))) void _exit(int status) {
   final_pass(1000, "_exit");
+  pp__arena_process_end();
   if (next_exit)
     next_exit(status);
   for (;;)

@@ -29,12 +29,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../collect/cupti.h"
+#include "../ring/arena.h"
 #include "../format/events.h"
 #include "../format/records.h"
 #include "../internal.h"
@@ -93,6 +95,14 @@ typedef struct writer {
   int pass_busy;            /* this pass found a ring >= 1/16 full */
   int exiting;              /* the process is going: the kernel frees */
   uint64_t flight_released; /* exited threads whose rings were freed */
+  /* The durable arena (ring/arena.h): its file ("" when none, the reason
+   * in durable_off), the passes committed, and the threads drained by
+   * this pass whose read index moves once the pass is in the file. */
+  char durable_path[PATH_MAX];
+  char durable_off[PATH_MAX + 64];
+  uint64_t pass_no;
+  pp__tstate **pend;
+  size_t npend, cap_pend;
 } writer;
 
 static writer W;
@@ -300,6 +310,9 @@ static void pass_saw(pp__tstate *t, uint64_t n, uint64_t w) {
     pp__ring_prefault(t, w, n);
 }
 
+/* The read index moves only once the pass's chunks are in the file
+ * (commit_pass): a process killed in between keeps the slots in its ring
+ * for a salvager, and the producer cannot overwrite them before. */
 static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
   uint64_t w = atomic_load_explicit(&t->w, memory_order_acquire);
   uint64_t r = atomic_load_explicit(&t->r, memory_order_relaxed);
@@ -308,7 +321,25 @@ static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
   pass_saw(t, w - r, w);
   pp__slots s = {t->tid, t->ring, t->mask, r, w, 0, *clock};
   W.events_written += feed_slots(s);
-  atomic_store_explicit(&t->r, w, memory_order_release);
+  t->r_pending = w;
+  t->pending_pass = W.pass_no;
+  if (pp__grow((void **)&W.pend, &W.cap_pend, W.npend + 1, sizeof *W.pend) ==
+      0)
+    W.pend[W.npend++] = t;
+  else /* no memory to defer it: moved now, as before durable rings */
+    atomic_store_explicit(&t->r, w, memory_order_release);
+}
+
+/* The pass's chunks are written: say so in the arena, then move the read
+ * index of every thread the pass drained. */
+static void commit_pass(void) {
+  pp__arena_commit(W.out.good_off, W.out.seq, W.events_written,
+                   W.drops_written, W.pass_no);
+  for (size_t i = 0; i < W.npend; i++)
+    atomic_store_explicit(&W.pend[i]->r, W.pend[i]->r_pending,
+                          memory_order_release);
+  W.npend = 0;
+  W.pass_no++;
 }
 
 /* Flight mode: what was recorded since the last look, to the live sink. */
@@ -524,16 +555,6 @@ static void writer_pass(int final, int sync) {
   write_drops();
   if (atomic_load(&W.cuda))
     write_cuda(final);
-  pp__registry_lock();
-  if (final && W.exiting)
-    ; /* unmapping rings now costs TLB shootdowns on every CPU the program
-         runs on; the process's exit unmaps everything at once */
-  else if (W.mode != PP_MODE_FLIGHT)
-    pp__registry_reap(drained, 0);
-  else
-    W.flight_released += pp__registry_reap(peeked, FLIGHT_KEEP_EXITED);
-  pp__registry_unlock();
-  W.nsnap = 0; /* the snapshot may point at reaped threads now */
   if (W.live && !final) {
     pp__live_tick(W.live, now);
     W.nnotes = pp__live_take(W.live, W.notes, PP__ARRAY_LEN(W.notes));
@@ -544,6 +565,17 @@ static void writer_pass(int final, int sync) {
   }
   EACH_SINK(k, pass_end) { k->ops->pass_end(k, now, final); }
   pp__out_flush(&W.out);
+  commit_pass();
+  pp__registry_lock();
+  if (final && W.exiting)
+    ; /* unmapping rings now costs TLB shootdowns on every CPU the program
+         runs on; the process's exit unmaps everything at once */
+  else if (W.mode != PP_MODE_FLIGHT)
+    pp__registry_reap(drained, 0);
+  else
+    W.flight_released += pp__registry_reap(peeked, FLIGHT_KEEP_EXITED);
+  pp__registry_unlock();
+  W.nsnap = 0; /* the snapshot may point at reaped threads now */
   if (final || sync)
     pp__live_publish_now(W.live, now); /* the session's window as of now */
 }
@@ -630,6 +662,45 @@ int pp__writer_dump(const char *path, char *err, size_t n) {
   return rc;
 }
 
+/* ---- the durable arena --------------------------------------------------- */
+
+/* Trace mode: the rings in the process's durable arena (ring/arena.h),
+ * which names the trace file by its absolute path. */
+static void durable_begin(void) {
+  char abs[PATH_MAX];
+  const char *trace = realpath(W.out_path, abs) ? abs : W.out_path;
+  if (pp__arena_session_begin(NULL, trace, (unsigned)W.mode, W.durable_path,
+                              sizeof W.durable_path, W.durable_off,
+                              sizeof W.durable_off) != 0)
+    W.durable_path[0] = 0;
+}
+
+/* META: where the rings are (durable.rings, durable.token: a reader of
+ * an unfinished trace salvages from there), or why they are not durable
+ * (unavailable.durable). */
+static void write_durable_meta(pp__out *o) {
+  if (W.mode != PP_MODE_TRACE)
+    return;
+  ppt_buf b = {0};
+  char tok[32];
+  snprintf(tok, sizeof tok, "%016llx",
+           (unsigned long long)pp__arena_token());
+  const char *kv[2][2] = {{"durable.rings", W.durable_path},
+                          {"durable.token", tok}};
+  size_t n = 2;
+  if (!W.durable_path[0]) {
+    kv[0][0] = "unavailable.durable";
+    kv[0][1] = W.durable_off;
+    n = 1;
+  }
+  ppt_count_put_n(&b, n);
+  for (size_t i = 0; i < n; i++) {
+    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
+    ppt_meta_put(&b, &m);
+  }
+  put_chunk(o, PPT_CHUNK_META, &b);
+}
+
 /* ---- the thread ---------------------------------------------------------- */
 
 static void finish_file(void) {
@@ -683,6 +754,8 @@ static void *writer_main(void *arg) {
     finish_file();
   }
   pp__out_close(&W.out);
+  if (W.durable_path[0]) /* finished: nothing to salvage */
+    pp__arena_session_end(W.exiting);
   pthread_mutex_unlock(&W.lock);
   atomic_store(&W.finished, 1);
   pthread_mutex_lock(&sync_lock); /* no pass any more: waiters return */
@@ -760,10 +833,15 @@ int pp__writer_open(const pp__writer_cfg *c) {
   }
   if (W.live)
     W.sinks[W.nsinks++] = pp__live_sink(W.live);
+  if (W.mode == PP_MODE_TRACE)
+    durable_begin();
+  W.sites.durable = W.durable_path[0] != 0;
   if (W.out.fd >= 0) { /* in the file at once, before any event */
     write_meta(&W.out);
+    write_durable_meta(&W.out);
     pp__out_flush(&W.out);
   }
+  W.pass_no = 1;
   return PP_OK;
 oom:
   pp__out_close(&W.out);
@@ -810,6 +888,9 @@ int pp__writer_free(void) {
   pp__free(W.snap);
   W.snap = NULL;
   W.nsnap = W.cap_snap = 0;
+  pp__free(W.pend);
+  W.pend = NULL;
+  W.npend = W.cap_pend = 0;
   W.live = NULL;
   return failed ? -1 : 0;
 }
@@ -859,6 +940,9 @@ void pp__writer_fork_child(void) {
   W.nnotes = 0;
   W.snap = NULL;
   W.nsnap = W.cap_snap = 0;
+  W.pend = NULL;
+  W.npend = W.cap_pend = 0;
+  W.durable_path[0] = 0;
   W.gpu = NULL;
   W.ngpu = W.cap_gpu = 0;
   atomic_store(&W.cuda, 0);

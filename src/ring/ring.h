@@ -49,6 +49,11 @@ typedef struct pp__tstate {
   _Atomic uint64_t dropped;    /* events not recorded (producer adds) */
   /* consumer side, on its own line: the writer stores r after each drain */
   _Alignas(64) _Atomic uint64_t r; /* writer's read index */
+  /* The writer's drain of a pass not yet committed (ring/arena.h): r
+   * moves to r_pending once the pass's chunks are in the file, so a
+   * process killed in between loses nothing (a salvager reads from
+   * r_pending when the arena's commit_pass >= pending_pass, else r). */
+  uint64_t r_pending, pending_pass;
   uint64_t capacity;           /* slots */
   uint64_t tid;
   _Atomic uint64_t dead;       /* 0 while the thread runs; then its place

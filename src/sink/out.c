@@ -59,6 +59,20 @@ int pp__out_open(pp__out *o, const char *path, uint32_t pid) {
   return 0;
 }
 
+int pp__out_attach(pp__out *o, int fd, const char *path, uint64_t off,
+                   uint32_t seq) {
+  memset(o, 0, sizeof *o);
+  o->fd = -1;
+  o->path = path;
+  if (ftruncate(fd, (off_t)off) != 0 ||
+      lseek(fd, (off_t)off, SEEK_SET) != (off_t)off)
+    return -1;
+  o->fd = fd;
+  o->good_off = off;
+  o->seq = seq;
+  return 0;
+}
+
 /* Write one chunk now, past the stage. 0 when it reached the file. */
 static int write_direct(pp__out *o, uint16_t type, const ppt_buf *b) {
   unsigned char hdr[PPT_CHUNK_HEADER_SIZE];

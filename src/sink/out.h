@@ -41,6 +41,11 @@ typedef struct pp__out {
 /* Create path (truncating it) and write the file header with pid. 0, or
  * -1 with errno set; o is then closed. */
 int pp__out_open(pp__out *o, const char *path, uint32_t pid);
+/* Append to the existing .pptrace fd (a salvager, src/salvage/): the
+ * file is cut back to off, where its chunks were whole, and the next
+ * chunk is number seq. 0, or -1 with errno set (fd is not closed then). */
+int pp__out_attach(pp__out *o, int fd, const char *path, uint64_t off,
+                   uint32_t seq);
 /* Append chunk type with payload b (emptied; a payload whose building ran
  * out of memory is dropped) to the stage; events: the events in it (EVENTS
  * chunks). The stage is written when it passes 1 MiB. */

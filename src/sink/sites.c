@@ -5,6 +5,7 @@
 #include "sites.h"
 
 #include "../format/records.h"
+#include "../ring/arena.h"
 #include "../internal.h"
 
 static size_t slot_of(const pp_srcloc *p, size_t cap) {
@@ -40,6 +41,8 @@ uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
   uint32_t id = (uint32_t)s->n++;
   s->map[j].p = p;
   s->map[j].id = id;
+  if (s->durable)
+    pp__arena_site(p, id);
   ppt_srcloc r = {id,
                   p->kind,
                   ppt_str_of(p->name),
@@ -48,6 +51,41 @@ uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
                   p->line};
   ppt_srcloc_put(&s->defs, &r);
   return id;
+}
+
+int pp__sites_preset(pp__sites *s, const void *key, uint32_t id,
+                     const pp_srcloc *def, int defined) {
+  if (id < s->n || (!defined && id != s->n) || id == UINT32_MAX ||
+      ((s->n + 1) * 2 > s->cap && grow(s) != 0))
+    return -1;
+  const pp_srcloc *k = key;
+  size_t j = slot_of(k, s->cap);
+  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
+    if (s->map[j].p == k)
+      return -1; /* twice */
+  s->map[j].p = k;
+  s->map[j].id = id;
+  s->n = (size_t)id + 1;
+  if (!defined) {
+    ppt_srcloc r = {id,
+                    def->kind,
+                    ppt_str_of(def->name),
+                    ppt_str_of(def->function),
+                    ppt_str_of(def->file),
+                    def->line};
+    ppt_srcloc_put(&s->defs, &r);
+  }
+  return 0;
+}
+
+uint32_t pp__sites_find(const pp__sites *s, const void *key) {
+  if (!s->cap)
+    return UINT32_MAX;
+  size_t j = slot_of(key, s->cap);
+  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
+    if (s->map[j].p == key)
+      return s->map[j].id;
+  return UINT32_MAX;
 }
 
 void pp__sites_write(pp__sites *s, pp__out *o) {

@@ -26,7 +26,19 @@ typedef struct pp__sites {
   pp__site_entry *map; /* open addressing, power-of-two capacity */
   size_t cap, n;       /* n: ids given, 0..n-1 */
   ppt_buf defs;        /* SRCLOC records of ids not yet written */
+  int durable;         /* the session's: each new site is also recorded in
+                          the durable arena (ring/arena.h) */
 } pp__sites;
+
+/* A salvager's table (src/salvage/): site key, whose definition is def,
+ * has id, past every id given so far. defined: the file has its SRCLOC
+ * already (def unused), else def is written as for a new site, and then
+ * id must be the next one. 0, or -1 when out of memory, key is there
+ * already or id does not fit. The key is never dereferenced. */
+int pp__sites_preset(pp__sites *s, const void *key, uint32_t id,
+                     const pp_srcloc *def, int defined);
+/* The id of key, or UINT32_MAX when it has none. */
+uint32_t pp__sites_find(const pp__sites *s, const void *key);
 
 /* The id of site p, defining it when new. UINT32_MAX when out of memory. */
 uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p);

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The durable arena (see arena.h): one file per process, its header and
+ * segment table mapped at the start, each segment mapped on its own.
+ *
+ * Every segment's file range is reserved with posix_fallocate before it
+ * is mapped, so that a store to a mapped page never meets a full file
+ * system (on tmpfs that would be a SIGBUS in the recording thread): when
+ * the reservation fails, the caller gets NULL and uses anonymous memory.
+ * A freed segment's range is punched out (its memory goes back) and given
+ * again to the next request of the same size, so that a program that
+ * keeps starting threads does not grow the file.
+ */
+#include "arena.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "ring.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int fd = -1;
+static pp__arena_hdr *hdr; /* NULL: no arena in this process */
+static char file_path[PATH_MAX];
+static pp__arena_sites *sites_blk; /* the session's block being filled */
+static int atfork_done;
+
+static pp__arena_seg *segs(void) {
+  return (pp__arena_seg *)((char *)hdr + PP__ARENA_SEG_OFF);
+}
+
+static size_t page_bytes(void) {
+  long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? (size_t)p : 4096;
+}
+
+/* Field 22 of /proc/self/stat: the start time, in clock ticks since
+ * boot (0 when unreadable). */
+static uint64_t own_start_time(void) {
+  char buf[1024];
+  int f = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return 0;
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+  if (!p)
+    return 0;
+  /* after ") " come fields 3, 4, ...: skip to field 22 */
+  for (int field = 2; field < 22 && p; field++)
+    p = strchr(p + 1, ' ');
+  return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void read_boot_id(char out[40]) {
+  memset(out, 0, 40);
+  int f = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return;
+  ssize_t n = read(f, out, 39);
+  close(f);
+  for (ssize_t i = 0; i < n; i++)
+    if (out[i] == '\n')
+      out[i] = 0;
+}
+
+static uint64_t fresh_token(void) {
+  uint64_t t = 0;
+  if (getrandom(&t, sizeof t, GRND_NONBLOCK) != (ssize_t)sizeof t || !t) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+        ((uint64_t)getpid() << 32);
+  }
+  return t ? t : 1;
+}
+
+static int is_dir(const char *d) {
+  struct stat st;
+  return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The folder for the file: dir, PIPEPROF_RINGS_DIR, /dev/shm when it can
+ * be written, else the trace's folder. 0, or -1 with the reason. */
+static int pick_dir(const char *dir, const char *trace_path, char *out,
+                    size_t n, char *why, size_t wn) {
+  if (!dir || !*dir)
+    dir = getenv("PIPEPROF_RINGS_DIR");
+  if (dir && !strcmp(dir, "off")) {
+    snprintf(why, wn, "turned off (PIPEPROF_RINGS_DIR=off)");
+    return -1;
+  }
+  if (dir && *dir) {
+    if (!is_dir(dir)) {
+      snprintf(why, wn, "PIPEPROF_RINGS_DIR %s is not a folder", dir);
+      return -1;
+    }
+    snprintf(out, n, "%s", dir);
+    return 0;
+  }
+  if (is_dir("/dev/shm") && access("/dev/shm", W_OK | X_OK) == 0) {
+    snprintf(out, n, "/dev/shm");
+    return 0;
+  }
+  const char *slash = strrchr(trace_path, '/');
+  if (!slash)
+    snprintf(out, n, ".");
+  else if (slash == trace_path)
+    snprintf(out, n, "/");
+  else
+    snprintf(out, n, "%.*s", (int)(slash - trace_path), trace_path);
+  return 0;
+}
+
+/* At exit: a session still recording has finished its trace by now (the
+ * library's exit handler was registered after this one, so it ran
+ * first), and an idle arena holds nothing to salvage. */
+static void at_exit(void) {
+  pthread_mutex_lock(&lock);
+  if (hdr && atomic_load(&hdr->state) == PP__ARENA_IDLE && file_path[0] &&
+      hdr->pid == (uint32_t)getpid())
+    unlink(file_path);
+  pthread_mutex_unlock(&lock);
+}
+
+void pp__arena_process_end(void) {
+  pp__arena_hdr *h = hdr;
+  if (h && atomic_load(&h->state) == PP__ARENA_IDLE && file_path[0] &&
+      h->pid == (uint32_t)syscall(SYS_getpid)) /* not a vfork child */
+    unlink(file_path);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&lock, &fresh, sizeof fresh);
+  pp__arena_after_fork_child();
+}
+
+/* Create the file and map its header. Caller holds the lock. */
+static int create(const char *dir, const char *trace_path, char *why,
+                  size_t wn) {
+  char d[PATH_MAX];
+  if (pick_dir(dir, trace_path, d, sizeof d, why, wn) != 0)
+    return -1;
+  uint64_t tag = fresh_token();
+  int n = snprintf(file_path, sizeof file_path, "%s/pipeprof-%ld-%016llx.rings",
+                   d, (long)getpid(), (unsigned long long)tag);
+  if (n < 0 || (size_t)n >= sizeof file_path) {
+    snprintf(why, wn, "the folder's name is too long: %s", d);
+    return -1;
+  }
+  int f = open(file_path,
+               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (f < 0) {
+    snprintf(why, wn, "cannot create %s: %s", file_path, strerror(errno));
+    return -1;
+  }
+  int e = posix_fallocate(f, 0, PP__ARENA_HDR_BYTES);
+  void *h = MAP_FAILED;
+  if (e == 0)
+    h = mmap(NULL, PP__ARENA_HDR_BYTES, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_POPULATE, f, 0);
+  else
+    errno = e;
+  if (h == MAP_FAILED) {
+    snprintf(why, wn, "cannot reserve %s: %s", file_path, strerror(errno));
+    close(f);
+    unlink(file_path);
+    return -1;
+  }
+  fd = f;
+  hdr = h;
+  memcpy(hdr->magic, PP__ARENA_MAGIC, 8);
+  hdr->version = PP__ARENA_VERSION;
+  hdr->hdr_bytes = PP__ARENA_HDR_BYTES;
+  hdr->pid = (uint32_t)getpid();
+  hdr->uid = (uint32_t)getuid();
+  hdr->page = (uint32_t)page_bytes();
+  hdr->slot_bytes = (uint32_t)sizeof(pp__slot);
+  hdr->tstate_bytes = (uint32_t)sizeof(pp__tstate);
+  hdr->proc_start = own_start_time();
+  read_boot_id(hdr->boot_id);
+  hdr->file_bytes = PP__ARENA_HDR_BYTES;
+  if (!atfork_done) {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+    atfork_done = 1;
+  }
+  return 0;
+}
+
+static void free_sites_locked(void);
+
+int pp__arena_session_begin(const char *dir, const char *trace_path,
+                            unsigned mode, char *path, size_t n, char *why,
+                            size_t wn) {
+  pthread_mutex_lock(&lock);
+  int rc = 0;
+  if (!hdr)
+    rc = create(dir, trace_path, why, wn);
+  if (rc == 0) {
+    atomic_store(&hdr->state, PP__ARENA_IDLE);
+    free_sites_locked(); /* the last session's ids */
+    hdr->mode = mode;
+    hdr->token = fresh_token();
+    snprintf(hdr->trace_path, sizeof hdr->trace_path, "%s", trace_path);
+    atomic_store(&hdr->commit_off, 0);
+    atomic_store(&hdr->commit_seq, 0);
+    atomic_store(&hdr->commit_events, 0);
+    atomic_store(&hdr->commit_drops, 0);
+    atomic_store(&hdr->commit_pass, 0);
+    atomic_store(&hdr->state, PP__ARENA_ACTIVE);
+    snprintf(path, n, "%s", file_path);
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+uint64_t pp__arena_token(void) {
+  pthread_mutex_lock(&lock);
+  uint64_t t = hdr ? hdr->token : 0;
+  pthread_mutex_unlock(&lock);
+  return t;
+}
+
+void pp__arena_session_end(int exiting) {
+  pthread_mutex_lock(&lock);
+  if (hdr) {
+    atomic_store(&hdr->state, PP__ARENA_IDLE);
+    if (exiting) /* the mappings go with the process */
+      unlink(file_path);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+static void *alloc_locked(size_t bytes, unsigned kind, int populate) {
+  if (!hdr || !bytes || bytes % page_bytes())
+    return NULL;
+  pp__arena_seg *sg = segs();
+  uint32_t nseg = atomic_load(&hdr->nseg);
+  uint32_t i = nseg;
+  for (uint32_t k = 0; k < nseg; k++)
+    if (atomic_load(&sg[k].kind) == PP__SEG_FREE && sg[k].len == bytes) {
+      i = k;
+      break;
+    }
+  uint64_t off;
+  if (i < nseg) {
+    off = sg[i].off;
+  } else {
+    if (nseg >= PP__ARENA_SEG_MAX)
+      return NULL;
+    off = hdr->file_bytes;
+  }
+  if (posix_fallocate(fd, (off_t)off, (off_t)bytes) != 0)
+    return NULL;
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, (off_t)off);
+  if (p == MAP_FAILED)
+    return NULL; /* a new range stays past file_bytes: taken again */
+  if (i < nseg && kind == PP__SEG_TSTATE)
+    memset(p, 0, bytes); /* its range may not have been punched out */
+  sg[i].addr = (uint64_t)(uintptr_t)p;
+  sg[i].off = off;
+  sg[i].len = bytes;
+  atomic_store_explicit(&sg[i].kind, kind, memory_order_release);
+  if (i == nseg) {
+    hdr->file_bytes = off + bytes;
+    atomic_store_explicit(&hdr->nseg, nseg + 1, memory_order_release);
+  }
+  return p;
+}
+
+void *pp__arena_alloc(size_t bytes, unsigned kind, int populate) {
+  pthread_mutex_lock(&lock);
+  void *p = alloc_locked(bytes, kind, populate);
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+static pp__arena_seg *find_locked(const void *p) {
+  if (!hdr)
+    return NULL;
+  uint64_t a = (uint64_t)(uintptr_t)p;
+  pp__arena_seg *sg = segs();
+  uint32_t nseg = atomic_load(&hdr->nseg);
+  for (uint32_t k = 0; k < nseg; k++) {
+    unsigned kind = atomic_load(&sg[k].kind);
+    if (kind != PP__SEG_FREE && sg[k].addr == a)
+      return &sg[k];
+  }
+  return NULL;
+}
+
+int pp__arena_owns(const void *p) {
+  pthread_mutex_lock(&lock);
+  int yes = find_locked(p) != NULL;
+  pthread_mutex_unlock(&lock);
+  return yes;
+}
+
+static void free_seg_locked(pp__arena_seg *s) {
+  atomic_store(&s->kind, PP__SEG_FREE);
+  munmap((void *)(uintptr_t)s->addr, s->len);
+  s->addr = 0;
+  fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->off,
+            (off_t)s->len); /* not supported: the memory stays */
+}
+
+void pp__arena_free(void *p) {
+  pthread_mutex_lock(&lock);
+  pp__arena_seg *s = find_locked(p);
+  if (s)
+    free_seg_locked(s);
+  pthread_mutex_unlock(&lock);
+}
+
+void pp__arena_leak(void *p) {
+  pthread_mutex_lock(&lock);
+  pp__arena_seg *s = find_locked(p);
+  if (s)
+    atomic_store(&s->kind, PP__SEG_LEAKED);
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- sites --------------------------------------------------------------- */
+
+static void free_sites_locked(void) {
+  pp__arena_seg *sg = segs();
+  uint32_t nseg = atomic_load(&hdr->nseg);
+  for (uint32_t k = 0; k < nseg; k++)
+    if (atomic_load(&sg[k].kind) == PP__SEG_SITES)
+      free_seg_locked(&sg[k]);
+  sites_blk = NULL;
+}
+
+/* Longest string kept of a site's name, function or file. */
+#define SITE_STR_MAX 4095u
+
+static uint16_t str_len(const char *s) {
+  if (!s)
+    return 0;
+  size_t n = strnlen(s, SITE_STR_MAX);
+  return (uint16_t)(n + 1);
+}
+
+void pp__arena_site(const pp_srcloc *p, uint32_t id) {
+  pthread_mutex_lock(&lock);
+  if (!hdr || atomic_load(&hdr->state) != PP__ARENA_ACTIVE) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  pp__arena_site_rec r;
+  memset(&r, 0, sizeof r);
+  r.addr = (uint64_t)(uintptr_t)p;
+  r.id = id;
+  r.kind = p->kind;
+  r.line = p->line;
+  const char *str[3] = {p->name, p->function, p->file};
+  size_t size = sizeof r;
+  for (int k = 0; k < 3; k++) {
+    r.len[k] = str_len(str[k]);
+    size += r.len[k];
+  }
+  size = (size + 7) & ~(size_t)7;
+  const size_t room = PP__ARENA_SITES_BYTES - sizeof(pp__arena_sites);
+  uint64_t used = sites_blk ? atomic_load(&sites_blk->used) : room;
+  if (used + size > room) {
+    sites_blk = alloc_locked(PP__ARENA_SITES_BYTES, PP__SEG_SITES, 0);
+    if (sites_blk)
+      sites_blk->token = hdr->token;
+    used = 0;
+  }
+  if (sites_blk) {
+    char *q = (char *)(sites_blk + 1) + used;
+    memcpy(q, &r, sizeof r);
+    q += sizeof r;
+    for (int k = 0; k < 3; k++) {
+      if (r.len[k]) {
+        memcpy(q, str[k], r.len[k] - 1u);
+        q[r.len[k] - 1u] = 0;
+      }
+      q += r.len[k];
+    }
+    atomic_store_explicit(&sites_blk->used, used + size,
+                          memory_order_release);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+void pp__arena_commit(uint64_t off, uint64_t seq, uint64_t events,
+                      uint64_t drops, uint64_t pass) {
+  pp__arena_hdr *h = hdr; /* the writer's session holds the arena */
+  if (!h)
+    return;
+  atomic_store_explicit(&h->commit_off, off, memory_order_relaxed);
+  atomic_store_explicit(&h->commit_seq, seq, memory_order_relaxed);
+  atomic_store_explicit(&h->commit_events, events, memory_order_relaxed);
+  atomic_store_explicit(&h->commit_drops, drops, memory_order_relaxed);
+  atomic_store_explicit(&h->commit_pass, pass, memory_order_release);
+}
+
+void pp__arena_after_fork_child(void) {
+  /* The parent's segments stay mapped, unused (the recorder forgets the
+   * parent's threads); only the header goes, and the file is the
+   * parent's. */
+  if (hdr)
+    munmap(hdr, PP__ARENA_HDR_BYTES);
+  hdr = NULL;
+  sites_blk = NULL;
+  if (fd >= 0)
+    close(fd);
+  fd = -1;
+  file_path[0] = 0;
+}

@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Salvage (see salvage.h): scan the trace for where it is whole and what
+ * it says of its arena, check the arena, then append the rings' undrained
+ * slots through the library's own trace sink, so that the salvaged part
+ * is encoded exactly as the writer would have.
+ */
+#include "salvage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../format/records.h"
+#include "../internal.h"
+#include "../ring/arena.h"
+#include "../ring/ring.h"
+#include "../sink/out.h"
+#include "../sink/sink.h"
+#include "../sink/sites.h"
+#include "../sink/trace.h"
+
+/* ---- the trace ----------------------------------------------------------- */
+
+typedef struct srcloc_mark {
+  uint64_t end; /* a SRCLOC chunk ends here */
+  uint64_t cum; /* site definitions up to its end */
+} srcloc_mark;
+
+typedef struct trace_scan {
+  uint64_t size;
+  int finished;    /* an END chunk */
+  uint64_t whole;  /* the last whole chunk ends here */
+  char rings[PATH_MAX];
+  char token[32];
+  char off_why[512]; /* unavailable.durable */
+  double ticks_per_ns;
+  srcloc_mark *sl;
+  size_t nsl, cap_sl;
+  uint64_t *ends; /* every chunk's end (commit_off must be one) */
+  size_t nends, cap_ends;
+} trace_scan;
+
+static void copy_str(char *dst, size_t n, ppt_str v) {
+  size_t k = v.n < n - 1 ? v.n : n - 1;
+  memcpy(dst, v.s, k);
+  dst[k] = 0;
+}
+
+static int scan_meta(trace_scan *ts, const unsigned char *p, size_t len) {
+  ppt_cursor c = {p, p + len, 0};
+  ppt_count cnt;
+  if (ppt_count_get(&c, &cnt) != 0 || cnt.n > len)
+    return -1;
+  for (uint64_t i = 0; i < cnt.n; i++) {
+    ppt_meta m;
+    if (ppt_meta_get(&c, &m) != 0)
+      return -1;
+    char key[64];
+    copy_str(key, sizeof key, m.key);
+    if (!strcmp(key, "durable.rings"))
+      copy_str(ts->rings, sizeof ts->rings, m.value);
+    else if (!strcmp(key, "durable.token"))
+      copy_str(ts->token, sizeof ts->token, m.value);
+    else if (!strcmp(key, "unavailable.durable"))
+      copy_str(ts->off_why, sizeof ts->off_why, m.value);
+    else if (!strcmp(key, "ticks_per_ns")) {
+      char num[64];
+      copy_str(num, sizeof num, m.value);
+      ts->ticks_per_ns = strtod(num, NULL);
+    }
+  }
+  return 0;
+}
+
+static int scan_srcloc(const unsigned char *p, size_t len, uint64_t *n) {
+  ppt_cursor c = {p, p + len, 0};
+  while (c.p < c.end) {
+    ppt_srcloc r;
+    if (ppt_srcloc_get(&c, &r) != 0)
+      return -1;
+    ++*n;
+  }
+  return 0;
+}
+
+static int read_at(int fd, void *buf, size_t n, uint64_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    got += (size_t)k;
+  }
+  return 0;
+}
+
+/* Walk the chunks up to the first one that is not whole. */
+static int scan_trace(int fd, trace_scan *ts, char *msg, size_t n) {
+  struct stat st;
+  unsigned char fh[PPT_FILE_HEADER_SIZE];
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(msg, n, "not a regular file");
+    return -1;
+  }
+  ts->size = (uint64_t)st.st_size;
+  if (read_at(fd, fh, sizeof fh, 0) != 0 ||
+      memcmp(fh, PPT_FILE_MAGIC, 8) != 0 ||
+      ppt_get_u32(fh + 60) != pp__crc32c(0, fh, 60)) {
+    snprintf(msg, n, "not a pipeprof trace (bad file header)");
+    return -1;
+  }
+  uint64_t off = PPT_FILE_HEADER_SIZE, sites = 0;
+  unsigned char *payload = NULL;
+  int rc = 0;
+  while (off + PPT_CHUNK_HEADER_SIZE <= ts->size) {
+    unsigned char h[PPT_CHUNK_HEADER_SIZE];
+    if (read_at(fd, h, sizeof h, off) != 0 ||
+        ppt_get_u32(h) != PPT_CHUNK_MAGIC ||
+        ppt_get_u32(h + 20) != pp__crc32c(0, h, 20))
+      break;
+    uint16_t type = ppt_get_u16(h + 4);
+    uint32_t len = ppt_get_u32(h + 8);
+    if (len > PPT_MAX_PAYLOAD ||
+        off + PPT_CHUNK_HEADER_SIZE + len > ts->size)
+      break;
+    if (type == PPT_CHUNK_META || type == PPT_CHUNK_SRCLOC ||
+        type == PPT_CHUNK_END) {
+      unsigned char *q = realloc(payload, len ? len : 1);
+      if (!q) {
+        snprintf(msg, n, "out of memory");
+        rc = -1;
+        break;
+      }
+      payload = q;
+      if (read_at(fd, payload, len, off + PPT_CHUNK_HEADER_SIZE) != 0 ||
+          ppt_get_u32(h + 12) != pp__crc32c(0, payload, len))
+        break;
+      int bad = 0;
+      if (type == PPT_CHUNK_META)
+        bad = scan_meta(ts, payload, len);
+      else if (type == PPT_CHUNK_SRCLOC)
+        bad = scan_srcloc(payload, len, &sites);
+      else
+        ts->finished = 1;
+      if (bad)
+        break;
+    }
+    off += PPT_CHUNK_HEADER_SIZE + len;
+    if (type == PPT_CHUNK_SRCLOC) {
+      if (pp__grow((void **)&ts->sl, &ts->cap_sl, ts->nsl + 1,
+                   sizeof *ts->sl) != 0) {
+        snprintf(msg, n, "out of memory");
+        rc = -1;
+        break;
+      }
+      ts->sl[ts->nsl].end = off;
+      ts->sl[ts->nsl++].cum = sites;
+    }
+    if (pp__grow((void **)&ts->ends, &ts->cap_ends, ts->nends + 1,
+                 sizeof *ts->ends) != 0) {
+      snprintf(msg, n, "out of memory");
+      rc = -1;
+      break;
+    }
+    ts->ends[ts->nends++] = off;
+  }
+  free(payload);
+  ts->whole = off;
+  return rc;
+}
+
+/* Sites defined by chunks that end at or before off. */
+static uint64_t sites_before(const trace_scan *ts, uint64_t off) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < ts->nsl && ts->sl[i].end <= off; i++)
+    n = ts->sl[i].cum;
+  return n;
+}
+
+static int chunk_boundary(const trace_scan *ts, uint64_t off) {
+  if (off == PPT_FILE_HEADER_SIZE)
+    return 1;
+  for (size_t i = 0; i < ts->nends; i++)
+    if (ts->ends[i] == off)
+      return 1;
+  return 0;
+}
+
+/* ---- the arena ----------------------------------------------------------- */
+
+typedef struct arena_map {
+  const unsigned char *base;
+  uint64_t size;
+  const pp__arena_hdr *h;
+  const pp__arena_seg *seg;
+  uint32_t nseg;
+} arena_map;
+
+static int seg_ok(const arena_map *a, const pp__arena_seg *s) {
+  return s->len && s->off >= PP__ARENA_HDR_BYTES && s->off <= a->size &&
+         s->len <= a->size - s->off && s->off % 8 == 0;
+}
+
+/* The segment of kind at process address addr with len bytes. */
+static const void *translate(const arena_map *a, uint64_t addr, uint64_t len,
+                             unsigned kind) {
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *s = &a->seg[i];
+    if (s->kind == kind && s->addr == addr && s->len == len && seg_ok(a, s))
+      return a->base + s->off;
+  }
+  return NULL;
+}
+
+/* The start time of process pid, its state in *zombie; 0 when it is
+ * gone. */
+static uint64_t start_time_of(uint32_t pid, int *zombie) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
+  *zombie = 0;
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return 0;
+  ssize_t k = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (k <= 0)
+    return 0;
+  buf[k] = 0;
+  const char *p = strrchr(buf, ')');
+  if (!p || !p[1] || !p[2])
+    return 0;
+  *zombie = p[2] == 'Z' || p[2] == 'X';
+  for (int field = 2; field < 22 && p; field++)
+    p = strchr(p + 1, ' ');
+  return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void boot_id(char out[40]) {
+  memset(out, 0, 40);
+  int f = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (f < 0)
+    return;
+  ssize_t k = read(f, out, 39);
+  close(f);
+  for (ssize_t i = 0; i < k; i++)
+    if (out[i] == '\n')
+      out[i] = 0;
+}
+
+/* Whether the process that made the arena still runs (its pid, with
+ * the same start time, on the same boot, not a zombie). */
+static int process_alive(const pp__arena_hdr *h) {
+  char boot[40];
+  boot_id(boot);
+  int zombie = 0;
+  uint64_t started = start_time_of(h->pid, &zombie);
+  return started && !zombie && started == h->proc_start &&
+         !strncmp(boot, h->boot_id, sizeof boot);
+}
+
+/* Open and check the arena at path. 0, or -1 with msg (-2: there is no
+ * such file). */
+static int arena_open(const char *path, arena_map *a, char *msg, size_t n) {
+  memset(a, 0, sizeof *a);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int gone = errno == ENOENT;
+    snprintf(msg, n, "cannot open the rings %s: %s", path, strerror(errno));
+    return gone ? -2 : -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    snprintf(msg, n, "the rings %s are not a regular file", path);
+    return -1;
+  }
+  if (st.st_uid != geteuid() && geteuid() != 0) {
+    close(fd);
+    snprintf(msg, n, "the rings %s belong to another user", path);
+    return -1;
+  }
+  if ((uint64_t)st.st_size < PP__ARENA_HDR_BYTES) {
+    close(fd);
+    snprintf(msg, n, "the rings %s are cut short (%lld bytes)", path,
+             (long long)st.st_size);
+    return -1;
+  }
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    snprintf(msg, n, "cannot map the rings %s: %s", path, strerror(errno));
+    return -1;
+  }
+  a->base = m;
+  a->size = (uint64_t)st.st_size;
+  a->h = m;
+  a->seg = (const pp__arena_seg *)(a->base + PP__ARENA_SEG_OFF);
+  const pp__arena_hdr *h = a->h;
+  const char *bad = NULL;
+  if (memcmp(h->magic, PP__ARENA_MAGIC, 8) != 0)
+    bad = "not pipeprof rings (bad magic)";
+  else if (h->version != PP__ARENA_VERSION)
+    bad = "rings of another pipeprof version";
+  else if (h->hdr_bytes != PP__ARENA_HDR_BYTES ||
+           h->slot_bytes != sizeof(pp__slot))
+    bad = "rings of another layout";
+  else if (h->nseg > PP__ARENA_SEG_MAX)
+    bad = "a segment count past the table";
+  if (bad) {
+    snprintf(msg, n, "%s: %s", path, bad);
+    munmap(m, (size_t)a->size);
+    a->base = NULL;
+    return -1;
+  }
+  a->nseg = h->nseg;
+  return 0;
+}
+
+static void arena_close(arena_map *a) {
+  if (a->base)
+    munmap((void *)a->base, (size_t)a->size);
+  a->base = NULL;
+}
+
+/* ---- salvage ------------------------------------------------------------- */
+
+typedef struct thread_part {
+  const pp__tstate *t;
+  const pp__slot *ring;
+  uint64_t from, to; /* slots to salvage */
+  uint64_t drops;
+  char name[64];
+} thread_part;
+
+/* The sites of the arena's records of this session, sorted by id, into
+ * the table: ids the trace defines (below defined) as they are, the next
+ * ones with their definitions. */
+typedef struct site_rec {
+  uint64_t addr;
+  uint32_t id, kind, line;
+  const char *str[3];
+} site_rec;
+
+static int cmp_site(const void *x, const void *y) {
+  const site_rec *a = x, *b = y;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
+                      char *msg, size_t n) {
+  site_rec *recs = NULL;
+  size_t nrec = 0, cap = 0;
+  const size_t room = PP__ARENA_SITES_BYTES - sizeof(pp__arena_sites);
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *s = &a->seg[i];
+    if (s->kind != PP__SEG_SITES || !seg_ok(a, s) ||
+        s->len != PP__ARENA_SITES_BYTES)
+      continue;
+    const pp__arena_sites *blk = (const void *)(a->base + s->off);
+    if (blk->token != a->h->token)
+      continue; /* an earlier session's */
+    uint64_t used = blk->used;
+    if (used > room)
+      used = room;
+    const unsigned char *p = (const unsigned char *)(blk + 1);
+    uint64_t pos = 0;
+    while (pos + sizeof(pp__arena_site_rec) <= used) {
+      pp__arena_site_rec r;
+      memcpy(&r, p + pos, sizeof r);
+      uint64_t size = sizeof r + (uint64_t)r.len[0] + r.len[1] + r.len[2];
+      size = (size + 7) & ~(uint64_t)7;
+      if (pos + size > used)
+        break;
+      site_rec sr = {r.addr, r.id, r.kind, r.line, {NULL, NULL, NULL}};
+      const char *q = (const char *)p + pos + sizeof r;
+      int ok = 1;
+      for (int k = 0; k < 3; k++) {
+        if (r.len[k]) {
+          if (q[r.len[k] - 1u] != 0)
+            ok = 0;
+          sr.str[k] = q;
+        }
+        q += r.len[k];
+      }
+      pos += size;
+      if (!ok || !sr.str[0])
+        continue;
+      if (pp__grow((void **)&recs, &cap, nrec + 1, sizeof *recs) != 0) {
+        free(recs);
+        snprintf(msg, n, "out of memory");
+        return -1;
+      }
+      recs[nrec++] = sr;
+    }
+  }
+  qsort(recs, nrec, sizeof *recs, cmp_site);
+  for (size_t i = 0; i < nrec; i++) {
+    const site_rec *r = &recs[i];
+    const void *key = (const void *)(uintptr_t)r->addr;
+    if (r->id < defined) {
+      pp__sites_preset(sites, key, r->id, NULL, 1);
+    } else if (r->id == sites->n || (sites->n < defined && r->id == defined)) {
+      pp_srcloc def = {r->str[0], r->str[1], r->str[2], r->line, r->kind};
+      if (sites->n < defined)
+        sites->n = (size_t)defined;
+      pp__sites_preset(sites, key, r->id, &def, 0);
+    } /* past a gap: its events will name it unnamed */
+  }
+  if (sites->n < defined)
+    sites->n = (size_t)defined;
+  free(recs);
+  return 0;
+}
+
+static uint32_t kind_of_event(unsigned type) {
+  switch (type) {
+  case PPT_EV_COUNTER_SET:
+  case PPT_EV_COUNTER_ADD:
+  case PPT_EV_COUNTER_SETF:
+    return PP_KIND_COUNTER;
+  case PPT_EV_MARK:
+    return PP_KIND_MARK;
+  case PPT_EV_FRAME:
+    return PP_KIND_FRAME;
+  case PPT_EV_FLOW_BEGIN:
+  case PPT_EV_FLOW_STEP:
+  case PPT_EV_FLOW_END:
+    return PP_KIND_FLOW;
+  case PPT_EV_QUEUE_PUSH:
+  case PPT_EV_QUEUE_POP:
+  case PPT_EV_QUEUE_WAIT_BEGIN:
+  case PPT_EV_QUEUE_WAIT_END:
+    return PP_KIND_QUEUE;
+  case PPT_EV_MEM_ALLOC:
+  case PPT_EV_MEM_FREE:
+  case PPT_EV_MEM_RESERVE:
+    return PP_KIND_POOL;
+  default:
+    return PP_KIND_ZONE;
+  }
+}
+
+/* Give every site the salvaged slots name and the table lacks a
+ * definition of its own. */
+static int name_unknown(pp__sites *sites, const thread_part *tp,
+                        uint64_t *unnamed) {
+  pp__slots s = {0};
+  s.ring = (pp__slot *)tp->ring;
+  s.mask = tp->t->mask;
+  s.from = tp->from;
+  s.to = tp->to;
+  for (uint64_t i = s.from; i < s.to;) {
+    pp__slot_ev e;
+    int r = pp__slot_read(&s, &i, &e);
+    if (r < 0)
+      break;
+    if (r == 0 || pp__sites_find(sites, e.loc) != UINT32_MAX)
+      continue;
+    char name[96];
+    snprintf(name, sizeof name,
+             "(site %#" PRIx64 ", first met after the last drain)",
+             (uint64_t)(uintptr_t)e.loc);
+    pp_srcloc def = {name, NULL, NULL, 0, kind_of_event(e.type)};
+    if (pp__sites_preset(sites, e.loc, (uint32_t)sites->n, &def, 0) != 0)
+      return -1;
+    ++*unnamed;
+  }
+  return 0;
+}
+
+/* The threads' undrained slots. */
+static int collect_threads(const arena_map *a, thread_part **out,
+                           size_t *nout, char *msg, size_t n) {
+  uint64_t pass = a->h->commit_pass;
+  thread_part *tp = NULL;
+  size_t np = 0, cap = 0;
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *s = &a->seg[i];
+    if (s->kind != PP__SEG_TSTATE || !seg_ok(a, s) ||
+        s->len < sizeof(pp__tstate))
+      continue;
+    const pp__tstate *t = (const void *)(a->base + s->off);
+    uint64_t cap_slots = t->capacity;
+    if (!t->ring || !cap_slots || (cap_slots & (cap_slots - 1)) ||
+        t->mask != cap_slots - 1 || cap_slots > a->size / sizeof(pp__slot))
+      continue;
+    const pp__slot *ring =
+        translate(a, (uint64_t)(uintptr_t)t->ring,
+                  cap_slots * sizeof(pp__slot), PP__SEG_RING);
+    if (!ring)
+      continue;
+    uint64_t w = t->w, r = t->r;
+    if (t->pending_pass && t->pending_pass <= pass && t->r_pending > r)
+      r = t->r_pending;
+    if (r > w)
+      continue; /* not a ring this writer left */
+    if (w - r > cap_slots)
+      r = w - cap_slots;
+    uint64_t drops = t->dropped > t->written_dropped
+                         ? t->dropped - t->written_dropped
+                         : 0;
+    if (r == w && !drops)
+      continue;
+    if (pp__grow((void **)&tp, &cap, np + 1, sizeof *tp) != 0) {
+      free(tp);
+      snprintf(msg, n, "out of memory");
+      return -1;
+    }
+    thread_part *p = &tp[np++];
+    p->t = t;
+    p->ring = ring;
+    p->from = r;
+    p->to = w;
+    p->drops = drops;
+    memcpy(p->name, t->name, sizeof p->name);
+    p->name[sizeof p->name - 1] = 0;
+  }
+  *out = tp;
+  *nout = np;
+  return 0;
+}
+
+static void put_meta(pp__out *o, const char *const (*kv)[2], size_t n) {
+  ppt_buf b = {0};
+  ppt_count_put_n(&b, n);
+  for (size_t i = 0; i < n; i++) {
+    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
+    ppt_meta_put(&b, &m);
+  }
+  pp__out_chunk(o, PPT_CHUNK_META, &b, 0);
+  ppt_buf_free(&b);
+}
+
+/* Append the salvaged part to the trace fd, cut back to the commit. */
+static int append(int fd, const char *path, const arena_map *a,
+                  const trace_scan *ts, const char *how,
+                  pp_salvage_result *res, char *msg, size_t n) {
+  const pp__arena_hdr *h = a->h;
+  uint64_t off = h->commit_off;
+  if (off < PPT_FILE_HEADER_SIZE || off > ts->whole ||
+      !chunk_boundary(ts, off) || h->commit_seq > UINT32_MAX) {
+    snprintf(msg, n,
+             "the rings' commit (offset %" PRIu64 ") is not a chunk boundary "
+             "of the trace (whole up to %" PRIu64 ")",
+             off, ts->whole);
+    return -1;
+  }
+  pp__sites sites = {0};
+  thread_part *tp = NULL;
+  size_t np = 0;
+  pp__out o;
+  memset(&o, 0, sizeof o);
+  o.fd = -1;
+  pp__sink *sink = NULL;
+  int rc = -1;
+  if (load_sites(a, &sites, sites_before(ts, off), msg, n) != 0 ||
+      collect_threads(a, &tp, &np, msg, n) != 0)
+    goto out;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (name_unknown(&sites, &tp[i], &res->unnamed_sites) != 0) {
+      snprintf(msg, n, "out of memory");
+      goto out;
+    }
+    if (tp[i].to > tp[i].from) {
+      const pp__slot *f = &tp[i].ring[tp[i].from & tp[i].t->mask];
+      const pp__slot *l = &tp[i].ring[(tp[i].to - 1) & tp[i].t->mask];
+      uint64_t ft = atomic_load_explicit(&f->ts, memory_order_relaxed);
+      uint64_t lt = atomic_load_explicit(&l->ts, memory_order_relaxed);
+      if (atomic_load_explicit(&l->a, memory_order_relaxed) >>
+                  PP__TAG_SHIFT ==
+              PPT_SLOT_CONT &&
+          tp[i].to - 1 > tp[i].from) /* a value slot: its event's time */
+        lt = atomic_load_explicit(
+            &tp[i].ring[(tp[i].to - 2) & tp[i].t->mask].ts,
+            memory_order_relaxed);
+      first = ft < first ? ft : first;
+      last = lt > last ? lt : last;
+    }
+  }
+  if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) != 0) {
+    snprintf(msg, n, "cannot cut %s back to its last pass: %s", path,
+             strerror(errno));
+    goto out;
+  }
+  sink = pp__trace_sink_new(&o, &sites);
+  if (!sink) {
+    snprintf(msg, n, "out of memory");
+    goto close;
+  }
+  ppt_buf b = {0};
+  for (size_t i = 0; i < np; i++) {
+    ppt_thread r = {tp[i].t->tid, ppt_str_of(tp[i].name)};
+    ppt_thread_put(&b, &r);
+  }
+  if (b.len)
+    pp__out_chunk(&o, PPT_CHUNK_THREAD, &b, 0);
+  ppt_buf_free(&b);
+  uint64_t events = 0, drops = 0;
+  for (size_t i = 0; i < np; i++) {
+    drops += tp[i].drops;
+    if (tp[i].to == tp[i].from)
+      continue;
+    pp__slots s = {0};
+    s.tid = tp[i].t->tid;
+    s.ring = (pp__slot *)tp[i].ring;
+    s.mask = tp[i].t->mask;
+    s.from = tp[i].from;
+    s.to = tp[i].to;
+    s.last = 1;
+    events += sink->ops->slots(sink, &s);
+    res->threads++;
+  }
+  sink->ops->pass_end(sink, 0, 1);
+  for (size_t i = 0; i < np; i++)
+    if (tp[i].drops) {
+      ppt_drops r = {tp[i].t->tid, tp[i].drops};
+      ppt_drops_put(&b, &r);
+    }
+  if (b.len)
+    pp__out_chunk(&o, PPT_CHUNK_DROPS, &b, 0);
+  ppt_buf_free(&b);
+  res->events = events;
+  res->drops = drops;
+  res->span_ms = first <= last && ts->ticks_per_ns > 0
+                     ? (double)(last - first) / ts->ticks_per_ns / 1e6
+                     : 0;
+  char end[128], nev[32], nth[32], nun[32], span[32];
+  snprintf(end, sizeof end, "%s%ssalvaged", how ? how : "",
+           how ? ", " : "");
+  snprintf(nev, sizeof nev, "%" PRIu64, events);
+  snprintf(nth, sizeof nth, "%" PRIu64, res->threads);
+  snprintf(nun, sizeof nun, "%" PRIu64, res->unnamed_sites);
+  snprintf(span, sizeof span, "%.3f", res->span_ms);
+  const char *const kv[][2] = {{"process.end", end},
+                               {"process.salvaged_events", nev},
+                               {"process.salvaged_threads", nth},
+                               {"process.salvaged_unnamed_sites", nun},
+                               {"process.salvaged_span_ms", span}};
+  put_meta(&o, kv, PP__ARRAY_LEN(kv));
+  ppt_end er = {h->commit_events + events, h->commit_drops + drops};
+  ppt_end_put(&b, &er);
+  pp__out_chunk(&o, PPT_CHUNK_END, &b, 0);
+  ppt_buf_free(&b);
+close:
+  if (pp__out_close(&o) != 0) {
+    if (sink)
+      snprintf(msg, n, "write to %s failed: %s", path, strerror(o.err));
+  } else if (sink) {
+    rc = 0;
+  }
+  fd = -1; /* closed with o */
+out:
+  if (sink)
+    sink->ops->free(sink);
+  pp__out_free(&o);
+  pp__sites_free(&sites);
+  free(tp);
+  if (fd >= 0)
+    close(fd);
+  return rc;
+}
+
+/* The trace, read-only until now, for appending: the same file (not one
+ * put in its place since), or -1 with msg; fd is closed either way. */
+static int reopen_rw(int fd, const char *path, char *msg, size_t n) {
+  struct stat a, b;
+  int w = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  int same = w >= 0 && fstat(fd, &a) == 0 && fstat(w, &b) == 0 &&
+             a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  if (w < 0)
+    snprintf(msg, n, "cannot write %s: %s", path, strerror(errno));
+  else if (!same)
+    snprintf(msg, n, "%s was replaced while it was salvaged", path);
+  close(fd);
+  if (w >= 0 && !same) {
+    close(w);
+    w = -1;
+  }
+  return w;
+}
+
+static int salvage_with(int fd, const char *path, trace_scan *ts,
+                        const char *how, pp_salvage_result *res, char *msg,
+                        size_t n) {
+  if (ts->finished) {
+    close(fd);
+    snprintf(msg, n, "%s is finished: nothing to salvage", path);
+    return PP_SALVAGE_NOTHING;
+  }
+  if (!ts->rings[0]) {
+    close(fd);
+    if (ts->off_why[0])
+      snprintf(msg, n, "%s is unfinished, and its rings were not durable: %s",
+               path, ts->off_why);
+    else
+      snprintf(msg, n, "%s is unfinished and names no durable rings", path);
+    return PP_SALVAGE_NOTHING;
+  }
+  snprintf(res->arena, sizeof res->arena, "%s", ts->rings);
+  arena_map a;
+  int open_rc = arena_open(ts->rings, &a, msg, n);
+  if (open_rc != 0) {
+    close(fd);
+    if (open_rc == -2)
+      snprintf(msg, n,
+               "%s is unfinished and its rings %s are gone (salvaged "
+               "already, or removed)",
+               path, ts->rings);
+    return open_rc == -2 ? PP_SALVAGE_NOTHING : PP_SALVAGE_ERROR;
+  }
+  const pp__arena_hdr *h = a.h;
+  char tok[32];
+  snprintf(tok, sizeof tok, "%016" PRIx64, h->token);
+  int rc = PP_SALVAGE_ERROR;
+  if (strcmp(tok, ts->token) != 0 || h->state != PP__ARENA_ACTIVE) {
+    snprintf(msg, n, "the rings %s belong to another session than %s",
+             ts->rings, path);
+  } else if (process_alive(h)) {
+    snprintf(msg, n, "process %" PRIu32 " still records into %s", h->pid,
+             path);
+    rc = PP_SALVAGE_NOTHING;
+  } else if ((fd = reopen_rw(fd, path, msg, n)) < 0) {
+    ; /* msg says why */
+  } else if (append(fd, path, &a, ts, how, res, msg, n) == 0) {
+    fd = -1;
+    unlink(ts->rings);
+    snprintf(msg, n,
+             "salvaged %" PRIu64 " events of %" PRIu64
+             " thread%s (the last %.1f ms before process %" PRIu32
+             " died) into %s",
+             res->events, res->threads, res->threads == 1 ? "" : "s",
+             res->span_ms, h->pid, path);
+    rc = PP_SALVAGE_DONE;
+  } else {
+    fd = -1; /* append closed it */
+  }
+  if (fd >= 0)
+    close(fd);
+  arena_close(&a);
+  return rc;
+}
+
+int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
+               char *msg, size_t n) {
+  memset(res, 0, sizeof *res);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(msg, n, "cannot open %s: %s", path, strerror(errno));
+    return PP_SALVAGE_NOT_TRACE;
+  }
+  trace_scan ts;
+  memset(&ts, 0, sizeof ts);
+  char why[256];
+  int rc;
+  if (scan_trace(fd, &ts, why, sizeof why) != 0) {
+    snprintf(msg, n, "%s: %s", path, why);
+    close(fd);
+    rc = PP_SALVAGE_NOT_TRACE;
+  } else {
+    rc = salvage_with(fd, path, &ts, how, res, msg, n);
+  }
+  free(ts.sl);
+  free(ts.ends);
+  return rc;
+}
+
+int pp_salvage_arena(const char *arena, const char *how,
+                     pp_salvage_result *res, char *msg, size_t n) {
+  memset(res, 0, sizeof *res);
+  arena_map a;
+  if (arena_open(arena, &a, msg, n) != 0)
+    return PP_SALVAGE_ERROR;
+  char trace[PP__ARENA_PATH_MAX];
+  memcpy(trace, a.h->trace_path, sizeof trace);
+  trace[sizeof trace - 1] = 0;
+  int idle = a.h->state != PP__ARENA_ACTIVE;
+  int alive = process_alive(a.h);
+  uint32_t pid = a.h->pid;
+  arena_close(&a);
+  if (idle && alive) {
+    snprintf(msg, n, "%s: process %" PRIu32 " runs, with no session", arena,
+             pid);
+    return PP_SALVAGE_NOTHING;
+  }
+  if (idle) { /* its last session was finished: a leftover */
+    unlink(arena);
+    snprintf(msg, n,
+             "%s held nothing to salvage (process %" PRIu32
+             " had finished its trace): removed",
+             arena, pid);
+    return PP_SALVAGE_NOTHING;
+  }
+  return pp_salvage(trace, how, res, msg, n);
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Durable rings (src/ring/arena.c) and salvage (src/salvage/): a process
+ * killed with SIGKILL loses nothing it recorded, the arena's file goes
+ * away with every clean end, and a salvager refuses rings that do not
+ * fit their trace.
+ */
+#define PP_ENABLE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/analysis.h"
+#include "analyze/analyze.h"
+#include "model/reader.h"
+#include "pipeprof.h"
+#include "ring/arena.h"
+#include "runner.h"
+#include "salvage/salvage.h"
+
+static void dpath(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
+}
+
+static void nap_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+typedef struct shared {
+  _Atomic int ready;
+  _Atomic uint64_t done; /* zones the child closed */
+} shared;
+
+static shared *shared_map(void) {
+  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
+  CHECK(p != MAP_FAILED);
+  memset(p, 0, sizeof(shared));
+  return p;
+}
+
+/* A child recording zone "work" in a loop (a counter beside it), counting
+ * each closed zone in sh->done after its end was recorded. */
+static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  if (pp_init(&cfg) != PP_OK)
+    _exit(3);
+  pp_thread_name("durable-main");
+  atomic_store(&sh->ready, 1);
+  for (;;) {
+    {
+      PP_ZONE("work");
+      PP_COUNTER_ADD("work-count", 1);
+      if (sleep_us)
+        nap_us(sleep_us);
+      else /* busy: about 500,000 zones a second */
+        for (volatile int k = 0; k < 500; k++) {
+        }
+    }
+    atomic_fetch_add(&sh->done, 1);
+  }
+}
+
+static void wait_ready(pid_t pid, shared *sh) {
+  for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      PP_FAIL("recording child ended early (status 0x%x)", st);
+    nap_us(1000);
+  }
+  CHECK(atomic_load(&sh->ready));
+}
+
+static void kill9(pid_t pid) {
+  CHECK_EQ(kill(pid, SIGKILL), 0);
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+static void load(const char *path, pp_trace *t, pp_analysis *a) {
+  char err[512] = "";
+  if (pp_trace_read_file(path, t, err, sizeof err) != 0)
+    PP_FAIL("cannot read %s: %s", path, err);
+  memset(a, 0, sizeof *a);
+  CHECK_EQ(pp_analyze(t, a), 0);
+}
+
+/* Closed zones called name in the trace. */
+static uint64_t closed_zones(const pp_analysis *a, const char *name) {
+  const pp_trace *t = a->trace;
+  uint64_t n = 0;
+  for (size_t i = 0; i < t->nthreads; i++) {
+    const pp_thread_figures *x = &a->threads[i];
+    for (size_t j = 0; j < x->nzones; j++) {
+      uint32_t loc = x->zones[j].loc;
+      if (loc < t->nlocs && t->locs[loc].name &&
+          !strcmp(t->locs[loc].name, name) && !x->zones[j].unclosed)
+        n++;
+    }
+  }
+  return n;
+}
+
+static uint64_t file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Killed at random times, busy and trickling: after salvage every zone
+ * the child closed is in the trace (and at most the one it was closing),
+ * the file is finished, says how the process ended, and the rings are
+ * gone. */
+PP_TEST(durable_kill9_loses_nothing) {
+  char path[4096];
+  dpath(path, sizeof path, "kill9.pptrace");
+  srand((unsigned)getpid());
+  uint64_t salvaged = 0;
+  for (int trial = 0; trial < 6; trial++) {
+    shared *sh = shared_map();
+    pid_t pid = recording_child(path, sh, trial % 2 ? 200 : 0);
+    CHECK(pid > 0);
+    wait_ready(pid, sh);
+    nap_us(20000 + rand() % 100000);
+    kill9(pid);
+    uint64_t done = atomic_load(&sh->done);
+    CHECK_GT(done, 0);
+
+    pp_trace t;
+    pp_analysis a;
+    load(path, &t, &a);
+    CHECK_EQ(t.diag.clean_end, 0);
+    uint64_t before = closed_zones(&a, "work");
+    const char *rings = pp_trace_meta(&t, "durable.rings");
+    CHECK(rings != NULL);
+    char arena[4096];
+    snprintf(arena, sizeof arena, "%s", rings);
+    pp_analysis_free(&a);
+    pp_trace_free(&t);
+    CHECK_EQ(access(arena, F_OK), 0);
+
+    pp_salvage_result r;
+    char msg[8192];
+    int rc = pp_salvage(path, "signal SIGKILL", &r, msg, sizeof msg);
+    if (rc != PP_SALVAGE_DONE)
+      PP_FAIL("salvage: %d %s", rc, msg);
+    CHECK_CONTAINS(msg, "salvaged");
+    CHECK(access(arena, F_OK) != 0); /* removed */
+    salvaged += r.events;
+
+    load(path, &t, &a);
+    CHECK_EQ(t.diag.clean_end, 1);
+    CHECK_EQ(t.diag.chunks_bad, 0);
+    CHECK_EQ(t.diag.bytes_skipped, 0);
+    /* Every zone recorded is there; a begin the ring had no room for
+     * (the writer starved of CPU) is dropped and counted, not lost. */
+    uint64_t got = closed_zones(&a, "work"), dropped = 0;
+    for (size_t i = 0; i < t.nthreads; i++)
+      dropped += t.threads[i].dropped;
+    if (got > done + 1 || got + dropped < done || got < before)
+      PP_FAIL("trial %d: %llu closed zones after salvage (%llu before, %llu "
+              "events dropped), the child closed %llu",
+              trial, (unsigned long long)got, (unsigned long long)before,
+              (unsigned long long)dropped, (unsigned long long)done);
+    if (!dropped && got < done)
+      PP_FAIL("trial %d: %llu of %llu closed zones, none dropped", trial,
+              (unsigned long long)got, (unsigned long long)done);
+    CHECK_STR(pp_trace_meta(&t, "process.end"), "signal SIGKILL, salvaged");
+    const char *ev = pp_trace_meta(&t, "process.salvaged_events");
+    CHECK(ev != NULL);
+    CHECK_EQ(strtoull(ev, NULL, 10), r.events);
+    pp_analysis_free(&a);
+    pp_trace_free(&t);
+
+    /* once only: the trace is finished now */
+    CHECK_EQ(pp_salvage(path, NULL, &r, msg, sizeof msg), PP_SALVAGE_NOTHING);
+    CHECK_CONTAINS(msg, "finished");
+    munmap(sh, 4096);
+  }
+  /* the writer drains every 10 ms; kills land between its passes */
+  CHECK_GT(salvaged, 0);
+}
+
+/* `pipeprof report` salvages an unfinished trace by itself and says so. */
+PP_TEST(durable_report_salvages) {
+  char path[4096];
+  dpath(path, sizeof path, "report.pptrace");
+  shared *sh = shared_map();
+  pid_t pid = recording_child(path, sh, 50);
+  CHECK(pid > 0);
+  wait_ready(pid, sh);
+  nap_us(50000);
+  kill9(pid);
+  uint64_t done = atomic_load(&sh->done);
+  pp_cli_result r = pp_test_cli("report '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.err, "salvaged");
+  CHECK_CONTAINS(r.out, "recovered from its durable rings");
+  CHECK(strstr(r.out, "without END chunk") == NULL);
+  pp_cli_result_free(&r);
+  pp_trace t;
+  pp_analysis a;
+  load(path, &t, &a);
+  uint64_t got = closed_zones(&a, "work");
+  CHECK(got >= done && got <= done + 1);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  /* a second report reads the finished file: no salvage line */
+  r = pp_test_cli("report '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  CHECK(strstr(r.err, "salvaged") == NULL);
+  pp_cli_result_free(&r);
+  munmap(sh, 4096);
+}
+
+/* Kill a child, return its arena's path (its trace at path). */
+static void killed_child(const char *path, char *arena, size_t n) {
+  shared *sh = shared_map();
+  pid_t pid = recording_child(path, sh, 100);
+  CHECK(pid > 0);
+  wait_ready(pid, sh);
+  nap_us(30000);
+  kill9(pid);
+  munmap(sh, 4096);
+  pp_trace t;
+  char err[512];
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  const char *rings = pp_trace_meta(&t, "durable.rings");
+  CHECK(rings != NULL);
+  snprintf(arena, n, "%s", rings);
+  pp_trace_free(&t);
+}
+
+/* Rewrite bytes of the arena at off. */
+static void poke(const char *arena, uint64_t off, const void *v, size_t n) {
+  int fd = open(arena, O_WRONLY);
+  CHECK(fd >= 0);
+  CHECK_EQ(pwrite(fd, v, n, (off_t)off), (ssize_t)n);
+  close(fd);
+}
+
+#define HDR_FIELD(f) ((uint64_t)offsetof(pp__arena_hdr, f))
+
+/* Rings that do not fit their trace are refused with one line, and the
+ * trace is left as it was. */
+PP_TEST(durable_salvage_refuses_bad_rings) {
+  char path[4096], arena[4096], msg[8192];
+  pp_salvage_result r;
+  dpath(path, sizeof path, "bad.pptrace");
+  static const struct {
+    const char *what, *expect;
+  } cases[] = {{"magic", "bad magic"},
+               {"commit", "not a chunk boundary"},
+               {"token", "another session"},
+               {"short", "cut short"}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    killed_child(path, arena, sizeof arena);
+    uint64_t size = file_size(path);
+    if (!strcmp(cases[k].what, "magic"))
+      poke(arena, 0, "XXXXXXXX", 8);
+    else if (!strcmp(cases[k].what, "commit")) {
+      uint64_t off = 65; /* inside the first chunk */
+      poke(arena, HDR_FIELD(commit_off), &off, sizeof off);
+    } else if (!strcmp(cases[k].what, "token")) {
+      uint64_t tok = 42;
+      poke(arena, HDR_FIELD(token), &tok, sizeof tok);
+    } else {
+      CHECK_EQ(truncate(arena, 100), 0);
+    }
+    int rc = pp_salvage(path, NULL, &r, msg, sizeof msg);
+    if (rc != PP_SALVAGE_ERROR || !strstr(msg, cases[k].expect))
+      PP_FAIL("%s: rc %d, message: %s", cases[k].what, rc, msg);
+    CHECK(strchr(msg, '\n') == NULL);
+    CHECK_EQ(file_size(path), size); /* untouched */
+    unlink(arena);
+  }
+  /* rings removed: nothing to do, said */
+  killed_child(path, arena, sizeof arena);
+  unlink(arena);
+  CHECK_EQ(pp_salvage(path, NULL, &r, msg, sizeof msg), PP_SALVAGE_NOTHING);
+  CHECK_CONTAINS(msg, "gone");
+  /* not a trace */
+  CHECK_EQ(pp_salvage(arena, NULL, &r, msg, sizeof msg),
+           PP_SALVAGE_NOT_TRACE);
+}
+
+/* A process that still records is left alone. */
+PP_TEST(durable_salvage_leaves_a_live_process) {
+  char path[4096], msg[8192];
+  dpath(path, sizeof path, "live.pptrace");
+  shared *sh = shared_map();
+  pid_t pid = recording_child(path, sh, 100);
+  CHECK(pid > 0);
+  wait_ready(pid, sh);
+  nap_us(30000);
+  pp_salvage_result r;
+  int rc = pp_salvage(path, NULL, &r, msg, sizeof msg);
+  CHECK_EQ(rc, PP_SALVAGE_NOTHING);
+  CHECK_CONTAINS(msg, "still records");
+  kill9(pid);
+  CHECK_EQ(pp_salvage(path, NULL, &r, msg, sizeof msg), PP_SALVAGE_DONE);
+  munmap(sh, 4096);
+}
+
+/* Every clean end removes the rings: exit, _exit, a signal the library
+ * finishes the file on, and a session ended by the program. */
+PP_TEST(durable_clean_ends_leave_no_rings) {
+  static const char *const ends[] = {"exit", "_exit", "sigterm", "shutdown"};
+  for (size_t k = 0; k < sizeof ends / sizeof *ends; k++) {
+    char path[4096];
+    dpath(path, sizeof path, "clean.pptrace");
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      signal(SIGTERM, SIG_DFL);
+      pp_config cfg;
+      pp_config_init(&cfg);
+      cfg.out_path = path;
+      if (pp_init(&cfg) != PP_OK)
+        _exit(3);
+      for (int i = 0; i < 1000; i++) {
+        PP_ZONE("clean");
+      }
+      if (!strcmp(ends[k], "exit"))
+        exit(0);
+      if (!strcmp(ends[k], "_exit"))
+        _exit(0);
+      if (!strcmp(ends[k], "sigterm"))
+        raise(SIGTERM);
+      pp_shutdown();
+      exit(0);
+    }
+    int st;
+    CHECK_EQ(waitpid(pid, &st, 0), pid);
+    pp_trace t;
+    char err[512];
+    CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+    CHECK_EQ(t.diag.clean_end, 1);
+    const char *rings = pp_trace_meta(&t, "durable.rings");
+    CHECK(rings != NULL);
+    if (access(rings, F_OK) == 0)
+      PP_FAIL("%s: the rings %s are still there", ends[k], rings);
+    pp_trace_free(&t);
+  }
+}
+
+/* PIPEPROF_RINGS_DIR: another folder, or off (said in the trace). */
+PP_TEST(durable_rings_dir) {
+  char path[4096], dir[4096];
+  dpath(path, sizeof path, "dir.pptrace");
+  dpath(dir, sizeof dir, "rings");
+  CHECK_EQ(mkdir(dir, 0700), 0);
+  static const char *const values[] = {NULL, "off", "/no/such/folder",
+                                       NULL};
+  for (size_t k = 0; k < 4; k++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      if (k == 3)
+        unsetenv("PIPEPROF_RINGS_DIR"); /* the default: /dev/shm */
+      else
+        setenv("PIPEPROF_RINGS_DIR", values[k] ? values[k] : dir, 1);
+      pp_config cfg;
+      pp_config_init(&cfg);
+      cfg.out_path = path;
+      if (pp_init(&cfg) != PP_OK)
+        _exit(3);
+      PP_MARK("m");
+      exit(0);
+    }
+    int st;
+    CHECK_EQ(waitpid(pid, &st, 0), pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pp_trace t;
+    char err[512];
+    CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+    const char *rings = pp_trace_meta(&t, "durable.rings");
+    const char *off = pp_trace_meta(&t, "unavailable.durable");
+    if (k == 0) {
+      CHECK(rings != NULL);
+      CHECK(strncmp(rings, dir, strlen(dir)) == 0);
+    } else if (k == 3) {
+      CHECK(rings != NULL);
+      CHECK(strncmp(rings, "/dev/shm/pipeprof-", 18) == 0);
+      CHECK(access(rings, F_OK) != 0); /* exit removed it */
+    } else {
+      CHECK(rings == NULL);
+      CHECK(off != NULL);
+      CHECK_CONTAINS(off, k == 1 ? "turned off" : "not a folder");
+    }
+    pp_trace_free(&t);
+  }
+}
