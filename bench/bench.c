@@ -668,12 +668,13 @@ static void print_pipeline(int json, int have, const overhead *pw,
 
 /* bench/sampler.c: the sampler's own CPU cost (--sampler). */
 int pp_bench_sampler(int json, int quick);
-/* bench/kill9.c: what a kill -9 loses in trace mode (--kill9 FLUSH_MS). */
-int pp_bench_kill9(const char *dir, unsigned flush_ms);
+/* bench/kill9.c: what a kill -9 loses per mode, rings in memory and
+ * durable (--kill9 FLUSH_MS [--trials N]). */
+int pp_bench_kill9(const char *dir, unsigned flush_ms, int trials);
 
 int main(int argc, char **argv) {
   int json = 0, pipeline = 1, sampler = 0, only_pipeline = 0;
-  long kill9 = 0;
+  long kill9 = 0, trials = 20;
   const char *base = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
@@ -704,6 +705,14 @@ int main(int argc, char **argv) {
       }
       pipe_frames = (int)n;
     }
+    else if (strcmp(argv[i], "--trials") == 0 && i + 1 < argc) {
+      char *end;
+      trials = strtol(argv[++i], &end, 10);
+      if (*end || trials < 1 || trials > 100) {
+        fprintf(stderr, "pipeprof-bench: --trials: expected 1 to 100\n");
+        return 2;
+      }
+    }
     else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
       base = argv[++i];
     else if (strcmp(argv[i], "--kill9") == 0 && i + 1 < argc) {
@@ -717,9 +726,10 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--help") == 0) {
       printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline] "
              "[--pipeline-only] [--pairs N] [--frames N] [--sampler] [--dir DIR]\n"
-             "       pipeprof-bench --kill9 FLUSH_MS [--dir DIR]\n"
-             "  --kill9 MS what kill -9 loses in trace mode at flush_ms MS\n"
-             "             (min / median / max of 10 kills; nothing else)\n"
+             "       pipeprof-bench --kill9 FLUSH_MS [--trials N] [--dir DIR]\n"
+             "  --kill9 MS what kill -9 loses per mode at flush_ms MS, rings\n"
+             "             in memory and durable (min / median / max of N\n"
+             "             kills per row, default 20; nothing else)\n"
              "  --pairs N  runs of the example pipeline with and without\n"
              "             instrumentation (default 21; 5 with --quick)\n"
              "  --frames N frames per run of the example pipeline (default\n"
@@ -744,7 +754,7 @@ int main(int argc, char **argv) {
   }
   unsetenv("PIPEPROF");
   if (kill9) {
-    int rc = pp_bench_kill9(tmpdir, (unsigned)kill9);
+    int rc = pp_bench_kill9(tmpdir, (unsigned)kill9, (int)trials);
     rmdir(tmpdir);
     return rc;
   }

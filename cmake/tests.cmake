@@ -38,7 +38,8 @@ set_tests_properties(unit PROPERTIES TIMEOUT 1500
 
 file(GLOB PP_BENCH_SRC CONFIGURE_DEPENDS bench/*.c)
 if(PP_BENCH_SRC)
-  add_executable(pipeprof-bench ${PP_BENCH_SRC} ${PP_CORE_SRC})
+  add_executable(pipeprof-bench ${PP_BENCH_SRC} ${PP_CORE_SRC}
+                 ${PP_SALVAGE_SRC})
   target_compile_definitions(pipeprof-bench PRIVATE PP_STATIC_BUILD)
   target_include_directories(pipeprof-bench PRIVATE include src)
   target_link_libraries(pipeprof-bench PRIVATE pptools ${PP_LIB_LINK})

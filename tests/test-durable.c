@@ -53,7 +53,8 @@ static shared *shared_map(void) {
 
 /* A child recording zone "work" in a loop (a counter beside it), counting
  * each closed zone in sh->done after its end was recorded. */
-static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
+static pid_t child_in_mode(const char *path, shared *sh, unsigned sleep_us,
+                           pp_mode mode) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid != 0)
@@ -61,6 +62,7 @@ static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.out_path = path;
+  cfg.mode = mode;
   if (pp_init(&cfg) != PP_OK)
     _exit(3);
   pp_thread_name("durable-main");
@@ -77,6 +79,10 @@ static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
     }
     atomic_fetch_add(&sh->done, 1);
   }
+}
+
+static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
+  return child_in_mode(path, sh, sleep_us, PP_MODE_TRACE);
 }
 
 static void wait_ready(pid_t pid, shared *sh) {
@@ -410,4 +416,41 @@ PP_TEST(durable_rings_dir) {
     }
     pp_trace_free(&t);
   }
+}
+
+/* Flight mode: the ring is the recording; kill -9 leaves it readable and
+ * the salvager writes the dump the process could not, whole. */
+PP_TEST(durable_flight_kill9_leaves_the_recording) {
+  char path[4096], msg[8192];
+  dpath(path, sizeof path, "flight.pptrace");
+  shared *sh = shared_map();
+  pid_t pid = child_in_mode(path, sh, 100, PP_MODE_FLIGHT);
+  CHECK(pid > 0);
+  wait_ready(pid, sh);
+  nap_us(60000);
+  kill9(pid);
+  uint64_t done = atomic_load(&sh->done);
+  CHECK_GT(done, 0);
+  CHECK_EQ(file_size(path), 0); /* no dump was written */
+  pp_salvage_result r;
+  int rc = pp_salvage(path, "signal SIGKILL", &r, msg, sizeof msg);
+  if (rc != PP_SALVAGE_DONE)
+    PP_FAIL("salvage: %d %s", rc, msg);
+  CHECK(access(r.arena, F_OK) != 0);
+  pp_trace t;
+  pp_analysis a;
+  load(path, &t, &a);
+  CHECK_EQ(t.diag.clean_end, 1);
+  CHECK_STR(pp_trace_meta(&t, "mode"), "flight");
+  CHECK_STR(pp_trace_meta(&t, "process.end"), "signal SIGKILL, salvaged");
+  /* a 4 MiB ring holds every zone of these 60 ms */
+  uint64_t got = closed_zones(&a, "work");
+  if (got < done || got > done + 1)
+    PP_FAIL("%llu zones in the dump, the child closed %llu",
+            (unsigned long long)got, (unsigned long long)done);
+  CHECK(t.nthreads == 1 && t.threads[0].name &&
+        !strcmp(t.threads[0].name, "durable-main"));
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  munmap(sh, 4096);
 }

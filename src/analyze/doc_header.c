@@ -71,10 +71,10 @@ static void salvage_remarks(pp_table *h, const pp_trace *t) {
     char pid[24];
     snprintf(pid, sizeof pid, "%" PRIu32, t->pid);
     pp_table_remark(h,
-                    "process %.20s died before writing its last events "
-                    "(%.80s): %.20s events of %.20s thread%s, recorded in "
-                    "its last %.20s ms, were recovered from its durable "
-                    "rings%s%.20s%s",
+                    "process %.20s died before finishing its trace "
+                    "(%.80s): %.20s events of %.20s thread%s, spanning the "
+                    "last %.20s ms it recorded, were recovered from its "
+                    "durable rings%s%.20s%s",
                     *suffix ? suffix + 1 : pid, how ? how : "salvaged",
                     m->value, threads ? threads : "?",
                     threads && !strcmp(threads, "1") ? "" : "s",

@@ -342,6 +342,21 @@ static void commit_pass(void) {
   W.pass_no++;
 }
 
+/* Flight mode: the sites of the slots a pass peeked at (a copy the
+ * producer can no longer change), recorded in the arena once each: a
+ * salvager names the events of the rings with them. */
+static void durable_sites(const pp__slots *s) {
+  pp__slot_ev e;
+  for (uint64_t i = s->from; i < s->to;) {
+    int r = pp__slot_read(s, &i, &e);
+    if (r < 0)
+      break;
+    if (r > 0)
+      pp__sites_id(&W.sites, e.loc);
+  }
+  W.sites.defs.len = 0; /* no file to define them in */
+}
+
 /* Flight mode: what was recorded since the last look, to the live sink. */
 static void peek_thread(pp__tstate *t, const pp__clockmap *clock) {
   pp__slots s;
@@ -349,7 +364,9 @@ static void peek_thread(pp__tstate *t, const pp__clockmap *clock) {
   int got = pp__flight_peek(t, &s, &W.peek, &W.cap_peek, &seen);
   if (seen)
     pass_saw(t, seen, atomic_load_explicit(&t->w, memory_order_relaxed));
-  if (got) {
+  if (got && W.sites.durable)
+    durable_sites(&s);
+  if (got && W.live) {
     s.clock = *clock;
     feed_slots(s);
   }
@@ -362,7 +379,7 @@ static int drained(const pp__tstate *t) {
 }
 
 static int peeked(const pp__tstate *t) {
-  return !W.live || t->live_r == atomic_load(&t->w);
+  return (!W.live && !W.sites.durable) || t->live_r == atomic_load(&t->w);
 }
 
 /* Stats mode: the zones each thread aggregated itself (tally.h), to the
@@ -548,7 +565,7 @@ static void writer_pass(int final, int sync) {
   if (W.mode != PP_MODE_FLIGHT)
     for (size_t i = 0; i < W.nsnap; i++)
       drain_thread(W.snap[i], &clock);
-  else if (W.live)
+  else if (W.live || W.sites.durable)
     for (size_t i = 0; i < W.nsnap; i++)
       peek_thread(W.snap[i], &clock);
   tallies_pass(final, sync, now, &clock); /* also frees other sessions' */
@@ -675,11 +692,29 @@ static void durable_begin(void) {
     W.durable_path[0] = 0;
 }
 
+static void write_durable_meta(pp__out *o);
+
+/* Flight mode: the head of a dump (META, the clock's origin) kept in the
+ * arena, for a salvager to write the dump the process could not. Its
+ * chunks are staged in an out with no file and copied from the stage. */
+static void durable_flight_blob(void) {
+  pp__out head;
+  memset(&head, 0, sizeof head);
+  head.fd = -1;
+  head.memory = 1;
+  write_meta(&head);
+  write_durable_meta(&head);
+  if (!head.stage.oom)
+    pp__arena_blob(head.stage.data, head.stage.len, head.seq);
+  pp__out_free(&head);
+}
+
+
 /* META: where the rings are (durable.rings, durable.token: a reader of
  * an unfinished trace salvages from there), or why they are not durable
  * (unavailable.durable). */
 static void write_durable_meta(pp__out *o) {
-  if (W.mode != PP_MODE_TRACE)
+  if (W.mode == PP_MODE_STATS)
     return;
   ppt_buf b = {0};
   char tok[32];
@@ -833,9 +868,11 @@ int pp__writer_open(const pp__writer_cfg *c) {
   }
   if (W.live)
     W.sinks[W.nsinks++] = pp__live_sink(W.live);
-  if (W.mode == PP_MODE_TRACE)
+  if (W.mode != PP_MODE_STATS)
     durable_begin();
   W.sites.durable = W.durable_path[0] != 0;
+  if (W.mode == PP_MODE_FLIGHT && W.durable_path[0])
+    durable_flight_blob();
   if (W.out.fd >= 0) { /* in the file at once, before any event */
     write_meta(&W.out);
     write_durable_meta(&W.out);

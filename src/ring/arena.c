@@ -407,6 +407,28 @@ void pp__arena_site(const pp_srcloc *p, uint32_t id) {
   pthread_mutex_unlock(&lock);
 }
 
+void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
+  pthread_mutex_lock(&lock);
+  if (hdr) {
+    pp__arena_seg *sg = segs();
+    uint32_t nseg = atomic_load(&hdr->nseg);
+    for (uint32_t k = 0; k < nseg; k++)
+      if (atomic_load(&sg[k].kind) == PP__SEG_BLOB)
+        free_seg_locked(&sg[k]);
+    size_t page = page_bytes();
+    size_t bytes = (sizeof(pp__arena_blob_hdr) + len + page - 1) / page * page;
+    pp__arena_blob_hdr *b = alloc_locked(bytes, PP__SEG_BLOB, 0);
+    if (b) {
+      memcpy(b + 1, chunks, len);
+      b->token = hdr->token;
+      b->seq = seq;
+      atomic_thread_fence(memory_order_release);
+      b->len = len;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 void pp__arena_commit(uint64_t off, uint64_t seq, uint64_t events,
                       uint64_t drops, uint64_t pass) {
   pp__arena_hdr *h = hdr; /* the writer's session holds the arena */

@@ -51,9 +51,17 @@ enum pp__arena_kind {
   PP__SEG_TSTATE = 1, /* a pp__tstate (ring/ring.h) */
   PP__SEG_RING = 2,   /* a ring of pp__slot */
   PP__SEG_SITES = 3,  /* site records (pp__arena_sites) */
-  PP__SEG_LEAKED = 4  /* a ring replaced while still mapped: never given
+  PP__SEG_LEAKED = 4, /* a ring replaced while still mapped: never given
                          again, never read */
+  PP__SEG_BLOB = 5    /* pp__arena_blob: pp__arena_blob_hdr, then bytes */
 };
+
+typedef struct pp__arena_blob_hdr {
+  uint64_t len;   /* bytes after this header */
+  uint64_t token; /* the session's */
+  uint64_t seq;   /* the chunk number after them */
+  uint64_t spare;
+} pp__arena_blob_hdr;
 
 enum pp__arena_state {
   PP__ARENA_IDLE = 0,   /* no session: nothing to salvage */
@@ -136,6 +144,11 @@ void pp__arena_free(void *p);
 /* A segment replaced while still mapped (a ring swapped between
  * sessions): never read by a salvager, never given again. */
 void pp__arena_leak(void *p);
+
+/* Flight mode: the chunks a salvager writes at the head of the dump it
+ * makes of the rings (META, the clock's origin), whole as in a file, the
+ * next chunk number seq. Replaces an earlier blob. */
+void pp__arena_blob(const void *chunks, size_t len, uint32_t seq);
 
 /* The writer met site p, id in its trace file: record it. */
 void pp__arena_site(const pp_srcloc *p, uint32_t id);

@@ -7,6 +7,7 @@
  */
 #include "salvage.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include "../internal.h"
 #include "../ring/arena.h"
 #include "../ring/ring.h"
+#include "../sink/flight.h"
 #include "../sink/out.h"
 #include "../sink/sink.h"
 #include "../sink/sites.h"
@@ -335,13 +337,26 @@ static void arena_close(arena_map *a) {
 
 /* ---- salvage ------------------------------------------------------------- */
 
+/* One thread's slots to salvage: s.ring is the arena's ring (trace mode)
+ * or a copy of it (flight mode, pp__flight_copy_ring). */
 typedef struct thread_part {
-  const pp__tstate *t;
-  const pp__slot *ring;
-  uint64_t from, to; /* slots to salvage */
+  pp__slots s;
   uint64_t drops;
   char name[64];
+  pp__slot *copy; /* freed with the part */
 } thread_part;
+
+typedef struct part_set {
+  thread_part *v;
+  size_t n, cap;
+} part_set;
+
+static void parts_free(part_set *ps) {
+  for (size_t i = 0; i < ps->n; i++)
+    pp__free(ps->v[i].copy);
+  free(ps->v);
+  memset(ps, 0, sizeof *ps);
+}
 
 /* The sites of the arena's records of this session, sorted by id, into
  * the table: ids the trace defines (below defined) as they are, the next
@@ -451,18 +466,13 @@ static uint32_t kind_of_event(unsigned type) {
   }
 }
 
-/* Give every site the salvaged slots name and the table lacks a
- * definition of its own. */
-static int name_unknown(pp__sites *sites, const thread_part *tp,
+/* Give every site the slots of s name and the table lacks a definition
+ * of its own. */
+static int name_unknown(pp__sites *sites, const pp__slots *s,
                         uint64_t *unnamed) {
-  pp__slots s = {0};
-  s.ring = (pp__slot *)tp->ring;
-  s.mask = tp->t->mask;
-  s.from = tp->from;
-  s.to = tp->to;
-  for (uint64_t i = s.from; i < s.to;) {
+  for (uint64_t i = s->from; i < s->to;) {
     pp__slot_ev e;
-    int r = pp__slot_read(&s, &i, &e);
+    int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
     if (r == 0 || pp__sites_find(sites, e.loc) != UINT32_MAX)
@@ -479,18 +489,18 @@ static int name_unknown(pp__sites *sites, const thread_part *tp,
   return 0;
 }
 
-/* The threads' undrained slots. */
-static int collect_threads(const arena_map *a, thread_part **out,
-                           size_t *nout, char *msg, size_t n) {
+/* The thread states of the arena that left something: in trace mode the
+ * slots the writer had not drained, in flight mode a copy of the newest
+ * ring's worth. */
+static int collect_threads(const arena_map *a, int flight, part_set *ps,
+                           char *msg, size_t n) {
   uint64_t pass = a->h->commit_pass;
-  thread_part *tp = NULL;
-  size_t np = 0, cap = 0;
   for (uint32_t i = 0; i < a->nseg; i++) {
-    const pp__arena_seg *s = &a->seg[i];
-    if (s->kind != PP__SEG_TSTATE || !seg_ok(a, s) ||
-        s->len < sizeof(pp__tstate))
+    const pp__arena_seg *sg = &a->seg[i];
+    if (sg->kind != PP__SEG_TSTATE || !seg_ok(a, sg) ||
+        sg->len < sizeof(pp__tstate))
       continue;
-    const pp__tstate *t = (const void *)(a->base + s->off);
+    const pp__tstate *t = (const void *)(a->base + sg->off);
     uint64_t cap_slots = t->capacity;
     if (!t->ring || !cap_slots || (cap_slots & (cap_slots - 1)) ||
         t->mask != cap_slots - 1 || cap_slots > a->size / sizeof(pp__slot))
@@ -500,34 +510,43 @@ static int collect_threads(const arena_map *a, thread_part **out,
                   cap_slots * sizeof(pp__slot), PP__SEG_RING);
     if (!ring)
       continue;
-    uint64_t w = t->w, r = t->r;
-    if (t->pending_pass && t->pending_pass <= pass && t->r_pending > r)
-      r = t->r_pending;
-    if (r > w)
-      continue; /* not a ring this writer left */
-    if (w - r > cap_slots)
-      r = w - cap_slots;
-    uint64_t drops = t->dropped > t->written_dropped
-                         ? t->dropped - t->written_dropped
-                         : 0;
-    if (r == w && !drops)
-      continue;
-    if (pp__grow((void **)&tp, &cap, np + 1, sizeof *tp) != 0) {
-      free(tp);
+    thread_part p;
+    memset(&p, 0, sizeof p);
+    if (flight) {
+      pp__tstate local;
+      memcpy(&local, t, sizeof local);
+      local.ring = (pp__slot *)ring;
+      if (!pp__flight_copy_ring(&local, &p.s, &p.copy))
+        continue;
+    } else {
+      uint64_t w = t->w, r = t->r;
+      if (t->pending_pass && t->pending_pass <= pass && t->r_pending > r)
+        r = t->r_pending;
+      if (r > w)
+        continue; /* not a ring this writer left */
+      if (w - r > cap_slots)
+        r = w - cap_slots;
+      p.drops = t->dropped > t->written_dropped
+                    ? t->dropped - t->written_dropped
+                    : 0;
+      if (r == w && !p.drops)
+        continue;
+      p.s.tid = t->tid;
+      p.s.ring = ring;
+      p.s.mask = t->mask;
+      p.s.from = r;
+      p.s.to = w;
+      p.s.last = 1;
+    }
+    memcpy(p.name, t->name, sizeof p.name);
+    p.name[sizeof p.name - 1] = 0;
+    if (pp__grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof *ps->v) != 0) {
+      pp__free(p.copy);
       snprintf(msg, n, "out of memory");
       return -1;
     }
-    thread_part *p = &tp[np++];
-    p->t = t;
-    p->ring = ring;
-    p->from = r;
-    p->to = w;
-    p->drops = drops;
-    memcpy(p->name, t->name, sizeof p->name);
-    p->name[sizeof p->name - 1] = 0;
+    ps->v[ps->n++] = p;
   }
-  *out = tp;
-  *nout = np;
   return 0;
 }
 
@@ -542,99 +561,71 @@ static void put_meta(pp__out *o, const char *const (*kv)[2], size_t n) {
   ppt_buf_free(&b);
 }
 
-/* Append the salvaged part to the trace fd, cut back to the commit. */
-static int append(int fd, const char *path, const arena_map *a,
-                  const trace_scan *ts, const char *how,
-                  pp_salvage_result *res, char *msg, size_t n) {
-  const pp__arena_hdr *h = a->h;
-  uint64_t off = h->commit_off;
-  if (off < PPT_FILE_HEADER_SIZE || off > ts->whole ||
-      !chunk_boundary(ts, off) || h->commit_seq > UINT32_MAX) {
-    snprintf(msg, n,
-             "the rings' commit (offset %" PRIu64 ") is not a chunk boundary "
-             "of the trace (whole up to %" PRIu64 ")",
-             off, ts->whole);
-    return -1;
-  }
-  pp__sites sites = {0};
-  thread_part *tp = NULL;
-  size_t np = 0;
-  pp__out o;
-  memset(&o, 0, sizeof o);
-  o.fd = -1;
-  pp__sink *sink = NULL;
-  int rc = -1;
-  if (load_sites(a, &sites, sites_before(ts, off), msg, n) != 0 ||
-      collect_threads(a, &tp, &np, msg, n) != 0)
-    goto out;
+/* The time of the event at slot i of s (a value slot: the one before). */
+static uint64_t slot_time(const pp__slots *s, uint64_t i) {
+  const pp__slot *q = &s->ring[i & s->mask];
+  if (atomic_load_explicit(&q->a, memory_order_relaxed) >> PP__TAG_SHIFT ==
+          PPT_SLOT_CONT &&
+      i > s->from)
+    q = &s->ring[(i - 1) & s->mask];
+  return atomic_load_explicit(&q->ts, memory_order_relaxed);
+}
+
+/* Write the parts to o through a trace sink over sites (named first),
+ * then how the process ended, what was recovered, and END (base_events
+ * and base_drops: what the file counted before). 0, or -1 with msg. */
+static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
+                double ticks_per_ns, uint64_t base_events,
+                uint64_t base_drops, pp_salvage_result *res, char *msg,
+                size_t n) {
   uint64_t first = UINT64_MAX, last = 0;
-  for (size_t i = 0; i < np; i++) {
-    if (name_unknown(&sites, &tp[i], &res->unnamed_sites) != 0) {
+  for (size_t i = 0; i < ps->n; i++) {
+    const pp__slots *s = &ps->v[i].s;
+    if (name_unknown(sites, s, &res->unnamed_sites) != 0) {
       snprintf(msg, n, "out of memory");
-      goto out;
+      return -1;
     }
-    if (tp[i].to > tp[i].from) {
-      const pp__slot *f = &tp[i].ring[tp[i].from & tp[i].t->mask];
-      const pp__slot *l = &tp[i].ring[(tp[i].to - 1) & tp[i].t->mask];
-      uint64_t ft = atomic_load_explicit(&f->ts, memory_order_relaxed);
-      uint64_t lt = atomic_load_explicit(&l->ts, memory_order_relaxed);
-      if (atomic_load_explicit(&l->a, memory_order_relaxed) >>
-                  PP__TAG_SHIFT ==
-              PPT_SLOT_CONT &&
-          tp[i].to - 1 > tp[i].from) /* a value slot: its event's time */
-        lt = atomic_load_explicit(
-            &tp[i].ring[(tp[i].to - 2) & tp[i].t->mask].ts,
-            memory_order_relaxed);
+    if (s->to > s->from) {
+      uint64_t ft = slot_time(s, s->from), lt = slot_time(s, s->to - 1);
       first = ft < first ? ft : first;
       last = lt > last ? lt : last;
     }
   }
-  if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) != 0) {
-    snprintf(msg, n, "cannot cut %s back to its last pass: %s", path,
-             strerror(errno));
-    goto out;
-  }
-  sink = pp__trace_sink_new(&o, &sites);
+  pp__sink *sink = pp__trace_sink_new(o, sites);
   if (!sink) {
     snprintf(msg, n, "out of memory");
-    goto close;
+    return -1;
   }
   ppt_buf b = {0};
-  for (size_t i = 0; i < np; i++) {
-    ppt_thread r = {tp[i].t->tid, ppt_str_of(tp[i].name)};
+  for (size_t i = 0; i < ps->n; i++) {
+    ppt_thread r = {ps->v[i].s.tid, ppt_str_of(ps->v[i].name)};
     ppt_thread_put(&b, &r);
   }
   if (b.len)
-    pp__out_chunk(&o, PPT_CHUNK_THREAD, &b, 0);
+    pp__out_chunk(o, PPT_CHUNK_THREAD, &b, 0);
   ppt_buf_free(&b);
   uint64_t events = 0, drops = 0;
-  for (size_t i = 0; i < np; i++) {
-    drops += tp[i].drops;
-    if (tp[i].to == tp[i].from)
+  for (size_t i = 0; i < ps->n; i++) {
+    drops += ps->v[i].drops;
+    if (ps->v[i].s.to == ps->v[i].s.from)
       continue;
-    pp__slots s = {0};
-    s.tid = tp[i].t->tid;
-    s.ring = (pp__slot *)tp[i].ring;
-    s.mask = tp[i].t->mask;
-    s.from = tp[i].from;
-    s.to = tp[i].to;
-    s.last = 1;
-    events += sink->ops->slots(sink, &s);
+    events += sink->ops->slots(sink, &ps->v[i].s);
     res->threads++;
   }
   sink->ops->pass_end(sink, 0, 1);
-  for (size_t i = 0; i < np; i++)
-    if (tp[i].drops) {
-      ppt_drops r = {tp[i].t->tid, tp[i].drops};
+  sink->ops->free(sink);
+  for (size_t i = 0; i < ps->n; i++)
+    if (ps->v[i].drops) {
+      ppt_drops r = {ps->v[i].s.tid, ps->v[i].drops};
       ppt_drops_put(&b, &r);
     }
   if (b.len)
-    pp__out_chunk(&o, PPT_CHUNK_DROPS, &b, 0);
+    pp__out_chunk(o, PPT_CHUNK_DROPS, &b, 0);
   ppt_buf_free(&b);
   res->events = events;
   res->drops = drops;
-  res->span_ms = first <= last && ts->ticks_per_ns > 0
-                     ? (double)(last - first) / ts->ticks_per_ns / 1e6
+  res->span_ms = first <= last && ticks_per_ns > 0
+                     ? (double)(last - first) / ticks_per_ns / 1e6
                      : 0;
   char end[128], nev[32], nth[32], nun[32], span[32];
   snprintf(end, sizeof end, "%s%ssalvaged", how ? how : "",
@@ -648,27 +639,207 @@ static int append(int fd, const char *path, const arena_map *a,
                                {"process.salvaged_threads", nth},
                                {"process.salvaged_unnamed_sites", nun},
                                {"process.salvaged_span_ms", span}};
-  put_meta(&o, kv, PP__ARRAY_LEN(kv));
-  ppt_end er = {h->commit_events + events, h->commit_drops + drops};
+  put_meta(o, kv, PP__ARRAY_LEN(kv));
+  ppt_end er = {base_events + events, base_drops + drops};
   ppt_end_put(&b, &er);
-  pp__out_chunk(&o, PPT_CHUNK_END, &b, 0);
+  pp__out_chunk(o, PPT_CHUNK_END, &b, 0);
   ppt_buf_free(&b);
-close:
-  if (pp__out_close(&o) != 0) {
-    if (sink)
-      snprintf(msg, n, "write to %s failed: %s", path, strerror(o.err));
-  } else if (sink) {
-    rc = 0;
-  }
-  fd = -1; /* closed with o */
-out:
-  if (sink)
-    sink->ops->free(sink);
-  pp__out_free(&o);
-  pp__sites_free(&sites);
-  free(tp);
-  if (fd >= 0)
+  return 0;
+}
+
+/* Close o (and its fd); -1 with msg when a write failed. */
+static int finish(pp__out *o, const char *path, int ok, char *msg,
+                  size_t n) {
+  int failed = pp__out_close(o) != 0;
+  int err = o->err;
+  pp__out_free(o);
+  if (ok && failed)
+    snprintf(msg, n, "write to %s failed: %s", path, strerror(err));
+  return ok && !failed ? 0 : -1;
+}
+
+/* Trace mode: append the salvaged part to the trace fd, cut back to the
+ * commit. fd is closed either way. */
+static int append(int fd, const char *path, const arena_map *a,
+                  const trace_scan *ts, const char *how,
+                  pp_salvage_result *res, char *msg, size_t n) {
+  const pp__arena_hdr *h = a->h;
+  uint64_t off = h->commit_off;
+  if (off < PPT_FILE_HEADER_SIZE || off > ts->whole ||
+      !chunk_boundary(ts, off) || h->commit_seq > UINT32_MAX) {
+    snprintf(msg, n,
+             "the rings' commit (offset %" PRIu64 ") is not a chunk boundary "
+             "of the trace (whole up to %" PRIu64 ")",
+             off, ts->whole);
     close(fd);
+    return -1;
+  }
+  pp__sites sites = {0};
+  part_set ps = {0};
+  pp__out o;
+  int rc = -1;
+  if (load_sites(a, &sites, sites_before(ts, off), msg, n) != 0 ||
+      collect_threads(a, 0, &ps, msg, n) != 0) {
+    close(fd);
+  } else if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) !=
+             0) {
+    snprintf(msg, n, "cannot cut %s back to its last pass: %s", path,
+             strerror(errno));
+    close(fd);
+  } else {
+    int ok = emit(&o, &sites, &ps, how, ts->ticks_per_ns, h->commit_events,
+                  h->commit_drops, res, msg, n) == 0;
+    rc = finish(&o, path, ok, msg, n);
+  }
+  pp__sites_free(&sites);
+  parts_free(&ps);
+  return rc;
+}
+
+static void scan_meta_chunks(trace_scan *ts, const unsigned char *p,
+                             uint64_t len);
+
+/* Flight mode: the dump the process could not write, made from its rings:
+ * the head the writer kept (META, the clock's origin), then the newest
+ * events of every ring. path is written anew, as a dump would be. */
+static int write_flight(const char *path, const arena_map *a,
+                        const char *how, pp_salvage_result *res, char *msg,
+                        size_t n) {
+  const pp__arena_blob_hdr *blob = NULL;
+  for (uint32_t i = 0; i < a->nseg && !blob; i++) {
+    const pp__arena_seg *sg = &a->seg[i];
+    if (sg->kind != PP__SEG_BLOB || !seg_ok(a, sg) ||
+        sg->len < sizeof *blob)
+      continue;
+    const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
+    if (b->token == a->h->token && b->len <= sg->len - sizeof *b &&
+        b->seq < UINT32_MAX)
+      blob = b;
+  }
+  if (!blob) {
+    snprintf(msg, n, "the rings hold no head for the dump (META)");
+    return -1;
+  }
+  pp__sites sites = {0};
+  part_set ps = {0};
+  int rc = -1;
+  if (load_sites(a, &sites, 0, msg, n) != 0 ||
+      collect_threads(a, 1, &ps, msg, n) != 0)
+    goto out;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                0644);
+  unsigned char fh[PPT_FILE_HEADER_SIZE];
+  ppt_file_header(fh, a->h->pid);
+  if (fd < 0 || write(fd, fh, sizeof fh) != (ssize_t)sizeof fh ||
+      write(fd, blob + 1, (size_t)blob->len) != (ssize_t)blob->len) {
+    snprintf(msg, n, "cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    goto out;
+  }
+  pp__out o;
+  if (pp__out_attach(&o, fd, path, PPT_FILE_HEADER_SIZE + blob->len,
+                     (uint32_t)blob->seq) != 0) {
+    snprintf(msg, n, "cannot write %s: %s", path, strerror(errno));
+    close(fd);
+    goto out;
+  }
+  /* the rate the head says, for the span */
+  trace_scan head;
+  memset(&head, 0, sizeof head);
+  scan_meta_chunks(&head, (const unsigned char *)(blob + 1), blob->len);
+  int ok = emit(&o, &sites, &ps, how, head.ticks_per_ns, 0, 0, res, msg,
+                n) == 0;
+  rc = finish(&o, path, ok, msg, n);
+out:
+  pp__sites_free(&sites);
+  parts_free(&ps);
+  return rc;
+}
+
+/* The META chunks among whole chunks in memory (a flight head). */
+static void scan_meta_chunks(trace_scan *ts, const unsigned char *p,
+                             uint64_t len) {
+  uint64_t off = 0;
+  while (off + PPT_CHUNK_HEADER_SIZE <= len) {
+    uint16_t type = ppt_get_u16(p + off + 4);
+    uint32_t plen = ppt_get_u32(p + off + 8);
+    if (plen > len - off - PPT_CHUNK_HEADER_SIZE)
+      break;
+    if (type == PPT_CHUNK_META)
+      scan_meta(ts, p + off + PPT_CHUNK_HEADER_SIZE, plen);
+    off += PPT_CHUNK_HEADER_SIZE + plen;
+  }
+}
+
+/* A flight-mode arena of a dead process that names the trace at path
+ * (its dump target: the file itself does not name its rings), in arena. */
+static int find_flight_arena(const char *path, char *arena, size_t n) {
+  char abs[PATH_MAX];
+  if (!realpath(path, abs))
+    return 0;
+  const char *env = getenv("PIPEPROF_RINGS_DIR");
+  char here[PATH_MAX];
+  snprintf(here, sizeof here, "%s", abs);
+  char *slash = strrchr(here, '/');
+  if (slash)
+    *slash = 0;
+  const char *dirs[3] = {env && *env && strcmp(env, "off") ? env : NULL,
+                         "/dev/shm", slash ? here : NULL};
+  for (int d = 0; d < 3; d++) {
+    if (!dirs[d])
+      continue;
+    DIR *dir = opendir(dirs[d]);
+    if (!dir)
+      continue;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(dir)) != NULL) {
+      size_t len = strlen(e->d_name);
+      if (strncmp(e->d_name, "pipeprof-", 9) != 0 || len < 6 ||
+          strcmp(e->d_name + len - 6, ".rings") != 0)
+        continue;
+      snprintf(arena, n, "%s/%s", dirs[d], e->d_name);
+      int fd = open(arena, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      pp__arena_hdr h;
+      struct stat st;
+      found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+              st.st_uid == geteuid() && read_at(fd, &h, sizeof h, 0) == 0 &&
+              !memcmp(h.magic, PP__ARENA_MAGIC, 8) &&
+              h.version == PP__ARENA_VERSION &&
+              h.state == PP__ARENA_ACTIVE && h.mode == 2 /* flight */ &&
+              !strncmp(h.trace_path, abs, sizeof h.trace_path) &&
+              !process_alive(&h);
+      close(fd);
+    }
+    closedir(dir);
+    if (found)
+      return 1;
+  }
+  return 0;
+}
+
+static int salvage_flight(const char *arena, const char *path,
+                          const char *how, pp_salvage_result *res, char *msg,
+                          size_t n) {
+  snprintf(res->arena, sizeof res->arena, "%s", arena);
+  arena_map a;
+  if (arena_open(arena, &a, msg, n) != 0)
+    return PP_SALVAGE_ERROR;
+  int rc = PP_SALVAGE_ERROR;
+  if (write_flight(path, &a, how, res, msg, n) == 0) {
+    unlink(arena);
+    snprintf(msg, n,
+             "salvaged the flight recorder of process %" PRIu32
+             ": %" PRIu64 " events of %" PRIu64 " thread%s (its last %.1f "
+             "ms) into %s",
+             a.h->pid, res->events, res->threads,
+             res->threads == 1 ? "" : "s", res->span_ms, path);
+    rc = PP_SALVAGE_DONE;
+  }
+  arena_close(&a);
   return rc;
 }
 
@@ -764,7 +935,13 @@ int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
   memset(&ts, 0, sizeof ts);
   char why[256];
   int rc;
-  if (scan_trace(fd, &ts, why, sizeof why) != 0) {
+  int scanned = scan_trace(fd, &ts, why, sizeof why) == 0;
+  char arena[PATH_MAX];
+  if ((!scanned || !ts.rings[0]) &&
+      find_flight_arena(path, arena, sizeof arena)) {
+    close(fd); /* a flight recorder's dump target: written anew */
+    rc = salvage_flight(arena, path, how, res, msg, n);
+  } else if (!scanned) {
     snprintf(msg, n, "%s: %s", path, why);
     close(fd);
     rc = PP_SALVAGE_NOT_TRACE;

@@ -143,13 +143,13 @@ void pp__out_flush(pp__out *o) {
 
 void pp__out_chunk(pp__out *o, uint16_t type, ppt_buf *b, uint64_t events) {
   o->events_in += events;
-  if (o->failed || o->fd < 0 || b->oom) {
+  if (o->failed || (o->fd < 0 && !o->memory) || b->oom) {
     b->len = 0; /* lost: counted by events_in - events_flushed */
     b->oom = 0;
     return;
   }
   size_t need = PPT_CHUNK_HEADER_SIZE + b->len;
-  if (o->stage.len + need > STAGE_MAX)
+  if (o->stage.len + need > STAGE_MAX && !o->memory)
     pp__out_flush(o);
   if (ppt_buf_reserve(&o->stage, need) != 0) { /* out of memory: direct */
     o->stage.oom = 0;

@@ -36,6 +36,8 @@ typedef struct pp__out {
                  and no loss META */
   int count_lost; /* the loss META counts lost events (trace mode; stats
                      mode keeps its figures in memory until the end) */
+  int memory;     /* no file (fd -1): chunks stay in the stage, for the
+                     owner to copy (a flight recorder's head, ring/arena.h) */
 } pp__out;
 
 /* Create path (truncating it) and write the file header with pid. 0, or
