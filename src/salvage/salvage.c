@@ -937,7 +937,9 @@ int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
   int rc;
   int scanned = scan_trace(fd, &ts, why, sizeof why) == 0;
   char arena[PATH_MAX];
-  if ((!scanned || !ts.rings[0]) &&
+  /* only a flight target: empty (made at the session's start) or a
+   * trace (an earlier dump) */
+  if (((!scanned && ts.size == 0) || (scanned && !ts.rings[0])) &&
       find_flight_arena(path, arena, sizeof arena)) {
     close(fd); /* a flight recorder's dump target: written anew */
     rc = salvage_flight(arena, path, how, res, msg, n);
