@@ -299,6 +299,16 @@ PP_API void pp_zone_end(pp_zone zone);
  * at most 65536 distinct names, further ones share the name "(overflow)".
  */
 PP_API pp_zone pp_zone_begin_name(const char *name);
+/**
+ * Declare a site made at run time (a language binding's pp_srcloc, which
+ * must then live until process exit). Optional: it names the site in the
+ * process's durable rings at once, so that a process killed before the
+ * writer met the site still has its events named when salvaged (run-time
+ * names are declared by interning them; a static site first met after
+ * the writer's last pass is salvaged unnamed). Takes a lock; at most
+ * 65536 sites are declared, later ones are ignored. NULL is ignored.
+ */
+PP_API void pp_site_declare(const pp_srcloc *loc);
 
 /**
  * Ranges that may start and end on different threads and need not nest

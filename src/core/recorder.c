@@ -344,8 +344,23 @@ static void make_key(void) {
     thread_key_made = 1;
 }
 
+/* In a forked child whose session starts with its first event: start it
+ * now, once (any thread), so that what follows is recorded in the
+ * child's session and its durable arena. 1 when it ran here. */
+static int fork_restart_now(void) {
+  void (*restart)(void) = atomic_load(&fork_restart);
+  if (pp__likely(restart == NULL) ||
+      atomic_exchange(&fork_restart, NULL) != restart)
+    return 0;
+  restart();
+  return 1;
+}
+
 static pp__tstate *attach(void) {
   pthread_once(&key_once, make_key);
+  /* a forked child's thread attaches into the child's arena, made by the
+   * session its first event starts (naming a thread comes before) */
+  fork_restart_now();
   pp__tstate *t = alloc_tstate(1);
   if (!t)
     return NULL;
@@ -389,10 +404,7 @@ void pp__recorder_cancel_restart(void) { atomic_store(&fork_restart, NULL); }
  * starts the child's session first, and the view is for its generation. */
 static __attribute__((noinline)) pp__prod *refresh(int word,
                                                    int may_attach) {
-  void (*restart)(void) = atomic_load(&fork_restart);
-  if (pp__unlikely(restart != NULL) &&
-      atomic_exchange(&fork_restart, NULL) == restart) {
-    restart();
+  if (pp__unlikely(fork_restart_now())) {
     word = __atomic_load_n(&pp__active, __ATOMIC_ACQUIRE);
     if (!(word & PP__ON))
       return NULL;
@@ -999,12 +1011,46 @@ const pp_srcloc *pp__intern(const char *name, uint32_t kind) {
       intern_count++;
       atomic_store_explicit(&intern_tab[i], e, memory_order_release);
       res = &e->loc;
+      /* named in the durable arena at once: a salvager names the events
+       * of a site first met after the writer's last pass (Python's zones
+       * are all run-time names) */
+      pp__arena_site(res, UINT32_MAX);
     } else {
       res = &overflow_locs[kind <= PP_KIND_METRIC ? kind : 0];
     }
   }
   pthread_mutex_unlock(&intern_lock);
   return res;
+}
+
+/* Sites declared with pp_site_declare, under intern_lock. */
+static const pp_srcloc **declared;
+static size_t ndeclared, cap_declared;
+
+void pp_site_declare(const pp_srcloc *loc) {
+  if (!loc)
+    return;
+  pthread_mutex_lock(&intern_lock);
+  int kept = ndeclared < INTERN_MAX &&
+             pp__grow((void **)&declared, &cap_declared, ndeclared + 1,
+                      sizeof *declared) == 0;
+  if (kept)
+    declared[ndeclared++] = loc;
+  pthread_mutex_unlock(&intern_lock);
+  if (kept)
+    pp__arena_site(loc, UINT32_MAX);
+}
+
+void pp__recorder_name_interned(void) {
+  pthread_mutex_lock(&intern_lock);
+  for (uint32_t i = 0; i < INTERN_SLOTS; i++) {
+    interned *e = atomic_load_explicit(&intern_tab[i], memory_order_acquire);
+    if (e)
+      pp__arena_site(&e->loc, UINT32_MAX);
+  }
+  for (size_t i = 0; i < ndeclared; i++)
+    pp__arena_site(declared[i], UINT32_MAX);
+  pthread_mutex_unlock(&intern_lock);
 }
 
 /* ---- overhead calibration ---------------------------------------------- */

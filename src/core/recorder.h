@@ -114,8 +114,13 @@ struct pp_queue {
 /* Fork handling for the queue registry (queue.c). */
 void pp__queue_after_fork_child(void);
 
-/* Interned run-time names: returns a srcloc that lives until exit. */
+/* Interned run-time names: returns a srcloc that lives until exit. Each
+ * new one is named in the durable arena (ring/arena.h) with no id. */
 const pp_srcloc *pp__intern(const char *name, uint32_t kind);
+/* Name every run-time name interned so far, and every site declared
+ * (pp_site_declare), in the durable arena (a new session's, whose site
+ * records start empty). */
+void pp__recorder_name_interned(void);
 
 /* Measure the cost of one recorded event (ns), on a scratch ring (tally:
  * on a scratch tally set, stats mode's zones), and, when drop_cost_ns is

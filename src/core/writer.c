@@ -690,6 +690,8 @@ static void durable_begin(void) {
                               sizeof W.durable_path, W.durable_off,
                               sizeof W.durable_off) != 0)
     W.durable_path[0] = 0;
+  else
+    pp__recorder_name_interned();
 }
 
 static void write_durable_meta(pp__out *o);
@@ -877,6 +879,10 @@ int pp__writer_open(const pp__writer_cfg *c) {
     write_meta(&W.out);
     write_durable_meta(&W.out);
     pp__out_flush(&W.out);
+    /* whole up to here: a process killed before the first pass is
+     * salvaged from its head */
+    if (W.durable_path[0])
+      pp__arena_commit(W.out.good_off, W.out.seq, 0, 0, 0);
   }
   W.pass_no = 1;
   return PP_OK;

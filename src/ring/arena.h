@@ -150,7 +150,8 @@ void pp__arena_leak(void *p);
  * next chunk number seq. Replaces an earlier blob. */
 void pp__arena_blob(const void *chunks, size_t len, uint32_t seq);
 
-/* The writer met site p, id in its trace file: record it. */
+/* Record site p: the writer met it, id in its trace file, or it was
+ * named (an interned name, before any writer met it), id UINT32_MAX. */
 void pp__arena_site(const pp_srcloc *p, uint32_t id);
 
 /* The writer's commit after a pass (see pp__arena_hdr). */

@@ -434,6 +434,19 @@ static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
   }
   if (sites->n < defined)
     sites->n = (size_t)defined;
+  /* named before any writer met them (run-time names): the next ids */
+  for (size_t i = 0; i < nrec; i++) {
+    const site_rec *r = &recs[i];
+    const void *key = (const void *)(uintptr_t)r->addr;
+    if (r->id != UINT32_MAX || pp__sites_find(sites, key) != UINT32_MAX)
+      continue;
+    pp_srcloc def = {r->str[0], r->str[1], r->str[2], r->line, r->kind};
+    if (pp__sites_preset(sites, key, (uint32_t)sites->n, &def, 0) != 0) {
+      free(recs);
+      snprintf(msg, n, "out of memory");
+      return -1;
+    }
+  }
   free(recs);
   return 0;
 }

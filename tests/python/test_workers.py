@@ -173,3 +173,37 @@ def test_dataloader_fast_enough_is_not_data_starved(tmp_path):
     j = summary_json(run)
     assert zones_by_name(j)["DataLoader wait"]["count"] == 9
     assert "data-starved" not in [x["rule"] for x in j["recommendations"]]
+
+
+KILLED = """
+    import multiprocessing as mp, os, signal
+    import pipeprof
+
+    def work(ready):
+        for i in range(200):
+            with pipeprof.zone("task"):
+                pass
+        ready.set()    # the last zones are still in the worker's ring
+        signal.pause()
+
+    if __name__ == "__main__":
+        ctx = mp.get_context("fork")
+        ready = ctx.Event()
+        p = ctx.Process(target=work, args=(ready,))
+        p.start()
+        assert ready.wait(60)
+        os.kill(p.pid, signal.SIGKILL)   # no handler, no atexit, no flush
+        p.join()
+        assert p.exitcode == -signal.SIGKILL
+"""
+
+
+def test_worker_killed_with_sigkill_loses_nothing(tmp_path):
+    # the worker's rings are durable: the run's report salvages the
+    # zones its writer had not written when the kill came
+    run, r = run_app(tmp_path, KILLED)
+    j = summary_json(run)
+    assert zones_by_name(j)["task"]["count"] == 200
+    ended = [p.get("ended") for p in j["processes"]]
+    assert any(e and e.endswith("salvaged") for e in ended), ended
+    assert not any(n.endswith(".rings") for n in os.listdir(run))

@@ -110,6 +110,9 @@ static struct {
 #undef PP_PY_FIELD
 } api;
 
+/* Optional symbols: NULL in an older library. */
+static void (*site_declare)(const pp_srcloc *); /* pp_site_declare */
+
 /* pp__active of the loaded library; a zero of our own before. */
 static int not_loaded;
 static int *active = &not_loaded;
@@ -172,6 +175,8 @@ static PyObject *mod_load(PyObject *m, PyObject *args) {
   if (!(sym = dlsym(h, "pp__active")))
     goto missing;
   active = sym;
+  if ((sym = dlsym(h, "pp_site_declare")) != NULL)
+    memcpy(&site_declare, &sym, sizeof sym);
   unsigned v = api.pp_version_number();
   if (v / 10000 != PP_VERSION_MAJOR) {
     PyErr_Format(PyExc_OSError,
@@ -192,6 +197,7 @@ missing:
                path, dlerror(), PP_VERSION_STRING);
 fail:
   memset(&api, 0, sizeof api);
+  site_declare = NULL;
   active = &not_loaded;
   dlclose(h);
   Py_DECREF(path_obj);
@@ -495,6 +501,8 @@ static ZoneObject *zone_new(PyObject *name, const char *function,
   loc->line = line;
   loc->kind = PP_KIND_ZONE;
   z->loc = loc;
+  if (site_declare) /* named in the durable rings at once */
+    site_declare(loc);
   return z;
 }
 
