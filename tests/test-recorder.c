@@ -1427,8 +1427,11 @@ PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
 }
 
 /* A child that ends with _exit() finishes its file first (the library's
- * _exit); one killed (SIGKILL) cannot: the report of the run says which
- * process did not finish its file, never nothing. */
+ * _exit); one killed (SIGKILL) cannot, and its durable rings are salvaged
+ * by the report (tests/test-durable.c); one killed with its rings off
+ * (PIPEPROF_RINGS_DIR=off) loses what its writer had not drained: the
+ * report of the run says which process did not finish its file, never
+ * nothing. */
 PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
   if (skip_forked_sessions())
     return;
@@ -1437,19 +1440,21 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
   CHECK_EQ(mkdir(dir, 0755), 0);
   snprintf(path, sizeof path, "%s/app.pptrace", dir);
   start_session(PP_MODE_TRACE, path, 0);
-  pid_t kids[2];
-  for (int k = 0; k < 2; k++) {
+  pid_t kids[3];
+  for (int k = 0; k < 3; k++) {
     fflush(NULL);
     kids[k] = fork();
     CHECK(kids[k] >= 0);
     if (kids[k] == 0) {
+      if (k == 2) /* read when the child's session starts */
+        setenv("PIPEPROF_RINGS_DIR", "off", 1);
       shared_zones(100);
       if (k == 0)
         _exit(0); /* no atexit handler: the library's _exit finishes */
       raise(SIGKILL);
     }
   }
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     int st = 0;
     CHECK_EQ(waitpid(kids[k], &st, 0), kids[k]);
   }
@@ -1469,6 +1474,10 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
   snprintf(want, sizeof want, "\nwarning: 1 of the run's processes did not "
                               "finish their files (pid %ld: killed, or ended "
                               "with _exit)",
+           (long)kids[2]);
+  CHECK_CONTAINS(r.out, want);
+  snprintf(want, sizeof want, "note: process %ld died before finishing its "
+                              "trace (salvaged)",
            (long)kids[1]);
   CHECK_CONTAINS(r.out, want);
   /* how each process ended, in the header's list of them */
@@ -1476,8 +1485,10 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
   CHECK_CONTAINS(r.out, want);
   snprintf(want, sizeof want, "%ld pp-tests (_exit)", (long)kids[0]);
   CHECK_CONTAINS(r.out, want);
+  snprintf(want, sizeof want, "%ld pp-tests (salvaged)", (long)kids[1]);
+  CHECK_CONTAINS(r.out, want);
   snprintf(want, sizeof want, "%ld pp-tests (did not finish its file)",
-           (long)kids[1]);
+           (long)kids[2]);
   CHECK_CONTAINS(r.out, want);
   /* the processes' table: each, how it ended, its zones */
   CHECK_CONTAINS(r.out, "\nprocesses (each process that recorded");
@@ -1494,10 +1505,15 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
                               "\"_exit\",\"threads\":1,\"zones\":100,",
            (long)kids[0]);
   CHECK_CONTAINS(r.out, want);
+  /* the killed one's zones, every one, salvaged */
+  snprintf(want, sizeof want, "{\"pid\":%ld,\"name\":\"pp-tests\",\"ended\":"
+                              "\"salvaged\",\"threads\":1,\"zones\":100,",
+           (long)kids[1]);
+  CHECK_CONTAINS(r.out, want);
   /* (its events may or may not have been drained before the kill) */
   snprintf(want, sizeof want, "{\"pid\":%ld,\"name\":\"pp-tests\",\"ended\":"
                               "\"did not finish its file\",",
-           (long)kids[1]);
+           (long)kids[2]);
   CHECK_CONTAINS(r.out, want);
   pp_cli_result_free(&r);
 }
