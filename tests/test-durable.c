@@ -7,6 +7,7 @@
  */
 #define PP_ENABLE 1
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
@@ -124,6 +125,14 @@ static uint64_t closed_zones(const pp_analysis *a, const char *name) {
     }
   }
   return n;
+}
+
+static void *other_thread(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 100; i++) {
+    PP_ZONE("other");
+  }
+  return NULL;
 }
 
 static uint64_t file_size(const char *path) {
@@ -453,4 +462,49 @@ PP_TEST(durable_flight_kill9_leaves_the_recording) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
   munmap(sh, 4096);
+}
+
+/* The arena cannot hold every thread (here: its segment table is cut to
+ * one thread's state, ring and site block): the others record in plain
+ * memory, the trace says how many and why, and the recording is whole. */
+PP_TEST(durable_fallback_is_said) {
+  char path[4096];
+  dpath(path, sizeof path, "fallback.pptrace");
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    pp__arena_test_seg_limit(3);
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(3);
+    { PP_ZONE("first"); } /* state, ring; the writer adds the site block */
+    nap_us(30000); /* the writer meets the site: its block */
+    pthread_t th;
+    if (pthread_create(&th, NULL, other_thread, NULL) != 0)
+      _exit(4);
+    pthread_join(th, NULL);
+    exit(0);
+  }
+  int st;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  pp_trace t;
+  pp_analysis a;
+  load(path, &t, &a);
+  CHECK_EQ(t.diag.clean_end, 1);
+  CHECK_EQ(closed_zones(&a, "first"), 1);
+  CHECK_EQ(closed_zones(&a, "other"), 100);
+  const char *fb = pp_trace_meta(&t, "durable.fallbacks");
+  CHECK(fb != NULL && strtoull(fb, NULL, 10) >= 1);
+  CHECK_CONTAINS(pp_trace_meta(&t, "durable.fallback_why"),
+                 "segment table is full");
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  pp_cli_result r = pp_test_cli("report '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "served outside the durable rings");
+  pp_cli_result_free(&r);
 }

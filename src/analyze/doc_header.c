@@ -170,6 +170,16 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
   if (d->file_bytes && !d->clean_end && !werr)
     pp_table_warning(h, "trace ended without END chunk (process killed?)");
   salvage_remarks(h, t);
+  const char *fb = pp_trace_meta(t, "durable.fallbacks");
+  if (fb) {
+    const char *why = pp_trace_meta(t, "durable.fallback_why");
+    pp_table_remark(h,
+                    "%.20s of the rings' memory requests were served "
+                    "outside the durable rings (%.160s): those threads "
+                    "would lose what their writer had not written if the "
+                    "process were killed",
+                    fb, why && *why ? why : "no reason recorded");
+  }
   if (d->parts_unfinished) {
     char pids[128] = "";
     size_t n = pp_unfinished_listed(d);

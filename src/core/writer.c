@@ -101,6 +101,7 @@ typedef struct writer {
   char durable_path[PATH_MAX];
   char durable_off[PATH_MAX + 64];
   uint64_t pass_no;
+  uint64_t fallbacks_said; /* arena fallbacks written to META */
   pp__tstate **pend;
   size_t npend, cap_pend;
 } writer;
@@ -332,6 +333,21 @@ static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
 
 /* The pass's chunks are written: say so in the arena, then move the read
  * index of every thread the pass drained. */
+/* META durable.fallbacks (and the first reason): threads whose rings
+ * the arena could not hold, written when the count moves. */
+static void durable_fallbacks(void) {
+  if (!W.durable_path[0])
+    return;
+  char why[160], num[32];
+  uint64_t k = pp__arena_fallbacks(why, sizeof why);
+  if (k == W.fallbacks_said)
+    return;
+  W.fallbacks_said = k;
+  snprintf(num, sizeof num, "%llu", (unsigned long long)k);
+  pp__session_meta("durable.fallbacks", num);
+  pp__session_meta("durable.fallback_why", why);
+}
+
 static void commit_pass(void) {
   pp__arena_commit(W.out.good_off, W.out.seq, W.events_written,
                    W.drops_written, W.pass_no);
@@ -550,6 +566,7 @@ int pp_on_alert(pp_alert_fn fn, void *user) {
  * rings were drained). */
 static void writer_pass(int final, int sync) {
   gpu_pass(final); /* may add META */
+  durable_fallbacks();
   write_pending_meta();
   ppt_buf threads = {0};
   snapshot_threads(&threads);

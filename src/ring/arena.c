@@ -36,6 +36,11 @@ static pp__arena_hdr *hdr; /* NULL: no arena in this process */
 static char file_path[PATH_MAX];
 static pp__arena_sites *sites_blk; /* the session's block being filled */
 static int atfork_done;
+/* Requests the arena could not serve this session (the caller used plain
+ * memory), and the first reason. */
+static _Atomic uint64_t fallbacks;
+static char fallback_why[160];
+static uint32_t seg_limit = PP__ARENA_SEG_MAX; /* tests lower it */
 
 static pp__arena_seg *segs(void) {
   return (pp__arena_seg *)((char *)hdr + PP__ARENA_SEG_OFF);
@@ -46,11 +51,17 @@ static size_t page_bytes(void) {
   return p > 0 ? (size_t)p : 4096;
 }
 
-/* Field 22 of /proc/self/stat: the start time, in clock ticks since
- * boot (0 when unreadable). */
-static uint64_t own_start_time(void) {
-  char buf[1024];
-  int f = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+/* Field 22 of /proc/PID/stat (0: this process): the start time, in clock
+ * ticks since boot, and in *zombie whether it has ended unreaped; 0 when
+ * unreadable. */
+static uint64_t start_time_of(uint32_t pid, int *zombie) {
+  char path[64], buf[1024];
+  if (pid)
+    snprintf(path, sizeof path, "/proc/%u/stat", (unsigned)pid);
+  else
+    snprintf(path, sizeof path, "/proc/self/stat");
+  *zombie = 0;
+  int f = open(path, O_RDONLY | O_CLOEXEC);
   if (f < 0)
     return 0;
   ssize_t n = read(f, buf, sizeof buf - 1);
@@ -59,8 +70,9 @@ static uint64_t own_start_time(void) {
     return 0;
   buf[n] = 0;
   const char *p = strrchr(buf, ')'); /* the name may hold spaces */
-  if (!p)
+  if (!p || !p[1] || !p[2])
     return 0;
+  *zombie = p[2] == 'Z' || p[2] == 'X';
   /* after ") " come fields 3, 4, ...: skip to field 22 */
   for (int field = 2; field < 22 && p; field++)
     p = strchr(p + 1, ' ');
@@ -77,6 +89,15 @@ static void read_boot_id(char out[40]) {
   for (ssize_t i = 0; i < n; i++)
     if (out[i] == '\n')
       out[i] = 0;
+}
+
+int pp__arena_owner_alive(const pp__arena_hdr *h) {
+  char boot[40];
+  read_boot_id(boot);
+  int zombie = 0;
+  uint64_t started = start_time_of(h->pid, &zombie);
+  return started && !zombie && started == h->proc_start &&
+         !strncmp(boot, h->boot_id, sizeof boot);
 }
 
 static uint64_t fresh_token(void) {
@@ -195,7 +216,8 @@ static int create(const char *dir, const char *trace_path, char *why,
   hdr->page = (uint32_t)page_bytes();
   hdr->slot_bytes = (uint32_t)sizeof(pp__slot);
   hdr->tstate_bytes = (uint32_t)sizeof(pp__tstate);
-  hdr->proc_start = own_start_time();
+  int zombie;
+  hdr->proc_start = start_time_of(0, &zombie);
   read_boot_id(hdr->boot_id);
   hdr->file_bytes = PP__ARENA_HDR_BYTES;
   if (!atfork_done) {
@@ -217,6 +239,8 @@ int pp__arena_session_begin(const char *dir, const char *trace_path,
     rc = create(dir, trace_path, why, wn);
   if (rc == 0) {
     atomic_store(&hdr->state, PP__ARENA_IDLE);
+    atomic_store(&fallbacks, 0);
+    fallback_why[0] = 0;
     free_sites_locked(); /* the last session's ids */
     hdr->mode = mode;
     hdr->token = fresh_token();
@@ -252,6 +276,13 @@ void pp__arena_session_end(int exiting) {
 
 /* ---- segments ------------------------------------------------------------ */
 
+static void *fallback(const char *why, int err) {
+  if (!atomic_fetch_add(&fallbacks, 1))
+    snprintf(fallback_why, sizeof fallback_why, "%s%s%s", why,
+             err ? ": " : "", err ? strerror(err) : "");
+  return NULL;
+}
+
 static void *alloc_locked(size_t bytes, unsigned kind, int populate) {
   if (!hdr || !bytes || bytes % page_bytes())
     return NULL;
@@ -267,16 +298,17 @@ static void *alloc_locked(size_t bytes, unsigned kind, int populate) {
   if (i < nseg) {
     off = sg[i].off;
   } else {
-    if (nseg >= PP__ARENA_SEG_MAX)
-      return NULL;
+    if (nseg >= seg_limit)
+      return fallback("the rings file's segment table is full", 0);
     off = hdr->file_bytes;
   }
-  if (posix_fallocate(fd, (off_t)off, (off_t)bytes) != 0)
-    return NULL;
+  int e = posix_fallocate(fd, (off_t)off, (off_t)bytes);
+  if (e != 0)
+    return fallback("no room for the rings file", e);
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                  MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, (off_t)off);
-  if (p == MAP_FAILED)
-    return NULL; /* a new range stays past file_bytes: taken again */
+  if (p == MAP_FAILED) /* a new range stays past file_bytes: taken again */
+    return fallback("cannot map the rings file", errno);
   if (i < nseg && kind == PP__SEG_TSTATE)
     memset(p, 0, bytes); /* its range may not have been punched out */
   sg[i].addr = (uint64_t)(uintptr_t)p;
@@ -428,6 +460,22 @@ void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
   }
   pthread_mutex_unlock(&lock);
 }
+
+uint64_t pp__arena_fallbacks(char *why, size_t n) {
+  pthread_mutex_lock(&lock);
+  uint64_t k = atomic_load(&fallbacks);
+  snprintf(why, n, "%s", fallback_why);
+  pthread_mutex_unlock(&lock);
+  return k;
+}
+
+#ifdef PP_TESTING
+void pp__arena_test_seg_limit(uint32_t n) {
+  pthread_mutex_lock(&lock);
+  seg_limit = n && n < PP__ARENA_SEG_MAX ? n : PP__ARENA_SEG_MAX;
+  pthread_mutex_unlock(&lock);
+}
+#endif
 
 void pp__arena_commit(uint64_t off, uint64_t seq, uint64_t events,
                       uint64_t drops, uint64_t pass) {

@@ -137,6 +137,15 @@ void pp__arena_process_end(void);
  * populate; NULL when there is no arena or no room (the caller uses
  * anonymous memory). */
 void *pp__arena_alloc(size_t bytes, unsigned kind, int populate);
+/* Requests of this session the arena could not serve (full file system,
+ * full segment table): their threads record in plain memory, not
+ * durable. The first reason in why. */
+uint64_t pp__arena_fallbacks(char *why, size_t n);
+#ifdef PP_TESTING
+/* Tests: at most n segments (0: the table's size). */
+void pp__arena_test_seg_limit(uint32_t n);
+#endif
+
 /* Whether p was given by pp__arena_alloc. */
 int pp__arena_owns(const void *p);
 /* Give back what pp__arena_alloc gave (its memory is released). */
@@ -157,6 +166,10 @@ void pp__arena_site(const pp_srcloc *p, uint32_t id);
 /* The writer's commit after a pass (see pp__arena_hdr). */
 void pp__arena_commit(uint64_t off, uint64_t seq, uint64_t events,
                       uint64_t drops, uint64_t pass);
+
+/* Whether the process that made the arena h heads still runs: its pid
+ * with the same start time, on the same boot, not a zombie. */
+int pp__arena_owner_alive(const pp__arena_hdr *h);
 
 /* In a forked child: forget the parent's arena (unmapped; the parent's
  * file is never touched). */

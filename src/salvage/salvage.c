@@ -225,52 +225,6 @@ static const void *translate(const arena_map *a, uint64_t addr, uint64_t len,
   return NULL;
 }
 
-/* The start time of process pid, its state in *zombie; 0 when it is
- * gone. */
-static uint64_t start_time_of(uint32_t pid, int *zombie) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
-  *zombie = 0;
-  int f = open(path, O_RDONLY | O_CLOEXEC);
-  if (f < 0)
-    return 0;
-  ssize_t k = read(f, buf, sizeof buf - 1);
-  close(f);
-  if (k <= 0)
-    return 0;
-  buf[k] = 0;
-  const char *p = strrchr(buf, ')');
-  if (!p || !p[1] || !p[2])
-    return 0;
-  *zombie = p[2] == 'Z' || p[2] == 'X';
-  for (int field = 2; field < 22 && p; field++)
-    p = strchr(p + 1, ' ');
-  return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
-static void boot_id(char out[40]) {
-  memset(out, 0, 40);
-  int f = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (f < 0)
-    return;
-  ssize_t k = read(f, out, 39);
-  close(f);
-  for (ssize_t i = 0; i < k; i++)
-    if (out[i] == '\n')
-      out[i] = 0;
-}
-
-/* Whether the process that made the arena still runs (its pid, with
- * the same start time, on the same boot, not a zombie). */
-static int process_alive(const pp__arena_hdr *h) {
-  char boot[40];
-  boot_id(boot);
-  int zombie = 0;
-  uint64_t started = start_time_of(h->pid, &zombie);
-  return started && !zombie && started == h->proc_start &&
-         !strncmp(boot, h->boot_id, sizeof boot);
-}
-
 /* Open and check the arena at path. 0, or -1 with msg (-2: there is no
  * such file). */
 static int arena_open(const char *path, arena_map *a, char *msg, size_t n) {
@@ -824,7 +778,7 @@ static int find_flight_arena(const char *path, char *arena, size_t n) {
               h.version == PP__ARENA_VERSION &&
               h.state == PP__ARENA_ACTIVE && h.mode == 2 /* flight */ &&
               !strncmp(h.trace_path, abs, sizeof h.trace_path) &&
-              !process_alive(&h);
+              !pp__arena_owner_alive(&h);
       close(fd);
     }
     closedir(dir);
@@ -911,7 +865,7 @@ static int salvage_with(int fd, const char *path, trace_scan *ts,
   if (strcmp(tok, ts->token) != 0 || h->state != PP__ARENA_ACTIVE) {
     snprintf(msg, n, "the rings %s belong to another session than %s",
              ts->rings, path);
-  } else if (process_alive(h)) {
+  } else if (pp__arena_owner_alive(h)) {
     snprintf(msg, n, "process %" PRIu32 " still records into %s", h->pid,
              path);
     rc = PP_SALVAGE_NOTHING;
@@ -978,7 +932,7 @@ int pp_salvage_arena(const char *arena, const char *how,
   memcpy(trace, a.h->trace_path, sizeof trace);
   trace[sizeof trace - 1] = 0;
   int idle = a.h->state != PP__ARENA_ACTIVE;
-  int alive = process_alive(a.h);
+  int alive = pp__arena_owner_alive(a.h);
   uint32_t pid = a.h->pid;
   arena_close(&a);
   if (idle && alive) {
