@@ -893,7 +893,14 @@ static int salvage_with(int fd, const char *path, trace_scan *ts,
 int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
                char *msg, size_t n) {
   memset(res, 0, sizeof *res);
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* only a regular file: opening a FIFO would block, and reading it would
+   * take what its reader is meant to get */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(msg, n, "%s is not a regular file", path);
+    return PP_SALVAGE_NOT_TRACE;
+  }
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     snprintf(msg, n, "cannot open %s: %s", path, strerror(errno));
     return PP_SALVAGE_NOT_TRACE;
