@@ -887,6 +887,7 @@ int pp__writer_open(const pp__writer_cfg *c) {
   }
   if (W.live)
     W.sinks[W.nsinks++] = pp__live_sink(W.live);
+  pp__arena_init_once();
   if (W.mode != PP_MODE_STATS)
     durable_begin();
   W.sites.durable = W.durable_path[0] != 0;

@@ -220,12 +220,17 @@ static int create(const char *dir, const char *trace_path, char *why,
   hdr->proc_start = start_time_of(0, &zombie);
   read_boot_id(hdr->boot_id);
   hdr->file_bytes = PP__ARENA_HDR_BYTES;
+  return 0;
+}
+
+void pp__arena_init_once(void) {
+  pthread_mutex_lock(&lock);
   if (!atfork_done) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
     atfork_done = 1;
   }
-  return 0;
+  pthread_mutex_unlock(&lock);
 }
 
 static void free_sites_locked(void);

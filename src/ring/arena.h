@@ -112,6 +112,13 @@ typedef struct pp__arena_site_rec {
   uint16_t len[3]; /* name, function, file (with NULs; 0: NULL) */
 } pp__arena_site_rec;
 
+/* Register the arena's fork and exit handlers, once per process. Called
+ * by every session's start, before the session registers its own, so
+ * that around fork the arena's lock is taken last (after the writer's and
+ * the registry's, the order a writer pass takes them in) and, at exit,
+ * the arena's handler runs after the session's. */
+void pp__arena_init_once(void);
+
 /* Open the process's arena for a session writing trace_path in mode
  * (creating the file the first time, in dir: NULL for the default,
  * PIPEPROF_RINGS_DIR or /dev/shm or trace_path's folder; "off" for none),
