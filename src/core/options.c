@@ -72,7 +72,7 @@ static const pp_option table[] = {
      NULL, "/", "the root under which /proc and /sys are read (tests use "
      "fixture trees)"},
     {"PIPEPROF_RINGS_DIR", NULL, PP_OPT_PATH, PP_OPT_EVERY, 0, PATH_MAX - 1,
-     NULL, "/dev/shm, else the trace's folder", "where trace mode keeps "
+     NULL, "/dev/shm, else the trace's folder", "where trace and flight modes keep "
      "each process's durable rings (off: in plain memory, lost with the "
      "process)"},
     {"PIPEPROF_OWNER_PID", NULL, PP_OPT_UINT, PP_OPT_INTERNAL, 1, INT_MAX,
