@@ -671,10 +671,12 @@ int pp_bench_sampler(int json, int quick);
 /* bench/kill9.c: what a kill -9 loses per mode, rings in memory and
  * durable (--kill9 FLUSH_MS [--trials N]). */
 int pp_bench_kill9(const char *dir, unsigned flush_ms, int trials);
+/* bench/kill9.c: salvage speed over N rings of 16 MiB (--salvage N). */
+int pp_bench_salvage(const char *dir, unsigned threads);
 
 int main(int argc, char **argv) {
   int json = 0, pipeline = 1, sampler = 0, only_pipeline = 0;
-  long kill9 = 0, trials = 20;
+  long kill9 = 0, trials = 20, salvage = 0;
   const char *base = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
@@ -705,6 +707,14 @@ int main(int argc, char **argv) {
       }
       pipe_frames = (int)n;
     }
+    else if (strcmp(argv[i], "--salvage") == 0 && i + 1 < argc) {
+      char *end;
+      salvage = strtol(argv[++i], &end, 10);
+      if (*end || salvage < 1 || salvage > 256) {
+        fprintf(stderr, "pipeprof-bench: --salvage: expected 1 to 256\n");
+        return 2;
+      }
+    }
     else if (strcmp(argv[i], "--trials") == 0 && i + 1 < argc) {
       char *end;
       trials = strtol(argv[++i], &end, 10);
@@ -727,6 +737,9 @@ int main(int argc, char **argv) {
       printf("usage: pipeprof-bench [--json] [--quick] [--no-pipeline] "
              "[--pipeline-only] [--pairs N] [--frames N] [--sampler] [--dir DIR]\n"
              "       pipeprof-bench --kill9 FLUSH_MS [--trials N] [--dir DIR]\n"
+             "       pipeprof-bench --salvage N [--dir DIR]\n"
+             "  --salvage N salvage speed: a killed flight recorder of N\n"
+             "             threads with full 16 MiB rings (64: 1 GiB)\n"
              "  --kill9 MS what kill -9 loses per mode at flush_ms MS, rings\n"
              "             in memory and durable (min / median / max of N\n"
              "             kills per row, default 20; nothing else)\n"
@@ -753,6 +766,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   unsetenv("PIPEPROF");
+  if (salvage) {
+    int rc = pp_bench_salvage(tmpdir, (unsigned)salvage);
+    rmdir(tmpdir);
+    return rc;
+  }
   if (kill9) {
     int rc = pp_bench_kill9(tmpdir, (unsigned)kill9, (int)trials);
     rmdir(tmpdir);

@@ -15,6 +15,7 @@
  * tests/test-durable.c, which needs no timing.
  */
 #define PP_ENABLE 1
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #include "salvage/salvage.h"
 
 int pp_bench_kill9(const char *dir, unsigned flush_ms, int trials);
+int pp_bench_salvage(const char *dir, unsigned threads);
 
 static int64_t k9_now(void) {
   struct timespec t;
@@ -174,4 +176,73 @@ int pp_bench_kill9(const char *dir, unsigned flush_ms, int trials) {
     for (int durable = 0; durable < 2; durable++)
       rc |= k9_row(dir, modes[m], flush_ms, durable, trials);
   return rc;
+}
+
+/* pipeprof-bench --salvage N: salvage speed. A child records in flight
+ * mode with N threads of 16 MiB rings, each filled (1.1 M zones), then is
+ * killed; the salvager writes the dump from N x 16 MiB of rings (N = 64:
+ * 1 GiB). Printed: the rings' bytes, the salvage's wall time and MB/s. */
+enum { SV_RING_KIB = 16384, SV_ZONES = 1100000 };
+
+typedef struct sv_shared {
+  _Atomic int done;
+} sv_shared;
+
+static sv_shared *sv_sh;
+
+static void *sv_thread(void *arg) {
+  (void)arg;
+  for (int i = 0; i < SV_ZONES; i++) {
+    PP_ZONE("salvaged");
+  }
+  atomic_fetch_add(&sv_sh->done, 1);
+  return NULL;
+}
+
+int pp_bench_salvage(const char *dir, unsigned threads) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/pipeprof-bench-salvage.pptrace", dir);
+  sv_sh = mmap(NULL, sizeof *sv_sh, PROT_READ | PROT_WRITE,
+               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sv_sh == MAP_FAILED)
+    return 1;
+  atomic_store(&sv_sh->done, 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return 1;
+  if (pid == 0) {
+    pp_config c;
+    pp_config_init(&c);
+    c.out_path = path;
+    c.mode = PP_MODE_FLIGHT;
+    c.buffer_kib = SV_RING_KIB;
+    if (pp_init(&c) != PP_OK)
+      _exit(1);
+    pthread_t th[256];
+    for (unsigned i = 0; i < threads; i++)
+      pthread_create(&th[i], NULL, sv_thread, NULL);
+    for (;;)
+      pause();
+  }
+  while (atomic_load(&sv_sh->done) < (int)threads)
+    usleep(10000);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  pp_salvage_result r;
+  char msg[8192];
+  int64_t t0 = k9_now();
+  int rc = pp_salvage(path, "signal SIGKILL", &r, msg, sizeof msg);
+  double s = (double)(k9_now() - t0) / 1e9;
+  double bytes = (double)threads * SV_RING_KIB * 1024.0;
+  if (rc == PP_SALVAGE_DONE)
+    printf("salvage: %u rings of %u MiB (%.2f GiB): %llu events in %.2f s, "
+           "%.0f MB/s of rings\n",
+           threads, SV_RING_KIB / 1024, bytes / (1 << 30),
+           (unsigned long long)r.events, s, bytes / s / 1e6);
+  else
+    printf("salvage: failed: %s\n", msg);
+  unlink(path);
+  munmap(sv_sh, sizeof *sv_sh);
+  return rc == PP_SALVAGE_DONE ? 0 : 1;
 }

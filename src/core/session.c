@@ -139,6 +139,9 @@ int pp_metadata(const char *key, const char *value) {
     static char how[64];
     snprintf(how, sizeof how, "%s", value ? value : "");
     pp__writer_set_end(how);
+    /* the process ends next (os._exit, which no library sees): the
+     * session's end removes its durable rings, as an exit's does */
+    pp__writer_set_exiting(1);
     return PP_OK;
   }
   return pp__session_meta(key, value ? value : "") == 0 ? PP_OK : PP_ENOMEM;

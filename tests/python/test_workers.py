@@ -63,6 +63,18 @@ def test_pool_workers_record_every_task(tmp_path, method):
     ended = sorted(p.get("ended") for p in j["processes"])
     assert ended[0] == "exit" and len(ended) >= 2
     assert set(ended[1:]) == {"multiprocessing exit"}, ended
+    # each worker's durable rings went with its finished session
+    assert not leftover_rings(workers), leftover_rings(workers)
+
+
+def leftover_rings(files):
+    """The durable rings files (in PIPEPROF_RINGS_DIR or /dev/shm) of the
+    processes whose traces are files (NAME.<pid>)."""
+    pids = [f.rsplit(".", 1)[1] for f in files]
+    where = os.environ.get("PIPEPROF_RINGS_DIR") or "/dev/shm"
+    have = os.listdir(where) if os.path.isdir(where) else []
+    return [n for n in have for p in pids
+            if n.startswith("pipeprof-%s-" % p) and n.endswith(".rings")]
 
 
 def test_dataloader_workers_record_every_item(tmp_path):
