@@ -1476,7 +1476,7 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
                               "with _exit)",
            (long)kids[2]);
   CHECK_CONTAINS(r.out, want);
-  snprintf(want, sizeof want, "note: process %ld died before finishing its "
+  snprintf(want, sizeof want, "note: process %ld ended before finishing its "
                               "trace (salvaged)",
            (long)kids[1]);
   CHECK_CONTAINS(r.out, want);

@@ -71,7 +71,7 @@ static void salvage_remarks(pp_table *h, const pp_trace *t) {
     char pid[24];
     snprintf(pid, sizeof pid, "%" PRIu32, t->pid);
     pp_table_remark(h,
-                    "process %.20s died before finishing its trace "
+                    "process %.20s ended before finishing its trace "
                     "(%.80s): %.20s events of %.20s thread%s, spanning the "
                     "last %.20s ms it recorded, were recovered from its "
                     "durable rings%s%.20s%s",
