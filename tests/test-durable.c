@@ -508,3 +508,51 @@ PP_TEST(durable_fallback_is_said) {
   CHECK_CONTAINS(r.out, "served outside the durable rings");
   pp_cli_result_free(&r);
 }
+
+/* `pipeprof recover`: a trace, a rings file, or every rings file of the
+ * user in PIPEPROF_RINGS_DIR (the runner sets it to the test's folder). */
+PP_TEST(durable_recover_command) {
+  char path[4096], arena[4096];
+  dpath(path, sizeof path, "recover.pptrace");
+  /* by the rings file */
+  killed_child(path, arena, sizeof arena);
+  pp_cli_result r = pp_test_cli("recover --list '%s'", arena);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, arena);
+  pp_cli_result_free(&r);
+  CHECK_EQ(access(arena, F_OK), 0); /* --list salvages nothing */
+  r = pp_test_cli("recover '%s'", arena);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "salvaged");
+  CHECK(access(arena, F_OK) != 0);
+  pp_cli_result_free(&r);
+  /* again: the trace is finished */
+  r = pp_test_cli("recover '%s'", path);
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "finished");
+  pp_cli_result_free(&r);
+  /* every rings file in PIPEPROF_RINGS_DIR */
+  killed_child(path, arena, sizeof arena);
+  r = pp_test_cli("recover");
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "salvaged");
+  CHECK(access(arena, F_OK) != 0);
+  pp_cli_result_free(&r);
+  /* rings that do not fit: exit 1, one line, the trace as it was */
+  killed_child(path, arena, sizeof arena);
+  uint64_t off = 65;
+  poke(arena, HDR_FIELD(commit_off), &off, sizeof off);
+  uint64_t size = file_size(path);
+  r = pp_test_cli("recover '%s'", path);
+  CHECK_EQ(r.rc, 1);
+  CHECK_CONTAINS(r.out, "not a chunk boundary");
+  CHECK_EQ(pp_test_count_lines(r.out), 1);
+  CHECK_EQ(file_size(path), size);
+  pp_cli_result_free(&r);
+  unlink(arena);
+  /* nothing left */
+  r = pp_test_cli("recover");
+  CHECK_EQ(r.rc, 0);
+  CHECK_CONTAINS(r.out, "no rings files of yours");
+  pp_cli_result_free(&r);
+}

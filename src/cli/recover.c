@@ -100,8 +100,8 @@ static const char usage[] =
     "-9,\nthe OOM killer, a crash): what their threads recorded but had not "
     "written\nyet is read from their durable rings and appended, with how "
     "much was\nrecovered. PATH: a trace, a run directory, or a rings file "
-    "(*.rings);\nnone: every rings file of yours in PIPEPROF_RINGS_DIR or "
-    "/dev/shm.\n`pipeprof report`, `export` and `run` do this by "
+    "(*.rings);\nnone: every rings file of yours in PIPEPROF_RINGS_DIR (when "
+    "set) or\n/dev/shm.\n`pipeprof report`, `export` and `run` do this by "
     "themselves.\n"
     "\n"
     "  --list   list the rings files (or traces) instead of salvaging\n";
@@ -126,13 +126,11 @@ int pp_cli_recover(int argc, char **argv) {
   if (i == argc) {
     int found = 0;
     const char *env = getenv("PIPEPROF_RINGS_DIR");
-    if (env && *env && strcmp(env, "off") != 0)
-      worst = recover_dir_rings(env, list, &found);
-    int rc = recover_dir_rings("/dev/shm", list, &found);
-    worst = rc < worst ? rc : worst;
+    const char *where =
+        env && *env && strcmp(env, "off") != 0 ? env : "/dev/shm";
+    worst = recover_dir_rings(where, list, &found);
     if (!found)
-      printf("no rings files of yours to recover (%s%s/dev/shm)\n",
-             env && *env ? env : "", env && *env ? ", " : "");
+      printf("no rings files of yours to recover in %s\n", where);
   }
   for (; i < argc; i++) {
     int rc = recover_one(argv[i], list);
