@@ -92,8 +92,7 @@ static uint64_t k9_zones(const char *path) {
   if (pp_analyze(&t, &a) == 0)
     for (size_t i = 0; i < a.prof.nzones; i++) {
       uint32_t loc = a.prof.zones[i].loc;
-      if (loc < t.nlocs && t.locs[loc].name &&
-          !strcmp(t.locs[loc].name, "k9"))
+      if (loc < t.nlocs && t.locs[loc].name && !strcmp(t.locs[loc].name, "k9"))
         n += a.prof.zones[i].count;
     }
   pp_analysis_free(&a);
@@ -107,8 +106,8 @@ static void k9_print(const char *what, double *v, int n, const char *unit) {
          unit);
 }
 
-static int k9_row(const char *dir, pp_mode mode, unsigned flush_ms,
-                  int durable, int trials) {
+static int k9_row(const char *dir, pp_mode mode, unsigned flush_ms, int durable,
+                  int trials) {
   static const char *const names[] = {"stats", "trace", "flight"};
   char path[4200];
   snprintf(path, sizeof path, "%s/pipeprof-bench-kill9.pptrace", dir);
@@ -170,8 +169,7 @@ int pp_bench_kill9(const char *dir, unsigned flush_ms, int trials) {
   printf("kill9: flush_ms %u; min / median / max over each row's kills\n",
          flush_ms);
   int rc = 0;
-  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS,
-                                  PP_MODE_FLIGHT};
+  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS, PP_MODE_FLIGHT};
   for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
     for (int durable = 0; durable < 2; durable++)
       rc |= k9_row(dir, modes[m], flush_ms, durable, trials);

@@ -72,8 +72,7 @@ static int put_trace(const char *path, const char *arena, uint64_t tok) {
   ppt_clock c = {1000, 1000, 1000};
   ppt_clock_put(&b, &c);
   chunk(f, PPT_CHUNK_CLOCK, &b, &seq);
-  ppt_srcloc s = {0, 1, ppt_str_of("z"), ppt_str_of(NULL), ppt_str_of(NULL),
-                  0};
+  ppt_srcloc s = {0, 1, ppt_str_of("z"), ppt_str_of(NULL), ppt_str_of(NULL), 0};
   ppt_srcloc_put(&b, &s);
   chunk(f, PPT_CHUNK_SRCLOC, &b, &seq);
   ppt_thread th = {1, ppt_str_of("main")};

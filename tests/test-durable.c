@@ -7,11 +7,11 @@
  */
 #define PP_ENABLE 1
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,8 +313,7 @@ PP_TEST(durable_salvage_refuses_bad_rings) {
   CHECK_EQ(pp_salvage(path, NULL, &r, msg, sizeof msg), PP_SALVAGE_NOTHING);
   CHECK_CONTAINS(msg, "gone");
   /* not a trace */
-  CHECK_EQ(pp_salvage(arena, NULL, &r, msg, sizeof msg),
-           PP_SALVAGE_NOT_TRACE);
+  CHECK_EQ(pp_salvage(arena, NULL, &r, msg, sizeof msg), PP_SALVAGE_NOT_TRACE);
 }
 
 /* A process that still records is left alone. */
@@ -384,8 +383,7 @@ PP_TEST(durable_rings_dir) {
   dpath(path, sizeof path, "dir.pptrace");
   dpath(dir, sizeof dir, "rings");
   CHECK_EQ(mkdir(dir, 0700), 0);
-  static const char *const values[] = {NULL, "off", "/no/such/folder",
-                                       NULL};
+  static const char *const values[] = {NULL, "off", "/no/such/folder", NULL};
   for (size_t k = 0; k < 4; k++) {
     fflush(NULL);
     pid_t pid = fork();
@@ -481,7 +479,7 @@ PP_TEST(durable_fallback_is_said) {
     if (pp_init(&cfg) != PP_OK)
       _exit(3);
     { PP_ZONE("first"); } /* state, ring; the writer adds the site block */
-    nap_us(30000); /* the writer meets the site: its block */
+    nap_us(30000);        /* the writer meets the site: its block */
     pthread_t th;
     if (pthread_create(&th, NULL, other_thread, NULL) != 0)
       _exit(4);

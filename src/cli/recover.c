@@ -82,8 +82,7 @@ static int recover_dir_rings(const char *dir, int list, int *found) {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_uid != geteuid())
+    if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
       continue;
     ++*found;
     int rc = recover_one(p, list);

@@ -187,8 +187,8 @@ static int create(const char *dir, const char *trace_path, char *why,
     snprintf(why, wn, "the folder's name is too long: %s", d);
     return -1;
   }
-  int f = open(file_path,
-               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int f =
+      open(file_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (f < 0) {
     snprintf(why, wn, "cannot create %s: %s", file_path, strerror(errno));
     return -1;
@@ -283,8 +283,8 @@ void pp__arena_session_end(int exiting) {
 
 static void *fallback(const char *why, int err) {
   if (!atomic_fetch_add(&fallbacks, 1))
-    snprintf(fallback_why, sizeof fallback_why, "%s%s%s", why,
-             err ? ": " : "", err ? strerror(err) : "");
+    snprintf(fallback_why, sizeof fallback_why, "%s%s%s", why, err ? ": " : "",
+             err ? strerror(err) : "");
   return NULL;
 }
 
@@ -438,8 +438,7 @@ void pp__arena_site(const pp_srcloc *p, uint32_t id) {
       }
       q += r.len[k];
     }
-    atomic_store_explicit(&sites_blk->used, used + size,
-                          memory_order_release);
+    atomic_store_explicit(&sites_blk->used, used + size, memory_order_release);
   }
   pthread_mutex_unlock(&lock);
 }

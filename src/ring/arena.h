@@ -81,19 +81,19 @@ typedef struct pp__arena_hdr {
   uint32_t pid, uid;
   uint32_t page, tstate_bytes; /* the process's page and thread state size */
   uint32_t slot_bytes, mode;   /* sizeof(pp__slot); the session's pp_mode */
-  uint64_t proc_start;   /* the process's start time (/proc/PID/stat field
-                            22), so that a reused pid is told apart */
-  char boot_id[40];      /* /proc/sys/kernel/random/boot_id */
-  _Atomic uint32_t state; /* pp__arena_state */
-  _Atomic uint32_t nseg;  /* table entries in use */
-  uint64_t token;         /* the session's (META durable.token) */
+  uint64_t proc_start;         /* the process's start time (/proc/PID/stat field
+                                  22), so that a reused pid is told apart */
+  char boot_id[40];            /* /proc/sys/kernel/random/boot_id */
+  _Atomic uint32_t state;      /* pp__arena_state */
+  _Atomic uint32_t nseg;       /* table entries in use */
+  uint64_t token;              /* the session's (META durable.token) */
   /* The writer's commit after each pass: the trace file is whole up to
    * commit_off, its next chunk is number commit_seq, and the rings of
    * every thread whose pending_pass <= commit_pass were drained into it
    * up to their r_pending (ring/ring.h). */
   _Atomic uint64_t commit_off, commit_seq, commit_events, commit_drops;
   _Atomic uint64_t commit_pass;
-  uint64_t file_bytes;    /* the file's size: segments end there */
+  uint64_t file_bytes; /* the file's size: segments end there */
   char trace_path[PP__ARENA_PATH_MAX];
 } pp__arena_hdr;
 

@@ -39,8 +39,8 @@ typedef struct srcloc_mark {
 
 typedef struct trace_scan {
   uint64_t size;
-  int finished;    /* an END chunk */
-  uint64_t whole;  /* the last whole chunk ends here */
+  int finished;   /* an END chunk */
+  uint64_t whole; /* the last whole chunk ends here */
   char rings[PATH_MAX];
   char token[32];
   char off_why[512]; /* unavailable.durable */
@@ -133,8 +133,7 @@ static int scan_trace(int fd, trace_scan *ts, char *msg, size_t n) {
       break;
     uint16_t type = ppt_get_u16(h + 4);
     uint32_t len = ppt_get_u32(h + 8);
-    if (len > PPT_MAX_PAYLOAD ||
-        off + PPT_CHUNK_HEADER_SIZE + len > ts->size)
+    if (len > PPT_MAX_PAYLOAD || off + PPT_CHUNK_HEADER_SIZE + len > ts->size)
       break;
     if (type == PPT_CHUNK_META || type == PPT_CHUNK_SRCLOC ||
         type == PPT_CHUNK_END) {
@@ -473,8 +472,8 @@ static int collect_threads(const arena_map *a, int flight, part_set *ps,
         t->mask != cap_slots - 1 || cap_slots > a->size / sizeof(pp__slot))
       continue;
     const pp__slot *ring =
-        translate(a, (uint64_t)(uintptr_t)t->ring,
-                  cap_slots * sizeof(pp__slot), PP__SEG_RING);
+        translate(a, (uint64_t)(uintptr_t)t->ring, cap_slots * sizeof(pp__slot),
+                  PP__SEG_RING);
     if (!ring)
       continue;
     thread_part p;
@@ -493,9 +492,8 @@ static int collect_threads(const arena_map *a, int flight, part_set *ps,
         continue; /* not a ring this writer left */
       if (w - r > cap_slots)
         r = w - cap_slots;
-      p.drops = t->dropped > t->written_dropped
-                    ? t->dropped - t->written_dropped
-                    : 0;
+      p.drops =
+          t->dropped > t->written_dropped ? t->dropped - t->written_dropped : 0;
       if (r == w && !p.drops)
         continue;
       p.s.tid = t->tid;
@@ -542,9 +540,8 @@ static uint64_t slot_time(const pp__slots *s, uint64_t i) {
  * then how the process ended, what was recovered, and END (base_events
  * and base_drops: what the file counted before). 0, or -1 with msg. */
 static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
-                double ticks_per_ns, uint64_t base_events,
-                uint64_t base_drops, pp_salvage_result *res, char *msg,
-                size_t n) {
+                double ticks_per_ns, uint64_t base_events, uint64_t base_drops,
+                pp_salvage_result *res, char *msg, size_t n) {
   uint64_t first = UINT64_MAX, last = 0;
   for (size_t i = 0; i < ps->n; i++) {
     const pp__slots *s = &ps->v[i].s;
@@ -595,8 +592,7 @@ static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
                      ? (double)(last - first) / ticks_per_ns / 1e6
                      : 0;
   char end[128], nev[32], nth[32], nun[32], span[32];
-  snprintf(end, sizeof end, "%s%ssalvaged", how ? how : "",
-           how ? ", " : "");
+  snprintf(end, sizeof end, "%s%ssalvaged", how ? how : "", how ? ", " : "");
   snprintf(nev, sizeof nev, "%" PRIu64, events);
   snprintf(nth, sizeof nth, "%" PRIu64, res->threads);
   snprintf(nun, sizeof nun, "%" PRIu64, res->unnamed_sites);
@@ -615,8 +611,7 @@ static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
 }
 
 /* Close o (and its fd); -1 with msg when a write failed. */
-static int finish(pp__out *o, const char *path, int ok, char *msg,
-                  size_t n) {
+static int finish(pp__out *o, const char *path, int ok, char *msg, size_t n) {
   int failed = pp__out_close(o) != 0;
   int err = o->err;
   pp__out_free(o);
@@ -628,8 +623,8 @@ static int finish(pp__out *o, const char *path, int ok, char *msg,
 /* Trace mode: append the salvaged part to the trace fd, cut back to the
  * commit. fd is closed either way. */
 static int append(int fd, const char *path, const arena_map *a,
-                  const trace_scan *ts, const char *how,
-                  pp_salvage_result *res, char *msg, size_t n) {
+                  const trace_scan *ts, const char *how, pp_salvage_result *res,
+                  char *msg, size_t n) {
   const pp__arena_hdr *h = a->h;
   uint64_t off = h->commit_off;
   if (off < PPT_FILE_HEADER_SIZE || off > ts->whole ||
@@ -648,8 +643,7 @@ static int append(int fd, const char *path, const arena_map *a,
   if (load_sites(a, &sites, sites_before(ts, off), msg, n) != 0 ||
       collect_threads(a, 0, &ps, msg, n) != 0) {
     close(fd);
-  } else if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) !=
-             0) {
+  } else if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) != 0) {
     snprintf(msg, n, "cannot cut %s back to its last pass: %s", path,
              strerror(errno));
     close(fd);
@@ -669,14 +663,12 @@ static void scan_meta_chunks(trace_scan *ts, const unsigned char *p,
 /* Flight mode: the dump the process could not write, made from its rings:
  * the head the writer kept (META, the clock's origin), then the newest
  * events of every ring. path is written anew, as a dump would be. */
-static int write_flight(const char *path, const arena_map *a,
-                        const char *how, pp_salvage_result *res, char *msg,
-                        size_t n) {
+static int write_flight(const char *path, const arena_map *a, const char *how,
+                        pp_salvage_result *res, char *msg, size_t n) {
   const pp__arena_blob_hdr *blob = NULL;
   for (uint32_t i = 0; i < a->nseg && !blob; i++) {
     const pp__arena_seg *sg = &a->seg[i];
-    if (sg->kind != PP__SEG_BLOB || !seg_ok(a, sg) ||
-        sg->len < sizeof *blob)
+    if (sg->kind != PP__SEG_BLOB || !seg_ok(a, sg) || sg->len < sizeof *blob)
       continue;
     const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
     if (b->token == a->h->token && b->len <= sg->len - sizeof *b &&
@@ -693,8 +685,8 @@ static int write_flight(const char *path, const arena_map *a,
   if (load_sites(a, &sites, 0, msg, n) != 0 ||
       collect_threads(a, 1, &ps, msg, n) != 0)
     goto out;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                0644);
+  int fd =
+      open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   unsigned char fh[PPT_FILE_HEADER_SIZE];
   ppt_file_header(fh, a->h->pid);
   if (fd < 0 || write(fd, fh, sizeof fh) != (ssize_t)sizeof fh ||
@@ -715,8 +707,8 @@ static int write_flight(const char *path, const arena_map *a,
   trace_scan head;
   memset(&head, 0, sizeof head);
   scan_meta_chunks(&head, (const unsigned char *)(blob + 1), blob->len);
-  int ok = emit(&o, &sites, &ps, how, head.ticks_per_ns, 0, 0, res, msg,
-                n) == 0;
+  int ok =
+      emit(&o, &sites, &ps, how, head.ticks_per_ns, 0, 0, res, msg, n) == 0;
   rc = finish(&o, path, ok, msg, n);
 out:
   pp__sites_free(&sites);
@@ -775,8 +767,8 @@ static int find_flight_arena(const char *path, char *arena, size_t n) {
       found = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
               st.st_uid == geteuid() && read_at(fd, &h, sizeof h, 0) == 0 &&
               !memcmp(h.magic, PP__ARENA_MAGIC, 8) &&
-              h.version == PP__ARENA_VERSION &&
-              h.state == PP__ARENA_ACTIVE && h.mode == 2 /* flight */ &&
+              h.version == PP__ARENA_VERSION && h.state == PP__ARENA_ACTIVE &&
+              h.mode == 2 /* flight */ &&
               !strncmp(h.trace_path, abs, sizeof h.trace_path) &&
               !pp__arena_owner_alive(&h);
       close(fd);
@@ -788,9 +780,8 @@ static int find_flight_arena(const char *path, char *arena, size_t n) {
   return 0;
 }
 
-static int salvage_flight(const char *arena, const char *path,
-                          const char *how, pp_salvage_result *res, char *msg,
-                          size_t n) {
+static int salvage_flight(const char *arena, const char *path, const char *how,
+                          pp_salvage_result *res, char *msg, size_t n) {
   snprintf(res->arena, sizeof res->arena, "%s", arena);
   arena_map a;
   if (arena_open(arena, &a, msg, n) != 0)
@@ -799,11 +790,11 @@ static int salvage_flight(const char *arena, const char *path,
   if (write_flight(path, &a, how, res, msg, n) == 0) {
     unlink(arena);
     snprintf(msg, n,
-             "salvaged the flight recorder of process %" PRIu32
-             ": %" PRIu64 " events of %" PRIu64 " thread%s (its last %.1f "
+             "salvaged the flight recorder of process %" PRIu32 ": %" PRIu64
+             " events of %" PRIu64 " thread%s (its last %.1f "
              "ms) into %s",
-             a.h->pid, res->events, res->threads,
-             res->threads == 1 ? "" : "s", res->span_ms, path);
+             a.h->pid, res->events, res->threads, res->threads == 1 ? "" : "s",
+             res->span_ms, path);
     rc = PP_SALVAGE_DONE;
   }
   arena_close(&a);
@@ -866,8 +857,7 @@ static int salvage_with(int fd, const char *path, trace_scan *ts,
     snprintf(msg, n, "the rings %s belong to another session than %s",
              ts->rings, path);
   } else if (pp__arena_owner_alive(h)) {
-    snprintf(msg, n, "process %" PRIu32 " still records into %s", h->pid,
-             path);
+    snprintf(msg, n, "process %" PRIu32 " still records into %s", h->pid, path);
     rc = PP_SALVAGE_NOTHING;
   } else if ((fd = reopen_rw(fd, path, msg, n)) < 0) {
     ; /* msg says why */
@@ -929,8 +919,8 @@ int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
   return rc;
 }
 
-int pp_salvage_arena(const char *arena, const char *how,
-                     pp_salvage_result *res, char *msg, size_t n) {
+int pp_salvage_arena(const char *arena, const char *how, pp_salvage_result *res,
+                     char *msg, size_t n) {
   memset(res, 0, sizeof *res);
   arena_map a;
   if (arena_open(arena, &a, msg, n) != 0)

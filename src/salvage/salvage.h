@@ -29,11 +29,11 @@ typedef struct pp_salvage_result {
 } pp_salvage_result;
 
 enum {
-  PP_SALVAGE_DONE = 1,    /* salvaged: the trace is finished */
-  PP_SALVAGE_NOTHING = 0, /* nothing to do (msg says why): the trace is
-                             finished, names no arena, or its process
-                             still runs */
-  PP_SALVAGE_ERROR = -1,  /* msg says why; the trace is as it was */
+  PP_SALVAGE_DONE = 1,      /* salvaged: the trace is finished */
+  PP_SALVAGE_NOTHING = 0,   /* nothing to do (msg says why): the trace is
+                               finished, names no arena, or its process
+                               still runs */
+  PP_SALVAGE_ERROR = -1,    /* msg says why; the trace is as it was */
   PP_SALVAGE_NOT_TRACE = -2 /* path cannot be read as a pipeprof trace
                                (msg says why): a reader will say so too */
 };
@@ -46,7 +46,7 @@ int pp_salvage(const char *path, const char *how, pp_salvage_result *r,
 
 /* Salvage from an arena file directly (pipeprof recover ARENA): the trace
  * is the one the arena names. */
-int pp_salvage_arena(const char *arena, const char *how,
-                     pp_salvage_result *r, char *msg, size_t n);
+int pp_salvage_arena(const char *arena, const char *how, pp_salvage_result *r,
+                     char *msg, size_t n);
 
 #endif /* PP_SALVAGE_SALVAGE_H */
