@@ -372,7 +372,8 @@ static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
       recs[nrec++] = sr;
     }
   }
-  qsort(recs, nrec, sizeof *recs, cmp_site);
+  if (nrec) /* qsort wants a non-null array even for none */
+    qsort(recs, nrec, sizeof *recs, cmp_site);
   for (size_t i = 0; i < nrec; i++) {
     const site_rec *r = &recs[i];
     const void *key = (const void *)(uintptr_t)r->addr;
