@@ -145,7 +145,9 @@ static int k9_row(const char *dir, pp_mode mode, unsigned flush_ms, int durable,
     if (got > done)
       got = done; /* the zone it was closing */
     zones[n] = (double)(done - got);
-    ms[n] = (double)(tk - (got ? sh->end_ns[got - 1] : sh->start)) / 1e6;
+    /* the kill's clock read may precede the newest zone's by a hair */
+    int64_t since = tk - (got ? sh->end_ns[got - 1] : sh->start);
+    ms[n] = since > 0 ? (double)since / 1e6 : 0;
     n++;
   }
   unlink(path);
