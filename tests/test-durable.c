@@ -558,3 +558,50 @@ PP_TEST(durable_recover_command) {
   CHECK_CONTAINS(r.out, "no rings files of yours");
   pp_cli_result_free(&r);
 }
+
+/* Salvagers at once (two reports of one killed run): one salvages, the
+ * others leave the trace to it, and the trace is whole once. */
+PP_TEST(durable_concurrent_salvagers) {
+  char path[4096];
+  dpath(path, sizeof path, "concurrent.pptrace");
+  shared *sh = shared_map();
+  pid_t rec = recording_child(path, sh, 50);
+  CHECK(rec > 0);
+  wait_ready(rec, sh);
+  nap_us(40000);
+  kill9(rec);
+  uint64_t done = atomic_load(&sh->done);
+  enum { N = 4 };
+  pid_t kids[N];
+  fflush(NULL);
+  for (int k = 0; k < N; k++) {
+    kids[k] = fork();
+    CHECK(kids[k] >= 0);
+    if (kids[k] == 0) {
+      pp_salvage_result r;
+      char msg[8192];
+      int rc = pp_salvage(path, NULL, &r, msg, sizeof msg);
+      _exit(rc == PP_SALVAGE_DONE ? 10 : rc == PP_SALVAGE_NOTHING ? 11 : 12);
+    }
+  }
+  int salvaged = 0;
+  for (int k = 0; k < N; k++) {
+    int st;
+    CHECK_EQ(waitpid(kids[k], &st, 0), kids[k]);
+    CHECK(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 10 || WEXITSTATUS(st) == 11);
+    salvaged += WEXITSTATUS(st) == 10;
+  }
+  CHECK_EQ(salvaged, 1);
+  pp_trace t;
+  pp_analysis a;
+  load(path, &t, &a);
+  CHECK_EQ(t.diag.clean_end, 1);
+  CHECK_EQ(t.diag.chunks_bad, 0);
+  CHECK_EQ(t.diag.bytes_skipped, 0);
+  uint64_t got = closed_zones(&a, "work");
+  CHECK(got >= done && got <= done + 1);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  munmap(sh, 4096);
+}

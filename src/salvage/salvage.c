@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -686,11 +687,16 @@ static int write_flight(const char *path, const arena_map *a, const char *how,
   if (load_sites(a, &sites, 0, msg, n) != 0 ||
       collect_threads(a, 1, &ps, msg, n) != 0)
     goto out;
-  int fd =
-      open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(msg, n, "another pipeprof is salvaging %s", path);
+    close(fd);
+    goto out;
+  }
   unsigned char fh[PPT_FILE_HEADER_SIZE];
   ppt_file_header(fh, a->h->pid);
-  if (fd < 0 || write(fd, fh, sizeof fh) != (ssize_t)sizeof fh ||
+  if (fd < 0 || ftruncate(fd, 0) != 0 ||
+      write(fd, fh, sizeof fh) != (ssize_t)sizeof fh ||
       write(fd, blob + 1, (size_t)blob->len) != (ssize_t)blob->len) {
     snprintf(msg, n, "cannot write %s: %s", path, strerror(errno));
     if (fd >= 0)
@@ -803,7 +809,8 @@ static int salvage_flight(const char *arena, const char *path, const char *how,
 }
 
 /* The trace, read-only until now, for appending: the same file (not one
- * put in its place since), or -1 with msg; fd is closed either way. */
+ * put in its place since), locked; -1 with msg, or -2 when another
+ * salvager holds it; fd is closed either way. */
 static int reopen_rw(int fd, const char *path, char *msg, size_t n) {
   struct stat a, b;
   int w = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
@@ -818,7 +825,35 @@ static int reopen_rw(int fd, const char *path, char *msg, size_t n) {
     close(w);
     w = -1;
   }
+  /* one salvager at a time: two appending would interleave */
+  if (w >= 0 && flock(w, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(msg, n, "another pipeprof is salvaging %s", path);
+    close(w);
+    w = -2;
+  }
   return w;
+}
+
+/* Under the lock: scan the trace again (another salvager may have
+ * finished it since the first scan). 1 when it is still unfinished (ts
+ * is the new scan), else 0 with msg. */
+static int rescan_unfinished(int fd, trace_scan *ts, const char *path,
+                             char *msg, size_t n) {
+  trace_scan again;
+  memset(&again, 0, sizeof again);
+  char why[256];
+  int ok = scan_trace(fd, &again, why, sizeof why) == 0 && !again.finished &&
+           !strcmp(again.rings, ts->rings);
+  if (ok) {
+    free(ts->sl);
+    free(ts->ends);
+    *ts = again;
+  } else {
+    snprintf(msg, n, "%s was finished by another pipeprof meanwhile", path);
+    free(again.sl);
+    free(again.ends);
+  }
+  return ok;
 }
 
 static int salvage_with(int fd, const char *path, trace_scan *ts,
@@ -861,7 +896,10 @@ static int salvage_with(int fd, const char *path, trace_scan *ts,
     snprintf(msg, n, "process %" PRIu32 " still records into %s", h->pid, path);
     rc = PP_SALVAGE_NOTHING;
   } else if ((fd = reopen_rw(fd, path, msg, n)) < 0) {
-    ; /* msg says why */
+    if (fd == -2)
+      rc = PP_SALVAGE_NOTHING;
+  } else if (!rescan_unfinished(fd, ts, path, msg, n)) {
+    rc = PP_SALVAGE_NOTHING; /* another salvager finished it meanwhile */
   } else if (append(fd, path, &a, ts, how, res, msg, n) == 0) {
     fd = -1;
     unlink(ts->rings);
