@@ -417,8 +417,7 @@ PP_TEST(durable_rings_dir) {
       if (access("/dev/shm", W_OK | X_OK) == 0)
         CHECK(strncmp(rings, "/dev/shm/pipeprof-", 18) == 0);
       else
-        CHECK(strncmp(rings, pp_test_tmpdir(), strlen(pp_test_tmpdir())) ==
-              0);
+        CHECK(strncmp(rings, pp_test_tmpdir(), strlen(pp_test_tmpdir())) == 0);
       CHECK(access(rings, F_OK) != 0); /* exit removed it */
     } else {
       CHECK(rings == NULL);
