@@ -102,6 +102,7 @@ typedef struct writer {
   char durable_off[PATH_MAX + 64];
   uint64_t pass_no;
   uint64_t fallbacks_said; /* arena fallbacks written to META */
+  uintptr_t sites_seen[32]; /* flight mode: sites recorded lately */
   pp__tstate **pend;
   size_t npend, cap_pend;
 } writer;
@@ -367,8 +368,14 @@ static void durable_sites(const pp__slots *s) {
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
-    if (r > 0)
+    /* most slots repeat a recent site: a small cache in front of the
+     * table's lookup */
+    uintptr_t a = (uintptr_t)e.loc;
+    unsigned k = (unsigned)(a >> 4) & (PP__ARRAY_LEN(W.sites_seen) - 1);
+    if (r > 0 && W.sites_seen[k] != a) {
+      W.sites_seen[k] = a;
       pp__sites_id(&W.sites, e.loc);
+    }
   }
   W.sites.defs.len = 0; /* no file to define them in */
 }
