@@ -77,10 +77,11 @@ def leftover_rings(files):
             if n.startswith("pipeprof-%s-" % p) and n.endswith(".rings")]
 
 
-def test_dataloader_workers_record_every_item(tmp_path):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_dataloader_workers_record_every_item(tmp_path, method):
     pytest.importorskip("torch", reason="Debian's python3-torch")
     run, r = run_app(tmp_path, """
-        import torch, pipeprof
+        import sys, torch, pipeprof
         from torch.utils.data import DataLoader, Dataset
 
         class Items(Dataset):
@@ -94,15 +95,18 @@ def test_dataloader_workers_record_every_item(tmp_path):
         if __name__ == "__main__":
             torch.set_num_threads(1)
             n = 0
-            for batch in DataLoader(Items(), batch_size=8, num_workers=2):
+            for batch in DataLoader(Items(), batch_size=8, num_workers=2,
+                                    multiprocessing_context=sys.argv[1]):
                 with pipeprof.zone("step"):
                     n += batch.shape[0]
             print(n)
-    """)
+    """, method)
     assert r.stdout.splitlines()[0] == "64"
     z = zones_by_name(summary_json(run))
     assert z["load"]["count"] == 64
     assert z["step"]["count"] == 8
+    workers = [f for f in os.listdir(run) if f.startswith("app.pptrace.")]
+    assert workers and not leftover_rings(workers), leftover_rings(workers)
 
 
 def test_dataloader_wait_is_the_stall_the_loop_measures(tmp_path):
