@@ -59,15 +59,11 @@ static int put_trace(const char *path, const char *arena, uint64_t tok) {
   ppt_buf b = {0};
   char t[32];
   snprintf(t, sizeof t, "%016llx", (unsigned long long)tok);
-  const char *kv[][2] = {{"mode", "trace"},
-                         {"ticks_per_ns", "1.0"},
-                         {"durable.rings", arena},
-                         {"durable.token", t}};
-  ppt_count_put_n(&b, 4);
-  for (int i = 0; i < 4; i++) {
-    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
-    ppt_meta_put(&b, &m);
-  }
+  const char *const kv[][2] = {{"mode", "trace"},
+                               {"ticks_per_ns", "1.0"},
+                               {"durable.rings", arena},
+                               {"durable.token", t}};
+  ppt_meta_pairs_put(&b, kv, 4);
   chunk(f, PPT_CHUNK_META, &b, &seq);
   ppt_clock c = {1000, 1000, 1000};
   ppt_clock_put(&b, &c);

@@ -82,10 +82,6 @@ static pid_t child_in_mode(const char *path, shared *sh, unsigned sleep_us,
   }
 }
 
-static pid_t recording_child(const char *path, shared *sh, unsigned sleep_us) {
-  return child_in_mode(path, sh, sleep_us, PP_MODE_TRACE);
-}
-
 static void wait_ready(pid_t pid, shared *sh) {
   for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) {
     int st;
@@ -101,6 +97,21 @@ static void kill9(pid_t pid) {
   int st = 0;
   CHECK_EQ(waitpid(pid, &st, 0), pid);
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+/* A child recording in mode (a zone every sleep_us, or busy), killed
+ * with SIGKILL run_us after it started: the zones it closed. */
+static uint64_t killed_after(const char *path, pp_mode mode, unsigned sleep_us,
+                             long run_us) {
+  shared *sh = shared_map();
+  pid_t pid = child_in_mode(path, sh, sleep_us, mode);
+  CHECK(pid > 0);
+  wait_ready(pid, sh);
+  nap_us(run_us);
+  kill9(pid);
+  uint64_t done = atomic_load(&sh->done);
+  munmap(sh, 4096);
+  return done;
 }
 
 static void load(const char *path, pp_trace *t, pp_analysis *a) {
@@ -150,13 +161,8 @@ PP_TEST(durable_kill9_loses_nothing) {
   srand((unsigned)getpid());
   uint64_t salvaged = 0;
   for (int trial = 0; trial < 6; trial++) {
-    shared *sh = shared_map();
-    pid_t pid = recording_child(path, sh, trial % 2 ? 200 : 0);
-    CHECK(pid > 0);
-    wait_ready(pid, sh);
-    nap_us(20000 + rand() % 100000);
-    kill9(pid);
-    uint64_t done = atomic_load(&sh->done);
+    uint64_t done = killed_after(path, PP_MODE_TRACE, trial % 2 ? 200 : 0,
+                                 20000 + rand() % 100000);
     CHECK_GT(done, 0);
 
     pp_trace t;
@@ -208,7 +214,6 @@ PP_TEST(durable_kill9_loses_nothing) {
     /* once only: the trace is finished now */
     CHECK_EQ(pp_salvage(path, NULL, &r, msg, sizeof msg), PP_SALVAGE_NOTHING);
     CHECK_CONTAINS(msg, "finished");
-    munmap(sh, 4096);
   }
   /* the writer drains every 10 ms; kills land between its passes */
   CHECK_GT(salvaged, 0);
@@ -218,13 +223,7 @@ PP_TEST(durable_kill9_loses_nothing) {
 PP_TEST(durable_report_salvages) {
   char path[4096];
   dpath(path, sizeof path, "report.pptrace");
-  shared *sh = shared_map();
-  pid_t pid = recording_child(path, sh, 50);
-  CHECK(pid > 0);
-  wait_ready(pid, sh);
-  nap_us(50000);
-  kill9(pid);
-  uint64_t done = atomic_load(&sh->done);
+  uint64_t done = killed_after(path, PP_MODE_TRACE, 50, 50000);
   pp_cli_result r = pp_test_cli("report '%s'", path);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.err, "salvaged");
@@ -243,18 +242,11 @@ PP_TEST(durable_report_salvages) {
   CHECK_EQ(r.rc, 0);
   CHECK(strstr(r.err, "salvaged") == NULL);
   pp_cli_result_free(&r);
-  munmap(sh, 4096);
 }
 
 /* Kill a child, return its arena's path (its trace at path). */
 static void killed_child(const char *path, char *arena, size_t n) {
-  shared *sh = shared_map();
-  pid_t pid = recording_child(path, sh, 100);
-  CHECK(pid > 0);
-  wait_ready(pid, sh);
-  nap_us(30000);
-  kill9(pid);
-  munmap(sh, 4096);
+  killed_after(path, PP_MODE_TRACE, 100, 30000);
   pp_trace t;
   char err[512];
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
@@ -321,7 +313,7 @@ PP_TEST(durable_salvage_leaves_a_live_process) {
   char path[4096], msg[8192];
   dpath(path, sizeof path, "live.pptrace");
   shared *sh = shared_map();
-  pid_t pid = recording_child(path, sh, 100);
+  pid_t pid = child_in_mode(path, sh, 100, PP_MODE_TRACE);
   CHECK(pid > 0);
   wait_ready(pid, sh);
   nap_us(30000);
@@ -433,13 +425,7 @@ PP_TEST(durable_rings_dir) {
 PP_TEST(durable_flight_kill9_leaves_the_recording) {
   char path[4096], msg[8192];
   dpath(path, sizeof path, "flight.pptrace");
-  shared *sh = shared_map();
-  pid_t pid = child_in_mode(path, sh, 100, PP_MODE_FLIGHT);
-  CHECK(pid > 0);
-  wait_ready(pid, sh);
-  nap_us(60000);
-  kill9(pid);
-  uint64_t done = atomic_load(&sh->done);
+  uint64_t done = killed_after(path, PP_MODE_FLIGHT, 100, 60000);
   CHECK_GT(done, 0);
   CHECK_EQ(file_size(path), 0); /* no dump was written */
   pp_salvage_result r;
@@ -462,7 +448,6 @@ PP_TEST(durable_flight_kill9_leaves_the_recording) {
         !strcmp(t.threads[0].name, "durable-main"));
   pp_analysis_free(&a);
   pp_trace_free(&t);
-  munmap(sh, 4096);
 }
 
 /* The arena cannot hold every thread (here: its segment table is cut to
@@ -563,13 +548,7 @@ PP_TEST(durable_recover_command) {
 PP_TEST(durable_concurrent_salvagers) {
   char path[4096];
   dpath(path, sizeof path, "concurrent.pptrace");
-  shared *sh = shared_map();
-  pid_t rec = recording_child(path, sh, 50);
-  CHECK(rec > 0);
-  wait_ready(rec, sh);
-  nap_us(40000);
-  kill9(rec);
-  uint64_t done = atomic_load(&sh->done);
+  uint64_t done = killed_after(path, PP_MODE_TRACE, 50, 40000);
   enum { N = 4 };
   pid_t kids[N];
   fflush(NULL);
@@ -602,5 +581,4 @@ PP_TEST(durable_concurrent_salvagers) {
   CHECK(got >= done && got <= done + 1);
   pp_analysis_free(&a);
   pp_trace_free(&t);
-  munmap(sh, 4096);
 }

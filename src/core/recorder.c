@@ -163,9 +163,7 @@ static uint64_t ring_bytes(const pp__tstate *t) {
 
 /* Unmap what alloc_tstate or map_ring gave. */
 static void unmap(void *p, size_t bytes) {
-  if (pp__arena_owns(p))
-    pp__arena_free(p);
-  else
+  if (!pp__arena_free(p))
     munmap(p, bytes);
 }
 
@@ -322,7 +320,7 @@ void pp__recorder_after_fork_child(void) {
   tls_tallies = NULL; /* the parent's writer's to free (the copy leaks) */
   /* The thread's state may be in the parent's durable arena, a shared
    * mapping: its exit must not mark it dead there. */
-  if (thread_key != (pthread_key_t)-1 && thread_key_made)
+  if (thread_key_made)
     pthread_setspecific(thread_key, NULL);
   atomic_store(&fork_restart, NULL);
   pp__queue_after_fork_child();

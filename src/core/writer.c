@@ -143,36 +143,30 @@ static void put_chunk(pp__out *o, uint16_t type, ppt_buf *b) {
 
 static void write_meta(pp__out *o) {
   ppt_buf b = {0};
-  char num[64];
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   static const char *const modes[] = {"stats", "trace", "flight"};
-  const char *kv[][2] = {
+  char num[6][64];
+  snprintf(num[0], sizeof num[0], "%ld", (long)W.pid);
+  snprintf(num[1], sizeof num[1], "%lld", (long long)W.sync0.mono_ns);
+  snprintf(num[2], sizeof num[2], "%lld", (long long)W.sync0.real_ns);
+  snprintf(num[3], sizeof num[3], "%.3f", W.event_cost_ns);
+  snprintf(num[4], sizeof num[4], "%.3f", W.drop_cost_ns);
+  snprintf(num[5], sizeof num[5], "%.9f", W.ticks_per_ns);
+  const char *const kv[][2] = {
       {"process_name", W.process_name},
       {"mode", modes[W.mode]},
       {"hostname", host},
       {"lib_version", PP_VERSION_STRING},
       {"tick_source", pp__clock_source()},
+      {"pid", num[0]},
+      {"start_mono_ns", num[1]},
+      {"start_realtime_ns", num[2]},
+      {"event_cost_ns", num[3]},
+      {"drop_cost_ns", num[4]},
+      {"ticks_per_ns", num[5]},
   };
-  size_t nkv = PP__ARRAY_LEN(kv);
-  ppt_count_put_n(&b, nkv + 6);
-  for (size_t i = 0; i < nkv; i++) {
-    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
-    ppt_meta_put(&b, &m);
-  }
-#define PUT_NUM(key, ...)                                                      \
-  do {                                                                         \
-    snprintf(num, sizeof num, __VA_ARGS__);                                    \
-    ppt_meta m = {ppt_str_of(key), ppt_str_of(num)};                           \
-    ppt_meta_put(&b, &m);                                                      \
-  } while (0)
-  PUT_NUM("pid", "%ld", (long)W.pid);
-  PUT_NUM("start_mono_ns", "%lld", (long long)W.sync0.mono_ns);
-  PUT_NUM("start_realtime_ns", "%lld", (long long)W.sync0.real_ns);
-  PUT_NUM("event_cost_ns", "%.3f", W.event_cost_ns);
-  PUT_NUM("drop_cost_ns", "%.3f", W.drop_cost_ns);
-  PUT_NUM("ticks_per_ns", "%.9f", W.ticks_per_ns);
-#undef PUT_NUM
+  ppt_meta_pairs_put(&b, kv, PP__ARRAY_LEN(kv));
   put_chunk(o, PPT_CHUNK_META, &b);
   /* The clock origin. */
   ppt_clock origin = {W.sync0.tick, W.sync0.mono_ns, W.sync0.real_ns};
@@ -332,8 +326,6 @@ static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
     atomic_store_explicit(&t->r, w, memory_order_release);
 }
 
-/* The pass's chunks are written: say so in the arena, then move the read
- * index of every thread the pass drained. */
 /* META durable.fallbacks (and the first reason): threads whose rings
  * the arena could not hold, written when the count moves. */
 static void durable_fallbacks(void) {
@@ -349,6 +341,8 @@ static void durable_fallbacks(void) {
   pp__session_meta("durable.fallback_why", why);
 }
 
+/* The pass's chunks are written: say so in the arena, then move the read
+ * index of every thread the pass drained. */
 static void commit_pass(void) {
   pp__arena_commit(W.out.good_off, W.out.seq, W.events_written,
                    W.drops_written, W.pass_no);
@@ -644,9 +638,8 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
     char num[32];
     ppt_buf m = {0};
     snprintf(num, sizeof num, "%llu", (unsigned long long)W.flight_released);
-    ppt_count_put_n(&m, 1);
-    ppt_meta kv = {ppt_str_of("flight_threads_released"), ppt_str_of(num)};
-    ppt_meta_put(&m, &kv);
+    const char *const kv[][2] = {{"flight_threads_released", num}};
+    ppt_meta_pairs_put(&m, kv, 1);
     put_chunk(&o, PPT_CHUNK_META, &m);
   }
   ppt_buf threads = {0};
@@ -710,7 +703,7 @@ int pp__writer_dump(const char *path, char *err, size_t n) {
 static void durable_begin(void) {
   char abs[PATH_MAX];
   const char *trace = realpath(W.out_path, abs) ? abs : W.out_path;
-  if (pp__arena_session_begin(NULL, trace, (unsigned)W.mode, W.durable_path,
+  if (pp__arena_session_begin(trace, (unsigned)W.mode, W.durable_path,
                               sizeof W.durable_path, W.durable_off,
                               sizeof W.durable_off) != 0)
     W.durable_path[0] = 0;
@@ -735,7 +728,6 @@ static void durable_flight_blob(void) {
   pp__out_free(&head);
 }
 
-
 /* META: where the rings are (durable.rings, durable.token: a reader of
  * an unfinished trace salvages from there), or why they are not durable
  * (unavailable.durable). */
@@ -746,19 +738,13 @@ static void write_durable_meta(pp__out *o) {
   char tok[32];
   snprintf(tok, sizeof tok, "%016llx",
            (unsigned long long)pp__arena_token());
-  const char *kv[2][2] = {{"durable.rings", W.durable_path},
-                          {"durable.token", tok}};
-  size_t n = 2;
-  if (!W.durable_path[0]) {
-    kv[0][0] = "unavailable.durable";
-    kv[0][1] = W.durable_off;
-    n = 1;
-  }
-  ppt_count_put_n(&b, n);
-  for (size_t i = 0; i < n; i++) {
-    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
-    ppt_meta_put(&b, &m);
-  }
+  const char *const on[][2] = {{"durable.rings", W.durable_path},
+                               {"durable.token", tok}};
+  const char *const off[][2] = {{"unavailable.durable", W.durable_off}};
+  if (W.durable_path[0])
+    ppt_meta_pairs_put(&b, on, PP__ARRAY_LEN(on));
+  else
+    ppt_meta_pairs_put(&b, off, PP__ARRAY_LEN(off));
   put_chunk(o, PPT_CHUNK_META, &b);
 }
 

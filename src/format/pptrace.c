@@ -73,6 +73,12 @@ void ppt_chunk_header(unsigned char hdr[PPT_CHUNK_HEADER_SIZE], uint16_t type,
   ppt_put_u32(hdr + 20, pp__crc32c(0, hdr, 20));
 }
 
+int ppt_chunk_header_ok(const unsigned char hdr[PPT_CHUNK_HEADER_SIZE]) {
+  return ppt_get_u32(hdr) == PPT_CHUNK_MAGIC &&
+         ppt_get_u32(hdr + 20) == pp__crc32c(0, hdr, 20) &&
+         ppt_get_u32(hdr + 8) <= PPT_MAX_PAYLOAD;
+}
+
 void ppt_file_header(unsigned char hdr[PPT_FILE_HEADER_SIZE], uint32_t pid) {
   memset(hdr, 0, PPT_FILE_HEADER_SIZE);
   memcpy(hdr, PPT_FILE_MAGIC, 8);

@@ -295,6 +295,9 @@ void ppt_buf_bytes(ppt_buf *b, const void *p, size_t n);
 void ppt_chunk_header(unsigned char hdr[PPT_CHUNK_HEADER_SIZE], uint16_t type,
                       const unsigned char *payload, uint32_t len,
                       uint32_t seq);
+/* Whether a 24-byte chunk header is whole: its magic, its own CRC-32C
+ * and a payload length a reader takes (at most PPT_MAX_PAYLOAD). */
+int ppt_chunk_header_ok(const unsigned char hdr[PPT_CHUNK_HEADER_SIZE]);
 /* Fill the 64-byte file header. */
 void ppt_file_header(unsigned char hdr[PPT_FILE_HEADER_SIZE], uint32_t pid);
 

@@ -32,6 +32,14 @@ void ppt_buf_ev(ppt_buf *b, const ppt_ev *r) {
     b->len += ppt_ev_put(b->data + b->len, r);
 }
 
+void ppt_meta_pairs_put(ppt_buf *b, const char *const (*kv)[2], size_t n) {
+  ppt_count_put_n(b, n);
+  for (size_t i = 0; i < n; i++) {
+    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
+    ppt_meta_put(b, &m);
+  }
+}
+
 void ppt_stats_gpu_put_framed(ppt_buf *b, const ppt_stats_gpu *r) {
   size_t bound = ppt_stats_gpu_bound(r);
   if (ppt_buf_reserve(b, 10 + bound) != 0)

@@ -154,6 +154,9 @@ static inline void ppt_count_put_n(ppt_buf *b, uint64_t n) {
   ppt_count_put(b, &r);
 }
 
+/* A META payload: the count, then the n key/value pairs of kv. */
+void ppt_meta_pairs_put(ppt_buf *b, const char *const (*kv)[2], size_t n);
+
 /* A STATS_GPU record with its length in front. The writer discards the
  * chunk when b->oom is set. */
 void ppt_stats_gpu_put_framed(ppt_buf *b, const ppt_stats_gpu *r);

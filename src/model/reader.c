@@ -1271,9 +1271,7 @@ static int read_first(rd_state *r, char *err, size_t errlen) {
       break;
     const unsigned char *h = s->buf + s->pos;
     uint32_t plen = ppt_get_u32(h + 8);
-    if (ppt_get_u32(h) != PPT_CHUNK_MAGIC ||
-        ppt_get_u32(h + 20) != pp__crc32c(0, h, 20) ||
-        plen > PPT_MAX_PAYLOAD) {
+    if (!ppt_chunk_header_ok(h)) {
       if (ppt_get_u32(h) == PPT_CHUNK_MAGIC)
         t->diag.chunks_bad++;
       t->diag.bytes_skipped += rd_resync(s);

@@ -116,12 +116,11 @@ static int is_dir(const char *d) {
   return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The folder for the file: dir, PIPEPROF_RINGS_DIR, /dev/shm when it can
- * be written, else the trace's folder. 0, or -1 with the reason. */
-static int pick_dir(const char *dir, const char *trace_path, char *out,
-                    size_t n, char *why, size_t wn) {
-  if (!dir || !*dir)
-    dir = getenv("PIPEPROF_RINGS_DIR");
+/* The folder for the file: PIPEPROF_RINGS_DIR, /dev/shm when it can be
+ * written, else the trace's folder. 0, or -1 with the reason. */
+static int pick_dir(const char *trace_path, char *out, size_t n, char *why,
+                    size_t wn) {
+  const char *dir = getenv("PIPEPROF_RINGS_DIR");
   if (dir && !strcmp(dir, "off")) {
     snprintf(why, wn, "turned off (PIPEPROF_RINGS_DIR=off)");
     return -1;
@@ -148,17 +147,6 @@ static int pick_dir(const char *dir, const char *trace_path, char *out,
   return 0;
 }
 
-/* At exit: a session still recording has finished its trace by now (the
- * library's exit handler was registered after this one, so it ran
- * first), and an idle arena holds nothing to salvage. */
-static void at_exit(void) {
-  pthread_mutex_lock(&lock);
-  if (hdr && atomic_load(&hdr->state) == PP__ARENA_IDLE && file_path[0] &&
-      hdr->pid == (uint32_t)getpid())
-    unlink(file_path);
-  pthread_mutex_unlock(&lock);
-}
-
 void pp__arena_process_end(void) {
   pp__arena_hdr *h = hdr;
   if (h && atomic_load(&h->state) == PP__ARENA_IDLE && file_path[0] &&
@@ -175,10 +163,9 @@ static void fork_child(void) {
 }
 
 /* Create the file and map its header. Caller holds the lock. */
-static int create(const char *dir, const char *trace_path, char *why,
-                  size_t wn) {
+static int create(const char *trace_path, char *why, size_t wn) {
   char d[PATH_MAX];
-  if (pick_dir(dir, trace_path, d, sizeof d, why, wn) != 0)
+  if (pick_dir(trace_path, d, sizeof d, why, wn) != 0)
     return -1;
   uint64_t tag = fresh_token();
   int n = snprintf(file_path, sizeof file_path, "%s/pipeprof-%ld-%016llx.rings",
@@ -227,26 +214,28 @@ void pp__arena_init_once(void) {
   pthread_mutex_lock(&lock);
   if (!atfork_done) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    atexit(at_exit);
+    /* at exit the session's handler (registered after this one) has
+     * finished its trace: nothing is left to salvage */
+    atexit(pp__arena_process_end);
     atfork_done = 1;
   }
   pthread_mutex_unlock(&lock);
 }
 
-static void free_sites_locked(void);
+static void free_kind_locked(unsigned kind);
 
-int pp__arena_session_begin(const char *dir, const char *trace_path,
-                            unsigned mode, char *path, size_t n, char *why,
-                            size_t wn) {
+int pp__arena_session_begin(const char *trace_path, unsigned mode, char *path,
+                            size_t n, char *why, size_t wn) {
   pthread_mutex_lock(&lock);
   int rc = 0;
   if (!hdr)
-    rc = create(dir, trace_path, why, wn);
+    rc = create(trace_path, why, wn);
   if (rc == 0) {
     atomic_store(&hdr->state, PP__ARENA_IDLE);
     atomic_store(&fallbacks, 0);
     fallback_why[0] = 0;
-    free_sites_locked(); /* the last session's ids */
+    free_kind_locked(PP__SEG_SITES); /* the last session's ids */
+    sites_blk = NULL;
     hdr->mode = mode;
     hdr->token = fresh_token();
     snprintf(hdr->trace_path, sizeof hdr->trace_path, "%s", trace_path);
@@ -363,12 +352,13 @@ static void free_seg_locked(pp__arena_seg *s) {
             (off_t)s->len); /* not supported: the memory stays */
 }
 
-void pp__arena_free(void *p) {
+int pp__arena_free(void *p) {
   pthread_mutex_lock(&lock);
   pp__arena_seg *s = find_locked(p);
   if (s)
     free_seg_locked(s);
   pthread_mutex_unlock(&lock);
+  return s != NULL;
 }
 
 void pp__arena_leak(void *p) {
@@ -381,13 +371,13 @@ void pp__arena_leak(void *p) {
 
 /* ---- sites --------------------------------------------------------------- */
 
-static void free_sites_locked(void) {
+/* Free every segment of kind. */
+static void free_kind_locked(unsigned kind) {
   pp__arena_seg *sg = segs();
   uint32_t nseg = atomic_load(&hdr->nseg);
   for (uint32_t k = 0; k < nseg; k++)
-    if (atomic_load(&sg[k].kind) == PP__SEG_SITES)
+    if (atomic_load(&sg[k].kind) == kind)
       free_seg_locked(&sg[k]);
-  sites_blk = NULL;
 }
 
 /* Longest string kept of a site's name, function or file. */
@@ -446,11 +436,7 @@ void pp__arena_site(const pp_srcloc *p, uint32_t id) {
 void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
   pthread_mutex_lock(&lock);
   if (hdr) {
-    pp__arena_seg *sg = segs();
-    uint32_t nseg = atomic_load(&hdr->nseg);
-    for (uint32_t k = 0; k < nseg; k++)
-      if (atomic_load(&sg[k].kind) == PP__SEG_BLOB)
-        free_seg_locked(&sg[k]);
+    free_kind_locked(PP__SEG_BLOB);
     size_t page = page_bytes();
     size_t bytes = (sizeof(pp__arena_blob_hdr) + len + page - 1) / page * page;
     pp__arena_blob_hdr *b = alloc_locked(bytes, PP__SEG_BLOB, 0);

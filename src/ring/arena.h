@@ -120,13 +120,12 @@ typedef struct pp__arena_site_rec {
 void pp__arena_init_once(void);
 
 /* Open the process's arena for a session writing trace_path in mode
- * (creating the file the first time, in dir: NULL for the default,
- * PIPEPROF_RINGS_DIR or /dev/shm or trace_path's folder; "off" for none),
- * with a fresh token. 0 and the file's path in path; -1 with the reason
- * in why (then the session records in anonymous memory). */
-int pp__arena_session_begin(const char *dir, const char *trace_path,
-                            unsigned mode, char *path, size_t n, char *why,
-                            size_t wn);
+ * (creating the file the first time, in PIPEPROF_RINGS_DIR, else /dev/shm,
+ * else trace_path's folder; PIPEPROF_RINGS_DIR=off: none), with a fresh
+ * token. 0 and the file's path in path; -1 with the reason in why (then
+ * the session records in anonymous memory). */
+int pp__arena_session_begin(const char *trace_path, unsigned mode, char *path,
+                            size_t n, char *why, size_t wn);
 /* The session's token (0: no arena). */
 uint64_t pp__arena_token(void);
 /* The session ended with its trace finished: nothing to salvage. When the
@@ -134,10 +133,10 @@ uint64_t pp__arena_token(void);
  * process); else it stays for the next session. */
 void pp__arena_session_end(int exiting);
 
-/* The process ends where no atexit handler runs (_exit, a fatal
- * signal), after its session's last pass: the file is removed unless a
- * session still records (its trace unfinished: a salvager needs it).
- * Async-signal-safe, lock-free. */
+/* The process ends (at exit, and where no atexit handler runs: _exit, a
+ * fatal signal), after its session's last pass: the file is removed
+ * unless a session still records (its trace unfinished: a salvager needs
+ * it). Async-signal-safe, lock-free. */
 void pp__arena_process_end(void);
 
 /* bytes (a page multiple) of zeroed memory in the arena, populated when
@@ -155,8 +154,9 @@ void pp__arena_test_seg_limit(uint32_t n);
 
 /* Whether p was given by pp__arena_alloc. */
 int pp__arena_owns(const void *p);
-/* Give back what pp__arena_alloc gave (its memory is released). */
-void pp__arena_free(void *p);
+/* Give back what pp__arena_alloc gave (its memory is released): 1, or 0
+ * when p is not the arena's (the caller unmaps it). */
+int pp__arena_free(void *p);
 /* A segment replaced while still mapped (a ring swapped between
  * sessions): never read by a salvager, never given again. */
 void pp__arena_leak(void *p);

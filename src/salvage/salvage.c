@@ -33,10 +33,10 @@
 
 /* ---- the trace ----------------------------------------------------------- */
 
-typedef struct srcloc_mark {
-  uint64_t end; /* a SRCLOC chunk ends here */
-  uint64_t cum; /* site definitions up to its end */
-} srcloc_mark;
+typedef struct chunk_end {
+  uint64_t end;   /* a whole chunk ends here */
+  uint64_t sites; /* site definitions in the chunks up to here */
+} chunk_end;
 
 typedef struct trace_scan {
   uint64_t size;
@@ -46,9 +46,7 @@ typedef struct trace_scan {
   char token[32];
   char off_why[512]; /* unavailable.durable */
   double ticks_per_ns;
-  srcloc_mark *sl;
-  size_t nsl, cap_sl;
-  uint64_t *ends; /* every chunk's end (commit_off must be one) */
+  chunk_end *ends; /* every whole chunk's (a commit must be one) */
   size_t nends, cap_ends;
 } trace_scan;
 
@@ -128,13 +126,11 @@ static int scan_trace(int fd, trace_scan *ts, char *msg, size_t n) {
   int rc = 0;
   while (off + PPT_CHUNK_HEADER_SIZE <= ts->size) {
     unsigned char h[PPT_CHUNK_HEADER_SIZE];
-    if (read_at(fd, h, sizeof h, off) != 0 ||
-        ppt_get_u32(h) != PPT_CHUNK_MAGIC ||
-        ppt_get_u32(h + 20) != pp__crc32c(0, h, 20))
+    if (read_at(fd, h, sizeof h, off) != 0 || !ppt_chunk_header_ok(h))
       break;
     uint16_t type = ppt_get_u16(h + 4);
     uint32_t len = ppt_get_u32(h + 8);
-    if (len > PPT_MAX_PAYLOAD || off + PPT_CHUNK_HEADER_SIZE + len > ts->size)
+    if (off + PPT_CHUNK_HEADER_SIZE + len > ts->size)
       break;
     if (type == PPT_CHUNK_META || type == PPT_CHUNK_SRCLOC ||
         type == PPT_CHUNK_END) {
@@ -159,43 +155,30 @@ static int scan_trace(int fd, trace_scan *ts, char *msg, size_t n) {
         break;
     }
     off += PPT_CHUNK_HEADER_SIZE + len;
-    if (type == PPT_CHUNK_SRCLOC) {
-      if (pp__grow((void **)&ts->sl, &ts->cap_sl, ts->nsl + 1,
-                   sizeof *ts->sl) != 0) {
-        snprintf(msg, n, "out of memory");
-        rc = -1;
-        break;
-      }
-      ts->sl[ts->nsl].end = off;
-      ts->sl[ts->nsl++].cum = sites;
-    }
     if (pp__grow((void **)&ts->ends, &ts->cap_ends, ts->nends + 1,
                  sizeof *ts->ends) != 0) {
       snprintf(msg, n, "out of memory");
       rc = -1;
       break;
     }
-    ts->ends[ts->nends++] = off;
+    ts->ends[ts->nends++] = (chunk_end){off, sites};
   }
   free(payload);
   ts->whole = off;
   return rc;
 }
 
-/* Sites defined by chunks that end at or before off. */
-static uint64_t sites_before(const trace_scan *ts, uint64_t off) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < ts->nsl && ts->sl[i].end <= off; i++)
-    n = ts->sl[i].cum;
-  return n;
-}
-
-static int chunk_boundary(const trace_scan *ts, uint64_t off) {
+/* Whether the trace's chunks are whole up to off, and then in *sites
+ * the site definitions before it. */
+static int whole_at(const trace_scan *ts, uint64_t off, uint64_t *sites) {
+  *sites = 0;
   if (off == PPT_FILE_HEADER_SIZE)
     return 1;
   for (size_t i = 0; i < ts->nends; i++)
-    if (ts->ends[i] == off)
+    if (ts->ends[i].end == off) {
+      *sites = ts->ends[i].sites;
       return 1;
+    }
   return 0;
 }
 
@@ -312,24 +295,12 @@ static void parts_free(part_set *ps) {
   memset(ps, 0, sizeof *ps);
 }
 
-/* The sites of the arena's records of this session, sorted by id, into
- * the table: ids the trace defines (below defined) as they are, the next
- * ones with their definitions. */
-typedef struct site_rec {
-  uint64_t addr;
-  uint32_t id, kind, line;
-  const char *str[3];
-} site_rec;
+/* Each site record of this session's blocks, checked, handed to fn (a
+ * non-zero return stops the walk and is returned). */
+typedef int (*site_fn)(void *arg, const pp__arena_site_rec *r,
+                       const pp_srcloc *def);
 
-static int cmp_site(const void *x, const void *y) {
-  const site_rec *a = x, *b = y;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
-                      char *msg, size_t n) {
-  site_rec *recs = NULL;
-  size_t nrec = 0, cap = 0;
+static int each_site(const arena_map *a, site_fn fn, void *arg) {
   const size_t room = PP__ARENA_SITES_BYTES - sizeof(pp__arena_sites);
   for (uint32_t i = 0; i < a->nseg; i++) {
     const pp__arena_seg *s = &a->seg[i];
@@ -339,70 +310,74 @@ static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
     const pp__arena_sites *blk = (const void *)(a->base + s->off);
     if (blk->token != a->h->token)
       continue; /* an earlier session's */
-    uint64_t used = blk->used;
-    if (used > room)
-      used = room;
+    uint64_t used = blk->used < room ? blk->used : room;
     const unsigned char *p = (const unsigned char *)(blk + 1);
-    uint64_t pos = 0;
-    while (pos + sizeof(pp__arena_site_rec) <= used) {
+    for (uint64_t pos = 0; pos + sizeof(pp__arena_site_rec) <= used;) {
       pp__arena_site_rec r;
       memcpy(&r, p + pos, sizeof r);
       uint64_t size = sizeof r + (uint64_t)r.len[0] + r.len[1] + r.len[2];
       size = (size + 7) & ~(uint64_t)7;
       if (pos + size > used)
         break;
-      site_rec sr = {r.addr, r.id, r.kind, r.line, {NULL, NULL, NULL}};
+      const char *str[3] = {NULL, NULL, NULL};
       const char *q = (const char *)p + pos + sizeof r;
       int ok = 1;
       for (int k = 0; k < 3; k++) {
         if (r.len[k]) {
-          if (q[r.len[k] - 1u] != 0)
-            ok = 0;
-          sr.str[k] = q;
+          ok &= q[r.len[k] - 1u] == 0;
+          str[k] = q;
         }
         q += r.len[k];
       }
       pos += size;
-      if (!ok || !sr.str[0])
-        continue;
-      if (pp__grow((void **)&recs, &cap, nrec + 1, sizeof *recs) != 0) {
-        free(recs);
-        snprintf(msg, n, "out of memory");
-        return -1;
-      }
-      recs[nrec++] = sr;
+      pp_srcloc def = {str[0], str[1], str[2], r.line, r.kind};
+      int rc = ok && str[0] ? fn(arg, &r, &def) : 0;
+      if (rc)
+        return rc;
     }
   }
-  if (nrec) /* qsort wants a non-null array even for none */
-    qsort(recs, nrec, sizeof *recs, cmp_site);
-  for (size_t i = 0; i < nrec; i++) {
-    const site_rec *r = &recs[i];
-    const void *key = (const void *)(uintptr_t)r->addr;
-    if (r->id < defined) {
-      pp__sites_preset(sites, key, r->id, NULL, 1);
-    } else if (r->id == sites->n || (sites->n < defined && r->id == defined)) {
-      pp_srcloc def = {r->str[0], r->str[1], r->str[2], r->line, r->kind};
-      if (sites->n < defined)
-        sites->n = (size_t)defined;
-      pp__sites_preset(sites, key, r->id, &def, 0);
-    } /* past a gap: its events will name it unnamed */
-  }
+  return 0;
+}
+
+typedef struct site_load {
+  pp__sites *sites;
+  uint64_t defined; /* ids the trace defines: 0 .. defined - 1 */
+} site_load;
+
+/* A site the trace defines keeps its id (its events there name it). */
+static int keep_defined(void *arg, const pp__arena_site_rec *r,
+                        const pp_srcloc *def) {
+  (void)def;
+  site_load *l = arg;
+  if (r->id < l->defined)
+    pp__sites_keep(l->sites, (const void *)(uintptr_t)r->addr, r->id);
+  return 0;
+}
+
+/* Any other gets the next id and its definition: its SRCLOC and events
+ * were cut with the trace's tail, or it was named before a writer met it
+ * (a run-time name, a declared site). */
+static int add_undefined(void *arg, const pp__arena_site_rec *r,
+                         const pp_srcloc *def) {
+  site_load *l = arg;
+  const void *key = (const void *)(uintptr_t)r->addr;
+  if (r->id < l->defined || pp__sites_find(l->sites, key) != UINT32_MAX)
+    return 0;
+  return pp__sites_add(l->sites, key, def) == UINT32_MAX ? -1 : 0;
+}
+
+/* The table of the arena's sites: the trace's ids first, so that the
+ * others take ids past them. */
+static int load_sites(const arena_map *a, pp__sites *sites, uint64_t defined,
+                      char *msg, size_t n) {
+  site_load l = {sites, defined};
+  each_site(a, keep_defined, &l);
   if (sites->n < defined)
     sites->n = (size_t)defined;
-  /* named before any writer met them (run-time names): the next ids */
-  for (size_t i = 0; i < nrec; i++) {
-    const site_rec *r = &recs[i];
-    const void *key = (const void *)(uintptr_t)r->addr;
-    if (r->id != UINT32_MAX || pp__sites_find(sites, key) != UINT32_MAX)
-      continue;
-    pp_srcloc def = {r->str[0], r->str[1], r->str[2], r->line, r->kind};
-    if (pp__sites_preset(sites, key, (uint32_t)sites->n, &def, 0) != 0) {
-      free(recs);
-      snprintf(msg, n, "out of memory");
-      return -1;
-    }
+  if (each_site(a, add_undefined, &l) != 0) {
+    snprintf(msg, n, "out of memory");
+    return -1;
   }
-  free(recs);
   return 0;
 }
 
@@ -450,7 +425,7 @@ static int name_unknown(pp__sites *sites, const pp__slots *s,
              "(site %#" PRIx64 ", first met after the last drain)",
              (uint64_t)(uintptr_t)e.loc);
     pp_srcloc def = {name, NULL, NULL, 0, kind_of_event(e.type)};
-    if (pp__sites_preset(sites, e.loc, (uint32_t)sites->n, &def, 0) != 0)
+    if (pp__sites_add(sites, e.loc, &def) == UINT32_MAX)
       return -1;
     ++*unnamed;
   }
@@ -515,17 +490,6 @@ static int collect_threads(const arena_map *a, int flight, part_set *ps,
     ps->v[ps->n++] = p;
   }
   return 0;
-}
-
-static void put_meta(pp__out *o, const char *const (*kv)[2], size_t n) {
-  ppt_buf b = {0};
-  ppt_count_put_n(&b, n);
-  for (size_t i = 0; i < n; i++) {
-    ppt_meta m = {ppt_str_of(kv[i][0]), ppt_str_of(kv[i][1])};
-    ppt_meta_put(&b, &m);
-  }
-  pp__out_chunk(o, PPT_CHUNK_META, &b, 0);
-  ppt_buf_free(&b);
 }
 
 /* The time of the event at slot i of s (a value slot: the one before). */
@@ -604,7 +568,8 @@ static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
                                {"process.salvaged_threads", nth},
                                {"process.salvaged_unnamed_sites", nun},
                                {"process.salvaged_span_ms", span}};
-  put_meta(o, kv, PP__ARRAY_LEN(kv));
+  ppt_meta_pairs_put(&b, kv, PP__ARRAY_LEN(kv));
+  pp__out_chunk(o, PPT_CHUNK_META, &b, 0);
   ppt_end er = {base_events + events, base_drops + drops};
   ppt_end_put(&b, &er);
   pp__out_chunk(o, PPT_CHUNK_END, &b, 0);
@@ -628,9 +593,8 @@ static int append(int fd, const char *path, const arena_map *a,
                   const trace_scan *ts, const char *how, pp_salvage_result *res,
                   char *msg, size_t n) {
   const pp__arena_hdr *h = a->h;
-  uint64_t off = h->commit_off;
-  if (off < PPT_FILE_HEADER_SIZE || off > ts->whole ||
-      !chunk_boundary(ts, off) || h->commit_seq > UINT32_MAX) {
+  uint64_t off = h->commit_off, defined;
+  if (!whole_at(ts, off, &defined) || h->commit_seq > UINT32_MAX) {
     snprintf(msg, n,
              "the rings' commit (offset %" PRIu64 ") is not a chunk boundary "
              "of the trace (whole up to %" PRIu64 ")",
@@ -642,7 +606,7 @@ static int append(int fd, const char *path, const arena_map *a,
   part_set ps = {0};
   pp__out o;
   int rc = -1;
-  if (load_sites(a, &sites, sites_before(ts, off), msg, n) != 0 ||
+  if (load_sites(a, &sites, defined, msg, n) != 0 ||
       collect_threads(a, 0, &ps, msg, n) != 0) {
     close(fd);
   } else if (pp__out_attach(&o, fd, path, off, (uint32_t)h->commit_seq) != 0) {
@@ -845,12 +809,10 @@ static int rescan_unfinished(int fd, trace_scan *ts, const char *path,
   int ok = scan_trace(fd, &again, why, sizeof why) == 0 && !again.finished &&
            !strcmp(again.rings, ts->rings);
   if (ok) {
-    free(ts->sl);
     free(ts->ends);
     *ts = again;
   } else {
     snprintf(msg, n, "%s was finished by another pipeprof meanwhile", path);
-    free(again.sl);
     free(again.ends);
   }
   return ok;
@@ -953,7 +915,6 @@ int pp_salvage(const char *path, const char *how, pp_salvage_result *res,
   } else {
     rc = salvage_with(fd, path, &ts, how, res, msg, n);
   }
-  free(ts.sl);
   free(ts.ends);
   return rc;
 }

@@ -93,13 +93,8 @@ static int write_loss_meta(pp__out *o) {
   snprintf(num, sizeof num, "%llu",
            (unsigned long long)(o->events_in - o->events_flushed));
   ppt_buf m = {0};
-  ppt_count_put_n(&m, o->count_lost ? 2 : 1);
-  ppt_meta kv = {ppt_str_of("write_error"), ppt_str_of(what)};
-  ppt_meta_put(&m, &kv);
-  if (o->count_lost) {
-    kv = (ppt_meta){ppt_str_of("events_lost"), ppt_str_of(num)};
-    ppt_meta_put(&m, &kv);
-  }
+  const char *const kv[][2] = {{"write_error", what}, {"events_lost", num}};
+  ppt_meta_pairs_put(&m, kv, o->count_lost ? 2 : 1);
   int rc = m.oom ? -1 : write_direct(o, PPT_CHUNK_META, &m);
   ppt_buf_free(&m);
   return rc;

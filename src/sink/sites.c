@@ -31,61 +31,73 @@ static int grow(pp__sites *s) {
   return 0;
 }
 
-uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
-  if ((s->n + 1) * 2 > s->cap && grow(s) != 0)
-    return UINT32_MAX;
-  size_t j = slot_of(p, s->cap);
-  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
-    if (s->map[j].p == p)
-      return s->map[j].id;
+/* The slot of key: its entry, or the empty slot where it goes (the table
+ * has room: cap > 0 and not full). */
+static size_t probe(const pp__sites *s, const void *key) {
+  size_t j = slot_of(key, s->cap);
+  while (s->map[j].p && s->map[j].p != key)
+    j = (j + 1) & (s->cap - 1);
+  return j;
+}
+
+/* Room for one more entry. 0, or -1 when out of memory. */
+static int room(pp__sites *s) {
+  return (s->n + 1) * 2 > s->cap ? grow(s) : 0;
+}
+
+/* key takes slot j and the next id, defined as def. */
+static uint32_t add_at(pp__sites *s, size_t j, const void *key,
+                       const pp_srcloc *def) {
   uint32_t id = (uint32_t)s->n++;
-  s->map[j].p = p;
+  s->map[j].p = key;
   s->map[j].id = id;
-  if (s->durable)
-    pp__arena_site(p, id);
   ppt_srcloc r = {id,
-                  p->kind,
-                  ppt_str_of(p->name),
-                  ppt_str_of(p->function),
-                  ppt_str_of(p->file),
-                  p->line};
+                  def->kind,
+                  ppt_str_of(def->name),
+                  ppt_str_of(def->function),
+                  ppt_str_of(def->file),
+                  def->line};
   ppt_srcloc_put(&s->defs, &r);
   return id;
 }
 
-int pp__sites_preset(pp__sites *s, const void *key, uint32_t id,
-                     const pp_srcloc *def, int defined) {
-  if (id < s->n || (!defined && id != s->n) || id == UINT32_MAX ||
-      ((s->n + 1) * 2 > s->cap && grow(s) != 0))
+uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
+  if (room(s) != 0)
+    return UINT32_MAX;
+  size_t j = probe(s, p);
+  if (s->map[j].p)
+    return s->map[j].id;
+  uint32_t id = add_at(s, j, p, p);
+  if (s->durable)
+    pp__arena_site(p, id);
+  return id;
+}
+
+int pp__sites_keep(pp__sites *s, const void *key, uint32_t id) {
+  if (id == UINT32_MAX || room(s) != 0)
     return -1;
-  const pp_srcloc *k = key;
-  size_t j = slot_of(k, s->cap);
-  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
-    if (s->map[j].p == k)
-      return -1; /* twice */
-  s->map[j].p = k;
+  size_t j = probe(s, key);
+  if (s->map[j].p)
+    return -1; /* twice */
+  s->map[j].p = key;
   s->map[j].id = id;
-  s->n = (size_t)id + 1;
-  if (!defined) {
-    ppt_srcloc r = {id,
-                    def->kind,
-                    ppt_str_of(def->name),
-                    ppt_str_of(def->function),
-                    ppt_str_of(def->file),
-                    def->line};
-    ppt_srcloc_put(&s->defs, &r);
-  }
+  if (id >= s->n)
+    s->n = (size_t)id + 1;
   return 0;
+}
+
+uint32_t pp__sites_add(pp__sites *s, const void *key, const pp_srcloc *def) {
+  if (room(s) != 0)
+    return UINT32_MAX;
+  size_t j = probe(s, key);
+  return s->map[j].p ? UINT32_MAX : add_at(s, j, key, def);
 }
 
 uint32_t pp__sites_find(const pp__sites *s, const void *key) {
   if (!s->cap)
     return UINT32_MAX;
-  size_t j = slot_of(key, s->cap);
-  for (; s->map[j].p; j = (j + 1) & (s->cap - 1))
-    if (s->map[j].p == key)
-      return s->map[j].id;
-  return UINT32_MAX;
+  size_t j = probe(s, key);
+  return s->map[j].p ? s->map[j].id : UINT32_MAX;
 }
 
 void pp__sites_write(pp__sites *s, pp__out *o) {

@@ -30,13 +30,13 @@ typedef struct pp__sites {
                           the durable arena (ring/arena.h) */
 } pp__sites;
 
-/* A salvager's table (src/salvage/): site key, whose definition is def,
- * has id, past every id given so far. defined: the file has its SRCLOC
- * already (def unused), else def is written as for a new site, and then
- * id must be the next one. 0, or -1 when out of memory, key is there
- * already or id does not fit. The key is never dereferenced. */
-int pp__sites_preset(pp__sites *s, const void *key, uint32_t id,
-                     const pp_srcloc *def, int defined);
+/* A salvager's table (src/salvage/), keyed by the sites' addresses in
+ * a dead process (never dereferenced). keep: the file defines key as id
+ * already (ids past every id given move the next one on); add: key gets
+ * the next id and def's definition. keep returns 0, or -1 when out of
+ * memory or key is there already; add the id, or UINT32_MAX then. */
+int pp__sites_keep(pp__sites *s, const void *key, uint32_t id);
+uint32_t pp__sites_add(pp__sites *s, const void *key, const pp_srcloc *def);
 /* The id of key, or UINT32_MAX when it has none. */
 uint32_t pp__sites_find(const pp__sites *s, const void *key);
 
