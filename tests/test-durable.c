@@ -29,6 +29,7 @@
 #include "ring/arena.h"
 #include "runner.h"
 #include "salvage/salvage.h"
+#include "sink/stats.h"
 
 static void dpath(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
@@ -217,6 +218,123 @@ PP_TEST(durable_kill9_loses_nothing) {
   }
   /* the writer drains every 10 ms; kills land between its passes */
   CHECK_GT(salvaged, 0);
+}
+
+/* Stats mode's figures of site name: closed zones (counts of a zone
+ * site) or samples (of a counter). */
+static uint64_t stats_zones(const pp_analysis *a, const char *name) {
+  for (size_t i = 0; i < a->prof.nzones; i++)
+    if (!strcmp(pp_trace_loc_name(a->trace, a->prof.zones[i].loc), name))
+      return a->prof.zones[i].count;
+  return 0;
+}
+
+static uint64_t stats_samples(const pp_analysis *a, const char *name) {
+  for (size_t i = 0; i < a->prof.ncounters; i++)
+    if (!strcmp(pp_trace_loc_name(a->trace, a->prof.counters[i].loc), name))
+      return a->prof.counters[i].samples;
+  return 0;
+}
+
+typedef struct stats_shared {
+  _Atomic int ready;
+  _Atomic uint64_t done;   /* "work" zones closed by the main thread */
+  _Atomic uint64_t joined; /* "helper" zones of threads that ended */
+} stats_shared;
+
+static void *helper_thread(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 100; i++) {
+    PP_ZONE("helper");
+  }
+  return NULL;
+}
+
+/* Stats mode, killed at random times: every zone the threads closed is
+ * counted (the live thread's from its tally set, the ended threads' from
+ * the writer's checkpoint or their sets), and every counter sample (from
+ * the checkpoint and the ring). */
+PP_TEST(durable_stats_kill9_loses_nothing) {
+  char path[4096], msg[8192];
+  dpath(path, sizeof path, "stats-kill9.pptrace");
+  srand((unsigned)getpid() * 7u);
+  for (int trial = 0; trial < 6; trial++) {
+    stats_shared *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(sh != MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    unsigned sleep_us = trial % 2 ? 100 : 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      pp_config cfg;
+      pp_config_init(&cfg);
+      cfg.out_path = path;
+      cfg.mode = PP_MODE_STATS;
+      if (pp_init(&cfg) != PP_OK)
+        _exit(3);
+      pp_thread_name("stats-main");
+      atomic_store(&sh->ready, 1);
+      for (uint64_t i = 1;; i++) {
+        {
+          PP_ZONE("work");
+          PP_COUNTER_ADD("work-count", 1);
+          if (sleep_us)
+            nap_us(sleep_us);
+        }
+        atomic_fetch_add(&sh->done, 1);
+        if (i % 2000 == 0) { /* a thread that ends: its set is merged */
+          pthread_t th;
+          if (pthread_create(&th, NULL, helper_thread, NULL) == 0 &&
+              pthread_join(th, NULL) == 0)
+            atomic_fetch_add(&sh->joined, 100);
+        }
+      }
+    }
+    CHECK(pid > 0);
+    for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++)
+      nap_us(1000);
+    CHECK(atomic_load(&sh->ready));
+    nap_us(20000 + rand() % 150000);
+    kill9(pid);
+    uint64_t done = atomic_load(&sh->done), joined = atomic_load(&sh->joined);
+    munmap(sh, 4096);
+    CHECK_GT(done, 0);
+
+    pp_salvage_result r;
+    int rc = pp_salvage(path, "signal SIGKILL", &r, msg, sizeof msg);
+    if (rc != PP_SALVAGE_DONE)
+      PP_FAIL("trial %d: salvage: %d %s", trial, rc, msg);
+    CHECK(access(r.arena, F_OK) != 0);
+    CHECK_EQ(r.unreadable, 0);
+    pp_trace t;
+    pp_analysis a;
+    load(path, &t, &a);
+    CHECK_EQ(t.diag.clean_end, 1);
+    CHECK_EQ(t.diag.chunks_bad, 0);
+    CHECK_STR(pp_trace_meta(&t, "mode"), "stats");
+    CHECK_STR(pp_trace_meta(&t, "process.end"), "signal SIGKILL, salvaged");
+    uint64_t work = stats_zones(&a, "work"),
+             samples = stats_samples(&a, "work-count"),
+             helper = stats_zones(&a, "helper"), dropped = 0;
+    for (size_t i = 0; i < t.nthreads; i++)
+      dropped += t.threads[i].dropped;
+    /* at most the zone it was closing, and the helper it was joining */
+    if (work < done || work > done + 1 || samples + dropped < done ||
+        samples > done + 1 || helper < joined || helper > joined + 100)
+      PP_FAIL("trial %d: %llu work zones, %llu samples (%llu dropped), "
+              "%llu helper zones after salvage; the child closed %llu work "
+              "zones and joined %llu helper zones",
+              trial, (unsigned long long)work, (unsigned long long)samples,
+              (unsigned long long)dropped, (unsigned long long)helper,
+              (unsigned long long)done, (unsigned long long)joined);
+    int named = 0;
+    for (size_t i = 0; i < t.nthreads; i++)
+      named |= t.threads[i].name && !strcmp(t.threads[i].name, "stats-main");
+    CHECK(named);
+    pp_analysis_free(&a);
+    pp_trace_free(&t);
+  }
 }
 
 /* `pipeprof report` salvages an unfinished trace by itself and says so. */
@@ -581,4 +699,77 @@ PP_TEST(durable_concurrent_salvagers) {
   CHECK(got >= done && got <= done + 1);
   pp_analysis_free(&a);
   pp_trace_free(&t);
+}
+
+/* The checkpoint (sink/stats.h) restores the aggregate it saved: the
+ * same STATS payload at once, and the same after more events (a frame
+ * series's next gap, a counter's next addition, a range's other half);
+ * every cut of it is refused whole. */
+static void feed_some(pp__aggregate *a, int64_t t0, int first) {
+  pp__aggregate_event(a, 7, PPT_EV_FRAME, 1, t0, 0);
+  pp__aggregate_event(a, 7, PPT_EV_FRAME, 1, t0 + 16000000, 0);
+  pp__aggregate_event(a, 7, PPT_EV_COUNTER_ADD, 2, t0 + 1, 5);
+  pp__aggregate_event(a, 8, PPT_EV_COUNTER_SETF, 3, t0 + 2,
+                      0x400921FB54442D18ull /* pi */);
+  pp__aggregate_event(a, 7, first ? PPT_EV_RANGE_BEGIN : PPT_EV_RANGE_END, 4,
+                      t0 + 3, 99);
+  pp__aggregate_gpu(a, 0, 0, 11, 7, t0, t0 + 10, 12345);
+  pp_hist h;
+  pp_hist_init(&h);
+  for (uint64_t v = 1000; v < 90000; v += 977)
+    pp_hist_record(&h, v);
+  pp__aggregate_zones(a, 8, 0, &h, 777);
+  pp_hist_free(&h);
+  pp__agg_thread x = {123456, 40, t0, t0 + 99, {0}};
+  x.pc.lost_ends = 1;
+  pp__aggregate_thread_zones(a, 8, &x);
+}
+
+static void define_all(pp__aggregate *a) {
+  static const pp_srcloc sites[] = {{"z", NULL, NULL, 0, PP_KIND_ZONE},
+                                    {"f", NULL, NULL, 0, PP_KIND_FRAME},
+                                    {"c", NULL, NULL, 0, PP_KIND_COUNTER},
+                                    {"g", NULL, NULL, 0, PP_KIND_COUNTER},
+                                    {"r", NULL, NULL, 0, PP_KIND_ZONE}};
+  for (uint32_t i = 0; i < 5; i++)
+    pp__aggregate_define(a, i, &sites[i]);
+}
+
+static void encode_finished(pp__aggregate *a, ppt_buf *out) {
+  pp__aggregate_finish(a, INT64_MAX);
+  pp__aggregate_encode(a, out);
+  CHECK(!out->oom);
+}
+
+PP_TEST(durable_checkpoint_restores_the_aggregate) {
+  pp__aggregate *a = pp__aggregate_new(), *b = pp__aggregate_new();
+  CHECK(a && b);
+  define_all(a);
+  define_all(b);
+  feed_some(a, 1000000000, 1);
+  ppt_buf ck = {0};
+  pp__aggregate_save(a, &ck);
+  CHECK(!ck.oom && ck.len > 0);
+  CHECK_EQ(pp__aggregate_load(b, ck.data, ck.len), 0);
+  /* more of the same into both: the continuation state came back */
+  feed_some(a, 2000000000, 0);
+  feed_some(b, 2000000000, 0);
+  ppt_buf ea = {0}, eb = {0};
+  encode_finished(a, &ea);
+  encode_finished(b, &eb);
+  CHECK_EQ(ea.len, eb.len);
+  CHECK(memcmp(ea.data, eb.data, ea.len) == 0);
+  /* cut anywhere: refused */
+  for (size_t cut = 0; cut < ck.len; cut++) {
+    pp__aggregate *c = pp__aggregate_new();
+    CHECK(c != NULL);
+    define_all(c);
+    CHECK_EQ(pp__aggregate_load(c, ck.data, cut), -1);
+    pp__aggregate_free(c);
+  }
+  ppt_buf_free(&ck);
+  ppt_buf_free(&ea);
+  ppt_buf_free(&eb);
+  pp__aggregate_free(a);
+  pp__aggregate_free(b);
 }

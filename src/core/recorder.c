@@ -581,7 +581,7 @@ static __attribute__((noinline)) pp__tallies *tallies_slow(int word) {
     pp__tallies_reset(g, p->gen);
     return g;
   }
-  if (!(g = pp__tallies_new(p->gen)))
+  if (!(g = pp__tallies_new(p->gen, 1)))
     return NULL;
   atomic_store_explicit(&p->t->tallies, g, memory_order_release);
   return tls_tallies = g;
@@ -1108,7 +1108,7 @@ enum { CALIB_PAIRS = 256, CALIB_ROUNDS = 7 };
 
 /* Stats mode: the fastest round of CALIB_PAIRS zones on a scratch set. */
 static double tally_event_cost(const pp_srcloc *loc) {
-  pp__tallies *g = pp__tallies_new(1);
+  pp__tallies *g = pp__tallies_new(1, 0);
   double best = 0;
   pp_zone (*begin)(pp__tallies *, const pp_srcloc *) = calib_tbegin_fn;
   void (*end)(pp__tallies *, pp_zone) = calib_tend_fn;

@@ -105,6 +105,13 @@ typedef struct writer {
   uintptr_t sites_seen[32]; /* flight mode: sites recorded lately */
   pp__tstate **pend;
   size_t npend, cap_pend;
+  /* Stats mode: threads whose tally sets this pass merged for the last
+   * time (dead), freed once the pass is committed; whether the pass
+   * changed the aggregate (a checkpoint is due); the checkpoint's bytes. */
+  pp__tstate **taken;
+  size_t ntaken, cap_taken;
+  int ckpt_dirty;
+  ppt_buf ckpt;
 } writer;
 
 static writer W;
@@ -317,6 +324,7 @@ static void drain_thread(pp__tstate *t, const pp__clockmap *clock) {
   pass_saw(t, w - r, w);
   pp__slots s = {t->tid, t->ring, t->mask, r, w, 0, *clock};
   W.events_written += feed_slots(s);
+  W.ckpt_dirty = 1;
   t->r_pending = w;
   t->pending_pass = W.pass_no;
   if (pp__grow((void **)&W.pend, &W.cap_pend, W.npend + 1, sizeof *W.pend) ==
@@ -341,15 +349,43 @@ static void durable_fallbacks(void) {
   pp__session_meta("durable.fallback_why", why);
 }
 
-/* The pass's chunks are written: say so in the arena, then move the read
- * index of every thread the pass drained. */
-static void commit_pass(void) {
+/* Stats mode: the aggregate, when the pass changed it, into the arena
+ * (the checkpoint a salvager starts from: the rings' events this pass
+ * drained and the tally sets it merged are in it). */
+static void stats_checkpoint(void) {
+  if (!W.ckpt_dirty || !W.rec->ops->checkpoint)
+    return;
+  W.ckpt.len = 0;
+  W.ckpt.oom = 0;
+  W.rec->ops->checkpoint(W.rec, &W.ckpt);
+  /* no room: the last checkpoint stays, counted as an arena fallback
+   * (META durable.fallbacks) */
+  if (!W.ckpt.oom && pp__arena_ckpt(W.ckpt.data, W.ckpt.len, W.pass_no) == 0)
+    W.ckpt_dirty = 0;
+}
+
+/* The pass's chunks are written: say so in the arena (stats mode: with
+ * the aggregate's checkpoint), then move the read index of every thread
+ * the pass drained and free the tally sets it merged for the last time. */
+static void commit_pass(const pp__clockmap *clock) {
+  if (W.mode == PP_MODE_STATS && W.durable_path[0]) {
+    stats_checkpoint();
+    pp__arena_clock(clock->tick0, clock->ns0, clock->mult, clock->ns_per_tick);
+  }
   pp__arena_commit(W.out.good_off, W.out.seq, W.events_written,
                    W.drops_written, W.pass_no);
   for (size_t i = 0; i < W.npend; i++)
     atomic_store_explicit(&W.pend[i]->r, W.pend[i]->r_pending,
                           memory_order_release);
   W.npend = 0;
+  /* the sets merged into the checkpoint just committed */
+  for (size_t i = 0; i < W.ntaken; i++) {
+    pp__tstate *t = W.taken[i];
+    pp__tallies *g = atomic_load_explicit(&t->tallies, memory_order_relaxed);
+    atomic_store_explicit(&t->tallies, NULL, memory_order_release);
+    pp__tallies_free(g);
+  }
+  W.ntaken = 0;
   W.pass_no++;
 }
 
@@ -399,6 +435,20 @@ static int peeked(const pp__tstate *t) {
   return (!W.live && !W.sites.durable) || t->live_r == atomic_load(&t->w);
 }
 
+/* Stats mode, durable: the sites of g's tallies made since the last look,
+ * in the file's table and so in the arena, so that a salvager names the
+ * zones of a thread killed before it ended. */
+static void name_tallies(pp__tallies *g) {
+  const pp__tally *head = atomic_load_explicit(&g->head, memory_order_acquire);
+  for (const pp__tally *t = head; t && t != g->named; t = t->next) {
+    size_t before = W.sites.n;
+    uint32_t id = pp__sites_id(&W.sites, t->loc);
+    if (id != UINT32_MAX && W.sites.n != before)
+      pp__stats_sink_define(W.rec, id, t->loc);
+  }
+  g->named = head;
+}
+
 /* Stats mode: the zones each thread aggregated itself (tally.h), to the
  * sinks that take them: a dead thread's for the last time (then freed),
  * at the session's end every thread's, and to the live engine each time
@@ -418,18 +468,30 @@ static void tallies_pass(int final, int sync, int64_t now,
     int why = dead ? PP__TALLY_EXIT : final ? PP__TALLY_FINAL : PP__TALLY_TICK;
     if (atomic_load_explicit(&g->gen, memory_order_acquire) != gen)
       why = -1; /* an earlier session's, or being reset by its owner */
-    else if (why == PP__TALLY_TICK && !tick)
+    else if (W.mode == PP_MODE_STATS && W.sites.durable)
+      name_tallies(g);
+    if (why == PP__TALLY_TICK && !tick)
       continue;
     if (why == PP__TALLY_EXIT)
       pp__tallies_finish_dead(g);
     if (why >= 0)
       EACH_SINK(k, tallies) { k->ops->tallies(k, t->tid, g, why, clock); }
-    if (why == PP__TALLY_EXIT || why == PP__TALLY_FINAL) /* END's count */
+    if (why == PP__TALLY_EXIT || why == PP__TALLY_FINAL) { /* END's count */
       W.events_written +=
           atomic_load_explicit(&g->events, memory_order_relaxed);
-    if (dead) {
-      atomic_store_explicit(&t->tallies, NULL, memory_order_relaxed);
-      pp__tallies_free(g);
+      /* in the aggregate now: a salvager counts the set no more once
+       * this pass's checkpoint is committed */
+      atomic_store_explicit(&g->taken_pass, W.pass_no, memory_order_release);
+      W.ckpt_dirty = 1;
+    }
+    if (dead) { /* freed once this pass is committed (commit_pass) */
+      if (pp__grow((void **)&W.taken, &W.cap_taken, W.ntaken + 1,
+                   sizeof *W.taken) == 0) {
+        W.taken[W.ntaken++] = t;
+      } else {
+        atomic_store_explicit(&t->tallies, NULL, memory_order_relaxed);
+        pp__tallies_free(g);
+      }
     }
   }
 }
@@ -445,6 +507,7 @@ static void snapshot_threads(ppt_buf *threads) {
       ppt_thread r = {t->tid, ppt_str_of(t->name)};
       ppt_thread_put(threads, &r);
       EACH_SINK(k, thread) { k->ops->thread(k, t->tid, t->name); }
+      W.ckpt_dirty = 1;
       t->name_dirty = 0;
       t->announced = 1;
     }
@@ -496,6 +559,7 @@ static void gpu_pass(int final) {
   EACH_SINK(k, gpu) { k->ops->gpu(k, W.gpu, W.ngpu, &clock); }
   if (W.rec)
     W.events_written += W.ngpu;
+  W.ckpt_dirty = 1;
   W.ngpu = 0;
 }
 
@@ -600,7 +664,7 @@ static void writer_pass(int final, int sync) {
   }
   EACH_SINK(k, pass_end) { k->ops->pass_end(k, now, final); }
   pp__out_flush(&W.out);
-  commit_pass();
+  commit_pass(&clock);
   pp__registry_lock();
   if (final && W.exiting)
     ; /* unmapping rings now costs TLB shootdowns on every CPU the program
@@ -732,8 +796,6 @@ static void durable_flight_blob(void) {
  * an unfinished trace salvages from there), or why they are not durable
  * (unavailable.durable). */
 static void write_durable_meta(pp__out *o) {
-  if (W.mode == PP_MODE_STATS)
-    return;
   ppt_buf b = {0};
   char tok[32];
   snprintf(tok, sizeof tok, "%016llx",
@@ -881,8 +943,7 @@ int pp__writer_open(const pp__writer_cfg *c) {
   if (W.live)
     W.sinks[W.nsinks++] = pp__live_sink(W.live);
   pp__arena_init_once();
-  if (W.mode != PP_MODE_STATS)
-    durable_begin();
+  durable_begin();
   W.sites.durable = W.durable_path[0] != 0;
   if (W.mode == PP_MODE_FLIGHT && W.durable_path[0])
     durable_flight_blob();
@@ -892,8 +953,12 @@ int pp__writer_open(const pp__writer_cfg *c) {
     pp__out_flush(&W.out);
     /* whole up to here: a process killed before the first pass is
      * salvaged from its head */
-    if (W.durable_path[0])
+    if (W.durable_path[0]) {
+      pp__clockmap cm = /* the start-up estimate: one clock point */
+          pp__clockmap_make(W.sync0.tick, W.sync0.mono_ns, 1.0 / gpu_rate());
+      pp__arena_clock(cm.tick0, cm.ns0, cm.mult, cm.ns_per_tick);
       pp__arena_commit(W.out.good_off, W.out.seq, 0, 0, 0);
+    }
   }
   W.pass_no = 1;
   return PP_OK;
@@ -945,6 +1010,11 @@ int pp__writer_free(void) {
   pp__free(W.pend);
   W.pend = NULL;
   W.npend = W.cap_pend = 0;
+  pp__free(W.taken);
+  W.taken = NULL;
+  W.ntaken = W.cap_taken = 0;
+  ppt_buf_free(&W.ckpt);
+  W.ckpt_dirty = 0;
   W.live = NULL;
   return failed ? -1 : 0;
 }
@@ -996,6 +1066,10 @@ void pp__writer_fork_child(void) {
   W.nsnap = W.cap_snap = 0;
   W.pend = NULL;
   W.npend = W.cap_pend = 0;
+  W.taken = NULL;
+  W.ntaken = W.cap_taken = 0;
+  memset(&W.ckpt, 0, sizeof W.ckpt);
+  W.ckpt_dirty = 0;
   W.durable_path[0] = 0;
   W.gpu = NULL;
   W.ngpu = W.cap_gpu = 0;

@@ -74,6 +74,59 @@
   F(UV, ranges_unclosed, PPT_ANY)                                              \
   F(UV, ranges_unbegun, PPT_ANY) F(UV, ranges_lost, PPT_ANY)
 
+/* The durable arena's checkpoint of a stats-mode aggregate (sink/stats.c,
+ * docs/internals/durable.md), kept in the arena, never in a file: COUNT +
+ * CKPT_SITE, COUNT + CKPT_THREAD, CKPT_TOTALS, COUNT + CKPT_HALF (range
+ * halves waiting for their other half), COUNT + CKPT_GPU. A histogram's
+ * exact integer moments follow it (exact 1), so a restored aggregate is
+ * the one saved. */
+#define PPT_REC_CKPT_MOMENTS(F)                                                \
+  F(UV, exact, 1)                                                              \
+  F(UV, sum_lo, PPT_ANY)                                                       \
+  F(UV, sum_hi, PPT_ANY)                                                       \
+  F(UV, sq0, PPT_ANY) F(UV, sq1, PPT_ANY) F(UV, sq2, PPT_ANY)
+#define PPT_REC_CKPT_SITE(F)                                                   \
+  F(UV, id, UINT32_MAX - 1)                                                    \
+  F(UV, kind, UINT32_MAX)                                                      \
+  F(UV, defined, 1)                                                            \
+  F(UV, alias, UINT32_MAX - 1)                                                 \
+  F(UV, count, PPT_ANY)                                                        \
+  F(UV, total, PPT_ANY)                                                        \
+  F(UV, self, PPT_ANY)                                                         \
+  F(HIST, dur, ) PPT_REC_CKPT_MOMENTS(F) F(UV, frames, PPT_ANY)                \
+      F(SV, first_ns, ) F(SV, last_ns, ) F(SV, prev_dt, )                      \
+          F(F64, jitter_sum, ) F(UV, jitter_n, PPT_ANY)                        \
+              F(UV, samples, PPT_ANY) F(F64, cmin, ) F(F64, cmax, )            \
+                  F(F64, csum, ) F(F64, cur, ) F(UV, is_float, 1)
+#define PPT_REC_CKPT_THREAD(F)                                                 \
+  F(UV, tid, PPT_ANY)                                                          \
+  F(UV, busy, PPT_ANY) F(UV, events, PPT_ANY) F(UV, zones, PPT_ANY)
+#define PPT_REC_CKPT_TOTALS(F)                                                 \
+  F(SV, t0, )                                                                  \
+  F(SV, t1, )                                                                  \
+  F(UV, have_t, 1)                                                             \
+  F(UV, events, PPT_ANY)                                                       \
+  F(UV, lost_ends, PPT_ANY)                                                    \
+  F(UV, stray_ends, PPT_ANY)                                                   \
+  F(UV, too_deep, PPT_ANY)                                                     \
+  F(UV, backwards, PPT_ANY)                                                    \
+  F(UV, no_memory, PPT_ANY)                                                    \
+  F(UV, gpu_lost, PPT_ANY)                                                     \
+  F(UV, paired, PPT_ANY)                                                       \
+  F(UV, unended, PPT_ANY) F(UV, unbegun, PPT_ANY) F(UV, lost, PPT_ANY)
+#define PPT_REC_CKPT_HALF(F)                                                   \
+  F(UV, id, PPT_ANY)                                                           \
+  F(SV, ts, )                                                                  \
+  F(UV, cookie, PPT_ANY)                                                       \
+  F(UV, tid, PPT_ANY) F(UV, space, UINT32_MAX - 1) F(UV, is_end, 1)
+#define PPT_REC_CKPT_GPU(F)                                                    \
+  F(UV, loc, UINT32_MAX - 1)                                                   \
+  F(UV, device, UINT32_MAX)                                                    \
+  F(UV, stream, PPT_ANY)                                                       \
+  F(UV, tid, PPT_ANY) F(UV, count, PPT_ANY) F(UV, total, PPT_ANY)              \
+      F(SV, launch, ) F(SV, start, ) F(SV, end, ) F(HIST, dur, )               \
+          PPT_REC_CKPT_MOMENTS(F)
+
 /* CUDA: records of kind (one byte), body length (varint), body
  * (ppt_cuda_head_enc/get). A reader skips unknown kinds and fields past
  * the known ones. Times are CLOCK_MONOTONIC ns; a reader refuses a span
@@ -130,6 +183,11 @@
   X(stats_totals, PPT_REC_STATS_TOTALS)                                        \
   X(stats_gpu, PPT_REC_STATS_GPU)                                              \
   X(stats_pairing, PPT_REC_STATS_PAIRING)                                      \
+  X(ckpt_site, PPT_REC_CKPT_SITE)                                              \
+  X(ckpt_thread, PPT_REC_CKPT_THREAD)                                          \
+  X(ckpt_totals, PPT_REC_CKPT_TOTALS)                                          \
+  X(ckpt_half, PPT_REC_CKPT_HALF)                                              \
+  X(ckpt_gpu, PPT_REC_CKPT_GPU)                                                \
   X(cuda_string, PPT_REC_CUDA_STRING)                                          \
   X(cuda_kernel, PPT_REC_CUDA_KERNEL)                                          \
   X(cuda_memcpy, PPT_REC_CUDA_MEMCPY)                                          \

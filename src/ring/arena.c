@@ -35,6 +35,8 @@ static int fd = -1;
 static pp__arena_hdr *hdr; /* NULL: no arena in this process */
 static char file_path[PATH_MAX];
 static pp__arena_sites *sites_blk; /* the session's block being filled */
+static pp__arena_blob_hdr *ckpt[2]; /* stats mode's checkpoints */
+static int ckpt_last;               /* the one written last */
 static int atfork_done;
 /* Requests the arena could not serve this session (the caller used plain
  * memory), and the first reason. */
@@ -236,6 +238,9 @@ int pp__arena_session_begin(const char *trace_path, unsigned mode, char *path,
     fallback_why[0] = 0;
     free_kind_locked(PP__SEG_SITES); /* the last session's ids */
     sites_blk = NULL;
+    free_kind_locked(PP__SEG_CKPT);
+    ckpt[0] = ckpt[1] = NULL;
+    hdr->clock_mult = 0;
     hdr->mode = mode;
     hdr->token = fresh_token();
     snprintf(hdr->trace_path, sizeof hdr->trace_path, "%s", trace_path);
@@ -303,7 +308,7 @@ static void *alloc_locked(size_t bytes, unsigned kind, int populate) {
                  MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, (off_t)off);
   if (p == MAP_FAILED) /* a new range stays past file_bytes: taken again */
     return fallback("cannot map the rings file", errno);
-  if (i < nseg && kind == PP__SEG_TSTATE)
+  if (i < nseg && (kind == PP__SEG_TSTATE || kind == PP__SEG_TALLY))
     memset(p, 0, bytes); /* its range may not have been punched out */
   sg[i].addr = (uint64_t)(uintptr_t)p;
   sg[i].off = off;
@@ -451,6 +456,52 @@ void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
   pthread_mutex_unlock(&lock);
 }
 
+int pp__arena_ckpt(const void *data, size_t len, uint64_t pass) {
+  pthread_mutex_lock(&lock);
+  int rc = -1, k = !ckpt_last;
+  if (!hdr)
+    goto out;
+  size_t need = sizeof(pp__arena_blob_hdr) + len;
+  pp__arena_blob_hdr *b = ckpt[k];
+  if (b) {
+    pp__arena_seg *sg = find_locked(b);
+    if (!sg || sg->len < need) {
+      if (sg)
+        free_seg_locked(sg);
+      b = ckpt[k] = NULL;
+    }
+  }
+  if (!b) {
+    size_t page = page_bytes(), bytes = 4 * page;
+    while (bytes < need)
+      bytes *= 2;
+    if (!(b = ckpt[k] = alloc_locked(bytes, PP__SEG_CKPT, 0)))
+      goto out;
+  }
+  /* invalid while written: a process killed meanwhile leaves the other */
+  atomic_store_explicit(&b->len, 0, memory_order_release);
+  memcpy(b + 1, data, len);
+  b->token = hdr->token;
+  b->seq = pass;
+  atomic_store_explicit(&b->len, len, memory_order_release);
+  ckpt_last = k;
+  rc = 0;
+out:
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+void pp__arena_clock(uint64_t tick0, int64_t ns0, uint64_t mult,
+                     double ns_per_tick) {
+  pp__arena_hdr *h = hdr; /* the writer's session holds the arena */
+  if (!h)
+    return;
+  h->clock_tick0 = tick0;
+  h->clock_ns0 = ns0;
+  h->clock_mult = mult;
+  h->clock_ns_per_tick = ns_per_tick;
+}
+
 uint64_t pp__arena_fallbacks(char *why, size_t n) {
   pthread_mutex_lock(&lock);
   uint64_t k = atomic_load(&fallbacks);
@@ -487,6 +538,7 @@ void pp__arena_after_fork_child(void) {
     munmap(hdr, PP__ARENA_HDR_BYTES);
   hdr = NULL;
   sites_blk = NULL;
+  ckpt[0] = ckpt[1] = NULL;
   if (fd >= 0)
     close(fd);
   fd = -1;

@@ -37,7 +37,7 @@
 #include "pipeprof.h"
 
 #define PP__ARENA_MAGIC "PPRINGS\0"
-#define PP__ARENA_VERSION 1u
+#define PP__ARENA_VERSION 2u
 #define PP__ARENA_HDR_BYTES (64u << 10)
 #define PP__ARENA_SEG_OFF (8u << 10)
 #define PP__ARENA_SEG_MAX                                                      \
@@ -53,11 +53,14 @@ enum pp__arena_kind {
   PP__SEG_SITES = 3,  /* site records (pp__arena_sites) */
   PP__SEG_LEAKED = 4, /* a ring replaced while still mapped: never given
                          again, never read */
-  PP__SEG_BLOB = 5    /* pp__arena_blob: pp__arena_blob_hdr, then bytes */
+  PP__SEG_BLOB = 5,   /* pp__arena_blob: pp__arena_blob_hdr, then bytes */
+  PP__SEG_TALLY = 6,  /* a chunk of a stats-mode tally set (ring/tally.h) */
+  PP__SEG_CKPT = 7    /* a stats-mode checkpoint (pp__arena_ckpt):
+                         pp__arena_blob_hdr, then bytes */
 };
 
 typedef struct pp__arena_blob_hdr {
-  uint64_t len;   /* bytes after this header */
+  _Atomic uint64_t len; /* bytes after this header (stored last) */
   uint64_t token; /* the session's */
   uint64_t seq;   /* the chunk number after them */
   uint64_t spare;
@@ -93,6 +96,12 @@ typedef struct pp__arena_hdr {
    * up to their r_pending (ring/ring.h). */
   _Atomic uint64_t commit_off, commit_seq, commit_events, commit_drops;
   _Atomic uint64_t commit_pass;
+  /* Stats mode, stored by the writer at the start and before each
+   * commit: its clock (ticks to CLOCK_MONOTONIC ns, sink/sink.h's
+   * pp__clockmap), for the salvager to convert what it finds. */
+  uint64_t clock_tick0, clock_mult;
+  int64_t clock_ns0;
+  double clock_ns_per_tick;
   uint64_t file_bytes; /* the file's size: segments end there */
   char trace_path[PP__ARENA_PATH_MAX];
 } pp__arena_hdr;
@@ -165,6 +174,18 @@ void pp__arena_leak(void *p);
  * makes of the rings (META, the clock's origin), whole as in a file, the
  * next chunk number seq. Replaces an earlier blob. */
 void pp__arena_blob(const void *chunks, size_t len, uint32_t seq);
+
+/* Stats mode: the writer's checkpoint of its aggregate after pass (the
+ * stats sink's checkpoint bytes), in one of two segments taken in turn:
+ * the one the last commit names is never written over, and one written
+ * for a pass past the commit is not taken. The salvager takes the newest
+ * whose pass the commit has reached. 0, or -1 when the arena has no room
+ * (then the pass must not be committed). */
+int pp__arena_ckpt(const void *data, size_t len, uint64_t pass);
+/* Stats mode: what the writer stores before a commit (see
+ * pp__arena_hdr). */
+void pp__arena_clock(uint64_t tick0, int64_t ns0, uint64_t mult,
+                     double ns_per_tick);
 
 /* Record site p: the writer met it, id in its trace file, or it was
  * named (an interned name, before any writer met it), id UINT32_MAX. */

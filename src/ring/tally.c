@@ -6,6 +6,9 @@
 #include "tally.h"
 
 #include <string.h>
+#include <unistd.h>
+
+#include "arena.h"
 
 /* ns per tick x 2^40; 2^40 (a tick is a ns) until the session says. */
 _Atomic uint64_t pp__tally_mult = UINT64_C(1) << 40;
@@ -15,10 +18,62 @@ void pp__tally_set_rate(uint64_t mult) {
     atomic_store_explicit(&pp__tally_mult, mult, memory_order_relaxed);
 }
 
-pp__tallies *pp__tallies_new(unsigned gen) {
-  pp__tallies *g = pp__calloc(1, sizeof *g);
-  if (g)
-    atomic_store_explicit(&g->gen, gen, memory_order_release);
+/* ---- the set's memory ------------------------------------------------------
+ */
+
+#define CHUNK_FIRST (64u << 10)
+#define CHUNK_MAX (1u << 20)
+#define ALIGN 64u
+
+/* A chunk of at least want bytes with room for need more after its
+ * header. */
+static pp__tally_chunk *chunk_new(size_t need, size_t want, int durable) {
+  long pg = sysconf(_SC_PAGESIZE);
+  size_t page = pg > 0 ? (size_t)pg : 4096;
+  size_t len = sizeof(pp__tally_chunk) + ALIGN + need;
+  if (len < want)
+    len = want;
+  len = (len + page - 1) / page * page;
+  pp__tally_chunk *c = durable ? pp__arena_alloc(len, PP__SEG_TALLY, 0) : NULL;
+  uint64_t arena = c != NULL;
+  if (!c && !(c = pp__calloc(1, len)))
+    return NULL;
+  c->len = len;
+  c->used = sizeof *c;
+  c->arena = arena;
+  return c;
+}
+
+static void *chunk_take(pp__tally_chunk *c, size_t bytes) {
+  uintptr_t at = ((uintptr_t)c + c->used + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+  if (at + bytes > (uintptr_t)c + c->len)
+    return NULL;
+  c->used = at + bytes - (uintptr_t)c;
+  return (void *)at;
+}
+
+void *pp__tallies_alloc(pp__tallies *g, size_t bytes) {
+  void *p = chunk_take(g->chunk, bytes);
+  if (p)
+    return p;
+  size_t want = g->chunk->len * 2 < CHUNK_MAX ? g->chunk->len * 2 : CHUNK_MAX;
+  pp__tally_chunk *c = chunk_new(bytes, want, g->durable);
+  if (!c)
+    return NULL;
+  c->next = g->chunk;
+  g->chunk = c;
+  return chunk_take(c, bytes);
+}
+
+pp__tallies *pp__tallies_new(unsigned gen, int durable) {
+  pp__tally_chunk *c = chunk_new(sizeof(pp__tallies), CHUNK_FIRST, durable);
+  pp__tallies *g = c ? chunk_take(c, sizeof *g) : NULL;
+  if (!g)
+    return NULL;
+  g->chunk = c;
+  g->durable = durable;
+  g->token = durable ? pp__arena_token() : 0;
+  atomic_store_explicit(&g->gen, gen, memory_order_release);
   return g;
 }
 
@@ -61,6 +116,9 @@ void pp__tallies_reset(pp__tallies *g, unsigned gen) {
   pp__tally_put(&g->last_tick, 0);
   pp__tally_put(&g->no_tally, 0);
   atomic_store_explicit(&g->pend, NULL, memory_order_relaxed);
+  atomic_store_explicit(&g->taken_pass, 0, memory_order_relaxed);
+  g->named = NULL; /* the next session's file numbers its sites anew */
+  g->token = g->durable ? pp__arena_token() : 0;
   mirror(g);
   atomic_store_explicit(&g->gen, gen, memory_order_release);
 }
@@ -68,17 +126,12 @@ void pp__tallies_reset(pp__tallies *g, unsigned gen) {
 void pp__tallies_free(pp__tallies *g) {
   if (!g)
     return;
-  pp__tally *t = atomic_load(&g->head);
-  while (t) {
-    pp__tally *next = t->next;
-    for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
-      pp__free((void *)atomic_load(&t->block[s]));
-    pp__free(t);
-    t = next;
-  }
-  pp__free(g->map);
   pp__zstack_free(&g->zs);
-  pp__free(g);
+  for (pp__tally_chunk *c = g->chunk, *next; c; c = next) {
+    next = c->next; /* g itself is in the oldest chunk */
+    if (!c->arena || !pp__arena_free(c))
+      pp__free(c);
+  }
 }
 
 /* Put t in the map (which has room). */
@@ -98,20 +151,21 @@ pp__tally *pp__tally_of_slow(pp__tallies *g, const pp_srcloc *loc) {
   /* A new site: kept at most half full. */
   if (!g->map || (g->n + 1) * 2 > g->map_mask + 1) {
     uint32_t cap = g->map ? (g->map_mask + 1) * 2 : 16;
-    pp__tally **m = pp__calloc(cap, sizeof *m);
+    pp__tally **m = pp__tallies_alloc(g, cap * sizeof *m);
     if (!m)
       return NULL;
     for (uint32_t j = 0; g->map && j <= g->map_mask; j++)
       if (g->map[j])
         map_put(m, cap - 1, g->map[j]);
-    pp__free(g->map);
-    g->map = m;
+    g->map = m; /* the old one stays in its chunk, unused: a map grows
+                   to twice its size at most, so they add up to less */
     g->map_mask = cap - 1;
   }
-  pp__tally *t = pp__calloc(1, sizeof *t);
+  pp__tally *t = pp__tallies_alloc(g, sizeof *t);
   if (!t)
     return NULL;
   t->loc = loc;
+  t->set = g;
   atomic_init(&t->min, UINT64_MAX);
   t->next = atomic_load_explicit(&g->head, memory_order_relaxed);
   map_put(g->map, g->map_mask, t);
@@ -121,7 +175,7 @@ pp__tally *pp__tally_of_slow(pp__tallies *g, const pp_srcloc *loc) {
 }
 
 _Atomic uint64_t *pp__tally_block_new(pp__tally *t, unsigned s) {
-  _Atomic uint64_t *b = pp__calloc(PP_HIST_HALF, sizeof *b);
+  _Atomic uint64_t *b = pp__tallies_alloc(t->set, PP_HIST_HALF * sizeof *b);
   if (b)
     atomic_store_explicit(&t->block[s], b, memory_order_release);
   return b;

@@ -44,6 +44,7 @@ typedef struct pp__tally {
   const pp_srcloc *loc;
   struct pp__tally *next; /* the set's list, newest first (set before the
                              tally is published through head) */
+  struct pp__tallies *set; /* whose memory its blocks come from */
   /* shared */
   _Atomic(_Atomic uint64_t *) block[PP_HIST_SLOTS]; /* PP_HIST_HALF each */
   _Atomic uint64_t min, max;                        /* of the durations */
@@ -55,9 +56,21 @@ typedef struct pp__tally {
   void *live; /* the live engine's last look at this tally */
 } pp__tally;
 
+/* The memory of a set, in chunks (newest first): from the durable arena
+ * (ring/arena.h) when the set is durable and the arena has room, so that
+ * a salvager reads a killed thread's zones from the file; else from the
+ * heap. Its bytes follow the header. */
+typedef struct pp__tally_chunk {
+  struct pp__tally_chunk *next;
+  uint64_t len, used; /* bytes, header included */
+  uint64_t arena;     /* 1: an arena segment (PP__SEG_TALLY) */
+} pp__tally_chunk;
+
 /* One thread's tallies. */
 typedef struct pp__tallies {
   /* the owner's */
+  pp__tally_chunk *chunk; /* where the set's memory comes from */
+  int durable;            /* chunks from the arena when it has room */
   pp_zone_stack zs;  /* ticks */
   pp_pair_counts pc; /* mirrored below after each slow path */
   pp__tally **map;   /* open addressing by site, map_mask + 1 slots */
@@ -65,6 +78,10 @@ typedef struct pp__tallies {
   /* shared */
   _Atomic unsigned gen;        /* the generation of pp__active it counts for;
                                   0 while the owner resets it */
+  uint64_t token;              /* the session's durable token
+                                  (ring/arena.h; 0: none), so that a
+                                  salvager tells an earlier session's set
+                                  from this one's */
   _Atomic(pp__tally *) head;   /* every tally, newest first */
   _Atomic uint64_t events;     /* zone begins and ends taken */
   _Atomic uint64_t busy_ticks; /* time inside outermost zones */
@@ -78,12 +95,24 @@ typedef struct pp__tallies {
   _Atomic(pp__tally *) pend;
   _Atomic uint64_t pend_dur, pend_self; /* its duration, self time:
                                            ticks */
+  /* the writer's: the pass whose checkpoint holds this set's zones (it
+   * merged them: the thread exited or the session ended); 0 none. A
+   * salvager counts a set only when the arena's commit is older. */
+  _Atomic uint64_t taken_pass;
+  /* the writer's: the newest tally whose site it has recorded (durable
+   * sessions name every site in the arena, for a salvager) */
+  const pp__tally *named;
 } pp__tallies;
 
 /* ---- the owner ----------------------------------------------------------- */
 
-/* A new, empty set for generation gen; NULL when out of memory. */
-pp__tallies *pp__tallies_new(unsigned gen);
+/* A new, empty set for generation gen, its memory in the durable arena
+ * when durable and the arena has room (else the heap); NULL when out of
+ * memory. */
+pp__tallies *pp__tallies_new(unsigned gen, int durable);
+/* Zeroed memory of the set's, 64-byte aligned (freed with the set); NULL
+ * when out of memory. */
+void *pp__tallies_alloc(pp__tallies *g, size_t bytes);
 /* Empty g for generation gen, keeping its memory (the owner, when a new
  * session starts). */
 void pp__tallies_reset(pp__tallies *g, unsigned gen);

@@ -28,7 +28,9 @@
 #include "../sink/flight.h"
 #include "../sink/out.h"
 #include "../sink/sink.h"
+#include "../ring/tally.h"
 #include "../sink/sites.h"
+#include "../sink/stats_sink.h"
 #include "../sink/trace.h"
 
 /* ---- the trace ----------------------------------------------------------- */
@@ -502,52 +504,51 @@ static uint64_t slot_time(const pp__slots *s, uint64_t i) {
   return atomic_load_explicit(&q->ts, memory_order_relaxed);
 }
 
-/* Write the parts to o through a trace sink over sites (named first),
- * then how the process ended, what was recovered, and END (base_events
- * and base_drops: what the file counted before). 0, or -1 with msg. */
-static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
-                double ticks_per_ns, uint64_t base_events, uint64_t base_drops,
-                pp_salvage_result *res, char *msg, size_t n) {
-  uint64_t first = UINT64_MAX, last = 0;
+/* Name every unknown site of the parts; first and last: the times of
+ * their first and last slots (first UINT64_MAX: none). */
+static int parts_scan(pp__sites *sites, part_set *ps, pp_salvage_result *res,
+                      uint64_t *first, uint64_t *last) {
   for (size_t i = 0; i < ps->n; i++) {
     const pp__slots *s = &ps->v[i].s;
-    if (name_unknown(sites, s, &res->unnamed_sites) != 0) {
-      snprintf(msg, n, "out of memory");
+    if (name_unknown(sites, s, &res->unnamed_sites) != 0)
       return -1;
-    }
     if (s->to > s->from) {
       uint64_t ft = slot_time(s, s->from), lt = slot_time(s, s->to - 1);
-      first = ft < first ? ft : first;
-      last = lt > last ? lt : last;
+      *first = ft < *first ? ft : *first;
+      *last = lt > *last ? lt : *last;
     }
   }
-  pp__sink *sink = pp__trace_sink_new(o, sites);
-  if (!sink) {
-    snprintf(msg, n, "out of memory");
-    return -1;
-  }
+  return 0;
+}
+
+/* A THREAD chunk naming the parts' threads (to the sink as well). */
+static void write_threads(pp__out *o, pp__sink *sink, const part_set *ps) {
   ppt_buf b = {0};
   for (size_t i = 0; i < ps->n; i++) {
     ppt_thread r = {ps->v[i].s.tid, ppt_str_of(ps->v[i].name)};
     ppt_thread_put(&b, &r);
+    if (sink->ops->thread)
+      sink->ops->thread(sink, ps->v[i].s.tid, ps->v[i].name);
   }
   if (b.len)
     pp__out_chunk(o, PPT_CHUNK_THREAD, &b, 0);
   ppt_buf_free(&b);
-  uint64_t events = 0, drops = 0;
-  for (size_t i = 0; i < ps->n; i++) {
-    drops += ps->v[i].drops;
-    if (ps->v[i].s.to == ps->v[i].s.from)
-      continue;
-    events += sink->ops->slots(sink, &ps->v[i].s);
-    res->threads++;
-  }
-  sink->ops->pass_end(sink, 0, 1);
-  sink->ops->free(sink);
+}
+
+/* The parts' drops, how the process ended, what was recovered (events
+ * salvaged, their first and last ticks) and END (base_events and
+ * base_drops: what the file counted before). */
+static void write_tail(pp__out *o, const part_set *ps, const char *how,
+                       uint64_t events, uint64_t first, uint64_t last,
+                       double ticks_per_ns, uint64_t base_events,
+                       uint64_t base_drops, pp_salvage_result *res) {
+  ppt_buf b = {0};
+  uint64_t drops = 0;
   for (size_t i = 0; i < ps->n; i++)
     if (ps->v[i].drops) {
       ppt_drops r = {ps->v[i].s.tid, ps->v[i].drops};
       ppt_drops_put(&b, &r);
+      drops += ps->v[i].drops;
     }
   if (b.len)
     pp__out_chunk(o, PPT_CHUNK_DROPS, &b, 0);
@@ -568,13 +569,354 @@ static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
                                {"process.salvaged_threads", nth},
                                {"process.salvaged_unnamed_sites", nun},
                                {"process.salvaged_span_ms", span}};
+  /* stats mode: what could not be read is said, not passed over */
+  char nunr[32];
+  snprintf(nunr, sizeof nunr, "%" PRIu64, res->unreadable);
+  const char *const unr[][2] = {{"process.salvage_unreadable", nunr}};
   ppt_meta_pairs_put(&b, kv, PP__ARRAY_LEN(kv));
   pp__out_chunk(o, PPT_CHUNK_META, &b, 0);
+  if (res->unreadable) {
+    ppt_meta_pairs_put(&b, unr, 1);
+    pp__out_chunk(o, PPT_CHUNK_META, &b, 0);
+  }
   ppt_end er = {base_events + events, base_drops + drops};
   ppt_end_put(&b, &er);
   pp__out_chunk(o, PPT_CHUNK_END, &b, 0);
   ppt_buf_free(&b);
+}
+
+/* Write the parts to o through a trace sink over sites (named first),
+ * then the tail. 0, or -1 with msg. */
+static int emit(pp__out *o, pp__sites *sites, part_set *ps, const char *how,
+                double ticks_per_ns, uint64_t base_events, uint64_t base_drops,
+                pp_salvage_result *res, char *msg, size_t n) {
+  uint64_t first = UINT64_MAX, last = 0;
+  pp__sink *sink = NULL;
+  if (parts_scan(sites, ps, res, &first, &last) != 0 ||
+      !(sink = pp__trace_sink_new(o, sites))) {
+    snprintf(msg, n, "out of memory");
+    return -1;
+  }
+  write_threads(o, sink, ps);
+  uint64_t events = 0;
+  for (size_t i = 0; i < ps->n; i++) {
+    if (ps->v[i].s.to == ps->v[i].s.from)
+      continue;
+    events += sink->ops->slots(sink, &ps->v[i].s);
+    res->threads++;
+  }
+  sink->ops->pass_end(sink, 0, 1);
+  sink->ops->free(sink);
+  write_tail(o, ps, how, events, first, last, ticks_per_ns, base_events,
+             base_drops, res);
   return 0;
+}
+
+/* ---- stats mode ---------------------------------------------------------- */
+
+/* Where [addr, addr + len) of the process lies in a segment of kind. */
+static const void *translate_in(const arena_map *a, uint64_t addr,
+                                uint64_t len, unsigned kind) {
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *s = &a->seg[i];
+    if (s->kind == kind && seg_ok(a, s) && addr >= s->addr && len <= s->len &&
+        addr - s->addr <= s->len - len)
+      return a->base + s->off + (addr - s->addr);
+  }
+  return NULL;
+}
+
+/* The most tallies a salvaged set may hold (a set has one per site). */
+#define SET_TALLIES_MAX (1u << 16)
+
+/* A killed thread's tally set: the zones it counted that no checkpoint
+ * holds. */
+typedef struct set_part {
+  uint64_t tid;
+  char name[64];
+  pp__tallies *g; /* rebuilt in this process's memory */
+} set_part;
+
+typedef struct set_list {
+  set_part *v;
+  size_t n, cap;
+  uint64_t unreadable; /* tallies or blocks whose pointers fail */
+} set_list;
+
+static void sets_free(set_list *sl) {
+  for (size_t i = 0; i < sl->n; i++)
+    pp__tallies_free(sl->v[i].g);
+  free(sl->v);
+  memset(sl, 0, sizeof *sl);
+}
+
+/* A site the table lacks: named by its address (a tally's site first met
+ * after the writer's last pass). */
+static int name_site(pp__sites *sites, const void *key, uint32_t kind,
+                     uint64_t *unnamed) {
+  if (pp__sites_find(sites, key) != UINT32_MAX)
+    return 0;
+  char name[96];
+  snprintf(name, sizeof name,
+           "(site %#" PRIx64 ", first met after the last drain)",
+           (uint64_t)(uintptr_t)key);
+  pp_srcloc def = {name, NULL, NULL, 0, kind};
+  if (pp__sites_add(sites, key, &def) == UINT32_MAX)
+    return -1;
+  ++*unnamed;
+  return 0;
+}
+
+/* The counters of the arena's tally rt into lt (a fresh one). */
+static void copy_tally(const arena_map *a, const pp__tally *rt, pp__tally *lt,
+                       uint64_t *unreadable) {
+  pp__tally_put(&lt->min, pp__tally_get(&rt->min));
+  pp__tally_put(&lt->max, pp__tally_get(&rt->max));
+  pp__tally_put(&lt->sum_lo, pp__tally_get(&rt->sum_lo));
+  pp__tally_put(&lt->sum_hi, pp__tally_get(&rt->sum_hi));
+  for (int i = 0; i < 3; i++)
+    pp__tally_put(&lt->sq[i], pp__tally_get(&rt->sq[i]));
+  pp__tally_put(&lt->self_ns, pp__tally_get(&rt->self_ns));
+  pp__tally_put(&lt->lost, pp__tally_get(&rt->lost));
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    uint64_t addr = (uint64_t)(uintptr_t)atomic_load(&rt->block[s]);
+    if (!addr)
+      continue;
+    const unsigned char *b =
+        translate_in(a, addr, PP_HIST_HALF * sizeof(uint64_t), PP__SEG_TALLY);
+    _Atomic uint64_t *lb = b ? pp__tally_block_new(lt, s) : NULL;
+    if (!lb) {
+      ++*unreadable;
+      continue;
+    }
+    for (unsigned i = 0; i < PP_HIST_HALF; i++) {
+      uint64_t v;
+      memcpy(&v, b + i * sizeof v, sizeof v);
+      pp__tally_put(&lb[i], v);
+    }
+  }
+}
+
+/* The set at addr of the process, rebuilt here: NULL when it is not this
+ * session's, is in the committed checkpoint, or cannot be read (counted
+ * in sl->unreadable); -1 in *oom when out of memory. */
+static pp__tallies *rebuild_set(const arena_map *a, uint64_t addr,
+                                pp__sites *sites, pp_salvage_result *res,
+                                set_list *sl, int *oom) {
+  const void *p = translate_in(a, addr, sizeof(pp__tallies), PP__SEG_TALLY);
+  if (!p) {
+    sl->unreadable++;
+    return NULL;
+  }
+  pp__tallies rs;
+  memcpy(&rs, p, sizeof rs);
+  uint64_t taken = rs.taken_pass;
+  if (rs.token != a->h->token || !rs.gen || (taken && taken <= a->h->commit_pass))
+    return NULL; /* another session's, being reset, or checkpointed */
+  pp__tallies *g = pp__tallies_new(1, 0);
+  if (!g) {
+    *oom = 1;
+    return NULL;
+  }
+  _Atomic uint64_t *const dst[] = {
+      &g->events,    &g->busy_ticks, &g->first_tick, &g->last_tick,
+      &g->open,      &g->lost_ends,  &g->stray_ends, &g->too_deep,
+      &g->backwards, &g->no_memory,  &g->no_tally,   &g->pend_dur,
+      &g->pend_self};
+  const _Atomic uint64_t *const src[] = {
+      &rs.events,    &rs.busy_ticks, &rs.first_tick, &rs.last_tick,
+      &rs.open,      &rs.lost_ends,  &rs.stray_ends, &rs.too_deep,
+      &rs.backwards, &rs.no_memory,  &rs.no_tally,   &rs.pend_dur,
+      &rs.pend_self};
+  for (size_t i = 0; i < PP__ARRAY_LEN(dst); i++)
+    pp__tally_put(dst[i], pp__tally_get(src[i]));
+  uint64_t pend = (uint64_t)(uintptr_t)atomic_load(&rs.pend);
+  uint64_t next = (uint64_t)(uintptr_t)atomic_load(&rs.head);
+  for (unsigned k = 0; next && k < SET_TALLIES_MAX; k++) {
+    const void *tp = translate_in(a, next, sizeof(pp__tally), PP__SEG_TALLY);
+    if (!tp) {
+      sl->unreadable++;
+      break;
+    }
+    pp__tally rt;
+    memcpy(&rt, tp, sizeof rt);
+    uint64_t here = next;
+    next = (uint64_t)(uintptr_t)rt.next;
+    if (!rt.loc)
+      continue;
+    if (name_site(sites, rt.loc, PP_KIND_ZONE, &res->unnamed_sites) != 0) {
+      *oom = 1;
+      break;
+    }
+    uint32_t had = g->n;
+    pp__tally *lt = pp__tally_of_slow(g, rt.loc);
+    if (!lt) {
+      *oom = 1;
+      break;
+    }
+    if (g->n == had)
+      break; /* a site met twice: the list loops */
+    copy_tally(a, &rt, lt, &sl->unreadable);
+    if (here == pend)
+      atomic_store_explicit(&g->pend, lt, memory_order_relaxed);
+  }
+  if (*oom) {
+    pp__tallies_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+/* Every thread's set that holds zones no committed checkpoint has. */
+static int collect_sets(const arena_map *a, pp__sites *sites,
+                        pp_salvage_result *res, set_list *sl, char *msg,
+                        size_t n) {
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *sg = &a->seg[i];
+    if (sg->kind != PP__SEG_TSTATE || !seg_ok(a, sg) ||
+        sg->len < sizeof(pp__tstate))
+      continue;
+    const pp__tstate *t = (const void *)(a->base + sg->off);
+    uint64_t addr = (uint64_t)(uintptr_t)atomic_load(&t->tallies);
+    if (!addr)
+      continue;
+    int oom = 0;
+    pp__tallies *g = rebuild_set(a, addr, sites, res, sl, &oom);
+    if (!g && !oom)
+      continue;
+    if (!g || pp__grow((void **)&sl->v, &sl->cap, sl->n + 1, sizeof *sl->v)) {
+      pp__tallies_free(g);
+      snprintf(msg, n, "out of memory");
+      return -1;
+    }
+    set_part *sp = &sl->v[sl->n++];
+    sp->tid = t->tid;
+    memcpy(sp->name, t->name, sizeof sp->name);
+    sp->name[sizeof sp->name - 1] = 0;
+    sp->g = g;
+  }
+  return 0;
+}
+
+/* The newest checkpoint the commit has reached, or NULL (none written
+ * yet). */
+static const pp__arena_blob_hdr *find_ckpt(const arena_map *a) {
+  const pp__arena_blob_hdr *best = NULL;
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *sg = &a->seg[i];
+    if (sg->kind != PP__SEG_CKPT || !seg_ok(a, sg) ||
+        sg->len < sizeof(pp__arena_blob_hdr))
+      continue;
+    const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
+    uint64_t len = b->len;
+    if (b->token != a->h->token || !len || len > sg->len - sizeof *b ||
+        b->seq > a->h->commit_pass)
+      continue;
+    if (!best || b->seq > best->seq)
+      best = b;
+  }
+  return best;
+}
+
+typedef struct stats_define {
+  pp__sites *sites;
+  pp__sink *sink;
+} stats_define;
+
+/* A site of the arena's records into the aggregate, for its name. */
+static int define_site(void *arg, const pp__arena_site_rec *r,
+                       const pp_srcloc *def) {
+  stats_define *d = arg;
+  uint32_t id = pp__sites_find(d->sites, (const void *)(uintptr_t)r->addr);
+  if (id != UINT32_MAX)
+    pp__stats_sink_define(d->sink, id, def);
+  return 0;
+}
+
+/* Stats mode: the STATS chunk the process could not write, from the
+ * writer's last checkpoint, the sets of zones its threads counted since
+ * and the rings' undrained events; then the tail. 0, or -1 with msg. */
+static int emit_stats(pp__out *o, const arena_map *a, pp__sites *sites,
+                      part_set *ps, const char *how, double ticks_per_ns,
+                      pp_salvage_result *res, char *msg, size_t n) {
+  const pp__arena_hdr *h = a->h;
+  if (!h->clock_mult) {
+    snprintf(msg, n, "the rings hold no clock to read their times with");
+    return -1;
+  }
+  pp__clockmap clock = {h->clock_tick0, h->clock_ns0, h->clock_ns_per_tick,
+                        h->clock_mult};
+  uint64_t first = UINT64_MAX, last = 0;
+  set_list sl = {0};
+  pp__sink *sink = NULL;
+  int rc = -1;
+  if (parts_scan(sites, ps, res, &first, &last) != 0 ||
+      collect_sets(a, sites, res, &sl, msg, n) != 0 ||
+      !(sink = pp__stats_sink_new(o, sites))) {
+    snprintf(msg, n, "out of memory");
+    goto out;
+  }
+  stats_define d = {sites, sink};
+  each_site(a, define_site, &d);
+  const pp__arena_blob_hdr *ck = find_ckpt(a);
+  if (ck && pp__stats_sink_restore(sink, (const unsigned char *)(ck + 1),
+                                   (size_t)ck->len) != 0) {
+    snprintf(msg, n, "the rings' checkpoint of pass %" PRIu64 " is damaged",
+             ck->seq);
+    goto out;
+  }
+  /* the threads: the rings' and the sets' */
+  for (size_t i = 0; i < sl.n; i++) {
+    size_t k = 0;
+    while (k < ps->n && ps->v[k].s.tid != sl.v[i].tid)
+      k++;
+    if (k < ps->n)
+      continue;
+    thread_part tp;
+    memset(&tp, 0, sizeof tp);
+    tp.s.tid = sl.v[i].tid;
+    memcpy(tp.name, sl.v[i].name, sizeof tp.name);
+    if (pp__grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof *ps->v) != 0) {
+      snprintf(msg, n, "out of memory");
+      goto out;
+    }
+    ps->v[ps->n++] = tp;
+  }
+  write_threads(o, sink, ps);
+  uint64_t events = 0;
+  for (size_t i = 0; i < ps->n; i++) {
+    ps->v[i].s.clock = clock;
+    if (ps->v[i].s.to == ps->v[i].s.from)
+      continue;
+    events += sink->ops->slots(sink, &ps->v[i].s);
+  }
+  /* a set's durations are ns already; its pending zone's are ticks */
+  uint64_t mult = atomic_load(&pp__tally_mult);
+  pp__tally_set_rate(h->clock_mult);
+  for (size_t i = 0; i < sl.n; i++) {
+    pp__tallies *g = sl.v[i].g;
+    sink->ops->tallies(sink, sl.v[i].tid, g, PP__TALLY_FINAL, &clock);
+    events += pp__tally_get(&g->events);
+    uint64_t ft = pp__tally_get(&g->first_tick),
+             lt = pp__tally_get(&g->last_tick);
+    if (ft) {
+      first = ft < first ? ft : first;
+      last = lt > last ? lt : last;
+    }
+  }
+  pp__tally_set_rate(mult);
+  res->threads = ps->n;
+  res->unreadable = sl.unreadable;
+  sink->ops->pass_end(sink, 0, 1);
+  sink->ops->finish(sink, INT64_MAX);
+  write_tail(o, ps, how, events, first, last, ticks_per_ns, h->commit_events,
+             h->commit_drops, res);
+  rc = 0;
+out:
+  if (sink)
+    sink->ops->free(sink);
+  sets_free(&sl);
+  return rc;
 }
 
 /* Close o (and its fd); -1 with msg when a write failed. */
@@ -614,8 +956,11 @@ static int append(int fd, const char *path, const arena_map *a,
              strerror(errno));
     close(fd);
   } else {
-    int ok = emit(&o, &sites, &ps, how, ts->ticks_per_ns, h->commit_events,
-                  h->commit_drops, res, msg, n) == 0;
+    int ok = (h->mode == PP_MODE_STATS
+                  ? emit_stats(&o, a, &sites, &ps, how, ts->ticks_per_ns, res,
+                               msg, n)
+                  : emit(&o, &sites, &ps, how, ts->ticks_per_ns,
+                         h->commit_events, h->commit_drops, res, msg, n)) == 0;
     rc = finish(&o, path, ok, msg, n);
   }
   pp__sites_free(&sites);

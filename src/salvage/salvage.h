@@ -24,6 +24,9 @@ typedef struct pp_salvage_result {
   uint64_t drops;         /* events the threads dropped, not yet counted */
   uint64_t unnamed_sites; /* sites first met after the writer's last pass:
                              their names died with the process */
+  uint64_t unreadable;    /* stats mode: tallies or histogram blocks whose
+                             pointers lead nowhere in the rings (their
+                             zones are not recovered) */
   double span_ms;         /* from the first recovered event to the last */
   char arena[4096];       /* the arena's file */
 } pp_salvage_result;

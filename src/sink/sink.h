@@ -199,6 +199,9 @@ typedef struct pp__sink_ops {
   void (*tallies)(pp__sink *k, uint64_t tid, struct pp__tallies *g, int why,
                   const pp__clockmap *clock);
   void (*pass_end)(pp__sink *k, int64_t now_ns, int final);
+  /* The durable arena's checkpoint of what the sink holds, appended to
+   * out (stats mode: its aggregate; ring/arena.h), after a pass. */
+  void (*checkpoint)(pp__sink *k, ppt_buf *out);
   /* After the last pass: write what the sink holds (end_ns: now). */
   void (*finish)(pp__sink *k, int64_t end_ns);
   void (*free)(pp__sink *k);

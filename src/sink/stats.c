@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../format/records.h"
+#include "../format/stats_payload.h"
 #include "../internal.h"
 #include "../pair/intervals.h"
 #include "../pair/zones.h"
@@ -618,4 +619,247 @@ void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out) {
                           a->ranges.c.unended, a->ranges.c.unbegun,
                           a->ranges.c.lost};
   ppt_stats_pairing_put(out, &pr);
+}
+
+/* ---- the durable arena's checkpoint ------------------------------------- */
+
+/* A histogram's exact integer moments (PPT_REC_CKPT_MOMENTS). */
+typedef struct moments {
+  uint64_t exact, sum_lo, sum_hi, sq0, sq1, sq2;
+} moments;
+
+static moments moments_of(const pp_hist *h) {
+  moments m = {!h->approx, h->sum_lo, h->sum_hi,
+                        h->sq[0],   h->sq[1],  h->sq[2]};
+  return m;
+}
+
+/* A decoded histogram (approximate moments) into dst, with the exact
+ * moments m when the saved one had them. -1 when dst could not take it. */
+static int hist_restore(pp_hist *dst, pp_hist *decoded,
+                        const moments *m) {
+  pp_hist_free(dst);
+  if (!m->exact || !decoded->count) {
+    *dst = *decoded;
+    pp_hist_init(decoded);
+    return 0;
+  }
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
+    if (decoded->block[s] && pp_hist_add_slot(dst, s, decoded->block[s]->c))
+      return -1;
+  uint64_t sq[3] = {m->sq0, m->sq1, m->sq2};
+  pp_hist_add_moments(dst, decoded->min, decoded->max, m->sum_lo, m->sum_hi,
+                      sq);
+  dst->lost = decoded->lost;
+  return 0;
+}
+
+void pp__aggregate_save(const pp__aggregate *a, ppt_buf *out) {
+  size_t ns = 0;
+  for (size_t i = 0; i < a->nsites; i++)
+    ns += a->sites[i].defined || a->sites[i].count || a->sites[i].frames ||
+          a->sites[i].samples;
+  ppt_count_put_n(out, ns);
+  for (size_t i = 0; i < a->nsites; i++) {
+    const site *s = &a->sites[i];
+    if (!(s->defined || s->count || s->frames || s->samples))
+      continue;
+    ppt_ckpt_site r;
+    memset(&r, 0, sizeof r);
+    r.id = i;
+    r.kind = s->kind;
+    r.defined = s->defined != 0;
+    r.alias = s->alias;
+    r.count = s->count;
+    r.total = s->total;
+    r.self = s->self;
+    r.dur.in = &s->dur;
+    moments m = moments_of(&s->dur);
+    r.exact = m.exact;
+    r.sum_lo = m.sum_lo;
+    r.sum_hi = m.sum_hi;
+    r.sq0 = m.sq0;
+    r.sq1 = m.sq1;
+    r.sq2 = m.sq2;
+    r.frames = s->frames;
+    r.first_ns = s->first_ns;
+    r.last_ns = s->last_ns;
+    r.prev_dt = s->prev_dt;
+    r.jitter_sum = s->jitter_sum;
+    r.jitter_n = s->jitter_n;
+    r.samples = s->samples;
+    r.cmin = s->cmin;
+    r.cmax = s->cmax;
+    r.csum = s->csum;
+    r.cur = s->cur;
+    r.is_float = s->is_float != 0;
+    ppt_ckpt_site_put(out, &r);
+  }
+  ppt_count_put_n(out, a->nthreads);
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const tstat *t = a->threads[i];
+    ppt_ckpt_thread r = {t->tid, t->busy, t->events, t->zones};
+    ppt_ckpt_thread_put(out, &r);
+  }
+  ppt_ckpt_totals tot = {a->t0,
+                         a->t1,
+                         (uint64_t)(a->have_t != 0),
+                         a->events,
+                         a->pc.lost_ends,
+                         a->pc.stray_ends,
+                         a->pc.too_deep,
+                         a->pc.backwards,
+                         a->pc.no_memory,
+                         a->gpu_lost,
+                         a->ranges.c.paired,
+                         a->ranges.c.unended,
+                         a->ranges.c.unbegun,
+                         a->ranges.c.lost};
+  ppt_ckpt_totals_put(out, &tot);
+  ppt_count_put_n(out, a->ranges.n);
+  for (size_t i = 0; i < a->ranges.cap; i++) {
+    const pp_half *h = &a->ranges.v[i];
+    if (h->is_end == UINT32_MAX)
+      continue;
+    ppt_ckpt_half r = {h->id,  h->ts,    h->cookie,
+                       h->tid, h->space, (uint64_t)(h->is_end != 0)};
+    ppt_ckpt_half_put(out, &r);
+  }
+  ppt_count_put_n(out, a->ngpu);
+  for (size_t i = 0; i < a->ngpu; i++) {
+    const gpu_key *k = &a->gpu[i];
+    moments m = moments_of(&k->dur);
+    ppt_ckpt_gpu r = {k->loc,      k->device, k->stream, k->tid,
+                      k->count,    k->total,  k->launch, k->start,
+                      k->end,      {&k->dur, NULL}, m.exact, m.sum_lo,
+                      m.sum_hi,    m.sq0,     m.sq1,     m.sq2};
+    ppt_ckpt_gpu_put(out, &r);
+  }
+}
+
+static int load_site(pp__aggregate *a, ppt_cursor *c, pp_hist *tmp) {
+  ppt_ckpt_site r;
+  memset(&r, 0, sizeof r);
+  r.dur.out = tmp;
+  if (ppt_ckpt_site_get(c, &r) != 0 || r.alias > r.id)
+    return -1;
+  site *s = get_site(a, (uint32_t)r.id);
+  if (!s)
+    return -1;
+  moments m = {r.exact, r.sum_lo, r.sum_hi, r.sq0, r.sq1, r.sq2};
+  if (hist_restore(&s->dur, tmp, &m) != 0)
+    return -1;
+  if (!s->defined && r.defined) { /* a site the caller did not define: no
+                                     name to take as another's series */
+    s->defined = 1;
+    s->name = "";
+  }
+  s->kind = (uint32_t)r.kind;
+  s->alias = (uint32_t)r.alias;
+  s->count = r.count;
+  s->total = r.total;
+  s->self = r.self;
+  s->frames = r.frames;
+  s->first_ns = r.first_ns;
+  s->last_ns = r.last_ns;
+  s->prev_dt = r.prev_dt;
+  s->jitter_sum = r.jitter_sum;
+  s->jitter_n = r.jitter_n;
+  s->samples = r.samples;
+  s->cmin = r.cmin;
+  s->cmax = r.cmax;
+  s->csum = r.csum;
+  s->cur = r.cur;
+  s->is_float = (int)r.is_float;
+  return 0;
+}
+
+static int load_gpu(pp__aggregate *a, ppt_cursor *c, pp_hist *tmp) {
+  ppt_ckpt_gpu r;
+  memset(&r, 0, sizeof r);
+  r.dur.out = tmp;
+  if (ppt_ckpt_gpu_get(c, &r) != 0)
+    return -1;
+  gpu_key *k = gpu_get(a, (uint32_t)r.loc, (uint32_t)r.device, r.stream);
+  if (!k)
+    return -1;
+  moments m = {r.exact, r.sum_lo, r.sum_hi, r.sq0, r.sq1, r.sq2};
+  if (hist_restore(&k->dur, tmp, &m) != 0)
+    return -1;
+  k->tid = r.tid;
+  k->count = r.count;
+  k->total = r.total;
+  k->launch = r.launch;
+  k->start = r.start;
+  k->end = r.end;
+  return 0;
+}
+
+/* A count of records, at most max. -1 when bad. */
+static int64_t load_count(ppt_cursor *c, uint64_t max) {
+  ppt_count k = {0};
+  if (ppt_count_get(c, &k) != 0 || k.n > max)
+    return -1;
+  return (int64_t)k.n;
+}
+
+int pp__aggregate_load(pp__aggregate *a, const unsigned char *p, size_t n) {
+  ppt_cursor c = {p, p + n, 0};
+  pp_hist tmp;
+  pp_hist_init(&tmp);
+  int rc = -1;
+  int64_t k = load_count(&c, PPT_STATS_SITES_MAX);
+  for (int64_t i = 0; i < k; i++)
+    if (load_site(a, &c, &tmp) != 0)
+      goto out;
+  if (k < 0 || (k = load_count(&c, PPT_STATS_THREADS_MAX)) < 0)
+    goto out;
+  for (int64_t i = 0; i < k; i++) {
+    ppt_ckpt_thread r;
+    tstat *t;
+    if (ppt_ckpt_thread_get(&c, &r) != 0 || !(t = get_thread(a, r.tid)))
+      goto out;
+    t->busy = r.busy;
+    t->events = r.events;
+    t->zones = r.zones;
+  }
+  ppt_ckpt_totals tot;
+  if (ppt_ckpt_totals_get(&c, &tot) != 0)
+    goto out;
+  a->t0 = tot.t0;
+  a->t1 = tot.t1;
+  a->have_t = (int)tot.have_t;
+  a->events = tot.events;
+  a->pc.lost_ends = tot.lost_ends;
+  a->pc.stray_ends = tot.stray_ends;
+  a->pc.too_deep = tot.too_deep;
+  a->pc.backwards = tot.backwards;
+  a->pc.no_memory = tot.no_memory;
+  a->gpu_lost = tot.gpu_lost;
+  if ((k = load_count(&c, RANGE_SLOTS)) < 0)
+    goto out;
+  for (int64_t i = 0; i < k; i++) {
+    ppt_ckpt_half r;
+    pp_half b, e;
+    if (ppt_ckpt_half_get(&c, &r) != 0)
+      goto out;
+    pp_half h = {r.id, r.ts, r.cookie, r.tid, (uint32_t)r.space,
+                 (uint32_t)r.is_end};
+    pp__idpairs_put(&a->ranges, &h, &b, &e);
+  }
+  /* the counts as saved: offering the kept halves again counts nothing
+   * new, and what it would is the saved state's */
+  a->ranges.c.paired = tot.paired;
+  a->ranges.c.unended = tot.unended;
+  a->ranges.c.unbegun = tot.unbegun;
+  a->ranges.c.lost = tot.lost;
+  if ((k = load_count(&c, PPT_STATS_GPU_MAX)) < 0)
+    goto out;
+  for (int64_t i = 0; i < k; i++)
+    if (load_gpu(a, &c, &tmp) != 0)
+      goto out;
+  rc = c.p == c.end ? 0 : -1;
+out:
+  pp_hist_free(&tmp);
+  return rc;
 }

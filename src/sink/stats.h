@@ -90,4 +90,15 @@ void pp__aggregate_finish(pp__aggregate *a, int64_t end_ns);
 /* The STATS chunk payload (docs/formats/pptrace.md). */
 void pp__aggregate_encode(const pp__aggregate *a, ppt_buf *out);
 
+/* The durable arena's checkpoint (docs/internals/durable.md): the whole
+ * state of a, saved so that pp__aggregate_load into a fresh aggregate
+ * (its sites defined first, for their names) makes the same one: every
+ * site's figures with its histogram's exact moments, the threads, the
+ * totals and pairing counts, the range halves still waiting for their
+ * other half and the GPU zones. Open zone stacks are not saved (stats
+ * mode's zones are counted on their threads, ring/tally.h). */
+void pp__aggregate_save(const pp__aggregate *a, ppt_buf *out);
+/* 0, or -1 when p is not a whole checkpoint (a keeps what was loaded). */
+int pp__aggregate_load(pp__aggregate *a, const unsigned char *p, size_t n);
+
 #endif /* PP_SINK_STATS_H */

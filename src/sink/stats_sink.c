@@ -163,6 +163,18 @@ static void stats_finish(pp__sink *k, int64_t end_ns) {
   ppt_buf_free(&b);
 }
 
+static void stats_checkpoint(pp__sink *k, ppt_buf *out) {
+  pp__aggregate_save(((stats_sink *)k)->agg, out);
+}
+
+void pp__stats_sink_define(pp__sink *k, uint32_t id, const pp_srcloc *def) {
+  pp__aggregate_define(((stats_sink *)k)->agg, id, def);
+}
+
+int pp__stats_sink_restore(pp__sink *k, const unsigned char *p, size_t n) {
+  return pp__aggregate_load(((stats_sink *)k)->agg, p, n);
+}
+
 static void stats_free(pp__sink *k) {
   stats_sink *st = (stats_sink *)k;
   if (!st)
@@ -178,6 +190,7 @@ static const pp__sink_ops stats_ops = {.name = "stats",
                                        .gpu = stats_gpu,
                                        .tallies = stats_tallies,
                                        .pass_end = stats_pass_end,
+                                       .checkpoint = stats_checkpoint,
                                        .finish = stats_finish,
                                        .free = stats_free};
 
