@@ -8,10 +8,11 @@
  * pp_salvage_arena() from a fresh copy. Any crash, sanitizer report or
  * leak is a bug: a salvager reads files other processes left.
  *
- * Seeds: fuzz/corpus/salvage/ (a real arena of a process killed while it
- * recorded, 16 KiB rings, its commit moved to the end of the file header
- * so that the harness's trace takes it; the same cut to its header);
- * replayed by ctest fuzz_replay_salvage. PP_FUZZ_VERBOSE=1 prints what
+ * Seeds: fuzz/corpus/salvage/ (real arenas of processes killed while they
+ * recorded in trace and stats mode, 16 KiB rings, their commits moved to
+ * the end of the file header so that the harness's trace takes them; one
+ * cut to its header; made by fuzz/salvage-seeds.sh; and inputs that found
+ * bugs); replayed by ctest fuzz_replay_salvage. PP_FUZZ_VERBOSE=1 prints what
  * each input's salvage said.
  */
 #include <stddef.h>

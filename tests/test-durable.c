@@ -6,6 +6,7 @@
  * fit their trace.
  */
 #define PP_ENABLE 1
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -772,4 +773,132 @@ PP_TEST(durable_checkpoint_restores_the_aggregate) {
   ppt_buf_free(&eb);
   pp__aggregate_free(a);
   pp__aggregate_free(b);
+}
+
+/* Many processes: a program forks 50 children, each records 1,000 zones
+ * and ends its own way (exit, _exit, kill -9, abort, SIGTERM); in trace
+ * and stats mode every child's zones are counted, each child's file says
+ * how it ended, and the report of the run lists them all. */
+static void fifty_children(const char *path, pp_mode mode) {
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.mode = mode;
+  if (pp_init(&cfg) != PP_OK)
+    _exit(3);
+  for (int i = 0; i < 10; i++) {
+    PP_ZONE("parent");
+  }
+  pid_t kids[50];
+  for (int k = 0; k < 50; k++) {
+    fflush(NULL);
+    kids[k] = fork();
+    if (kids[k] < 0)
+      _exit(4);
+    if (kids[k] == 0) {
+      for (int i = 0; i < 1000; i++) {
+        PP_ZONE("child");
+      }
+      switch (k % 5) { /* the library's handlers finish abort and TERM */
+      case 0:
+        exit(0);
+      case 1:
+        _exit(0);
+      case 2:
+        raise(SIGKILL);
+        break;
+      case 3:
+        abort();
+      default:
+        raise(SIGTERM);
+      }
+      _exit(5);
+    }
+  }
+  for (int k = 0; k < 50; k++)
+    waitpid(kids[k], NULL, 0);
+  exit(0);
+}
+
+/* The name the salvager gave a site met after the last drain. */
+static const char *unnamed_zone(const pp_trace *t) {
+  for (uint32_t i = 0; i < t->nlocs; i++)
+    if (t->locs[i].name && !strncmp(t->locs[i].name, "(site 0x", 8))
+      return t->locs[i].name;
+  return NULL;
+}
+
+PP_TEST_T(durable_fifty_children_all_counted, 180) {
+  static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS};
+  for (int m = 0; m < 2; m++) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/fifty-%d", pp_test_tmpdir(), m);
+    CHECK_EQ(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/app.pptrace", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+      fifty_children(path, modes[m]);
+    int st = 0;
+    CHECK_EQ(waitpid(pid, &st, 0), pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* the killed children's rings wait for a salvager */
+    pp_cli_result r = pp_test_cli("recover '%s'", dir);
+    if (r.rc != 0)
+      PP_FAIL("recover: exit %d\n%s%s", r.rc, r.out, r.err);
+    char said[1 << 14];
+    snprintf(said, sizeof said, "%s%s", r.out, r.err);
+    pp_cli_result_free(&r);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    struct dirent *e;
+    int files = 0, salvaged = 0, ends[4] = {0, 0, 0, 0};
+    uint64_t child = 0;
+    while ((e = readdir(d)) != NULL) {
+      if (strncmp(e->d_name, "app.pptrace.", 12) != 0)
+        continue;
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      pp_trace t;
+      pp_analysis a;
+      load(p, &t, &a);
+      CHECK_EQ(t.diag.clean_end, 1);
+      /* a child killed before its writer's first pass (about 10 ms) met
+       * its site after the last drain: its zones are counted, their name
+       * is not known (process.salvaged_unnamed_sites says so) */
+      const char *unnamed = pp_trace_meta(&t, "process.salvaged_unnamed_sites");
+      const char *name =
+          unnamed && atoi(unnamed) == 1 ? unnamed_zone(&t) : "child";
+      CHECK(name != NULL);
+      uint64_t n = m ? stats_zones(&a, name) : closed_zones(&a, name);
+      if (n != 1000)
+        PP_FAIL("%s: %llu zones, the child recorded 1000 (ended: %s); "
+                "recover said:\n%s",
+                p, (unsigned long long)n, pp_trace_meta(&t, "process.end"),
+                said);
+      child += n;
+      const char *end = pp_trace_meta(&t, "process.end");
+      CHECK(end != NULL);
+      salvaged += strstr(end, "salvaged") != NULL;
+      ends[0] += !strcmp(end, "exit");
+      ends[1] += !strcmp(end, "_exit");
+      ends[2] += !strcmp(end, "signal SIGABRT");
+      ends[3] += !strcmp(end, "signal SIGTERM");
+      pp_analysis_free(&a);
+      pp_trace_free(&t);
+      files++;
+    }
+    closedir(d);
+    CHECK_EQ(files, 50);
+    CHECK_EQ(child, 50000);
+    CHECK_EQ(salvaged, 10); /* the ten killed with SIGKILL */
+    for (int k = 0; k < 4; k++)
+      CHECK_EQ(ends[k], 10);
+    r = pp_test_cli("report '%s'", dir);
+    CHECK_EQ(r.rc, 0);
+    CHECK_CONTAINS(r.out, "51 (");
+    CHECK(strstr(r.out, "damaged") == NULL);
+    pp_cli_result_free(&r);
+  }
 }

@@ -70,21 +70,30 @@ static void salvage_remarks(pp_table *h, const pp_trace *t) {
     const char *unnamed = process_meta(t, "salvaged_unnamed_sites", suffix);
     char pid[24];
     snprintf(pid, sizeof pid, "%" PRIu32, t->pid);
+    const char *unreadable =
+        process_meta(t, "salvage_unreadable", suffix);
+    char tail[256] = "";
+    if (unnamed && strcmp(unnamed, "0"))
+      snprintf(tail, sizeof tail,
+               " (%.20s site%s first met after the writer's last pass ha%s "
+               "no name%s)",
+               unnamed, strcmp(unnamed, "1") ? "s" : "",
+               strcmp(unnamed, "1") ? "ve" : "s",
+               strcmp(unnamed, "1") ? "s" : "");
+    if (unreadable && strcmp(unreadable, "0"))
+      snprintf(tail + strlen(tail), sizeof tail - strlen(tail),
+               "; %.20s pieces of its tallies could not be read: their zones "
+               "are not in the figures",
+               unreadable);
     pp_table_remark(h,
                     "process %.20s ended before finishing its trace "
                     "(%.80s): %.20s events of %.20s thread%s, spanning the "
                     "last %.20s ms it recorded, were recovered from its "
-                    "durable rings%s%.20s%s",
+                    "durable rings%s",
                     *suffix ? suffix + 1 : pid, how ? how : "salvaged",
                     m->value, threads ? threads : "?",
                     threads && !strcmp(threads, "1") ? "" : "s",
-                    span ? span : "?",
-                    unnamed && strcmp(unnamed, "0") ? " (" : "",
-                    unnamed && strcmp(unnamed, "0") ? unnamed : "",
-                    unnamed && strcmp(unnamed, "0")
-                        ? " sites first met after the writer's last pass "
-                          "have no names)"
-                        : "");
+                    span ? span : "?", tail);
   }
   if (more)
     pp_table_remark(h, "%zu more processes were salvaged", more);

@@ -50,4 +50,14 @@ typedef struct ppt_stats_visitor {
 int ppt_stats_walk(const unsigned char *p, size_t n, const ppt_stats_visitor *v,
                    void *arg, size_t *good);
 
+/* The payloads a and b of two processes of one run as one payload in out
+ * (format/stats_merge.c): b's site ids renumbered by map (nmap of them;
+ * ids past it as they are), the records of one site added up (zones,
+ * frames and counters of one series, GPU zones of one site and track),
+ * the threads of both, the totals and pairing counts summed. 0, or -1
+ * when a payload is malformed or memory ran out. */
+int ppt_stats_merge(const unsigned char *a, size_t na, const unsigned char *b,
+                    size_t nb, const uint32_t *map, size_t nmap,
+                    ppt_buf *out);
+
 #endif /* PP_FORMAT_STATS_PAYLOAD_H */

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "model/model.h"
 #include "model/sites.h"
+#include "format/stats_payload.h"
 
 /* n elements of elem bytes from s after the *dn of d (d may be NULL when
  * nothing is added). */
@@ -121,8 +122,8 @@ int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
                       uint32_t **map_out) {
   if (map_out)
     *map_out = NULL;
-  if (dst->from_stats || src->from_stats)
-    return -2; /* aggregated files hold no events to merge */
+  if (dst->from_stats != src->from_stats)
+    return -2; /* an aggregated file holds no events to merge with */
   uint32_t *map = pp__calloc(src->nlocs ? src->nlocs : 1, sizeof *map);
   if (!map ||
       pp__grow((void **)&dst->locs, &dst->cap_locs, dst->nlocs + src->nlocs,
@@ -139,6 +140,18 @@ int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
     return -1;
   }
   int rc = merge_rest(dst, src, map, nsrc);
+  if (rc == 0 && dst->from_stats) { /* two stats-mode files: one payload */
+    ppt_buf out = {0};
+    rc = ppt_stats_merge(dst->stats, dst->nstats, src->stats, src->nstats, map,
+                         nsrc, &out);
+    if (rc == 0) {
+      pp__free(dst->stats);
+      dst->stats = out.data;
+      dst->nstats = out.len;
+    } else {
+      ppt_buf_free(&out);
+    }
+  }
   if (rc == 0 && map_out)
     *map_out = map;
   else

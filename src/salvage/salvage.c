@@ -363,7 +363,8 @@ static int add_undefined(void *arg, const pp__arena_site_rec *r,
                          const pp_srcloc *def) {
   site_load *l = arg;
   const void *key = (const void *)(uintptr_t)r->addr;
-  if (r->id < l->defined || pp__sites_find(l->sites, key) != UINT32_MAX)
+  if (!key || r->id < l->defined ||
+      pp__sites_find(l->sites, key) != UINT32_MAX)
     return 0;
   return pp__sites_add(l->sites, key, def) == UINT32_MAX ? -1 : 0;
 }
@@ -420,7 +421,7 @@ static int name_unknown(pp__sites *sites, const pp__slots *s,
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
-    if (r == 0 || pp__sites_find(sites, e.loc) != UINT32_MAX)
+    if (r == 0 || !e.loc || pp__sites_find(sites, e.loc) != UINT32_MAX)
       continue;
     char name[96];
     snprintf(name, sizeof name,

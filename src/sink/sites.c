@@ -62,7 +62,7 @@ static uint32_t add_at(pp__sites *s, size_t j, const void *key,
 }
 
 uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
-  if (room(s) != 0)
+  if (!p || room(s) != 0) /* NULL: no site (a slot a salvager read) */
     return UINT32_MAX;
   size_t j = probe(s, p);
   if (s->map[j].p)
@@ -74,7 +74,7 @@ uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p) {
 }
 
 int pp__sites_keep(pp__sites *s, const void *key, uint32_t id) {
-  if (id == UINT32_MAX || room(s) != 0)
+  if (!key || id == UINT32_MAX || room(s) != 0)
     return -1;
   size_t j = probe(s, key);
   if (s->map[j].p)
@@ -87,7 +87,7 @@ int pp__sites_keep(pp__sites *s, const void *key, uint32_t id) {
 }
 
 uint32_t pp__sites_add(pp__sites *s, const void *key, const pp_srcloc *def) {
-  if (room(s) != 0)
+  if (!key || room(s) != 0)
     return UINT32_MAX;
   size_t j = probe(s, key);
   return s->map[j].p ? UINT32_MAX : add_at(s, j, key, def);

@@ -31,7 +31,7 @@ typedef struct pp__sites {
 } pp__sites;
 
 /* A salvager's table (src/salvage/), keyed by the sites' addresses in
- * a dead process (never dereferenced). keep: the file defines key as id
+ * a dead process (never dereferenced; NULL is no site's). keep: the file defines key as id
  * already (ids past every id given move the next one on); add: key gets
  * the next id and def's definition. keep returns 0, or -1 when out of
  * memory or key is there already; add the id, or UINT32_MAX then. */
@@ -40,7 +40,8 @@ uint32_t pp__sites_add(pp__sites *s, const void *key, const pp_srcloc *def);
 /* The id of key, or UINT32_MAX when it has none. */
 uint32_t pp__sites_find(const pp__sites *s, const void *key);
 
-/* The id of site p, defining it when new. UINT32_MAX when out of memory. */
+/* The id of site p, defining it when new. UINT32_MAX when out of memory,
+ * or p is NULL. */
 uint32_t pp__sites_id(pp__sites *s, const pp_srcloc *p);
 /* Write the pending definitions as a SRCLOC chunk (none: nothing). */
 void pp__sites_write(pp__sites *s, pp__out *o);
