@@ -212,7 +212,8 @@ static int on_pairing(void *arg, const ppt_stats_pairing *r) {
 }
 
 static int cmp_gpu(const void *x, const void *y) {
-  const ppt_stats_gpu *a = &((const gpu_row *)x)->r, *b = &((const gpu_row *)y)->r;
+  const ppt_stats_gpu *a = &((const gpu_row *)x)->r,
+                      *b = &((const gpu_row *)y)->r;
   if (a->loc != b->loc)
     return a->loc < b->loc ? -1 : 1;
   if (a->device != b->device)
@@ -226,8 +227,8 @@ static void encode(merged *m, ppt_buf *out) {
   ppt_count_put_n(out, m->nz);
   for (size_t i = 0; i < m->nz; i++) {
     const zrow *z = &m->z[i];
-    ppt_stats_zone r = {z->loc,         z->count,      z->total,
-                        z->self,        {&z->h, NULL}, {&none, NULL}};
+    ppt_stats_zone r = {z->loc,  z->count,      z->total,
+                        z->self, {&z->h, NULL}, {&none, NULL}};
     ppt_stats_zone_put(out, &r);
   }
   ppt_count_put_n(out, m->nth);
@@ -271,11 +272,10 @@ static void merged_free(merged *m) {
 }
 
 int ppt_stats_merge(const unsigned char *a, size_t na, const unsigned char *b,
-                    size_t nb, const uint32_t *map, size_t nmap,
-                    ppt_buf *out) {
-  static const ppt_stats_visitor collect = {
-      on_zone, on_thread, on_frame,    on_counter,
-      on_totals, on_gpu,  on_gpu_lost, on_pairing};
+                    size_t nb, const uint32_t *map, size_t nmap, ppt_buf *out) {
+  static const ppt_stats_visitor collect = {on_zone,     on_thread, on_frame,
+                                            on_counter,  on_totals, on_gpu,
+                                            on_gpu_lost, on_pairing};
   merged m;
   memset(&m, 0, sizeof m);
   int rc = ppt_stats_walk(a, na, &collect, &m, NULL) == 0 ? 0 : -1;
