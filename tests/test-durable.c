@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 #include "runner.h"
 #include "salvage/salvage.h"
 #include "sink/stats.h"
+#include "format/stats_payload.h"
 
 static void dpath(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
@@ -901,4 +903,363 @@ PP_TEST_T(durable_fifty_children_all_counted, 180) {
     CHECK(strstr(r.out, "damaged") == NULL);
     pp_cli_result_free(&r);
   }
+}
+
+/* Two processes' STATS payloads merged (a stats-mode run's report): a
+ * zone site both share adds up, the second's other sites are renumbered
+ * and stay apart, both processes' threads, totals and GPU zones are
+ * there, in the format's order. */
+typedef struct merged_seen {
+  uint64_t zone_count[16], zone_total[16], frames[16], samples[16];
+  uint64_t threads, events, gpu, gpu_count;
+  int64_t t0, t1;
+  uint64_t last_gpu_loc;
+  int gpu_sorted;
+} merged_seen;
+
+static int ms_zone(void *arg, ppt_stats_zone *r) {
+  merged_seen *m = arg;
+  CHECK(r->loc < 16);
+  m->zone_count[r->loc] += r->count;
+  m->zone_total[r->loc] += r->total;
+  CHECK_EQ(r->hist.out->count, r->count);
+  return 0;
+}
+static int ms_thread(void *arg, const ppt_stats_thread *r) {
+  (void)r;
+  ((merged_seen *)arg)->threads++;
+  return 0;
+}
+static int ms_frame(void *arg, ppt_stats_frame *r) {
+  CHECK(r->loc < 16);
+  ((merged_seen *)arg)->frames[r->loc] += r->frames;
+  return 0;
+}
+static int ms_counter(void *arg, const ppt_stats_counter *r) {
+  CHECK(r->loc < 16);
+  ((merged_seen *)arg)->samples[r->loc] += r->samples;
+  return 0;
+}
+static int ms_totals(void *arg, const ppt_stats_totals *r) {
+  merged_seen *m = arg;
+  m->events = r->events;
+  m->t0 = r->t0;
+  m->t1 = r->t1;
+  return 0;
+}
+static int ms_gpu(void *arg, ppt_stats_gpu *r) {
+  merged_seen *m = arg;
+  m->gpu_sorted &= !m->gpu || r->loc >= m->last_gpu_loc;
+  m->last_gpu_loc = r->loc;
+  m->gpu++;
+  m->gpu_count += r->count;
+  return 0;
+}
+
+static void payload_of(int64_t t0, ppt_buf *out) {
+  pp__aggregate *a = pp__aggregate_new();
+  CHECK(a != NULL);
+  define_all(a);
+  feed_some(a, t0, 1);
+  feed_some(a, t0 + 1000000, 0);
+  encode_finished(a, out);
+  pp__aggregate_free(a);
+}
+
+PP_TEST(durable_stats_payloads_merge) {
+  ppt_buf pa = {0}, pb = {0}, pm = {0};
+  payload_of(1000000000, &pa);
+  payload_of(5000000000, &pb);
+  merged_seen one, both;
+  static const ppt_stats_visitor v = {ms_zone,   ms_thread, ms_frame,
+                                      ms_counter, ms_totals, ms_gpu,
+                                      NULL,       NULL};
+  memset(&one, 0, sizeof one);
+  one.gpu_sorted = 1;
+  CHECK_EQ(ppt_stats_walk(pa.data, pa.len, &v, &one, NULL), 0);
+  /* b's zone sites 0 and 4 are shared (0 and 4), its frame and counter
+   * sites 1, 2, 3 are its own (9, 10, 11) */
+  static const uint32_t map[] = {0, 9, 10, 11, 4};
+  CHECK_EQ(ppt_stats_merge(pa.data, pa.len, pb.data, pb.len, map, 5, &pm), 0);
+  memset(&both, 0, sizeof both);
+  both.gpu_sorted = 1;
+  CHECK_EQ(ppt_stats_walk(pm.data, pm.len, &v, &both, NULL), 0);
+  CHECK_GT(one.zone_count[0], 0);
+  CHECK_EQ(both.zone_count[0], 2 * one.zone_count[0]);
+  CHECK_EQ(both.zone_total[0], 2 * one.zone_total[0]);
+  CHECK_GT(one.zone_count[4], 0); /* the range */
+  CHECK_EQ(both.zone_count[4], 2 * one.zone_count[4]);
+  CHECK_EQ(both.frames[1], one.frames[1]);
+  CHECK_EQ(both.frames[9], one.frames[1]);
+  CHECK_EQ(both.samples[2], one.samples[2]);
+  CHECK_EQ(both.samples[10], one.samples[2]);
+  CHECK_EQ(both.samples[11], one.samples[3]);
+  CHECK_EQ(both.threads, 2 * one.threads);
+  CHECK_EQ(both.events, 2 * one.events);
+  CHECK_EQ(both.t0, one.t0);
+  CHECK(both.t1 > 5000000000 && one.t1 < 5000000000);
+  CHECK_EQ(both.gpu_count, 2 * one.gpu_count);
+  CHECK(both.gpu_sorted);
+  /* a malformed part: refused */
+  ppt_buf bad = {0};
+  CHECK_EQ(ppt_stats_merge(pa.data, pa.len, pb.data, pb.len / 2, map, 5, &bad),
+           -1);
+  ppt_buf_free(&bad);
+  ppt_buf_free(&pa);
+  ppt_buf_free(&pb);
+  ppt_buf_free(&pm);
+}
+
+/* ---- the OOM killer ------------------------------------------------------- */
+
+/* A memory cgroup of its own under this process's (cgroup v1's memory
+ * controller, else v2's), limited to limit bytes: its folder in dir, and
+ * the file a pid is moved in with in procs. 0, or -1 when this machine
+ * gives none (not root, no memory controller). */
+static int cg_write(const char *dir, const char *file, const char *v) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/%s", dir, file);
+  FILE *f = fopen(p, "w");
+  if (!f)
+    return -1;
+  int ok = fputs(v, f) >= 0;
+  return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int oom_cgroup(char *dir, size_t n, char *procs, size_t pn,
+                      long limit) {
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f)
+    return -1;
+  char line[1024], v1[1024] = "", v2[1024] = "";
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    char *c = strchr(line, ':'), *d = c ? strchr(c + 1, ':') : NULL;
+    if (!d)
+      continue;
+    if (!strncmp(c + 1, "memory:", 7))
+      snprintf(v1, sizeof v1, "%s", d + 1);
+    else if (c[1] == ':')
+      snprintf(v2, sizeof v2, "%s", d + 1);
+  }
+  fclose(f);
+  char lim[32];
+  snprintf(lim, sizeof lim, "%ld", limit);
+  const char *roots[2] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup"};
+  const char *rel[2] = {v1, v2};
+  for (int k = 0; k < 2; k++) {
+    if (k == 0 && !v1[0])
+      continue;
+    snprintf(dir, n, "%s%s/pipeprof-oom-%ld", roots[k], rel[k],
+             (long)getpid());
+    if (mkdir(dir, 0700) != 0)
+      continue;
+    int ok = k == 0 ? cg_write(dir, "memory.limit_in_bytes", lim) == 0
+                    : cg_write(dir, "memory.max", lim) == 0 &&
+                          cg_write(dir, "memory.swap.max", "0") == 0;
+    if (ok && k == 0) /* no swap to go to, where it is accounted */
+      cg_write(dir, "memory.memsw.limit_in_bytes", lim);
+    if (ok) {
+      snprintf(procs, pn, "%s", k == 0 ? "tasks" : "cgroup.procs");
+      return 0;
+    }
+    rmdir(dir);
+  }
+  return -1;
+}
+
+/* The OOM killer ends a recording process (a memory cgroup of 96 MB, a
+ * program that allocates and touches 1 MB at a time inside a zone): its
+ * rings outlive it, and every zone it closed is in the trace. */
+PP_TEST(durable_oom_killed_loses_nothing) {
+  char cg[4096], procs[32], path[4096], msg[8192];
+  if (oom_cgroup(cg, sizeof cg, procs, sizeof procs, 96L << 20) != 0) {
+    printf("# skipped: this machine gives no memory cgroup to this user\n");
+    return;
+  }
+  dpath(path, sizeof path, "oom.pptrace");
+  shared *sh = shared_map();
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    char me[32];
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    if (cg_write(cg, procs, me) != 0)
+      _exit(3);
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    cfg.mode = PP_MODE_TRACE;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(4);
+    atomic_store(&sh->ready, 1);
+    for (;;) {
+      {
+        PP_ZONE("grow");
+        char *p = malloc(1 << 20);
+        if (p)
+          memset(p, 1, 1 << 20); /* kept: the process grows till killed */
+        nap_us(500);
+      }
+      atomic_fetch_add(&sh->done, 1);
+    }
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  rmdir(cg);
+  uint64_t done = atomic_load(&sh->done);
+  munmap(sh, 4096);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+    PP_FAIL("the child was not killed by the OOM killer (status 0x%x)", st);
+  CHECK_GT(done, 10);
+  pp_salvage_result r;
+  int rc = pp_salvage(path, "signal SIGKILL", &r, msg, sizeof msg);
+  if (rc != PP_SALVAGE_DONE)
+    PP_FAIL("salvage: %d %s", rc, msg);
+  pp_trace t;
+  pp_analysis a;
+  load(path, &t, &a);
+  CHECK_EQ(t.diag.clean_end, 1);
+  uint64_t got = closed_zones(&a, "grow");
+  if (got < done || got > done + 1)
+    PP_FAIL("%llu zones in the trace, the child closed %llu before the OOM "
+            "killer ended it",
+            (unsigned long long)got, (unsigned long long)done);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
+/* The trace's folder is deleted while the program records: it runs on,
+ * and says once on stderr that what it records is lost. */
+PP_TEST(durable_folder_removed_is_said) {
+  char dir[4096], path[4200], err[4200];
+  dpath(dir, sizeof dir, "doomed");
+  CHECK_EQ(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/app.pptrace", dir);
+  dpath(err, sizeof err, "doomed.stderr");
+  shared *sh = shared_map();
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0)
+      _exit(3);
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(4);
+    atomic_store(&sh->ready, 1);
+    for (;;) {
+      {
+        PP_ZONE("on");
+        nap_us(200);
+      }
+      atomic_fetch_add(&sh->done, 1);
+    }
+  }
+  wait_ready(pid, sh);
+  CHECK_EQ(unlink(path), 0);
+  CHECK_EQ(rmdir(dir), 0);
+  /* the next pass that writes says so */
+  char said[4096] = "";
+  for (int i = 0; i < 20000 && !strstr(said, "was removed"); i++) {
+    nap_us(1000);
+    FILE *f = fopen(err, "r");
+    if (f) {
+      size_t k = fread(said, 1, sizeof said - 1, f);
+      said[k] = 0;
+      fclose(f);
+    }
+  }
+  CHECK_CONTAINS(said, "app.pptrace was removed while the program recorded "
+                       "into it: what it records from now on is lost (the "
+                       "program runs on)");
+  uint64_t then = atomic_load(&sh->done);
+  while (atomic_load(&sh->done) < then + 50) { /* it runs on */
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      PP_FAIL("the program ended (status 0x%x)", st);
+    nap_us(1000);
+  }
+  kill9(pid);
+  munmap(sh, 4096);
+}
+
+/* The disk fills mid-run (a 4 MB tmpfs holding the trace and the rings):
+ * the program runs on, says so once, and the trace says how many events
+ * were lost. */
+PP_TEST(durable_disk_fills) {
+  char dir[4096], path[4200], err[4200];
+  dpath(dir, sizeof dir, "small");
+  CHECK_EQ(mkdir(dir, 0700), 0);
+  if (mount("tmpfs", dir, "tmpfs", 0, "size=4m") != 0) {
+    printf("# skipped: cannot mount a small tmpfs here: %s\n",
+           strerror(errno));
+    return;
+  }
+  snprintf(path, sizeof path, "%s/app.pptrace", dir);
+  dpath(err, sizeof err, "small.stderr");
+  shared *sh = shared_map();
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0)
+      _exit(3);
+    setenv("PIPEPROF_RINGS_DIR", dir, 1);
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(4);
+    atomic_store(&sh->ready, 1);
+    for (;;) {
+      {
+        PP_ZONE("fill"); /* busy: megabytes of trace a second */
+      }
+      atomic_fetch_add(&sh->done, 1);
+    }
+  }
+  wait_ready(pid, sh);
+  char said[4096] = "";
+  for (int i = 0; i < 30000 && !strstr(said, "failed"); i++) {
+    nap_us(1000);
+    FILE *f = fopen(err, "r");
+    if (f) {
+      size_t k = fread(said, 1, sizeof said - 1, f);
+      said[k] = 0;
+      fclose(f);
+    }
+  }
+  uint64_t then = atomic_load(&sh->done);
+  int ran_on = 0;
+  for (int i = 0; i < 30000 && !ran_on; i++) {
+    ran_on = atomic_load(&sh->done) > then + 1000;
+    nap_us(1000);
+  }
+  CHECK_EQ(kill(pid, SIGTERM), 0); /* its handler finishes the trace */
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  munmap(sh, 4096);
+  pp_trace t;
+  char rerr[512] = "";
+  int read_rc = pp_trace_read_file(path, &t, rerr, sizeof rerr);
+  const char *lost = read_rc == 0 ? pp_trace_meta(&t, "events_lost") : NULL;
+  uint64_t nlost = lost ? strtoull(lost, NULL, 10) : 0;
+  const char *werr = read_rc == 0 ? pp_trace_meta(&t, "write_error") : NULL;
+  int has_werr = werr && strstr(werr, "No space left on device") != NULL;
+  if (read_rc == 0)
+    pp_trace_free(&t);
+  CHECK_EQ(umount(dir), 0);
+  CHECK_CONTAINS(said, "failed: No space left on device; the program runs "
+                       "on, events from now on are counted as lost");
+  CHECK(ran_on);
+  if (read_rc != 0)
+    PP_FAIL("cannot read %s: %s", path, rerr);
+  CHECK(has_werr);
+  CHECK_GT(nlost, 0);
 }

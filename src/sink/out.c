@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../format/records.h"
@@ -120,10 +121,27 @@ static void fail(pp__out *o, int err) {
     write_loss_meta(o);
 }
 
+/* The file was removed while recording (its folder deleted, say): what
+ * is written from now on could never be read. Said once; nothing more is
+ * written, and the program runs on. */
+static int removed(pp__out *o) {
+  struct stat st;
+  if (o->quiet || fstat(o->fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_nlink > 0)
+    return 0;
+  o->failed = 1;
+  o->err = ENOENT;
+  fprintf(stderr,
+          "pipeprof: %s was removed while the program recorded into it: "
+          "what it records from now on is lost (the program runs on)\n",
+          o->path);
+  return 1;
+}
+
 void pp__out_flush(pp__out *o) {
   if (!o->stage.len)
     return;
-  if (o->fd >= 0 && !o->failed) {
+  if (o->fd >= 0 && !o->failed && !removed(o)) {
     struct iovec iov = {o->stage.data, o->stage.len};
     if (write_all(o->fd, &iov, 1) != 0) {
       fail(o, errno);
