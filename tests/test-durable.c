@@ -901,7 +901,33 @@ PP_TEST_T(durable_fifty_children_all_counted, 180) {
     CHECK_EQ(r.rc, 0);
     CHECK_CONTAINS(r.out, "51 (");
     CHECK(strstr(r.out, "damaged") == NULL);
+    /* each child's part of the zone they share: its 1,000 zones (the
+     * killed ones' zone has no name: a zone of its own) */
+    const char *pz = strstr(r.out, "\nzones by process (");
+    CHECK(pz != NULL);
+    const char *pz_end = strstr(pz + 1, "\n\n");
+    int rows = 0;
+    for (const char *l = strstr(pz, "\nchild "); l && (!pz_end || l < pz_end);
+         l = strstr(l + 1, "\nchild ")) {
+      CHECK(strstr(l, " 1000 ") != NULL && strstr(l, " 1000 ") < strchr(l + 1, '\n'));
+      rows++;
+    }
+    CHECK_EQ(rows, 40);
     pp_cli_result_free(&r);
+    const char *chromium = pp_test_chromium();
+    if (chromium) { /* the HTML report lays the same table out */
+      char page[4300], url[4400];
+      snprintf(page, sizeof page, "%s/report.html", dir);
+      r = pp_test_cli("export '%s' --format html -o '%s'", dir, page);
+      CHECK_EQ(r.rc, 0);
+      pp_cli_result_free(&r);
+      snprintf(url, sizeof url, "file://%s", page);
+      char *dom = pp_test_chromium_dom(chromium, url, "");
+      CHECK(dom != NULL);
+      CHECK_CONTAINS(dom, ">zones by process<");
+      CHECK(strstr(dom, "unavailable: each process") == NULL);
+      free(dom);
+    }
   }
 }
 

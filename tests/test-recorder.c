@@ -1402,15 +1402,30 @@ PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
   pp_cli_result r = pp_test_cli("report '%s'", dir);
   CHECK_EQ(r.rc, 0);
   CHECK_CONTAINS(r.out, "\nshared    350 ");
+  /* one row in the zones table; each process's part in zones by process */
   const char *again = strstr(r.out, "\nshared ");
-  CHECK(again && !strstr(again + 1, "\nshared "));
+  const char *pz = strstr(r.out, "\nzones by process (");
+  CHECK(again && pz && again < pz);
+  const char *next = strstr(again + 1, "\nshared ");
+  CHECK(next && next > pz);
+  int parts = 0;
+  for (; next; next = strstr(next + 1, "\nshared "))
+    parts++;
+  CHECK_EQ(parts, 4);
   pp_cli_result_free(&r);
   r = pp_test_cli("export --format json '%s'", dir);
   CHECK_EQ(r.rc, 0);
-  CHECK_CONTAINS(r.out, "{\"name\":\"shared\",");
-  CHECK_CONTAINS(r.out, "\"count\":350,"); /* not 300 + 50 */
-  CHECK(strstr(r.out, "\"count\":300,") == NULL);
-  CHECK(strstr(r.out, "\"count\":50,") == NULL);
+  const char *zs = strstr(r.out, "\"zones\":[");
+  CHECK(zs != NULL);
+  CHECK_CONTAINS(zs, "{\"name\":\"shared\",");
+  CHECK_CONTAINS(zs, "\"count\":350,"); /* not 300 + 50 */
+  CHECK(strstr(zs, "\"count\":300,") == NULL);
+  CHECK(strstr(zs, "\"count\":50,") == NULL);
+  /* and each process's part */
+  const char *pzj = strstr(r.out, "\"zones_by_process\":[");
+  CHECK(pzj != NULL && pzj < zs);
+  CHECK_CONTAINS(pzj, "\"zone\":\"shared\"");
+  CHECK_CONTAINS(pzj, "\"count\":50,");
   pp_cli_result_free(&r);
   char chrome[4300];
   snprintf(chrome, sizeof chrome, "%s/t.json", dir);

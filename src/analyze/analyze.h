@@ -77,6 +77,9 @@ int pp__memory_tables(const pp_analysis *a, struct pp_doc *d);
 int pp__process_table(const pp_analysis *a, const struct pp_run_tree *rt,
                       struct pp_doc *d);
 const char *pp__process_end(const pp_trace *t, uint32_t pid);
+/* "zones_by_process" (doc_processes.c): each zone several processes of a
+ * run recorded, each process's part of it. */
+int pp__process_zones(const pp_analysis *a, struct pp_doc *d);
 /* The pids of the processes that recorded (`pipeprof run`'s own left
  * out), and those whose file did not finish before they wrote an event,
  * into *out (pp__free it); returns how many. */

@@ -10,10 +10,13 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "analyze.h"
 #include "internal.h"
 #include "analyze/run_tree.h"
+#include "format/stats_payload.h"
 #include "results/doc.h"
 
 size_t pp__run_pids(const pp_trace *t, const pp_run_tree *rt,
@@ -120,4 +123,238 @@ int pp__process_table(const pp_analysis *a, const pp_run_tree *rt,
     add(t, r, "events", (double)a->threads[i].events);
   }
   return pp_doc_ok(d) ? 0 : -1;
+}
+
+/* ---- zones per process ---------------------------------------------------
+ *
+ * "zones_by_process": a run of several processes merges a zone site the
+ * processes share into one zone (the zones table); here each process's
+ * part of it: its closed zones' count, total, mean, p50, p99 and max, and
+ * its share of the zone's total. From the zone instances of a trace whose
+ * events were all stored, or each stats-mode file's own payload
+ * (model.h's stats_parts). */
+
+typedef struct pz_row {
+  uint32_t loc, pid;
+  uint64_t count, total, self;
+  pp_hist h;
+} pz_row;
+
+typedef struct pz_set {
+  pz_row *v;
+  size_t n, cap;
+  uint32_t *map; /* open addressing: index + 1, 0 empty */
+  size_t map_cap;
+} pz_set;
+
+static size_t pz_slot(uint32_t loc, uint32_t pid, size_t cap) {
+  uint64_t k = ((uint64_t)loc << 32 | pid) * UINT64_C(0x9E3779B97F4A7C15);
+  return (size_t)(k >> 32) & (cap - 1);
+}
+
+static pz_row *pz_get(pz_set *s, uint32_t loc, uint32_t pid) {
+  if (s->map_cap) {
+    for (size_t j = pz_slot(loc, pid, s->map_cap); s->map[j];
+         j = (j + 1) & (s->map_cap - 1)) {
+      pz_row *r = &s->v[s->map[j] - 1];
+      if (r->loc == loc && r->pid == pid)
+        return r;
+    }
+  }
+  if ((s->n + 1) * 2 > s->map_cap) {
+    size_t cap = s->map_cap ? s->map_cap * 2 : 64;
+    uint32_t *m = pp__calloc(cap, sizeof *m);
+    if (!m)
+      return NULL;
+    for (size_t i = 0; i < s->n; i++) {
+      size_t j = pz_slot(s->v[i].loc, s->v[i].pid, cap);
+      while (m[j])
+        j = (j + 1) & (cap - 1);
+      m[j] = (uint32_t)i + 1;
+    }
+    pp__free(s->map);
+    s->map = m;
+    s->map_cap = cap;
+  }
+  if (pp__grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v) != 0)
+    return NULL;
+  pz_row *r = &s->v[s->n];
+  memset(r, 0, sizeof *r);
+  r->loc = loc;
+  r->pid = pid;
+  pp_hist_init(&r->h);
+  size_t j = pz_slot(loc, pid, s->map_cap);
+  while (s->map[j])
+    j = (j + 1) & (s->map_cap - 1);
+  s->map[j] = (uint32_t)++s->n;
+  return r;
+}
+
+static void pz_free(pz_set *s) {
+  for (size_t i = 0; i < s->n; i++)
+    pp_hist_free(&s->v[i].h);
+  pp__free(s->v);
+  pp__free(s->map);
+}
+
+/* Trace mode: every closed zone instance, by its thread's process. */
+static int pz_from_instances(const pp_analysis *a, pz_set *s) {
+  const pp_trace *t = a->trace;
+  for (size_t i = 0; i < t->nthreads && i < a->nthreads; i++) {
+    uint32_t pid = pp_thread_pid(t, &t->threads[i]);
+    const pp_thread_figures *f = &a->threads[i];
+    for (size_t k = 0; k < f->nzones; k++) {
+      const pp_zone_inst *z = &f->zones[k];
+      if (z->unclosed)
+        continue;
+      pz_row *r = pz_get(s, z->loc, pid);
+      if (!r)
+        return -1;
+      uint64_t d = z->end > z->start ? (uint64_t)(z->end - z->start) : 0;
+      r->count++;
+      r->total += d;
+      r->self += z->self > 0 ? (uint64_t)z->self : 0;
+      pp_hist_record(&r->h, d);
+    }
+  }
+  return 0;
+}
+
+typedef struct pz_walk {
+  pz_set *s;
+  const struct pp_stats_part *part;
+} pz_walk;
+
+static int pz_zone(void *arg, ppt_stats_zone *z) {
+  pz_walk *w = arg;
+  uint64_t loc = w->part->map && z->loc < w->part->nmap
+                     ? w->part->map[z->loc]
+                     : z->loc;
+  pz_row *r = loc < UINT32_MAX ? pz_get(w->s, (uint32_t)loc, w->part->pid)
+                               : NULL;
+  if (!r)
+    return -1;
+  r->count += z->count;
+  r->total += z->total;
+  r->self += z->self;
+  return pp_hist_merge(&r->h, z->hist.out);
+}
+
+/* Stats mode: each process's own payload. */
+static int pz_from_parts(const pp_trace *t, pz_set *s) {
+  static const ppt_stats_visitor v = {pz_zone, NULL, NULL, NULL,
+                                      NULL,    NULL, NULL, NULL};
+  for (size_t i = 0; i < t->nstats_parts; i++) {
+    pz_walk w = {s, &t->stats_parts[i]};
+    if (ppt_stats_walk(t->stats_parts[i].stats, t->stats_parts[i].nstats, &v,
+                       &w, NULL) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+typedef struct pz_order {
+  const pz_row *r;
+  uint64_t zone_total; /* of every process */
+} pz_order;
+
+static int cmp_loc_pid(const void *x, const void *y) {
+  const pz_row *a = ((const pz_order *)x)->r, *b = ((const pz_order *)y)->r;
+  if (a->loc != b->loc)
+    return a->loc < b->loc ? -1 : 1;
+  return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static int cmp_pz(const void *x, const void *y) {
+  const pz_order *a = x, *b = y;
+  if (a->zone_total != b->zone_total)
+    return a->zone_total > b->zone_total ? -1 : 1;
+  if (a->r->loc != b->r->loc)
+    return a->r->loc < b->r->loc ? -1 : 1;
+  return a->r->pid < b->r->pid ? -1 : a->r->pid > b->r->pid;
+}
+
+static const pp_col pz_cols[] = {
+    {"zone", "zone", PP_VALUE_TEXT, 0, NULL},
+    {"pid", "pid", PP_VALUE_COUNT, PP_COL_INT, NULL},
+    {"process", "process", PP_VALUE_TEXT, 0, NULL},
+    {"count", "count", PP_VALUE_COUNT, PP_COL_INT, NULL},
+    {"total_ns", "total", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"mean_ns", "mean", PP_VALUE_NS, 0, NULL},
+    {"p50_ns", "p50", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"p99_ns", "p99", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"max_ns", "max", PP_VALUE_NS, PP_COL_INT, NULL},
+    {"share", "share of zone", PP_VALUE_PCT, 0, NULL},
+};
+
+static int pz_table(const pp_trace *tr, pz_set *s, pp_table *t) {
+  /* only zones that several processes recorded: the others are the
+   * zones table's rows as they are */
+  pz_order *o = s->n ? pp__malloc(s->n * sizeof *o) : NULL;
+  if (s->n && !o)
+    return -1;
+  for (size_t i = 0; i < s->n; i++)
+    o[i] = (pz_order){&s->v[i], 0};
+  if (s->n > 1)
+    qsort(o, s->n, sizeof *o, cmp_loc_pid);
+  size_t n = 0;
+  for (size_t i = 0, j; i < s->n; i = j) { /* each zone's rows together */
+    uint64_t total = 0;
+    for (j = i; j < s->n && o[j].r->loc == o[i].r->loc; j++)
+      total += o[j].r->total;
+    for (size_t k = i; j - i > 1 && k < j; k++)
+      o[n++] = (pz_order){o[k].r, total};
+  }
+  if (n > 1)
+    qsort(o, n, sizeof *o, cmp_pz);
+  for (size_t i = 0; i < n; i++) {
+    const pz_row *r = o[i].r;
+    long row = pp_table_row(t);
+    const char *pname = pp_trace_process_name(tr, r->pid);
+    pp_cell_text(t, row, "zone", pp_trace_loc_name(tr, r->loc));
+    pp_cell_count(t, row, "pid", r->pid);
+    pp_cell_text(t, row, "process", pname ? pname : "");
+    pp_cell_count(t, row, "count", r->count);
+    pp_cell_int(t, row, "total_ns", (int64_t)r->total);
+    pp_cell_num(t, row, "mean_ns",
+                r->count ? (double)r->total / (double)r->count : 0);
+    pp_cell_int(t, row, "p50_ns", (int64_t)pp_hist_percentile(&r->h, 50));
+    pp_cell_int(t, row, "p99_ns", (int64_t)pp_hist_percentile(&r->h, 99));
+    pp_cell_int(t, row, "max_ns", (int64_t)r->h.max);
+    pp_cell_share(t, row, "share", (double)r->total, (double)o[i].zone_total);
+  }
+  pp__free(o);
+  return 0;
+}
+
+int pp__process_zones(const pp_analysis *a, pp_doc *d) {
+  const pp_trace *tr = a->trace;
+  pp_table *t = pp_doc_table(
+      d, "zones_by_process", "zones by process",
+      "each zone that several processes recorded: each process's part",
+      pz_cols, sizeof pz_cols / sizeof *pz_cols);
+  if (!t)
+    return -1;
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(tr, &pids);
+  pp__free(pids);
+  if (npids < 2)
+    return pp_doc_ok(d) ? 0 : -1; /* one process: the zones table */
+  pz_set s;
+  memset(&s, 0, sizeof s);
+  int rc = 0;
+  if (tr->from_stats && tr->nstats_parts < 2)
+    pp_table_unavailable(t, "each process's own figures were not kept");
+  else if (!tr->from_stats && tr->diag.events_kept < tr->diag.events)
+    pp_table_unavailable(t, "not every event was stored (the details' "
+                            "window): the figures per process would cover "
+                            "part of the run");
+  else
+    rc = (tr->from_stats ? pz_from_parts(tr, &s)
+                         : pz_from_instances(a, &s)) != 0 ||
+                 pz_table(tr, &s, t) != 0
+             ? -1
+             : 0;
+  pz_free(&s);
+  return rc == 0 && pp_doc_ok(d) ? 0 : -1;
 }

@@ -655,7 +655,8 @@ int pp__analysis_document(pp_analysis *a) {
   pp_doc *d = a->doc;
   if (!have_rt || pp__header_facts(a, &rt, d) != 0 || metadata(a, d) != 0 ||
       zones(a, d) != 0 || threads(a, &rt, d) != 0 ||
-      pp__process_table(a, &rt, d) != 0 || frames(a, d) != 0 ||
+      pp__process_table(a, &rt, d) != 0 || pp__process_zones(a, d) != 0 ||
+      frames(a, d) != 0 ||
       counters(a, d) != 0 || queues(a, d) != 0 || stages(a, d) != 0 ||
       request_latency(a, d) != 0 || gpu_zones(a, d) != 0 ||
       stalls(a, d) != 0 || advice(a, d) != 0 ||

@@ -266,8 +266,12 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   breakdown(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "threads"), cap);
   const pp_table *procs = pp_doc_find(a->doc, "process_table");
-  if (procs && procs->nrows > 1) /* a run of several processes */
+  if (procs && procs->nrows > 1) { /* a run of several processes */
     pp_doc_text_table(out, procs, cap);
+    const pp_table *pz = pp_doc_find(a->doc, "zones_by_process");
+    if (pz && (pz->nrows || pz->why))
+      pp_doc_text_table(out, pz, cap);
+  }
   frame_table(out, a, cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "counters"), cap);
   request_table(out, a);

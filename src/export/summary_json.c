@@ -41,7 +41,7 @@
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful; 20 = every section from
  * the results document (docs/formats/summary-json.md). */
-#define SUMMARY_SCHEMA_MINOR 20
+#define SUMMARY_SCHEMA_MINOR 21
 #define TOP_SELF_N 3
 
 /* zones[r]'s histogram (the document's rows are the profile's zones, in
@@ -530,6 +530,10 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
   pp_jsonw_arr_begin(&w);
   pp_doc_json_objects(&w, pp_doc_find(a->doc, "process_table"), NULL, NULL);
   pp_jsonw_arr_end(&w);
+  /* schema_minor 21: each zone several processes recorded, per process
+   * (or {"available": false, "reason": ...}) */
+  pp_jsonw_key(&w, "zones_by_process");
+  pp_doc_json_rows(&w, pp_doc_find(a->doc, "zones_by_process"), NULL, NULL);
   pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
   /* schema_minor 11: where the trace came from; an imported profile's
    * clock is the one its tool wrote */

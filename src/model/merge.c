@@ -118,6 +118,58 @@ static int site_map(pp_trace *dst, pp_trace *src, int share, uint32_t *map) {
   return 0;
 }
 
+/* A copy of n bytes (NULL when n is 0 or out of memory: *ok cleared). */
+static void *dup_bytes(const void *p, size_t n, int *ok) {
+  void *q = n ? pp__malloc(n) : NULL;
+  if (n && !q)
+    *ok = 0;
+  else if (n)
+    memcpy(q, p, n);
+  return q;
+}
+
+/* Stats mode: each process's payload kept beside the sum (model.h's
+ * stats_parts): dst's own before its first merge, then src's (or the
+ * parts src holds), its sites as map renumbers them. */
+static int keep_parts(pp_trace *dst, pp_trace *src, const uint32_t *map,
+                      size_t nsrc) {
+  size_t add = src->nstats_parts ? src->nstats_parts : 1;
+  size_t have = dst->nstats_parts ? dst->nstats_parts : 1, cap = have;
+  struct pp_stats_part *v = dst->stats_parts;
+  if (pp__grow((void **)&v, &cap, have + add, sizeof *v) != 0)
+    return -1;
+  dst->stats_parts = v;
+  int ok = 1;
+  if (!dst->nstats_parts) {
+    struct pp_stats_part own = {dst->pid, dup_bytes(dst->stats, dst->nstats, &ok),
+                                dst->nstats, NULL, 0};
+    v[0] = own;
+    dst->nstats_parts = 1;
+  }
+  for (size_t k = 0; k < add && ok; k++) {
+    /* src's payload, or (a merged trace) each of its parts, maps
+     * composed */
+    const struct pp_stats_part *sp =
+        src->nstats_parts ? &src->stats_parts[k] : NULL;
+    const uint32_t *inner = sp ? sp->map : NULL;
+    size_t ninner = inner ? sp->nmap : nsrc;
+    struct pp_stats_part p = {
+        sp ? sp->pid : src->pid,
+        dup_bytes(sp ? sp->stats : src->stats, sp ? sp->nstats : src->nstats,
+                  &ok),
+        sp ? sp->nstats : src->nstats, NULL, ninner};
+    p.map = ninner ? pp__malloc(ninner * sizeof *p.map) : NULL;
+    if (ninner && !p.map)
+      ok = 0;
+    for (size_t i = 0; i < ninner && p.map; i++) {
+      uint32_t l = inner ? inner[i] : (uint32_t)i;
+      p.map[i] = l < nsrc ? map[l] : l;
+    }
+    v[dst->nstats_parts++] = p; /* freed with dst, whole or not */
+  }
+  return ok ? 0 : -1;
+}
+
 int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
                       uint32_t **map_out) {
   if (map_out)
@@ -140,6 +192,8 @@ int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
     return -1;
   }
   int rc = merge_rest(dst, src, map, nsrc);
+  if (rc == 0 && dst->from_stats)
+    rc = keep_parts(dst, src, map, nsrc);
   if (rc == 0 && dst->from_stats) { /* two stats-mode files: one payload */
     ppt_buf out = {0};
     rc = ppt_stats_merge(dst->stats, dst->nstats, src->stats, src->nstats, map,

@@ -235,6 +235,17 @@ typedef struct pp_trace {
                             (every site and thread it names exists);
                             the analysis decodes it */
   size_t nstats;
+  /* A merged run of stats-mode files: each process's own payload (the
+   * one above is their sum), its sites renumbered by map (nmap of them;
+   * NULL: as they are), for the figures per process. */
+  struct pp_stats_part {
+    uint32_t pid;
+    unsigned char *stats;
+    size_t nstats;
+    uint32_t *map;
+    size_t nmap;
+  } *stats_parts;
+  size_t nstats_parts;
   pp_op_shape *shapes; /* an imported profile's operators by input
                           shape, in no particular order */
   size_t nshapes, cap_shapes;

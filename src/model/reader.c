@@ -1562,6 +1562,11 @@ void pp_trace_free(pp_trace *t) {
   pp__free(t->notes);
   pp__free(t->gpu);
   pp__free(t->stats);
+  for (size_t i = 0; i < t->nstats_parts; i++) {
+    pp__free(t->stats_parts[i].stats);
+    pp__free(t->stats_parts[i].map);
+  }
+  pp__free(t->stats_parts);
   pp_cuda_trace_free(&t->cuda);
   for (size_t i = 0; i < t->nshapes; i++)
     pp__free(t->shapes[i].shape);

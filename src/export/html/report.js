@@ -40,7 +40,7 @@
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
     'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout',
-    'header',
+    'header', 'zones_by_process',
     'metadata', 'api_version', 'left_out'
   ];
   var MAX_SHAPE_OPS = 32;
@@ -1098,6 +1098,21 @@
       layoutTable(s, d, 'process_table', ps, function (r) {
         return 'process ' + String(r.pid);
       });
+      /* each zone several processes recorded: each process's part */
+      var pz = d.zones_by_process;
+      var pzl = isRecord(d.layout) ? d.layout.zones_by_process : null;
+      if (isRecord(pzl) && (Array.isArray(pz) ? pz.length : isRecord(pz))) {
+        add(s, h('h3', null, String(pzl.title)));
+        if (Array.isArray(pz)) {
+          layoutTable(s, d, 'zones_by_process', pz.filter(isRecord),
+                      function (r) {
+                        return String(r.zone) + ' in process ' +
+                          String(r.pid);
+                      });
+        } else {
+          unavailable(s, String(pz.reason));
+        }
+      }
     }
   }
 
