@@ -18,13 +18,14 @@ pytestmark = pytest.mark.skipif(
     SANITIZED, reason="the sanitizers' allocators are not fork-safe")
 
 
-def run_app(tmp_path, code, *args):
+def run_app(tmp_path, code, *args, mode=None):
     app = tmp_path / "app.py"
     app.write_text(textwrap.dedent(code))
     run = tmp_path / "run"
+    opts = ["--mode", mode] if mode else []
     r = subprocess.run(
-        [CLI, "run", "-o", str(run), "-q", "--", sys.executable, str(app),
-         *args], capture_output=True, text=True, timeout=300,
+        [CLI, "run", "-o", str(run), "-q", *opts, "--", sys.executable,
+         str(app), *args], capture_output=True, text=True, timeout=300,
         env=child_env())
     assert r.returncode == 0, r.stdout + r.stderr
     return run, r
@@ -214,11 +215,14 @@ KILLED = """
 """
 
 
-def test_worker_killed_with_sigkill_loses_nothing(tmp_path):
-    # the worker's rings are durable: the run's report salvages the
-    # zones its writer had not written when the kill came
-    run, r = run_app(tmp_path, KILLED)
+@pytest.mark.parametrize("mode", ["trace", "stats"])
+def test_worker_killed_with_sigkill_loses_nothing(tmp_path, mode):
+    # the worker's rings are durable (in stats mode its zone tallies and
+    # its writer's checkpoint too): the run's report salvages the zones
+    # its writer had not written when the kill came
+    run, r = run_app(tmp_path, KILLED, mode=mode)
     j = summary_json(run)
+    assert j["mode"] == mode
     assert zones_by_name(j)["task"]["count"] == 200
     ended = [p.get("ended") for p in j["processes"]]
     assert any(e and e.endswith("salvaged") for e in ended), ended
