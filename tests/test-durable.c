@@ -1289,3 +1289,80 @@ PP_TEST(durable_disk_fills) {
   CHECK(has_werr);
   CHECK_GT(nlost, 0);
 }
+
+/* Flows across processes: a parent begins an item and a forked worker
+ * ends it (one item of the run, crossed); two workers that number their
+ * own items from 1 and end each themselves stay apart. */
+PP_TEST(durable_flows_cross_processes) {
+  char dir[4096], path[4200];
+  dpath(dir, sizeof dir, "flows");
+  CHECK_EQ(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/app.pptrace", dir);
+  fflush(NULL);
+  pid_t prog = fork();
+  CHECK(prog >= 0);
+  if (prog == 0) {
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(3);
+    pid_t kids[7];
+    for (int k = 0; k < 5; k++) { /* item k + 100: begun here */
+      {
+        PP_ZONE("produce");
+        PP_FLOW_BEGIN("item", (uint64_t)k + 100);
+        nap_us(200);
+      }
+      fflush(NULL);
+      if ((kids[k] = fork()) == 0) {
+        {
+          PP_ZONE("consume");
+          nap_us(300);
+          PP_FLOW_END("item", (uint64_t)k + 100);
+        }
+        exit(0);
+      }
+    }
+    for (int k = 5; k < 7; k++) { /* its own items 1..3, begun and ended */
+      fflush(NULL);
+      if ((kids[k] = fork()) == 0) {
+        for (uint64_t id = 1; id <= 3; id++) {
+          {
+            PP_ZONE("produce");
+            PP_FLOW_BEGIN("item", id);
+            nap_us(100);
+          }
+          {
+            PP_ZONE("consume");
+            nap_us(100);
+            PP_FLOW_END("item", id);
+          }
+        }
+        exit(0);
+      }
+    }
+    for (int k = 0; k < 7; k++)
+      waitpid(kids[k], NULL, 0);
+    exit(0);
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(prog, &st, 0), prog);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  pp_cli_result r = pp_test_cli("report '%s'", dir);
+  CHECK_EQ(r.rc, 0);
+  const char *fl = strstr(r.out, "\nflows (");
+  if (!fl)
+    PP_FAIL("no flows table:\n%s", r.out);
+  const char *row = strstr(fl, "\nitem ");
+  CHECK(row != NULL);
+  char line[512];
+  snprintf(line, sizeof line, "%.*s", (int)(strchr(row + 1, '\n') - row - 1),
+           row + 1);
+  /* 11 items: 5 crossed, 6 of the two workers' own; none incomplete */
+  unsigned items = 0, incomplete = 0, crossed = 0;
+  CHECK_EQ(sscanf(line, "item %u %u %u", &items, &incomplete, &crossed), 3);
+  if (items != 11 || incomplete != 0 || crossed != 5)
+    PP_FAIL("flows row: %s", line);
+  pp_cli_result_free(&r);
+}

@@ -228,6 +228,8 @@ typedef struct pp_flow_stats {
   uint32_t loc;             /* canonical flow site */
   uint64_t items;           /* complete items */
   uint64_t incomplete;      /* begun and not ended, or ended unbegun */
+  uint64_t crossed;         /* complete items begun in one process and
+                               ended in another (bottleneck.c) */
   int64_t zone_ns, wait_ns; /* summed over items */
   pp_hist latency;          /* first stage zone start -> last end, ns */
   pp_flow_path median, slowest;

@@ -260,10 +260,10 @@ static int cmp_fpt(const void *a, const void *b) {
   const fpt *x = a, *y = b;
   if (x->key != y->key)
     return x->key < y->key ? -1 : 1;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
   if (x->id != y->id)
     return x->id < y->id ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
   if (x->ts != y->ts)
     return x->ts < y->ts ? -1 : 1;
   if (x->type != y->type) /* begin, step, end */
@@ -381,8 +381,11 @@ static int cmp_where(const void *a, const void *b) {
   return x->wait - y->wait;
 }
 
+/* An item: n points from `from` of the flow's points, or (joined) of the
+ * points of items that crossed processes. */
 typedef struct item {
   size_t from, n;
+  int joined;
   int64_t total;
 } item;
 
@@ -390,47 +393,124 @@ static int cmp_item_total(const void *a, const void *b) {
   const item *x = a, *y = b;
   if (x->total != y->total)
     return x->total < y->total ? -1 : 1;
+  if (x->joined != y->joined)
+    return x->joined - y->joined;
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* One flow name: points f[0..n) sorted by process, id, then time. */
+/* What one process left of an id: its points [a, b), the start of an
+ * item it began and did not end (tail, SIZE_MAX: none) and the end of
+ * the points it continued without beginning them (head: its first END
+ * before any BEGIN, SIZE_MAX: none). */
+typedef struct id_part {
+  size_t a, b, tail, head;
+} id_part;
+
+/* The items of one process's points of one id, split at each BEGIN. */
+static id_part split_items(const fpt *f, size_t a, size_t b, item *items,
+                           size_t *ni, pp_flow_stats *fs) {
+  id_part pt = {a, b, SIZE_MAX, SIZE_MAX};
+  size_t start = SIZE_MAX;
+  int begun = 0;
+  for (size_t x = a; x < b; x++) {
+    if (f[x].type == PPT_EV_FLOW_BEGIN) {
+      if (start != SIZE_MAX)
+        fs->incomplete++;
+      start = x;
+      begun = 1;
+    } else if (start == SIZE_MAX) {
+      if (f[x].type == PPT_EV_FLOW_END) {
+        fs->incomplete++;
+        if (!begun && pt.head == SIZE_MAX)
+          pt.head = x;
+      }
+    } else if (f[x].type == PPT_EV_FLOW_END) {
+      items[(*ni)++] = (item){start, x - start + 1, 0, 0};
+      start = SIZE_MAX;
+    }
+  }
+  if (start != SIZE_MAX) {
+    fs->incomplete++;
+    pt.tail = start;
+  }
+  return pt;
+}
+
+/* Flows across processes: an item one process began and did not end,
+ * and one another process ended without beginning it, of one id, are one
+ * item when they are the only such halves of the id (a forked worker
+ * continuing what its parent began; two workers that number their own
+ * items from 1 end each of theirs themselves and are never joined), and
+ * in time order. Its points go to *joined. 0, 1 when joined, -1 when out
+ * of memory. */
+static int join_across(const fpt *f, const id_part *parts, size_t np,
+                       fpt **joined, size_t *nj, size_t *cap_j, item *out) {
+  size_t tails = 0, heads = 0, t = 0, h = 0;
+  for (size_t k = 0; k < np; k++) {
+    if (parts[k].tail != SIZE_MAX) {
+      tails++;
+      t = k;
+    }
+    if (parts[k].head != SIZE_MAX) {
+      heads++;
+      h = k;
+    }
+  }
+  if (tails != 1 || heads != 1 || t == h ||
+      f[parts[t].tail].ts > f[parts[h].a].ts)
+    return 0;
+  size_t nt = parts[t].b - parts[t].tail, nh = parts[h].head - parts[h].a + 1;
+  if (pp__grow((void **)joined, cap_j, *nj + nt + nh, sizeof **joined))
+    return -1;
+  *out = (item){*nj, nt + nh, 1, 0};
+  memcpy(*joined + *nj, f + parts[t].tail, nt * sizeof **joined);
+  memcpy(*joined + *nj + nt, f + parts[h].a, nh * sizeof **joined);
+  *nj += nt + nh;
+  return 1;
+}
+
+/* One flow name: points f[0..n) sorted by id, process, then time. */
 static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   item *items = pp__malloc(n * sizeof *items);
+  id_part *parts = NULL;
+  size_t cap_parts = 0, nj = 0, cap_j = 0;
+  fpt *joined = NULL;
   if (!items)
     return -1;
   size_t ni = 0;
   fs->loc = f[0].key;
   pp_hist_init(&fs->latency);
   for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && f[j].pid == f[i].pid && f[j].id == f[i].id)
-      j++;
-    /* Split the id's points into items at each BEGIN. */
-    size_t start = SIZE_MAX;
-    for (size_t x = i; x < j; x++) {
-      if (f[x].type == PPT_EV_FLOW_BEGIN) {
-        if (start != SIZE_MAX)
-          fs->incomplete++;
-        start = x;
-      } else if (start == SIZE_MAX) {
-        if (f[x].type == PPT_EV_FLOW_END)
-          fs->incomplete++;
-      } else if (f[x].type == PPT_EV_FLOW_END) {
-        items[ni++] = (item){start, x - start + 1, 0};
-        start = SIZE_MAX;
+    size_t np = 0, j = i;
+    while (j < n && f[j].id == f[i].id) { /* each process's points */
+      size_t b = j;
+      while (b < n && f[b].id == f[i].id && f[b].pid == f[j].pid)
+        b++;
+      if (pp__grow((void **)&parts, &cap_parts, np + 1, sizeof *parts))
+        goto oom;
+      parts[np++] = split_items(f, j, b, items, &ni, fs);
+      j = b;
+    }
+    if (np > 1) {
+      int r = join_across(f, parts, np, &joined, &nj, &cap_j, &items[ni]);
+      if (r < 0)
+        goto oom;
+      if (r) { /* its two halves are one item, not two incomplete ones */
+        ni++;
+        fs->incomplete -= 2;
+        fs->crossed++;
       }
     }
-    if (start != SIZE_MAX)
-      fs->incomplete++;
     i = j;
   }
+  pp__free(parts);
+  parts = NULL;
   for (size_t i = 0; i < ni; i++) {
     pp_flow_path path;
     size_t ns;
-    if (item_path(c, f + items[i].from, items[i].n, &path, &ns)) {
-      pp__free(items);
-      return -1;
-    }
+    const fpt *base = items[i].joined ? joined : f;
+    if (item_path(c, base + items[i].from, items[i].n, &path, &ns))
+      goto oom;
     items[i].total = path.total_ns;
     pp_hist_record(&fs->latency, (uint64_t)path.total_ns);
     fs->zone_ns = pp__add_sat(fs->zone_ns, path.zone_ns);
@@ -443,10 +523,8 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
         if (w == WHERE_MAX)
           continue;
         size_t cap = fs->nwhere;
-        if (pp__grow((void **)&fs->where, &cap, w + 1, sizeof *fs->where)) {
-          pp__free(items);
-          return -1;
-        }
+        if (pp__grow((void **)&fs->where, &cap, w + 1, sizeof *fs->where))
+          goto oom;
         fs->where[w] = c->segs[s];
         fs->where[w].ns = 0;
         fs->nwhere++;
@@ -461,11 +539,19 @@ static int one_flow(flow_ctx *c, pp_flow_stats *fs, const fpt *f, size_t n) {
   if (ni) {
     pp__sort(items, ni, sizeof *items, cmp_item_total);
     const item *med = &items[(ni - 1) / 2], *slow = &items[ni - 1];
-    rc = keep_path(c, f + med->from, med->n, &fs->median) ||
-         keep_path(c, f + slow->from, slow->n, &fs->slowest);
+    rc = keep_path(c, (med->joined ? joined : f) + med->from, med->n,
+                   &fs->median) ||
+         keep_path(c, (slow->joined ? joined : f) + slow->from, slow->n,
+                   &fs->slowest);
   }
   pp__free(items);
+  pp__free(joined);
   return rc ? -1 : 0;
+oom:
+  pp__free(items);
+  pp__free(parts);
+  pp__free(joined);
+  return -1;
 }
 
 int pp__flows_analyze(pp_analysis *a) {

@@ -3,7 +3,8 @@
  * The results document's "flows": per flow of items (pp_flow_begin ...
  * pp_flow_end), the items followed, their latency and where it went,
  * working in stage zones or queued between stages, in time and as
- * shares. The text report, the summary JSON (pipeline.flows, whose
+ * shares, and in a run of several processes how many items crossed from
+ * one to another. The text report, the summary JSON (pipeline.flows, whose
  * latency histogram and critical paths are written beside each row) and
  * the HTML page lay it out.
  */
@@ -18,6 +19,8 @@ static const pp_col flow_cols[] = {
     {"name", "flow", PP_VALUE_TEXT, 0, NULL},
     {"items", "items", PP_VALUE_COUNT, PP_COL_INT, NULL},
     {"incomplete", "incomplete", PP_VALUE_COUNT, PP_COL_INT, NULL},
+    /* a run of several processes: items one began and another ended */
+    {"crossed", "across processes", PP_VALUE_COUNT, PP_COL_INT, NULL},
     /* in the JSON the row's "latency" object (pp_summary_pipeline_json) */
     {"latency.p50_ns", "latency p50 / p90 / p99", PP_VALUE_NS, PP_COL_VIEW_ONLY,
      NULL},
@@ -43,12 +46,17 @@ int pp__flow_table(const pp_analysis *a, pp_doc *d) {
       flow_cols, sizeof flow_cols / sizeof *flow_cols);
   if (!t)
     return -1;
+  uint32_t *pids = NULL;
+  size_t npids = pp_trace_pids(a->trace, &pids);
+  pp__free(pids);
   for (size_t i = 0; i < p->nflows; i++) {
     const pp_flow_stats *f = &p->flows[i];
     long r = pp_table_row(t);
     pp_cell_text(t, r, "name", pp_trace_loc_name(a->trace, f->loc));
     pp_cell_count(t, r, "items", f->items);
     pp_cell_count(t, r, "incomplete", f->incomplete);
+    if (npids > 1)
+      pp_cell_count(t, r, "crossed", f->crossed);
     if (f->items) {
       pp_cell_num(t, r, "latency.p50_ns", (double)pp_hist_percentile(&f->latency, 50));
       pp_cell_num(t, r, "latency.p90_ns", (double)pp_hist_percentile(&f->latency, 90));

@@ -31,8 +31,8 @@ static const pp_option table[] = {
     {"PIPEPROF_FLUSH_MS", "flush_ms", PP_OPT_UINT, PP_OPT_AT_LOAD, 1, 1000,
      NULL, "10", "writer period in ms while events flow; it backs off to "
      "50 ms (or this value if larger) while every ring stays under 1/16 "
-     "full. In trace mode what kill -9 leaves undrained stays in the "
-     "durable rings (PIPEPROF_RINGS_DIR) for pipeprof to salvage"},
+     "full. What kill -9 leaves undrained stays in the durable rings "
+     "(PIPEPROF_RINGS_DIR) for pipeprof to salvage"},
     {"PIPEPROF_SIGNALS", "install_signals", PP_OPT_BOOL, PP_OPT_AT_LOAD, 0,
      1, NULL, "on",
      "flush on SIGINT/SIGTERM when the program has no handler of its own"},
@@ -72,9 +72,9 @@ static const pp_option table[] = {
      NULL, "/", "the root under which /proc and /sys are read (tests use "
      "fixture trees)"},
     {"PIPEPROF_RINGS_DIR", NULL, PP_OPT_PATH, PP_OPT_EVERY, 0, PATH_MAX - 1,
-     NULL, "/dev/shm, else the trace's folder", "where trace and flight modes keep "
-     "each process's durable rings (off: in plain memory, lost with the "
-     "process)"},
+     NULL, "/dev/shm, else the trace's folder", "where each process keeps "
+     "its durable rings (and stats mode its tallies and checkpoint; off: in "
+     "plain memory, lost with the process)"},
     {"PIPEPROF_OWNER_PID", NULL, PP_OPT_UINT, PP_OPT_INTERNAL, 1, INT_MAX,
      NULL, "-", "the process that owns PIPEPROF_OUT (set by the library)"},
     {"PIPEPROF_HTTP_UPSTREAM", NULL, PP_OPT_SPEC, PP_OPT_INTERNAL, 0, 0,
