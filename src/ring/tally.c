@@ -6,6 +6,7 @@
 #include "tally.h"
 
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -129,8 +130,10 @@ void pp__tallies_free(pp__tallies *g) {
   pp__zstack_free(&g->zs);
   for (pp__tally_chunk *c = g->chunk, *next; c; c = next) {
     next = c->next; /* g itself is in the oldest chunk */
-    if (!c->arena || !pp__arena_free(c))
+    if (!c->arena)
       pp__free(c);
+    else if (!pp__arena_free(c)) /* an arena this process no longer has */
+      munmap(c, (size_t)c->len);
   }
 }
 
