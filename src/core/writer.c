@@ -828,7 +828,13 @@ static void *writer_main(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
-  unsigned period = W.flush_ms, idle = pp__writer_idle_ms(W.flush_ms);
+  /* A durable session's first pass comes after 1 ms, then the period
+   * doubles up to flush_ms as in any quiet stretch: a process meets most
+   * of its sites as it starts, and a site the writer has met is named in
+   * the rings, so a process killed soon after it started keeps its
+   * zones' names (docs/internals/durable.md, the site-name bound). */
+  unsigned idle = pp__writer_idle_ms(W.flush_ms);
+  unsigned period = W.durable_path[0] && W.flush_ms > 1 ? 1 : W.flush_ms;
   uint32_t seen = pp__wake_word();
   while (!atomic_load(&W.stop)) {
     pp__wake_wait(seen, period);
@@ -843,7 +849,11 @@ static void *writer_main(void *arg) {
     W.pass_busy = now != seen; /* woken: a ring half full or full */
     seen = now;
     writer_pass(0, want != sync_done);
-    period = W.pass_busy ? W.flush_ms : period * 2 < idle ? period * 2 : idle;
+    /* busy: flush_ms (while ramping up from the first 1 ms, doubling
+     * to it); quiet: doubling to idle */
+    unsigned twice = period * 2;
+    period = W.pass_busy ? (twice < W.flush_ms ? twice : W.flush_ms)
+                         : (twice < idle ? twice : idle);
     pthread_mutex_unlock(&W.lock);
     if (want != sync_done) {
       pthread_mutex_lock(&sync_lock);
