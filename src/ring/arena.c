@@ -275,6 +275,23 @@ void pp__arena_session_end(int exiting) {
 
 /* ---- segments ------------------------------------------------------------ */
 
+/* LeakSanitizer, when the host program runs under it (weak: absent
+ * otherwise): a tally set's chunks hold the only pointers to heap memory
+ * of the set's (its pairing stack, the live engine's state per tally), in
+ * a file mapping LSan does not scan by itself; registered, that memory is
+ * not reported as leaked at exit. */
+extern void __lsan_register_root_region(const void *p, size_t size)
+    __attribute__((weak));
+extern void __lsan_unregister_root_region(const void *p, size_t size)
+    __attribute__((weak));
+
+static void lsan_root(const void *p, size_t size, int on) {
+  if (on && __lsan_register_root_region)
+    __lsan_register_root_region(p, size);
+  else if (!on && __lsan_unregister_root_region)
+    __lsan_unregister_root_region(p, size);
+}
+
 static void *fallback(const char *why, int err) {
   if (!atomic_fetch_add(&fallbacks, 1))
     snprintf(fallback_why, sizeof fallback_why, "%s%s%s", why, err ? ": " : "",
@@ -313,6 +330,8 @@ static void *alloc_locked(size_t bytes, unsigned kind, int populate) {
   sg[i].addr = (uint64_t)(uintptr_t)p;
   sg[i].off = off;
   sg[i].len = bytes;
+  if (kind == PP__SEG_TALLY)
+    lsan_root(p, bytes, 1);
   atomic_store_explicit(&sg[i].kind, kind, memory_order_release);
   if (i == nseg) {
     hdr->file_bytes = off + bytes;
@@ -350,7 +369,8 @@ int pp__arena_owns(const void *p) {
 }
 
 static void free_seg_locked(pp__arena_seg *s) {
-  atomic_store(&s->kind, PP__SEG_FREE);
+  if (atomic_exchange(&s->kind, PP__SEG_FREE) == PP__SEG_TALLY)
+    lsan_root((const void *)(uintptr_t)s->addr, s->len, 0);
   munmap((void *)(uintptr_t)s->addr, s->len);
   s->addr = 0;
   fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->off,
