@@ -325,3 +325,12 @@ char *pp_test_chromium_dom(const char *chromium, const char *url,
   CHECK(dom != NULL);
   return dom;
 }
+
+int pp_test_skip_forked_sessions(void) {
+  if (!PP_T_TSAN && !PP_T_ASAN)
+    return 0;
+  printf("# skipped: %s\n",
+         PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
+                   : "GCC 12 ASan's allocator is not fork-safe");
+  return 1;
+}

@@ -140,4 +140,31 @@ char *pp_test_chromium_dom(const char *chromium, const char *url,
 /* Read a whole file into a malloc'ed NUL-terminated string; NULL if absent. */
 char *pp_test_slurp(const char *path, size_t *len);
 
+/* The sanitizer this runner was built with. ThreadSanitizer cannot start
+ * threads in the child of a multi-threaded fork (it kills the child);
+ * GCC 12's AddressSanitizer does not make its allocator fork-safe: a
+ * child of a threaded process that allocates much (a new session does)
+ * can block forever on a size-class lock another thread held at fork
+ * time. */
+#if defined(__SANITIZE_THREAD__)
+#define PP_T_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PP_T_TSAN 1
+#endif
+#endif
+#ifndef PP_T_TSAN
+#define PP_T_TSAN 0
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PP_T_ASAN 1
+#else
+#define PP_T_ASAN 0
+#endif
+
+/* Tests whose forked children start a session (a writer thread) while
+ * their parent's threads run: not under the sanitizers (above); 1 when
+ * skipped, with a "# skipped" line saying why. */
+int pp_test_skip_forked_sessions(void);
+
 #endif /* PP_TEST_RUNNER_H */

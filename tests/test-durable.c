@@ -831,6 +831,8 @@ static const char *unnamed_zone(const pp_trace *t) {
 }
 
 PP_TEST_T(durable_fifty_children_all_counted, 180) {
+  if (pp_test_skip_forked_sessions()) /* a recording process forks them */
+    return;
   static const pp_mode modes[] = {PP_MODE_TRACE, PP_MODE_STATS};
   for (int m = 0; m < 2; m++) {
     char dir[4096], path[4200];
@@ -1303,6 +1305,8 @@ PP_TEST(durable_disk_fills) {
  * ends it (one item of the run, crossed); two workers that number their
  * own items from 1 and end each themselves stay apart. */
 PP_TEST(durable_flows_cross_processes) {
+  if (pp_test_skip_forked_sessions()) /* a recording process forks them */
+    return;
   char dir[4096], path[4200];
   dpath(dir, sizeof dir, "flows");
   CHECK_EQ(mkdir(dir, 0700), 0);

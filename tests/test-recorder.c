@@ -40,27 +40,6 @@
 /* ---- helpers --------------------------------------------------------------
  */
 
-/* ThreadSanitizer cannot start threads in the child of a multi-threaded
- * fork (it kills the child), so the one test doing that is skipped there. */
-#if defined(__SANITIZE_THREAD__)
-#define PP_T_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PP_T_TSAN 1
-#endif
-#endif
-#ifndef PP_T_TSAN
-#define PP_T_TSAN 0
-#endif
-/* GCC 12's AddressSanitizer does not make its allocator fork-safe: a child
- * of a threaded process that allocates much (a new session does) can block
- * forever on a size-class lock another thread held at fork time. */
-#if defined(__SANITIZE_ADDRESS__)
-#define PP_T_ASAN 1
-#else
-#define PP_T_ASAN 0
-#endif
-
 static void tpath(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", pp_test_tmpdir(), name);
 }
@@ -1265,17 +1244,6 @@ PP_TEST(recorder_env_valid) {
 
 /* ---- fork --------------------------------------------------------------- */
 
-/* Fork tests whose children start a session (a writer thread): not
- * under the sanitizers, which cannot start threads after a threaded fork
- * (TSan) or fork safely (GCC 12 ASan's allocator). 1: skipped, said. */
-static int skip_forked_sessions(void) {
-  if (!PP_T_TSAN && !PP_T_ASAN)
-    return 0;
-  printf("# skipped: %s\n",
-         PP_T_TSAN ? "TSan cannot start threads after a threaded fork"
-                   : "GCC 12 ASan's allocator is not fork-safe");
-  return 1;
-}
 
 /*
  * What the library does on fork (fork_child() in src/core/session.c, run
@@ -1289,7 +1257,7 @@ static int skip_forked_sessions(void) {
  * file (fork and exec).
  */
 PP_TEST(recorder_fork_child_records_in_its_own_file) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   char path[4096], cpath[4200], quiet[4200];
   tpath(path, sizeof path, "parent.pptrace");
@@ -1376,7 +1344,7 @@ static void shared_zones(int n) {
  * every process's calls, the summary JSON one zone, and the streamed
  * Chrome export every call; the threads still say which process. */
 PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   char dir[4096], path[4200];
   tpath(dir, sizeof dir, "run");
@@ -1448,7 +1416,7 @@ PP_TEST_T(recorder_fork_zones_of_all_processes_are_one_zone, 120) {
  * report of the run says which process did not finish its file, never
  * nothing. */
 PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   char dir[4096], path[4200];
   tpath(dir, sizeof dir, "run");
@@ -1537,7 +1505,7 @@ PP_TEST_T(recorder_fork_children_exit_and_kill, 120) {
  * library's handler finishes the file first, then the process dies of
  * the signal as it would have. */
 PP_TEST_T(recorder_crash_signals_finish_the_file, 120) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   static const int sigs[] = {SIGABRT, SIGSEGV, SIGTERM};
   for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
@@ -1583,7 +1551,7 @@ PP_TEST_T(recorder_crash_signals_finish_the_file, 120) {
 }
 
 PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   enum { KIDS = 50, ZONES = 1000 };
   char path[4096];
@@ -1623,7 +1591,7 @@ PP_TEST_T(recorder_fork_many_children_all_counted, 120) {
 }
 
 PP_TEST(recorder_fork_child_own_session) {
-  if (skip_forked_sessions())
+  if (pp_test_skip_forked_sessions())
     return;
   char path[4096], cpath[4096];
   tpath(path, sizeof path, "parent.pptrace");
