@@ -67,7 +67,8 @@ PP_TEST(trace_sink_fast_loop_writes_every_event) {
   snprintf(path, sizeof path, "%s/trace-sink.pptrace", pp_test_tmpdir());
   pp__out out;
   memset(&out, 0, sizeof out);
-  CHECK_EQ(pp__out_open(&out, path, 1), 0);
+  char why[512];
+  CHECK_EQ(pp__out_open(&out, path, 1, why, sizeof why), 0);
   ppt_buf b = {0};
   ppt_count_put_n(&b, 1);
   ppt_meta m = {ppt_str_of("tick_source"), ppt_str_of("monotonic")};

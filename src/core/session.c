@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 #include "http_host.h"
 #include "../internal.h"
 #include "../sink/live.h"
+#include "../sink/out.h"
 #include "clock.h"
 #include "options.h"
 #include "env.h"
@@ -701,16 +703,20 @@ int pp_init(const pp_config *user) {
   if (cfg.mode == PP_MODE_FLIGHT) {
     /* Check now that the dump target can be written; an earlier dump
      * there stays whole until this session writes one (no O_TRUNC). */
-    int fd = open(S.out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    char why[PATH_MAX + 160];
+    int fd = pp__out_create(S.out_path, 0, why, sizeof why);
     if (fd < 0) {
-      set_error("cannot create %s: %s", S.out_path, strerror(errno));
+      set_error("%s", why);
       pthread_mutex_unlock(&ctl_lock);
       return PP_EIO;
     }
     close(fd);
   }
+  char open_why[PATH_MAX + 160] = "";
   pp__writer_cfg wc;
   memset(&wc, 0, sizeof wc);
+  wc.why = open_why;
+  wc.why_n = sizeof open_why;
   wc.mode = cfg.mode;
   wc.flush_ms = cfg.flush_ms;
   wc.out_path = S.out_path;
@@ -750,7 +756,9 @@ int pp_init(const pp_config *user) {
     }
   }
   if (rc != PP_OK) {
-    if (rc == PP_EIO)
+    if (rc == PP_EIO && open_why[0])
+      set_error("%s", open_why);
+    else if (rc == PP_EIO)
       set_error("cannot create %s: %s", S.out_path, strerror(errno));
     else
       set_error("%s", why);
@@ -824,8 +832,14 @@ static int claim_output(const char *path, int *created) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd >= 0)
     *created = 1;
-  else if (errno == EEXIST)
-    fd = open(path, O_WRONLY | O_CLOEXEC);
+  else if (errno == EEXIST) /* never through a symlink, never blocked by a
+                               FIFO: pp_init refuses those, saying why */
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && !*created && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1;
+  }
   if (fd < 0)
     return 0;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -683,10 +683,8 @@ static void writer_pass(int final, int sync) {
 
 static int dump_locked(const char *path, char *err, size_t errlen) {
   pp__out o;
-  if (pp__out_open(&o, path, (uint32_t)W.pid) != 0) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+  if (pp__out_open(&o, path, (uint32_t)W.pid, err, errlen) != 0)
     return PP_EIO;
-  }
   o.quiet = 1;
   pp__sites sites = {0};
   pp__sink *trace = pp__trace_sink_new(&o, &sites);
@@ -936,7 +934,8 @@ int pp__writer_open(const pp__writer_cfg *c) {
           .mult);
   pthread_mutex_init(&W.lock, NULL);
   if (W.mode != PP_MODE_FLIGHT) {
-    if (pp__out_open(&W.out, W.out_path, (uint32_t)W.pid) != 0)
+    if (pp__out_open(&W.out, W.out_path, (uint32_t)W.pid, c->why,
+                     c->why_n) != 0)
       return PP_EIO;
     W.out.count_lost = W.mode == PP_MODE_TRACE;
     W.rec = W.mode == PP_MODE_TRACE ? pp__trace_sink_new(&W.out, &W.sites)

@@ -30,6 +30,8 @@ typedef struct pp__writer_cfg {
   double ticks_per_ns;  /* first estimate, for files with one sync point */
   double event_cost_ns, drop_cost_ns;
   pp__live *live; /* the session's; NULL when off */
+  char *why;      /* the file cannot be created: one line here */
+  size_t why_n;
 } pp__writer_cfg;
 
 /* The writer's longest period while events trickle, for a period of
@@ -37,8 +39,8 @@ typedef struct pp__writer_cfg {
 unsigned pp__writer_idle_ms(unsigned flush_ms);
 
 /* Open the output (trace and stats modes: create the file and write its
- * META and first CLOCK) and the sinks. PP_OK; PP_EIO (errno set) when the
- * file cannot be created; PP_ENOMEM. */
+ * META and first CLOCK) and the sinks. PP_OK; PP_EIO (errno set, the
+ * reason in c->why) when the file cannot be created; PP_ENOMEM. */
 int pp__writer_open(const pp__writer_cfg *c);
 /* Start the thread. PP_OK or PP_ENOMEM (then everything is freed). */
 int pp__writer_start(void);

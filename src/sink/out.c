@@ -40,10 +40,53 @@ static int write_all(int fd, struct iovec *iov, int n) {
   return 0;
 }
 
-int pp__out_open(pp__out *o, const char *path, uint32_t pid) {
+int pp__out_create(const char *path, int truncate, char *why, size_t n) {
+  /* never through a symlink; never blocked by a FIFO with no reader */
+  int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                0644);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP)
+      snprintf(why, n,
+               "%s is a symbolic link: refused (pipeprof writes only to a "
+               "file of its own)",
+               path);
+    else if (e == ENXIO)
+      snprintf(why, n, "%s is a FIFO with no reader: refused", path);
+    else
+      snprintf(why, n, "cannot create %s: %s", path, strerror(e));
+    errno = e;
+    return -1;
+  }
+  struct stat st;
+  const char *bad = NULL;
+  if (fstat(fd, &st) != 0)
+    bad = "cannot be examined";
+  else if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+    bad = "belongs to another user: refused";
+  else if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+    bad = "has other hard links: refused (writing it would change them)";
+  else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) /* /dev/null */
+    bad = "is not a regular file: refused";
+  int flags = bad ? 0 : fcntl(fd, F_GETFL);
+  if (!bad && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0))
+    bad = "cannot be written in blocking mode";
+  if (!bad && truncate && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
+    bad = "cannot be emptied";
+  if (bad) {
+    snprintf(why, n, "%s %s", path, bad);
+    close(fd);
+    errno = EPERM;
+    return -1;
+  }
+  return fd;
+}
+
+int pp__out_open(pp__out *o, const char *path, uint32_t pid, char *why,
+                 size_t n) {
   memset(o, 0, sizeof *o);
   o->path = path;
-  o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  o->fd = pp__out_create(path, 1, why, n);
   if (o->fd < 0)
     return -1;
   unsigned char hdr[PPT_FILE_HEADER_SIZE];

@@ -40,9 +40,18 @@ typedef struct pp__out {
                      owner to copy (a flight recorder's head, ring/arena.h) */
 } pp__out;
 
-/* Create path (truncating it) and write the file header with pid. 0, or
- * -1 with errno set; o is then closed. */
-int pp__out_open(pp__out *o, const char *path, uint32_t pid);
+/* Open path for writing a trace, safely in a shared folder: created when
+ * absent; never through a symbolic link (O_NOFOLLOW), never blocked by a
+ * FIFO (O_NONBLOCK, then refused: only a regular file, or a character
+ * device such as /dev/null); an existing regular file only when it is
+ * this user's and has no other hard link (emptied when truncate). The
+ * descriptor, or -1 with errno set and one line in why. */
+int pp__out_create(const char *path, int truncate, char *why, size_t n);
+/* Create path (pp__out_create, emptying it) and write the file header
+ * with pid. 0, or -1 with errno set and the reason in why; o is then
+ * closed. */
+int pp__out_open(pp__out *o, const char *path, uint32_t pid, char *why,
+                 size_t n);
 /* Append to the existing .pptrace fd (a salvager, src/salvage/): the
  * file is cut back to off, where its chunks were whole, and the next
  * chunk is number seq. 0, or -1 with errno set (fd is not closed then). */
