@@ -15,18 +15,31 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Drop every stored event at or after cut, on every thread (from the end
- * of each: they are in recording order). */
-static void drop_from(pp_trace *t, int64_t cut) {
+/* Drop every stored event at or after cut, on every thread, keeping the
+ * others in their order. A thread's events are in recording order, which
+ * is time order unless its clock stepped back: so every event is looked
+ * at, not only a suffix (a crafted trace whose last event is 1 s early
+ * made a suffix-only drop drop nothing, and the cut crawl back 1 ns a
+ * pass: hours). Returns how many were dropped. */
+static uint64_t drop_from(pp_trace *t, int64_t cut) {
+  uint64_t dropped = 0;
   for (size_t i = 0; i < t->nthreads; i++) {
     pp_thread *th = &t->threads[i];
-    while (th->nev > 0 && th->ev[th->nev - 1].ts >= cut) {
-      int64_t ts = th->ev[--th->nev].ts;
+    size_t k = 0;
+    for (size_t j = 0; j < th->nev; j++) {
+      int64_t ts = th->ev[j].ts;
+      if (ts < cut) {
+        th->ev[k++] = th->ev[j];
+        continue;
+      }
       if (ts < t->diag.first_unkept_ns)
         t->diag.first_unkept_ns = ts;
-      t->diag.events_kept--;
+      dropped++;
     }
+    th->nev = k;
   }
+  t->diag.events_kept -= dropped;
+  return dropped;
 }
 
 /* More events are stored than keep allows: move the cut (*cut, set when
@@ -50,7 +63,14 @@ void pp__trace_lower_cut(pp_trace *t, uint64_t keep, int64_t *cut_at,
       cut = *cut_at == INT64_MIN ? INT64_MIN : *cut_at - 1;
     *cut_at = cut;
     *cut_set = 1;
-    drop_from(t, cut);
+    /* the sampled events at or past the cut go at least; should none
+     * (no event left to sample), nothing is kept */
+    if (!drop_from(t, cut)) {
+      *cut_at = INT64_MIN;
+      drop_from(t, INT64_MIN);
+      t->diag.events_kept = 0;
+      break;
+    }
   }
 }
 
