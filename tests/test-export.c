@@ -1403,6 +1403,34 @@ static const char csv_head[] =
     "zone,function,file,line,count,total_ns,self_ns,mean_ns,std_ns,min_ns,"
     "p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,wall_pct,rate_per_s\r\n";
 
+/* A name holding a terminal escape (ESC, a C1 control, a byte that is
+ * not UTF-8): the CSV has none of them, so printing it with `cat` cannot
+ * drive the terminal; printable UTF-8 stays. */
+PP_TEST(export_csv_names_are_never_escapes) {
+  pp_trace t;
+  pp_analysis a = {0};
+  build_main(&t);
+  uint32_t evil = add_loc(&t, "red\x1b[31m\xc2\x9b" "2J\x9b\x07" "bell",
+                         PP_KIND_ZONE);
+  uint32_t nice = add_loc(&t, "caf\xc3\xa9 \xe2\x9c\x93", PP_KIND_ZONE);
+  zone(&t, 1, evil, 2600, 2700);
+  zone(&t, 1, nice, 2700, 2800);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  size_t len;
+  char *s = export_mem(pp_export_csv, &a, &len);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    CHECK(c != 0x1b && c != 0x07 && c != 0x9b);
+    CHECK(!(c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] < 0xa0 &&
+            (unsigned char)s[i + 1] >= 0x80));
+  }
+  CHECK_CONTAINS(s, "red?[31m??2J??bell,");
+  CHECK_CONTAINS(s, "caf\xc3\xa9 \xe2\x9c\x93,");
+  free(s);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
 PP_TEST(export_csv) {
   pp_trace t;
   pp_analysis a = {0};
@@ -1429,7 +1457,9 @@ PP_TEST(export_csv) {
   CHECK_EQ(inq, 0);
   CHECK_EQ(rows, a.prof.nzones + 1);
   CHECK_EQ(s[len - 1], '\n');
-  CHECK_CONTAINS(s, "\r\n\"a,\"\"b\"\"\",\"multi\nline\",src/pipe.c,20,1,100,"
+  /* a program's text as the text report shows it: a control character
+   * (here a newline) is '?' */
+  CHECK_CONTAINS(s, "\r\n\"a,\"\"b\"\"\",multi?line,src/pipe.c,20,1,100,"
                     "100,100,0,100,100,100,100,100,100,100,");
   /* first row: the zone with the largest total, with exact numbers */
   const pp_zone_stats *z0 = &a.prof.zones[0];

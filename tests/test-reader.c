@@ -29,6 +29,7 @@
 #include "analyze/analysis.h"
 #include "export/export.h"
 #include "format/pptrace.h"
+#include "format/records.h"
 #include "model/reader.h"
 #include "internal.h"
 #include "pipeprof.h"
@@ -1175,4 +1176,32 @@ PP_TEST(reader_window_cut_with_a_clock_step_back) {
          "early\n",
          normal * 1e3, best * 1e3);
   CHECK(best < 10 * normal + 0.05);
+}
+
+/* DROPS records whose counts add past 2^64 (a crafted file): the count
+ * saturates at the largest, never wraps to a small one ("1 dropped"). */
+PP_TEST(reader_drops_never_wrap) {
+  unsigned char file[512];
+  ppt_file_header(file, 1);
+  size_t pos = PPT_FILE_HEADER_SIZE;
+  ppt_buf p = {0};
+  ppt_thread th = {7, ppt_str_of("t")};
+  ppt_thread_put(&p, &th);
+  pos = put_chunk(file, pos, PPT_CHUNK_THREAD, &p);
+  ppt_buf_free(&p);
+  ppt_drops d1 = {7, UINT64_MAX}, d2 = {7, 2};
+  ppt_drops_put(&p, &d1);
+  ppt_drops_put(&p, &d2);
+  pos = put_chunk(file, pos, PPT_CHUNK_DROPS, &p);
+  ppt_buf_free(&p);
+  pp_trace t;
+  pp_analysis a = {0};
+  char err[256];
+  CHECK_EQ(pp_trace_read_mem(file, pos, &t, err, sizeof err), 0);
+  CHECK_EQ(t.nthreads, 1);
+  CHECK_EQ(t.threads[0].dropped, UINT64_MAX);
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  CHECK_EQ(a.prof.dropped, UINT64_MAX);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
 }

@@ -302,7 +302,7 @@ static int analyze_from_stats(pp_analysis *a) {
     return -1;
   p->dropped = 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    p->dropped += t->threads[i].dropped;
+    p->dropped = pp__add_sat_u64(p->dropped, t->threads[i].dropped);
   meta_costs(t, p);
   if (order_figures(a) != 0)
     return -1;
@@ -382,7 +382,7 @@ int pp_analyze(const pp_trace *t, pp_analysis *a) {
     goto oom;
   int any = p->events > 0;
   for (size_t i = 0; i < t->nthreads; i++)
-    p->dropped += t->threads[i].dropped;
+    p->dropped = pp__add_sat_u64(p->dropped, t->threads[i].dropped);
   for (size_t i = 0; i < t->ngpu; i++) { /* GPU work may outlast the CPU */
     const pp_gpu_zone_rec *g = &t->gpu[i];
     int64_t lo = g->launch < g->start ? g->launch : g->start;

@@ -8,11 +8,25 @@
 #include <string.h>
 
 #include "export/jsonw.h"
+#include "export/text_cells.h"
+#include "internal.h"
 
-static void put_field(pp_jsonw *w, const char *s) {
+static void put_field(pp_jsonw *w, const char *raw) {
+  /* a program's text as the text report shows it: control characters
+   * and bytes that are not UTF-8 as '?', so that no name is a terminal
+   * escape when the file is printed */
+  size_t len = strlen(raw) + 1;
+  char small[256], *buf = len <= sizeof small ? small : pp__malloc(len);
+  if (buf)
+    pp_text_clean(buf, len, raw, 0);
+  else /* no memory for the whole: cut, with "..." */
+    pp_text_clean(buf = small, sizeof small, raw, 200);
+  const char *s = buf;
   size_t n = strlen(s);
   if (strcspn(s, ",\"\r\n") == n) {
     pp_jsonw_put(w, s, n);
+    if (buf != small)
+      pp__free(buf);
     return;
   }
   pp_jsonw_putc(w, '"');
@@ -22,6 +36,8 @@ static void put_field(pp_jsonw *w, const char *s) {
   }
   pp_jsonw_puts(w, s);
   pp_jsonw_putc(w, '"');
+  if (buf != small)
+    pp__free(buf);
 }
 
 static void put_cell(pp_jsonw *w, const pp_col *c, const pp_cell *v) {

@@ -57,7 +57,7 @@ static int merge_cuda(pp_cuda_trace *d, pp_cuda_trace *s) {
   append(d->memcpys, &d->nmemcpys, s->memcpys, s->nmemcpys, sizeof *s->memcpys);
   append(d->memsets, &d->nmemsets, s->memsets, s->nmemsets, sizeof *s->memsets);
   append(d->syncs, &d->nsyncs, s->syncs, s->nsyncs, sizeof *s->syncs);
-  d->dropped += s->dropped;
+  d->dropped = pp__add_sat_u64(d->dropped, s->dropped);
   d->chunks += s->chunks;
   /* Correlation ids are per process: merged processes may reuse them. A
    * kernel of one process could then be joined to another's API call; the

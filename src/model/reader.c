@@ -183,7 +183,7 @@ static int decode_drops(pp_trace *t, ppt_cursor *c) {
     pp_thread *th = thread_for(t, r.tid);
     if (!th)
       return -1;
-    th->dropped += r.n;
+    th->dropped = pp__add_sat_u64(th->dropped, r.n); /* a crafted count never wraps */
   }
   return c->err ? -1 : 0;
 }
