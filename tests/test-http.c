@@ -1958,7 +1958,7 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   CHECK(e2 != NULL);
-  CHECK_CONTAINS(e2, "pipeprof: PIPEPROF_HTTP=127.0.0.1:");
+  CHECK_CONTAINS(e2, "pipeprof: PIPEPROF_HTTP=\"127.0.0.1:");
   CHECK_CONTAINS(e2, "cannot listen on");
   CHECK_CONTAINS(e2, "running on without it");
   CHECK_CONTAINS(e2, "child recorded");
@@ -2301,3 +2301,30 @@ PP_TEST_T(http_same_figures_in_every_view, 180) {
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 #endif /* PP_HAVE_JANSSON */
+
+/* Malformed PIPEPROF_HTTP values: each refused in one line that shows the
+ * value escaped, and the program runs on, profiled. */
+PP_TEST(http_bad_addresses_are_said) {
+  static const char *const bad[] = {" 16", "0", "80\n", "abc", "1.2.3:80",
+                                    "70000", "+80", "127.0.0.1:"};
+  char trace[4096];
+  snprintf(trace, sizeof trace, "%s/bad-http.pptrace", pp_test_tmpdir());
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("PP_BAD_HTTP", bad[i], 1);
+    char *out = NULL;
+    int rc = pp_test_run(&out,
+                         "PIPEPROF=1 PIPEPROF_OUT='%s' "
+                         "PIPEPROF_HTTP=\"$PP_BAD_HTTP\" timeout 60 "
+                         "'%s/pipeprof-example-pipeline' --frames 2 --quiet "
+                         "2>&1",
+                         trace, pp_test_bindir());
+    CHECK_EQ(rc, 0);
+    CHECK_CONTAINS(out, "pipeprof: PIPEPROF_HTTP=\"");
+    CHECK_CONTAINS(out, "; running on without it\n");
+    CHECK_CONTAINS(out, "pipeline: 2 frames");
+    if (!strcmp(bad[i], "80\n"))
+      CHECK_CONTAINS(out, "PIPEPROF_HTTP=\"80\\n\"");
+    free(out);
+  }
+  unsetenv("PP_BAD_HTTP");
+}

@@ -7,12 +7,14 @@
  */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "http_host.h"
 
 #define COMPANION "libpipeprof-http.so.0"
@@ -47,6 +49,33 @@ static void *open_companion(char *tried, size_t n) {
   return dlopen(COMPANION, RTLD_NOW | RTLD_LOCAL);
 }
 
+/* Whether spec is PORT, :PORT or IPV4:PORT with a port of 1 to 65535 in
+ * digits alone (no sign, space or control character: " 16" is not 16,
+ * and 0, which would listen on a port nobody is told). 0, or -1 with the
+ * reason in why. */
+static int addr_check(const char *spec, char *why, size_t n) {
+  const char *colon = strrchr(spec, ':');
+  const char *port = colon ? colon + 1 : spec;
+  size_t digits = strspn(port, "0123456789");
+  unsigned long p = digits && digits <= 5 ? strtoul(port, NULL, 10) : 0;
+  if (!digits || port[digits] || p < 1 || p > 65535) {
+    snprintf(why, n, "expected PORT, :PORT or IPV4:PORT, with a port of 1 "
+                     "to 65535");
+    return -1;
+  }
+  if (colon && colon != spec) {
+    char host[64];
+    struct in_addr a;
+    size_t h = (size_t)(colon - spec);
+    if (h >= sizeof host || (memcpy(host, spec, h), host[h] = 0,
+                             inet_pton(AF_INET, host, &a) != 1)) {
+      snprintf(why, n, "expected an IPv4 address before the port");
+      return -1;
+    }
+  }
+  return 0;
+}
+
 void pp__http_full_addr(const char *spec, char *addr, size_t n) {
   if (strchr(spec, ':') == NULL)
     snprintf(addr, n, "127.0.0.1:%s", spec);
@@ -63,6 +92,8 @@ int pp__http_serve(const pp_http_host *host, const char *spec, char *err,
     return -1;
   }
   char addr[128];
+  if (addr_check(spec, err, n) != 0)
+    return -1;
   pp__http_full_addr(spec, addr, sizeof addr);
   char tried[8400] = "";
   lib = open_companion(tried, sizeof tried);
@@ -91,10 +122,12 @@ void pp__http_start(const pp_http_host *host, const char *cfg_addr) {
   const char *what = cfg_addr ? "pp_config.http_addr" : "PIPEPROF_HTTP";
   if (!spec || !*spec || lib)
     return;
-  char err[4400];
-  if (pp__http_serve(host, spec, err, sizeof err) != 0)
-    fprintf(stderr, "pipeprof: %s=%.100s: %s; running on without it\n", what,
-            spec, err);
+  char err[4400], esc[160];
+  if (pp__http_serve(host, spec, err, sizeof err) != 0) {
+    pp__env_escape(esc, sizeof esc, spec); /* a newline is shown, not sent */
+    fprintf(stderr, "pipeprof: %s=\"%s\": %s; running on without it\n", what,
+            esc, err);
+  }
 }
 
 /* pp__http_subject's process: pid 0 when none. */
