@@ -86,8 +86,9 @@ typedef enum pp_status {
 PP_API const char *pp_strerror(int status);
 /** Symbolic name of a status code ("PP_EINVAL"); static storage. */
 PP_API const char *pp_err_name(int status);
-/** Human detail for the last failed control call (pp_init, pp_flight_dump,
- * ...), or "" when there is none. Valid until the next control call. */
+/** Human detail for the calling thread's last failed control call
+ * (pp_init, pp_flight_dump, ...), or "" when there is none: each thread's
+ * own, as errno. Valid until that thread's next control call. */
 PP_API const char *pp_last_error(void);
 
 /* ------------------------------------------------------------------------ */

@@ -2526,3 +2526,38 @@ PP_TEST_T(recorder_stats_mode_threads_counted_while_running, 120) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
+
+/* pp_last_error is the calling thread's: two threads whose pp_init fail
+ * at once for different reasons each read their own reason (it was one
+ * buffer, written before pp_init took its lock: a race TSan reported). */
+static void *bad_init_loop(void *arg) {
+  int which = *(int *)arg;
+  for (int i = 0; i < 2000; i++) {
+    pp_config cfg;
+    pp_config_init(&cfg);
+    if (which)
+      cfg.mode = (pp_mode)99;
+    else
+      cfg.struct_size = 3;
+    if (pp_init(&cfg) != PP_EINVAL)
+      return (void *)1;
+    const char *e = pp_last_error();
+    if (which ? !strstr(e, "unknown mode 99")
+              : !strstr(e, "pp_config.struct_size 3"))
+      return (void *)2;
+  }
+  return NULL;
+}
+
+PP_TEST(recorder_last_error_is_the_threads) {
+  pthread_t a, b;
+  int wa = 0, wb = 1;
+  CHECK_EQ(pthread_create(&a, NULL, bad_init_loop, &wa), 0);
+  CHECK_EQ(pthread_create(&b, NULL, bad_init_loop, &wb), 0);
+  void *ra, *rb;
+  pthread_join(a, &ra);
+  pthread_join(b, &rb);
+  CHECK(ra == NULL);
+  CHECK(rb == NULL);
+  CHECK(!pp_is_running());
+}

@@ -63,7 +63,10 @@ static int claim_fd = -1;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int running;
 static _Atomic int enabled_flag = 1;
-static char last_error[256];
+/* The calling thread's (as errno is): two threads calling pp_init at
+ * once each read their own, and a failing call never writes what
+ * another thread is reading. */
+static __thread char last_error[256];
 static int atexit_registered, atfork_registered;
 static int signals_installed;
 /* Guards S.live's lifetime against pp_live_zone() from other threads. */
