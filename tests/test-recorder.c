@@ -2561,3 +2561,35 @@ PP_TEST(recorder_last_error_is_the_threads) {
   CHECK(rb == NULL);
   CHECK(!pp_is_running());
 }
+
+/* A flight recorder whose dump at the end cannot be written whole (here
+ * `ulimit -f`): pp_shutdown says so (PP_EIO, the reason in
+ * pp_last_error), stderr too, and the cut dump says why in META
+ * write_error, where a report used to guess "process killed?". */
+PP_TEST(recorder_flight_dump_failure_is_said) {
+  char path[4096];
+  tpath(path, sizeof path, "cut-dump.pptrace");
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = {64 << 10, 64 << 10};
+  CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  start_session(PP_MODE_FLIGHT, path, 1024);
+  for (int i = 0; i < 100000; i++) {
+    PP_ZONE("flight-zone");
+  }
+  CHECK_EQ(pp_shutdown(), PP_EIO);
+  CHECK_CONTAINS(pp_last_error(), "cut-dump.pptrace failed: File too large");
+  CHECK_CONTAINS(pp_last_error(), "the dump is cut short");
+  pp_trace t = {0};
+  char err[256] = "";
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  CHECK_CONTAINS(pp_trace_meta(&t, "write_error"), "File too large");
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *rep = tb_report_text(&a);
+  CHECK(rep != NULL);
+  CHECK(strstr(rep, "killed") == NULL);
+  CHECK_CONTAINS(rep, "File too large");
+  free(rep);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

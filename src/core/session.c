@@ -879,7 +879,8 @@ int pp_shutdown(void) {
   pp__recorder_publish(0);
   pp__writer_stop();
   restore_signals();
-  int failed = pp__writer_free() != 0;
+  char why[PATH_MAX + 160] = "";
+  int failed = pp__writer_free(why, sizeof why) != 0;
   pthread_mutex_lock(&live_lock);
   atomic_store(&running, 0);
   pp__meta_open(0);
@@ -891,7 +892,10 @@ int pp_shutdown(void) {
   release_claim();
   pthread_mutex_unlock(&ctl_lock);
   if (failed) {
-    set_error("writing %s failed", S.out_path);
+    if (why[0])
+      set_error("%s", why);
+    else
+      set_error("writing %s failed", S.out_path);
     return PP_EIO;
   }
   return PP_OK;

@@ -112,6 +112,7 @@ typedef struct writer {
   size_t ntaken, cap_taken;
   int ckpt_dirty;
   ppt_buf ckpt;
+  char dump_err[PATH_MAX + 160]; /* flight mode: the final dump failed */
 } writer;
 
 static writer W;
@@ -740,12 +741,15 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
   pp__free(g);
   trace->ops->pass_end(trace, pp__mono_ns(), 1);
   write_end(&o, events, 0);
-  int failed = pp__out_close(&o) != 0;
+  int failed = pp__out_close(&o) != 0 || o.err;
+  int e = o.err;
   trace->ops->free(trace);
   pp__sites_free(&sites);
   pp__out_free(&o);
   if (failed) {
-    snprintf(err, errlen, "write to %s failed", path);
+    snprintf(err, errlen, "writing %s failed: %s (the dump is cut short%s)",
+             path, strerror(e ? e : EIO),
+             e ? "; it says so in META write_error" : "");
     return PP_EIO;
   }
   return PP_OK;
@@ -864,14 +868,21 @@ static void *writer_main(void *arg) {
   /* Final drain. */
   pthread_mutex_lock(&W.lock);
   writer_pass(1, 0);
-  if (W.mode == PP_MODE_FLIGHT) {
-    char err[PATH_MAX + 64];
-    dump_locked(W.out_path, err, sizeof err);
-  } else {
+  int finished = 1;
+  if (W.mode == PP_MODE_FLIGHT &&
+      dump_locked(W.out_path, W.dump_err, sizeof W.dump_err) != PP_OK) {
+    /* said, and the rings kept for `pipeprof recover` to write the dump
+     * again (a disk with room by then) */
+    finished = !W.durable_path[0];
+    fprintf(stderr,
+            "pipeprof: the flight recorder's dump at the end: %s%s%s\n",
+            W.dump_err, finished ? "" : "; its rings stay in ",
+            finished ? "" : W.durable_path);
+  } else if (W.mode != PP_MODE_FLIGHT) {
     finish_file();
   }
   pp__out_close(&W.out);
-  if (W.durable_path[0]) /* finished: nothing to salvage */
+  if (W.durable_path[0] && finished) /* finished: nothing to salvage */
     pp__arena_session_end(W.exiting);
   pthread_mutex_unlock(&W.lock);
   atomic_store(&W.finished, 1);
@@ -973,7 +984,7 @@ int pp__writer_open(const pp__writer_cfg *c) {
   return PP_OK;
 oom:
   pp__out_close(&W.out);
-  pp__writer_free();
+  pp__writer_free(NULL, 0);
   errno = ENOMEM;
   return PP_ENOMEM;
 }
@@ -984,7 +995,7 @@ int pp__writer_start(void) {
   if (pthread_create(&W.thread, NULL, writer_main, NULL) != 0) {
     pthread_mutex_unlock(&sync_lock);
     pp__out_close(&W.out);
-    pp__writer_free();
+    pp__writer_free(NULL, 0);
     return PP_ENOMEM;
   }
   sync_thread = W.thread;
@@ -1002,8 +1013,11 @@ void pp__writer_stop(void) {
   atomic_store(&W.cuda, 0);
 }
 
-int pp__writer_free(void) {
-  int failed = W.out.failed || W.out.err;
+int pp__writer_free(char *why, size_t n) {
+  int failed = W.out.failed || W.out.err || W.dump_err[0];
+  if (why && n)
+    snprintf(why, n, "%s", W.dump_err);
+  W.dump_err[0] = 0;
   sinks_free();
   pp__out_free(&W.out);
   pp__sites_free(&W.sites);

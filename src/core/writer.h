@@ -54,8 +54,9 @@ void pp__writer_stop(void);
  * the pass (pp__live_publish_now). 0, or -1 when no writer runs, the
  * caller is the writer thread (an alert callback), or the time ran out. */
 int pp__writer_sync(unsigned timeout_ms);
-/* Free what the writer holds. 0, or -1 when a write to the file failed. */
-int pp__writer_free(void);
+/* Free what the writer holds. 0, or -1 when a write to the file failed
+ * (why, when not NULL: a flight dump's failure, else ""). */
+int pp__writer_free(char *why, size_t n);
 /* From a signal handler: ask the thread to finish; pp__writer_finished()
  * tells when it has. */
 void pp__writer_stop_async(void);

@@ -152,13 +152,14 @@ static void fail(pp__out *o, int err) {
   if (o->failed)
     return;
   o->failed = 1;
-  if (o->err || o->quiet)
+  if (o->err)
     return;
   o->err = err ? err : EIO;
-  fprintf(stderr,
-          "pipeprof: writing %s failed: %s; the program runs on, events "
-          "from now on are counted as lost\n",
-          o->path, strerror(o->err));
+  if (!o->quiet) /* a flight dump's caller says it */
+    fprintf(stderr,
+            "pipeprof: writing %s failed: %s; the program runs on, events "
+            "from now on are counted as lost\n",
+            o->path, strerror(o->err));
   if (ftruncate(o->fd, (off_t)o->good_off) == 0 &&
       lseek(o->fd, (off_t)o->good_off, SEEK_SET) == (off_t)o->good_off)
     write_loss_meta(o);
