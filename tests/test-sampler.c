@@ -186,6 +186,31 @@ PP_TEST(sampler_fixture_sysroot_reasons) {
   pp_trace_free(&t);
 }
 
+/* A PIPEPROF_SYSROOT with no /proc under it (a mistyped path) samples
+ * nothing: the trace says why (META unavailable.proc, every process
+ * figure of the report shows it) where it said nothing. */
+PP_TEST(sampler_bad_sysroot_is_said) {
+  char path[4200], root[4200], err[256];
+  snprintf(path, sizeof path, "%s/nothing.pptrace", pp_test_tmpdir());
+  snprintf(root, sizeof root, "%s/no-such-root", pp_test_tmpdir());
+  setenv("PIPEPROF_SYSROOT", root, 1);
+  pp_config cfg;
+  pp_config_init(&cfg);
+  cfg.out_path = path;
+  cfg.sample_hz = 20;
+  cfg.install_signals = 0;
+  CHECK_EQ(pp_init(&cfg), PP_OK);
+  CHECK_EQ(pp_shutdown(), PP_OK);
+  unsetenv("PIPEPROF_SYSROOT");
+  pp_trace t;
+  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  const char *why = pp_trace_meta(&t, "unavailable.proc");
+  CHECK(why != NULL);
+  CHECK_CONTAINS(why, "no-such-root/proc/stat (No such file or directory)");
+  CHECK_CONTAINS(why, "(PIPEPROF_SYSROOT)");
+  pp_trace_free(&t);
+}
+
 /* Run a session sampling at 50 Hz on the sysroot PIPEPROF_SYSROOT names
  * until the sampler has slept n times, writing energy_uj of intel-rapl:0
  * under it before each wait when step_uj > 0; leaves the trace in path. */

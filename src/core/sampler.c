@@ -116,6 +116,20 @@ static void gpu_meta(void *ctx, const char *key, const char *val) {
 /* Group names in metadata keys: "unavailable.<name>". */
 static void report_unavailable(pp__sampler *s) {
   char key[96];
+  /* a root with no /proc (a mistyped PIPEPROF_SYSROOT) samples nothing:
+   * said once, here, rather than by every group's empty figures */
+  char stat_path[sizeof s->sysroot + 16];
+  snprintf(stat_path, sizeof stat_path, "%s/proc/stat",
+           strcmp(s->sysroot, "/") ? s->sysroot : "");
+  if (access(stat_path, R_OK) != 0) {
+    char why[2 * sizeof stat_path + 160];
+    snprintf(why, sizeof why, "cannot read %s (%s): the root is %s%s",
+             stat_path, strerror(errno), s->sysroot,
+             strcmp(s->sysroot, "/") ? " (PIPEPROF_SYSROOT)" : "");
+    pp__session_meta("unavailable.proc", why);
+    if (strcmp(s->sysroot, "/"))
+      fprintf(stderr, "pipeprof: %s; no system samples\n", why);
+  }
   if (s->proc)
     for (int g = 0; g < PP_COLLECT_NGROUPS; g++) {
       const char *why = pp_collect_proc_reason(s->proc, (pp_collect_group)g);
