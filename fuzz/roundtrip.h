@@ -332,10 +332,15 @@ static void rt_gen_drops(rt_gen *g, ppt_buf *b) {
  * (negative ones included), extreme values. */
 static void rt_gen_events(rt_gen *g, ppt_buf *b) {
   uint64_t tid = rt_tid(g);
-  rt_thread *t = rt_thread_for(g, tid);
-  if (!t)
-    return;
-  uint32_t thi = (uint32_t)(t - g->threads);
+  /* the reader makes the thread at the chunk's first event: a chunk of
+   * none makes none (rt_tid's tids always find a slot) */
+  uint32_t thi = UINT32_MAX;
+#define RT_THREAD_NOW()                                                        \
+  do {                                                                         \
+    rt_thread *t_ = thi == UINT32_MAX ? rt_thread_for(g, tid) : NULL;          \
+    if (t_)                                                                    \
+      thi = (uint32_t)(t_ - g->threads);                                       \
+  } while (0)
   ppt_events_base base = {tid, rt_u64(g->src)};
   ppt_events_base_put(b, &base);
   uint64_t tick = base.tick;
@@ -388,12 +393,14 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
           x->ts = (int64_t)tick;
           x->loc = (uint32_t)e.loc;
           x->type = half ? PPT_EV_ZONE_END : PPT_EV_ZONE_BEGIN;
+          RT_THREAD_NOW();
           g->ev_thread[g->nev++] = thi;
         }
       }
       continue;
     }
     if (layout == PPT_L_GPU) {
+      RT_THREAD_NOW();
       rt_gpu *z = &g->gpu[g->ngpu++];
       z->e = e;
       z->tid = tid;
@@ -408,6 +415,7 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
     if (e.type == PPT_EV_ZONE) { /* read as a begin and its end */
       g->nzone++;
       x->type = PPT_EV_ZONE_BEGIN;
+      RT_THREAD_NOW();
       g->ev_thread[g->nev++] = thi;
       tick += e.value;
       x = &g->ev[g->nev];
@@ -421,8 +429,10 @@ static void rt_gen_events(rt_gen *g, ppt_buf *b) {
     /* what the table says the reader makes of the fields */
     x->v.id = layout == PPT_L_SITE ? 0 : e.value;
     x->v2 = layout == PPT_L_MEM ? e.extra | e.device << 56 : e.extra;
+    RT_THREAD_NOW();
     g->ev_thread[g->nev++] = thi;
   }
+#undef RT_THREAD_NOW
   rt_chunk(g, PPT_CHUNK_EVENTS, b);
 }
 
