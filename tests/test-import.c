@@ -16,6 +16,7 @@
 #include "model/reader.h"
 #include "import/json_events.h"
 #include "import/profile.h"
+#include "export/export.h"
 #include "pipeprof.h"
 #include "runner.h"
 #include "trace_builder.h"
@@ -1191,4 +1192,34 @@ PP_TEST_T(import_with_wall_clock_offset_and_refusals, 120) {
   r = pp_test_cli("report '%s' --with '%s'", trace, trace);
   CHECK_ONE_LINE_ERROR_FROM(r, 1, "not JSON");
   pp_cli_result_free(&r);
+}
+
+/* Events whose times cannot be taken (not a number, out of range, a
+ * negative duration) are left out, counted, and the report says so where
+ * it said nothing. */
+PP_TEST(import_bad_times_are_said) {
+  const char *json =
+      "[{\"ph\": \"X\", \"name\": \"ok\", \"pid\": \"CPU functions\","
+      " \"tid\": 1, \"ts\": 10, \"dur\": 20},"
+      "{\"ph\": \"X\", \"name\": \"huge\", \"pid\": \"CPU functions\","
+      " \"tid\": 1, \"ts\": 1e30, \"dur\": 1},"
+      "{\"ph\": \"X\", \"name\": \"neg\", \"pid\": \"CPU functions\","
+      " \"tid\": 1, \"ts\": 40, \"dur\": -5},"
+      "{\"ph\": \"X\", \"name\": \"text\", \"pid\": \"CPU functions\","
+      " \"tid\": 1, \"ts\": \"soon\", \"dur\": 1}]";
+  pp_trace t;
+  pp_analysis a;
+  import_text(json, &t, &a);
+  CHECK_STR(pp_trace_meta(&t, "import.bad_times"), "3");
+  CHECK(zone_named(&a, "ok") != NULL);
+  char *rep = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&rep, &n);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_report_text(f, &a, NULL), 0);
+  fclose(f);
+  CHECK_CONTAINS(rep, "3 events of the imported profile were left out: a "
+                      "time or duration that is not a number");
+  free(rep);
+  done(&t, &a);
 }

@@ -103,6 +103,14 @@ static void salvage_remarks(pp_table *h, const pp_trace *t) {
 static void trace_warnings(pp_table *h, const pp_analysis *a) {
   const pp_trace *t = a->trace;
   const pp_profile *p = &a->prof;
+  /* an imported profile's events whose times could not be taken */
+  const char *bad_times = pp_trace_meta(t, "import.bad_times");
+  if (bad_times && strcmp(bad_times, "0") != 0)
+    pp_table_warning(h,
+                     "%.20s events of the imported profile were left out: "
+                     "a time or duration that is not a number, negative "
+                     "or past the range of int64 ns",
+                     bad_times);
   const char *released = pp_trace_meta(t, "flight_threads_released");
   if (released && released[0])
     pp_table_remark(h,
