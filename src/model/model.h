@@ -217,6 +217,12 @@ typedef struct pp_trace {
   size_t nlocs, cap_locs;
   pp_thread *threads;
   size_t nthreads, cap_threads;
+  /* The reader's index of threads by tid (open addressing, index + 1; 0
+   * empty), covering threads[0 .. tid_index_n): looked up while
+   * tid_index_n == nthreads, else a search (a merge or a builder added
+   * threads after it). */
+  uint32_t *tid_index;
+  size_t tid_index_cap, tid_index_n;
   pp_clock_sync *clock;
   size_t nclock, cap_clock;
   uint32_t pid;
@@ -280,6 +286,12 @@ const char *pp_trace_process_name(const pp_trace *t, uint32_t pid);
  * order, each once, in *pids (malloc'd; free it). Returns how many; 0 when
  * out of memory. */
 size_t pp_trace_pids(const pp_trace *t, uint32_t **pids);
+/* The slot of tid in a thread index of cap slots (a power of two). */
+static inline size_t pp__tid_slot(uint64_t tid, size_t cap) {
+  uint64_t h = tid * UINT64_C(0x9E3779B97F4A7C15);
+  return (size_t)(h >> 32) & (cap - 1);
+}
+
 /* The index in t->threads of the first thread with this tid, or
  * t->nthreads when there is none. */
 size_t pp_trace_thread_index(const pp_trace *t, uint64_t tid);

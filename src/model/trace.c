@@ -122,6 +122,14 @@ const char *pp_trace_unavailable(const pp_trace *t, const char *const *groups) {
 }
 
 size_t pp_trace_thread_index(const pp_trace *t, uint64_t tid) {
+  if (t->tid_index && t->tid_index_n == t->nthreads) {
+    size_t m = t->tid_index_cap - 1;
+    for (size_t j = pp__tid_slot(tid, t->tid_index_cap); t->tid_index[j];
+         j = (j + 1) & m)
+      if (t->threads[t->tid_index[j] - 1].tid == tid)
+        return t->tid_index[j] - 1;
+    return t->nthreads;
+  }
   size_t i = 0;
   while (i < t->nthreads && t->threads[i].tid != tid)
     i++;
