@@ -57,13 +57,22 @@ static shared *shared_map(void) {
 }
 
 /* A child recording zone "work" in a loop (a counter beside it), counting
- * each closed zone in sh->done after its end was recorded. */
-static pid_t child_in_mode(const char *path, shared *sh, unsigned sleep_us,
-                           pp_mode mode) {
+ * each closed zone in sh->done after its end was recorded; its stderr in
+ * the file err and its rings in rings_dir when they are not NULL. */
+static pid_t child_logged(const char *path, shared *sh, unsigned sleep_us,
+                          pp_mode mode, const char *err,
+                          const char *rings_dir) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid != 0)
     return pid;
+  if (err) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0)
+      _exit(3);
+  }
+  if (rings_dir)
+    setenv("PIPEPROF_RINGS_DIR", rings_dir, 1);
   pp_config cfg;
   pp_config_init(&cfg);
   cfg.out_path = path;
@@ -84,6 +93,41 @@ static pid_t child_in_mode(const char *path, shared *sh, unsigned sleep_us,
     }
     atomic_fetch_add(&sh->done, 1);
   }
+}
+
+static pid_t child_in_mode(const char *path, shared *sh, unsigned sleep_us,
+                           pp_mode mode) {
+  return child_logged(path, sh, sleep_us, mode, NULL, NULL);
+}
+
+/* What the file err holds once it holds phrase (waiting at most 30 s). */
+static void wait_said(const char *err, const char *phrase, char *said,
+                      size_t n) {
+  said[0] = 0;
+  for (int i = 0; i < 30000 && !strstr(said, phrase); i++) {
+    nap_us(1000);
+    FILE *f = fopen(err, "r");
+    if (f) {
+      size_t k = fread(said, 1, n - 1, f);
+      said[k] = 0;
+      fclose(f);
+    }
+  }
+}
+
+/* Whether the child runs on: it closes more zones than n more (within
+ * 30 s), and has not ended. */
+static int runs_on(pid_t pid, shared *sh, uint64_t n) {
+  uint64_t then = atomic_load(&sh->done);
+  for (int i = 0; i < 30000; i++) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      return 0;
+    if (atomic_load(&sh->done) > then + n)
+      return 1;
+    nap_us(1000);
+  }
+  return 0;
 }
 
 static void wait_ready(pid_t pid, shared *sh) {
@@ -1176,51 +1220,18 @@ PP_TEST(durable_folder_removed_is_said) {
   snprintf(path, sizeof path, "%s/app.pptrace", dir);
   dpath(err, sizeof err, "doomed.stderr");
   shared *sh = shared_map();
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || dup2(fd, 2) < 0)
-      _exit(3);
-    pp_config cfg;
-    pp_config_init(&cfg);
-    cfg.out_path = path;
-    if (pp_init(&cfg) != PP_OK)
-      _exit(4);
-    atomic_store(&sh->ready, 1);
-    for (;;) {
-      {
-        PP_ZONE("on");
-        nap_us(200);
-      }
-      atomic_fetch_add(&sh->done, 1);
-    }
-  }
+  pid_t pid = child_logged(path, sh, 200, PP_MODE_TRACE, err, NULL);
+  CHECK(pid > 0);
   wait_ready(pid, sh);
   CHECK_EQ(unlink(path), 0);
   CHECK_EQ(rmdir(dir), 0);
   /* the next pass that writes says so */
-  char said[4096] = "";
-  for (int i = 0; i < 20000 && !strstr(said, "was removed"); i++) {
-    nap_us(1000);
-    FILE *f = fopen(err, "r");
-    if (f) {
-      size_t k = fread(said, 1, sizeof said - 1, f);
-      said[k] = 0;
-      fclose(f);
-    }
-  }
+  char said[4096];
+  wait_said(err, "was removed", said, sizeof said);
   CHECK_CONTAINS(said, "app.pptrace was removed while the program recorded "
                        "into it: what it records from now on is lost (the "
                        "program runs on)");
-  uint64_t then = atomic_load(&sh->done);
-  while (atomic_load(&sh->done) < then + 50) { /* it runs on */
-    int st;
-    if (waitpid(pid, &st, WNOHANG) == pid)
-      PP_FAIL("the program ended (status 0x%x)", st);
-    nap_us(1000);
-  }
+  CHECK(runs_on(pid, sh, 50));
   kill9(pid);
   munmap(sh, 4096);
 }
@@ -1240,44 +1251,13 @@ PP_TEST(durable_disk_fills) {
   snprintf(path, sizeof path, "%s/app.pptrace", dir);
   dpath(err, sizeof err, "small.stderr");
   shared *sh = shared_map();
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || dup2(fd, 2) < 0)
-      _exit(3);
-    setenv("PIPEPROF_RINGS_DIR", dir, 1);
-    pp_config cfg;
-    pp_config_init(&cfg);
-    cfg.out_path = path;
-    if (pp_init(&cfg) != PP_OK)
-      _exit(4);
-    atomic_store(&sh->ready, 1);
-    for (;;) {
-      {
-        PP_ZONE("fill"); /* busy: megabytes of trace a second */
-      }
-      atomic_fetch_add(&sh->done, 1);
-    }
-  }
+  /* busy: megabytes of trace a second */
+  pid_t pid = child_logged(path, sh, 0, PP_MODE_TRACE, err, dir);
+  CHECK(pid > 0);
   wait_ready(pid, sh);
-  char said[4096] = "";
-  for (int i = 0; i < 30000 && !strstr(said, "failed"); i++) {
-    nap_us(1000);
-    FILE *f = fopen(err, "r");
-    if (f) {
-      size_t k = fread(said, 1, sizeof said - 1, f);
-      said[k] = 0;
-      fclose(f);
-    }
-  }
-  uint64_t then = atomic_load(&sh->done);
-  int ran_on = 0;
-  for (int i = 0; i < 30000 && !ran_on; i++) {
-    ran_on = atomic_load(&sh->done) > then + 1000;
-    nap_us(1000);
-  }
+  char said[4096];
+  wait_said(err, "failed", said, sizeof said);
+  int ran_on = runs_on(pid, sh, 1000);
   CHECK_EQ(kill(pid, SIGTERM), 0); /* its handler finishes the trace */
   int st = 0;
   CHECK_EQ(waitpid(pid, &st, 0), pid);

@@ -162,12 +162,12 @@ PP_TEST(sampler_bad_env_value) {
   CHECK_EQ(pp_init(&cfg), PP_EINVAL);
 }
 
-PP_TEST(sampler_fixture_sysroot_reasons) {
-  /* A sysroot without /sys: every sensor group says why it is missing. */
-  char path[4200], root[4200], err[256];
-  snprintf(path, sizeof path, "%s/f.pptrace", pp_test_tmpdir());
-  snprintf(root, sizeof root, "%s/tests/fixtures/sysroot/minimal",
-           pp_test_srcdir());
+/* A session sampling at 20 Hz on the sysroot root for ms milliseconds,
+ * its trace read into t. */
+static void sample_sysroot(const char *root, const char *name, long ms,
+                           pp_trace *t) {
+  char path[4200], err[256];
+  snprintf(path, sizeof path, "%s/%s", pp_test_tmpdir(), name);
   setenv("PIPEPROF_SYSROOT", root, 1);
   pp_config cfg;
   pp_config_init(&cfg);
@@ -175,11 +175,20 @@ PP_TEST(sampler_fixture_sysroot_reasons) {
   cfg.sample_hz = 20;
   cfg.install_signals = 0;
   CHECK_EQ(pp_init(&cfg), PP_OK);
-  struct timespec ts = {0, 120000000};
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
   nanosleep(&ts, NULL);
   CHECK_EQ(pp_shutdown(), PP_OK);
+  unsetenv("PIPEPROF_SYSROOT");
+  CHECK_EQ(pp_trace_read_file(path, t, err, sizeof err), 0);
+}
+
+PP_TEST(sampler_fixture_sysroot_reasons) {
+  /* A sysroot without /sys: every sensor group says why it is missing. */
+  char root[4200];
+  snprintf(root, sizeof root, "%s/tests/fixtures/sysroot/minimal",
+           pp_test_srcdir());
   pp_trace t;
-  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  sample_sysroot(root, "f.pptrace", 120, &t);
   const char *hw = pp_trace_meta(&t, "unavailable.hwmon");
   CHECK(hw != NULL);
   CHECK_CONTAINS(hw, "unavailable");
@@ -190,20 +199,10 @@ PP_TEST(sampler_fixture_sysroot_reasons) {
  * nothing: the trace says why (META unavailable.proc, every process
  * figure of the report shows it) where it said nothing. */
 PP_TEST(sampler_bad_sysroot_is_said) {
-  char path[4200], root[4200], err[256];
-  snprintf(path, sizeof path, "%s/nothing.pptrace", pp_test_tmpdir());
+  char root[4200];
   snprintf(root, sizeof root, "%s/no-such-root", pp_test_tmpdir());
-  setenv("PIPEPROF_SYSROOT", root, 1);
-  pp_config cfg;
-  pp_config_init(&cfg);
-  cfg.out_path = path;
-  cfg.sample_hz = 20;
-  cfg.install_signals = 0;
-  CHECK_EQ(pp_init(&cfg), PP_OK);
-  CHECK_EQ(pp_shutdown(), PP_OK);
-  unsetenv("PIPEPROF_SYSROOT");
   pp_trace t;
-  CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
+  sample_sysroot(root, "nothing.pptrace", 0, &t);
   const char *why = pp_trace_meta(&t, "unavailable.proc");
   CHECK(why != NULL);
   CHECK_CONTAINS(why, "no-such-root/proc/stat (No such file or directory)");

@@ -759,10 +759,8 @@ int pp_init(const pp_config *user) {
     }
   }
   if (rc != PP_OK) {
-    if (rc == PP_EIO && open_why[0])
+    if (rc == PP_EIO) /* only the output's creation says PP_EIO */
       set_error("%s", open_why);
-    else if (rc == PP_EIO)
-      set_error("cannot create %s: %s", S.out_path, strerror(errno));
     else
       set_error("%s", why);
     pthread_mutex_lock(&live_lock);

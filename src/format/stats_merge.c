@@ -29,7 +29,40 @@ typedef struct gpu_row {
   pp_hist h;
 } gpu_row;
 
+/* The rows of one kind by site: idx[loc] is the row + 1 (0: none yet),
+ * so that a record finds its site's row at once (a search per record made
+ * two payloads of n sites cost n^2). Reader-checked payloads name sites
+ * the trace has: the index is bounded by the input. */
+typedef struct by_site {
+  uint32_t *idx;
+  size_t cap;
+} by_site;
+
+/* The row of loc among n rows: an existing one, or row n (*fresh set: the
+ * caller appends it). -1 when out of memory. */
+static int row_of(by_site *b, uint64_t loc, size_t n, size_t *row, int *fresh) {
+  if (loc >= UINT32_MAX)
+    return -1;
+  if (loc >= b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap <= loc)
+      cap *= 2;
+    uint32_t *v = pp__realloc(b->idx, cap * sizeof *v);
+    if (!v)
+      return -1;
+    memset(v + b->cap, 0, (cap - b->cap) * sizeof *v);
+    b->idx = v;
+    b->cap = cap;
+  }
+  *fresh = !b->idx[loc];
+  if (*fresh)
+    b->idx[loc] = (uint32_t)n + 1;
+  *row = b->idx[loc] - 1;
+  return 0;
+}
+
 typedef struct merged {
+  by_site zi, fi, ci; /* zones, frames, counters */
   zrow *z;
   size_t nz, capz;
   ppt_stats_thread *th;
@@ -71,10 +104,10 @@ static int take(pp_hist *dst, pp_hist *src, int fresh) {
 static int on_zone(void *arg, ppt_stats_zone *r) {
   merged *m = arg;
   uint64_t loc = remap(m, r->loc);
-  size_t i = 0;
-  while (i < m->nz && m->z[i].loc != loc)
-    i++;
-  int fresh = i == m->nz;
+  size_t i;
+  int fresh;
+  if (row_of(&m->zi, loc, m->nz, &i, &fresh) != 0)
+    return -1;
   if (fresh) {
     if (pp__grow((void **)&m->z, &m->capz, m->nz + 1, sizeof *m->z) != 0)
       return -1;
@@ -101,10 +134,10 @@ static int on_thread(void *arg, const ppt_stats_thread *r) {
 static int on_frame(void *arg, ppt_stats_frame *r) {
   merged *m = arg;
   uint64_t loc = remap(m, r->loc);
-  size_t i = 0;
-  while (i < m->nf && m->f[i].loc != loc)
-    i++;
-  int fresh = i == m->nf;
+  size_t i;
+  int fresh;
+  if (row_of(&m->fi, loc, m->nf, &i, &fresh) != 0)
+    return -1;
   if (fresh) {
     if (pp__grow((void **)&m->f, &m->capf, m->nf + 1, sizeof *m->f) != 0)
       return -1;
@@ -128,10 +161,11 @@ static int on_frame(void *arg, ppt_stats_frame *r) {
 static int on_counter(void *arg, const ppt_stats_counter *r) {
   merged *m = arg;
   uint64_t loc = remap(m, r->loc);
-  size_t i = 0;
-  while (i < m->nc && m->c[i].loc != loc)
-    i++;
-  if (i == m->nc) {
+  size_t i;
+  int fresh;
+  if (row_of(&m->ci, loc, m->nc, &i, &fresh) != 0)
+    return -1;
+  if (fresh) {
     if (pp__grow((void **)&m->c, &m->capc, m->nc + 1, sizeof *m->c) != 0)
       return -1;
     m->c[m->nc] = *r;
@@ -264,6 +298,9 @@ static void merged_free(merged *m) {
     pp_hist_free(&m->f[i].h);
   for (size_t i = 0; i < m->ng; i++)
     pp_hist_free(&m->g[i].h);
+  pp__free(m->zi.idx);
+  pp__free(m->fi.idx);
+  pp__free(m->ci.idx);
   pp__free(m->z);
   pp__free(m->th);
   pp__free(m->f);

@@ -458,6 +458,18 @@ void pp__arena_site(const pp_srcloc *p, uint32_t id) {
   pthread_mutex_unlock(&lock);
 }
 
+/* Write a blob: its length 0 first (a process killed meanwhile leaves a
+ * blob no salvager takes), then the bytes, token and seq, the length
+ * last. Caller holds the lock. */
+static void blob_fill(pp__arena_blob_hdr *b, const void *data, size_t len,
+                      uint64_t seq) {
+  atomic_store_explicit(&b->len, 0, memory_order_release);
+  memcpy(b + 1, data, len);
+  b->token = hdr->token;
+  b->seq = seq;
+  atomic_store_explicit(&b->len, len, memory_order_release);
+}
+
 void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
   pthread_mutex_lock(&lock);
   if (hdr) {
@@ -465,13 +477,8 @@ void pp__arena_blob(const void *chunks, size_t len, uint32_t seq) {
     size_t page = page_bytes();
     size_t bytes = (sizeof(pp__arena_blob_hdr) + len + page - 1) / page * page;
     pp__arena_blob_hdr *b = alloc_locked(bytes, PP__SEG_BLOB, 0);
-    if (b) {
-      memcpy(b + 1, chunks, len);
-      b->token = hdr->token;
-      b->seq = seq;
-      atomic_thread_fence(memory_order_release);
-      b->len = len;
-    }
+    if (b)
+      blob_fill(b, chunks, len, seq);
   }
   pthread_mutex_unlock(&lock);
 }
@@ -498,12 +505,7 @@ int pp__arena_ckpt(const void *data, size_t len, uint64_t pass) {
     if (!(b = ckpt[k] = alloc_locked(bytes, PP__SEG_CKPT, 0)))
       goto out;
   }
-  /* invalid while written: a process killed meanwhile leaves the other */
-  atomic_store_explicit(&b->len, 0, memory_order_release);
-  memcpy(b + 1, data, len);
-  b->token = hdr->token;
-  b->seq = pass;
-  atomic_store_explicit(&b->len, len, memory_order_release);
+  blob_fill(b, data, len, pass); /* a kill meanwhile leaves the other */
   ckpt_last = k;
   rc = 0;
 out:

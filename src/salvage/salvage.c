@@ -282,7 +282,9 @@ typedef struct thread_part {
   pp__slots s;
   uint64_t drops;
   char name[64];
-  pp__slot *copy; /* freed with the part */
+  pp__slot *copy;  /* freed with the part */
+  pp__tallies *g;  /* stats mode: the zones its tally set counted that no
+                      checkpoint holds, rebuilt here; freed with the part */
 } thread_part;
 
 typedef struct part_set {
@@ -291,8 +293,10 @@ typedef struct part_set {
 } part_set;
 
 static void parts_free(part_set *ps) {
-  for (size_t i = 0; i < ps->n; i++)
+  for (size_t i = 0; i < ps->n; i++) {
     pp__free(ps->v[i].copy);
+    pp__tallies_free(ps->v[i].g);
+  }
   free(ps->v);
   memset(ps, 0, sizeof *ps);
 }
@@ -412,6 +416,23 @@ static uint32_t kind_of_event(unsigned type) {
   }
 }
 
+/* A site the table lacks: named by its address (a tally's site first met
+ * after the writer's last pass). */
+static int name_site(pp__sites *sites, const void *key, uint32_t kind,
+                     uint64_t *unnamed) {
+  if (pp__sites_find(sites, key) != UINT32_MAX)
+    return 0;
+  char name[96];
+  snprintf(name, sizeof name,
+           "(site %#" PRIx64 ", first met after the last drain)",
+           (uint64_t)(uintptr_t)key);
+  pp_srcloc def = {name, NULL, NULL, 0, kind};
+  if (pp__sites_add(sites, key, &def) == UINT32_MAX)
+    return -1;
+  ++*unnamed;
+  return 0;
+}
+
 /* Give every site the slots of s name and the table lacks a definition
  * of its own. */
 static int name_unknown(pp__sites *sites, const pp__slots *s,
@@ -421,18 +442,39 @@ static int name_unknown(pp__sites *sites, const pp__slots *s,
     int r = pp__slot_read(s, &i, &e);
     if (r < 0)
       break;
-    if (r == 0 || !e.loc || pp__sites_find(sites, e.loc) != UINT32_MAX)
-      continue;
-    char name[96];
-    snprintf(name, sizeof name,
-             "(site %#" PRIx64 ", first met after the last drain)",
-             (uint64_t)(uintptr_t)e.loc);
-    pp_srcloc def = {name, NULL, NULL, 0, kind_of_event(e.type)};
-    if (pp__sites_add(sites, e.loc, &def) == UINT32_MAX)
+    if (r > 0 && e.loc &&
+        name_site(sites, e.loc, kind_of_event(e.type), unnamed) != 0)
       return -1;
-    ++*unnamed;
   }
   return 0;
+}
+
+/* Segment i when it is a whole thread state, else NULL. */
+static const pp__tstate *tstate_at(const arena_map *a, uint32_t i) {
+  const pp__arena_seg *sg = &a->seg[i];
+  if (sg->kind != PP__SEG_TSTATE || !seg_ok(a, sg) ||
+      sg->len < sizeof(pp__tstate))
+    return NULL;
+  return (const void *)(a->base + sg->off);
+}
+
+/* The newest blob of kind (a flight head, a stats checkpoint) of this
+ * session, whole, whose seq is at most max_seq; NULL when none. */
+static const pp__arena_blob_hdr *newest_blob(const arena_map *a, unsigned kind,
+                                             uint64_t max_seq) {
+  const pp__arena_blob_hdr *best = NULL;
+  for (uint32_t i = 0; i < a->nseg; i++) {
+    const pp__arena_seg *sg = &a->seg[i];
+    if (sg->kind != kind || !seg_ok(a, sg) ||
+        sg->len < sizeof(pp__arena_blob_hdr))
+      continue;
+    const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
+    uint64_t len = b->len;
+    if (b->token == a->h->token && len && len <= sg->len - sizeof *b &&
+        b->seq <= max_seq && (!best || b->seq > best->seq))
+      best = b;
+  }
+  return best;
 }
 
 /* The thread states of the arena that left something: in trace mode the
@@ -442,11 +484,9 @@ static int collect_threads(const arena_map *a, int flight, part_set *ps,
                            char *msg, size_t n) {
   uint64_t pass = a->h->commit_pass;
   for (uint32_t i = 0; i < a->nseg; i++) {
-    const pp__arena_seg *sg = &a->seg[i];
-    if (sg->kind != PP__SEG_TSTATE || !seg_ok(a, sg) ||
-        sg->len < sizeof(pp__tstate))
+    const pp__tstate *t = tstate_at(a, i);
+    if (!t)
       continue;
-    const pp__tstate *t = (const void *)(a->base + sg->off);
     uint64_t cap_slots = t->capacity;
     if (!t->ring || !cap_slots || (cap_slots & (cap_slots - 1)) ||
         t->mask != cap_slots - 1 || cap_slots > a->size / sizeof(pp__slot))
@@ -630,44 +670,6 @@ static const void *translate_in(const arena_map *a, uint64_t addr,
 /* The most tallies a salvaged set may hold (a set has one per site). */
 #define SET_TALLIES_MAX (1u << 16)
 
-/* A killed thread's tally set: the zones it counted that no checkpoint
- * holds. */
-typedef struct set_part {
-  uint64_t tid;
-  char name[64];
-  pp__tallies *g; /* rebuilt in this process's memory */
-} set_part;
-
-typedef struct set_list {
-  set_part *v;
-  size_t n, cap;
-  uint64_t unreadable; /* tallies or blocks whose pointers fail */
-} set_list;
-
-static void sets_free(set_list *sl) {
-  for (size_t i = 0; i < sl->n; i++)
-    pp__tallies_free(sl->v[i].g);
-  free(sl->v);
-  memset(sl, 0, sizeof *sl);
-}
-
-/* A site the table lacks: named by its address (a tally's site first met
- * after the writer's last pass). */
-static int name_site(pp__sites *sites, const void *key, uint32_t kind,
-                     uint64_t *unnamed) {
-  if (pp__sites_find(sites, key) != UINT32_MAX)
-    return 0;
-  char name[96];
-  snprintf(name, sizeof name,
-           "(site %#" PRIx64 ", first met after the last drain)",
-           (uint64_t)(uintptr_t)key);
-  pp_srcloc def = {name, NULL, NULL, 0, kind};
-  if (pp__sites_add(sites, key, &def) == UINT32_MAX)
-    return -1;
-  ++*unnamed;
-  return 0;
-}
-
 /* The counters of the arena's tally rt into lt (a fresh one). */
 static void copy_tally(const arena_map *a, const pp__tally *rt, pp__tally *lt,
                        uint64_t *unreadable) {
@@ -700,13 +702,13 @@ static void copy_tally(const arena_map *a, const pp__tally *rt, pp__tally *lt,
 
 /* The set at addr of the process, rebuilt here: NULL when it is not this
  * session's, is in the committed checkpoint, or cannot be read (counted
- * in sl->unreadable); -1 in *oom when out of memory. */
+ * in res->unreadable); -1 in *oom when out of memory. */
 static pp__tallies *rebuild_set(const arena_map *a, uint64_t addr,
                                 pp__sites *sites, pp_salvage_result *res,
-                                set_list *sl, int *oom) {
+                                int *oom) {
   const void *p = translate_in(a, addr, sizeof(pp__tallies), PP__SEG_TALLY);
   if (!p) {
-    sl->unreadable++;
+    res->unreadable++;
     return NULL;
   }
   pp__tallies rs;
@@ -736,7 +738,7 @@ static pp__tallies *rebuild_set(const arena_map *a, uint64_t addr,
   for (unsigned k = 0; next && k < SET_TALLIES_MAX; k++) {
     const void *tp = translate_in(a, next, sizeof(pp__tally), PP__SEG_TALLY);
     if (!tp) {
-      sl->unreadable++;
+      res->unreadable++;
       break;
     }
     pp__tally rt;
@@ -757,7 +759,7 @@ static pp__tallies *rebuild_set(const arena_map *a, uint64_t addr,
     }
     if (g->n == had)
       break; /* a site met twice: the list loops */
-    copy_tally(a, &rt, lt, &sl->unreadable);
+    copy_tally(a, &rt, lt, &res->unreadable);
     if (here == pend)
       atomic_store_explicit(&g->pend, lt, memory_order_relaxed);
   }
@@ -768,55 +770,39 @@ static pp__tallies *rebuild_set(const arena_map *a, uint64_t addr,
   return g;
 }
 
-/* Every thread's set that holds zones no committed checkpoint has. */
+/* Every thread's set that holds zones no committed checkpoint has, given
+ * to its thread's part (a new part when its ring left nothing). */
 static int collect_sets(const arena_map *a, pp__sites *sites,
-                        pp_salvage_result *res, set_list *sl, char *msg,
+                        pp_salvage_result *res, part_set *ps, char *msg,
                         size_t n) {
   for (uint32_t i = 0; i < a->nseg; i++) {
-    const pp__arena_seg *sg = &a->seg[i];
-    if (sg->kind != PP__SEG_TSTATE || !seg_ok(a, sg) ||
-        sg->len < sizeof(pp__tstate))
-      continue;
-    const pp__tstate *t = (const void *)(a->base + sg->off);
-    uint64_t addr = (uint64_t)(uintptr_t)atomic_load(&t->tallies);
+    const pp__tstate *t = tstate_at(a, i);
+    uint64_t addr = t ? (uint64_t)(uintptr_t)atomic_load(&t->tallies) : 0;
     if (!addr)
       continue;
     int oom = 0;
-    pp__tallies *g = rebuild_set(a, addr, sites, res, sl, &oom);
+    pp__tallies *g = rebuild_set(a, addr, sites, res, &oom);
     if (!g && !oom)
       continue;
-    if (!g || pp__grow((void **)&sl->v, &sl->cap, sl->n + 1, sizeof *sl->v)) {
+    size_t k = 0;
+    while (k < ps->n && ps->v[k].s.tid != t->tid)
+      k++;
+    if (!g || (k == ps->n && pp__grow((void **)&ps->v, &ps->cap, ps->n + 1,
+                                      sizeof *ps->v) != 0)) {
       pp__tallies_free(g);
       snprintf(msg, n, "out of memory");
       return -1;
     }
-    set_part *sp = &sl->v[sl->n++];
-    sp->tid = t->tid;
-    memcpy(sp->name, t->name, sizeof sp->name);
-    sp->name[sizeof sp->name - 1] = 0;
-    sp->g = g;
+    if (k == ps->n) {
+      memset(&ps->v[k], 0, sizeof ps->v[k]);
+      ps->v[k].s.tid = t->tid;
+      memcpy(ps->v[k].name, t->name, sizeof ps->v[k].name);
+      ps->v[k].name[sizeof ps->v[k].name - 1] = 0;
+      ps->n++;
+    }
+    ps->v[k].g = g;
   }
   return 0;
-}
-
-/* The newest checkpoint the commit has reached, or NULL (none written
- * yet). */
-static const pp__arena_blob_hdr *find_ckpt(const arena_map *a) {
-  const pp__arena_blob_hdr *best = NULL;
-  for (uint32_t i = 0; i < a->nseg; i++) {
-    const pp__arena_seg *sg = &a->seg[i];
-    if (sg->kind != PP__SEG_CKPT || !seg_ok(a, sg) ||
-        sg->len < sizeof(pp__arena_blob_hdr))
-      continue;
-    const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
-    uint64_t len = b->len;
-    if (b->token != a->h->token || !len || len > sg->len - sizeof *b ||
-        b->seq > a->h->commit_pass)
-      continue;
-    if (!best || b->seq > best->seq)
-      best = b;
-  }
-  return best;
 }
 
 typedef struct stats_define {
@@ -848,40 +834,23 @@ static int emit_stats(pp__out *o, const arena_map *a, pp__sites *sites,
   pp__clockmap clock = {h->clock_tick0, h->clock_ns0, h->clock_ns_per_tick,
                         h->clock_mult};
   uint64_t first = UINT64_MAX, last = 0;
-  set_list sl = {0};
   pp__sink *sink = NULL;
   int rc = -1;
   if (parts_scan(sites, ps, res, &first, &last) != 0 ||
-      collect_sets(a, sites, res, &sl, msg, n) != 0 ||
+      collect_sets(a, sites, res, ps, msg, n) != 0 ||
       !(sink = pp__stats_sink_new(o, sites))) {
     snprintf(msg, n, "out of memory");
     goto out;
   }
   stats_define d = {sites, sink};
   each_site(a, define_site, &d);
-  const pp__arena_blob_hdr *ck = find_ckpt(a);
+  /* the newest checkpoint the commit has reached (none: none written) */
+  const pp__arena_blob_hdr *ck = newest_blob(a, PP__SEG_CKPT, h->commit_pass);
   if (ck && pp__stats_sink_restore(sink, (const unsigned char *)(ck + 1),
                                    (size_t)ck->len) != 0) {
     snprintf(msg, n, "the rings' checkpoint of pass %" PRIu64 " is damaged",
              ck->seq);
     goto out;
-  }
-  /* the threads: the rings' and the sets' */
-  for (size_t i = 0; i < sl.n; i++) {
-    size_t k = 0;
-    while (k < ps->n && ps->v[k].s.tid != sl.v[i].tid)
-      k++;
-    if (k < ps->n)
-      continue;
-    thread_part tp;
-    memset(&tp, 0, sizeof tp);
-    tp.s.tid = sl.v[i].tid;
-    memcpy(tp.name, sl.v[i].name, sizeof tp.name);
-    if (pp__grow((void **)&ps->v, &ps->cap, ps->n + 1, sizeof *ps->v) != 0) {
-      snprintf(msg, n, "out of memory");
-      goto out;
-    }
-    ps->v[ps->n++] = tp;
   }
   write_threads(o, sink, ps);
   uint64_t events = 0;
@@ -894,9 +863,11 @@ static int emit_stats(pp__out *o, const arena_map *a, pp__sites *sites,
   /* a set's durations are ns already; its pending zone's are ticks */
   uint64_t mult = atomic_load(&pp__tally_mult);
   pp__tally_set_rate(h->clock_mult);
-  for (size_t i = 0; i < sl.n; i++) {
-    pp__tallies *g = sl.v[i].g;
-    sink->ops->tallies(sink, sl.v[i].tid, g, PP__TALLY_FINAL, &clock);
+  for (size_t i = 0; i < ps->n; i++) {
+    pp__tallies *g = ps->v[i].g;
+    if (!g)
+      continue;
+    sink->ops->tallies(sink, ps->v[i].s.tid, g, PP__TALLY_FINAL, &clock);
     events += pp__tally_get(&g->events);
     uint64_t ft = pp__tally_get(&g->first_tick),
              lt = pp__tally_get(&g->last_tick);
@@ -907,7 +878,6 @@ static int emit_stats(pp__out *o, const arena_map *a, pp__sites *sites,
   }
   pp__tally_set_rate(mult);
   res->threads = ps->n;
-  res->unreadable = sl.unreadable;
   sink->ops->pass_end(sink, 0, 1);
   sink->ops->finish(sink, INT64_MAX);
   write_tail(o, ps, how, events, first, last, ticks_per_ns, h->commit_events,
@@ -916,7 +886,6 @@ static int emit_stats(pp__out *o, const arena_map *a, pp__sites *sites,
 out:
   if (sink)
     sink->ops->free(sink);
-  sets_free(&sl);
   return rc;
 }
 
@@ -977,16 +946,8 @@ static void scan_meta_chunks(trace_scan *ts, const unsigned char *p,
  * events of every ring. path is written anew, as a dump would be. */
 static int write_flight(const char *path, const arena_map *a, const char *how,
                         pp_salvage_result *res, char *msg, size_t n) {
-  const pp__arena_blob_hdr *blob = NULL;
-  for (uint32_t i = 0; i < a->nseg && !blob; i++) {
-    const pp__arena_seg *sg = &a->seg[i];
-    if (sg->kind != PP__SEG_BLOB || !seg_ok(a, sg) || sg->len < sizeof *blob)
-      continue;
-    const pp__arena_blob_hdr *b = (const void *)(a->base + sg->off);
-    if (b->token == a->h->token && b->len <= sg->len - sizeof *b &&
-        b->seq < UINT32_MAX)
-      blob = b;
-  }
+  const pp__arena_blob_hdr *blob =
+      newest_blob(a, PP__SEG_BLOB, UINT32_MAX - 1);
   if (!blob) {
     snprintf(msg, n, "the rings hold no head for the dump (META)");
     return -1;

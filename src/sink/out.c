@@ -94,6 +94,7 @@ int pp__out_open(pp__out *o, const char *path, uint32_t pid, char *why,
   struct iovec iov = {hdr, sizeof hdr};
   if (write_all(o->fd, &iov, 1) != 0) {
     int e = errno;
+    snprintf(why, n, "cannot write %s: %s", path, strerror(e));
     close(o->fd);
     o->fd = -1;
     errno = e;
