@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pipeprof-bench: the overhead and throughput figures of the recording
- * core, the histogram and the exporters, all measured in one run so that
- * ratios against the hand-written floor hold on a noisy machine.
+ * core, the histogram and the exporters, with every ratio against the
+ * hand-written floor taken from paired rounds so that it holds on a noisy
+ * machine.
  *
  * Figures named *_ns are the median over many batches of the per-operation
  * time (wall clock around a batch of 1000 operations). Each zone figure has
@@ -11,7 +12,7 @@
  * writer draining the ring on another core while the batches run. The
  * writer's own work is reported apart: *_cpu_per_zone_ns is the CPU time of
  * the whole process (recording thread, writer thread encoding and writing,
- * and the benchmark's own waits) divided by the zones recorded,
+ * and the benchmark's own waits) per zone recorded,
  * *_cpu_per_zone_to_floor the same over the floor (issue 12's goals: 1.5x
  * in trace mode, 1.2x in stats mode), and *_others_cpu_per_zone_ns the
  * part of it spent by threads other than the recording one (the writer,
@@ -19,6 +20,17 @@
  * batches the benchmark waits, outside the timed region, for the writer to
  * drain a ring that is more than a quarter full, so no event is dropped
  * and the drop path never flatters a figure.
+ *
+ * Ratios come from paired rounds (see "paired rounds" below): the floor
+ * and a mode, or the floor, one thread and two threads, run back to back
+ * in every order in turn, each round gives one ratio, and a ratio is the
+ * median of its rounds', printed with their interquartile range and a 95%
+ * interval of the median. Measured a second apart, as this benchmark once
+ * did, the floor and a mode saw different machines: stats mode's CPU per
+ * zone was 1.40x, 2.00x and 1.67x the floor in three consecutive runs of
+ * one build on the 2-vCPU development VM. A goal is judged only when the
+ * rounds agree well enough to judge it; otherwise the output says "too
+ * noisy to judge" and why.
  *
  * The traces the benchmark writes (hundreds of MB in trace mode) go to a
  * memory file system (/dev/shm) unless --dir says otherwise: written to a
@@ -123,11 +135,11 @@ __attribute__((noinline)) static void floor_end(const void *loc) {
   s->a = (uint64_t)(uintptr_t)loc | 1;
 }
 
-static double bench_floor(int batches) {
+/* nb batches of the floor, each batch's ns per zone into v; returns their
+ * median (v is sorted). Needs floor_ring (main allocates it). */
+static double floor_chunk(int nb, double *v) {
   static const int dummy = 0;
-  floor_ring = calloc(65536, sizeof *floor_ring);
-  double *v = calloc((size_t)batches, sizeof *v);
-  for (int b = 0; b < batches; b++) {
+  for (int b = 0; b < nb; b++) {
     double t0 = now_ns();
     for (int i = 0; i < BATCH; i++) {
       floor_begin(&dummy);
@@ -136,26 +148,140 @@ static double bench_floor(int batches) {
     }
     v[b] = (now_ns() - t0) / BATCH;
   }
-  double m = median(v, batches);
-  free(v);
-  free(floor_ring);
-  return m;
+  return median(v, nb);
+}
+
+/* ---- paired rounds ---------------------------------------------------------
+ * On a shared 2-vCPU VM the machine's speed moves by 10-20% within seconds
+ * (a busy neighbour on the host's sibling core comes and goes), so two
+ * loops measured a second apart are compared on two different machines.
+ * Every ratio here is therefore made of rounds: each round runs its arms
+ * (the floor and a mode; or the floor, one thread and two threads) for
+ * round_batches batches each, back to back, in an order that changes from
+ * round to round (arm_at), and gives one ratio. Rounds are a multiple of 6,
+ * so every order of two or three arms runs equally often and neither drift
+ * within a round nor what ran just before favours an arm. A figure is the
+ * median of the rounds' ratios, with the interquartile range of the rounds
+ * and a distribution-free 95% interval of the median.
+ *
+ * The CPU per zone of a round is the recording thread's own CPU time in its
+ * zone arm plus the other threads' (the writer's) CPU per zone averaged
+ * over the round's block (block_others): the writer works in passes, every
+ * 10 ms or when a ring is half full, which need not line up with rounds of
+ * a few ms (in flight mode a round held nothing or several rounds' worth),
+ * while a block, a session of its own, holds several passes. A session's
+ * start (the writer populating a new ring) is warmed up before its rounds
+ * and its last pass (pp_shutdown: the final merge of stats mode's tallies,
+ * flight mode's last look at its rings) is left out: with a session per
+ * block they are a cost per session, not per zone, and six of them a mode
+ * outweighed the zones (flight mode: 22 against 7 ns of the writer's per
+ * zone). So other threads' figures leave out that last pass, which the
+ * benchmark counted when a mode was one session (stats mode's others: 0.1
+ * now, 0.2-0.4 ns then).
+ */
+static int rounds = 42;        /* --quick: 42; else 204 */
+static int round_batches = 50; /* --quick: 50; else 100 */
+static double *floor_rounds;   /* the floor arm of every round of every mode */
+static int nfloor_rounds;
+
+/* The arm that runs j-th of k in round i: k = 2 alternates A B, B A; k = 3
+ * takes the six orders in turn. */
+static int arm_at(int i, int j, int k) {
+  int first = i % k, back = (i / k) % 2;
+  return back ? (first - j + k) % k : (first + j) % k;
+}
+
+typedef struct spread {
+  double med;    /* the median of the rounds' ratios */
+  double q1, q3; /* their interquartile range */
+  double lo, hi; /* distribution-free 95% interval of the median */
+  int n;         /* rounds */
+} spread;
+
+/* The p-quantile of sorted v, interpolated between neighbours. */
+static double quantile(const double *v, int n, double p) {
+  double x = p * (n - 1);
+  int i = (int)x;
+  if (i + 1 >= n)
+    return v[n - 1];
+  return v[i] + (x - i) * (v[i + 1] - v[i]);
+}
+
+/* The rank k of the median's distribution-free 95% interval over n sorted
+ * values, [v[k-1], v[n-k]]: the largest k with P[X < k] <= 0.025, X ~
+ * Binomial(n, 1/2); 1 (the whole range) when n is too small for 95%. */
+static int ci95_rank(int n) {
+  int k = 0;
+  double cdf = 0, pk = pow(0.5, n); /* P[X = 0] */
+  for (int j = 0; j < n; j++) {
+    if (cdf + pk > 0.025)
+      break;
+    cdf += pk;
+    k = j + 1;
+    pk = pk * (double)(n - j) / (double)(j + 1);
+  }
+  return k < 1 ? 1 : k;
+}
+
+/* Sorts v. */
+static spread spread_of(double *v, int n) {
+  spread s = {NAN, NAN, NAN, NAN, NAN, n};
+  if (n < 1)
+    return s;
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  s.med = quantile(v, n, 0.5);
+  s.q1 = quantile(v, n, 0.25);
+  s.q3 = quantile(v, n, 0.75);
+  int k = ci95_rank(n);
+  s.lo = v[k - 1];
+  s.hi = v[n - k];
+  return s;
+}
+
+/* When a goal ("at most goal") can be judged from paired ratios s: the
+ * rounds must agree, their interquartile range within +-NOISE_PCT % of the
+ * median (wider, and the rounds measured the machine more than the code),
+ * and the goal must lie outside the median's 95% interval (inside, the
+ * rounds cannot tell the median from the goal). Writes "met", "missed" or
+ * "too noisy to judge: " and why into buf. */
+#define NOISE_PCT 10.0
+static const char *verdict(const spread *s, double goal, char *buf, size_t n) {
+  double half = (s->q3 - s->q1) / 2 / s->med * 100;
+  if (s->n < 1)
+    snprintf(buf, n, "not measured");
+  else if (!(half <= NOISE_PCT))
+    snprintf(buf, n,
+             "too noisy to judge: the rounds' interquartile range "
+             "%.2f-%.2fx is +-%.0f%% of the median %.2fx (limit +-%.0f%%)",
+             s->q1, s->q3, half, s->med, NOISE_PCT);
+  else if (s->lo <= goal && goal <= s->hi)
+    snprintf(buf, n,
+             "too noisy to judge: the median's 95%% interval %.2f-%.2fx "
+             "holds the goal %.2fx",
+             s->lo, s->hi, goal);
+  else
+    snprintf(buf, n, "%s", s->med <= goal ? "met" : "missed");
+  return buf;
 }
 
 /* ---- zones through the library -------------------------------------------
  */
 
-/* Sleep until this thread's ring is drained below a quarter. */
-static void wait_for_writer(void) {
-  pp__tstate *t = pp__thread_get();
+/* Sleep until t's ring is drained below a quarter (left 0: to empty). */
+static void wait_for_ring(pp__tstate *t, uint64_t left) {
   if (!t || atomic_load(&pp__overwrite_mode))
     return;
-  uint64_t cap = t->capacity;
-  while (atomic_load(&t->w) - atomic_load(&t->r) > cap / 4) {
+  while (atomic_load(&t->w) - atomic_load(&t->r) > left) {
     pp__wake_force();
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
   }
+}
+
+static void wait_for_writer(void) {
+  pp__tstate *t = pp__thread_get();
+  if (t)
+    wait_for_ring(t, t->capacity / 4);
 }
 
 typedef struct zone_result {
@@ -163,6 +289,8 @@ typedef struct zone_result {
   double others_cpu_ns; /* of cpu_ns: threads other than the recording one
                            (the writer, chiefly); -1 when not measured */
   uint64_t dropped;
+  spread to_floor;     /* the zone's time over the floor, paired */
+  spread cpu_to_floor; /* process CPU per zone over the floor, paired */
 } zone_result;
 
 static double mean(const double *v, int n) {
@@ -209,67 +337,287 @@ static uint64_t total_dropped(void) {
   return d;
 }
 
-static zone_result bench_zone(pp_mode mode, int enabled, int batches) {
-  zone_result r = {0, 0, 0, -1, 0};
-  if (start_session(mode, "zone", mode == PP_MODE_FLIGHT ? 4096 : 1024))
-    return r;
-  pp_set_enabled(enabled);
-  double *v = calloc((size_t)batches, sizeof *v);
-  zone_loop(batches / 10 + 1, v); /* warm up: attach, page in the ring */
-  uint64_t d0 = total_dropped();
-  double c0 = cpu_ns(), t0 = thread_cpu_ns();
-  zone_loop(batches, v);
-  r.dropped = total_dropped() - d0;
-  pp_shutdown(); /* the writer's last drain counts toward the mean */
-  double all = cpu_ns() - c0, own = thread_cpu_ns() - t0;
-  r.cpu_ns = all / ((double)batches * BATCH);
-  r.others_cpu_ns = (all - own) / ((double)batches * BATCH);
-  r.mean_ns = mean(v, batches);
-  r.median_ns = median(v, batches);
-  free(v);
-  return r;
+/* The per-round arrays of a paired run, and what they give. */
+typedef struct round_set {
+  double *all;   /* every zone batch's ns per zone, rounds x batches */
+  double *wall;  /* per round: median zone batch */
+  double *own;   /* per round: recording threads' CPU per zone */
+  double *other; /* per round: other threads' CPU per zone (the writer) */
+  double *floor; /* per round: median floor batch */
+  double *fv;    /* one floor arm's batches */
+  int nall;
+} round_set;
+
+static void round_set_free(round_set *s) {
+  free(s->all);
+  free(s->wall);
+  free(s->own);
+  free(s->other);
+  free(s->floor);
+  free(s->fv);
+  memset(s, 0, sizeof *s);
 }
 
-typedef struct thr_arg {
-  int batches;
-  double median_ns, mean_ns;
-  pthread_barrier_t *bar;
-} thr_arg;
-
-static void *thr_main(void *p) {
-  thr_arg *a = p;
-  double *v = calloc((size_t)a->batches, sizeof *v);
-  zone_loop(a->batches / 10 + 1, v);
-  pthread_barrier_wait(a->bar);
-  zone_loop(a->batches, v);
-  a->mean_ns = mean(v, a->batches);
-  a->median_ns = median(v, a->batches);
-  free(v);
-  return NULL;
+static int round_set_init(round_set *s, int zones_per_round) {
+  size_t n = (size_t)rounds;
+  s->nall = 0;
+  s->all = calloc(n * (size_t)zones_per_round * (size_t)round_batches,
+                  sizeof *s->all);
+  s->wall = calloc(n, sizeof *s->wall);
+  s->own = calloc(n, sizeof *s->own);
+  s->other = calloc(n, sizeof *s->other);
+  s->floor = calloc(n, sizeof *s->floor);
+  s->fv = calloc((size_t)round_batches, sizeof *s->fv);
+  return s->all && s->wall && s->own && s->other && s->floor && s->fv ? 0 : -1;
 }
 
-static zone_result bench_zone_2threads(int batches) {
-  zone_result r = {0, 0, 0, -1, 0};
-  if (start_session(PP_MODE_TRACE, "zone2", 1024))
-    return r;
-  pthread_barrier_t bar;
-  pthread_barrier_init(&bar, NULL, 3);
-  thr_arg a[2] = {{batches, 0, 0, &bar}, {batches, 0, 0, &bar}};
-  pthread_t th[2];
-  for (int i = 0; i < 2; i++)
-    pthread_create(&th[i], NULL, thr_main, &a[i]);
-  pthread_barrier_wait(&bar);
+/* The other threads' CPU per zone of rounds i0 to i1 - 1, each measured
+ * over its own round, becomes their mean in each. */
+static void block_others(double *other, int i0, int i1) {
+  double sum = 0;
+  for (int i = i0; i < i1; i++)
+    sum += other[i];
+  for (int i = i0; i < i1; i++)
+    other[i] = sum / (i1 - i0);
+}
+
+/* The figures of r from s (sorts its arrays); keeps the rounds' floors
+ * for floor_zone_ns. */
+static void round_set_finish(round_set *s, zone_result *r) {
+  double *cpu = calloc((size_t)rounds, sizeof *cpu);
+  double *ratio = calloc((size_t)rounds, sizeof *ratio);
+  if (cpu && ratio) {
+    for (int i = 0; i < rounds; i++) {
+      cpu[i] = s->own[i] + s->other[i];
+      ratio[i] = cpu[i] / s->floor[i];
+    }
+    r->cpu_to_floor = spread_of(ratio, rounds);
+    for (int i = 0; i < rounds; i++)
+      ratio[i] = s->wall[i] / s->floor[i];
+    r->to_floor = spread_of(ratio, rounds);
+    r->cpu_ns = median(cpu, rounds);
+    r->others_cpu_ns = mean(s->other, rounds);
+    r->mean_ns = mean(s->all, s->nall);
+    r->median_ns = median(s->all, s->nall);
+    for (int i = 0; i < rounds && nfloor_rounds < 8 * rounds; i++)
+      floor_rounds[nfloor_rounds++] = s->floor[i];
+  }
+  free(ratio);
+  free(cpu);
+}
+
+#define NO_SPREAD                                                              \
+  { NAN, NAN, NAN, NAN, NAN, 0 }
+static const zone_result no_result = {
+    .others_cpu_ns = -1, .to_floor = NO_SPREAD, .cpu_to_floor = NO_SPREAD};
+
+/* A mode paired with the floor, run in blocks (see BLOCKS): its rounds,
+ * its drops, and whether a session failed to start. */
+typedef struct mode_run {
+  pp_mode mode;
+  int enabled;
+  round_set s;
+  uint64_t dropped;
+  int failed;
+} mode_run;
+
+/* Rounds i0 to i1 - 1 of m in a session of their own: each round a floor
+ * arm and a zone arm on this thread, in alternating order; after a zone
+ * arm the writer empties the ring (outside the timed batches), so the
+ * floor arm after it does not run beside the writer's backlog. */
+static void zone_block(mode_run *m, int i0, int i1) {
+  round_set *s = &m->s;
+  if (m->failed ||
+      start_session(m->mode, "zone", m->mode == PP_MODE_FLIGHT ? 4096 : 1024)) {
+    m->failed = 1;
+    return;
+  }
+  pp_set_enabled(m->enabled);
+  int nb = round_batches;
+  /* warm up: attach, and fill the ring twice over (twice 4 MiB in flight
+   * mode), so that the writer has populated it and the rounds do not pay
+   * a new session's first touches */
+  for (int k = 0; k < 6; k++)
+    zone_loop(nb, s->all + s->nall);
+  floor_chunk(nb, s->fv);
+  pp__tstate *t = pp__thread_get();
+  wait_for_ring(t, 0);
   uint64_t d0 = total_dropped();
-  double c0 = cpu_ns();
-  for (int i = 0; i < 2; i++)
-    pthread_join(th[i], NULL);
-  r.dropped = total_dropped() - d0;
+  for (int i = i0; i < i1; i++) {
+    double c0 = cpu_ns(), m0 = thread_cpu_ns();
+    for (int j = 0; j < 2; j++) {
+      if (arm_at(i, j, 2) == 0) {
+        s->floor[i] = floor_chunk(nb, s->fv);
+        continue;
+      }
+      double *v = s->all + s->nall;
+      double t0 = thread_cpu_ns();
+      zone_loop(nb, v);
+      s->own[i] = (thread_cpu_ns() - t0) / ((double)nb * BATCH);
+      wait_for_ring(t, 0);
+      s->nall += nb;
+      s->wall[i] = median(v, nb);
+    }
+    double others = (cpu_ns() - c0) - (thread_cpu_ns() - m0);
+    s->other[i] = others / ((double)nb * BATCH);
+  }
+  m->dropped += total_dropped() - d0;
   pp_shutdown();
-  r.cpu_ns = (cpu_ns() - c0) / (2.0 * batches * BATCH);
-  r.mean_ns = (a[0].mean_ns + a[1].mean_ns) / 2;
-  r.median_ns = (a[0].median_ns + a[1].median_ns) / 2;
-  pthread_barrier_destroy(&bar);
-  return r;
+  block_others(s->other, i0, i1);
+}
+
+/* Two recording threads beside the floor: a crew of two workers that run
+ * a zone arm when the main thread says, one of them (the one-thread arm)
+ * or both (the two-thread arm). */
+typedef struct crew crew;
+typedef struct worker {
+  crew *c;
+  int idx;
+  pp__tstate *ts; /* its thread state, for the main thread's wait */
+  double *v;      /* this arm's batches */
+  double cpu_ns;  /* this arm's thread CPU time */
+} worker;
+
+struct crew {
+  pthread_barrier_t go, done;
+  int active; /* workers in the coming arm: 1 or 2; 0: leave */
+  worker w[2];
+};
+
+static void *worker_main(void *p) {
+  worker *me = p;
+  crew *c = me->c;
+  for (int k = 0; k < 6; k++) /* warm up: attach, fill the ring over */
+    zone_loop(round_batches, me->v);
+  me->ts = pp__thread_get();
+  for (;;) {
+    pthread_barrier_wait(&c->go);
+    int active = c->active;
+    if (!active)
+      return NULL;
+    if (me->idx < active) {
+      double t0 = thread_cpu_ns();
+      zone_loop(round_batches, me->v);
+      me->cpu_ns = thread_cpu_ns() - t0;
+    }
+    pthread_barrier_wait(&c->done);
+  }
+}
+
+/* The two-thread run: s the two-thread arm (batches of both workers
+ * pooled, CPU per zone over both), one the one-thread arm; the floors are
+ * s's. */
+typedef struct two_run {
+  round_set s, one;
+  uint64_t dropped;
+  int failed;
+} two_run;
+
+/* Rounds i0 to i1 - 1 of m in a session of their own, three arms a round:
+ * the floor (this thread), one worker alone, both workers. */
+static void two_block(two_run *m, int i0, int i1) {
+  int nb = round_batches;
+  crew c;
+  c.active = 0;
+  for (int k = 0; k < 2; k++)
+    c.w[k] = (worker){&c, k, NULL, NULL, 0};
+  if (m->failed || !(c.w[0].v = calloc((size_t)nb, sizeof(double))) ||
+      !(c.w[1].v = calloc((size_t)nb, sizeof(double))) ||
+      start_session(PP_MODE_TRACE, "zone2", 1024)) {
+    m->failed = 1;
+    free(c.w[0].v);
+    free(c.w[1].v);
+    return;
+  }
+  pthread_barrier_init(&c.go, NULL, 3);
+  pthread_barrier_init(&c.done, NULL, 3);
+  pthread_t th[2];
+  for (int k = 0; k < 2; k++)
+    pthread_create(&th[k], NULL, worker_main, &c.w[k]);
+  floor_chunk(nb, m->s.fv);
+  uint64_t d0 = total_dropped();
+  for (int i = i0; i < i1; i++)
+    for (int j = 0; j < 3; j++) {
+      int arm = arm_at(i, j, 3);
+      if (arm == 0) {
+        m->s.floor[i] = floor_chunk(nb, m->s.fv);
+        continue;
+      }
+      round_set *to = arm == 1 ? &m->one : &m->s;
+      double c0 = cpu_ns(), m0 = thread_cpu_ns();
+      c.active = arm;
+      pthread_barrier_wait(&c.go);
+      pthread_barrier_wait(&c.done);
+      double own = 0, wall = 0;
+      for (int k = 0; k < arm; k++) {
+        wait_for_ring(c.w[k].ts, 0);
+        own += c.w[k].cpu_ns;
+        memcpy(to->all + to->nall, c.w[k].v, (size_t)nb * sizeof(double));
+        wall += median(c.w[k].v, nb);
+        to->nall += nb;
+      }
+      double others = (cpu_ns() - c0) - (thread_cpu_ns() - m0) - own;
+      to->own[i] = own / ((double)arm * nb * BATCH);
+      to->other[i] = others / ((double)arm * nb * BATCH);
+      to->wall[i] = wall / arm;
+    }
+  c.active = 0;
+  pthread_barrier_wait(&c.go);
+  for (int k = 0; k < 2; k++)
+    pthread_join(th[k], NULL);
+  m->dropped += total_dropped() - d0;
+  pp_shutdown();
+  block_others(m->s.other, i0, i1);
+  block_others(m->one.other, i0, i1);
+  pthread_barrier_destroy(&c.go);
+  pthread_barrier_destroy(&c.done);
+  free(c.w[0].v);
+  free(c.w[1].v);
+}
+
+/* Every zone figure, in BLOCKS blocks: each block runs a few rounds of
+ * each mode in turn, a session each, so that a mode's rounds spread over
+ * the whole run (about a second with --quick) rather than a fifth of it,
+ * and a change of the host's state during the run shows in every mode's
+ * spread instead of in one mode's median. out: trace, stats, flight,
+ * disabled at run time, two threads; to_one: the two-thread arm's zone
+ * time over the one-thread arm's. */
+#define BLOCKS 6
+static void bench_zones(zone_result out[5], spread *to_one) {
+  mode_run m[4] = {{.mode = PP_MODE_TRACE, .enabled = 1},
+                   {.mode = PP_MODE_STATS, .enabled = 1},
+                   {.mode = PP_MODE_FLIGHT, .enabled = 1},
+                   {.mode = PP_MODE_TRACE, .enabled = 0}};
+  two_run two = {0};
+  *to_one = no_result.to_floor; /* NO_SPREAD */
+  for (int k = 0; k < 4; k++)
+    m[k].failed = round_set_init(&m[k].s, 1) != 0;
+  two.failed = round_set_init(&two.s, 2) || round_set_init(&two.one, 1);
+  for (int b = 0; b < BLOCKS; b++) {
+    int i0 = rounds * b / BLOCKS, i1 = rounds * (b + 1) / BLOCKS;
+    for (int k = 0; k < 4; k++)
+      zone_block(&m[k], i0, i1);
+    two_block(&two, i0, i1);
+  }
+  for (int k = 0; k < 4; k++) {
+    out[k] = no_result;
+    out[k].dropped = m[k].dropped;
+    if (!m[k].failed)
+      round_set_finish(&m[k].s, &out[k]);
+    round_set_free(&m[k].s);
+  }
+  out[4] = no_result;
+  out[4].dropped = two.dropped;
+  double *ratio = calloc((size_t)rounds, sizeof *ratio);
+  if (!two.failed && ratio) {
+    for (int i = 0; i < rounds; i++)
+      ratio[i] = two.s.wall[i] / two.one.wall[i];
+    *to_one = spread_of(ratio, rounds);
+    round_set_finish(&two.s, &out[4]);
+  }
+  free(ratio);
+  round_set_free(&two.one);
+  round_set_free(&two.s);
 }
 
 static double bench_counter(int batches) {
@@ -323,7 +671,6 @@ static void bench_cold(double *zone_ns, double *floor_ns) {
   unsigned char *buf = malloc(n);
   double *vz = calloc((size_t)iters, sizeof *vz);
   double *vf = calloc((size_t)iters, sizeof *vf);
-  floor_ring = calloc(65536, sizeof *floor_ring);
   if (!buf || !vz || !vf || !floor_ring ||
       start_session(PP_MODE_TRACE, "cold", 1024) != PP_OK)
     goto done;
@@ -356,8 +703,6 @@ static void bench_cold(double *zone_ns, double *floor_ns) {
   *zone_ns = median(vz, iters) / ticks_per_ns;
   *floor_ns = median(vf, iters) / ticks_per_ns;
 done:
-  free(floor_ring);
-  floor_ring = NULL;
   free(vf);
   free(vz);
   free(buf);
@@ -536,24 +881,8 @@ typedef struct overhead {
 } overhead;
 
 static overhead paired_overhead(double *d, int n) {
-  overhead o;
-  qsort(d, (size_t)n, sizeof *d, cmp_d);
-  o.pct = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
-  /* Largest k with P[X < k] <= 0.025, X ~ Binomial(n, 1/2). */
-  int k = 0;
-  double cdf = 0, pk = pow(0.5, n); /* P[X = 0] */
-  for (int j = 0; j < n; j++) {
-    if (cdf + pk > 0.025)
-      break;
-    cdf += pk;
-    k = j + 1;
-    pk = pk * (double)(n - j) / (double)(j + 1);
-  }
-  if (k < 1)
-    k = 1; /* too few pairs for 95%: the interval is the whole range */
-  o.lo = d[k - 1];
-  o.hi = d[n - k];
-  return o;
+  spread s = spread_of(d, n);
+  return (overhead){s.med, s.lo, s.hi};
 }
 
 enum { PIPE_MAX_PAIRS = 256 };
@@ -664,6 +993,68 @@ static void print_pipeline(int json, int have, const overhead *pw,
     printf("  \"pipeline_accounted_cpu_pct\": null\n");
   else
     printf("  \"pipeline_accounted_cpu_pct\": %.3f\n", acc);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+/* Issue 12's goals for process CPU per zone over the floor. */
+#define GOAL_TRACE 1.5
+#define GOAL_STATS 1.2
+
+static void json_num(double x) {
+  if (isfinite(x))
+    printf("%.3f", x);
+  else
+    printf("null");
+}
+
+/* KEY (the median), KEY_iqr and KEY_ci95. */
+static void json_spread(const char *key, const spread *s) {
+  printf("  \"%s\": ", key);
+  json_num(s->med);
+  printf(",\n  \"%s_iqr\": [", key);
+  json_num(s->q1);
+  printf(", ");
+  json_num(s->q3);
+  printf("],\n  \"%s_ci95\": [", key);
+  json_num(s->lo);
+  printf(", ");
+  json_num(s->hi);
+  printf("],\n");
+}
+
+/* A mode's keys; goal > 0: with the goal and its verdict. */
+static void json_zone(const char *key, const zone_result *r, double goal) {
+  char k[96], why[256];
+  printf("  \"%s\": %.2f,\n  \"%s_mean\": %.2f,\n"
+         "  \"%s_cpu_per_zone_ns\": %.2f,\n",
+         key, r->median_ns, key, r->mean_ns, key, r->cpu_ns);
+  snprintf(k, sizeof k, "%s_cpu_per_zone_to_floor", key);
+  json_spread(k, &r->cpu_to_floor);
+  if (goal > 0)
+    printf("  \"%s_goal\": %.2f,\n  \"%s_verdict\": \"%s\",\n", k, goal, k,
+           verdict(&r->cpu_to_floor, goal, why, sizeof why));
+  printf("  \"%s_others_cpu_per_zone_ns\": %.2f,\n"
+         "  \"%s_dropped\": %llu,\n",
+         key, r->others_cpu_ns, key, (unsigned long long)r->dropped);
+}
+
+static void text_zone(const char *label, const zone_result *r) {
+  printf("%-28s %8.2f ns (mean %.2f; process CPU per zone %.2f = "
+         "%.2fx the floor",
+         label, r->median_ns, r->mean_ns, r->cpu_ns, r->cpu_to_floor.med);
+  if (r->others_cpu_ns >= 0)
+    printf(", other threads %.2f", r->others_cpu_ns);
+  printf(")\n");
+}
+
+static void text_spread(const char *label, const spread *s, double goal) {
+  char why[256];
+  printf("  %-34s %5.2fx [%.2f-%.2f] (%.2f-%.2f)", label, s->med, s->q1, s->q3,
+         s->lo, s->hi);
+  if (goal > 0)
+    printf("; goal %.2fx: %s", goal, verdict(s, goal, why, sizeof why));
+  printf("\n");
 }
 
 /* bench/sampler.c: the sampler's own CPU cost (--sampler). */
@@ -794,15 +1185,22 @@ int main(int argc, char **argv) {
     return have ? 0 : 1;
   }
   int batches = quick ? 2000 : 20000;
+  rounds = quick ? 42 : 204;
+  round_batches = quick ? 50 : 100;
   pp__clock_init(); /* the floor uses the same tick source as the library */
+  floor_ring = calloc(65536, sizeof *floor_ring);
+  floor_rounds = calloc((size_t)rounds * 8, sizeof *floor_rounds);
+  if (!floor_ring || !floor_rounds) {
+    fprintf(stderr, "pipeprof-bench: out of memory\n");
+    remove_tmpdir();
+    return 1;
+  }
 
-  double floor_ns = bench_floor(batches);
-  zone_result trace = bench_zone(PP_MODE_TRACE, 1, batches);
-  zone_result stats = bench_zone(PP_MODE_STATS, 1, batches);
-  zone_result flight = bench_zone(PP_MODE_FLIGHT, 1, batches);
-  zone_result disabled = bench_zone(PP_MODE_TRACE, 0, batches);
-  zone_result two = bench_zone_2threads(batches);
-  double floor2 = bench_floor(batches); /* again, to bracket drift */
+  zone_result zr[5];
+  spread two_to_one;
+  bench_zones(zr, &two_to_one);
+  zone_result trace = zr[0], stats = zr[1], flight = zr[2], disabled = zr[3];
+  zone_result two = zr[4];
   double counter = bench_counter(batches);
   double cold_zone, cold_floor;
   bench_cold(&cold_zone, &cold_floor);
@@ -815,7 +1213,7 @@ int main(int argc, char **argv) {
   double acc = NAN;
   int have_pipe =
       !pipeline ? -1 : bench_pipeline(&pw, &pc, &pairs, &acc) == 0;
-  floor_ns = (floor_ns + floor2) / 2;
+  double floor_ns = median(floor_rounds, nfloor_rounds);
   remove_tmpdir();
 
   if (json) {
@@ -824,19 +1222,14 @@ int main(int argc, char **argv) {
     printf("  \"trace_dir\": \"%.*s\",\n",
            (int)(strrchr(tmpdir, '/') - tmpdir), tmpdir);
     printf("  \"floor_zone_ns\": %.2f,\n", floor_ns);
-#define ZR(key, r)                                                          \
-  printf("  \"" key "\": %.2f,\n  \"" key "_mean\": %.2f,\n"                \
-         "  \"" key "_cpu_per_zone_ns\": %.2f,\n"                          \
-         "  \"" key "_cpu_per_zone_to_floor\": %.3f,\n"                    \
-         "  \"" key "_others_cpu_per_zone_ns\": %.2f,\n"                   \
-         "  \"" key "_dropped\": %llu,\n",                                  \
-         r.median_ns, r.mean_ns, r.cpu_ns, r.cpu_ns / floor_ns,             \
-         r.others_cpu_ns, (unsigned long long)r.dropped)
-    ZR("zone_trace_ns", trace);
-    ZR("zone_stats_ns", stats);
-    ZR("zone_flight_ns", flight);
-    ZR("zone_disabled_ns", disabled);
-    ZR("zone_trace_2threads_ns", two);
+    printf("  \"paired_rounds\": %d,\n", rounds);
+    printf("  \"paired_round_batches\": %d,\n", round_batches);
+    printf("  \"paired_noise_limit_pct\": %.0f,\n", NOISE_PCT);
+    json_zone("zone_trace_ns", &trace, GOAL_TRACE);
+    json_zone("zone_stats_ns", &stats, GOAL_STATS);
+    json_zone("zone_flight_ns", &flight, 0);
+    json_zone("zone_disabled_ns", &disabled, 0);
+    json_zone("zone_trace_2threads_ns", &two, 0);
     printf("  \"counter_ns\": %.2f,\n", counter);
     printf("  \"zone_cold_ns\": %.1f,\n", cold_zone);
     printf("  \"floor_cold_ns\": %.1f,\n", cold_floor);
@@ -844,30 +1237,20 @@ int main(int argc, char **argv) {
     printf("  \"hist_p99_query_ns\": %.1f,\n", hist_p99);
     printf("  \"export_chrome_events_per_s\": %.0f,\n", export_eps);
     printf("  \"trace_write_events_per_s\": %.0f,\n", write_eps);
-    printf("  \"ratio_trace_to_floor\": %.3f,\n", trace.median_ns / floor_ns);
-    printf("  \"ratio_stats_to_floor\": %.3f,\n", stats.median_ns / floor_ns);
-    printf("  \"ratio_2threads_to_1\": %.3f,\n",
-           two.median_ns / trace.median_ns);
+    json_spread("ratio_trace_to_floor", &trace.to_floor);
+    json_spread("ratio_stats_to_floor", &stats.to_floor);
+    json_spread("ratio_2threads_to_1", &two_to_one);
     print_pipeline(1, have_pipe, &pw, &pc, pairs, acc);
     printf("}\n");
   } else {
     printf("traces written under %.*s\n",
            (int)(strrchr(tmpdir, '/') - tmpdir), tmpdir);
     printf("floor (2 rdtsc + 2 stores)   %8.2f ns/zone\n", floor_ns);
-#define ZT(label, r)                                                        \
-  do {                                                                      \
-    printf("%-28s %8.2f ns (mean %.2f; process CPU per zone %.2f = "        \
-           "%.2fx the floor",                                               \
-           label, r.median_ns, r.mean_ns, r.cpu_ns, r.cpu_ns / floor_ns);   \
-    if (r.others_cpu_ns >= 0)                                               \
-      printf(", other threads %.2f", r.others_cpu_ns);                      \
-    printf(")\n");                                                          \
-  } while (0)
-    ZT("zone, trace mode", trace);
-    ZT("zone, stats mode", stats);
-    ZT("zone, flight mode", flight);
-    ZT("zone, disabled at run time", disabled);
-    ZT("zone, trace, 2 threads", two);
+    text_zone("zone, trace mode", &trace);
+    text_zone("zone, stats mode", &stats);
+    text_zone("zone, flight mode", &flight);
+    text_zone("zone, disabled at run time", &disabled);
+    text_zone("zone, trace, 2 threads", &two);
     printf("counter set                  %8.2f ns\n", counter);
     printf("zone after 32 MiB of other data %5.1f ns (floor %.1f ns)\n",
            cold_zone, cold_floor);
@@ -881,6 +1264,21 @@ int main(int argc, char **argv) {
            (unsigned long long)trace.dropped,
            (unsigned long long)stats.dropped,
            (unsigned long long)two.dropped);
+    printf("paired ratios: median of %d rounds of %d batches a side "
+           "[interquartile range] (95%% interval of the median)\n",
+           rounds, round_batches);
+    text_spread("trace mode, zone / floor", &trace.to_floor, 0);
+    text_spread("trace mode, process CPU / floor", &trace.cpu_to_floor,
+                GOAL_TRACE);
+    text_spread("stats mode, zone / floor", &stats.to_floor, 0);
+    text_spread("stats mode, process CPU / floor", &stats.cpu_to_floor,
+                GOAL_STATS);
+    text_spread("flight mode, process CPU / floor", &flight.cpu_to_floor, 0);
+    text_spread("disabled, process CPU / floor", &disabled.cpu_to_floor, 0);
+    text_spread("2 threads, process CPU / floor", &two.cpu_to_floor, 0);
+    text_spread("2 threads / 1 thread, zone", &two_to_one, 0);
   }
+  free(floor_rounds);
+  free(floor_ring);
   return 0;
 }

@@ -3,8 +3,10 @@
  * pipeprof-bench's output, not its figures (benchmarks print numbers; no
  * test asserts a timing): `--json` is one JSON object with every key the
  * core issue lists, each a finite positive number, no events dropped by
- * the zone loops, and the pipeline part marked as not measured when
- * skipped; bad flags are refused with one line and exit 2.
+ * the zone loops, every paired ratio inside its interquartile range and
+ * 95% interval, each goal with a verdict, and the pipeline part marked as
+ * not measured when skipped; bad flags are refused with one line and
+ * exit 2.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +66,36 @@ PP_TEST_T(bench_json_has_every_figure, 120) {
             json_object_get(root, "zone_trace_ns_others_cpu_per_zone_ns")) <
         json_number_value(
             json_object_get(root, "zone_trace_ns_cpu_per_zone_ns")));
+  /* Ratios are medians of paired rounds, each with its interquartile
+   * range and the median's 95% interval around it; goals have a verdict. */
+  static const char *const ratios[] = {
+      "ratio_trace_to_floor", "ratio_stats_to_floor", "ratio_2threads_to_1",
+      "zone_trace_ns_cpu_per_zone_to_floor",
+      "zone_stats_ns_cpu_per_zone_to_floor"};
+  for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
+    char key[128];
+    double med = json_number_value(json_object_get(root, ratios[i]));
+    for (int k = 0; k < 2; k++) {
+      snprintf(key, sizeof key, "%s_%s", ratios[i], k ? "ci95" : "iqr");
+      json_t *a = json_object_get(root, key);
+      if (!json_is_array(a) || json_array_size(a) != 2)
+        PP_FAIL("%s: missing or not a pair in %s", key, out);
+      double lo = json_number_value(json_array_get(a, 0));
+      double hi = json_number_value(json_array_get(a, 1));
+      if (!(0 < lo && lo <= med && med <= hi))
+        PP_FAIL("%s: [%g, %g] around %g", key, lo, hi, med);
+    }
+  }
+  CHECK(json_integer_value(json_object_get(root, "paired_rounds")) >= 6);
+  static const char *const goals[] = {
+      "zone_trace_ns_cpu_per_zone_to_floor_verdict",
+      "zone_stats_ns_cpu_per_zone_to_floor_verdict"};
+  for (size_t i = 0; i < sizeof goals / sizeof goals[0]; i++) {
+    const char *v = json_string_value(json_object_get(root, goals[i]));
+    if (!v || (strcmp(v, "met") && strcmp(v, "missed") &&
+               strncmp(v, "too noisy to judge: ", 20)))
+      PP_FAIL("%s: %s", goals[i], v ? v : "(missing)");
+  }
   CHECK_STR(json_string_value(json_object_get(root, "pipeline_overhead")),
             "unavailable: not measured (--no-pipeline)");
   json_decref(root);
