@@ -4,10 +4,12 @@
  * EWMA and median/MAD detector on known series; the engine driven by
  * synthetic events and an injected clock (a latency jump raises exactly
  * one anomaly, the query API on known durations, requests paired across
- * threads, resource alerts once per episode); and whole sessions: a real
- * zone whose latency jumps tenfold (callback, trace file, report, summary,
- * Chrome export), flight mode dumping from the callback, a memory-near-full
- * alert from a fixture sysroot, and invalid PIPEPROF_LIVE / PIPEPROF_ALERTS.
+ * threads, resource alerts once per episode); and whole sessions: a zone
+ * whose latency jumps tenfold, recorded with its schedule's times so that
+ * load cannot change what the engine sees (callback, trace file, report,
+ * summary, Chrome export), flight mode dumping from the callback, a
+ * memory-near-full alert from a fixture sysroot, and invalid PIPEPROF_LIVE
+ * / PIPEPROF_ALERTS.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 #include "analyze/analysis.h"
 #include "core/clock.h"
 #include "core/recorder.h"
+#include "core/writer.h"
 #include "export/export.h"
 #include "format/pptrace.h"
 #include "model/reader.h"
@@ -679,56 +682,81 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
 }
 
-static void sleep_until(int64_t ns) {
-  struct timespec ts = {(time_t)(ns / SEC), (long)(ns % SEC)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-  }
-}
-
 /* One "decode" zone every 25 ms for base_ms, lasting 2 ms, then lasting
- * 20 ms for jump_ms: the rate stays 40/s, the p99 jumps tenfold. */
+ * 20 ms for jump_ms: the rate stays 40/s, the p99 jumps tenfold. The
+ * zones are recorded with the times of this schedule (pp__test_record,
+ * through the hot path's ring code, with the monotonic tick source:
+ * ticks are ns), from t0, a moment ahead of the clock, and all before
+ * the clock gets there. The writer then has every zone of an interval
+ * before it closes that interval, and the engine sees exactly these
+ * durations, however loaded the machine (a slept zone lasts what the
+ * machine gives it, and a late one lands in an interval already
+ * judged). The engine with an injected clock is tested above. */
 typedef struct jump_run {
-  int64_t jump, stop;          /* when the jump began, when the loop ended */
-  int64_t max_base, min_jump;  /* longest baseline zone, shortest jumped */
+  int64_t t0, jump, end; /* first zone's start, the jump, the schedule's end */
+  int64_t last_end;      /* the last zone's end */
 } jump_run;
 
-static jump_run run_jump(int base_ms, int jump_ms) {
-  jump_run r;
-  int64_t t = mono_ns();
-  r.jump = t + base_ms * MS;
-  int64_t stop = r.jump + jump_ms * MS;
-  r.max_base = 0;
-  r.min_jump = INT64_MAX;
-  while (t < stop) {
-    int64_t dur = t < r.jump ? 2 * MS : 20 * MS;
-    int64_t a = mono_ns();
-    {
-      PP_ZONE("decode");
-      sleep_until(t + dur);
-    }
-    int64_t d = mono_ns() - a;
-    if (t < r.jump && d > r.max_base)
-      r.max_base = d;
-    if (t >= r.jump && d < r.min_jump)
-      r.min_jump = d;
-    t += 25 * MS;
-    sleep_until(t);
-  }
-  r.stop = mono_ns();
-  return r;
+static const pp_srcloc L_DECODE = {"decode", "decode_frame", "test-live.c", 1,
+                                   PP_KIND_ZONE};
+
+static int64_t jump_dur(const jump_run *r, int64_t start) {
+  return start < r->jump ? 2 * MS : 20 * MS;
 }
 
-/* Whether the machine kept the timing this test needs: a 10x jump is an
- * unmistakable anomaly only while the baseline zones stay near 2 ms (a
- * heavily loaded machine stretches sleeps by many milliseconds). The
- * detection itself is tested with an injected clock above. */
-static int timing_ok(const jump_run *r) {
-  if (r->max_base <= 6 * MS && r->min_jump >= 15 * MS)
-    return 1;
-  printf("# skipped: machine too loaded for a timing test (baseline zones "
-         "up to %.1f ms, jumped zones from %.1f ms)\n",
-         (double)r->max_base / MS, (double)r->min_jump / MS);
-  return 0;
+/* Zones of the schedule that end in [from, to), and how many of them are
+ * jumped ones. */
+static void jump_zones(const jump_run *r, int64_t from, int64_t to, uint64_t *n,
+                       uint64_t *jumped) {
+  *n = *jumped = 0;
+  for (int64_t t = r->t0; t < r->end; t += 25 * MS) {
+    int64_t e = t + jump_dur(r, t);
+    if (e >= from && e < to) {
+      (*n)++;
+      *jumped += t >= r->jump;
+    }
+  }
+}
+
+/* Stats mode's zones reach the engine when the writer looks at the
+ * thread's tallies, as values of the interval of the thread's latest
+ * event: sync_each makes it look after each zone. */
+static void record_jump(jump_run *r, int sync_each) {
+  for (int64_t t = r->t0; t < r->end; t += 25 * MS) {
+    int64_t e = t + jump_dur(r, t);
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_BEGIN, &L_DECODE, (uint64_t)t, 0, 0),
+             1);
+    CHECK_EQ(pp__test_record(PPT_EV_ZONE_END, &L_DECODE, (uint64_t)e, 0, 0), 1);
+    if (sync_each)
+      CHECK_EQ(pp__writer_sync(60000), 0);
+    r->last_end = e;
+  }
+}
+
+/* A live window of intervals ending at st->as_of_ns against the
+ * schedule: the zones that ended in it, their durations exactly (the
+ * percentiles are nearest-rank, a bucket's top clamped to the maximum). */
+static void check_window(const pp_live_stats *st, const jump_run *r,
+                         int intervals) {
+  uint64_t n, j;
+  jump_zones(r, st->as_of_ns - intervals * 100 * MS, st->as_of_ns, &n, &j);
+  CHECK_EQ_U(st->count, n);
+  if (!n)
+    return;
+  CHECK_NEAR(st->rate, (double)n / st->seconds, 1e-9);
+  CHECK_EQ_U(st->max_ns, j ? 20 * MS : 2 * MS);
+  CHECK_NEAR(st->mean_ns, (double)(2 * MS * (n - j) + 20 * MS * j) / n, 1);
+  static const double ps[] = {50, 99};
+  uint64_t got[] = {st->p50_ns, st->p99_ns};
+  for (int k = 0; k < 2; k++) {
+    uint64_t rank = (uint64_t)ceil(ps[k] / 100 * (double)n);
+    if (rank > n - j) /* a jumped zone: the maximum */
+      CHECK_EQ_U(got[k], 20 * MS);
+    else if (!j) /* the maximum too */
+      CHECK_EQ_U(got[k], 2 * MS);
+    else
+      CHECK(got[k] >= 2 * MS && got[k] <= 2 * MS * 33 / 32);
+  }
 }
 
 /* A session of mode writing path, with PIPEPROF_LIVE=live. */
@@ -746,6 +774,48 @@ static void start(pp_mode mode, const char *path) {
   /* 100 ms intervals so that the test takes 2 s, not 20; a loose MAD
    * floor so that a loaded machine's sleep jitter is no anomaly */
   start_live(mode, path, "interval=100ms,history=30,min=8,floor=40%");
+}
+
+/* A session of mode writing path through the jump's schedule, returned
+ * once the engine has closed the interval of the last zone (a deadline
+ * only a broken engine reaches). Should the recording take longer than
+ * its lead (a very loaded machine), the session runs again with twice
+ * the lead: what the test sees never depends on how long it took. */
+static jump_run jump_session(pp_mode mode, const char *path, int base_ms,
+                             int jump_ms) {
+  setenv("PIPEPROF_CLOCK", "monotonic", 1);
+  for (int64_t lead = 1 * SEC;; lead *= 2) {
+    start(mode, path);
+    CHECK_STR(pp__clock_source(), "monotonic");
+    jump_run r;
+    r.t0 = mono_ns() + lead;
+    r.jump = r.t0 + base_ms * MS;
+    r.end = r.jump + jump_ms * MS;
+    record_jump(&r, mode == PP_MODE_STATS);
+    if (mono_ns() < r.t0) {
+      pp_live_stats st;
+      int64_t deadline = r.end + 60 * SEC;
+      while (pp_live_zone("decode", 1, &st) != PP_OK ||
+             st.as_of_ns <= r.last_end) {
+        if (mono_ns() > deadline)
+          PP_FAIL("60 s after the schedule's end the live engine had "
+                  "closed its intervals up to %lld ns, not past %lld",
+                  (long long)st.as_of_ns, (long long)r.last_end);
+        struct timespec ts = {0, 10 * MS};
+        nanosleep(&ts, NULL);
+      }
+      return r;
+    }
+    if (lead >= 16 * SEC)
+      PP_FAIL("recording the schedule took more than 16 s");
+    printf("# recording the schedule took more than its lead of %lld ms: "
+           "again with twice the lead\n",
+           (long long)(lead / MS));
+    CHECK_EQ(pp_shutdown(), PP_OK);
+    pthread_mutex_lock(&g_seen.mu);
+    g_seen.n = g_seen.anomalies = g_seen.alerts = g_seen.dumped = 0;
+    pthread_mutex_unlock(&g_seen.mu);
+  }
 }
 
 /* pp_live_zone_name lists zone and range names in the order the writer
@@ -784,42 +854,41 @@ PP_TEST_T(live_zone_names_listed_in_order, 30) {
   CHECK_EQ(pp_shutdown(), PP_OK);
 }
 
-PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
+PP_TEST_T(live_session_jump_in_trace_report_and_exports, 180) {
   char path[4200], err[256];
   snprintf(path, sizeof path, "%s/live.pptrace", pp_test_tmpdir());
   pp_live_stats st;
   CHECK_EQ(pp_live_zone("decode", 1, &st), PP_ENOTRUNNING);
   CHECK_EQ(pp_on_alert(on_alert, &g_seen), PP_OK);
-  start(PP_MODE_TRACE, path);
-  jump_run jr = run_jump(1300, 500);
-  if (!timing_ok(&jr)) {
-    pp_shutdown();
-    pp_on_alert(NULL, NULL);
-    return;
-  }
+  jump_run jr = jump_session(PP_MODE_TRACE, path, 1300, 500);
   int64_t jump = jr.jump;
-  /* the query API while running: the last 10 intervals (1 s) hold 40
-   * zones per second, half of them jumped; a zone starts a little after
-   * its slot, so durations are just under 2 ms and 20 ms */
+  /* the query API while running: each window holds the zones of the
+   * schedule that ended in its intervals, whichever intervals the
+   * engine had closed when asked */
   CHECK_EQ(pp_live_zone("decode", 10, &st), PP_OK);
   CHECK_EQ(st.struct_size, sizeof st);
   CHECK_EQ(st.window_s, 10);
-  CHECK(st.as_of_ns > jump && st.as_of_ns <= jr.stop);
-  CHECK(st.count >= 20 && st.count <= 50);
-  CHECK_NEAR(st.rate, (double)st.count / st.seconds, 1e-9);
-  CHECK(st.ewma_rate > 15 && st.ewma_rate < 60);
-  CHECK(st.p99_ns >= 15 * MS && st.max_ns >= st.p99_ns);
-  CHECK(st.p50_ns >= 1 * MS && st.p50_ns <= st.p99_ns);
+  CHECK(st.as_of_ns > jr.last_end);
+  check_window(&st, &jr, 10);
+  /* interval rates are at most 40/s: so is their average */
+  CHECK(st.ewma_rate > 0 && st.ewma_rate <= 40 + 1e-9);
   CHECK_EQ(pp_live_zone("decode", 1, &st), PP_OK);
-  if (st.as_of_ns >= jump + 200 * MS) /* the interval lay in the jump */
-    CHECK(st.p50_ns >= 15 * MS && st.count >= 1 && st.count <= 6);
+  check_window(&st, &jr, 1);
   CHECK_EQ(pp_live_zone("decode", 60, &st), PP_OK);
-  CHECK(st.p50_ns >= 1 * MS && st.p50_ns < 10 * MS);
+  check_window(&st, &jr, 60);
+  /* the session's window: every zone, 20 of them jumped */
+  CHECK_EQ(pp_live_zone("decode", 0, &st), PP_OK);
+  uint64_t zones, jumped;
+  jump_zones(&jr, INT64_MIN, INT64_MAX, &zones, &jumped);
+  CHECK_EQ_U(zones, 72);
+  CHECK_EQ_U(jumped, 20);
+  CHECK_EQ_U(st.count, zones);
+  CHECK_EQ_U(st.max_ns, 20 * MS);
+  CHECK_EQ_U(st.p99_ns, 20 * MS);
+  CHECK(st.p50_ns >= 2 * MS && st.p50_ns <= 2 * MS * 33 / 32);
   CHECK_EQ(pp_live_zone("no such zone", 1, &st), PP_EINVAL);
   CHECK_EQ(pp_live_zone("decode", 2, &st), PP_EINVAL);
   CHECK_EQ(pp_live_request(PP_LIVE_E2E, 1, &st), PP_EINVAL);
-  struct timespec ts = {0, 200 * MS};
-  nanosleep(&ts, NULL);
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_on_alert(NULL, NULL);
 
@@ -879,18 +948,15 @@ PP_TEST_T(live_session_jump_in_trace_report_and_exports, 30) {
   pp_cli_result_free(&r);
 }
 
-PP_TEST_T(live_flight_mode_callback_dumps_the_anomaly, 30) {
+PP_TEST_T(live_flight_mode_callback_dumps_the_anomaly, 180) {
   char path[4200], err[256];
   snprintf(path, sizeof path, "%s/flight.pptrace", pp_test_tmpdir());
   snprintf(g_seen.dump_path, sizeof g_seen.dump_path, "%s/dump.pptrace",
            pp_test_tmpdir());
   pp_on_alert(on_alert, &g_seen);
-  start(PP_MODE_FLIGHT, path);
-  jump_run jr = run_jump(1300, 400);
+  jump_session(PP_MODE_FLIGHT, path, 1300, 400);
   CHECK_EQ(pp_shutdown(), PP_OK);
   pp_on_alert(NULL, NULL);
-  if (!timing_ok(&jr))
-    return;
   CHECK_EQ(g_seen.anomalies, 1);
   CHECK_EQ(g_seen.dumped, 1);
   pp_trace t;
@@ -912,14 +978,11 @@ PP_TEST_T(live_flight_mode_callback_dumps_the_anomaly, 30) {
   pp_trace_free(&t);
 }
 
-PP_TEST_T(live_stats_mode_keeps_notes, 30) {
+PP_TEST_T(live_stats_mode_keeps_notes, 180) {
   char path[4200], err[256];
   snprintf(path, sizeof path, "%s/stats.pptrace", pp_test_tmpdir());
-  start(PP_MODE_STATS, path);
-  jump_run jr = run_jump(1300, 400);
+  jump_session(PP_MODE_STATS, path, 1300, 400);
   CHECK_EQ(pp_shutdown(), PP_OK);
-  if (!timing_ok(&jr))
-    return;
   pp_trace t;
   pp_analysis a = {0};
   CHECK_EQ(pp_trace_read_file(path, &t, err, sizeof err), 0);
