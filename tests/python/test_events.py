@@ -116,6 +116,20 @@ def test_queue_wrapper_records_items_and_waits(session):
     q = pipeprof.Queue("frames", maxsize=2, from_stage="decode",
                        to_stage="infer")
     n = 30
+    # The order of the waits, by construction rather than by sleeps: the
+    # producer starts once the consumer waits on the empty queue, and the
+    # consumer takes its second item once the producer waits on the full
+    # one. Each wait is said by the queue's wait_begin, which the test
+    # watches (the wait itself follows it).
+    waiting = {pipeprof.EMPTY: threading.Event(),
+               pipeprof.FULL: threading.Event()}
+    wait_begin = q.pp.wait_begin
+
+    def watched_wait_begin(why):
+        wait_begin(why)
+        waiting[why].set()
+
+    q.pp.wait_begin = watched_wait_begin
 
     def producer():
         for i in range(n):
@@ -123,21 +137,25 @@ def test_queue_wrapper_records_items_and_waits(session):
                 pass
             q.put(i)
 
-    def consumer(got):
-        for _ in range(n):
+    def consumer(got, saw_full):
+        for k in range(n):
             item = q.get()
+            if k == 0:  # the producer fills the queue and waits
+                saw_full.append(waiting[pipeprof.FULL].wait(60))
             with pipeprof.zone("infer"):
                 time.sleep(0.001)
             got.append(item)
 
-    got = []
-    tc = threading.Thread(target=consumer, args=(got,), name="infer")
-    tp = threading.Thread(target=producer, name="decode")
+    got, saw_full = [], []
+    tc = threading.Thread(target=consumer, args=(got, saw_full),
+                          name="infer", daemon=True)
+    tp = threading.Thread(target=producer, name="decode", daemon=True)
     tc.start()
-    time.sleep(0.01)  # the consumer waits on the empty queue first
+    assert waiting[pipeprof.EMPTY].wait(60)  # the consumer waits first
     tp.start()
-    tp.join()
-    tc.join()
+    tp.join(120)
+    tc.join(120)
+    assert saw_full == [True]
     assert got == list(range(n))
     assert q.pp.depth == 0
     pipeprof.stop()
@@ -147,7 +165,7 @@ def test_queue_wrapper_records_items_and_waits(session):
     assert qq["pushes"] == n and qq["pops"] == n and qq["paired"] == n
     assert qq["unmatched_pops"] == 0
     assert qq["consumer_waits"] >= 1
-    # a 2-slot queue before a 1 ms consumer: the producer blocks
+    # a 2-slot queue the consumer left full: the producer blocked
     assert qq["producer_waits"] >= 1
     assert qq["waits_unclosed"] == 0
 
