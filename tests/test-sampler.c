@@ -92,6 +92,22 @@ static long voluntary_switches(const char *comm) {
   return n;
 }
 
+/* Samples of the counter name in the trace at path as far as its writer
+ * has written it (a session still recording). */
+static uint64_t samples_in_file(const char *path, const char *name) {
+  pp_trace t;
+  pp_analysis a = {0};
+  char err[256];
+  if (pp_trace_read_file(path, &t, err, sizeof err) != 0)
+    return 0; /* not written yet */
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_counter_stats *c = counter(&a, name);
+  uint64_t n = c ? c->samples : 0;
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+  return n;
+}
+
 static double timeval_s(struct timeval tv) {
   return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
@@ -108,10 +124,19 @@ PP_TEST(sampler_in_process_env) {
     PP_ZONE("work");
     burn_cpu(250);
   }
-  /* Wait for five samples however long the machine takes (the runner's
-   * timeout bounds it): each sample is followed by a sleep of the thread. */
-  while (voluntary_switches("pp-sampler") < 5) {
-    struct timespec ts = {0, 5000000};
+  /* Wait for five samples however long the machine takes: counted in the
+   * trace as the writer flushes it (a deadline only a broken sampler
+   * reaches). */
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  time_t deadline = now.tv_sec + 30;
+  uint64_t in_file;
+  while ((in_file = samples_in_file(path, "proc.cpu_user_s")) < 5) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > deadline)
+      PP_FAIL("after 30 s the trace holds %llu samples of proc.cpu_user_s",
+              (unsigned long long)in_file);
+    struct timespec ts = {0, 10000000};
     nanosleep(&ts, NULL);
   }
   /* pipeprof's own threads carry their names in the kernel (top -H) */
@@ -130,7 +155,7 @@ PP_TEST(sampler_in_process_env) {
   const pp_counter_stats *rss = counter(&a, "proc.rss_bytes");
   const pp_counter_stats *busy = counter(&a, "sys.cpu.busy_pct");
   CHECK(cpu && rss && busy);
-  CHECK_GE(cpu->samples, 5); /* waited for five, plus the last one */
+  CHECK_GE(cpu->samples, 6); /* waited for five, plus the last one */
   CHECK_GT(rss->last, 0);
   /* The burn was 0.25 s of CPU time, nearly all of it user time; the last
    * sample, taken at shutdown, holds at least most of it and no more than
