@@ -57,6 +57,17 @@ target_link_libraries(pipeprof-tracegen PRIVATE pipeprof Threads::Threads)
 add_executable(pipeprof-test-batch-worker tests/helpers/batch_worker.c)
 target_link_libraries(pipeprof-test-batch-worker PRIVATE pipeprof)
 add_dependencies(pp-tests pipeprof-test-batch-worker)
+# A program that loads libpipeprof as a plugin and unloads it while its
+# recording threads live (tests/test-recorder.c).
+add_executable(pipeprof-test-dlclose-host tests/helpers/dlclose_host.c)
+target_include_directories(pipeprof-test-dlclose-host PRIVATE include)
+target_link_libraries(pipeprof-test-dlclose-host PRIVATE Threads::Threads
+  ${CMAKE_DL_LIBS})
+add_dependencies(pp-tests pipeprof-test-dlclose-host pipeprof)
+# Hostile clients of the HTTP endpoint (tests/test-http.c,
+# bench/http/load.sh): slowloris connections and a GET flood.
+add_executable(pipeprof-test-http-siege tests/helpers/http_siege.c)
+add_dependencies(pp-tests pipeprof-test-http-siege)
 # pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
 # a mutex + condvar queue; a figure, never a test.
 add_executable(pipeprof-bench-queue bench/runtime/queue.c)

@@ -9,7 +9,11 @@
 # CPU per zone, and the events dropped, with the ratio loaded / unloaded.
 # A figure, never a test: the machine's load moves it.
 #
-#   bash bench/http/load.sh [BUILD_DIR] [ROUNDS]
+# With SIEGE=1 the load is hostile instead (issue 26): 1,000 slowloris
+# connections and 1,000 clients GETting /metrics as fast as answered
+# (pipeprof-test-http-siege), whose counts are printed at the end.
+#
+#   [SIEGE=1] bash bench/http/load.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-5}
@@ -26,7 +30,12 @@ trap 'rm -rf "$out"' EXIT
 one() { # $1: plain|loaded, $2: round
   local f="$out/$1.$2"
   if [ "$1" = loaded ]; then
-    $py "$here/scrape.py" --port "$port" > "$f.scrape" &
+    if [ "${SIEGE:-0}" = 1 ]; then
+      "$build/pipeprof-test-http-siege" "$port" --slow 1000 --flood 1000 \
+        --seconds 3600 > "$f.scrape" &
+    else
+      $py "$here/scrape.py" --port "$port" > "$f.scrape" &
+    fi
     local sp=$!
     PIPEPROF_HTTP=$port PIPEPROF_HTTP_LIB="$build/libpipeprof-http.so.0" \
       "$bench" --quick --no-pipeline > "$f" 2>&1

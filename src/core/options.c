@@ -48,6 +48,11 @@ static const pp_option table[] = {
      "none", "serve /metrics for Prometheus, the /api/v1 JSON documents, "
      "the live page and an event stream while the program runs "
      "(docs/http.md)"},
+    {"PIPEPROF_HTTP_HOSTS", NULL, PP_OPT_SPEC, PP_OPT_EVERY, 0, 0, NULL,
+     "IP addresses, localhost", "other Host names the HTTP endpoint "
+     "answers, comma-separated (.NAME: and the names under it; *: any); "
+     "others get 403, so that a web page cannot reach it by DNS rebinding "
+     "(docs/http.md)"},
     {"PIPEPROF_LIVE", "live", PP_OPT_SPEC, PP_OPT_EVERY, 0, 0, NULL, "on",
      "the live statistics: off, or settings (interval, anomaly threshold "
      "k, history; docs/live.md)"},

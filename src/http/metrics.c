@@ -451,8 +451,8 @@ static void queue_waits(pp_page *p, const pp_http_host *h, const board *b,
   }
 }
 
-char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
-                            size_t *len) {
+char *pp_metrics_page_served(const pp_http_host *h, int om, unsigned parts,
+                             const pp_metrics_server *server, size_t *len) {
   pp_page p;
   if (pp_page_init(&p) != 0)
     return NULL;
@@ -461,6 +461,19 @@ char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
            "The pipeprof library serving this page; always 1.");
     sample(&p, "pipeprof_build_info", "version", h->version ? h->version : "",
            NULL, NULL, 1);
+  }
+  if ((parts & PP_METRICS_INFO) && server) {
+    family(&p, om, "pipeprof_http_connections_displaced_total", "counter",
+           "Connections of this endpoint shut down to make room for new "
+           "ones: they had sent no whole request while the endpoint was "
+           "full.");
+    sample(&p, "pipeprof_http_connections_displaced_total", NULL, NULL, NULL,
+           NULL, (double)server->displaced);
+    family(&p, om, "pipeprof_http_requests_refused_host_total", "counter",
+           "Requests this endpoint refused (403) for a Host header it does "
+           "not answer (PIPEPROF_HTTP_HOSTS).");
+    sample(&p, "pipeprof_http_requests_refused_host_total", NULL, NULL, NULL,
+           NULL, (double)server->refused_host);
   }
   if (parts & PP_METRICS_PROGRAM) {
     family(&p, om, "pipeprof_dropped_events_total", "counter",
@@ -495,6 +508,11 @@ char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
   if (om && (parts & PP_METRICS_EOF))
     pp_page_put(&p, "# EOF\n");
   return pp_page_finish(&p, len);
+}
+
+char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
+                            size_t *len) {
+  return pp_metrics_page_served(h, om, parts, NULL, len);
 }
 
 char *pp_metrics_page(const pp_http_host *h, int om, size_t *len) {

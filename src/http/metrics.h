@@ -9,6 +9,7 @@
 #define PP_HTTP_METRICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../core/http_host.h"
 
@@ -53,5 +54,15 @@ enum {
 };
 char *pp_metrics_page_parts(const pp_http_host *h, int om, unsigned parts,
                             size_t *len);
+
+/* What the server did to stay available (guard.h), for the page's info
+ * part: connections displaced, requests refused for their Host. */
+typedef struct pp_metrics_server {
+  uint64_t displaced, refused_host;
+} pp_metrics_server;
+/* pp_metrics_page_parts with the server's families in the info part
+ * (server NULL: none). */
+char *pp_metrics_page_served(const pp_http_host *h, int om, unsigned parts,
+                             const pp_metrics_server *server, size_t *len);
 
 #endif /* PP_HTTP_METRICS_H */

@@ -4,12 +4,14 @@
  * on libmicrohttpd. GET and HEAD of /metrics (Prometheus text 0.0.4, or
  * OpenMetrics 1.0 when the Accept header asks), /api/v1/... (JSON,
  * api.h) and /api/v1/stream (server-sent events); anything else is
- * refused. Bounded: 32 connections (8 per client address) of a thread
- * each, at most 4 of them streams; 16 KiB of memory per connection (a
- * larger request head is refused by the library with 431 or by
- * closing); 10 s without traffic closes a connection (a stream sends at
- * least once per interval). Loaded by libpipeprof only when
- * PIPEPROF_HTTP is set (src/core/http.c), or by `pipeprof serve`.
+ * refused. Bounded: 64 connections of a thread each (guard.h: past 48,
+ * a new one displaces the oldest that has asked nothing; a Host that is
+ * not an address, a loopback name or PIPEPROF_HTTP_HOSTS gets 403), at
+ * most 4 of them streams; 16 KiB of memory per connection (a larger
+ * request head is refused by the library with 431 or by closing); 10 s
+ * without traffic closes a connection (a stream sends at least once per
+ * interval). Loaded by libpipeprof only when PIPEPROF_HTTP is set
+ * (src/core/http.c), or by `pipeprof serve`.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "api.h"
 #include "export/html_page.h"
 #include "../core/http_host.h"
+#include "guard.h"
 #include "metrics.h"
 #include "merge.h"
 #include "upstream.h"
@@ -97,9 +100,15 @@ static char *live_page(size_t *len) {
   return page;
 }
 
-/* Streams: how many are open, and a condition that wakes them to end. */
+/* Streams: those open (a list), how many, and the ticker that resumes
+ * them when their next event is due (stream_read suspends a stream
+ * between events: libmicrohttpd's threads serve every connection and
+ * never wait). */
+typedef struct stream stream;
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stream_cond;
+static pthread_t ticker_thread;
+static stream *open_streams;
 static int streams, stopping;
 
 /* A reply; scope, when not NULL, goes in a Pipeprof-Scope header (a
@@ -148,30 +157,45 @@ static int wants_openmetrics(struct MHD_Connection *c) {
 
 /* ---- /api/v1/stream ------------------------------------------------------ */
 
-typedef struct stream {
+struct stream {
   char *buf; /* the event being sent */
   size_t len, off;
   int sent; /* events sent */
   int window_s;
-} stream;
+  struct MHD_Connection *c;
+  int64_t due_ns; /* the next event, CLOCK_MONOTONIC */
+  int suspended;
+  stream *next;
+};
 
-/* Wait up to ns for the daemon to stop; 1 when it is stopping. */
-static int stream_wait(int64_t ns) {
+static int64_t mono_ns(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += ns / 1000000000;
-  ts.tv_nsec += ns % 1000000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Resumes each suspended stream whose event is due (every one when
+ * stopping); waits for the earliest of the others. */
+static void *ticker(void *arg) {
+  (void)arg;
   pthread_mutex_lock(&stream_lock);
-  while (!stopping &&
-         pthread_cond_timedwait(&stream_cond, &stream_lock, &ts) != ETIMEDOUT)
-    ;
-  int s = stopping;
+  for (;;) {
+    int64_t now = mono_ns(), next = now + 1000000000;
+    for (stream *s = open_streams; s; s = s->next) {
+      if (s->suspended && (stopping || s->due_ns <= now)) {
+        s->suspended = 0;
+        MHD_resume_connection(s->c);
+      } else if (s->suspended && s->due_ns < next) {
+        next = s->due_ns;
+      }
+    }
+    if (stopping)
+      break;
+    struct timespec ts = {next / 1000000000, next % 1000000000};
+    pthread_cond_timedwait(&stream_cond, &stream_lock, &ts);
+  }
   pthread_mutex_unlock(&stream_lock);
-  return s;
+  return NULL;
 }
 
 /* The next event: "event: snapshot" with the summary as its data (one
@@ -183,8 +207,7 @@ static int stream_next(stream *s) {
   pp_http_info info;
   if (host.info(&info) != 0)
     return -1; /* the session ended */
-  if (s->sent && stream_wait(info.interval_ns))
-    return -1;
+  s->due_ns = mono_ns() + info.interval_ns;
   size_t n;
   char *doc = summary_doc(s->window_s, &n);
   if (!doc)
@@ -226,6 +249,21 @@ static int stream_next(stream *s) {
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   stream *s = cls;
+  if (s->off == s->len && s->sent) {
+    /* between events: suspended until the ticker resumes it */
+    pthread_mutex_lock(&stream_lock);
+    int end = stopping, wait = !end && mono_ns() < s->due_ns;
+    if (wait) {
+      s->suspended = 1;
+      MHD_suspend_connection(s->c);
+      pthread_cond_signal(&stream_cond);
+    }
+    pthread_mutex_unlock(&stream_lock);
+    if (end)
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    if (wait)
+      return 0;
+  }
   if (s->off == s->len && stream_next(s) != 0)
     return MHD_CONTENT_READER_END_OF_STREAM;
   size_t k = s->len - s->off < max ? s->len - s->off : max;
@@ -236,11 +274,16 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_free(void *cls) {
   stream *s = cls;
-  free(s->buf);
-  free(s);
   pthread_mutex_lock(&stream_lock);
+  for (stream **p = &open_streams; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
   streams--;
   pthread_mutex_unlock(&stream_lock);
+  free(s->buf);
+  free(s);
 }
 
 static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
@@ -259,7 +302,7 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
         : NULL;
   if (!r) {
     if (s)
-      stream_free(s);
+      stream_free(s); /* not in the list: nothing to unlink */
     else {
       pthread_mutex_lock(&stream_lock);
       streams--;
@@ -268,6 +311,11 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
     return MHD_NO;
   }
   s->window_s = window_s;
+  s->c = c;
+  pthread_mutex_lock(&stream_lock);
+  s->next = open_streams;
+  open_streams = s;
+  pthread_mutex_unlock(&stream_lock);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                           "text/event-stream; charset=utf-8");
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -279,12 +327,20 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
 /* ---- the program's endpoint (pipeprof run --http) ------------------------
  */
 
+/* The session's /metrics parts with the server's own figures. */
+static char *own_metrics(int om, unsigned parts, size_t *len) {
+  pp_guard_counts g;
+  pp_guard_counts_get(&g);
+  pp_metrics_server srv = {g.displaced, g.refused_host};
+  return pp_metrics_page_served(&host, om, parts, &srv, len);
+}
+
 /* Our build and samples, then the program's page (what it recorded), then
  * whether that page came: no family twice, one "# EOF". */
 static char *merged_metrics(int om, unsigned threads, size_t *len) {
   size_t own_len = 0;
-  char *own = pp_metrics_page_parts(
-      &host, om, PP_METRICS_INFO | PP_METRICS_SAMPLES | threads, &own_len);
+  char *own =
+      own_metrics(om, PP_METRICS_INFO | PP_METRICS_SAMPLES | threads, &own_len);
   if (!own)
     return NULL;
   pp_upstream_reply r;
@@ -384,8 +440,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
   (void)cls;
   (void)version;
   (void)upload;
-  (void)state;
-  *upload_size = 0; /* a body is read and ignored */
+  /* the first call has the head: answering then would close the
+   * connection (libmicrohttpd could not read past the body), so the
+   * answer waits for the last call, once any body is read (and ignored);
+   * a kept-alive connection serves the next request */
+  static char seen;
+  if (!*state) {
+    *state = &seen;
+    pp_guard_request(c);
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (!pp_guard_host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_HOST)))
+    return text(c, MHD_HTTP_FORBIDDEN,
+                "this endpoint answers only a Host that is an IP address, "
+                "localhost or a name in PIPEPROF_HTTP_HOSTS\n");
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
       strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
     return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
@@ -406,10 +479,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                              PP_METRICS_PROGRAM |
                                                  PP_METRICS_EOF | threads,
                                              &len)
-                 : upstream[0]
-                     ? merged_metrics(om, threads, &len)
-                     : pp_metrics_page_parts(&host, om, PP_METRICS_ALL | threads,
-                                             &len);
+                 : upstream[0] ? merged_metrics(om, threads, &len)
+                                : own_metrics(om, PP_METRICS_ALL | threads, &len);
     if (!page)
       return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
     return reply_scoped(c, MHD_HTTP_OK,
@@ -489,6 +560,17 @@ static int parse_addr(const char *addr, struct sockaddr_in *sa) {
   return inet_pton(AF_INET, hostpart, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
+/* Ends every stream: the ticker resumes the suspended (libmicrohttpd may
+ * not stop with a connection suspended), which then end. */
+static void stop_streams(void) {
+  pthread_mutex_lock(&stream_lock);
+  stopping = 1;
+  pthread_cond_broadcast(&stream_cond);
+  pthread_mutex_unlock(&stream_lock);
+  pthread_join(ticker_thread, NULL);
+  pthread_cond_destroy(&stream_cond);
+}
+
 PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
                               char *err, size_t errlen) {
   struct sockaddr_in sa;
@@ -519,6 +601,8 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
     }
     snprintf(upstream, sizeof upstream, "%s", up);
   }
+  if (pp_guard_init(err, errlen) != 0)
+    return -1;
   memset(&host, 0, sizeof host);
   memcpy(&host, h, h->size < sizeof host ? h->size : sizeof host);
   /* a library whose board entries are laid out otherwise (another
@@ -529,22 +613,40 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
   }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&stream_cond, &ca);
   pthread_condattr_destroy(&ca);
   stopping = 0;
+  open_streams = NULL;
+  if (pthread_create(&ticker_thread, NULL, ticker, NULL) != 0) {
+    pthread_cond_destroy(&stream_cond);
+    snprintf(err, errlen, "cannot start a thread");
+    return -1;
+  }
+  /* epoll in a pool of threads: connections cost no thread, and at its
+   * limit the daemon stops accepting (the rest wait in the listen queue)
+   * rather than accepting and closing */
   daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME,
       ntohs(sa.sin_port), NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
-      (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)8,
+      (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+      MHD_OPTION_CONNECTION_LIMIT, PP_GUARD_CONNECTIONS,
+      MHD_OPTION_NOTIFY_CONNECTION, pp_guard_connection, NULL,
+      MHD_OPTION_NOTIFY_COMPLETED, pp_guard_completed, NULL,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-  if (!daemon_) {
-    pthread_cond_destroy(&stream_cond);
-    snprintf(err, errlen,
-             "cannot listen on %s (in use, or not an address "
-             "of this machine)",
-             addr);
+  if (!daemon_ || pp_guard_start(err, errlen) != 0) {
+    if (daemon_)
+      snprintf(err, errlen, "cannot start a thread");
+    else
+      snprintf(err, errlen,
+               "cannot listen on %s (in use, or not an address "
+               "of this machine)",
+               addr);
+    stop_streams();
+    if (daemon_)
+      MHD_stop_daemon(daemon_);
+    daemon_ = NULL;
     return -1;
   }
   return 0;
@@ -553,11 +655,8 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
 PP_HTTP_API void pp_http_stop(void) {
   if (!daemon_)
     return;
-  pthread_mutex_lock(&stream_lock);
-  stopping = 1;
-  pthread_cond_broadcast(&stream_cond);
-  pthread_mutex_unlock(&stream_lock);
+  pp_guard_stop();
+  stop_streams();
   MHD_stop_daemon(daemon_);
   daemon_ = NULL;
-  pthread_cond_destroy(&stream_cond);
 }
