@@ -885,3 +885,137 @@ PP_TEST(proc_threads_real) {
   pp_tree_sample_free(&t);
   pp_collect_proc_close(r);
 }
+
+/* A child for proc_threads_clock_reuse: 8 threads that sleep; SIGUSR1
+ * (taken by the main thread only) renames it and forks a grandchild that
+ * sleeps, then acks on the pipe. */
+static int clock_kid_ack = -1;
+
+static void clock_kid_usr1(int sig) {
+  (void)sig;
+  prctl(PR_SET_NAME, "pp-renamed", 0, 0, 0);
+  if (fork() == 0) {
+    for (;;)
+      pause();
+  }
+  ssize_t w = write(clock_kid_ack, "u", 1);
+  (void)w;
+}
+
+static void *clock_kid_sleeper(void *arg) {
+  (void)arg;
+  for (;;)
+    pause();
+  return NULL;
+}
+
+static void clock_kid_main(int ack) {
+  clock_kid_ack = ack;
+  setpgid(0, 0);
+  signal(SIGUSR1, clock_kid_usr1);
+  sigset_t s, old;
+  sigemptyset(&s);
+  sigaddset(&s, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &s, &old);
+  for (int i = 0; i < 8; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, clock_kid_sleeper, NULL) != 0)
+      _exit(1);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  ssize_t w = write(ack, "r", 1);
+  (void)w;
+  for (;;)
+    pause();
+}
+
+static int same_threads(const pp_thread_list *a, const pp_thread_list *b) {
+  if (a->n != b->n || a->nmore != b->nmore)
+    return 0;
+  for (size_t i = 0; i < a->n; i++) {
+    const pp_thread_sample *x = &a->threads[i], *y = &b->threads[i];
+    if (x->tid != y->tid || x->pid != y->pid || strcmp(x->comm, y->comm) ||
+        x->start_ticks != y->start_ticks || x->utime_ns != y->utime_ns ||
+        x->stime_ns != y->stime_ns)
+      return 0;
+  }
+  return 1;
+}
+
+/* The threads of a process that has not run since the last call are the
+ * last call's (its CPU-time clock has not moved), and are what a read of
+ * /proc gives; once it runs they are read again, and what it forked is
+ * found between full scans. */
+PP_TEST(proc_threads_clock_reuse) {
+  int ack[2];
+  CHECK_EQ(pipe(ack), 0);
+  pid_t kid = fork();
+  CHECK(kid >= 0);
+  if (kid == 0) {
+    close(ack[0]);
+    clock_kid_main(ack[1]);
+  }
+  close(ack[1]);
+  char c = 0;
+  CHECK_EQ(read(ack[0], &c, 1), 1);
+  CHECK_EQ(c, 'r');
+
+  pp_collect_proc *r = pp_collect_proc_open("/");
+  CHECK(r != NULL);
+  pp_tree_sample t = {0};
+  pp_thread_list a = {0}, b = {0};
+  CHECK_EQ(pp_collect_tree(r, kid, &t), PP_OK);
+  CHECK_EQ(t.nproc, 1);
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &a), PP_OK);
+  CHECK_EQ(a.n, 9);
+  CHECK_EQ(pp_collect_threads_reused(r), 0);
+  /* nothing ran: all 9 taken over, the same as read */
+  CHECK_EQ(pp_collect_tree(r, kid, &t), PP_OK);
+  CHECK_EQ(t.nproc, 1);
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+  CHECK_EQ(pp_collect_threads_reused(r), 9);
+  CHECK(b.t_ns > a.t_ns);
+  CHECK(same_threads(&a, &b));
+  /* the bound is kept: a process that no longer fits is read */
+  CHECK_EQ(pp_collect_threads(r, &t, 4, &b), PP_OK);
+  CHECK_EQ(pp_collect_threads_reused(r), 0);
+  CHECK_EQ(b.n, 4);
+  CHECK_EQ(b.nmore, 5);
+  /* and a partial read is not taken over */
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+  CHECK_EQ(pp_collect_threads_reused(r), 0);
+  CHECK(same_threads(&a, &b));
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+  CHECK_EQ(pp_collect_threads_reused(r), 9);
+  /* with the clocks off every thread is read, with the same figures */
+  pp_collect_proc_set_cpu_clocks(r, 0);
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+  CHECK_EQ(pp_collect_threads_reused(r), 0);
+  CHECK(same_threads(&a, &b));
+  pp_collect_proc_set_cpu_clocks(r, 1);
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+
+  /* it runs: renames itself and forks */
+  CHECK_EQ(kill(kid, SIGUSR1), 0);
+  CHECK_EQ(read(ack[0], &c, 1), 1);
+  CHECK_EQ(c, 'u');
+  CHECK_EQ(pp_collect_tree(r, kid, &t), PP_OK);
+  int nproc = (int)t.nproc;
+  CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
+  size_t reused = pp_collect_threads_reused(r);
+  int renamed = 0;
+  for (size_t i = 0; i < b.n; i++)
+    renamed +=
+        b.threads[i].tid == kid && strcmp(b.threads[i].comm, "pp-renamed") == 0;
+  kill(-kid, SIGKILL);
+  while (waitpid(kid, NULL, 0) < 0 && errno == EINTR) {
+  }
+  close(ack[0]);
+  CHECK_EQ(nproc, 2); /* the grandchild, found between full scans */
+  CHECK_EQ(renamed, 1);
+  CHECK_EQ(reused, 0);
+  pp_thread_list_free(&a);
+  pp_thread_list_free(&b);
+  pp_tree_sample_free(&t);
+  pp_collect_proc_close(r);
+}

@@ -167,13 +167,25 @@ typedef struct scan_ent {
   char comm[64];
   uint64_t start, minflt, majflt, utime, stime, cutime, cstime;
   uint64_t threads, vsize, rss_pages;
+  uint64_t kids_clk; /* CPU clock when its children were read; NONE */
 } scan_ent;
 
 typedef struct prev_ent {
   pid_t pid;
   uint64_t start;
   pp_proc_counters c;
+  uint64_t kids_clk; /* CPU clock when its children were read; NONE */
 } prev_ent;
+
+/* A process whose threads the last pp_collect_threads read: its CPU clock
+ * then, and where its threads are in r->tprev. */
+typedef struct thr_proc {
+  pid_t pid;
+  clockid_t clock; /* its CPU-time clock */
+  uint64_t start;
+  uint64_t clk; /* the clock before its threads were read; NONE */
+  size_t first, n;
+} thr_proc;
 
 /* Files read at every sample stay open and are re-read with pread: in a
  * virtual machine each open/close pair costs more than the read. Keys are
@@ -234,6 +246,15 @@ struct pp_collect_proc {
   size_t nprev, prev_cap, cur_cap;
   pp_proc_counters departed;
   uint64_t ndeparted, rss_peak, hwm_max;
+
+  /* threads: what the last pp_collect_threads read, reused for processes
+   * whose CPU clock has not moved since (cpu_clocks: real /proc only) */
+  int cpu_clocks;
+  pp_thread_sample *tprev;
+  size_t ntprev, tprev_cap;
+  thr_proc *tproc, *tproc_new;
+  size_t ntproc, tproc_cap, tproc_new_cap;
+  size_t nthreads_reused; /* by the last pp_collect_threads */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -1010,6 +1031,9 @@ pp_collect_proc *pp_collect_proc_open(const char *sysroot) {
   /* Only procfs makes a kept file fail once its process is gone; a fixture
    * tree's files would keep returning what they held when opened. */
   r->fd_cache = n == 1 && sysroot[0] == '/';
+  /* The same for the CPU-time clocks of processes: they are this
+   * machine's, not a fixture's. */
+  r->cpu_clocks = r->fd_cache;
   r->fd_budget = 32;
   r->rootfd = open(sysroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   r->bufcap = 4096;
@@ -1051,7 +1075,15 @@ void pp_collect_proc_close(pp_collect_proc *r) {
   pp__free(r->stack);
   pp__free(r->prev);
   pp__free(r->cur);
+  pp__free(r->tprev);
+  pp__free(r->tproc);
+  pp__free(r->tproc_new);
   pp__free(r);
+}
+
+void pp_collect_proc_set_cpu_clocks(pp_collect_proc *r, int on) {
+  if (r)
+    r->cpu_clocks = on && r->fd_cache;
 }
 
 const char *pp_collect_proc_reason(const pp_collect_proc *r,
@@ -1807,6 +1839,28 @@ static const prev_ent *find_prev(const pp_collect_proc *r, pid_t pid,
   return NULL;
 }
 
+/* The CPU time of process pid, all its threads together (ended ones too),
+ * in ns, from its CPU-time clock (clock_getcpuclockid(3); *clock caches
+ * the id, 0 when not made yet). It moves whenever any thread of the
+ * process runs: an unchanged value says no thread ran in between, so none
+ * was created, ended, renamed itself or forked a child, and every thread's
+ * utime and stime in /proc are what they were. Returns false when it
+ * cannot be read (then nothing may be inferred). */
+static bool proc_cpu_clock(const pp_collect_proc *r, pid_t pid,
+                           clockid_t *clock, uint64_t *ns) {
+  if (!r->cpu_clocks)
+    return false;
+  if (!*clock && clock_getcpuclockid(pid, clock) != 0) {
+    *clock = 0;
+    return false;
+  }
+  struct timespec ts;
+  if (clock_gettime(*clock, &ts) != 0)
+    return false;
+  *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return true;
+}
+
 /* A member that exited during this scan: its freshest known counters (stat
  * now, the rest from the last sample) go to the departed accumulator. */
 static void depart_now(pp_collect_proc *r, const pp_proc_sample *p) {
@@ -1852,6 +1906,7 @@ static int scan_one(pp_collect_proc *r, int procfd, pid_t pid, pid_t root,
     return 0;
   s->pid = pid;
   s->mark = MARK_UNKNOWN;
+  s->kids_clk = PP_COLLECT_NONE;
   r->nscan++;
   return 1;
 }
@@ -1873,11 +1928,24 @@ static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
   char rel[64];
   for (size_t i = 0; i < r->nscan && i < 4096; i++) {
     pid_t pid = r->scan[i].pid;
+    /* A process that has not run since its children were last read has
+     * forked none: they are members already (read through r->prev). */
+    clockid_t clock = 0;
+    uint64_t clk = PP_COLLECT_NONE;
+    bool have_clk = proc_cpu_clock(r, pid, &clock, &clk);
+    if (have_clk) {
+      const prev_ent *pe = find_prev(r, pid, r->scan[i].start);
+      if (pe && pe->kids_clk == clk) {
+        r->scan[i].kids_clk = clk;
+        continue;
+      }
+    }
     snprintf(rel, sizeof rel, "proc/%d/task", (int)pid);
     int err = 0;
     DIR *d = opendir_rel(r, rel, &err);
     if (!d)
       continue;
+    bool all = true; /* every thread's children file read in full */
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
       uint64_t tid;
@@ -1889,12 +1957,16 @@ static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
                (int)tid);
       size_t len;
       int fd = open_at(r, r->rootfd, crel, NULL, O_RDONLY, &err);
-      if (fd < 0)
+      if (fd < 0) {
+        all = false;
         continue;
+      }
       err = read_fd(r, fd, &len);
       close(fd);
-      if (err)
+      if (err) {
+        all = false;
         continue;
+      }
       /* the buffer is reused by scan_one: copy the pids out first */
       pid_t kids[64];
       size_t nk = 0;
@@ -1906,6 +1978,7 @@ static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
         if (c > 0 && c <= INT_MAX)
           kids[nk++] = (pid_t)c;
       }
+      all = all && nk < 64;
       for (size_t k = 0; k < nk; k++)
         if (!scanned(r, kids[k]) &&
             scan_one(r, procfd, kids[k], root, stat_err) < 0) {
@@ -1914,6 +1987,8 @@ static int scan_children(pp_collect_proc *r, int procfd, pid_t root,
         }
     }
     closedir(d);
+    if (have_clk && all)
+      r->scan[i].kids_clk = clk;
   }
   return 0;
 }
@@ -2063,6 +2138,10 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
     r->cur[i].pid = p->pid;
     r->cur[i].start = p->start_ticks;
     r->cur[i].c = p->c;
+    int32_t k = hash_find(r, p->pid);
+    r->cur[i].kids_clk = k >= 0 && r->scan[k].start == p->start_ticks
+                             ? r->scan[k].kids_clk
+                             : PP_COLLECT_NONE;
   }
   if (o->nproc && o->nio_missing == o->nproc)
     o->alive.rchar = o->alive.wchar = o->alive.read_bytes =
@@ -2152,18 +2231,21 @@ static int cmp_tid(const void *pa, const void *pb) {
   return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
-/* Threads of one process: read each task's stat, append to out. */
+/* Threads of one process: read each task's stat, append to out. *whole
+ * says that every thread listed was read (none past max, none failed). */
 static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
-                      pp_thread_list *out) {
+                      pp_thread_list *out, bool *whole) {
   char rel[64];
   snprintf(rel, sizeof rel, "proc/%d/task", (int)pid);
   int err = 0;
+  *whole = false;
   DIR *d = opendir_rel(r, rel, &err);
   if (!d)
     return PP_OK; /* exited since the tree was read, or unreadable */
   struct dirent *e;
   int rc = PP_OK;
   size_t first = out->n;
+  *whole = true;
   while ((e = readdir(d)) != NULL) {
     uint64_t tid;
     const char *p = e->d_name;
@@ -2172,6 +2254,7 @@ static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
       continue;
     if (out->n >= max) {
       out->nmore++;
+      *whole = false;
       continue;
     }
     char srel[96];
@@ -2179,8 +2262,10 @@ static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
     size_t len;
     scan_ent s;
     memset(&s, 0, sizeof s);
-    if (read_rel(r, srel, &len) != 0 || !parse_pid_stat(r->buf, &s))
+    if (read_rel(r, srel, &len) != 0 || !parse_pid_stat(r->buf, &s)) {
+      *whole = false;
       continue; /* the thread ended between readdir and read */
+    }
     if (out->n >= out->cap_) {
       void *a = out->threads;
       if (pp__grow(&a, &out->cap_, out->n + 1, sizeof *out->threads) != 0) {
@@ -2203,18 +2288,96 @@ static int threads_of(pp_collect_proc *r, pid_t pid, size_t max,
   return rc;
 }
 
+/* The last call's entry of process (pid, start), or NULL. r->tproc is in
+ * the tree's order, by pid. */
+static const thr_proc *find_tproc(const pp_collect_proc *r, pid_t pid,
+                                  uint64_t start) {
+  size_t lo = 0, hi = r->ntproc;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->tproc[mid].pid == pid)
+      return r->tproc[mid].start == start ? &r->tproc[mid] : NULL;
+    if (r->tproc[mid].pid < pid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+/* Append the threads of process i of the tree to out: the last call's,
+ * when the process's CPU clock has not moved since it read them in full
+ * (then every figure is what a read would give: see proc_cpu_clock),
+ * else read from /proc. Records the process in r->tproc_new[i]. */
+static int threads_of_proc(pp_collect_proc *r, const pp_proc_sample *p,
+                           size_t max, pp_thread_list *out, size_t i) {
+  const thr_proc *old = find_tproc(r, p->pid, p->start_ticks);
+  thr_proc *now = &r->tproc_new[i];
+  now->pid = p->pid;
+  now->start = p->start_ticks;
+  now->clock = old ? old->clock : 0;
+  now->clk = PP_COLLECT_NONE;
+  now->first = out->n;
+  uint64_t clk = PP_COLLECT_NONE;
+  bool have_clk = proc_cpu_clock(r, p->pid, &now->clock, &clk);
+  if (have_clk && old && old->clk == clk && out->n + old->n <= max) {
+    if (pp__grow((void **)&out->threads, &out->cap_, out->n + old->n,
+                 sizeof *out->threads) != 0)
+      return PP_ENOMEM;
+    memcpy(out->threads + out->n, r->tprev + old->first,
+           old->n * sizeof *out->threads);
+    out->n += old->n;
+    now->n = old->n;
+    now->clk = clk;
+    r->nthreads_reused += old->n;
+    return PP_OK;
+  }
+  bool whole;
+  int rc = threads_of(r, p->pid, max, out, &whole);
+  now->n = out->n - now->first;
+  if (have_clk && whole && rc == PP_OK)
+    now->clk = clk;
+  return rc;
+}
+
 int pp_collect_threads(pp_collect_proc *r, const pp_tree_sample *tree,
                        size_t max, pp_thread_list *out) {
   if (!r || !tree || !out)
     return PP_EINVAL;
   out->t_ns = mono_ns();
   out->n = out->nmore = 0;
-  for (size_t i = 0; i < tree->nproc; i++) {
-    int rc = threads_of(r, tree->procs[i].pid, max, out);
-    if (rc != PP_OK)
-      return rc;
+  r->nthreads_reused = 0;
+  if (pp__grow((void **)&r->tproc_new, &r->tproc_new_cap, tree->nproc + 1,
+               sizeof *r->tproc_new) != 0) {
+    r->ntproc = 0; /* nothing reused from a call that failed */
+    return PP_ENOMEM;
   }
+  int rc = PP_OK;
+  size_t i;
+  for (i = 0; i < tree->nproc && rc == PP_OK; i++)
+    rc = threads_of_proc(r, &tree->procs[i], max, out, i);
+  if (rc == PP_OK && pp__grow((void **)&r->tprev, &r->tprev_cap, out->n + 1,
+                              sizeof *r->tprev) != 0)
+    rc = PP_ENOMEM;
+  if (rc != PP_OK) {
+    r->ntproc = 0;
+    return rc;
+  }
+  if (out->n)
+    memcpy(r->tprev, out->threads, out->n * sizeof *out->threads);
+  r->ntprev = out->n;
+  thr_proc *t = r->tproc;
+  size_t tc = r->tproc_cap;
+  r->tproc = r->tproc_new;
+  r->tproc_cap = r->tproc_new_cap;
+  r->ntproc = i;
+  r->tproc_new = t;
+  r->tproc_new_cap = tc;
   return PP_OK;
+}
+
+size_t pp_collect_threads_reused(const pp_collect_proc *r) {
+  return r ? r->nthreads_reused : 0;
 }
 
 void pp_thread_list_free(pp_thread_list *l) {

@@ -407,11 +407,26 @@ typedef struct pp_thread_list {
  * at most `max` of them; threads past the bound are counted in out->nmore,
  * not read. A thread or process that exits while being read is skipped.
  * Files are /proc/PID/task/TID/stat, read through the reader's root (and
- * its fault injection). Returns PP_OK, PP_EINVAL (NULL argument) or
- * PP_ENOMEM (out keeps the threads read so far).
+ * its fault injection). On the real /proc a process whose CPU-time clock
+ * (clock_getcpuclockid) has not moved since the last call read all its
+ * threads is not read again: no thread of it ran, so its threads, names
+ * and CPU times are the last call's, which out gets (one clock read in
+ * place of a directory listing and a read per thread). Returns PP_OK,
+ * PP_EINVAL (NULL argument) or PP_ENOMEM (out keeps the threads read so
+ * far).
  */
 int pp_collect_threads(pp_collect_proc *r, const pp_tree_sample *tree,
                        size_t max, pp_thread_list *out);
+
+/** Threads the last pp_collect_threads took over from the call before
+ * instead of reading them (tests, benchmarks). */
+size_t pp_collect_threads_reused(const pp_collect_proc *r);
+
+/** Turn off (0) or back on the use of processes' CPU-time clocks to skip
+ * reading what cannot have changed: threads (pp_collect_threads) and, in
+ * pp_collect_tree between full scans, the children of a process that has
+ * not run. On by default for the real /proc; never on under a sysroot. */
+void pp_collect_proc_set_cpu_clocks(pp_collect_proc *r, int on);
 
 /** Free a thread list's array and zero it (NULL is fine). */
 void pp_thread_list_free(pp_thread_list *l);
