@@ -6,7 +6,8 @@
  * afterwards, as they do into a program `pipeprof run` launches), then
  * starts 100 threads that sleep. The bench runs a session (mode trace, no
  * signal handlers) and a sampler on that tree with system, perf and power
- * readers on, at 10 Hz and then 100 Hz, for 3 s each (1 s with --quick).
+ * readers and per-thread CPU (pp__sampler_track_threads, bound 256) on, at
+ * 10 Hz and then 100 Hz, for 10 s each (1 s with --quick).
  * It measures its own process CPU time (CLOCK_PROCESS_CPUTIME_ID: the
  * sampler thread, the session's writer encoding the samples, the bench's
  * idle main thread) from just before the sampler starts to just after it
@@ -141,6 +142,7 @@ static int measure(unsigned hz, double secs, int *threads,
   s = pp__sampler_open(&cfg);
   if (!s)
     goto done;
+  pp__sampler_track_threads(s, 256); /* per-thread CPU, as pipeprof run */
   /* The threads start under the counters, as in a launched program. */
   ssize_t w = write(go[1], "g", 1);
   (void)w;
@@ -231,7 +233,7 @@ int pp_bench_sampler(int json, int quick) {
     printf("}\n");
   } else {
     printf("sampler on a tree of %d threads, %.1f s per rate "
-           "(system, perf, power on)\n",
+           "(system, perf, power, per-thread CPU on)\n",
            threads, secs);
     printf("  session alone %.3f %% of one core (included below)\n", idle);
     printf("  10 Hz   %7.3f %% of one core  %8.1f us/sample  (%lu samples)\n",
