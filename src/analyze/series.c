@@ -40,8 +40,9 @@ size_t pp_hist_coarse(const pp_hist *h, uint64_t *le, uint64_t *counts) {
         continue;
       for (unsigned j = 0; j < PP_HIST_GROUP; j++) {
         unsigned sub = g * PP_HIST_GROUP + j;
-        if (b->c[sub])
-          c[pp_coarse_index(pp_hist_slot_value(s, sub))] += b->c[sub];
+        if (b->c[g][j])
+          c[pp_coarse_index(pp_hist_slot_value(s, sub))] +=
+              b->c[g][j];
       }
     }
   }

@@ -177,6 +177,31 @@ static void facts(FILE *out, const pp_table *t) {
   remarks(out, t);
 }
 
+/* Row r's cells into cells, group g at off[g] (room to off[g + 1]): its
+ * text, or from the group where the row is unavailable, "unavailable:
+ * WHY" once and nothing after. Returns that group (ng when none). */
+static size_t lay_out_row(const pp_table *t, size_t r, const size_t *g0,
+                          const size_t *g1, size_t ng, const size_t *off,
+                          int name_cap, char *cells) {
+  size_t span = unavailable_from(t, r, g0, g1, ng);
+  for (size_t g = 0; g < ng; g++) {
+    char *s = cells + off[g];
+    if (g > span) {
+      *s = '\0';
+      continue;
+    }
+    if (g == span) { /* said once, past the columns' widths */
+      char why[CELL];
+      clean(why, sizeof why, pp_table_cell(t, r, g0[g])->text, 0);
+      snprintf(s, off[g + 1] - off[g], "unavailable: %s", why);
+      continue;
+    }
+    group_text(t, r, g0[g], g1[g], s, off[g + 1] - off[g],
+               g == 0 ? name_cap : 0);
+  }
+  return span;
+}
+
 void pp_doc_text_table(FILE *out, const pp_table *t, int name_cap) {
   pp_doc_text_table_n(out, t, name_cap, SIZE_MAX);
 }
@@ -240,36 +265,20 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
                                                               : CELL;
   }
   off[ng] = row_size;
-  char *cells = malloc(t->nrows * row_size);
+  /* one row's cells at a time, laid out twice (for the columns' widths,
+   * then to print): a table of 200,000 rows takes no memory per row */
+  char *cells = malloc(row_size);
   if (!cells)
     return;
-  size_t *span = malloc(t->nrows * sizeof *span);
-  if (!span) {
-    free(cells);
-    return;
-  }
   size_t seen = 0; /* the shown rows so far: the first max_rows print */
-  for (size_t r = 0; r < t->nrows; r++) {
-    if (!pp_table_row_shown(t, r) || seen++ >= max_rows)
+  for (size_t r = 0; r < t->nrows && seen < max_rows; r++) {
+    if (!pp_table_row_shown(t, r))
       continue;
-    span[r] = unavailable_from(t, r, g0, g1, ng);
-    for (size_t g = 0; g < ng; g++) {
-      char *s = cells + r * row_size + off[g];
-      if (g > span[r]) {
-        *s = '\0';
-        continue;
-      }
-      if (g == span[r]) { /* said once, past the columns' widths */
-        char why[CELL];
-        clean(why, sizeof why, pp_table_cell(t, r, g0[g])->text, 0);
-        snprintf(s, off[g + 1] - off[g], "unavailable: %s", why);
-        continue;
-      }
-      group_text(t, r, g0[g], g1[g], s, off[g + 1] - off[g],
-                 g == 0 ? name_cap : 0);
-      if (pp_text_cols(s) > width[g])
-        width[g] = pp_text_cols(s);
-    }
+    seen++;
+    size_t span = lay_out_row(t, r, g0, g1, ng, off, name_cap, cells);
+    for (size_t g = 0; g < ng && g < span; g++)
+      if (pp_text_cols(cells + off[g]) > width[g])
+        width[g] = pp_text_cols(cells + off[g]);
   }
   /* numbers right-aligned, names and words left (the first group, and
    * text columns), with no padding after the last group */
@@ -289,8 +298,9 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
       continue;
     if (printed++ >= max_rows)
       break;
+    size_t span = lay_out_row(t, r, g0, g1, ng, off, name_cap, cells);
     size_t end = ng; /* no trailing blanks: up to the last non-empty cell */
-    while (end > 1 && !cells[r * row_size + off[end - 1]])
+    while (end > 1 && !cells[off[end - 1]])
       end--;
     /* a group column says its value on the group's first row only */
     uint32_t rg = t->row_info[r].group;
@@ -302,9 +312,9 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
         put_cell(out, "", g + 1 < end || right[g] ? width[g] : 0, right[g]);
         continue;
       }
-      put_cell(out, cells + r * row_size + off[g],
-               g == span[r] ? 0 : g + 1 < end || right[g] ? width[g] : 0,
-               g == span[r] ? 0 : right[g]);
+      put_cell(out, cells + off[g],
+               g == span ? 0 : g + 1 < end || right[g] ? width[g] : 0,
+               g == span ? 0 : right[g]);
     }
     fputc('\n', out);
     /* the row's detail groups, then its notes */
@@ -333,7 +343,6 @@ void pp_doc_text_table_n(FILE *out, const pp_table *t, int name_cap,
     }
   }
   free(cells);
-  free(span);
   if (shown_rows > max_rows)
     fprintf(out, "(%zu more rows: pipeprof export --format json)\n",
             shown_rows - max_rows);

@@ -64,6 +64,10 @@ struct pp__aggregate {
   uint64_t gpu_lost; /* zones of keys past PPT_STATS_GPU_MAX (or no memory) */
   site *sites;
   size_t nsites, cap_sites;
+  /* Named series by (kind, name): the first site of each, open
+   * addressing, index + 1 (0 empty); sites below `named` are in it. */
+  uint32_t *name_map;
+  size_t name_map_cap, name_map_n, named;
   tstat **threads;
   size_t nthreads, cap_threads;
   uint32_t *thread_map; /* open addressing by tid: index + 1, 0 empty */
@@ -97,6 +101,7 @@ void pp__aggregate_free(pp__aggregate *a) {
     pp_hist_free(&a->sites[i].dur);
   }
   pp__free(a->sites);
+  pp__free(a->name_map);
   for (size_t i = 0; i < a->nthreads; i++) {
     pp__zstack_free(&a->threads[i]->zs);
     pp__free(a->threads[i]);
@@ -134,6 +139,61 @@ static site *grow_sites(pp__aggregate *a, uint32_t id) {
   return &a->sites[id];
 }
 
+static int named_kind(uint32_t kind) {
+  return kind == PP_KIND_COUNTER || kind == PP_KIND_FRAME ||
+         kind == PP_KIND_METRIC;
+}
+
+static size_t name_slot(uint32_t kind, const char *name, size_t cap) {
+  uint64_t h = UINT64_C(14695981039346656037) ^ kind;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    h = (h ^ *c) * UINT64_C(1099511628211);
+  return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* The map's slot for site i's (kind, name): where it is, or the empty
+ * slot where it goes. */
+static uint32_t *name_find(pp__aggregate *a, uint32_t kind, const char *name) {
+  size_t k = name_slot(kind, name, a->name_map_cap);
+  for (;;) {
+    uint32_t *m = &a->name_map[k];
+    if (!*m)
+      return m;
+    const site *o = &a->sites[*m - 1];
+    if (o->kind == kind && strcmp(o->name, name) == 0)
+      return m;
+    k = (k + 1) & (a->name_map_cap - 1);
+  }
+}
+
+/* Site i, the first of its name, into the map (kept at most half full).
+ * 0, or -1 when out of memory. */
+static int name_put(pp__aggregate *a, uint32_t i) {
+  if ((a->name_map_n + 1) * 2 > a->name_map_cap) {
+    size_t cap = a->name_map_cap ? a->name_map_cap * 2 : 64;
+    uint32_t *old = a->name_map;
+    size_t old_cap = a->name_map_cap;
+    if (!(a->name_map = pp__calloc(cap, sizeof *a->name_map))) {
+      a->name_map = old;
+      return -1;
+    }
+    a->name_map_cap = cap;
+    for (size_t k = 0; k < old_cap; k++)
+      if (old[k]) {
+        const site *o = &a->sites[old[k] - 1];
+        *name_find(a, o->kind, o->name) = old[k];
+      }
+    pp__free(old);
+  }
+  const site *s = &a->sites[i];
+  uint32_t *m = name_find(a, s->kind, s->name);
+  if (!*m)
+    a->name_map_n++;
+  if (!*m || *m - 1 > i)
+    *m = i + 1;
+  return 0;
+}
+
 void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
   site *s = get_site(a, id);
   if (!s)
@@ -143,18 +203,33 @@ void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
   s->name = p->name ? p->name : "";
   s->alias = id;
   /* Counters and frame streams are named series: every site that names
-   * the same one feeds it (a queue depth set by producer and consumer). */
-  if (p->kind != PP_KIND_COUNTER && p->kind != PP_KIND_FRAME &&
-      p->kind != PP_KIND_METRIC)
+   * the same one feeds it (a queue depth set by producer and consumer):
+   * the first site below id defined with the name (found in a map of the
+   * sites below `named`, which takes in those defined since). */
+  if (!named_kind(p->kind))
     return;
-  for (uint32_t i = 0; i < id && i < a->nsites; i++) {
-    const site *o = &a->sites[i];
-    if (o->defined && o->alias == i && o->kind == p->kind &&
-        strcmp(o->name, s->name) == 0) {
-      s->alias = i;
-      return;
-    }
+  for (; a->named < id && a->named < a->nsites; a->named++) {
+    const site *o = &a->sites[a->named];
+    if (o->defined && named_kind(o->kind) && o->alias == a->named &&
+        name_put(a, (uint32_t)a->named) != 0)
+      break; /* out of memory: those from here are searched */
   }
+  uint32_t i = 0;
+  if (a->name_map_cap) {
+    uint32_t m = *name_find(a, s->kind, s->name);
+    if (m && m - 1 < id)
+      i = m;
+  }
+  for (uint32_t k = (uint32_t)a->named; !i && k < id && k < a->nsites; k++) {
+    const site *o = &a->sites[k];
+    if (o->defined && o->alias == k && o->kind == p->kind &&
+        strcmp(o->name, s->name) == 0)
+      i = k + 1;
+  }
+  if (i)
+    s->alias = i - 1;
+  else if (id < a->named)
+    name_put(a, id); /* defined late: the first of its name below named */
 }
 
 /* The site that accumulates events of id. */
@@ -644,9 +719,16 @@ static int hist_restore(pp_hist *dst, pp_hist *decoded,
     pp_hist_init(decoded);
     return 0;
   }
-  for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
-    if (decoded->block[s] && pp_hist_add_slot(dst, s, decoded->block[s]->c))
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    const pp_hist_block *b = decoded->block[s];
+    if (!b || !decoded->slot_total[s])
+      continue;
+    uint64_t c[PP_HIST_HALF];
+    for (unsigned i = 0; i < PP_HIST_HALF; i++)
+      c[i] = pp_hist_block_at(b, i);
+    if (pp_hist_add_slot(dst, s, c))
       return -1;
+  }
   uint64_t sq[3] = {m->sq0, m->sq1, m->sq2};
   pp_hist_add_moments(dst, decoded->min, decoded->max, m->sum_lo, m->sum_hi,
                       sq);

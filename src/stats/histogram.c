@@ -197,15 +197,24 @@ void pp_hist_init(pp_hist *h) {
 }
 
 void pp_hist_free(pp_hist *h) {
-  for (unsigned s = 0; s < PP_HIST_SLOTS; s++)
-    pp__free(h->block[s]);
+  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
+    pp_hist_block *b = h->block[s];
+    for (unsigned g = 0; b && g < PP_HIST_SLOT_GROUPS; g++)
+      pp__free(b->c[g]);
+    pp__free(b);
+  }
   pp_hist_init(h);
 }
 
 void pp_hist_reset(pp_hist *h) {
   for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
-    if (h->block[s] && h->slot_total[s])
-      memset(h->block[s], 0, sizeof *h->block[s]);
+    pp_hist_block *b = h->block[s];
+    for (unsigned g = 0; b && h->slot_total[s] && g < PP_HIST_SLOT_GROUPS;
+         g++) {
+      if (b->group[g])
+        memset(b->c[g], 0, PP_HIST_GROUP * sizeof *b->c[g]);
+      b->group[g] = 0;
+    }
     h->slot_total[s] = 0;
   }
   h->count = h->lost = 0;
@@ -223,6 +232,15 @@ static pp_hist_block *get_block(pp_hist *h, unsigned s) {
   return h->block[s];
 }
 
+/* The counters of slot s's group g, allocated on first touch; NULL when
+ * out of memory. */
+static uint64_t *get_group(pp_hist *h, unsigned s, unsigned g) {
+  pp_hist_block *b = get_block(h, s);
+  if (b && !b->c[g])
+    b->c[g] = pp__calloc(PP_HIST_GROUP, sizeof *b->c[g]);
+  return b ? b->c[g] : NULL;
+}
+
 void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
   if (n == 0)
     return;
@@ -231,13 +249,14 @@ void pp_hist_record_n(pp_hist *h, uint64_t v, uint64_t n) {
     return;
   }
   unsigned s = slot_of(v);
-  pp_hist_block *b = get_block(h, s);
-  if (!b) {
+  unsigned sub = (unsigned)(v >> shift_of(s)) & SLOT_MASK;
+  uint64_t *g = get_group(h, s, sub / PP_HIST_GROUP);
+  if (!g) {
     h->lost = pp__add_sat_u64(h->lost, n);
     return;
   }
-  unsigned sub = (unsigned)(v >> shift_of(s)) & SLOT_MASK;
-  b->c[sub] += n;
+  pp_hist_block *b = h->block[s];
+  g[sub % PP_HIST_GROUP] += n;
   b->group[sub / PP_HIST_GROUP] += n;
   h->slot_total[s] += n;
   h->count += n;
@@ -282,14 +301,22 @@ int pp_hist_add_slot(pp_hist *h, unsigned s, const uint64_t *c) {
       return -1;
   if (!total)
     return 0;
-  pp_hist_block *b;
-  if (s >= PP_HIST_SLOTS || total > UINT64_MAX - h->count ||
-      !(b = get_block(h, s)))
+  if (s >= PP_HIST_SLOTS || total > UINT64_MAX - h->count)
     return -1;
-  for (unsigned i = 0; i < PP_HIST_HALF; i++) {
-    b->c[i] += c[i];
-    b->group[i / PP_HIST_GROUP] += c[i];
-  }
+  /* all or nothing: every group the counts touch first */
+  for (unsigned g = 0; g < PP_HIST_SLOT_GROUPS; g++)
+    for (unsigned i = 0; i < PP_HIST_GROUP; i++)
+      if (c[g * PP_HIST_GROUP + i]) {
+        if (!get_group(h, s, g))
+          return -1;
+        break;
+      }
+  pp_hist_block *b = h->block[s];
+  for (unsigned i = 0; i < PP_HIST_HALF; i++)
+    if (c[i]) {
+      b->c[i / PP_HIST_GROUP][i % PP_HIST_GROUP] += c[i];
+      b->group[i / PP_HIST_GROUP] += c[i];
+    }
   h->slot_total[s] += total;
   h->count += total;
   return 0;
@@ -315,11 +342,14 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
     dst->lost = pp__add_sat_u64(dst->lost, src->lost);
     return 0;
   }
-  /* All or nothing: allocate every block first. */
+  /* All or nothing: allocate every group first. */
   int fail = src->count > UINT64_MAX - dst->count;
   for (unsigned s = 0; s < PP_HIST_SLOTS && !fail; s++)
-    if (src->slot_total[s] && !get_block(dst, s))
-      fail = 1;
+    for (unsigned g = 0; src->slot_total[s] && g < PP_HIST_SLOT_GROUPS; g++)
+      if (src->block[s]->group[g] && !get_group(dst, s, g)) {
+        fail = 1;
+        break;
+      }
   if (fail) {
     dst->lost = pp__add_sat_u64(pp__add_sat_u64(dst->lost, src->lost), src->count);
     return -1;
@@ -343,8 +373,8 @@ int pp_hist_merge(pp_hist *dst, const pp_hist *src) {
       uint64_t gs = sb->group[g];
       if (!gs)
         continue;
-      const uint64_t *sc = sb->c + g * PP_HIST_GROUP;
-      uint64_t *dc = db->c + g * PP_HIST_GROUP;
+      const uint64_t *sc = sb->c[g];
+      uint64_t *dc = db->c[g];
       for (unsigned i = 0; i < PP_HIST_GROUP; i++)
         dc[i] += sc[i];
       db->group[g] += gs;
@@ -389,8 +419,8 @@ static uint64_t value_at_rank(const pp_hist *h, uint64_t rank) {
   while (g < PP_HIST_SLOT_GROUPS - 1u && seen + b->group[g] < rank)
     seen += b->group[g++];
   unsigned i = g * PP_HIST_GROUP, end = i + PP_HIST_GROUP - 1u;
-  while (i < end && seen + b->c[i] < rank)
-    seen += b->c[i++];
+  while (i < end && seen + pp_hist_block_at(b, i) < rank)
+    seen += pp_hist_block_at(b, i++);
   return index_highest(s, i);
 }
 
@@ -429,7 +459,7 @@ uint64_t pp_hist_count_le(const pp_hist *h, uint64_t v) {
   for (unsigned k = 0; k < g; k++)
     n += b->group[k];
   for (unsigned i = g * PP_HIST_GROUP; i <= sub; i++)
-    n += b->c[i];
+    n += pp_hist_block_at(b, i);
   return n;
 }
 
@@ -498,7 +528,7 @@ size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
     if (!h->slot_total[s] || !b)
       continue;
     for (unsigned i = 0; i < PP_HIST_HALF; i++)
-      nonempty += b->c[i] != 0;
+      nonempty += pp_hist_block_at(b, i) != 0;
   }
   put_varint(&w, nonempty);
   uint64_t prev = 0;
@@ -510,11 +540,12 @@ size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
       if (!b->group[g])
         continue;
       for (unsigned i = g * PP_HIST_GROUP; i < (g + 1) * PP_HIST_GROUP; i++) {
-        if (!b->c[i])
+        uint64_t c = b->c[g][i % PP_HIST_GROUP];
+        if (!c)
           continue;
         uint64_t idx = (uint64_t)s * PP_HIST_HALF + i;
         put_varint(&w, idx - prev);
-        put_varint(&w, b->c[i]);
+        put_varint(&w, c);
         prev = idx;
       }
     }
@@ -589,11 +620,11 @@ static int decode_body(pp_hist *h, reader *r) {
       return -1;
     unsigned s = (unsigned)(idx / PP_HIST_HALF);
     unsigned sub = (unsigned)(idx % PP_HIST_HALF);
-    pp_hist_block *b = get_block(h, s);
-    if (!b)
+    uint64_t *g = get_group(h, s, sub / PP_HIST_GROUP);
+    if (!g)
       return -1;
-    b->c[sub] = c;
-    b->group[sub / PP_HIST_GROUP] += c;
+    g[sub % PP_HIST_GROUP] = c;
+    h->block[s]->group[sub / PP_HIST_GROUP] += c;
     h->slot_total[s] += c;
     h->count += c;
     if (k == 0)

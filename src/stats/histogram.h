@@ -31,17 +31,28 @@
  * s * 1024 + sub (0 .. 56319) equals HdrHistogram's counts index for 11
  * sub-bucket bits and is the index used by pp_hist_encode.
  *
- * Invariants: slot_total[s] is the sum of block[s]->c[]; block[s]->group[g]
- * is the sum of c[g * 32 .. g * 32 + 31]; count is the sum of slot_total[];
- * block[s] is non-NULL whenever slot_total[s] is non-zero. */
+ * Invariants: slot_total[s] is the sum of block[s]'s counters;
+ * block[s]->group[g] is the sum of block[s]->c[g][0 .. 31]; count is the
+ * sum of slot_total[]; block[s] is non-NULL whenever slot_total[s] is
+ * non-zero, and block[s]->c[g] whenever group[g] is. */
 #define PP_HIST_SLOTS (PP_HIST_BUCKETS + 1u)                  /* 55 */
 #define PP_HIST_SLOT_GROUPS (PP_HIST_HALF / PP_HIST_GROUP)    /* 32 */
 #define PP_HIST_INDEX_COUNT (PP_HIST_SLOTS * PP_HIST_HALF)    /* 56320 */
 
 typedef struct pp_hist_block {
   uint64_t group[PP_HIST_SLOT_GROUPS]; /* group sums */
-  uint64_t c[PP_HIST_HALF];            /* counters */
+  /* each group's PP_HIST_GROUP counters, allocated on its first value
+   * (NULL: all zero): a histogram of a few values costs a few hundred
+   * bytes, not 8 KiB a slot (issue 26) */
+  uint64_t *c[PP_HIST_SLOT_GROUPS];
 } pp_hist_block;
+
+/* Counter sub (0 .. PP_HIST_HALF - 1) of block b. */
+static inline uint64_t pp_hist_block_at(const pp_hist_block *b,
+                                        unsigned sub) {
+  const uint64_t *g = b->c[sub / PP_HIST_GROUP];
+  return g ? g[sub % PP_HIST_GROUP] : 0;
+}
 
 typedef struct pp_hist {
   uint64_t count;          /* values recorded (excluding lost) */
@@ -181,15 +192,16 @@ __extension__ typedef unsigned __int128 pp__hist_u128;
 inline void pp_hist_record(pp_hist *h, uint64_t v) {
   unsigned s = 54u - (unsigned)__builtin_clzll(v | (PP_HIST_HALF - 1u));
   unsigned shift = s ? s - 1u : 0u;
+  unsigned sub = (unsigned)(v >> shift) & (PP_HIST_HALF - 1u);
   pp_hist_block *b = h->block[s];
-  if (__builtin_expect(b == NULL || h->approx ||
-                           h->count >= (UINT64_C(1) << 62),
+  uint64_t *g;
+  if (__builtin_expect(b == NULL || !(g = b->c[sub / PP_HIST_GROUP]) ||
+                           h->approx || h->count >= (UINT64_C(1) << 62),
                        0)) {
     pp__hist_record_slow(h, v, 1);
     return;
   }
-  unsigned sub = (unsigned)(v >> shift) & (PP_HIST_HALF - 1u);
-  b->c[sub]++;
+  g[sub % PP_HIST_GROUP]++;
   b->group[sub / PP_HIST_GROUP]++;
   h->slot_total[s]++;
   h->count++;
