@@ -2,10 +2,11 @@
 /*
  * libFuzzer target for the importer of other tools' profiles
  * (src/import/): the input is read as a torch.profiler or ONNX Runtime
- * JSON profile with pp_import_mem(), and when it imports, analysed and
- * printed by the text report and every exporter into /dev/null; then
+ * JSON profile with pp_import_mem(), and when it imports, analysed; then
  * imported again streamed, as the CLI reads it: every event through the
- * figures (analyze/stream.h), a window of 7 stored. The operators-by-
+ * figures (analyze/stream.h), a window of 7 stored. One of the two
+ * analyses is printed by one of the text report and the exporters
+ * (fuzz/render.h), both picked by the input's bytes. The operators-by-
  * shape table must hold zone sites and self times within [0, total]. Any
  * crash, sanitizer report or leak is a bug: the importer promises to
  * survive any input, and to refuse what is no profile with a message.
@@ -23,10 +24,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Analyse t (with a's stream, if any) and render it; free both. */
-static void render(pp_trace *t, pp_analysis *a) {
-  if (pp_analyze(t, a) == 0)
-    pp_fuzz_render(a);
+/* Analyse t (with a's stream, if any) and, when asked, render it with
+ * renderer k (fuzz/render.h); free both. */
+static void render(pp_trace *t, pp_analysis *a, int rendered, unsigned k) {
+  if (pp_analyze(t, a) == 0 && rendered)
+    pp_fuzz_render_one(a, k);
   pp_analysis_free(a);
   pp_trace_free(t);
 }
@@ -51,8 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   check_shapes(&t);
+  /* one of the two reads renders, with one renderer */
+  unsigned k = pp_fuzz_pick(data, size);
   pp_analysis a = {0};
-  render(&t, &a);
+  render(&t, &a, (k / 5) % 2 == 0, k);
   /* Streamed: what reads whole must stream or say it cannot. */
   pp_analysis s = {0};
   if (!(s.stream = pp__stream_new()))
@@ -61,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = pp_import_mem_opts(data, size, &t, &o, err, sizeof err);
   if (rc == 0) {
     check_shapes(&t);
-    render(&t, &s);
+    render(&t, &s, (k / 5) % 2 == 1, k);
   } else {
     if (!err[0])
       __builtin_trap();

@@ -2,8 +2,10 @@
 /*
  * libFuzzer target for the .pptrace reader and everything downstream of
  * it: the input is parsed with pp_trace_read_mem(), analysed with
- * pp_analyze(), then printed by the text report and every exporter (Chrome
- * JSON, summary JSON, CSV, HTML) into /dev/null, and freed; then the same
+ * pp_analyze(), then printed by one of the text report and the exporters
+ * (Chrome JSON, summary JSON, CSV, HTML; fuzz/render.h) into /dev/null in
+ * one of the passes below, both picked by the input's bytes, and freed;
+ * then the same
  * again for the trace merged with a copy of itself as from another process
  * (pp_trace_merge); and once more read as the CLI reads it: every event
  * streamed through the figures (analyze/stream.h) and only a few stored
@@ -66,18 +68,22 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
   return size;
 }
 
-static void print_all(pp_trace *t, pp_analysis *a) {
-  if (pp_analyze(t, a) == 0)
-    pp_fuzz_render(a);
+/* Analyse; render with renderer k (pp_fuzz_render_one) when this is the
+ * pass that renders. */
+static void print_all(pp_trace *t, pp_analysis *a, int render, unsigned k) {
+  if (pp_analyze(t, a) == 0 && render)
+    pp_fuzz_render_one(a, k);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pp_trace t, u;
   pp_analysis a = {0};
   char err[256];
+  /* one pass of the three renders, with one renderer */
+  unsigned k = pp_fuzz_pick(data, size), pass = (k / 5) % 3;
   if (pp_trace_read_mem(data, size, &t, err, sizeof err) != 0)
     return 0;
-  print_all(&t, &a);
+  print_all(&t, &a, pass == 0, k);
   pp_analysis_free(&a);
   pp_trace_free(&t);
   /* The trace merged with a copy of itself recorded by another process, as
@@ -88,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (pp_trace_read_mem(data, size, &u, err, sizeof err) == 0) {
     u.pid ^= 1;
     if (pp_trace_merge(&t, &u) == 0)
-      print_all(&t, &a);
+      print_all(&t, &a, pass == 1, k);
     pp_trace_free(&u);
   }
   pp_analysis_free(&a);
@@ -103,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   a.stream = s;
-  print_all(&t, &a);
+  print_all(&t, &a, pass == 2, k);
   pp_analysis_free(&a);
   pp_trace_free(&t);
   return 0;

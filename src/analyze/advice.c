@@ -133,8 +133,11 @@ static const rule rules[] = {
      "time ({wait} of {loop} over {batches} batches, the first and the last "
      "left out)"},
     {"dropped-events", SUBJ_PIPELINE, M_DROPPED, NONE, 1, 0, 1, 1, 1,
-     "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower): the profile "
-     "is incomplete",
+     "raise PIPEPROF_BUFFER_KIB (or PIPEPROF_FLUSH_MS lower) when the "
+     "drops came in bursts; when many threads record faster than the "
+     "writer can drain (more threads than cores), record in stats mode "
+     "(PIPEPROF_MODE=stats), which counts zones on each thread and drops "
+     "none of them: the profile is incomplete",
      "{value} events were dropped because thread buffers were full"},
 };
 #undef M

@@ -426,7 +426,9 @@ static void write_gpu(chrome_ctx *c) {
       pp_jsonw_obj_end(w);
     }
   }
-  for (size_t i = 0; i < t->ngpu; i++) {
+  /* placed GPU zones (none placed when the trace's figures came
+   * aggregated: a crafted file may carry both) */
+  for (size_t i = 0; c->a->gpu && i < t->ngpu; i++) {
     const pp_gpu_zone_rec *z = &t->gpu[i];
     uint32_t track = c->a->gpu[i].track;
     int64_t dur;

@@ -240,5 +240,9 @@ int main(int argc, char **argv) {
          (unsigned long long)n.flood_sent, (unsigned long long)n.flood_ok,
          (unsigned long long)n.flood_other, (unsigned long long)n.flood_cut,
          (unsigned long long)n.refused);
+  for (size_t i = 0; i < total; i++)
+    hang_up(&cs[i]);
+  free(cs);
+  close(ep);
   return 0;
 }
