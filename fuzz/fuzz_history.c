@@ -79,10 +79,13 @@ static void changepoints_of_bytes(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!db_path[0]) {
+  if (!db_path[0]) { /* in memory when it can: a file per input */
     const char *tmp = getenv("TMPDIR");
     snprintf(db_path, sizeof db_path, "%s/pp-fuzz-history-%ld.db",
-             tmp && *tmp ? tmp : "/tmp", (long)getpid());
+             tmp && *tmp                  ? tmp
+             : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                                             : "/tmp",
+             (long)getpid());
   }
   remove_db();
   FILE *f = fopen(db_path, "wb");

@@ -1218,3 +1218,70 @@ PP_TEST(import_bad_times_are_said) {
   free(rep);
   done(&t, &a);
 }
+
+/* ---- long values (issue 26) ---------------------------------------------- */
+
+/* A torch.profiler trace file of about bytes: one cpu_op whose name is a
+ * string of name_len bytes, then short cpu_ops until the size is
+ * reached. */
+static void long_value_file(const char *path, size_t name_len, size_t bytes) {
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fputs("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"",
+        f);
+  for (size_t i = 0; i < name_len; i++)
+    fputc('a' + (int)(i % 26), f);
+  fputs("\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}", f);
+  long at = ftell(f);
+  for (long k = 0; at < (long)bytes; k++) {
+    at += fprintf(f,
+                  ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                  "\"aten::op%ld\", \"pid\": 1, \"tid\": 1, \"ts\": %ld, "
+                  "\"dur\": 1}",
+                  k % 50, 10 + 2 * k);
+  }
+  fputs("]}\n", f);
+  CHECK_EQ(fclose(f), 0);
+}
+
+static double import_seconds(const char *path, int *rc, char *err,
+                             size_t errlen) {
+  pp_trace t;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  *rc = pp_import_file(path, &t, err, errlen);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  if (*rc == 0)
+    pp_trace_free(&t);
+  return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+/* A file whose one name is a 12 MB string imports in about the time of a
+ * file of as many bytes of short events (yajl lexes a value that spans
+ * reads again from its start at each read: reads now double while one
+ * value lasts; a 64 MB string took 20 s); a value over 16 MiB is refused
+ * in one line, without reading on (a 1 GB string ran for minutes). */
+PP_TEST_T(import_long_values_linear_and_bounded, 120) {
+  char longp[4200], normp[4200], hugep[4200], err[512];
+  snprintf(longp, sizeof longp, "%s/long-name.json", pp_test_tmpdir());
+  snprintf(normp, sizeof normp, "%s/short-names.json", pp_test_tmpdir());
+  snprintf(hugep, sizeof hugep, "%s/huge-name.json", pp_test_tmpdir());
+  size_t bytes = 12u << 20;
+  long_value_file(longp, bytes - 4096, bytes);
+  long_value_file(normp, 10, bytes);
+  long_value_file(hugep, 20u << 20, 20u << 20);
+  int rc1, rc2, rc3;
+  double tl = import_seconds(longp, &rc1, err, sizeof err);
+  CHECK_EQ(rc1, 0);
+  double tn = import_seconds(normp, &rc2, err, sizeof err);
+  CHECK_EQ(rc2, 0);
+  printf("# 12 MiB: one name of 12 MiB %.3f s, short events %.3f s\n", tl,
+         tn);
+  CHECK(tl < 3 * tn + 0.2);
+  double th = import_seconds(hugep, &rc3, err, sizeof err);
+  CHECK(rc3 != 0);
+  CHECK_CONTAINS(err, "a JSON value longer than 16 MiB before byte");
+  CHECK(strchr(err, '\n') == NULL);
+  printf("# a 20 MiB name: refused in %.3f s: %s\n", th, err);
+  CHECK(th < 3 * tn + 0.2);
+}

@@ -73,6 +73,7 @@ typedef struct reader {
   int nest_first[NEST_MAX];
   char *store;     /* the event's slots */
   char *top_store; /* the top-level members' slots */
+  uint64_t calls;  /* parser callbacks so far (feed_chunk's progress) */
 } reader;
 
 /* The slot of the event's fixed field f, or of args member k's key (2k)
@@ -162,14 +163,20 @@ static int scalar(reader *r, const char *s, size_t n, int is_str) {
   return 1;
 }
 
-static int on_null(void *ctx) { return scalar(ctx, "null", 4, 0); }
+static int on_null(void *ctx) {
+  ((reader *)ctx)->calls++;
+  return scalar(ctx, "null", 4, 0);
+}
 static int on_bool(void *ctx, int b) {
+  ((reader *)ctx)->calls++;
   return scalar(ctx, b ? "true" : "false", b ? 4 : 5, 0);
 }
 static int on_number(void *ctx, const char *s, size_t n) {
+  ((reader *)ctx)->calls++;
   return scalar(ctx, s, n, 0);
 }
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
+  ((reader *)ctx)->calls++;
   return scalar(ctx, (const char *)s, n, 1);
 }
 
@@ -255,13 +262,26 @@ static int close_container(reader *r, int is_map) {
   return 1;
 }
 
-static int on_start_map(void *ctx) { return open_container(ctx, 1); }
-static int on_end_map(void *ctx) { return close_container(ctx, 1); }
-static int on_start_array(void *ctx) { return open_container(ctx, 0); }
-static int on_end_array(void *ctx) { return close_container(ctx, 0); }
+static int on_start_map(void *ctx) {
+  ((reader *)ctx)->calls++;
+  return open_container(ctx, 1);
+}
+static int on_end_map(void *ctx) {
+  ((reader *)ctx)->calls++;
+  return close_container(ctx, 1);
+}
+static int on_start_array(void *ctx) {
+  ((reader *)ctx)->calls++;
+  return open_container(ctx, 0);
+}
+static int on_end_array(void *ctx) {
+  ((reader *)ctx)->calls++;
+  return close_container(ctx, 0);
+}
 
 static int on_key(void *ctx, const unsigned char *k, size_t n) {
   reader *r = ctx;
+  r->calls++;
   if (r->skip)
     return 1;
   if (r->depth == 1 && r->ev_depth <= 0) { /* a top-level member */
@@ -397,12 +417,45 @@ int pp_jev_read_file(const char *path, pp_jev_fn fn, void *arg, pp_jdoc *doc,
     pp__err_set(err, errlen, "out of memory reading %s", path);
     return PP_JEV_ENOMEM;
   }
+  /* yajl lexes a token that spans chunks again from its start at each
+   * chunk: while a chunk ends inside one value (no callback came), the
+   * next is twice as large, so a long string costs O(n), not O(n^2)
+   * (a 64 MB string took 20 s); one value over PP_JEV_VALUE_MAX is
+   * refused (its bytes are buffered whole) */
   enum { CHUNK = 1 << 16 };
-  unsigned char *buf = pp__malloc(CHUNK);
+  size_t chunk = CHUNK, cap = CHUNK;
+  unsigned char *buf = pp__malloc(cap);
   int rc = buf ? 0 : PP_JEV_ENOMEM;
   size_t got;
-  while (rc == 0 && (got = fread(buf, 1, CHUNK, in)) > 0)
+  uint64_t calls = 0, quiet = 0; /* bytes fed since the last callback */
+  while (rc == 0) {
+    /* a read never takes a quiet stretch past the bound by more than a
+     * byte, so that a longer value is seen */
+    size_t want = chunk;
+    if (quiet && want > (size_t)PP_JEV_VALUE_MAX + 1 - quiet)
+      want = (size_t)PP_JEV_VALUE_MAX + 1 - quiet;
+    if ((got = fread(buf, 1, want, in)) == 0)
+      break;
     rc = feed_chunk(&f, buf, got, err, errlen);
+    quiet = f.r.calls != calls ? 0 : quiet + got;
+    calls = f.r.calls;
+    if (rc == 0 && quiet > PP_JEV_VALUE_MAX) {
+      pp__err_set(err, errlen,
+                  "a JSON value longer than %d MiB before byte %llu (a "
+                  "profile's names and arguments are short): not read",
+                  PP_JEV_VALUE_MAX >> 20,
+                  (unsigned long long)f.offset);
+      rc = -1;
+    }
+    chunk = quiet ? chunk * 2 : CHUNK;
+    if (rc == 0 && chunk > cap) {
+      unsigned char *b = pp__realloc(buf, chunk);
+      if (!b)
+        rc = PP_JEV_ENOMEM;
+      else
+        buf = b, cap = chunk;
+    }
+  }
   if (rc == 0 && ferror(in)) {
     pp__err_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
     rc = -1;

@@ -21,6 +21,10 @@
 #include <stdint.h>
 
 #define PP_JEV_TEXT_MAX 4096u
+/* The longest JSON value a file read takes whole (a string, a number):
+ * past it the read stops with an error (yajl buffers a value that spans
+ * reads). */
+#define PP_JEV_VALUE_MAX (16 << 20)
 #define PP_JEV_ARGS_MAX 24u
 
 /* One text field: its bytes (not NUL-terminated inside JSON strings that

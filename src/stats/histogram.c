@@ -527,8 +527,9 @@ size_t pp_hist_encode(const pp_hist *h, unsigned char *buf, size_t cap) {
     const pp_hist_block *b = h->block[s];
     if (!h->slot_total[s] || !b)
       continue;
-    for (unsigned i = 0; i < PP_HIST_HALF; i++)
-      nonempty += pp_hist_block_at(b, i) != 0;
+    for (unsigned g = 0; g < PP_HIST_SLOT_GROUPS; g++)
+      for (unsigned i = 0; b->group[g] && i < PP_HIST_GROUP; i++)
+        nonempty += b->c[g][i] != 0;
   }
   put_varint(&w, nonempty);
   uint64_t prev = 0;
