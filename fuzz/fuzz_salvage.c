@@ -87,8 +87,12 @@ static void read_back(const char *path) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!dir[0]) {
+    /* in memory when it can: files are written for every input */
+    const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/pp-fuzz-salvage-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+             tmp && *tmp                  ? tmp
+             : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                                             : "/tmp");
     if (!mkdtemp(dir))
       abort();
   }
