@@ -2753,3 +2753,63 @@ PP_TEST_T(recorder_no_leaks_at_exit_in_any_mode, 240) {
       free(out);
     }
 }
+
+/* Issue 26: the default ring size adapts to the number of threads: the
+ * rings of all threads together stay within 256 MiB, so 300 threads
+ * alive at once get 256 rings of 1 MiB and 44 of 64 KiB (before, 300
+ * MiB: a program of thousands of threads could fill /dev/shm). Said in
+ * META rings_smaller and in the report's header; every zone is there. */
+enum { RING_THREADS = 300 };
+static pthread_barrier_t ring_barrier;
+static void *ring_thread(void *arg) {
+  (void)arg;
+  {
+    PP_ZONE("ring-budget");
+  }
+  pthread_barrier_wait(&ring_barrier); /* every thread's ring at once */
+  return NULL;
+}
+
+PP_TEST_T(recorder_default_rings_within_a_budget, 120) {
+  if (pp_test_skip_forked_sessions())
+    return;
+  char path[4096];
+  tpath(path, sizeof path, "rings-budget.pptrace");
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setenv("PIPEPROF_RINGS_DIR", "off", 1);
+    pp_config cfg;
+    pp_config_init(&cfg);
+    cfg.out_path = path;
+    cfg.install_signals = 0;
+    if (pp_init(&cfg) != PP_OK)
+      _exit(2);
+    pthread_barrier_init(&ring_barrier, NULL, RING_THREADS);
+    pthread_t th[RING_THREADS];
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 256 * 1024);
+    for (int i = 0; i < RING_THREADS; i++)
+      if (pthread_create(&th[i], &at, ring_thread, NULL) != 0)
+        _exit(3);
+    for (int i = 0; i < RING_THREADS; i++)
+      pthread_join(th[i], NULL);
+    _exit(pp_shutdown() == PP_OK ? 0 : 4);
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  pp_trace t;
+  pp_analysis a = {0};
+  load_trace(path, &t, &a);
+  CHECK_EQ_U(zones_named(&a, NULL, "ring-budget", 1), RING_THREADS);
+  CHECK_STR(pp_trace_meta(&t, "rings_smaller"), "44");
+  CHECK_STR(pp_trace_meta(&t, "rings_budget_mib"), "256");
+  char *text = tb_report_text(&a);
+  CHECK_CONTAINS(text, "44 threads got rings smaller than the default: the "
+                       "rings of all threads together stay within 256 MiB");
+  free(text);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

@@ -111,6 +111,14 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
                      "a time or duration that is not a number, negative "
                      "or past the range of int64 ns",
                      bad_times);
+  const char *smaller = pp_trace_meta(t, "rings_smaller");
+  const char *budget = pp_trace_meta(t, "rings_budget_mib");
+  if (smaller && smaller[0])
+    pp_table_remark(h,
+                    "%.20s threads got rings smaller than the default: the "
+                    "rings of all threads together stay within %.20s MiB "
+                    "(PIPEPROF_BUFFER_KIB sets every ring's size instead)",
+                    smaller, budget ? budget : "?");
   const char *released = pp_trace_meta(t, "flight_threads_released");
   if (released && released[0])
     pp_table_remark(h,

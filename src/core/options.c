@@ -27,7 +27,9 @@ static const pp_option table[] = {
      "kept in memory, written at exit, on SIGINT/SIGTERM or by "
      "pp_flight_dump"},
     {"PIPEPROF_BUFFER_KIB", "buffer_kib", PP_OPT_POW2, PP_OPT_AT_LOAD, 16,
-     1048576, NULL, "1024 (flight: 4096)", "per-thread ring in KiB"},
+     1048576, NULL, "1024 (flight: 4096)", "per-thread ring in KiB; "
+     "unset, rings past 256 MiB for all threads together are smaller "
+     "(down to 64 KiB)"},
     {"PIPEPROF_FLUSH_MS", "flush_ms", PP_OPT_UINT, PP_OPT_AT_LOAD, 1, 1000,
      NULL, "10", "writer period in ms while events flow; it backs off to "
      "50 ms (or this value if larger) while every ring stays under 1/16 "

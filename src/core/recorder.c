@@ -84,6 +84,11 @@ static pp__tstate *reg_head;
 static _Atomic uint64_t exit_count; /* threads that have exited */
 static _Atomic uint64_t reaped_dropped;    /* drops of threads freed */
 static _Atomic uint64_t cfg_slots = 65536; /* 1 MiB */
+/* The default ring size adapts to the number of threads: while the rings
+ * mapped stay within ring_budget bytes (0: no budget, a size the user
+ * chose), a new ring is cfg_slots; past it, half as large as fits, down
+ * to PP__RING_MIN_SLOTS. rings_smaller counts the rings made smaller. */
+static _Atomic uint64_t ring_budget, ring_bytes_live, rings_smaller;
 static pthread_key_t thread_key;
 static int thread_key_made; /* thread_key exists */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -107,6 +112,7 @@ uint64_t pp__dropped_total(void) {
 
 void pp__recorder_configure(uint64_t slots, int overwrite, int tally) {
   atomic_store(&cfg_slots, slots);
+  atomic_store(&rings_smaller, 0);
   atomic_store(&pp__overwrite_mode, overwrite);
   atomic_store(&tally_mode, tally);
 }
@@ -167,9 +173,42 @@ static void unmap(void *p, size_t bytes) {
     munmap(p, bytes);
 }
 
+void pp__recorder_ring_budget(uint64_t bytes) {
+  atomic_store(&ring_budget, bytes);
+}
+
+uint64_t pp__recorder_rings_smaller(void) {
+  return atomic_load(&rings_smaller);
+}
+
+/* The slots of a new ring: the session's size, or less past the budget
+ * (reserved in ring_bytes_live; map_ring's caller gives it back when the
+ * map fails). */
+static uint64_t ring_slots_new(void) {
+  uint64_t slots = atomic_load(&cfg_slots), budget = atomic_load(&ring_budget);
+  if (!budget) {
+    atomic_fetch_add(&ring_bytes_live, slots * sizeof(pp__slot));
+    return slots;
+  }
+  uint64_t want = slots;
+  for (;;) {
+    uint64_t bytes = slots * sizeof(pp__slot);
+    uint64_t had = atomic_fetch_add(&ring_bytes_live, bytes);
+    if (had + bytes <= budget || slots <= PP__RING_MIN_SLOTS)
+      break;
+    atomic_fetch_sub(&ring_bytes_live, bytes);
+    slots /= 2;
+  }
+  if (slots < want)
+    atomic_fetch_add(&rings_smaller, 1);
+  return slots;
+}
+
 static void free_state(pp__tstate *t) {
-  if (t->ring)
+  if (t->ring) {
+    atomic_fetch_sub(&ring_bytes_live, ring_bytes(t));
     unmap(t->ring, ring_bytes(t));
+  }
   unmap(t, tstate_bytes());
 }
 
@@ -242,9 +281,14 @@ void pp__recorder_reset_positions(void) {
     if (t->ring && t->capacity != slots && !atomic_load(&t->dead)) {
       pp__slot *old = t->ring;
       uint64_t old_bytes = ring_bytes(t);
-      if (map_ring(t, slots) == 0) {
+      atomic_fetch_sub(&ring_bytes_live, old_bytes);
+      uint64_t n = ring_slots_new();
+      if (map_ring(t, n) == 0) {
         pp__arena_leak(old); /* still mapped: never given again */
         madvise(old, (size_t)old_bytes, MADV_DONTNEED);
+      } else {
+        atomic_fetch_sub(&ring_bytes_live, n * sizeof(pp__slot));
+        atomic_fetch_add(&ring_bytes_live, old_bytes);
       }
     }
     atomic_store(&t->r, atomic_load(&t->w));
@@ -317,6 +361,7 @@ void pp__recorder_after_fork_child(void) {
   memcpy(&intern_lock, &fresh, sizeof fresh); /* interned names stay valid */
   reg_head = NULL;
   memset(&tls_prod, 0, sizeof tls_prod);
+  atomic_store(&ring_bytes_live, 0); /* the parent's rings are forgotten */
   tls_tallies = NULL; /* the parent's writer's to free (the copy leaks) */
   /* The thread's state may be in the parent's durable arena, a shared
    * mapping: its exit must not mark it dead there. */
@@ -445,8 +490,13 @@ static __attribute__((noinline)) int room_slow(pp__prod *p, uint64_t w,
                                                unsigned n, int is_begin) {
   pp__tstate *t = p->t;
   if (pp__unlikely(!p->ring)) { /* the thread's first event */
-    if (!t->ring && map_ring(t, atomic_load(&cfg_slots)) != 0)
-      return 0;
+    if (!t->ring) {
+      uint64_t slots = ring_slots_new();
+      if (map_ring(t, slots) != 0) {
+        atomic_fetch_sub(&ring_bytes_live, slots * sizeof(pp__slot));
+        return 0;
+      }
+    }
     p->ring = t->ring;
     p->mask = t->mask;
   }

@@ -79,6 +79,15 @@ size_t pp__registry_reap(int (*done)(const pp__tstate *t), unsigned keep);
  * overwrite (flight) instead of dropping, and whether zones are
  * aggregated on their thread (stats). Called by the session. */
 void pp__recorder_configure(uint64_t slots, int overwrite, int tally);
+/* The default ring size adapts to the number of threads: the rings of all
+ * threads together stay within bytes (0: no budget, for a size the user
+ * set); past it a new thread's ring is halved until it fits, down to
+ * PP__RING_MIN_SLOTS (docs/api.md "Full buffers"). */
+#define PP__RING_BUDGET_BYTES ((uint64_t)256 << 20)
+#define PP__RING_MIN_SLOTS 4096u /* 64 KiB */
+void pp__recorder_ring_budget(uint64_t bytes);
+/* Rings made smaller than the session's size this session. */
+uint64_t pp__recorder_rings_smaller(void);
 /* The generation of pp__active now (a tally set counts for one). */
 unsigned pp__recorder_gen(void);
 /* Bring every existing ring in line with a new session: a new generation

@@ -617,6 +617,7 @@ int pp_init(const pp_config *user) {
     set_error("unknown mode %d", (int)cfg.mode);
     return PP_EINVAL;
   }
+  int ring_default = cfg.buffer_kib == 0; /* then within a budget */
   if (cfg.buffer_kib == 0)
     cfg.buffer_kib = cfg.mode == PP_MODE_FLIGHT ? 4096 : 1024;
   /* the numbers against the options' table (options.h), as the
@@ -747,6 +748,7 @@ int pp_init(const pp_config *user) {
     pp__recorder_configure((uint64_t)cfg.buffer_kib * 1024 / sizeof(pp__slot),
                            cfg.mode == PP_MODE_FLIGHT,
                            cfg.mode == PP_MODE_STATS);
+    pp__recorder_ring_budget(ring_default ? PP__RING_BUDGET_BYTES : 0);
     pp__recorder_reset_positions();
     pp__gpu_session_start((uint32_t)slots);
     atomic_store(&running, 1);

@@ -264,6 +264,14 @@ static void write_cost_meta(void) {
   pp__session_meta("process_cpu_ns", num);
   const char *how = atomic_exchange(&end_how, NULL);
   pp__session_meta("process.end", how ? how : "pp_shutdown");
+  if (pp__recorder_rings_smaller()) { /* the rings' budget (recorder.h) */
+    snprintf(num, sizeof num, "%llu",
+             (unsigned long long)pp__recorder_rings_smaller());
+    pp__session_meta("rings_smaller", num);
+    snprintf(num, sizeof num, "%llu",
+             (unsigned long long)(PP__RING_BUDGET_BYTES >> 20));
+    pp__session_meta("rings_budget_mib", num);
+  }
   write_pending_meta();
 }
 
@@ -703,6 +711,18 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
     snprintf(num, sizeof num, "%llu", (unsigned long long)W.flight_released);
     const char *const kv[][2] = {{"flight_threads_released", num}};
     ppt_meta_pairs_put(&m, kv, 1);
+    put_chunk(&o, PPT_CHUNK_META, &m);
+  }
+  if (pp__recorder_rings_smaller()) {
+    char num[32], mib[32];
+    ppt_buf m = {0};
+    snprintf(num, sizeof num, "%llu",
+             (unsigned long long)pp__recorder_rings_smaller());
+    snprintf(mib, sizeof mib, "%llu",
+             (unsigned long long)(PP__RING_BUDGET_BYTES >> 20));
+    const char *const kv[][2] = {{"rings_smaller", num},
+                                 {"rings_budget_mib", mib}};
+    ppt_meta_pairs_put(&m, kv, 2);
     put_chunk(&o, PPT_CHUNK_META, &m);
   }
   ppt_buf threads = {0};
