@@ -72,25 +72,99 @@ static double stddev(const double *v, size_t n) {
   return sqrt(m2 / (double)(n - 1));
 }
 
-static double abs_dev(const double *v, size_t n, double m) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += fabs(v[i] - m);
-  return s;
+/* A running median and the sum of absolute deviations from it, as values
+ * come: a max-heap of the lower half (its top the median, the lower one
+ * of an even count: the sum is the same from either middle value) and a
+ * min-heap of the upper half, with their sums. O(log n) a value. */
+typedef struct halves {
+  double *lo, *hi; /* heaps, n elements of room each */
+  size_t nlo, nhi;
+  double slo, shi;
+} halves;
+
+static int before(double a, double b, int max) { return max ? a > b : a < b; }
+
+static void heap_push(double *h, size_t *n, double x, int max) {
+  size_t i = (*n)++;
+  while (i && before(x, h[(i - 1) / 2], max)) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = x;
 }
 
-/* Search v[lo..hi) for its best split and recurse on both sides. */
+static double heap_pop(double *h, size_t *n, int max) {
+  double top = h[0], x = h[--*n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n)
+      break;
+    if (c + 1 < *n && before(h[c + 1], h[c], max))
+      c++;
+    if (!before(h[c], x, max))
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n)
+    h[i] = x;
+  return top;
+}
+
+static void halves_add(halves *q, double x) {
+  if (!q->nlo || x <= q->lo[0]) {
+    heap_push(q->lo, &q->nlo, x, 1);
+    q->slo += x;
+  } else {
+    heap_push(q->hi, &q->nhi, x, 0);
+    q->shi += x;
+  }
+  if (q->nlo > q->nhi + 1) {
+    double y = heap_pop(q->lo, &q->nlo, 1);
+    q->slo -= y;
+    heap_push(q->hi, &q->nhi, y, 0);
+    q->shi += y;
+  } else if (q->nhi > q->nlo) {
+    double y = heap_pop(q->hi, &q->nhi, 0);
+    q->shi -= y;
+    heap_push(q->lo, &q->nlo, y, 1);
+    q->slo += y;
+  }
+}
+
+static double halves_cost(const halves *q) {
+  double m = q->lo[0];
+  return (m * (double)q->nlo - q->slo) + (q->shi - m * (double)q->nhi);
+}
+
+/* Search v[lo..hi) for its best split and recurse on both sides: each
+ * candidate's cost (the absolute deviations of both sides from their
+ * medians) from running medians, the left sides' in one pass, the right
+ * sides' in one pass back: O(n log n) a search where sorting both sides
+ * of every candidate was O(n^2 log n). w: 3n doubles of room. */
 static int split(pp_history_point *pts, const double *v, size_t lo, size_t hi,
-                 double *s) {
+                 double *s, double *w) {
   const size_t m = PP_HISTORY_MIN_SEGMENT;
   if (hi - lo < 2 * m)
     return 0;
+  size_t n = hi - lo;
+  double *left = w + 2 * n; /* left[k - lo]: the cost of v[lo..k) */
+  halves q = {w, w + n, 0, 0, 0, 0};
+  for (size_t k = lo + 1; k + m <= hi; k++) {
+    halves_add(&q, v[k - 1]);
+    if (k - lo >= m)
+      left[k - lo] = halves_cost(&q);
+  }
   size_t best = 0;
   double best_cost = INFINITY;
-  for (size_t k = lo + m; k + m <= hi; k++) {
-    double ml = median(v + lo, k - lo, s), mr = median(v + k, hi - k, s);
-    double cost = abs_dev(v + lo, k - lo, ml) + abs_dev(v + k, hi - k, mr);
-    if (cost < best_cost) {
+  q = (halves){w, w + n, 0, 0, 0, 0};
+  for (size_t k = hi; k-- > lo + m;) {
+    halves_add(&q, v[k]);
+    if (hi - k < m)
+      continue;
+    double cost = left[k - lo] + halves_cost(&q);
+    if (cost <= best_cost) { /* the first of equal ones, going back */
       best_cost = cost;
       best = k;
     }
@@ -106,7 +180,7 @@ static int split(pp_history_point *pts, const double *v, size_t lo, size_t hi,
   if (!(rel >= PP_HISTORY_MIN_REL && diff >= PP_HISTORY_MIN_SIGMAS * noise))
     return 0;
   pts[best].change = 1;
-  return 1 + split(pts, v, lo, best, s) + split(pts, v, best, hi, s);
+  return 1 + split(pts, v, lo, best, s, w) + split(pts, v, best, hi, s, w);
 }
 
 int pp_history_changepoints(pp_history_point *pts, size_t n) {
@@ -116,12 +190,12 @@ int pp_history_changepoints(pp_history_point *pts, size_t n) {
   }
   if (n < 2 * PP_HISTORY_MIN_SEGMENT)
     return 0;
-  double *v = pp__malloc(2 * n * sizeof *v);
+  double *v = pp__malloc(5 * n * sizeof *v);
   if (!v)
     return -1;
   for (size_t i = 0; i < n; i++)
     v[i] = pts[i].value;
-  int found = split(pts, v, 0, n, v + n);
+  int found = split(pts, v, 0, n, v + n, v + 2 * n);
   /* Report each change between the medians of its neighbouring segments
    * (the final ones, not those of the split that found it). */
   size_t prev = 0;
