@@ -109,11 +109,13 @@ const char *pp_reason_strip(const char *r) {
 }
 
 const char *pp_trace_unavailable(const pp_trace *t, const char *const *groups) {
-  char key[128];
+  char key[128] = "unavailable.";
+  const size_t at = sizeof "unavailable." - 1;
   for (; *groups; groups++) {
-    int n = snprintf(key, sizeof key, "unavailable.%s", *groups);
-    if (n < 0 || (size_t)n >= sizeof key)
+    size_t n = strlen(*groups);
+    if (at + n >= sizeof key)
       continue;
+    memcpy(key + at, *groups, n + 1); /* no format: asked per figure */
     const char *r = pp_trace_meta(t, key);
     if (r)
       return pp_reason_strip(r);
