@@ -380,7 +380,9 @@ static inline void one_event(pp__aggregate *a, tstat *t, unsigned type,
     if (!(s = series_site(a, id)))
       return;
     if (s->frames > 0) {
-      int64_t dt = ns - s->last_ns;
+      int64_t dt; /* a crafted file's times may be far apart */
+      if (__builtin_sub_overflow(ns, s->last_ns, &dt))
+        dt = ns < s->last_ns ? 0 : INT64_MAX;
       if (dt < 0)
         dt = 0;
       pp_hist_record(&s->dur, (uint64_t)dt);
