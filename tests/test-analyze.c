@@ -681,6 +681,40 @@ PP_TEST(report_measured_overhead) {
   tb_free(&t);
 }
 
+/* A drop in many threads: the warning names those that fit, then how
+ * many more there are, never a list cut mid-entry (64 threads were cut at
+ * 400 bytes unsaid). */
+PP_TEST(report_dropped_in_many_threads_says_how_many_more) {
+  pp_trace t = {0};
+  pp_analysis a = {0};
+  build_report_trace(&t);
+  for (uint64_t i = 0; i < 60; i++) {
+    size_t k = tb_thread(&t, 1000 + i, "worker");
+    t.threads[k].dropped = 100000 + i;
+  }
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *s = render(&a, NULL);
+  const char *w = strstr(s, "events were dropped");
+  CHECK(w != NULL);
+  const char *end = strchr(w, '\n');
+  CHECK(end != NULL);
+  CHECK_CONTAINS(s, "worker (tid 1000) 100000, worker (tid 1001) 100001");
+  /* the last entry is whole, then the count of the rest */
+  const char *more = strstr(w, " more threads (the threads table has each)\n");
+  CHECK(more != NULL && more < end + 1);
+  const char *and = strstr(w, ", and ");
+  CHECK(and != NULL && and < more);
+  unsigned long n = strtoul(and + 6, NULL, 10);
+  size_t shown = 0;
+  for (const char *p = w; p < and; p++)
+    shown += strncmp(p, "worker (tid ", 12) == 0;
+  CHECK_EQ(shown + n, 60);
+  CHECK_GT(shown, 3);
+  free(s);
+  pp_analysis_free(&a);
+  tb_free(&t);
+}
+
 PP_TEST(report_dropped_and_damage) {
   pp_trace t = {0};
   pp_analysis a = {0};
@@ -696,7 +730,7 @@ PP_TEST(report_dropped_and_damage) {
   char *s = render(&a, NULL);
   CHECK_CONTAINS(s, "dropped events: 9\n");
   CHECK_CONTAINS(s, "warning: 9 events were dropped");
-  CHECK_CONTAINS(s, ": main 7, thread 2 2\n");
+  CHECK_CONTAINS(s, ": main (tid 1) 7, thread (tid 2) 2\n");
   CHECK_CONTAINS(s, "2 bad chunks, 48 bytes skipped");
   CHECK_CONTAINS(s, "trace truncated inside a chunk");
   CHECK_CONTAINS(s, "trace ended without END chunk (process killed?)\n");

@@ -127,22 +127,29 @@ static void trace_warnings(pp_table *h, const pp_analysis *a) {
                     "exited last)",
                     released);
   if (p->dropped) {
+    /* the threads that dropped, as many as fit, then how many more (the
+     * threads table has each): never cut short unsaid */
     char list[400] = "";
-    size_t at = 0;
-    for (size_t i = 0; i < t->nthreads && at < sizeof list; i++) {
+    size_t at = 0, more = 0;
+    for (size_t i = 0; i < t->nthreads; i++) {
       const pp_thread *th = &t->threads[i];
       if (!th->dropped)
         continue;
-      char lb[48];
-      const char *name = th->name && th->name[0] ? th->name : NULL;
-      if (!name)
-        snprintf(lb, sizeof lb, "thread %" PRIu64, th->tid);
-      int k = snprintf(list + at, sizeof list - at, "%s%.60s %" PRIu64,
-                       at ? ", " : "", name ? name : lb, th->dropped);
-      if (k < 0)
-        break;
+      char one[128];
+      int k = snprintf(one, sizeof one, "%s%.60s (tid %" PRIu64 ") %" PRIu64,
+                       at ? ", " : "",
+                       th->name && th->name[0] ? th->name : "thread", th->tid,
+                       th->dropped);
+      if (k < 0 || more || at + (size_t)k >= sizeof list - 64) {
+        more++;
+        continue;
+      }
+      memcpy(list + at, one, (size_t)k + 1);
       at += (size_t)k;
     }
+    if (more)
+      snprintf(list + at, sizeof list - at,
+               ", and %zu more threads (the threads table has each)", more);
     pp_table_warning(h,
                      "%" PRIu64 " events were dropped (thread buffers "
                      "full); times and counts are incomplete: %s",
