@@ -82,10 +82,16 @@ static void add(pp_table *t, long r, const char *key, double v) {
   if (r < 0 || k < 0)
     return;
   const pp_cell *c = pp_table_cell(t, (size_t)r, (size_t)k);
+  /* a crafted file's sums can pass what the cell holds: saturate */
+  double x = c->num + v;
   if (t->cols[k].unit == PP_VALUE_NS)
-    pp_cell_int(t, r, key, (int64_t)(c->num + v));
+    pp_cell_int(t, r, key,
+                !(x > -9.2e18)  ? (x != x ? 0 : INT64_MIN)
+                : x < 9.2e18 ? (int64_t)x
+                             : INT64_MAX);
   else
-    pp_cell_count(t, r, key, (uint64_t)(c->num + v));
+    pp_cell_count(t, r, key,
+                  !(x > 0) ? 0 : x < 1.8e19 ? (uint64_t)x : UINT64_MAX);
 }
 
 int pp__process_table(const pp_analysis *a, const pp_run_tree *rt,
