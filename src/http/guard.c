@@ -21,25 +21,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
+
+#include "../core/env.h"
+#include "internal.h"
 
 typedef struct slot {
   int used;
   int displaced; /* shut down, its close not yet notified */
   int busy;      /* a request arrived and is not yet answered */
-  uint64_t answered;
+  int answered;  /* a request was answered */
   int fd;
-  uint64_t opened;   /* order of opening */
   int64_t opened_ns; /* CLOCK_MONOTONIC */
 } slot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot slots[PP_GUARD_CONNECTIONS];
-static uint64_t opened;
-static pp_guard_counts counts;
-static pthread_cond_t wake;
-static pthread_t keeper_thread;
-static int stopping;
+static pp_metrics_server counts;
 
 #define MAX_HOSTS 16
 #define MAX_HOST_LEN 253
@@ -57,14 +54,9 @@ static int host_entry(const char *s, size_t n, char *err, size_t errlen) {
   for (size_t i = 0; ok && i < n; i++)
     ok = isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '.';
   if (!ok) {
-    char shown[80];
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 5 < sizeof shown; i++) {
-      unsigned char ch = (unsigned char)s[i];
-      k += (size_t)snprintf(shown + k, sizeof shown - k,
-                            ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-    }
-    shown[k] = '\0';
+    char entry[80], shown[80];
+    snprintf(entry, sizeof entry, "%.*s", (int)(n < 79 ? n : 79), s);
+    pp__env_escape(shown, sizeof shown, entry);
     if (n_hosts >= MAX_HOSTS)
       snprintf(err, errlen, "PIPEPROF_HTTP_HOSTS: more than %d names",
                MAX_HOSTS);
@@ -86,7 +78,6 @@ int pp_guard_init(char *err, size_t errlen) {
   pthread_mutex_lock(&lock);
   memset(slots, 0, sizeof slots);
   memset(&counts, 0, sizeof counts);
-  opened = 0;
   pthread_mutex_unlock(&lock);
   n_hosts = any_host = 0;
   const char *v = getenv("PIPEPROF_HTTP_HOSTS");
@@ -102,22 +93,13 @@ int pp_guard_init(char *err, size_t errlen) {
   return 0;
 }
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Shuts down every connection that gives way, when the endpoint is
- * crowded. Under the lock. */
-static void make_room(void) {
+void pp_guard_make_room(void) {
+  pthread_mutex_lock(&lock);
   unsigned live = 0;
   for (unsigned i = 0; i < PP_GUARD_CONNECTIONS; i++)
     live += slots[i].used && !slots[i].displaced;
-  if (live < PP_GUARD_KEEP)
-    return;
-  int64_t before = mono_ns() - (int64_t)PP_GUARD_GRACE_MS * 1000000;
-  for (unsigned i = 0; i < PP_GUARD_CONNECTIONS; i++) {
+  int64_t before = pp__mono_ns() - (int64_t)PP_GUARD_GRACE_MS * 1000000;
+  for (unsigned i = 0; live >= PP_GUARD_KEEP && i < PP_GUARD_CONNECTIONS; i++) {
     slot *s = &slots[i];
     if (s->used && !s->displaced && !s->busy && !s->answered &&
         s->opened_ns <= before) {
@@ -126,49 +108,7 @@ static void make_room(void) {
       counts.displaced++;
     }
   }
-}
-
-static void *keeper(void *arg) {
-  (void)arg;
-  pthread_mutex_lock(&lock);
-  while (!stopping) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += PP_GUARD_TICK_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&wake, &lock, &ts);
-    if (!stopping)
-      make_room();
-  }
   pthread_mutex_unlock(&lock);
-  return NULL;
-}
-
-int pp_guard_start(char *err, size_t errlen) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&wake, &ca);
-  pthread_condattr_destroy(&ca);
-  stopping = 0;
-  if (pthread_create(&keeper_thread, NULL, keeper, NULL) != 0) {
-    pthread_cond_destroy(&wake);
-    snprintf(err, errlen, "cannot start a thread");
-    return -1;
-  }
-  return 0;
-}
-
-void pp_guard_stop(void) {
-  pthread_mutex_lock(&lock);
-  stopping = 1;
-  pthread_cond_broadcast(&wake);
-  pthread_mutex_unlock(&lock);
-  pthread_join(keeper_thread, NULL);
-  pthread_cond_destroy(&wake);
 }
 
 void pp_guard_connection(void *cls, struct MHD_Connection *c,
@@ -182,10 +122,8 @@ void pp_guard_connection(void *cls, struct MHD_Connection *c,
     *socket_context = NULL;
     for (unsigned i = 0; fd && i < PP_GUARD_CONNECTIONS; i++)
       if (!slots[i].used) {
-        slots[i] = (slot){.used = 1,
-                          .fd = fd->connect_fd,
-                          .opened = ++opened,
-                          .opened_ns = mono_ns()};
+        slots[i] =
+            (slot){.used = 1, .fd = fd->connect_fd, .opened_ns = pp__mono_ns()};
         *socket_context = &slots[i];
         break;
       }
@@ -219,7 +157,7 @@ void pp_guard_completed(void *cls, struct MHD_Connection *c, void **req_cls,
   slot *s = slot_of(c);
   if (s) {
     s->busy = 0;
-    s->answered++;
+    s->answered = 1;
   }
   pthread_mutex_unlock(&lock);
 }
@@ -286,7 +224,7 @@ int pp_guard_host_ok(const char *host) {
   return 0;
 }
 
-void pp_guard_counts_get(pp_guard_counts *out) {
+void pp_guard_counts(pp_metrics_server *out) {
   pthread_mutex_lock(&lock);
   *out = counts;
   pthread_mutex_unlock(&lock);

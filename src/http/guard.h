@@ -10,7 +10,8 @@
  * While PP_GUARD_KEEP or more are open, every connection that has not
  * sent a whole request in the PP_GUARD_GRACE_MS since it opened (a slow
  * or idle client that has asked nothing: what a slowloris holds) is shut
- * down, PP_GUARD_TICK_MS at the latest after it became so, making room
+ * down by pp_guard_make_room, which the server calls every
+ * PP_GUARD_TICK_MS (its stream ticker, server.c), making room
  * for the clients queued behind it. The grace bounds the churn: at most
  * PP_GUARD_CONNECTIONS connections displaced per PP_GUARD_GRACE_MS. A
  * connection that has been answered, or is being answered, keeps its place
@@ -31,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
+
 #define PP_GUARD_CONNECTIONS 64u
 #define PP_GUARD_KEEP 48u
 #define PP_GUARD_GRACE_MS 200
@@ -40,10 +43,9 @@
  * one-line err naming the bad entry. */
 int pp_guard_init(char *err, size_t errlen);
 
-/* The keeper: a thread that makes room every PP_GUARD_TICK_MS while the
- * endpoint is crowded. 0, or -1 with err. */
-int pp_guard_start(char *err, size_t errlen);
-void pp_guard_stop(void);
+/* Shuts down every connection that gives way, when the endpoint is
+ * crowded (PP_GUARD_KEEP or more open). */
+void pp_guard_make_room(void);
 
 /* MHD_OPTION_NOTIFY_CONNECTION: a connection opened or closed. */
 void pp_guard_connection(void *cls, struct MHD_Connection *c,
@@ -61,11 +63,7 @@ void pp_guard_completed(void *cls, struct MHD_Connection *c, void **req_cls,
  * not, it is counted. */
 int pp_guard_host_ok(const char *host);
 
-/* What the guard did since pp_guard_init. */
-typedef struct pp_guard_counts {
-  uint64_t displaced;    /* connections shut down to make room */
-  uint64_t refused_host; /* requests refused for their Host header */
-} pp_guard_counts;
-void pp_guard_counts_get(pp_guard_counts *out);
+/* What the guard did since pp_guard_init, for /metrics. */
+void pp_guard_counts(pp_metrics_server *out);
 
 #endif /* PP_HTTP_GUARD_H */

@@ -4,14 +4,14 @@
  * on libmicrohttpd. GET and HEAD of /metrics (Prometheus text 0.0.4, or
  * OpenMetrics 1.0 when the Accept header asks), /api/v1/... (JSON,
  * api.h) and /api/v1/stream (server-sent events); anything else is
- * refused. Bounded: 64 connections of a thread each (guard.h: past 48,
- * a new one displaces the oldest that has asked nothing; a Host that is
- * not an address, a loopback name or PIPEPROF_HTTP_HOSTS gets 403), at
- * most 4 of them streams; 16 KiB of memory per connection (a larger
- * request head is refused by the library with 431 or by closing); 10 s
- * without traffic closes a connection (a stream sends at least once per
- * interval). Loaded by libpipeprof only when PIPEPROF_HTTP is set
- * (src/core/http.c), or by `pipeprof serve`.
+ * refused. Bounded: 64 connections served by epoll in two threads
+ * (guard.h: while 48 are open, those that sent no whole request within
+ * 200 ms are shut down; a Host that is not an address, a loopback name or
+ * in PIPEPROF_HTTP_HOSTS gets 403), at most 4 of them streams; 16 KiB of
+ * memory per connection (a larger request head is refused by the library
+ * with 431 or by closing); 10 s without traffic closes a connection (a
+ * stream sends at least once per interval). Loaded by libpipeprof only
+ * when PIPEPROF_HTTP is set (src/core/http.c), or by `pipeprof serve`.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include "export/html_page.h"
 #include "../core/http_host.h"
 #include "guard.h"
+#include "internal.h"
 #include "metrics.h"
 #include "merge.h"
 #include "upstream.h"
@@ -103,7 +104,7 @@ static char *live_page(size_t *len) {
 /* Streams: those open (a list), how many, and the ticker that resumes
  * them when their next event is due (stream_read suspends a stream
  * between events: libmicrohttpd's threads serve every connection and
- * never wait). */
+ * never wait); it also makes room for new connections (guard.h). */
 typedef struct stream stream;
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stream_cond;
@@ -168,19 +169,16 @@ struct stream {
   stream *next;
 };
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Resumes each suspended stream whose event is due (every one when
- * stopping); waits for the earliest of the others. */
+/* Every PP_GUARD_TICK_MS, and when a stream's event is due: makes room
+ * for new connections (guard.h), resumes each suspended stream whose
+ * event is due (every one when stopping). */
 static void *ticker(void *arg) {
   (void)arg;
   pthread_mutex_lock(&stream_lock);
   for (;;) {
-    int64_t now = mono_ns(), next = now + 1000000000;
+    pp_guard_make_room();
+    int64_t now = pp__mono_ns(),
+            next = now + (int64_t)PP_GUARD_TICK_MS * 1000000;
     for (stream *s = open_streams; s; s = s->next) {
       if (s->suspended && (stopping || s->due_ns <= now)) {
         s->suspended = 0;
@@ -207,7 +205,7 @@ static int stream_next(stream *s) {
   pp_http_info info;
   if (host.info(&info) != 0)
     return -1; /* the session ended */
-  s->due_ns = mono_ns() + info.interval_ns;
+  s->due_ns = pp__mono_ns() + info.interval_ns;
   size_t n;
   char *doc = summary_doc(s->window_s, &n);
   if (!doc)
@@ -252,7 +250,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   if (s->off == s->len && s->sent) {
     /* between events: suspended until the ticker resumes it */
     pthread_mutex_lock(&stream_lock);
-    int end = stopping, wait = !end && mono_ns() < s->due_ns;
+    int end = stopping, wait = !end && pp__mono_ns() < s->due_ns;
     if (wait) {
       s->suspended = 1;
       MHD_suspend_connection(s->c);
@@ -329,9 +327,8 @@ static enum MHD_Result serve_stream(struct MHD_Connection *c, int window_s) {
 
 /* The session's /metrics parts with the server's own figures. */
 static char *own_metrics(int om, unsigned parts, size_t *len) {
-  pp_guard_counts g;
-  pp_guard_counts_get(&g);
-  pp_metrics_server srv = {g.displaced, g.refused_host};
+  pp_metrics_server srv;
+  pp_guard_counts(&srv);
   return pp_metrics_page_served(&host, om, parts, &srv, len);
 }
 
@@ -635,18 +632,12 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
       MHD_OPTION_NOTIFY_COMPLETED, pp_guard_completed, NULL,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-  if (!daemon_ || pp_guard_start(err, errlen) != 0) {
-    if (daemon_)
-      snprintf(err, errlen, "cannot start a thread");
-    else
-      snprintf(err, errlen,
-               "cannot listen on %s (in use, or not an address "
-               "of this machine)",
-               addr);
+  if (!daemon_) {
+    snprintf(err, errlen,
+             "cannot listen on %s (in use, or not an address "
+             "of this machine)",
+             addr);
     stop_streams();
-    if (daemon_)
-      MHD_stop_daemon(daemon_);
-    daemon_ = NULL;
     return -1;
   }
   return 0;
@@ -655,7 +646,6 @@ PP_HTTP_API int pp_http_start(const pp_http_host *h, const char *addr,
 PP_HTTP_API void pp_http_stop(void) {
   if (!daemon_)
     return;
-  pp_guard_stop();
   stop_streams();
   MHD_stop_daemon(daemon_);
   daemon_ = NULL;
