@@ -65,9 +65,11 @@ struct pp__aggregate {
   site *sites;
   size_t nsites, cap_sites;
   /* Named series by (kind, name): the first site of each, open
-   * addressing, index + 1 (0 empty); sites below `named` are in it. */
+   * addressing, index + 1 (0 empty); when it could not grow, a search
+   * of the sites takes its place (name_map_failed). */
   uint32_t *name_map;
-  size_t name_map_cap, name_map_n, named;
+  size_t name_map_cap, name_map_n;
+  int name_map_failed;
   tstat **threads;
   size_t nthreads, cap_threads;
   uint32_t *thread_map; /* open addressing by tid: index + 1, 0 empty */
@@ -151,8 +153,8 @@ static size_t name_slot(uint32_t kind, const char *name, size_t cap) {
   return (size_t)(h ^ h >> 29) & (cap - 1);
 }
 
-/* The map's slot for site i's (kind, name): where it is, or the empty
- * slot where it goes. */
+/* The map's slot for (kind, name): where it is, or the empty slot where
+ * it goes. */
 static uint32_t *name_find(pp__aggregate *a, uint32_t kind, const char *name) {
   size_t k = name_slot(kind, name, a->name_map_cap);
   for (;;) {
@@ -166,32 +168,51 @@ static uint32_t *name_find(pp__aggregate *a, uint32_t kind, const char *name) {
   }
 }
 
-/* Site i, the first of its name, into the map (kept at most half full).
- * 0, or -1 when out of memory. */
-static int name_put(pp__aggregate *a, uint32_t i) {
-  if ((a->name_map_n + 1) * 2 > a->name_map_cap) {
-    size_t cap = a->name_map_cap ? a->name_map_cap * 2 : 64;
-    uint32_t *old = a->name_map;
-    size_t old_cap = a->name_map_cap;
-    if (!(a->name_map = pp__calloc(cap, sizeof *a->name_map))) {
-      a->name_map = old;
-      return -1;
-    }
-    a->name_map_cap = cap;
-    for (size_t k = 0; k < old_cap; k++)
-      if (old[k]) {
-        const site *o = &a->sites[old[k] - 1];
-        *name_find(a, o->kind, o->name) = old[k];
-      }
-    pp__free(old);
+/* Room in the map for one more name (kept at most half full): 0, or -1
+ * when it could not grow (from then on the sites are searched). */
+static int name_room(pp__aggregate *a) {
+  if (a->name_map_failed)
+    return -1;
+  if ((a->name_map_n + 1) * 2 <= a->name_map_cap)
+    return 0;
+  size_t cap = a->name_map_cap ? a->name_map_cap * 2 : 64, old_cap =
+                                                          a->name_map_cap;
+  uint32_t *old = a->name_map;
+  if (!(a->name_map = pp__calloc(cap, sizeof *a->name_map))) {
+    a->name_map = old;
+    a->name_map_failed = 1;
+    return -1;
   }
-  const site *s = &a->sites[i];
-  uint32_t *m = name_find(a, s->kind, s->name);
-  if (!*m)
-    a->name_map_n++;
-  if (!*m || *m - 1 > i)
-    *m = i + 1;
+  a->name_map_cap = cap;
+  for (size_t k = 0; k < old_cap; k++)
+    if (old[k]) {
+      const site *o = &a->sites[old[k] - 1];
+      *name_find(a, o->kind, o->name) = old[k];
+    }
+  pp__free(old);
   return 0;
+}
+
+/* The series site id (defined, of a named kind) feeds: the first site
+ * below it defined with its kind and name that is its own series, or id
+ * itself, then the first of its name (taken into the map). */
+static uint32_t series_first(pp__aggregate *a, uint32_t id) {
+  const site *s = &a->sites[id];
+  if (name_room(a) == 0) {
+    uint32_t *m = name_find(a, s->kind, s->name);
+    if (*m && *m - 1 < id)
+      return *m - 1;
+    a->name_map_n += !*m;
+    *m = id + 1;
+    return id;
+  }
+  for (uint32_t i = 0; i < id && i < a->nsites; i++) {
+    const site *o = &a->sites[i];
+    if (o->defined && o->alias == i && o->kind == s->kind &&
+        strcmp(o->name, s->name) == 0)
+      return i;
+  }
+  return id;
 }
 
 void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
@@ -203,33 +224,9 @@ void pp__aggregate_define(pp__aggregate *a, uint32_t id, const pp_srcloc *p) {
   s->name = p->name ? p->name : "";
   s->alias = id;
   /* Counters and frame streams are named series: every site that names
-   * the same one feeds it (a queue depth set by producer and consumer):
-   * the first site below id defined with the name (found in a map of the
-   * sites below `named`, which takes in those defined since). */
-  if (!named_kind(p->kind))
-    return;
-  for (; a->named < id && a->named < a->nsites; a->named++) {
-    const site *o = &a->sites[a->named];
-    if (o->defined && named_kind(o->kind) && o->alias == a->named &&
-        name_put(a, (uint32_t)a->named) != 0)
-      break; /* out of memory: those from here are searched */
-  }
-  uint32_t i = 0;
-  if (a->name_map_cap) {
-    uint32_t m = *name_find(a, s->kind, s->name);
-    if (m && m - 1 < id)
-      i = m;
-  }
-  for (uint32_t k = (uint32_t)a->named; !i && k < id && k < a->nsites; k++) {
-    const site *o = &a->sites[k];
-    if (o->defined && o->alias == k && o->kind == p->kind &&
-        strcmp(o->name, s->name) == 0)
-      i = k + 1;
-  }
-  if (i)
-    s->alias = i - 1;
-  else if (id < a->named)
-    name_put(a, id); /* defined late: the first of its name below named */
+   * the same one feeds it (a queue depth set by producer and consumer). */
+  if (named_kind(p->kind))
+    s->alias = series_first(a, id);
 }
 
 /* The site that accumulates events of id. */
@@ -711,31 +708,17 @@ static moments moments_of(const pp_hist *h) {
   return m;
 }
 
-/* A decoded histogram (approximate moments) into dst, with the exact
- * moments m when the saved one had them. -1 when dst could not take it. */
-static int hist_restore(pp_hist *dst, pp_hist *decoded,
-                        const moments *m) {
+/* A decoded histogram (approximate moments) moved into dst, made exact
+ * again with the moments m when the saved one had them. */
+static void hist_restore(pp_hist *dst, pp_hist *decoded,
+                         const moments *m) {
   pp_hist_free(dst);
-  if (!m->exact || !decoded->count) {
-    *dst = *decoded;
-    pp_hist_init(decoded);
-    return 0;
+  *dst = *decoded;
+  pp_hist_init(decoded);
+  if (m->exact && dst->count) {
+    uint64_t sq[3] = {m->sq0, m->sq1, m->sq2};
+    pp_hist_exact_moments(dst, m->sum_lo, m->sum_hi, sq);
   }
-  for (unsigned s = 0; s < PP_HIST_SLOTS; s++) {
-    const pp_hist_block *b = decoded->block[s];
-    if (!b || !decoded->slot_total[s])
-      continue;
-    uint64_t c[PP_HIST_HALF];
-    for (unsigned i = 0; i < PP_HIST_HALF; i++)
-      c[i] = pp_hist_block_at(b, i);
-    if (pp_hist_add_slot(dst, s, c))
-      return -1;
-  }
-  uint64_t sq[3] = {m->sq0, m->sq1, m->sq2};
-  pp_hist_add_moments(dst, decoded->min, decoded->max, m->sum_lo, m->sum_hi,
-                      sq);
-  dst->lost = decoded->lost;
-  return 0;
 }
 
 void pp__aggregate_save(const pp__aggregate *a, ppt_buf *out) {
@@ -831,8 +814,7 @@ static int load_site(pp__aggregate *a, ppt_cursor *c, pp_hist *tmp) {
   if (!s)
     return -1;
   moments m = {r.exact, r.sum_lo, r.sum_hi, r.sq0, r.sq1, r.sq2};
-  if (hist_restore(&s->dur, tmp, &m) != 0)
-    return -1;
+  hist_restore(&s->dur, tmp, &m);
   if (!s->defined && r.defined) { /* a site the caller did not define: no
                                      name to take as another's series */
     s->defined = 1;
@@ -840,6 +822,8 @@ static int load_site(pp__aggregate *a, ppt_cursor *c, pp_hist *tmp) {
   }
   s->kind = (uint32_t)r.kind;
   s->alias = (uint32_t)r.alias;
+  if (s->defined && s->alias == r.id && named_kind(s->kind))
+    (void)series_first(a, s->alias); /* later sites of its name join it */
   s->count = r.count;
   s->total = r.total;
   s->self = r.self;
@@ -868,8 +852,7 @@ static int load_gpu(pp__aggregate *a, ppt_cursor *c, pp_hist *tmp) {
   if (!k)
     return -1;
   moments m = {r.exact, r.sum_lo, r.sum_hi, r.sq0, r.sq1, r.sq2};
-  if (hist_restore(&k->dur, tmp, &m) != 0)
-    return -1;
+  hist_restore(&k->dur, tmp, &m);
   k->tid = r.tid;
   k->count = r.count;
   k->total = r.total;

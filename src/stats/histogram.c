@@ -333,6 +333,15 @@ void pp_hist_add_moments(pp_hist *h, uint64_t min, uint64_t max,
   add192(h->sq, sq);
 }
 
+void pp_hist_exact_moments(pp_hist *h, uint64_t sum_lo, uint64_t sum_hi,
+                           const uint64_t sq[3]) {
+  h->approx = 0;
+  h->mean = h->m2 = 0;
+  h->sum_lo = sum_lo;
+  h->sum_hi = sum_hi;
+  memcpy(h->sq, sq, sizeof h->sq);
+}
+
 uint64_t pp_hist_slot_value(unsigned s, unsigned sub) {
   return index_lowest(s, sub);
 }

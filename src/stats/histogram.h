@@ -98,6 +98,11 @@ int pp_hist_add_slot(pp_hist *h, unsigned s, const uint64_t *c);
 void pp_hist_add_moments(pp_hist *h, uint64_t min, uint64_t max,
                          uint64_t sum_lo, uint64_t sum_hi,
                          const uint64_t sq[3]);
+/* A decoded histogram (approximate moments) made exact again: its moments
+ * replaced by the exact integer sums of its values, which its encoding
+ * does not carry (a checkpoint saves them beside it). */
+void pp_hist_exact_moments(pp_hist *h, uint64_t sum_lo, uint64_t sum_hi,
+                           const uint64_t sq[3]);
 /* The value counter sub of slot s starts at. */
 uint64_t pp_hist_slot_value(unsigned s, unsigned sub);
 
