@@ -182,8 +182,7 @@ uint64_t pp__recorder_rings_smaller(void) {
 }
 
 /* The slots of a new ring: the session's size, or less past the budget
- * (reserved in ring_bytes_live; map_ring's caller gives it back when the
- * map fails). */
+ * (reserved in ring_bytes_live). */
 static uint64_t ring_slots_new(void) {
   uint64_t slots = atomic_load(&cfg_slots), budget = atomic_load(&ring_budget);
   if (!budget) {
@@ -246,6 +245,16 @@ static int map_ring(pp__tstate *t, uint64_t slots) {
   return 0;
 }
 
+/* Map t a ring of the session's size, smaller past the rings' budget
+ * (ring_slots_new). -1: out of memory (the reservation given back). */
+static int map_new_ring(pp__tstate *t) {
+  uint64_t slots = ring_slots_new();
+  if (map_ring(t, slots) == 0)
+    return 0;
+  atomic_fetch_sub(&ring_bytes_live, slots * sizeof(pp__slot));
+  return -1;
+}
+
 void pp__ring_prefault(pp__tstate *t, uint64_t w, uint64_t n) {
   /* Before the first wrap, slot w lives at byte 16 w. Pages behind w were
    * written by the producer already, so skip them (populating present
@@ -282,12 +291,10 @@ void pp__recorder_reset_positions(void) {
       pp__slot *old = t->ring;
       uint64_t old_bytes = ring_bytes(t);
       atomic_fetch_sub(&ring_bytes_live, old_bytes);
-      uint64_t n = ring_slots_new();
-      if (map_ring(t, n) == 0) {
+      if (map_new_ring(t) == 0) {
         pp__arena_leak(old); /* still mapped: never given again */
         madvise(old, (size_t)old_bytes, MADV_DONTNEED);
       } else {
-        atomic_fetch_sub(&ring_bytes_live, n * sizeof(pp__slot));
         atomic_fetch_add(&ring_bytes_live, old_bytes);
       }
     }
@@ -490,13 +497,8 @@ static __attribute__((noinline)) int room_slow(pp__prod *p, uint64_t w,
                                                unsigned n, int is_begin) {
   pp__tstate *t = p->t;
   if (pp__unlikely(!p->ring)) { /* the thread's first event */
-    if (!t->ring) {
-      uint64_t slots = ring_slots_new();
-      if (map_ring(t, slots) != 0) {
-        atomic_fetch_sub(&ring_bytes_live, slots * sizeof(pp__slot));
-        return 0;
-      }
-    }
+    if (!t->ring && map_new_ring(t) != 0)
+      return 0;
     p->ring = t->ring;
     p->mask = t->mask;
   }

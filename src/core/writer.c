@@ -244,6 +244,22 @@ static void write_notes(pp__out *o, const pp__note *nt, size_t n,
  * time the writer thread has used (measured, not estimated) and the whole
  * process's, so the report can put the profiler's own cost beside the
  * program's. */
+/* META of the rings' budget (recorder.h) when rings were made smaller:
+ * its pairs into kv, their numbers' text in text; how many (0 or 2). */
+static size_t rings_meta(const char *kv[2][2], char text[2][24]) {
+  uint64_t smaller = pp__recorder_rings_smaller();
+  if (!smaller)
+    return 0;
+  snprintf(text[0], sizeof text[0], "%llu", (unsigned long long)smaller);
+  snprintf(text[1], sizeof text[1], "%llu",
+           (unsigned long long)(PP__RING_BUDGET_BYTES >> 20));
+  kv[0][0] = "rings_smaller";
+  kv[0][1] = text[0];
+  kv[1][0] = "rings_budget_mib";
+  kv[1][1] = text[1];
+  return 2;
+}
+
 /* How the session ends (pp__writer_set_end), taken by its last pass. */
 static const char *_Atomic end_how;
 
@@ -264,14 +280,10 @@ static void write_cost_meta(void) {
   pp__session_meta("process_cpu_ns", num);
   const char *how = atomic_exchange(&end_how, NULL);
   pp__session_meta("process.end", how ? how : "pp_shutdown");
-  if (pp__recorder_rings_smaller()) { /* the rings' budget (recorder.h) */
-    snprintf(num, sizeof num, "%llu",
-             (unsigned long long)pp__recorder_rings_smaller());
-    pp__session_meta("rings_smaller", num);
-    snprintf(num, sizeof num, "%llu",
-             (unsigned long long)(PP__RING_BUDGET_BYTES >> 20));
-    pp__session_meta("rings_budget_mib", num);
-  }
+  char text[2][24];
+  const char *kv[2][2];
+  for (size_t i = 0, n = rings_meta(kv, text); i < n; i++)
+    pp__session_meta(kv[i][0], kv[i][1]);
   write_pending_meta();
 }
 
@@ -713,16 +725,12 @@ static int dump_locked(const char *path, char *err, size_t errlen) {
     ppt_meta_pairs_put(&m, kv, 1);
     put_chunk(&o, PPT_CHUNK_META, &m);
   }
-  if (pp__recorder_rings_smaller()) {
-    char num[32], mib[32];
+  char text[2][24];
+  const char *kv[2][2];
+  size_t nkv = rings_meta(kv, text);
+  if (nkv) {
     ppt_buf m = {0};
-    snprintf(num, sizeof num, "%llu",
-             (unsigned long long)pp__recorder_rings_smaller());
-    snprintf(mib, sizeof mib, "%llu",
-             (unsigned long long)(PP__RING_BUDGET_BYTES >> 20));
-    const char *const kv[][2] = {{"rings_smaller", num},
-                                 {"rings_budget_mib", mib}};
-    ppt_meta_pairs_put(&m, kv, 2);
+    ppt_meta_pairs_put(&m, (const char *const(*)[2])kv, nkv);
     put_chunk(&o, PPT_CHUNK_META, &m);
   }
   ppt_buf threads = {0};
