@@ -73,6 +73,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/analyze.h"
+#include "analyze/stat_tests.h"
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "core/wake.h"
@@ -198,43 +199,16 @@ typedef struct spread {
   int n;         /* rounds */
 } spread;
 
-/* The p-quantile of sorted v, interpolated between neighbours. */
-static double quantile(const double *v, int n, double p) {
-  double x = p * (n - 1);
-  int i = (int)x;
-  if (i + 1 >= n)
-    return v[n - 1];
-  return v[i] + (x - i) * (v[i + 1] - v[i]);
-}
-
-/* The rank k of the median's distribution-free 95% interval over n sorted
- * values, [v[k-1], v[n-k]]: the largest k with P[X < k] <= 0.025, X ~
- * Binomial(n, 1/2); 1 (the whole range) when n is too small for 95%. */
-static int ci95_rank(int n) {
-  int k = 0;
-  double cdf = 0, pk = pow(0.5, n); /* P[X = 0] */
-  for (int j = 0; j < n; j++) {
-    if (cdf + pk > 0.025)
-      break;
-    cdf += pk;
-    k = j + 1;
-    pk = pk * (double)(n - j) / (double)(j + 1);
-  }
-  return k < 1 ? 1 : k;
-}
-
 /* Sorts v. */
 static spread spread_of(double *v, int n) {
   spread s = {NAN, NAN, NAN, NAN, NAN, n};
   if (n < 1)
     return s;
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  s.med = quantile(v, n, 0.5);
-  s.q1 = quantile(v, n, 0.25);
-  s.q3 = quantile(v, n, 0.75);
-  int k = ci95_rank(n);
-  s.lo = v[k - 1];
-  s.hi = v[n - k];
+  pp_stat_sort(v, (size_t)n);
+  s.med = pp_stat_quantile(v, (size_t)n, 0.5);
+  s.q1 = pp_stat_quantile(v, (size_t)n, 0.25);
+  s.q3 = pp_stat_quantile(v, (size_t)n, 0.75);
+  pp_stat_median_interval(v, (size_t)n, &s.lo, &s.hi);
   return s;
 }
 

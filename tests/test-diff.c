@@ -1406,3 +1406,19 @@ PP_TEST(diff_cli_identical_builds_noise) {
   CHECK_CONTAINS(r.out, " rows: work)\n");
   pp_cli_result_free(&r);
 }
+
+/* The median's distribution-free 95% interval (the benches' spreads):
+ * ranks from Binomial(n, 1/2), the whole range for small n. */
+PP_TEST(stat_median_interval_ranks) {
+  double v[12], lo, hi;
+  for (int i = 0; i < 12; i++)
+    v[i] = i;
+  /* n = 10: P[X <= 1] = 0.0107, P[X <= 2] = 0.0547: k = 2 */
+  pp_stat_median_interval(v, 10, &lo, &hi);
+  CHECK(lo == 1 && hi == 8);
+  /* n = 5: P[X = 0] = 0.031 > 0.025: the whole range */
+  pp_stat_median_interval(v, 5, &lo, &hi);
+  CHECK(lo == 0 && hi == 4);
+  pp_stat_median_interval(v, 0, &lo, &hi);
+  CHECK(lo != lo && hi != hi);
+}

@@ -40,6 +40,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/analyze.h"
+#include "analyze/stat_tests.h"
 #include "core/clock.h"
 #include "core/recorder.h"
 #include "model/reader.h"
@@ -53,40 +54,20 @@ static double cpu_of(const struct rusage *ru) {
          ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) * 1e3;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* A distribution-free 95% interval for the median of v: the k-th smallest
- * and k-th largest, k the largest rank with P[Binomial(n, 1/2) < k] <=
- * 0.025 (1 when n is too small for 95%: the whole range). */
+/* The median of v and its distribution-free 95% interval
+ * (analyze/stat_tests.h). */
 static void median_interval(const double *v, int n, double *lo, double *hi) {
   double s[MAX_PAIRS];
   memcpy(s, v, (size_t)n * sizeof *v);
-  qsort(s, (size_t)n, sizeof *s, cmp_d);
-  int k = 0;
-  double cdf = 0, pk = 1;
-  for (int j = 0; j < n; j++)
-    pk /= 2; /* P[X = 0] */
-  for (int j = 0; j < n; j++) {
-    if (cdf + pk > 0.025)
-      break;
-    cdf += pk;
-    k = j + 1;
-    pk = pk * (double)(n - j) / (double)(j + 1);
-  }
-  if (k < 1)
-    k = 1;
-  *lo = s[k - 1];
-  *hi = s[n - k];
+  pp_stat_sort(s, (size_t)n);
+  pp_stat_median_interval(s, (size_t)n, lo, hi);
 }
 
 static double median(const double *v, int n) {
   double s[MAX_PAIRS];
   memcpy(s, v, (size_t)n * sizeof *v);
-  qsort(s, (size_t)n, sizeof *s, cmp_d);
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  pp_stat_sort(s, (size_t)n);
+  return pp_stat_median(s, (size_t)n);
 }
 
 /* Run argv (NULL-terminated) as a child; mode NULL: PIPEPROF unset, else

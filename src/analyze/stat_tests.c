@@ -53,6 +53,28 @@ double pp_stat_median(const double *s, size_t n) {
   return s[n / 2 - 1] + (s[n / 2] - s[n / 2 - 1]) / 2;
 }
 
+void pp_stat_median_interval(const double *s, size_t n, double *lo,
+                             double *hi) {
+  if (!n) {
+    *lo = *hi = NAN;
+    return;
+  }
+  /* the largest k with P[X < k] <= 0.025, X ~ Binomial(n, 1/2) */
+  size_t k = 0;
+  double cdf = 0, pk = pow(0.5, (double)n); /* P[X = 0] */
+  for (size_t j = 0; j < n; j++) {
+    if (cdf + pk > 0.025)
+      break;
+    cdf += pk;
+    k = j + 1;
+    pk = pk * (double)(n - j) / (double)(j + 1);
+  }
+  if (k < 1)
+    k = 1;
+  *lo = s[k - 1];
+  *hi = s[n - k];
+}
+
 double pp_stat_norm_cdf(double z) { return 0.5 * erfc(-z / sqrt(2.0)); }
 
 double pp_stat_norm_quantile(double p) {

@@ -39,6 +39,12 @@ void pp_stat_sort(double *v, size_t n);
 double pp_stat_quantile(const double *sorted, size_t n, double q);
 /* The median: the middle value, or the mean of the two middle values. */
 double pp_stat_median(const double *sorted, size_t n);
+/* The median's distribution-free 95% interval: the k-th smallest and k-th
+ * largest of a sorted sample, k the largest rank with P[Binomial(n, 1/2)
+ * < k] <= 0.025; the whole range when n is too small for 95% (NaN when
+ * n is 0). */
+void pp_stat_median_interval(const double *sorted, size_t n, double *lo,
+                             double *hi);
 
 /* Standard normal distribution function and its inverse (0 < p < 1). */
 double pp_stat_norm_cdf(double z);
