@@ -717,6 +717,20 @@ static void sleep_100ms(void) {
   nanosleep(&ts, NULL);
 }
 
+/* A child's stderr at path once it holds text (a minute at most): the
+ * last read (the caller frees it), NULL when none. */
+static char *child_said(const char *path, const char *text) {
+  char *e = NULL;
+  for (int tries = 0; tries < 600; tries++) {
+    free(e);
+    e = pp_test_slurp(path, NULL);
+    if (e && strstr(e, text))
+      break;
+    sleep_100ms();
+  }
+  return e;
+}
+
 /* GET /metrics on port until the page holds a, b and c (NULL: no more),
  * for a minute at most: the last page (the caller frees it), NULL when
  * none came. */
@@ -1970,14 +1984,7 @@ PP_TEST_T(http_endpoint_serves_a_profiled_process, 120) {
   char errpath2[4200];
   pid_t pid2 = start_child(child_serve, port, "child2-stderr.txt", errpath2,
                            sizeof errpath2);
-  char *e2 = NULL;
-  for (int tries = 0; tries < 600; tries++) {
-    free(e2);
-    e2 = pp_test_slurp(errpath2, NULL);
-    if (e2 && strstr(e2, "child recorded"))
-      break;
-    sleep_100ms();
-  }
+  char *e2 = child_said(errpath2, "child recorded");
   kill(pid2, SIGKILL);
   waitpid(pid2, NULL, 0);
   kill(pid, SIGKILL);
@@ -2030,14 +2037,7 @@ static pid_t serving_with_hosts(int port, const char *hosts, char **err) {
   pid_t pid = start_child(child_serve, port, "hosts-stderr.txt", errpath,
                           sizeof errpath);
   unsetenv("PIPEPROF_HTTP_HOSTS");
-  char *e = NULL;
-  for (int tries = 0; tries < 600; tries++) {
-    free(e);
-    e = pp_test_slurp(errpath, NULL);
-    if (e && strstr(e, "child recorded"))
-      break;
-    sleep_100ms();
-  }
+  char *e = child_said(errpath, "child recorded");
   if (err)
     *err = e;
   else
