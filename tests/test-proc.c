@@ -14,6 +14,7 @@
  * bound, an unreadable thread) and on the real /proc (named threads of this
  * process), and a child that joins the tree between two samples.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -895,6 +896,7 @@ static void clock_kid_usr1(int sig) {
   (void)sig;
   prctl(PR_SET_NAME, "pp-renamed", 0, 0, 0);
   if (fork() == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     for (;;)
       pause();
   }
@@ -911,6 +913,9 @@ static void *clock_kid_sleeper(void *arg) {
 
 static void clock_kid_main(int ack) {
   clock_kid_ack = ack;
+  /* gone with the test, even when a check ends it early: left behind, it
+   * would hold the runner's output open */
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   setpgid(0, 0);
   signal(SIGUSR1, clock_kid_usr1);
   sigset_t s, old;
@@ -927,6 +932,20 @@ static void clock_kid_main(int ack) {
   (void)w;
   for (;;)
     pause();
+}
+
+/* The threads /proc lists for a process. */
+static size_t count_tasks(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *d = opendir(path);
+  if (d == NULL)
+    return 0;
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
 }
 
 static int same_threads(const pp_thread_list *a, const pp_thread_list *b) {
@@ -960,6 +979,17 @@ PP_TEST(proc_threads_clock_reuse) {
   CHECK_EQ(read(ack[0], &c, 1), 1);
   CHECK_EQ(c, 'r');
 
+  /* Stopped, it cannot run between the reads below, whatever else the
+   * process holds (a sanitizer's runtime adds a thread that wakes on its
+   * own): its threads are the 8 sleepers, the main one and any such. */
+  CHECK_EQ(kill(kid, SIGSTOP), 0);
+  int st = 0;
+  while (waitpid(kid, &st, WUNTRACED) < 0 && errno == EINTR) {
+  }
+  CHECK(WIFSTOPPED(st));
+  size_t nthreads = count_tasks(kid);
+  CHECK(nthreads >= 9);
+
   pp_collect_proc *r = pp_collect_proc_open("/");
   CHECK(r != NULL);
   pp_tree_sample t = {0};
@@ -967,26 +997,26 @@ PP_TEST(proc_threads_clock_reuse) {
   CHECK_EQ(pp_collect_tree(r, kid, &t), PP_OK);
   CHECK_EQ(t.nproc, 1);
   CHECK_EQ(pp_collect_threads(r, &t, 64, &a), PP_OK);
-  CHECK_EQ(a.n, 9);
+  CHECK_EQ(a.n, nthreads);
   CHECK_EQ(pp_collect_threads_reused(r), 0);
   /* nothing ran: all 9 taken over, the same as read */
   CHECK_EQ(pp_collect_tree(r, kid, &t), PP_OK);
   CHECK_EQ(t.nproc, 1);
   CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
-  CHECK_EQ(pp_collect_threads_reused(r), 9);
+  CHECK_EQ(pp_collect_threads_reused(r), nthreads);
   CHECK(b.t_ns > a.t_ns);
   CHECK(same_threads(&a, &b));
   /* the bound is kept: a process that no longer fits is read */
   CHECK_EQ(pp_collect_threads(r, &t, 4, &b), PP_OK);
   CHECK_EQ(pp_collect_threads_reused(r), 0);
   CHECK_EQ(b.n, 4);
-  CHECK_EQ(b.nmore, 5);
+  CHECK_EQ(b.nmore, nthreads - 4);
   /* and a partial read is not taken over */
   CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
   CHECK_EQ(pp_collect_threads_reused(r), 0);
   CHECK(same_threads(&a, &b));
   CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
-  CHECK_EQ(pp_collect_threads_reused(r), 9);
+  CHECK_EQ(pp_collect_threads_reused(r), nthreads);
   /* with the clocks off every thread is read, with the same figures */
   pp_collect_proc_set_cpu_clocks(r, 0);
   CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
@@ -996,6 +1026,7 @@ PP_TEST(proc_threads_clock_reuse) {
   CHECK_EQ(pp_collect_threads(r, &t, 64, &b), PP_OK);
 
   /* it runs: renames itself and forks */
+  CHECK_EQ(kill(kid, SIGCONT), 0);
   CHECK_EQ(kill(kid, SIGUSR1), 0);
   CHECK_EQ(read(ack[0], &c, 1), 1);
   CHECK_EQ(c, 'u');
