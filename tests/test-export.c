@@ -369,6 +369,20 @@ PP_TEST(export_jsonw_numbers) {
   CHECK_EQ(pp_jsonw_fmt_double(b, NAN), 0);
   CHECK_EQ(pp_jsonw_fmt_double(b, INFINITY), 0);
   CHECK_EQ(pp_jsonw_fmt_double(b, -INFINITY), 0);
+  /* whole numbers take a shorter path and come out as "%.15g" writes
+   * them, at the bound and past it too */
+  const double whole[] = {0.0, -0.0, 1, -1, 106, 1e6, -123456789, 4.5e14,
+                          999999999999999.0, -999999999999999.0, 1e15,
+                          -1e15, 1e15 + 2, 9007199254740992.0, 1e19,
+                          -1e300, 2.5, -0.5};
+  for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
+    char ref[40];
+    snprintf(ref, sizeof ref, "%.15g", whole[i]);
+    if (strtod(ref, NULL) != whole[i])
+      snprintf(ref, sizeof ref, "%.17g", whole[i]);
+    b[pp_jsonw_fmt_double(b, whole[i])] = '\0';
+    CHECK_STR(b, ref);
+  }
 }
 
 static void check_quote(const char *in, size_t n, const char *want) {

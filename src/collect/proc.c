@@ -200,7 +200,8 @@ typedef struct fd_cache_ent {
 
 struct pp_collect_proc {
   fd_cache_ent fdc[FD_CACHE];
-  int fd_cache; /* keep files open (real /proc and /sys only) */
+  int fd_cache;  /* keep files open (real /proc and /sys only) */
+  DIR *procdir;  /* /proc, kept open with fd_cache (proc_dir) */
   int fd_budget; /* at most this many kept open (inside a host program the
                     reader must not eat its file descriptors) */
   int fd_kept;
@@ -222,6 +223,9 @@ struct pp_collect_proc {
   size_t nsens, sens_cap;
   int *nodes;
   size_t nnodes, nodes_cap;
+  /* CPU frequency, throttle counts, temperatures and NUMA nodes: read at
+   * most once per slow_every_ns (0: every call); when last read */
+  uint64_t slow_every_ns, slow_last_ns;
 
   bool gavail[PP_COLLECT_NGROUPS];
   int gerr[PP_COLLECT_NGROUPS];
@@ -480,6 +484,23 @@ static DIR *opendir_rel(pp_collect_proc *r, const char *rel, int *err) {
     close(fd);
   }
   return d;
+}
+
+/* /proc as a directory stream, kept open when files are (the real /proc):
+ * opening it anew each sample cost as much as reading a process's stat.
+ * proc_dir_done closes only a stream that is not kept. */
+static DIR *proc_dir(pp_collect_proc *r, int *err) {
+  if (r->procdir)
+    return r->procdir;
+  DIR *d = opendir_rel(r, "proc", err);
+  if (d && r->fd_cache && r->fd_budget > 0)
+    r->procdir = d;
+  return d;
+}
+
+static void proc_dir_done(pp_collect_proc *r, DIR *d) {
+  if (d != r->procdir)
+    closedir(d);
 }
 
 /* ---- parsing ------------------------------------------------------------- */
@@ -1061,6 +1082,8 @@ void pp_collect_proc_close(pp_collect_proc *r) {
     return;
   fdc_close_all(r);
   close_fhs(r);
+  if (r->procdir)
+    closedir(r->procdir);
   if (r->rootfd >= 0)
     close(r->rootfd);
   free_policies(r);
@@ -1079,6 +1102,11 @@ void pp_collect_proc_close(pp_collect_proc *r) {
   pp__free(r->tproc);
   pp__free(r->tproc_new);
   pp__free(r);
+}
+
+void pp_collect_proc_set_slow_period(pp_collect_proc *r, uint64_t ns) {
+  if (r)
+    r->slow_every_ns = ns;
 }
 
 void pp_collect_proc_set_cpu_clocks(pp_collect_proc *r, int on) {
@@ -1517,6 +1545,13 @@ int pp_collect_system(pp_collect_proc *r, pp_system_sample *o) {
       group_fail(r, fh_group[fh], PP__EPARSE, fh_rel[fh]);
     }
   }
+  uint64_t now = (uint64_t)o->t_ns;
+  if (r->slow_every_ns && r->slow_last_ns &&
+      now - r->slow_last_ns < r->slow_every_ns) {
+    o->ntemps = o->nnodes = 0; /* not read this time: absent, not 0 */
+    return PP_OK;
+  }
+  r->slow_last_ns = now;
   sample_cpufreq(r, o);
   sample_throttle(r, o);
   if (sample_temps(r, o) || sample_numa(r, o))
@@ -2006,7 +2041,7 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   o->nstatus_missing = o->nio_missing = 0;
 
   int err = 0;
-  DIR *d = opendir_rel(r, "proc", &err);
+  DIR *d = proc_dir(r, &err);
   if (!d) {
     group_fail(r, PP_COLLECT_PROC_STAT, err, "proc");
     return PP_EIO;
@@ -2035,15 +2070,16 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   if (quick) {
     for (size_t i = 0; i < r->nprev; i++)
       if (scan_one(r, procfd, r->prev[i].pid, root, &stat_err) < 0) {
-        closedir(d);
+        proc_dir_done(r, d);
         return PP_ENOMEM;
       }
     if (scan_children(r, procfd, root, &stat_err) < 0) {
-      closedir(d);
+      proc_dir_done(r, d);
       return PP_ENOMEM;
     }
   } else {
     struct dirent *de;
+    rewinddir(d);
     while ((de = readdir(d))) {
       const char *p = de->d_name;
       uint64_t pid;
@@ -2051,7 +2087,7 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
           pid > INT_MAX)
         continue;
       if (scan_one(r, procfd, (pid_t)pid, root, &stat_err) < 0) {
-        closedir(d);
+        proc_dir_done(r, d);
         return PP_ENOMEM;
       }
     }
@@ -2062,7 +2098,7 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
   }
   if (build_hash(r) || pp__grow((void **)&r->stack, &r->stack_cap, r->nscan + 1,
                                 sizeof *r->stack)) {
-    closedir(d);
+    proc_dir_done(r, d);
     return PP_ENOMEM;
   }
   if (stat_err) {
@@ -2093,7 +2129,7 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
 
   if (pp__grow((void **)&o->procs, &o->procs_cap_, nmem, sizeof *o->procs) ||
       pp__grow((void **)&r->cur, &r->cur_cap, nmem, sizeof *r->cur)) {
-    closedir(d);
+    proc_dir_done(r, d);
     return PP_ENOMEM;
   }
   for (size_t i = 0; i < r->nscan; i++) {
@@ -2107,7 +2143,7 @@ int pp_collect_tree(pp_collect_proc *r, pid_t root, pp_tree_sample *o) {
       depart_now(r, p);
     }
   }
-  closedir(d);
+  proc_dir_done(r, d);
   if (o->nproc)
     qsort(o->procs, o->nproc, sizeof *o->procs, cmp_proc);
   if (!o->nio_missing)

@@ -422,6 +422,14 @@ int pp_collect_threads(pp_collect_proc *r, const pp_tree_sample *tree,
  * instead of reading them (tests, benchmarks). */
 size_t pp_collect_threads_reused(const pp_collect_proc *r);
 
+/** Read CPU frequency, throttle counts, temperatures and NUMA nodes in
+ * pp_collect_system at most once per ns (0, the default: every call);
+ * between, the sample leaves them out (PP_COLLECT_NONE, no temps, no
+ * nodes). They change slowly, and /proc/cpuinfo, where frequency comes
+ * from without cpufreq, is costly to read: the kernel formats every
+ * CPU's whole entry. */
+void pp_collect_proc_set_slow_period(pp_collect_proc *r, uint64_t ns);
+
 /** Turn off (0) or back on the use of processes' CPU-time clocks to skip
  * reading what cannot have changed: threads (pp_collect_threads) and, in
  * pp_collect_tree between full scans, the children of a process that has

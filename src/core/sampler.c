@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,8 @@ typedef struct trk_ent {
   uint64_t first_ns, last_ns;
   uint64_t user_ns, sys_ns;        /* last seen */
   uint64_t rate_cpu_ns, rate_t_ns; /* previous sighting, for the rate */
+  const pp_srcloc *pct_loc; /* a thread's proc.thread.<tid>.cpu_pct */
+  double pct_recorded;      /* its last value recorded; NAN: none yet */
 } trk_ent;
 
 /* A table of tracked entities with a hash from id to the newest entry. */
@@ -81,15 +84,34 @@ struct pp__sampler {
 
 /* Library metrics are interned as PP_KIND_METRIC (metrics/registry.h),
  * apart from user counters of the same name. */
-static void set(const char *name, double v) {
+static void set_named(const char *name, double v) {
   if (isfinite(v))
     pp_counter_setf_loc(pp__intern(name, PP_KIND_METRIC), v);
 }
 
-static void setu(const char *name, uint64_t v) {
-  if (v != PP_COLLECT_NONE)
-    set(name, (double)v);
-}
+/* set("literal", v): the name is interned once per call site (interned
+ * names live as long as the process), not at every sample. */
+#define set(name, v)                                                           \
+  do {                                                                         \
+    static _Atomic(const pp_srcloc *) set_loc_;                                \
+    double set_v_ = (v);                                                       \
+    if (!isfinite(set_v_))                                                     \
+      break;                                                                   \
+    const pp_srcloc *set_l_ = atomic_load_explicit(&set_loc_,                  \
+                                                   memory_order_relaxed);      \
+    if (!set_l_) {                                                             \
+      set_l_ = pp__intern("" name "", PP_KIND_METRIC);                         \
+      atomic_store_explicit(&set_loc_, set_l_, memory_order_relaxed);          \
+    }                                                                          \
+    pp_counter_setf_loc(set_l_, set_v_);                                       \
+  } while (0)
+
+#define setu(name, v)                                                          \
+  do {                                                                         \
+    uint64_t setu_v_ = (v);                                                    \
+    if (setu_v_ != PP_COLLECT_NONE)                                            \
+      set(name, (double)setu_v_);                                              \
+  } while (0)
 
 static void setf(double v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -100,12 +122,12 @@ static void setf(double v, const char *fmt, ...) {
   int k = vsnprintf(name, sizeof name, fmt, ap);
   va_end(ap);
   if (k > 0 && (size_t)k < sizeof name)
-    set(name, v);
+    set_named(name, v);
 }
 
 static void gpu_counter(void *ctx, const char *name, double v) {
   (void)ctx;
-  set(name, v);
+  set_named(name, v);
 }
 
 static void gpu_meta(void *ctx, const char *key, const char *val) {
@@ -324,6 +346,7 @@ static trk_ent *trk_get(trk_table *t, pid_t id, uint64_t start, int *fresh) {
   memset(e, 0, sizeof *e);
   e->id = id;
   e->start = start;
+  e->pct_recorded = NAN;
   t->hash[h] = (int32_t)t->n++;
   *fresh = 1;
   return e;
@@ -345,11 +368,17 @@ static double trk_seen(trk_ent *e, int fresh, uint64_t now, uint64_t user,
   e->last_ns = now;
   e->user_ns = user;
   e->sys_ns = sys;
-  snprintf(e->comm, sizeof e->comm, "%s", comm);
+  size_t n = strnlen(comm, sizeof e->comm - 1);
+  memcpy(e->comm, comm, n);
+  e->comm[n] = '\0';
   return pct;
 }
 
-static void record_tables(pp__sampler *s, const pp_tree_sample *tree) {
+/* Each thread's CPU % is recorded when it changes and at the last sample:
+ * a counter holds its value until the next, so the track is the same as
+ * with every sample, and 100 sleeping threads cost no events. */
+static void record_tables(pp__sampler *s, const pp_tree_sample *tree,
+                          int last) {
   if (!s->threads.max)
     return;
   size_t over = 0;
@@ -385,7 +414,15 @@ static void record_tables(pp__sampler *s, const pp_tree_sample *tree) {
     e->owner = th->pid;
     double pct =
         trk_seen(e, fresh, s->tlist.t_ns, th->utime_ns, th->stime_ns, th->comm);
-    setf(pct, "proc.thread.%d.cpu_pct", (int)th->tid);
+    if (!isfinite(pct) || (pct == e->pct_recorded && !last))
+      continue;
+    e->pct_recorded = pct;
+    if (!e->pct_loc) { /* named once per thread, not per sample */
+      char name[48];
+      snprintf(name, sizeof name, "proc.thread.%d.cpu_pct", (int)th->tid);
+      e->pct_loc = pp__intern(name, PP_KIND_METRIC);
+    }
+    pp_counter_setf_loc(e->pct_loc, pct);
   }
   if (over > s->threads.untracked_max)
     s->threads.untracked_max = over;
@@ -505,7 +542,7 @@ static void sample_once(pp__sampler *s, int last) {
     if (pp_collect_tree(s->proc, s->cfg.pid, &s->tree[next]) == 0) {
       record_tree(s, have_prev ? &s->tree[prev] : NULL, &s->tree[next]);
       tree = &s->tree[next];
-      record_tables(s, tree);
+      record_tables(s, tree, last);
     }
   }
   record_perf(s, last);
@@ -539,6 +576,9 @@ pp__sampler *pp__sampler_open(const pp__sampler_cfg *cfg) {
   s->proc = pp_collect_proc_open(s->sysroot);
   if (s->proc && cfg->fd_budget > 0)
     pp_collect_proc_set_fd_budget(s->proc, cfg->fd_budget);
+  /* frequency, throttling, temperatures, NUMA: once a second is enough,
+   * and /proc/cpuinfo costs more than the rest of a sample */
+  pp_collect_proc_set_slow_period(s->proc, 1000000000ull);
   if (cfg->perf)
     s->perf = pp_collect_perf_open(
         cfg->pid, cfg->perf_on_exec ? PP_PERF_ENABLE_ON_EXEC : 0);

@@ -128,6 +128,12 @@ size_t pp_jsonw_fmt_double(char *buf, double v) {
   buf[0] = '\0';
   if (!isfinite(v))
     return 0;
+  /* Whole numbers below 10^15 (counts, byte sizes, most samples) are
+   * written as "%.15g" writes them, without its cost (the end of a run
+   * formats tens of thousands of series points); -0 keeps its sign. */
+  if (v > -1e15 && v < 1e15 && v == (double)(int64_t)v &&
+      !(v == 0 && signbit(v)))
+    return pp_jsonw_fmt_int(buf, (int64_t)v);
   static const char *const fmts[] = {"%.15g", "%.16g", "%.17g"};
   int n = 0;
   for (size_t i = 0; i < PP__ARRAY_LEN(fmts); i++) {
