@@ -216,7 +216,8 @@ static int pz_from_instances(const pp_analysis *a, pz_set *s) {
       pz_row *r = pz_get(s, z->loc, pid);
       if (!r)
         return -1;
-      uint64_t d = z->end > z->start ? (uint64_t)(z->end - z->start) : 0;
+      uint64_t d =
+          z->end > z->start ? (uint64_t)z->end - (uint64_t)z->start : 0;
       r->count++;
       r->total += d;
       r->self += z->self > 0 ? (uint64_t)z->self : 0;

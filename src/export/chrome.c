@@ -1466,7 +1466,7 @@ static int write_cuda(chrome_ctx *c) {
     pp_jsonw_kv_uint(w, "bytes", m->bytes);
     if (m->end > m->start)
       pp_jsonw_kv_double(w, "memory bandwidth (GB/s)",
-                         (double)m->bytes / (double)(m->end - m->start));
+                         (double)m->bytes / (double)((uint64_t)m->end - (uint64_t)m->start));
     pp_jsonw_obj_end(w);
     pp_jsonw_obj_end(w);
     if (a->api >= 0)

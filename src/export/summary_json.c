@@ -364,12 +364,18 @@ static void arr_chart(pp_jsonw *w, const char *k, const double *v, size_t n) {
   pp_jsonw_arr_end(w);
 }
 
-/* Durations are whole ns: written as integers. */
+/* Durations are whole ns: written as integers; one past int64's range
+ * (only a crafted trace gives one) is null. */
 static void arr_ns(pp_jsonw *w, const char *k, const double *v, size_t n) {
   pp_jsonw_key(w, k);
   pp_jsonw_arr_begin(w);
-  for (size_t i = 0; i < n; i++)
-    pp_jsonw_int(w, (int64_t)v[i]);
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] >= -0x1p63 && v[i] < 0x1p63) {
+      pp_jsonw_int(w, (int64_t)v[i]);
+    } else {
+      pp_jsonw_null(w);
+    }
+  }
   pp_jsonw_arr_end(w);
 }
 
