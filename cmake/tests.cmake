@@ -68,6 +68,12 @@ add_dependencies(pp-tests pipeprof-test-dlclose-host pipeprof)
 # bench/http/load.sh): slowloris connections and a GET flood.
 add_executable(pipeprof-test-http-siege tests/helpers/http_siege.c)
 add_dependencies(pp-tests pipeprof-test-http-siege)
+# Known hot functions inside known calls, with frame pointers, for the CPU
+# stack sampler's tests (tests/test-stacks.c).
+add_executable(pipeprof-test-hot-funcs tests/helpers/hot_funcs.c)
+target_compile_options(pipeprof-test-hot-funcs PRIVATE -fno-omit-frame-pointer
+  -O1)
+add_dependencies(pp-tests pipeprof-test-hot-funcs)
 # pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
 # a mutex + condvar queue; a figure, never a test.
 add_executable(pipeprof-bench-queue bench/runtime/queue.c)

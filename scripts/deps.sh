@@ -10,6 +10,8 @@
 #                                 and libcurl, with which it merges a
 #                                 program's endpoint into `pipeprof run
 #                                 --http`'s),
+#                                 libdw (elfutils: the CPU stack
+#                                 samples' symbols, docs/internals/stacks.md),
 #                                 FFmpeg's libraries (libavformat,
 #                                 libavcodec, libswscale, libavutil: the
 #                                 video demo, docs/video-demo.md),
@@ -51,7 +53,7 @@ set -euo pipefail
 
 want=(gcc g++ make cmake pkg-config libjansson-dev libsqlite3-dev libyajl-dev
   libmicrohttpd-dev libcurl4-openssl-dev libavformat-dev libavcodec-dev libswscale-dev
-  libavutil-dev python3
+  libavutil-dev libdw-dev python3
   linux-perf time python3-dev python3-setuptools python3-wheel python3-pip
   python3-venv python3-pytest)
 fuzz=(clang libclang-rt-14-dev)

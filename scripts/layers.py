@@ -28,6 +28,7 @@ LAYERS = {
     "pair": [".", "format"],
     "ring": [".", "format", "pair", "stats"],
     "collect": [".", "format", "metrics"],
+    "symbols": ["."],
     "sink": [".", "format", "metrics", "pair", "ring", "stats"],
     "core": [".", "collect", "format", "metrics", "pair", "ring", "sink",
              "stats"],
@@ -44,7 +45,7 @@ LAYERS = {
     "http": [".", "core", "export", "metrics", "results", "sink", "stats"],
     "cli": [".", "analyze", "collect", "core", "export", "format", "http",
             "import", "metrics", "model", "pair", "results", "salvage",
-            "sink", "stats"],
+            "sink", "stats", "symbols"],
 }
 
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Addresses to function names with elfutils' libdw (symbols.h): one Dwfl
+ * session per process, each mapped file reported once at its load bias,
+ * names from .symtab or .dynsym and from separate debug files found the
+ * standard ways (build id, debuglink).
+ */
+#include "symbols.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+
+#ifdef PP_HAVE_LIBDW
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+typedef struct proc_syms {
+  uint32_t pid;
+  Dwfl *dwfl;
+  char **paths; /* files reported */
+  size_t npaths, paths_cap;
+} proc_syms;
+
+struct pp_symbols {
+  proc_syms *procs;
+  size_t nprocs, procs_cap;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks offline_cb = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+pp_symbols *pp_symbols_new(char *why, size_t why_len) {
+  if (why && why_len)
+    why[0] = '\0';
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    if (why && why_len)
+      snprintf(why, why_len, "unavailable: libelf: %s", elf_errmsg(-1));
+    return NULL;
+  }
+  return pp__calloc(1, sizeof(pp_symbols));
+}
+
+static proc_syms *proc_of(pp_symbols *y, uint32_t pid, int make) {
+  for (size_t i = 0; i < y->nprocs; i++)
+    if (y->procs[i].pid == pid)
+      return &y->procs[i];
+  if (!make || pp__grow((void **)&y->procs, &y->procs_cap, y->nprocs + 1,
+                        sizeof *y->procs))
+    return NULL;
+  proc_syms *p = &y->procs[y->nprocs];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  p->dwfl = dwfl_begin(&offline_cb);
+  if (!p->dwfl)
+    return NULL;
+  y->nprocs++;
+  return p;
+}
+
+/* The load bias of path mapped at start from file offset pgoff: the
+ * address minus the ELF virtual address of the same byte, from the
+ * PT_LOAD segment holding that offset. 0 with *ok 0 when not an ELF file
+ * or no segment holds it. */
+static uint64_t load_bias(const char *path, uint64_t start, uint64_t pgoff,
+                          int *ok) {
+  *ok = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  uint64_t bias = 0;
+  Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+  size_t n = 0;
+  if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+    for (size_t i = 0; i < n; i++) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+        continue;
+      /* the kernel maps whole pages: the segment's page-aligned start */
+      uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+      uint64_t off = ph.p_offset & ~(align - 1);
+      if (pgoff < off || pgoff >= ph.p_offset + ph.p_filesz)
+        continue;
+      uint64_t vaddr = ph.p_vaddr - (ph.p_offset - off);
+      bias = start - pgoff + off - vaddr;
+      *ok = 1;
+      break;
+    }
+  }
+  if (e)
+    elf_end(e);
+  close(fd);
+  return bias;
+}
+
+int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
+                   uint64_t pgoff, const char *path) {
+  (void)len;
+  if (!y || !path || path[0] != '/')
+    return 0; /* anonymous, [vdso], memfd: nothing to read names from */
+  proc_syms *p = proc_of(y, pid, 1);
+  if (!p)
+    return -1;
+  for (size_t i = 0; i < p->npaths; i++)
+    if (strcmp(p->paths[i], path) == 0)
+      return 0;
+  if (pp__grow((void **)&p->paths, &p->paths_cap, p->npaths + 1,
+               sizeof *p->paths))
+    return -1;
+  char *copy = pp__strdup(path);
+  if (!copy)
+    return -1;
+  p->paths[p->npaths++] = copy;
+  int ok;
+  uint64_t bias = load_bias(path, start, pgoff, &ok);
+  if (!ok)
+    return 0;
+  const char *base = strrchr(path, '/');
+  dwfl_report_begin_add(p->dwfl);
+  dwfl_report_elf(p->dwfl, base ? base + 1 : path, path, -1, bias, false);
+  dwfl_report_end(p->dwfl, NULL, NULL);
+  return 0;
+}
+
+const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
+                            int is_return, const char **module) {
+  if (module)
+    *module = NULL;
+  proc_syms *p = y ? proc_of(y, pid, 0) : NULL;
+  if (!p || !ip)
+    return NULL;
+  Dwarf_Addr a = is_return ? ip - 1 : ip;
+  Dwfl_Module *m = dwfl_addrmodule(p->dwfl, a);
+  if (!m)
+    return NULL;
+  if (module)
+    *module = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+  return dwfl_module_addrname(m, a);
+}
+
+void pp_symbols_free(pp_symbols *y) {
+  if (!y)
+    return;
+  for (size_t i = 0; i < y->nprocs; i++) {
+    proc_syms *p = &y->procs[i];
+    dwfl_end(p->dwfl);
+    for (size_t k = 0; k < p->npaths; k++)
+      pp__free(p->paths[k]);
+    pp__free(p->paths);
+  }
+  pp__free(y->procs);
+  pp__free(y);
+}
+
+#else /* without libdw */
+
+pp_symbols *pp_symbols_new(char *why, size_t why_len) {
+  if (why && why_len)
+    snprintf(why, why_len,
+             "unavailable: built without libdw (apt install libdw-dev)");
+  return NULL;
+}
+
+int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
+                   uint64_t pgoff, const char *path) {
+  (void)y, (void)pid, (void)start, (void)len, (void)pgoff, (void)path;
+  return 0;
+}
+
+const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
+                            int is_return, const char **module) {
+  (void)y, (void)pid, (void)ip, (void)is_return;
+  if (module)
+    *module = NULL;
+  return NULL;
+}
+
+void pp_symbols_free(pp_symbols *y) { (void)y; }
+
+#endif

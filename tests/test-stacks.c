@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU stack samples (collect/stacks.h) named by libdw (symbols/symbols.h)
+ * on a real program with known hot functions (tests/helpers/hot_funcs.c):
+ * the shares of its functions in the samples, the call chains up to main,
+ * and what an unusable sampler says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/stacks.h"
+#include "internal.h"
+#include "runner.h"
+#include "symbols/symbols.h"
+
+/* What a drain gave, copied. */
+typedef struct got {
+  struct {
+    uint32_t pid, tid;
+    uint64_t t;
+    uint32_t n;
+    uint64_t ips[PP_STACKS_MAX_FRAMES];
+  } * s;
+  size_t ns, cap;
+  pp_symbols *y;
+  size_t nmaps, nexec;
+} got;
+
+static void on_sample(void *ctx, const pp_stack_sample *s) {
+  got *g = ctx;
+  if (pp__grow((void **)&g->s, &g->cap, g->ns + 1, sizeof *g->s))
+    return;
+  g->s[g->ns].pid = s->pid;
+  g->s[g->ns].tid = s->tid;
+  g->s[g->ns].t = s->time_ns;
+  g->s[g->ns].n = s->nips;
+  memcpy(g->s[g->ns].ips, s->ips, s->nips * sizeof *s->ips);
+  g->ns++;
+}
+
+static void on_map(void *ctx, const pp_stack_map *m) {
+  got *g = ctx;
+  g->nmaps++;
+  pp_symbols_map(g->y, m->pid, m->start, m->len, m->pgoff, m->path);
+}
+
+static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm,
+                    int exec, uint64_t t) {
+  (void)pid, (void)tid, (void)comm, (void)t;
+  ((got *)ctx)->nexec += exec != 0;
+}
+
+/* Run the helper hot_funcs for `seconds` of CPU time under the sampler
+ * at hz, as `pipeprof run` starts a program: forked, sampled from its
+ * execve(). */
+static void sample_hot_funcs(got *g, int hz, const char *seconds) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/pipeprof-test-hot-funcs", pp_test_bindir());
+  int go[2];
+  CHECK_EQ(pipe(go), 0);
+  pid_t kid = fork();
+  CHECK(kid >= 0);
+  if (kid == 0) {
+    close(go[1]);
+    char c;
+    if (read(go[0], &c, 1) != 1)
+      _exit(126);
+    int null = open("/dev/null", 1);
+    if (null >= 0)
+      dup2(null, 1);
+    execl(path, path, seconds, (char *)NULL);
+    _exit(127);
+  }
+  close(go[0]);
+  char why[256];
+  pp_collect_stacks *s = pp_collect_stacks_open(
+      kid, hz, PP_STACKS_ENABLE_ON_EXEC, why, sizeof why);
+  if (!s) {
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    PP_FAIL("%s", why);
+  }
+  CHECK_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
+  pp_stacks_cb cb = {on_sample, on_map, on_comm, NULL, g};
+  int st = 0;
+  for (;;) {
+    pp_collect_stacks_drain(s, &cb);
+    pid_t w = waitpid(kid, &st, WNOHANG);
+    if (w == kid)
+      break;
+    usleep(20000);
+  }
+  pp_collect_stacks_drain(s, &cb);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  printf("# %zu samples, %zu mappings, %" PRIu64 " lost\n", g->ns, g->nmaps,
+         pp_collect_stacks_lost(s));
+  CHECK_EQ(pp_collect_stacks_lost(s), 0);
+  pp_collect_stacks_close(s);
+}
+
+/* Does the sample's chain hold a frame named fn? */
+static int has_fn(got *g, size_t i, const char *fn) {
+  for (uint32_t k = 0; k < g->s[i].n; k++) {
+    const char *name =
+        pp_symbols_name(g->y, g->s[i].pid, g->s[i].ips[k], k > 0, NULL);
+    if (name && strcmp(name, fn) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+PP_TEST(stacks_hot_functions_shares) {
+  got g = {0};
+  char why[200];
+  g.y = pp_symbols_new(why, sizeof why);
+  if (!g.y)
+    PP_FAIL("%s", why);
+  sample_hot_funcs(&g, 999, "1.5");
+  CHECK_EQ(g.nexec, 1);
+  CHECK_GT(g.nmaps, 2); /* the program, ld.so, libc at least */
+  /* 999 Hz of CPU time over 1.5 s of it: about 1,500, however busy the
+   * machine (the clock runs only while the program does) */
+  CHECK_GT(g.ns, 1000);
+  size_t in_work = 0, in_a = 0, in_b = 0, to_main = 0;
+  for (size_t i = 0; i < g.ns; i++) {
+    int w = has_fn(&g, i, "work");
+    in_work += w;
+    in_a += w && has_fn(&g, i, "hot_a");
+    in_b += w && has_fn(&g, i, "hot_b");
+    to_main += has_fn(&g, i, "main");
+  }
+  double share_a = (double)in_a / (double)in_work;
+  double share_b = (double)in_b / (double)in_work;
+  printf("# in work %zu of %zu: hot_a %.1f%%, hot_b %.1f%%; reaching "
+         "main %zu\n",
+         in_work, g.ns, 100 * share_a, 100 * share_b, to_main);
+  CHECK_GT(in_work, g.ns * 9 / 10);
+  CHECK_GT(to_main, g.ns * 9 / 10);
+  CHECK(share_a > 0.65 && share_a < 0.75);
+  CHECK(share_b > 0.25 && share_b < 0.35);
+  pp_symbols_free(g.y);
+  pp__free(g.s);
+}
+
+PP_TEST(stacks_bad_arguments_say_why) {
+  char why[200];
+  CHECK(pp_collect_stacks_open(0, 99, 0, why, sizeof why) == NULL);
+  CHECK_CONTAINS(why, "invalid argument");
+  CHECK(pp_collect_stacks_open(getpid(), 0, 0, why, sizeof why) == NULL);
+  CHECK(pp_collect_stacks_open(getpid(), 10001, 0, why, sizeof why) == NULL);
+  /* a process that is not there: the kernel's reason, in words */
+  CHECK(pp_collect_stacks_open(0x7ffffff0, 99, 0, why, sizeof why) == NULL);
+  CHECK_CONTAINS(why, "CPU stack samples: ");
+  CHECK_CONTAINS(why, "not found");
+  pp_collect_stacks_close(NULL);
+  CHECK_EQ(pp_collect_stacks_drain(NULL, NULL), 0);
+}
