@@ -73,7 +73,12 @@ add_dependencies(pp-tests pipeprof-test-http-siege)
 add_executable(pipeprof-test-hot-funcs tests/helpers/hot_funcs.c)
 target_compile_options(pipeprof-test-hot-funcs PRIVATE -fno-omit-frame-pointer
   -O1)
-add_dependencies(pp-tests pipeprof-test-hot-funcs)
+target_link_libraries(pipeprof-test-hot-funcs PRIVATE m)
+add_executable(pipeprof-test-hot-funcs-nofp tests/helpers/hot_funcs.c)
+target_compile_options(pipeprof-test-hot-funcs-nofp PRIVATE
+  -fomit-frame-pointer -O2)
+target_link_libraries(pipeprof-test-hot-funcs-nofp PRIVATE m)
+add_dependencies(pp-tests pipeprof-test-hot-funcs pipeprof-test-hot-funcs-nofp)
 # pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
 # a mutex + condvar queue; a figure, never a test.
 add_executable(pipeprof-bench-queue bench/runtime/queue.c)

@@ -28,7 +28,7 @@ LAYERS = {
     "pair": [".", "format"],
     "ring": [".", "format", "pair", "stats"],
     "collect": [".", "format", "metrics"],
-    "symbols": ["."],
+    "symbols": [".", "collect"],
     "sink": [".", "format", "metrics", "pair", "ring", "stats"],
     "core": [".", "collect", "format", "metrics", "pair", "ring", "sink",
              "stats"],

@@ -27,6 +27,10 @@ typedef struct got {
     uint64_t t;
     uint32_t n;
     uint64_t ips[PP_STACKS_MAX_FRAMES];
+    int has_regs;
+    uint64_t regs[PP_STACK_NREGS];
+    unsigned char *stack; /* with PP_STACKS_USER_STACK */
+    size_t stack_len;
   } * s;
   size_t ns, cap;
   pp_symbols *y;
@@ -37,12 +41,31 @@ static void on_sample(void *ctx, const pp_stack_sample *s) {
   got *g = ctx;
   if (pp__grow((void **)&g->s, &g->cap, g->ns + 1, sizeof *g->s))
     return;
+  memset(&g->s[g->ns], 0, sizeof g->s[g->ns]);
   g->s[g->ns].pid = s->pid;
   g->s[g->ns].tid = s->tid;
   g->s[g->ns].t = s->time_ns;
   g->s[g->ns].n = s->nips;
   memcpy(g->s[g->ns].ips, s->ips, s->nips * sizeof *s->ips);
+  if (s->regs) {
+    g->s[g->ns].has_regs = 1;
+    memcpy(g->s[g->ns].regs, s->regs, sizeof g->s[g->ns].regs);
+  }
+  if (s->stack_len) {
+    g->s[g->ns].stack = malloc(s->stack_len);
+    if (g->s[g->ns].stack) {
+      memcpy(g->s[g->ns].stack, s->stack, s->stack_len);
+      g->s[g->ns].stack_len = s->stack_len;
+    }
+  }
   g->ns++;
+}
+
+static void got_free(got *g) {
+  for (size_t i = 0; i < g->ns; i++)
+    free(g->s[i].stack);
+  pp__free(g->s);
+  pp_symbols_free(g->y);
 }
 
 static void on_map(void *ctx, const pp_stack_map *m) {
@@ -60,9 +83,10 @@ static void on_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm,
 /* Run the helper hot_funcs for `seconds` of CPU time under the sampler
  * at hz, as `pipeprof run` starts a program: forked, sampled from its
  * execve(). */
-static void sample_hot_funcs(got *g, int hz, const char *seconds) {
+static void sample_hot_funcs(got *g, const char *program, int flags, int hz,
+                             const char *seconds) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/pipeprof-test-hot-funcs", pp_test_bindir());
+  snprintf(path, sizeof path, "%s/%s", pp_test_bindir(), program);
   int go[2];
   CHECK_EQ(pipe(go), 0);
   pid_t kid = fork();
@@ -81,7 +105,7 @@ static void sample_hot_funcs(got *g, int hz, const char *seconds) {
   close(go[0]);
   char why[256];
   pp_collect_stacks *s = pp_collect_stacks_open(
-      kid, hz, PP_STACKS_ENABLE_ON_EXEC, why, sizeof why);
+      kid, hz, PP_STACKS_ENABLE_ON_EXEC | flags, why, sizeof why);
   if (!s) {
     kill(kid, SIGKILL);
     waitpid(kid, NULL, 0);
@@ -123,7 +147,7 @@ PP_TEST(stacks_hot_functions_shares) {
   g.y = pp_symbols_new(why, sizeof why);
   if (!g.y)
     PP_FAIL("%s", why);
-  sample_hot_funcs(&g, 999, "1.5");
+  sample_hot_funcs(&g, "pipeprof-test-hot-funcs", 0, 999, "1.5");
   CHECK_EQ(g.nexec, 1);
   CHECK_GT(g.nmaps, 2); /* the program, ld.so, libc at least */
   /* 999 Hz of CPU time over 1.5 s of it: about 1,500, however busy the
@@ -146,8 +170,50 @@ PP_TEST(stacks_hot_functions_shares) {
   CHECK_GT(to_main, g.ns * 9 / 10);
   CHECK(share_a > 0.65 && share_a < 0.75);
   CHECK(share_b > 0.25 && share_b < 0.35);
-  pp_symbols_free(g.y);
-  pp__free(g.s);
+  got_free(&g);
+}
+
+/* Without frame pointers the kernel's chains break; unwinding the copied
+ * stacks with the DWARF call frame information walks up to main again,
+ * through libm (Debian's, built without frame pointers) too. */
+PP_TEST(stacks_unwound_without_frame_pointers) {
+  got g = {0};
+  char why[200];
+  g.y = pp_symbols_new(why, sizeof why);
+  if (!g.y)
+    PP_FAIL("%s", why);
+  sample_hot_funcs(&g, "pipeprof-test-hot-funcs-nofp", PP_STACKS_USER_STACK,
+                   999, "1.5");
+  CHECK_GT(g.ns, 1000);
+  size_t fp_main = 0, dw_main = 0, in_work = 0, in_a = 0, in_b = 0, in_m = 0,
+         copied = 0;
+  for (size_t i = 0; i < g.ns; i++) {
+    fp_main += has_fn(&g, i, "main");
+    copied += g.s[i].has_regs && g.s[i].stack_len > 0;
+    /* the chain from the copy replaces the kernel's */
+    g.s[i].n = (uint32_t)pp_symbols_unwind(g.y, g.s[i].pid, g.s[i].regs,
+                                           g.s[i].stack, g.s[i].stack_len,
+                                           g.s[i].ips, PP_STACKS_MAX_FRAMES);
+    int w = has_fn(&g, i, "work");
+    dw_main += has_fn(&g, i, "main");
+    in_work += w;
+    in_a += w && has_fn(&g, i, "hot_a");
+    in_b += w && has_fn(&g, i, "hot_b");
+    in_m += has_fn(&g, i, "sin") || has_fn(&g, i, "__sin_fma") ||
+            has_fn(&g, i, "__sin");
+  }
+  double share_a = (double)in_a / (double)(in_work ? in_work : 1);
+  printf("# %zu samples, %zu with registers and stack\n", g.ns, copied);
+  printf("# %zu samples: frame-pointer chains reaching main %zu, unwound "
+         "%zu; in work %zu: hot_a %.1f%%, hot_b %.1f%%; in libm's sin %zu\n",
+         g.ns, fp_main, dw_main, in_work, 100 * share_a,
+         100.0 * (double)in_b / (double)(in_work ? in_work : 1), in_m);
+  CHECK_GT(copied, g.ns * 9 / 10);
+  CHECK_GT(dw_main, g.ns * 9 / 10);
+  CHECK_GT(in_work, g.ns * 9 / 10);
+  CHECK(share_a > 0.65 && share_a < 0.75);
+  CHECK_GT(in_m, 0);
+  got_free(&g);
 }
 
 PP_TEST(stacks_bad_arguments_say_why) {

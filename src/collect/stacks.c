@@ -22,14 +22,21 @@
 #include "../internal.h"
 #include "perf.h"
 
+/* perf's x86-64 user registers AX..IP (0-8) and R8..R15 (16-23): what
+ * DWARF call frame information refers to. */
+#define REGS_MASK (0x1ffull | (0xffull << 16))
+
 /* Data pages of one CPU's ring (a power of two): 256 KiB with 4 KiB
- * pages, about 1,600 samples of 20 frames, drained 10 times a second. */
+ * pages, about 1,600 samples of 20 frames, drained 10 times a second;
+ * 2 MiB with stack copies (about 250 samples). */
 #define RING_PAGES 64u
+#define RING_PAGES_USER_STACK 512u
 
 typedef struct ring {
   int fd;
-  void *base; /* the header page, then the data pages */
-  size_t data_size;
+  void *base;       /* the header page, then the data pages */
+  size_t page;      /* bytes of the header page */
+  size_t data_size; /* bytes of the data pages, a power of two */
 } ring;
 
 struct pp_collect_stacks {
@@ -37,6 +44,8 @@ struct pp_collect_stacks {
   size_t nrings;
   uint64_t lost, samples;
   uint64_t ips[PP_STACKS_MAX_FRAMES];
+  int user_stack; /* PP_STACKS_USER_STACK */
+  uint64_t regs[PP_STACK_NREGS];
   unsigned char *rec; /* one record copied out when it wraps */
   size_t rec_cap;
 };
@@ -57,6 +66,7 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
   pp_collect_stacks *s = pp__calloc(1, sizeof *s);
   if (!s)
     return NULL;
+  s->user_stack = (flags & PP_STACKS_USER_STACK) != 0;
   s->rings = pp__calloc((size_t)ncpu, sizeof *s->rings);
   if (!s->rings) {
     pp__free(s);
@@ -75,6 +85,11 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
     a.freq = 1;
     a.sample_freq = (uint64_t)hz;
     a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+    if (flags & PP_STACKS_USER_STACK) {
+      a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+      a.sample_regs_user = REGS_MASK;
+      a.sample_stack_user = PP_STACKS_STACK_BYTES;
+    }
     a.inherit = 1;
     a.mmap = 1;
     a.comm = 1;
@@ -99,7 +114,8 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
         first_err = errno;
       continue;
     }
-    size_t len = (size_t)page * (1 + RING_PAGES);
+    size_t pages = s->user_stack ? RING_PAGES_USER_STACK : RING_PAGES;
+    size_t len = (size_t)page * (1 + pages);
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
       if (!first_err)
@@ -110,7 +126,8 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
     ring *r = &s->rings[s->nrings++];
     r->fd = fd;
     r->base = m;
-    r->data_size = (size_t)page * RING_PAGES;
+    r->page = (size_t)page;
+    r->data_size = (size_t)page * pages;
   }
   if (!s->nrings) {
     if (why && why_len) {
@@ -132,8 +149,7 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
  * s->rec when it wraps around the end. NULL when out of memory. */
 static const unsigned char *record_at(pp_collect_stacks *s, const ring *r,
                                       uint64_t off, size_t size) {
-  const unsigned char *data =
-      (const unsigned char *)r->base + r->data_size / RING_PAGES;
+  const unsigned char *data = (const unsigned char *)r->base + r->page;
   size_t at = (size_t)(off & (r->data_size - 1));
   if (at + size <= r->data_size)
     return data + at;
@@ -186,6 +202,35 @@ static void on_sample(pp_collect_stacks *s, const unsigned char *p, size_t size,
       s->ips[n++] = ip;
   }
   s->samples++;
+  ss.regs = NULL;
+  ss.stack = NULL;
+  ss.stack_len = 0;
+  if (s->user_stack) {
+    /* REGS_USER: abi, then the registers (none when abi is 0, a kernel
+     * thread); STACK_USER: size, the bytes, the size actually copied */
+    size_t at = 32 + 8 * (size_t)nr;
+    if (at + 8 > size)
+      return;
+    uint64_t abi = u64_at(p + at);
+    at += 8;
+    if (abi) {
+      if (at + 8 * PP_STACK_NREGS > size)
+        return;
+      for (int i = 0; i < PP_STACK_NREGS; i++)
+        s->regs[i] = u64_at(p + at + 8 * (size_t)i);
+      at += 8 * PP_STACK_NREGS;
+      ss.regs = s->regs;
+    }
+    if (at + 8 <= size) {
+      uint64_t len = u64_at(p + at);
+      at += 8;
+      if (len && len <= size - at && size - at - len >= 8) {
+        uint64_t dyn = u64_at(p + at + len);
+        ss.stack = p + at;
+        ss.stack_len = (size_t)(dyn < len ? dyn : len);
+      }
+    }
+  }
   if (!n || !cb->sample)
     return;
   ss.nips = n;
@@ -336,11 +381,8 @@ uint64_t pp_collect_stacks_samples(const pp_collect_stacks *s) {
 void pp_collect_stacks_close(pp_collect_stacks *s) {
   if (!s)
     return;
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0)
-    page = 4096;
   for (size_t i = 0; i < s->nrings; i++) {
-    munmap(s->rings[i].base, (size_t)page * (1 + RING_PAGES));
+    munmap(s->rings[i].base, s->rings[i].page + s->rings[i].data_size);
     close(s->rings[i].fd);
   }
   pp__free(s->rings);

@@ -25,7 +25,37 @@
 enum {
   /* Open disabled; the kernel enables the events when the target calls
    * execve() (the `pipeprof run` pattern, as PP_PERF_ENABLE_ON_EXEC). */
-  PP_STACKS_ENABLE_ON_EXEC = 1 << 0
+  PP_STACKS_ENABLE_ON_EXEC = 1 << 0,
+  /* Also copy each sample's user registers and the top of its stack
+   * (PP_STACKS_STACK_BYTES), for unwinding code without frame pointers
+   * after the fact (pp_symbols_unwind): Debian's libraries have none. */
+  PP_STACKS_USER_STACK = 1 << 1
+};
+
+/* Bytes of user stack copied per sample with PP_STACKS_USER_STACK. */
+#define PP_STACKS_STACK_BYTES 8192u
+
+/* The user registers copied with PP_STACKS_USER_STACK, in this order
+ * (x86-64: perf's register numbers 0-8 and 16-23). */
+enum {
+  PP_STACK_REG_AX,
+  PP_STACK_REG_BX,
+  PP_STACK_REG_CX,
+  PP_STACK_REG_DX,
+  PP_STACK_REG_SI,
+  PP_STACK_REG_DI,
+  PP_STACK_REG_BP,
+  PP_STACK_REG_SP,
+  PP_STACK_REG_IP,
+  PP_STACK_REG_R8,
+  PP_STACK_REG_R9,
+  PP_STACK_REG_R10,
+  PP_STACK_REG_R11,
+  PP_STACK_REG_R12,
+  PP_STACK_REG_R13,
+  PP_STACK_REG_R14,
+  PP_STACK_REG_R15,
+  PP_STACK_NREGS
 };
 
 /* The most frames kept of one sample (the kernel's default limit is 127). */
@@ -37,6 +67,11 @@ typedef struct pp_stack_sample {
   uint64_t time_ns; /* CLOCK_MONOTONIC */
   uint32_t nips;
   const uint64_t *ips; /* innermost first; [0] is the sampled instruction */
+  /* with PP_STACKS_USER_STACK (else NULL, 0): the registers, and the
+   * stack's bytes from regs[PP_STACK_REG_SP] up */
+  const uint64_t *regs;
+  const unsigned char *stack;
+  size_t stack_len;
 } pp_stack_sample;
 
 /* An executable mapping of a process. path is valid during the callback. */

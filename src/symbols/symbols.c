@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../collect/stacks.h"
 #include "../internal.h"
 
 #ifdef PP_HAVE_LIBDW
@@ -19,11 +20,23 @@
 #include <gelf.h>
 #include <unistd.h>
 
+/* The sample being unwound (pp_symbols_unwind): what the libdw callbacks
+ * read. */
+typedef struct unwind_ctx {
+  const uint64_t *regs;
+  const unsigned char *stack;
+  size_t stack_len;
+  uint64_t *ips;
+  int n, max;
+} unwind_ctx;
+
 typedef struct proc_syms {
   uint32_t pid;
   Dwfl *dwfl;
   char **paths; /* files reported */
   size_t npaths, paths_cap;
+  int attached; /* dwfl_attach_state done (-1: failed) */
+  unwind_ctx *cur;
 } proc_syms;
 
 struct pp_symbols {
@@ -147,6 +160,81 @@ const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
   return dwfl_module_addrname(m, a);
 }
 
+/* ---- unwinding from a copied stack ---- */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg) {
+  if (*thread_arg)
+    return 0; /* one thread: the sample's */
+  *thread_arg = arg;
+  return dwfl_pid(dwfl);
+}
+
+/* Stack memory comes from the copy only: an address outside it ends the
+ * walk there. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+                        void *arg) {
+  (void)dwfl;
+  const proc_syms *p = arg;
+  const unwind_ctx *u = p->cur;
+  uint64_t sp = u->regs[PP_STACK_REG_SP];
+  if (addr < sp || addr - sp > u->stack_len ||
+      u->stack_len - (addr - sp) < sizeof *result)
+    return false;
+  memcpy(result, u->stack + (addr - sp), sizeof *result);
+  return true;
+}
+
+/* x86-64 DWARF register numbers 0-16: rax, rdx, rcx, rbx, rsi, rdi, rbp,
+ * rsp, r8-r15, rip. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg) {
+  const proc_syms *p = arg;
+  const uint64_t *r = p->cur->regs;
+  static const int order[17] = {
+      PP_STACK_REG_AX,  PP_STACK_REG_DX,  PP_STACK_REG_CX,  PP_STACK_REG_BX,
+      PP_STACK_REG_SI,  PP_STACK_REG_DI,  PP_STACK_REG_BP,  PP_STACK_REG_SP,
+      PP_STACK_REG_R8,  PP_STACK_REG_R9,  PP_STACK_REG_R10, PP_STACK_REG_R11,
+      PP_STACK_REG_R12, PP_STACK_REG_R13, PP_STACK_REG_R14, PP_STACK_REG_R15,
+      PP_STACK_REG_IP};
+  Dwarf_Word w[17];
+  for (int i = 0; i < 17; i++)
+    w[i] = r[order[i]];
+  return dwfl_thread_state_registers(thread, 0, 17, w);
+}
+
+static const Dwfl_Thread_Callbacks thread_cb = {
+    .next_thread = next_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+static int on_frame(Dwfl_Frame *state, void *arg) {
+  unwind_ctx *u = arg;
+  Dwarf_Addr pc;
+  bool activation = false;
+  if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+    return DWARF_CB_ABORT;
+  u->ips[u->n++] = pc;
+  return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int pp_symbols_unwind(pp_symbols *y, uint32_t pid, const uint64_t *regs,
+                      const unsigned char *stack, size_t stack_len,
+                      uint64_t *ips, int max) {
+  proc_syms *p = y ? proc_of(y, pid, 0) : NULL;
+  if (!p || !regs || !ips || max <= 0)
+    return 0;
+  if (!p->attached)
+    p->attached =
+        dwfl_attach_state(p->dwfl, NULL, (pid_t)pid, &thread_cb, p) ? 1 : -1;
+  if (p->attached < 0)
+    return 0;
+  unwind_ctx u = {regs, stack, stack ? stack_len : 0, ips, 0, max};
+  p->cur = &u;
+  dwfl_getthread_frames(p->dwfl, (pid_t)pid, on_frame, &u);
+  p->cur = NULL;
+  return u.n;
+}
+
 void pp_symbols_free(pp_symbols *y) {
   if (!y)
     return;
@@ -182,6 +270,14 @@ const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
   if (module)
     *module = NULL;
   return NULL;
+}
+
+int pp_symbols_unwind(pp_symbols *y, uint32_t pid, const uint64_t *regs,
+                      const unsigned char *stack, size_t stack_len,
+                      uint64_t *ips, int max) {
+  (void)y, (void)pid, (void)regs, (void)stack, (void)stack_len, (void)ips,
+      (void)max;
+  return 0;
 }
 
 void pp_symbols_free(pp_symbols *y) { (void)y; }

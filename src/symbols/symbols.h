@@ -34,6 +34,17 @@ int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
 const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
                             int is_return, const char **module);
 
+/* The frames of a sample taken where no frame pointers are, from the
+ * registers and stack copied with it (collect/stacks.h:
+ * PP_STACKS_USER_STACK; regs in its PP_STACK_REG_* order, stack from the
+ * stack pointer up), walked with the files' DWARF call frame information
+ * (.eh_frame, .debug_frame). Writes at most max return addresses, the
+ * sampled instruction first, into ips; returns how many (0 when nothing
+ * could be walked: no mapping, no CFI). */
+int pp_symbols_unwind(pp_symbols *y, uint32_t pid, const uint64_t *regs,
+                      const unsigned char *stack, size_t stack_len,
+                      uint64_t *ips, int max);
+
 void pp_symbols_free(pp_symbols *y);
 
 #endif
