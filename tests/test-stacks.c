@@ -15,10 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyze/analysis.h"
 #include "collect/stacks.h"
+#include "format/pptrace.h"
 #include "internal.h"
+#include "results/doc.h"
 #include "runner.h"
 #include "symbols/symbols.h"
+#include "trace_builder.h"
 
 /* What a drain gave, copied. */
 typedef struct got {
@@ -228,4 +232,65 @@ PP_TEST(stacks_bad_arguments_say_why) {
   CHECK_CONTAINS(why, "not found");
   pp_collect_stacks_close(NULL);
   CHECK_EQ(pp_collect_stacks_drain(NULL, NULL), 0);
+}
+
+/* The analysis places samples in the zones open on their thread: a stage
+ * "infer" with a nested "conv" zone, samples in conv (under infer too),
+ * in infer outside conv, between zones, and on a thread with no zones. */
+PP_TEST(stacks_placed_in_zones) {
+  pp_trace t = {0};
+  uint32_t infer = tb_loc(&t, "infer", PP_KIND_ZONE);
+  uint32_t conv = tb_loc(&t, "conv", PP_KIND_ZONE);
+  size_t th = tb_thread(&t, 101, "worker");
+  tb_ev(&t, th, 1000, infer, PPT_EV_ZONE_BEGIN);
+  tb_ev(&t, th, 2000, conv, PPT_EV_ZONE_BEGIN);
+  tb_ev(&t, th, 5000, conv, PPT_EV_ZONE_END);
+  tb_ev(&t, th, 6000, infer, PPT_EV_ZONE_END);
+  tb_ev(&t, th, 9000, infer, PPT_EV_MARK);
+  pp_stack_set *s = &t.stacks;
+  s->hz = 99;
+  snprintf(s->mode, sizeof s->mode, "dwarf");
+  int32_t main_ = pp_stack_frame_id(s, "main", "prog");
+  int32_t run = pp_stack_frame_id(s, "run", "prog");
+  int32_t gemm = pp_stack_frame_id(s, "sgemm_kernel", "libblas.so.3");
+  int32_t im2col = pp_stack_frame_id(s, "im2col", "libtorch.so");
+  int32_t idle = pp_stack_frame_id(s, "poll", "libc.so.6");
+  CHECK(main_ >= 0 && run >= 0 && gemm >= 0 && im2col >= 0 && idle >= 0);
+  CHECK_EQ(pp_stack_frame_id(s, "run", "prog"), run); /* stored once */
+  CHECK(pp_stack_frame_id(s, "run", NULL) != run);
+  int32_t in_gemm[] = {gemm, run, main_}, in_im2col[] = {im2col, run, main_},
+          in_run[] = {run, main_}, polling[] = {idle, main_};
+  /* in conv: 6 in sgemm, 2 in im2col; in infer only: 2 in run */
+  for (int i = 0; i < 6; i++)
+    CHECK_EQ(pp_stack_add(s, 7, 101, 2100 + 100 * i, in_gemm, 3), 0);
+  for (int i = 0; i < 2; i++)
+    CHECK_EQ(pp_stack_add(s, 7, 101, 3000 + 100 * i, in_im2col, 3), 0);
+  for (int i = 0; i < 2; i++)
+    CHECK_EQ(pp_stack_add(s, 7, 101, 5500 + 100 * i, in_run, 2), 0);
+  /* between zones, and a thread that recorded nothing */
+  CHECK_EQ(pp_stack_add(s, 7, 101, 7000, polling, 2), 0);
+  CHECK_EQ(pp_stack_add(s, 7, 555, 3000, polling, 2), 0);
+  CHECK_EQ(pp_stack_add(s, 7, 101, 7000, (int32_t[]){99}, 1), -1);
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  const pp_table *tab = pp_doc_find(a.doc, "stacks");
+  CHECK(tab != NULL);
+  char *text = tb_report_text(&a);
+  printf("%s", strstr(text, "CPU stack samples"));
+  /* conv: 6 of 8 in sgemm (75%), 2 in im2col; infer holds conv's 8 and
+   * its own 2: sgemm 60%, run 20% self and 100% total; whole program 12
+   * samples; between zones 2 */
+  CHECK_CONTAINS(text, "CPU stack samples");
+  CHECK_CONTAINS(text, "12 samples at 99 Hz per thread of CPU time (dwarf), "
+                       "10 inside zones");
+  const char *c = strstr(text, "conv");
+  CHECK(c != NULL);
+  CHECK_CONTAINS(c, "sgemm_kernel");
+  CHECK_CONTAINS(c, "75.0%");
+  CHECK_CONTAINS(text, "(between zones)");
+  CHECK_CONTAINS(text, "(whole program)");
+  CHECK_CONTAINS(strstr(text, "infer"), "60.0%");
+  free(text);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
 }

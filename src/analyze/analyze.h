@@ -85,6 +85,8 @@ int pp__process_zones(const pp_analysis *a, struct pp_doc *d);
  * into *out (pp__free it); returns how many. */
 size_t pp__run_pids(const pp_trace *t, const struct pp_run_tree *rt,
                     uint32_t **out);
+/* "stacks" (doc_stacks.c): the CPU stack samples by zone and function. */
+int pp__stack_tables(const pp_analysis *a, struct pp_doc *d);
 /* "flows" (doc_flows.c). */
 int pp__flow_table(const pp_analysis *a, struct pp_doc *d);
 /* the machine's and the process tree's sampled measures (doc_measures.c),

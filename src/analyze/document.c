@@ -665,6 +665,7 @@ int pp__analysis_document(pp_analysis *a) {
       pp__flow_table(a, d) != 0 || pp__breakdown_tables(a, d) != 0 ||
       pp__memory_tables(a, d) != 0 || pp__nvml_tables(a, d) != 0 ||
       pp__cuda_tables(a, d) != 0 || pp__hist_tables(a, d) != 0 ||
+      pp__stack_tables(a, d) != 0 ||
       !pp_doc_ok(d)) {
     if (have_rt)
       pp_run_tree_free(&rt);

@@ -264,6 +264,7 @@ int pp_report_text(FILE *out, const pp_analysis *a,
   pp_doc_text_table(out, pp_doc_find(a->doc, "zones"), cap);
   bottlenecks(out, a, o.top_n, cap);
   breakdown(out, a, cap);
+  pp_doc_text_table(out, pp_doc_find(a->doc, "stacks"), cap);
   pp_doc_text_table(out, pp_doc_find(a->doc, "threads"), cap);
   const pp_table *procs = pp_doc_find(a->doc, "process_table");
   if (procs && procs->nrows > 1) { /* a run of several processes */

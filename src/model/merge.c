@@ -170,6 +170,46 @@ static int keep_parts(pp_trace *dst, pp_trace *src, const uint32_t *map,
   return ok ? 0 : -1;
 }
 
+/* src's CPU stack samples into dst's: moved when dst has none, else
+ * appended with their frames renamed into dst's table. */
+static int merge_stacks(pp_trace *dst, pp_trace *src) {
+  pp_stack_set *d = &dst->stacks, *s = &src->stacks;
+  if (!s->nsamples && !s->lost)
+    return 0;
+  if (!d->nsamples && !d->nframes && !d->lost) {
+    pp_stack_set_free(d);
+    *d = *s;
+    memset(s, 0, sizeof *s);
+    return 0;
+  }
+  int32_t *ids = pp__malloc((s->nframes ? s->nframes : 1) * sizeof *ids);
+  if (!ids)
+    return -1;
+  for (size_t i = 0; i < s->nframes; i++)
+    if ((ids[i] = pp_stack_frame_id(d, s->frames[i].name,
+                                    s->frames[i].module)) < 0) {
+      pp__free(ids);
+      return -1;
+    }
+  int32_t chain[256];
+  for (size_t i = 0; i < s->nsamples; i++) {
+    const pp_stack_rec *r = &s->samples[i];
+    uint32_t n = r->n < 256 ? r->n : 256;
+    for (uint32_t k = 0; k < n; k++)
+      chain[k] = ids[s->ids[r->first + k]];
+    if (pp_stack_add(d, r->pid, r->tid, r->t, chain, n)) {
+      pp__free(ids);
+      return -1;
+    }
+  }
+  pp__free(ids);
+  d->lost += s->lost;
+  d->broken += s->broken;
+  if (!d->hz)
+    d->hz = s->hz;
+  return 0;
+}
+
 int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
                       uint32_t **map_out) {
   if (map_out)
@@ -206,6 +246,8 @@ int pp_trace_merge_ex(pp_trace *dst, pp_trace *src, int share,
       ppt_buf_free(&out);
     }
   }
+  if (rc == 0)
+    rc = merge_stacks(dst, src);
   if (rc == 0 && map_out)
     *map_out = map;
   else

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stacks.h"
+
 /* A static site as read from the trace (SRCLOC chunk). */
 typedef struct pp_loc {
   uint32_t id;
@@ -255,6 +257,7 @@ typedef struct pp_trace {
   pp_op_shape *shapes; /* an imported profile's operators by input
                           shape, in no particular order */
   size_t nshapes, cap_shapes;
+  pp_stack_set stacks; /* CPU stack samples (stacks.h) */
 } pp_trace;
 
 /* Look up a META value; NULL when absent. */

@@ -1611,5 +1611,6 @@ void pp_trace_free(pp_trace *t) {
   for (size_t i = 0; i < t->nshapes; i++)
     pp__free(t->shapes[i].shape);
   pp__free(t->shapes);
+  pp_stack_set_free(&t->stacks);
   memset(t, 0, sizeof *t);
 }
