@@ -294,3 +294,53 @@ PP_TEST(stacks_placed_in_zones) {
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
+
+/* The zone row of the stacks table: "<zone>  <function>  <file>  <self>"
+ * at the start of a line of the table's text; the self share, or -1. */
+static double zone_first_self(const char *table, const char *zone,
+                              const char *fn) {
+  size_t zl = strlen(zone);
+  for (const char *l = table; l && *l;
+       l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    if (strncmp(l, zone, zl) != 0 || l[zl] != ' ')
+      continue;
+    const char *p = l + zl;
+    while (*p == ' ')
+      p++;
+    if (strncmp(p, fn, strlen(fn)) != 0 || p[strlen(fn)] != ' ')
+      return -1;
+    p += strlen(fn);
+    while (*p == ' ')
+      p++;
+    while (*p && *p != ' ') /* the file */
+      p++;
+    return strtod(p, NULL);
+  }
+  return -1;
+}
+
+/* `pipeprof run --stacks` on the example pipeline, unchanged: its
+ * "convolve" zone runs the function convolve, "block_match" block_sad
+ * and block_search, so the samples placed there must be theirs. */
+PP_TEST(stacks_run_places_samples_in_zones) {
+  pp_cli_result r = pp_test_cli(
+      "run -q --stacks 999 -o '%s/st' -- '%s/pipeprof-example-pipeline' "
+      "--frames 40 --quiet",
+      pp_test_tmpdir(), pp_test_bindir());
+  CHECK_EQ(r.rc, 0);
+  const char *t = strstr(r.out, "CPU stack samples");
+  CHECK(t != NULL);
+  double conv = zone_first_self(t, "convolve", "convolve");
+  double sad = zone_first_self(t, "block_match", "block_sad");
+  printf("# convolve in convolve %.1f%%, block_sad in block_match %.1f%%\n",
+         conv, sad);
+  CHECK(conv > 90);
+  CHECK(sad > 50);
+  CHECK(strstr(t, "samples lost") == NULL);
+  CHECK_CONTAINS(t, "Hz per thread of CPU time (dwarf)");
+  pp_cli_result_free(&r);
+  r = pp_test_cli("run -q --stacks 20000 -- true");
+  CHECK_EQ(r.rc, 2);
+  CHECK_CONTAINS(r.err, "bad --stacks value '20000'");
+  pp_cli_result_free(&r);
+}

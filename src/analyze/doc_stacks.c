@@ -108,7 +108,7 @@ static int group_rows(pp_table *t, const pp_stack_set *s, const group *g,
 int pp__stack_tables(const pp_analysis *a, pp_doc *d) {
   const pp_trace *tr = a->trace;
   const pp_stack_set *s = &tr->stacks;
-  if (!s->nsamples && !s->lost)
+  if (!s->nsamples && !s->lost && !s->why[0])
     return 0;
   pp_table *t = pp_doc_table(
       d, "stacks", "CPU stack samples",
@@ -117,6 +117,10 @@ int pp__stack_tables(const pp_analysis *a, pp_doc *d) {
       stack_cols, sizeof stack_cols / sizeof *stack_cols);
   if (!t)
     return -1;
+  if (s->why[0]) {
+    pp_table_unavailable(t, s->why);
+    return pp_doc_ok(d) ? 0 : -1;
+  }
   pp_table_empty(t, "no stack sample could be walked");
   size_t ngroups = GROUP_ZONES + tr->nlocs;
   group *g = pp__calloc(ngroups, sizeof *g);

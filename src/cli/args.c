@@ -366,6 +366,11 @@ const char pp_cli_run_usage[] =
     "      --duration S    after S seconds send SIGINT to CMD (sampling\n"
     "                      ends when it exits)\n"
     "      --no-system     sample only CMD's process tree\n"
+    "      --stacks HZ     CPU stack samples of every thread of CMD's tree,\n"
+    "                      HZ per thread of CPU time (1..10000; 99 is\n"
+    "                      usual), unwound and named during the run and\n"
+    "                      placed in the zones open at each (the report's\n"
+    "                      \"CPU stack samples\"); off by default\n"
     "      --cuda          trace CMD's CUDA kernels, copies, memsets,\n"
     "                      synchronization and API calls with CUPTI\n"
     "                      (PIPEPROF_CUDA=1; CUDA_INJECTION64_PATH is set\n"
@@ -402,6 +407,7 @@ int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *o) {
   o->system = 1;
   o->quiet = o->json = o->cuda = 0;
   o->http = NULL;
+  o->stacks_hz = 0;
   o->cmd = NULL;
   int i = 1;
   for (; i < argc; i++) {
@@ -455,6 +461,14 @@ int pp_cli_parse_run(int argc, char **argv, pp_cli_run_args *o) {
                                "10000)",
                                val ? val : "");
       o->grid = v;
+      i++;
+    } else if (strcmp(a, "--stacks") == 0) {
+      long v;
+      if (!val || parse_int(val, 0, 10000, &v) != 0)
+        return run_usage_error("bad --stacks value '%s' (samples per second "
+                               "per thread, 1 to 10000; 0 off)",
+                               val ? val : "");
+      o->stacks_hz = (int)v;
       i++;
     } else if (strcmp(a, "--cuda") == 0) {
       o->cuda = 1;

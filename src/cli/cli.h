@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "analyze/analysis.h"
 
@@ -33,6 +34,10 @@ int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
 int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
                          uint64_t keep, uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a);
+/* pp_cli_load, the trace taking the CPU stack samples in *stacks (moved:
+ * *stacks is left empty) before it is analysed. */
+int pp_cli_load_stacks(const char *path, pp_trace *t, pp_analysis *a,
+                       struct pp_stack_set *stacks);
 
 /* Other tools' profiles to merge into the trace by wall clock (--with,
  * --offset; with.c). */
@@ -143,8 +148,21 @@ typedef struct pp_cli_run_args {
   double duration; /* s; 0: until CMD exits */
   int system, quiet, json, cuda;
   const char *http; /* --http ADDR, or NULL */
-  char **cmd;      /* CMD and its arguments, in argv */
+  int stacks_hz;    /* --stacks HZ: CPU stack samples; 0 off */
+  char **cmd;       /* CMD and its arguments, in argv */
 } pp_cli_run_args;
+
+/* The CPU stack samples of `pipeprof run`'s command (cli/stacks.c):
+ * started on the child before it execs (sampling begins at its execve()),
+ * drained, unwound and named while it runs, handed over once it ended.
+ * NULL with the reason in why when they cannot be taken. */
+typedef struct pp_cli_stacks pp_cli_stacks;
+struct pp_stack_set;
+pp_cli_stacks *pp_cli_stacks_start(pid_t pid, int hz, char *why,
+                                   size_t why_len);
+/* Stop, take what is left and move the samples into *out (NULL k: an
+ * empty set). */
+void pp_cli_stacks_finish(pp_cli_stacks *k, struct pp_stack_set *out);
 
 extern const char pp_cli_run_usage[];
 extern const char pp_cli_report_usage[];

@@ -378,6 +378,17 @@ int pp_cli_run(int argc, char **argv) {
   for (int i = 0; i < 4; i++)
     sigaction(sigs[i], &sa, &old[i]);
 
+  /* CPU stack samples: opened on the child now, enabled by its execve() */
+  pp_cli_stacks *stacks = NULL;
+  char stacks_why[200] = "";
+  if (o.stacks_hz > 0) {
+    stacks =
+        pp_cli_stacks_start(pid, o.stacks_hz, stacks_why, sizeof stacks_why);
+    if (!stacks)
+      fprintf(stderr, "pipeprof run: no CPU stack samples: %s\n",
+              stacks_why);
+  }
+
   ssize_t w = write(go[1], "g", 1); /* let the child exec */
   (void)w;
   close(go[1]);
@@ -390,6 +401,9 @@ int pp_cli_run(int argc, char **argv) {
   if (n == (ssize_t)sizeof exec_errno) {
     int st;
     waitpid(pid, &st, 0);
+    pp_stack_set none;
+    pp_cli_stacks_finish(stacks, &none);
+    pp_stack_set_free(&none);
     pp__sampler_stop(sampler);
     if (have_session)
       pp_shutdown();
@@ -513,9 +527,15 @@ int pp_cli_run(int argc, char **argv) {
              sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
     pp_cli_salvage(app, end);
   }
+  pp_stack_set samples;
+  pp_cli_stacks_finish(stacks, &samples);
+  if (o.stacks_hz > 0 && !stacks) /* the report says why there are none */
+    snprintf(samples.why, sizeof samples.why, "%s", stacks_why);
   pp_trace t;
   pp_analysis a;
-  if (pp_cli_load(o.out, &t, &a) != 0)
+  int loaded = pp_cli_load_stacks(o.out, &t, &a, &samples);
+  pp_stack_set_free(&samples); /* what the trace did not take */
+  if (loaded != 0)
     return code ? code : 1;
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.json", o.out);

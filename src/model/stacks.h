@@ -42,6 +42,7 @@ typedef struct pp_stack_set {
   uint64_t lost;   /* samples the kernel could not write */
   uint64_t broken; /* samples whose frames could not be walked */
   char mode[16];   /* "frame pointers" or "dwarf" */
+  char why[200];   /* asked for and not taken: why ("" otherwise) */
 } pp_stack_set;
 
 /* The id of frame (name, module), added when new; -1 out of memory. */

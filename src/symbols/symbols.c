@@ -34,7 +34,8 @@ typedef struct proc_syms {
   uint32_t pid;
   Dwfl *dwfl;
   char **paths; /* files reported */
-  size_t npaths, paths_cap;
+  uint64_t *bias; /* each one's load bias; UINT64_MAX: not an ELF file */
+  size_t npaths, paths_cap, bias_cap;
   int attached; /* dwfl_attach_state done (-1: failed) */
   unwind_ctx *cur;
 } proc_syms;
@@ -115,6 +116,30 @@ static uint64_t load_bias(const char *path, uint64_t start, uint64_t pgoff,
   return bias;
 }
 
+/* Report path at bias in p (once per path). */
+static int report(proc_syms *p, const char *path, uint64_t bias) {
+  for (size_t i = 0; i < p->npaths; i++)
+    if (strcmp(p->paths[i], path) == 0)
+      return 0;
+  if (pp__grow((void **)&p->paths, &p->paths_cap, p->npaths + 1,
+               sizeof *p->paths) ||
+      pp__grow((void **)&p->bias, &p->bias_cap, p->npaths + 1,
+               sizeof *p->bias))
+    return -1;
+  char *copy = pp__strdup(path);
+  if (!copy)
+    return -1;
+  p->paths[p->npaths] = copy;
+  p->bias[p->npaths++] = bias;
+  if (bias == UINT64_MAX)
+    return 0;
+  const char *base = strrchr(path, '/');
+  dwfl_report_begin_add(p->dwfl);
+  dwfl_report_elf(p->dwfl, base ? base + 1 : path, path, -1, bias, false);
+  dwfl_report_end(p->dwfl, NULL, NULL);
+  return 0;
+}
+
 int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
                    uint64_t pgoff, const char *path) {
   (void)len;
@@ -126,22 +151,45 @@ int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
   for (size_t i = 0; i < p->npaths; i++)
     if (strcmp(p->paths[i], path) == 0)
       return 0;
-  if (pp__grow((void **)&p->paths, &p->paths_cap, p->npaths + 1,
-               sizeof *p->paths))
-    return -1;
-  char *copy = pp__strdup(path);
-  if (!copy)
-    return -1;
-  p->paths[p->npaths++] = copy;
   int ok;
   uint64_t bias = load_bias(path, start, pgoff, &ok);
-  if (!ok)
+  return report(p, path, ok ? bias : UINT64_MAX);
+}
+
+static void proc_clear(proc_syms *p) {
+  dwfl_end(p->dwfl);
+  for (size_t k = 0; k < p->npaths; k++)
+    pp__free(p->paths[k]);
+  p->npaths = 0;
+  p->attached = 0;
+  p->dwfl = dwfl_begin(&offline_cb);
+}
+
+int pp_symbols_fork(pp_symbols *y, uint32_t pid, uint32_t ppid) {
+  if (!y)
     return 0;
-  const char *base = strrchr(path, '/');
-  dwfl_report_begin_add(p->dwfl);
-  dwfl_report_elf(p->dwfl, base ? base + 1 : path, path, -1, bias, false);
-  dwfl_report_end(p->dwfl, NULL, NULL);
+  proc_syms *parent = proc_of(y, ppid, 0);
+  if (!parent)
+    return 0;
+  size_t at = (size_t)(parent - y->procs);
+  proc_syms *p = proc_of(y, pid, 1); /* may move y->procs */
+  if (!p)
+    return -1;
+  parent = &y->procs[at];
+  if (p->npaths)
+    proc_clear(p); /* a pid used again */
+  if (!p->dwfl)
+    return -1;
+  for (size_t i = 0; i < parent->npaths; i++)
+    if (report(p, parent->paths[i], parent->bias[i]))
+      return -1;
   return 0;
+}
+
+void pp_symbols_exec(pp_symbols *y, uint32_t pid) {
+  proc_syms *p = y ? proc_of(y, pid, 0) : NULL;
+  if (p)
+    proc_clear(p);
 }
 
 const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
@@ -244,6 +292,7 @@ void pp_symbols_free(pp_symbols *y) {
     for (size_t k = 0; k < p->npaths; k++)
       pp__free(p->paths[k]);
     pp__free(p->paths);
+    pp__free(p->bias);
   }
   pp__free(y->procs);
   pp__free(y);
@@ -263,6 +312,13 @@ int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
   (void)y, (void)pid, (void)start, (void)len, (void)pgoff, (void)path;
   return 0;
 }
+
+int pp_symbols_fork(pp_symbols *y, uint32_t pid, uint32_t ppid) {
+  (void)y, (void)pid, (void)ppid;
+  return 0;
+}
+
+void pp_symbols_exec(pp_symbols *y, uint32_t pid) { (void)y, (void)pid; }
 
 const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
                             int is_return, const char **module) {

@@ -27,6 +27,13 @@ pp_symbols *pp_symbols_new(char *why, size_t why_len);
 int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
                    uint64_t pgoff, const char *path);
 
+/* pid was forked by ppid: it has ppid's mappings (0, or -1 out of
+ * memory). */
+int pp_symbols_fork(pp_symbols *y, uint32_t pid, uint32_t ppid);
+
+/* pid called execve(): its mappings so far are gone. */
+void pp_symbols_exec(pp_symbols *y, uint32_t pid);
+
 /* The function at ip in pid, or NULL. A return address (any frame but the
  * innermost) is looked up at ip - 1, inside its call instruction: pass
  * is_return 1 for those. *module, when not NULL, gets the file's base name
