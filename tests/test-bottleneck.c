@@ -396,7 +396,7 @@ PP_TEST(bottleneck_saturated_stage_and_counters) {
   f = open_memstream(&buf, &len);
   CHECK_EQ(pp_export_summary_json(f, &an), 0);
   fclose(f);
-  CHECK_CONTAINS(buf, "\"schema_minor\":21");
+  CHECK_CONTAINS(buf, "\"schema_minor\":22");
   CHECK_CONTAINS(buf, "\"bound\":\"y\",\"bound_saturated\":true");
   CHECK_CONTAINS(buf, "{\"severity\":\"high\",\"text\":\"y bounds "
                       "throughput");

@@ -176,7 +176,7 @@ PP_TEST(gpu_zone_mem_samples_are_the_scripted_values) {
            "\"unavailable\":null,\"failed_calls\":0}",
            nu);
   CHECK_CONTAINS(j, line);
-  CHECK_CONTAINS(j, "\"schema_minor\":21");
+  CHECK_CONTAINS(j, "\"schema_minor\":22");
   free(j);
 
   /* Chrome: a counter track like any other counter. */

@@ -1728,3 +1728,30 @@ PP_TEST_T(html_chromium_requests_without_tokens, 120) {
   free(dom);
   free(html);
 }
+
+/* The CPU stack samples of `pipeprof run --stacks` (the results document's
+ * "stacks" table) on the page: drawn by the generic renderer from the
+ * summary's rows and layout, each zone's functions under it. */
+PP_TEST_T(html_chromium_stack_samples, 120) {
+  const char *chromium = chromium_or_skip();
+  if (!chromium)
+    return;
+  pp_cli_result r = pp_test_cli(
+      "run -q --stacks 499 -o '%s/st' -- '%s/pipeprof-example-pipeline' "
+      "--frames 40 --quiet",
+      pp_test_tmpdir(), pp_test_bindir());
+  if (r.rc != 0)
+    PP_FAIL("run exit %d:\n%s", r.rc, r.err);
+  pp_cli_result_free(&r);
+  char page[4096];
+  snprintf(page, sizeof page, "%s/st/report.html", pp_test_tmpdir());
+  char *dom = dump_dom(chromium, page);
+  check_rendered_ok(dom);
+  CHECK_CONTAINS(dom, "id=\"pp-stacks\"");
+  CHECK_CONTAINS(dom, "CPU stack samples");
+  CHECK_CONTAINS(dom, "data-table=\"stacks\"");
+  CHECK_CONTAINS(dom, "data-k=\"function\">convolve</td>");
+  CHECK_CONTAINS(dom, "(whole program)");
+  CHECK_CONTAINS(dom, "Hz per thread of CPU time (dwarf)"); /* a remark */
+  free(dom);
+}

@@ -1252,7 +1252,7 @@ PP_TEST(run_tree_meta_read_back) {
                       "run)\n");
   free(txt);
   char *js = tb_summary_json(&a);
-  CHECK_CONTAINS(js, "\"schema_minor\":21");
+  CHECK_CONTAINS(js, "\"schema_minor\":22");
   CHECK_CONTAINS(js, "\"run_profiler_pct_of_tree_cpu\":1");
   /* the subject is the profiled command; pipeprof is the profiler */
   CHECK_CONTAINS(js, "\"process\":{\"pid\":42,\"name\":\"prog\","

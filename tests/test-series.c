@@ -81,7 +81,7 @@ static json_t *parse(const char *js) {
   json_t *root = json_loads(js, 0, &err);
   if (!root)
     PP_FAIL("bad JSON: %s", err.text);
-  CHECK_EQ(json_integer_value(json_object_get(root, "schema_minor")), 21);
+  CHECK_EQ(json_integer_value(json_object_get(root, "schema_minor")), 22);
   return root;
 }
 
@@ -475,7 +475,7 @@ PP_TEST_T(series_cli_export_equals_the_trace_in_memory, 120) {
   json_t *cli = json_load_file(out, 0, &jerr);
   if (!cli)
     PP_FAIL("%s: %s", out, jerr.text);
-  CHECK_EQ(json_integer_value(json_object_get(cli, "schema_minor")), 21);
+  CHECK_EQ(json_integer_value(json_object_get(cli, "schema_minor")), 22);
 
   /* The same file read whole and analysed in memory. */
   pp_trace t;

@@ -41,7 +41,7 @@
  * holds only the run's figures, and run_profiler_pct_of_tree_cpu is null
  * with run_pct_unavailable when not meaningful; 20 = every section from
  * the results document (docs/formats/summary-json.md). */
-#define SUMMARY_SCHEMA_MINOR 21
+#define SUMMARY_SCHEMA_MINOR 22
 #define TOP_SELF_N 3
 
 /* zones[r]'s histogram (the document's rows are the profile's zones, in
@@ -540,6 +540,13 @@ int pp_summary_json_write(FILE *out, const pp_analysis *a,
    * (or {"available": false, "reason": ...}) */
   pp_jsonw_key(&w, "zones_by_process");
   pp_doc_json_rows(&w, pp_doc_find(a->doc, "zones_by_process"), NULL, NULL);
+  /* schema_minor 22: CPU stack samples by zone and function, when the
+   * trace holds samples or says why it has none */
+  const pp_table *stacks = pp_doc_find(a->doc, "stacks");
+  if (stacks) {
+    pp_jsonw_key(&w, "stacks");
+    pp_doc_json_rows(&w, stacks, NULL, NULL);
+  }
   pp_jsonw_kv_str(&w, "mode", pp_trace_meta(t, "mode"));
   /* schema_minor 11: where the trace came from; an imported profile's
    * clock is the one its tool wrote */

@@ -40,7 +40,7 @@
     'schema_minor', 'processes', 'pairing', 'queues', 'pipeline',
     'recommendations', 'alerts', 'gpu_zones', 'device_memory', 'cuda',
     'memory_pools', 'series', 'live', 'profiler', 'zone_slos', 'layout',
-    'header', 'zones_by_process',
+    'header', 'zones_by_process', 'stacks',
     'metadata', 'api_version', 'left_out'
   ];
   var MAX_SHAPE_OPS = 32;
@@ -1070,6 +1070,27 @@
     return (Array.isArray(d.threads) ? d.threads : []).filter(function (t) {
       return !(isRecord(t) && t.profiler === true);
     });
+  }
+
+  /* CPU stack samples (`pipeprof run --stacks`): per zone its top
+   * functions, the results document's "stacks" table with its remarks
+   * (sample count, rate, lost samples). */
+  function renderStacks(app, d) {
+    var st = d.stacks;
+    if (st === undefined) return;
+    var lay = isRecord(d.layout) && isRecord(d.layout.stacks) ?
+      d.layout.stacks : null;
+    var s = section(app, 'pp-stacks', lay && typeof lay.title === 'string' ?
+      lay.title : 'CPU stack samples');
+    if (!Array.isArray(st)) {
+      unavailable(s, isRecord(st) ? String(st.reason) : 'no stack samples');
+      return;
+    }
+    layoutTable(s, d, 'stacks', st.filter(isRecord), function (r) {
+      return String(r.zone) + ': ' + String(r['function']);
+    });
+    if (lay && Array.isArray(lay.remarks))
+      lay.remarks.forEach(function (m) { note(s, String(m)); });
   }
 
   /* Zone SLOs (--slo NAME=DURATION): target, instances within it,
@@ -2631,6 +2652,7 @@
     guarded('zones', function () { renderZones(app, data); });
     guarded('top_self', function () { renderTop(app, data); });
     guarded('breakdown', function () { renderBreakdown(app, data); });
+    guarded('stacks', function () { renderStacks(app, data); });
     guarded('shapes', function () { renderShapes(app, data); });
     guarded('threads', function () { renderThreads(app, data); });
     guarded('timeline', function () { renderTimeline(app, data); });
