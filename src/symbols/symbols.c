@@ -33,12 +33,21 @@ typedef struct unwind_ctx {
 typedef struct proc_syms {
   uint32_t pid;
   Dwfl *dwfl;
-  char **paths; /* files reported */
+  char **paths;   /* files reported */
   uint64_t *bias; /* each one's load bias; UINT64_MAX: not an ELF file */
   size_t npaths, paths_cap, bias_cap;
   int attached; /* dwfl_attach_state done (-1: failed) */
   unwind_ctx *cur;
+  /* names already looked up: libdw searches a module's symbols one by
+   * one, and a hot loop's addresses come back at every sample */
+  struct name_ent {
+    uint64_t key; /* the address looked up, + 1; 0: empty */
+    const char *name, *module;
+  } * names;
+  size_t nnames, names_cap; /* a power of two, at most NAMES_MAX */
 } proc_syms;
+
+#define NAMES_MAX 65536u
 
 struct pp_symbols {
   proc_syms *procs;
@@ -123,8 +132,7 @@ static int report(proc_syms *p, const char *path, uint64_t bias) {
       return 0;
   if (pp__grow((void **)&p->paths, &p->paths_cap, p->npaths + 1,
                sizeof *p->paths) ||
-      pp__grow((void **)&p->bias, &p->bias_cap, p->npaths + 1,
-               sizeof *p->bias))
+      pp__grow((void **)&p->bias, &p->bias_cap, p->npaths + 1, sizeof *p->bias))
     return -1;
   char *copy = pp__strdup(path);
   if (!copy)
@@ -157,6 +165,9 @@ int pp_symbols_map(pp_symbols *y, uint32_t pid, uint64_t start, uint64_t len,
 }
 
 static void proc_clear(proc_syms *p) {
+  if (p->names)
+    memset(p->names, 0, p->names_cap * sizeof *p->names);
+  p->nnames = 0;
   dwfl_end(p->dwfl);
   for (size_t k = 0; k < p->npaths; k++)
     pp__free(p->paths[k]);
@@ -192,6 +203,45 @@ void pp_symbols_exec(pp_symbols *y, uint32_t pid) {
     proc_clear(p);
 }
 
+/* The cache slot of address a (key a + 1) in p: its entry, or the empty
+ * slot to fill; NULL when there is no table. */
+static struct name_ent *name_slot(proc_syms *p, uint64_t a) {
+  if (!p->names_cap)
+    return NULL;
+  size_t mask = p->names_cap - 1;
+  size_t k = (size_t)((a * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+  while (p->names[k].key && p->names[k].key != a + 1)
+    k = (k + 1) & mask;
+  return &p->names[k];
+}
+
+/* Room for one more name: the table doubles up to NAMES_MAX, then starts
+ * over empty. */
+static void name_room(proc_syms *p) {
+  if ((p->nnames + 1) * 2 <= p->names_cap)
+    return;
+  size_t cap = p->names_cap ? p->names_cap * 2 : 1024;
+  if (cap > NAMES_MAX) {
+    memset(p->names, 0, p->names_cap * sizeof *p->names);
+    p->nnames = 0;
+    return;
+  }
+  struct name_ent *old = p->names;
+  size_t old_cap = p->names_cap;
+  struct name_ent *n = pp__calloc(cap, sizeof *n);
+  if (!n)
+    return; /* looked up again next time */
+  p->names = n;
+  p->names_cap = cap;
+  p->nnames = 0;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i].key) {
+      *name_slot(p, old[i].key - 1) = old[i];
+      p->nnames++;
+    }
+  pp__free(old);
+}
+
 const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
                             int is_return, const char **module) {
   if (module)
@@ -200,12 +250,25 @@ const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
   if (!p || !ip)
     return NULL;
   Dwarf_Addr a = is_return ? ip - 1 : ip;
+  struct name_ent *e = name_slot(p, a);
+  if (e && e->key) {
+    if (module)
+      *module = e->module;
+    return e->name;
+  }
   Dwfl_Module *m = dwfl_addrmodule(p->dwfl, a);
-  if (!m)
-    return NULL;
+  const char *mod =
+      m ? dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+  const char *name = m ? dwfl_module_addrname(m, a) : NULL;
+  name_room(p);
+  e = name_slot(p, a);
+  if (e && !e->key && p->nnames + 1 <= p->names_cap / 2) {
+    *e = (struct name_ent){a + 1, name, mod};
+    p->nnames++;
+  }
   if (module)
-    *module = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-  return dwfl_module_addrname(m, a);
+    *module = mod;
+  return name;
 }
 
 /* ---- unwinding from a copied stack ---- */
@@ -293,6 +356,7 @@ void pp_symbols_free(pp_symbols *y) {
       pp__free(p->paths[k]);
     pp__free(p->paths);
     pp__free(p->bias);
+    pp__free(p->names);
   }
   pp__free(y->procs);
   pp__free(y);
