@@ -79,6 +79,10 @@ target_compile_options(pipeprof-test-hot-funcs-nofp PRIVATE
   -fomit-frame-pointer -O2)
 target_link_libraries(pipeprof-test-hot-funcs-nofp PRIVATE m)
 add_dependencies(pp-tests pipeprof-test-hot-funcs pipeprof-test-hot-funcs-nofp)
+# The program bench/stacks_cost.sh samples: 8 spinning threads calling
+# libm; a figure, never a test.
+add_executable(pipeprof-bench-stacks-busy bench/stacks/busy.c)
+target_link_libraries(pipeprof-bench-stacks-busy PRIVATE Threads::Threads m)
 # pipeprof-bench-queue (bench/runtime/queue.c): the runtime's queue against
 # a mutex + condvar queue; a figure, never a test.
 add_executable(pipeprof-bench-queue bench/runtime/queue.c)
