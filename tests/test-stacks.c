@@ -17,6 +17,7 @@
 
 #include "analyze/analysis.h"
 #include "collect/stacks.h"
+#include "export/export.h"
 #include "format/pptrace.h"
 #include "internal.h"
 #include "results/doc.h"
@@ -293,6 +294,25 @@ PP_TEST(stacks_placed_in_zones) {
   CHECK_CONTAINS(text, "(whole program)");
   CHECK_CONTAINS(strstr(text, "infer"), "60.0%");
   free(text);
+  /* collapsed stacks: zones first, then frames outermost first, counts;
+   * a ';' in a name is not a separator, a line break not a line */
+  int32_t odd = pp_stack_frame_id(s, "odd;name\nx", NULL);
+  CHECK(odd >= 0);
+  CHECK_EQ(pp_stack_add(s, 7, 555, 3100, (int32_t[]){odd, main_}, 2), 0);
+  char *folded = NULL;
+  size_t flen = 0;
+  FILE *f = open_memstream(&folded, &flen);
+  CHECK(f != NULL);
+  CHECK_EQ(pp_export_stacks_folded(f, &a), 0);
+  fclose(f);
+  printf("%s", folded);
+  CHECK_CONTAINS(folded, "infer;conv;main;run;sgemm_kernel 6\n");
+  CHECK_CONTAINS(folded, "infer;conv;main;run;im2col 2\n");
+  CHECK_CONTAINS(folded, "infer;main;run 2\n");
+  CHECK_CONTAINS(folded, "main;poll 2\n"); /* between zones, two threads */
+  CHECK_CONTAINS(folded, "main;odd:name x 1\n");
+  CHECK_EQ(pp_test_count_lines(folded), 5);
+  free(folded);
   pp_analysis_free(&a);
   pp_trace_free(&t);
 }
@@ -362,6 +382,13 @@ PP_TEST(stacks_run_places_samples_in_zones) {
          conv, search);
   CHECK(conv > 90);
   CHECK(search > 90);
+  /* the collapsed stacks beside the report */
+  char path[4096], *folded = NULL;
+  snprintf(path, sizeof path, "%s/st/stacks.folded", pp_test_tmpdir());
+  CHECK_EQ(pp_test_run(&folded, "cat '%s'", path), 0);
+  CHECK(strstr(folded, "detect;convolve;") != NULL);
+  CHECK_CONTAINS(folded, ";convolve ");
+  free(folded);
   CHECK(zone_fn_total(t, "convolve", "block_sad") < 0);
   CHECK_CONTAINS(t, "Hz per thread of CPU time (dwarf)");
   pp_cli_result_free(&r);

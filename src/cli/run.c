@@ -179,7 +179,7 @@ static void meta_num(const char *key, double v) {
 static void remove_old(const char *dir) {
   static const char *const names[] = {"app.pptrace", "system.pptrace",
                                       "trace.json", "summary.json",
-                                      "report.html"};
+                                      "report.html", "stacks.folded"};
   char p[PATH_MAX];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -193,7 +193,7 @@ static void remove_old(const char *dir) {
 static void print_written(const char *dir) {
   static const char *const names[] = {"app.pptrace", "system.pptrace",
                                       "trace.json", "summary.json",
-                                      "report.html"};
+                                      "report.html", "stacks.folded"};
   char p[PATH_MAX];
   const char *have[sizeof names / sizeof names[0]];
   size_t n = 0;
@@ -544,6 +544,10 @@ int pp_cli_run(int argc, char **argv) {
   pp_cli_export_to(&a, pp_export_summary_json, out);
   snprintf(out, sizeof out, "%s/report.html", o.out);
   pp_cli_export_to(&a, pp_export_html, out);
+  if (t.stacks.nsamples) { /* --stacks: for flamegraph.pl, speedscope */
+    snprintf(out, sizeof out, "%s/stacks.folded", o.out);
+    pp_cli_export_to(&a, pp_export_stacks_folded, out);
+  }
   if (o.json) {
     pp_export_summary_json(stdout, &a);
   } else {

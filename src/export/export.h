@@ -177,6 +177,12 @@ typedef struct pp_html_opts {
  * that no name can end the script element (docs/html-report.md). Returns
  * 0, or -1 when t was not analysed, memory ran out or writing failed. */
 int pp_export_html(FILE *out, const pp_analysis *a);
+
+/* The trace's CPU stack samples as collapsed stacks for flamegraph.pl,
+ * speedscope and inferno (export/stacks_folded.c): a line per distinct
+ * stack, the zones open around it first, then its frames, outermost
+ * first, and its sample count. Nothing without samples. */
+int pp_export_stacks_folded(FILE *out, const pp_analysis *a);
 int pp_export_html_opts(FILE *out, const pp_analysis *a,
                         const pp_html_opts *opts);
 
