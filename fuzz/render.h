@@ -42,8 +42,9 @@ static inline void pp_fuzz_render_one(const pp_analysis *a, unsigned k) {
   case 2:
     pp_export_summary_json(out, a);
     break;
-  case 3:
+  case 3: /* the two small text exports */
     pp_export_csv(out, a);
+    pp_export_stacks_folded(out, a);
     break;
   default:
     pp_export_html(out, a);

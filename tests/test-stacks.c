@@ -382,6 +382,17 @@ PP_TEST(stacks_run_places_samples_in_zones) {
          conv, search);
   CHECK(conv > 90);
   CHECK(search > 90);
+  /* stored in the run's trace: reading the directory again gives the
+   * same table */
+  pp_cli_result again = pp_test_cli("report '%s/st'", pp_test_tmpdir());
+  CHECK_EQ(again.rc, 0);
+  const char *t2 = strstr(again.out, "CPU stack samples");
+  CHECK(t2 != NULL);
+  const char *e1 = strstr(t, "\n\n"), *e2 = strstr(t2, "\n\n");
+  CHECK(e1 != NULL && e2 != NULL);
+  CHECK_EQ(e1 - t, e2 - t2);
+  CHECK(memcmp(t, t2, (size_t)(e1 - t)) == 0);
+  pp_cli_result_free(&again);
   /* the collapsed stacks beside the report */
   char path[4096], *folded = NULL;
   snprintf(path, sizeof path, "%s/st/stacks.folded", pp_test_tmpdir());
@@ -396,4 +407,78 @@ PP_TEST(stacks_run_places_samples_in_zones) {
   CHECK_EQ(r.rc, 2);
   CHECK_CONTAINS(r.err, "bad --stacks value '20000'");
   pp_cli_result_free(&r);
+}
+
+/* Sampling asked for and not possible: `pipeprof run` says why in the
+ * trace's metadata, and the table says it. */
+PP_TEST(stacks_unavailable_is_said) {
+  pp_trace t = {0};
+  uint32_t z = tb_loc(&t, "work", PP_KIND_ZONE);
+  size_t th = tb_thread(&t, 1, "main");
+  tb_ev(&t, th, 1000, z, PPT_EV_ZONE_BEGIN);
+  tb_ev(&t, th, 2000, z, PPT_EV_ZONE_END);
+  tb_meta(&t, "unavailable.stacks",
+          "CPU stack samples: permission denied (perf_event_paranoid=3)");
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *text = tb_report_text(&a);
+  CHECK_CONTAINS(text, "CPU stack samples");
+  CHECK_CONTAINS(text, "unavailable: CPU stack samples: permission denied "
+                       "(perf_event_paranoid=3)");
+  free(text);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}
+
+/* The STACKS chunk: a set encoded and decoded is the same set, frame
+ * numbers running on across payloads; damage is refused. */
+PP_TEST(stacks_chunk_roundtrip) {
+  pp_stack_set s = {0};
+  s.hz = 99;
+  s.lost = 3;
+  snprintf(s.mode, sizeof s.mode, "dwarf");
+  int32_t f[3] = {pp_stack_frame_id(&s, "leaf", "a.so"),
+                  pp_stack_frame_id(&s, "mid", NULL),
+                  pp_stack_frame_id(&s, "main", "prog")};
+  for (int i = 0; i < 1000; i++) {
+    int32_t chain[3] = {f[i % 3], f[(i + 1) % 3], f[2]};
+    CHECK_EQ(pp_stack_add(&s, 7, 100 + (uint64_t)(i % 4), 1000 + i, chain,
+                          1 + (uint32_t)(i % 3)),
+             0);
+  }
+  ppt_buf *chunks;
+  size_t n;
+  CHECK_EQ(pp_stack_set_encode(&s, &chunks, &n), 0);
+  CHECK_EQ(n, 1);
+  pp_stack_set d = {0};
+  /* a frame the reading side had already keeps its id */
+  CHECK_EQ(pp_stack_frame_id(&d, "main", "prog"), 0);
+  CHECK_EQ(pp_stack_set_decode(&d, chunks[0].data, chunks[0].len), 0);
+  pp_stack_set_file_done(&d);
+  CHECK_EQ(d.nsamples, s.nsamples);
+  CHECK_EQ(d.hz, 99);
+  CHECK_EQ(d.lost, 3);
+  CHECK_STR(d.mode, "dwarf");
+  CHECK_EQ(d.nframes, 3);
+  for (size_t i = 0; i < s.nsamples; i++) {
+    CHECK_EQ(d.samples[i].n, s.samples[i].n);
+    CHECK_EQ(d.samples[i].t, s.samples[i].t);
+    CHECK_EQ(d.samples[i].tid, s.samples[i].tid);
+    for (uint32_t k = 0; k < s.samples[i].n; k++) {
+      const pp_stack_frame *a = &s.frames[s.ids[s.samples[i].first + k]];
+      const pp_stack_frame *b = &d.frames[d.ids[d.samples[i].first + k]];
+      CHECK_STR(a->name, b->name);
+      CHECK((a->module == NULL) == (b->module == NULL));
+    }
+  }
+  /* a sample naming a frame not defined before it, a cut record */
+  pp_stack_set bad = {0};
+  static const unsigned char undefined[] = {3, 7, 100, 10, 1, 5};
+  CHECK_EQ(pp_stack_set_decode(&bad, undefined, sizeof undefined), -1);
+  CHECK_EQ(pp_stack_set_decode(&bad, chunks[0].data, chunks[0].len / 2), -1);
+  pp_stack_set_free(&bad);
+  ppt_buf_free(&chunks[0]);
+  pp__free(chunks);
+  pp_stack_set_free(&d);
+  pp_stack_set_free(&s);
 }

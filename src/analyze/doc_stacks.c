@@ -108,7 +108,11 @@ static int group_rows(pp_table *t, const pp_stack_set *s, const group *g,
 int pp__stack_tables(const pp_analysis *a, pp_doc *d) {
   const pp_trace *tr = a->trace;
   const pp_stack_set *s = &tr->stacks;
-  if (!s->nsamples && !s->lost && !s->why[0])
+  /* asked for and not taken: `pipeprof run` said why in the metadata */
+  const char *why = pp_trace_meta(tr, "unavailable.stacks");
+  if (!why && s->why[0])
+    why = s->why;
+  if (!s->nsamples && !s->lost && !why)
     return 0;
   pp_table *t = pp_doc_table(
       d, "stacks", "CPU stack samples",
@@ -117,8 +121,8 @@ int pp__stack_tables(const pp_analysis *a, pp_doc *d) {
       stack_cols, sizeof stack_cols / sizeof *stack_cols);
   if (!t)
     return -1;
-  if (s->why[0]) {
-    pp_table_unavailable(t, s->why);
+  if (why && !s->nsamples) {
+    pp_table_unavailable(t, why);
     return pp_doc_ok(d) ? 0 : -1;
   }
   pp_table_empty(t, "no stack sample could be walked");

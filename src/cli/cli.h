@@ -34,10 +34,7 @@ int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
 int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
                          uint64_t keep, uint64_t warmup, const pp_slo *slo);
 int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a);
-/* pp_cli_load, the trace taking the CPU stack samples in *stacks (moved:
- * *stacks is left empty) before it is analysed. */
-int pp_cli_load_stacks(const char *path, pp_trace *t, pp_analysis *a,
-                       struct pp_stack_set *stacks);
+
 
 /* Other tools' profiles to merge into the trace by wall clock (--with,
  * --offset; with.c). */

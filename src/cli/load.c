@@ -34,7 +34,6 @@ typedef struct load_opts {
   pp_feed_fn tap; /* every event as read (pp__stream_tap); NULL: none */
   void *tap_arg;
   const pp_cli_with *with; /* profiles to merge in; NULL: none */
-  pp_stack_set *stacks;    /* CPU stack samples the trace takes; NULL */
 } load_opts;
 
 /* 0, -1 (a one-line reason printed) or PP_TRACE_ENOMEM (printed too: out
@@ -314,11 +313,6 @@ static int load(const char *path, pp_trace *t, pp_analysis *a,
   pp_cli_anchors_free(&anchors);
   a->req_warmup = o->warmup; /* for requests analysed from stored events */
   a->req_slo = o->slo;
-  if (o->stacks) { /* `pipeprof run --stacks`: taken during the run */
-    pp_stack_set_free(&t->stacks);
-    t->stacks = *o->stacks;
-    memset(o->stacks, 0, sizeof *o->stacks);
-  }
   if (pp_analyze(t, a) != 0) {
     fprintf(stderr, "pipeprof: out of memory reading %s (while analysing "
                     "it)\n",
@@ -340,21 +334,21 @@ static int load(const char *path, pp_trace *t, pp_analysis *a,
 
 int pp_cli_load_requests(const char *path, pp_trace *t, pp_analysis *a,
                          uint64_t keep, uint64_t warmup, const pp_slo *slo) {
-  load_opts o = {keep, warmup, *slo, NULL, NULL, NULL, NULL};
+  load_opts o = {keep, warmup, *slo, NULL, NULL, NULL};
   return load(path, t, a, &o);
 }
 
 int pp_cli_load_with(const char *path, pp_trace *t, pp_analysis *a,
                      uint64_t keep, uint64_t warmup, const pp_slo *slo,
                      const pp_cli_with *w) {
-  load_opts o = {keep, warmup, *slo, NULL, NULL, w, NULL};
+  load_opts o = {keep, warmup, *slo, NULL, NULL, w};
   return load(path, t, a, &o);
 }
 
 int pp_cli_load_tap(const char *path, pp_trace *t, pp_analysis *a,
                     uint64_t keep, pp_feed_fn tap, void *arg) {
   static const pp_slo none;
-  load_opts o = {keep, 0, none, tap, arg, NULL, NULL};
+  load_opts o = {keep, 0, none, tap, arg, NULL};
   if (keep == UINT64_MAX) {
     fprintf(stderr, "pipeprof: internal error: a tapped load streams\n");
     return -1;
@@ -366,13 +360,6 @@ int pp_cli_load_keep(const char *path, pp_trace *t, pp_analysis *a,
                      uint64_t keep) {
   static const pp_slo none;
   return pp_cli_load_requests(path, t, a, keep, 0, &none);
-}
-
-int pp_cli_load_stacks(const char *path, pp_trace *t, pp_analysis *a,
-                       pp_stack_set *stacks) {
-  static const pp_slo none;
-  load_opts o = {PP_CLI_KEEP_EVENTS, 0, none, NULL, NULL, NULL, stacks};
-  return load(path, t, a, &o);
 }
 
 int pp_cli_load(const char *path, pp_trace *t, pp_analysis *a) {

@@ -188,6 +188,28 @@ static void remove_old(const char *dir) {
   pp_cli_remove_children(dir);
 }
 
+/* The run's CPU stack samples into its own session's file (STACKS
+ * chunks), or why there are none (META unavailable.stacks). */
+static void save_stacks(const pp_stack_set *s, const char *why) {
+  if (why) {
+    pp__session_meta("unavailable.stacks", why);
+    return;
+  }
+  ppt_buf *chunks;
+  size_t n;
+  if (pp_stack_set_encode(s, &chunks, &n) != 0) {
+    pp__session_meta("unavailable.stacks", "out of memory writing the samples");
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (pp__session_chunk(PPT_CHUNK_STACKS, chunks[i].data, chunks[i].len))
+      pp__session_meta("unavailable.stacks",
+                       "the samples could not be written to the trace");
+    ppt_buf_free(&chunks[i]);
+  }
+  pp__free(chunks);
+}
+
 /* "wrote DIR/{a,b}": the files of the run that exist now (checked after
  * the run: CMD writes app.pptrace only when it links libpipeprof). */
 static void print_written(const char *dir) {
@@ -385,8 +407,7 @@ int pp_cli_run(int argc, char **argv) {
     stacks =
         pp_cli_stacks_start(pid, o.stacks_hz, stacks_why, sizeof stacks_why);
     if (!stacks)
-      fprintf(stderr, "pipeprof run: no CPU stack samples: %s\n",
-              stacks_why);
+      fprintf(stderr, "pipeprof run: no CPU stack samples: %s\n", stacks_why);
   }
 
   ssize_t w = write(go[1], "g", 1); /* let the child exec */
@@ -472,6 +493,12 @@ int pp_cli_run(int argc, char **argv) {
   char how[96];
   int code;
   describe_exit(st, how, sizeof how, &code);
+  /* the CPU stack samples go into system.pptrace, as STACKS chunks */
+  pp_stack_set samples;
+  pp_cli_stacks_finish(stacks, &samples);
+  if (have_session && o.stacks_hz > 0)
+    save_stacks(&samples, stacks ? NULL : stacks_why);
+  pp_stack_set_free(&samples);
   if (have_session) {
     pp__sampler_stop(sampler);
     char cmdline[1024] = "";
@@ -527,15 +554,9 @@ int pp_cli_run(int argc, char **argv) {
              sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
     pp_cli_salvage(app, end);
   }
-  pp_stack_set samples;
-  pp_cli_stacks_finish(stacks, &samples);
-  if (o.stacks_hz > 0 && !stacks) /* the report says why there are none */
-    snprintf(samples.why, sizeof samples.why, "%s", stacks_why);
   pp_trace t;
   pp_analysis a;
-  int loaded = pp_cli_load_stacks(o.out, &t, &a, &samples);
-  pp_stack_set_free(&samples); /* what the trace did not take */
-  if (loaded != 0)
+  if (pp_cli_load(o.out, &t, &a) != 0)
     return code ? code : 1;
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.json", o.out);

@@ -21,4 +21,15 @@ uint64_t pp__meta_take(ppt_buf *out);
 /* In a forked child: a fresh lock, nothing pending. */
 void pp__meta_after_fork(void);
 
+/* A whole chunk for the trace (payload copied), written by the writer's
+ * next pass: what a tool of the session made apart from the recording
+ * (`pipeprof run`'s CPU stack samples, PPT_CHUNK_STACKS). Control path.
+ * 0, or -1 when no session takes it, the payload is too large or out of
+ * memory. */
+int pp__session_chunk(uint16_t type, const unsigned char *p, size_t n);
+/* Writer: hand each waiting chunk to put (which owns its buffer then),
+ * in the order they came. */
+void pp__chunks_take(void (*put)(void *ctx, uint16_t type, ppt_buf *b),
+                     void *ctx);
+
 #endif /* PP_CORE_META_H */

@@ -199,6 +199,13 @@ static void write_pending_meta(void) {
   ppt_buf_free(&b);
 }
 
+/* Whole chunks the session's tools handed over (meta.h). */
+static void put_waiting(void *ctx, uint16_t type, ppt_buf *b) {
+  put_chunk(ctx, type, b);
+}
+
+static void write_pending_chunks(void) { pp__chunks_take(put_waiting, &W.out); }
+
 static void write_end(pp__out *o, uint64_t events, uint64_t drops) {
   ppt_buf b = {0};
   ppt_end r = {events, drops};
@@ -654,6 +661,7 @@ static void writer_pass(int final, int sync) {
   gpu_pass(final); /* may add META */
   durable_fallbacks();
   write_pending_meta();
+  write_pending_chunks();
   ppt_buf threads = {0};
   snapshot_threads(&threads);
   if (threads.len)

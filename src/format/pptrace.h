@@ -49,7 +49,8 @@ enum ppt_chunk_type {
   PPT_CHUNK_DROPS = 6,
   PPT_CHUNK_STATS = 7,
   PPT_CHUNK_END = 8,
-  PPT_CHUNK_CUDA = 9 /* since 1.2: CUPTI activity records */
+  PPT_CHUNK_CUDA = 9,  /* since 1.2: CUPTI activity records */
+  PPT_CHUNK_STACKS = 10 /* CPU stack samples (model/stacks.h) */
 };
 
 /* Records of a CUDA chunk: kind (one byte), body length (varint), body.

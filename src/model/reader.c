@@ -815,6 +815,12 @@ static int decode_chunk(pp_trace *t, unsigned type, const unsigned char *p,
     return t->from_stats ? 0 : decode_stats(t, p, n);
   case PPT_CHUNK_CUDA:
     return decode_cuda(t, &c);
+  case PPT_CHUNK_STACKS: {
+    int rc = pp_stack_set_decode(&t->stacks, p, n);
+    if (rc == -2)
+      t->diag.out_of_memory = 1;
+    return rc ? -1 : 0;
+  }
   case PPT_CHUNK_END:
     t->diag.clean_end = 1;
     return 0;
@@ -1366,6 +1372,7 @@ static int read_last(rd_state *r, char *err, size_t errlen) {
   uint64_t offset = rd_offset(s);
   dec_end(r);
   ev_index_free(&r->idx);
+  pp_stack_set_file_done(&t->stacks);
   /* Name every loc an event or statistic refers to. */
   for (size_t i = 0; i < t->nlocs && !s->oom && !t->diag.out_of_memory;
        i++) {

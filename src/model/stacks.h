@@ -43,7 +43,26 @@ typedef struct pp_stack_set {
   uint64_t broken; /* samples whose frames could not be walked */
   char mode[16];   /* "frame pointers" or "dwarf" */
   char why[200];   /* asked for and not taken: why ("" otherwise) */
+  uint32_t *file_ids; /* while reading a file: its frame numbers' ids */
+  size_t nfile_ids, cap_file_ids;
 } pp_stack_set;
+
+struct ppt_buf;
+
+/* s as STACKS chunk payloads (docs/formats/pptrace.md): records of a
+ * settings record, then each frame before the first sample that uses it,
+ * cut into payloads of at most about 8 MiB; *out (n of them) to free with
+ * ppt_buf_free each and pp__free. 0, or -1 out of memory. */
+int pp_stack_set_encode(const pp_stack_set *s, struct ppt_buf **out,
+                        size_t *n);
+
+/* Add one STACKS chunk payload of a file to s (a file's chunks in order:
+ * frame numbers run on from one chunk to the next). 0; -1 damaged (what
+ * came before the damage is kept); -2 out of memory. */
+int pp_stack_set_decode(pp_stack_set *s, const unsigned char *p, size_t n);
+
+/* A file is read: its frame numbers are forgotten. */
+void pp_stack_set_file_done(pp_stack_set *s);
 
 /* The id of frame (name, module), added when new; -1 out of memory. */
 int32_t pp_stack_frame_id(pp_stack_set *s, const char *name,
