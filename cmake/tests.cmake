@@ -78,7 +78,10 @@ add_executable(pipeprof-test-hot-funcs-nofp tests/helpers/hot_funcs.c)
 target_compile_options(pipeprof-test-hot-funcs-nofp PRIVATE
   -fomit-frame-pointer -O2)
 target_link_libraries(pipeprof-test-hot-funcs-nofp PRIVATE m)
-add_dependencies(pp-tests pipeprof-test-hot-funcs pipeprof-test-hot-funcs-nofp)
+# ... and a C++ one, whose names the report shows demangled.
+add_executable(pipeprof-test-hot-cpp tests/helpers/hot_cpp.cpp)
+add_dependencies(pp-tests pipeprof-test-hot-funcs pipeprof-test-hot-funcs-nofp
+  pipeprof-test-hot-cpp)
 # The program bench/stacks_cost.sh samples: 8 spinning threads calling
 # libm; a figure, never a test.
 add_executable(pipeprof-bench-stacks-busy bench/stacks/busy.c)

@@ -482,3 +482,17 @@ PP_TEST(stacks_chunk_roundtrip) {
   pp_stack_set_free(&d);
   pp_stack_set_free(&s);
 }
+
+/* C++ functions are named as their source says, not as the linker does
+ * (the C++ runtime's demangler). */
+PP_TEST(stacks_cpp_names_demangled) {
+  pp_cli_result r = pp_test_cli(
+      "run -q --stacks 999 -o '%s/cpp' -- '%s/pipeprof-test-hot-cpp' 0.4",
+      pp_test_tmpdir(), pp_test_bindir());
+  CHECK_EQ(r.rc, 0);
+  const char *t = strstr(r.out, "CPU stack samples");
+  CHECK(t != NULL);
+  CHECK_CONTAINS(t, "pp_demo::Kernel<float>::run(double)");
+  CHECK(strstr(t, "_ZN7pp_demo") == NULL);
+  pp_cli_result_free(&r);
+}

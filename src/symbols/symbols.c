@@ -49,10 +49,23 @@ typedef struct proc_syms {
 
 #define NAMES_MAX 65536u
 
+/* C++ names as people read them ("at::native::im2col<float>(...)"), from
+ * the C++ runtime's demangler (libstdc++, the ABI's __cxa_demangle). */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
+                            int *status);
+
 struct pp_symbols {
   proc_syms *procs;
   size_t nprocs, procs_cap;
+  /* mangled name -> demangled (owned, malloc'd by the demangler), open
+   * addressing; at most DEMANGLED_MAX, then names stay mangled */
+  struct demangled {
+    char *mangled, *plain;
+  } * dm;
+  size_t ndm, dm_cap;
 };
+
+#define DEMANGLED_MAX 262144u
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_cb = {
@@ -242,6 +255,58 @@ static void name_room(proc_syms *p) {
   pp__free(old);
 }
 
+static size_t str_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return (size_t)(h ^ (h >> 29));
+}
+
+/* name, demangled when it is a C++ symbol ("_Z..."); stays valid until
+ * pp_symbols_free. */
+static const char *demangle(pp_symbols *y, const char *name) {
+  if (!name || name[0] != '_' || name[1] != 'Z')
+    return name;
+  if ((y->ndm + 1) * 2 > y->dm_cap) {
+    size_t cap = y->dm_cap ? y->dm_cap * 2 : 1024;
+    if (cap > 2 * DEMANGLED_MAX)
+      return name;
+    struct demangled *n = pp__calloc(cap, sizeof *n);
+    if (!n)
+      return name;
+    for (size_t i = 0; i < y->dm_cap; i++) {
+      if (!y->dm[i].mangled)
+        continue;
+      size_t k = str_hash(y->dm[i].mangled) & (cap - 1);
+      while (n[k].mangled)
+        k = (k + 1) & (cap - 1);
+      n[k] = y->dm[i];
+    }
+    pp__free(y->dm);
+    y->dm = n;
+    y->dm_cap = cap;
+  }
+  size_t k = str_hash(name) & (y->dm_cap - 1);
+  for (; y->dm[k].mangled; k = (k + 1) & (y->dm_cap - 1))
+    if (strcmp(y->dm[k].mangled, name) == 0)
+      return y->dm[k].plain ? y->dm[k].plain : y->dm[k].mangled;
+  int status = -1;
+  char *plain = __cxa_demangle(name, NULL, NULL, &status);
+  if (status != 0) {
+    free(plain);
+    plain = NULL; /* not a name the demangler knows: kept as it is */
+  }
+  char *copy = pp__strdup(name);
+  if (!copy) {
+    free(plain);
+    return name;
+  }
+  y->dm[k].mangled = copy;
+  y->dm[k].plain = plain;
+  y->ndm++;
+  return plain ? plain : copy;
+}
+
 const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
                             int is_return, const char **module) {
   if (module)
@@ -259,7 +324,7 @@ const char *pp_symbols_name(pp_symbols *y, uint32_t pid, uint64_t ip,
   Dwfl_Module *m = dwfl_addrmodule(p->dwfl, a);
   const char *mod =
       m ? dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
-  const char *name = m ? dwfl_module_addrname(m, a) : NULL;
+  const char *name = m ? demangle(y, dwfl_module_addrname(m, a)) : NULL;
   name_room(p);
   e = name_slot(p, a);
   if (e && !e->key && p->nnames + 1 <= p->names_cap / 2) {
@@ -359,6 +424,11 @@ void pp_symbols_free(pp_symbols *y) {
     pp__free(p->names);
   }
   pp__free(y->procs);
+  for (size_t i = 0; i < y->dm_cap; i++) {
+    pp__free(y->dm[i].mangled);
+    free(y->dm[i].plain); /* the demangler's malloc */
+  }
+  pp__free(y->dm);
   pp__free(y);
 }
 
