@@ -496,3 +496,53 @@ PP_TEST(stacks_cpp_names_demangled) {
   CHECK(strstr(t, "_ZN7pp_demo") == NULL);
   pp_cli_result_free(&r);
 }
+
+/* The advice that names a stage to speed up says where its CPU time
+ * goes: x -> y, y busy 95% with its input queue full, and stack samples
+ * inside y's zones mostly in one function. */
+PP_TEST(stacks_in_the_advice) {
+  pp_trace t = {0};
+  uint32_t zx = tb_loc(&t, "x", PP_KIND_ZONE);
+  uint32_t zy = tb_loc(&t, "y", PP_KIND_ZONE);
+  uint32_t q = tb_loc(&t, "x->y", PP_KIND_QUEUE); /* from x to y, 2 slots */
+  free(t.locs[q].function);
+  free(t.locs[q].file);
+  t.locs[q].function = tb_strdup("x");
+  t.locs[q].file = tb_strdup("y");
+  t.locs[q].line = 2;
+  size_t tx = tb_thread(&t, 1, "x"), ty = tb_thread(&t, 2, "y");
+  const int64_t ms = 1000000;
+  pp_stack_set *s = &t.stacks;
+  s->hz = 999;
+  int32_t conv = pp_stack_frame_id(s, "im2col", "libtorch.so");
+  int32_t main_ = pp_stack_frame_id(s, "main", "prog");
+  int32_t other = pp_stack_frame_id(s, "memcpy", "libc.so.6");
+  for (int64_t i = 0; i < 20; i++) {
+    tb_ev(&t, tx, 10 * i * ms, zx, PPT_EV_ZONE_BEGIN);
+    tb_ev(&t, tx, 10 * i * ms + ms, zx, PPT_EV_ZONE_END);
+    pp_event *e = tb_ev(&t, tx, 10 * i * ms, q, PPT_EV_QUEUE_PUSH);
+    e->v.id = (uint64_t)i;
+    e->v2 = ppt_zigzag(2);
+    e = tb_ev(&t, ty, 10 * i * ms + 5 * ms, q, PPT_EV_QUEUE_POP);
+    e->v.id = (uint64_t)i;
+    e->v2 = ppt_zigzag(1);
+    tb_ev(&t, ty, 10 * i * ms + ms / 2, zy, PPT_EV_ZONE_BEGIN);
+    tb_ev(&t, ty, 10 * i * ms + 10 * ms, zy, PPT_EV_ZONE_END);
+    /* in y: 3 samples in im2col, 1 in memcpy, per item */
+    for (int k = 0; k < 4; k++) {
+      int32_t chain[2] = {k < 3 ? conv : other, main_};
+      CHECK_EQ(pp_stack_add(s, 9, 2, 10 * i * ms + 2 * ms + k * ms, chain, 2),
+               0);
+    }
+  }
+  pp_analysis a = {0};
+  CHECK_EQ(pp_analyze(&t, &a), 0);
+  char *text = tb_report_text(&a);
+  const char *r = strstr(text, "y bounds throughput");
+  CHECK(r != NULL);
+  CHECK_CONTAINS(r, "; 75.0% of its CPU stack samples in im2col "
+                    "(libtorch.so); rule: stage-bound");
+  free(text);
+  pp_analysis_free(&a);
+  pp_trace_free(&t);
+}

@@ -529,8 +529,16 @@ int pp__advice_build(pp_analysis *a) {
       adv->severity = r->severity;
       adv->text = expand(r->advice, &v);
       adv->evidence = expand(r->evidence, &v);
+      /* the stage the advice tells to speed up: the document adds where
+       * its CPU time goes, when stack samples were taken */
+      const char *key = r->m == M_QUEUE_FULL    ? "to"
+                        : r->m == M_QUEUE_EMPTY ? "from"
+                        : r->m == M_BOUND_UTIL && r->above ? "stage"
+                                                           : NULL;
+      const char *st = key ? getv(&v, key, strlen(key)) : NULL;
+      adv->stage = st && *st ? pp__strdup(st) : NULL;
       p->nadvice++;
-      if (!adv->text || !adv->evidence)
+      if (!adv->text || !adv->evidence || (st && *st && !adv->stage))
         return -1;
     }
   }

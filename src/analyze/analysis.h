@@ -244,6 +244,7 @@ typedef struct pp_advice {
   int severity;     /* 2 high, 1 medium, 0 low */
   char *text;       /* owned */
   char *evidence;   /* owned */
+  char *stage;      /* the stage it tells to speed up (owned), or NULL */
 } pp_advice;
 
 #define PP_STALLS_MAX 16

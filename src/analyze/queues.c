@@ -550,6 +550,7 @@ void pp_pipeline_free(pp_pipeline *p) {
   for (size_t i = 0; i < p->nadvice; i++) {
     pp__free(p->advice[i].text);
     pp__free(p->advice[i].evidence);
+    pp__free(p->advice[i].stage);
   }
   pp__free(p->advice);
   memset(p, 0, sizeof *p);
