@@ -110,8 +110,6 @@ int pp__stack_tables(const pp_analysis *a, pp_doc *d) {
   const pp_stack_set *s = &tr->stacks;
   /* asked for and not taken: `pipeprof run` said why in the metadata */
   const char *why = pp_trace_meta(tr, "unavailable.stacks");
-  if (!why && s->why[0])
-    why = s->why;
   if (!s->nsamples && !s->lost && !why)
     return 0;
   pp_table *t = pp_doc_table(

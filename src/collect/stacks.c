@@ -42,7 +42,7 @@ typedef struct ring {
 struct pp_collect_stacks {
   ring *rings;
   size_t nrings;
-  uint64_t lost, samples;
+  uint64_t lost;
   uint64_t ips[PP_STACKS_MAX_FRAMES];
   int user_stack; /* PP_STACKS_USER_STACK */
   uint64_t regs[PP_STACK_NREGS];
@@ -201,7 +201,6 @@ static void on_sample(pp_collect_stacks *s, const unsigned char *p, size_t size,
     if (user && ip)
       s->ips[n++] = ip;
   }
-  s->samples++;
   ss.regs = NULL;
   ss.stack = NULL;
   ss.stack_len = 0;
@@ -340,42 +339,8 @@ size_t pp_collect_stacks_drain(pp_collect_stacks *s, const pp_stacks_cb *cb) {
   return n;
 }
 
-int pp_collect_stacks_maps_of(pid_t pid, const pp_stacks_cb *cb) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-  FILE *f = fopen(path, "re");
-  if (!f)
-    return -1;
-  char line[4096 + 128];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) {
-    unsigned long long start, end, off;
-    char perms[8];
-    int name_at = 0;
-    if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-               &name_at) < 4 ||
-        !name_at || perms[2] != 'x' || line[name_at] != '/')
-      continue;
-    char *nl = strchr(line + name_at, '\n');
-    if (nl)
-      *nl = '\0';
-    if (cb && cb->map) {
-      pp_stack_map m = {(uint32_t)pid, 0,   start,
-                        end - start,   off, line + name_at};
-      cb->map(cb->ctx, &m);
-    }
-    n++;
-  }
-  fclose(f);
-  return n;
-}
-
 uint64_t pp_collect_stacks_lost(const pp_collect_stacks *s) {
   return s ? s->lost : 0;
-}
-
-uint64_t pp_collect_stacks_samples(const pp_collect_stacks *s) {
-  return s ? s->samples : 0;
 }
 
 void pp_collect_stacks_close(pp_collect_stacks *s) {

@@ -77,7 +77,7 @@ typedef struct pp_stack_sample {
 /* An executable mapping of a process. path is valid during the callback. */
 typedef struct pp_stack_map {
   uint32_t pid;
-  uint64_t time_ns; /* CLOCK_MONOTONIC; 0 from pp_collect_stacks_maps_of */
+  uint64_t time_ns; /* CLOCK_MONOTONIC */
   uint64_t start, len, pgoff;
   const char *path;
 } pp_stack_map;
@@ -108,16 +108,8 @@ pp_collect_stacks *pp_collect_stacks_open(pid_t pid, int hz, int flags,
 /* Read what the rings hold now, in callbacks. Returns the records read. */
 size_t pp_collect_stacks_drain(pp_collect_stacks *s, const pp_stacks_cb *cb);
 
-/* The executable mappings of a live process from /proc/PID/maps, as map
- * callbacks: for a target already running when sampling began, whose
- * mappings no record announces. Returns how many, or -1 (errno set). */
-int pp_collect_stacks_maps_of(pid_t pid, const pp_stacks_cb *cb);
-
 /* Samples the kernel could not write (rings full: PERF_RECORD_LOST). */
 uint64_t pp_collect_stacks_lost(const pp_collect_stacks *s);
-
-/* Samples read so far. */
-uint64_t pp_collect_stacks_samples(const pp_collect_stacks *s);
 
 /* Stop sampling and free (NULL is fine). */
 void pp_collect_stacks_close(pp_collect_stacks *s);

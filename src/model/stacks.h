@@ -42,7 +42,6 @@ typedef struct pp_stack_set {
   uint64_t lost;   /* samples the kernel could not write */
   uint64_t broken; /* samples whose frames could not be walked */
   char mode[16];   /* "frame pointers" or "dwarf" */
-  char why[200];   /* asked for and not taken: why ("" otherwise) */
   uint32_t *file_ids; /* while reading a file: its frame numbers' ids */
   size_t nfile_ids, cap_file_ids;
 } pp_stack_set;
